@@ -1,0 +1,21 @@
+/**
+ * Errors raised by the protocol layer. Each names the wire field at fault so
+ * that HTTP layers can answer 400 with a message an integrator can act on.
+ */
+export class WireError extends Error {
+  override readonly name = "WireError";
+
+  constructor(
+    /** Dotted path of the offending field, e.g. `claims.validation_policy.job_hash`. */
+    readonly field: string,
+    /** What is wrong, without the field name (it is prefixed in `message`). */
+    readonly reason: string,
+  ) {
+    super(`${field}: ${reason}`);
+  }
+}
+
+/** A signature that is well-formed but does not authorise the claims. */
+export class SignatureError extends Error {
+  override readonly name = "SignatureError";
+}
