@@ -1,0 +1,219 @@
+/**
+ * Certificate claims codec (ARCHITECTURE.md §5). Core signs these bytes with
+ * BLS; the Vault decodes the very same layout on chain (CertificateCodec.sol),
+ * so this file is the one TypeScript definition of it:
+ *
+ *   claims = abi.encode(uint64 version, bytes32 domain, bytes32 guaranteeId, address user,
+ *                       address recipient, uint256 reqId, uint256 amount, address asset,
+ *                       uint64 timestamp, bytes policy)
+ *   policy = 0x (V1) | abi.encode(address registry, address validator, uint256 agentId,
+ *                                 uint8 minScore, bytes32 jobHash, string tag, uint64 deadline) (V2)
+ */
+import { AbiCoder } from "ethers";
+import { MAX_VALIDATION_SCORE, MAX_VALIDATION_TAG_BYTES } from "./claims";
+import type { GuaranteeClaims, ValidationPolicy } from "./claims";
+import { WireError } from "./errors";
+import { type Deployment, certificateDomain, guaranteeId } from "./ids";
+import { parseHexBytes, parseObject } from "./wire";
+
+const abi = AbiCoder.defaultAbiCoder();
+
+/** ABI types of the certificate claims tuple, in order. */
+export const CERTIFICATE_CLAIMS_TYPES: readonly string[] = [
+  "uint64", // version
+  "bytes32", // domain
+  "bytes32", // guaranteeId
+  "address", // user
+  "address", // recipient
+  "uint256", // reqId
+  "uint256", // amount
+  "address", // asset
+  "uint64", // timestamp
+  "bytes", // policy
+];
+
+/** ABI types of the V2 policy tuple carried in the claims' `policy` bytes, in order. */
+export const CERTIFICATE_POLICY_TYPES: readonly string[] = [
+  "address", // registry
+  "address", // validator
+  "uint256", // agentId
+  "uint8", // minScore
+  "bytes32", // jobHash
+  "string", // tag
+  "uint64", // deadline
+];
+
+/** A BLS12-381 G2 signature, compressed (§5). */
+export const CERTIFICATE_SIGNATURE_BYTES = 96;
+/** V1 certificates carry no policy. */
+const EMPTY_POLICY = "0x";
+
+/** The BLS certificate Core returns (interface spec "BLS certificate"): both fields lower-case hex. */
+export interface Certificate {
+  /** ABI-encoded certificate claims (the BLS message). */
+  claims: string;
+  /** 96-byte compressed G2 BLS signature over `claims`. */
+  signature: string;
+}
+
+/** Certificate claims split back into what they bind. */
+export interface DecodedCertificateClaims {
+  version: 1 | 2;
+  /** Certificate domain (`active_guarantee_domain_separator`), lower-case hex. */
+  domain: string;
+  /** Guarantee identity (§4), lower-case hex. */
+  guaranteeId: string;
+  claims: GuaranteeClaims;
+}
+
+function encodePolicy(policy: ValidationPolicy): string {
+  return abi.encode(CERTIFICATE_POLICY_TYPES, [
+    policy.registry,
+    policy.validator,
+    policy.agentId,
+    policy.minScore,
+    policy.jobHash,
+    policy.tag,
+    policy.deadline,
+  ]);
+}
+
+/** Encodes with an explicit domain and id: the decoder re-encodes through here to prove canonicity. */
+function encodeWithDomain(claims: GuaranteeClaims, domain: string, id: string): string {
+  return abi.encode(CERTIFICATE_CLAIMS_TYPES, [
+    claims.version,
+    domain,
+    id,
+    claims.user,
+    claims.recipient,
+    claims.reqId,
+    claims.amount,
+    claims.asset,
+    claims.timestamp,
+    claims.version === 2 ? encodePolicy(claims.policy) : EMPTY_POLICY,
+  ]);
+}
+
+/** The bytes Core signs for `claims` on `deployment`, as lower-case 0x hex. */
+export function encodeCertificateClaims(claims: GuaranteeClaims, deployment: Deployment): string {
+  return encodeWithDomain(
+    claims,
+    certificateDomain(deployment),
+    guaranteeId(deployment, claims.user, claims.reqId),
+  );
+}
+
+/**
+ * ABI-decodes `hex` into a plain array, or returns null. ethers defers some
+ * decoding errors (e.g. dirty address padding) until a field is read, so
+ * every field is read here, inside the guard.
+ */
+function abiDecode(types: readonly string[], hex: string): unknown[] | null {
+  try {
+    const result = abi.decode(types, hex);
+    return types.map((_, i) => result[i] as unknown);
+  } catch {
+    return null;
+  }
+}
+
+/** A uint64 from the ABI decoder that must also be a safe JS integer (timestamps, deadlines). */
+function toSafeInteger(value: bigint, field: string, what: string): number {
+  if (value > BigInt(Number.MAX_SAFE_INTEGER)) throw new WireError(field, `${what} is out of range`);
+  return Number(value);
+}
+
+function decodePolicy(policyHex: string, field: string): ValidationPolicy {
+  const fields = abiDecode(CERTIFICATE_POLICY_TYPES, policyHex);
+  if (fields === null) throw new WireError(field, "V2 policy is not a valid ABI-encoded validation policy");
+  const minScore = Number(fields[3] as bigint);
+  if (minScore > MAX_VALIDATION_SCORE) {
+    throw new WireError(field, `policy min score must be at most ${MAX_VALIDATION_SCORE}`);
+  }
+  const tag = fields[5] as string;
+  if (Buffer.byteLength(tag, "utf8") > MAX_VALIDATION_TAG_BYTES) {
+    throw new WireError(field, `policy tag must be at most ${MAX_VALIDATION_TAG_BYTES} bytes`);
+  }
+  return {
+    registry: fields[0] as string,
+    validator: fields[1] as string,
+    agentId: fields[2] as bigint,
+    minScore,
+    jobHash: fields[4] as string,
+    tag,
+    deadline: toSafeInteger(fields[6] as bigint, field, "policy deadline"),
+  };
+}
+
+/**
+ * Decodes certificate claims strictly: version 1 or 2, empty policy for V1, a
+ * well-formed policy for V2, the same value bounds as wire claims, and only
+ * the canonical encoding (re-encoding must give back the input bytes, so no
+ * dirty padding, odd offsets or trailing data slip through).
+ */
+export function decodeCertificateClaims(
+  hex: unknown,
+  field = "certificate.claims",
+): DecodedCertificateClaims {
+  const bytes = parseHexBytes(hex, field);
+  if (bytes.length === 2) throw new WireError(field, "must not be empty");
+  const fields = abiDecode(CERTIFICATE_CLAIMS_TYPES, bytes);
+  if (fields === null) throw new WireError(field, "is not a valid ABI encoding of certificate claims");
+  const rawVersion = fields[0] as bigint;
+  if (rawVersion !== 1n && rawVersion !== 2n) {
+    throw new WireError(field, `version must be 1 or 2, got ${rawVersion}`);
+  }
+  const version = Number(rawVersion) as 1 | 2;
+  const amount = fields[6] as bigint;
+  if (amount === 0n) throw new WireError(field, "amount must be greater than zero");
+  const common = {
+    user: fields[3] as string,
+    recipient: fields[4] as string,
+    reqId: fields[5] as bigint,
+    amount,
+    asset: fields[7] as string,
+    timestamp: toSafeInteger(fields[8] as bigint, field, "timestamp"),
+  };
+  const policyHex = fields[9] as string;
+  let claims: GuaranteeClaims;
+  if (version === 1) {
+    if (policyHex !== EMPTY_POLICY)
+      throw new WireError(field, "a version 1 certificate must carry no policy");
+    claims = { version, ...common };
+  } else {
+    if (policyHex === EMPTY_POLICY) throw new WireError(field, "a version 2 certificate must carry a policy");
+    claims = { version, ...common, policy: decodePolicy(policyHex, field) };
+  }
+  const domain = fields[1] as string;
+  const id = fields[2] as string;
+  if (encodeWithDomain(claims, domain, id) !== bytes) {
+    throw new WireError(field, "is not the canonical ABI encoding of its claims");
+  }
+  return { version, domain, guaranteeId: id, claims };
+}
+
+/**
+ * True when the certificate binds exactly `claims` in `deployment`'s domain:
+ * same domain, same guarantee id, same version, parties, request, amount,
+ * asset, timestamp and (V2) policy. The policy's optional integrity fields
+ * (`chainId`, `requestHash`) are not part of the certificate and are ignored.
+ */
+export function certificateMatchesRequest(
+  decoded: DecodedCertificateClaims,
+  claims: GuaranteeClaims,
+  deployment: Deployment,
+): boolean {
+  const expected = encodeCertificateClaims(claims, deployment);
+  return encodeWithDomain(decoded.claims, decoded.domain, decoded.guaranteeId) === expected;
+}
+
+/** Parses a `{claims, signature}` certificate: non-empty claims hex and a 96-byte signature. */
+export function parseCertificate(value: unknown, field = "certificate"): Certificate {
+  const wire = parseObject(value, field);
+  const claims = parseHexBytes(wire.claims, `${field}.claims`);
+  if (claims.length === 2) throw new WireError(`${field}.claims`, "must not be empty");
+  return {
+    claims,
+    signature: parseHexBytes(wire.signature, `${field}.signature`, CERTIFICATE_SIGNATURE_BYTES),
+  };
+}

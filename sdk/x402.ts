@@ -1,0 +1,615 @@
+/**
+ * x402 envelopes for the `svc-credit` scheme (interface spec: "x402 payment
+ * payload", "Payment requirements", /verify, /settle, /supported).
+ *
+ * Shapes follow the reference x402 packages (`@x402/core`, coinbase/x402) so
+ * that their clients and servers interoperate with ours:
+ * - v1 payload `{x402Version: 1, scheme, network, payload}`; v2 payload
+ *   `{x402Version: 2, accepted, payload, resource?, extensions?}` where
+ *   `accepted` is the requirements entry the buyer chose.
+ * - v1 requirements carry `maxAmountRequired`, v2 requirements `amount`; we
+ *   accept either (or both when they agree) in both versions.
+ * - Headers carry base64 of the UTF-8 JSON (standard alphabet, padded, when we
+ *   emit; standard or URL-safe, padded or not, when we read).
+ *
+ * Parsers are strict: every problem is a {@link WireError} naming the field
+ * path (e.g. `paymentPayload.payload.claims.amount`). Parsed requirements stay
+ * in wire form (strings, checksummed addresses, decimal amounts) so they can be
+ * echoed back verbatim; the guarantee inside a payload is parsed into
+ * {@link SignedGuarantee} (bigints) and turned back into JSON on encoding.
+ */
+import { type Certificate, parseCertificate } from "./certificate";
+import {
+  type SignedGuarantee,
+  type ValidationPolicy,
+  type WireSignedGuarantee,
+  parseSignedGuarantee,
+  parseValidationPolicy,
+  toWireSignedGuarantee,
+  toWireValidationPolicy,
+} from "./claims";
+import { WireError } from "./errors";
+import {
+  describeType,
+  formatUint,
+  parseAddress,
+  parseNetwork,
+  parseObject,
+  parseSafeInteger,
+  parseString,
+  parseUint256,
+} from "./wire";
+
+/** The payment scheme id of this service, in payloads, requirements and supported kinds. */
+export const SCHEME = "svc-credit";
+
+export type X402Version = 1 | 2;
+export const X402_VERSIONS: readonly X402Version[] = [1, 2];
+
+/** Request header carrying the payment payload, x402 v1. */
+export const X_PAYMENT_HEADER = "X-PAYMENT";
+/** Request header carrying the payment payload, x402 v2. */
+export const PAYMENT_SIGNATURE_HEADER = "PAYMENT-SIGNATURE";
+/** Response header carrying the settlement result, x402 v1. */
+export const X_PAYMENT_RESPONSE_HEADER = "X-PAYMENT-RESPONSE";
+/** Response header carrying the settlement result, x402 v2. */
+export const PAYMENT_RESPONSE_HEADER = "PAYMENT-RESPONSE";
+/** 402 response header carrying the payment requirements, x402 v2 (v1 sends them as the body). */
+export const PAYMENT_REQUIRED_HEADER = "PAYMENT-REQUIRED";
+
+/** Largest header value we decode; a signed V2 guarantee is well under 2 KiB. */
+export const MAX_HEADER_BYTES = 16 * 1024;
+/** Bound on free-text pass-through fields (description, URLs, reasons). */
+const MAX_TEXT_BYTES = 4096;
+/** Bound on short identifiers (scheme, mime type). */
+const MAX_IDENTIFIER_BYTES = 256;
+
+/** Name of the request header that carries a payment for `version`. */
+export function paymentHeaderName(version: X402Version): string {
+  return version === 1 ? X_PAYMENT_HEADER : PAYMENT_SIGNATURE_HEADER;
+}
+
+/** Name of the response header that carries the settlement for `version`. */
+export function paymentResponseHeaderName(version: X402Version): string {
+  return version === 1 ? X_PAYMENT_RESPONSE_HEADER : PAYMENT_RESPONSE_HEADER;
+}
+
+// ---------------------------------------------------------------------------
+// Payment requirements
+// ---------------------------------------------------------------------------
+
+/** What a seller asks for (interface spec "Payment requirements"), normalised. */
+export interface PaymentRequirements {
+  /** Any non-empty scheme id; whether it is {@link SCHEME} is a verification outcome, not a parse error. */
+  scheme: string;
+  /** CAIP-2 `eip155:<chainId>`. */
+  network: string;
+  /** Decimal base-unit amount (v1 name). */
+  maxAmountRequired?: string;
+  /** Decimal base-unit amount (v2 name). */
+  amount?: string;
+  /** Recipient, EIP-55 checksummed. */
+  payTo: string;
+  /** Token address, or the zero address for ETH; EIP-55 checksummed. */
+  asset: string;
+  /** Scheme-specific extras; for V2 guarantees, the validation policy (see {@link policyFromExtra}). */
+  extra?: Record<string, unknown> | null;
+  /** v1: URL of the protected resource. */
+  resource?: string;
+  description?: string;
+  mimeType?: string;
+  /** Positive number of seconds the seller waits for payment. */
+  maxTimeoutSeconds?: number;
+  /** v1 reference field, passed through untouched. */
+  outputSchema?: Record<string, unknown> | null;
+}
+
+function parseNonEmptyString(value: unknown, field: string, maxBytes: number): string {
+  const text = parseString(value, field, maxBytes);
+  if (text.length === 0) throw new WireError(field, "must not be empty");
+  return text;
+}
+
+function parseNullableObject(value: unknown, field: string): Record<string, unknown> | null {
+  return value === null ? null : parseObject(value, field);
+}
+
+/** Parses payment requirements; `field` prefixes error paths (e.g. `paymentRequirements`). */
+export function parsePaymentRequirements(value: unknown, field = "paymentRequirements"): PaymentRequirements {
+  const wire = parseObject(value, field);
+  const scheme = parseNonEmptyString(wire.scheme, `${field}.scheme`, MAX_IDENTIFIER_BYTES);
+  // parseNetwork accepts only the canonical spelling, so the string itself is kept.
+  parseNetwork(wire.network, `${field}.network`);
+  const parsed: PaymentRequirements = {
+    scheme,
+    network: wire.network as string,
+    payTo: parseAddress(wire.payTo, `${field}.payTo`),
+    asset: parseAddress(wire.asset, `${field}.asset`),
+  };
+  if (wire.maxAmountRequired !== undefined) {
+    const amount = parseUint256(wire.maxAmountRequired, `${field}.maxAmountRequired`);
+    parsed.maxAmountRequired = formatUint(amount);
+  }
+  if (wire.amount !== undefined) parsed.amount = formatUint(parseUint256(wire.amount, `${field}.amount`));
+  if (
+    parsed.amount !== undefined &&
+    parsed.maxAmountRequired !== undefined &&
+    parsed.amount !== parsed.maxAmountRequired
+  ) {
+    throw new WireError(`${field}.maxAmountRequired`, `must equal ${field}.amount when both are given`);
+  }
+  if (wire.extra !== undefined) {
+    parsed.extra = parseNullableObject(wire.extra, `${field}.extra`);
+    // Reject a malformed policy here, where the error can still name the field.
+    policyFromExtra(parsed.extra, `${field}.extra`);
+  }
+  if (wire.resource !== undefined) {
+    parsed.resource = parseString(wire.resource, `${field}.resource`, MAX_TEXT_BYTES);
+  }
+  if (wire.description !== undefined) {
+    parsed.description = parseString(wire.description, `${field}.description`, MAX_TEXT_BYTES);
+  }
+  if (wire.mimeType !== undefined) {
+    parsed.mimeType = parseString(wire.mimeType, `${field}.mimeType`, MAX_IDENTIFIER_BYTES);
+  }
+  if (wire.maxTimeoutSeconds !== undefined) {
+    parsed.maxTimeoutSeconds = parseSafeInteger(wire.maxTimeoutSeconds, `${field}.maxTimeoutSeconds`);
+    if (parsed.maxTimeoutSeconds === 0) {
+      throw new WireError(`${field}.maxTimeoutSeconds`, "must be greater than zero");
+    }
+  }
+  if (wire.outputSchema !== undefined) {
+    parsed.outputSchema = parseNullableObject(wire.outputSchema, `${field}.outputSchema`);
+  }
+  return parsed;
+}
+
+/** The amount the requirements ask for (`amount`, else `maxAmountRequired`), or undefined when neither is set. */
+export function requiredAmount(requirements: PaymentRequirements): bigint | undefined {
+  const amount = requirements.amount ?? requirements.maxAmountRequired;
+  return amount === undefined ? undefined : BigInt(amount);
+}
+
+// ---------------------------------------------------------------------------
+// V2 validation policy in `extra`
+// ---------------------------------------------------------------------------
+
+/**
+ * The spec says V2 policy fields travel in `paymentRequirements.extra` but does
+ * not name them. Decision: `extra` carries them flat under the SAME snake_case
+ * names as `claims.validation_policy` (`validation_registry_address`,
+ * `validator_address`, `validator_agent_id`, `min_validation_score`,
+ * `job_hash`, `required_validation_tag`, `validation_deadline`, optionally
+ * `validation_chain_id` and `validation_request_hash`), so a seller can copy
+ * the policy object into `extra` and a buyer can copy it back into its claims.
+ * Other keys in `extra` are left alone.
+ */
+export const POLICY_EXTRA_FIELDS: readonly string[] = [
+  "validation_registry_address",
+  "validator_address",
+  "validator_agent_id",
+  "min_validation_score",
+  "job_hash",
+  "required_validation_tag",
+  "validation_deadline",
+  "validation_chain_id",
+  "validation_request_hash",
+];
+
+/**
+ * The V2 validation policy carried in `extra`, or null when `extra` is absent
+ * or carries none of the policy fields. A partial policy is an error naming
+ * the first missing or malformed field.
+ */
+export function policyFromExtra(
+  extra: unknown,
+  field = "paymentRequirements.extra",
+): ValidationPolicy | null {
+  if (extra === undefined || extra === null) return null;
+  const object = parseObject(extra, field);
+  if (!POLICY_EXTRA_FIELDS.some((key) => object[key] !== undefined)) return null;
+  return parseValidationPolicy(object, field);
+}
+
+/** `extra` for requirements that demand a V2 guarantee under `policy`, merged over `base`. */
+export function extraFromPolicy(
+  policy: ValidationPolicy,
+  base: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return { ...base, ...toWireValidationPolicy(policy) };
+}
+
+// ---------------------------------------------------------------------------
+// Payment payloads
+// ---------------------------------------------------------------------------
+
+/** v2 description of the protected resource (reference `ResourceInfo`). */
+export interface ResourceInfo {
+  url: string;
+  description?: string;
+  mimeType?: string;
+}
+
+export interface PaymentPayloadV1 {
+  x402Version: 1;
+  scheme?: string;
+  network?: string;
+  payload: SignedGuarantee;
+}
+
+export interface PaymentPayloadV2 {
+  x402Version: 2;
+  /** Not in the reference v2 shape; accepted when present and then must match `accepted`. */
+  scheme?: string;
+  network?: string;
+  /** The requirements entry the buyer chose to pay. */
+  accepted: PaymentRequirements;
+  payload: SignedGuarantee;
+  resource?: ResourceInfo;
+  extensions?: Record<string, unknown>;
+}
+
+export type PaymentPayload = PaymentPayloadV1 | PaymentPayloadV2;
+
+/** JSON form of a payment payload (what travels in the payment header). */
+export type WirePaymentPayload =
+  | (Omit<PaymentPayloadV1, "payload"> & { payload: WireSignedGuarantee })
+  | (Omit<PaymentPayloadV2, "payload"> & { payload: WireSignedGuarantee });
+
+/** `x402Version` as a strict JSON number 1 or 2. */
+export function parseX402Version(value: unknown, field = "x402Version"): X402Version {
+  if (value === 1 || value === 2) return value;
+  throw new WireError(field, `must be 1 or 2, got ${JSON.stringify(value) ?? "undefined"}`);
+}
+
+function parseResourceInfo(value: unknown, field: string): ResourceInfo {
+  const wire = parseObject(value, field);
+  const info: ResourceInfo = { url: parseNonEmptyString(wire.url, `${field}.url`, MAX_TEXT_BYTES) };
+  if (wire.description !== undefined) {
+    info.description = parseString(wire.description, `${field}.description`, MAX_TEXT_BYTES);
+  }
+  if (wire.mimeType !== undefined) {
+    info.mimeType = parseString(wire.mimeType, `${field}.mimeType`, MAX_IDENTIFIER_BYTES);
+  }
+  return info;
+}
+
+/** Parses a payment payload of either x402 version. */
+export function parsePaymentPayload(value: unknown, field = "paymentPayload"): PaymentPayload {
+  const wire = parseObject(value, field);
+  const version = parseX402Version(wire.x402Version, `${field}.x402Version`);
+  let scheme: string | undefined;
+  let network: string | undefined;
+  if (wire.scheme !== undefined) {
+    scheme = parseNonEmptyString(wire.scheme, `${field}.scheme`, MAX_IDENTIFIER_BYTES);
+  }
+  if (wire.network !== undefined) {
+    parseNetwork(wire.network, `${field}.network`);
+    network = wire.network as string;
+  }
+  if (version === 1) {
+    const payload = parseSignedGuarantee(wire.payload, `${field}.payload`);
+    const parsed: PaymentPayloadV1 = { x402Version: 1, payload };
+    if (scheme !== undefined) parsed.scheme = scheme;
+    if (network !== undefined) parsed.network = network;
+    return parsed;
+  }
+  if (wire.accepted === undefined) throw new WireError(`${field}.accepted`, "is required for x402Version 2");
+  const accepted = parsePaymentRequirements(wire.accepted, `${field}.accepted`);
+  if (scheme !== undefined && scheme !== accepted.scheme) {
+    throw new WireError(`${field}.scheme`, `must equal ${field}.accepted.scheme`);
+  }
+  if (network !== undefined && network !== accepted.network) {
+    throw new WireError(`${field}.network`, `must equal ${field}.accepted.network`);
+  }
+  const payload = parseSignedGuarantee(wire.payload, `${field}.payload`);
+  const parsed: PaymentPayloadV2 = { x402Version: 2, accepted, payload };
+  if (scheme !== undefined) parsed.scheme = scheme;
+  if (network !== undefined) parsed.network = network;
+  if (wire.resource !== undefined) parsed.resource = parseResourceInfo(wire.resource, `${field}.resource`);
+  if (wire.extensions !== undefined) parsed.extensions = parseObject(wire.extensions, `${field}.extensions`);
+  return parsed;
+}
+
+/** The JSON form of a parsed payload (bigints back to decimal strings). */
+export function toWirePaymentPayload(payload: PaymentPayload): WirePaymentPayload {
+  return { ...payload, payload: toWireSignedGuarantee(payload.payload) };
+}
+
+/** The scheme a payload pays with: its own, else (v2) the accepted requirements'. */
+export function payloadScheme(payload: PaymentPayload): string | undefined {
+  return payload.scheme ?? (payload.x402Version === 2 ? payload.accepted.scheme : undefined);
+}
+
+/** The network a payload pays on: its own, else (v2) the accepted requirements'. */
+export function payloadNetwork(payload: PaymentPayload): string | undefined {
+  return payload.network ?? (payload.x402Version === 2 ? payload.accepted.network : undefined);
+}
+
+/**
+ * The x402 version of a verify/settle request: the body's top-level
+ * `x402Version` when present, else the payload's. Both present and different
+ * is an error (the body is inconsistent).
+ */
+export function resolveX402Version(
+  bodyVersion: unknown,
+  payload: PaymentPayload,
+  field = "x402Version",
+  payloadField = "paymentPayload",
+): X402Version {
+  if (bodyVersion === undefined || bodyVersion === null) return payload.x402Version;
+  const version = parseX402Version(bodyVersion, field);
+  if (version !== payload.x402Version) {
+    throw new WireError(
+      field,
+      `is ${version} but ${payloadField}.x402Version is ${payload.x402Version}; they must agree`,
+    );
+  }
+  return version;
+}
+
+// ---------------------------------------------------------------------------
+// Facilitator requests and results
+// ---------------------------------------------------------------------------
+
+/** Body of `POST /verify` and `POST /settle`, with the version resolved. */
+export interface FacilitatorRequest {
+  x402Version: X402Version;
+  paymentPayload: PaymentPayload;
+  paymentRequirements: PaymentRequirements;
+}
+export type VerifyRequest = FacilitatorRequest;
+export type SettleRequest = FacilitatorRequest;
+
+/** Parses a `/verify` or `/settle` body; error paths are relative to the body (`paymentPayload…`). */
+export function parseFacilitatorRequest(value: unknown): FacilitatorRequest {
+  const body = parseObject(value, "body");
+  if (body.paymentPayload === undefined) throw new WireError("paymentPayload", "is required");
+  if (body.paymentRequirements === undefined) throw new WireError("paymentRequirements", "is required");
+  const paymentPayload = parsePaymentPayload(body.paymentPayload, "paymentPayload");
+  const paymentRequirements = parsePaymentRequirements(body.paymentRequirements, "paymentRequirements");
+  return {
+    x402Version: resolveX402Version(body.x402Version, paymentPayload),
+    paymentPayload,
+    paymentRequirements,
+  };
+}
+export const parseVerifyRequest = parseFacilitatorRequest;
+export const parseSettleRequest = parseFacilitatorRequest;
+
+/** JSON body of a verify/settle request built by a seller. */
+export function toWireFacilitatorRequest(request: FacilitatorRequest): {
+  x402Version: X402Version;
+  paymentPayload: WirePaymentPayload;
+  paymentRequirements: PaymentRequirements;
+} {
+  return {
+    x402Version: request.x402Version,
+    paymentPayload: toWirePaymentPayload(request.paymentPayload),
+    paymentRequirements: request.paymentRequirements,
+  };
+}
+
+/** `POST /verify` answer. Verification never issues a certificate. */
+export interface VerifyResult {
+  isValid: boolean;
+  invalidReason: string | null;
+  certificate: null;
+}
+
+/** `POST /settle` answer (also the settlement response header's content). */
+export interface SettleResult {
+  success: boolean;
+  error: string | null;
+  txHash: string | null;
+  /** CAIP-2 network. */
+  networkId: string | null;
+  certificate: Certificate | null;
+}
+
+export interface SupportedKind {
+  scheme: string;
+  network: string;
+  x402Version?: X402Version;
+  extra?: Record<string, unknown> | null;
+}
+
+/** `GET /supported` answer. */
+export interface SupportedKinds {
+  kinds: SupportedKind[];
+  extensions: string[];
+  /** CAIP family pattern (e.g. `eip155:*`) → signer addresses, as in the reference facilitator. */
+  signers: Record<string, string[]>;
+}
+
+function parseBoolean(value: unknown, field: string): boolean {
+  if (typeof value !== "boolean") throw new WireError(field, `must be a boolean, got ${describeType(value)}`);
+  return value;
+}
+
+function parseOptionalText(value: unknown, field: string): string | null {
+  return value === undefined || value === null ? null : parseString(value, field, MAX_TEXT_BYTES);
+}
+
+/** Parses a facilitator's `/verify` answer (seller side). */
+export function parseVerifyResult(value: unknown, field = "verifyResult"): VerifyResult {
+  const wire = parseObject(value, field);
+  const isValid = parseBoolean(wire.isValid, `${field}.isValid`);
+  const invalidReason = parseOptionalText(wire.invalidReason, `${field}.invalidReason`);
+  if (wire.certificate !== undefined && wire.certificate !== null) {
+    throw new WireError(`${field}.certificate`, "must be null: verification issues no certificate");
+  }
+  return { isValid, invalidReason, certificate: null };
+}
+
+/** Parses a facilitator's `/settle` answer or a decoded settlement header. */
+export function parseSettleResult(value: unknown, field = "settleResult"): SettleResult {
+  const wire = parseObject(value, field);
+  const success = parseBoolean(wire.success, `${field}.success`);
+  const error = parseOptionalText(wire.error, `${field}.error`);
+  const txHash = parseOptionalText(wire.txHash, `${field}.txHash`);
+  let networkId: string | null = null;
+  if (wire.networkId !== undefined && wire.networkId !== null) {
+    parseNetwork(wire.networkId, `${field}.networkId`);
+    networkId = wire.networkId as string;
+  }
+  const certificate =
+    wire.certificate === undefined || wire.certificate === null
+      ? null
+      : parseCertificate(wire.certificate, `${field}.certificate`);
+  if (success && certificate === null) {
+    throw new WireError(`${field}.certificate`, "is required when success is true");
+  }
+  return { success, error, txHash, networkId, certificate };
+}
+
+function parseSupportedKind(value: unknown, field: string): SupportedKind {
+  const wire = parseObject(value, field);
+  const kind: SupportedKind = {
+    scheme: parseNonEmptyString(wire.scheme, `${field}.scheme`, MAX_IDENTIFIER_BYTES),
+    network: parseNonEmptyString(wire.network, `${field}.network`, MAX_IDENTIFIER_BYTES),
+  };
+  if (wire.x402Version !== undefined)
+    kind.x402Version = parseX402Version(wire.x402Version, `${field}.x402Version`);
+  if (wire.extra !== undefined) kind.extra = parseNullableObject(wire.extra, `${field}.extra`);
+  return kind;
+}
+
+function parseArray(value: unknown, field: string): unknown[] {
+  if (!Array.isArray(value)) throw new WireError(field, `must be an array, got ${describeType(value)}`);
+  return value;
+}
+
+/**
+ * Parses a `/supported` answer. Networks of other facilitators' kinds may be
+ * non-EVM, so kinds are checked for shape only.
+ */
+export function parseSupportedKinds(value: unknown, field = "supported"): SupportedKinds {
+  const wire = parseObject(value, field);
+  const kinds = parseArray(wire.kinds, `${field}.kinds`).map((kind, i) =>
+    parseSupportedKind(kind, `${field}.kinds[${i}]`),
+  );
+  const extensions = parseArray(wire.extensions, `${field}.extensions`).map((extension, i) =>
+    parseNonEmptyString(extension, `${field}.extensions[${i}]`, MAX_IDENTIFIER_BYTES),
+  );
+  const signersObject = parseObject(wire.signers, `${field}.signers`);
+  const signers: Record<string, string[]> = {};
+  for (const [family, addresses] of Object.entries(signersObject)) {
+    signers[family] = parseArray(addresses, `${field}.signers.${family}`).map((address, i) =>
+      parseNonEmptyString(address, `${field}.signers.${family}[${i}]`, MAX_IDENTIFIER_BYTES),
+    );
+  }
+  return { kinds, extensions, signers };
+}
+
+// ---------------------------------------------------------------------------
+// 402 answer (PaymentRequired)
+// ---------------------------------------------------------------------------
+
+/** What a seller answers with status 402: v1 as the JSON body, v2 in the `PAYMENT-REQUIRED` header. */
+export interface PaymentRequired {
+  x402Version: X402Version;
+  error?: string;
+  /** v2: the protected resource (the reference client requires it, with `url`). */
+  resource?: ResourceInfo;
+  /** The payment options in `svc-credit`; options in other schemes are dropped when parsing. */
+  accepts: PaymentRequirements[];
+  extensions?: Record<string, unknown>;
+}
+
+/**
+ * Parses a 402 answer. Options in schemes other than {@link SCHEME} are
+ * skipped (a seller may offer several ways to pay, and their fields need not
+ * fit EVM rules); it is an error when no `svc-credit` option remains.
+ */
+export function parsePaymentRequired(value: unknown, field = "paymentRequired"): PaymentRequired {
+  const wire = parseObject(value, field);
+  const x402Version = parseX402Version(wire.x402Version, `${field}.x402Version`);
+  const options = parseArray(wire.accepts, `${field}.accepts`);
+  const accepts: PaymentRequirements[] = [];
+  options.forEach((option, i) => {
+    const optionField = `${field}.accepts[${i}]`;
+    if (parseObject(option, optionField).scheme !== SCHEME) return;
+    accepts.push(parsePaymentRequirements(option, optionField));
+  });
+  if (accepts.length === 0) throw new WireError(`${field}.accepts`, `offers no "${SCHEME}" payment option`);
+  const parsed: PaymentRequired = { x402Version, accepts };
+  if (wire.error !== undefined) parsed.error = parseString(wire.error, `${field}.error`, MAX_TEXT_BYTES);
+  if (wire.resource !== undefined) parsed.resource = parseResourceInfo(wire.resource, `${field}.resource`);
+  if (wire.extensions !== undefined) parsed.extensions = parseObject(wire.extensions, `${field}.extensions`);
+  return parsed;
+}
+
+// ---------------------------------------------------------------------------
+// Header encoding: base64 of UTF-8 JSON
+// ---------------------------------------------------------------------------
+
+const BASE64 = /^[A-Za-z0-9+/]*$/;
+const BASE64_URL = /^[A-Za-z0-9_-]*$/;
+
+/** Base64 (standard alphabet, padded) of the UTF-8 JSON of `value`. */
+export function encodeBase64Json(value: unknown): string {
+  return Buffer.from(JSON.stringify(value), "utf8").toString("base64");
+}
+
+/**
+ * Decodes a header value holding base64 (standard or URL-safe alphabet,
+ * padding optional) of UTF-8 JSON. Size, alphabet, padding, UTF-8 and JSON
+ * are each checked with their own error so a buyer can tell what went wrong.
+ */
+export function decodeBase64Json(header: unknown, field: string): unknown {
+  if (typeof header !== "string") {
+    throw new WireError(field, `must be a base64 string, got ${describeType(header)}`);
+  }
+  if (header.length > MAX_HEADER_BYTES) {
+    throw new WireError(field, `is larger than ${MAX_HEADER_BYTES} bytes`);
+  }
+  const trimmed = header.trim();
+  if (trimmed.length === 0) throw new WireError(field, "must not be empty");
+  const body = trimmed.replace(/=+$/, "");
+  const padding = trimmed.length - body.length;
+  const alphabetOk = BASE64.test(body) || BASE64_URL.test(body);
+  if (!alphabetOk || padding > 2 || body.length % 4 === 1 || (padding > 0 && trimmed.length % 4 !== 0)) {
+    throw new WireError(field, "is not valid base64");
+  }
+  const bytes = Buffer.from(body.replace(/-/g, "+").replace(/_/g, "/"), "base64");
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new WireError(field, "does not decode to UTF-8 text");
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new WireError(field, "does not decode to JSON");
+  }
+}
+
+/** The payment header value (`X-PAYMENT` / `PAYMENT-SIGNATURE`) for `payload`. */
+export function encodePaymentHeader(payload: PaymentPayload): string {
+  return encodeBase64Json(toWirePaymentPayload(payload));
+}
+
+/** Decodes and parses a payment header; `field` names the header in errors. */
+export function decodePaymentHeader(header: unknown, field = "paymentPayload"): PaymentPayload {
+  return parsePaymentPayload(decodeBase64Json(header, field), field);
+}
+
+/** The `PAYMENT-REQUIRED` header value for a 402 answer. */
+export function encodePaymentRequiredHeader(required: PaymentRequired): string {
+  return encodeBase64Json(required);
+}
+
+export function decodePaymentRequiredHeader(header: unknown, field = "paymentRequired"): PaymentRequired {
+  return parsePaymentRequired(decodeBase64Json(header, field), field);
+}
+
+/** The settlement response header value (`X-PAYMENT-RESPONSE` / `PAYMENT-RESPONSE`). */
+export function encodePaymentResponseHeader(result: SettleResult): string {
+  return encodeBase64Json(result);
+}
+
+export function decodePaymentResponseHeader(header: unknown, field = "paymentResponse"): SettleResult {
+  return parseSettleResult(decodeBase64Json(header, field), field);
+}
