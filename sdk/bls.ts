@@ -8,6 +8,7 @@
  */
 import { PublicKey, SecretKey, Signature, verify as blstVerify } from "@chainsafe/blst";
 import { bls12_381 } from "@noble/curves/bls12-381.js";
+import { WireError } from "./errors";
 
 /** Hash-to-curve tag of certificate signatures: the one @chainsafe/blst hard-codes (proof of possession). */
 export const CERTIFICATE_DST = "BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_POP_";
@@ -32,15 +33,9 @@ const FP_MODULUS = bls12_381.fields.Fp.ORDER;
  * Invalid BLS input. Same shape as the SDK's WireError (`field`, `reason`, message
  * `"<field>: <reason>"`), so HTTP layers can answer 400 naming the field.
  */
-export class BlsError extends Error {
-  override readonly name = "BlsError";
-
-  constructor(
-    readonly field: string,
-    readonly reason: string,
-  ) {
-    super(`${field}: ${reason}`);
-  }
+/** A malformed BLS key, signature or point encoding; a {@link WireError} so HTTP layers answer 400. */
+export class BlsError extends WireError {
+  override readonly name: string = "BlsError";
 }
 
 export interface BlsKeyPair {

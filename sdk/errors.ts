@@ -3,7 +3,7 @@
  * that HTTP layers can answer 400 with a message an integrator can act on.
  */
 export class WireError extends Error {
-  override readonly name = "WireError";
+  override readonly name: string = "WireError";
 
   constructor(
     /** Dotted path of the offending field, e.g. `claims.validation_policy.job_hash`. */
