@@ -9,7 +9,8 @@
  *   policy = 0x (V1) | abi.encode(address registry, address validator, uint256 agentId,
  *                                 uint8 minScore, bytes32 jobHash, string tag, uint64 deadline) (V2)
  */
-import { AbiCoder } from "ethers";
+import { AbiCoder, getBytes, hexlify } from "ethers";
+import { type BlsSigner, type Eip2537G2Point, blsVerify, g2ToEip2537 } from "./bls";
 import { MAX_VALIDATION_SCORE, MAX_VALIDATION_TAG_BYTES } from "./claims";
 import type { GuaranteeClaims, ValidationPolicy } from "./claims";
 import { WireError } from "./errors";
@@ -216,4 +217,27 @@ export function parseCertificate(value: unknown, field = "certificate"): Certifi
     claims,
     signature: parseHexBytes(wire.signature, `${field}.signature`, CERTIFICATE_SIGNATURE_BYTES),
   };
+}
+
+/**
+ * Core's side: encode the claims for `deployment` and sign the bytes with the
+ * operator's BLS key (message = the raw claims bytes, tag CERTIFICATE_DST).
+ */
+export function signCertificate(
+  signer: BlsSigner,
+  claims: GuaranteeClaims,
+  deployment: Deployment,
+): Certificate {
+  const encoded = encodeCertificateClaims(claims, deployment);
+  return { claims: encoded, signature: hexlify(signer.sign(getBytes(encoded))) };
+}
+
+/** True when `certificate.signature` is Core's BLS signature over `certificate.claims`. */
+export function verifyCertificateSignature(publicKey: Uint8Array, certificate: Certificate): boolean {
+  return blsVerify(publicKey, getBytes(certificate.claims), getBytes(certificate.signature));
+}
+
+/** The arguments of `Vault.remunerate(bytes claims, BLS.G2Point signature)` for a certificate Core returned. */
+export function toRemunerateArgs(certificate: Certificate): { claims: string; signature: Eip2537G2Point } {
+  return { claims: certificate.claims, signature: g2ToEip2537(getBytes(certificate.signature)) };
 }

@@ -1,0 +1,13 @@
+/**
+ * The Surety protocol layer: every wire format in one place, pure functions,
+ * no I/O. Operator, facilitator, scripts and tests import from here.
+ */
+export * from "./errors";
+export * from "./wire";
+export * from "./claims";
+export * from "./ids";
+export * from "./eip712";
+export * from "./certificate";
+export * from "./bls";
+export * from "./merkle";
+export * from "./x402";

@@ -1,0 +1,86 @@
+import { readFileSync } from "node:fs";
+import { expect } from "chai";
+import { ethers } from "hardhat";
+import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
+import { CERTIFICATE_DST, parseClaims, toRemunerateArgs } from "../../sdk";
+import type { VectorFile } from "../../scripts/vectors";
+
+// The Solidity codec and BLS verifier checked against the very vectors the
+// TypeScript sdk is checked against (test/sdk/vectors.test.ts).
+const vectors = JSON.parse(readFileSync("test/vectors/sdk-vectors.json", "utf8")) as VectorFile;
+const { chainId, vault } = vectors.deployment;
+const DST = ethers.toUtf8Bytes(CERTIFICATE_DST);
+
+async function deployHarnesses() {
+  const codec = await ethers.deployContract("CertificateCodecHarness");
+  const verifier = await ethers.deployContract("BLSVerifierHarness");
+  return { codec, verifier };
+}
+
+function flipLastBit(hex: string): string {
+  const bytes = ethers.getBytes(hex);
+  bytes[bytes.length - 1] ^= 1;
+  return ethers.hexlify(bytes);
+}
+
+describe("shared test vectors (Solidity side)", () => {
+  it("certificate domain", async () => {
+    const { codec } = await loadFixture(deployHarnesses);
+    expect(await codec.certificateDomain(chainId, vault)).to.equal(vectors.deployment.certificate_domain);
+  });
+
+  for (const vector of vectors.guarantees) {
+    describe(vector.name, () => {
+      const claims = parseClaims(vector.claims);
+
+      it("CertificateCodec decodes the certificate claims field for field", async () => {
+        const { codec } = await loadFixture(deployHarnesses);
+        const decoded = await codec.decodeClaims(vector.certificate.claims);
+        expect(decoded.version).to.equal(BigInt(claims.version));
+        expect(decoded.domain).to.equal(vectors.deployment.certificate_domain);
+        expect(decoded.guaranteeId).to.equal(vector.guarantee_id);
+        expect(decoded.user).to.equal(claims.user);
+        expect(decoded.recipient).to.equal(claims.recipient);
+        expect(decoded.reqId).to.equal(claims.reqId);
+        expect(decoded.amount).to.equal(claims.amount);
+        expect(decoded.asset).to.equal(claims.asset);
+        expect(decoded.timestamp).to.equal(BigInt(claims.timestamp));
+        expect(await codec.guaranteeId(chainId, vault, claims.user, claims.reqId)).to.equal(
+          vector.guarantee_id,
+        );
+        if (claims.version === 2) {
+          const policy = await codec.decodePolicy(decoded.policy);
+          expect([policy.registry, policy.validator, policy.agentId, policy.minScore]).to.deep.equal([
+            claims.policy.registry,
+            claims.policy.validator,
+            claims.policy.agentId,
+            BigInt(claims.policy.minScore),
+          ]);
+          expect([policy.jobHash, policy.tag, policy.deadline]).to.deep.equal([
+            claims.policy.jobHash,
+            claims.policy.tag,
+            BigInt(claims.policy.deadline),
+          ]);
+          // The sdk's parsed policy has the struct's field names (ethers' Result cannot be passed back).
+          expect(await codec.validationRequestHash(chainId, claims.policy, vector.guarantee_id)).to.equal(
+            vector.validation_request_hash,
+          );
+        } else {
+          expect(decoded.policy).to.equal("0x");
+        }
+      });
+
+      it("BLSVerifier accepts Core's signature and rejects a flipped bit, a wrong key or a wrong tag", async () => {
+        const { verifier } = await loadFixture(deployHarnesses);
+        const publicKey = vectors.bls.public_key_eip2537;
+        const { claims: message, signature } = toRemunerateArgs(vector.certificate);
+        expect(await verifier.verify(publicKey, message, signature, DST)).to.equal(true);
+        expect(await verifier.verify(publicKey, flipLastBit(message), signature, DST)).to.equal(false);
+        const otherKey = { ...publicKey, x_b: flipLastBit(publicKey.x_b) };
+        expect(await verifier.verify(otherKey, message, signature, DST)).to.equal(false);
+        const nulTag = ethers.toUtf8Bytes("BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_NUL_");
+        expect(await verifier.verify(publicKey, message, signature, nulTag)).to.equal(false);
+      });
+    });
+  }
+});
