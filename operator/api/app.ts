@@ -1,0 +1,47 @@
+/**
+ * `createCoreApp`: the Core HTTP application, without a listening socket
+ * (server.ts owns that). Order: request id + log line, JSON body parser,
+ * route modules, 404, error handler.
+ */
+import express, { type Express } from "express";
+import { authRouter } from "../auth";
+import {
+  type CoreContext,
+  type CoreDeps,
+  type CoreServices,
+  createCoreContext,
+  type RouteModule,
+} from "./context";
+import { errorHandler, notFoundHandler } from "./error-handler";
+import { requestContext } from "./request-context";
+
+/** Requests are small JSON documents; anything larger is refused before parsing (413). */
+export const JSON_BODY_LIMIT = "64kb";
+
+/** Route modules every Core serves, in mount order. */
+export const CORE_ROUTES: readonly RouteModule[] = [(context) => authRouter(context.auth)];
+
+export interface CoreAppOptions extends CoreDeps {
+  /** Replace the services built from the deps (e.g. a pre-built AuthService). */
+  services?: Partial<CoreServices>;
+  /** Route modules mounted after {@link CORE_ROUTES}. */
+  routes?: readonly RouteModule[];
+}
+
+export interface CoreApp {
+  app: Express;
+  context: CoreContext;
+}
+
+export function createCoreApp(options: CoreAppOptions): CoreApp {
+  const { services, routes = [], ...deps } = options;
+  const context = createCoreContext(deps, services);
+  const app = express();
+  app.disable("x-powered-by");
+  app.use(requestContext(context.logger));
+  app.use(express.json({ limit: JSON_BODY_LIMIT }));
+  for (const module of [...CORE_ROUTES, ...routes]) app.use(module(context));
+  app.use(notFoundHandler());
+  app.use(errorHandler());
+  return { app, context };
+}

@@ -1,0 +1,11 @@
+export { createCoreApp, CORE_ROUTES, JSON_BODY_LIMIT, type CoreApp, type CoreAppOptions } from "./app";
+export {
+  createCoreContext,
+  type CoreContext,
+  type CoreDeps,
+  type CoreServices,
+  type RouteModule,
+} from "./context";
+export { errorHandler, notFoundHandler, toErrorResponse } from "./error-handler";
+export * from "./errors";
+export { REQUEST_ID_HEADER, requestContext } from "./request-context";

@@ -1,0 +1,45 @@
+/**
+ * Per-request id and logger. `X-Request-Id` is taken from the caller when it
+ * is a sane token (so a facilitator's id follows the request into our logs)
+ * and generated otherwise; it is echoed on every response. One log line per
+ * request when the response ends; no bodies, no headers.
+ */
+import { randomUUID } from "node:crypto";
+import type { NextFunction, Request, RequestHandler, Response } from "express";
+import type { Logger } from "../logger";
+
+declare module "express-serve-static-core" {
+  interface Request {
+    /** Request id (the `X-Request-Id` echoed on the response). */
+    id: string;
+    /** Logger bound to this request's id. */
+    log: Logger;
+  }
+}
+
+export const REQUEST_ID_HEADER = "X-Request-Id";
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+export function requestContext(logger: Logger): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const incoming = req.get(REQUEST_ID_HEADER);
+    req.id = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    req.log = logger.child({ req_id: req.id });
+    res.setHeader(REQUEST_ID_HEADER, req.id);
+    const started = process.hrtime.bigint();
+    res.on("close", () => {
+      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+      req.log.info(
+        {
+          method: req.method,
+          path: req.originalUrl.split("?")[0],
+          status: res.statusCode,
+          duration_ms: Math.round(durationMs * 100) / 100,
+          ...(res.writableFinished ? {} : { aborted: true }),
+        },
+        "request",
+      );
+    });
+    next();
+  };
+}

@@ -1,0 +1,18 @@
+export {
+  AccessTokens,
+  AccessTokenError,
+  type AccessTokenConfig,
+  type IssuedAccessToken,
+} from "./access-token";
+export {
+  canIssueFor,
+  DEFAULT_SCOPES,
+  hasScope,
+  isFacilitator,
+  type Principal,
+  SCOPE_ISSUE_GUARANTEES,
+} from "./authority";
+export { AUTH_REALM, principalOf, requireAccessToken } from "./middleware";
+export { authRouter } from "./routes";
+export { AuthService, type AuthServiceDeps, type NonceResponse, type TokenResponse } from "./service";
+export { SIWE_CLOCK_SKEW_SECONDS, siweTemplate, type SiweTemplate, verifySiweSignIn } from "./siwe";

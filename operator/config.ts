@@ -1,0 +1,385 @@
+/**
+ * Operator (Core) configuration: one typed object, built from defaults, an
+ * optional JSON file (`SURETY_CONFIG_FILE`) and `SURETY_*` environment
+ * variables (env wins over file, file over defaults). Everything is validated
+ * at startup; a bad value stops the process with a message naming the
+ * variable (or file key) and what is wrong with it.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseAddress } from "../sdk/wire";
+
+export const ENV_PREFIX = "SURETY_";
+export const CONFIG_FILE_ENV = "SURETY_CONFIG_FILE";
+/** 100 % in basis points: the largest collateral factor (never lend more than is deposited). */
+export const BPS_DENOMINATOR = 10_000;
+/** HS256 needs a key at least as long as its output (RFC 7518 §3.2). */
+export const MIN_JWT_SECRET_BYTES = 32;
+/** BLS key generation (EIP-2333 / blst keygen) requires at least 32 bytes of input keying material. */
+export const MIN_BLS_IKM_BYTES = 32;
+
+/** Order of the secp256k1 group: private keys are scalars in [1, n − 1]. */
+const SECP256K1_ORDER = BigInt("0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141");
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export interface OperatorConfig {
+  /** Interface the HTTP server binds to. */
+  host: string;
+  /** TCP port; 0 picks a free port (tests). */
+  port: number;
+  logLevel: LogLevel;
+  /** Directory for operator state; `dbFile` defaults to `<dataDir>/operator.sqlite`. */
+  dataDir: string;
+  /** SQLite database file (or `:memory:`). */
+  dbFile: string;
+  /** Network name; `deploymentFile` defaults to `deployments/<network>.json`. */
+  network: string;
+  rpcUrl: string;
+  chainId: number;
+  deploymentFile: string;
+  /** Input keying material (0x hex, ≥ 32 bytes) for Core's BLS certificate key. */
+  blsSecret: string;
+  /** Operator EOA key (0x hex) for on-chain transactions (cycle commits); null when not configured. */
+  operatorPrivateKey: string | null;
+  /** HMAC key for access tokens (UTF-8, ≥ 32 bytes). */
+  jwtSecret: string;
+  jwtIssuer: string;
+  jwtAudience: string;
+  /** EIP-4361 fields that every sign-in message must carry. */
+  siweDomain: string;
+  siweUri: string;
+  siweStatement: string;
+  nonceLifetimeSeconds: number;
+  accessTokenLifetimeSeconds: number;
+  refreshTokenLifetimeSeconds: number;
+  /** Wallets that may request guarantees for any recipient (checksummed). */
+  facilitators: readonly string[];
+  /** Accepted claim timestamps: now − past ≤ timestamp ≤ now + future. */
+  timestampWindowPastSeconds: number;
+  timestampWindowFutureSeconds: number;
+  eip712Name: string;
+  eip712Version: string;
+  /** Collateral factor for assets without an explicit entry, in basis points. */
+  defaultCollateralFactorBps: number;
+  /** Per-asset collateral factor in basis points, keyed by checksummed asset address. */
+  collateralFactorsBps: Readonly<Record<string, number>>;
+  /** V2 validation registries Core accepts (checksummed). */
+  trustedValidationRegistries: readonly string[];
+}
+
+/** Raw values as they come from a JSON file, env vars or a test: validated by {@link configFromObject}. */
+export type OperatorConfigInput = { [K in keyof OperatorConfig]?: unknown };
+
+/** Startup configuration is unusable; `problems` lists each bad setting. */
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid operator configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+}
+
+type Parser<T> = (raw: unknown) => T;
+
+/** Field table: parser and default (a function of the already-parsed fields for derived defaults). */
+type FieldSpec<K extends keyof OperatorConfig> = {
+  parse: Parser<OperatorConfig[K]>;
+  /** `undefined` means required. */
+  fallback?: (resolved: Partial<OperatorConfig>) => OperatorConfig[K];
+};
+type FieldTable = { [K in keyof OperatorConfig]: FieldSpec<K> };
+
+// Order matters: derived defaults (dbFile, deploymentFile, siweDomain, siweUri) read earlier fields.
+const FIELDS: FieldTable = {
+  host: { parse: nonEmptyString, fallback: () => "127.0.0.1" },
+  port: { parse: (raw) => integer(raw, 0, 65_535), fallback: () => 8080 },
+  logLevel: { parse: logLevel, fallback: () => "info" },
+  dataDir: { parse: nonEmptyString, fallback: () => ".data" },
+  dbFile: { parse: nonEmptyString, fallback: (c) => join(c.dataDir ?? ".data", "operator.sqlite") },
+  network: { parse: networkName, fallback: () => "localhost" },
+  rpcUrl: {
+    parse: (raw) => url(raw, ["http:", "https:", "ws:", "wss:"]),
+    fallback: () => "http://127.0.0.1:8545",
+  },
+  chainId: { parse: (raw) => integer(raw, 1, Number.MAX_SAFE_INTEGER), fallback: () => 31337 },
+  deploymentFile: {
+    parse: nonEmptyString,
+    fallback: (c) => join("deployments", `${c.network ?? "localhost"}.json`),
+  },
+  blsSecret: { parse: (raw) => hexSecret(raw, MIN_BLS_IKM_BYTES) },
+  operatorPrivateKey: { parse: privateKey, fallback: () => null },
+  jwtSecret: { parse: jwtSecret },
+  jwtIssuer: { parse: nonEmptyString, fallback: () => "surety-core" },
+  jwtAudience: { parse: nonEmptyString, fallback: () => "surety-core" },
+  siweDomain: { parse: siweDomain, fallback: (c) => `${c.host ?? "127.0.0.1"}:${c.port ?? 8080}` },
+  siweUri: { parse: (raw) => url(raw, ["http:", "https:"]), fallback: (c) => `http://${c.host}:${c.port}` },
+  siweStatement: { parse: siweStatement, fallback: () => "Sign in to Surety Core." },
+  nonceLifetimeSeconds: { parse: positiveInteger, fallback: () => 300 },
+  accessTokenLifetimeSeconds: { parse: positiveInteger, fallback: () => 900 },
+  refreshTokenLifetimeSeconds: { parse: positiveInteger, fallback: () => 30 * 24 * 60 * 60 },
+  facilitators: { parse: addressList, fallback: () => [] },
+  timestampWindowPastSeconds: { parse: nonNegativeInteger, fallback: () => 600 },
+  timestampWindowFutureSeconds: { parse: nonNegativeInteger, fallback: () => 30 },
+  eip712Name: { parse: nonEmptyString, fallback: () => "Surety" },
+  eip712Version: { parse: nonEmptyString, fallback: () => "1" },
+  defaultCollateralFactorBps: { parse: bps, fallback: () => BPS_DENOMINATOR },
+  collateralFactorsBps: { parse: factorMap, fallback: () => ({}) },
+  trustedValidationRegistries: { parse: addressList, fallback: () => [] },
+};
+
+const FIELD_NAMES = Object.keys(FIELDS) as (keyof OperatorConfig)[];
+
+/** `siweUri` → `SURETY_SIWE_URI`. */
+export function envNameOf(field: keyof OperatorConfig): string {
+  return ENV_PREFIX + field.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase();
+}
+
+/**
+ * Validates raw values into a config. `describe` names a field in error
+ * messages (env var name, file key …). Missing fields take their defaults;
+ * `jwtSecret` and `blsSecret` have none.
+ */
+export function configFromObject(
+  input: OperatorConfigInput,
+  describe: (field: keyof OperatorConfig) => string = (field) => field,
+): OperatorConfig {
+  const problems: string[] = [];
+  for (const key of Object.keys(input)) {
+    if (!(key in FIELDS)) problems.push(`${key}: unknown setting`);
+  }
+  const resolved: Partial<Record<keyof OperatorConfig, unknown>> = {};
+  for (const field of FIELD_NAMES) {
+    const spec = FIELDS[field] as FieldSpec<typeof field>;
+    const raw = input[field];
+    try {
+      if (raw === undefined) {
+        if (!spec.fallback) throw new Error("is required");
+        resolved[field] = spec.fallback(resolved as Partial<OperatorConfig>);
+      } else {
+        resolved[field] = spec.parse(raw);
+      }
+    } catch (error) {
+      problems.push(`${describe(field)}: ${(error as Error).message}`);
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(resolved as OperatorConfig);
+}
+
+/** Reads a JSON config file whose keys are {@link OperatorConfig} field names. */
+export function readConfigFile(path: string): OperatorConfigInput {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ConfigError([`${CONFIG_FILE_ENV}: cannot read ${path}: ${(error as Error).message}`]);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError([`${path}: not valid JSON: ${(error as Error).message}`]);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new ConfigError([`${path}: must contain a JSON object`]);
+  }
+  return parsed as OperatorConfigInput;
+}
+
+/**
+ * The startup path: defaults, then the file named by `SURETY_CONFIG_FILE`
+ * (if any), then `SURETY_*` variables.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): OperatorConfig {
+  const filePath = env[CONFIG_FILE_ENV];
+  const fromFile = filePath ? readConfigFile(filePath) : {};
+  const fromEnv: OperatorConfigInput = {};
+  for (const field of FIELD_NAMES) {
+    const value = env[envNameOf(field)];
+    if (value !== undefined) fromEnv[field] = value;
+  }
+  const fieldsFromEnv = new Set(Object.keys(fromEnv));
+  return configFromObject({ ...fromFile, ...fromEnv }, (field) =>
+    fieldsFromEnv.has(field) || !filePath ? envNameOf(field) : `${filePath}: ${field}`,
+  );
+}
+
+/**
+ * `SURETY_*` variables the operator does not know. Not an error (the
+ * facilitator and scripts share the prefix), but worth a warning at startup:
+ * a typo would otherwise fall back to a default silently.
+ */
+export function unknownEnvSettings(env: NodeJS.ProcessEnv = process.env): string[] {
+  const known = new Set([CONFIG_FILE_ENV, ...FIELD_NAMES.map(envNameOf)]);
+  return Object.keys(env).filter((name) => name.startsWith(ENV_PREFIX) && !known.has(name));
+}
+
+/** The collateral factor (bps) that applies to `asset`. */
+export function collateralFactorBps(config: OperatorConfig, asset: string): number {
+  return config.collateralFactorsBps[parseAddress(asset, "asset")] ?? config.defaultCollateralFactorBps;
+}
+
+// ---- value parsers: each throws an Error whose message says what is wrong ----
+
+function describe(raw: unknown): string {
+  if (raw === null) return "null";
+  if (Array.isArray(raw)) return "an array";
+  return typeof raw === "string" ? JSON.stringify(raw) : typeof raw;
+}
+
+function nonEmptyString(raw: unknown): string {
+  if (typeof raw !== "string" || raw.trim() === "")
+    throw new Error(`must be a non-empty string, got ${describe(raw)}`);
+  return raw.trim();
+}
+
+function integer(raw: unknown, min: number, max: number): number {
+  const value = typeof raw === "string" && /^[0-9]+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new Error(`must be an integer from ${min} to ${max}, got ${describe(raw)}`);
+  }
+  return value;
+}
+
+function positiveInteger(raw: unknown): number {
+  return integer(raw, 1, Number.MAX_SAFE_INTEGER);
+}
+
+function nonNegativeInteger(raw: unknown): number {
+  return integer(raw, 0, Number.MAX_SAFE_INTEGER);
+}
+
+function bps(raw: unknown): number {
+  return integer(raw, 0, BPS_DENOMINATOR);
+}
+
+function logLevel(raw: unknown): LogLevel {
+  const value = nonEmptyString(raw);
+  if (!(LOG_LEVELS as readonly string[]).includes(value))
+    throw new Error(`must be one of ${LOG_LEVELS.join(", ")}`);
+  return value as LogLevel;
+}
+
+function networkName(raw: unknown): string {
+  const value = nonEmptyString(raw);
+  // It becomes part of a file path: keep it to a plain name.
+  if (!/^[A-Za-z0-9_-]+$/.test(value)) throw new Error("must contain only letters, digits, '-' and '_'");
+  return value;
+}
+
+function url(raw: unknown, protocols: readonly string[]): string {
+  const value = nonEmptyString(raw);
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new Error(`must be an absolute URL, got ${JSON.stringify(value)}`);
+  }
+  if (!protocols.includes(parsed.protocol)) throw new Error(`must use ${protocols.join(" or ")}`);
+  return value;
+}
+
+function hexBytes(raw: unknown): Buffer {
+  if (typeof raw !== "string" || !/^0x([0-9a-fA-F]{2})+$/.test(raw.trim())) {
+    throw new Error("must be a 0x-prefixed hex string of whole bytes");
+  }
+  return Buffer.from(raw.trim().slice(2), "hex");
+}
+
+function hexSecret(raw: unknown, minBytes: number): string {
+  const bytes = hexBytes(raw);
+  if (bytes.length < minBytes) throw new Error(`must be at least ${minBytes} bytes, got ${bytes.length}`);
+  return "0x" + bytes.toString("hex");
+}
+
+function privateKey(raw: unknown): string | null {
+  if (raw === null || raw === "") return null;
+  const bytes = hexBytes(raw);
+  if (bytes.length !== 32)
+    throw new Error(`must be a 32-byte secp256k1 private key, got ${bytes.length} bytes`);
+  const key = "0x" + bytes.toString("hex");
+  const scalar = BigInt(key);
+  if (scalar === 0n || scalar >= SECP256K1_ORDER) throw new Error("is not a valid secp256k1 private key");
+  return key;
+}
+
+function jwtSecret(raw: unknown): string {
+  if (typeof raw !== "string") throw new Error(`must be a string, got ${describe(raw)}`);
+  const length = Buffer.byteLength(raw, "utf8");
+  if (length < MIN_JWT_SECRET_BYTES) {
+    throw new Error(`must be at least ${MIN_JWT_SECRET_BYTES} bytes, got ${length}`);
+  }
+  return raw;
+}
+
+function siweDomain(raw: unknown): string {
+  const value = nonEmptyString(raw);
+  // EIP-4361 `domain` is an RFC 3986 authority (host[:port]), without scheme or path.
+  if (!/^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$/.test(value)) {
+    throw new Error(`must be a host[:port] authority without scheme or path, got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function siweStatement(raw: unknown): string {
+  const value = nonEmptyString(raw);
+  if (/[\r\n]/.test(value)) throw new Error("must be a single line (EIP-4361)");
+  return value;
+}
+
+/** A JSON array of addresses or a comma-separated string → unique checksummed addresses. */
+function addressList(raw: unknown): readonly string[] {
+  const items =
+    typeof raw === "string"
+      ? raw
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s !== "")
+      : raw;
+  if (!Array.isArray(items)) throw new Error(`must be a comma-separated list or an array of addresses`);
+  const addresses = items.map((item, index) => {
+    try {
+      return parseAddress(item, `[${index}]`);
+    } catch (error) {
+      throw new Error(`entry ${index}: ${(error as Error).message.replace(/^\[\d+\]: /, "")}`);
+    }
+  });
+  return Object.freeze([...new Set(addresses)]);
+}
+
+/** `{ "0xToken": 8000 }` or `"0xToken:8000,0xOther:10000"` → checksummed address → bps. */
+function factorMap(raw: unknown): Readonly<Record<string, number>> {
+  let entries: [string, unknown][];
+  if (typeof raw === "string") {
+    entries = raw
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "")
+      .map((pair) => {
+        const [asset, value, ...rest] = pair.split(":");
+        if (value === undefined || rest.length > 0)
+          throw new Error(`entry ${JSON.stringify(pair)} must be <address>:<bps>`);
+        return [asset.trim(), value.trim()];
+      });
+  } else if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
+    entries = Object.entries(raw);
+  } else {
+    throw new Error("must be an object of address → bps or an '<address>:<bps>,…' string");
+  }
+  const factors: Record<string, number> = {};
+  for (const [asset, value] of entries) {
+    let address: string;
+    try {
+      address = parseAddress(asset, "asset");
+    } catch {
+      throw new Error(`${JSON.stringify(asset)} is not an address`);
+    }
+    try {
+      factors[address] = bps(value);
+    } catch (error) {
+      throw new Error(`${address}: ${(error as Error).message}`);
+    }
+  }
+  return Object.freeze(factors);
+}

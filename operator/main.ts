@@ -1,0 +1,49 @@
+/**
+ * Core entry point: load and validate config, start the server, stop
+ * cleanly on SIGINT/SIGTERM. Run with `npx ts-node operator/main.ts`.
+ */
+import { ConfigError, loadConfig, unknownEnvSettings } from "./config";
+import { createLogger } from "./logger";
+import { startCoreServer } from "./server";
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(1);
+    }
+    throw error;
+  }
+  const logger = createLogger(config.logLevel);
+  for (const name of unknownEnvSettings())
+    logger.warn({ variable: name }, "unknown SURETY_* variable ignored");
+
+  const server = await startCoreServer(config, { logger });
+  logger.info({ url: server.url, chain_id: config.chainId, db: config.dbFile }, "Core listening");
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "stopping Core");
+    server.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, "Core did not stop cleanly");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,155 @@
+/**
+ * {@link Store} on an embedded SQLite file (better-sqlite3): WAL journal,
+ * foreign keys on, a busy timeout for other processes holding the write lock,
+ * and migrations applied on open.
+ *
+ * better-sqlite3 is synchronous and this store has one connection, so every
+ * call goes through a mutex: an async transaction body owns the connection
+ * from BEGIN to COMMIT, and no other caller's statement can slip into it.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import BetterSqlite3, { type Database } from "better-sqlite3";
+import { AsyncMutex } from "./mutex";
+import { migrate } from "./sqlite-migrate";
+import { SqliteOps } from "./sqlite-ops";
+import type { Store, StoreOps, StoreTx } from "./types";
+
+/** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 5_000;
+
+/** Every {@link StoreOps} method; the type check below fails if one is missing. */
+const OPERATIONS = [
+  "insertNonce",
+  "consumeNonce",
+  "deleteExpiredNonces",
+  "insertRefreshToken",
+  "getRefreshToken",
+  "markRefreshTokenRotated",
+  "revokeRefreshTokenFamily",
+  "getCollateral",
+  "creditDeposit",
+  "lockIfAvailable",
+  "insertGuarantee",
+  "getGuarantee",
+  "listGuaranteesByRecipient",
+] as const satisfies readonly (keyof StoreOps)[];
+type MissingOperation = Exclude<keyof StoreOps, (typeof OPERATIONS)[number]>;
+const allOperationsListed: [MissingOperation] extends [never] ? true : false = true;
+void allOperationsListed;
+
+type Runner = <T>(task: () => T) => Promise<T>;
+
+/** Binds each synchronous operation to `run`, which decides when it may execute. */
+function asyncView(ops: SqliteOps, run: Runner): StoreOps {
+  const view: Record<string, unknown> = {};
+  for (const name of OPERATIONS) {
+    const method = ops[name] as (...args: unknown[]) => unknown;
+    view[name] = (...args: unknown[]) => run(() => method.apply(ops, args));
+  }
+  return view as unknown as StoreOps;
+}
+
+export interface SqliteStoreOptions {
+  /** Create the file's directory if missing (default true). */
+  createDirectory?: boolean;
+}
+
+export class SqliteStore implements Store {
+  private readonly mutex = new AsyncMutex();
+  /** Marks async contexts running inside one of this store's transactions. */
+  private readonly inTransaction = new AsyncLocalStorage<boolean>();
+  private readonly ops: SqliteOps;
+  private readonly outer: StoreOps;
+  private closed = false;
+
+  private constructor(private readonly db: Database) {
+    this.ops = new SqliteOps(db);
+    this.outer = asyncView(this.ops, (task) => {
+      if (this.inTransaction.getStore()) {
+        // Waiting for the mutex here would deadlock on our own transaction.
+        return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
+      }
+      return this.mutex.run(() => this.checkedOpen(task));
+    });
+  }
+
+  /** Opens (creating if needed) and migrates the database at `file` (`:memory:` for a private in-memory one). */
+  static open(file: string, options: SqliteStoreOptions = {}): SqliteStore {
+    if (file !== ":memory:" && options.createDirectory !== false)
+      mkdirSync(dirname(file), { recursive: true });
+    const db = new BetterSqlite3(file);
+    try {
+      db.pragma("journal_mode = WAL");
+      // FULL: a committed lock or nonce spend survives power loss, not just a process crash.
+      db.pragma("synchronous = FULL");
+      db.pragma("foreign_keys = ON");
+      db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+      migrate(db);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+    return new SqliteStore(db);
+  }
+
+  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    if (this.inTransaction.getStore()) throw new Error("store transactions do not nest: use the tx handle");
+    return this.mutex.run(() =>
+      this.checkedOpen(async () => {
+        let active = true;
+        const tx = asyncView(this.ops, async (task) => {
+          if (!active) throw new Error("transaction handle used after its transaction ended");
+          return task();
+        });
+        this.db.exec("BEGIN IMMEDIATE");
+        try {
+          const result = await this.inTransaction.run(true, () => fn(tx));
+          this.db.exec("COMMIT");
+          return result;
+        } catch (error) {
+          if (this.db.inTransaction) this.db.exec("ROLLBACK");
+          throw error;
+        } finally {
+          active = false;
+        }
+      }),
+    );
+  }
+
+  async ping(): Promise<void> {
+    await this.mutex.run(() => this.checkedOpen(() => this.db.prepare("SELECT 1").get()));
+  }
+
+  async close(): Promise<void> {
+    // Queued behind any running transaction, so closing never cuts one short.
+    await this.mutex.run(() => {
+      if (this.closed) return;
+      this.closed = true;
+      this.db.close();
+    });
+  }
+
+  private checkedOpen<T>(task: () => T): T {
+    if (this.closed) throw new Error("store is closed");
+    return task();
+  }
+
+  insertNonce: StoreOps["insertNonce"] = (...args) => this.outer.insertNonce(...args);
+  consumeNonce: StoreOps["consumeNonce"] = (...args) => this.outer.consumeNonce(...args);
+  deleteExpiredNonces: StoreOps["deleteExpiredNonces"] = (...args) => this.outer.deleteExpiredNonces(...args);
+  insertRefreshToken: StoreOps["insertRefreshToken"] = (...args) => this.outer.insertRefreshToken(...args);
+  getRefreshToken: StoreOps["getRefreshToken"] = (...args) => this.outer.getRefreshToken(...args);
+  markRefreshTokenRotated: StoreOps["markRefreshTokenRotated"] = (...args) =>
+    this.outer.markRefreshTokenRotated(...args);
+  revokeRefreshTokenFamily: StoreOps["revokeRefreshTokenFamily"] = (...args) =>
+    this.outer.revokeRefreshTokenFamily(...args);
+  getCollateral: StoreOps["getCollateral"] = (...args) => this.outer.getCollateral(...args);
+  creditDeposit: StoreOps["creditDeposit"] = (...args) => this.outer.creditDeposit(...args);
+  lockIfAvailable: StoreOps["lockIfAvailable"] = (...args) => this.outer.lockIfAvailable(...args);
+  insertGuarantee: StoreOps["insertGuarantee"] = (...args) => this.outer.insertGuarantee(...args);
+  getGuarantee: StoreOps["getGuarantee"] = (...args) => this.outer.getGuarantee(...args);
+  listGuaranteesByRecipient: StoreOps["listGuaranteesByRecipient"] = (...args) =>
+    this.outer.listGuaranteesByRecipient(...args);
+}

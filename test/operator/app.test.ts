@@ -1,0 +1,126 @@
+import { expect } from "chai";
+import { Router } from "express";
+import { Writable } from "node:stream";
+import pino from "pino";
+import { WireError } from "../../sdk/errors";
+import type { RouteModule } from "../../operator/api";
+import { startCoreServer } from "../../operator/server";
+import { post, request, startTestCore, type TestCore, tempDir, testConfig } from "./helpers";
+
+/** Routes that fail in each way the error middleware must handle. */
+const failing: RouteModule = () =>
+  Router()
+    .get("/test/wire-error", () => {
+      throw new WireError("claims.amount", "must be greater than zero");
+    })
+    .get("/test/crash", async () => {
+      throw new Error("secret internal detail");
+    });
+
+describe("operator Core app (errors, request ids, server)", () => {
+  let t: TestCore;
+  let url: string;
+
+  beforeEach(async () => {
+    t = await startTestCore({}, { routes: [failing] });
+    url = t.core.url;
+  });
+
+  afterEach(async () => {
+    await t.stop();
+  });
+
+  it("malformed JSON is 400 malformed_json", async () => {
+    const response = await request(url, "POST", "/auth/nonce", { rawBody: '{"address": ' });
+    expect(response.status).to.equal(400);
+    expect(response.body).to.deep.equal({ error: "malformed JSON body", code: "malformed_json" });
+  });
+
+  it("a body over 64 kB is 413 body_too_large", async () => {
+    const response = await post(url, "/auth/nonce", { address: "0x" + "0".repeat(70_000) });
+    expect(response.status).to.equal(413);
+    expect(response.body).to.have.property("code", "body_too_large");
+  });
+
+  it("a WireError is 400 with the field in the message", async () => {
+    const response = await request(url, "GET", "/test/wire-error");
+    expect(response.status).to.equal(400);
+    expect(response.body).to.deep.equal({
+      error: "claims.amount: must be greater than zero",
+      code: "invalid_request",
+    });
+  });
+
+  it("an unexpected error is 500 without details or stack", async () => {
+    const response = await request(url, "GET", "/test/crash");
+    expect(response.status).to.equal(500);
+    expect(response.body).to.deep.equal({ error: "internal error", code: "internal_error" });
+  });
+
+  it("unknown routes are 404 in the same shape", async () => {
+    const response = await request(url, "GET", "/core/nothing-here");
+    expect(response.status).to.equal(404);
+    expect(response.body).to.deep.equal({ error: "no route for GET /core/nothing-here", code: "not_found" });
+  });
+
+  it("echoes a sane X-Request-Id and generates one otherwise", async () => {
+    const echoed = await request(url, "GET", "/nope", { headers: { "x-request-id": "facilitator-42" } });
+    expect(echoed.headers.get("x-request-id")).to.equal("facilitator-42");
+    const generated = await request(url, "GET", "/nope", {
+      headers: { "x-request-id": "bad id with spaces" },
+    });
+    expect(generated.headers.get("x-request-id")).to.match(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe("startCoreServer", () => {
+  it("logs one structured line per request, with the request id and no body", async () => {
+    const dir = tempDir();
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString("utf8")) as Record<string, unknown>);
+        done();
+      },
+    });
+    const core = await startCoreServer(testConfig(dir.path), { logger: pino({ level: "info" }, sink) });
+    try {
+      await post(core.url, "/auth/nonce", { address: "0x1234" }, { "x-request-id": "req-1" });
+    } finally {
+      await core.close();
+      dir.remove();
+    }
+    const line = lines.find((l) => l.msg === "request");
+    expect(line).to.deep.include({ req_id: "req-1", method: "POST", path: "/auth/nonce", status: 400 });
+    expect(JSON.stringify(lines)).to.not.include("0x1234");
+  });
+
+  it("close() drains, is idempotent, and frees the port", async () => {
+    const dir = tempDir();
+    const core = await startCoreServer(testConfig(dir.path), {});
+    const before = await request(core.url, "GET", "/nope");
+    expect(before.status).to.equal(404);
+    await Promise.all([core.close(), core.close()]);
+    let refused = false;
+    await fetch(core.url + "/nope").catch(() => (refused = true));
+    expect(refused).to.equal(true);
+    dir.remove();
+  });
+
+  it("fails to start on a busy port and closes the store it opened", async () => {
+    const first = tempDir();
+    const second = tempDir();
+    const core = await startCoreServer(testConfig(first.path), {});
+    try {
+      let caught: unknown;
+      await startCoreServer(testConfig(second.path, { port: core.port }), {}).catch(
+        (error) => (caught = error),
+      );
+      expect(String(caught)).to.match(/EADDRINUSE/);
+    } finally {
+      await core.close();
+      first.remove();
+      second.remove();
+    }
+  });
+});

@@ -1,0 +1,136 @@
+import { expect } from "chai";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  collateralFactorBps,
+  ConfigError,
+  configFromObject,
+  envNameOf,
+  loadConfig,
+  unknownEnvSettings,
+} from "../../operator/config";
+import { tempDir } from "./helpers";
+
+const SECRETS = {
+  SURETY_JWT_SECRET: "j".repeat(32),
+  SURETY_BLS_SECRET: "0x" + "01".repeat(32),
+};
+const TOKEN = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+
+function problemsOf(fn: () => unknown): readonly string[] {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error("expected a ConfigError");
+}
+
+describe("operator config", () => {
+  it("has the documented defaults", () => {
+    const config = loadConfig({ ...SECRETS });
+    expect(config).to.deep.include({
+      host: "127.0.0.1",
+      port: 8080,
+      dbFile: join(".data", "operator.sqlite"),
+      rpcUrl: "http://127.0.0.1:8545",
+      chainId: 31337,
+      deploymentFile: join("deployments", "localhost.json"),
+      operatorPrivateKey: null,
+      siweDomain: "127.0.0.1:8080",
+      siweUri: "http://127.0.0.1:8080",
+      nonceLifetimeSeconds: 300,
+      accessTokenLifetimeSeconds: 900,
+      refreshTokenLifetimeSeconds: 2_592_000,
+      timestampWindowPastSeconds: 600,
+      timestampWindowFutureSeconds: 30,
+      eip712Name: "Surety",
+      eip712Version: "1",
+      defaultCollateralFactorBps: 10_000,
+    });
+    expect(config.facilitators).to.deep.equal([]);
+  });
+
+  it("reads SURETY_* variables, normalising lists and maps", () => {
+    const config = loadConfig({
+      ...SECRETS,
+      SURETY_PORT: "9000",
+      SURETY_NETWORK: "sepolia",
+      SURETY_FACILITATORS: `${TOKEN.toLowerCase()}, ${TOKEN}`,
+      SURETY_COLLATERAL_FACTORS_BPS: `${TOKEN.toLowerCase()}:8000`,
+    });
+    expect(config.port).to.equal(9000);
+    expect(config.deploymentFile).to.equal(join("deployments", "sepolia.json"));
+    expect(config.facilitators).to.deep.equal([TOKEN]);
+    expect(collateralFactorBps(config, TOKEN)).to.equal(8000);
+    expect(collateralFactorBps(config, "0x" + "11".repeat(20))).to.equal(10_000);
+  });
+
+  it("names each bad variable and what is wrong", () => {
+    const problems = problemsOf(() =>
+      loadConfig({ SURETY_PORT: "http", SURETY_JWT_SECRET: "short", SURETY_FACILITATORS: "0x12" }),
+    );
+    expect(problems.join("\n")).to.match(/SURETY_PORT: must be an integer from 0 to 65535/);
+    expect(problems.join("\n")).to.match(/SURETY_JWT_SECRET: must be at least 32 bytes, got 5/);
+    expect(problems.join("\n")).to.match(/SURETY_BLS_SECRET: is required/);
+    expect(problems.join("\n")).to.match(
+      /SURETY_FACILITATORS: entry 0: must be a 0x-prefixed 20-byte hex address/,
+    );
+  });
+
+  it("reads a JSON file, env overriding it, and names file keys in errors", () => {
+    const dir = tempDir();
+    try {
+      const file = join(dir.path, "core.json");
+      writeFileSync(
+        file,
+        JSON.stringify({
+          port: 7000,
+          chainId: 5,
+          jwtSecret: "f".repeat(40),
+          blsSecret: SECRETS.SURETY_BLS_SECRET,
+        }),
+      );
+      const config = loadConfig({ SURETY_CONFIG_FILE: file, SURETY_CHAIN_ID: "10" });
+      expect(config.port).to.equal(7000);
+      expect(config.chainId).to.equal(10);
+
+      writeFileSync(file, JSON.stringify({ chainId: -1, colour: "blue", ...{ jwtSecret: "f".repeat(40) } }));
+      const problems = problemsOf(() =>
+        loadConfig({ SURETY_CONFIG_FILE: file, ...SECRETS, SURETY_JWT_SECRET: undefined }),
+      );
+      expect(problems).to.include("colour: unknown setting");
+      expect(problems.some((p) => p.startsWith(`${file}: chainId: must be an integer`))).to.equal(true);
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it("validates secrets and SIWE fields", () => {
+    const base = { jwtSecret: "j".repeat(32), blsSecret: "0x" + "01".repeat(32) };
+    expect(problemsOf(() => configFromObject({ ...base, blsSecret: "0x" + "01".repeat(31) }))).to.deep.equal([
+      "blsSecret: must be at least 32 bytes, got 31",
+    ]);
+    expect(
+      problemsOf(() => configFromObject({ ...base, operatorPrivateKey: "0x" + "00".repeat(32) })),
+    ).to.deep.equal(["operatorPrivateKey: is not a valid secp256k1 private key"]);
+    expect(problemsOf(() => configFromObject({ ...base, siweStatement: "two\nlines" }))[0]).to.match(
+      /single line/,
+    );
+    expect(problemsOf(() => configFromObject({ ...base, siweDomain: "https://x.test" }))[0]).to.match(
+      /authority/,
+    );
+    expect(problemsOf(() => configFromObject({ ...base, defaultCollateralFactorBps: 10_001 }))[0]).to.match(
+      /from 0 to 10000/,
+    );
+  });
+
+  it("maps field names to env names and reports unknown SURETY_* variables", () => {
+    expect(envNameOf("eip712Name")).to.equal("SURETY_EIP712_NAME");
+    expect(envNameOf("collateralFactorsBps")).to.equal("SURETY_COLLATERAL_FACTORS_BPS");
+    expect(unknownEnvSettings({ SURETY_PROT: "1", SURETY_PORT: "1", HOME: "/" })).to.deep.equal([
+      "SURETY_PROT",
+    ]);
+  });
+});
