@@ -1,0 +1,33 @@
+/**
+ * `createFacilitatorApp`: the facilitator's HTTP application without a
+ * listening socket (server.ts owns that). Order: JSON body parser, routes,
+ * 404, error handler; `/settle` carries its own parser and error handler so
+ * that even a malformed settle body is answered in settle's shape.
+ */
+import express, { type Express } from "express";
+import type { FacilitatorContext } from "./context";
+import { errorHandler, notFoundHandler, settleErrorHandler } from "./errors";
+import { healthRouter, settleRouter, supportedRouter, verifyRouter } from "./routes";
+
+/** Requests are small JSON documents (a V2 payload is a few KiB); anything larger is refused (413). */
+export const JSON_BODY_LIMIT = "64kb";
+
+export function createFacilitatorApp(context: FacilitatorContext): Express {
+  const app = express();
+  app.disable("x-powered-by");
+  const json = express.json({ limit: JSON_BODY_LIMIT });
+
+  const settle = express.Router();
+  settle.use(json);
+  settle.use(settleRouter(context));
+  settle.use(settleErrorHandler(context.logger));
+  app.use("/settle", settle);
+
+  app.use(json);
+  app.use(verifyRouter(context));
+  app.use(supportedRouter(context));
+  app.use(healthRouter(context));
+  app.use(notFoundHandler());
+  app.use(errorHandler(context.logger));
+  return app;
+}

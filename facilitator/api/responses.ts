@@ -1,0 +1,108 @@
+/**
+ * Response bodies of the facilitator. Each carries the interface spec's
+ * fields plus the names the reference x402 packages (`@x402/core`) read, so
+ * that a seller using the reference `HTTPFacilitatorClient` understands us:
+ * - verify: `invalidMessage` (human text) and `payer`;
+ * - settle: `transaction` (our settlement reference: the guarantee id, since
+ *   issuance is off chain and `txHash` is null), `network`, `payer`,
+ *   `errorReason` (= `error` on failure) and `errorMessage`.
+ */
+import type { Certificate } from "../../sdk/certificate";
+import {
+  SCHEME,
+  type SettleResult,
+  type SupportedKinds,
+  type VerifyResult,
+  X402_VERSIONS,
+} from "../../sdk/x402";
+import type { SettleOutcome } from "../settle";
+import type { VerifyOutcome } from "../verify";
+
+/** The CAIP-2 family key of `signers` in `/supported`, as the reference facilitator keys it. */
+export const EVM_SIGNER_FAMILY = "eip155:*";
+/** `errorReason` of a malformed settle request (its `error` is the message naming the field). */
+export const INVALID_REQUEST = "invalid_request";
+
+export interface VerifyBody extends VerifyResult {
+  invalidMessage: string | null;
+  payer: string;
+}
+
+export function verifyBody(outcome: VerifyOutcome): VerifyBody {
+  return {
+    isValid: outcome.isValid,
+    invalidReason: outcome.invalidReason,
+    invalidMessage: outcome.message,
+    payer: outcome.payer,
+    certificate: null,
+  };
+}
+
+export interface SettleBody extends SettleResult {
+  transaction: string;
+  network: string;
+  payer: string | null;
+  errorReason: string | null;
+  errorMessage: string | null;
+}
+
+export function settleSuccessBody(
+  certificate: Certificate,
+  guaranteeId: string,
+  network: string,
+  payer: string,
+): SettleBody {
+  return {
+    success: true,
+    error: null,
+    txHash: null,
+    networkId: network,
+    certificate,
+    transaction: guaranteeId,
+    network,
+    payer,
+    errorReason: null,
+    errorMessage: null,
+  };
+}
+
+/**
+ * A failed settlement. `error` is the code (an invalidReason, a settle error
+ * code or Core's code) except for malformed requests, where it is the
+ * message naming the field and `errorReason` is {@link INVALID_REQUEST}.
+ */
+export function settleFailureBody(
+  error: string,
+  errorReason: string,
+  errorMessage: string,
+  network: string | null,
+  payer: string | null,
+): SettleBody {
+  return {
+    success: false,
+    error,
+    txHash: null,
+    networkId: network,
+    certificate: null,
+    transaction: "",
+    network: network ?? "",
+    payer,
+    errorReason,
+    errorMessage,
+  };
+}
+
+export function settleOutcomeBody(outcome: SettleOutcome, network: string): SettleBody {
+  if (outcome.success)
+    return settleSuccessBody(outcome.certificate, outcome.guaranteeId, network, outcome.payer);
+  return settleFailureBody(outcome.error, outcome.error, outcome.message, network, outcome.payer);
+}
+
+/** One kind per x402 version for the deployment's network; `signers` lists the facilitator wallet. */
+export function supportedBody(network: string, facilitatorWallet: string): SupportedKinds {
+  return {
+    kinds: X402_VERSIONS.map((x402Version) => ({ x402Version, scheme: SCHEME, network })),
+    extensions: [],
+    signers: { [EVM_SIGNER_FAMILY]: [facilitatorWallet] },
+  };
+}

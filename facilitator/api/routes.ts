@@ -1,0 +1,110 @@
+/**
+ * The four facilitator endpoints (interface spec: POST /verify, POST /settle,
+ * GET /supported, GET /health). Request parsing comes first so that a
+ * malformed body is a 400 even when Core is away.
+ */
+import { Router } from "express";
+import { sameAddress } from "../../sdk/wire";
+import { settlePayment } from "../settle";
+import { parsePaymentRequest, verifyPayment } from "../verify";
+import { DeploymentUnavailableError, type FacilitatorContext, loadDeployment } from "./context";
+import { settleFailureBody, settleOutcomeBody, supportedBody, verifyBody } from "./responses";
+
+/** `code` of a 500 answer when Core's public params cannot be loaded. */
+export const DEPLOYMENT_UNAVAILABLE = "core_unavailable";
+
+export function verifyRouter(context: FacilitatorContext): Router {
+  const router = Router();
+  router.post("/verify", async (req, res) => {
+    const request = parsePaymentRequest(req.body);
+    let deployment;
+    try {
+      deployment = await loadDeployment(context);
+    } catch (error) {
+      if (!(error instanceof DeploymentUnavailableError)) throw error;
+      res.status(500).json({ error: error.message, code: DEPLOYMENT_UNAVAILABLE });
+      return;
+    }
+    const { clock, timestampWindow } = context;
+    res.json(verifyBody(verifyPayment(request, { deployment, clock, timestampWindow })));
+  });
+  return router;
+}
+
+/** Mounted at `/settle` with its own error handler (settle's failure shape). */
+export function settleRouter(context: FacilitatorContext): Router {
+  const router = Router();
+  router.post("/", async (req, res) => {
+    const request = parsePaymentRequest(req.body);
+    const payer = request.paymentPayload.payload.claims.user;
+    let deployment;
+    try {
+      deployment = await loadDeployment(context);
+    } catch (error) {
+      if (!(error instanceof DeploymentUnavailableError)) throw error;
+      res
+        .status(500)
+        .json(settleFailureBody(DEPLOYMENT_UNAVAILABLE, DEPLOYMENT_UNAVAILABLE, error.message, null, payer));
+      return;
+    }
+    const { clock, timestampWindow, core } = context;
+    const outcome = await settlePayment(request, { deployment, clock, timestampWindow, core });
+    if (outcome.success) {
+      context.logger.info(
+        { guaranteeId: outcome.guaranteeId, replayed: outcome.replayed },
+        "guarantee settled",
+      );
+    } else {
+      const level = outcome.status >= 500 ? "warn" : "debug";
+      context.logger[level]({ error: outcome.error, detail: outcome.message }, "settlement refused");
+    }
+    res.status(outcome.success ? 200 : outcome.status).json(settleOutcomeBody(outcome, deployment.network));
+  });
+  return router;
+}
+
+export function supportedRouter(context: FacilitatorContext): Router {
+  const router = Router();
+  router.get("/supported", async (_req, res) => {
+    let deployment;
+    try {
+      deployment = await loadDeployment(context);
+    } catch (error) {
+      if (!(error instanceof DeploymentUnavailableError)) throw error;
+      res
+        .status(500)
+        .json({ error: `capabilities could not be loaded: ${error.message}`, code: DEPLOYMENT_UNAVAILABLE });
+      return;
+    }
+    res.json(supportedBody(deployment.network, context.wallet));
+  });
+  return router;
+}
+
+/**
+ * Healthy means Core answers now and its public params load (and, with a
+ * pinned deployment, describe the same chain and Vault): without them
+ * nothing can be settled.
+ */
+export function healthRouter(context: FacilitatorContext): Router {
+  const router = Router();
+  router.get("/health", async (_req, res) => {
+    try {
+      const current = await context.core.getDeployment({ fresh: true });
+      const pinned = context.pinnedDeployment;
+      if (
+        pinned !== null &&
+        (pinned.chainId !== current.chainId || !sameAddress(pinned.vault, current.vault))
+      ) {
+        throw new Error("Core serves a different chain or Vault than the pinned deployment");
+      }
+    } catch (error) {
+      const detail = error instanceof Error ? error.message : String(error);
+      context.logger.warn({ err: error }, "health check failed");
+      res.status(503).json({ status: "fail", error: detail });
+      return;
+    }
+    res.json({ status: "ok" });
+  });
+  return router;
+}

@@ -1,0 +1,198 @@
+/**
+ * Facilitator configuration: one typed object from defaults and
+ * `SURETY_FACILITATOR_*` environment variables (or a plain object in tests).
+ * Every value is validated at startup; a bad value stops the process with a
+ * message naming the variable and what is wrong with it.
+ */
+import { SigningKey, computeAddress } from "ethers";
+import { SECP256K1_N } from "../sdk/eip712";
+
+export const FACILITATOR_ENV_PREFIX = "SURETY_FACILITATOR_";
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type FacilitatorLogLevel = (typeof LOG_LEVELS)[number];
+
+export interface FacilitatorConfig {
+  /** Interface the HTTP server binds to. */
+  host: string;
+  /** TCP port; 0 picks a free port (tests). */
+  port: number;
+  logLevel: FacilitatorLogLevel;
+  /** Core's base URL, without a trailing slash (e.g. `http://127.0.0.1:8080`). */
+  coreUrl: string;
+  /** The facilitator wallet (0x hex secp256k1 key): its SIWE identity towards Core. */
+  privateKey: string;
+  /** Chain the facilitator expects Core to serve; null accepts Core's. A mismatch fails health and verification. */
+  chainId: number | null;
+  /** Accepted claim timestamps: now − past ≤ timestamp ≤ now + future (same defaults as Core). */
+  timestampWindowPastSeconds: number;
+  timestampWindowFutureSeconds: number;
+  /** Deadline of each HTTP request to Core, in milliseconds. */
+  coreTimeoutMs: number;
+  /** How long Core's public parameters are reused before they are fetched again. */
+  publicParamsTtlSeconds: number;
+}
+
+/** Raw values as they come from env vars or a test; validated by {@link facilitatorConfigFromObject}. */
+export type FacilitatorConfigInput = { [K in keyof FacilitatorConfig]?: unknown };
+
+/** The configuration is unusable; `problems` lists each bad setting. */
+export class FacilitatorConfigError extends Error {
+  override readonly name = "FacilitatorConfigError";
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid facilitator configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+}
+
+interface FieldSpec<T> {
+  parse: (raw: unknown) => T;
+  /** Absent means required. */
+  fallback?: () => T;
+}
+type FieldTable = { [K in keyof FacilitatorConfig]: FieldSpec<FacilitatorConfig[K]> };
+
+const MAX_PORT = 65_535;
+/** An HTTP deadline longer than this is a misconfiguration, not patience. */
+const MAX_TIMEOUT_MS = 10 * 60 * 1000;
+
+const FIELDS: FieldTable = {
+  host: { parse: nonEmptyString, fallback: () => "127.0.0.1" },
+  port: { parse: (raw) => integer(raw, 0, MAX_PORT), fallback: () => 8402 },
+  logLevel: { parse: logLevel, fallback: () => "info" },
+  coreUrl: { parse: httpUrl, fallback: () => "http://127.0.0.1:8080" },
+  privateKey: { parse: privateKey },
+  chainId: { parse: optionalChainId, fallback: () => null },
+  timestampWindowPastSeconds: {
+    parse: (raw) => integer(raw, 0, Number.MAX_SAFE_INTEGER),
+    fallback: () => 600,
+  },
+  timestampWindowFutureSeconds: {
+    parse: (raw) => integer(raw, 0, Number.MAX_SAFE_INTEGER),
+    fallback: () => 30,
+  },
+  coreTimeoutMs: { parse: (raw) => integer(raw, 1, MAX_TIMEOUT_MS), fallback: () => 10_000 },
+  publicParamsTtlSeconds: { parse: (raw) => integer(raw, 0, Number.MAX_SAFE_INTEGER), fallback: () => 60 },
+};
+
+const FIELD_NAMES = Object.keys(FIELDS) as (keyof FacilitatorConfig)[];
+
+/** `coreUrl` → `SURETY_FACILITATOR_CORE_URL`. */
+export function facilitatorEnvName(field: keyof FacilitatorConfig): string {
+  return FACILITATOR_ENV_PREFIX + field.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase();
+}
+
+/** Validates raw values; `describe` names a field in messages (env var name in {@link loadFacilitatorConfig}). */
+export function facilitatorConfigFromObject(
+  input: FacilitatorConfigInput,
+  describe: (field: keyof FacilitatorConfig) => string = (field) => field,
+): FacilitatorConfig {
+  const problems: string[] = [];
+  for (const key of Object.keys(input)) {
+    if (!(key in FIELDS)) problems.push(`${key}: unknown setting`);
+  }
+  const resolved: Partial<Record<keyof FacilitatorConfig, unknown>> = {};
+  for (const field of FIELD_NAMES) {
+    const spec = FIELDS[field] as FieldSpec<unknown>;
+    const raw = input[field];
+    try {
+      if (raw === undefined) {
+        if (!spec.fallback) throw new Error("is required");
+        resolved[field] = spec.fallback();
+      } else {
+        resolved[field] = spec.parse(raw);
+      }
+    } catch (error) {
+      problems.push(`${describe(field)}: ${(error as Error).message}`);
+    }
+  }
+  if (problems.length > 0) throw new FacilitatorConfigError(problems);
+  return Object.freeze(resolved as FacilitatorConfig);
+}
+
+/** The startup path: defaults overridden by `SURETY_FACILITATOR_*` variables. */
+export function loadFacilitatorConfig(env: NodeJS.ProcessEnv = process.env): FacilitatorConfig {
+  const input: FacilitatorConfigInput = {};
+  for (const field of FIELD_NAMES) {
+    const value = env[facilitatorEnvName(field)];
+    if (value !== undefined) input[field] = value;
+  }
+  return facilitatorConfigFromObject(input, facilitatorEnvName);
+}
+
+/** `SURETY_FACILITATOR_*` variables nobody reads: worth a startup warning (a typo silently means a default). */
+export function unknownFacilitatorEnv(env: NodeJS.ProcessEnv = process.env): string[] {
+  const known = new Set(FIELD_NAMES.map(facilitatorEnvName));
+  return Object.keys(env).filter((name) => name.startsWith(FACILITATOR_ENV_PREFIX) && !known.has(name));
+}
+
+/** The facilitator wallet's address (EIP-55). */
+export function facilitatorAddress(config: Pick<FacilitatorConfig, "privateKey">): string {
+  return computeAddress(config.privateKey);
+}
+
+// ---- value parsers: each throws an Error saying what is wrong (never echoing secrets) ----
+
+function describeValue(raw: unknown): string {
+  if (raw === null) return "null";
+  if (Array.isArray(raw)) return "an array";
+  return typeof raw === "string" ? JSON.stringify(raw) : typeof raw;
+}
+
+function nonEmptyString(raw: unknown): string {
+  if (typeof raw !== "string" || raw.trim() === "") {
+    throw new Error(`must be a non-empty string, got ${describeValue(raw)}`);
+  }
+  return raw.trim();
+}
+
+function integer(raw: unknown, min: number, max: number): number {
+  const value = typeof raw === "string" && /^[0-9]+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new Error(`must be an integer from ${min} to ${max}, got ${describeValue(raw)}`);
+  }
+  return value;
+}
+
+function optionalChainId(raw: unknown): number | null {
+  if (raw === null || raw === "") return null;
+  return integer(raw, 1, Number.MAX_SAFE_INTEGER);
+}
+
+function logLevel(raw: unknown): FacilitatorLogLevel {
+  const value = nonEmptyString(raw);
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) {
+    throw new Error(`must be one of ${LOG_LEVELS.join(", ")}`);
+  }
+  return value as FacilitatorLogLevel;
+}
+
+function httpUrl(raw: unknown): string {
+  const value = nonEmptyString(raw);
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new Error(`must be an absolute URL, got ${JSON.stringify(value)}`);
+  }
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
+    throw new Error("must use http: or https:");
+  if (parsed.search !== "" || parsed.hash !== "") throw new Error("must not carry a query or fragment");
+  return value.replace(/\/+$/, "");
+}
+
+function privateKey(raw: unknown): string {
+  // The message never includes the value: it is a secret.
+  if (typeof raw !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(raw.trim())) {
+    throw new Error("must be a 0x-prefixed 32-byte hex secp256k1 private key");
+  }
+  const key = raw.trim().toLowerCase();
+  // ethers does not range-check the scalar: a key must be in [1, n − 1].
+  const scalar = BigInt(key);
+  if (scalar === 0n || scalar >= SECP256K1_N) throw new Error("is not a valid secp256k1 private key");
+  try {
+    new SigningKey(key);
+  } catch {
+    throw new Error("is not a valid secp256k1 private key");
+  }
+  return key;
+}

@@ -1,0 +1,248 @@
+/**
+ * The facilitator's verification of a payment: a pure function of the parsed
+ * request, the deployment parameters and the clock. It never contacts Core,
+ * so `/verify` answers in microseconds and `/settle` can re-run it before
+ * spending a Core round trip.
+ *
+ * Checks run cheapest first and stop at the first failure, so each invalid
+ * payment gets exactly one stable reason (facilitator/invalid-reasons.ts);
+ * the signature (the only costly check) runs last.
+ */
+import type { GuaranteeClaims, ValidationPolicy } from "../sdk/claims";
+import { recoverGuaranteeSigner } from "../sdk/eip712";
+import { SignatureError, WireError } from "../sdk/errors";
+import { guaranteeId, validationRequestHash } from "../sdk/ids";
+import {
+  type FacilitatorRequest,
+  type PaymentRequirements,
+  SCHEME,
+  parseFacilitatorRequest,
+  payloadNetwork,
+  payloadScheme,
+  policyFromExtra,
+  requiredAmount,
+} from "../sdk/x402";
+import { sameAddress } from "../sdk/wire";
+import type { Clock } from "./clock";
+import type { DeploymentParams } from "./deployment";
+import type { InvalidReason } from "./invalid-reasons";
+
+export interface TimestampWindow {
+  /** A claim may be at most this many seconds old. */
+  pastSeconds: number;
+  /** A claim may be at most this many seconds ahead of the clock. */
+  futureSeconds: number;
+}
+
+export interface VerificationContext {
+  deployment: DeploymentParams;
+  clock: Clock;
+  timestampWindow: TimestampWindow;
+}
+
+export type VerifyOutcome =
+  | { isValid: true; invalidReason: null; message: null; payer: string }
+  | { isValid: false; invalidReason: InvalidReason; message: string; payer: string };
+
+/**
+ * Parses a `/verify` or `/settle` body (sdk parsers; the x402 version is
+ * resolved from the body or the payload) and insists on what verification
+ * needs beyond the envelope: an amount in the requirements. Throws WireError
+ * naming the field (→ 400).
+ */
+export function parsePaymentRequest(body: unknown): FacilitatorRequest {
+  const request = parseFacilitatorRequest(body);
+  if (requiredAmount(request.paymentRequirements) === undefined) {
+    throw new WireError("paymentRequirements.amount", "is required (or maxAmountRequired)");
+  }
+  return request;
+}
+
+/** Verifies a parsed request. Never throws for an invalid payment; only for a programming error. */
+export function verifyPayment(request: FacilitatorRequest, context: VerificationContext): VerifyOutcome {
+  const { claims, signature, scheme } = request.paymentPayload.payload;
+  const payer = claims.user;
+  const invalid = (invalidReason: InvalidReason, message: string): VerifyOutcome => ({
+    isValid: false,
+    invalidReason,
+    message,
+    payer,
+  });
+  const problem = checkPayment(request, context);
+  if (problem !== null) return invalid(...problem);
+
+  let signer: string;
+  try {
+    signer = recoverGuaranteeSigner(context.deployment.hasher, claims, signature, scheme);
+  } catch (error) {
+    if (error instanceof SignatureError || error instanceof WireError) {
+      return invalid("invalid_signature", error.message);
+    }
+    throw error;
+  }
+  if (!sameAddress(signer, claims.user)) {
+    return invalid("signer_mismatch", `signature was made by ${signer}, not by user_address ${claims.user}`);
+  }
+  return { isValid: true, invalidReason: null, message: null, payer };
+}
+
+type Problem = [InvalidReason, string];
+
+/** Every check except the signature, in order; null when all pass. */
+function checkPayment(request: FacilitatorRequest, context: VerificationContext): Problem | null {
+  const { deployment } = context;
+  const requirements = request.paymentRequirements;
+  const payload = request.paymentPayload;
+  const claims = payload.payload.claims;
+
+  if (requirements.scheme !== SCHEME) {
+    return ["unsupported_scheme", `paymentRequirements.scheme must be "${SCHEME}"`];
+  }
+  const scheme = payloadScheme(payload);
+  if (scheme !== undefined && scheme !== SCHEME) {
+    return ["unsupported_scheme", `paymentPayload.scheme must be "${SCHEME}"`];
+  }
+  if (requirements.network !== deployment.network) {
+    return ["unsupported_network", `paymentRequirements.network must be "${deployment.network}"`];
+  }
+  const network = payloadNetwork(payload);
+  if (network !== undefined && network !== requirements.network) {
+    return ["network_mismatch", "paymentPayload.network differs from paymentRequirements.network"];
+  }
+  if (payload.x402Version === 2) {
+    const difference = requirementsDifference(payload.accepted, requirements);
+    if (difference !== null) {
+      return ["accepted_mismatch", `paymentPayload.accepted.${difference} differs from paymentRequirements`];
+    }
+  }
+
+  if (!sameAddress(claims.recipient, requirements.payTo)) {
+    return ["recipient_mismatch", "claims.recipient_address differs from paymentRequirements.payTo"];
+  }
+  if (!sameAddress(claims.asset, requirements.asset)) {
+    return ["asset_mismatch", "claims.asset_address differs from paymentRequirements.asset"];
+  }
+  const amount = requiredAmount(requirements);
+  if (claims.amount !== amount) {
+    return ["amount_mismatch", `claims.amount is ${claims.amount}, the requirements ask for ${amount}`];
+  }
+  if (!deployment.acceptedVersions.includes(claims.version)) {
+    return [
+      "unsupported_version",
+      `claims.version ${claims.version} is not accepted (accepted: ${deployment.acceptedVersions.join(", ")})`,
+    ];
+  }
+
+  const now = context.clock.nowSeconds();
+  if (claims.timestamp < now - context.timestampWindow.pastSeconds) {
+    return [
+      "timestamp_too_old",
+      `claims.timestamp is more than ${context.timestampWindow.pastSeconds} s old`,
+    ];
+  }
+  if (claims.timestamp > now + context.timestampWindow.futureSeconds) {
+    return [
+      "timestamp_in_future",
+      `claims.timestamp is more than ${context.timestampWindow.futureSeconds} s in the future`,
+    ];
+  }
+  return checkPolicy(claims, requirements, deployment, now);
+}
+
+/**
+ * V2 policy checks. The requirements decide which kind of guarantee the
+ * seller accepts: a policy in `extra` demands a V2 guarantee under exactly
+ * that policy, and no policy demands a V1 guarantee (a V2 guarantee is only
+ * payable after validation, which a seller who asked for none did not agree to).
+ */
+function checkPolicy(
+  claims: GuaranteeClaims,
+  requirements: PaymentRequirements,
+  deployment: DeploymentParams,
+  now: number,
+): Problem | null {
+  const required = policyFromExtra(requirements.extra ?? null);
+  if (claims.version === 1) {
+    if (required !== null) {
+      return [
+        "policy_required",
+        "paymentRequirements.extra asks for a validation policy; claims are version 1",
+      ];
+    }
+    return null;
+  }
+  const policy = claims.policy;
+  if (required === null) {
+    return [
+      "policy_mismatch",
+      "claims carry a validation policy but paymentRequirements.extra asks for none",
+    ];
+  }
+  const difference = policyDifference(policy, required);
+  if (difference !== null) {
+    return [
+      "policy_mismatch",
+      `claims.validation_policy.${difference} differs from paymentRequirements.extra`,
+    ];
+  }
+  if (!deployment.trustedRegistries.some((registry) => sameAddress(registry, policy.registry))) {
+    return ["untrusted_registry", `validation registry ${policy.registry} is not trusted by Core`];
+  }
+  if (policy.deadline <= now) {
+    return ["policy_expired", "claims.validation_policy.validation_deadline has passed"];
+  }
+  for (const [source, integrity] of [
+    ["claims.validation_policy", policy],
+    ["paymentRequirements.extra", required],
+  ] as const) {
+    if (integrity.chainId !== undefined && integrity.chainId !== deployment.chainId) {
+      return ["policy_chain_mismatch", `${source}.validation_chain_id is not ${deployment.chainId}`];
+    }
+    if (integrity.requestHash !== undefined) {
+      const id = guaranteeId(deployment, claims.user, claims.reqId);
+      const expected = validationRequestHash(deployment.chainId, policy, id).toLowerCase();
+      if (integrity.requestHash !== expected) {
+        return [
+          "policy_request_hash_mismatch",
+          `${source}.validation_request_hash is not the validation request hash of this guarantee`,
+        ];
+      }
+    }
+  }
+  return null;
+}
+
+/** The first signed policy field that differs (wire name), or null. Integrity fields are not compared. */
+function policyDifference(a: ValidationPolicy, b: ValidationPolicy): string | null {
+  if (!sameAddress(a.registry, b.registry)) return "validation_registry_address";
+  if (!sameAddress(a.validator, b.validator)) return "validator_address";
+  if (a.agentId !== b.agentId) return "validator_agent_id";
+  if (a.minScore !== b.minScore) return "min_validation_score";
+  if (a.jobHash !== b.jobHash) return "job_hash";
+  if (a.tag !== b.tag) return "required_validation_tag";
+  if (a.deadline !== b.deadline) return "validation_deadline";
+  return null;
+}
+
+/** The first payment-relevant field of two requirements that differs, or null. */
+function requirementsDifference(
+  accepted: PaymentRequirements,
+  requirements: PaymentRequirements,
+): string | null {
+  if (accepted.scheme !== requirements.scheme) return "scheme";
+  if (accepted.network !== requirements.network) return "network";
+  if (!sameAddress(accepted.payTo, requirements.payTo)) return "payTo";
+  if (!sameAddress(accepted.asset, requirements.asset)) return "asset";
+  if (requiredAmount(accepted) !== requiredAmount(requirements)) return "amount";
+  const acceptedPolicy = policyFromExtra(accepted.extra ?? null, "paymentPayload.accepted.extra");
+  const requiredPolicy = policyFromExtra(requirements.extra ?? null);
+  if ((acceptedPolicy === null) !== (requiredPolicy === null)) return "extra";
+  if (
+    acceptedPolicy !== null &&
+    requiredPolicy !== null &&
+    policyDifference(acceptedPolicy, requiredPolicy)
+  ) {
+    return "extra";
+  }
+  return null;
+}
