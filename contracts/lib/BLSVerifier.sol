@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
+
+/// @title BLSVerifier
+/// @notice Verifies BLS12-381 signatures in the minimal-pubkey-size variant (public key in G1,
+/// signature in G2) with the EIP-2537 precompiles, for a caller-chosen hash-to-curve tag.
+/// @dev Surety's certificates are signed with `@chainsafe/blst`, which hard-codes the
+/// proof-of-possession tag `POP_DST`; solady's `BLS.hashToG2` hard-codes the `_NUL_` tag, so this
+/// library carries its own RFC 9380 hash_to_curve (BLS12381G2_XMD:SHA-256_SSWU_RO_) that takes the
+/// tag as a parameter. Points use solady's EIP-2537 structs (big-endian, 64 bytes per Fp element).
+///
+/// Invalid points: `verify` never reverts because of the public key or the signature. A point that
+/// is not canonically encoded, not on the curve or not in the prime-order subgroup makes the
+/// pairing precompile fail, and `verify` then returns false. Per EIP-2537 a failing precompile
+/// consumes all gas forwarded to it (63/64 of what is left), so a submitter of a malformed
+/// signature pays for it; the 1/64 kept back is enough for the caller to revert with its own error.
+/// The point at infinity is rejected for both the key and the signature before any precompile
+/// runs: an identity public key would make the pairing check pass for any message.
+library BLSVerifier {
+    /// @notice The hash-to-curve tag of Surety certificates (the one `@chainsafe/blst` signs with).
+    bytes internal constant POP_DST = "BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_POP_";
+
+    /// @dev RFC 9380 §5.3.1: a tag longer than 255 bytes needs the oversize-DST procedure, which
+    /// this library does not implement; an empty tag is forbidden (§3.1).
+    uint256 private constant MAX_DST_LENGTH = 255;
+
+    /// @dev expand_message_xmd output length: 2 Fp2 elements x 2 Fp x L (64) bytes.
+    uint256 private constant EXPANDED_LENGTH = 256;
+
+    /// @dev Number of SHA-256 output blocks in the expanded message (EXPANDED_LENGTH / 32).
+    uint256 private constant EXPANDED_BLOCKS = 8;
+
+    /// @dev SHA-256 input block size in bytes (the Z_pad prefix of msg_prime).
+    uint256 private constant SHA256_BLOCK_SIZE = 64;
+
+    /// @dev SHA-256 output length in bytes.
+    uint256 private constant SHA256_OUTPUT_LENGTH = 32;
+
+    /// @dev The SHA-256 and modular exponentiation precompiles.
+    address private constant SHA256_PRECOMPILE = address(0x02);
+    address private constant MODEXP_PRECOMPILE = address(0x05);
+
+    /// @dev Field modulus p of BLS12-381 as two big-endian words (the top 16 bytes are zero).
+    bytes32 private constant P_HI = 0x000000000000000000000000000000001a0111ea397fe69a4b1ba7b6434bacd7;
+    bytes32 private constant P_LO = 0x64774b84f38512bf6730d2a0f6b0f6241eabfffeb153ffffb9feffffffffaaab;
+
+    /// @dev Length in bytes of one hash_to_field element (L), of the modexp exponent and modulus.
+    uint256 private constant FIELD_ELEMENT_LENGTH = 64;
+    uint256 private constant EXPONENT_LENGTH = 32;
+
+    /// @dev The negated generator of G1, -G1 = (x, p - y), so that the single pairing check
+    /// e(pk, H(m)) * e(-G1, sig) == 1 expresses e(pk, H(m)) == e(G1, sig).
+    bytes32 private constant NEG_G1_X_A = 0x0000000000000000000000000000000017f1d3a73197d7942695638c4fa9ac0f;
+    bytes32 private constant NEG_G1_X_B = 0xc3688c4f9774b905a14e3a3f171bac586c55e83ff97a1aeffb3af00adb22c6bb;
+    bytes32 private constant NEG_G1_Y_A = 0x00000000000000000000000000000000114d1d6855d545a8aa7d76c8cf2e21f2;
+    bytes32 private constant NEG_G1_Y_B = 0x67816aef1db507c96655b9d5caac42364e6f38ba0ecb751bad54dcd6b939c2ca;
+
+    /// @dev The pairing precompile returns a 32-byte word equal to 1 when the product is the identity.
+    uint256 private constant PAIRING_RESULT_LENGTH = 32;
+    uint256 private constant PAIRING_SUCCESS = 1;
+
+    /// @notice The hash-to-curve tag is empty or longer than 255 bytes.
+    error InvalidDstLength(uint256 length);
+
+    /// @notice The SHA-256 precompile failed (only possible when out of gas).
+    error Sha256Failed();
+
+    /// @notice The modexp precompile failed (only possible when out of gas).
+    error ModExpFailed();
+
+    /// @notice RFC 9380 hash_to_curve onto G2 (suite BLS12381G2_XMD:SHA-256_SSWU_RO_) with tag `dst`.
+    /// @param message The message to hash (any length).
+    /// @param dst The domain separation tag, 1 to 255 bytes.
+    /// @return The hashed point in EIP-2537 form.
+    function hashToG2(bytes memory message, bytes memory dst) internal view returns (BLS.G2Point memory) {
+        bytes32[EXPANDED_BLOCKS] memory uniform = expandMessageXmd(message, dst);
+        // hash_to_field with count 2, m 2, L 64: u0 = (uniform[0..64), uniform[64..128)), u1 = the rest.
+        BLS.Fp2 memory u0 = _fp2(uniform[0], uniform[1], uniform[2], uniform[3]);
+        BLS.Fp2 memory u1 = _fp2(uniform[4], uniform[5], uniform[6], uniform[7]);
+        // MAP_FP2_TO_G2 maps with SSWU and clears the cofactor; clearing is a homomorphism, so
+        // clear(map(u0)) + clear(map(u1)) equals RFC 9380's clear(map(u0) + map(u1)).
+        return BLS.add(BLS.toG2(u0), BLS.toG2(u1));
+    }
+
+    /// @notice Checks a BLS signature: e(publicKey, H(message)) == e(G1, signature).
+    /// @dev Returns false (never reverts) for an invalid key or signature; see the library notes.
+    /// @param publicKey The signer's public key in G1 (EIP-2537 form).
+    /// @param message The signed message.
+    /// @param signature The signature in G2 (EIP-2537 form).
+    /// @param dst The hash-to-curve tag the signer used (`POP_DST` for Surety certificates).
+    /// @return Whether the signature is valid.
+    function verify(
+        BLS.G1Point memory publicKey,
+        bytes memory message,
+        BLS.G2Point memory signature,
+        bytes memory dst
+    ) internal view returns (bool) {
+        if (_isInfinity(publicKey) || _isInfinity(signature)) return false;
+        BLS.G2Point memory hashed = hashToG2(message, dst);
+        BLS.G1Point memory negG1 = BLS.G1Point(NEG_G1_X_A, NEG_G1_X_B, NEG_G1_Y_A, NEG_G1_Y_B);
+        // Each pair is a G1 point (128 bytes) followed by a G2 point (256 bytes); the structs hold
+        // only static words, so abi.encode lays them out exactly as the precompile expects.
+        (bool ok, bytes memory result) = BLS.BLS12_PAIRING_CHECK.staticcall(
+            abi.encode(publicKey, hashed, negG1, signature)
+        );
+        return ok && result.length == PAIRING_RESULT_LENGTH && uint256(bytes32(result)) == PAIRING_SUCCESS;
+    }
+
+    /// @notice RFC 9380 §5.3.1 expand_message_xmd with SHA-256 and len_in_bytes = 256.
+    /// @param message The message.
+    /// @param dst The domain separation tag, 1 to 255 bytes.
+    /// @return uniform The 256 output bytes as eight 32-byte blocks b_1 .. b_8.
+    function expandMessageXmd(
+        bytes memory message,
+        bytes memory dst
+    ) internal view returns (bytes32[EXPANDED_BLOCKS] memory uniform) {
+        if (dst.length == 0 || dst.length > MAX_DST_LENGTH) revert InvalidDstLength(dst.length);
+        bytes memory dstPrime = abi.encodePacked(dst, uint8(dst.length));
+        // msg_prime = Z_pad || msg || I2OSP(len_in_bytes, 2) || I2OSP(0, 1) || DST_prime
+        bytes32 b0 = _sha256(
+            abi.encodePacked(
+                new bytes(SHA256_BLOCK_SIZE),
+                message,
+                uint16(EXPANDED_LENGTH),
+                uint8(0),
+                dstPrime
+            )
+        );
+        uniform[0] = _sha256(abi.encodePacked(b0, uint8(1), dstPrime));
+        for (uint256 i = 1; i < EXPANDED_BLOCKS; ++i) {
+            // b_(i+1) = H(strxor(b_0, b_i) || I2OSP(i + 1, 1) || DST_prime)
+            uniform[i] = _sha256(abi.encodePacked(b0 ^ uniform[i - 1], uint8(i + 1), dstPrime));
+        }
+    }
+
+    /// @dev Builds an Fp2 element from two 64-byte big-endian integers, each reduced mod p.
+    function _fp2(
+        bytes32 c0Hi,
+        bytes32 c0Lo,
+        bytes32 c1Hi,
+        bytes32 c1Lo
+    ) private view returns (BLS.Fp2 memory r) {
+        (r.c0_a, r.c0_b) = _reduceModP(c0Hi, c0Lo);
+        (r.c1_a, r.c1_b) = _reduceModP(c1Hi, c1Lo);
+    }
+
+    /// @dev (hi || lo) mod p via the modexp precompile (base^1 mod p), as two big-endian words.
+    function _reduceModP(bytes32 hi, bytes32 lo) private view returns (bytes32, bytes32) {
+        (bool ok, bytes memory out) = MODEXP_PRECOMPILE.staticcall(
+            abi.encodePacked(
+                FIELD_ELEMENT_LENGTH,
+                EXPONENT_LENGTH,
+                FIELD_ELEMENT_LENGTH,
+                hi,
+                lo,
+                uint256(1),
+                P_HI,
+                P_LO
+            )
+        );
+        if (!ok || out.length != FIELD_ELEMENT_LENGTH) revert ModExpFailed();
+        return abi.decode(out, (bytes32, bytes32));
+    }
+
+    /// @dev SHA-256 through the precompile, with a named error instead of an empty revert.
+    function _sha256(bytes memory data) private view returns (bytes32) {
+        (bool ok, bytes memory out) = SHA256_PRECOMPILE.staticcall(data);
+        if (!ok || out.length != SHA256_OUTPUT_LENGTH) revert Sha256Failed();
+        return bytes32(out);
+    }
+
+    /// @dev EIP-2537 encodes the point at infinity as all zeros.
+    function _isInfinity(BLS.G1Point memory p) private pure returns (bool) {
+        return (p.x_a | p.x_b | p.y_a | p.y_b) == bytes32(0);
+    }
+
+    function _isInfinity(BLS.G2Point memory p) private pure returns (bool) {
+        return
+            (p.x_c0_a | p.x_c0_b | p.x_c1_a | p.x_c1_b | p.y_c0_a | p.y_c0_b | p.y_c1_a | p.y_c1_b) ==
+            bytes32(0);
+    }
+}

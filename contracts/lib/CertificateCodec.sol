@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+/// @title CertificateCodec
+/// @notice Decodes the claims a Surety certificate signs and derives the hashes that bind them
+/// (ARCHITECTURE.md §4, §5, §10). The TypeScript SDK holds the one encoder; tests check both agree.
+/// @dev claims = abi.encode(uint64 version, bytes32 domain, bytes32 guaranteeId, address user,
+/// address recipient, uint256 reqId, uint256 amount, address asset, uint64 timestamp, bytes policy)
+/// with policy = 0x for V1 and abi.encode(address registry, address validator, uint256 agentId,
+/// uint8 minScore, bytes32 jobHash, string tag, uint64 deadline) for V2.
+///
+/// Decoding is strict: the bytes must be the canonical ABI encoding of the decoded values (so one set
+/// of claims has exactly one byte string, and one BLS signature), the version must be 1 or 2, a V1
+/// policy must be empty and a V2 policy must not be. Malformed ABI data reverts in `abi.decode`.
+library CertificateCodec {
+    /// @notice The claims of a certificate, in encoding order.
+    struct CertificateClaims {
+        uint64 version;
+        bytes32 domain;
+        bytes32 guaranteeId;
+        address user;
+        address recipient;
+        uint256 reqId;
+        uint256 amount;
+        address asset;
+        uint64 timestamp;
+        bytes policy;
+    }
+
+    /// @notice The validation policy of a V2 guarantee (ERC-8004 style registry).
+    struct ValidationPolicy {
+        address registry;
+        address validator;
+        uint256 agentId;
+        uint8 minScore;
+        bytes32 jobHash;
+        string tag;
+        uint64 deadline;
+    }
+
+    /// @dev Head of the ABI encoding of a dynamic struct: the offset of its body.
+    uint256 private constant TUPLE_OFFSET = 0x20;
+
+    /// @notice Claims version of a plain guarantee (no validation policy).
+    uint64 internal constant VERSION_V1 = 1;
+
+    /// @notice Claims version of a guarantee gated by a validation policy.
+    uint64 internal constant VERSION_V2 = 2;
+
+    /// @notice Tag of the certificate domain separator.
+    bytes32 internal constant CERTIFICATE_DOMAIN_TAG = keccak256("SURETY_CERTIFICATE_V1");
+
+    /// @notice Tag of the guarantee identity.
+    bytes32 internal constant GUARANTEE_ID_TAG = keccak256("SURETY_GUARANTEE_ID_V1");
+
+    /// @notice Tag of the validation request hash.
+    bytes32 internal constant VALIDATION_REQUEST_TAG = keccak256("SURETY_VALIDATION_REQUEST_V1");
+
+    /// @notice The claims carry a version other than 1 or 2.
+    error UnsupportedClaimsVersion(uint64 version);
+
+    /// @notice A V1 claim carries a non-empty policy, or a V2 claim carries an empty one.
+    error PolicyMismatch(uint64 version, uint256 policyLength);
+
+    /// @notice The bytes decode, but are not the canonical ABI encoding of what they decode to.
+    error NonCanonicalEncoding();
+
+    /// @notice Decodes certificate claims.
+    /// @param data The raw claims bytes (the BLS-signed message).
+    /// @return claims The decoded claims; `policy` is left encoded (see `decodePolicy`).
+    function decodeClaims(bytes memory data) internal pure returns (CertificateClaims memory claims) {
+        bytes memory tuple = _asTuple(data);
+        claims = abi.decode(tuple, (CertificateClaims));
+        if (keccak256(abi.encode(claims)) != keccak256(tuple)) revert NonCanonicalEncoding();
+        if (claims.version == VERSION_V1) {
+            if (claims.policy.length != 0) revert PolicyMismatch(claims.version, claims.policy.length);
+        } else if (claims.version == VERSION_V2) {
+            if (claims.policy.length == 0) revert PolicyMismatch(claims.version, 0);
+        } else {
+            revert UnsupportedClaimsVersion(claims.version);
+        }
+    }
+
+    /// @notice Decodes the validation policy of V2 claims.
+    /// @param data The `policy` bytes of V2 claims.
+    /// @return policy The decoded policy.
+    function decodePolicy(bytes memory data) internal pure returns (ValidationPolicy memory policy) {
+        bytes memory tuple = _asTuple(data);
+        policy = abi.decode(tuple, (ValidationPolicy));
+        if (keccak256(abi.encode(policy)) != keccak256(tuple)) revert NonCanonicalEncoding();
+    }
+
+    /// @notice The certificate domain separator of a deployment (`active_guarantee_domain_separator`).
+    /// @param chainId The chain id.
+    /// @param vault The Vault contract address.
+    function certificateDomain(uint256 chainId, address vault) internal pure returns (bytes32) {
+        return keccak256(abi.encode(CERTIFICATE_DOMAIN_TAG, chainId, vault));
+    }
+
+    /// @notice The identity of a guarantee: unique per payer and request id within a deployment.
+    /// @param chainId The chain id.
+    /// @param vault The Vault contract address.
+    /// @param user The payer.
+    /// @param reqId The payer's request id.
+    function guaranteeId(
+        uint256 chainId,
+        address vault,
+        address user,
+        uint256 reqId
+    ) internal pure returns (bytes32) {
+        return keccak256(abi.encode(GUARANTEE_ID_TAG, chainId, vault, user, reqId));
+    }
+
+    /// @notice The ERC-8004 validation request hash binding a guarantee to its policy (§10).
+    /// @param chainId The chain id.
+    /// @param p The validation policy.
+    /// @param id The guarantee id.
+    function validationRequestHash(
+        uint256 chainId,
+        ValidationPolicy memory p,
+        bytes32 id
+    ) internal pure returns (bytes32) {
+        return
+            keccak256(
+                abi.encode(
+                    VALIDATION_REQUEST_TAG,
+                    chainId,
+                    p.registry,
+                    p.validator,
+                    p.agentId,
+                    id,
+                    p.minScore,
+                    keccak256(bytes(p.tag)),
+                    p.jobHash,
+                    p.deadline
+                )
+            );
+    }
+
+    /// @dev The wire format is abi.encode(field1, ..., fieldN), i.e. the body of a tuple. The ABI
+    /// encoding of a struct with a dynamic member is a 32-byte offset (0x20) followed by that same
+    /// body, so prefixing the offset lets `abi.decode` fill the struct in one step (decoding ten
+    /// values into locals would exceed the legacy code generator's stack).
+    function _asTuple(bytes memory body) private pure returns (bytes memory) {
+        return abi.encodePacked(TUPLE_OFFSET, body);
+    }
+}

@@ -1,0 +1,331 @@
+/**
+ * BLS12-381 helpers for Surety certificates (ARCHITECTURE.md §5): minimal-pubkey-size variant,
+ * public key in G1 (48 bytes compressed), signature in G2 (96 bytes compressed), hash-to-curve tag
+ * CERTIFICATE_DST. Signing and verifying use @chainsafe/blst (native, the operator's hot path);
+ * point (de)compression into the EIP-2537 form the contracts take uses @noble/curves.
+ *
+ * Pure: no I/O, no clocks, no randomness (keys derive from caller-supplied key material).
+ */
+import { PublicKey, SecretKey, Signature, verify as blstVerify } from "@chainsafe/blst";
+import { bls12_381 } from "@noble/curves/bls12-381.js";
+
+/** Hash-to-curve tag of certificate signatures: the one @chainsafe/blst hard-codes (proof of possession). */
+export const CERTIFICATE_DST = "BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_POP_";
+
+export const SECRET_KEY_LENGTH = 32;
+/** Compressed G1 point. */
+export const PUBLIC_KEY_LENGTH = 48;
+/** Compressed G2 point. */
+export const SIGNATURE_LENGTH = 96;
+/** IETF BLS KeyGen needs at least 32 bytes of input key material. */
+export const MIN_IKM_LENGTH = 32;
+/** EIP-2537 encodes an Fp element in 64 bytes (16 zero bytes, then the 48-byte big-endian value). */
+export const EIP2537_FP_LENGTH = 64;
+export const EIP2537_G1_LENGTH = 2 * EIP2537_FP_LENGTH;
+export const EIP2537_G2_LENGTH = 4 * EIP2537_FP_LENGTH;
+
+const WORD_LENGTH = 32;
+const BYTE_MAX = 255;
+const FP_MODULUS = bls12_381.fields.Fp.ORDER;
+
+/**
+ * Invalid BLS input. Same shape as the SDK's WireError (`field`, `reason`, message
+ * `"<field>: <reason>"`), so HTTP layers can answer 400 naming the field.
+ */
+export class BlsError extends Error {
+  override readonly name = "BlsError";
+
+  constructor(
+    readonly field: string,
+    readonly reason: string,
+  ) {
+    super(`${field}: ${reason}`);
+  }
+}
+
+export interface BlsKeyPair {
+  /** 32-byte big-endian scalar. Keep secret. */
+  secretKey: Uint8Array;
+  /** 48-byte compressed G1 point. */
+  publicKey: Uint8Array;
+}
+
+/** A G1 point in EIP-2537 form, field names and order as solady's `BLS.G1Point`. */
+export interface Eip2537G1Point {
+  x_a: string;
+  x_b: string;
+  y_a: string;
+  y_b: string;
+}
+
+/** A G2 point in EIP-2537 form, field names and order as solady's `BLS.G2Point`. */
+export interface Eip2537G2Point {
+  x_c0_a: string;
+  x_c0_b: string;
+  x_c1_a: string;
+  x_c1_b: string;
+  y_c0_a: string;
+  y_c0_b: string;
+  y_c1_a: string;
+  y_c1_b: string;
+}
+
+const G1_FIELDS = ["x_a", "x_b", "y_a", "y_b"] as const;
+const G2_FIELDS = ["x_c0_a", "x_c0_b", "x_c1_a", "x_c1_b", "y_c0_a", "y_c0_b", "y_c1_a", "y_c1_b"] as const;
+
+// ---------------------------------------------------------------------------------------------
+// Keys, signing, verification (blst)
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Derives a key pair from input key material with the IETF BLS KeyGen (blst `SecretKey.fromKeygen`).
+ * @param ikm at least 32 bytes, as bytes or hex (with or without 0x).
+ */
+export function blsKeyFromSecret(ikm: Uint8Array | string, field = "ikm"): BlsKeyPair {
+  const material = typeof ikm === "string" ? hexToBytes(ikm, field) : ikm;
+  if (!(material instanceof Uint8Array)) throw new BlsError(field, "must be bytes or a hex string");
+  if (material.length < MIN_IKM_LENGTH) {
+    throw new BlsError(
+      field,
+      `must be at least ${MIN_IKM_LENGTH} bytes of key material, got ${material.length}`,
+    );
+  }
+  return keyPairOf(SecretKey.fromKeygen(material));
+}
+
+/**
+ * Rebuilds a key pair from a raw 32-byte secret key (as returned in `BlsKeyPair.secretKey`).
+ * @param secretKey 32 bytes or 64 hex digits; must be a non-zero scalar below the group order.
+ */
+export function blsKeyFromSecretKeyBytes(secretKey: Uint8Array | string, field = "secretKey"): BlsKeyPair {
+  return keyPairOf(parseSecretKey(secretKey, field));
+}
+
+/** Signs `message` with CERTIFICATE_DST; returns the 96-byte compressed G2 signature. */
+export function blsSign(secretKey: Uint8Array, message: Uint8Array): Uint8Array {
+  return parseSecretKey(secretKey, "secretKey").sign(message).toBytes(true);
+}
+
+/** A signer that parses the secret key once (for the issuance hot path). */
+export interface BlsSigner {
+  readonly publicKey: Uint8Array;
+  sign(message: Uint8Array): Uint8Array;
+}
+
+export function createBlsSigner(secretKey: Uint8Array | string): BlsSigner {
+  const key = parseSecretKey(secretKey, "secretKey");
+  return {
+    publicKey: key.toPublicKey().toBytes(true),
+    sign: (message) => key.sign(message).toBytes(true),
+  };
+}
+
+/**
+ * Verifies a compressed signature (tag CERTIFICATE_DST) against a compressed public key.
+ * Never throws: malformed, off-curve, out-of-subgroup or infinity keys/signatures give false.
+ */
+export function blsVerify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
+  try {
+    if (!(message instanceof Uint8Array)) return false;
+    // blst also parses uncompressed encodings; the wire format is compressed only.
+    if (!(publicKey instanceof Uint8Array) || publicKey.length !== PUBLIC_KEY_LENGTH) return false;
+    if (!(signature instanceof Uint8Array) || signature.length !== SIGNATURE_LENGTH) return false;
+    const pk = PublicKey.fromBytes(publicKey, true);
+    const sig = Signature.fromBytes(signature, true);
+    return blstVerify(message, pk, sig, true, true);
+  } catch {
+    return false;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The `public_key` JSON array form (public params)
+// ---------------------------------------------------------------------------------------------
+
+/** The spec's `public_key` form: the 48 compressed bytes as an array of numbers. */
+export function publicKeyToArray(publicKey: Uint8Array): number[] {
+  decodeG1(publicKey, "publicKey");
+  return Array.from(publicKey);
+}
+
+/** Parses the spec's `public_key` array (48 integers 0..255 forming a valid G1 point). */
+export function publicKeyFromArray(value: unknown, field = "public_key"): Uint8Array {
+  if (!Array.isArray(value)) throw new BlsError(field, "must be an array of 48 byte values");
+  if (value.length !== PUBLIC_KEY_LENGTH) {
+    throw new BlsError(field, `must have ${PUBLIC_KEY_LENGTH} elements, got ${value.length}`);
+  }
+  const bytes = new Uint8Array(PUBLIC_KEY_LENGTH);
+  value.forEach((item: unknown, i) => {
+    if (typeof item !== "number" || !Number.isInteger(item) || item < 0 || item > BYTE_MAX) {
+      throw new BlsError(`${field}[${i}]`, `must be an integer 0..${BYTE_MAX}`);
+    }
+    bytes[i] = item;
+  });
+  decodeG1(bytes, field);
+  return bytes;
+}
+
+// ---------------------------------------------------------------------------------------------
+// EIP-2537 conversions (contract call arguments)
+// ---------------------------------------------------------------------------------------------
+
+/** Compressed public key (48 bytes) → solady `BLS.G1Point`. */
+export function g1ToEip2537(publicKey: Uint8Array): Eip2537G1Point {
+  return wordsToStruct(G1_FIELDS, bytesToWords(g1ToEip2537Bytes(publicKey)));
+}
+
+/** Compressed signature (96 bytes) → solady `BLS.G2Point`. */
+export function g2ToEip2537(signature: Uint8Array): Eip2537G2Point {
+  return wordsToStruct(G2_FIELDS, bytesToWords(g2ToEip2537Bytes(signature)));
+}
+
+/** Compressed public key (48 bytes) → 128-byte EIP-2537 encoding (x ‖ y). */
+export function g1ToEip2537Bytes(publicKey: Uint8Array): Uint8Array {
+  const { x, y } = decodeG1(publicKey, "publicKey").toAffine();
+  return concat([fpToBytes(x), fpToBytes(y)]);
+}
+
+/** Compressed signature (96 bytes) → 256-byte EIP-2537 encoding (x.c0 ‖ x.c1 ‖ y.c0 ‖ y.c1). */
+export function g2ToEip2537Bytes(signature: Uint8Array): Uint8Array {
+  const { x, y } = decodeG2(signature, "signature").toAffine();
+  return concat([fpToBytes(x.c0), fpToBytes(x.c1), fpToBytes(y.c0), fpToBytes(y.c1)]);
+}
+
+/** solady `BLS.G1Point` (e.g. an ethers Result) → 48-byte compressed public key. */
+export function g1FromEip2537(point: Eip2537G1Point, field = "publicKey"): Uint8Array {
+  return g1FromEip2537Bytes(structToBytes(point, G1_FIELDS, field), field);
+}
+
+/** solady `BLS.G2Point` (e.g. an ethers Result) → 96-byte compressed signature. */
+export function g2FromEip2537(point: Eip2537G2Point, field = "signature"): Uint8Array {
+  return g2FromEip2537Bytes(structToBytes(point, G2_FIELDS, field), field);
+}
+
+/** 128-byte EIP-2537 G1 encoding → 48-byte compressed point (validated: on curve, in G1, not infinity). */
+export function g1FromEip2537Bytes(encoded: Uint8Array, field = "publicKey"): Uint8Array {
+  expectLength(encoded, EIP2537_G1_LENGTH, field);
+  const x = fpFromBytes(encoded, 0, `${field}.x`);
+  const y = fpFromBytes(encoded, 1, `${field}.y`);
+  const point = validated(() => bls12_381.G1.Point.fromAffine({ x, y }), field);
+  return point.toBytes(true);
+}
+
+/** 256-byte EIP-2537 G2 encoding → 96-byte compressed point (validated: on curve, in G2, not infinity). */
+export function g2FromEip2537Bytes(encoded: Uint8Array, field = "signature"): Uint8Array {
+  expectLength(encoded, EIP2537_G2_LENGTH, field);
+  const x = { c0: fpFromBytes(encoded, 0, `${field}.x.c0`), c1: fpFromBytes(encoded, 1, `${field}.x.c1`) };
+  const y = { c0: fpFromBytes(encoded, 2, `${field}.y.c0`), c1: fpFromBytes(encoded, 3, `${field}.y.c1`) };
+  const point = validated(() => bls12_381.G2.Point.fromAffine({ x, y }), field);
+  return point.toBytes(true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Internals
+// ---------------------------------------------------------------------------------------------
+
+function keyPairOf(key: SecretKey): BlsKeyPair {
+  return { secretKey: key.toBytes(), publicKey: key.toPublicKey().toBytes(true) };
+}
+
+function parseSecretKey(secretKey: Uint8Array | string, field: string): SecretKey {
+  const bytes = typeof secretKey === "string" ? hexToBytes(secretKey, field) : secretKey;
+  if (!(bytes instanceof Uint8Array)) throw new BlsError(field, "must be bytes or a hex string");
+  expectLength(bytes, SECRET_KEY_LENGTH, field);
+  try {
+    return SecretKey.fromBytes(bytes);
+  } catch {
+    throw new BlsError(field, "is not a valid secret key (must be non-zero and below the group order)");
+  }
+}
+
+type G1Point = ReturnType<typeof bls12_381.G1.Point.fromBytes>;
+type G2Point = ReturnType<typeof bls12_381.G2.Point.fromBytes>;
+
+/** Compressed G1 → noble point; rejects bad encodings, off-curve, out-of-subgroup and infinity. */
+function decodeG1(bytes: Uint8Array, field: string): G1Point {
+  if (!(bytes instanceof Uint8Array)) throw new BlsError(field, "must be a Uint8Array");
+  expectLength(bytes, PUBLIC_KEY_LENGTH, field);
+  return validated(() => bls12_381.G1.Point.fromBytes(bytes), field);
+}
+
+function decodeG2(bytes: Uint8Array, field: string): G2Point {
+  if (!(bytes instanceof Uint8Array)) throw new BlsError(field, "must be a Uint8Array");
+  expectLength(bytes, SIGNATURE_LENGTH, field);
+  return validated(() => bls12_381.G2.Point.fromBytes(bytes), field);
+}
+
+/** Builds a point and checks it is on the curve, in the prime-order subgroup and not infinity. */
+function validated<P extends { assertValidity(): void; is0(): boolean }>(build: () => P, field: string): P {
+  let point: P;
+  try {
+    point = build();
+    point.assertValidity();
+  } catch (error) {
+    throw new BlsError(field, `is not a valid BLS12-381 point (${(error as Error).message})`);
+  }
+  // The identity key would verify any message against the identity signature.
+  if (point.is0()) throw new BlsError(field, "is the point at infinity");
+  return point;
+}
+
+function expectLength(bytes: Uint8Array, length: number, field: string): void {
+  if (bytes.length !== length) throw new BlsError(field, `must be ${length} bytes, got ${bytes.length}`);
+}
+
+/** Fp element → 64-byte big-endian (EIP-2537). */
+function fpToBytes(value: bigint): Uint8Array {
+  return hexToBytes(value.toString(16).padStart(2 * EIP2537_FP_LENGTH, "0"), "fp");
+}
+
+/** The `index`-th 64-byte Fp element of an EIP-2537 encoding; must be canonical (< p). */
+function fpFromBytes(encoded: Uint8Array, index: number, field: string): bigint {
+  const slice = encoded.subarray(index * EIP2537_FP_LENGTH, (index + 1) * EIP2537_FP_LENGTH);
+  const value = BigInt("0x" + bytesToHex(slice));
+  if (value >= FP_MODULUS) throw new BlsError(field, "is not a canonical field element (must be below p)");
+  return value;
+}
+
+function bytesToWords(bytes: Uint8Array): string[] {
+  const words: string[] = [];
+  for (let offset = 0; offset < bytes.length; offset += WORD_LENGTH) {
+    words.push("0x" + bytesToHex(bytes.subarray(offset, offset + WORD_LENGTH)));
+  }
+  return words;
+}
+
+function wordsToStruct<K extends string>(fields: readonly K[], words: string[]): Record<K, string> {
+  return Object.fromEntries(fields.map((name, i) => [name, words[i]])) as Record<K, string>;
+}
+
+function structToBytes(point: object, fields: readonly string[], field: string): Uint8Array {
+  if (typeof point !== "object" || point === null)
+    throw new BlsError(field, "must be an EIP-2537 point object");
+  const record = point as Record<string, unknown>;
+  return concat(
+    fields.map((name) => {
+      const word = record[name];
+      if (typeof word !== "string")
+        throw new BlsError(`${field}.${name}`, "must be a 0x-prefixed bytes32 hex string");
+      const bytes = hexToBytes(word, `${field}.${name}`);
+      expectLength(bytes, WORD_LENGTH, `${field}.${name}`);
+      return bytes;
+    }),
+  );
+}
+
+const HEX_PATTERN = /^(0x)?([0-9a-fA-F]{2})*$/;
+
+function hexToBytes(hex: string, field: string): Uint8Array {
+  if (typeof hex !== "string" || !HEX_PATTERN.test(hex)) {
+    throw new BlsError(field, "must be a hex string with an even number of digits");
+  }
+  return Uint8Array.from(Buffer.from(hex.startsWith("0x") ? hex.slice(2) : hex, "hex"));
+}
+
+function bytesToHex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("hex");
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  return Uint8Array.from(Buffer.concat(parts));
+}
