@@ -10,6 +10,9 @@ import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/Reentrancy
 import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
 
 import {IClearingVault} from "./interfaces/IClearingVault.sol";
+import {IValidationRegistry} from "./interfaces/IValidationRegistry.sol";
+import {BLSVerifier} from "./lib/BLSVerifier.sol";
+import {CertificateCodec} from "./lib/CertificateCodec.sol";
 
 /// @title Vault
 /// @notice Holds payers' collateral (ETH as address(0) and allow-listed ERC-20 tokens), the obligations of
@@ -161,6 +164,33 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
     /// @notice `registry` is the zero address or has no code.
     error InvalidRegistry(address registry);
 
+    /// @notice Only V2 certificates can be remunerated; this one has `version`.
+    error NotV2Certificate(uint64 version);
+    /// @notice The certificate's domain `actual` is not this deployment's `expected` domain.
+    error CertificateDomainMismatch(bytes32 expected, bytes32 actual);
+    /// @notice The certificate's guarantee id `actual` is not the id `expected` derived from its fields.
+    error GuaranteeIdMismatch(bytes32 expected, bytes32 actual);
+    /// @notice No operator BLS key has been set.
+    error OperatorKeyNotSet();
+    /// @notice The BLS signature does not verify against the operator key.
+    error InvalidCertificateSignature();
+    /// @notice The policy's `registry` is not a trusted validation registry.
+    error UntrustedRegistry(address registry);
+    /// @notice The registry holds no request for this guarantee addressed to `expected` (it returned `actual`).
+    error ValidatorMismatch(address expected, address actual);
+    /// @notice The validation request names agent `actual`, the policy requires `expected`.
+    error AgentIdMismatch(uint256 expected, uint256 actual);
+    /// @notice The validator has not answered the request `requestHash` yet.
+    error ValidationResponseMissing(bytes32 requestHash);
+    /// @notice The validator's `response` is below the policy's `minScore`.
+    error ValidationScoreTooLow(uint8 response, uint8 minScore);
+    /// @notice The response's tag `actual` differs from the policy's tag `expected`.
+    error ValidationTagMismatch(string expected, string actual);
+    /// @notice The response was last updated at `lastUpdate`, after the policy deadline `deadline`.
+    error ValidationAfterDeadline(uint256 lastUpdate, uint64 deadline);
+    /// @notice `user`'s free collateral `free` in `asset` does not cover `amount`.
+    error InsufficientFreeCollateral(address user, address asset, uint256 free, uint256 amount);
+
     modifier onlyClearingHouse() {
         if (msg.sender != clearingHouse) revert NotClearingHouse(msg.sender);
         _;
@@ -237,6 +267,33 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
         totalBalance[asset] -= paid;
         emit WithdrawalFinalized(request.id, msg.sender, asset, request.amount, paid);
         _send(asset, msg.sender, paid);
+    }
+
+    // -------------------------------------------------------------- remuneration
+
+    /// @notice V2 validation path: pays a V2 guarantee whose validation passed from the payer's free
+    /// collateral to the recipient. Anyone may submit it; the money always goes to the recipient.
+    /// @param claims The raw certificate claims (ARCHITECTURE §5), exactly as Core signed them.
+    /// @param signature Core's BLS signature over `claims` (G2, EIP-2537 form, POP tag).
+    /// @dev Reverts without payment unless: the claims are V2 for this chain and Vault, the guarantee id
+    /// matches its fields, the signature verifies against the operator key, the guarantee was neither
+    /// remunerated nor netted, the policy's registry is trusted, and the registry's record for the
+    /// validation request hash addressed to the policy's validator has the policy's agent id, an answer,
+    /// a score >= minScore, the policy's tag and a last update no later than the deadline. Not pausable.
+    function remunerate(bytes calldata claims, BLS.G2Point calldata signature) external nonReentrant {
+        CertificateCodec.CertificateClaims memory c = _verifiedV2Claims(claims, signature);
+        Consumption how = consumption[c.guaranteeId];
+        if (how != Consumption.None) revert GuaranteeAlreadyConsumed(c.guaranteeId, how);
+        if (c.amount == 0) revert ZeroAmount();
+        _checkValidation(CertificateCodec.decodePolicy(c.policy), c.guaranteeId);
+        uint256 free = freeCollateralOf(c.user, c.asset);
+        if (free < c.amount) revert InsufficientFreeCollateral(c.user, c.asset, free, c.amount);
+
+        consumption[c.guaranteeId] = Consumption.Remunerated;
+        _accounts[c.user][c.asset].balance -= c.amount;
+        totalBalance[c.asset] -= c.amount;
+        emit GuaranteeRemunerated(c.guaranteeId, c.user, c.recipient, c.asset, c.amount);
+        _send(c.asset, c.recipient, c.amount);
     }
 
     // ------------------------------------------------------------ clearing hooks
@@ -417,6 +474,41 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
         }
         _timings = t;
         emit TimingsUpdated(t);
+    }
+
+    function _verifiedV2Claims(
+        bytes calldata claims,
+        BLS.G2Point calldata signature
+    ) private view returns (CertificateCodec.CertificateClaims memory c) {
+        c = CertificateCodec.decodeClaims(claims);
+        if (c.version != CertificateCodec.VERSION_V2) revert NotV2Certificate(c.version);
+        bytes32 domain = CertificateCodec.certificateDomain(block.chainid, address(this));
+        if (c.domain != domain) revert CertificateDomainMismatch(domain, c.domain);
+        bytes32 id = CertificateCodec.guaranteeId(block.chainid, address(this), c.user, c.reqId);
+        if (c.guaranteeId != id) revert GuaranteeIdMismatch(id, c.guaranteeId);
+        if (!operatorKeySet) revert OperatorKeyNotSet();
+        if (!BLSVerifier.verify(_operatorKey, claims, signature, BLSVerifier.POP_DST)) {
+            revert InvalidCertificateSignature();
+        }
+    }
+
+    function _checkValidation(CertificateCodec.ValidationPolicy memory p, bytes32 guaranteeId) private view {
+        if (!isTrustedRegistry[p.registry]) revert UntrustedRegistry(p.registry);
+        bytes32 requestHash = CertificateCodec.validationRequestHash(block.chainid, p, guaranteeId);
+        (
+            address validator,
+            uint256 agentId,
+            uint8 response,
+            ,
+            string memory tag,
+            uint256 lastUpdate
+        ) = IValidationRegistry(p.registry).getValidationStatusFor(requestHash, p.validator);
+        if (validator != p.validator) revert ValidatorMismatch(p.validator, validator);
+        if (agentId != p.agentId) revert AgentIdMismatch(p.agentId, agentId);
+        if (lastUpdate == 0) revert ValidationResponseMissing(requestHash);
+        if (response < p.minScore) revert ValidationScoreTooLow(response, p.minScore);
+        if (keccak256(bytes(tag)) != keccak256(bytes(p.tag))) revert ValidationTagMismatch(p.tag, tag);
+        if (lastUpdate > p.deadline) revert ValidationAfterDeadline(lastUpdate, p.deadline);
     }
 
     function _checkOperatorKey(BLS.G1Point calldata key) private view {
