@@ -170,8 +170,6 @@ contract ClearingHouse is AccessControl, ReentrancyGuardTransient {
     error UnexpectedEthSender(address sender);
     /// @notice The Vault address has no code.
     error InvalidVault(address vault);
-    /// @notice The Vault moved `moved` instead of the expected `expected`.
-    error CoverageMismatch(uint256 expected, uint256 moved);
 
     /// @param vault_ The Vault (it must then be given this contract with `Vault.setClearingHouse`).
     /// @param admin Receives the admin role.
@@ -303,8 +301,8 @@ contract ClearingHouse is AccessControl, ReentrancyGuardTransient {
         emit DefaultCovered(cycleId, asset, debtor, amount, covered);
         _resolveDebt(cycleId, cycle);
 
-        uint256 moved = vault.coverDefault(debtor, asset, amount);
-        if (moved != covered) revert CoverageMismatch(covered, moved);
+        // The Vault moves exactly `covered`: it computes min(amount, balance) on the same state.
+        vault.coverDefault(debtor, asset, amount);
     }
 
     /// @notice Pays `participant` its net credit in `asset` for cycle `cycleId`; anyone may call.
