@@ -134,7 +134,7 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
     /// @notice The deposit transferred no tokens to the Vault.
     error NothingReceived(address token);
     /// @notice `amount` exceeds `user`'s `balance` in `asset`.
-    error InsufficientBalance(address user, address asset, uint256 balance, uint256 amount);
+    error WithdrawalExceedsBalance(address user, address asset, uint256 balance, uint256 amount);
     /// @notice `user` already has the open withdrawal `withdrawalId` in `asset`.
     error WithdrawalAlreadyPending(address user, address asset, uint256 withdrawalId);
     /// @notice `user` has no open withdrawal in `asset`.
@@ -235,7 +235,7 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
         WithdrawalRequest storage request = _withdrawals[msg.sender][asset];
         if (request.id != 0) revert WithdrawalAlreadyPending(msg.sender, asset, request.id);
         uint256 balance = _accounts[msg.sender][asset].balance;
-        if (amount > balance) revert InsufficientBalance(msg.sender, asset, balance, amount);
+        if (amount > balance) revert WithdrawalExceedsBalance(msg.sender, asset, balance, amount);
         uint256 id = nextWithdrawalId++;
         uint64 finalizableAt = uint64(block.timestamp) + _timings.withdrawalGracePeriod;
         request.id = id;
