@@ -7,6 +7,7 @@ import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol
 import {Address} from "@openzeppelin/contracts/utils/Address.sol";
 import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
+import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 
 import {IClearingVault} from "./interfaces/IClearingVault.sol";
 
@@ -68,7 +69,7 @@ contract ClearingHouse is AccessControl, ReentrancyGuardTransient {
 
     /// @notice A debtor's net debit in one cycle and asset.
     struct Debt {
-        uint256 amount;
+        uint248 amount; // packed with the status into one slot (commit writes one slot per debtor)
         DebtStatus status;
     }
 
@@ -224,7 +225,7 @@ contract ClearingHouse is AccessControl, ReentrancyGuardTransient {
             sums[_indexOfAsset(cycleId, totals, o.asset)] += o.amount;
             Debt storage debt = _debts[cycleId][o.asset][o.debtor];
             if (debt.status != DebtStatus.None) revert DuplicateDebtor(o.asset, o.debtor);
-            debt.amount = o.amount;
+            debt.amount = SafeCast.toUint248(o.amount);
             debt.status = DebtStatus.Open;
             emit NetDebitRecorded(cycleId, o.asset, o.debtor, o.amount);
         }

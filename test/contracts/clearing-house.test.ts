@@ -144,6 +144,16 @@ describe("ClearingHouse", () => {
       )
         .to.be.revertedWithCustomError(clearingHouse, "InvalidObligation")
         .withArgs(ETH, ZeroAddress, 3n * ONE);
+      const huge = 2n ** 248n;
+      await expect(
+        c.commitCycle(
+          1,
+          cycle.root,
+          [{ ...ethTotal, totalDebit: huge, totalCredit: huge }, usdTotal],
+          [{ ...aliceDebt, amount: huge }, carolDebt],
+          [],
+        ),
+      ).to.be.revertedWithCustomError(clearingHouse, "SafeCastOverflowedUintDowncast");
       await expect(c.commitCycle(1, cycle.root, [ethTotal], cycle.debtors, []))
         .to.be.revertedWithCustomError(clearingHouse, "UnknownCycleAsset")
         .withArgs(1n, usdAddress);
