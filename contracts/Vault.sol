@@ -51,9 +51,9 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
 
     /// @notice An open withdrawal request (one per user and asset).
     struct WithdrawalRequest {
-        uint256 id;
-        uint256 amount;
+        uint64 id; // id and time share one slot
         uint64 finalizableAt;
+        uint256 amount;
     }
 
     /// @notice The ClearingHouse allowed to call the clearing hooks (set once).
@@ -136,11 +136,11 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
     /// @notice `amount` exceeds `user`'s `balance` in `asset`.
     error WithdrawalExceedsBalance(address user, address asset, uint256 balance, uint256 amount);
     /// @notice `user` already has the open withdrawal `withdrawalId` in `asset`.
-    error WithdrawalAlreadyPending(address user, address asset, uint256 withdrawalId);
+    error WithdrawalAlreadyPending(address user, address asset, uint64 withdrawalId);
     /// @notice `user` has no open withdrawal in `asset`.
     error NoPendingWithdrawal(address user, address asset);
     /// @notice The withdrawal `withdrawalId` cannot be finalized before `finalizableAt`.
-    error WithdrawalNotReady(uint256 withdrawalId, uint64 finalizableAt);
+    error WithdrawalNotReady(uint64 withdrawalId, uint64 finalizableAt);
     /// @notice Only the ClearingHouse may call this; `caller` is not it.
     error NotClearingHouse(address caller);
     /// @notice The ClearingHouse is already set to `current`.
@@ -236,7 +236,8 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
         if (request.id != 0) revert WithdrawalAlreadyPending(msg.sender, asset, request.id);
         uint256 balance = _accounts[msg.sender][asset].balance;
         if (amount > balance) revert WithdrawalExceedsBalance(msg.sender, asset, balance, amount);
-        uint256 id = nextWithdrawalId++;
+        // A uint64 id cannot overflow: it grows by one per transaction.
+        uint64 id = uint64(nextWithdrawalId++);
         uint64 finalizableAt = uint64(block.timestamp) + _timings.withdrawalGracePeriod;
         request.id = id;
         request.amount = amount;
@@ -246,7 +247,7 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
 
     /// @notice Cancels the caller's open withdrawal of `asset` (allowed while paused).
     function cancelWithdrawal(address asset) external {
-        uint256 id = _withdrawals[msg.sender][asset].id;
+        uint64 id = _withdrawals[msg.sender][asset].id;
         if (id == 0) revert NoPendingWithdrawal(msg.sender, asset);
         delete _withdrawals[msg.sender][asset];
         emit WithdrawalCancelled(id, msg.sender, asset);
