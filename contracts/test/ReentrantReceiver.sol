@@ -5,7 +5,7 @@ pragma solidity ^0.8.28;
 /// @notice Test-only account contract that, when paid ETH, calls back into a configured target once and
 /// records the outcome, to show that the Vault and ClearingHouse refuse re-entry.
 contract ReentrantReceiver {
-    address public target;
+    address public callbackTarget;
     bytes public reentryData;
     bool public reentered;
     bool public reentrySucceeded;
@@ -13,7 +13,7 @@ contract ReentrantReceiver {
 
     /// @notice Sets the call to attempt on the next ETH receipt.
     function arm(address target_, bytes calldata data) external {
-        target = target_;
+        callbackTarget = target_;
         reentryData = data;
         reentered = false;
     }
@@ -30,9 +30,9 @@ contract ReentrantReceiver {
     }
 
     receive() external payable {
-        if (target == address(0) || reentered) return;
+        if (callbackTarget == address(0) || reentered) return;
         reentered = true;
-        (bool ok, bytes memory ret) = target.call(reentryData);
+        (bool ok, bytes memory ret) = callbackTarget.call(reentryData);
         reentrySucceeded = ok;
         reentryRevertData = ret;
     }
