@@ -15,7 +15,8 @@ import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
 /// is not canonically encoded, not on the curve or not in the prime-order subgroup makes the
 /// pairing precompile fail, and `verify` then returns false. Per EIP-2537 a failing precompile
 /// consumes all gas forwarded to it (63/64 of what is left), so a submitter of a malformed
-/// signature pays for it; the 1/64 kept back is enough for the caller to revert with its own error.
+/// signature pays for it. The 1/64 kept back lets the caller finish (checked: a 400-byte message with
+/// an off-curve key in a 300k-gas transaction still returns false and completes).
 /// The point at infinity is rejected for both the key and the signature before any precompile
 /// runs: an identity public key would make the pairing check pass for any message.
 library BLSVerifier {
@@ -61,6 +62,9 @@ library BLSVerifier {
     uint256 private constant PAIRING_RESULT_LENGTH = 32;
     uint256 private constant PAIRING_SUCCESS = 1;
 
+    /// @dev Length of a G1 point in EIP-2537 form (the G1MSM output).
+    uint256 private constant G1_POINT_LENGTH = 128;
+
     /// @notice The hash-to-curve tag is empty or longer than 255 bytes.
     error InvalidDstLength(uint256 length);
 
@@ -86,6 +90,7 @@ library BLSVerifier {
 
     /// @notice Checks a BLS signature: e(publicKey, H(message)) == e(G1, signature).
     /// @dev Returns false (never reverts) for an invalid key or signature; see the library notes.
+    /// Reverts with `InvalidDstLength` only for a bad tag, which is the caller's constant.
     /// @param publicKey The signer's public key in G1 (EIP-2537 form).
     /// @param message The signed message.
     /// @param signature The signature in G2 (EIP-2537 form).
@@ -106,6 +111,20 @@ library BLSVerifier {
             abi.encode(publicKey, hashed, negG1, signature)
         );
         return ok && result.length == PAIRING_RESULT_LENGTH && uint256(bytes32(result)) == PAIRING_SUCCESS;
+    }
+
+    /// @notice Whether `publicKey` is usable as a verification key: canonical encoding, on the curve,
+    /// in the prime-order subgroup and not the point at infinity.
+    /// @dev Meant for the moment a key is configured (a Vault constructor or setter), so that a bad key
+    /// is refused once instead of making every later `verify` return false. G1MSM performs the
+    /// subgroup check EIP-2537 requires; multiplying by 1 leaves the point unchanged. A failing
+    /// precompile consumes the gas forwarded to it (see the library notes).
+    /// @param publicKey The candidate key in EIP-2537 form.
+    /// @return Whether the key is valid.
+    function isValidPublicKey(BLS.G1Point memory publicKey) internal view returns (bool) {
+        if (_isInfinity(publicKey)) return false;
+        (bool ok, bytes memory result) = BLS.BLS12_G1MSM.staticcall(abi.encode(publicKey, uint256(1)));
+        return ok && result.length == G1_POINT_LENGTH;
     }
 
     /// @notice RFC 9380 §5.3.1 expand_message_xmd with SHA-256 and len_in_bytes = 256.

@@ -39,6 +39,11 @@ contract BLSVerifierHarness {
         return BLSVerifier.verify(publicKey, message, signature, dst);
     }
 
+    /// @notice BLSVerifier.isValidPublicKey.
+    function isValidPublicKey(BLS.G1Point calldata publicKey) external view returns (bool) {
+        return BLSVerifier.isValidPublicKey(publicKey);
+    }
+
     /// @notice BLSVerifier.verify with POP_DST, as a transaction so tests can measure its gas.
     /// @dev Emits the result so a test can read it from the receipt.
     function verifyCertificateTx(

@@ -308,6 +308,19 @@ describe("BLSVerifier", () => {
       });
     });
 
+    it("isValidPublicKey accepts a real key and refuses infinity, off-curve and out-of-subgroup keys", async () => {
+      const { harness } = await loadFixture(deploy);
+      const zero = ethers.ZeroHash;
+      expect(await harness.isValidPublicKey(pk)).to.be.true;
+      expect(await harness.isValidPublicKey(g1ToEip2537(other.publicKey))).to.be.true;
+      expect(await harness.isValidPublicKey({ x_a: zero, x_b: zero, y_a: zero, y_b: zero })).to.be.false;
+      const offCurve = { ...pk, y_b: ethers.toBeHex(BigInt(pk.y_b) ^ 1n, 32) };
+      expect(await harness.isValidPublicKey(offCurve)).to.be.false;
+      expect(await harness.isValidPublicKey(g1OutsideSubgroup())).to.be.false;
+      const topBitSet = { ...pk, x_a: ethers.toBeHex(BigInt(pk.x_a) | (1n << 255n), 32) };
+      expect(await harness.isValidPublicKey(topBitSet)).to.be.false;
+    });
+
     it("costs under 250k gas for a 400-byte message (whole transaction)", async () => {
       const { harness } = await loadFixture(deploy);
       const tx = await harness.verifyCertificateTx(pk, message, sig);
