@@ -34,8 +34,6 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
     address public constant ETH = address(0);
     /// @notice Upper bound on the withdrawal grace period, so collateral can never be frozen indefinitely.
     uint64 public constant MAX_WITHDRAWAL_GRACE_PERIOD = 30 days;
-    /// @dev Size of a G1 point in EIP-2537 encoding.
-    uint256 private constant G1_POINT_SIZE = 128;
 
     /// @notice How a V2 guarantee was consumed on chain (a guarantee is paid at most once).
     enum Consumption {
@@ -513,13 +511,6 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
     }
 
     function _checkOperatorKey(BLS.G1Point calldata key) private view {
-        // G1MSM checks that its input is on the curve and in the prime-order subgroup (EIP-2537) and fails
-        // otherwise; multiplying by one returns the point itself, so an all-zero result is the identity.
-        (bool ok, bytes memory result) = BLS.BLS12_G1MSM.staticcall(abi.encode(key, uint256(1)));
-        if (
-            !ok || result.length != G1_POINT_SIZE || keccak256(result) == keccak256(new bytes(G1_POINT_SIZE))
-        ) {
-            revert InvalidOperatorKey();
-        }
+        if (!BLSVerifier.isValidPublicKey(key)) revert InvalidOperatorKey();
     }
 }
