@@ -1,0 +1,283 @@
+/**
+ * Deploys and wires Surety's contracts: ValidationRegistry, Vault, ClearingHouse (+ TestTokens on dev
+ * networks). `deploySurety` is reusable (tests, devnet script); running this file with
+ * `npx hardhat run scripts/deploy.ts --network <name>` deploys and writes `deployments/<network>.json`.
+ *
+ * Environment for the hardhat-run entry:
+ *   SURETY_OPERATOR_BLS_PUBLIC_KEY  48-byte compressed G1 key (hex), or
+ *   SURETY_OPERATOR_BLS_IKM         key material the key is derived from (hex, >= 32 bytes);
+ *                                   on hardhat/localhost the public DEVNET_BLS_IKM is the fallback.
+ *   SURETY_OPERATOR_ADDRESS         account given the ClearingHouse operator role (default: deployer).
+ *   SURETY_ADMIN_ADDRESS            account given the admin roles (default: deployer).
+ *   SURETY_TOKENS                   comma-separated ERC-20 addresses to allow-list.
+ *   SURETY_TIMINGS                  JSON object overriding DEFAULT_TIMINGS (seconds).
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { getBytes, type ContractRunner, type Signer } from "ethers";
+import type { HardhatRuntimeEnvironment } from "hardhat/types";
+
+import { blsKeyFromSecret, g1ToEip2537, type Eip2537G1Point } from "../sdk/bls";
+import {
+  ClearingHouse__factory,
+  TestToken__factory,
+  ValidationRegistry__factory,
+  Vault__factory,
+  type ClearingHouse,
+  type TestToken,
+  type ValidationRegistry,
+  type Vault,
+} from "../typechain-types";
+
+/** Protocol timings in seconds (the Vault owns all five; see ARCHITECTURE §7.3). */
+export interface Timings {
+  cycleLength: number;
+  commitDelay: number;
+  paymentWindow: number;
+  defaultWindow: number;
+  withdrawalGracePeriod: number;
+}
+
+/** Devnet defaults: a 60 s cycle; the grace period exceeds the whole clearing path (270 s). */
+export const DEFAULT_TIMINGS: Timings = {
+  cycleLength: 60,
+  commitDelay: 30,
+  paymentWindow: 120,
+  defaultWindow: 60,
+  withdrawalGracePeriod: 300,
+};
+
+/**
+ * Public key material of the devnet operator, like Hardhat's public mnemonic: never use it on a network
+ * holding value. The operator's devnet config derives the same key from it.
+ */
+export const DEVNET_BLS_IKM =
+  "0x" + Buffer.from("surety devnet operator BLS key material, public!!").toString("hex");
+
+/** TestTokens deployed on dev networks. */
+export const DEV_TEST_TOKENS: readonly TestTokenSpec[] = [
+  { name: "Test USD", symbol: "tUSD", decimals: 6 },
+  { name: "Test Ether", symbol: "tETH", decimals: 18 },
+];
+
+const DEV_NETWORKS = new Set(["hardhat", "localhost"]);
+
+export interface TestTokenSpec {
+  name: string;
+  symbol: string;
+  decimals: number;
+}
+
+export interface DeployOptions {
+  /** Receives every admin role (default: the deploying signer). */
+  admin?: string;
+  /** Receives the ClearingHouse operator role, i.e. commits cycles (default: the deploying signer). */
+  operator?: string;
+  /** Operator BLS key: 48-byte compressed (bytes or hex) or already in EIP-2537 form. Unset: no key. */
+  operatorBlsPublicKey?: Uint8Array | string | Eip2537G1Point;
+  /** Overrides of DEFAULT_TIMINGS. */
+  timings?: Partial<Timings>;
+  /** Existing ERC-20 tokens to allow-list. */
+  tokens?: string[];
+  /** TestTokens to deploy and allow-list (dev networks only). */
+  testTokens?: readonly TestTokenSpec[];
+  /** Extra trusted validation registries; the deployed ValidationRegistry is always trusted. */
+  trustedRegistries?: string[];
+}
+
+export interface DeployedContract {
+  address: string;
+  blockNumber: number;
+}
+
+export interface TokenInfo extends DeployedContract {
+  name: string;
+  symbol: string;
+  decimals: number;
+  /** True for a TestToken deployed by this script (freely mintable). */
+  testToken: boolean;
+}
+
+/** What deploySurety returns: live contract handles plus the JSON-ready record. */
+export interface SuretyDeployment {
+  vault: Vault;
+  clearingHouse: ClearingHouse;
+  validationRegistry: ValidationRegistry;
+  testTokens: TestToken[];
+  record: DeploymentRecord;
+}
+
+/** The content of deployments/<network>.json. */
+export interface DeploymentRecord {
+  chainId: number;
+  contracts: {
+    Vault: DeployedContract;
+    ClearingHouse: DeployedContract;
+    ValidationRegistry: DeployedContract;
+  };
+  config: {
+    admin: string;
+    operator: string;
+    timings: Timings;
+    operatorBlsPublicKey: Eip2537G1Point | null;
+    trustedRegistries: string[];
+  };
+  tokens: TokenInfo[];
+}
+
+/** Deploys and wires everything with `signer`; every transaction is awaited (one block each on hardhat). */
+export async function deploySurety(signer: Signer, options: DeployOptions = {}): Promise<SuretyDeployment> {
+  const deployer = await signer.getAddress();
+  const admin = options.admin ?? deployer;
+  const operator = options.operator ?? deployer;
+  const timings: Timings = { ...DEFAULT_TIMINGS, ...options.timings };
+  const provider = requireProvider(signer);
+  const chainId = Number((await provider.getNetwork()).chainId);
+
+  const registry = await new ValidationRegistry__factory(signer).deploy();
+  const registryAt = await deployedAt(registry);
+  // The deployer administers until wiring is done, then hands the roles to `admin`.
+  const vault = await new Vault__factory(signer).deploy(deployer, timings);
+  const vaultAt = await deployedAt(vault);
+  const clearingHouse = await new ClearingHouse__factory(signer).deploy(
+    await vault.getAddress(),
+    admin,
+    operator,
+  );
+  const clearingHouseAt = await deployedAt(clearingHouse);
+
+  await (await vault.setClearingHouse(await clearingHouse.getAddress())).wait();
+  const key = options.operatorBlsPublicKey === undefined ? null : toEip2537(options.operatorBlsPublicKey);
+  if (key) await (await vault.setOperatorKey(key)).wait();
+
+  const trustedRegistries = [await registry.getAddress(), ...(options.trustedRegistries ?? [])];
+  for (const trusted of trustedRegistries) await (await vault.setTrustedRegistry(trusted, true)).wait();
+
+  const tokens: TokenInfo[] = [];
+  const testTokens: TestToken[] = [];
+  for (const spec of options.testTokens ?? []) {
+    const token = await new TestToken__factory(signer).deploy(spec.name, spec.symbol, spec.decimals);
+    const at = await deployedAt(token);
+    testTokens.push(token);
+    tokens.push({ ...at, ...spec, testToken: true });
+  }
+  for (const address of options.tokens ?? []) {
+    const token = TestToken__factory.connect(address, signer); // only the ERC-20 metadata views are used
+    const [name, symbol, decimals] = await Promise.all([token.name(), token.symbol(), token.decimals()]);
+    tokens.push({ address, blockNumber: 0, name, symbol, decimals: Number(decimals), testToken: false });
+  }
+  for (const token of tokens) await (await vault.setTokenAllowed(token.address, true)).wait();
+
+  if (admin !== deployer) await handOverVaultRoles(vault, deployer, admin);
+
+  return {
+    vault,
+    clearingHouse,
+    validationRegistry: registry,
+    testTokens,
+    record: {
+      chainId,
+      contracts: { Vault: vaultAt, ClearingHouse: clearingHouseAt, ValidationRegistry: registryAt },
+      config: { admin, operator, timings, operatorBlsPublicKey: key, trustedRegistries },
+      tokens,
+    },
+  };
+}
+
+/** Writes `deployments/<network>.json` under `rootDir` and returns its path. */
+export function writeDeployment(network: string, record: DeploymentRecord, rootDir = process.cwd()): string {
+  const dir = path.join(rootDir, "deployments");
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${network}.json`);
+  writeFileSync(file, JSON.stringify({ network, ...record }, null, 2) + "\n");
+  return file;
+}
+
+/** Accepts a compressed G1 key (bytes or hex) or an EIP-2537 struct. */
+export function toEip2537(key: Uint8Array | string | Eip2537G1Point): Eip2537G1Point {
+  if (typeof key === "string") return g1ToEip2537(getBytes(key));
+  if (key instanceof Uint8Array) return g1ToEip2537(key);
+  return key;
+}
+
+async function handOverVaultRoles(vault: Vault, deployer: string, admin: string): Promise<void> {
+  const roles = [
+    await vault.CONFIG_ROLE(),
+    await vault.KEY_MANAGER_ROLE(),
+    await vault.PAUSER_ROLE(),
+    await vault.DEFAULT_ADMIN_ROLE(), // last: renouncing it first would forbid the other grants
+  ];
+  for (const role of roles) await (await vault.grantRole(role, admin)).wait();
+  for (const role of roles) await (await vault.renounceRole(role, deployer)).wait();
+}
+
+async function deployedAt(contract: {
+  waitForDeployment(): Promise<unknown>;
+  getAddress(): Promise<string>;
+  deploymentTransaction(): { wait(): Promise<{ blockNumber: number } | null> } | null;
+}): Promise<DeployedContract> {
+  await contract.waitForDeployment();
+  const receipt = await contract.deploymentTransaction()?.wait();
+  if (!receipt) throw new Error("deployment receipt missing");
+  return { address: await contract.getAddress(), blockNumber: receipt.blockNumber };
+}
+
+function requireProvider(runner: ContractRunner): NonNullable<ContractRunner["provider"]> {
+  if (!runner.provider) throw new Error("signer: must be connected to a provider");
+  return runner.provider;
+}
+
+function operatorKeyFromEnv(network: string): Uint8Array | string | undefined {
+  const publicKey = process.env.SURETY_OPERATOR_BLS_PUBLIC_KEY;
+  if (publicKey) return publicKey;
+  const ikm = process.env.SURETY_OPERATOR_BLS_IKM ?? (DEV_NETWORKS.has(network) ? DEVNET_BLS_IKM : undefined);
+  return ikm ? blsKeyFromSecret(ikm, "SURETY_OPERATOR_BLS_IKM").publicKey : undefined;
+}
+
+function timingsFromEnv(): Partial<Timings> | undefined {
+  const raw = process.env.SURETY_TIMINGS;
+  if (!raw) return undefined;
+  try {
+    return JSON.parse(raw) as Partial<Timings>;
+  } catch {
+    throw new Error("SURETY_TIMINGS: must be a JSON object of seconds");
+  }
+}
+
+async function main(): Promise<void> {
+  // Loaded here, not at the top: deploySurety itself needs only a signer (usable outside Hardhat's runtime).
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const hre = require("hardhat") as HardhatRuntimeEnvironment;
+  const network = hre.network.name;
+  const [signer] = await hre.ethers.getSigners();
+  const dev = DEV_NETWORKS.has(network);
+  const operatorBlsPublicKey = operatorKeyFromEnv(network);
+  if (operatorBlsPublicKey === undefined) {
+    console.warn("No operator BLS key (SURETY_OPERATOR_BLS_PUBLIC_KEY / _IKM): remunerate stays disabled.");
+  }
+  const deployment = await deploySurety(signer, {
+    admin: process.env.SURETY_ADMIN_ADDRESS,
+    operator: process.env.SURETY_OPERATOR_ADDRESS,
+    operatorBlsPublicKey,
+    timings: timingsFromEnv(),
+    tokens: process.env.SURETY_TOKENS?.split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+    testTokens: dev ? DEV_TEST_TOKENS : [],
+  });
+  const file = writeDeployment(network, deployment.record);
+  console.log(`Deployed on ${network} (chain ${deployment.record.chainId}):`);
+  for (const [name, c] of Object.entries(deployment.record.contracts)) {
+    console.log(`  ${name.padEnd(18)} ${c.address} (block ${c.blockNumber})`);
+  }
+  for (const t of deployment.record.tokens)
+    console.log(`  ${t.symbol.padEnd(18)} ${t.address} (${t.decimals} dec)`);
+  console.log(`Wrote ${file}`);
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,150 @@
+/**
+ * Gas of the main calls, measured on receipts (docs/gas.md is written from this output). Run with
+ * REPORT_GAS=1 for hardhat-gas-reporter's per-method table as well.
+ */
+import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
+import { expect } from "chai";
+import { ethers } from "hardhat";
+import { id as hashText, parseEther, type ContractTransactionResponse } from "ethers";
+
+import { ETH, TIMINGS, buildCycle, suretyFixture, transfer, v2Certificate, type Position } from "./helpers";
+
+const ONE = parseEther("1");
+const USD = 1_000_000n;
+const measured: Array<[string, bigint]> = [];
+
+async function gasOf(label: string, tx: Promise<ContractTransactionResponse>): Promise<bigint> {
+  const receipt = await (await tx).wait();
+  if (!receipt) throw new Error(`${label}: no receipt`);
+  measured.push([label, receipt.gasUsed]);
+  return receipt.gasUsed;
+}
+
+/** n participants in ETH: n/2 debtors owing 1 wei-scaled unit each, n/2 creditors owed the same. */
+function cycleOf(cycleId: number, n: number) {
+  const positions: Position[] = [];
+  for (let i = 0; i < n / 2; i++) {
+    const payer = ethers.Wallet.createRandom().address;
+    const payee = ethers.Wallet.createRandom().address;
+    positions.push(...transfer(ETH, payer, payee, BigInt(i + 1) * ONE));
+  }
+  return buildCycle(cycleId, positions);
+}
+
+describe("Gas", () => {
+  after(() => {
+    console.log("\n      | Operation | Gas used |\n      | --- | ---: |");
+    for (const [label, gas] of measured) console.log(`      | ${label} | ${gas.toLocaleString("en-US")} |`);
+  });
+
+  it("collateral: deposit, depositToken, requestWithdrawal, finalizeWithdrawal", async () => {
+    const { vault, alice, usdAddress } = await loadFixture(suretyFixture);
+    await gasOf("deposit (ETH, first)", vault.connect(alice).deposit({ value: ONE }));
+    await gasOf("deposit (ETH, again)", vault.connect(alice).deposit({ value: ONE }));
+    await gasOf("depositToken (first)", vault.connect(alice).depositToken(usdAddress, 100n * USD));
+    await gasOf("depositToken (again)", vault.connect(alice).depositToken(usdAddress, 100n * USD));
+    await gasOf("requestWithdrawal", vault.connect(alice).requestWithdrawal(ETH, ONE));
+    await time.increase(TIMINGS.withdrawalGracePeriod);
+    await gasOf("finalizeWithdrawal (ETH)", vault.connect(alice).finalizeWithdrawal(ETH));
+    await vault.connect(alice).requestWithdrawal(usdAddress, 100n * USD);
+    await time.increase(TIMINGS.withdrawalGracePeriod);
+    await gasOf("finalizeWithdrawal (token)", vault.connect(alice).finalizeWithdrawal(usdAddress));
+  });
+
+  it("remunerate (V2 certificate, BLS pairing + hash-to-G2 on chain)", async () => {
+    const f = await loadFixture(suretyFixture);
+    await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    const policy = {
+      registry: f.registryAddress,
+      validator: f.validator.address,
+      agentId: 1n,
+      minScore: 50,
+      jobHash: hashText("job"),
+      tag: "delivery",
+      deadline: BigInt((await time.latest()) + 3600),
+    };
+    const cert = v2Certificate({
+      chainId: f.chainId,
+      vault: f.vaultAddress,
+      user: f.alice.address,
+      recipient: f.bob.address,
+      reqId: 1n,
+      amount: ONE,
+      asset: ETH,
+      policy,
+    });
+    await gasOf(
+      "ValidationRegistry.validationRequest",
+      f.validationRegistry
+        .connect(f.bob)
+        .validationRequest(f.validator.address, 1n, "ipfs://job", cert.requestHash),
+    );
+    await gasOf(
+      "ValidationRegistry.validationResponse",
+      f.validationRegistry
+        .connect(f.validator)
+        .validationResponse(cert.requestHash, 90, "ipfs://r", hashText("e"), "delivery"),
+    );
+    const gas = await gasOf("remunerate (ETH)", f.vault.remunerate(cert.claims, cert.signature));
+    expect(gas).to.be.lessThan(500_000n);
+  });
+
+  for (const n of [2, 10, 100]) {
+    it(`commitCycle with ${n} participants`, async () => {
+      const { clearingHouse, operator } = await loadFixture(suretyFixture);
+      const c = cycleOf(1, n);
+      await gasOf(
+        `commitCycle (${n} participants, ${n / 2} debtors, 1 asset)`,
+        clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []),
+      );
+    });
+  }
+
+  it("commitCycle marking 10 netted V2 ids", async () => {
+    const { clearingHouse, operator } = await loadFixture(suretyFixture);
+    const c = cycleOf(1, 2);
+    const ids = Array.from({ length: 10 }, (_, i) => hashText(`g${i}`));
+    await gasOf(
+      "commitCycle (2 participants + 10 netted V2 ids)",
+      clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, ids),
+    );
+  });
+
+  it("payNetDebit, claimNetCredit, coverDefault", async () => {
+    const f = await loadFixture(suretyFixture);
+    const { vault, clearingHouse, operator, alice, bob, carol, dave, usdAddress } = f;
+    await vault.connect(carol).deposit({ value: 10n * ONE });
+    await vault.connect(dave).depositToken(usdAddress, 500n * USD);
+    const positions: Position[] = [
+      ...transfer(ETH, alice.address, bob.address, ONE),
+      ...transfer(usdAddress, bob.address, alice.address, 10n * USD),
+      { asset: ETH, participant: carol.address, debit: ONE, credit: 0n },
+      { asset: ETH, participant: f.outsider.address, debit: 0n, credit: ONE },
+      ...transfer(usdAddress, dave.address, carol.address, 20n * USD),
+    ];
+    const c = buildCycle(1, positions);
+    await clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+    await gasOf("payNetDebit (ETH)", clearingHouse.connect(alice).payNetDebit(1, ETH, { value: ONE }));
+    await gasOf("payNetDebit (token)", clearingHouse.connect(bob).payNetDebit(1, usdAddress));
+    await time.increase(TIMINGS.paymentWindow + 1);
+    await gasOf("coverDefault (ETH)", clearingHouse.coverDefault(1, ETH, carol.address));
+    await gasOf(
+      "coverDefault (token, finalizes cycle)",
+      clearingHouse.coverDefault(1, usdAddress, dave.address),
+    );
+    await gasOf(
+      "claimNetCredit (ETH, 8-leaf tree)",
+      clearingHouse.claimNetCredit(1, ETH, bob.address, ONE, c.proofOf(ETH, bob.address)),
+    );
+    await gasOf(
+      "claimNetCredit (token, 8-leaf tree)",
+      clearingHouse.claimNetCredit(
+        1,
+        usdAddress,
+        alice.address,
+        10n * USD,
+        c.proofOf(usdAddress, alice.address),
+      ),
+    );
+  });
+});
