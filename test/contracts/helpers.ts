@@ -4,7 +4,14 @@
  * ARCHITECTURE §5 and signed with sdk/bls.ts.
  */
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
-import { AbiCoder, keccak256, toUtf8Bytes, ZeroAddress, getBytes, type BigNumberish } from "ethers";
+import { AbiCoder, ZeroAddress, getBytes, toBigInt, type BigNumberish } from "ethers";
+import { CERTIFICATE_CLAIMS_TYPES, CERTIFICATE_POLICY_TYPES } from "../../sdk/certificate";
+import {
+  certificateDomain as sdkCertificateDomain,
+  guaranteeId as sdkGuaranteeId,
+  validationRequestHash as sdkValidationRequestHash,
+} from "../../sdk/ids";
+import { MERKLE_LEAF_ENCODING } from "../../sdk/merkle";
 import { ethers } from "hardhat";
 
 import { blsKeyFromSecret, blsSign, g2ToEip2537, type BlsKeyPair } from "../../sdk/bls";
@@ -75,7 +82,7 @@ export interface Position {
   credit: bigint;
 }
 
-export const LEAF_ENCODING = ["uint256", "address", "address", "uint256", "uint256"];
+export const LEAF_ENCODING = [...MERKLE_LEAF_ENCODING];
 
 /** Everything commitCycle needs plus proofs, built the way Core builds a cycle (ARCHITECTURE §8). */
 export function buildCycle(cycleId: bigint | number, positions: Position[]) {
@@ -138,45 +145,26 @@ export interface ClaimFields {
   policy: string;
 }
 
+// Low-level encoders over the sdk's own layouts: tests need claims the sdk would never produce
+// (wrong domain, mismatched id, …), so they fill the §5 tuple field by field.
 export function certificateDomain(chainId: BigNumberish, vault: string): string {
-  return keccak256(
-    abi.encode(
-      ["bytes32", "uint256", "address"],
-      [keccak256(toUtf8Bytes("SURETY_CERTIFICATE_V1")), chainId, vault],
-    ),
-  );
+  return sdkCertificateDomain({ chainId: toBigInt(chainId), vault });
 }
 
 export function guaranteeId(chainId: BigNumberish, vault: string, user: string, reqId: BigNumberish): string {
-  return keccak256(
-    abi.encode(
-      ["bytes32", "uint256", "address", "address", "uint256"],
-      [keccak256(toUtf8Bytes("SURETY_GUARANTEE_ID_V1")), chainId, vault, user, reqId],
-    ),
-  );
+  return sdkGuaranteeId({ chainId: toBigInt(chainId), vault }, user, toBigInt(reqId));
 }
 
 export function encodePolicy(p: PolicyFields): string {
   return abi.encode(
-    ["address", "address", "uint256", "uint8", "bytes32", "string", "uint64"],
+    [...CERTIFICATE_POLICY_TYPES],
     [p.registry, p.validator, p.agentId, p.minScore, p.jobHash, p.tag, p.deadline],
   );
 }
 
 export function encodeClaims(c: ClaimFields): string {
   return abi.encode(
-    [
-      "uint64",
-      "bytes32",
-      "bytes32",
-      "address",
-      "address",
-      "uint256",
-      "uint256",
-      "address",
-      "uint64",
-      "bytes",
-    ],
+    [...CERTIFICATE_CLAIMS_TYPES],
     [
       c.version,
       c.domain,
@@ -193,34 +181,7 @@ export function encodeClaims(c: ClaimFields): string {
 }
 
 export function validationRequestHash(chainId: BigNumberish, p: PolicyFields, id: string): string {
-  return keccak256(
-    abi.encode(
-      [
-        "bytes32",
-        "uint256",
-        "address",
-        "address",
-        "uint256",
-        "bytes32",
-        "uint8",
-        "bytes32",
-        "bytes32",
-        "uint64",
-      ],
-      [
-        keccak256(toUtf8Bytes("SURETY_VALIDATION_REQUEST_V1")),
-        chainId,
-        p.registry,
-        p.validator,
-        p.agentId,
-        id,
-        p.minScore,
-        keccak256(toUtf8Bytes(p.tag)),
-        p.jobHash,
-        p.deadline,
-      ],
-    ),
-  );
+  return sdkValidationRequestHash(toBigInt(chainId), { ...p, deadline: Number(p.deadline) }, id);
 }
 
 /** Signs raw claims bytes with a BLS key; returns the contract's signature argument. */
