@@ -242,7 +242,7 @@ contract ClearingHouse is AccessControl, ReentrancyGuardTransient {
         cycle.committedAt = uint64(block.timestamp);
         cycle.paymentDeadline = paymentDeadline;
         cycle.defaultDeadline = defaultDeadline;
-        cycle.openDebts = uint32(debtors.length);
+        cycle.openDebts = SafeCast.toUint32(debtors.length);
         emit CycleCommitted(
             cycleId,
             root,
@@ -285,25 +285,31 @@ contract ClearingHouse is AccessControl, ReentrancyGuardTransient {
     }
 
     /// @notice Covers `debtor`'s unpaid net debit in `asset` for cycle `cycleId` from its Vault collateral.
-    /// Anyone may call once the payment deadline has passed. Moves min(debit, collateral balance); any
-    /// shortfall is recorded (it cannot happen while Core keeps its locking invariant).
+    /// Anyone may call once the payment deadline has passed. The Vault moves min(debit, collateral balance);
+    /// the cycle is funded with what actually arrived here, and the rest of the debit is recorded as
+    /// shortfall (none while Core keeps its locking invariant and the token charges no transfer fee).
+    /// @dev Funding is measured as this contract's balance change (capped at what the Vault moved), so a
+    /// token that takes a fee on transfer can never make `funded`, `heldLiquidity` or the event promise
+    /// creditors more than is held. The debt is marked covered before the call; funding and the cycle's
+    /// progress are written after it (they depend on what arrived), which is safe because every
+    /// state-changing entry point is `nonReentrant`.
     function coverDefault(uint256 cycleId, address asset, address debtor) external nonReentrant {
         Debt storage debt = _openDebt(cycleId, asset, debtor);
         Cycle storage cycle = _cycles[cycleId];
         if (block.timestamp <= cycle.paymentDeadline)
             revert PaymentWindowOpen(cycleId, cycle.paymentDeadline);
         uint256 amount = debt.amount;
-        uint256 balance = vault.balanceOf(debtor, asset);
-        uint256 covered = amount < balance ? amount : balance;
-
         debt.status = DebtStatus.Covered;
+
+        uint256 before = _holdings(asset);
+        uint256 moved = vault.coverDefault(debtor, asset, amount);
+        uint256 arrived = _holdings(asset) - before;
+        uint256 covered = arrived < moved ? arrived : moved;
+
         _fund(cycleId, asset, covered);
         _cycleAssets[cycleId][asset].shortfall += amount - covered;
         emit DefaultCovered(cycleId, asset, debtor, amount, covered);
         _resolveDebt(cycleId, cycle);
-
-        // The Vault moves exactly `covered`: it computes min(amount, balance) on the same state.
-        vault.coverDefault(debtor, asset, amount);
     }
 
     /// @notice Pays `participant` its net credit in `asset` for cycle `cycleId`; anyone may call.
@@ -385,6 +391,11 @@ contract ClearingHouse is AccessControl, ReentrancyGuardTransient {
         debt = _debts[cycleId][asset][debtor];
         if (debt.status == DebtStatus.None) revert NoDebt(cycleId, asset, debtor);
         if (debt.status != DebtStatus.Open) revert DebtAlreadyResolved(cycleId, asset, debtor, debt.status);
+    }
+
+    /// @dev What this contract holds of `asset` (ETH or token balance).
+    function _holdings(address asset) private view returns (uint256) {
+        return asset == ETH ? address(this).balance : IERC20(asset).balanceOf(address(this));
     }
 
     function _fund(uint256 cycleId, address asset, uint256 amount) private {

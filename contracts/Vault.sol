@@ -48,8 +48,10 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
     }
 
     /// @notice An open withdrawal request (one per user and asset).
+    /// @dev `finalizableAt` is the time it was given; see {withdrawalFinalizableAt} for when it is ready.
     struct WithdrawalRequest {
-        uint64 id; // id and time share one slot
+        uint64 id; // id and both times share one slot
+        uint64 requestedAt;
         uint64 finalizableAt;
         uint256 amount;
     }
@@ -238,6 +240,7 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
         uint64 id = uint64(nextWithdrawalId++);
         uint64 finalizableAt = uint64(block.timestamp) + _timings.withdrawalGracePeriod;
         request.id = id;
+        request.requestedAt = uint64(block.timestamp);
         request.amount = amount;
         request.finalizableAt = finalizableAt;
         emit WithdrawalRequested(id, msg.sender, asset, amount, finalizableAt);
@@ -251,14 +254,14 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
         emit WithdrawalCancelled(id, msg.sender, asset);
     }
 
-    /// @notice Closes the caller's open withdrawal of `asset` once its grace period has passed, paying
-    /// min(requested, balance - obligations). The payment may be smaller than requested (even zero) when
-    /// collateral was used for clearing or remuneration in the meantime.
+    /// @notice Closes the caller's open withdrawal of `asset` once it is ready ({withdrawalFinalizableAt}),
+    /// paying min(requested, balance - obligations). The payment may be smaller than requested (even zero)
+    /// when collateral was used for clearing or remuneration in the meantime.
     function finalizeWithdrawal(address asset) external whenNotPaused nonReentrant {
         WithdrawalRequest memory request = _withdrawals[msg.sender][asset];
         if (request.id == 0) revert NoPendingWithdrawal(msg.sender, asset);
-        if (block.timestamp < request.finalizableAt)
-            revert WithdrawalNotReady(request.id, request.finalizableAt);
+        uint64 readyAt = _readyAt(request);
+        if (block.timestamp < readyAt) revert WithdrawalNotReady(request.id, readyAt);
         uint256 free = freeCollateralOf(msg.sender, asset);
         uint256 paid = request.amount < free ? request.amount : free;
         delete _withdrawals[msg.sender][asset];
@@ -384,7 +387,8 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
 
     /// @notice Sets all timings at once, enforcing
     /// `withdrawalGracePeriod > cycleLength + commitDelay + paymentWindow + defaultWindow` (ARCHITECTURE §7.3).
-    /// @dev Open withdrawal requests keep the finalisation time they were given.
+    /// @dev A longer grace period also applies to open withdrawal requests (see {withdrawalFinalizableAt});
+    /// a shorter one does not.
     function setTimings(Timings calldata timings_) external onlyRole(CONFIG_ROLE) {
         _setTimings(timings_);
     }
@@ -420,6 +424,15 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
     /// @notice `user`'s open withdrawal in `asset` (id 0 when none).
     function pendingWithdrawal(address user, address asset) external view returns (WithdrawalRequest memory) {
         return _withdrawals[user][asset];
+    }
+
+    /// @notice When `user`'s open withdrawal in `asset` can be finalized (0 when none): the later of the time
+    /// it was given and its request time plus the current grace period. A grace period lengthened by
+    /// {setTimings} (because the clearing path got longer) therefore also delays requests already open, so
+    /// ARCHITECTURE §7.3 holds for them under the new timings; a shortened one never speeds them up.
+    function withdrawalFinalizableAt(address user, address asset) external view returns (uint64) {
+        WithdrawalRequest memory request = _withdrawals[user][asset];
+        return request.id == 0 ? 0 : _readyAt(request);
     }
 
     /// @notice The operator's BLS public key (EIP-2537 encoding).
@@ -460,6 +473,11 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
         if (amount == 0) return;
         if (asset == ETH) Address.sendValue(payable(to), amount);
         else IERC20(asset).safeTransfer(to, amount);
+    }
+
+    function _readyAt(WithdrawalRequest memory request) private view returns (uint64) {
+        uint64 underCurrentTimings = request.requestedAt + _timings.withdrawalGracePeriod;
+        return underCurrentTimings > request.finalizableAt ? underCurrentTimings : request.finalizableAt;
     }
 
     function _setTimings(Timings memory t) private {

@@ -121,6 +121,7 @@ describe("Vault", () => {
       const pending = await vault.pendingWithdrawal(alice.address, ETH);
       expect(pending.id).to.equal(1n);
       expect(pending.amount).to.equal(ONE);
+      expect(pending.requestedAt).to.equal(BigInt(next));
       expect(pending.finalizableAt).to.equal(finalizableAt);
       expect(await vault.nextWithdrawalId()).to.equal(2n);
     });
@@ -434,12 +435,16 @@ describe("Vault", () => {
       ).to.be.revertedWithCustomError(vault, "GracePeriodTooShort");
     });
 
-    it("an open request keeps its finalisation time when timings change", async () => {
+    it("an open request keeps the time it was given, and a longer grace period also applies to it", async () => {
       const { vault, alice } = await loadFixture(fundedFixture);
       await vault.connect(alice).requestWithdrawal(ETH, ONE);
-      const before = (await vault.pendingWithdrawal(alice.address, ETH)).finalizableAt;
+      const { requestedAt, finalizableAt } = await vault.pendingWithdrawal(alice.address, ETH);
+      expect(finalizableAt).to.equal(requestedAt + BigInt(TIMINGS.withdrawalGracePeriod));
       await vault.setTimings({ ...TIMINGS, withdrawalGracePeriod: TIMINGS.withdrawalGracePeriod * 10 });
-      expect((await vault.pendingWithdrawal(alice.address, ETH)).finalizableAt).to.equal(before);
+      expect((await vault.pendingWithdrawal(alice.address, ETH)).finalizableAt).to.equal(finalizableAt);
+      expect(await vault.withdrawalFinalizableAt(alice.address, ETH)).to.equal(
+        requestedAt + BigInt(TIMINGS.withdrawalGracePeriod * 10),
+      );
     });
 
     it("pause and unpause: pauser only, with events", async () => {
