@@ -6,6 +6,7 @@
 import { WireError } from "./errors";
 import {
   type GuaranteeVersion,
+  ZERO_ADDRESS,
   formatUint,
   parseAddress,
   parseBytes32,
@@ -106,6 +107,13 @@ export interface SignedGuarantee {
   scheme: SigningScheme;
 }
 
+/** Payer and recipient can never be the zero address: money sent there is burnt. */
+function parseNonZeroAddress(value: unknown, field: string): string {
+  const address = parseAddress(value, field);
+  if (address === ZERO_ADDRESS) throw new WireError(field, "must not be the zero address");
+  return address;
+}
+
 /** Parses the `validation_policy` object of V2 claims. */
 export function parseValidationPolicy(value: unknown, field = "validation_policy"): ValidationPolicy {
   const wire = parseObject(value, field);
@@ -140,8 +148,8 @@ export function parseClaims(value: unknown, field = "claims"): GuaranteeClaims {
   const wire = parseObject(value, field);
   const version = parseVersion(wire.version, `${field}.version`);
   const fields: ClaimsFields = {
-    user: parseAddress(wire.user_address, `${field}.user_address`),
-    recipient: parseAddress(wire.recipient_address, `${field}.recipient_address`),
+    user: parseNonZeroAddress(wire.user_address, `${field}.user_address`),
+    recipient: parseNonZeroAddress(wire.recipient_address, `${field}.recipient_address`),
     reqId: parseUint256(wire.req_id, `${field}.req_id`, { allowZero: true }),
     amount: parseUint256(wire.amount, `${field}.amount`),
     asset: parseAddress(wire.asset_address, `${field}.asset_address`),

@@ -201,6 +201,13 @@ describe("sdk/claims", () => {
       });
     }
 
+    it("rejects the zero address as payer or recipient (ETH sent there is burnt)", () => {
+      const zero = "0x0000000000000000000000000000000000000000";
+      for (const key of ["user_address", "recipient_address"] as const) {
+        expectWireError(() => parseClaims({ ...wireV1, [key]: zero }), `claims.${key}`);
+      }
+    });
+
     it("rejects a malformed req_id", () => {
       for (const value of [
         undefined,
