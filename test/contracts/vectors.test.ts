@@ -70,12 +70,14 @@ describe("shared test vectors (Solidity side)", () => {
         }
       });
 
-      it("BLSVerifier accepts Core's signature and rejects a flipped bit, a wrong key or a wrong tag", async () => {
+      it("BLSVerifier accepts Core's signature and rejects a flipped bit in claims or signature, a wrong key or a wrong tag", async () => {
         const { verifier } = await loadFixture(deployHarnesses);
         const publicKey = vectors.bls.public_key_eip2537;
         const { claims: message, signature } = toRemunerateArgs(vector.certificate);
         expect(await verifier.verify(publicKey, message, signature, DST)).to.equal(true);
         expect(await verifier.verify(publicKey, flipLastBit(message), signature, DST)).to.equal(false);
+        const tamperedSignature = { ...signature, y_c1_b: flipLastBit(signature.y_c1_b) };
+        expect(await verifier.verify(publicKey, message, tamperedSignature, DST)).to.equal(false);
         const otherKey = { ...publicKey, x_b: flipLastBit(publicKey.x_b) };
         expect(await verifier.verify(otherKey, message, signature, DST)).to.equal(false);
         const nulTag = ethers.toUtf8Bytes("BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_NUL_");
