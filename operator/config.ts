@@ -37,6 +37,10 @@ export interface OperatorConfig {
   /** Network name; `deploymentFile` defaults to `deployments/<network>.json`. */
   network: string;
   rpcUrl: string;
+  /** RPC URL published in public params (`ethereum_http_rpc_url`); defaults to `rpcUrl`. */
+  publicRpcUrl: string;
+  /** Upper bound on one chain RPC call (health checks, startup checks). */
+  rpcTimeoutMs: number;
   chainId: number;
   deploymentFile: string;
   /** Input keying material (0x hex, ≥ 32 bytes) for Core's BLS certificate key. */
@@ -102,6 +106,8 @@ const FIELDS: FieldTable = {
     parse: (raw) => url(raw, ["http:", "https:", "ws:", "wss:"]),
     fallback: () => "http://127.0.0.1:8545",
   },
+  publicRpcUrl: { parse: (raw) => url(raw, ["http:", "https:"]), fallback: (c) => c.rpcUrl ?? "" },
+  rpcTimeoutMs: { parse: (raw) => integer(raw, 1, 600_000), fallback: () => 5_000 },
   chainId: { parse: (raw) => integer(raw, 1, Number.MAX_SAFE_INTEGER), fallback: () => 31337 },
   deploymentFile: {
     parse: nonEmptyString,

@@ -3,8 +3,10 @@
  * cleanly on SIGINT/SIGTERM. Run with `npx ts-node operator/main.ts`.
  */
 import { ConfigError, loadConfig, unknownEnvSettings } from "./config";
+import { DeploymentError } from "./deployment";
 import { createLogger } from "./logger";
 import { startCoreServer } from "./server";
+import { StartupError } from "./startup";
 
 async function main(): Promise<void> {
   let config;
@@ -21,7 +23,17 @@ async function main(): Promise<void> {
   for (const name of unknownEnvSettings())
     logger.warn({ variable: name }, "unknown SURETY_* variable ignored");
 
-  const server = await startCoreServer(config, { logger });
+  let server;
+  try {
+    server = await startCoreServer(config, { logger });
+  } catch (error) {
+    if (error instanceof DeploymentError || error instanceof StartupError) {
+      logger.fatal(error.message);
+      console.error(`Core refused to start: ${error.message}`);
+      process.exit(1);
+    }
+    throw error;
+  }
   logger.info({ url: server.url, chain_id: config.chainId, db: config.dbFile }, "Core listening");
 
   let stopping = false;

@@ -1,16 +1,28 @@
 /**
- * `startCoreServer`: the Core app on a TCP port. `close()` stops accepting
- * connections, lets in-flight requests finish (idle keep-alive connections
- * are closed at once, busy ones cut after a drain timeout), then closes the
- * store if the server opened it.
+ * `startCoreServer`: the Core app on a TCP port. Before listening it loads
+ * the deployment file, connects to the chain and runs the startup checks
+ * (chain ids agree; Core's BLS key is the Vault's), refusing to start
+ * otherwise. `close()` stops accepting connections, lets in-flight requests
+ * finish (idle keep-alive connections are closed at once, busy ones cut
+ * after a drain timeout), then closes the store and chain connection if the
+ * server opened them.
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Express } from "express";
-import { type CoreContext, createCoreApp, type CoreServices, type RouteModule } from "./api";
+import {
+  type CoreContext,
+  createCoreApp,
+  type CoreServices,
+  operatorBlsSigner,
+  type RouteModule,
+} from "./api";
+import { type ChainGateway, RpcChainGateway } from "./chain";
 import { type Clock, systemClock } from "./clock";
 import type { OperatorConfig } from "./config";
+import { type DeploymentInfo, loadDeployment } from "./deployment";
 import { createLogger, type Logger } from "./logger";
+import { checkChainAndDeployment, type VaultKeyCheck } from "./startup";
 import { SqliteStore, type Store } from "./store";
 
 /** How long close() waits for in-flight requests before cutting their connections. */
@@ -25,6 +37,15 @@ export interface CoreServerDeps {
   routes?: readonly RouteModule[];
   /** Close the store on close(); defaults to true only for a store the server opened itself. */
   closeStore?: boolean;
+  /** Defaults to `loadDeployment(config.deploymentFile)`. */
+  deployment?: DeploymentInfo;
+  /** Defaults to JSON-RPC at `config.rpcUrl`, owned (and closed) by the server. */
+  chain?: ChainGateway;
+  /**
+   * Whether startup compares Core's BLS key with the Vault's (default
+   * "enforce"). "skip" only where no Vault is deployed (tests of Core alone).
+   */
+  vaultKeyCheck?: VaultKeyCheck;
 }
 
 export interface CoreServer {
@@ -44,20 +65,41 @@ export async function startCoreServer(
   config: OperatorConfig,
   deps: CoreServerDeps = {},
 ): Promise<CoreServer> {
-  const store = deps.store ?? SqliteStore.open(config.dbFile);
-  const closeStore = deps.closeStore ?? deps.store === undefined;
   const logger = deps.logger ?? createLogger(config.logLevel);
-  const { app, context } = createCoreApp({
-    config,
-    store,
-    clock: deps.clock ?? systemClock,
-    logger,
-    services: deps.services,
-    routes: deps.routes,
-  });
+  const deployment = deps.deployment ?? loadDeployment(config.deploymentFile);
+  const signer = deps.services?.signer ?? operatorBlsSigner(config);
+  const chain = deps.chain ?? RpcChainGateway.fromUrl(config.rpcUrl, config.chainId, config.rpcTimeoutMs);
+  const closeChain = deps.chain === undefined;
+  let store: Store | undefined;
+  const closeStore = deps.closeStore ?? deps.store === undefined;
+  const release = async () => {
+    if (closeStore) await store?.close();
+    if (closeChain) await chain.close();
+  };
 
-  const server = createServer(app);
+  const server = createServer();
+  let app: Express;
+  let context: CoreContext;
   try {
+    await checkChainAndDeployment(
+      config,
+      deployment,
+      chain,
+      signer.publicKey,
+      deps.vaultKeyCheck ?? "enforce",
+    );
+    store = deps.store ?? SqliteStore.open(config.dbFile);
+    ({ app, context } = createCoreApp({
+      config,
+      store,
+      clock: deps.clock ?? systemClock,
+      logger,
+      deployment,
+      chain,
+      services: { ...deps.services, signer },
+      routes: deps.routes,
+    }));
+    server.on("request", app);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(config.port, config.host, () => {
@@ -66,7 +108,7 @@ export async function startCoreServer(
       });
     });
   } catch (error) {
-    if (closeStore) await store.close();
+    await release();
     throw error;
   }
   const { port } = server.address() as AddressInfo;
@@ -83,7 +125,7 @@ export async function startCoreServer(
         });
         server.closeIdleConnections();
       });
-      if (closeStore) await store.close();
+      await release();
       logger.info("Core stopped");
     })();
     return closing;

@@ -1,10 +1,11 @@
 /**
  * `createCoreApp`: the Core HTTP application, without a listening socket
- * (server.ts owns that). Order: request id + log line, JSON body parser,
- * route modules, 404, error handler.
+ * (server.ts owns that). Order: request id + log line, metrics, JSON body
+ * parser, route modules, 404, error handler.
  */
 import express, { type Express } from "express";
 import { authRouter } from "../auth";
+import { guaranteeRoutes } from "../guarantees/routes";
 import {
   type CoreContext,
   type CoreDeps,
@@ -13,13 +14,18 @@ import {
   type RouteModule,
 } from "./context";
 import { errorHandler, notFoundHandler } from "./error-handler";
+import { publicRoutes } from "./public-routes";
 import { requestContext } from "./request-context";
 
 /** Requests are small JSON documents; anything larger is refused before parsing (413). */
 export const JSON_BODY_LIMIT = "64kb";
 
 /** Route modules every Core serves, in mount order. */
-export const CORE_ROUTES: readonly RouteModule[] = [(context) => authRouter(context.auth)];
+export const CORE_ROUTES: readonly RouteModule[] = [
+  (context) => authRouter(context.auth),
+  publicRoutes,
+  guaranteeRoutes,
+];
 
 export interface CoreAppOptions extends CoreDeps {
   /** Replace the services built from the deps (e.g. a pre-built AuthService). */
@@ -38,7 +44,10 @@ export function createCoreApp(options: CoreAppOptions): CoreApp {
   const context = createCoreContext(deps, services);
   const app = express();
   app.disable("x-powered-by");
+  // API responses are not cached by validators; hashing every body for an ETag is wasted work.
+  app.disable("etag");
   app.use(requestContext(context.logger));
+  app.use(context.metrics.httpMiddleware());
   app.use(express.json({ limit: JSON_BODY_LIMIT }));
   for (const module of [...CORE_ROUTES, ...routes]) app.use(module(context));
   app.use(notFoundHandler());

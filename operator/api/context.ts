@@ -1,14 +1,26 @@
 /**
  * What route modules are built from. `CoreDeps` are injected (tests swap
- * the clock, store, logger and config); `CoreServices` are built from them
- * once per app, or injected too. Later work (guarantee issuance, chain
- * indexer, public parameters) adds its services here and its route module
- * to `CORE_ROUTES` in app.ts.
+ * the clock, store, logger, config, deployment and chain); `CoreServices` are
+ * built from them once per app, or injected too. Everything expensive to
+ * build (BLS signer, EIP-712 hasher, public params) is built here, once.
  */
 import type { Router } from "express";
+import { blsKeyFromSecret, type BlsSigner, createBlsSigner } from "../../sdk/bls";
+import { GuaranteeHasher } from "../../sdk/eip712";
+import type { ChainGateway } from "../chain";
 import type { Clock } from "../clock";
 import type { OperatorConfig } from "../config";
+import type { DeploymentInfo } from "../deployment";
+import { GuaranteeIssuer } from "../guarantees";
 import type { Logger } from "../logger";
+import { CoreMetrics } from "../metrics";
+import {
+  buildPublicParams,
+  buildTokensResponse,
+  type PublicParams,
+  type TokensResponse,
+  trustedRegistries,
+} from "../params";
 import type { Store } from "../store";
 import { AccessTokens, AuthService } from "../auth";
 
@@ -17,11 +29,21 @@ export interface CoreDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
+  /** The active deployment (`deployments/<network>.json`). */
+  deployment: DeploymentInfo;
+  chain: ChainGateway;
 }
 
 export interface CoreServices {
   accessTokens: AccessTokens;
   auth: AuthService;
+  /** Core's certificate signer; its public key is `public_key` in the public params. */
+  signer: BlsSigner;
+  hasher: GuaranteeHasher;
+  metrics: CoreMetrics;
+  issuer: GuaranteeIssuer;
+  publicParams: Readonly<PublicParams>;
+  tokens: Readonly<TokensResponse>;
 }
 
 export type CoreContext = CoreDeps & CoreServices;
@@ -29,8 +51,43 @@ export type CoreContext = CoreDeps & CoreServices;
 /** A route module: builds an Express router from the context; mounted at the root. */
 export type RouteModule = (context: CoreContext) => Router;
 
+/** The certificate signer for `config.blsSecret` (IETF KeyGen from the configured key material). */
+export function operatorBlsSigner(config: Pick<OperatorConfig, "blsSecret">): BlsSigner {
+  return createBlsSigner(blsKeyFromSecret(config.blsSecret, "blsSecret").secretKey);
+}
+
 export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices> = {}): CoreContext {
-  const accessTokens = services.accessTokens ?? new AccessTokens(deps.config, deps.clock);
+  const { config, deployment } = deps;
+  const accessTokens = services.accessTokens ?? new AccessTokens(config, deps.clock);
   const auth = services.auth ?? new AuthService({ ...deps, accessTokens });
-  return { ...deps, accessTokens, auth };
+  const signer = services.signer ?? operatorBlsSigner(config);
+  const hasher =
+    services.hasher ??
+    new GuaranteeHasher({
+      name: config.eip712Name,
+      version: config.eip712Version,
+      chainId: config.chainId,
+      verifyingContract: deployment.vault,
+    });
+  const metrics = services.metrics ?? new CoreMetrics(deps.store);
+  const issuer =
+    services.issuer ??
+    new GuaranteeIssuer({
+      ...deps,
+      metrics,
+      hasher,
+      signer,
+      trustedRegistries: trustedRegistries(config, deployment),
+    });
+  return {
+    ...deps,
+    accessTokens,
+    auth,
+    signer,
+    hasher,
+    metrics,
+    issuer,
+    publicParams: services.publicParams ?? buildPublicParams(config, deployment, signer.publicKey),
+    tokens: services.tokens ?? buildTokensResponse(config, deployment),
+  };
 }

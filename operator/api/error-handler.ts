@@ -37,12 +37,14 @@ function isBodyParserError(error: unknown): error is BodyParserError {
   );
 }
 
-function response(status: number, code: string, error: string, headers = {}): ErrorResponse {
-  return { status, body: { error, code }, headers };
+function response(status: number, code: string, error: string, headers = {}, extra = {}): ErrorResponse {
+  return { status, body: { ...extra, error, code }, headers };
 }
 
 export function toErrorResponse(error: unknown): ErrorResponse {
-  if (error instanceof HttpError) return response(error.status, error.code, error.message, error.headers);
+  if (error instanceof HttpError) {
+    return response(error.status, error.code, error.message, error.headers, error.extra);
+  }
   if (error instanceof WireError) return response(400, "invalid_request", error.message);
   if (error instanceof DuplicateGuaranteeError) return response(409, "duplicate_guarantee", error.message);
   if (isBodyParserError(error)) {

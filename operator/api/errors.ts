@@ -11,6 +11,8 @@ export class HttpError extends Error {
     message: string,
     /** Extra response headers, e.g. `WWW-Authenticate` on 401. */
     readonly headers: Readonly<Record<string, string>> = {},
+    /** Extra body fields next to `error` and `code` (e.g. the stored `certificate` of a 409). */
+    readonly extra: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);
   }
@@ -19,6 +21,7 @@ export class HttpError extends Error {
 export interface ErrorBody {
   error: string;
   code: string;
+  [extra: string]: unknown;
 }
 
 export function badRequest(code: string, message: string): HttpError {

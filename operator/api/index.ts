@@ -1,6 +1,8 @@
 export { createCoreApp, CORE_ROUTES, JSON_BODY_LIMIT, type CoreApp, type CoreAppOptions } from "./app";
+export { HEALTH_PROBE_TIMEOUT_MS, publicRoutes } from "./public-routes";
 export {
   createCoreContext,
+  operatorBlsSigner,
   type CoreContext,
   type CoreDeps,
   type CoreServices,

@@ -24,13 +24,20 @@ export function requestContext(logger: Logger): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     const incoming = req.get(REQUEST_ID_HEADER);
     req.id = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    req.log = logger.child({ req_id: req.id });
+    // The bound child logger is built only if something logs for this request (most requests log one line).
+    let child: Logger | undefined;
+    Object.defineProperty(req, "log", {
+      configurable: true,
+      enumerable: true,
+      get: () => (child ??= logger.child({ req_id: req.id })),
+    });
     res.setHeader(REQUEST_ID_HEADER, req.id);
     const started = process.hrtime.bigint();
     res.on("close", () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      req.log.info(
+      logger.info(
         {
+          req_id: req.id,
           method: req.method,
           path: req.originalUrl.split("?")[0],
           status: res.statusCode,

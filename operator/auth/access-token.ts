@@ -3,7 +3,7 @@
  * Claims: `sub` (checksummed wallet), `scopes`, `iat`, `exp`, `iss`, `aud`,
  * `jti`. Verification uses the injected clock, not the wall clock.
  */
-import { randomUUID } from "node:crypto";
+import { createSecretKey, type KeyObject, randomUUID } from "node:crypto";
 import { errors as joseErrors, jwtVerify, SignJWT } from "jose";
 import { getAddress } from "ethers";
 import type { Clock } from "../clock";
@@ -11,6 +11,13 @@ import type { OperatorConfig } from "../config";
 import type { Principal } from "./authority";
 
 const ALGORITHM = "HS256";
+/**
+ * Verified tokens kept so that a caller presenting the same token again (a
+ * facilitator settles many payments with one session) skips the HMAC check.
+ * Only tokens that passed full verification enter; each hit re-checks expiry
+ * against the clock. Bounded: when full, the cache is cleared.
+ */
+export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 
 export type AccessTokenConfig = Pick<
   OperatorConfig,
@@ -35,13 +42,15 @@ export class AccessTokenError extends Error {
 }
 
 export class AccessTokens {
-  private readonly key: Uint8Array;
+  /** A KeyObject (not raw bytes): jose then imports the HMAC key once instead of on every call. */
+  private readonly key: KeyObject;
+  private readonly verified = new Map<string, Principal>();
 
   constructor(
     private readonly config: AccessTokenConfig,
     private readonly clock: Clock,
   ) {
-    this.key = new TextEncoder().encode(config.jwtSecret);
+    this.key = createSecretKey(Buffer.from(config.jwtSecret, "utf8"));
   }
 
   async issue(wallet: string, scopes: readonly string[]): Promise<IssuedAccessToken> {
@@ -61,6 +70,18 @@ export class AccessTokens {
 
   /** The token's principal; throws {@link AccessTokenError} for anything but a valid, current token. */
   async verify(token: string): Promise<Principal> {
+    const cached = this.verified.get(token);
+    if (cached !== undefined) {
+      if (cached.expiresAt > this.clock.nowSeconds()) return cached;
+      this.verified.delete(token);
+    }
+    const principal = await this.verifyFully(token);
+    if (this.verified.size >= VERIFIED_TOKEN_CACHE_SIZE) this.verified.clear();
+    this.verified.set(token, principal);
+    return principal;
+  }
+
+  private async verifyFully(token: string): Promise<Principal> {
     let payload;
     try {
       ({ payload } = await jwtVerify(token, this.key, {
@@ -90,7 +111,7 @@ export class AccessTokens {
     } catch {
       throw new AccessTokenError("invalid", "access token is invalid");
     }
-    return { wallet, scopes, tokenId: jti, expiresAt: exp };
+    return Object.freeze({ wallet, scopes: Object.freeze([...scopes]), tokenId: jti, expiresAt: exp });
   }
 }
 

@@ -14,6 +14,8 @@ import {
   DuplicateGuaranteeError,
   type GuaranteeRecord,
   type GuaranteeState,
+  type IssueGuaranteeOutcome,
+  type IssueGuaranteeRequest,
   type LockResult,
   MAX_PAGE_SIZE,
   type NonceConsumption,
@@ -21,6 +23,7 @@ import {
   type PageRequest,
   type RefreshTokenRecord,
   type SiweNonceRecord,
+  type StoredGuarantee,
   type StoreOps,
 } from "./types";
 
@@ -48,6 +51,7 @@ interface RefreshRow {
 }
 
 interface CollateralRow {
+  asset_address?: string;
   deposited: string;
   locked: string;
   pending_withdrawal: string;
@@ -70,11 +74,22 @@ interface GuaranteeRow {
   certificate_signature: string;
   state: string;
   created_at: number;
+  updated_at: number;
 }
+
+/** Checksumming costs a keccak256; the same few addresses (payers, recipients, assets) recur constantly. */
+const CHECKSUM_MEMO_LIMIT = 10_000;
+const checksummed = new Map<string, string>();
 
 /** Keys compare as strings: normalise every address to its checksummed form first. */
 function address(value: string): string {
-  return getAddress(value.toLowerCase());
+  let result = checksummed.get(value);
+  if (result === undefined) {
+    result = getAddress(value.toLowerCase());
+    if (checksummed.size >= CHECKSUM_MEMO_LIMIT) checksummed.clear();
+    checksummed.set(value, result);
+  }
+  return result;
 }
 
 function nonNegative(value: bigint, what: string): bigint {
@@ -89,9 +104,22 @@ function positive(value: bigint, what: string): bigint {
 
 export class SqliteOps implements SyncOf<StoreOps> {
   private readonly stmt: ReturnType<typeof prepareStatements>;
+  /** One issuance as a unit: a savepoint inside the batch's transaction, so a failed item leaves no trace. */
+  private readonly issueOne: (request: IssueGuaranteeRequest, now: number) => IssueGuaranteeOutcome;
 
   constructor(private readonly db: Database) {
     this.stmt = prepareStatements(db);
+    this.issueOne = db.transaction((request: IssueGuaranteeRequest, now: number): IssueGuaranteeOutcome => {
+      const { record, capacity } = request;
+      const existing = this.getGuarantee(record.guaranteeId);
+      if (existing) return { kind: "duplicate", existing };
+      const lock = this.lockIfAvailable(record.user, record.asset, record.amount, capacity, now);
+      if (!lock.locked) {
+        return { kind: "insufficient_collateral", balance: lock.balance, capacity: lock.capacity };
+      }
+      this.insertGuarantee(record);
+      return { kind: "issued", balance: lock.balance, capacity: lock.capacity };
+    });
   }
 
   /**
@@ -208,6 +236,49 @@ export class SqliteOps implements SyncOf<StoreOps> {
     });
   }
 
+  setPendingWithdrawal(user: string, asset: string, amount: bigint, now: number): CollateralBalance {
+    nonNegative(amount, "pending withdrawal");
+    return this.atomic(() => {
+      const next = { ...this.getCollateral(user, asset), pendingWithdrawal: amount };
+      this.writeCollateral(next, now);
+      return next;
+    });
+  }
+
+  listCollateral(user: string): CollateralBalance[] {
+    const key = address(user);
+    const rows = this.stmt.listCollateral.all(key) as Required<CollateralRow>[];
+    return rows.map((row) => ({
+      user: key,
+      asset: row.asset_address,
+      deposited: BigInt(row.deposited),
+      locked: BigInt(row.locked),
+      pendingWithdrawal: BigInt(row.pending_withdrawal),
+    }));
+  }
+
+  lockedTotals(): Map<string, bigint> {
+    const totals = new Map<string, bigint>();
+    for (const row of this.stmt.lockedRows.all() as { asset_address: string; locked: string }[]) {
+      totals.set(row.asset_address, (totals.get(row.asset_address) ?? 0n) + BigInt(row.locked));
+    }
+    return totals;
+  }
+
+  // --- issuance ---
+
+  issueGuarantees(requests: readonly IssueGuaranteeRequest[], now: number): IssueGuaranteeOutcome[] {
+    return this.atomic(() =>
+      requests.map((request): IssueGuaranteeOutcome => {
+        try {
+          return this.issueOne(request, now);
+        } catch (error) {
+          return { kind: "failed", error };
+        }
+      }),
+    );
+  }
+
   private writeCollateral(balance: CollateralBalance, now: number): void {
     this.stmt.upsertCollateral.run(
       balance.user,
@@ -249,12 +320,12 @@ export class SqliteOps implements SyncOf<StoreOps> {
     }
   }
 
-  getGuarantee(guaranteeId: string): GuaranteeRecord | null {
+  getGuarantee(guaranteeId: string): StoredGuarantee | null {
     const row = this.stmt.getGuarantee.get(guaranteeId.toLowerCase()) as GuaranteeRow | undefined;
     return row ? guaranteeFromRow(row) : null;
   }
 
-  listGuaranteesByRecipient(recipient: string, page: PageRequest = {}): Page<GuaranteeRecord> {
+  listGuaranteesByRecipient(recipient: string, page: PageRequest = {}): Page<StoredGuarantee> {
     const limit = pageSize(page.limit);
     const after = page.cursor === undefined || page.cursor === null ? 0 : decodeCursor(page.cursor);
     // One extra row tells whether another page exists.
@@ -305,6 +376,11 @@ function prepareStatements(db: Database) {
           policy, scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at)
        VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM guarantees), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    listCollateral: prepare(
+      `SELECT asset_address, deposited, locked, pending_withdrawal FROM collateral
+       WHERE user_address = ? ORDER BY asset_address`,
+    ),
+    lockedRows: prepare("SELECT asset_address, locked FROM collateral WHERE locked != '0'"),
     getGuarantee: prepare("SELECT * FROM guarantees WHERE guarantee_id = ?"),
     listByRecipient: prepare(
       "SELECT * FROM guarantees WHERE recipient_address = ? AND seq > ? ORDER BY seq LIMIT ?",
@@ -312,7 +388,7 @@ function prepareStatements(db: Database) {
   };
 }
 
-function guaranteeFromRow(row: GuaranteeRow): GuaranteeRecord {
+function guaranteeFromRow(row: GuaranteeRow): StoredGuarantee {
   return {
     guaranteeId: row.guarantee_id,
     version: row.version as 1 | 2,
@@ -329,6 +405,7 @@ function guaranteeFromRow(row: GuaranteeRow): GuaranteeRecord {
     certificateSignature: row.certificate_signature,
     state: row.state as GuaranteeState,
     createdAt: row.created_at,
+    updatedAt: row.updated_at,
   };
 }
 

@@ -34,6 +34,10 @@ const OPERATIONS = [
   "insertGuarantee",
   "getGuarantee",
   "listGuaranteesByRecipient",
+  "issueGuarantees",
+  "setPendingWithdrawal",
+  "listCollateral",
+  "lockedTotals",
 ] as const satisfies readonly (keyof StoreOps)[];
 type MissingOperation = Exclude<keyof StoreOps, (typeof OPERATIONS)[number]>;
 const allOperationsListed: [MissingOperation] extends [never] ? true : false = true;
@@ -152,4 +156,9 @@ export class SqliteStore implements Store {
   getGuarantee: StoreOps["getGuarantee"] = (...args) => this.outer.getGuarantee(...args);
   listGuaranteesByRecipient: StoreOps["listGuaranteesByRecipient"] = (...args) =>
     this.outer.listGuaranteesByRecipient(...args);
+  issueGuarantees: StoreOps["issueGuarantees"] = (...args) => this.outer.issueGuarantees(...args);
+  setPendingWithdrawal: StoreOps["setPendingWithdrawal"] = (...args) =>
+    this.outer.setPendingWithdrawal(...args);
+  listCollateral: StoreOps["listCollateral"] = (...args) => this.outer.listCollateral(...args);
+  lockedTotals: StoreOps["lockedTotals"] = (...args) => this.outer.lockedTotals(...args);
 }

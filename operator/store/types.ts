@@ -77,6 +77,31 @@ export interface GuaranteeRecord {
   createdAt: number;
 }
 
+/** A guarantee as read back from the store. */
+export interface StoredGuarantee extends GuaranteeRecord {
+  /** Last state change (unix seconds). */
+  updatedAt: number;
+}
+
+/** One guarantee to issue: the record (certificate included) and the collateral rule it must satisfy. */
+export interface IssueGuaranteeRequest {
+  record: GuaranteeRecord;
+  /** Capacity of the payer's (user, asset) balance; the lock must keep `locked ≤ capacity`. */
+  capacity: CapacityFn;
+}
+
+/**
+ * Outcome of one issuance: `issued` (collateral locked and guarantee stored
+ * together), `duplicate` (the id exists; nothing changed; the stored record is
+ * returned), `insufficient_collateral` (nothing changed), or `failed` (an
+ * unexpected error for this item only; nothing of it was written).
+ */
+export type IssueGuaranteeOutcome =
+  | { kind: "issued"; balance: CollateralBalance; capacity: bigint }
+  | { kind: "duplicate"; existing: StoredGuarantee }
+  | { kind: "insufficient_collateral"; balance: CollateralBalance; capacity: bigint }
+  | { kind: "failed"; error: unknown };
+
 export interface Page<T> {
   items: T[];
   /** Pass back as `cursor` to read the next page; null when there is no more. */
@@ -129,9 +154,27 @@ export interface StoreOps {
   // --- guarantees ---
   /** Throws {@link DuplicateGuaranteeError} when the id exists. */
   insertGuarantee(record: GuaranteeRecord): Promise<void>;
-  getGuarantee(guaranteeId: string): Promise<GuaranteeRecord | null>;
+  getGuarantee(guaranteeId: string): Promise<StoredGuarantee | null>;
   /** Oldest first; the cursor is stable under concurrent inserts (new rows only ever append). */
-  listGuaranteesByRecipient(recipient: string, page?: PageRequest): Promise<Page<GuaranteeRecord>>;
+  listGuaranteesByRecipient(recipient: string, page?: PageRequest): Promise<Page<StoredGuarantee>>;
+
+  // --- issuance (check-and-lock + insert, ARCHITECTURE.md §7) ---
+  /**
+   * Issues each request atomically and independently, in order, all inside
+   * one transaction (one durable commit for the whole batch: group commit).
+   * Per item: if the guarantee id exists → `duplicate`; else lock `amount` iff
+   * `locked + amount ≤ capacity` and insert the record, both or neither.
+   * An item's outcome is final only once the returned promise resolves (the
+   * batch committed); if the commit itself fails the promise rejects and no
+   * item was issued.
+   */
+  issueGuarantees(requests: readonly IssueGuaranteeRequest[], now: number): Promise<IssueGuaranteeOutcome[]>;
+  /** Sets the amount of `asset` the user has asked to withdraw (the Vault's pending request; 0 clears it). */
+  setPendingWithdrawal(user: string, asset: string, amount: bigint, now: number): Promise<CollateralBalance>;
+  /** Every (user, asset) balance of `user` the store knows, by asset address. */
+  listCollateral(user: string): Promise<CollateralBalance[]>;
+  /** Sum of `locked` over all users, per asset (metrics). */
+  lockedTotals(): Promise<Map<string, bigint>>;
 }
 
 /** The handle a transaction body works with: the same operations, all inside one transaction. */

@@ -14,6 +14,7 @@ import { ManualClock as CoreClock } from "../../operator/clock";
 import { configFromObject } from "../../operator/config";
 import { silentLogger } from "../../operator/logger";
 import { type CoreServer, startCoreServer } from "../../operator/server";
+import { testCoreDeps } from "../operator/helpers";
 import { ManualClock } from "../../facilitator/clock";
 import { CoreClient } from "../../facilitator/core-client";
 import { CoreHttpError, CoreUnavailableError, coreFetch } from "../../facilitator/core-http";
@@ -54,7 +55,7 @@ describe("facilitator Core client (real Core)", function () {
       accessTokenLifetimeSeconds: ACCESS_TOKEN_LIFETIME,
       facilitators: [facilitatorWallet.address],
     });
-    core = await startCoreServer(config, { clock: coreClock, logger: silentLogger() });
+    core = await startCoreServer(config, { ...testCoreDeps(), clock: coreClock, logger: silentLogger() });
   });
 
   after(async function () {
@@ -165,7 +166,11 @@ describe("facilitator server against a real Core (issuance not served yet)", fun
       blsSecret: "0x" + "42".repeat(32),
       facilitators: [facilitatorWallet.address],
     });
-    core = await startCoreServer(config, { clock: new CoreClock(T0), logger: silentLogger() });
+    core = await startCoreServer(config, {
+      ...testCoreDeps(),
+      clock: new CoreClock(T0),
+      logger: silentLogger(),
+    });
     facilitator = await startTestFacilitator({ coreUrl: core.url });
   });
 

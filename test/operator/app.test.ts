@@ -5,7 +5,7 @@ import pino from "pino";
 import { WireError } from "../../sdk/errors";
 import type { RouteModule } from "../../operator/api";
 import { startCoreServer } from "../../operator/server";
-import { post, request, startTestCore, type TestCore, tempDir, testConfig } from "./helpers";
+import { post, request, startTestCore, type TestCore, tempDir, testConfig, testCoreDeps } from "./helpers";
 
 /** Routes that fail in each way the error middleware must handle. */
 const failing: RouteModule = () =>
@@ -83,7 +83,10 @@ describe("startCoreServer", () => {
         done();
       },
     });
-    const core = await startCoreServer(testConfig(dir.path), { logger: pino({ level: "info" }, sink) });
+    const core = await startCoreServer(testConfig(dir.path), {
+      ...testCoreDeps(),
+      logger: pino({ level: "info" }, sink),
+    });
     try {
       await post(core.url, "/auth/nonce", { address: "0x1234" }, { "x-request-id": "req-1" });
     } finally {
@@ -97,7 +100,7 @@ describe("startCoreServer", () => {
 
   it("close() drains, is idempotent, and frees the port", async () => {
     const dir = tempDir();
-    const core = await startCoreServer(testConfig(dir.path), {});
+    const core = await startCoreServer(testConfig(dir.path), testCoreDeps());
     const before = await request(core.url, "GET", "/nope");
     expect(before.status).to.equal(404);
     await Promise.all([core.close(), core.close()]);
@@ -110,10 +113,10 @@ describe("startCoreServer", () => {
   it("fails to start on a busy port and closes the store it opened", async () => {
     const first = tempDir();
     const second = tempDir();
-    const core = await startCoreServer(testConfig(first.path), {});
+    const core = await startCoreServer(testConfig(first.path), testCoreDeps());
     try {
       let caught: unknown;
-      await startCoreServer(testConfig(second.path, { port: core.port }), {}).catch(
+      await startCoreServer(testConfig(second.path, { port: core.port }), testCoreDeps()).catch(
         (error) => (caught = error),
       );
       expect(String(caught)).to.match(/EADDRINUSE/);

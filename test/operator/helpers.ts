@@ -1,15 +1,19 @@
 /**
  * Test fixtures for the operator: a config for a temp directory, a Core on
  * a free port with a manual clock, a small JSON HTTP client and the SIWE
- * sign-in dance with a real wallet.
+ * sign-in dance with a real wallet. The chain is Hardhat's in-process
+ * network (`ethers.provider`) behind the RpcChainGateway.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Wallet } from "ethers";
+import { ethers } from "hardhat";
 import { SiweMessage } from "siwe";
+import { type ChainGateway, RpcChainGateway } from "../../operator/chain";
 import { ManualClock } from "../../operator/clock";
 import { configFromObject, type OperatorConfig, type OperatorConfigInput } from "../../operator/config";
+import { type DeploymentInfo, parseDeployment } from "../../operator/deployment";
 import { silentLogger } from "../../operator/logger";
 import { type CoreServer, type CoreServerDeps, startCoreServer } from "../../operator/server";
 
@@ -18,6 +22,44 @@ export const T0 = 1_750_000_000;
 export const TEST_DOMAIN = "core.surety.test";
 export const TEST_URI = "https://core.surety.test";
 export const TEST_CHAIN_ID = 31337;
+
+/**
+ * The deployment Core is started with. The contracts are not deployed by
+ * these tests (issuance and reads never call them), so the addresses are
+ * fixed placeholders in the shape `scripts/deploy.ts` writes.
+ * TODO(contracts merge): deploy with `deploySurety` and use its record, and
+ * run Core with the Vault key check enforced.
+ */
+export const TEST_DEPLOYMENT_JSON = {
+  network: "hardhat",
+  chainId: 31337,
+  contracts: {
+    Vault: { address: "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512", blockNumber: 2 },
+    ClearingHouse: { address: "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0", blockNumber: 3 },
+    ValidationRegistry: { address: "0x5FbDB2315678afecb367f032d93F642f64180aa3", blockNumber: 1 },
+  },
+  config: { trustedRegistries: ["0x5FbDB2315678afecb367f032d93F642f64180aa3"] },
+  tokens: [
+    { address: "0x0165878A594ca255338adfa4d48449f69242Eb8F", name: "Test USD", symbol: "tUSD", decimals: 6 },
+    {
+      address: "0xa513E6E4b8f2a923D98304ec87F64353C4D5C853",
+      name: "Test Ether",
+      symbol: "tETH",
+      decimals: 18,
+    },
+  ],
+};
+export const TEST_DEPLOYMENT: DeploymentInfo = parseDeployment(TEST_DEPLOYMENT_JSON);
+
+/** The in-process Hardhat chain behind Core's gateway interface. */
+export function hardhatChain(timeoutMs = 2_000): ChainGateway {
+  return new RpcChainGateway(ethers.provider, { timeoutMs });
+}
+
+/** Deps every test Core needs besides config: the test deployment and the Hardhat chain. */
+export function testCoreDeps(): Pick<CoreServerDeps, "deployment" | "chain" | "vaultKeyCheck"> {
+  return { deployment: TEST_DEPLOYMENT, chain: hardhatChain(), vaultKeyCheck: "skip" };
+}
 
 /** A fresh temp directory; `remove()` deletes it. */
 export function tempDir(): { path: string; remove(): void } {
@@ -56,7 +98,7 @@ export async function startTestCore(
   const dir = tempDir();
   const config = testConfig(dir.path, overrides);
   const clock = new ManualClock(T0);
-  const core = await startCoreServer(config, { clock, logger: silentLogger(), ...deps });
+  const core = await startCoreServer(config, { clock, logger: silentLogger(), ...testCoreDeps(), ...deps });
   return {
     core,
     clock,

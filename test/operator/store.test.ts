@@ -348,9 +348,10 @@ describe("operator store (SQLite)", () => {
       };
       const record = guarantee(2, { version: 2, policy, state: "PENDING_VALIDATION", reqId: MAX_UINT256 });
       await store.insertGuarantee(record);
-      expect(await store.getGuarantee(record.guaranteeId.toUpperCase().replace("0X", "0x"))).to.deep.equal(
-        record,
-      );
+      expect(await store.getGuarantee(record.guaranteeId.toUpperCase().replace("0X", "0x"))).to.deep.equal({
+        ...record,
+        updatedAt: record.createdAt,
+      });
     });
 
     it("rejects a duplicate id with DuplicateGuaranteeError", async () => {

@@ -1,0 +1,150 @@
+/**
+ * Chain access behind one small interface, so routes and startup checks take
+ * it by injection: production talks JSON-RPC to `config.rpcUrl`, tests pass
+ * the in-process Hardhat network's provider. Every call is bounded by a
+ * timeout: a hung RPC endpoint makes a health check answer `fail`, never hang.
+ */
+import { FetchRequest, Interface, JsonRpcProvider, Network } from "ethers";
+import { g1FromEip2537, type Eip2537G1Point } from "../../sdk/bls";
+import { parseAddress } from "../../sdk/wire";
+
+/** The JSON-RPC surface we need; ethers' JsonRpcProvider and Hardhat's `ethers.provider` both have it. */
+export interface JsonRpcSender {
+  send(method: string, params: unknown[]): Promise<unknown>;
+}
+
+/** What the Vault says about Core's certificate key. */
+export type VaultOperatorKey = { set: false } | { set: true; publicKey: Uint8Array };
+
+export interface ChainGateway {
+  /** `eth_chainId` of the connected node. */
+  chainId(): Promise<number>;
+  /** Latest block number (a cheap liveness probe). */
+  blockNumber(): Promise<number>;
+  /**
+   * The operator BLS key stored in the Vault at `vault` (48 compressed bytes),
+   * or `{ set: false }`. Throws {@link ChainError} when there is no contract
+   * at `vault` or it does not answer the Vault's getters.
+   */
+  vaultOperatorKey(vault: string): Promise<VaultOperatorKey>;
+  /** Releases the connection (idempotent). */
+  close(): Promise<void>;
+}
+
+/** The chain could not be reached in time or answered something unusable. */
+export class ChainError extends Error {
+  override readonly name = "ChainError";
+}
+
+/** The two Vault getters Core reads (contracts/Vault.sol: `operatorKeySet`, `operatorKey() → BLS.G1Point`). */
+export const VAULT_KEY_ABI = [
+  "function operatorKeySet() view returns (bool)",
+  "function operatorKey() view returns (tuple(bytes32 x_a, bytes32 x_b, bytes32 y_a, bytes32 y_b))",
+];
+const vaultInterface = new Interface(VAULT_KEY_ABI);
+
+function quantity(value: unknown, what: string): number {
+  if (typeof value !== "string" || !/^0x[0-9a-fA-F]+$/.test(value)) {
+    throw new ChainError(`${what}: node answered ${JSON.stringify(value)}, not a hex quantity`);
+  }
+  const parsed = Number.parseInt(value, 16);
+  if (!Number.isSafeInteger(parsed)) throw new ChainError(`${what}: ${value} is out of range`);
+  return parsed;
+}
+
+/** Rejects with a ChainError after `ms`; the timer never keeps the process alive. */
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new ChainError(`${what}: no answer within ${ms} ms`)), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export interface RpcChainGatewayOptions {
+  /** Upper bound on each call. */
+  timeoutMs: number;
+  /** Called once by close() (e.g. destroy the provider the gateway owns). */
+  onClose?: () => void | Promise<void>;
+}
+
+export class RpcChainGateway implements ChainGateway {
+  private closed = false;
+
+  constructor(
+    private readonly rpc: JsonRpcSender,
+    private readonly options: RpcChainGatewayOptions,
+  ) {}
+
+  /**
+   * A gateway over HTTP(S)/WS JSON-RPC at `url`. The network is fixed to the
+   * configured chain id (no detection loop that would retry forever against a
+   * dead node); {@link chainId} still asks the node, so a mismatch is caught.
+   */
+  static fromUrl(url: string, chainId: number, timeoutMs: number): RpcChainGateway {
+    const request = new FetchRequest(url);
+    request.timeout = timeoutMs;
+    const provider = new JsonRpcProvider(request, undefined, {
+      staticNetwork: Network.from(chainId),
+      batchMaxCount: 1,
+    });
+    return new RpcChainGateway(provider, { timeoutMs, onClose: () => provider.destroy() });
+  }
+
+  private async call(method: string, params: unknown[]): Promise<unknown> {
+    if (this.closed) throw new ChainError(`${method}: chain gateway is closed`);
+    try {
+      return await withTimeout(this.rpc.send(method, params), this.options.timeoutMs, method);
+    } catch (error) {
+      if (error instanceof ChainError) throw error;
+      throw new ChainError(`${method} failed: ${(error as Error).message}`);
+    }
+  }
+
+  async chainId(): Promise<number> {
+    return quantity(await this.call("eth_chainId", []), "eth_chainId");
+  }
+
+  async blockNumber(): Promise<number> {
+    return quantity(await this.call("eth_blockNumber", []), "eth_blockNumber");
+  }
+
+  async vaultOperatorKey(vault: string): Promise<VaultOperatorKey> {
+    const address = parseAddress(vault, "vault");
+    const code = await this.call("eth_getCode", [address, "latest"]);
+    if (typeof code !== "string" || code === "0x" || code === "0x0") {
+      throw new ChainError(`no contract at the Vault address ${address} on this chain`);
+    }
+    const read = async (name: "operatorKeySet" | "operatorKey") => {
+      const data = await this.call("eth_call", [
+        { to: address, data: vaultInterface.encodeFunctionData(name) },
+        "latest",
+      ]);
+      try {
+        return vaultInterface.decodeFunctionResult(name, data as string);
+      } catch {
+        throw new ChainError(`the contract at ${address} does not answer Vault.${name}() (is it the Vault?)`);
+      }
+    };
+    const [isSet] = await read("operatorKeySet");
+    if (isSet !== true) return { set: false };
+    const [point] = await read("operatorKey");
+    const { x_a, x_b, y_a, y_b } = point as Eip2537G1Point;
+    try {
+      return { set: true, publicKey: g1FromEip2537({ x_a, x_b, y_a, y_b }, "Vault.operatorKey") };
+    } catch (error) {
+      throw new ChainError(`Vault.operatorKey() is not a valid G1 point: ${(error as Error).message}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.options.onClose?.();
+  }
+}

@@ -1,0 +1,262 @@
+/**
+ * Guarantee issuance (`POST /core/guarantees`): verify, lock, certify.
+ *
+ * Order of checks, cheapest and least revealing first:
+ *   1. body shape (sdk parser; 400 naming the field)
+ *   2. issuance authority for the recipient (403)
+ *   3. accepted version, supported asset, V2 policy against the deployment (400)
+ *   4. payer signature, recovered natively with a hasher built once (400)
+ *   5. identity already issued? (409; a byte-identical retry also gets the stored certificate)
+ *   6. timestamp window and V2 deadline against Core's clock (400)
+ *   7. BLS certificate, then check-and-lock + insert in one store transaction
+ *      (400 insufficient_collateral, or 409 if a concurrent twin won)
+ * Identity comes before the clock checks so that a retried `/settle` of an
+ * issued guarantee is answered idempotently even after its timestamp aged out.
+ */
+import type { BlsSigner } from "../../sdk/bls";
+import type { Certificate } from "../../sdk/certificate";
+import {
+  type GuaranteeClaims,
+  parseSignedGuarantee,
+  type SignedGuarantee,
+  toWireValidationPolicy,
+} from "../../sdk/claims";
+import { type GuaranteeHasher, verifyGuaranteeSignature } from "../../sdk/eip712";
+import { SignatureError, WireError } from "../../sdk/errors";
+import { validationRequestHash } from "../../sdk/ids";
+import { sameAddress } from "../../sdk/wire";
+import { HttpError, badRequest, conflict, forbidden } from "../api/errors";
+import { canIssueFor, type Principal } from "../auth";
+import type { Clock } from "../clock";
+import { collateralFactorBps, type OperatorConfig } from "../config";
+import { type DeploymentInfo, isSupportedAsset } from "../deployment";
+import type { Logger } from "../logger";
+import type { CoreMetrics } from "../metrics";
+import { ACCEPTED_GUARANTEE_VERSIONS, sdkDeployment } from "../params";
+import type { GuaranteeRecord, IssueGuaranteeOutcome, StoredGuarantee, Store } from "../store";
+import { IssueBatcher } from "./batcher";
+import { collateralCapacity } from "./capacity";
+import { CertificateEncoder } from "./certificate-encoder";
+import { claimsOfRecord } from "./view";
+
+export interface GuaranteeIssuerDeps {
+  config: OperatorConfig;
+  deployment: DeploymentInfo;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  metrics: CoreMetrics;
+  /** EIP-712 hasher of this deployment's domain (built once). */
+  hasher: GuaranteeHasher;
+  /** Core's certificate signer (key parsed once). */
+  signer: BlsSigner;
+  trustedRegistries: readonly string[];
+}
+
+/** Rejection codes of `POST /core/guarantees` (also the `reason` label of the rejection metric). */
+export const ISSUANCE_ERRORS = {
+  invalidRequest: "invalid_request",
+  notAuthorized: "not_authorized_for_recipient",
+  unsupportedVersion: "unsupported_version",
+  unsupportedAsset: "unsupported_asset",
+  untrustedRegistry: "untrusted_validation_registry",
+  chainIdMismatch: "validation_chain_id_mismatch",
+  requestHashMismatch: "validation_request_hash_mismatch",
+  invalidSignature: "invalid_signature",
+  duplicate: "duplicate_guarantee",
+  timestampTooOld: "timestamp_too_old",
+  timestampInFuture: "timestamp_in_future",
+  deadlinePassed: "validation_deadline_passed",
+  insufficientCollateral: "insufficient_collateral",
+} as const;
+
+const E = ISSUANCE_ERRORS;
+
+export class GuaranteeIssuer {
+  private readonly batcher: IssueBatcher;
+  private readonly encoder: CertificateEncoder;
+
+  constructor(private readonly deps: GuaranteeIssuerDeps) {
+    this.batcher = new IssueBatcher(deps.store, deps.clock);
+    this.encoder = new CertificateEncoder(sdkDeployment(deps.config, deps.deployment));
+  }
+
+  /** Issues the guarantee in `body` for `principal`; throws HttpErrors (and WireErrors → 400). */
+  async issue(principal: Principal, body: unknown): Promise<Certificate> {
+    try {
+      const certificate = await this.issueChecked(principal, body);
+      return certificate;
+    } catch (error) {
+      this.deps.metrics.guaranteeRejected(rejectionReason(error));
+      throw error;
+    }
+  }
+
+  private async issueChecked(principal: Principal, body: unknown): Promise<Certificate> {
+    const { config, deployment, hasher, clock, metrics } = this.deps;
+    const signed = parseSignedGuarantee(body);
+    const { claims } = signed;
+
+    if (!canIssueFor(config, principal, claims.recipient)) {
+      throw forbidden(
+        E.notAuthorized,
+        `${principal.wallet} may not request guarantees for recipient ${claims.recipient}`,
+      );
+    }
+    if (!ACCEPTED_GUARANTEE_VERSIONS.includes(claims.version)) {
+      throw badRequest(E.unsupportedVersion, `claims.version: ${claims.version} is not accepted`);
+    }
+    if (!isSupportedAsset(deployment, claims.asset)) {
+      throw badRequest(
+        E.unsupportedAsset,
+        `claims.asset_address: ${claims.asset} is not a supported asset (see GET /core/tokens)`,
+      );
+    }
+    const id = this.encoder.guaranteeId(claims.user, claims.reqId);
+    if (claims.version === 2) this.checkPolicy(claims, id);
+
+    try {
+      verifyGuaranteeSignature(hasher, claims, signed.signature, signed.scheme);
+    } catch (error) {
+      if (error instanceof SignatureError)
+        throw badRequest(E.invalidSignature, `signature: ${error.message}`);
+      throw error;
+    }
+
+    const existing = await this.deps.store.getGuarantee(id);
+    if (existing) throw this.duplicate(existing, signed);
+
+    const now = clock.nowSeconds();
+    this.checkTime(claims, now);
+
+    const message = this.encoder.encode(claims, id);
+    const certificate: Certificate = {
+      claims: "0x" + message.toString("hex"),
+      signature: "0x" + Buffer.from(this.deps.signer.sign(message)).toString("hex"),
+    };
+    const record: GuaranteeRecord = {
+      guaranteeId: id,
+      version: claims.version,
+      user: claims.user,
+      recipient: claims.recipient,
+      reqId: claims.reqId,
+      amount: claims.amount,
+      asset: claims.asset,
+      timestamp: claims.timestamp,
+      policy: claims.version === 2 ? { ...toWireValidationPolicy(claims.policy) } : null,
+      scheme: signed.scheme,
+      signature: signed.signature,
+      certificateClaims: certificate.claims,
+      certificateSignature: certificate.signature,
+      state: claims.version === 1 ? "FINALIZED_PAYABLE" : "PENDING_VALIDATION",
+      createdAt: now,
+    };
+    const factor = collateralFactorBps(config, claims.asset);
+    const outcome = await this.batcher.issue({
+      record,
+      capacity: (balance) => collateralCapacity(balance, factor),
+    });
+    this.settleOutcome(outcome, signed);
+    metrics.guaranteeIssued(claims.version, signed.scheme);
+    return certificate;
+  }
+
+  /** V2 policy checks that need no clock: trusted registry, optional chain id and request hash. */
+  private checkPolicy(claims: Extract<GuaranteeClaims, { version: 2 }>, id: string): void {
+    const { policy } = claims;
+    const field = "claims.validation_policy";
+    if (!this.deps.trustedRegistries.some((registry) => sameAddress(registry, policy.registry))) {
+      throw badRequest(
+        E.untrustedRegistry,
+        `${field}.validation_registry_address: ${policy.registry} is not a trusted validation registry (see GET /core/public-params)`,
+      );
+    }
+    if (policy.chainId !== undefined && policy.chainId !== this.deps.config.chainId) {
+      throw badRequest(
+        E.chainIdMismatch,
+        `${field}.validation_chain_id: ${policy.chainId} is not this deployment's chain id ${this.deps.config.chainId}`,
+      );
+    }
+    if (policy.requestHash !== undefined) {
+      const expected = validationRequestHash(this.deps.config.chainId, policy, id);
+      if (policy.requestHash !== expected.toLowerCase()) {
+        throw badRequest(
+          E.requestHashMismatch,
+          `${field}.validation_request_hash: does not match the request hash derived from the claims (${expected})`,
+        );
+      }
+    }
+  }
+
+  private checkTime(claims: GuaranteeClaims, now: number): void {
+    const { timestampWindowPastSeconds: past, timestampWindowFutureSeconds: future } = this.deps.config;
+    if (claims.timestamp < now - past) {
+      throw badRequest(
+        E.timestampTooOld,
+        `claims.timestamp: ${claims.timestamp} is more than ${past} s before Core's time ${now}`,
+      );
+    }
+    if (claims.timestamp > now + future) {
+      throw badRequest(
+        E.timestampInFuture,
+        `claims.timestamp: ${claims.timestamp} is more than ${future} s after Core's time ${now}`,
+      );
+    }
+    if (claims.version === 2 && claims.policy.deadline <= now) {
+      throw badRequest(
+        E.deadlinePassed,
+        `claims.validation_policy.validation_deadline: ${claims.policy.deadline} is not after Core's time ${now}`,
+      );
+    }
+  }
+
+  private settleOutcome(outcome: IssueGuaranteeOutcome, signed: SignedGuarantee): void {
+    switch (outcome.kind) {
+      case "issued":
+        return;
+      case "duplicate":
+        throw this.duplicate(outcome.existing, signed);
+      case "insufficient_collateral": {
+        const { balance, capacity } = outcome;
+        const available = capacity > balance.locked ? capacity - balance.locked : 0n;
+        throw badRequest(
+          E.insufficientCollateral,
+          `claims.amount: ${signed.claims.amount} exceeds available collateral ${available} of asset ${balance.asset} ` +
+            `(deposited ${balance.deposited}, pending withdrawal ${balance.pendingWithdrawal}, ` +
+            `locked ${balance.locked}, capacity ${capacity})`,
+        );
+      }
+      case "failed":
+        throw outcome.error;
+    }
+  }
+
+  /**
+   * 409 for an identity that was already issued. A byte-identical retry (same
+   * scheme, same signature, same signed claims) gets the stored certificate,
+   * so a retried settlement is idempotent; anything else gets none.
+   */
+  private duplicate(existing: StoredGuarantee, signed: SignedGuarantee): HttpError {
+    const identical =
+      existing.scheme === signed.scheme &&
+      existing.signature.toLowerCase() === signed.signature.toLowerCase() &&
+      this.deps.hasher.digest(claimsOfRecord(existing)) === this.deps.hasher.digest(signed.claims);
+    const message = `guarantee ${existing.guaranteeId} (req_id ${existing.reqId} of ${existing.user}) was already issued`;
+    if (!identical) return conflict(E.duplicate, message);
+    return new HttpError(
+      409,
+      E.duplicate,
+      message,
+      {},
+      {
+        certificate: { claims: existing.certificateClaims, signature: existing.certificateSignature },
+      },
+    );
+  }
+}
+
+function rejectionReason(error: unknown): string {
+  if (error instanceof HttpError) return error.code;
+  if (error instanceof WireError) return E.invalidRequest;
+  return "internal_error";
+}

@@ -1,0 +1,84 @@
+/**
+ * Guarantee endpoints (docs/operator-api.md). All require a bearer token.
+ * Issuance authority is `canIssueFor`; reads are limited to the parties:
+ * a guarantee to its payer, its recipient and facilitators (anyone else gets
+ * the same 404 as for an unknown id, so ids cannot be probed); balances to
+ * the user and facilitators; a recipient's list to the recipient and
+ * facilitators (403 otherwise).
+ */
+import { type Request, Router } from "express";
+import { WireError } from "../../sdk/errors";
+import { parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";
+import { forbidden, notFound } from "../api/errors";
+import type { RouteModule } from "../api/context";
+import { isFacilitator, principalOf, requireAccessToken } from "../auth";
+import { balancesView, guaranteeView } from "./view";
+
+function queryString(req: Request, name: string): string | undefined {
+  const value = (req.query as Record<string, unknown>)[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new WireError(name, "must be given once, as a string");
+  return value;
+}
+
+function parseLimit(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[1-9][0-9]{0,5}$/.test(value)) throw new WireError("limit", "must be a positive integer");
+  return Number(value);
+}
+
+export const guaranteeRoutes: RouteModule = (context) => {
+  const { store, config, deployment, issuer } = context;
+  const router = Router();
+  const authenticated = requireAccessToken(context.accessTokens);
+  const isSelfOrFacilitator = (req: Request, address: string) => {
+    const { wallet } = principalOf(req);
+    return sameAddress(wallet, address) || isFacilitator(config, wallet);
+  };
+
+  router.post("/core/guarantees", authenticated, async (req, res) => {
+    res.json(await issuer.issue(principalOf(req), req.body));
+  });
+
+  router.get("/core/guarantees/:id", authenticated, async (req, res) => {
+    const id = parseBytes32(req.params.id, "id");
+    const record = await store.getGuarantee(id);
+    const { wallet } = principalOf(req);
+    const visible =
+      record !== null &&
+      (sameAddress(wallet, record.user) ||
+        sameAddress(wallet, record.recipient) ||
+        isFacilitator(config, wallet));
+    if (!record || !visible) throw notFound("guarantee_not_found", `no guarantee ${id} visible to ${wallet}`);
+    res.json(guaranteeView(record));
+  });
+
+  router.get("/core/users/:address/balances", authenticated, async (req, res) => {
+    const user = parseAddress(req.params.address, "address");
+    if (!isSelfOrFacilitator(req, user)) {
+      throw forbidden("not_authorized_for_user", "balances are visible to the user and facilitators only");
+    }
+    res.json(balancesView(config, deployment, user, await store.listCollateral(user)));
+  });
+
+  router.get("/core/recipients/:address/guarantees", authenticated, async (req, res) => {
+    const recipient = parseAddress(req.params.address, "address");
+    if (!isSelfOrFacilitator(req, recipient)) {
+      throw forbidden(
+        "not_authorized_for_recipient",
+        "a recipient's guarantees are visible to the recipient and facilitators only",
+      );
+    }
+    const page = await store.listGuaranteesByRecipient(recipient, {
+      limit: parseLimit(queryString(req, "limit")),
+      cursor: queryString(req, "cursor") ?? null,
+    });
+    res.json({
+      recipient_address: recipient,
+      guarantees: page.items.map(guaranteeView),
+      next_cursor: page.nextCursor,
+    });
+  });
+
+  return router;
+};

@@ -1,0 +1,100 @@
+/** Stored guarantees and balances in their JSON (wire) form for the read endpoints. */
+import { type GuaranteeClaims, parseValidationPolicy, toWireClaims, type WireClaims } from "../../sdk/claims";
+import { formatUint, ZERO_ADDRESS } from "../../sdk/wire";
+import { isoFromSeconds } from "../clock";
+import { collateralFactorBps, type OperatorConfig } from "../config";
+import type { DeploymentInfo } from "../deployment";
+import type { CollateralBalance, GuaranteeState, StoredGuarantee } from "../store";
+import { availableCollateral } from "./capacity";
+
+/** The claims a stored guarantee was issued for (the policy is stored in its wire form). */
+export function claimsOfRecord(record: StoredGuarantee): GuaranteeClaims {
+  const base = {
+    user: record.user,
+    recipient: record.recipient,
+    reqId: record.reqId,
+    amount: record.amount,
+    asset: record.asset,
+    timestamp: record.timestamp,
+  };
+  if (record.version === 1) return { version: 1, ...base };
+  return { version: 2, ...base, policy: parseValidationPolicy(record.policy, "stored.validation_policy") };
+}
+
+export interface GuaranteeView {
+  guarantee_id: string;
+  state: GuaranteeState;
+  claims: WireClaims;
+  scheme: "eip712" | "eip191";
+  /** The payer's signature over the claims. */
+  signature: string;
+  certificate: { claims: string; signature: string };
+  /** ISO 8601. */
+  created_at: string;
+  updated_at: string;
+}
+
+export function guaranteeView(record: StoredGuarantee): GuaranteeView {
+  return {
+    guarantee_id: record.guaranteeId,
+    state: record.state,
+    claims: toWireClaims(claimsOfRecord(record)),
+    scheme: record.scheme,
+    signature: record.signature,
+    certificate: { claims: record.certificateClaims, signature: record.certificateSignature },
+    created_at: isoFromSeconds(record.createdAt),
+    updated_at: isoFromSeconds(record.updatedAt),
+  };
+}
+
+const ETH_DECIMALS = 18;
+
+export interface BalanceView {
+  asset_address: string;
+  symbol: string | null;
+  decimals: number | null;
+  deposited: string;
+  locked: string;
+  pending_withdrawal: string;
+  /** What new guarantees may still lock: (deposited − pending_withdrawal) × factor − locked, ≥ 0. */
+  available: string;
+  collateral_factor_bps: number;
+}
+
+/** ETH first, then the deployment's tokens, then any other asset the store holds for the user. */
+export function balancesView(
+  config: OperatorConfig,
+  deployment: DeploymentInfo,
+  user: string,
+  stored: readonly CollateralBalance[],
+): { user_address: string; balances: BalanceView[] } {
+  type Asset = { address: string; symbol: string | null; decimals: number | null };
+  const known: Asset[] = [
+    { address: ZERO_ADDRESS, symbol: "ETH", decimals: ETH_DECIMALS },
+    ...deployment.tokens.map((t) => ({ address: t.address, symbol: t.symbol, decimals: t.decimals })),
+  ];
+  const byAsset = new Map(stored.map((balance) => [balance.asset, balance]));
+  const rows = known.map((asset) => ({ asset, balance: byAsset.get(asset.address) }));
+  for (const balance of stored) {
+    if (!known.some((asset) => asset.address === balance.asset)) {
+      rows.push({ asset: { address: balance.asset, symbol: null, decimals: null }, balance });
+    }
+  }
+  return {
+    user_address: user,
+    balances: rows.map(({ asset, balance }) => {
+      const b = balance ?? { user, asset: asset.address, deposited: 0n, locked: 0n, pendingWithdrawal: 0n };
+      const factor = collateralFactorBps(config, asset.address);
+      return {
+        asset_address: asset.address,
+        symbol: asset.symbol,
+        decimals: asset.decimals,
+        deposited: formatUint(b.deposited),
+        locked: formatUint(b.locked),
+        pending_withdrawal: formatUint(b.pendingWithdrawal),
+        available: formatUint(availableCollateral(b, factor)),
+        collateral_factor_bps: factor,
+      };
+    }),
+  };
+}

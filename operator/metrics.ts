@@ -1,0 +1,111 @@
+/**
+ * Prometheus metrics (`GET /metrics`, prom-client). One registry per Core
+ * app, so several Cores in one process (tests) do not share counters.
+ *
+ * - `surety_http_requests_total{method,route,status}` and
+ *   `surety_http_request_duration_seconds{method,route,status}`: `route` is
+ *   the matched route pattern (`/core/guarantees/:id`), never the raw path,
+ *   so ids and addresses do not explode the label space.
+ * - `surety_guarantees_issued_total{version,scheme}`,
+ *   `surety_guarantees_rejected_total{reason}` (reason = the error code).
+ * - `surety_collateral_locked{asset}`: total locked collateral per asset in
+ *   base units, read from the store at scrape time (a float: exact up to 2^53).
+ * - Node process metrics with the `surety_core_` prefix.
+ */
+import type { Request, RequestHandler, Response } from "express";
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Store } from "./store";
+
+/** Latency buckets (seconds) around the issuance target (p99 < 25 ms). */
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+export class CoreMetrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<"method" | "route" | "status">;
+  private readonly duration: Histogram<"method" | "route" | "status">;
+  private readonly issued: Counter<"version" | "scheme">;
+  private readonly rejected: Counter<"reason">;
+
+  constructor(store: Store) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: "surety_core_" });
+    this.requests = new Counter({
+      name: "surety_http_requests_total",
+      help: "HTTP requests answered, by route pattern and status",
+      labelNames: ["method", "route", "status"],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: "surety_http_request_duration_seconds",
+      help: "HTTP request latency, by route pattern and status",
+      labelNames: ["method", "route", "status"],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.issued = new Counter({
+      name: "surety_guarantees_issued_total",
+      help: "Guarantees issued (certificate returned)",
+      labelNames: ["version", "scheme"],
+      registers,
+    });
+    this.rejected = new Counter({
+      name: "surety_guarantees_rejected_total",
+      help: "Guarantee requests refused, by error code",
+      labelNames: ["reason"],
+      registers,
+    });
+    new Gauge({
+      name: "surety_collateral_locked",
+      help: "Collateral locked by unresolved guarantees, per asset, in base units",
+      labelNames: ["asset"],
+      registers,
+      async collect() {
+        this.reset();
+        for (const [asset, total] of await store.lockedTotals()) this.set({ asset }, Number(total));
+      },
+    });
+  }
+
+  guaranteeIssued(version: number, scheme: string): void {
+    this.issued.inc({ version: String(version), scheme });
+  }
+
+  guaranteeRejected(reason: string): void {
+    this.rejected.inc({ reason });
+  }
+
+  /** Counts and times every request by its matched route pattern. */
+  httpMiddleware(): RequestHandler {
+    // Labelled children are resolved once per (method, route, status): label hashing is per-request work otherwise.
+    const children = new Map<string, { count(): void; observe(seconds: number): void }>();
+    const child = (method: string, route: string, status: string) => {
+      const key = `${method} ${route} ${status}`;
+      let found = children.get(key);
+      if (found === undefined) {
+        const counter = this.requests.labels(method, route, status);
+        const histogram = this.duration.labels(method, route, status);
+        found = { count: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) };
+        children.set(key, found);
+      }
+      return found;
+    };
+    return (req: Request, res: Response, next) => {
+      const started = process.hrtime.bigint();
+      res.on("finish", () => {
+        const labelled = child(req.method, routeOf(req), String(res.statusCode));
+        labelled.count();
+        labelled.observe(Number(process.hrtime.bigint() - started) / 1e9);
+      });
+      next();
+    };
+  }
+
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+function routeOf(req: Request): string {
+  const route = (req as { route?: { path?: unknown } }).route;
+  return route && typeof route.path === "string" ? req.baseUrl + route.path : "unmatched";
+}

@@ -1,0 +1,71 @@
+/**
+ * Checks Core runs before it accepts a request: the configured chain, the
+ * deployment file and the node agree on the chain id, and the BLS key Core
+ * signs certificates with is the one the Vault verifies them with. A Core
+ * whose key differs from the Vault's would issue certificates that no
+ * contract accepts, so it refuses to start.
+ */
+import { g1ToEip2537 } from "../sdk/bls";
+import type { ChainGateway } from "./chain";
+import type { OperatorConfig } from "./config";
+import type { DeploymentInfo } from "./deployment";
+
+/** Core must not start; the message says what disagrees and how to fix it. */
+export class StartupError extends Error {
+  override readonly name = "StartupError";
+}
+
+/**
+ * `enforce` (production default) reads the key from the Vault.
+ * `skip` is for tests and tools that run Core without a deployed Vault.
+ */
+export type VaultKeyCheck = "enforce" | "skip";
+
+function hex(bytes: Uint8Array): string {
+  return "0x" + Buffer.from(bytes).toString("hex");
+}
+
+export async function checkChainAndDeployment(
+  config: Pick<OperatorConfig, "chainId" | "rpcUrl" | "deploymentFile">,
+  deployment: DeploymentInfo,
+  chain: ChainGateway,
+  operatorPublicKey: Uint8Array,
+  vaultKeyCheck: VaultKeyCheck,
+): Promise<void> {
+  if (deployment.chainId !== config.chainId) {
+    throw new StartupError(
+      `deployment file ${config.deploymentFile} is for chain ${deployment.chainId}, but SURETY_CHAIN_ID is ${config.chainId}`,
+    );
+  }
+  let nodeChainId: number;
+  try {
+    nodeChainId = await chain.chainId();
+  } catch (error) {
+    throw new StartupError(`cannot read the chain id from ${config.rpcUrl}: ${(error as Error).message}`);
+  }
+  if (nodeChainId !== config.chainId) {
+    throw new StartupError(
+      `the node at ${config.rpcUrl} is on chain ${nodeChainId}, but SURETY_CHAIN_ID is ${config.chainId}`,
+    );
+  }
+  if (vaultKeyCheck === "skip") return;
+  let onChain;
+  try {
+    onChain = await chain.vaultOperatorKey(deployment.vault);
+  } catch (error) {
+    throw new StartupError(`cannot read the operator key from the Vault: ${(error as Error).message}`);
+  }
+  const expected = hex(operatorPublicKey);
+  if (!onChain.set) {
+    throw new StartupError(
+      `the Vault at ${deployment.vault} has no operator BLS key; set it (Vault.setOperatorKey, KEY_MANAGER_ROLE) ` +
+        `to Core's key ${expected} (EIP-2537: ${JSON.stringify(g1ToEip2537(operatorPublicKey))})`,
+    );
+  }
+  if (hex(onChain.publicKey) !== expected) {
+    throw new StartupError(
+      `Core's BLS key ${expected} (from SURETY_BLS_SECRET) is not the Vault's operator key ${hex(onChain.publicKey)}: ` +
+        "certificates would not verify on chain; fix SURETY_BLS_SECRET or rotate the Vault's key",
+    );
+  }
+}

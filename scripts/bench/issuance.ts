@@ -1,0 +1,364 @@
+/**
+ * Issuance benchmark: `POST /core/guarantees` end to end (HTTP, JWT, parse,
+ * EIP-712 hash, native recovery, BLS certificate, durable SQLite commit).
+ *
+ *   npm run bench:issuance [-- --duration 10 --connections 64 --payers 50]
+ *
+ * The parent process pre-signs guarantees and drives the load with
+ * autocannon; Core runs in a child process (its own core, as in production)
+ * on a free port, over a SQLite file in a temp dir (synchronous = FULL), with
+ * the in-process Hardhat network as its chain (the Vault key check is skipped:
+ * no Vault is deployed here). Phases:
+ *   1. max throughput at high concurrency: guarantees/s, p50, p99;
+ *   2. half that rate (fixed arrival rate): p50, p99;
+ *   3. the crypto floor: one native secp256k1 recovery + one blst sign per
+ *      guarantee (median of several runs), and the ratio measured / floor.
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { getBytes, Wallet } from "ethers";
+import secp256k1 from "secp256k1";
+import { SiweMessage } from "siwe";
+import { blsKeyFromSecret, createBlsSigner } from "../../sdk/bls";
+import { encodeCertificateClaims } from "../../sdk/certificate";
+import { type GuaranteeClaimsV1, toWireSignedGuarantee } from "../../sdk/claims";
+import { GuaranteeHasher, verifyGuaranteeSignature } from "../../sdk/eip712";
+import { ZERO_ADDRESS } from "../../sdk/wire";
+import { RpcChainGateway } from "../../operator/chain";
+import { configFromObject } from "../../operator/config";
+import { parseDeployment } from "../../operator/deployment";
+import { startCoreServer } from "../../operator/server";
+import { SqliteStore } from "../../operator/store";
+
+/** The part of autocannon's API used here (the package ships no type declarations). */
+interface AutocannonOptions {
+  url: string;
+  connections: number;
+  duration: number;
+  overallRate?: number;
+  requests: {
+    method: string;
+    path: string;
+    headers: Record<string, string>;
+    setupRequest: (request: Record<string, unknown>) => Record<string, unknown>;
+  }[];
+}
+interface AutocannonResult {
+  requests: { total: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  "2xx": number;
+}
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const autocannon = require("autocannon") as (options: AutocannonOptions) => Promise<AutocannonResult>;
+
+type Signer = Pick<Wallet, "address" | "privateKey" | "signMessage">;
+
+const CHAIN_ID = 31337;
+const VAULT = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512";
+const EIP712 = { name: "Surety", version: "1" };
+const SIWE = { domain: "bench.surety.test", uri: "https://bench.surety.test", statement: "Sign in (bench)." };
+const BLS_SECRET = "0x" + "5e".repeat(32);
+/** Large enough that no request of the run is refused for collateral. */
+const DEPOSIT = 10n ** 30n;
+const FLOOR_RUNS = 7;
+const FLOOR_OPS = 500;
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : fallback;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+// ------------------------------------------------------------------ server (child process)
+
+async function serve(): Promise<void> {
+  // Loaded here: only the child needs Hardhat's in-process network.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const hre = require("hardhat") as typeof import("hardhat");
+  const dataDir = process.env.BENCH_DATA_DIR as string;
+  const payers = (process.env.BENCH_PAYERS as string).split(",");
+  const config = configFromObject({
+    host: "127.0.0.1",
+    port: 0,
+    logLevel: process.env.BENCH_LOG_LEVEL ?? "info",
+    dataDir,
+    chainId: CHAIN_ID,
+    jwtSecret: "bench-jwt-secret-of-at-least-32-bytes!",
+    blsSecret: BLS_SECRET,
+    siweDomain: SIWE.domain,
+    siweUri: SIWE.uri,
+    siweStatement: SIWE.statement,
+    // Pre-signed claims must stay inside the window for the whole run.
+    timestampWindowPastSeconds: 3_600,
+  });
+  const store = SqliteStore.open(config.dbFile);
+  const now = Math.floor(Date.now() / 1000);
+  for (const payer of payers) await store.creditDeposit(payer, ZERO_ADDRESS, DEPOSIT, now);
+  const deployment = parseDeployment({
+    chainId: CHAIN_ID,
+    contracts: {
+      Vault: { address: VAULT },
+      ClearingHouse: { address: "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0" },
+      ValidationRegistry: { address: "0x5FbDB2315678afecb367f032d93F642f64180aa3" },
+    },
+    tokens: [],
+  });
+  const core = await startCoreServer(config, {
+    store,
+    closeStore: true,
+    deployment,
+    chain: new RpcChainGateway(hre.ethers.provider, { timeoutMs: 2_000 }),
+    vaultKeyCheck: "skip",
+  });
+  process.send?.({ url: core.url });
+  process.on("message", (message) => {
+    if (message === "stop") void core.close().then(() => process.exit(0));
+  });
+}
+
+// ------------------------------------------------------------------ load (parent process)
+
+async function startServer(dataDir: string, payers: string[]): Promise<{ url: string; child: ChildProcess }> {
+  const child = fork(__filename, ["--serve"], {
+    // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of Core (open it in Chrome DevTools).
+    execArgv: [
+      "-r",
+      "ts-node/register/transpile-only",
+      ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+    ],
+    env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_PAYERS: payers.join(",") },
+    stdio: ["ignore", "ignore", "inherit", "ipc"],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    child.once("message", (message: { url: string }) => resolve(message.url));
+    child.once("exit", (code) => reject(new Error(`Core exited with ${code} before listening`)));
+  });
+  return { url, child };
+}
+
+async function signIn(url: string, wallet: Signer): Promise<string> {
+  const nonce = (await (
+    await fetch(url + "/auth/nonce", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ address: wallet.address }),
+    })
+  ).json()) as {
+    nonce: string;
+    siwe: {
+      domain: string;
+      uri: string;
+      chain_id: number;
+      statement: string;
+      issued_at: string;
+      expiration: string;
+    };
+  };
+  const message = new SiweMessage({
+    domain: nonce.siwe.domain,
+    address: wallet.address,
+    statement: nonce.siwe.statement,
+    uri: nonce.siwe.uri,
+    version: "1",
+    chainId: nonce.siwe.chain_id,
+    nonce: nonce.nonce,
+    issuedAt: nonce.siwe.issued_at,
+    expirationTime: nonce.siwe.expiration,
+  }).prepareMessage();
+  const signature = await wallet.signMessage(message);
+  const response = await fetch(url + "/auth/verify", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ address: wallet.address, message, signature }),
+  });
+  const body = (await response.json()) as { access_token: string };
+  if (response.status !== 200) throw new Error(`sign-in failed: ${JSON.stringify(body)}`);
+  return body.access_token as string;
+}
+
+/** Real payer signatures, made with libsecp256k1 over the EIP-712 digest (same bytes a wallet signs). */
+function presign(
+  hasher: GuaranteeHasher,
+  payers: Signer[],
+  recipient: string,
+  count: number,
+  startReqId: number,
+): { claims: GuaranteeClaimsV1; body: string }[] {
+  const timestamp = Math.floor(Date.now() / 1000);
+  const keys = payers.map((payer) => getBytes(payer.privateKey));
+  return Array.from({ length: count }, (_, i) => {
+    const p = i % payers.length;
+    const claims: GuaranteeClaimsV1 = {
+      version: 1,
+      user: payers[p].address,
+      recipient,
+      reqId: BigInt(startReqId + i),
+      amount: 1_000n,
+      asset: ZERO_ADDRESS,
+      timestamp,
+    };
+    const { signature, recid } = secp256k1.ecdsaSign(hasher.digestBytes(claims), keys[p]);
+    const hex = "0x" + Buffer.from(signature).toString("hex") + (27 + recid).toString(16);
+    return {
+      claims,
+      body: JSON.stringify(toWireSignedGuarantee({ claims, signature: hex, scheme: "eip712" })),
+    };
+  });
+}
+
+interface LoadResult {
+  requests: number;
+  non2xx: number;
+  errors: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+}
+
+async function load(
+  url: string,
+  token: string,
+  bodies: string[],
+  options: { connections: number; duration: number; overallRate?: number },
+): Promise<LoadResult> {
+  let next = 0;
+  const result = await autocannon({
+    url,
+    connections: options.connections,
+    duration: options.duration,
+    overallRate: options.overallRate,
+    requests: [
+      {
+        method: "POST",
+        path: "/core/guarantees",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        setupRequest: (request: Record<string, unknown>) => ({
+          ...request,
+          body: bodies[next++ % bodies.length],
+        }),
+      },
+    ],
+  });
+  return {
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    perSecond: result["2xx"] / options.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+  };
+}
+
+/** Median ms per guarantee of the unavoidable crypto: hash + native recovery, and one blst signature. */
+function cryptoFloor(
+  hasher: GuaranteeHasher,
+  samples: { claims: GuaranteeClaimsV1; body: string }[],
+): number {
+  const signer = createBlsSigner(blsKeyFromSecret(BLS_SECRET).secretKey);
+  const deployment = { chainId: CHAIN_ID, vault: VAULT };
+  const prepared = samples.slice(0, FLOOR_OPS).map(({ claims, body }) => ({
+    claims,
+    signature: (JSON.parse(body) as { signature: string }).signature,
+    message: getBytes(encodeCertificateClaims(claims, deployment)),
+  }));
+  const perRun: number[] = [];
+  for (let run = 0; run <= FLOOR_RUNS; run++) {
+    const start = process.hrtime.bigint();
+    for (const item of prepared) {
+      verifyGuaranteeSignature(hasher, item.claims, item.signature, "eip712");
+      signer.sign(item.message);
+    }
+    const ms = Number(process.hrtime.bigint() - start) / 1e6 / prepared.length;
+    if (run > 0) perRun.push(ms); // run 0 warms up
+  }
+  return median(perRun);
+}
+
+async function main(): Promise<void> {
+  if (process.argv.includes("--serve")) return serve();
+  const duration = arg("duration", 10);
+  const connections = arg("connections", 64);
+  const payerCount = arg("payers", 50);
+
+  const payers = Array.from({ length: payerCount }, () => Wallet.createRandom());
+  const recipient = Wallet.createRandom();
+  const hasher = new GuaranteeHasher({ ...EIP712, chainId: CHAIN_ID, verifyingContract: VAULT });
+  // Enough distinct guarantees for both phases at up to ~2,500/s: none is ever sent twice.
+  const perPhase = Math.ceil(duration * 2_500);
+  const started = Date.now();
+  const phase1 = presign(hasher, payers, recipient.address, perPhase, 1);
+  const phase2 = presign(hasher, payers, recipient.address, perPhase, 1 + perPhase);
+  console.log(`pre-signed ${2 * perPhase} guarantees in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+  const dataDir = mkdtempSync(join(tmpdir(), "surety-bench-"));
+  const { url, child } = await startServer(
+    dataDir,
+    payers.map((p) => p.address),
+  );
+  try {
+    const token = await signIn(url, recipient);
+    // Warm up the JIT and the connection pool on a slice that phase 1 does not reuse.
+    const warm = presign(hasher, payers, recipient.address, 2_000, 10_000_000);
+    await load(
+      url,
+      token,
+      warm.map((w) => w.body),
+      { connections, duration: 2 },
+    );
+
+    const max = await load(
+      url,
+      token,
+      phase1.map((p) => p.body),
+      { connections, duration },
+    );
+    const halfRate = Math.max(1, Math.floor(max.perSecond / 2));
+    const half = await load(
+      url,
+      token,
+      phase2.map((p) => p.body),
+      { connections, duration, overallRate: halfRate },
+    );
+    const floorMs = cryptoFloor(hasher, phase1);
+    const floorPerSecond = 1000 / floorMs;
+
+    console.log(
+      `\nNode ${process.version}, ${duration} s per phase, ${connections} connections, ${payerCount} payers`,
+    );
+    console.log(
+      `max rate : ${max.perSecond.toFixed(0)} guarantees/s   p50 ${max.p50} ms   p99 ${max.p99} ms` +
+        `   (${max.requests} requests, ${max.non2xx} non-2xx, ${max.errors} errors)`,
+    );
+    console.log(
+      `half rate: ${halfRate}/s offered, ${half.perSecond.toFixed(0)}/s issued   p50 ${half.p50} ms   p99 ${half.p99} ms` +
+        `   (${half.non2xx} non-2xx, ${half.errors} errors)`,
+    );
+    console.log(
+      `crypto floor: ${floorMs.toFixed(3)} ms/guarantee (${floorPerSecond.toFixed(0)}/s on one core; ` +
+        `native recovery + blst sign, median of ${FLOOR_RUNS} runs × ${FLOOR_OPS})`,
+    );
+    console.log(`ratio measured / floor: ${(max.perSecond / floorPerSecond).toFixed(2)}`);
+    if (max.non2xx > 0 || max.errors > 0 || half.non2xx > 0 || half.errors > 0) {
+      console.log("WARNING: some requests failed; the figures above count 2xx only");
+    }
+  } finally {
+    child.send("stop");
+    await new Promise((resolve) => child.once("exit", resolve));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
