@@ -71,6 +71,25 @@ export interface OperatorConfig {
   collateralFactorsBps: Readonly<Record<string, number>>;
   /** V2 validation registries Core accepts (checksummed). */
   trustedValidationRegistries: readonly string[];
+  // --- asynchronous side (docs/operator-async.md) ---
+  /** Run the indexer, clearing scheduler, keeper and V2 lifecycle in the server process. */
+  backgroundTasks: boolean;
+  /** How often each background task ticks. */
+  pollIntervalMs: number;
+  /** Blocks a log must be buried under before the indexer applies it (default 0 on chain 31337, else 12). */
+  confirmations: number;
+  /** Largest block range the indexer reads per tick. */
+  indexerMaxBlocksPerTick: number;
+  /** Clearing cycle length; null: the Vault's `cycleLength`. */
+  cycleLengthSeconds: number | null;
+  /** Largest gas one `commitCycle` may use; larger cycles are split. */
+  commitGasBudget: number;
+  /** Cover unpaid debts after the payment deadline (`coverDefault`). */
+  keeperEnabled: boolean;
+  /** Also claim funded credits on the creditors' behalf (operator pays the gas). */
+  keeperClaimsCredits: boolean;
+  /** Indexing/lifecycle lag allowed for in the V2 validation deadline cap. */
+  v2DeadlineMarginSeconds: number;
 }
 
 /** Raw values as they come from a JSON file, env vars or a test: validated by {@link configFromObject}. */
@@ -132,6 +151,15 @@ const FIELDS: FieldTable = {
   defaultCollateralFactorBps: { parse: bps, fallback: () => BPS_DENOMINATOR },
   collateralFactorsBps: { parse: factorMap, fallback: () => ({}) },
   trustedValidationRegistries: { parse: addressList, fallback: () => [] },
+  backgroundTasks: { parse: boolean, fallback: () => true },
+  pollIntervalMs: { parse: (raw) => integer(raw, 10, 3_600_000), fallback: () => 1_000 },
+  confirmations: { parse: (raw) => integer(raw, 0, 1_000), fallback: (c) => (c.chainId === 31337 ? 0 : 12) },
+  indexerMaxBlocksPerTick: { parse: (raw) => integer(raw, 1, 100_000), fallback: () => 2_000 },
+  cycleLengthSeconds: { parse: optionalPositiveInteger, fallback: () => null },
+  commitGasBudget: { parse: (raw) => integer(raw, 100_000, 1_000_000_000), fallback: () => 15_000_000 },
+  keeperEnabled: { parse: boolean, fallback: () => true },
+  keeperClaimsCredits: { parse: boolean, fallback: () => false },
+  v2DeadlineMarginSeconds: { parse: nonNegativeInteger, fallback: () => 30 },
 };
 
 const FIELD_NAMES = Object.keys(FIELDS) as (keyof OperatorConfig)[];
@@ -254,6 +282,18 @@ function positiveInteger(raw: unknown): number {
 
 function nonNegativeInteger(raw: unknown): number {
   return integer(raw, 0, Number.MAX_SAFE_INTEGER);
+}
+
+function optionalPositiveInteger(raw: unknown): number | null {
+  if (raw === null || raw === "") return null;
+  return positiveInteger(raw);
+}
+
+function boolean(raw: unknown): boolean {
+  if (typeof raw === "boolean") return raw;
+  if (typeof raw === "string" && ["true", "1", "yes", "on"].includes(raw.trim().toLowerCase())) return true;
+  if (typeof raw === "string" && ["false", "0", "no", "off"].includes(raw.trim().toLowerCase())) return false;
+  throw new Error(`must be true or false, got ${describe(raw)}`);
 }
 
 function bps(raw: unknown): number {

@@ -17,7 +17,10 @@ import {
   operatorBlsSigner,
   type RouteModule,
 } from "./api";
+import type { JsonRpcProvider } from "ethers";
+import { type BackgroundTasks, createBackgroundTasks, rpcProvider } from "./background";
 import { type ChainGateway, RpcChainGateway } from "./chain";
+import type { ChainProvider } from "./chain/indexer";
 import { type Clock, systemClock } from "./clock";
 import type { OperatorConfig } from "./config";
 import { type DeploymentInfo, loadDeployment } from "./deployment";
@@ -41,6 +44,12 @@ export interface CoreServerDeps {
   deployment?: DeploymentInfo;
   /** Defaults to JSON-RPC at `config.rpcUrl`, owned (and closed) by the server. */
   chain?: ChainGateway;
+  /**
+   * JSON-RPC provider for the background tasks (indexer, clearing, keeper, V2 lifecycle). They run
+   * when `config.backgroundTasks` is on and either this is given or the server owns its chain
+   * connection (no `chain` injected): tests that inject only a ChainGateway run Core without them.
+   */
+  chainProvider?: ChainProvider;
   /**
    * Whether startup compares Core's BLS key with the Vault's (default
    * "enforce"). "skip" only where no Vault is deployed (tests of Core alone).
@@ -72,7 +81,11 @@ export async function startCoreServer(
   const closeChain = deps.chain === undefined;
   let store: Store | undefined;
   const closeStore = deps.closeStore ?? deps.store === undefined;
+  let background: BackgroundTasks | undefined;
+  let ownProvider: JsonRpcProvider | undefined;
   const release = async () => {
+    await background?.stop();
+    ownProvider?.destroy();
     if (closeStore) await store?.close();
     if (closeChain) await chain.close();
   };
@@ -99,6 +112,11 @@ export async function startCoreServer(
       services: { ...deps.services, signer },
       routes: deps.routes,
     }));
+    if (config.backgroundTasks && (deps.chainProvider !== undefined || deps.chain === undefined)) {
+      const provider = deps.chainProvider ?? (ownProvider = rpcProvider(config));
+      background = await createBackgroundTasks({ ...context, provider, timings: context.timings });
+      background.start();
+    }
     server.on("request", app);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

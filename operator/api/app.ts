@@ -13,7 +13,9 @@ import {
   createCoreContext,
   type RouteModule,
 } from "./context";
+import { asyncRoutes } from "./async-routes";
 import { errorHandler, notFoundHandler } from "./error-handler";
+import { openapiRoutes } from "./openapi";
 import { publicRoutes } from "./public-routes";
 import { requestContext } from "./request-context";
 
@@ -25,6 +27,8 @@ export const CORE_ROUTES: readonly RouteModule[] = [
   (context) => authRouter(context.auth),
   publicRoutes,
   guaranteeRoutes,
+  asyncRoutes,
+  openapiRoutes,
 ];
 
 export interface CoreAppOptions extends CoreDeps {

@@ -7,20 +7,16 @@
 import type { Router } from "express";
 import { blsKeyFromSecret, type BlsSigner, createBlsSigner } from "../../sdk/bls";
 import { GuaranteeHasher } from "../../sdk/eip712";
+import type { WirePublicParams, WireTokenList } from "../../sdk/public-params";
 import type { ChainGateway } from "../chain";
+import { maxV2ValidationDeadline, ProtocolTimings } from "../chain/timings";
 import type { Clock } from "../clock";
 import type { OperatorConfig } from "../config";
 import type { DeploymentInfo } from "../deployment";
 import { GuaranteeIssuer } from "../guarantees";
 import type { Logger } from "../logger";
 import { CoreMetrics } from "../metrics";
-import {
-  buildPublicParams,
-  buildTokensResponse,
-  type PublicParams,
-  type TokensResponse,
-  trustedRegistries,
-} from "../params";
+import { buildPublicParams, buildTokensResponse, trustedRegistries } from "../params";
 import type { Store } from "../store";
 import { AccessTokens, AuthService } from "../auth";
 
@@ -42,8 +38,10 @@ export interface CoreServices {
   hasher: GuaranteeHasher;
   metrics: CoreMetrics;
   issuer: GuaranteeIssuer;
-  publicParams: Readonly<PublicParams>;
-  tokens: Readonly<TokensResponse>;
+  /** The Vault's timings as Core knows them (loaded at startup, kept current by the indexer). */
+  timings: ProtocolTimings;
+  publicParams: Readonly<WirePublicParams>;
+  tokens: Readonly<WireTokenList>;
 }
 
 export type CoreContext = CoreDeps & CoreServices;
@@ -70,6 +68,7 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       verifyingContract: deployment.vault,
     });
   const metrics = services.metrics ?? new CoreMetrics(deps.store);
+  const timings = services.timings ?? new ProtocolTimings();
   const issuer =
     services.issuer ??
     new GuaranteeIssuer({
@@ -78,6 +77,10 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       hasher,
       signer,
       trustedRegistries: trustedRegistries(config, deployment),
+      maxValidationDeadline: (now) => {
+        const current = timings.get();
+        return current ? maxV2ValidationDeadline(current, now, config.v2DeadlineMarginSeconds) : null;
+      },
     });
   return {
     ...deps,
@@ -87,6 +90,7 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
     hasher,
     metrics,
     issuer,
+    timings,
     publicParams: services.publicParams ?? buildPublicParams(config, deployment, signer.publicKey),
     tokens: services.tokens ?? buildTokensResponse(config, deployment),
   };

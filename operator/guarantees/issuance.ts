@@ -14,7 +14,7 @@
  * issued guarantee is answered idempotently even after its timestamp aged out.
  */
 import type { BlsSigner } from "../../sdk/bls";
-import type { Certificate } from "../../sdk/certificate";
+import { type Certificate, encodeCertificateClaims } from "../../sdk/certificate";
 import {
   type GuaranteeClaims,
   parseSignedGuarantee,
@@ -23,7 +23,7 @@ import {
 } from "../../sdk/claims";
 import { type GuaranteeHasher, verifyGuaranteeSignature } from "../../sdk/eip712";
 import { SignatureError, WireError } from "../../sdk/errors";
-import { validationRequestHash } from "../../sdk/ids";
+import { certificateDomain, type Deployment, guaranteeId, validationRequestHash } from "../../sdk/ids";
 import { sameAddress } from "../../sdk/wire";
 import { HttpError, badRequest, conflict, forbidden } from "../api/errors";
 import { canIssueFor, type Principal } from "../auth";
@@ -36,7 +36,7 @@ import { ACCEPTED_GUARANTEE_VERSIONS, sdkDeployment } from "../params";
 import type { GuaranteeRecord, IssueGuaranteeOutcome, StoredGuarantee, Store } from "../store";
 import { IssueBatcher } from "./batcher";
 import { collateralCapacity } from "./capacity";
-import { CertificateEncoder } from "./certificate-encoder";
+import { isAsyncBlsSigner } from "./signing-worker";
 import { claimsOfRecord } from "./view";
 
 export interface GuaranteeIssuerDeps {
@@ -48,9 +48,14 @@ export interface GuaranteeIssuerDeps {
   metrics: CoreMetrics;
   /** EIP-712 hasher of this deployment's domain (built once). */
   hasher: GuaranteeHasher;
-  /** Core's certificate signer (key parsed once). */
+  /** Core's certificate signer (key parsed once); an AsyncBlsSigner signs off the event loop. */
   signer: BlsSigner;
   trustedRegistries: readonly string[];
+  /**
+   * Latest V2 `validation_deadline` accepted at `now` (null: no cap). Contracts security review,
+   * finding 1: see maxV2ValidationDeadline in operator/chain/timings.ts.
+   */
+  maxValidationDeadline?: (now: number) => number | null;
 }
 
 /** Rejection codes of `POST /core/guarantees` (also the `reason` label of the rejection metric). */
@@ -67,6 +72,7 @@ export const ISSUANCE_ERRORS = {
   timestampTooOld: "timestamp_too_old",
   timestampInFuture: "timestamp_in_future",
   deadlinePassed: "validation_deadline_passed",
+  deadlineTooFar: "validation_deadline_too_far",
   insufficientCollateral: "insufficient_collateral",
 } as const;
 
@@ -74,11 +80,14 @@ const E = ISSUANCE_ERRORS;
 
 export class GuaranteeIssuer {
   private readonly batcher: IssueBatcher;
-  private readonly encoder: CertificateEncoder;
+  private readonly sdkDeployment: Deployment;
+  /** The certificate domain, computed once. */
+  private readonly domain: string;
 
   constructor(private readonly deps: GuaranteeIssuerDeps) {
     this.batcher = new IssueBatcher(deps.store, deps.clock);
-    this.encoder = new CertificateEncoder(sdkDeployment(deps.config, deps.deployment));
+    this.sdkDeployment = sdkDeployment(deps.config, deps.deployment);
+    this.domain = certificateDomain(this.sdkDeployment);
   }
 
   /** Issues the guarantee in `body` for `principal`; throws HttpErrors (and WireErrors → 400). */
@@ -112,7 +121,7 @@ export class GuaranteeIssuer {
         `claims.asset_address: ${claims.asset} is not a supported asset (see GET /core/tokens)`,
       );
     }
-    const id = this.encoder.guaranteeId(claims.user, claims.reqId);
+    const id = guaranteeId(this.sdkDeployment, claims.user, claims.reqId);
     if (claims.version === 2) this.checkPolicy(claims, id);
 
     try {
@@ -129,10 +138,13 @@ export class GuaranteeIssuer {
     const now = clock.nowSeconds();
     this.checkTime(claims, now);
 
-    const message = this.encoder.encode(claims, id);
+    const encoded = encodeCertificateClaims(claims, { domain: this.domain, guaranteeId: id });
+    const message = Buffer.from(encoded.slice(2), "hex");
+    const { signer } = this.deps;
+    const signature = isAsyncBlsSigner(signer) ? await signer.signAsync(message) : signer.sign(message);
     const certificate: Certificate = {
-      claims: "0x" + message.toString("hex"),
-      signature: "0x" + Buffer.from(this.deps.signer.sign(message)).toString("hex"),
+      claims: encoded,
+      signature: "0x" + Buffer.from(signature).toString("hex"),
     };
     const record: GuaranteeRecord = {
       guaranteeId: id,
@@ -206,6 +218,15 @@ export class GuaranteeIssuer {
       throw badRequest(
         E.deadlinePassed,
         `claims.validation_policy.validation_deadline: ${claims.policy.deadline} is not after Core's time ${now}`,
+      );
+    }
+    const cap = claims.version === 2 ? (this.deps.maxValidationDeadline?.(now) ?? null) : null;
+    if (claims.version === 2 && cap !== null && claims.policy.deadline > cap) {
+      throw badRequest(
+        E.deadlineTooFar,
+        `claims.validation_policy.validation_deadline: ${claims.policy.deadline} is more than ${cap - now} s after ` +
+          `Core's time ${now}; a pending V2 guarantee must be resolved before a withdrawal requested now could ` +
+          `finalize (latest accepted: ${cap})`,
       );
     }
   }

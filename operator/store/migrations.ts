@@ -17,6 +17,159 @@ function decimal(column: string): string {
   return `CHECK (${column} GLOB '[0-9]*' AND ${column} NOT GLOB '*[^0-9]*' AND (${column} = '0' OR ${column} NOT GLOB '0*') AND length(${column}) <= 78)`;
 }
 
+/** Every guarantee state (ARCHITECTURE.md §6); migration 2 widens the CHECK to all of them. */
+const ALL_STATES =
+  "'PENDING_VALIDATION', 'FINALIZED_PAYABLE', 'DISPUTED', 'CANCELLED', 'NETTED', 'SETTLED', 'REMUNERATED', 'DEFAULT_REMUNERATED'";
+
+const GUARANTEE_COLUMNS =
+  "guarantee_id, seq, version, user_address, recipient_address, req_id, amount, asset_address, timestamp, " +
+  "policy, scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at";
+
+/**
+ * Migration 2 (docs/operator-async.md). SQLite cannot change a CHECK constraint in place, so the
+ * guarantees table is rebuilt with the full lifecycle's states and three columns:
+ * `cycle_id` (the cycle the guarantee is planned in / netted in), `excluded_reason` (why the
+ * scheduler must not net it, e.g. consumed on chain) and `validation_request_hash` (V2, filled by
+ * the lifecycle task). The other tables hold what the chain indexer and the clearing scheduler need.
+ */
+const ASYNC_SCHEMA_SQL = `
+  CREATE TABLE guarantees_rebuilt (
+    guarantee_id          TEXT    PRIMARY KEY,
+    seq                   INTEGER NOT NULL UNIQUE,
+    version               INTEGER NOT NULL CHECK (version IN (1, 2)),
+    user_address          TEXT    NOT NULL,
+    recipient_address     TEXT    NOT NULL,
+    req_id                TEXT    NOT NULL ${decimal("req_id")},
+    amount                TEXT    NOT NULL ${decimal("amount")},
+    asset_address         TEXT    NOT NULL,
+    timestamp             INTEGER NOT NULL,
+    policy                TEXT,
+    scheme                TEXT    NOT NULL CHECK (scheme IN ('eip712', 'eip191')),
+    signature             TEXT    NOT NULL,
+    certificate_claims    TEXT    NOT NULL,
+    certificate_signature TEXT    NOT NULL,
+    state                 TEXT    NOT NULL CHECK (state IN (${ALL_STATES})),
+    created_at            INTEGER NOT NULL,
+    updated_at            INTEGER NOT NULL,
+    cycle_id              INTEGER,
+    excluded_reason       TEXT,
+    validation_request_hash TEXT
+  ) STRICT;
+  INSERT INTO guarantees_rebuilt (${GUARANTEE_COLUMNS}) SELECT ${GUARANTEE_COLUMNS} FROM guarantees;
+  DROP TABLE guarantees;
+  ALTER TABLE guarantees_rebuilt RENAME TO guarantees;
+  CREATE INDEX guarantees_recipient ON guarantees (recipient_address, seq);
+  CREATE INDEX guarantees_user ON guarantees (user_address, seq);
+  CREATE INDEX guarantees_state ON guarantees (state, seq);
+  CREATE INDEX guarantees_cycle ON guarantees (cycle_id, user_address, asset_address);
+  CREATE INDEX guarantees_request_hash ON guarantees (validation_request_hash);
+
+  -- The indexer's position: the last block whose logs are applied (one row).
+  CREATE TABLE chain_cursor (
+    id              INTEGER PRIMARY KEY CHECK (id = 1),
+    block_number    INTEGER NOT NULL,
+    block_hash      TEXT    NOT NULL,
+    block_timestamp INTEGER NOT NULL,
+    updated_at      INTEGER NOT NULL
+  ) STRICT;
+  -- Hashes of processed blocks (batch ends and blocks with events): where a reorg is detected and rewound to.
+  CREATE TABLE chain_blocks (
+    block_number    INTEGER PRIMARY KEY,
+    block_hash      TEXT    NOT NULL,
+    block_timestamp INTEGER NOT NULL
+  ) STRICT;
+  -- Journal of applied logs, keyed by (tx hash, log index), with the inverse of what each changed.
+  CREATE TABLE chain_events (
+    tx_hash         TEXT    NOT NULL,
+    log_index       INTEGER NOT NULL,
+    block_number    INTEGER NOT NULL,
+    block_hash      TEXT    NOT NULL,
+    block_timestamp INTEGER NOT NULL,
+    contract        TEXT    NOT NULL,
+    name            TEXT    NOT NULL,
+    args            TEXT    NOT NULL,
+    undo            TEXT    NOT NULL,
+    applied_at      INTEGER NOT NULL,
+    PRIMARY KEY (tx_hash, log_index)
+  ) STRICT;
+  CREATE INDEX chain_events_block ON chain_events (block_number, log_index);
+
+  CREATE TABLE cycles (
+    cycle_id         INTEGER PRIMARY KEY CHECK (cycle_id >= 1),
+    state            TEXT    NOT NULL CHECK (state IN ('PLANNED', 'SENT', 'COMMITTED', 'FINALIZED')),
+    root             TEXT    NOT NULL,
+    tree_dump        TEXT    NOT NULL,
+    args             TEXT    NOT NULL,
+    guarantee_ids    TEXT    NOT NULL,
+    cutoff           INTEGER NOT NULL,
+    planned_at       INTEGER NOT NULL,
+    tx_hash          TEXT,
+    tx_nonce         INTEGER,
+    raw_tx           TEXT,
+    sent_at          INTEGER,
+    committed_block  INTEGER,
+    committed_at     INTEGER,
+    payment_deadline INTEGER,
+    default_deadline INTEGER,
+    finalized_at     INTEGER
+  ) STRICT;
+  CREATE INDEX cycles_state ON cycles (state);
+
+  CREATE TABLE cycle_debts (
+    cycle_id    INTEGER NOT NULL,
+    asset       TEXT    NOT NULL,
+    debtor      TEXT    NOT NULL,
+    amount      TEXT    NOT NULL ${decimal("amount")},
+    status      TEXT    NOT NULL CHECK (status IN ('OPEN', 'PAID', 'COVERED')),
+    covered     TEXT    ${decimal("covered")},
+    resolved_tx TEXT,
+    PRIMARY KEY (cycle_id, asset, debtor)
+  ) STRICT;
+  CREATE INDEX cycle_debts_status ON cycle_debts (status, cycle_id);
+
+  CREATE TABLE cycle_claims (
+    cycle_id    INTEGER NOT NULL,
+    asset       TEXT    NOT NULL,
+    participant TEXT    NOT NULL,
+    amount      TEXT    NOT NULL ${decimal("amount")},
+    tx_hash     TEXT    NOT NULL,
+    PRIMARY KEY (cycle_id, asset, participant)
+  ) STRICT;
+
+  CREATE TABLE withdrawals (
+    withdrawal_id  INTEGER PRIMARY KEY,
+    user_address   TEXT    NOT NULL,
+    asset_address  TEXT    NOT NULL,
+    amount         TEXT    NOT NULL ${decimal("amount")},
+    finalizable_at INTEGER NOT NULL,
+    requested_at   INTEGER NOT NULL,
+    state          TEXT    NOT NULL CHECK (state IN ('PENDING', 'CANCELLED', 'FINALIZED')),
+    paid           TEXT    ${decimal("paid")},
+    closed_at      INTEGER
+  ) STRICT;
+  CREATE INDEX withdrawals_user ON withdrawals (user_address, asset_address, state);
+
+  CREATE TABLE validation_responses (
+    tx_hash         TEXT    NOT NULL,
+    log_index       INTEGER NOT NULL,
+    request_hash    TEXT    NOT NULL,
+    validator       TEXT    NOT NULL,
+    agent_id        TEXT    NOT NULL,
+    response        INTEGER NOT NULL,
+    tag             TEXT    NOT NULL,
+    block_number    INTEGER NOT NULL,
+    block_timestamp INTEGER NOT NULL,
+    PRIMARY KEY (tx_hash, log_index)
+  ) STRICT;
+  CREATE INDEX validation_responses_request ON validation_responses (request_hash, validator, block_number, log_index);
+
+  -- Small durable settings of the background tasks (e.g. the clearing scheduler's last cutoff).
+  CREATE TABLE operator_state (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) STRICT;
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -79,5 +232,10 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX guarantees_user ON guarantees (user_address, seq);
       CREATE INDEX guarantees_state ON guarantees (state);
     `,
+  },
+  {
+    version: 2,
+    name: "chain indexer, clearing cycles, withdrawals, V2 lifecycle",
+    sql: ASYNC_SCHEMA_SQL,
   },
 ];

@@ -26,6 +26,7 @@ import {
   type StoredGuarantee,
   type StoreOps,
 } from "./types";
+import type { AsyncStoreOps } from "./async-types";
 
 /** The synchronous shape of an async interface. */
 export type SyncOf<T> = {
@@ -102,7 +103,8 @@ function positive(value: bigint, what: string): bigint {
   return value;
 }
 
-export class SqliteOps implements SyncOf<StoreOps> {
+/** The original operations; the asynchronous side's are in sqlite-async-ops.ts. */
+export class SqliteOps implements SyncOf<Omit<StoreOps, keyof AsyncStoreOps>> {
   private readonly stmt: ReturnType<typeof prepareStatements>;
   /** One issuance as a unit: a savepoint inside the batch's transaction, so a failed item leaves no trace. */
   private readonly issueOne: (request: IssueGuaranteeRequest, now: number) => IssueGuaranteeOutcome;

@@ -13,6 +13,8 @@ import { dirname } from "node:path";
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import { AsyncMutex } from "./mutex";
 import { migrate } from "./sqlite-migrate";
+import type { AsyncStoreOps } from "./async-types";
+import { SqliteAsyncOps } from "./sqlite-async-ops";
 import { SqliteOps } from "./sqlite-ops";
 import type { Store, StoreOps, StoreTx } from "./types";
 
@@ -39,19 +41,67 @@ const OPERATIONS = [
   "listCollateral",
   "lockedTotals",
 ] as const satisfies readonly (keyof StoreOps)[];
-type MissingOperation = Exclude<keyof StoreOps, (typeof OPERATIONS)[number]>;
+/** The operations of the asynchronous side (async-types.ts), implemented by {@link SqliteAsyncOps}. */
+const ASYNC_OPERATIONS = [
+  "getChainCursor",
+  "setChainCursor",
+  "recordChainBlock",
+  "listChainBlocks",
+  "deleteChainBlocks",
+  "getChainEvent",
+  "insertChainEvent",
+  "listChainEventsAbove",
+  "deleteChainEvent",
+  "adjustCollateral",
+  "getClearingGuarantee",
+  "listGuarantees",
+  "transitionGuarantee",
+  "assignGuaranteesToCycle",
+  "setGuaranteeExcluded",
+  "setValidationRequestHash",
+  "insertCycle",
+  "getCycle",
+  "latestCycle",
+  "listCycles",
+  "updateCycle",
+  "deleteCycle",
+  "putCycleDebt",
+  "getCycleDebt",
+  "listCycleDebts",
+  "deleteCycleDebt",
+  "putCycleClaim",
+  "listCycleClaims",
+  "deleteCycleClaim",
+  "putWithdrawal",
+  "getWithdrawal",
+  "deleteWithdrawal",
+  "listWithdrawals",
+  "insertValidationResponse",
+  "deleteValidationResponse",
+  "latestValidationResponse",
+  "getOperatorState",
+  "setOperatorState",
+] as const satisfies readonly (keyof AsyncStoreOps)[];
+type MissingOperation = Exclude<
+  keyof StoreOps,
+  (typeof OPERATIONS)[number] | (typeof ASYNC_OPERATIONS)[number]
+>;
 const allOperationsListed: [MissingOperation] extends [never] ? true : false = true;
 void allOperationsListed;
 
 type Runner = <T>(task: () => T) => Promise<T>;
 
 /** Binds each synchronous operation to `run`, which decides when it may execute. */
-function asyncView(ops: SqliteOps, run: Runner): StoreOps {
+function asyncView(ops: SqliteOps, asyncOps: SqliteAsyncOps, run: Runner): StoreOps {
   const view: Record<string, unknown> = {};
-  for (const name of OPERATIONS) {
-    const method = ops[name] as (...args: unknown[]) => unknown;
-    view[name] = (...args: unknown[]) => run(() => method.apply(ops, args));
-  }
+  const bind = (target: object, names: readonly string[]) => {
+    for (const name of names) {
+      const method = (target as Record<string, (...args: unknown[]) => unknown>)[name];
+      view[name] = (...args: unknown[]) => run(() => method.apply(target, args));
+    }
+  };
+  bind(ops, OPERATIONS);
+  bind(asyncOps, ASYNC_OPERATIONS);
   return view as unknown as StoreOps;
 }
 
@@ -60,23 +110,33 @@ export interface SqliteStoreOptions {
   createDirectory?: boolean;
 }
 
+// The async-side operations are delegated in the constructor (declaration merging gives their types).
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface SqliteStore extends AsyncStoreOps {}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class SqliteStore implements Store {
   private readonly mutex = new AsyncMutex();
   /** Marks async contexts running inside one of this store's transactions. */
   private readonly inTransaction = new AsyncLocalStorage<boolean>();
   private readonly ops: SqliteOps;
+  private readonly asyncOps: SqliteAsyncOps;
   private readonly outer: StoreOps;
   private closed = false;
 
   private constructor(private readonly db: Database) {
     this.ops = new SqliteOps(db);
-    this.outer = asyncView(this.ops, (task) => {
+    this.asyncOps = new SqliteAsyncOps(db);
+    this.outer = asyncView(this.ops, this.asyncOps, (task) => {
       if (this.inTransaction.getStore()) {
         // Waiting for the mutex here would deadlock on our own transaction.
         return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
       }
       return this.mutex.run(() => this.checkedOpen(task));
     });
+    for (const name of ASYNC_OPERATIONS) {
+      (this as unknown as Record<string, unknown>)[name] = this.outer[name];
+    }
   }
 
   /** Opens (creating if needed) and migrates the database at `file` (`:memory:` for a private in-memory one). */
@@ -103,7 +163,7 @@ export class SqliteStore implements Store {
     return this.mutex.run(() =>
       this.checkedOpen(async () => {
         let active = true;
-        const tx = asyncView(this.ops, async (task) => {
+        const tx = asyncView(this.ops, this.asyncOps, async (task) => {
           if (!active) throw new Error("transaction handle used after its transaction ended");
           return task();
         });

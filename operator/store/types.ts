@@ -8,7 +8,19 @@
  * point), times are unix seconds.
  */
 
-export const GUARANTEE_STATES = ["PENDING_VALIDATION", "FINALIZED_PAYABLE", "DISPUTED", "CANCELLED"] as const;
+import type { AsyncStoreOps } from "./async-types";
+
+/** The lifecycle of ARCHITECTURE.md §6 (docs/operator-async.md has the transitions). */
+export const GUARANTEE_STATES = [
+  "PENDING_VALIDATION",
+  "FINALIZED_PAYABLE",
+  "DISPUTED",
+  "CANCELLED",
+  "NETTED",
+  "SETTLED",
+  "REMUNERATED",
+  "DEFAULT_REMUNERATED",
+] as const;
 export type GuaranteeState = (typeof GUARANTEE_STATES)[number];
 
 export interface SiweNonceRecord {
@@ -119,7 +131,7 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
 
 /** Repository operations; each call is atomic on its own. */
-export interface StoreOps {
+export interface StoreOps extends AsyncStoreOps {
   // --- SIWE nonces ---
   insertNonce(record: SiweNonceRecord): Promise<void>;
   /** Marks the nonce used iff it exists, is unused, unexpired at `now` and bound to `address`. */

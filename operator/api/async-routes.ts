@@ -1,0 +1,163 @@
+/**
+ * Endpoints of Core's asynchronous side (docs/operator-async.md):
+ *
+ *   GET  /core/cycles/:id                                  cycle: root, state, deadlines, totals (public)
+ *   GET  /core/cycles/:id/participants/:address/proof      net position, proof, claimNetCredit args (public)
+ *   POST /core/guarantees/:id/finalize                     payer finalizes a V2 guarantee (bearer = payer)
+ *   GET  /core/users/:address/withdrawals                  withdrawals and what is withdrawable (user, facilitators)
+ *
+ * Cycles and proofs are public: the same data is on chain (root, events) and a creditor needs its
+ * proof to be paid whoever asks for it.
+ */
+import { Router } from "express";
+import { formatUint, parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";
+import { WireError } from "../../sdk/errors";
+import { isFacilitator, principalOf, requireAccessToken } from "../auth";
+import { loadCycleTree, participantPositions } from "../clearing/commit-plan";
+import type { CommitCycleArgsJson } from "../clearing/cycle-json";
+import { withdrawalReadyAt } from "../chain/timings";
+import { guaranteeView } from "../guarantees/view";
+import { V2Lifecycle } from "../lifecycle/v2-lifecycle";
+import type { RouteModule } from "./context";
+import { forbidden, notFound } from "./errors";
+
+function parseCycleId(value: string): number {
+  if (!/^[1-9][0-9]{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new WireError("id", "must be a positive integer cycle id");
+  }
+  return Number(value);
+}
+
+const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
+
+export const asyncRoutes: RouteModule = (context) => {
+  const { store, config, clock, logger } = context;
+  const router = Router();
+  const authenticated = requireAccessToken(context.accessTokens);
+  const lifecycle = new V2Lifecycle({ store, clock, logger, chainId: config.chainId });
+
+  /** Only cycles seen committed on chain are served (a plan not yet committed may still change). */
+  const committedCycle = async (id: number) => {
+    const cycle = await store.getCycle(id);
+    if (!cycle || (cycle.state !== "COMMITTED" && cycle.state !== "FINALIZED")) {
+      throw notFound("cycle_not_found", `no committed cycle ${id}`);
+    }
+    return cycle;
+  };
+
+  router.get("/core/cycles/:id", async (req, res) => {
+    const cycle = await committedCycle(parseCycleId(req.params.id));
+    const args = JSON.parse(cycle.args) as CommitCycleArgsJson;
+    const debts = await store.listCycleDebts({ cycleId: cycle.cycleId });
+    const claims = await store.listCycleClaims(cycle.cycleId);
+    res.json({
+      cycle_id: cycle.cycleId,
+      state: cycle.state,
+      root: cycle.root,
+      committed_at: iso(cycle.committedAt),
+      committed_block: cycle.committedBlock,
+      commit_tx: cycle.txHash,
+      payment_deadline: iso(cycle.paymentDeadline),
+      default_deadline: iso(cycle.defaultDeadline),
+      finalized_at: iso(cycle.finalizedAt),
+      guarantee_count: cycle.guaranteeIds.length,
+      totals: args.totals.map((t) => ({
+        asset_address: t.asset,
+        total_debit: t.totalDebit,
+        total_credit: t.totalCredit,
+      })),
+      debtors: debts.map((d) => ({
+        asset_address: d.asset,
+        debtor: d.debtor,
+        amount: formatUint(d.amount),
+        status: d.status,
+        covered: d.covered === null ? null : formatUint(d.covered),
+      })),
+      claims: claims.map((c) => ({
+        asset_address: c.asset,
+        participant: c.participant,
+        amount: formatUint(c.amount),
+      })),
+    });
+  });
+
+  router.get("/core/cycles/:id/participants/:address/proof", async (req, res) => {
+    const cycle = await committedCycle(parseCycleId(req.params.id));
+    const participant = parseAddress(req.params.address, "address");
+    const tree = loadCycleTree(JSON.parse(cycle.treeDump), cycle.root);
+    const positions = participantPositions(tree, participant);
+    if (positions.length === 0) {
+      throw notFound("position_not_found", `${participant} has no net position in cycle ${cycle.cycleId}`);
+    }
+    const claimed = await store.listCycleClaims(cycle.cycleId);
+    res.json({
+      cycle_id: cycle.cycleId,
+      root: cycle.root,
+      participant,
+      positions: positions.map((p) => {
+        const isClaimed = claimed.some(
+          (c) => sameAddress(c.asset, p.asset) && sameAddress(c.participant, participant),
+        );
+        return {
+          asset_address: p.asset,
+          debit: formatUint(p.debit),
+          credit: formatUint(p.credit),
+          proof: p.proof,
+          claimed: isClaimed,
+          // The exact call for a creditor: ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof).
+          claim_net_credit_args:
+            p.credit > 0n
+              ? [String(cycle.cycleId), p.asset, participant, formatUint(p.credit), p.proof]
+              : null,
+        };
+      }),
+    });
+  });
+
+  router.post("/core/guarantees/:id/finalize", authenticated, async (req, res) => {
+    const id = parseBytes32(req.params.id, "id");
+    const finalized = await lifecycle.finalizeByPayer(id, principalOf(req).wallet);
+    res.json(guaranteeView(finalized));
+  });
+
+  router.get("/core/users/:address/withdrawals", authenticated, async (req, res) => {
+    const user = parseAddress(req.params.address, "address");
+    const { wallet } = principalOf(req);
+    if (!sameAddress(wallet, user) && !isFacilitator(config, wallet)) {
+      throw forbidden("not_authorized_for_user", "withdrawals are visible to the user and facilitators only");
+    }
+    const timings = context.timings.get();
+    const withdrawals = await store.listWithdrawals(user);
+    const balances = await store.listCollateral(user);
+    res.json({
+      user_address: user,
+      withdrawable: balances.map((b) => {
+        const free = b.deposited > b.locked ? b.deposited - b.locked : 0n;
+        const open = withdrawals.find((w) => w.state === "PENDING" && sameAddress(w.asset, b.asset));
+        return {
+          asset_address: b.asset,
+          deposited: formatUint(b.deposited),
+          locked: formatUint(b.locked),
+          pending_withdrawal: formatUint(b.pendingWithdrawal),
+          // What a withdrawal may take without touching collateral Core holds for guarantees and debits.
+          free: formatUint(free),
+          // What finalizing the open request would pay by Core's books: min(requested, free).
+          finalizable_amount: open ? formatUint(open.amount < free ? open.amount : free) : null,
+          finalizable_at: open ? iso(withdrawalReadyAt(open, timings)) : null,
+        };
+      }),
+      withdrawals: withdrawals.map((w) => ({
+        withdrawal_id: String(w.withdrawalId),
+        asset_address: w.asset,
+        amount: formatUint(w.amount),
+        state: w.state,
+        requested_at: iso(w.requestedAt),
+        finalizable_at: iso(withdrawalReadyAt(w, timings)),
+        paid: w.paid === null ? null : formatUint(w.paid),
+        closed_at: iso(w.closedAt),
+      })),
+    });
+  });
+
+  return router;
+};

@@ -1,0 +1,324 @@
+/**
+ * Decoding the logs Core indexes into plain events, and the event → state mapping
+ * (docs/operator-async.md, "Event → state"). Each handler changes the store only through a
+ * {@link JournaledTx}, so a reorg can rewind it exactly.
+ */
+import { getAddress, type Interface, type Log } from "ethers";
+import type { DeploymentInfo } from "../deployment";
+import type { Logger } from "../logger";
+import type { CommitCycleArgsJson } from "../clearing/cycle-json";
+import type { GuaranteeState } from "../store";
+import { clearingHouseInterface, validationRegistryInterface, vaultInterface } from "./abi";
+import type { JournaledTx } from "./journal";
+
+export type ContractName = "Vault" | "ClearingHouse" | "ValidationRegistry";
+
+export type EventValue = bigint | string | boolean | number | EventValue[] | { [key: string]: EventValue };
+
+export interface ChainEvent {
+  contract: ContractName;
+  name: string;
+  args: Record<string, EventValue>;
+  txHash: string;
+  logIndex: number;
+  blockNumber: number;
+  blockHash: string;
+  blockTimestamp: number;
+}
+
+/** States in which a guarantee's own amount is locked (before it enters a cycle). */
+export const PRE_CYCLE_LOCKED_STATES: readonly GuaranteeState[] = [
+  "PENDING_VALIDATION",
+  "FINALIZED_PAYABLE",
+  "DISPUTED",
+];
+
+/** Timings as the Vault holds them (seconds). */
+export interface VaultTimings {
+  cycleLength: number;
+  commitDelay: number;
+  paymentWindow: number;
+  defaultWindow: number;
+  withdrawalGracePeriod: number;
+}
+
+function plain(value: unknown): EventValue {
+  if (typeof value === "bigint" || typeof value === "boolean" || typeof value === "number") return value;
+  if (typeof value === "string") return value;
+  if (Array.isArray(value)) {
+    const result = value as unknown as { toObject?: () => Record<string, unknown> };
+    try {
+      const object = result.toObject?.();
+      if (object && Object.keys(object).length > 0 && !Object.keys(object).every((k) => /^_?\d+$/.test(k))) {
+        return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, plain(v)]));
+      }
+    } catch {
+      // A Result with unnamed members: fall through to an array.
+    }
+    return value.map(plain);
+  }
+  return String(value);
+}
+
+/** JSON form of event arguments (bigints as decimal strings) for the journal. */
+export function jsonArgs(args: Record<string, EventValue>): Record<string, unknown> {
+  const convert = (value: EventValue): unknown => {
+    if (typeof value === "bigint") return value.toString();
+    if (Array.isArray(value)) return value.map(convert);
+    if (typeof value === "object")
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, convert(v)]));
+    return value;
+  };
+  return Object.fromEntries(Object.entries(args).map(([k, v]) => [k, convert(v)]));
+}
+
+export class EventDecoder {
+  private readonly byAddress: Map<string, { contract: ContractName; iface: Interface }>;
+
+  constructor(deployment: Pick<DeploymentInfo, "vault" | "clearingHouse" | "validationRegistry">) {
+    this.byAddress = new Map([
+      [deployment.vault.toLowerCase(), { contract: "Vault", iface: vaultInterface }],
+      [deployment.clearingHouse.toLowerCase(), { contract: "ClearingHouse", iface: clearingHouseInterface }],
+      [
+        deployment.validationRegistry.toLowerCase(),
+        { contract: "ValidationRegistry", iface: validationRegistryInterface },
+      ],
+    ]);
+  }
+
+  get addresses(): string[] {
+    return [...this.byAddress.keys()].map((a) => getAddress(a));
+  }
+
+  /** The event of `log`, or null for a log Core does not follow (e.g. role changes). */
+  decode(log: Log, blockTimestamp: number): ChainEvent | null {
+    const source = this.byAddress.get(log.address.toLowerCase());
+    if (!source) return null;
+    const parsed = source.iface.parseLog({ topics: [...log.topics], data: log.data });
+    if (!parsed) return null;
+    const args: Record<string, EventValue> = {};
+    parsed.fragment.inputs.forEach((input, i) => {
+      args[input.name] = plain(parsed.args[i]);
+    });
+    return {
+      contract: source.contract,
+      name: parsed.name,
+      args,
+      txHash: log.transactionHash.toLowerCase(),
+      logIndex: log.index,
+      blockNumber: log.blockNumber,
+      blockHash: log.blockHash.toLowerCase(),
+      blockTimestamp,
+    };
+  }
+}
+
+export interface ApplyContext {
+  logger: Logger;
+  /** Called when the Vault's timings change (issuance caps V2 deadlines with them). */
+  onTimings?: (timings: VaultTimings) => void;
+}
+
+const big = (value: EventValue): bigint => value as bigint;
+const address = (value: EventValue): string => getAddress(value as string);
+const num = (value: EventValue): number => Number(value as bigint);
+
+/** Applies one event's effects through `j` (event → state table in docs/operator-async.md). */
+export async function applyEvent(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
+  const a = event.args;
+  const key = `${event.contract}.${event.name}`;
+  switch (key) {
+    case "Vault.Deposited":
+      await j.adjustCollateral(address(a.user), address(a.asset), { deposited: big(a.amount) });
+      return;
+    case "Vault.WithdrawalRequested": {
+      const user = address(a.user);
+      const asset = address(a.asset);
+      await j.putWithdrawal({
+        withdrawalId: num(a.withdrawalId),
+        user,
+        asset,
+        amount: big(a.amount),
+        finalizableAt: num(a.finalizableAt),
+        requestedAt: event.blockTimestamp,
+        state: "PENDING",
+        paid: null,
+        closedAt: null,
+      });
+      await j.setPendingWithdrawal(user, asset, big(a.amount));
+      return;
+    }
+    case "Vault.WithdrawalCancelled":
+    case "Vault.WithdrawalFinalized": {
+      const user = address(a.user);
+      const asset = address(a.asset);
+      const id = num(a.withdrawalId);
+      const finalized = event.name === "WithdrawalFinalized";
+      const existing = await j.tx.getWithdrawal(id);
+      await j.putWithdrawal({
+        withdrawalId: id,
+        user,
+        asset,
+        amount: existing?.amount ?? (finalized ? big(a.requested) : 0n),
+        finalizableAt: existing?.finalizableAt ?? 0,
+        requestedAt: existing?.requestedAt ?? 0,
+        state: finalized ? "FINALIZED" : "CANCELLED",
+        paid: finalized ? big(a.paid) : null,
+        closedAt: event.blockTimestamp,
+      });
+      if (finalized) await j.adjustCollateral(user, asset, { deposited: -big(a.paid) });
+      await j.setPendingWithdrawal(user, asset, 0n);
+      return;
+    }
+    case "Vault.DefaultCovered":
+      // What left the Vault (the ClearingHouse's event carries what arrived there).
+      await j.adjustCollateral(address(a.user), address(a.asset), { deposited: -big(a.covered) });
+      return;
+    case "Vault.GuaranteeRemunerated":
+      await applyRemunerated(j, event, context);
+      return;
+    case "Vault.TimingsUpdated": {
+      const t = a.timings as Record<string, EventValue>;
+      context.onTimings?.({
+        cycleLength: num(t.cycleLength),
+        commitDelay: num(t.commitDelay),
+        paymentWindow: num(t.paymentWindow),
+        defaultWindow: num(t.defaultWindow),
+        withdrawalGracePeriod: num(t.withdrawalGracePeriod),
+      });
+      return;
+    }
+    case "ClearingHouse.CycleCommitted":
+      await applyCycleCommitted(j, event, context);
+      return;
+    case "ClearingHouse.NetDebitPaid":
+    case "ClearingHouse.DefaultCovered":
+      await applyDebtResolved(j, event, context);
+      return;
+    case "ClearingHouse.NetCreditClaimed":
+      await j.putClaim(num(a.cycleId), address(a.asset), address(a.participant), big(a.amount), event.txHash);
+      return;
+    case "ClearingHouse.CycleFinalized": {
+      const cycle = await j.tx.getCycle(num(a.cycleId));
+      if (cycle) await j.updateCycle(cycle, { state: "FINALIZED", finalizedAt: event.blockTimestamp });
+      return;
+    }
+    case "ValidationRegistry.ValidationResponse":
+      await j.recordValidationResponse({
+        txHash: event.txHash,
+        logIndex: event.logIndex,
+        requestHash: a.requestHash as string,
+        validator: address(a.validatorAddress),
+        agentId: big(a.agentId),
+        response: num(a.response),
+        tag: a.tag as string,
+        blockNumber: event.blockNumber,
+        blockTimestamp: event.blockTimestamp,
+      });
+      return;
+    default:
+      return; // other events of these contracts (roles, allow-lists, obligations) change nothing in Core
+  }
+}
+
+/** V2 paid on chain: REMUNERATED, its lock released, the payer's deposit reduced by what was paid. */
+async function applyRemunerated(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
+  const a = event.args;
+  const user = address(a.user);
+  const asset = address(a.asset);
+  const amount = big(a.amount);
+  await j.adjustCollateral(user, asset, { deposited: -amount });
+  const id = (a.guaranteeId as string).toLowerCase();
+  const previous = await j.transition(id, [...PRE_CYCLE_LOCKED_STATES, "CANCELLED"], "REMUNERATED");
+  if (previous === null) {
+    const known = await j.tx.getClearingGuarantee(id);
+    context.logger.warn(
+      { guarantee_id: id, state: known?.state ?? null, tx: event.txHash },
+      "GuaranteeRemunerated for a guarantee Core does not hold as unresolved",
+    );
+    return;
+  }
+  if (previous !== "CANCELLED") await j.adjustCollateral(user, asset, { locked: -amount });
+}
+
+/**
+ * A committed cycle: its guarantees leave their own locks; a payer who is a net debtor in the asset
+ * now has the net debit locked instead (its guarantees are NETTED until the debit is resolved), every
+ * other guarantee is SETTLED at once (net zero or net creditor: nothing left to pay).
+ */
+async function applyCycleCommitted(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
+  const a = event.args;
+  const cycleId = num(a.cycleId);
+  const root = (a.root as string).toLowerCase();
+  const cycle = await j.tx.getCycle(cycleId);
+  if (!cycle || cycle.root.toLowerCase() !== root) {
+    context.logger.error(
+      { cycle_id: cycleId, root, planned_root: cycle?.root ?? null, tx: event.txHash },
+      "a cycle Core did not plan was committed on chain; its guarantees cannot be mapped",
+    );
+    return;
+  }
+  await j.updateCycle(cycle, {
+    state: cycle.state === "FINALIZED" ? "FINALIZED" : "COMMITTED",
+    committedBlock: event.blockNumber,
+    committedAt: event.blockTimestamp,
+    paymentDeadline: num(a.paymentDeadline),
+    defaultDeadline: num(a.defaultDeadline),
+  });
+  const args = JSON.parse(cycle.args) as CommitCycleArgsJson;
+  const debtorKeys = new Set(args.debtors.map((d) => `${d.asset.toLowerCase()}:${d.debtor.toLowerCase()}`));
+  for (const id of cycle.guaranteeIds) {
+    const g = await j.tx.getClearingGuarantee(id);
+    if (!g) continue;
+    const isDebtor = debtorKeys.has(`${g.asset.toLowerCase()}:${g.user.toLowerCase()}`);
+    const previous = await j.transition(id, ["FINALIZED_PAYABLE"], isDebtor ? "NETTED" : "SETTLED");
+    if (previous === null) {
+      context.logger.error(
+        { guarantee_id: id, state: g.state, cycle_id: cycleId },
+        "netted guarantee not payable",
+      );
+      continue;
+    }
+    await j.adjustCollateral(g.user, g.asset, { locked: -g.amount });
+  }
+  for (const d of args.debtors) {
+    const amount = BigInt(d.amount);
+    await j.putDebt({
+      cycleId,
+      asset: getAddress(d.asset),
+      debtor: getAddress(d.debtor),
+      amount,
+      status: "OPEN",
+      covered: null,
+      resolvedTx: null,
+    });
+    await j.adjustCollateral(d.debtor, d.asset, { locked: amount });
+  }
+}
+
+/** NetDebitPaid → SETTLED; ClearingHouse.DefaultCovered → DEFAULT_REMUNERATED. Either releases the debit lock. */
+async function applyDebtResolved(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
+  const a = event.args;
+  const cycleId = num(a.cycleId);
+  const asset = address(a.asset);
+  const debtor = address(a.debtor);
+  const paid = event.name === "NetDebitPaid";
+  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  if (!debt || debt.status !== "OPEN") {
+    context.logger.error(
+      { cycle_id: cycleId, asset, debtor, event: event.name },
+      "no open debt in Core's books",
+    );
+    return;
+  }
+  await j.putDebt({
+    ...debt,
+    status: paid ? "PAID" : "COVERED",
+    covered: paid ? null : big(a.covered),
+    resolvedTx: event.txHash,
+  });
+  await j.adjustCollateral(debtor, asset, { locked: -debt.amount });
+  const netted = await j.tx.listGuarantees({ cycleId, user: debtor, asset, states: ["NETTED"] });
+  for (const g of netted)
+    await j.transition(g.guaranteeId, ["NETTED"], paid ? "SETTLED" : "DEFAULT_REMUNERATED");
+}

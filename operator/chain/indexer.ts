@@ -1,0 +1,252 @@
+/**
+ * Chain indexer (docs/operator-async.md): follows the Vault, ClearingHouse and ValidationRegistry logs
+ * from a persisted cursor, `confirmations` blocks behind the head. Each batch (its logs and the cursor
+ * advance) is applied in ONE store transaction; every log is journaled by (tx hash, log index) with the
+ * inverse of what it changed, so applying is idempotent and a reorg is rewound exactly:
+ *
+ *   tick(): 1. is the cursor's block hash still canonical? if not, find the newest recorded block that
+ *              is, undo every journaled event above it (newest first) and move the cursor back there;
+ *           2. fetch logs of (cursor, min(head − confirmations, cursor + maxBlocksPerTick)];
+ *           3. apply them in (block, log index) order + advance the cursor, in one transaction.
+ *
+ * A restart resumes from the stored cursor; nothing is lost (the cursor moves only with the effects)
+ * and nothing is applied twice (the cursor and the journal both say what was applied).
+ */
+import type { Block, Log, Provider } from "ethers";
+import type { Clock } from "../clock";
+import type { DeploymentInfo } from "../deployment";
+import type { Logger } from "../logger";
+import type { ChainCursor, Store } from "../store";
+import {
+  type ApplyContext,
+  applyEvent,
+  type ChainEvent,
+  EventDecoder,
+  jsonArgs,
+  type VaultTimings,
+} from "./events";
+import { applyUndo, JournaledTx, type UndoOp } from "./journal";
+
+/** Recorded block hashes kept below the cursor (how deep a reorg can be rewound). */
+export const REORG_HISTORY_BLOCKS = 10_000;
+/** Recorded blocks examined per page while looking for the common ancestor of a reorg. */
+const ANCESTOR_PAGE = 64;
+
+/** The JSON-RPC surface the indexer and the clearing tasks need (ethers Provider; Hardhat's has it). */
+export type ChainProvider = Pick<
+  Provider,
+  | "getBlockNumber"
+  | "getBlock"
+  | "getLogs"
+  | "getTransactionReceipt"
+  | "getTransactionCount"
+  | "getTransaction"
+  | "call"
+  | "estimateGas"
+  | "getFeeData"
+  | "getNetwork"
+  | "broadcastTransaction"
+>;
+
+export interface ChainIndexerOptions {
+  store: Store;
+  provider: ChainProvider;
+  deployment: Pick<DeploymentInfo, "vault" | "clearingHouse" | "validationRegistry" | "vaultDeployBlock">;
+  clock: Clock;
+  logger: Logger;
+  /** Blocks a log must be buried under before it is applied (0: apply at the head). */
+  confirmations: number;
+  /** Largest block range fetched and applied per tick. */
+  maxBlocksPerTick: number;
+  onTimings?: (timings: VaultTimings) => void;
+}
+
+export interface IndexerTickResult {
+  /** Set when a reorg was detected: the block the cursor was rewound to (−1: before the first block). */
+  rewoundTo: number | null;
+  /** Events undone by the rewind. */
+  undone: number;
+  /** Block range applied this tick (null when the cursor was already at the confirmed head). */
+  range: { from: number; to: number } | null;
+  applied: number;
+  /** Logs already in the journal (a retried batch). */
+  skipped: number;
+  cursor: ChainCursor | null;
+}
+
+/** A log's block disagrees with the header fetched for it: the chain moved while we read it. */
+export class ChainMovedError extends Error {
+  override readonly name = "ChainMovedError";
+}
+
+export class ChainIndexer {
+  private readonly decoder: EventDecoder;
+  private readonly applyContext: ApplyContext;
+  private running: Promise<IndexerTickResult> | null = null;
+
+  constructor(private readonly options: ChainIndexerOptions) {
+    if (!Number.isSafeInteger(options.confirmations) || options.confirmations < 0) {
+      throw new RangeError("confirmations must be a non-negative integer");
+    }
+    if (!Number.isSafeInteger(options.maxBlocksPerTick) || options.maxBlocksPerTick < 1) {
+      throw new RangeError("maxBlocksPerTick must be a positive integer");
+    }
+    this.decoder = new EventDecoder(options.deployment);
+    this.applyContext = { logger: options.logger, onTimings: options.onTimings };
+  }
+
+  /** First block worth reading: the Vault's deployment block. */
+  get startBlock(): number {
+    return this.options.deployment.vaultDeployBlock;
+  }
+
+  /** One step; concurrent calls share the running step (ticks never overlap). */
+  tick(): Promise<IndexerTickResult> {
+    this.running ??= this.step().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** Ticks until the cursor reaches the confirmed head (tests, catch-up at startup). */
+  async syncToHead(maxTicks = 1_000): Promise<ChainCursor | null> {
+    for (let i = 0; i < maxTicks; i++) {
+      const result = await this.tick();
+      if (result.range === null && result.rewoundTo === null) return result.cursor;
+    }
+    throw new Error(`indexer did not reach the head within ${maxTicks} ticks`);
+  }
+
+  private async step(): Promise<IndexerTickResult> {
+    const { store, provider, confirmations, maxBlocksPerTick } = this.options;
+    const result: IndexerTickResult = {
+      rewoundTo: null,
+      undone: 0,
+      range: null,
+      applied: 0,
+      skipped: 0,
+      cursor: await store.getChainCursor(),
+    };
+    if (result.cursor) {
+      const canonical = await provider.getBlock(result.cursor.blockNumber);
+      if (!canonical || canonical.hash?.toLowerCase() !== result.cursor.blockHash.toLowerCase()) {
+        const { ancestor, undone } = await this.rewind(result.cursor);
+        result.rewoundTo = ancestor ? ancestor.blockNumber : this.startBlock - 1;
+        result.undone = undone;
+        result.cursor = ancestor;
+      }
+    }
+
+    const head = await provider.getBlockNumber();
+    const confirmed = head - confirmations;
+    const from = result.cursor ? result.cursor.blockNumber + 1 : this.startBlock;
+    if (confirmed < from) return result;
+    const to = Math.min(confirmed, from + maxBlocksPerTick - 1);
+
+    const logs = await provider.getLogs({ address: this.decoder.addresses, fromBlock: from, toBlock: to });
+    const headers = await this.headers(to, logs);
+    const events: ChainEvent[] = [];
+    for (const log of [...logs].sort((x, y) => x.blockNumber - y.blockNumber || x.index - y.index)) {
+      if (log.removed) continue;
+      const header = headers.get(log.blockNumber);
+      if (!header || header.hash?.toLowerCase() !== log.blockHash.toLowerCase()) {
+        throw new ChainMovedError(`block ${log.blockNumber} changed while its logs were read; retry`);
+      }
+      const event = this.decoder.decode(log, header.timestamp);
+      if (event) events.push(event);
+    }
+    const end = headers.get(to)!;
+    const cursor: ChainCursor = { blockNumber: to, blockHash: end.hash!, blockTimestamp: end.timestamp };
+    const now = this.options.clock.nowSeconds();
+
+    await store.transaction(async (tx) => {
+      for (const event of events) {
+        if (await tx.getChainEvent(event.txHash, event.logIndex)) {
+          result.skipped++;
+          continue;
+        }
+        const journal = new JournaledTx(tx, now);
+        await applyEvent(journal, event, this.applyContext);
+        await tx.insertChainEvent({
+          txHash: event.txHash,
+          logIndex: event.logIndex,
+          blockNumber: event.blockNumber,
+          blockHash: event.blockHash,
+          blockTimestamp: event.blockTimestamp,
+          contract: event.contract,
+          name: event.name,
+          args: jsonArgs(event.args),
+          undo: journal.undo,
+          appliedAt: now,
+        });
+        result.applied++;
+      }
+      for (const header of headers.values()) {
+        await tx.recordChainBlock({
+          blockNumber: header.number,
+          blockHash: header.hash!,
+          blockTimestamp: header.timestamp,
+        });
+      }
+      await tx.deleteChainBlocks(Number.MAX_SAFE_INTEGER, to - REORG_HISTORY_BLOCKS);
+      await tx.setChainCursor(cursor, now);
+    });
+    result.range = { from, to };
+    result.cursor = cursor;
+    if (result.applied > 0) {
+      this.options.logger.debug({ from, to, applied: result.applied }, "indexer applied chain events");
+    }
+    return result;
+  }
+
+  /** Headers of the batch's last block and of every block with a log, by number. */
+  private async headers(to: number, logs: readonly Log[]): Promise<Map<number, Block>> {
+    const numbers = new Set<number>([to, ...logs.map((log) => log.blockNumber)]);
+    const headers = new Map<number, Block>();
+    for (const n of numbers) {
+      const block = await this.options.provider.getBlock(n);
+      if (!block || !block.hash) throw new ChainMovedError(`block ${n} is not available; retry`);
+      headers.set(n, block);
+    }
+    return headers;
+  }
+
+  /**
+   * The cursor's block is no longer canonical: find the newest recorded block that still is, undo
+   * everything applied above it and move the cursor there (null: before the first block).
+   */
+  private async rewind(cursor: ChainCursor): Promise<{ ancestor: ChainCursor | null; undone: number }> {
+    const { store, provider, logger } = this.options;
+    let ancestor: ChainCursor | null = null;
+    let below = cursor.blockNumber;
+    search: while (below >= 0) {
+      const page = await store.listChainBlocks(below, ANCESTOR_PAGE);
+      if (page.length === 0) break;
+      for (const block of page) {
+        const canonical = await provider.getBlock(block.blockNumber);
+        if (canonical?.hash?.toLowerCase() === block.blockHash.toLowerCase()) {
+          ancestor = block;
+          break search;
+        }
+      }
+      below = page[page.length - 1].blockNumber - 1;
+    }
+    const floor = ancestor ? ancestor.blockNumber : -1;
+    const now = this.options.clock.nowSeconds();
+    const undone = await store.transaction(async (tx) => {
+      const events = await tx.listChainEventsAbove(floor);
+      for (const event of events) {
+        await applyUndo(tx, event.undo as UndoOp[], now);
+        await tx.deleteChainEvent(event.txHash, event.logIndex);
+      }
+      await tx.deleteChainBlocks(floor);
+      await tx.setChainCursor(ancestor, now);
+      return events.length;
+    });
+    logger.warn(
+      { from_block: cursor.blockNumber, to_block: floor, undone },
+      "chain reorganisation: rewound applied events",
+    );
+    return { ancestor, undone };
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * Applying chain events with an undo journal. Every change an event makes goes through a
+ * {@link JournaledTx}, which performs it on the store transaction and records its inverse; the
+ * inverses are stored with the event (chain_events.undo) and replayed newest-first when a reorg
+ * rewinds the event. Inverses are *deltas* for collateral (deposited, locked), not before-images:
+ * issuance locks collateral concurrently, and a rewind must not wipe those locks out.
+ */
+import type {
+  CollateralDelta,
+  CycleDebtRecord,
+  CycleRecord,
+  GuaranteeState,
+  StoreTx,
+  WithdrawalRecord,
+} from "../store";
+
+type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
+
+/** One inverse operation (JSON-safe: bigints as decimal strings). */
+export type UndoOp =
+  | { op: "collateral"; user: string; asset: string; deposited: string; locked: string }
+  | { op: "pending"; user: string; asset: string; value: string }
+  | { op: "state"; guaranteeId: string; from: GuaranteeState; to: GuaranteeState }
+  | { op: "withdrawal"; withdrawalId: number; before: Json | null }
+  | { op: "cycle"; cycleId: number; before: Json }
+  | { op: "debt"; cycleId: number; asset: string; debtor: string; before: Json | null }
+  | { op: "claim"; cycleId: number; asset: string; participant: string }
+  | { op: "response"; txHash: string; logIndex: number };
+
+/** The fields of a cycle that chain events change (what a rewind restores). */
+const CHAIN_CYCLE_FIELDS = [
+  "state",
+  "committedBlock",
+  "committedAt",
+  "paymentDeadline",
+  "defaultDeadline",
+  "finalizedAt",
+] as const satisfies readonly (keyof CycleRecord)[];
+type ChainCycleFields = Pick<CycleRecord, (typeof CHAIN_CYCLE_FIELDS)[number]>;
+
+function withdrawalToJson(w: WithdrawalRecord): Json {
+  return {
+    ...w,
+    amount: w.amount.toString(),
+    paid: w.paid === null ? null : w.paid.toString(),
+  } as unknown as Json;
+}
+
+function withdrawalFromJson(json: Json): WithdrawalRecord {
+  const w = json as unknown as Record<string, unknown>;
+  return {
+    ...(w as unknown as WithdrawalRecord),
+    amount: BigInt(w.amount as string),
+    paid: w.paid === null ? null : BigInt(w.paid as string),
+  };
+}
+
+function debtToJson(d: CycleDebtRecord): Json {
+  return {
+    ...d,
+    amount: d.amount.toString(),
+    covered: d.covered === null ? null : d.covered.toString(),
+  } as unknown as Json;
+}
+
+function debtFromJson(json: Json): CycleDebtRecord {
+  const d = json as unknown as Record<string, unknown>;
+  return {
+    ...(d as unknown as CycleDebtRecord),
+    amount: BigInt(d.amount as string),
+    covered: d.covered === null ? null : BigInt(d.covered as string),
+  };
+}
+
+/** Store changes with their inverses recorded; `undo` is what the event's journal row keeps. */
+export class JournaledTx {
+  readonly undo: UndoOp[] = [];
+
+  constructor(
+    readonly tx: StoreTx,
+    readonly now: number,
+  ) {}
+
+  /** Adds the deltas (clamped at zero by the store); records exactly what was applied. */
+  async adjustCollateral(user: string, asset: string, delta: CollateralDelta): Promise<void> {
+    const { applied } = await this.tx.adjustCollateral(user, asset, delta, this.now);
+    if (applied.deposited === 0n && applied.locked === 0n) return;
+    this.undo.push({
+      op: "collateral",
+      user,
+      asset,
+      deposited: (-applied.deposited).toString(),
+      locked: (-applied.locked).toString(),
+    });
+  }
+
+  async setPendingWithdrawal(user: string, asset: string, amount: bigint): Promise<void> {
+    const before = await this.tx.getCollateral(user, asset);
+    await this.tx.setPendingWithdrawal(user, asset, amount, this.now);
+    this.undo.push({ op: "pending", user, asset, value: before.pendingWithdrawal.toString() });
+  }
+
+  /** Moves a guarantee from one of `from` to `to`; returns its previous state, or null if it was elsewhere. */
+  async transition(
+    guaranteeId: string,
+    from: readonly GuaranteeState[],
+    to: GuaranteeState,
+  ): Promise<GuaranteeState | null> {
+    const before = await this.tx.transitionGuarantee(guaranteeId, from, to, this.now);
+    if (!before) return null;
+    this.undo.push({ op: "state", guaranteeId: before.guaranteeId, from: before.state, to });
+    return before.state;
+  }
+
+  async putWithdrawal(record: WithdrawalRecord): Promise<void> {
+    const before = await this.tx.getWithdrawal(record.withdrawalId);
+    await this.tx.putWithdrawal(record);
+    this.undo.push({
+      op: "withdrawal",
+      withdrawalId: record.withdrawalId,
+      before: before ? withdrawalToJson(before) : null,
+    });
+  }
+
+  async updateCycle(cycle: CycleRecord, changes: Partial<ChainCycleFields>): Promise<void> {
+    const before: Record<string, Json> = {};
+    for (const field of CHAIN_CYCLE_FIELDS) before[field] = cycle[field];
+    await this.tx.updateCycle(cycle.cycleId, changes);
+    this.undo.push({ op: "cycle", cycleId: cycle.cycleId, before });
+  }
+
+  async putDebt(record: CycleDebtRecord): Promise<void> {
+    const before = await this.tx.getCycleDebt(record.cycleId, record.asset, record.debtor);
+    await this.tx.putCycleDebt(record);
+    this.undo.push({
+      op: "debt",
+      cycleId: record.cycleId,
+      asset: record.asset,
+      debtor: record.debtor,
+      before: before ? debtToJson(before) : null,
+    });
+  }
+
+  async putClaim(cycleId: number, asset: string, participant: string, amount: bigint, txHash: string) {
+    await this.tx.putCycleClaim({ cycleId, asset, participant, amount, txHash });
+    this.undo.push({ op: "claim", cycleId, asset, participant });
+  }
+
+  async recordValidationResponse(record: Parameters<StoreTx["insertValidationResponse"]>[0]) {
+    await this.tx.insertValidationResponse(record);
+    this.undo.push({ op: "response", txHash: record.txHash, logIndex: record.logIndex });
+  }
+}
+
+/** Replays the inverses of one event, newest first. */
+export async function applyUndo(tx: StoreTx, undo: readonly UndoOp[], now: number): Promise<void> {
+  for (const step of [...undo].reverse()) {
+    switch (step.op) {
+      case "collateral":
+        await tx.adjustCollateral(
+          step.user,
+          step.asset,
+          { deposited: BigInt(step.deposited), locked: BigInt(step.locked) },
+          now,
+        );
+        break;
+      case "pending":
+        await tx.setPendingWithdrawal(step.user, step.asset, BigInt(step.value), now);
+        break;
+      case "state":
+        await tx.transitionGuarantee(step.guaranteeId, [step.to], step.from, now);
+        break;
+      case "withdrawal":
+        if (step.before === null) await tx.deleteWithdrawal(step.withdrawalId);
+        else await tx.putWithdrawal(withdrawalFromJson(step.before));
+        break;
+      case "cycle":
+        await tx.updateCycle(step.cycleId, step.before as unknown as Partial<CycleRecord>);
+        break;
+      case "debt":
+        if (step.before === null) await tx.deleteCycleDebt(step.cycleId, step.asset, step.debtor);
+        else await tx.putCycleDebt(debtFromJson(step.before));
+        break;
+      case "claim":
+        await tx.deleteCycleClaim(step.cycleId, step.asset, step.participant);
+        break;
+      case "response":
+        await tx.deleteValidationResponse(step.txHash, step.logIndex);
+        break;
+    }
+  }
+}

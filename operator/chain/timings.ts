@@ -1,0 +1,58 @@
+/**
+ * The Vault's protocol timings as Core knows them: read once at startup, then kept current by the
+ * indexer (`TimingsUpdated`). Issuance uses them to bound V2 validation deadlines (contracts security
+ * review, finding 1; derivation in docs/operator-async.md).
+ */
+import { vaultInterface } from "./abi";
+import type { VaultTimings } from "./events";
+import type { ChainProvider } from "./indexer";
+
+export class ProtocolTimings {
+  constructor(private value: VaultTimings | null = null) {}
+
+  /** Null until loaded (then V2 deadlines are not capped: only tests without a Vault run so). */
+  get(): VaultTimings | null {
+    return this.value;
+  }
+
+  set(timings: VaultTimings): void {
+    this.value = Object.freeze({ ...timings });
+  }
+
+  /** Reads `Vault.timings()`. */
+  async load(provider: Pick<ChainProvider, "call">, vault: string): Promise<VaultTimings> {
+    const data = vaultInterface.encodeFunctionData("timings");
+    const [t] = vaultInterface.decodeFunctionResult("timings", await provider.call({ to: vault, data }));
+    const timings: VaultTimings = {
+      cycleLength: Number(t.cycleLength),
+      commitDelay: Number(t.commitDelay),
+      paymentWindow: Number(t.paymentWindow),
+      defaultWindow: Number(t.defaultWindow),
+      withdrawalGracePeriod: Number(t.withdrawalGracePeriod),
+    };
+    this.set(timings);
+    return timings;
+  }
+}
+
+/**
+ * The latest `validation_deadline` Core accepts for a V2 guarantee issued at `now`.
+ *
+ * A pending V2 guarantee has no on-chain reservation. A withdrawal requested at r ≥ now finalizes no
+ * earlier than r + grace ≥ now + grace. Core nets a validated-but-unremunerated V2 guarantee once its
+ * deadline has passed and been indexed (≤ deadline + margin), in the cycle closing within
+ * cycleLength, committed within commitDelay: its obligation is on chain by
+ * deadline + margin + cycleLength + commitDelay, which must come strictly before now + grace.
+ */
+export function maxV2ValidationDeadline(timings: VaultTimings, now: number, marginSeconds: number): number {
+  return now + timings.withdrawalGracePeriod - timings.cycleLength - timings.commitDelay - marginSeconds - 1;
+}
+
+/** When an open withdrawal can finalize: as `Vault.withdrawalFinalizableAt` computes it. */
+export function withdrawalReadyAt(
+  withdrawal: { finalizableAt: number; requestedAt: number },
+  timings: VaultTimings | null,
+): number {
+  const underCurrent = timings ? withdrawal.requestedAt + timings.withdrawalGracePeriod : 0;
+  return Math.max(withdrawal.finalizableAt, underCurrent);
+}

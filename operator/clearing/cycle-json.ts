@@ -1,0 +1,38 @@
+/** The stored (JSON) form of a cycle's commitCycle arguments: bigints as decimal strings. */
+import type { CommitCycleArgs } from "./commit-plan";
+
+export interface CommitCycleArgsJson {
+  cycleId: string;
+  root: string;
+  totals: { asset: string; totalDebit: string; totalCredit: string }[];
+  debtors: { asset: string; debtor: string; amount: string }[];
+  nettedV2Ids: string[];
+}
+
+export function commitArgsToJson(args: CommitCycleArgs): CommitCycleArgsJson {
+  return {
+    cycleId: args.cycleId.toString(),
+    root: args.root,
+    totals: args.totals.map((t) => ({
+      asset: t.asset,
+      totalDebit: t.totalDebit.toString(),
+      totalCredit: t.totalCredit.toString(),
+    })),
+    debtors: args.debtors.map((d) => ({ asset: d.asset, debtor: d.debtor, amount: d.amount.toString() })),
+    nettedV2Ids: [...args.nettedV2Ids],
+  };
+}
+
+export function commitArgsFromJson(json: CommitCycleArgsJson): CommitCycleArgs {
+  return {
+    cycleId: BigInt(json.cycleId),
+    root: json.root,
+    totals: json.totals.map((t) => ({
+      asset: t.asset,
+      totalDebit: BigInt(t.totalDebit),
+      totalCredit: BigInt(t.totalCredit),
+    })),
+    debtors: json.debtors.map((d) => ({ asset: d.asset, debtor: d.debtor, amount: BigInt(d.amount) })),
+    nettedV2Ids: [...json.nettedV2Ids],
+  };
+}

@@ -1,0 +1,275 @@
+/**
+ * Clearing scheduler (ARCHITECTURE.md §8, docs/operator-async.md): closes a cycle every
+ * `cycleLengthSeconds` of Core's clock, nets every FINALIZED_PAYABLE guarantee not yet in a cycle
+ * (netCycle → buildCommitPlan), stores the plan (tree dump, root, arguments, guarantee ids) BEFORE
+ * sending, and commits it with the operator account.
+ *
+ * Never two commits for one cycle: at most one cycle is outstanding (planned or sent, not yet seen on
+ * chain); it is resolved first on every tick, against the ClearingHouse's `lastCycleId` (ids are
+ * sequential on chain) and the stored signed transaction (rebroadcast as is: same nonce, same hash).
+ * A plan is abandoned only when its transaction provably failed (reverted, or its nonce was used by
+ * another transaction); its guarantees then return to the pool and the same id is planned again.
+ *
+ * `GuaranteeAlreadyConsumed(id, …)` (a V2 guarantee remunerated between cutoff and commit): the id is
+ * excluded from netting and the cycle rebuilt. A plan whose estimate exceeds the gas budget is rebuilt
+ * with half the guarantees (oldest first) until it fits; the rest are taken by the next tick at once.
+ * Empty windows commit nothing (the cycle id is not used).
+ */
+import { toBigInt } from "ethers";
+import type { Clock } from "../clock";
+import type { DeploymentInfo } from "../deployment";
+import type { Logger } from "../logger";
+import { clearingHouseInterface, commitErrorsInterface } from "../chain/abi";
+import type { ChainProvider } from "../chain/indexer";
+import { CallRevertedError, type OperatorSender } from "../chain/sender";
+import type { CycleRecord, Store } from "../store";
+import { buildCommitPlan, type CommitPlan, toCommitCycleCall } from "./commit-plan";
+import { commitArgsFromJson, commitArgsToJson } from "./cycle-json";
+import { netCycle } from "./netting";
+
+/** operator_state key of the next cutoff (unix seconds). */
+export const NEXT_CUTOFF_KEY = "clearing.next_cutoff";
+const EXCLUDED_CONSUMED = "consumed on chain before commit (GuaranteeAlreadyConsumed)";
+/** Rebuild attempts per tick (each drops a consumed id or halves the cycle). */
+const MAX_REBUILDS = 32;
+
+export interface ClearingSchedulerOptions {
+  store: Store;
+  provider: ChainProvider;
+  sender: OperatorSender;
+  deployment: Pick<DeploymentInfo, "clearingHouse">;
+  clock: Clock;
+  logger: Logger;
+  cycleLengthSeconds: number;
+  /** Largest gas one commit may use (null: no limit). */
+  gasBudget: bigint | null;
+  /** Upper bound of guarantees read for one cycle. */
+  maxGuaranteesPerCycle?: number;
+}
+
+export type SchedulerTickResult =
+  | { action: "waiting"; nextCutoff: number }
+  | { action: "empty"; nextCutoff: number }
+  | { action: "pending"; cycleId: number; txHash: string | null }
+  | { action: "committed"; cycleId: number; txHash: string; guarantees: number }
+  | { action: "abandoned"; cycleId: number; reason: string };
+
+export class ClearingScheduler {
+  private running: Promise<SchedulerTickResult> | null = null;
+  /** Guarantees were left out of the last cycle (gas budget): plan the next one without waiting. */
+  private backlog = false;
+
+  constructor(private readonly options: ClearingSchedulerOptions) {
+    if (!Number.isSafeInteger(options.cycleLengthSeconds) || options.cycleLengthSeconds < 1) {
+      throw new RangeError("cycleLengthSeconds must be a positive integer");
+    }
+  }
+
+  tick(): Promise<SchedulerTickResult> {
+    this.running ??= this.step().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  /** The ClearingHouse's last committed cycle id (latest block, not confirmed: only used to avoid duplicates). */
+  async chainLastCycleId(): Promise<number> {
+    const data = clearingHouseInterface.encodeFunctionData("lastCycleId");
+    const result = await this.options.provider.call({ to: this.options.deployment.clearingHouse, data });
+    return Number(toBigInt(clearingHouseInterface.decodeFunctionResult("lastCycleId", result)[0] as bigint));
+  }
+
+  private async step(): Promise<SchedulerTickResult> {
+    const { store, clock } = this.options;
+    const chainLast = await this.chainLastCycleId();
+    const latest = await store.latestCycle();
+    if (latest && (latest.state === "PLANNED" || latest.state === "SENT") && latest.cycleId > chainLast) {
+      const outcome = await this.resolveOutstanding(latest);
+      if (outcome) return outcome;
+    }
+
+    const now = clock.nowSeconds();
+    const nextCutoff = await this.nextCutoff(now);
+    if (now < nextCutoff && !this.backlog) return { action: "waiting", nextCutoff };
+    const cutoff = this.backlog && now < nextCutoff ? now : nextCutoff;
+    // Windows missed while Core was down are not replayed one by one: the next closes a cycle length on.
+    const length = this.options.cycleLengthSeconds;
+    const following = nextCutoff + length > now ? nextCutoff + length : now + length;
+    const cycleId = Math.max(chainLast, latest?.cycleId ?? 0) + 1;
+    const plan = await this.buildFittingPlan(cycleId);
+    if (!plan) {
+      this.backlog = false;
+      await store.setOperatorState(NEXT_CUTOFF_KEY, String(following));
+      return { action: "empty", nextCutoff: following };
+    }
+    const record: CycleRecord = {
+      cycleId,
+      state: "PLANNED",
+      root: plan.plan.root,
+      treeDump: JSON.stringify(plan.plan.treeDump),
+      args: JSON.stringify(commitArgsToJson(plan.plan.args)),
+      guaranteeIds: plan.ids,
+      cutoff,
+      plannedAt: now,
+      txHash: null,
+      txNonce: null,
+      rawTx: null,
+      sentAt: null,
+      committedBlock: null,
+      committedAt: null,
+      paymentDeadline: null,
+      defaultDeadline: null,
+      finalizedAt: null,
+    };
+    await store.transaction(async (tx) => {
+      await tx.insertCycle(record);
+      await tx.assignGuaranteesToCycle(plan.ids, cycleId);
+      await tx.setOperatorState(NEXT_CUTOFF_KEY, String(following));
+    });
+    this.backlog = plan.partial;
+    this.options.logger.info(
+      { cycle_id: cycleId, guarantees: plan.ids.length, root: plan.plan.root, partial: plan.partial },
+      "clearing cycle planned",
+    );
+    return this.send(record, plan.gas);
+  }
+
+  private async nextCutoff(now: number): Promise<number> {
+    const stored = await this.options.store.getOperatorState(NEXT_CUTOFF_KEY);
+    if (stored !== null) return Number(stored);
+    // First run: the first cycle closes one cycle length from now.
+    const first = now + this.options.cycleLengthSeconds;
+    await this.options.store.setOperatorState(NEXT_CUTOFF_KEY, String(first));
+    return first;
+  }
+
+  /**
+   * Nets the unassigned payable guarantees into a plan the chain accepts within the gas budget:
+   * consumed V2 ids are excluded, an oversized cycle is halved. Null when nothing is payable.
+   */
+  private async buildFittingPlan(
+    cycleId: number,
+  ): Promise<{ plan: CommitPlan; ids: string[]; gas: bigint; partial: boolean } | null> {
+    const { store, sender, gasBudget, deployment } = this.options;
+    let limit = this.options.maxGuaranteesPerCycle;
+    for (let attempt = 0; attempt < MAX_REBUILDS; attempt++) {
+      const payable = await store.listGuarantees({ states: ["FINALIZED_PAYABLE"], unassigned: true, limit });
+      const plan = buildCommitPlan(netCycle(BigInt(cycleId), payable));
+      if (!plan) return null;
+      const data = clearingHouseInterface.encodeFunctionData("commitCycle", toCommitCycleCall(plan.args));
+      let gas: bigint;
+      try {
+        gas = await sender.estimate(deployment.clearingHouse, data, commitErrorsInterface);
+      } catch (error) {
+        if (await this.excludeConsumed(error)) continue;
+        throw error;
+      }
+      if (gasBudget !== null && gas > gasBudget && payable.length > 1) {
+        limit = Math.ceil(payable.length / 2);
+        this.options.logger.warn(
+          { cycle_id: cycleId, gas, budget: gasBudget, next_limit: limit },
+          "cycle over gas budget: splitting",
+        );
+        continue;
+      }
+      const all = await store.listGuarantees({
+        states: ["FINALIZED_PAYABLE"],
+        unassigned: true,
+        limit: payable.length + 1,
+      });
+      return { plan, ids: guaranteeIds(payable), gas, partial: all.length > payable.length };
+    }
+    throw new Error(`cycle ${cycleId}: no committable plan after ${MAX_REBUILDS} rebuilds`);
+  }
+
+  /** True when `error` is GuaranteeAlreadyConsumed and that id is now excluded from netting. */
+  private async excludeConsumed(error: unknown): Promise<boolean> {
+    if (!(error instanceof CallRevertedError) || error.error?.name !== "GuaranteeAlreadyConsumed")
+      return false;
+    const id = String(error.error.args[0]).toLowerCase();
+    await this.options.store.setGuaranteeExcluded(id, EXCLUDED_CONSUMED);
+    this.options.logger.warn({ guarantee_id: id }, "guarantee consumed on chain before its commit: excluded");
+    return true;
+  }
+
+  private async send(record: CycleRecord, gas?: bigint): Promise<SchedulerTickResult> {
+    const { sender, deployment, store, clock } = this.options;
+    const args = commitArgsFromJson(JSON.parse(record.args));
+    const data = clearingHouseInterface.encodeFunctionData("commitCycle", toCommitCycleCall(args));
+    try {
+      const signed = await sender.send(deployment.clearingHouse, data, commitErrorsInterface, {
+        gasLimit: gas === undefined ? undefined : gas + gas / 5n,
+        beforeBroadcast: (tx) =>
+          store.updateCycle(record.cycleId, {
+            state: "SENT",
+            txHash: tx.hash,
+            txNonce: tx.nonce,
+            rawTx: tx.raw,
+            sentAt: clock.nowSeconds(),
+          }),
+      });
+      this.options.logger.info({ cycle_id: record.cycleId, tx: signed.hash }, "clearing cycle commit sent");
+      return {
+        action: "committed",
+        cycleId: record.cycleId,
+        txHash: signed.hash,
+        guarantees: record.guaranteeIds.length,
+      };
+    } catch (error) {
+      // Not sent (the estimate reverted): the plan is stale.
+      if (error instanceof CallRevertedError) return this.abandon(record, error);
+      throw error;
+    }
+  }
+
+  /** The outstanding cycle (planned or sent, not on chain yet): send, wait, rebroadcast or abandon. */
+  private async resolveOutstanding(cycle: CycleRecord): Promise<SchedulerTickResult | null> {
+    const { sender } = this.options;
+    if (
+      cycle.state === "PLANNED" ||
+      cycle.rawTx === null ||
+      cycle.txHash === null ||
+      cycle.txNonce === null
+    ) {
+      return this.send(cycle);
+    }
+    const receipt = await sender.receipt(cycle.txHash);
+    if (receipt === null) {
+      if ((await sender.minedNonce()) > cycle.txNonce) {
+        // Its nonce was used by another transaction: this one can never be mined.
+        return this.abandon(cycle, new Error(`nonce ${cycle.txNonce} used by another transaction`));
+      }
+      await sender.broadcast(cycle.rawTx);
+      return { action: "pending", cycleId: cycle.cycleId, txHash: cycle.txHash };
+    }
+    if (receipt.status === 1) return { action: "pending", cycleId: cycle.cycleId, txHash: cycle.txHash }; // mined; lastCycleId lags (reorg)
+    // Reverted: find out why by estimating the same call now.
+    const data = clearingHouseInterface.encodeFunctionData(
+      "commitCycle",
+      toCommitCycleCall(commitArgsFromJson(JSON.parse(cycle.args))),
+    );
+    try {
+      await sender.estimate(this.options.deployment.clearingHouse, data, commitErrorsInterface);
+      return this.abandon(cycle, new Error(`commit ${cycle.txHash} reverted (out of gas?)`));
+    } catch (error) {
+      return this.abandon(cycle, error);
+    }
+  }
+
+  /** Drops a plan that can never be committed; its guarantees return to the pool for the same id. */
+  private async abandon(cycle: CycleRecord, reason: unknown): Promise<SchedulerTickResult> {
+    await this.excludeConsumed(reason);
+    await this.options.store.transaction(async (tx) => {
+      await tx.assignGuaranteesToCycle(cycle.guaranteeIds, null);
+      await tx.deleteCycle(cycle.cycleId);
+    });
+    this.backlog = true;
+    const message = reason instanceof Error ? reason.message : String(reason);
+    this.options.logger.warn({ cycle_id: cycle.cycleId, reason: message }, "clearing cycle plan abandoned");
+    return { action: "abandoned", cycleId: cycle.cycleId, reason: message };
+  }
+}
+
+function guaranteeIds(guarantees: readonly { guaranteeId: string }[]): string[] {
+  return guarantees.map((g) => g.guaranteeId.toLowerCase());
+}

@@ -1,0 +1,156 @@
+/**
+ * V2 guarantee lifecycle (ARCHITECTURE.md §6, §10; docs/operator-async.md):
+ *
+ * - payer finalizes (`finalizeByPayer`): PENDING_VALIDATION | DISPUTED → FINALIZED_PAYABLE;
+ * - the registry's latest response of the policy's validator fails the policy
+ *   (score < min, other tag or agent id) → DISPUTED (the payer may still finalize);
+ * - once the policy deadline has passed on Core's clock AND the indexer has applied every block up to
+ *   a block later than the deadline (so no response at or before it can still appear), the verdict is
+ *   final (contracts security review: a verdict cannot become passing after the deadline):
+ *     passing → FINALIZED_PAYABLE (netted: security review finding 1, its obligation is then recorded
+ *               before a withdrawal requested after issuance can finalize),
+ *     otherwise → CANCELLED and its lock released;
+ * - on-chain remuneration → REMUNERATED (the indexer, GuaranteeRemunerated).
+ *
+ * Decisions are taken from confirmed, indexed chain state; a reorg deeper than the confirmation depth
+ * does not undo them (the confirmation depth is Core's finality assumption).
+ */
+import { parseValidationPolicy, type ValidationPolicy } from "../../sdk/claims";
+import { validationRequestHash } from "../../sdk/ids";
+import { sameAddress } from "../../sdk/wire";
+import { conflict, forbidden, HttpError, notFound } from "../api/errors";
+import type { Clock } from "../clock";
+import type { Logger } from "../logger";
+import type { ClearingGuarantee, GuaranteeState, Store, ValidationResponseRecord } from "../store";
+
+/** States a payer may finalize from. */
+export const PAYER_FINALIZABLE_STATES: readonly GuaranteeState[] = ["PENDING_VALIDATION", "DISPUTED"];
+const WAITING_STATES: readonly GuaranteeState[] = ["PENDING_VALIDATION", "DISPUTED"];
+/** V2 guarantees examined per tick page. */
+const PAGE = 500;
+
+export interface V2LifecycleOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  chainId: number;
+}
+
+export interface LifecycleTickResult {
+  disputed: string[];
+  cancelled: string[];
+  finalized: string[];
+}
+
+/** Whether the response satisfies the policy as `Vault.remunerate` checks it (score, tag, agent id). */
+export function responsePasses(policy: ValidationPolicy, response: ValidationResponseRecord | null): boolean {
+  return (
+    response !== null &&
+    response.response >= policy.minScore &&
+    response.tag === policy.tag &&
+    response.agentId === policy.agentId
+  );
+}
+
+export class V2Lifecycle {
+  private running: Promise<LifecycleTickResult> | null = null;
+
+  constructor(private readonly options: V2LifecycleOptions) {}
+
+  /**
+   * The payer's decision to pay: FINALIZED_PAYABLE (it enters the next cycle). 404 for a guarantee the
+   * caller cannot see, 403 for a party that is not the payer, 409 from any other state.
+   */
+  async finalizeByPayer(guaranteeId: string, wallet: string): Promise<ClearingGuarantee> {
+    const { store, clock } = this.options;
+    const g = await store.getClearingGuarantee(guaranteeId);
+    if (!g || (!sameAddress(g.user, wallet) && !sameAddress(g.recipient, wallet))) {
+      throw notFound("guarantee_not_found", `no guarantee ${guaranteeId.toLowerCase()} visible to ${wallet}`);
+    }
+    if (!sameAddress(g.user, wallet)) {
+      throw forbidden("not_payer", `only the payer ${g.user} may finalize guarantee ${g.guaranteeId}`);
+    }
+    if (g.version !== 2) {
+      throw conflict("invalid_state", `guarantee ${g.guaranteeId} is V1: it is payable from issuance`);
+    }
+    const before = await store.transitionGuarantee(
+      g.guaranteeId,
+      PAYER_FINALIZABLE_STATES,
+      "FINALIZED_PAYABLE",
+      clock.nowSeconds(),
+    );
+    if (!before) {
+      const current = (await store.getClearingGuarantee(g.guaranteeId))?.state ?? g.state;
+      throw new HttpError(
+        409,
+        "invalid_state",
+        `guarantee ${g.guaranteeId} is ${current}; only ${PAYER_FINALIZABLE_STATES.join(" or ")} can be finalized`,
+      );
+    }
+    this.options.logger.info({ guarantee_id: g.guaranteeId }, "V2 guarantee finalized by its payer");
+    return (await store.getClearingGuarantee(g.guaranteeId))!;
+  }
+
+  tick(): Promise<LifecycleTickResult> {
+    this.running ??= this.step().finally(() => {
+      this.running = null;
+    });
+    return this.running;
+  }
+
+  private async step(): Promise<LifecycleTickResult> {
+    const { store, clock } = this.options;
+    const result: LifecycleTickResult = { disputed: [], cancelled: [], finalized: [] };
+    const now = clock.nowSeconds();
+    const indexedUntil = (await store.getChainCursor())?.blockTimestamp ?? 0;
+    let afterSeq = 0;
+    for (;;) {
+      const page = await store.listGuarantees({ states: WAITING_STATES, version: 2, afterSeq, limit: PAGE });
+      if (page.length === 0) break;
+      afterSeq = page[page.length - 1].seq;
+      for (const g of page) await this.examine(g, now, indexedUntil, result);
+    }
+    return result;
+  }
+
+  private async examine(
+    g: ClearingGuarantee,
+    now: number,
+    indexedUntil: number,
+    result: LifecycleTickResult,
+  ): Promise<void> {
+    const { store, logger } = this.options;
+    const policy = parseValidationPolicy(g.policy, "stored.validation_policy");
+    let requestHash = g.validationRequestHash;
+    if (requestHash === null) {
+      requestHash = validationRequestHash(this.options.chainId, policy, g.guaranteeId).toLowerCase();
+      await store.setValidationRequestHash(g.guaranteeId, requestHash);
+    }
+    const response = await store.latestValidationResponse(requestHash, policy.validator, policy.deadline);
+    const passes = responsePasses(policy, response);
+    if (now > policy.deadline && indexedUntil > policy.deadline) {
+      if (passes) {
+        if (await store.transitionGuarantee(g.guaranteeId, [g.state], "FINALIZED_PAYABLE", now)) {
+          result.finalized.push(g.guaranteeId);
+          logger.info(
+            { guarantee_id: g.guaranteeId },
+            "V2 validation passed, not remunerated by the deadline: netted",
+          );
+        }
+        return;
+      }
+      const cancelled = await store.transaction(async (tx) => {
+        if (!(await tx.transitionGuarantee(g.guaranteeId, [g.state], "CANCELLED", now))) return false;
+        await tx.adjustCollateral(g.user, g.asset, { locked: -g.amount }, now);
+        return true;
+      });
+      if (cancelled) result.cancelled.push(g.guaranteeId);
+      return;
+    }
+    if (g.state === "PENDING_VALIDATION" && response !== null && !passes) {
+      if (await store.transitionGuarantee(g.guaranteeId, ["PENDING_VALIDATION"], "DISPUTED", now)) {
+        result.disputed.push(g.guaranteeId);
+      }
+    }
+  }
+}

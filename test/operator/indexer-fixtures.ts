@@ -1,0 +1,266 @@
+/**
+ * Fixtures for Core's asynchronous side: the contracts deployed with `deploySurety` on the in-process
+ * Hardhat network (Core's BLS key set on the Vault), a real SQLite store in a temp dir, the issuance
+ * service built by `createCoreContext`, and the indexer / scheduler / keeper / lifecycle tasks driven
+ * by explicit `tick()` calls with a manual clock that follows the chain's time.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { mine, time } from "@nomicfoundation/hardhat-network-helpers";
+import { keccak256, toUtf8Bytes, Wallet, type Signer } from "ethers";
+import { ethers } from "hardhat";
+import { blsKeyFromSecret } from "../../sdk/bls";
+import type { Certificate } from "../../sdk/certificate";
+import type { GuaranteeClaims, GuaranteeClaimsV2, SigningScheme } from "../../sdk/claims";
+import { toWireSignedGuarantee } from "../../sdk/claims";
+import { signGuarantee } from "../../sdk/eip712";
+import { guaranteeId } from "../../sdk/ids";
+import { DEFAULT_SCOPES, type Principal } from "../../operator/auth";
+import { ZERO_ADDRESS } from "../../sdk/wire";
+import { DEV_TEST_TOKENS, deploySurety, type Timings } from "../../scripts/deploy";
+import { createCoreContext, type CoreContext } from "../../operator/api";
+import { ChainIndexer, type ChainProvider } from "../../operator/chain/indexer";
+import { ManualClock } from "../../operator/clock";
+import { configFromObject, type OperatorConfig, type OperatorConfigInput } from "../../operator/config";
+import { type DeploymentInfo, parseDeployment } from "../../operator/deployment";
+import { silentLogger } from "../../operator/logger";
+import { SqliteStore } from "../../operator/store";
+import { OperatorSender } from "../../operator/chain/sender";
+import { ClearingKeeper } from "../../operator/clearing/keeper";
+import { ClearingScheduler } from "../../operator/clearing/scheduler";
+import { V2Lifecycle } from "../../operator/lifecycle/v2-lifecycle";
+
+export const CORE_BLS_SECRET = "0x" + "5a".repeat(32);
+/** Hardhat account #1: the ClearingHouse operator (commits cycles, keeper calls). */
+export const OPERATOR_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
+export const TOKEN_MINT = 10n ** 30n;
+
+export async function chainFixture(timings?: Partial<Timings>) {
+  const [admin, operator, alice, bob, carol, dave, validator, outsider] = await ethers.getSigners();
+  const deployed = await deploySurety(admin, {
+    operator: operator.address,
+    operatorBlsPublicKey: blsKeyFromSecret(CORE_BLS_SECRET).publicKey,
+    testTokens: DEV_TEST_TOKENS,
+    timings,
+  });
+  const { vault, clearingHouse, validationRegistry, testTokens } = deployed;
+  const [usd, teth] = testTokens;
+  const vaultAddress = await vault.getAddress();
+  const clearingHouseAddress = await clearingHouse.getAddress();
+  for (const user of [alice, bob, carol, dave, outsider]) {
+    for (const token of [usd, teth]) {
+      await token.mint(user.address, TOKEN_MINT);
+      await token.connect(user).approve(vaultAddress, ethers.MaxUint256);
+      await token.connect(user).approve(clearingHouseAddress, ethers.MaxUint256);
+    }
+  }
+  const deployment: DeploymentInfo = parseDeployment({ network: "hardhat", ...deployed.record });
+  return {
+    ...deployed,
+    vault,
+    clearingHouse,
+    validationRegistry,
+    usd,
+    teth,
+    usdAddress: await usd.getAddress(),
+    tethAddress: await teth.getAddress(),
+    vaultAddress,
+    clearingHouseAddress,
+    deployment,
+    timings: deployed.record.config.timings,
+    admin,
+    operator,
+    alice,
+    bob,
+    carol,
+    dave,
+    validator,
+    outsider,
+  };
+}
+
+export type ChainFixture = Awaited<ReturnType<typeof chainFixture>>;
+
+export function tempDir(): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), "surety-async-"));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export function asyncConfig(dataDir: string, overrides: OperatorConfigInput = {}): OperatorConfig {
+  return configFromObject({
+    host: "127.0.0.1",
+    port: 0,
+    logLevel: "silent",
+    dataDir,
+    chainId: 31337,
+    jwtSecret: "test-jwt-secret-of-at-least-32-bytes!!",
+    blsSecret: CORE_BLS_SECRET,
+    operatorPrivateKey: OPERATOR_KEY,
+    siweDomain: "core.surety.test",
+    siweUri: "https://core.surety.test",
+    ...overrides,
+  });
+}
+
+export const provider = ethers.provider as unknown as ChainProvider;
+
+/** The chain's latest block time: Core's manual clock is kept on it. */
+export async function chainNow(): Promise<number> {
+  return time.latest();
+}
+
+export interface CoreHarness {
+  f: ChainFixture;
+  dir: { path: string; remove(): void };
+  store: SqliteStore;
+  clock: ManualClock;
+  config: OperatorConfig;
+  context: CoreContext;
+  indexer: ChainIndexer;
+  /** A new indexer over the same store (a restart). */
+  newIndexer(confirmations?: number): ChainIndexer;
+  /** Sets Core's clock to the chain's time. */
+  syncClock(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function openCore(
+  f: ChainFixture,
+  options: { confirmations?: number; maxBlocksPerTick?: number; config?: OperatorConfigInput } = {},
+): Promise<CoreHarness> {
+  const dir = tempDir();
+  const config = asyncConfig(dir.path, options.config);
+  const store = SqliteStore.open(join(dir.path, "core.sqlite"));
+  const clock = new ManualClock(await chainNow());
+  const logger = silentLogger();
+  const context = createCoreContext({
+    config,
+    store,
+    clock,
+    logger,
+    deployment: f.deployment,
+    chain: {
+      chainId: async () => 31337,
+      blockNumber: async () => 0,
+      vaultOperatorKey: async () => ({ set: false }),
+      close: async () => {},
+    },
+  });
+  const newIndexer = (confirmations = options.confirmations ?? 0) =>
+    new ChainIndexer({
+      store,
+      provider,
+      deployment: f.deployment,
+      clock,
+      logger,
+      confirmations,
+      maxBlocksPerTick: options.maxBlocksPerTick ?? 1_000,
+    });
+  return {
+    f,
+    dir,
+    store,
+    clock,
+    config,
+    context,
+    indexer: newIndexer(),
+    newIndexer,
+    syncClock: async () => {
+      const now = await chainNow();
+      clock.set(now);
+      return now;
+    },
+    close: async () => {
+      await store.close();
+      dir.remove();
+    },
+  };
+}
+
+/** EIP-712 domain of the deployed Vault. */
+export function domainOf(f: ChainFixture) {
+  return { name: "Surety", version: "1", chainId: 31337, verifyingContract: f.vaultAddress };
+}
+
+let reqCounter = 1n;
+
+/** Issues a guarantee through Core's issuance service (real payer signature, real BLS certificate). */
+export async function issueGuarantee(
+  h: CoreHarness,
+  payer: Signer,
+  recipient: string,
+  amount: bigint,
+  asset: string = ZERO_ADDRESS,
+  v2?: Partial<GuaranteeClaimsV2["policy"]>,
+  scheme: SigningScheme = "eip712",
+): Promise<{ id: string; certificate: Certificate; claims: GuaranteeClaims }> {
+  const user = await payer.getAddress();
+  const base = {
+    user,
+    recipient,
+    reqId: reqCounter++,
+    amount,
+    asset,
+    timestamp: h.clock.nowSeconds(),
+  };
+  const claims: GuaranteeClaims = v2
+    ? {
+        version: 2,
+        ...base,
+        policy: {
+          registry: h.f.deployment.validationRegistry,
+          validator: await h.f.validator.getAddress(),
+          agentId: 7n,
+          minScore: 80,
+          jobHash: keccak256(toUtf8Bytes(`job-${base.reqId}`)),
+          tag: "quality",
+          deadline: h.clock.nowSeconds() + 60,
+          ...v2,
+        },
+      }
+    : { version: 1, ...base };
+  const signature = await signGuarantee(payer as unknown as Wallet, domainOf(h.f), claims, scheme);
+  const body = toWireSignedGuarantee({ claims, signature: signature.toLowerCase(), scheme });
+  const principal: Principal = { wallet: recipient, scopes: DEFAULT_SCOPES, tokenId: "test", expiresAt: 0 };
+  const certificate = await h.context.issuer.issue(principal, body);
+  const id = guaranteeId({ chainId: 31337n, vault: h.f.vaultAddress }, user, base.reqId);
+  return { id, certificate, claims };
+}
+
+export { mine, time };
+
+/** The scheduler, keeper and lifecycle of a harness (operator account = Hardhat #1). */
+export function clearingTasks(
+  h: CoreHarness,
+  options: { gasBudget?: bigint | null; cycleLength?: number; claimCredits?: boolean } = {},
+) {
+  const sender = new OperatorSender(OPERATOR_KEY, provider, 31337n);
+  const logger = silentLogger();
+  const scheduler = new ClearingScheduler({
+    store: h.store,
+    provider,
+    sender,
+    deployment: h.f.deployment,
+    clock: h.clock,
+    logger,
+    cycleLengthSeconds: options.cycleLength ?? h.f.timings.cycleLength,
+    gasBudget: options.gasBudget ?? null,
+  });
+  const keeper = new ClearingKeeper({
+    store: h.store,
+    sender,
+    deployment: h.f.deployment,
+    clock: h.clock,
+    logger,
+    claimCredits: options.claimCredits ?? false,
+  });
+  const lifecycle = new V2Lifecycle({ store: h.store, clock: h.clock, logger, chainId: 31337 });
+  return { sender, scheduler, keeper, lifecycle };
+}
+
+/** Moves chain time and Core's clock forward together. */
+export async function advance(h: CoreHarness, seconds: number): Promise<void> {
+  await time.increase(seconds);
+  await h.syncClock();
+}

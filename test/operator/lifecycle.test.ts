@@ -1,0 +1,172 @@
+import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
+import { expect } from "chai";
+import { keccak256, toUtf8Bytes, ZeroAddress } from "ethers";
+import { toRemunerateArgs } from "../../sdk/certificate";
+import type { GuaranteeClaimsV2 } from "../../sdk/claims";
+import { validationRequestHash } from "../../sdk/ids";
+import { HttpError } from "../../operator/api/errors";
+import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
+import {
+  advance,
+  chainFixture,
+  clearingTasks,
+  type CoreHarness,
+  issueGuarantee,
+  mine,
+  openCore,
+  provider,
+} from "./indexer-fixtures";
+
+const ETH = ZeroAddress;
+
+describe("V2 lifecycle", function () {
+  let h: CoreHarness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  async function setup() {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    await f.vault.connect(f.alice).deposit({ value: 10_000n });
+    await h.indexer.syncToHead();
+    await h.syncClock();
+    return { f, h, tasks: clearingTasks(h) };
+  }
+
+  /** The recipient opens the validation request, the validator answers `score`. */
+  async function validate(
+    h: CoreHarness,
+    claims: GuaranteeClaimsV2,
+    id: string,
+    score: number,
+    tag = "quality",
+  ) {
+    const requestHash = validationRequestHash(31337, claims.policy, id);
+    const { f } = h;
+    await f.validationRegistry
+      .connect(f.bob)
+      .validationRequest(claims.policy.validator, claims.policy.agentId, "ipfs://job", requestHash);
+    await f.validationRegistry
+      .connect(f.validator)
+      .validationResponse(requestHash, score, "ipfs://verdict", keccak256(toUtf8Bytes("verdict")), tag);
+  }
+
+  async function stateOf(id: string) {
+    return (await h!.store.getClearingGuarantee(id))!.state;
+  }
+
+  it("lets only the payer finalize a pending or disputed V2 guarantee", async function () {
+    const { f, tasks } = await setup();
+    const v2 = await issueGuarantee(h!, f.alice, f.bob.address, 100n, ETH, {});
+    const v1 = await issueGuarantee(h!, f.alice, f.bob.address, 100n);
+    const reject = async (id: string, wallet: string) => {
+      try {
+        await tasks.lifecycle.finalizeByPayer(id, wallet);
+      } catch (error) {
+        return [(error as HttpError).status, (error as HttpError).code];
+      }
+      throw new Error("expected a rejection");
+    };
+    expect(await reject(v2.id, f.bob.address)).to.deep.equal([403, "not_payer"]);
+    expect(await reject(v2.id, f.outsider.address)).to.deep.equal([404, "guarantee_not_found"]);
+    expect(await reject(v1.id, f.alice.address)).to.deep.equal([409, "invalid_state"]);
+    const finalized = await tasks.lifecycle.finalizeByPayer(
+      v2.id.toUpperCase().replace("0X", "0x"),
+      f.alice.address,
+    );
+    expect(finalized.state).to.equal("FINALIZED_PAYABLE");
+    expect(await reject(v2.id, f.alice.address)).to.deep.equal([409, "invalid_state"]);
+  });
+
+  it("disputes on a failing response; the payer may still finalize", async function () {
+    const { f, tasks } = await setup();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 100n, ETH, {});
+    await validate(h!, g.claims as GuaranteeClaimsV2, g.id, 50);
+    await tasks.lifecycle.tick();
+    expect(await stateOf(g.id)).to.equal("PENDING_VALIDATION"); // not indexed yet
+    await h!.indexer.syncToHead();
+    expect((await tasks.lifecycle.tick()).disputed).to.deep.equal([g.id]);
+    expect(await stateOf(g.id)).to.equal("DISPUTED");
+    await tasks.lifecycle.finalizeByPayer(g.id, f.alice.address);
+    expect(await stateOf(g.id)).to.equal("FINALIZED_PAYABLE");
+  });
+
+  it("cancels at the deadline without a passing response and releases the lock", async function () {
+    const { f, tasks } = await setup();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 700n, ETH, {});
+    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(700n);
+    const deadline = (g.claims as GuaranteeClaimsV2).policy.deadline;
+    await advance(h!, deadline - h!.clock.nowSeconds() + 1);
+    // Past the deadline on Core's clock, but the indexer has not seen a later block yet: wait.
+    expect((await tasks.lifecycle.tick()).cancelled).to.deep.equal([]);
+    await mine(1);
+    await h!.indexer.syncToHead();
+    expect((await tasks.lifecycle.tick()).cancelled).to.deep.equal([g.id]);
+    expect(await stateOf(g.id)).to.equal("CANCELLED");
+    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
+  });
+
+  it("nets a guarantee that passed validation but was not remunerated by the deadline", async function () {
+    const { f, tasks } = await setup();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 300n, ETH, {});
+    await validate(h!, g.claims as GuaranteeClaimsV2, g.id, 90);
+    await advance(h!, 61);
+    await mine(1);
+    await h!.indexer.syncToHead();
+    expect((await tasks.lifecycle.tick()).finalized).to.deep.equal([g.id]);
+    expect(await stateOf(g.id)).to.equal("FINALIZED_PAYABLE");
+    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(300n);
+  });
+
+  it("follows an on-chain remuneration: REMUNERATED, lock released, deposit reduced", async function () {
+    const { f } = await setup();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
+    await validate(h!, g.claims as GuaranteeClaimsV2, g.id, 95);
+    const { claims, signature } = toRemunerateArgs(g.certificate);
+    await f.vault.connect(f.bob).remunerate(claims, signature);
+    await h!.indexer.syncToHead();
+    expect(await stateOf(g.id)).to.equal("REMUNERATED");
+    const alice = await h!.store.getCollateral(f.alice.address, ETH);
+    expect([alice.deposited, alice.locked]).to.deep.equal([9_600n, 0n]);
+  });
+
+  it("drops a guarantee remunerated between cutoff and commit and commits the rest", async function () {
+    const { f, tasks } = await setup();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
+    const v1 = await issueGuarantee(h!, f.alice, f.carol.address, 100n);
+    await validate(h!, g.claims as GuaranteeClaimsV2, g.id, 95);
+    await tasks.lifecycle.finalizeByPayer(g.id, f.alice.address); // the payer also decided to pay
+    const { claims, signature } = toRemunerateArgs(g.certificate);
+    await f.vault.connect(f.bob).remunerate(claims, signature); // ... and the recipient remunerated first
+    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
+    const result = await tasks.scheduler.tick();
+    expect(result).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
+    expect((await h!.store.getClearingGuarantee(g.id))?.excludedReason).to.match(/consumed/);
+    await h!.indexer.syncToHead();
+    expect(await stateOf(g.id)).to.equal("REMUNERATED");
+    expect(await stateOf(v1.id)).to.equal("NETTED");
+    const alice = await h!.store.getCollateral(f.alice.address, ETH);
+    expect([alice.deposited, alice.locked]).to.deep.equal([9_600n, 100n]);
+  });
+
+  it("refuses at issuance a V2 deadline the withdrawal grace period could not cover", async function () {
+    const { f } = await setup();
+    await h!.context.timings.load(provider, f.vaultAddress);
+    const t = f.timings;
+    const now = h!.clock.nowSeconds();
+    const cap =
+      now + t.withdrawalGracePeriod - t.cycleLength - t.commitDelay - h!.config.v2DeadlineMarginSeconds - 1;
+    await issueGuarantee(h!, f.alice, f.bob.address, 1n, ETH, { deadline: cap });
+    try {
+      await issueGuarantee(h!, f.alice, f.bob.address, 1n, ETH, { deadline: cap + 1 });
+      expect.fail("expected a 400");
+    } catch (error) {
+      expect(error).to.be.instanceOf(HttpError);
+      expect((error as HttpError).status).to.equal(400);
+      expect((error as HttpError).code).to.equal("validation_deadline_too_far");
+      expect((error as HttpError).message).to.match(/^claims\.validation_policy\.validation_deadline: /);
+    }
+  });
+});
