@@ -7,6 +7,7 @@ import { Wallet } from "ethers";
 import { type Certificate, parseCertificate } from "../sdk/certificate";
 import type { WireSignedGuarantee } from "../sdk/claims";
 import { WireError } from "../sdk/errors";
+import type { WirePublicParams } from "../sdk/public-params";
 import type { Clock } from "./clock";
 import type { FacilitatorConfig } from "./config";
 import {
@@ -18,7 +19,7 @@ import {
   coreHttpError,
 } from "./core-http";
 import { CoreSession } from "./core-session";
-import { type DeploymentParams, type WirePublicParams, deploymentFromPublicParams } from "./deployment";
+import { type DeploymentParams, deploymentFromPublicParams } from "./deployment";
 
 /** What Core answered to `POST /core/guarantees`. Transport failures are thrown instead. */
 export type IssueOutcome =

@@ -3,35 +3,19 @@
  * `GET /core/tokens`), computed once at startup from config, the deployment
  * file and the BLS key.
  */
-import { publicKeyToArray } from "../sdk/bls";
 import type { Deployment } from "../sdk/ids";
-import { certificateDomain, VALIDATION_HASH_CANONICALIZATION_VERSION } from "../sdk/ids";
+import {
+  buildWirePublicParams,
+  buildWireTokenList,
+  type WirePublicParams,
+  type WireTokenList,
+} from "../sdk/public-params";
 import type { GuaranteeVersion } from "../sdk/wire";
 import type { OperatorConfig } from "./config";
 import type { DeploymentInfo } from "./deployment";
 
 /** Guarantee versions this Core verifies and certifies. */
 export const ACCEPTED_GUARANTEE_VERSIONS: readonly GuaranteeVersion[] = Object.freeze([1, 2]);
-export const MAX_ACCEPTED_GUARANTEE_VERSION: GuaranteeVersion = 2;
-
-export interface PublicParams {
-  public_key: number[];
-  contract_address: string;
-  ethereum_http_rpc_url: string;
-  eip712_name: string;
-  eip712_version: string;
-  chain_id: number;
-  max_accepted_guarantee_version: number;
-  accepted_guarantee_versions: number[];
-  active_guarantee_domain_separator: string;
-  trusted_validation_registries: string[];
-  validation_hash_canonicalization_version: string;
-}
-
-export interface TokensResponse {
-  chain_id: number;
-  tokens: { symbol: string; address: string; decimals: number }[];
-}
 
 /** The sdk's view of where guarantees live (ids, certificate domain). */
 export function sdkDeployment(
@@ -56,32 +40,30 @@ export function trustedRegistries(
     : deployment.trustedRegistries;
 }
 
+/** `GET /core/public-params` (built by the sdk, which derives the domain separator and max version). */
 export function buildPublicParams(
   config: OperatorConfig,
   deployment: DeploymentInfo,
   blsPublicKey: Uint8Array,
-): Readonly<PublicParams> {
-  return Object.freeze({
-    public_key: publicKeyToArray(blsPublicKey),
-    contract_address: deployment.vault,
-    ethereum_http_rpc_url: config.publicRpcUrl,
-    eip712_name: config.eip712Name,
-    eip712_version: config.eip712Version,
-    chain_id: config.chainId,
-    max_accepted_guarantee_version: MAX_ACCEPTED_GUARANTEE_VERSION,
-    accepted_guarantee_versions: [...ACCEPTED_GUARANTEE_VERSIONS],
-    active_guarantee_domain_separator: certificateDomain(sdkDeployment(config, deployment)),
-    trusted_validation_registries: [...trustedRegistries(config, deployment)],
-    validation_hash_canonicalization_version: VALIDATION_HASH_CANONICALIZATION_VERSION,
-  });
+): Readonly<WirePublicParams> {
+  return Object.freeze(
+    buildWirePublicParams({
+      blsPublicKey,
+      vault: deployment.vault,
+      rpcUrl: config.publicRpcUrl,
+      eip712Name: config.eip712Name,
+      eip712Version: config.eip712Version,
+      chainId: config.chainId,
+      acceptedVersions: ACCEPTED_GUARANTEE_VERSIONS,
+      trustedRegistries: trustedRegistries(config, deployment),
+    }),
+  );
 }
 
+/** `GET /core/tokens`. */
 export function buildTokensResponse(
   config: Pick<OperatorConfig, "chainId">,
   deployment: DeploymentInfo,
-): Readonly<TokensResponse> {
-  return Object.freeze({
-    chain_id: config.chainId,
-    tokens: deployment.tokens.map(({ symbol, address, decimals }) => ({ symbol, address, decimals })),
-  });
+): Readonly<WireTokenList> {
+  return Object.freeze(buildWireTokenList(config.chainId, deployment.tokens));
 }

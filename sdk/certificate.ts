@@ -10,6 +10,7 @@
  *                                 uint8 minScore, bytes32 jobHash, string tag, uint64 deadline) (V2)
  */
 import { AbiCoder, getBytes, hexlify } from "ethers";
+import { toHex, WORD_BYTES, writeAddress, writeBytes32, writeUint } from "./abi-words";
 import { type BlsSigner, type Eip2537G2Point, blsVerify, g2ToEip2537 } from "./bls";
 import { MAX_VALIDATION_SCORE, MAX_VALIDATION_TAG_BYTES } from "./claims";
 import type { GuaranteeClaims, ValidationPolicy } from "./claims";
@@ -47,7 +48,8 @@ export const CERTIFICATE_POLICY_TYPES: readonly string[] = [
 /** A BLS12-381 G2 signature, compressed (§5). */
 export const CERTIFICATE_SIGNATURE_BYTES = 96;
 /** V1 certificates carry no policy. */
-const EMPTY_POLICY = "0x";
+const EMPTY_POLICY_HEX = "0x";
+const EMPTY_POLICY = Buffer.alloc(0);
 
 /** The BLS certificate Core returns (interface spec "BLS certificate"): both fields lower-case hex. */
 export interface Certificate {
@@ -67,41 +69,72 @@ export interface DecodedCertificateClaims {
   claims: GuaranteeClaims;
 }
 
-function encodePolicy(policy: ValidationPolicy): string {
-  return abi.encode(CERTIFICATE_POLICY_TYPES, [
-    policy.registry,
-    policy.validator,
-    policy.agentId,
-    policy.minScore,
-    policy.jobHash,
-    policy.tag,
-    policy.deadline,
-  ]);
+/** What the claims are bound to besides themselves: the deployment's domain and the guarantee's id. */
+export interface CertificateBinding {
+  /** Certificate domain (`active_guarantee_domain_separator`, {@link certificateDomain}). */
+  domain: string;
+  /** Guarantee identity ({@link guaranteeId}). */
+  guaranteeId: string;
 }
 
-/** Encodes with an explicit domain and id: the decoder re-encodes through here to prove canonicity. */
-function encodeWithDomain(claims: GuaranteeClaims, domain: string, id: string): string {
-  return abi.encode(CERTIFICATE_CLAIMS_TYPES, [
-    claims.version,
-    domain,
-    id,
-    claims.user,
-    claims.recipient,
-    claims.reqId,
-    claims.amount,
-    claims.asset,
-    claims.timestamp,
-    claims.version === 2 ? encodePolicy(claims.policy) : EMPTY_POLICY,
-  ]);
+const CLAIM_HEAD_WORDS = 10;
+const POLICY_HEAD_WORDS = 7;
+const UINT8_BITS = 8;
+const UINT64_BITS = 64;
+
+/** abi.encode(registry, validator, agentId, minScore, jobHash, tag, deadline): a whole number of words. */
+function encodePolicy(policy: ValidationPolicy): Buffer {
+  const tag = Buffer.from(policy.tag, "utf8");
+  const tagWords = Math.ceil(tag.length / WORD_BYTES);
+  const buffer = Buffer.alloc((POLICY_HEAD_WORDS + 1 + tagWords) * WORD_BYTES);
+  writeAddress(buffer, 0, policy.registry);
+  writeAddress(buffer, 1, policy.validator);
+  writeUint(buffer, 2, policy.agentId);
+  writeUint(buffer, 3, policy.minScore, UINT8_BITS);
+  writeBytes32(buffer, 4, policy.jobHash);
+  writeUint(buffer, 5, POLICY_HEAD_WORDS * WORD_BYTES); // offset of `tag`
+  writeUint(buffer, 6, policy.deadline, UINT64_BITS);
+  writeUint(buffer, 7, tag.length);
+  tag.copy(buffer, (POLICY_HEAD_WORDS + 1) * WORD_BYTES);
+  return buffer;
 }
 
-/** The bytes Core signs for `claims` on `deployment`, as lower-case 0x hex. */
-export function encodeCertificateClaims(claims: GuaranteeClaims, deployment: Deployment): string {
-  return encodeWithDomain(
-    claims,
-    certificateDomain(deployment),
-    guaranteeId(deployment, claims.user, claims.reqId),
-  );
+/** abi.encode of the claims tuple (layout at the top of this file), word by word (sdk/abi-words.ts). */
+function encodeBound(claims: GuaranteeClaims, binding: CertificateBinding): string {
+  const policy = claims.version === 2 ? encodePolicy(claims.policy) : EMPTY_POLICY;
+  const buffer = Buffer.alloc((CLAIM_HEAD_WORDS + 1) * WORD_BYTES + policy.length);
+  writeUint(buffer, 0, claims.version, UINT64_BITS);
+  writeBytes32(buffer, 1, binding.domain);
+  writeBytes32(buffer, 2, binding.guaranteeId);
+  writeAddress(buffer, 3, claims.user);
+  writeAddress(buffer, 4, claims.recipient);
+  writeUint(buffer, 5, claims.reqId);
+  writeUint(buffer, 6, claims.amount);
+  writeAddress(buffer, 7, claims.asset);
+  writeUint(buffer, 8, claims.timestamp, UINT64_BITS);
+  writeUint(buffer, 9, CLAIM_HEAD_WORDS * WORD_BYTES); // offset of `policy`
+  writeUint(buffer, 10, policy.length);
+  policy.copy(buffer, (CLAIM_HEAD_WORDS + 1) * WORD_BYTES);
+  return toHex(buffer);
+}
+
+/**
+ * The bytes Core signs for `claims`, as lower-case 0x hex: the one encoder of
+ * certificate claims. Given a deployment, the domain and guarantee id are
+ * derived from it; hot paths that already hold both (Core computes the
+ * domain once and the id before its duplicate check) pass a
+ * {@link CertificateBinding} instead. Throws a RangeError for a value that
+ * does not fit its ABI type (parsed claims always fit).
+ */
+export function encodeCertificateClaims(
+  claims: GuaranteeClaims,
+  target: Deployment | CertificateBinding,
+): string {
+  const binding =
+    "guaranteeId" in target
+      ? target
+      : { domain: certificateDomain(target), guaranteeId: guaranteeId(target, claims.user, claims.reqId) };
+  return encodeBound(claims, binding);
 }
 
 /**
@@ -178,16 +211,17 @@ export function decodeCertificateClaims(
   const policyHex = fields[9] as string;
   let claims: GuaranteeClaims;
   if (version === 1) {
-    if (policyHex !== EMPTY_POLICY)
+    if (policyHex !== EMPTY_POLICY_HEX)
       throw new WireError(field, "a version 1 certificate must carry no policy");
     claims = { version, ...common };
   } else {
-    if (policyHex === EMPTY_POLICY) throw new WireError(field, "a version 2 certificate must carry a policy");
+    if (policyHex === EMPTY_POLICY_HEX)
+      throw new WireError(field, "a version 2 certificate must carry a policy");
     claims = { version, ...common, policy: decodePolicy(policyHex, field) };
   }
   const domain = fields[1] as string;
   const id = fields[2] as string;
-  if (encodeWithDomain(claims, domain, id) !== bytes) {
+  if (encodeBound(claims, { domain, guaranteeId: id }) !== bytes) {
     throw new WireError(field, "is not the canonical ABI encoding of its claims");
   }
   return { version, domain, guaranteeId: id, claims };
@@ -205,7 +239,7 @@ export function certificateMatchesRequest(
   deployment: Deployment,
 ): boolean {
   const expected = encodeCertificateClaims(claims, deployment);
-  return encodeWithDomain(decoded.claims, decoded.domain, decoded.guaranteeId) === expected;
+  return encodeBound(decoded.claims, decoded) === expected;
 }
 
 /** Parses a `{claims, signature}` certificate: non-empty claims hex and a 96-byte signature. */
@@ -220,15 +254,15 @@ export function parseCertificate(value: unknown, field = "certificate"): Certifi
 }
 
 /**
- * Core's side: encode the claims for `deployment` and sign the bytes with the
+ * Core's side: encode the claims for `target` (a deployment or a precomputed binding) and sign the bytes with the
  * operator's BLS key (message = the raw claims bytes, tag CERTIFICATE_DST).
  */
 export function signCertificate(
   signer: BlsSigner,
   claims: GuaranteeClaims,
-  deployment: Deployment,
+  target: Deployment | CertificateBinding,
 ): Certificate {
-  const encoded = encodeCertificateClaims(claims, deployment);
+  const encoded = encodeCertificateClaims(claims, target);
   return { claims: encoded, signature: hexlify(signer.sign(getBytes(encoded))) };
 }
 

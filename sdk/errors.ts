@@ -19,3 +19,15 @@ export class WireError extends Error {
 export class SignatureError extends Error {
   override readonly name = "SignatureError";
 }
+
+/**
+ * The error answer of every Core and facilitator route except `/settle`
+ * (ARCHITECTURE.md §13): a human message naming the field at fault and a
+ * stable machine-readable code, plus route-specific fields (e.g. the stored
+ * `certificate` of a 409).
+ */
+export interface ErrorBody {
+  error: string;
+  code: string;
+  [extra: string]: unknown;
+}

@@ -4,6 +4,7 @@
  * test vectors keep both in step.
  */
 import { AbiCoder, keccak256, toUtf8Bytes } from "ethers";
+import { keccakHex, WORD_BYTES, writeAddress, writeBytes32, writeUint } from "./abi-words";
 import type { ValidationPolicy } from "./claims";
 
 const abi = AbiCoder.defaultAbiCoder();
@@ -22,22 +23,23 @@ export interface Deployment {
 
 /** keccak256(abi.encode(GUARANTEE_ID_TAG, chainId, vault, user, reqId)): one id per payer request. */
 export function guaranteeId(deployment: Deployment, user: string, reqId: bigint): string {
-  return keccak256(
-    abi.encode(
-      ["bytes32", "uint256", "address", "address", "uint256"],
-      [GUARANTEE_ID_TAG, deployment.chainId, deployment.vault, user, reqId],
-    ),
-  );
+  // Word by word (sdk/abi-words.ts): this runs once per issued guarantee.
+  const input = Buffer.alloc(5 * WORD_BYTES);
+  writeBytes32(input, 0, GUARANTEE_ID_TAG);
+  writeUint(input, 1, deployment.chainId);
+  writeAddress(input, 2, deployment.vault);
+  writeAddress(input, 3, user);
+  writeUint(input, 4, reqId);
+  return keccakHex(input);
 }
 
 /** The certificate domain (`active_guarantee_domain_separator`): binds certificates to one Vault. */
 export function certificateDomain(deployment: Deployment): string {
-  return keccak256(
-    abi.encode(
-      ["bytes32", "uint256", "address"],
-      [CERTIFICATE_DOMAIN_TAG, deployment.chainId, deployment.vault],
-    ),
-  );
+  const input = Buffer.alloc(3 * WORD_BYTES);
+  writeBytes32(input, 0, CERTIFICATE_DOMAIN_TAG);
+  writeUint(input, 1, deployment.chainId);
+  writeAddress(input, 2, deployment.vault);
+  return keccakHex(input);
 }
 
 /** The ERC-8004 request hash that binds a V2 guarantee to its validation policy (§10). */

@@ -8,6 +8,7 @@ export * from "./claims";
 export * from "./ids";
 export * from "./eip712";
 export * from "./certificate";
+export * from "./public-params";
 export * from "./bls";
 export * from "./merkle";
 export * from "./x402";

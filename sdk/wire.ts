@@ -27,14 +27,48 @@ export function describeType(value: unknown): string {
   return typeof value;
 }
 
+/**
+ * Most recently used checksummed addresses, keyed by lower-case address. A
+ * checksum is a keccak of the address in JS (≈ 60 µs here) and the issuance
+ * path checksums several per guarantee, mostly the same few payers,
+ * recipients and assets. Bounded, least recently used out first, so a caller
+ * sending ever new addresses costs memory once, not without limit.
+ */
+const CHECKSUM_CACHE_ENTRIES = 10_000;
+const checksumCache = new Map<string, string>();
+
+/** EIP-55 checksum of a well-formed lower-case address (0x + 40 hex digits), memoised. */
+function checksumLowerCase(lower: string): string {
+  let checksummed = checksumCache.get(lower);
+  if (checksummed !== undefined) {
+    // Re-insert: Map iteration order is insertion order, so the first key is the least recently used.
+    checksumCache.delete(lower);
+  } else {
+    checksummed = getAddress(lower);
+    if (checksumCache.size >= CHECKSUM_CACHE_ENTRIES) {
+      checksumCache.delete(checksumCache.keys().next().value as string);
+    }
+  }
+  checksumCache.set(lower, checksummed);
+  return checksummed;
+}
+
 /** An EVM address in any letter case → its EIP-55 checksummed form. */
 export function parseAddress(value: unknown, field: string): string {
   if (typeof value !== "string")
     throw new WireError(field, `must be an address string, got ${describeType(value)}`);
   if (!ADDRESS.test(value)) throw new WireError(field, "must be a 0x-prefixed 20-byte hex address");
   // Any case is accepted (§3): lower-casing first skips ethers' checksum test on mixed case.
-  return getAddress(value.toLowerCase());
+  return checksumLowerCase("0x" + value.slice(2).toLowerCase());
 }
+
+/** How many checksummed addresses {@link parseAddress} keeps (for tests of the bound). */
+export function addressChecksumCacheSize(): number {
+  return checksumCache.size;
+}
+
+/** The bound of {@link parseAddress}'s checksum cache. */
+export const ADDRESS_CHECKSUM_CACHE_ENTRIES = CHECKSUM_CACHE_ENTRIES;
 
 export interface Uint256Options {
   /** Zero is rejected unless this is set (amounts must be positive). */

@@ -7,7 +7,7 @@
  */
 import type { ErrorRequestHandler, Request, RequestHandler } from "express";
 import type { Logger } from "pino";
-import { WireError } from "../../sdk/errors";
+import { type ErrorBody, WireError } from "../../sdk/errors";
 import { INVALID_REQUEST, settleFailureBody } from "./responses";
 
 export interface ErrorAnswer {
@@ -66,7 +66,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
-    res.status(answer.status).json({ error: answer.message, code: answer.code });
+    res.status(answer.status).json({ error: answer.message, code: answer.code } satisfies ErrorBody);
   };
 }
 
@@ -88,6 +88,8 @@ export function settleErrorHandler(logger: Logger): ErrorRequestHandler {
 /** Unknown routes: 404 in the common error shape. */
 export function notFoundHandler(): RequestHandler {
   return (req, res) => {
-    res.status(404).json({ error: `no route for ${req.method} ${req.path}`, code: "not_found" });
+    res
+      .status(404)
+      .json({ error: `no route for ${req.method} ${req.path}`, code: "not_found" } satisfies ErrorBody);
   };
 }

@@ -18,11 +18,7 @@ export class HttpError extends Error {
   }
 }
 
-export interface ErrorBody {
-  error: string;
-  code: string;
-  [extra: string]: unknown;
-}
+export type { ErrorBody } from "../../sdk/errors";
 
 export function badRequest(code: string, message: string): HttpError {
   return new HttpError(400, code, message);

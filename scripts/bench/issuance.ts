@@ -3,6 +3,7 @@
  * EIP-712 hash, native recovery, BLS certificate, durable SQLite commit).
  *
  *   npm run bench:issuance [-- --duration 10 --connections 64 --payers 50]
+ *   BENCH_SIGN_WORKER=1 npm run bench:issuance   # BLS signing on a worker thread
  *
  * The parent process pre-signs guarantees and drives the load with
  * autocannon; Core runs in a child process (its own core, as in production)
@@ -16,7 +17,7 @@
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { getBytes, Wallet } from "ethers";
 import secp256k1 from "secp256k1";
@@ -30,6 +31,7 @@ import { RpcChainGateway } from "../../operator/chain";
 import { configFromObject } from "../../operator/config";
 import { parseDeployment } from "../../operator/deployment";
 import { startCoreServer } from "../../operator/server";
+import { workerBlsSigner } from "../../operator/guarantees/signing-worker";
 import { SqliteStore } from "../../operator/store";
 
 /** The part of autocannon's API used here (the package ships no type declarations). */
@@ -113,7 +115,12 @@ async function serve(): Promise<void> {
     },
     tokens: [],
   });
+  // BENCH_SIGN_WORKER=1: certificates are signed on a worker thread (operator/guarantees/signing-worker.ts).
+  const signer = process.env.BENCH_SIGN_WORKER
+    ? workerBlsSigner(blsKeyFromSecret(BLS_SECRET).secretKey)
+    : undefined;
   const core = await startCoreServer(config, {
+    ...(signer ? { services: { signer } } : {}),
     store,
     closeStore: true,
     deployment,
@@ -122,11 +129,43 @@ async function serve(): Promise<void> {
   });
   process.send?.({ url: core.url });
   process.on("message", (message) => {
-    if (message === "stop") void core.close().then(() => process.exit(0));
+    if (message === "stop")
+      void core.close().then(async () => {
+        await signer?.close();
+        process.exit(0);
+      });
+    if (message === "usage") process.send?.(coreUsage());
   });
 }
 
+/** CPU time of the whole Core process (all threads) and busy time of its event loop, in ms so far. */
+interface CoreUsage {
+  cpuMs: number;
+  eventLoopBusyMs: number;
+}
+
+function coreUsage(): CoreUsage {
+  const cpu = process.cpuUsage();
+  return {
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    eventLoopBusyMs: performance.eventLoopUtilization().active,
+  };
+}
+
 // ------------------------------------------------------------------ load (parent process)
+
+function askUsage(child: ChildProcess): Promise<CoreUsage> {
+  return new Promise((resolve) => {
+    const onMessage = (message: unknown) => {
+      if (typeof message === "object" && message !== null && "cpuMs" in message) {
+        child.off("message", onMessage);
+        resolve(message as CoreUsage);
+      }
+    };
+    child.on("message", onMessage);
+    child.send("usage");
+  });
+}
 
 async function startServer(dataDir: string, payers: string[]): Promise<{ url: string; child: ChildProcess }> {
   const child = fork(__filename, ["--serve"], {
@@ -289,6 +328,11 @@ async function main(): Promise<void> {
   const duration = arg("duration", 10);
   const connections = arg("connections", 64);
   const payerCount = arg("payers", 50);
+  console.log(
+    `load average before the run: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")} (${cpus().length} cores)`,
+  );
 
   const payers = Array.from({ length: payerCount }, () => Wallet.createRandom());
   const recipient = Wallet.createRandom();
@@ -316,12 +360,17 @@ async function main(): Promise<void> {
       { connections, duration: 2 },
     );
 
+    const before = await askUsage(child);
     const max = await load(
       url,
       token,
       phase1.map((p) => p.body),
       { connections, duration },
     );
+    const after = await askUsage(child);
+    const issued = max.perSecond * duration;
+    const cpuPerGuarantee = (after.cpuMs - before.cpuMs) / issued;
+    const loopPerGuarantee = (after.eventLoopBusyMs - before.eventLoopBusyMs) / issued;
     const halfRate = Math.max(1, Math.floor(max.perSecond / 2));
     const half = await load(
       url,
@@ -338,6 +387,10 @@ async function main(): Promise<void> {
     console.log(
       `max rate : ${max.perSecond.toFixed(0)} guarantees/s   p50 ${max.p50} ms   p99 ${max.p99} ms` +
         `   (${max.requests} requests, ${max.non2xx} non-2xx, ${max.errors} errors)`,
+    );
+    console.log(
+      `Core at max rate: ${cpuPerGuarantee.toFixed(2)} ms CPU/guarantee (all threads), ` +
+        `event loop busy ${loopPerGuarantee.toFixed(2)} ms/guarantee`,
     );
     console.log(
       `half rate: ${halfRate}/s offered, ${half.perSecond.toFixed(0)}/s issued   p50 ${half.p50} ms   p99 ${half.p99} ms` +

@@ -1,5 +1,14 @@
 import { expect } from "chai";
-import { AbiCoder, concat, dataSlice, getAddress, toBeHex, zeroPadValue } from "ethers";
+import {
+  AbiCoder,
+  concat,
+  dataSlice,
+  getAddress,
+  keccak256,
+  toBeHex,
+  toUtf8Bytes,
+  zeroPadValue,
+} from "ethers";
 import type { GuaranteeClaims, GuaranteeClaimsV1, GuaranteeClaimsV2 } from "../../sdk/claims";
 import {
   type DecodedCertificateClaims,
@@ -353,6 +362,112 @@ describe("sdk/certificate: claims codec", () => {
           expect(decoded, `byte ${i}`).to.not.deep.equal(original);
         }
       });
+    }
+  });
+});
+
+describe("sdk/certificate: the word-by-word encoder equals an independent ethers ABI encoding", () => {
+  const ID_LAYOUT = ["bytes32", "uint256", "address", "address", "uint256"];
+  const DOMAIN_LAYOUT = ["bytes32", "uint256", "address"];
+  const idTag = keccak256(toUtf8Bytes("SURETY_GUARANTEE_ID_V1"));
+  const domainTag = keccak256(toUtf8Bytes("SURETY_CERTIFICATE_V1"));
+
+  function referenceDomain(d: { chainId: bigint | number; vault: string }): string {
+    return keccak256(abi.encode(DOMAIN_LAYOUT, [domainTag, d.chainId, d.vault]));
+  }
+  function referenceId(d: { chainId: bigint | number; vault: string }, user: string, reqId: bigint): string {
+    return keccak256(abi.encode(ID_LAYOUT, [idTag, d.chainId, d.vault, user, reqId]));
+  }
+  function referenceClaims(claims: GuaranteeClaims, d: { chainId: bigint | number; vault: string }): string {
+    const policy =
+      claims.version === 2
+        ? abi.encode(POLICY_LAYOUT, [
+            claims.policy.registry,
+            claims.policy.validator,
+            claims.policy.agentId,
+            claims.policy.minScore,
+            claims.policy.jobHash,
+            claims.policy.tag,
+            claims.policy.deadline,
+          ])
+        : "0x";
+    return abi.encode(CLAIMS_LAYOUT, [
+      claims.version,
+      referenceDomain(d),
+      referenceId(d, claims.user, claims.reqId),
+      claims.user,
+      claims.recipient,
+      claims.reqId,
+      claims.amount,
+      claims.asset,
+      claims.timestamp,
+      policy,
+    ]);
+  }
+
+  const deployments = [
+    deployment,
+    { chainId: 2n ** 64n + 1n, vault: "0x000000000000000000000000000000000000dead" },
+    { chainId: 1n, vault: "0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFF" },
+  ];
+  const ZERO = "0x0000000000000000000000000000000000000000";
+  const cases: [string, GuaranteeClaims][] = [
+    ["V1", v1],
+    ["V1 with zeros", { ...v1, reqId: 0n, amount: 1n, asset: ZERO, timestamp: 0 }],
+    [
+      "V1 with maxima",
+      { ...v1, reqId: MAX_UINT256, amount: MAX_UINT256, timestamp: Number.MAX_SAFE_INTEGER },
+    ],
+    ["V1 with lower-case addresses", { ...v1, user: USER.toLowerCase(), recipient: RECIPIENT.toLowerCase() }],
+    ["V2 with maxima and a unicode tag", v2],
+    [
+      "V2 with an empty tag",
+      { ...v2, policy: { ...v2.policy, tag: "", agentId: 0n, minScore: 0, deadline: 0 } },
+    ],
+    ["V2 with a one-word tag", { ...v2, policy: { ...v2.policy, tag: "x".repeat(32) } }],
+    [
+      "V2 with a long unicode tag",
+      { ...v2, policy: { ...v2.policy, tag: "ünïcødé ✓ — a tag longer than one word, " + "y".repeat(200) } },
+    ],
+  ];
+
+  for (const d of deployments) {
+    it(`chain ${d.chainId}: certificate domain and guarantee ids`, () => {
+      expect(certificateDomain(d)).to.equal(referenceDomain(d));
+      for (const [, claims] of cases) {
+        expect(guaranteeId(d, claims.user, claims.reqId)).to.equal(referenceId(d, claims.user, claims.reqId));
+      }
+    });
+    for (const [name, claims] of cases) {
+      it(`chain ${d.chainId}: ${name} claims, from a deployment and from a precomputed binding`, () => {
+        const expected = referenceClaims(claims, d);
+        expect(encodeCertificateClaims(claims, d)).to.equal(expected);
+        const binding = {
+          domain: referenceDomain(d),
+          guaranteeId: referenceId(d, claims.user, claims.reqId),
+        };
+        expect(encodeCertificateClaims(claims, binding)).to.equal(expected);
+        expect(decodeCertificateClaims(expected).guaranteeId).to.equal(binding.guaranteeId);
+      });
+    }
+  }
+
+  it("throws instead of encoding a value that does not fit its ABI type", () => {
+    const policy = (change: Partial<GuaranteeClaimsV2["policy"]>): GuaranteeClaims => ({
+      ...v2,
+      policy: { ...v2.policy, ...change },
+    });
+    const misfits: [string, GuaranteeClaims][] = [
+      ["amount above 2^256 - 1", { ...v1, amount: MAX_UINT256 + 1n }],
+      ["negative amount", { ...v1, amount: -1n }],
+      ["fractional timestamp", { ...v1, timestamp: 1.5 }],
+      ["unsafe timestamp", { ...v1, timestamp: 2 ** 64 }],
+      ["short address", { ...v1, user: "0x1234" }],
+      ["min score above 255", policy({ minScore: 256 })],
+      ["job hash of 31 bytes", policy({ jobHash: "0x" + "ab".repeat(31) })],
+    ];
+    for (const [name, claims] of misfits) {
+      expect(() => encodeCertificateClaims(claims, deployment), name).to.throw(RangeError);
     }
   });
 });

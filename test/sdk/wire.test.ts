@@ -1,7 +1,10 @@
 import { expect } from "chai";
+import { getAddress } from "ethers";
 import { WireError } from "../../sdk/errors";
 import {
+  ADDRESS_CHECKSUM_CACHE_ENTRIES,
   MAX_UINT256,
+  addressChecksumCacheSize,
   describeType,
   formatNetwork,
   formatUint,
@@ -55,6 +58,24 @@ describe("sdk/wire", () => {
       expect(parseAddress("0x0000000000000000000000000000000000000000", "a")).to.equal(
         "0x0000000000000000000000000000000000000000",
       );
+    });
+
+    it("memoises checksums in a bounded cache and stays correct past the bound", () => {
+      // Deterministic distinct addresses; the reference is ethers' getAddress, uncached.
+      const address = (i: number) =>
+        "0x" + (BigInt(i + 1) * 0x9e3779b97f4a7c15n).toString(16).padStart(40, "0");
+      const count = ADDRESS_CHECKSUM_CACHE_ENTRIES + 500;
+      for (let i = 0; i < count; i++) {
+        const parsed = parseAddress(address(i), "a");
+        if (i % 101 === 0) expect(parsed).to.equal(getAddress(address(i)));
+      }
+      expect(addressChecksumCacheSize()).to.equal(ADDRESS_CHECKSUM_CACHE_ENTRIES);
+      // Evicted and retained entries both still give the checksum, in any input case.
+      for (const i of [0, 1, count - 1]) {
+        expect(parseAddress(address(i).toUpperCase().replace("0X", "0x"), "a")).to.equal(
+          getAddress(address(i)),
+        );
+      }
     });
 
     const bad: [string, unknown, RegExp][] = [

@@ -1,0 +1,105 @@
+/**
+ * Certificate signing on a worker thread. The blst signature is the largest
+ * single cost of an issuance (≈ 0.5 ms of ≈ 1 ms CPU); on its own thread it
+ * overlaps with HTTP parsing, verification and the store on the event loop.
+ * Measured with `BENCH_SIGN_WORKER=1 npm run bench:issuance` (docs/benchmarks.md):
+ * it costs ≈ 0.1–0.2 ms more CPU per guarantee (messages between threads)
+ * and pays off only when a core is free, so it is opt-in: Core's default
+ * signer stays in-thread (sdk `createBlsSigner`).
+ *
+ * The worker runs a few lines of plain JavaScript (no TypeScript loader in
+ * worker threads) that call blst exactly as sdk/bls.ts does:
+ * `SecretKey.sign(message).toBytes(true)`, blst's POP tag being fixed. The
+ * tests compare its signatures with the sdk signer's.
+ */
+import { Worker } from "node:worker_threads";
+import { type BlsSigner, createBlsSigner } from "../../sdk/bls";
+
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { SecretKey } = require("@chainsafe/blst");
+const key = SecretKey.fromBytes(workerData.secretKey);
+parentPort.on("message", ({ id, messages }) => {
+  parentPort.postMessage({ id, signatures: messages.map((message) => key.sign(message).toBytes(true)) });
+});
+`;
+
+/** A {@link BlsSigner} that can also sign off the event loop. */
+export interface AsyncBlsSigner extends BlsSigner {
+  /** Signs on the worker thread (in-thread once the worker has failed). */
+  signAsync(message: Uint8Array): Promise<Uint8Array>;
+  /** Stops the worker; later calls sign in-thread. */
+  close(): Promise<void>;
+}
+
+interface Request {
+  message: Uint8Array;
+  resolve(signature: Uint8Array): void;
+}
+
+/**
+ * Signs with `secretKey` (32 bytes) on one worker thread. Requests made in
+ * the same tick go to the worker as one message. If the worker dies, its
+ * outstanding requests and all later ones are signed in-thread, so a
+ * crashed worker costs speed, never an issuance.
+ */
+export function workerBlsSigner(secretKey: Uint8Array): AsyncBlsSigner {
+  const local = createBlsSigner(secretKey); // also validates the key
+  let worker: Worker | null = new Worker(WORKER_SOURCE, { eval: true, workerData: { secretKey } });
+  // Never keeps the process alive on its own (close() is still the way to stop it).
+  worker.unref();
+  let queued: Request[] = [];
+  let scheduled = false;
+  let nextId = 0;
+  const inFlight = new Map<number, Request[]>();
+
+  const signLocally = (requests: Request[]) => {
+    for (const request of requests) request.resolve(local.sign(request.message));
+  };
+  const fail = () => {
+    worker = null;
+    for (const requests of inFlight.values()) signLocally(requests);
+    inFlight.clear();
+  };
+  worker.on("message", ({ id, signatures }: { id: number; signatures: Uint8Array[] }) => {
+    const requests = inFlight.get(id);
+    inFlight.delete(id);
+    requests?.forEach((request, i) => request.resolve(signatures[i]));
+  });
+  worker.on("error", fail);
+  worker.on("exit", fail);
+
+  const flush = () => {
+    scheduled = false;
+    const batch = queued;
+    queued = [];
+    if (worker === null) return signLocally(batch);
+    const id = nextId++;
+    inFlight.set(id, batch);
+    worker.postMessage({ id, messages: batch.map((request) => request.message) });
+  };
+
+  return {
+    publicKey: local.publicKey,
+    sign: local.sign,
+    signAsync: (message) =>
+      new Promise((resolve) => {
+        queued.push({ message, resolve });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+      }),
+    close: async () => {
+      const stopping = worker;
+      if (stopping === null) return;
+      fail(); // outstanding requests are signed in-thread
+      await stopping.terminate();
+    },
+  };
+}
+
+/** True for a signer that can sign off the event loop. */
+export function isAsyncBlsSigner(signer: BlsSigner): signer is AsyncBlsSigner {
+  return typeof (signer as Partial<AsyncBlsSigner>).signAsync === "function";
+}

@@ -1,0 +1,235 @@
+/**
+ * Core's public parameters (`GET /core/public-params`, interface spec
+ * "Public parameters") and supported tokens (`GET /core/tokens`, "Supported
+ * token"): the one definition of both bodies. Core builds them with
+ * {@link buildWirePublicParams} / {@link buildWireTokenList}; clients
+ * (facilitator, buyers) read them with the strict parsers, whose WireErrors
+ * name the field (`public_params.chain_id`).
+ */
+import { publicKeyFromArray, publicKeyToArray } from "./bls";
+import { WireError } from "./errors";
+import { certificateDomain, VALIDATION_HASH_CANONICALIZATION_VERSION } from "./ids";
+import {
+  describeType,
+  type GuaranteeVersion,
+  parseAddress,
+  parseBytes32,
+  parseObject,
+  parseSafeInteger,
+  parseString,
+  parseVersion,
+} from "./wire";
+
+/** `GET /core/public-params`, every field as served (all required). */
+export interface WirePublicParams {
+  /** Core's BLS public key: the 48 compressed G1 bytes as numbers. */
+  public_key: number[];
+  /** Vault address (the EIP-712 `verifyingContract`). */
+  contract_address: string;
+  ethereum_http_rpc_url: string;
+  eip712_name: string;
+  eip712_version: string;
+  chain_id: number;
+  max_accepted_guarantee_version: number;
+  accepted_guarantee_versions: number[];
+  /** The certificate domain of `chain_id` and `contract_address` (ARCHITECTURE.md §5). */
+  active_guarantee_domain_separator: string;
+  trusted_validation_registries: string[];
+  validation_hash_canonicalization_version: string;
+}
+
+/** The public params, parsed and cross-checked. */
+export interface PublicParams {
+  /** Core's BLS public key, 48 compressed bytes (a valid G1 point). */
+  blsPublicKey: Uint8Array;
+  /** Vault address, checksummed. */
+  vault: string;
+  rpcUrl: string;
+  eip712Name: string;
+  eip712Version: string;
+  chainId: number;
+  /** Distinct, ascending, not empty. */
+  acceptedVersions: readonly GuaranteeVersion[];
+  /** The largest of `acceptedVersions`. */
+  maxAcceptedVersion: GuaranteeVersion;
+  /** Checksummed, distinct. */
+  trustedRegistries: readonly string[];
+  /** Certificate domain, lower-case hex. */
+  certificateDomain: string;
+  /** Always {@link VALIDATION_HASH_CANONICALIZATION_VERSION} (the only one implemented). */
+  canonicalizationVersion: string;
+}
+
+/** What Core chooses; the rest of the params is derived from it. */
+export type PublicParamsInput = Omit<
+  PublicParams,
+  "maxAcceptedVersion" | "certificateDomain" | "canonicalizationVersion"
+>;
+
+/** Longest accepted text field (names, versions, URLs). */
+export const MAX_PUBLIC_PARAMS_TEXT_BYTES = 1024;
+
+function parseArray(value: unknown, field: string): unknown[] {
+  if (!Array.isArray(value)) throw new WireError(field, `must be an array, got ${describeType(value)}`);
+  return value;
+}
+
+/**
+ * The public params Core serves for `input`: the domain separator, the max
+ * version and the canonicalization version are derived, so Core cannot
+ * publish inconsistent params. Throws a RangeError for no accepted version.
+ */
+export function buildWirePublicParams(input: PublicParamsInput): WirePublicParams {
+  if (input.acceptedVersions.length === 0) throw new RangeError("acceptedVersions must not be empty");
+  return {
+    public_key: publicKeyToArray(input.blsPublicKey),
+    contract_address: input.vault,
+    ethereum_http_rpc_url: input.rpcUrl,
+    eip712_name: input.eip712Name,
+    eip712_version: input.eip712Version,
+    chain_id: input.chainId,
+    max_accepted_guarantee_version: Math.max(...input.acceptedVersions),
+    accepted_guarantee_versions: [...input.acceptedVersions],
+    active_guarantee_domain_separator: certificateDomain({ chainId: input.chainId, vault: input.vault }),
+    trusted_validation_registries: [...input.trustedRegistries],
+    validation_hash_canonicalization_version: VALIDATION_HASH_CANONICALIZATION_VERSION,
+  };
+}
+
+/**
+ * Parses Core's public params strictly. Inconsistent params are refused: a
+ * domain separator that is not the certificate domain of `chain_id` and
+ * `contract_address`, a max version that is not the largest accepted one, or
+ * a validation-hash canonicalization other than the one implemented here (a
+ * client would otherwise approve payments Core must reject). `field`
+ * prefixes error paths.
+ */
+export function parsePublicParams(value: unknown, field = "public_params"): PublicParams {
+  const wire = parseObject(value, field);
+  const chainId = parseSafeInteger(wire.chain_id, `${field}.chain_id`);
+  if (chainId === 0) throw new WireError(`${field}.chain_id`, "must be greater than zero");
+  const vault = parseAddress(wire.contract_address, `${field}.contract_address`);
+  const eip712Name = parseString(wire.eip712_name, `${field}.eip712_name`, MAX_PUBLIC_PARAMS_TEXT_BYTES);
+  const eip712Version = parseString(
+    wire.eip712_version,
+    `${field}.eip712_version`,
+    MAX_PUBLIC_PARAMS_TEXT_BYTES,
+  );
+  if (eip712Name === "") throw new WireError(`${field}.eip712_name`, "must not be empty");
+  if (eip712Version === "") throw new WireError(`${field}.eip712_version`, "must not be empty");
+  const rpcUrl = parseString(
+    wire.ethereum_http_rpc_url,
+    `${field}.ethereum_http_rpc_url`,
+    MAX_PUBLIC_PARAMS_TEXT_BYTES,
+  );
+
+  const acceptedVersions = [
+    ...new Set(
+      parseArray(wire.accepted_guarantee_versions, `${field}.accepted_guarantee_versions`).map((v, i) =>
+        parseVersion(v, `${field}.accepted_guarantee_versions[${i}]`),
+      ),
+    ),
+  ].sort((a, b) => a - b);
+  if (acceptedVersions.length === 0) {
+    throw new WireError(`${field}.accepted_guarantee_versions`, "must not be empty");
+  }
+  const maxAcceptedVersion = parseVersion(
+    wire.max_accepted_guarantee_version,
+    `${field}.max_accepted_guarantee_version`,
+  );
+  if (maxAcceptedVersion !== acceptedVersions[acceptedVersions.length - 1]) {
+    throw new WireError(
+      `${field}.max_accepted_guarantee_version`,
+      "must equal the largest of accepted_guarantee_versions",
+    );
+  }
+
+  const trustedRegistries = parseArray(
+    wire.trusted_validation_registries,
+    `${field}.trusted_validation_registries`,
+  ).map((address, i) => parseAddress(address, `${field}.trusted_validation_registries[${i}]`));
+
+  const domain = parseBytes32(
+    wire.active_guarantee_domain_separator,
+    `${field}.active_guarantee_domain_separator`,
+  );
+  if (domain !== certificateDomain({ chainId, vault })) {
+    throw new WireError(
+      `${field}.active_guarantee_domain_separator`,
+      "is not the certificate domain of chain_id and contract_address",
+    );
+  }
+  const canonicalizationVersion = parseString(
+    wire.validation_hash_canonicalization_version,
+    `${field}.validation_hash_canonicalization_version`,
+    MAX_PUBLIC_PARAMS_TEXT_BYTES,
+  );
+  if (canonicalizationVersion !== VALIDATION_HASH_CANONICALIZATION_VERSION) {
+    throw new WireError(
+      `${field}.validation_hash_canonicalization_version`,
+      `must be "${VALIDATION_HASH_CANONICALIZATION_VERSION}" (the one implemented here)`,
+    );
+  }
+
+  return {
+    blsPublicKey: publicKeyFromArray(wire.public_key, `${field}.public_key`),
+    vault,
+    rpcUrl,
+    eip712Name,
+    eip712Version,
+    chainId,
+    acceptedVersions: Object.freeze(acceptedVersions),
+    maxAcceptedVersion,
+    trustedRegistries: Object.freeze([...new Set(trustedRegistries)]),
+    certificateDomain: domain,
+    canonicalizationVersion,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// GET /core/tokens
+// ---------------------------------------------------------------------------------------------
+
+/** One ERC-20 collateral asset Core accepts. */
+export interface WireToken {
+  symbol: string;
+  /** Token contract address, checksummed. */
+  address: string;
+  decimals: number;
+}
+
+/** `GET /core/tokens`. */
+export interface WireTokenList {
+  chain_id: number;
+  tokens: WireToken[];
+}
+
+/** Longest accepted token symbol. */
+export const MAX_TOKEN_SYMBOL_BYTES = 64;
+/** ERC-20 `decimals()` is a uint8. */
+export const MAX_TOKEN_DECIMALS = 255;
+
+/** The body Core serves for its tokens (copies, so the caller's objects are not shared). */
+export function buildWireTokenList(chainId: number, tokens: readonly WireToken[]): WireTokenList {
+  return {
+    chain_id: chainId,
+    tokens: tokens.map(({ symbol, address, decimals }) => ({ symbol, address, decimals })),
+  };
+}
+
+/** Parses `GET /core/tokens` strictly; addresses come back checksummed. */
+export function parseTokenList(value: unknown, field = "tokens_response"): WireTokenList {
+  const wire = parseObject(value, field);
+  const chainId = parseSafeInteger(wire.chain_id, `${field}.chain_id`);
+  if (chainId === 0) throw new WireError(`${field}.chain_id`, "must be greater than zero");
+  const tokens = parseArray(wire.tokens, `${field}.tokens`).map((item, i) => {
+    const path = `${field}.tokens[${i}]`;
+    const token = parseObject(item, path);
+    return {
+      symbol: parseString(token.symbol, `${path}.symbol`, MAX_TOKEN_SYMBOL_BYTES),
+      address: parseAddress(token.address, `${path}.address`),
+      decimals: parseSafeInteger(token.decimals, `${path}.decimals`, MAX_TOKEN_DECIMALS),
+    };
+  });
+  return { chain_id: chainId, tokens };
+}
