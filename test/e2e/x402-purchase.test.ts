@@ -1,0 +1,258 @@
+/**
+ * A purchase end to end, every component real and on its own port:
+ * buyer (`wrapFetch`, an ethers Wallet) → seller (Express + `paywall`) →
+ * facilitator (`startFacilitatorServer`, deployment read from Core) → Core
+ * (`startCoreServer`, SQLite file in a temp dir, SIWE session of the
+ * facilitator, contracts deployed on the Hardhat chain with Core's key in the
+ * Vault). Collateral is credited in Core's store: Core does not index Vault
+ * deposits yet.
+ *
+ * All clocks are the wall clock (Core, facilitator and buyer must agree on
+ * "now" for the timestamp window); nothing here waits on time.
+ */
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { expect } from "chai";
+import express from "express";
+import { Wallet } from "ethers";
+import { publicKeyFromArray } from "../../sdk/bls";
+import { decodeCertificateClaims, verifyCertificateSignature } from "../../sdk/certificate";
+import { toWireValidationPolicy } from "../../sdk/claims";
+import { guaranteeId } from "../../sdk/ids";
+import { ZERO_ADDRESS, formatNetwork } from "../../sdk/wire";
+import { type PreparedPayment, paymentReceipt, wrapFetch } from "../../sdk/buyer";
+import { type SuretySettlement, paywall } from "../../sdk/paywall";
+import { decodePaymentResponseHeader } from "../../sdk/x402";
+import { facilitatorConfigFromObject } from "../../facilitator/config";
+import { silentFacilitatorLogger } from "../../facilitator/logger";
+import { type FacilitatorServer, startFacilitatorServer } from "../../facilitator/server";
+import { silentLogger } from "../../operator/logger";
+import { type CoreServer, startCoreServer } from "../../operator/server";
+import {
+  TEST_CHAIN_ID,
+  TEST_DEPLOYMENT,
+  deployTestContracts,
+  tempDir,
+  testConfig,
+  testCoreDeps,
+} from "../operator/helpers";
+
+const payer = new Wallet("0x" + "a1".repeat(32));
+const poorPayer = new Wallet("0x" + "a2".repeat(32));
+const sellerWallet = new Wallet("0x" + "a3".repeat(32));
+const facilitatorWallet = new Wallet("0x" + "a4".repeat(32));
+const TUSD = TEST_DEPLOYMENT.tokens[0].address;
+const REGISTRY = TEST_DEPLOYMENT.trustedRegistries[0];
+const VALIDATOR = "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65";
+const NETWORK = formatNetwork(TEST_CHAIN_ID);
+const PRICE = 1_000n;
+const DEPOSIT = 100_000n;
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function close(server: Server): Promise<void> {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+describe("x402 purchase end to end: buyer → seller → facilitator → Core", function () {
+  let dir: ReturnType<typeof tempDir>;
+  let core: CoreServer;
+  let facilitator: FacilitatorServer;
+  const sellers: Record<1 | 2, { url: string; server: Server }> = {} as never;
+  const persisted: SuretySettlement[] = [];
+  let failPersistence = false;
+  let corePublicKey: Uint8Array;
+
+  before(async function () {
+    // Real contracts (Vault holding Core's BLS key: Core checks it at startup).
+    const contracts = await deployTestContracts();
+    dir = tempDir();
+    core = await startCoreServer(testConfig(dir.path, { facilitators: [facilitatorWallet.address] }), {
+      logger: silentLogger(),
+      ...testCoreDeps(contracts.deployment),
+    });
+    const now = Math.floor(Date.now() / 1000);
+    for (const asset of [ZERO_ADDRESS, TUSD])
+      await core.context.store.creditDeposit(payer.address, asset, DEPOSIT, now);
+    facilitator = await startFacilitatorServer(
+      facilitatorConfigFromObject({
+        host: "127.0.0.1",
+        port: 0,
+        logLevel: "silent",
+        privateKey: facilitatorWallet.privateKey,
+        coreUrl: core.url,
+      }),
+      { logger: silentFacilitatorLogger() },
+    );
+    const params = (await (await fetch(`${core.url}/core/public-params`)).json()) as { public_key: unknown };
+    corePublicKey = publicKeyFromArray(params.public_key, "public_key");
+
+    for (const x402Version of [1, 2] as const) {
+      const app = express();
+      app.use(
+        paywall({
+          facilitatorUrl: facilitator.url,
+          payTo: sellerWallet.address,
+          network: NETWORK,
+          x402Version,
+          routes: {
+            "GET /weather": { price: PRICE, asset: TUSD, description: "Weather report" },
+            "GET /translate": {
+              price: PRICE,
+              asset: ZERO_ADDRESS,
+              description: "Translation, paid once validated",
+              validationPolicy: toWireValidationPolicy({
+                registry: REGISTRY,
+                validator: VALIDATOR,
+                agentId: 7n,
+                minScore: 80,
+                jobHash: "0x" + "cd".repeat(32),
+                tag: "translation-quality",
+                deadline: now + 86_400,
+              }),
+            },
+          },
+          onSettled: (settlement) => {
+            if (failPersistence) throw new Error("disk full");
+            persisted.push(settlement);
+          },
+        }),
+      );
+      app.get(["/weather", "/translate"], (req, res) => {
+        res.json({ path: req.path, guaranteeId: res.locals.surety.guaranteeId });
+      });
+      const server = createServer(app);
+      sellers[x402Version] = { url: await listen(server), server };
+    }
+  });
+
+  after(async function () {
+    for (const seller of Object.values(sellers)) await close(seller.server);
+    await facilitator?.close();
+    await core?.close();
+    dir?.remove();
+  });
+
+  function buyer(signer = payer, onPayment?: (payment: PreparedPayment) => void) {
+    return wrapFetch(fetch, {
+      signer,
+      coreUrl: core.url,
+      maxAmountPerRequest: { [TUSD]: PRICE, [ZERO_ADDRESS]: PRICE },
+      onPayment,
+    });
+  }
+
+  async function locked(user: string, asset: string): Promise<bigint> {
+    return (await core.context.store.getCollateral(user, asset)).locked;
+  }
+
+  for (const x402Version of [1, 2] as const) {
+    for (const [path, version, state, asset] of [
+      ["/weather", 1, "FINALIZED_PAYABLE", TUSD],
+      ["/translate", 2, "PENDING_VALIDATION", ZERO_ADDRESS],
+    ] as const) {
+      it(`x402 v${x402Version}, guarantee V${version}: pays, is served, and holds a certificate Core signed`, async function () {
+        const lockedBefore = await locked(payer.address, asset);
+        const persistedBefore = persisted.length;
+        const response = await buyer()(`${sellers[x402Version].url}${path}?q=1`);
+        expect(response.status, await response.clone().text()).to.equal(200);
+        const body = (await response.json()) as { path: string; guaranteeId: string };
+
+        const receipt = paymentReceipt(response)!;
+        expect(receipt.payment.x402Version).to.equal(x402Version);
+        expect(receipt.payment.signed.claims.version).to.equal(version);
+        expect(receipt.settlementError).to.equal(null);
+        const settlement = receipt.settlement!;
+        expect(settlement).to.include({ success: true, error: null, networkId: NETWORK });
+        const headerName = x402Version === 1 ? "X-PAYMENT-RESPONSE" : "PAYMENT-RESPONSE";
+        expect(response.headers.get(headerName)).to.be.a("string");
+
+        // The certificate is Core's BLS signature over exactly this payment.
+        const certificate = settlement.certificate!;
+        expect(verifyCertificateSignature(corePublicKey, certificate)).to.equal(true);
+        const decoded = decodeCertificateClaims(certificate.claims);
+        expect(decoded.claims).to.deep.include({
+          version,
+          user: payer.address,
+          recipient: sellerWallet.address,
+          amount: PRICE,
+          asset,
+          reqId: receipt.payment.signed.claims.reqId,
+        });
+        const id = guaranteeId(
+          { chainId: TEST_CHAIN_ID, vault: TEST_DEPLOYMENT.vault },
+          payer.address,
+          receipt.payment.signed.claims.reqId,
+        ).toLowerCase();
+        expect(decoded.guaranteeId).to.equal(id);
+        expect(receipt.payment.guaranteeId.toLowerCase()).to.equal(id);
+        expect(body).to.deep.equal({ path, guaranteeId: id });
+
+        // The seller persisted it; Core recorded it and locked the collateral.
+        expect(persisted).to.have.length(persistedBefore + 1);
+        expect(persisted.at(-1)).to.deep.include({
+          certificate,
+          guaranteeId: id,
+          x402Version,
+          payer: payer.address,
+        });
+        expect(await core.context.store.getGuarantee(id)).to.deep.include({
+          state,
+          certificateClaims: certificate.claims,
+        });
+        expect(await locked(payer.address, asset)).to.equal(lockedBefore + PRICE);
+      });
+    }
+  }
+
+  it("a replayed payment header is not served twice (and not locked twice)", async function () {
+    let payment: PreparedPayment | undefined;
+    const first = await buyer(payer, (p) => (payment = p))(`${sellers[2].url}/weather`);
+    expect(first.status).to.equal(200);
+    const lockedAfterFirst = await locked(payer.address, TUSD);
+    const replay = await fetch(`${sellers[2].url}/weather`, {
+      headers: { [payment!.header.name]: payment!.header.value },
+    });
+    expect(replay.status).to.equal(402);
+    expect(((await replay.json()) as { error: string }).error).to.equal("payment_already_used");
+    expect(await locked(payer.address, TUSD)).to.equal(lockedAfterFirst);
+  });
+
+  it("a payer without collateral gets 402 with Core's reason and a failed settlement header", async function () {
+    let payments = 0;
+    const response = await buyer(poorPayer, () => void payments++)(`${sellers[1].url}/weather`);
+    expect(response.status).to.equal(402);
+    expect(payments).to.equal(1);
+    const body = (await response.json()) as { invalidReason: string; invalidMessage: string };
+    expect(body.invalidReason).to.equal("insufficient_collateral");
+    const settlement = decodePaymentResponseHeader(response.headers.get("X-PAYMENT-RESPONSE"));
+    expect(settlement).to.include({ success: false, certificate: null, error: "insufficient_collateral" });
+    expect(paymentReceipt(response)?.settlement).to.deep.equal(settlement);
+  });
+
+  it("when the seller cannot store the certificate it does not serve, and the same payment works again", async function () {
+    let payment: PreparedPayment | undefined;
+    failPersistence = true;
+    try {
+      const response = await buyer(payer, (p) => (payment = p))(`${sellers[1].url}/weather`);
+      expect(response.status).to.equal(500);
+      expect(((await response.json()) as { code: string }).code).to.equal("settlement_not_stored");
+      expect(response.headers.get("X-PAYMENT-RESPONSE")).to.equal(null);
+    } finally {
+      failPersistence = false;
+    }
+    const lockedOnce = await locked(payer.address, TUSD);
+    const again = await fetch(`${sellers[1].url}/weather`, {
+      headers: { [payment!.header.name]: payment!.header.value },
+    });
+    expect(again.status).to.equal(200);
+    expect(persisted.at(-1)?.claims.req_id).to.equal(payment!.signed.claims.reqId.toString());
+    expect(await locked(payer.address, TUSD)).to.equal(lockedOnce);
+  });
+});
