@@ -1,11 +1,10 @@
 /**
  * The facilitator over real HTTP: /verify, /settle (the paths that need no
  * issuing Core), /supported, /health, error shapes. The deployment is pinned
- * through DI (Core's /core/public-params is not served yet); "Core down" is a
- * closed port, so no fake Core is involved.
+ * through DI so that these run without a Core; "Core down" is a closed port,
+ * so no fake Core is involved. Settlement against a real Core, the public
+ * params cache and Core going away mid-run are in core-client.test.ts.
  */
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { SCHEME } from "../../sdk/x402";
 import {
@@ -22,15 +21,7 @@ import {
   v1Claims,
   v2Claims,
 } from "./helpers";
-
-/** A port nothing listens on: bind a free one, then release it. */
-async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return `http://127.0.0.1:${port}`;
-}
+import { closeUnreachableServices, unreachableUrl } from "../support/unreachable";
 
 function expectErrorShape(body: Record<string, unknown>): void {
   expect(Object.keys(body).sort()).to.deep.equal(["code", "error"]);
@@ -53,12 +44,13 @@ describe("facilitator HTTP API", function () {
   let coreDownUrl: string;
 
   before(async function () {
-    coreDownUrl = await closedPortUrl();
+    coreDownUrl = await unreachableUrl();
     facilitator = await startTestFacilitator({ coreUrl: coreDownUrl });
   });
 
   after(async function () {
     await facilitator?.stop();
+    await closeUnreachableServices();
   });
 
   describe("POST /verify", function () {
@@ -246,8 +238,19 @@ describe("facilitator HTTP API", function () {
       const response = await post(`${facilitator.url}/settle`, bodyFor(signed, 1));
       expect(response.status).to.equal(500);
       expectSettleFailureShape(response.body);
-      expect(response.body.error).to.equal("core_unavailable");
-      expect(response.body.errorMessage).to.be.a("string");
+      expect(response.body).to.deep.equal({
+        success: false,
+        error: "core_unavailable",
+        txHash: null,
+        networkId: NETWORK,
+        certificate: null,
+        transaction: "",
+        network: NETWORK,
+        payer: payer.address,
+        errorReason: "core_unavailable",
+        errorMessage: response.body.errorMessage,
+      });
+      expect(response.body.errorMessage).to.match(/^Core request POST \/auth\/nonce failed/);
     });
   });
 
@@ -308,7 +311,20 @@ describe("facilitator HTTP API", function () {
       const response = await post(`${unpinned.url}/settle`, bodyFor(await sign(v1Claims()), 2));
       expect(response.status).to.equal(500);
       expectSettleFailureShape(response.body);
-      expect(response.body.error).to.equal("core_unavailable");
+      // No params were ever loaded: the network is unknown.
+      expect(response.body).to.deep.equal({
+        success: false,
+        error: "core_unavailable",
+        txHash: null,
+        networkId: null,
+        certificate: null,
+        transaction: "",
+        network: "",
+        payer: payer.address,
+        errorReason: "core_unavailable",
+        errorMessage: response.body.errorMessage,
+      });
+      expect(response.body.errorMessage).to.match(/^deployment parameters unavailable: /);
     });
 
     it("/supported answers 500", async function () {

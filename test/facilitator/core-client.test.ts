@@ -1,74 +1,107 @@
 /**
- * The facilitator's Core client against a REAL Core (operator/server.ts):
- * SIWE sign-in, token reuse, refresh before expiry, sign-in again when the
- * session is gone; plus transport deadlines. Core's clock and the
- * facilitator's are separate manual clocks, as on two machines.
+ * The facilitator against a REAL Core (operator/server.ts on the deployed
+ * test contracts): the Core client's SIWE session (sign-in, token reuse,
+ * refresh before expiry, sign-in again when the session is gone), the public
+ * params cache (TTL on an injected clock, stale params on failure, fresh
+ * params for health), settlement end to end (certificate checked against
+ * Core's key and the Vault's, idempotent retry, Core's refusals passed
+ * through, Core down), plus transport deadlines. Core's clock and the
+ * facilitator's are separate manual clocks, as on two machines. Settlement
+ * runs on collateral deposited in the Vault and indexed into Core's store;
+ * the cache tests only need Core to be there.
  */
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { expect } from "chai";
-import { ManualClock as CoreClock } from "../../operator/clock";
-import { configFromObject } from "../../operator/config";
+import { ethers } from "hardhat";
+import { blsKeyFromSecret, g2ToEip2537, publicKeyFromArray } from "../../sdk/bls";
+import {
+  type Certificate,
+  certificateMatchesRequest,
+  decodeCertificateClaims,
+  parseCertificate,
+  verifyCertificateSignature,
+} from "../../sdk/certificate";
+import type { GuaranteeClaims } from "../../sdk/claims";
+import { guaranteeId } from "../../sdk/ids";
+import { ZERO_ADDRESS } from "../../sdk/wire";
+import { BLSVerifierHarness__factory } from "../../typechain-types";
+import { ChainIndexer } from "../../operator/chain/indexer";
 import { silentLogger } from "../../operator/logger";
-import { type CoreServer, startCoreServer } from "../../operator/server";
-import { testCoreDeps } from "../operator/helpers";
+import { startTestCore, TEST_BLS_PUBLIC_KEY, TEST_DEPLOYMENT, type TestCore } from "../operator/helpers";
 import { ManualClock } from "../../facilitator/clock";
 import { CoreClient } from "../../facilitator/core-client";
-import { CoreHttpError, CoreUnavailableError, coreFetch } from "../../facilitator/core-http";
+import { type CoreFetch, CoreUnavailableError, coreFetch } from "../../facilitator/core-http";
 import { CoreSession } from "../../facilitator/core-session";
+import type { DeploymentParams } from "../../facilitator/deployment";
+import { silentFacilitatorLogger } from "../../facilitator/logger";
+import { type FacilitatorServer, startFacilitatorServer } from "../../facilitator/server";
 import {
   CHAIN_ID,
+  NETWORK,
   T0,
   type TestFacilitator,
   bodyFor,
   facilitatorConfig,
   facilitatorWallet,
+  payer,
   post,
+  request,
   sign,
   startTestFacilitator,
+  stranger,
+  testPolicy,
   v1Claims,
+  v2Claims,
 } from "./helpers";
 
 const ACCESS_TOKEN_LIFETIME = 900;
+const PUBLIC_PARAMS_TTL = 60;
+/** What the payer has deposited with Core, in wei. */
+const DEPOSIT = 10_000_000n;
+/** The registry the test Vault trusts (the deployed ValidationRegistry). */
+const REGISTRY = TEST_DEPLOYMENT.trustedRegistries[0];
+
+/** A payment Core's deployment accepts: ETH (always supported) and, for V2, the deployed registry. */
+function ethClaims(version: 1 | 2, changes: Partial<GuaranteeClaims> = {}): GuaranteeClaims {
+  const claims =
+    version === 1 ? v1Claims({ asset: ZERO_ADDRESS }) : v2Claims({}, testPolicy({ registry: REGISTRY }));
+  return { ...claims, asset: ZERO_ADDRESS, ...changes } as GuaranteeClaims;
+}
+
+/** Core's transport with a log of the requests made through it (the real fetch, observed). */
+function observedCoreFetch(url: string): { fetchCore: CoreFetch; paths: string[] } {
+  const inner = coreFetch(url, 2_000);
+  const paths: string[] = [];
+  return {
+    paths,
+    fetchCore: (coreRequest) => {
+      paths.push(`${coreRequest.method} ${coreRequest.path}`);
+      return inner(coreRequest);
+    },
+  };
+}
 
 describe("facilitator Core client (real Core)", function () {
-  let core: CoreServer;
-  let dataDir: string;
-  let coreClock: CoreClock;
+  let t: TestCore;
 
   before(async function () {
-    dataDir = mkdtempSync(join(tmpdir(), "surety-facilitator-"));
-    coreClock = new CoreClock(T0);
-    const config = configFromObject({
-      host: "127.0.0.1",
-      port: 0,
-      logLevel: "silent",
-      dataDir,
-      chainId: CHAIN_ID,
-      jwtSecret: "facilitator-test-jwt-secret-of-32-bytes!",
-      blsSecret: "0x" + "42".repeat(32),
-      siweDomain: "core.surety.test",
-      siweUri: "https://core.surety.test",
+    t = await startTestCore({
       accessTokenLifetimeSeconds: ACCESS_TOKEN_LIFETIME,
       facilitators: [facilitatorWallet.address],
     });
-    core = await startCoreServer(config, { ...testCoreDeps(), clock: coreClock, logger: silentLogger() });
   });
 
   after(async function () {
-    await core?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await t?.stop();
   });
 
   function newSession(clock: ManualClock): CoreSession {
-    return new CoreSession(coreFetch(core.url, 5000), facilitatorWallet, clock);
+    return new CoreSession(coreFetch(t.core.url, 5000), facilitatorWallet, clock);
   }
 
   async function walletOf(token: string): Promise<string> {
-    return (await core.context.accessTokens.verify(token)).wallet;
+    return (await t.core.context.accessTokens.verify(token)).wallet;
   }
 
   describe("SIWE session", function () {
@@ -91,7 +124,7 @@ describe("facilitator Core client (real Core)", function () {
       clock.advance(ACCESS_TOKEN_LIFETIME - 61);
       expect(await session.accessToken()).to.equal(first);
       clock.advance(1);
-      coreClock.advance(1); // a new JWT gets a new iat: Core must issue it at another second
+      t.clock.advance(1); // a new JWT gets a new iat: Core must issue it at another second
       const refreshed = await session.accessToken();
       expect(refreshed).not.to.equal(first);
       expect(await walletOf(refreshed)).to.equal(facilitatorWallet.address);
@@ -105,7 +138,7 @@ describe("facilitator Core client (real Core)", function () {
       session.invalidate("some-older-token");
       expect(await session.accessToken()).to.equal(first);
       session.invalidate(first);
-      coreClock.advance(1);
+      t.clock.advance(1);
       const second = await session.accessToken();
       expect(second).not.to.equal(first);
       expect(await walletOf(second)).to.equal(facilitatorWallet.address);
@@ -116,14 +149,14 @@ describe("facilitator Core client (real Core)", function () {
       const session = newSession(clock);
       const first = await session.accessToken();
       const refreshToken = (session as unknown as { tokens: { refreshToken: string } }).tokens.refreshToken;
-      const logout = await fetch(`${core.url}/auth/logout`, {
+      const logout = await fetch(`${t.core.url}/auth/logout`, {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ refresh_token: refreshToken }),
       });
       expect(logout.status).to.equal(204);
       clock.advance(ACCESS_TOKEN_LIFETIME);
-      coreClock.advance(1);
+      t.clock.advance(1);
       const second = await session.accessToken();
       expect(second).not.to.equal(first);
       expect(await walletOf(second)).to.equal(facilitatorWallet.address);
@@ -131,64 +164,350 @@ describe("facilitator Core client (real Core)", function () {
   });
 
   describe("public params", function () {
-    it("loads Core's public params, or reports Core's answer as a CoreHttpError", async function () {
+    it("loads Core's public params into the deployment payments are checked against", async function () {
       const client = new CoreClient({
-        config: facilitatorConfig({ coreUrl: core.url }),
+        config: facilitatorConfig({ coreUrl: t.core.url, chainId: CHAIN_ID }),
         clock: new ManualClock(T0),
       });
-      try {
-        const deployment = await client.getDeployment();
-        // Core serves /core/public-params: they must describe Core's chain.
-        expect(deployment.chainId).to.equal(CHAIN_ID);
-      } catch (error) {
-        // Until Core serves the route, the client must surface Core's 404 as such.
-        expect(error).to.be.instanceOf(CoreHttpError);
-        expect((error as CoreHttpError).status).to.equal(404);
-      }
+      const deployment = await client.getDeployment();
+      expect(deployment.chainId).to.equal(CHAIN_ID);
+      expect(deployment.network).to.equal(NETWORK);
+      expect(deployment.vault).to.equal(TEST_DEPLOYMENT.vault);
+      expect(deployment.vault).to.equal(await t.contracts.surety.vault.getAddress());
+      expect(deployment.trustedRegistries).to.deep.equal([REGISTRY]);
+      expect(deployment.acceptedVersions).to.deep.equal([1, 2]);
+      expect(deployment.blsPublicKey).to.deep.equal(TEST_BLS_PUBLIC_KEY);
+      expect(deployment.hasher.domain.verifyingContract).to.equal(TEST_DEPLOYMENT.vault);
+      expect((await client.getPublicParams()).contract_address).to.equal(TEST_DEPLOYMENT.vault);
+    });
+
+    it("refuses the params of another chain than the configured one", async function () {
+      const client = new CoreClient({
+        config: facilitatorConfig({ coreUrl: t.core.url, chainId: 1 }),
+        clock: new ManualClock(T0),
+      });
+      const error = await client.getDeployment().then(
+        () => null,
+        (thrown: unknown) => thrown,
+      );
+      expect((error as Error).name).to.equal("CoreProtocolError");
+      expect((error as Error).message).to.match(
+        /Core serves chain 31337, the facilitator is configured for chain 1/,
+      );
     });
   });
 });
 
-describe("facilitator server against a real Core (issuance not served yet)", function () {
-  let core: CoreServer;
-  let dataDir: string;
+describe("facilitator public params cache (real Core)", function () {
+  let t: TestCore;
+  let clock: ManualClock;
+  let observed: ReturnType<typeof observedCoreFetch>;
+  let client: CoreClient;
+  let facilitator: FacilitatorServer;
+
+  const paramLoads = () => observed.paths.filter((path) => path === "GET /core/public-params").length;
+
+  beforeEach(async function () {
+    t = await startTestCore({ facilitators: [facilitatorWallet.address] });
+    clock = new ManualClock(T0);
+    observed = observedCoreFetch(t.core.url);
+    const config = facilitatorConfig({ coreUrl: t.core.url, publicParamsTtlSeconds: PUBLIC_PARAMS_TTL });
+    client = new CoreClient({ config, clock, fetchCore: observed.fetchCore });
+    facilitator = await startFacilitatorServer(config, {
+      clock,
+      core: client,
+      logger: silentFacilitatorLogger(),
+    });
+  });
+
+  afterEach(async function () {
+    await facilitator?.close();
+    await t?.stop();
+  });
+
+  async function verifyOk(claims: GuaranteeClaims, deployment: DeploymentParams): Promise<void> {
+    const response = await post(
+      `${facilitator.url}/verify`,
+      bodyFor(await sign(claims, "eip712", payer, deployment), 2),
+    );
+    expect(response.status).to.equal(200);
+    expect(response.body.isValid, response.body.invalidMessage).to.equal(true);
+  }
+
+  it("reuses the params for the TTL (one load for concurrent callers), then loads them again", async function () {
+    const [first, ...others] = await Promise.all([1, 2, 3].map(() => client.getDeployment()));
+    expect(paramLoads()).to.equal(1);
+    for (const other of others) expect(other).to.equal(first);
+    await verifyOk(ethClaims(1), first);
+    await verifyOk(ethClaims(2), first);
+    clock.advance(PUBLIC_PARAMS_TTL - 1);
+    expect(await client.getDeployment()).to.equal(first);
+    expect(paramLoads()).to.equal(1);
+
+    clock.advance(1);
+    const reloaded = await client.getDeployment();
+    expect(paramLoads()).to.equal(2);
+    expect(reloaded).not.to.equal(first); // a new load builds a new deployment …
+    expect(reloaded.vault).to.equal(first.vault); // … of the same Core
+    expect(await client.getDeployment()).to.equal(reloaded);
+    expect(paramLoads()).to.equal(2);
+  });
+
+  it("keeps serving /verify from the last good params when a reload fails; /settle and /health report Core down", async function () {
+    const deployment = await client.getDeployment();
+    await t.stop();
+    clock.advance(PUBLIC_PARAMS_TTL + 1);
+
+    await verifyOk(ethClaims(1), deployment);
+    expect(paramLoads()).to.equal(2); // the reload was tried
+    expect(await client.getDeployment()).to.equal(deployment);
+    const supported = await request(`${facilitator.url}/supported`, "GET");
+    expect(supported.status).to.equal(200);
+
+    const claims = ethClaims(1);
+    const settle = await post(
+      `${facilitator.url}/settle`,
+      bodyFor(await sign(claims, "eip712", payer, deployment), 2),
+    );
+    expect(settle.status).to.equal(500);
+    expect(settle.body).to.deep.equal({
+      success: false,
+      error: "core_unavailable",
+      txHash: null,
+      networkId: NETWORK,
+      certificate: null,
+      transaction: "",
+      network: NETWORK,
+      payer: payer.address,
+      errorReason: "core_unavailable",
+      errorMessage: settle.body.errorMessage,
+    });
+    expect(settle.body.errorMessage).to.match(/^Core request POST \/auth\/nonce failed/);
+
+    const health = await request(`${facilitator.url}/health`, "GET");
+    expect(health.status).to.equal(503);
+    expect(health.body.status).to.equal("fail");
+    expect(health.body.error).to.match(/Core request GET \/core\/public-params failed/);
+    const fresh = await client.getDeployment({ fresh: true }).then(
+      () => null,
+      (thrown: unknown) => thrown,
+    );
+    expect(fresh).to.be.instanceOf(CoreUnavailableError);
+  });
+
+  it("/health loads fresh params on every call, and the cache takes them", async function () {
+    await client.getDeployment();
+    expect(paramLoads()).to.equal(1);
+    for (const expected of [2, 3]) {
+      const health = await request(`${facilitator.url}/health`, "GET");
+      expect(health.status).to.equal(200);
+      expect(health.body).to.deep.equal({ status: "ok" });
+      expect(paramLoads()).to.equal(expected);
+    }
+    // The fresh load restarted the TTL: nothing is loaded again before it runs out.
+    clock.advance(PUBLIC_PARAMS_TTL - 1);
+    await client.getDeployment();
+    expect(paramLoads()).to.equal(3);
+  });
+});
+
+/**
+ * The payer deposits `amount` wei into the Vault, and Core's chain indexer
+ * (run here by hand; Core's server does not run it yet) applies the deposit
+ * to Core's store.
+ */
+async function depositOnChain(t: TestCore, amount: bigint): Promise<void> {
+  const forGas = 10n ** 18n;
+  await ethers.provider.send("hardhat_setBalance", [payer.address, "0x" + (amount + forGas).toString(16)]);
+  const vault = t.contracts.surety.vault.connect(payer.connect(ethers.provider));
+  await (await vault.deposit({ value: amount })).wait();
+  const indexer = new ChainIndexer({
+    store: t.core.context.store,
+    provider: ethers.provider,
+    deployment: t.contracts.deployment,
+    clock: t.clock,
+    logger: silentLogger(),
+    confirmations: 0,
+    maxBlocksPerTick: 1_000,
+  });
+  await indexer.syncToHead();
+  expect((await t.core.context.store.getCollateral(payer.address, ZERO_ADDRESS)).deposited).to.equal(amount);
+}
+
+describe("facilitator /settle against a real Core", function () {
+  let t: TestCore;
   let facilitator: TestFacilitator;
+  let deployment: DeploymentParams;
+  let coreKey: Uint8Array;
 
   before(async function () {
-    dataDir = mkdtempSync(join(tmpdir(), "surety-facilitator-"));
-    const config = configFromObject({
-      host: "127.0.0.1",
-      port: 0,
-      logLevel: "silent",
-      dataDir,
-      chainId: CHAIN_ID,
-      jwtSecret: "facilitator-test-jwt-secret-of-32-bytes!",
-      blsSecret: "0x" + "42".repeat(32),
-      facilitators: [facilitatorWallet.address],
-    });
-    core = await startCoreServer(config, {
-      ...testCoreDeps(),
-      clock: new CoreClock(T0),
-      logger: silentLogger(),
-    });
-    facilitator = await startTestFacilitator({ coreUrl: core.url });
+    t = await startTestCore({ facilitators: [facilitatorWallet.address] });
+    await depositOnChain(t, DEPOSIT);
+    // The deployment comes from Core (not pinned): payers sign for Core's Vault.
+    facilitator = await startTestFacilitator({ coreUrl: t.core.url }, {});
+    deployment = await facilitator.server.context.core.getDeployment();
+    const params = await request(`${t.core.url}/core/public-params`, "GET");
+    coreKey = publicKeyFromArray(params.body.public_key);
   });
 
   after(async function () {
     await facilitator?.stop();
-    await core?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await t?.stop();
   });
 
-  it("signs in to Core and never reports an unbacked payment as settled", async function () {
-    const response = await post(`${facilitator.url}/settle`, bodyFor(await sign(v1Claims()), 2));
-    expect(response.body.success).to.equal(false);
-    expect(response.body.certificate).to.equal(null);
-    // No collateral was deposited: Core refuses (400), or (until Core serves
-    // POST /core/guarantees) answers 404, which is Core's fault (500 core_error).
-    expect(response.body.errorMessage).not.to.match(/signing in/); // the SIWE sign-in itself worked
-    if (response.status === 500) expect(response.body.error).to.equal("core_error");
-    else expect(response.status).to.equal(400);
+  async function settle(claims: GuaranteeClaims, x402Version: 1 | 2 = 2, wallet = payer) {
+    const signed = await sign(claims, "eip712", wallet, deployment);
+    return post(`${facilitator.url}/settle`, bodyFor(signed, x402Version));
+  }
+
+  async function locked(): Promise<bigint> {
+    return (await t.core.context.store.getCollateral(payer.address, ZERO_ADDRESS)).locked;
+  }
+
+  /** The certificate verifies against Core's published key and the Vault's, and binds exactly `claims`. */
+  async function expectCertificateFor(certificate: Certificate, claims: GuaranteeClaims): Promise<void> {
+    expect(coreKey).to.deep.equal(TEST_BLS_PUBLIC_KEY);
+    expect(verifyCertificateSignature(coreKey, certificate)).to.equal(true);
+    const decoded = decodeCertificateClaims(certificate.claims);
+    expect(certificateMatchesRequest(decoded, claims, deployment)).to.equal(true);
+    expect(decoded.guaranteeId).to.equal(guaranteeId(deployment, claims.user, claims.reqId));
+    expect(decoded.domain).to.equal(deployment.certificateDomain);
+    expect(decoded.claims).to.deep.equal(claims);
+    // On chain: the BLS verifier the Vault uses, with the key the Vault holds.
+    const [signer] = await ethers.getSigners();
+    const verifier = await new BLSVerifierHarness__factory(signer).deploy();
+    const { x_a, x_b, y_a, y_b } = await t.contracts.surety.vault.operatorKey(); // ethers Results are read-only
+    expect(
+      await verifier.verify(
+        { x_a, x_b, y_a, y_b },
+        certificate.claims,
+        g2ToEip2537(Buffer.from(certificate.signature.slice(2), "hex")),
+        await verifier.popDst(),
+      ),
+    ).to.equal(true);
+  }
+
+  for (const [version, x402Version, state] of [
+    [1, 1, "FINALIZED_PAYABLE"],
+    [2, 2, "PENDING_VALIDATION"],
+  ] as const) {
+    it(`settles a V${version} guarantee with collateral (x402 v${x402Version}): 200 with a certificate that verifies`, async function () {
+      const claims = ethClaims(version);
+      const lockedBefore = await locked();
+      const response = await settle(claims, x402Version);
+      expect(response.status, JSON.stringify(response.body)).to.equal(200);
+      const id = guaranteeId(deployment, claims.user, claims.reqId);
+      expect(response.body).to.deep.equal({
+        success: true,
+        error: null,
+        txHash: null,
+        networkId: NETWORK,
+        certificate: response.body.certificate,
+        transaction: id,
+        network: NETWORK,
+        payer: payer.address,
+        errorReason: null,
+        errorMessage: null,
+      });
+      const certificate = parseCertificate(response.body.certificate);
+      await expectCertificateFor(certificate, claims);
+      // Core locked the amount and stored the guarantee with this certificate.
+      expect(await locked()).to.equal(lockedBefore + claims.amount);
+      const stored = await t.core.context.store.getGuarantee(id);
+      expect(stored).to.deep.include({
+        state,
+        certificateClaims: certificate.claims,
+        certificateSignature: certificate.signature,
+      });
+    });
+  }
+
+  it("settles a retry of the same payment again with the same certificate (Core's 409), locking nothing more", async function () {
+    const claims = ethClaims(2);
+    const signed = await sign(claims, "eip712", payer, deployment);
+    const first = await post(`${facilitator.url}/settle`, bodyFor(signed, 2));
+    expect(first.status).to.equal(200);
+    const lockedOnce = await locked();
+    for (const x402Version of [2, 1] as const) {
+      const retry = await post(`${facilitator.url}/settle`, bodyFor(signed, x402Version));
+      expect(retry.status).to.equal(200);
+      expect(retry.body).to.deep.equal(first.body);
+    }
+    expect(await locked()).to.equal(lockedOnce);
+    await expectCertificateFor(parseCertificate(first.body.certificate), claims);
+  });
+
+  it("passes Core's refusal through: insufficient collateral is 400 with Core's code and message", async function () {
+    const lockedBefore = await locked();
+    const claims = ethClaims(1, { amount: DEPOSIT + 1n });
+    const response = await settle(claims);
+    expect(response.status).to.equal(400);
+    expect(response.body).to.deep.include({
+      success: false,
+      error: "insufficient_collateral",
+      errorReason: "insufficient_collateral",
+      certificate: null,
+      txHash: null,
+      transaction: "",
+      networkId: NETWORK,
+      network: NETWORK,
+      payer: payer.address,
+    });
+    expect(response.body.errorMessage)
+      .to.include(`${DEPOSIT + 1n}`)
+      .and.match(/available/);
+    expect(await locked()).to.equal(lockedBefore);
+    const id = guaranteeId(deployment, claims.user, claims.reqId);
+    expect(await t.core.context.store.getGuarantee(id)).to.equal(null);
+  });
+
+  it("passes Core's 409 without a certificate through as 400 duplicate_guarantee", async function () {
+    const claims = ethClaims(1);
+    expect((await settle(claims)).status).to.equal(200);
+    const lockedOnce = await locked();
+    const other = await settle({ ...claims, amount: claims.amount + 1n });
+    expect(other.status).to.equal(400);
+    expect(other.body.error).to.equal("duplicate_guarantee");
+    expect(other.body.errorReason).to.equal("duplicate_guarantee");
+    expect(other.body.errorMessage).to.match(/was already issued/);
+    expect(other.body.certificate).to.equal(null);
+    expect(await locked()).to.equal(lockedOnce);
+  });
+
+  it("answers 500 core_forbidden when Core does not list the facilitator wallet", async function () {
+    const outsider = await startTestFacilitator({ coreUrl: t.core.url, privateKey: stranger.privateKey }, {});
+    try {
+      const response = await post(
+        `${outsider.url}/settle`,
+        bodyFor(await sign(ethClaims(1), "eip712", payer, deployment), 2),
+      );
+      expect(response.status).to.equal(500);
+      expect(response.body.error).to.equal("core_forbidden");
+      expect(response.body.errorMessage).to.match(/Core refused the facilitator/);
+    } finally {
+      await outsider.stop();
+    }
+  });
+
+  it("never returns a certificate Core signed with another key (Core and Vault keys differ)", async function () {
+    // A Core whose key is not the Vault's cannot start; pinning the facilitator to
+    // another key stands for a Core that lies about its key.
+    const otherKey = blsKeyFromSecret("0x" + "43".repeat(32)).publicKey;
+    const pinned = await startTestFacilitator(
+      { coreUrl: t.core.url },
+      { deployment: { ...deployment, blsPublicKey: otherKey } },
+    );
+    try {
+      const response = await post(
+        `${pinned.url}/settle`,
+        bodyFor(await sign(ethClaims(1), "eip712", payer, deployment), 2),
+      );
+      expect(response.status).to.equal(500);
+      expect(response.body.error).to.equal("invalid_certificate");
+      expect(response.body.certificate).to.equal(null);
+    } finally {
+      await pinned.stop();
+    }
   });
 });
 

@@ -23,11 +23,8 @@ import {
   type FacilitatorConfigInput,
   facilitatorConfigFromObject,
 } from "../../facilitator/config";
-import {
-  type DeploymentParams,
-  type WirePublicParams,
-  deploymentFromPublicParams,
-} from "../../facilitator/deployment";
+import { type DeploymentParams, deploymentFromPublicParams } from "../../facilitator/deployment";
+import type { WirePublicParams } from "../../sdk/public-params";
 import { silentFacilitatorLogger } from "../../facilitator/logger";
 import {
   type FacilitatorServer,

@@ -5,7 +5,16 @@ import pino from "pino";
 import { WireError } from "../../sdk/errors";
 import type { RouteModule } from "../../operator/api";
 import { startCoreServer } from "../../operator/server";
-import { post, request, startTestCore, type TestCore, tempDir, testConfig, testCoreDeps } from "./helpers";
+import {
+  deployTestContracts,
+  post,
+  request,
+  startTestCore,
+  type TestCore,
+  tempDir,
+  testConfig,
+  testCoreDeps,
+} from "./helpers";
 
 /** Routes that fail in each way the error middleware must handle. */
 const failing: RouteModule = () =>
@@ -74,6 +83,10 @@ describe("operator Core app (errors, request ids, server)", () => {
 });
 
 describe("startCoreServer", () => {
+  before(async () => {
+    await deployTestContracts();
+  });
+
   it("logs one structured line per request, with the request id and no body", async () => {
     const dir = tempDir();
     const lines: Record<string, unknown>[] = [];

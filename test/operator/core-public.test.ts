@@ -4,7 +4,9 @@ import type { AddressInfo } from "node:net";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ethers } from "hardhat";
-import { publicKeyFromArray, blsKeyFromSecret } from "../../sdk/bls";
+import { DEFAULT_TIMINGS, writeDeployment } from "../../scripts/deploy";
+import { Vault__factory } from "../../typechain-types";
+import { blsKeyFromSecret, g1FromEip2537, g1ToEip2537, publicKeyFromArray } from "../../sdk/bls";
 import { certificateDomain, VALIDATION_HASH_CANONICALIZATION_VERSION } from "../../sdk/ids";
 import { RpcChainGateway } from "../../operator/chain";
 import { DeploymentError, loadDeployment, parseDeployment } from "../../operator/deployment";
@@ -13,14 +15,16 @@ import { startCoreServer } from "../../operator/server";
 import { StartupError } from "../../operator/startup";
 import { ZERO_ADDRESS } from "../../sdk/wire";
 import {
+  deployTestContracts,
   hardhatChain,
   request,
   signIn,
   startTestCore,
   T0,
+  TEST_BLS_PUBLIC_KEY,
   TEST_CHAIN_ID,
   TEST_DEPLOYMENT,
-  TEST_DEPLOYMENT_JSON,
+  type TestContracts,
   tempDir,
   testConfig,
   type TestCore,
@@ -70,12 +74,18 @@ describe("Core public endpoints", () => {
     expect(response.status).to.equal(200);
     expect(response.body).to.deep.equal({
       chain_id: TEST_CHAIN_ID,
-      tokens: TEST_DEPLOYMENT_JSON.tokens.map(({ symbol, address, decimals }) => ({
-        symbol,
-        address,
-        decimals,
-      })),
+      tokens: [
+        { symbol: "tUSD", address: TEST_DEPLOYMENT.tokens[0].address, decimals: 6 },
+        { symbol: "tETH", address: TEST_DEPLOYMENT.tokens[1].address, decimals: 18 },
+      ],
     });
+    const [usd, teth] = t.contracts.surety.testTokens;
+    expect([await usd.getAddress(), await usd.symbol(), await usd.decimals()]).to.deep.equal([
+      TEST_DEPLOYMENT.tokens[0].address,
+      "tUSD",
+      6n,
+    ]);
+    expect(await t.contracts.surety.vault.isTokenAllowed(await teth.getAddress())).to.equal(true);
   });
 
   it("GET /core/public-params: 200 with every field of the spec, typed", async () => {
@@ -103,6 +113,7 @@ describe("Core public endpoints", () => {
     ).to.be.true;
     const expectedKey = blsKeyFromSecret(t.config.blsSecret).publicKey;
     expect(publicKeyFromArray(p.public_key)).to.deep.equal(expectedKey);
+    expect(expectedKey).to.deep.equal(TEST_BLS_PUBLIC_KEY); // the key the Vault holds
     expect(p.contract_address).to.equal(TEST_DEPLOYMENT.vault);
     expect(p.ethereum_http_rpc_url).to.equal(t.config.rpcUrl);
     expect(p.eip712_name).to.equal("Surety");
@@ -161,16 +172,17 @@ describe("Core public endpoints", () => {
 });
 
 describe("Core health against a JSON-RPC URL", () => {
+  let deployment: TestContracts["deployment"];
+  before(async () => {
+    ({ deployment } = await deployTestContracts());
+  });
+
   it("503 with chain_rpc fail once the RPC endpoint is unreachable, within the bound", async function () {
     this.timeout(20_000);
     const rpc = await startRpcProxy();
     const dir = tempDir();
     const config = testConfig(dir.path, { rpcUrl: rpc.url, rpcTimeoutMs: 1_000 });
-    const core = await startCoreServer(config, {
-      logger: silentLogger(),
-      deployment: TEST_DEPLOYMENT,
-      vaultKeyCheck: "skip",
-    });
+    const core = await startCoreServer(config, { logger: silentLogger(), deployment });
     try {
       const healthy = await request(core.url, "GET", "/core/health");
       expect(healthy.body).to.deep.equal({ status: "ok", db: "ok", chain_rpc: "ok" });
@@ -192,11 +204,7 @@ describe("Core health against a JSON-RPC URL", () => {
     const rpc = await startRpcProxy();
     const dir = tempDir();
     const config = testConfig(dir.path, { rpcUrl: rpc.url, rpcTimeoutMs: 500 });
-    const core = await startCoreServer(config, {
-      logger: silentLogger(),
-      deployment: TEST_DEPLOYMENT,
-      vaultKeyCheck: "skip",
-    });
+    const core = await startCoreServer(config, { logger: silentLogger(), deployment });
     try {
       rpc.server.removeAllListeners("request");
       rpc.server.on("request", () => undefined); // accepts, never answers
@@ -214,6 +222,10 @@ describe("Core health against a JSON-RPC URL", () => {
 
 describe("Core startup", () => {
   let dir: ReturnType<typeof tempDir>;
+  let contracts: TestContracts;
+  before(async () => {
+    contracts = await deployTestContracts();
+  });
   beforeEach(() => (dir = tempDir()));
   afterEach(() => dir.remove());
 
@@ -225,15 +237,20 @@ describe("Core startup", () => {
   }
 
   it("loads deployments/<network>.json as written by scripts/deploy.ts", async () => {
-    const file = join(dir.path, "hardhat.json");
-    writeFileSync(file, JSON.stringify(TEST_DEPLOYMENT_JSON));
+    const file = writeDeployment("hardhat", contracts.surety.record, dir.path);
+    expect(loadDeployment(file)).to.deep.equal(contracts.deployment);
+    expect(contracts.deployment.vaultDeployBlock).to.equal(
+      contracts.surety.record.contracts.Vault.blockNumber,
+    );
     const core = await startCoreServer(testConfig(dir.path, { deploymentFile: file }), {
       logger: silentLogger(),
       chain: hardhatChain(),
-      vaultKeyCheck: "skip",
     });
     try {
       expect((await request(core.url, "GET", "/core/tokens")).body.tokens).to.have.length(2);
+      expect((await request(core.url, "GET", "/core/public-params")).body.contract_address).to.equal(
+        await contracts.surety.vault.getAddress(),
+      );
     } finally {
       await core.close();
     }
@@ -250,39 +267,27 @@ describe("Core startup", () => {
     const file = join(dir.path, "bad.json");
     writeFileSync(file, "{not json");
     expect(() => loadDeployment(file)).to.throw(DeploymentError, /not valid JSON/);
+    const json = contracts.json;
+    const [usd] = json.tokens as Record<string, unknown>[];
     const cases: [unknown, RegExp][] = [
-      [{ ...TEST_DEPLOYMENT_JSON, contracts: {} }, /contracts\.Vault: must be an object/],
-      [{ ...TEST_DEPLOYMENT_JSON, chainId: "31337" }, /chainId: must be a number/],
-      [
-        { ...TEST_DEPLOYMENT_JSON, tokens: [{ address: "0x12", symbol: "X", decimals: 6 }] },
-        /tokens\[0\]\.address/,
-      ],
-      [
-        { ...TEST_DEPLOYMENT_JSON, tokens: [{ ...TEST_DEPLOYMENT_JSON.tokens[0], decimals: 300 }] },
-        /tokens\[0\]\.decimals/,
-      ],
-      [
-        { ...TEST_DEPLOYMENT_JSON, tokens: [{ ...TEST_DEPLOYMENT_JSON.tokens[0], address: ZERO_ADDRESS }] },
-        /zero address/,
-      ],
-      [
-        { ...TEST_DEPLOYMENT_JSON, tokens: [TEST_DEPLOYMENT_JSON.tokens[0], TEST_DEPLOYMENT_JSON.tokens[0]] },
-        /listed twice/,
-      ],
+      [{ ...json, contracts: {} }, /contracts\.Vault: must be an object/],
+      [{ ...json, chainId: "31337" }, /chainId: must be a number/],
+      [{ ...json, tokens: [{ address: "0x12", symbol: "X", decimals: 6 }] }, /tokens\[0\]\.address/],
+      [{ ...json, tokens: [{ ...usd, decimals: 300 }] }, /tokens\[0\]\.decimals/],
+      [{ ...json, tokens: [{ ...usd, address: ZERO_ADDRESS }] }, /zero address/],
+      [{ ...json, tokens: [usd, usd] }, /listed twice/],
     ];
-    for (const [json, message] of cases) {
-      writeFileSync(file, JSON.stringify(json));
+    for (const [value, message] of cases) {
+      writeFileSync(file, JSON.stringify(value));
       expect(() => loadDeployment(file)).to.throw(DeploymentError, message);
     }
-    expect(parseDeployment(TEST_DEPLOYMENT_JSON).vault).to.equal(
-      TEST_DEPLOYMENT_JSON.contracts.Vault.address,
-    );
+    expect(parseDeployment(json).vault).to.equal(TEST_DEPLOYMENT.vault);
   });
 
   it("refuses a deployment file of another chain", async () => {
-    const deployment = { ...TEST_DEPLOYMENT, chainId: 1 };
+    const deployment = { ...contracts.deployment, chainId: 1 };
     const error = await startupError(() =>
-      startCoreServer(testConfig(dir.path), { deployment, chain: hardhatChain(), vaultKeyCheck: "skip" }),
+      startCoreServer(testConfig(dir.path), { deployment, chain: hardhatChain() }),
     );
     expect(error).to.be.instanceOf(StartupError);
     expect(error.message).to.match(/is for chain 1, but SURETY_CHAIN_ID is 31337/);
@@ -291,7 +296,7 @@ describe("Core startup", () => {
   it("refuses a node on another chain", async () => {
     const config = testConfig(dir.path, { chainId: 5 });
     const error = await startupError(() =>
-      startCoreServer(config, { deployment: { ...TEST_DEPLOYMENT, chainId: 5 }, chain: hardhatChain() }),
+      startCoreServer(config, { deployment: { ...contracts.deployment, chainId: 5 }, chain: hardhatChain() }),
     );
     expect(error).to.be.instanceOf(StartupError);
     expect(error.message).to.match(/is on chain 31337, but SURETY_CHAIN_ID is 5/);
@@ -301,18 +306,78 @@ describe("Core startup", () => {
     const rpc = await startRpcProxy();
     await rpc.stop();
     const config = testConfig(dir.path, { rpcUrl: rpc.url, rpcTimeoutMs: 500 });
-    const error = await startupError(() => startCoreServer(config, { deployment: TEST_DEPLOYMENT }));
+    const error = await startupError(() => startCoreServer(config, { deployment: contracts.deployment }));
     expect(error).to.be.instanceOf(StartupError);
     expect(error.message).to.include(`cannot read the chain id from ${rpc.url}`);
   });
 
-  it("with the Vault key check enforced, refuses a Vault address without a contract", async () => {
-    // TODO(contracts merge): deploy the Vault (deploySurety) and cover "key not set", "key differs" and "key equal".
-    const error = await startupError(() =>
-      startCoreServer(testConfig(dir.path), { deployment: TEST_DEPLOYMENT, chain: hardhatChain() }),
-    );
-    expect(error).to.be.instanceOf(StartupError);
-    expect(error.message).to.match(/no contract at the Vault address/);
+  describe("Vault key check", () => {
+    it("starts when the Vault's operator key is Core's key", async () => {
+      const onChain = await contracts.surety.vault.operatorKey();
+      expect(await contracts.surety.vault.operatorKeySet()).to.equal(true);
+      expect(g1FromEip2537(onChain)).to.deep.equal(TEST_BLS_PUBLIC_KEY);
+      const core = await startCoreServer(testConfig(dir.path), {
+        logger: silentLogger(),
+        deployment: contracts.deployment,
+        chain: hardhatChain(),
+      });
+      try {
+        const params = await request(core.url, "GET", "/core/public-params");
+        expect(publicKeyFromArray(params.body.public_key)).to.deep.equal(TEST_BLS_PUBLIC_KEY);
+      } finally {
+        await core.close();
+      }
+    });
+
+    it("refuses a Vault without an operator key, naming Core's key to set", async () => {
+      const [admin] = await ethers.getSigners();
+      const keyless = await new Vault__factory(admin).deploy(admin.address, DEFAULT_TIMINGS);
+      const vault = await keyless.getAddress();
+      const error = await startupError(() =>
+        startCoreServer(testConfig(dir.path), {
+          deployment: { ...contracts.deployment, vault },
+          chain: hardhatChain(),
+        }),
+      );
+      expect(error).to.be.instanceOf(StartupError);
+      expect(error.message).to.include(`the Vault at ${vault} has no operator BLS key`);
+      expect(error.message).to.include("0x" + Buffer.from(TEST_BLS_PUBLIC_KEY).toString("hex"));
+    });
+
+    it("refuses when Core's key (SURETY_BLS_SECRET) is not the Vault's", async () => {
+      const config = testConfig(dir.path, { blsSecret: "0x" + "43".repeat(32) });
+      const error = await startupError(() =>
+        startCoreServer(config, { deployment: contracts.deployment, chain: hardhatChain() }),
+      );
+      expect(error).to.be.instanceOf(StartupError);
+      expect(error.message).to.match(/is not the Vault's operator key/);
+      expect(error.message).to.include("0x" + Buffer.from(TEST_BLS_PUBLIC_KEY).toString("hex"));
+    });
+
+    it("refuses once the Vault's key was rotated away from Core's", async () => {
+      const rotated = blsKeyFromSecret("0x" + "44".repeat(32)).publicKey;
+      await (await contracts.surety.vault.setOperatorKey(g1ToEip2537(rotated))).wait();
+      try {
+        const error = await startupError(() =>
+          startCoreServer(testConfig(dir.path), { deployment: contracts.deployment, chain: hardhatChain() }),
+        );
+        expect(error).to.be.instanceOf(StartupError);
+        expect(error.message).to.include(
+          `is not the Vault's operator key 0x${Buffer.from(rotated).toString("hex")}`,
+        );
+      } finally {
+        await deployTestContracts(); // back to Core's key for the tests after this one
+      }
+    });
+
+    it("refuses a Vault address without a contract", async () => {
+      const deployment = { ...contracts.deployment, vault: "0x" + "11".repeat(20) };
+      const error = await startupError(() =>
+        startCoreServer(testConfig(dir.path), { deployment, chain: hardhatChain() }),
+      );
+      expect(error).to.be.instanceOf(StartupError);
+      expect(error.message).to.match(/no contract at the Vault address/);
+    });
   });
 
   it("RpcChainGateway reads chain id and block number from a real node", async () => {

@@ -1,15 +1,21 @@
 /**
- * Test fixtures for the operator: a config for a temp directory, a Core on
- * a free port with a manual clock, a small JSON HTTP client and the SIWE
- * sign-in dance with a real wallet. The chain is Hardhat's in-process
- * network (`ethers.provider`) behind the RpcChainGateway.
+ * Test fixtures for the operator: the contracts deployed for real on
+ * Hardhat's in-process network (`deploySurety`, once per run through
+ * loadFixture), a config for a temp directory, a Core on a free port with a
+ * manual clock, a small JSON HTTP client and the SIWE sign-in dance with a
+ * real wallet. Core reads the chain through the RpcChainGateway over
+ * `ethers.provider` and runs its startup checks for real, the Vault key
+ * check included.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Wallet } from "ethers";
+import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
+import { computeAddress, getCreateAddress, keccak256, toUtf8Bytes, Wallet } from "ethers";
 import { ethers } from "hardhat";
 import { SiweMessage } from "siwe";
+import { DEV_TEST_TOKENS, deploySurety, type SuretyDeployment } from "../../scripts/deploy";
+import { blsKeyFromSecret } from "../../sdk/bls";
 import { type ChainGateway, RpcChainGateway } from "../../operator/chain";
 import { ManualClock } from "../../operator/clock";
 import { configFromObject, type OperatorConfig, type OperatorConfigInput } from "../../operator/config";
@@ -23,42 +29,112 @@ export const TEST_DOMAIN = "core.surety.test";
 export const TEST_URI = "https://core.surety.test";
 export const TEST_CHAIN_ID = 31337;
 
+/** Core's BLS key material in tests; the test Vault holds the matching public key. */
+export const TEST_BLS_SECRET = "0x" + "42".repeat(32);
+export const TEST_BLS_PUBLIC_KEY: Uint8Array = blsKeyFromSecret(TEST_BLS_SECRET).publicKey;
+
 /**
- * The deployment Core is started with. The contracts are not deployed by
- * these tests (issuance and reads never call them), so the addresses are
- * fixed placeholders in the shape `scripts/deploy.ts` writes.
- * TODO(contracts merge): deploy with `deploySurety` and use its record, and
- * run Core with the Vault key check enforced.
+ * The test contracts' deployer: a key of its own (no test sends from it), so
+ * its nonce is 0 whenever the deployment runs and the contract addresses are
+ * the same in every run, whatever other test files did on the chain before.
  */
-export const TEST_DEPLOYMENT_JSON = {
+export const TEST_DEPLOYER_KEY = keccak256(toUtf8Bytes("surety operator tests: contract deployer"));
+const TEST_DEPLOYER = computeAddress(TEST_DEPLOYER_KEY);
+const DEPLOYER_BALANCE = 10n ** 21n; // 1,000 ETH: far more than the deployment's gas
+
+/**
+ * Deployer nonces of the contracts `deploySurety` creates with the options
+ * used below (one operator key, no extra registries, the two dev test
+ * tokens): registry, Vault, ClearingHouse, then setClearingHouse,
+ * setOperatorKey and setTrustedRegistry, then the tokens. The fixture checks
+ * the record against these, so a change in deploySurety's order fails loudly.
+ */
+const CREATE_NONCE = { ValidationRegistry: 0, Vault: 1, ClearingHouse: 2, tUSD: 6, tETH: 7 } as const;
+const createdAt = (nonce: number) => getCreateAddress({ from: TEST_DEPLOYER, nonce });
+
+/**
+ * The deployment Core is started with, known before anything is deployed
+ * (addresses derive from the deployer and its nonces) so that claim fixtures
+ * can be module constants. `vaultDeployBlock` is 0 here; the deployment of
+ * {@link deployTestContracts} carries the real block.
+ */
+export const TEST_DEPLOYMENT: DeploymentInfo = parseDeployment({
   network: "hardhat",
-  chainId: 31337,
+  chainId: TEST_CHAIN_ID,
   contracts: {
-    Vault: { address: "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512", blockNumber: 2 },
-    ClearingHouse: { address: "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0", blockNumber: 3 },
-    ValidationRegistry: { address: "0x5FbDB2315678afecb367f032d93F642f64180aa3", blockNumber: 1 },
+    Vault: { address: createdAt(CREATE_NONCE.Vault) },
+    ClearingHouse: { address: createdAt(CREATE_NONCE.ClearingHouse) },
+    ValidationRegistry: { address: createdAt(CREATE_NONCE.ValidationRegistry) },
   },
-  config: { trustedRegistries: ["0x5FbDB2315678afecb367f032d93F642f64180aa3"] },
+  config: { trustedRegistries: [createdAt(CREATE_NONCE.ValidationRegistry)] },
   tokens: [
-    { address: "0x0165878A594ca255338adfa4d48449f69242Eb8F", name: "Test USD", symbol: "tUSD", decimals: 6 },
-    {
-      address: "0xa513E6E4b8f2a923D98304ec87F64353C4D5C853",
-      name: "Test Ether",
-      symbol: "tETH",
-      decimals: 18,
-    },
+    { address: createdAt(CREATE_NONCE.tUSD), symbol: "tUSD", decimals: 6 },
+    { address: createdAt(CREATE_NONCE.tETH), symbol: "tETH", decimals: 18 },
   ],
-};
-export const TEST_DEPLOYMENT: DeploymentInfo = parseDeployment(TEST_DEPLOYMENT_JSON);
+});
+
+export interface TestContracts {
+  /** Live contract handles (connected to the deployer, who holds every Vault role) and the record. */
+  surety: SuretyDeployment;
+  /** `deployments/hardhat.json` as `scripts/deploy.ts` writes it (`writeDeployment`). */
+  json: Record<string, unknown>;
+  /** What Core reads from that file (`parseDeployment`); addresses equal {@link TEST_DEPLOYMENT}'s. */
+  deployment: DeploymentInfo;
+}
+
+/** Deploys and checks the addresses; run through {@link deployTestContracts} only. */
+async function deploySuretyForCore(): Promise<TestContracts> {
+  const nonce = await ethers.provider.getTransactionCount(TEST_DEPLOYER);
+  if (nonce !== 0) {
+    throw new Error(
+      `test deployer ${TEST_DEPLOYER} has nonce ${nonce}: deploy through deployTestContracts()`,
+    );
+  }
+  await ethers.provider.send("hardhat_setBalance", [TEST_DEPLOYER, "0x" + DEPLOYER_BALANCE.toString(16)]);
+  const deployer = new Wallet(TEST_DEPLOYER_KEY, ethers.provider);
+  const surety = await deploySurety(deployer, {
+    operatorBlsPublicKey: TEST_BLS_PUBLIC_KEY,
+    testTokens: DEV_TEST_TOKENS,
+  });
+  const json = JSON.parse(JSON.stringify({ network: "hardhat", ...surety.record })) as Record<
+    string,
+    unknown
+  >;
+  const deployment = parseDeployment(json);
+  const expected = JSON.stringify(TEST_DEPLOYMENT);
+  const actual = JSON.stringify({ ...deployment, vaultDeployBlock: TEST_DEPLOYMENT.vaultDeployBlock });
+  if (actual !== expected) {
+    throw new Error(
+      `deploySurety no longer deploys where the tests expect: ${actual} instead of ${expected}`,
+    );
+  }
+  return { surety, json, deployment };
+}
+
+/**
+ * The test contracts, deployed on the first call; every later call reverts
+ * the chain to the state right after that deployment (loadFixture), so each
+ * caller starts from the same chain. Anything done on chain before the call
+ * is undone by it.
+ */
+export function deployTestContracts(): Promise<TestContracts> {
+  return loadFixture(deploySuretyForCore);
+}
 
 /** The in-process Hardhat chain behind Core's gateway interface. */
 export function hardhatChain(timeoutMs = 2_000): ChainGateway {
   return new RpcChainGateway(ethers.provider, { timeoutMs });
 }
 
-/** Deps every test Core needs besides config: the test deployment and the Hardhat chain. */
-export function testCoreDeps(): Pick<CoreServerDeps, "deployment" | "chain" | "vaultKeyCheck"> {
-  return { deployment: TEST_DEPLOYMENT, chain: hardhatChain(), vaultKeyCheck: "skip" };
+/**
+ * Deps every test Core needs besides config: the deployment and the Hardhat
+ * chain. The Vault key check is enforced, so the contracts must be deployed
+ * first (`await deployTestContracts()`, which also gives `deployment`).
+ */
+export function testCoreDeps(
+  deployment: DeploymentInfo = TEST_DEPLOYMENT,
+): Pick<CoreServerDeps, "deployment" | "chain"> {
+  return { deployment, chain: hardhatChain() };
 }
 
 /** A fresh temp directory; `remove()` deletes it. */
@@ -75,7 +151,7 @@ export function testConfig(dataDir: string, overrides: OperatorConfigInput = {})
     dataDir,
     chainId: TEST_CHAIN_ID,
     jwtSecret: "test-jwt-secret-of-at-least-32-bytes!!",
-    blsSecret: "0x" + "42".repeat(32),
+    blsSecret: TEST_BLS_SECRET,
     siweDomain: TEST_DOMAIN,
     siweUri: TEST_URI,
     siweStatement: "Sign in to Surety Core (test).",
@@ -85,22 +161,37 @@ export function testConfig(dataDir: string, overrides: OperatorConfigInput = {})
 
 export interface TestCore {
   core: CoreServer;
+  contracts: TestContracts;
   clock: ManualClock;
   config: OperatorConfig;
   stop(): Promise<void>;
 }
 
-/** A Core on a free port over a SQLite file in a temp dir; `stop()` closes it and removes the dir. */
+/**
+ * A Core on a free port over a SQLite file in a temp dir, on the freshly
+ * deployed test contracts (see {@link deployTestContracts}: the chain is
+ * reverted to them first); `stop()` closes it and removes the dir.
+ */
 export async function startTestCore(
   overrides: OperatorConfigInput = {},
   deps: Omit<CoreServerDeps, "clock" | "logger"> = {},
 ): Promise<TestCore> {
+  const contracts = await deployTestContracts();
   const dir = tempDir();
   const config = testConfig(dir.path, overrides);
   const clock = new ManualClock(T0);
-  const core = await startCoreServer(config, { clock, logger: silentLogger(), ...testCoreDeps(), ...deps });
+  const core = await startCoreServer(config, {
+    clock,
+    logger: silentLogger(),
+    ...testCoreDeps(contracts.deployment),
+    ...deps,
+  }).catch((error: unknown) => {
+    dir.remove();
+    throw error;
+  });
   return {
     core,
+    contracts,
     clock,
     config,
     stop: async () => {

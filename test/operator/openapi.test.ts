@@ -1,0 +1,337 @@
+/**
+ * Core's OpenAPI document against Core itself: a real Core (deployed contracts, SQLite store, real
+ * signatures) is called on every documented endpoint, for successes and failures, and each answer's body
+ * is validated against the document's schema for that path and status.
+ */
+import { expect } from "chai";
+import { Wallet } from "ethers";
+import { ethers } from "hardhat";
+import { CORE_OPENAPI } from "../../operator/api/openapi-document";
+import { createBackgroundTasks } from "../../operator/background";
+import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
+import { guaranteeId } from "../../sdk/ids";
+import { ZERO_ADDRESS } from "../../sdk/wire";
+import { OpenApiChecker } from "../openapi/validator";
+import {
+  bearer,
+  facilitator,
+  issue,
+  payer,
+  recipient,
+  signedBody,
+  stranger,
+  v1Claims,
+  v2Claims,
+} from "./guarantee-fixtures";
+import {
+  post,
+  request,
+  signIn,
+  siweMessageFor,
+  startTestCore,
+  T0,
+  TEST_CHAIN_ID,
+  TEST_DEPLOYER_KEY,
+  TEST_DEPLOYMENT,
+  type TestCore,
+} from "./helpers";
+
+describe("Core OpenAPI document", () => {
+  const checker = new OpenApiChecker(CORE_OPENAPI);
+  let t: TestCore;
+  let url: string;
+
+  before(async () => {
+    // The deployer holds the ClearingHouse operator role: Core commits cycles with it.
+    t = await startTestCore({ facilitators: [facilitator.address], operatorPrivateKey: TEST_DEPLOYER_KEY });
+    url = t.core.url;
+    await t.core.context.store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
+  });
+
+  after(async () => {
+    await t?.stop();
+  });
+
+  async function call(
+    method: string,
+    template: string,
+    path: string,
+    options: Parameters<typeof request>[3] = {},
+  ) {
+    const response = await request(url, method, path, options);
+    checker.check(method, template, response);
+    return response;
+  }
+
+  it("compiles: every $ref resolves and every schema is valid JSON Schema 2020-12", () => {
+    expect(checker.compileAll()).to.be.greaterThan(40);
+  });
+
+  it("is served at GET /openapi.json", async () => {
+    const response = await call("GET", "/openapi.json", "/openapi.json");
+    expect(response.status).to.equal(200);
+    expect(response.body).to.deep.equal(JSON.parse(JSON.stringify(CORE_OPENAPI)));
+    expect(response.body.openapi).to.equal("3.1.0");
+  });
+
+  it("public endpoints match", async () => {
+    expect((await call("GET", "/core/tokens", "/core/tokens")).status).to.equal(200);
+    expect((await call("GET", "/core/public-params", "/core/public-params")).status).to.equal(200);
+    expect((await call("GET", "/core/health", "/core/health")).status).to.equal(200);
+    const metrics = await call("GET", "/metrics", "/metrics");
+    expect(metrics.status).to.equal(200);
+    expect(metrics.body).to.contain("surety_http_requests_total");
+  });
+
+  it("auth endpoints match, success and failure", async () => {
+    expect((await call("POST", "/auth/nonce", "/auth/nonce", { json: { address: "0x12" } })).status).to.equal(
+      400,
+    );
+    const malformed = await call("POST", "/auth/nonce", "/auth/nonce", { rawBody: "{" });
+    expect(malformed.body.code).to.equal("malformed_json");
+    const tooLarge = await call("POST", "/auth/nonce", "/auth/nonce", {
+      json: { address: payer.address, padding: "x".repeat(70_000) },
+    });
+    expect(tooLarge.status).to.equal(413);
+
+    const nonce = await call("POST", "/auth/nonce", "/auth/nonce", { json: { address: recipient.address } });
+    expect(nonce.status).to.equal(200);
+    const message = siweMessageFor(recipient.address, nonce.body);
+    const badSignature = await stranger.signMessage(message);
+    const refused = await call("POST", "/auth/verify", "/auth/verify", {
+      json: { address: recipient.address, message, signature: badSignature },
+    });
+    expect(refused.status).to.equal(401);
+    expect(
+      (await call("POST", "/auth/verify", "/auth/verify", { json: { address: recipient.address } })).status,
+    ).to.equal(400);
+    const signature = await recipient.signMessage(message);
+    const tokens = await call("POST", "/auth/verify", "/auth/verify", {
+      json: { address: recipient.address, message, signature },
+    });
+    expect(tokens.status).to.equal(200);
+
+    const refreshed = await call("POST", "/auth/refresh", "/auth/refresh", {
+      json: { refresh_token: tokens.body.refresh_token },
+    });
+    expect(refreshed.status).to.equal(200);
+    const reused = await call("POST", "/auth/refresh", "/auth/refresh", {
+      json: { refresh_token: tokens.body.refresh_token },
+    });
+    expect(reused.status).to.equal(401);
+    expect((await call("POST", "/auth/refresh", "/auth/refresh", { json: {} })).status).to.equal(400);
+    expect(
+      (
+        await call("POST", "/auth/logout", "/auth/logout", {
+          json: { refresh_token: refreshed.body.refresh_token },
+        })
+      ).status,
+    ).to.equal(204);
+    expect(
+      (await call("POST", "/auth/logout", "/auth/logout", { json: { refresh_token: 7 } })).status,
+    ).to.equal(400);
+  });
+
+  it("guarantee endpoints match, success and failure", async () => {
+    const recipientToken = (await signIn(url, recipient)).access_token;
+    const strangerToken = (await signIn(url, stranger)).access_token;
+    const facilitatorToken = (await signIn(url, facilitator)).access_token;
+    const body = await signedBody(v1Claims({ reqId: 4242n, amount: 1_000n }));
+
+    const missing = await request(url, "POST", "/core/guarantees", { json: body });
+    checker.check("POST", "/core/guarantees", missing);
+    expect(missing.status).to.equal(401);
+    expect(missing.headers.get("www-authenticate")).to.match(/^Bearer/);
+
+    const invalid = await issue(url, recipientToken, { ...body, scheme: "rsa" });
+    checker.check("POST", "/core/guarantees", invalid);
+    expect(invalid.status).to.equal(400);
+    const forbidden = await issue(url, strangerToken, body);
+    checker.check("POST", "/core/guarantees", forbidden);
+    expect(forbidden.status).to.equal(403);
+    const tooMuch = await issue(
+      url,
+      recipientToken,
+      await signedBody(v1Claims({ reqId: 1n, amount: 10_001n })),
+    );
+    checker.check("POST", "/core/guarantees", tooMuch);
+    expect(tooMuch.body.code).to.equal("insufficient_collateral");
+
+    const issued = await issue(url, recipientToken, body);
+    checker.check("POST", "/core/guarantees", issued);
+    expect(issued.status).to.equal(200);
+    const duplicate = await issue(url, facilitatorToken, body);
+    checker.check("POST", "/core/guarantees", duplicate);
+    expect(duplicate.status).to.equal(409);
+    expect(duplicate.body.certificate).to.deep.equal(issued.body);
+
+    const id = guaranteeId({ chainId: TEST_CHAIN_ID, vault: TEST_DEPLOYMENT.vault }, payer.address, 4242n);
+    const one = "/core/guarantees/{id}";
+    expect(
+      (await call("GET", one, `/core/guarantees/${id}`, { headers: bearer(recipientToken) })).status,
+    ).to.equal(200);
+    expect(
+      (await call("GET", one, "/core/guarantees/0x12", { headers: bearer(recipientToken) })).status,
+    ).to.equal(400);
+    expect(
+      (await call("GET", one, `/core/guarantees/${id}`, { headers: bearer(strangerToken) })).status,
+    ).to.equal(404);
+    expect((await call("GET", one, `/core/guarantees/${id}`)).status).to.equal(401);
+
+    const balances = "/core/users/{address}/balances";
+    const own = await call("GET", balances, `/core/users/${payer.address}/balances`, {
+      headers: bearer(facilitatorToken),
+    });
+    expect(own.status).to.equal(200);
+    expect(own.body.balances[0].locked).to.equal("1000");
+    expect(
+      (await call("GET", balances, "/core/users/nope/balances", { headers: bearer(strangerToken) })).status,
+    ).to.equal(400);
+    expect(
+      (
+        await call("GET", balances, `/core/users/${payer.address}/balances`, {
+          headers: bearer(strangerToken),
+        })
+      ).status,
+    ).to.equal(403);
+
+    const list = "/core/recipients/{address}/guarantees";
+    const page = await call("GET", list, `/core/recipients/${recipient.address}/guarantees?limit=1`, {
+      headers: bearer(recipientToken),
+    });
+    expect(page.status).to.equal(200);
+    expect(page.body.guarantees).to.have.length(1);
+    expect(
+      (
+        await call("GET", list, `/core/recipients/${recipient.address}/guarantees?limit=0`, {
+          headers: bearer(recipientToken),
+        })
+      ).status,
+    ).to.equal(400);
+    expect(
+      (
+        await call("GET", list, `/core/recipients/${recipient.address}/guarantees`, {
+          headers: bearer(strangerToken),
+        })
+      ).status,
+    ).to.equal(403);
+  });
+
+  it("V2 finalization, cycle, proof and withdrawal endpoints match, success and failure", async () => {
+    // Real chain activity for Core's indexer and scheduler (driven by hand here, no background loop).
+    const tasks = await createBackgroundTasks({ ...t.core.context, provider: ethers.provider });
+    const onChainPayer = new Wallet(payer.privateKey, ethers.provider);
+    const vault = t.contracts.surety.vault.connect(onChainPayer);
+    await (await vault.deposit({ value: 5_000n })).wait();
+    await tasks.indexer.tick();
+
+    const payerToken = (await signIn(url, payer)).access_token;
+    const recipientToken = (await signIn(url, recipient)).access_token;
+    const strangerToken = (await signIn(url, stranger)).access_token;
+    const v2 = await signedBody(v2Claims({ reqId: 4343n, amount: 500n }, { deadline: T0 + 100 }));
+    expect((await issue(url, recipientToken, v2)).status).to.equal(200);
+    const v2Id = guaranteeId({ chainId: TEST_CHAIN_ID, vault: TEST_DEPLOYMENT.vault }, payer.address, 4343n);
+    const v1Id = guaranteeId({ chainId: TEST_CHAIN_ID, vault: TEST_DEPLOYMENT.vault }, payer.address, 4242n);
+
+    const finalize = "/core/guarantees/{id}/finalize";
+    const as = (token: string) => ({ headers: bearer(token) });
+    expect((await call("POST", finalize, `/core/guarantees/${v2Id}/finalize`)).status).to.equal(401);
+    expect(
+      (await call("POST", finalize, "/core/guarantees/0x12/finalize", as(payerToken))).body.code,
+    ).to.equal("invalid_request");
+    expect(
+      (await call("POST", finalize, `/core/guarantees/${v2Id}/finalize`, as(strangerToken))).body.code,
+    ).to.equal("guarantee_not_found");
+    expect(
+      (await call("POST", finalize, `/core/guarantees/${v2Id}/finalize`, as(recipientToken))).body.code,
+    ).to.equal("not_payer");
+    expect(
+      (await call("POST", finalize, `/core/guarantees/${v1Id}/finalize`, as(payerToken))).body.code,
+    ).to.equal("invalid_state");
+    const finalized = await call("POST", finalize, `/core/guarantees/${v2Id}/finalize`, as(payerToken));
+    expect(finalized.status).to.equal(200);
+    expect(finalized.body).to.include({ guarantee_id: v2Id, state: "FINALIZED_PAYABLE" });
+    expect(
+      (await call("POST", finalize, `/core/guarantees/${v2Id}/finalize`, as(payerToken))).status,
+    ).to.equal(409);
+
+    // Cycle 1 nets both guarantees (payer owes the recipient 1,500), commits on chain, and is indexed.
+    await t.core.context.store.setOperatorState(NEXT_CUTOFF_KEY, String(t.clock.nowSeconds()));
+    expect(await tasks.scheduler!.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 2 });
+    await tasks.indexer.tick();
+
+    const cycle = "/core/cycles/{id}";
+    const one = await call("GET", cycle, "/core/cycles/1");
+    expect(one.status).to.equal(200);
+    expect(one.body).to.include({ cycle_id: 1, state: "COMMITTED", guarantee_count: 2 });
+    expect(one.body.debtors).to.deep.equal([
+      { asset_address: ZERO_ADDRESS, debtor: payer.address, amount: "1500", status: "OPEN", covered: null },
+    ]);
+    expect((await call("GET", cycle, "/core/cycles/2")).body.code).to.equal("cycle_not_found");
+    expect((await call("GET", cycle, "/core/cycles/x")).body.code).to.equal("invalid_request");
+
+    const proof = "/core/cycles/{id}/participants/{address}/proof";
+    const credit = await call("GET", proof, `/core/cycles/1/participants/${recipient.address}/proof`);
+    expect(credit.status).to.equal(200);
+    expect(credit.body.positions[0]).to.include({ debit: "0", credit: "1500", claimed: false });
+    expect(credit.body.positions[0].claim_net_credit_args.slice(0, 4)).to.deep.equal([
+      "1",
+      ZERO_ADDRESS,
+      recipient.address,
+      "1500",
+    ]);
+    const debit = await call("GET", proof, `/core/cycles/1/participants/${payer.address.toLowerCase()}/proof`);
+    expect(debit.body.positions[0]).to.include({ debit: "1500", credit: "0", claim_net_credit_args: null });
+    expect(
+      (await call("GET", proof, `/core/cycles/1/participants/${stranger.address}/proof`)).body.code,
+    ).to.equal("position_not_found");
+    expect(
+      (await call("GET", proof, `/core/cycles/9/participants/${stranger.address}/proof`)).body.code,
+    ).to.equal("cycle_not_found");
+    expect((await call("GET", proof, "/core/cycles/1/participants/0x12/proof")).body.code).to.equal(
+      "invalid_request",
+    );
+
+    // A withdrawal request on chain shows up in Core's view of what is withdrawable.
+    await (await vault.requestWithdrawal(ZERO_ADDRESS, 2_000n)).wait();
+    await tasks.indexer.tick();
+    const withdrawals = "/core/users/{address}/withdrawals";
+    const own = await call("GET", withdrawals, `/core/users/${payer.address}/withdrawals`, as(payerToken));
+    expect(own.status).to.equal(200);
+    expect(own.body.withdrawals).to.have.length(1);
+    expect(own.body.withdrawals[0]).to.include({ withdrawal_id: "1", amount: "2000", state: "PENDING" });
+    expect(own.body.withdrawable[0]).to.include({ pending_withdrawal: "2000", finalizable_amount: "2000" });
+    expect((await call("GET", withdrawals, `/core/users/${payer.address}/withdrawals`)).status).to.equal(401);
+    expect(
+      (await call("GET", withdrawals, `/core/users/${payer.address}/withdrawals`, as(strangerToken))).body.code,
+    ).to.equal("not_authorized_for_user");
+    expect(
+      (await call("GET", withdrawals, "/core/users/0x12/withdrawals", as(strangerToken))).body.code,
+    ).to.equal("invalid_request");
+  });
+
+  it("unknown routes answer the common error shape", async () => {
+    const response = await post(url, "/core/nothing-here", {});
+    expect(response.status).to.equal(404);
+    expect(Object.keys(response.body).sort()).to.deep.equal(["code", "error"]);
+    expect(response.body.code).to.equal("not_found");
+  });
+
+  it("health 503 matches when the store is down", async () => {
+    const down = await startTestCore();
+    try {
+      await down.core.context.store.close();
+      const response = await request(down.core.url, "GET", "/core/health");
+      checker.check("GET", "/core/health", response);
+      expect(response.status).to.equal(503);
+      expect(response.body).to.deep.equal({ status: "fail", db: "fail", chain_rpc: "ok" });
+    } finally {
+      await down.stop().catch(() => undefined);
+    }
+  });
+
+  it("every documented operation was exercised", () => {
+    const called = new Set([...checker.exercised].map((key) => key.split(" ").slice(0, 2).join(" ")));
+    expect(checker.operations().filter((operation) => !called.has(operation))).to.deep.equal([]);
+  });
+});
