@@ -39,6 +39,17 @@ const config: HardhatUserConfig = {
       url: process.env.SURETY_RPC_URL ?? "http://127.0.0.1:8545",
       hardfork: "prague",
     },
+    // Any other EVM chain, by configuration alone: `npm run deploy -- --network custom`.
+    ...(process.env.SURETY_DEPLOY_RPC_URL
+      ? {
+          custom: {
+            url: process.env.SURETY_DEPLOY_RPC_URL,
+            accounts: process.env.SURETY_DEPLOYER_PRIVATE_KEY
+              ? [process.env.SURETY_DEPLOYER_PRIVATE_KEY]
+              : [],
+          },
+        }
+      : {}),
   },
   typechain: {
     outDir: "typechain-types",

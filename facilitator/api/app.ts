@@ -7,6 +7,7 @@
 import express, { type Express } from "express";
 import type { FacilitatorContext } from "./context";
 import { errorHandler, notFoundHandler, settleErrorHandler } from "./errors";
+import { openapiRouter } from "./openapi";
 import { healthRouter, settleRouter, supportedRouter, verifyRouter } from "./routes";
 
 /** Requests are small JSON documents (a V2 payload is a few KiB); anything larger is refused (413). */
@@ -27,6 +28,7 @@ export function createFacilitatorApp(context: FacilitatorContext): Express {
   app.use(verifyRouter(context));
   app.use(supportedRouter(context));
   app.use(healthRouter(context));
+  app.use(openapiRouter());
   app.use(notFoundHandler());
   app.use(errorHandler(context.logger));
   return app;

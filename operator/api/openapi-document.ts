@@ -1,0 +1,674 @@
+/**
+ * OpenAPI 3.1 description of Core's HTTP API (docs/operator-api.md,
+ * docs/operator-auth.md). Served at `GET /openapi.json`; the tests in
+ * test/operator/openapi.test.ts check real responses against it, so a
+ * change of a response shape must change this document too.
+ */
+
+type Schema = Record<string, unknown>;
+
+const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
+const nullable = (schema: Schema): Schema => ({ anyOf: [schema, { type: "null" }] });
+const object = (properties: Record<string, Schema>, required = Object.keys(properties)): Schema => ({
+  type: "object",
+  properties,
+  required,
+  additionalProperties: false,
+});
+
+/** An error answer whose `code` is one of `codes`. */
+function errorResponse(description: string, codes?: readonly string[]): Schema {
+  const schema = codes
+    ? {
+        allOf: [ref("Error")],
+        type: "object",
+        properties: { code: { enum: [...codes] } },
+      }
+    : ref("Error");
+  return { description, content: { "application/json": { schema } } };
+}
+
+function jsonResponse(description: string, schema: Schema, headers?: Schema): Schema {
+  return { description, content: { "application/json": { schema } }, ...(headers ? { headers } : {}) };
+}
+
+const BEARER_FAILURE_CODES = ["missing_token", "invalid_token", "token_expired"] as const;
+const COMMON_ERRORS = {
+  "413": errorResponse("Body larger than 64 kB.", ["body_too_large"]),
+  "415": errorResponse("Unsupported content encoding or charset.", [
+    "unsupported_encoding",
+    "unsupported_charset",
+  ]),
+  "500": jsonResponse("Unexpected failure; details go to the log only.", ref("InternalError")),
+};
+const UNAUTHORIZED = {
+  ...errorResponse("Bearer token missing, invalid or expired.", BEARER_FAILURE_CODES),
+  headers: {
+    "WWW-Authenticate": {
+      description: 'Bearer challenge, e.g. `Bearer realm="surety"`.',
+      schema: { type: "string" },
+    },
+  },
+};
+const jsonBody = (schema: Schema): Schema => ({
+  required: true,
+  content: { "application/json": { schema } },
+});
+
+const ISSUANCE_400_CODES = [
+  "invalid_request",
+  "malformed_json",
+  "unsupported_version",
+  "unsupported_asset",
+  "untrusted_validation_registry",
+  "validation_chain_id_mismatch",
+  "validation_request_hash_mismatch",
+  "invalid_signature",
+  "timestamp_too_old",
+  "timestamp_in_future",
+  "validation_deadline_passed",
+  "insufficient_collateral",
+] as const;
+
+export const CORE_OPENAPI = {
+  openapi: "3.1.0",
+  jsonSchemaDialect: "https://json-schema.org/draft/2020-12/schema",
+  info: {
+    title: "Surety Core (operator) API",
+    version: "0.1.0",
+    description:
+      "Collateral-backed payment guarantees: sign-in (SIWE), public parameters, guarantee issuance and reads, " +
+      "V2 finalization, clearing cycles and proofs, withdrawals. " +
+      "Every error body is `{error, code}`; `error` names the field at fault for bad input. " +
+      "Every response carries `X-Request-Id`.",
+  },
+  servers: [{ url: "http://127.0.0.1:8080", description: "devnet default" }],
+  tags: [{ name: "auth" }, { name: "public" }, { name: "guarantees" }, { name: "clearing" }, { name: "ops" }],
+  components: {
+    securitySchemes: {
+      bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT (HS256) from POST /auth/verify" },
+    },
+    schemas: {
+      Error: {
+        type: "object",
+        properties: { error: { type: "string" }, code: { type: "string" } },
+        required: ["error", "code"],
+        additionalProperties: false,
+      },
+      InternalError: object({ error: { const: "internal error" }, code: { const: "internal_error" } }),
+      Address: { type: "string", pattern: "^0x[0-9a-fA-F]{40}$", description: "Any case in; EIP-55 out." },
+      Uint: {
+        type: "string",
+        pattern: "^(0|[1-9][0-9]*)$",
+        description: "Unsigned integer < 2^256, decimal.",
+      },
+      UintInput: {
+        type: "string",
+        pattern: "^([0-9]+|0x[0-9a-fA-F]+)$",
+        description: "Unsigned integer < 2^256, decimal or 0x hex.",
+      },
+      Bytes32: { type: "string", pattern: "^0x[0-9a-fA-F]{64}$" },
+      HexBytes: { type: "string", pattern: "^0x([0-9a-fA-F]{2})+$" },
+      PayerSignature: { type: "string", pattern: "^0x[0-9a-fA-F]{130}$", description: "65 bytes r‖s‖v." },
+      UnixSeconds: { type: "integer", minimum: 0 },
+      Certificate: object({
+        claims: { ...ref("HexBytes"), description: "ABI-encoded certificate claims (ARCHITECTURE.md §5)." },
+        signature: {
+          type: "string",
+          pattern: "^0x[0-9a-fA-F]{192}$",
+          description: "96-byte BLS G2 signature.",
+        },
+      }),
+      ValidationPolicy: object(
+        {
+          validation_registry_address: ref("Address"),
+          validator_address: ref("Address"),
+          validator_agent_id: ref("UintInput"),
+          min_validation_score: { type: "integer", minimum: 0, maximum: 100 },
+          job_hash: ref("Bytes32"),
+          required_validation_tag: { type: "string", maxLength: 256 },
+          validation_deadline: ref("UnixSeconds"),
+          validation_chain_id: { type: "integer", minimum: 1 },
+          validation_request_hash: ref("Bytes32"),
+        },
+        [
+          "validation_registry_address",
+          "validator_address",
+          "validator_agent_id",
+          "min_validation_score",
+          "job_hash",
+          "required_validation_tag",
+          "validation_deadline",
+        ],
+      ),
+      ClaimsInput: {
+        ...object(
+          {
+            version: { enum: [1, 2, "1", "2", "v1", "v2"] },
+            user_address: ref("Address"),
+            recipient_address: ref("Address"),
+            req_id: ref("UintInput"),
+            amount: ref("UintInput"),
+            asset_address: ref("Address"),
+            timestamp: ref("UnixSeconds"),
+            validation_policy: nullable(ref("ValidationPolicy")),
+          },
+          ["version", "user_address", "recipient_address", "req_id", "amount", "asset_address", "timestamp"],
+        ),
+        description: "V2 requires `validation_policy`; V1 takes null or nothing.",
+      },
+      Claims: object({
+        version: { enum: [1, 2] },
+        user_address: ref("Address"),
+        recipient_address: ref("Address"),
+        req_id: ref("Uint"),
+        amount: ref("Uint"),
+        asset_address: ref("Address"),
+        timestamp: ref("UnixSeconds"),
+        validation_policy: nullable(ref("ValidationPolicy")),
+      }),
+      SignedGuaranteeRequest: object({
+        claims: ref("ClaimsInput"),
+        signature: ref("PayerSignature"),
+        scheme: { enum: ["eip712", "eip191"] },
+      }),
+      DuplicateGuarantee: {
+        type: "object",
+        properties: {
+          error: { type: "string" },
+          code: { const: "duplicate_guarantee" },
+          certificate: ref("Certificate"),
+        },
+        required: ["error", "code"],
+        additionalProperties: false,
+        description: "`certificate` is present only when the request is byte-identical to the stored one.",
+      },
+      GuaranteeState: {
+        enum: [
+          "PENDING_VALIDATION",
+          "FINALIZED_PAYABLE",
+          "DISPUTED",
+          "CANCELLED",
+          "NETTED",
+          "SETTLED",
+          "REMUNERATED",
+          "DEFAULT_REMUNERATED",
+        ],
+      },
+      Guarantee: object({
+        guarantee_id: ref("Bytes32"),
+        state: ref("GuaranteeState"),
+        claims: ref("Claims"),
+        scheme: { enum: ["eip712", "eip191"] },
+        signature: ref("PayerSignature"),
+        certificate: ref("Certificate"),
+        created_at: { type: "string", format: "date-time" },
+        updated_at: { type: "string", format: "date-time" },
+      }),
+      Balance: object({
+        asset_address: ref("Address"),
+        symbol: nullable({ type: "string" }),
+        decimals: nullable({ type: "integer", minimum: 0, maximum: 255 }),
+        deposited: ref("Uint"),
+        locked: ref("Uint"),
+        pending_withdrawal: ref("Uint"),
+        available: ref("Uint"),
+        collateral_factor_bps: { type: "integer", minimum: 0, maximum: 10000 },
+      }),
+      Balances: object({ user_address: ref("Address"), balances: { type: "array", items: ref("Balance") } }),
+      RecipientGuarantees: object({
+        recipient_address: ref("Address"),
+        guarantees: { type: "array", items: ref("Guarantee") },
+        next_cursor: nullable({ type: "string", minLength: 1 }),
+      }),
+      Tokens: object({
+        chain_id: { type: "integer", minimum: 1 },
+        tokens: {
+          type: "array",
+          items: object({
+            symbol: { type: "string", minLength: 1 },
+            address: ref("Address"),
+            decimals: { type: "integer", minimum: 0, maximum: 255 },
+          }),
+        },
+      }),
+      PublicParams: object({
+        public_key: {
+          type: "array",
+          items: { type: "integer", minimum: 0, maximum: 255 },
+          minItems: 48,
+          maxItems: 48,
+          description: "Core's BLS12-381 G1 key, 48 compressed bytes.",
+        },
+        contract_address: ref("Address"),
+        ethereum_http_rpc_url: { type: "string", format: "uri" },
+        eip712_name: { type: "string" },
+        eip712_version: { type: "string" },
+        chain_id: { type: "integer", minimum: 1 },
+        max_accepted_guarantee_version: { enum: [1, 2] },
+        accepted_guarantee_versions: { type: "array", items: { enum: [1, 2] }, minItems: 1 },
+        active_guarantee_domain_separator: ref("Bytes32"),
+        trusted_validation_registries: { type: "array", items: ref("Address") },
+        validation_hash_canonicalization_version: { const: "surety-validation-request-v1" },
+      }),
+      Health: object({
+        status: { enum: ["ok", "fail"] },
+        db: { enum: ["ok", "fail"] },
+        chain_rpc: { enum: ["ok", "fail"] },
+      }),
+      NonceRequest: object({ address: ref("Address") }),
+      NonceResponse: object({
+        nonce: { type: "string", pattern: "^[0-9a-f]{32}$" },
+        siwe: object({
+          domain: { type: "string" },
+          uri: { type: "string" },
+          chain_id: { type: "integer", minimum: 1 },
+          statement: { type: "string" },
+          issued_at: { type: "string", format: "date-time" },
+          expiration: { type: "string", format: "date-time" },
+        }),
+      }),
+      SignInRequest: object({
+        address: ref("Address"),
+        message: { type: "string", maxLength: 4096, description: "The complete EIP-4361 message." },
+        signature: { type: "string", pattern: "^0x([0-9a-fA-F]{128}|[0-9a-fA-F]{130})$" },
+      }),
+      TokenResponse: object({
+        access_token: { type: "string", minLength: 1 },
+        refresh_token: { type: "string", pattern: "^[A-Za-z0-9_-]{43}$" },
+        expires_in: { type: "integer", minimum: 1 },
+      }),
+      RefreshTokenRequest: object({ refresh_token: { type: "string" } }),
+      DateTime: { type: "string", format: "date-time" },
+      Cycle: object({
+        cycle_id: { type: "integer", minimum: 1 },
+        state: { enum: ["COMMITTED", "FINALIZED"] },
+        root: { ...ref("Bytes32"), description: "Merkle root committed on chain." },
+        committed_at: nullable(ref("DateTime")),
+        committed_block: nullable({ type: "integer", minimum: 0 }),
+        commit_tx: nullable(ref("Bytes32")),
+        payment_deadline: nullable(ref("DateTime")),
+        default_deadline: nullable(ref("DateTime")),
+        finalized_at: nullable(ref("DateTime")),
+        guarantee_count: { type: "integer", minimum: 0 },
+        totals: {
+          type: "array",
+          items: object({
+            asset_address: ref("Address"),
+            total_debit: ref("Uint"),
+            total_credit: ref("Uint"),
+          }),
+        },
+        debtors: {
+          type: "array",
+          items: object({
+            asset_address: ref("Address"),
+            debtor: ref("Address"),
+            amount: ref("Uint"),
+            status: { enum: ["OPEN", "PAID", "COVERED"] },
+            covered: {
+              ...nullable(ref("Uint")),
+              description: "What arrived at the ClearingHouse for a COVERED debt; null otherwise.",
+            },
+          }),
+        },
+        claims: {
+          type: "array",
+          items: object({ asset_address: ref("Address"), participant: ref("Address"), amount: ref("Uint") }),
+        },
+      }),
+      CyclePosition: object({
+        asset_address: ref("Address"),
+        debit: ref("Uint"),
+        credit: ref("Uint"),
+        proof: { type: "array", items: ref("Bytes32") },
+        claimed: { type: "boolean" },
+        claim_net_credit_args: {
+          ...nullable({
+            type: "array",
+            prefixItems: [
+              ref("Uint"),
+              ref("Address"),
+              ref("Address"),
+              ref("Uint"),
+              { type: "array", items: ref("Bytes32") },
+            ],
+            items: false,
+            minItems: 5,
+          }),
+          description:
+            "`ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof)` arguments; null for a debtor.",
+        },
+      }),
+      CycleProof: object({
+        cycle_id: { type: "integer", minimum: 1 },
+        root: ref("Bytes32"),
+        participant: ref("Address"),
+        positions: { type: "array", items: ref("CyclePosition"), minItems: 1 },
+      }),
+      Withdrawals: object({
+        user_address: ref("Address"),
+        withdrawable: {
+          type: "array",
+          items: object({
+            asset_address: ref("Address"),
+            deposited: ref("Uint"),
+            locked: ref("Uint"),
+            pending_withdrawal: ref("Uint"),
+            free: { ...ref("Uint"), description: "deposited − locked (0 if negative)." },
+            finalizable_amount: {
+              ...nullable(ref("Uint")),
+              description: "min(requested, free) of the open request; null without one.",
+            },
+            finalizable_at: {
+              ...nullable(ref("DateTime")),
+              description: "As `Vault.withdrawalFinalizableAt`; null without an open request.",
+            },
+          }),
+        },
+        withdrawals: {
+          type: "array",
+          items: object({
+            withdrawal_id: ref("Uint"),
+            asset_address: ref("Address"),
+            amount: ref("Uint"),
+            state: { enum: ["PENDING", "CANCELLED", "FINALIZED"] },
+            requested_at: ref("DateTime"),
+            finalizable_at: ref("DateTime"),
+            paid: nullable(ref("Uint")),
+            closed_at: nullable(ref("DateTime")),
+          }),
+        },
+      }),
+    },
+  },
+  paths: {
+    "/auth/nonce": {
+      post: {
+        tags: ["auth"],
+        summary: "A single-use SIWE nonce and the EIP-4361 template to sign",
+        requestBody: jsonBody(ref("NonceRequest")),
+        responses: {
+          "200": jsonResponse("Nonce and template.", ref("NonceResponse")),
+          "400": errorResponse("`address` missing or not an address; malformed JSON.", [
+            "invalid_request",
+            "malformed_json",
+          ]),
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    "/auth/verify": {
+      post: {
+        tags: ["auth"],
+        summary: "Sign in: verify the signed SIWE message and issue tokens",
+        requestBody: jsonBody(ref("SignInRequest")),
+        responses: {
+          "200": jsonResponse("Access and refresh tokens.", ref("TokenResponse")),
+          "400": errorResponse("Malformed body.", ["invalid_request", "malformed_json"]),
+          "401": errorResponse("Message, signature or nonce refused.", [
+            "invalid_siwe_message",
+            "siwe_address_mismatch",
+            "siwe_domain_mismatch",
+            "siwe_uri_mismatch",
+            "siwe_chain_id_mismatch",
+            "siwe_statement_mismatch",
+            "siwe_not_yet_valid",
+            "siwe_message_expired",
+            "invalid_signature",
+            "nonce_unknown",
+            "nonce_used",
+            "nonce_expired",
+            "nonce_address_mismatch",
+          ]),
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    "/auth/refresh": {
+      post: {
+        tags: ["auth"],
+        summary: "Rotate a refresh token into a new token pair",
+        requestBody: jsonBody(ref("RefreshTokenRequest")),
+        responses: {
+          "200": jsonResponse(
+            "A new token pair; the presented refresh token stops working.",
+            ref("TokenResponse"),
+          ),
+          "400": errorResponse("`refresh_token` missing or not a string.", [
+            "invalid_request",
+            "malformed_json",
+          ]),
+          "401": errorResponse("Refresh token refused (a reused one revokes its whole session).", [
+            "invalid_refresh_token",
+            "refresh_token_reused",
+            "refresh_token_revoked",
+            "refresh_token_expired",
+          ]),
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    "/auth/logout": {
+      post: {
+        tags: ["auth"],
+        summary: "Revoke the refresh token's session (idempotent)",
+        requestBody: jsonBody(ref("RefreshTokenRequest")),
+        responses: {
+          "204": { description: "Revoked (also for unknown or already revoked tokens)." },
+          "400": errorResponse("`refresh_token` missing or not a string.", [
+            "invalid_request",
+            "malformed_json",
+          ]),
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    "/core/tokens": {
+      get: {
+        tags: ["public"],
+        summary:
+          "ERC-20 collateral assets of the active deployment (ETH, the zero address, is always supported)",
+        responses: { "200": jsonResponse("Tokens.", ref("Tokens")), "500": COMMON_ERRORS["500"] },
+      },
+    },
+    "/core/public-params": {
+      get: {
+        tags: ["public"],
+        summary: "Everything a payer signs against and a verifier checks with",
+        responses: {
+          "200": jsonResponse("Public parameters.", ref("PublicParams")),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/health": {
+      get: {
+        tags: ["public"],
+        summary: "Store and chain RPC probed on every call",
+        responses: {
+          "200": jsonResponse("Healthy.", {
+            allOf: [ref("Health")],
+            type: "object",
+            properties: { status: { const: "ok" } },
+          }),
+          "503": jsonResponse("A dependency is down (`fail` for each failing part).", {
+            allOf: [ref("Health")],
+            type: "object",
+            properties: { status: { const: "fail" } },
+          }),
+        },
+      },
+    },
+    "/core/guarantees": {
+      post: {
+        tags: ["guarantees"],
+        summary: "Verify a payer-signed guarantee, lock collateral, return Core's BLS certificate",
+        security: [{ bearer: [] }],
+        requestBody: jsonBody(ref("SignedGuaranteeRequest")),
+        responses: {
+          "200": jsonResponse("Issued.", ref("Certificate")),
+          "400": errorResponse("Claims, policy, signature or collateral refused.", ISSUANCE_400_CODES),
+          "401": UNAUTHORIZED,
+          "403": errorResponse("The caller may not issue for `recipient_address`.", [
+            "not_authorized_for_recipient",
+          ]),
+          "409": jsonResponse(
+            "The guarantee identity (user, req_id) was issued before.",
+            ref("DuplicateGuarantee"),
+          ),
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    "/core/guarantees/{id}": {
+      get: {
+        tags: ["guarantees"],
+        summary: "One guarantee, visible to its payer, its recipient and facilitators",
+        security: [{ bearer: [] }],
+        parameters: [{ name: "id", in: "path", required: true, schema: ref("Bytes32") }],
+        responses: {
+          "200": jsonResponse("The guarantee.", ref("Guarantee")),
+          "400": errorResponse("Malformed id.", ["invalid_request"]),
+          "401": UNAUTHORIZED,
+          "404": errorResponse("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/users/{address}/balances": {
+      get: {
+        tags: ["guarantees"],
+        summary: "Core's view of a user's collateral per asset",
+        security: [{ bearer: [] }],
+        parameters: [{ name: "address", in: "path", required: true, schema: ref("Address") }],
+        responses: {
+          "200": jsonResponse("ETH, then the deployment's tokens, then other assets.", ref("Balances")),
+          "400": errorResponse("Malformed address.", ["invalid_request"]),
+          "401": UNAUTHORIZED,
+          "403": errorResponse("Only the user and facilitators may read.", ["not_authorized_for_user"]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/recipients/{address}/guarantees": {
+      get: {
+        tags: ["guarantees"],
+        summary: "A recipient's guarantees, oldest first, paginated",
+        security: [{ bearer: [] }],
+        parameters: [
+          { name: "address", in: "path", required: true, schema: ref("Address") },
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: 1, maximum: 500, default: 50 },
+          },
+          {
+            name: "cursor",
+            in: "query",
+            required: false,
+            schema: { type: "string" },
+            description: "`next_cursor` of the previous page.",
+          },
+        ],
+        responses: {
+          "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("RecipientGuarantees")),
+          "400": errorResponse("`limit`, `cursor` or `address` malformed.", ["invalid_request"]),
+          "401": UNAUTHORIZED,
+          "403": errorResponse("Only the recipient and facilitators may read.", [
+            "not_authorized_for_recipient",
+          ]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/guarantees/{id}/finalize": {
+      post: {
+        tags: ["guarantees"],
+        summary: "The payer finalizes its V2 guarantee (PENDING_VALIDATION or DISPUTED → FINALIZED_PAYABLE)",
+        security: [{ bearer: [] }],
+        parameters: [{ name: "id", in: "path", required: true, schema: ref("Bytes32") }],
+        responses: {
+          "200": jsonResponse("The guarantee, now FINALIZED_PAYABLE (enters the next cycle).", ref("Guarantee")),
+          "400": errorResponse("Malformed id; malformed JSON body.", ["invalid_request", "malformed_json"]),
+          "401": UNAUTHORIZED,
+          "403": errorResponse("The caller is the recipient, not the payer.", ["not_payer"]),
+          "404": errorResponse("Unknown, or the caller is neither payer nor recipient.", [
+            "guarantee_not_found",
+          ]),
+          "409": errorResponse("A V1 guarantee, or a V2 one in another state.", ["invalid_state"]),
+          ...COMMON_ERRORS,
+        },
+      },
+    },
+    "/core/users/{address}/withdrawals": {
+      get: {
+        tags: ["clearing"],
+        summary: "A user's withdrawals and what Core's books let it withdraw, per asset",
+        security: [{ bearer: [] }],
+        parameters: [{ name: "address", in: "path", required: true, schema: ref("Address") }],
+        responses: {
+          "200": jsonResponse("Withdrawable amounts and withdrawal requests.", ref("Withdrawals")),
+          "400": errorResponse("Malformed address.", ["invalid_request"]),
+          "401": UNAUTHORIZED,
+          "403": errorResponse("Only the user and facilitators may read.", ["not_authorized_for_user"]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/cycles/{id}": {
+      get: {
+        tags: ["clearing"],
+        summary: "A clearing cycle seen committed on chain: root, deadlines, totals, debts, claims",
+        parameters: [
+          { name: "id", in: "path", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
+        ],
+        responses: {
+          "200": jsonResponse("The cycle.", ref("Cycle")),
+          "400": errorResponse("Malformed cycle id.", ["invalid_request"]),
+          "404": errorResponse("No cycle with that id was seen committed.", ["cycle_not_found"]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/cycles/{id}/participants/{address}/proof": {
+      get: {
+        tags: ["clearing"],
+        summary: "A participant's net positions in a committed cycle, with Merkle proofs and claim arguments",
+        parameters: [
+          { name: "id", in: "path", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
+          { name: "address", in: "path", required: true, schema: ref("Address") },
+        ],
+        responses: {
+          "200": jsonResponse("One position per asset with a non-zero net.", ref("CycleProof")),
+          "400": errorResponse("Malformed cycle id or address.", ["invalid_request"]),
+          "404": errorResponse("No such committed cycle, or no position of the participant in it.", [
+            "cycle_not_found",
+            "position_not_found",
+          ]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/metrics": {
+      get: {
+        tags: ["ops"],
+        summary: "Prometheus metrics (restrict by network)",
+        responses: {
+          "200": {
+            description: "Prometheus text exposition format.",
+            content: { "text/plain": { schema: { type: "string" } } },
+          },
+        },
+      },
+    },
+    "/openapi.json": {
+      get: {
+        tags: ["ops"],
+        summary: "This document",
+        responses: { "200": jsonResponse("OpenAPI 3.1 document.", { type: "object" }) },
+      },
+    },
+  },
+} as const;

@@ -1,0 +1,156 @@
+/**
+ * `npm run cli -- <command> [flags]`: a payer's and a recipient's everyday operations against a deployment
+ * (deployments/<network>.json) and its Core. Run without arguments for the usage text.
+ */
+import { parseArgs } from "node:util";
+import { WireError } from "../sdk/errors";
+import {
+  type Flags,
+  balance,
+  claimNetCredit,
+  deposit,
+  finalizeWithdrawal,
+  payNetDebit,
+  remunerate,
+  requestWithdrawal,
+  signGuaranteeCommand,
+} from "./cli/commands";
+import { CliContext, CliError, PRIVATE_KEY_ENV } from "./cli/context";
+
+type Command = (ctx: CliContext, flags: Flags) => Promise<void>;
+
+const COMMANDS: Record<string, { run: Command; flags: string[]; summary: string }> = {
+  deposit: {
+    run: deposit,
+    flags: ["asset", "amount", "base-units"],
+    summary:
+      "--amount <n> [--asset ETH|tUSD|tETH|0x…]   deposit collateral in the Vault (approves tokens first)",
+  },
+  balance: {
+    run: balance,
+    flags: ["asset", "address"],
+    summary: "[--asset …] [--address 0x…]                on-chain balances and Core's view of the collateral",
+  },
+  "request-withdrawal": {
+    run: requestWithdrawal,
+    flags: ["asset", "amount", "base-units"],
+    summary:
+      "--amount <n> [--asset …]                    start a withdrawal (finalizable after the grace period)",
+  },
+  "finalize-withdrawal": {
+    run: finalizeWithdrawal,
+    flags: ["asset"],
+    summary: "[--asset …]                                  finalize the open withdrawal",
+  },
+  "sign-guarantee": {
+    run: signGuaranteeCommand,
+    flags: ["asset", "amount", "base-units", "to", "req-id", "scheme", "timestamp", "policy"],
+    summary:
+      "--to 0x… --amount <n> [--asset …] [--scheme eip712|eip191] [--req-id n] [--policy <json|file>]\n" +
+      "                                                  print a signed request for POST /core/guarantees",
+  },
+  "pay-net-debit": {
+    run: payNetDebit,
+    flags: ["asset", "cycle"],
+    summary: "--cycle <id> [--asset …]                     pay your net debit of a committed cycle",
+  },
+  "claim-net-credit": {
+    run: claimNetCredit,
+    flags: ["asset", "cycle", "participant", "credit", "proof"],
+    summary:
+      "--cycle <id> [--asset …] [--participant 0x…]  claim a net credit (proof from Core, or --credit n --proof '[…]')",
+  },
+  remunerate: {
+    run: remunerate,
+    flags: ["certificate"],
+    summary: "--certificate <json|file>                    remunerate a validated V2 guarantee on the Vault",
+  },
+};
+
+const COMMON_FLAGS = ["network", "deployment", "rpc", "core", "account", "help"];
+
+function usage(): string {
+  const lines = [
+    "Usage: npm run cli -- <command> [flags]",
+    "",
+    "Commands:",
+    ...Object.entries(COMMANDS).map(([name, { summary }]) => `  ${name.padEnd(20)} ${summary}`),
+    "",
+    "Common flags:",
+    "  --network <name>      deployment to use: deployments/<name>.json (default localhost)",
+    "  --deployment <file>   an explicit deployment file instead",
+    "  --rpc <url>           chain RPC (default: SURETY_RPC_URL, the file's urls.rpc, http://127.0.0.1:8545)",
+    "  --core <url>          Core (default: SURETY_CORE_URL, the file's urls.core, http://127.0.0.1:8080)",
+    `  --account <i>         act as Hardhat dev account i (chain 31337 only); otherwise ${PRIVATE_KEY_ENV}`,
+    "  --base-units          --amount is in base units (wei, 10^-6 tUSD …) instead of whole tokens",
+    "",
+    "Examples:",
+    "  npm run cli -- deposit --account 1 --amount 1",
+    "  npm run cli -- deposit --account 1 --asset tUSD --amount 250",
+    "  npm run cli -- balance --account 1",
+    "  npm run cli -- sign-guarantee --account 1 --to 0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC --amount 0.001",
+  ];
+  return lines.join("\n");
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "help" || name === "--help" || name === "-h") {
+    console.log(usage());
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (!command) {
+    console.error(`unknown command ${JSON.stringify(name)}\n\n${usage()}`);
+    return 2;
+  }
+  const allowed = new Set([...COMMON_FLAGS, ...command.flags]);
+  const options = Object.fromEntries(
+    [...allowed].map((flag) => [
+      flag,
+      { type: flag === "base-units" || flag === "help" ? "boolean" : "string" },
+    ]),
+  ) as Record<string, { type: "string" | "boolean" }>;
+  let values: Flags;
+  try {
+    ({ values } = parseArgs({ args: rest, options, strict: true, allowPositionals: false }));
+  } catch (error) {
+    console.error(`${name}: ${(error as Error).message}\n  ${name} ${command.summary}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(`npm run cli -- ${name} ${command.summary}`);
+    return 0;
+  }
+  const ctx = CliContext.load({
+    network: (values.network as string | undefined) ?? "localhost",
+    deployment: values.deployment as string | undefined,
+    rpc: values.rpc as string | undefined,
+    core: values.core as string | undefined,
+    account: values.account as string | undefined,
+  });
+  try {
+    await command.run(ctx, values);
+  } finally {
+    ctx.provider.destroy();
+  }
+  return 0;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      if (error instanceof CliError || error instanceof WireError) {
+        console.error(`error: ${error.message}`);
+      } else if ((error as { code?: string }).code === "ECONNREFUSED" || /ECONNREFUSED/.test(String(error))) {
+        console.error(
+          `error: the chain RPC does not answer (${(error as Error).message}); is the devnet running?`,
+        );
+      } else {
+        console.error(error);
+      }
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,332 @@
+/**
+ * The CLI commands. Each validates its flags first (a CliError naming the
+ * flag), then talks to the chain and/or Core, and prints what it did.
+ * Progress goes to stderr; a command's result (e.g. a signed request) goes to stdout.
+ */
+import { readFileSync } from "node:fs";
+import type { ContractTransactionResponse, Interface } from "ethers";
+import { domainFromPublicParams, randomReqId } from "../../sdk/buyer";
+import { decodeCertificateClaims, parseCertificate, toRemunerateArgs } from "../../sdk/certificate";
+import {
+  type GuaranteeClaims,
+  type SigningScheme,
+  parseSigningScheme,
+  parseValidationPolicy,
+  toWireSignedGuarantee,
+} from "../../sdk/claims";
+import { signGuarantee } from "../../sdk/eip712";
+import { parseAddress, parseUint256, sameAddress, ZERO_ADDRESS } from "../../sdk/wire";
+import { ClearingHouse__factory, Vault__factory } from "../../typechain-types";
+import { CoreHttp } from "./core";
+import { type AssetInfo, type CliContext, CliError, formatAmount, parseAmount } from "./context";
+
+export type Flags = Record<string, string | boolean | undefined>;
+
+function str(flags: Flags, name: string): string | undefined {
+  const value = flags[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value === "") throw new CliError(`--${name}: needs a value`);
+  return value;
+}
+
+function required(flags: Flags, name: string): string {
+  const value = str(flags, name);
+  if (value === undefined) throw new CliError(`--${name} is required`);
+  return value;
+}
+
+function info(message: string): void {
+  process.stderr.write(message + "\n");
+}
+
+const CUSTOM_ERROR_SOURCES: Interface[] = [
+  Vault__factory.createInterface(),
+  ClearingHouse__factory.createInterface(),
+];
+
+/** A reverted call as `Vault: ErrorName(args)` when the revert data decodes, else ethers' short message. */
+function explain(error: unknown): string {
+  const data =
+    (error as { data?: unknown }).data ??
+    (error as { info?: { error?: { data?: unknown } } }).info?.error?.data;
+  if (typeof data === "string" && data.length >= 10) {
+    for (const iface of CUSTOM_ERROR_SOURCES) {
+      try {
+        const parsed = iface.parseError(data);
+        if (parsed) return `reverted with ${parsed.name}(${parsed.args.map(String).join(", ")})`;
+      } catch {
+        // not this contract's error
+      }
+    }
+  }
+  return (error as { shortMessage?: string }).shortMessage ?? (error as Error).message;
+}
+
+async function send(what: string, run: () => Promise<ContractTransactionResponse>): Promise<void> {
+  let tx: ContractTransactionResponse;
+  try {
+    tx = await run();
+  } catch (error) {
+    throw new CliError(`${what}: ${explain(error)}`);
+  }
+  const receipt = await tx.wait();
+  info(`${what}: tx ${tx.hash} (block ${receipt?.blockNumber}, gas ${receipt?.gasUsed})`);
+}
+
+async function ensureAllowance(
+  ctx: CliContext,
+  asset: AssetInfo,
+  spender: string,
+  amount: bigint,
+): Promise<void> {
+  const token = ctx.token(asset);
+  const allowance = (await token.allowance(ctx.address, spender)) as bigint;
+  if (allowance >= amount) return;
+  await send(`approve ${formatAmount(amount, asset)} to ${spender}`, () => token.approve(spender, amount));
+}
+
+export async function deposit(ctx: CliContext, flags: Flags): Promise<void> {
+  const asset = ctx.asset(str(flags, "asset"));
+  const amount = parseAmount(str(flags, "amount"), asset, flags["base-units"] === true);
+  const vault = ctx.vault.connect(ctx.wallet);
+  if (asset.address === ZERO_ADDRESS) {
+    await send(`deposit ${formatAmount(amount, asset)}`, () => vault.deposit({ value: amount }));
+  } else {
+    await ensureAllowance(ctx, asset, await vault.getAddress(), amount);
+    await send(`deposit ${formatAmount(amount, asset)}`, () => vault.depositToken(asset.address, amount));
+  }
+  const balance = await ctx.vault.balanceOf(ctx.address, asset.address);
+  console.log(`Vault balance of ${ctx.address}: ${formatAmount(balance, asset)}`);
+}
+
+export async function balance(ctx: CliContext, flags: Flags): Promise<void> {
+  const user = str(flags, "address") ? parseAddress(str(flags, "address"), "--address") : ctx.address;
+  const assets = str(flags, "asset") ? [ctx.asset(str(flags, "asset"))] : ctx.assets();
+  console.log(`On chain (Vault ${await ctx.vault.getAddress()}), ${user}:`);
+  for (const asset of assets) {
+    const [wallet, deposited, obligations, free, pending, finalizableAt] = await Promise.all([
+      asset.address === ZERO_ADDRESS
+        ? ctx.provider.getBalance(user)
+        : (ctx.token(asset).balanceOf(user) as Promise<bigint>),
+      ctx.vault.balanceOf(user, asset.address),
+      ctx.vault.obligationOf(user, asset.address),
+      ctx.vault.freeCollateralOf(user, asset.address),
+      ctx.vault.pendingWithdrawal(user, asset.address),
+      ctx.vault.withdrawalFinalizableAt(user, asset.address),
+    ]);
+    console.log(`  ${asset.symbol} (${asset.address})`);
+    console.log(`    wallet              ${formatAmount(wallet, asset)}`);
+    console.log(`    deposited           ${formatAmount(deposited, asset)}`);
+    console.log(`    obligations         ${formatAmount(obligations, asset)}`);
+    console.log(`    free collateral     ${formatAmount(free, asset)}`);
+    if (pending.id !== 0n) {
+      const at = new Date(Number(finalizableAt) * 1000).toISOString();
+      console.log(
+        `    pending withdrawal  #${pending.id}: ${formatAmount(pending.amount, asset)}, finalizable at ${at}`,
+      );
+    }
+  }
+  const core = new CoreHttp(ctx.coreUrl);
+  if (!sameAddress(user, ctx.address)) {
+    console.log(`Core's view: only ${user} itself (or a facilitator) may read it; skipped.`);
+    return;
+  }
+  let answer;
+  try {
+    answer = await core.getAuthenticated(ctx.wallet, `/core/users/${user}/balances`);
+  } catch (error) {
+    console.log(`Core's view (${ctx.coreUrl}): unavailable: ${(error as Error).message}`);
+    return;
+  }
+  if (answer.status !== 200) {
+    console.log(`Core's view (${ctx.coreUrl}): ${answer.status} ${JSON.stringify(answer.body)}`);
+    return;
+  }
+  console.log(`Core's view (${ctx.coreUrl}):`);
+  const body = answer.body as { balances: Record<string, string | number>[] };
+  for (const row of body.balances) {
+    if (assets.length === 1 && !sameAddress(String(row.asset_address), assets[0].address)) continue;
+    const { symbol, deposited, locked, pending_withdrawal, available, collateral_factor_bps } = row;
+    console.log(
+      `  ${String(symbol).padEnd(6)} deposited ${deposited}, locked ${locked}, pending withdrawal ${pending_withdrawal}, ` +
+        `available ${available} (base units; collateral factor ${Number(collateral_factor_bps) / 100} %)`,
+    );
+  }
+}
+
+export async function requestWithdrawal(ctx: CliContext, flags: Flags): Promise<void> {
+  const asset = ctx.asset(str(flags, "asset"));
+  const amount = parseAmount(str(flags, "amount"), asset, flags["base-units"] === true);
+  const vault = ctx.vault.connect(ctx.wallet);
+  await send(`request withdrawal of ${formatAmount(amount, asset)}`, () =>
+    vault.requestWithdrawal(asset.address, amount),
+  );
+  const at = await ctx.vault.withdrawalFinalizableAt(ctx.address, asset.address);
+  console.log(
+    `Withdrawal requested; finalize after ${new Date(Number(at) * 1000).toISOString()}: ` +
+      `npm run cli -- finalize-withdrawal --asset ${asset.symbol}`,
+  );
+}
+
+export async function finalizeWithdrawal(ctx: CliContext, flags: Flags): Promise<void> {
+  const asset = ctx.asset(str(flags, "asset"));
+  const at = await ctx.vault.withdrawalFinalizableAt(ctx.address, asset.address);
+  if (at === 0n) throw new CliError(`no open withdrawal of ${asset.symbol} for ${ctx.address}`);
+  const latest = await ctx.provider.getBlock("latest");
+  const now = BigInt(latest?.timestamp ?? 0);
+  if (now < at) {
+    throw new CliError(
+      `the withdrawal is finalizable at ${new Date(Number(at) * 1000).toISOString()} (in ${at - now} s of chain time)`,
+    );
+  }
+  const before = await ctx.vault.balanceOf(ctx.address, asset.address);
+  await send(`finalize withdrawal of ${asset.symbol}`, () =>
+    ctx.vault.connect(ctx.wallet).finalizeWithdrawal(asset.address),
+  );
+  const after = await ctx.vault.balanceOf(ctx.address, asset.address);
+  console.log(
+    `Paid out ${formatAmount(before - after, asset)}; Vault balance now ${formatAmount(after, asset)}`,
+  );
+}
+
+export async function signGuaranteeCommand(ctx: CliContext, flags: Flags): Promise<void> {
+  const asset = ctx.asset(str(flags, "asset"));
+  const recipient = parseAddress(required(flags, "to"), "--to");
+  const amount = parseAmount(str(flags, "amount"), asset, flags["base-units"] === true);
+  const scheme: SigningScheme = parseSigningScheme(str(flags, "scheme") ?? "eip712", "--scheme");
+  const reqId = str(flags, "req-id") ? parseUint256(str(flags, "req-id"), "--req-id") : randomReqId();
+  const timestampFlag = str(flags, "timestamp");
+  const timestamp = timestampFlag === undefined ? Math.floor(Date.now() / 1000) : Number(timestampFlag);
+  if (!Number.isSafeInteger(timestamp) || timestamp < 0)
+    throw new CliError("--timestamp: must be unix seconds");
+  const policyFlag = str(flags, "policy");
+  const base = { user: ctx.address, recipient, reqId, amount, asset: asset.address, timestamp };
+  let claims: GuaranteeClaims;
+  if (policyFlag === undefined) {
+    claims = { version: 1, ...base } as GuaranteeClaims;
+  } else {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(policyFlag.trim().startsWith("{") ? policyFlag : readFileSync(policyFlag, "utf8"));
+    } catch (error) {
+      throw new CliError(`--policy: not a JSON object or a readable JSON file: ${(error as Error).message}`);
+    }
+    claims = { version: 2, ...base, policy: parseValidationPolicy(raw, "--policy") } as GuaranteeClaims;
+  }
+  const core = new CoreHttp(ctx.coreUrl);
+  const domain = domainFromPublicParams(await core.get("/core/public-params"));
+  if (
+    domain.chainId !== BigInt(ctx.deployment.chainId) ||
+    !sameAddress(domain.verifyingContract, ctx.deployment.contracts.Vault.address)
+  ) {
+    throw new CliError(
+      `Core at ${ctx.coreUrl} serves chain ${domain.chainId} / Vault ${domain.verifyingContract}, ` +
+        `not the deployment's chain ${ctx.deployment.chainId} / Vault ${ctx.deployment.contracts.Vault.address}`,
+    );
+  }
+  const signature = await signGuarantee(ctx.wallet, domain, claims, scheme);
+  info(
+    `signed ${scheme} guarantee v${claims.version}: ${formatAmount(amount, asset)} from ${ctx.address} to ${recipient}`,
+  );
+  console.log(JSON.stringify(toWireSignedGuarantee({ claims, signature, scheme }), null, 2));
+}
+
+export async function payNetDebit(ctx: CliContext, flags: Flags): Promise<void> {
+  const asset = ctx.asset(str(flags, "asset"));
+  const cycleId = parseUint256(required(flags, "cycle"), "--cycle");
+  const debt = await ctx.clearingHouse.debtOf(cycleId, asset.address, ctx.address);
+  const status = ["none", "open", "paid", "covered"][Number(debt.status)] ?? `status ${debt.status}`;
+  if (status !== "open") {
+    throw new CliError(`${ctx.address} has no open ${asset.symbol} debit in cycle ${cycleId} (${status})`);
+  }
+  const clearingHouse = ctx.clearingHouse.connect(ctx.wallet);
+  if (asset.address === ZERO_ADDRESS) {
+    await send(`pay net debit ${formatAmount(debt.amount, asset)} (cycle ${cycleId})`, () =>
+      clearingHouse.payNetDebit(cycleId, asset.address, { value: debt.amount }),
+    );
+  } else {
+    await ensureAllowance(ctx, asset, await clearingHouse.getAddress(), debt.amount);
+    await send(`pay net debit ${formatAmount(debt.amount, asset)} (cycle ${cycleId})`, () =>
+      clearingHouse.payNetDebit(cycleId, asset.address),
+    );
+  }
+  console.log(`Paid the net debit of cycle ${cycleId}: ${formatAmount(debt.amount, asset)}`);
+}
+
+interface Position {
+  credit: bigint;
+  proof: string[];
+}
+
+/** Finds the asset's creditor position in Core's proof answer (a list of positions, or one). */
+function positionFromProofAnswer(body: unknown, asset: AssetInfo): Position | null {
+  const record = body as Record<string, unknown>;
+  const list = Array.isArray(body) ? body : Array.isArray(record?.positions) ? record.positions : [body];
+  for (const entry of list as Record<string, unknown>[]) {
+    const entryAsset = entry?.asset_address ?? entry?.asset;
+    if (typeof entryAsset !== "string" || !sameAddress(entryAsset, asset.address)) continue;
+    if (!Array.isArray(entry.proof)) continue;
+    return { credit: parseUint256(entry.credit, "credit"), proof: entry.proof.map(String) };
+  }
+  return null;
+}
+
+export async function claimNetCredit(ctx: CliContext, flags: Flags): Promise<void> {
+  const asset = ctx.asset(str(flags, "asset"));
+  const cycleId = parseUint256(required(flags, "cycle"), "--cycle");
+  const participant = str(flags, "participant")
+    ? parseAddress(str(flags, "participant"), "--participant")
+    : ctx.address;
+  let position: Position | null;
+  if (str(flags, "proof") !== undefined) {
+    const proof = JSON.parse(required(flags, "proof")) as unknown;
+    if (!Array.isArray(proof)) throw new CliError("--proof: must be a JSON array of 32-byte hex strings");
+    position = { credit: parseUint256(required(flags, "credit"), "--credit"), proof: proof.map(String) };
+  } else {
+    const core = new CoreHttp(ctx.coreUrl);
+    const path = `/core/cycles/${cycleId}/participants/${participant}/proof`;
+    const answer = await core.getAuthenticated(ctx.wallet, path);
+    if (answer.status === 404 && (answer.body as { code?: string })?.code === "not_found") {
+      throw new CliError(
+        `Core at ${ctx.coreUrl} has no ${path} endpoint (not built yet?); pass --credit and --proof yourself`,
+      );
+    }
+    if (answer.status !== 200)
+      throw new CliError(`${path}: Core answered ${answer.status} ${JSON.stringify(answer.body)}`);
+    position = positionFromProofAnswer(answer.body, asset);
+  }
+  if (position === null || position.credit === 0n) {
+    throw new CliError(`${participant} has no ${asset.symbol} net credit in cycle ${cycleId}`);
+  }
+  const { credit, proof } = position;
+  await send(`claim net credit ${formatAmount(credit, asset)} (cycle ${cycleId})`, () =>
+    ctx.clearingHouse.connect(ctx.wallet).claimNetCredit(cycleId, asset.address, participant, credit, proof),
+  );
+  console.log(`Claimed ${formatAmount(credit, asset)} for ${participant} from cycle ${cycleId}`);
+}
+
+export async function remunerate(ctx: CliContext, flags: Flags): Promise<void> {
+  const source = required(flags, "certificate");
+  let raw: unknown;
+  try {
+    raw = JSON.parse(source.trim().startsWith("{") ? source : readFileSync(source, "utf8"));
+  } catch (error) {
+    throw new CliError(
+      `--certificate: not a JSON object or a readable JSON file: ${(error as Error).message}`,
+    );
+  }
+  // A settle answer or a seller's stored record carries the certificate under `certificate`.
+  const wire = (raw as { certificate?: unknown })?.certificate ?? raw;
+  const certificate = parseCertificate(wire, "--certificate");
+  const decoded = decodeCertificateClaims(certificate.claims);
+  if (decoded.version !== 2)
+    throw new CliError("--certificate: only V2 certificates can be remunerated on the Vault");
+  const { claims } = decoded;
+  info(
+    `remunerating guarantee ${decoded.guaranteeId}: ${claims.amount} base units of ${claims.asset} ` +
+      `from ${claims.user} to ${claims.recipient}`,
+  );
+  const args = toRemunerateArgs(certificate);
+  await send("remunerate", () => ctx.vault.connect(ctx.wallet).remunerate(args.claims, args.signature));
+  console.log(`Remunerated guarantee ${decoded.guaranteeId}: ${claims.amount} paid to ${claims.recipient}`);
+}

@@ -1,0 +1,473 @@
+/**
+ * `npm run devnet`: the whole Surety stack on this machine in one command.
+ *
+ *   1. a Hardhat node (hardfork prague) on SURETY_DEVNET_RPC_PORT (8545), fresh chain every run;
+ *   2. the contracts, deployed with `deploySurety` (devnet BLS key, tUSD 6 dec + tETH 18 dec, short
+ *      timings), written to deployments/localhost.json together with the services' URLs;
+ *   3. test tokens minted to dev accounts 0-9 (Hardhat's public mnemonic);
+ *   4. Core (operator/main.ts) on SURETY_DEVNET_CORE_PORT (8080), state under .data/devnet/;
+ *   5. the facilitator (facilitator/main.ts) on SURETY_DEVNET_FACILITATOR_PORT (8402).
+ *
+ * Prints what runs, then `devnet ready: …`. Ctrl-C (SIGINT) or SIGTERM stops every service (each in its
+ * own process group) and waits until the ports are free. Settings: scripts/devnet/options.ts, docs/devnet.md.
+ */
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import path from "node:path";
+import { unknownEnvSettings } from "../operator/config";
+import { DEVNET_BLS_IKM } from "./deploy";
+import { DEVNET_ROLES, FUNDED_ACCOUNT_COUNT, devAccount, devAccounts } from "./devnet/accounts";
+import {
+  type DevnetDeploymentFile,
+  type DevnetUrls,
+  deployDevnetContracts,
+  devnetProvider,
+  writeDevnetDeployment,
+} from "./devnet/contracts";
+import { type DevnetOptions, DevnetOptionsError, devnetOptionsFromEnv } from "./devnet/options";
+import { isPortFree, portOwner, waitForPortFree } from "./devnet/ports";
+import { ServiceProcess } from "./devnet/service";
+import { getJson, rpcChainId, waitFor } from "./devnet/wait";
+
+const ROOT = path.resolve(__dirname, "..");
+/** The line tests and tools wait for. */
+export const READY_MARKER = "devnet ready:";
+/** Written into the data dir while running: lets the next run recognise what a dead run left behind. */
+const STATE_FILE = "devnet.json";
+
+interface RunState {
+  pid: number;
+  startedAt: string;
+  services: Record<string, number>;
+}
+
+function say(message: string): void {
+  process.stdout.write(`[devnet] ${message}\n`);
+}
+
+function seconds(since: number): string {
+  return `${((Date.now() - since) / 1000).toFixed(1)} s`;
+}
+
+/** Paths inside the project relative to it, others absolute. */
+function displayPath(file: string): string {
+  const relative = path.relative(ROOT, file);
+  return relative === "" || relative.startsWith("..") ? file : relative;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Environment without any SURETY_* variable: each service gets exactly the settings meant for it. */
+function baseEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith("SURETY_")));
+}
+
+/** The user's own SURETY_* settings for a service (devnet's values are applied on top of them). */
+function passThrough(accept: (name: string) => boolean): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([name]) => name.startsWith("SURETY_") && !name.startsWith("SURETY_DEVNET_") && accept(name),
+    ),
+  );
+}
+
+function tsNodeArgs(entry: string): string[] {
+  return ["-r", "ts-node/register/transpile-only", entry];
+}
+
+class Devnet {
+  readonly services: ServiceProcess[] = [];
+  readonly urls: DevnetUrls;
+  deployment: DevnetDeploymentFile | null = null;
+  grants: Record<string, string> = {};
+  private stopping: Promise<void> | null = null;
+  /** Set once this run has wiped the data dir and written its state file there. */
+  private ownsDataDir = false;
+
+  constructor(readonly options: DevnetOptions) {
+    const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+    this.urls = {
+      rpc: `http://${host}:${options.rpcPort}`,
+      core: `http://${host}:${options.corePort}`,
+      facilitator: `http://${host}:${options.facilitatorPort}`,
+    };
+  }
+
+  private get logDir(): string {
+    return path.join(this.options.dataDir, "logs");
+  }
+
+  async start(): Promise<void> {
+    await this.checkNothingLeftOver();
+    this.resetDataDir();
+
+    const chain = await this.startChain();
+    const provider = devnetProvider(this.urls.rpc, chain.chainId);
+    try {
+      let started = Date.now();
+      say("contracts: deploying (deploySurety: ValidationRegistry, Vault, ClearingHouse, tUSD, tETH) …");
+      const { record, grants } = await deployDevnetContracts(provider, this.options.timings);
+      this.grants = grants;
+      this.deployment = writeDevnetDeployment(this.options.deploymentFile, record, this.urls);
+      say(`contracts: deployed and dev accounts funded in ${seconds(started)}`);
+      say(`contracts: wrote ${displayPath(this.options.deploymentFile)}`);
+      started = Date.now();
+      await this.startCore(chain.chainId);
+      say(`core: healthy at ${this.urls.core} in ${seconds(started)}`);
+      started = Date.now();
+      await this.startFacilitator(chain.chainId);
+      say(`facilitator: healthy at ${this.urls.facilitator} in ${seconds(started)}`);
+    } finally {
+      provider.destroy();
+    }
+  }
+
+  /** Refuses to start over a running devnet or a busy port, saying which process holds it. */
+  private async checkNothingLeftOver(): Promise<void> {
+    const stateFile = path.join(this.options.dataDir, STATE_FILE);
+    let previous: RunState | null = null;
+    if (existsSync(stateFile)) {
+      try {
+        previous = JSON.parse(readFileSync(stateFile, "utf8")) as RunState;
+      } catch {
+        previous = null;
+      }
+    }
+    if (previous && previous.pid !== process.pid && isAlive(previous.pid)) {
+      throw new Error(
+        `another devnet is running (pid ${previous.pid}, started ${previous.startedAt}, data ${this.options.dataDir}); ` +
+          `stop it with Ctrl-C in its terminal or \`kill -INT ${previous.pid}\`, or give this one another ` +
+          "SURETY_DEVNET_DATA_DIR and other ports",
+      );
+    }
+    const ports: [string, number, string][] = [
+      ["chain RPC", this.options.rpcPort, "SURETY_DEVNET_RPC_PORT"],
+      ["Core", this.options.corePort, "SURETY_DEVNET_CORE_PORT"],
+      ["facilitator", this.options.facilitatorPort, "SURETY_DEVNET_FACILITATOR_PORT"],
+    ];
+    const busy: string[] = [];
+    for (const [what, port, variable] of ports) {
+      if (await isPortFree(this.options.host, port)) continue;
+      const owner = await portOwner(port);
+      const leftover = owner && previous && Object.values(previous.services).includes(owner.pid);
+      let line = `port ${port} (${what}) is in use`;
+      if (owner) line += ` by pid ${owner.pid}${owner.command ? ` (${owner.command})` : ""}`;
+      if (leftover)
+        line += `, left over from a devnet run that did not stop cleanly: stop it with \`kill -- -${owner.pid}\``;
+      else line += `; stop that process or choose another port with ${variable}`;
+      busy.push(line);
+    }
+    if (busy.length > 0) throw new Error(busy.join("\n  "));
+    say(`ports ${ports.map(([, port]) => port).join(", ")} on ${this.options.host}: free`);
+  }
+
+  /** Fresh chain every run, so yesterday's database and deployment mean nothing: start from empty. */
+  private resetDataDir(): void {
+    const dir = this.options.dataDir;
+    const forbidden = [path.parse(dir).root, ROOT, process.cwd(), homedir()];
+    if (forbidden.includes(dir))
+      throw new Error(`SURETY_DEVNET_DATA_DIR must be a directory of its own, got ${dir}`);
+    rmSync(dir, { recursive: true, force: true });
+    mkdirSync(this.logDir, { recursive: true });
+    this.ownsDataDir = true;
+    this.saveState();
+    say(`state: ${displayPath(dir)}/ wiped (fresh chain, fresh Core database)`);
+  }
+
+  private saveState(): void {
+    const state: RunState = {
+      pid: process.pid,
+      startedAt: new Date().toISOString(),
+      services: Object.fromEntries(this.services.map((service) => [service.name, service.pid])),
+    };
+    writeFileSync(path.join(this.options.dataDir, STATE_FILE), JSON.stringify(state, null, 2) + "\n");
+  }
+
+  private launch(name: string, command: string, args: string[], env: NodeJS.ProcessEnv): ServiceProcess {
+    // A Ctrl-C during startup: start nothing more (stop() only knows the services started so far).
+    if (this.stopping !== null) throw new Error("interrupted");
+    const service = ServiceProcess.start({
+      name,
+      command,
+      args,
+      env,
+      cwd: ROOT,
+      logFile: path.join(this.logDir, `${name}.log`),
+      echo: this.options.verbose,
+    });
+    this.services.push(service);
+    this.saveState();
+    say(`${name}: started (pid ${service.pid}, log ${displayPath(service.logFile)})`);
+    return service;
+  }
+
+  private abortIfDead(service: ServiceProcess): () => string | null {
+    return () =>
+      service.running
+        ? null
+        : `${service.name} ${service.describeExit()}; its last output:\n${service.tail()}`;
+  }
+
+  private async startChain(): Promise<{ chainId: number }> {
+    const started = Date.now();
+    const hardhat = require.resolve("hardhat/internal/cli/bootstrap.js", { paths: [ROOT] });
+    const args = [hardhat, "node", "--hostname", this.options.host, "--port", String(this.options.rpcPort)];
+    const service = this.launch("chain", process.execPath, args, baseEnv());
+    const chainId = await waitFor(() => rpcChainId(this.urls.rpc), {
+      what: `chain RPC at ${this.urls.rpc}`,
+      timeoutMs: this.options.startupTimeoutMs,
+      abort: this.abortIfDead(service),
+    });
+    say(`chain: ready at ${this.urls.rpc} (chain id ${chainId}, hardfork prague) in ${seconds(started)}`);
+    return { chainId };
+  }
+
+  private coreEnv(chainId: number): NodeJS.ProcessEnv {
+    const facilitator = devAccount(DEVNET_ROLES.facilitator);
+    const operator = devAccount(DEVNET_ROLES.operator);
+    const devnet: NodeJS.ProcessEnv = {
+      SURETY_HOST: this.options.host,
+      SURETY_PORT: String(this.options.corePort),
+      SURETY_LOG_LEVEL: this.options.logLevel,
+      SURETY_DATA_DIR: path.join(this.options.dataDir, "core"),
+      SURETY_NETWORK: "localhost",
+      SURETY_RPC_URL: this.urls.rpc,
+      SURETY_CHAIN_ID: String(chainId),
+      SURETY_DEPLOYMENT_FILE: this.options.deploymentFile,
+      // The Vault was given the key derived from this public material: Core must sign with the same one.
+      SURETY_BLS_SECRET: DEVNET_BLS_IKM,
+      SURETY_OPERATOR_PRIVATE_KEY: operator.privateKey,
+      // Fresh per run, like the chain: tokens of an earlier run must not work against this one.
+      SURETY_JWT_SECRET: randomBytes(32).toString("hex"),
+      SURETY_FACILITATORS: facilitator.address,
+    };
+    // Settings of newer Core versions (clearing cadence): passed only when this Core knows them.
+    const optional: NodeJS.ProcessEnv = {
+      SURETY_CYCLE_LENGTH_SECONDS: String(this.options.timings.cycleLength),
+    };
+    for (const [name, value] of Object.entries(optional)) {
+      if (unknownEnvSettings({ [name]: value }).length === 0) devnet[name] = value;
+    }
+    const ownedByDevnet = new Set(Object.keys(devnet));
+    const user = passThrough((name) => !name.startsWith("SURETY_FACILITATOR_") && !ownedByDevnet.has(name));
+    return { ...baseEnv(), ...user, ...devnet };
+  }
+
+  private async startCore(chainId: number): Promise<void> {
+    const service = this.launch(
+      "core",
+      process.execPath,
+      tsNodeArgs("operator/main.ts"),
+      this.coreEnv(chainId),
+    );
+    await waitFor(
+      async () => ((await getJson(`${this.urls.core}/core/health`)).status === 200 ? true : undefined),
+      {
+        what: `Core health at ${this.urls.core}/core/health`,
+        timeoutMs: this.options.startupTimeoutMs,
+        abort: this.abortIfDead(service),
+      },
+    );
+  }
+
+  private async startFacilitator(chainId: number): Promise<void> {
+    const devnet: NodeJS.ProcessEnv = {
+      SURETY_FACILITATOR_HOST: this.options.host,
+      SURETY_FACILITATOR_PORT: String(this.options.facilitatorPort),
+      SURETY_FACILITATOR_LOG_LEVEL: this.options.logLevel,
+      SURETY_FACILITATOR_CORE_URL: this.urls.core,
+      SURETY_FACILITATOR_PRIVATE_KEY: devAccount(DEVNET_ROLES.facilitator).privateKey,
+      SURETY_FACILITATOR_CHAIN_ID: String(chainId),
+    };
+    const owned = new Set(Object.keys(devnet));
+    const user = passThrough((name) => name.startsWith("SURETY_FACILITATOR_") && !owned.has(name));
+    const env = { ...baseEnv(), ...user, ...devnet };
+    const service = this.launch("facilitator", process.execPath, tsNodeArgs("facilitator/main.ts"), env);
+    await waitFor(
+      async () => ((await getJson(`${this.urls.facilitator}/health`)).status === 200 ? true : undefined),
+      {
+        what: `facilitator health at ${this.urls.facilitator}/health`,
+        timeoutMs: this.options.startupTimeoutMs,
+        abort: this.abortIfDead(service),
+      },
+    );
+  }
+
+  /** Calls `onDeath` once if any service exits while the devnet is up. */
+  watch(onDeath: (service: ServiceProcess) => void): void {
+    for (const service of this.services) {
+      void service.exited.then(() => {
+        if (this.stopping === null) onDeath(service);
+      });
+    }
+  }
+
+  /** Stops the services in reverse start order and waits until their ports are free. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      for (const service of [...this.services].reverse()) {
+        const started = Date.now();
+        await service.stop();
+        say(
+          `${service.name}: stopped (pid ${service.pid}, ${service.describeExit()}) in ${seconds(started)}`,
+        );
+      }
+      const ports = this.services.map((service) => this.portOf(service.name)).reverse();
+      const stuck: number[] = [];
+      for (const port of ports)
+        if (!(await waitForPortFree(this.options.host, port, 5_000))) stuck.push(port);
+      if (stuck.length > 0) say(`warning: port(s) ${stuck.join(", ")} still in use`);
+      else if (ports.length > 0) say(`ports ${ports.join(", ")} free`);
+      // Only our own state file: a run refused because another devnet owns the data dir leaves it alone.
+      if (this.ownsDataDir) rmSync(path.join(this.options.dataDir, STATE_FILE), { force: true });
+    })();
+    return this.stopping;
+  }
+
+  private portOf(name: string): number {
+    if (name === "chain") return this.options.rpcPort;
+    if (name === "core") return this.options.corePort;
+    return this.options.facilitatorPort;
+  }
+
+  /** Second Ctrl-C: no more waiting. */
+  killNow(): void {
+    for (const service of this.services) service.kill();
+  }
+
+  printSummary(): void {
+    const deployment = this.deployment;
+    if (!deployment) return;
+    const t = this.options.timings;
+    const rel = displayPath;
+    const lines: string[] = ["", `Surety devnet is running (chain id ${deployment.chainId})`, "", "Services"];
+    const byName = new Map(this.services.map((s) => [s.name, s]));
+    for (const [name, label, url] of [
+      ["chain", "Chain RPC", this.urls.rpc],
+      ["core", "Core", this.urls.core],
+      ["facilitator", "Facilitator", this.urls.facilitator],
+    ] as const) {
+      const service = byName.get(name);
+      lines.push(
+        `  ${label.padEnd(12)} ${url.padEnd(24)} pid ${String(service?.pid).padEnd(8)} log ${rel(service?.logFile ?? "")}`,
+      );
+    }
+    lines.push("", `Contracts (${rel(this.options.deploymentFile)})`);
+    for (const [name, contract] of Object.entries(deployment.contracts)) {
+      lines.push(`  ${name.padEnd(19)} ${contract.address}  block ${contract.blockNumber}`);
+    }
+    for (const token of deployment.tokens) {
+      lines.push(`  ${token.symbol.padEnd(19)} ${token.address}  ${token.decimals} decimals`);
+    }
+    lines.push(
+      "",
+      `Timings: cycle ${t.cycleLength} s, commit delay ${t.commitDelay} s, payment window ${t.paymentWindow} s, ` +
+        `default window ${t.defaultWindow} s, withdrawal grace ${t.withdrawalGracePeriod} s`,
+      "",
+      "Service accounts",
+    );
+    const role = (label: string, index: number) => {
+      const account = devAccount(index);
+      lines.push(
+        `  ${label.padEnd(28)} #${String(index).padEnd(3)} ${account.address}  key ${account.privateKey}`,
+      );
+    };
+    role("deployer, admin", DEVNET_ROLES.deployer);
+    role("Core operator (OPERATOR_ROLE)", DEVNET_ROLES.operator);
+    role("facilitator wallet", DEVNET_ROLES.facilitator);
+    const grants = Object.entries(this.grants)
+      .map(([symbol, amount]) => `${Number(amount).toLocaleString("en-US")} ${symbol}`)
+      .join(", ");
+    lines.push(
+      "",
+      `Dev accounts (10,000 ETH${grants ? `, ${grants}` : ""} each). These are Hardhat's PUBLIC keys: never use them with real value.`,
+    );
+    for (const account of devAccounts(FUNDED_ACCOUNT_COUNT)) {
+      lines.push(`  #${String(account.index).padEnd(3)} ${account.address}  key ${account.privateKey}`);
+    }
+    lines.push(
+      "",
+      "Try",
+      "  npm run cli -- deposit --account 1 --amount 1      (1 ETH of collateral for account #1)",
+      "  npm run cli -- balance --account 1",
+      "  npm run smoke                                     (deposit + x402 purchase + certificate check)",
+      "",
+      "Stop: Ctrl-C here (or kill -INT " + process.pid + "): stops every service and frees the ports.",
+      "",
+    );
+    process.stdout.write(lines.join("\n") + "\n");
+  }
+}
+
+async function main(): Promise<void> {
+  let options: DevnetOptions;
+  try {
+    options = devnetOptionsFromEnv();
+  } catch (error) {
+    if (error instanceof DevnetOptionsError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const devnet = new Devnet(options);
+  let exitCode = 0;
+  const shutdown = async (reason: string, code: number) => {
+    exitCode = Math.max(exitCode, code);
+    say(`${reason}: stopping every service …`);
+    await devnet.stop();
+    process.exit(exitCode);
+  };
+  let signals = 0;
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    process.on(signal, () => {
+      signals += 1;
+      if (signals > 1) {
+        say(`${signal} again: killing every service now`);
+        devnet.killNow();
+        process.exit(130);
+      }
+      void shutdown(signal, 0);
+    });
+  }
+  process.on("uncaughtException", (error) => {
+    console.error(error);
+    devnet.killNow();
+    process.exit(1);
+  });
+
+  const started = Date.now();
+  say(`starting the Surety devnet in ${ROOT}`);
+  try {
+    await devnet.start();
+  } catch (error) {
+    console.error(`[devnet] failed to start: ${(error as Error).message}`);
+    await shutdown("startup failed", 1);
+    return;
+  }
+  devnet.printSummary();
+  say(
+    `${READY_MARKER} rpc=${devnet.urls.rpc} core=${devnet.urls.core} facilitator=${devnet.urls.facilitator} (${seconds(started)})`,
+  );
+  devnet.watch((service) => {
+    console.error(
+      `[devnet] ${service.name} ${service.describeExit()} unexpectedly; its last output:\n${service.tail()}`,
+    );
+    void shutdown(`${service.name} died`, 1);
+  });
+}
+
+if (require.main === module) {
+  main().catch((error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

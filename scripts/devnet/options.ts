@@ -1,0 +1,165 @@
+/**
+ * Devnet options from `SURETY_DEVNET_*` environment variables. Every value is
+ * validated before anything starts; a bad one stops the script with a
+ * message naming the variable.
+ */
+import path from "node:path";
+import type { Timings } from "../deploy";
+
+export const DEVNET_ENV_PREFIX = "SURETY_DEVNET_";
+
+export interface DevnetOptions {
+  /** Interface every service binds to. */
+  host: string;
+  rpcPort: number;
+  corePort: number;
+  facilitatorPort: number;
+  /** Clearing timings written to the Vault (cycle length from SURETY_DEVNET_CYCLE_SECONDS). */
+  timings: Timings;
+  /** Wiped at every start: Core's SQLite database and the services' log files live here. */
+  dataDir: string;
+  /** Where the deployment record is written (Core reads it from there too). */
+  deploymentFile: string;
+  /** pino level of Core and the facilitator (their logs go to files under dataDir/logs). */
+  logLevel: string;
+  /** Also echo every service's output on this terminal. */
+  verbose: boolean;
+  /** How long each service may take to become ready. */
+  startupTimeoutMs: number;
+}
+
+/** Variable → what it sets, for usage text and docs. */
+export const DEVNET_ENV_HELP: Readonly<Record<string, string>> = {
+  SURETY_DEVNET_HOST: "interface every service binds to (default 127.0.0.1)",
+  SURETY_DEVNET_RPC_PORT: "Hardhat node port (default 8545)",
+  SURETY_DEVNET_CORE_PORT: "Core port (default 8080)",
+  SURETY_DEVNET_FACILITATOR_PORT: "facilitator port (default 8402)",
+  SURETY_DEVNET_CYCLE_SECONDS: "clearing cycle length in seconds (default 60); the other timings follow it",
+  SURETY_DEVNET_TIMINGS: 'JSON object overriding single timings, e.g. {"paymentWindow":30}',
+  SURETY_DEVNET_DATA_DIR: "state directory, wiped at every start (default .data/devnet)",
+  SURETY_DEVNET_DEPLOYMENT_FILE: "deployment record to write (default deployments/localhost.json)",
+  SURETY_DEVNET_LOG_LEVEL: "log level of Core and the facilitator (default info)",
+  SURETY_DEVNET_VERBOSE: "1 = echo the services' logs here too (default 0)",
+  SURETY_DEVNET_STARTUP_TIMEOUT_SECONDS: "how long each service may take to start (default 60)",
+};
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+const MAX_PORT = 65_535;
+
+export class DevnetOptionsError extends Error {
+  override readonly name = "DevnetOptionsError";
+}
+
+/**
+ * Timings for a cycle of `cycleLength` seconds: short windows that keep the
+ * Vault's invariant (grace > cycle + commit delay + payment + default window)
+ * with half a cycle (at least 10 s) to spare.
+ */
+export function devnetTimings(cycleLength: number): Timings {
+  const commitDelay = Math.max(2, Math.ceil(cycleLength / 6));
+  const paymentWindow = cycleLength;
+  const defaultWindow = Math.max(5, Math.ceil(cycleLength / 2));
+  const margin = Math.max(10, Math.ceil(cycleLength / 2));
+  return {
+    cycleLength,
+    commitDelay,
+    paymentWindow,
+    defaultWindow,
+    withdrawalGracePeriod: cycleLength + commitDelay + paymentWindow + defaultWindow + margin,
+  };
+}
+
+export function devnetOptionsFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = process.cwd(),
+): DevnetOptions {
+  const problems: string[] = [];
+  const read = <T>(name: string, fallback: T, parse: (raw: string) => T): T => {
+    const raw = env[DEVNET_ENV_PREFIX + name];
+    if (raw === undefined || raw.trim() === "") return fallback;
+    try {
+      return parse(raw.trim());
+    } catch (error) {
+      problems.push(`${DEVNET_ENV_PREFIX}${name}: ${(error as Error).message}`);
+      return fallback;
+    }
+  };
+  const port = (raw: string) => integer(raw, 1, MAX_PORT);
+  const cycle = read("CYCLE_SECONDS", 60, (raw) => integer(raw, 1, 24 * 60 * 60));
+  const overrides = read<Partial<Timings>>("TIMINGS", {}, timingOverrides);
+  const options: DevnetOptions = {
+    host: read("HOST", "127.0.0.1", (raw) => raw),
+    rpcPort: read("RPC_PORT", 8545, port),
+    corePort: read("CORE_PORT", 8080, port),
+    facilitatorPort: read("FACILITATOR_PORT", 8402, port),
+    timings: { ...devnetTimings(cycle), ...overrides },
+    dataDir: path.resolve(
+      cwd,
+      read("DATA_DIR", path.join(".data", "devnet"), (raw) => raw),
+    ),
+    deploymentFile: path.resolve(
+      cwd,
+      read("DEPLOYMENT_FILE", path.join("deployments", "localhost.json"), (raw) => raw),
+    ),
+    logLevel: read("LOG_LEVEL", "info", (raw) => {
+      if (!LOG_LEVELS.includes(raw)) throw new Error(`must be one of ${LOG_LEVELS.join(", ")}`);
+      return raw;
+    }),
+    verbose: read("VERBOSE", false, (raw) => {
+      if (raw !== "0" && raw !== "1") throw new Error("must be 0 or 1");
+      return raw === "1";
+    }),
+    startupTimeoutMs: read("STARTUP_TIMEOUT_SECONDS", 60, (raw) => integer(raw, 1, 3600)) * 1000,
+  };
+  const ports = [options.rpcPort, options.corePort, options.facilitatorPort];
+  if (new Set(ports).size !== ports.length)
+    problems.push(`the three ports must differ, got ${ports.join(", ")}`);
+  for (const name of Object.keys(env)) {
+    if (name.startsWith(DEVNET_ENV_PREFIX) && !(name in DEVNET_ENV_HELP)) {
+      problems.push(`${name}: unknown setting (known: ${Object.keys(DEVNET_ENV_HELP).join(", ")})`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new DevnetOptionsError(`invalid devnet settings:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+  return options;
+}
+
+function integer(raw: string, min: number, max: number): number {
+  const value = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new Error(`must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+const TIMING_NAMES: readonly (keyof Timings)[] = [
+  "cycleLength",
+  "commitDelay",
+  "paymentWindow",
+  "defaultWindow",
+  "withdrawalGracePeriod",
+];
+
+function timingOverrides(raw: string): Partial<Timings> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error("must be a JSON object of seconds");
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new Error("must be a JSON object of seconds");
+  }
+  const timings: Partial<Timings> = {};
+  for (const [key, value] of Object.entries(parsed)) {
+    if (!(TIMING_NAMES as readonly string[]).includes(key)) {
+      throw new Error(`unknown timing ${JSON.stringify(key)} (known: ${TIMING_NAMES.join(", ")})`);
+    }
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0) {
+      throw new Error(`${key} must be a non-negative integer number of seconds`);
+    }
+    timings[key as keyof Timings] = value;
+  }
+  return timings;
+}

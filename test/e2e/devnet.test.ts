@@ -1,0 +1,161 @@
+/**
+ * `scripts/devnet.ts` as a user runs it: a child process on free ports with its own data directory and
+ * deployment file. It must print its ready line, serve healthy Core and facilitator, write a deployment
+ * whose contracts exist on its chain, refuse a second run on the same ports naming the port and the
+ * process, and on SIGINT stop every service and free every port.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { JsonRpcProvider } from "ethers";
+import { isPortFree } from "../../scripts/devnet/ports";
+
+const ROOT = path.resolve(__dirname, "../..");
+const READY = /devnet ready: rpc=(\S+) core=(\S+) facilitator=(\S+)/;
+const START_TIMEOUT_MS = 45_000;
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Run {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<number | null>;
+}
+
+function runDevnet(env: Record<string, string>): Run {
+  const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "scripts/devnet.ts"], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  return { child, output: () => output, exited };
+}
+
+async function waitForOutput(run: Run, pattern: RegExp, timeoutMs: number): Promise<RegExpMatchArray> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const match = run.output().match(pattern);
+    if (match) return match;
+    if (run.child.exitCode !== null)
+      throw new Error(`devnet exited (${run.child.exitCode}):\n${run.output()}`);
+    if (Date.now() > deadline) throw new Error(`no ${pattern} within ${timeoutMs} ms:\n${run.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** Last resort after a failed test: the devnet's state file names its services' process groups. */
+function killLeftovers(dataDir: string): void {
+  try {
+    const state = JSON.parse(readFileSync(path.join(dataDir, "devnet.json"), "utf8")) as {
+      services: Record<string, number>;
+    };
+    for (const pid of Object.values(state.services)) {
+      try {
+        process.kill(-pid, "SIGKILL");
+      } catch {
+        // gone already
+      }
+    }
+  } catch {
+    // no state file: nothing was started, or it stopped cleanly
+  }
+}
+
+describe("npm run devnet (scripts/devnet.ts)", function () {
+  this.timeout(90_000);
+  let dir: string;
+  let run: Run | undefined;
+
+  before(() => {
+    dir = mkdtempSync(path.join(tmpdir(), "surety-devnet-"));
+  });
+
+  after(async () => {
+    if (run && run.child.exitCode === null) {
+      run.child.kill("SIGINT");
+      await Promise.race([run.exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+      run.child.kill("SIGKILL");
+    }
+    killLeftovers(path.join(dir, "data"));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("starts everything, refuses a second run on its ports, and stops cleanly on SIGINT", async () => {
+    const ports = { rpc: await freePort(), core: await freePort(), facilitator: await freePort() };
+    const deploymentFile = path.join(dir, "localhost.json");
+    const env = {
+      SURETY_DEVNET_RPC_PORT: String(ports.rpc),
+      SURETY_DEVNET_CORE_PORT: String(ports.core),
+      SURETY_DEVNET_FACILITATOR_PORT: String(ports.facilitator),
+      SURETY_DEVNET_DATA_DIR: path.join(dir, "data"),
+      SURETY_DEVNET_DEPLOYMENT_FILE: deploymentFile,
+      SURETY_DEVNET_CYCLE_SECONDS: "20",
+    };
+    run = runDevnet(env);
+    const [, rpcUrl, coreUrl, facilitatorUrl] = await waitForOutput(run, READY, START_TIMEOUT_MS);
+    expect(rpcUrl).to.equal(`http://127.0.0.1:${ports.rpc}`);
+    expect(coreUrl).to.equal(`http://127.0.0.1:${ports.core}`);
+    expect(facilitatorUrl).to.equal(`http://127.0.0.1:${ports.facilitator}`);
+
+    expect((await fetch(`${coreUrl}/core/health`)).status).to.equal(200);
+    expect((await fetch(`${facilitatorUrl}/health`)).status).to.equal(200);
+
+    const deployment = JSON.parse(readFileSync(deploymentFile, "utf8"));
+    expect(deployment.network).to.equal("localhost");
+    expect(deployment.chainId).to.equal(31337);
+    expect(deployment.urls).to.deep.equal({ rpc: rpcUrl, core: coreUrl, facilitator: facilitatorUrl });
+    expect(deployment.config.timings.cycleLength).to.equal(20);
+    expect(
+      deployment.tokens.map((t: { symbol: string; decimals: number }) => [t.symbol, t.decimals]),
+    ).to.deep.equal([
+      ["tUSD", 6],
+      ["tETH", 18],
+    ]);
+    const provider = new JsonRpcProvider(rpcUrl, 31337, { staticNetwork: true });
+    try {
+      for (const name of ["Vault", "ClearingHouse", "ValidationRegistry"]) {
+        const { address, blockNumber } = deployment.contracts[name];
+        expect(await provider.getCode(address), name).to.not.equal("0x");
+        expect(blockNumber, name).to.be.greaterThan(0);
+      }
+    } finally {
+      provider.destroy();
+    }
+    const params = (await (await fetch(`${coreUrl}/core/public-params`)).json()) as {
+      contract_address: string;
+    };
+    expect(params.contract_address).to.equal(deployment.contracts.Vault.address);
+    const supported = (await (await fetch(`${facilitatorUrl}/supported`)).json()) as {
+      kinds: { network: string }[];
+    };
+    expect(supported.kinds[0].network).to.equal("eip155:31337");
+
+    // A second devnet on the same ports (another data dir) refuses to start and says who holds the port.
+    const second = runDevnet({ ...env, SURETY_DEVNET_DATA_DIR: path.join(dir, "data2") });
+    expect(await second.exited).to.equal(1);
+    expect(second.output()).to.contain(`port ${ports.rpc} (chain RPC) is in use by pid`);
+    expect(second.output()).to.contain(`port ${ports.core} (Core) is in use by pid`);
+
+    run.child.kill("SIGINT");
+    expect(await run.exited).to.equal(0);
+    expect(run.output()).to.match(/ports .* free/);
+    for (const port of Object.values(ports))
+      expect(await isPortFree("127.0.0.1", port), `port ${port}`).to.equal(true);
+  });
+});
