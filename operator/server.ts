@@ -27,6 +27,8 @@ import { type DeploymentInfo, loadDeployment } from "./deployment";
 import { createLogger, type Logger } from "./logger";
 import { checkChainAndDeployment, type VaultKeyCheck } from "./startup";
 import { SqliteStore, type Store } from "./store";
+import { workerBlsSigner } from "./guarantees/signing-worker";
+import { blsKeyFromSecret } from "../sdk/bls";
 
 /** How long close() waits for in-flight requests before cutting their connections. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -66,6 +68,10 @@ export interface CoreServer {
   close(): Promise<void>;
 }
 
+function workerSigner(config: OperatorConfig) {
+  return workerBlsSigner(blsKeyFromSecret(config.blsSecret, "blsSecret").secretKey);
+}
+
 function urlHost(host: string): string {
   return host.includes(":") ? `[${host}]` : host;
 }
@@ -76,7 +82,9 @@ export async function startCoreServer(
 ): Promise<CoreServer> {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const deployment = deps.deployment ?? loadDeployment(config.deploymentFile);
-  const signer = deps.services?.signer ?? operatorBlsSigner(config);
+  const ownSigner =
+    deps.services?.signer === undefined && config.blsSigningWorker ? workerSigner(config) : null;
+  const signer = deps.services?.signer ?? ownSigner ?? operatorBlsSigner(config);
   const chain = deps.chain ?? RpcChainGateway.fromUrl(config.rpcUrl, config.chainId, config.rpcTimeoutMs);
   const closeChain = deps.chain === undefined;
   let store: Store | undefined;
@@ -88,6 +96,7 @@ export async function startCoreServer(
     ownProvider?.destroy();
     if (closeStore) await store?.close();
     if (closeChain) await chain.close();
+    await ownSigner?.close();
   };
 
   const server = createServer();
