@@ -590,7 +590,10 @@ export const CORE_OPENAPI = {
         security: [{ bearer: [] }],
         parameters: [{ name: "id", in: "path", required: true, schema: ref("Bytes32") }],
         responses: {
-          "200": jsonResponse("The guarantee, now FINALIZED_PAYABLE (enters the next cycle).", ref("Guarantee")),
+          "200": jsonResponse(
+            "The guarantee, now FINALIZED_PAYABLE (enters the next cycle).",
+            ref("Guarantee"),
+          ),
           "400": errorResponse("Malformed id; malformed JSON body.", ["invalid_request", "malformed_json"]),
           "401": UNAUTHORIZED,
           "403": errorResponse("The caller is the recipient, not the payer.", ["not_payer"]),

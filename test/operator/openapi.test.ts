@@ -280,7 +280,11 @@ describe("Core OpenAPI document", () => {
       recipient.address,
       "1500",
     ]);
-    const debit = await call("GET", proof, `/core/cycles/1/participants/${payer.address.toLowerCase()}/proof`);
+    const debit = await call(
+      "GET",
+      proof,
+      `/core/cycles/1/participants/${payer.address.toLowerCase()}/proof`,
+    );
     expect(debit.body.positions[0]).to.include({ debit: "1500", credit: "0", claim_net_credit_args: null });
     expect(
       (await call("GET", proof, `/core/cycles/1/participants/${stranger.address}/proof`)).body.code,
@@ -303,7 +307,8 @@ describe("Core OpenAPI document", () => {
     expect(own.body.withdrawable[0]).to.include({ pending_withdrawal: "2000", finalizable_amount: "2000" });
     expect((await call("GET", withdrawals, `/core/users/${payer.address}/withdrawals`)).status).to.equal(401);
     expect(
-      (await call("GET", withdrawals, `/core/users/${payer.address}/withdrawals`, as(strangerToken))).body.code,
+      (await call("GET", withdrawals, `/core/users/${payer.address}/withdrawals`, as(strangerToken))).body
+        .code,
     ).to.equal("not_authorized_for_user");
     expect(
       (await call("GET", withdrawals, "/core/users/0x12/withdrawals", as(strangerToken))).body.code,

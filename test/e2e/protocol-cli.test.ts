@@ -1,0 +1,139 @@
+/**
+ * The CLI's clearing and remuneration commands (scripts/cli/commands.ts: `deposit`, `remunerate`,
+ * `pay-net-debit`, `claim-net-credit`) against a real cycle: the command functions are called as
+ * `scripts/cli.ts` calls them, with a CliContext read from a deployment file, talking to the in-process
+ * chain over HTTP JSON-RPC (startRpcBridge) and to Core over HTTP (test/e2e/protocol-fixtures.ts).
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "chai";
+import type { GuaranteeClaimsV2 } from "../../sdk/claims";
+import { validationRequestHash } from "../../sdk/ids";
+import { claimNetCredit, deposit, type Flags, payNetDebit, remunerate } from "../../scripts/cli/commands";
+import { CliContext } from "../../scripts/cli/context";
+import { keccak256, toUtf8Bytes } from "ethers";
+import {
+  CHAIN_ID,
+  type ProtocolStack,
+  expectBooksAgree,
+  startProtocolStack,
+  startRpcBridge,
+} from "./protocol-fixtures";
+
+type Command = (ctx: CliContext, flags: Flags) => Promise<void>;
+
+describe("protocol end to end: the CLI pays, claims and remunerates against a real cycle", function () {
+  let s: ProtocolStack | undefined;
+  let bridge: Awaited<ReturnType<typeof startRpcBridge>> | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await bridge?.close();
+    await s?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+    s = bridge = dir = undefined;
+  });
+
+  /** Runs one CLI command as dev account `account`; returns what it printed (stdout, then stderr). */
+  async function cli(deploymentFile: string, account: number, command: Command, flags: Flags) {
+    const ctx = CliContext.load({ network: "hardhat", deployment: deploymentFile, account: String(account) });
+    const out: string[] = [];
+    const log = console.log;
+    const write = process.stderr.write.bind(process.stderr);
+    console.log = (...args: unknown[]) => void out.push(args.map(String).join(" "));
+    process.stderr.write = ((chunk: string) =>
+      out.push(String(chunk).trimEnd()) > 0) as typeof process.stderr.write;
+    try {
+      await command(ctx, flags);
+      return out.join("\n");
+    } finally {
+      console.log = log;
+      process.stderr.write = write;
+      ctx.provider.destroy();
+    }
+  }
+
+  async function cliError(deploymentFile: string, account: number, command: Command, flags: Flags) {
+    return cli(deploymentFile, account, command, flags).then(
+      () => expect.fail("expected the command to fail"),
+      (error: Error) => `${error.name}: ${error.message}`,
+    );
+  }
+
+  it("deposit, remunerate, pay-net-debit and claim-net-credit do what they say, and Core follows", async function () {
+    s = await startProtocolStack();
+    const { f, w } = s;
+    const usd = f.usdAddress;
+    bridge = await startRpcBridge();
+    dir = mkdtempSync(join(tmpdir(), "surety-e2e-cli-"));
+    const file = join(dir, "hardhat.json");
+    writeFileSync(
+      file,
+      JSON.stringify({ network: "hardhat", ...f.record, urls: { rpc: bridge.url, core: s.core.url } }),
+    );
+    const [alice, bob, carol] = [2, 3, 4]; // dev account indexes (protocol-fixtures' ACCOUNT)
+    const wallets = {
+      bob: await f.usd.balanceOf(w.bob.address),
+      carol: await f.usd.balanceOf(w.carol.address),
+    };
+
+    expect(await cli(file, alice, deposit, { asset: "tUSD", amount: "1000", "base-units": true })).to.match(
+      /Vault balance of .*: 0\.001 tUSD \(1000 base units\)/,
+    );
+    await s.round();
+    expect(await s.balanceOf("alice", usd)).to.include({ deposited: "1000" });
+
+    // A V2 guarantee to carol, validated, remunerated through the CLI with the certificate JSON.
+    const v2 = await s.settle("alice", "carol", 200n, usd, { policy: {} });
+    const { policy } = v2.claims as GuaranteeClaimsV2;
+    const requestHash = validationRequestHash(CHAIN_ID, policy, v2.id);
+    await f.validationRegistry
+      .connect(w.carol)
+      .validationRequest(policy.validator, policy.agentId, "ipfs://job", requestHash);
+    await f.validationRegistry
+      .connect(w.validator)
+      .validationResponse(requestHash, 95, "ipfs://verdict", keccak256(toUtf8Bytes("ok")), policy.tag);
+    const certificate = JSON.stringify({ certificate: v2.certificate });
+    expect(await cli(file, carol, remunerate, { certificate })).to.contain(`Remunerated guarantee ${v2.id}`);
+    expect(await f.usd.balanceOf(w.carol.address)).to.equal(wallets.carol + 200n);
+    expect(await cliError(file, carol, remunerate, { certificate })).to.match(
+      /CliError: remunerate: reverted with GuaranteeAlreadyConsumed/,
+    );
+
+    // A V1 guarantee to bob, committed in cycle 1.
+    const v1 = await s.settle("alice", "bob", 300n, usd);
+    expect(await cliError(file, alice, remunerate, { certificate: JSON.stringify(v1.certificate) })).to.match(
+      /only V2 certificates/,
+    );
+    await s.round();
+    expect(await s.stateOf("alice", v2.id)).to.equal("REMUNERATED");
+    await s.advance(f.timings.cycleLength);
+    expect((await s.round()).scheduler).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
+
+    // Bob cannot claim before alice pays; alice pays with the CLI; bob claims with Core's proof.
+    expect(await cliError(file, bob, claimNetCredit, { cycle: "1", asset: "tUSD" })).to.match(
+      /CreditNotYetFunded/,
+    );
+    expect(await cli(file, alice, payNetDebit, { cycle: "1", asset: "tUSD" })).to.contain(
+      "Paid the net debit of cycle 1",
+    );
+    expect(await cliError(file, alice, payNetDebit, { cycle: "1", asset: "tUSD" })).to.match(
+      /has no open tUSD debit in cycle 1 \(paid\)/,
+    );
+    expect(await cliError(file, carol, claimNetCredit, { cycle: "1", asset: "tUSD" })).to.match(
+      /Core answered 404 .*position_not_found/,
+    );
+    expect(await cli(file, bob, claimNetCredit, { cycle: "1", asset: "tUSD" })).to.contain(
+      `Claimed 0.0003 tUSD (300 base units) for ${w.bob.address} from cycle 1`,
+    );
+    await s.round();
+
+    // Chain and Core agree.
+    expect(await s.stateOf("alice", v1.id)).to.equal("SETTLED");
+    expect(await f.usd.balanceOf(w.bob.address)).to.equal(wallets.bob + 300n);
+    expect(await f.vault.balanceOf(w.alice.address, usd)).to.equal(800n);
+    expect(await f.usd.balanceOf(f.clearingHouseAddress)).to.equal(0n);
+    await expectBooksAgree(s, "alice", usd, 0n);
+    expect(await s.balanceOf("alice", usd)).to.include({ deposited: "800", available: "800" });
+  });
+});

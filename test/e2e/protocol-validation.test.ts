@@ -1,0 +1,148 @@
+/**
+ * V2 guarantees end to end (ARCHITECTURE.md §6, §10; test/e2e/protocol-fixtures.ts): issued through the
+ * facilitator, validated on the ValidationRegistry, remunerated on the Vault by the recipient with the
+ * sdk's `toRemunerateArgs`, followed by Core through its indexer and V2 lifecycle.
+ */
+import { expect } from "chai";
+import { keccak256, toUtf8Bytes } from "ethers";
+import { toRemunerateArgs } from "../../sdk/certificate";
+import type { GuaranteeClaimsV2 } from "../../sdk/claims";
+import { validationRequestHash } from "../../sdk/ids";
+import {
+  CHAIN_ID,
+  type Issued,
+  type ProtocolStack,
+  expectBooksAgree,
+  mine,
+  startProtocolStack,
+} from "./protocol-fixtures";
+
+describe("protocol end to end: V2 validation and remuneration", function () {
+  let s: ProtocolStack | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+
+  /** The recipient (bob) opens the validation request; the policy's validator answers `score`. */
+  async function validate(stack: ProtocolStack, g: Issued, score: number): Promise<void> {
+    const { policy } = g.claims as GuaranteeClaimsV2;
+    const requestHash = validationRequestHash(CHAIN_ID, policy, g.id);
+    const registry = stack.f.validationRegistry;
+    await registry
+      .connect(stack.w.bob)
+      .validationRequest(policy.validator, policy.agentId, "ipfs://job", requestHash);
+    await registry
+      .connect(stack.w.validator)
+      .validationResponse(
+        requestHash,
+        score,
+        "ipfs://verdict",
+        keccak256(toUtf8Bytes(`verdict ${score}`)),
+        policy.tag,
+      );
+  }
+
+  it("c. a passing validation is remunerated on the Vault (REMUNERATED); a failing one reverts without payment (DISPUTED, then CANCELLED)", async function () {
+    s = await startProtocolStack();
+    const { f, w } = s;
+    const usd = f.usdAddress;
+    const bobBefore = await f.usd.balanceOf(w.bob.address);
+    await f.vault.connect(w.alice).depositToken(usd, 1_000n);
+    await s.round();
+    const passing = await s.settle("alice", "bob", 400n, usd, { policy: {} });
+    const failing = await s.settle("alice", "bob", 300n, usd, { policy: {}, x402Version: 1 });
+    expect(await s.balanceOf("alice", usd)).to.include({ locked: "700", available: "300" });
+
+    // Pass: score 90 ≥ 80. Bob remunerates with the certificate the facilitator handed him.
+    await validate(s, passing, 90);
+    const args = toRemunerateArgs(passing.certificate);
+    await expect(f.vault.connect(w.bob).remunerate(args.claims, args.signature))
+      .to.emit(f.vault, "GuaranteeRemunerated")
+      .withArgs(passing.id, w.alice.address, w.bob.address, usd, 400n);
+    expect(await f.usd.balanceOf(w.bob.address)).to.equal(bobBefore + 400n);
+    await s.round();
+    expect(await s.stateOf("alice", passing.id)).to.equal("REMUNERATED");
+    await expectBooksAgree(s, "alice", usd, 300n); // deposited 600, only the failing one still locked
+    expect(await s.balanceOf("alice", usd)).to.include({ deposited: "600", available: "300" });
+    // Paid once: a second remuneration is refused, and the scheduler never nets it.
+    await expect(
+      f.vault.connect(w.bob).remunerate(args.claims, args.signature),
+    ).to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed");
+
+    // Fail: score 50 < 80. The Vault refuses to pay; Core disputes it.
+    await validate(s, failing, 50);
+    const refused = toRemunerateArgs(failing.certificate);
+    await expect(f.vault.connect(w.bob).remunerate(refused.claims, refused.signature))
+      .to.be.revertedWithCustomError(f.vault, "ValidationScoreTooLow")
+      .withArgs(50, 80);
+    expect(await f.usd.balanceOf(w.bob.address)).to.equal(bobBefore + 400n);
+    const { lifecycle } = await s.round();
+    expect(lifecycle.disputed).to.deep.equal([failing.id]);
+    expect(await s.stateOf("alice", failing.id)).to.equal("DISPUTED");
+    await expectBooksAgree(s, "alice", usd, 300n); // the payer may still finalize: the lock stays
+
+    // Nobody finalizes; once the deadline has passed (and been indexed) Core cancels it and frees the lock.
+    const { deadline } = (failing.claims as GuaranteeClaimsV2).policy;
+    await s.advance(deadline - s.core.context.clock.nowSeconds() + 1);
+    await mine(1);
+    expect((await s.round()).lifecycle.cancelled).to.deep.equal([failing.id]);
+    expect(await s.stateOf("alice", failing.id)).to.equal("CANCELLED");
+
+    // Chain and Core agree: alice has 600 in the Vault, all of it available; nothing was netted.
+    expect(await f.vault.balanceOf(w.alice.address, usd)).to.equal(600n);
+    expect(await f.vault.obligationOf(w.alice.address, usd)).to.equal(0n);
+    expect(await f.usd.balanceOf(f.vaultAddress)).to.equal(600n);
+    await expectBooksAgree(s, "alice", usd, 0n);
+    expect(await s.balanceOf("alice", usd)).to.include({ deposited: "600", available: "600" });
+    expect(await f.clearingHouse.lastCycleId()).to.equal(0n);
+  });
+  it("c2. a validated V2 guarantee nobody remunerates is netted after its deadline, before the payer's withdrawal can finalize", async function () {
+    s = await startProtocolStack();
+    const { f, w } = s;
+    const usd = f.usdAddress;
+    await f.vault.connect(w.alice).depositToken(usd, 1_000n);
+    await s.round();
+    // The latest deadline Core accepts (docs/operator-async.md, V2 deadline cap): 179 s with devnet timings.
+    const t = f.timings;
+    const latest =
+      s.core.context.clock.nowSeconds() +
+      t.withdrawalGracePeriod -
+      t.cycleLength -
+      t.commitDelay -
+      s.core.context.config.v2DeadlineMarginSeconds -
+      1;
+    const tooFar = await s.settleRaw(s.claimsFor("alice", "bob", 700n, usd, { deadline: latest + 1 }));
+    expect(tooFar.status).to.equal(400);
+    expect(tooFar.body.errorReason).to.equal("validation_deadline_too_far");
+    const g = await s.settle("alice", "bob", 700n, usd, { policy: { deadline: latest } });
+    await validate(s, g, 90);
+    // The payer asks for everything back at once; the recipient never remunerates.
+    await f.vault.connect(w.alice).requestWithdrawal(usd, 1_000n);
+    const readyAt = Number(await f.vault.withdrawalFinalizableAt(w.alice.address, usd));
+
+    // Core runs its rounds as time passes (every 10 s here): the guarantee is finalized at its deadline
+    // and committed in the next cycle, so its obligation is on chain before the withdrawal is ready.
+    let nettedAt: number | null = null;
+    while (s.core.context.clock.nowSeconds() < readyAt) {
+      await s.advance(10);
+      await s.round();
+      if (nettedAt === null && (await f.vault.obligationOf(w.alice.address, usd)) > 0n) {
+        nettedAt = s.core.context.clock.nowSeconds();
+      }
+    }
+    expect(nettedAt).to.not.equal(null);
+    expect(nettedAt!).to.be.greaterThan(latest).and.lessThan(readyAt);
+    expect(await s.stateOf("alice", g.id)).to.equal("NETTED");
+    await f.vault.connect(w.alice).finalizeWithdrawal(usd);
+    expect(await f.vault.balanceOf(w.alice.address, usd)).to.equal(700n); // paid 300 = balance − obligation
+    // Netted, so never remunerated too.
+    const args = toRemunerateArgs(g.certificate);
+    await expect(
+      f.vault.connect(w.bob).remunerate(args.claims, args.signature),
+    ).to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed");
+    await s.round();
+    await expectBooksAgree(s, "alice", usd, 700n);
+    expect(await s.balanceOf("alice", usd)).to.include({ deposited: "700", pending_withdrawal: "0" });
+  });
+});

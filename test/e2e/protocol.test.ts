@@ -1,0 +1,166 @@
+/**
+ * The protocol end to end, every component real (test/e2e/protocol-fixtures.ts): collateral deposited
+ * on chain and picked up by Core's indexer, guarantees settled through the facilitator's `/settle`,
+ * cycles committed by Core's scheduler on the ClearingHouse, debits paid or covered by the keeper,
+ * credits claimed with the proofs Core serves. Each scenario ends by checking that the chain (Vault
+ * balances and obligations, the participants' token and ETH balances) and Core's answers agree.
+ */
+import { expect } from "chai";
+import { parseEther, ZeroAddress } from "ethers";
+import { ethers } from "hardhat";
+import {
+  type ProtocolStack,
+  cycleOf,
+  expectBooksAgree,
+  gasCost,
+  proofOf,
+  startProtocolStack,
+} from "./protocol-fixtures";
+
+const ETH = ZeroAddress;
+
+describe("protocol end to end: deposit → guarantees → cycle → payment or default → claims", function () {
+  let s: ProtocolStack | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+
+  it("a. V1 and V2 guarantees through the facilitator, a payer-finalized V2, a netted cycle paid and claimed: SETTLED", async function () {
+    s = await startProtocolStack();
+    const { f, w } = s;
+    const usd = f.usdAddress;
+    const walletBefore = {
+      alice: await f.usd.balanceOf(w.alice.address),
+      bob: await f.usd.balanceOf(w.bob.address),
+      carol: await f.usd.balanceOf(w.carol.address),
+    };
+    await f.vault.connect(w.alice).depositToken(usd, 1_000n);
+    await f.vault.connect(w.bob).depositToken(usd, 500n);
+    expect((await s.round()).scheduler.action).to.equal("waiting"); // deposits indexed; first cutoff set
+    expect(await s.balanceOf("alice", usd)).to.include({ deposited: "1000", locked: "0", available: "1000" });
+
+    // alice → bob 300 (V1, x402 v1), alice → carol 200 (V2, x402 v2), bob → alice 100 (V1).
+    const g1 = await s.settle("alice", "bob", 300n, usd, { x402Version: 1 });
+    const g2 = await s.settle("alice", "carol", 200n, usd, { policy: {} });
+    const g3 = await s.settle("bob", "alice", 100n, usd);
+    expect(await s.stateOf("alice", g1.id)).to.equal("FINALIZED_PAYABLE");
+    expect(await s.stateOf("alice", g2.id)).to.equal("PENDING_VALIDATION");
+    expect(await s.balanceOf("alice", usd)).to.include({ locked: "500", available: "500" });
+    expect(await s.balanceOf("bob", usd)).to.include({ locked: "100", available: "400" });
+
+    // alice pays carol without waiting for validation.
+    expect((await s.coreAs("carol", "POST", `/core/guarantees/${g2.id}/finalize`)).body.code).to.equal(
+      "not_payer",
+    );
+    const finalized = await s.coreAs("alice", "POST", `/core/guarantees/${g2.id}/finalize`);
+    expect(finalized.status).to.equal(200);
+    expect(finalized.body.state).to.equal("FINALIZED_PAYABLE");
+
+    // The cutoff passes: the scheduler nets alice −400, bob +200, carol +200 and commits cycle 1.
+    await s.advance(f.timings.cycleLength);
+    expect((await s.round()).scheduler).to.include({ action: "committed", cycleId: 1, guarantees: 3 });
+    expect(await f.clearingHouse.lastCycleId()).to.equal(1n);
+    expect(await f.vault.obligationOf(w.alice.address, usd)).to.equal(400n);
+    expect(await s.stateOf("alice", g1.id)).to.equal("NETTED");
+    expect(await s.stateOf("alice", g2.id)).to.equal("NETTED");
+    expect(await s.stateOf("bob", g3.id)).to.equal("SETTLED"); // bob is a net creditor: nothing to pay
+    await expectBooksAgree(s, "alice", usd, 400n); // the lock is now the net debit
+    await expectBooksAgree(s, "bob", usd, 0n);
+    const committed = await cycleOf(s, 1);
+    expect(committed).to.include({ state: "COMMITTED", guarantee_count: 3 });
+    expect(committed.debtors).to.deep.equal([
+      { asset_address: usd, debtor: w.alice.address, amount: "400", status: "OPEN", covered: null },
+    ]);
+
+    // alice pays her net debit from her wallet; Core follows: SETTLED, lock released, cycle FINALIZED.
+    await f.clearingHouse.connect(w.alice).payNetDebit(1, usd);
+    await s.round();
+    expect(await f.vault.obligationOf(w.alice.address, usd)).to.equal(0n);
+    for (const g of [g1, g2]) expect(await s.stateOf("alice", g.id)).to.equal("SETTLED");
+    expect((await cycleOf(s, 1)).state).to.equal("FINALIZED");
+
+    // The creditors claim with the proofs Core serves.
+    for (const creditor of ["bob", "carol"] as const) {
+      const [position] = (await proofOf(s, 1, creditor)).positions;
+      expect(position).to.include({ asset_address: usd, debit: "0", credit: "200", claimed: false });
+      const [cycleId, asset, participant, credit, proof] = position.claim_net_credit_args!;
+      await f.clearingHouse.connect(w[creditor]).claimNetCredit(cycleId, asset, participant, credit, proof);
+    }
+    const [alicePosition] = (await proofOf(s, 1, "alice")).positions;
+    expect(alicePosition).to.include({ debit: "400", credit: "0", claim_net_credit_args: null });
+    await s.round();
+    expect((await proofOf(s, 1, "bob")).positions[0].claimed).to.equal(true);
+    expect((await cycleOf(s, 1)).claims).to.have.deep.members([
+      { asset_address: usd, participant: w.bob.address, amount: "200" },
+      { asset_address: usd, participant: w.carol.address, amount: "200" },
+    ]);
+
+    // Chain and Core agree to the unit.
+    expect(await f.usd.balanceOf(w.alice.address)).to.equal(walletBefore.alice - 1_000n - 400n);
+    expect(await f.usd.balanceOf(w.bob.address)).to.equal(walletBefore.bob - 500n + 200n);
+    expect(await f.usd.balanceOf(w.carol.address)).to.equal(walletBefore.carol + 200n);
+    expect(await f.usd.balanceOf(f.vaultAddress)).to.equal(1_500n); // = the users' Vault balances
+    expect(await f.usd.balanceOf(f.clearingHouseAddress)).to.equal(0n); // every credit claimed
+    await expectBooksAgree(s, "alice", usd, 0n);
+    await expectBooksAgree(s, "bob", usd, 0n);
+    expect(await s.balanceOf("alice", usd)).to.include({ deposited: "1000", available: "1000" });
+    for (const g of [g1, g2]) expect(await s.stateOf("alice", g.id)).to.equal("SETTLED");
+    expect(await s.stateOf("bob", g3.id)).to.equal("SETTLED");
+  });
+
+  it("b. a debtor who does not pay is covered from collateral after the deadline; the creditor is paid in full: DEFAULT_REMUNERATED", async function () {
+    s = await startProtocolStack();
+    const { f, w } = s;
+    await f.vault.connect(w.alice).deposit({ value: parseEther("1") });
+    await s.round();
+    const g = await s.settle("alice", "bob", parseEther("0.3"), ETH);
+    expect(await s.balanceOf("alice", ETH)).to.include({
+      deposited: parseEther("1").toString(),
+      locked: parseEther("0.3").toString(),
+    });
+
+    await s.advance(f.timings.cycleLength);
+    expect((await s.round()).scheduler).to.include({ action: "committed", cycleId: 1 });
+    expect(await s.stateOf("alice", g.id)).to.equal("NETTED");
+    expect(await f.vault.obligationOf(w.alice.address, ETH)).to.equal(parseEther("0.3"));
+
+    // Before the payment deadline the keeper leaves the debt alone (alice could still pay).
+    expect((await s.round()).keeper.covered).to.deep.equal([]);
+    // Bob cannot be paid yet: nothing funds the cycle.
+    const [position] = (await proofOf(s, 1, "bob")).positions;
+    const [cycleId, asset, participant, credit, proof] = position.claim_net_credit_args!;
+    await expect(
+      f.clearingHouse.connect(w.bob).claimNetCredit(cycleId, asset, participant, credit, proof),
+    ).to.be.revertedWithCustomError(f.clearingHouse, "CreditNotYetFunded");
+
+    // alice never pays. Past the payment deadline the keeper covers the debit from her collateral.
+    await s.advance(f.timings.paymentWindow + 1);
+    const { keeper } = await s.round();
+    expect(keeper.covered.map((c) => c.debtor)).to.deep.equal([w.alice.address]);
+    expect(await s.stateOf("alice", g.id)).to.equal("DEFAULT_REMUNERATED");
+    const cycle = await cycleOf(s, 1);
+    expect(cycle.state).to.equal("FINALIZED");
+    expect(cycle.debtors[0]).to.include({ status: "COVERED", covered: parseEther("0.3").toString() });
+    expect((await s.round()).keeper.covered).to.deep.equal([]); // not covered twice
+
+    // Bob claims in full.
+    const bobBefore = await ethers.provider.getBalance(w.bob.address);
+    const fee = await gasCost(
+      await f.clearingHouse.connect(w.bob).claimNetCredit(cycleId, asset, participant, credit, proof),
+    );
+    expect(await ethers.provider.getBalance(w.bob.address)).to.equal(bobBefore + parseEther("0.3") - fee);
+    await s.round();
+
+    // Chain and Core agree: alice keeps 0.7 ETH in the Vault, nothing locked, nothing owed.
+    expect(await f.vault.balanceOf(w.alice.address, ETH)).to.equal(parseEther("0.7"));
+    expect(await f.vault.obligationOf(w.alice.address, ETH)).to.equal(0n);
+    await expectBooksAgree(s, "alice", ETH, 0n);
+    expect(await s.balanceOf("alice", ETH)).to.include({ available: parseEther("0.7").toString() });
+    expect(await ethers.provider.getBalance(f.vaultAddress)).to.equal(parseEther("0.7"));
+    expect(await ethers.provider.getBalance(f.clearingHouseAddress)).to.equal(0n);
+    expect((await cycleOf(s, 1)).claims).to.deep.equal([
+      { asset_address: ETH, participant: w.bob.address, amount: parseEther("0.3").toString() },
+    ]);
+  });
+});
