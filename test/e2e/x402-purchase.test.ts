@@ -4,8 +4,9 @@
  * facilitator (`startFacilitatorServer`, deployment read from Core) → Core
  * (`startCoreServer`, SQLite file in a temp dir, SIWE session of the
  * facilitator, contracts deployed on the Hardhat chain with Core's key in the
- * Vault). Collateral is credited in Core's store: Core does not index Vault
- * deposits yet.
+ * Vault). Collateral is credited in Core's store directly, so that this file
+ * is about the HTTP purchase path only; test/e2e/protocol*.test.ts deposit on
+ * chain and go through Core's indexer.
  *
  * All clocks are the wall clock (Core, facilitator and buyer must agree on
  * "now" for the timestamp window); nothing here waits on time.
