@@ -8,6 +8,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseAddress } from "../sdk/wire";
+import { parseWebhookConfig, type WebhookSubscriptionConfig } from "./webhooks/subscriptions";
 
 export const ENV_PREFIX = "SURETY_";
 export const CONFIG_FILE_ENV = "SURETY_CONFIG_FILE";
@@ -95,6 +96,18 @@ export interface OperatorConfig {
   keeperClaimsCredits: boolean;
   /** Indexing/lifecycle lag allowed for in the V2 validation deadline cap. */
   v2DeadlineMarginSeconds: number;
+  // --- webhooks (docs/webhooks.md) ---
+  /** Wallets allowed on the admin API (`/core/admin/*`), checksummed. */
+  adminWallets: readonly string[];
+  /** Configured subscriptions (`SURETY_WEBHOOKS`: a JSON array), synced into the store at startup. */
+  webhooks: readonly WebhookSubscriptionConfig[];
+  /** Per-attempt timeout of a delivery. */
+  webhookTimeoutMs: number;
+  /** Attempts per delivery (the first included) before it is `failed`. */
+  webhookMaxAttempts: number;
+  /** First retry delay; doubled after every failure up to `webhookBackoffMaxSeconds`. */
+  webhookBackoffBaseSeconds: number;
+  webhookBackoffMaxSeconds: number;
 }
 
 /** Raw values as they come from a JSON file, env vars or a test: validated by {@link configFromObject}. */
@@ -166,6 +179,12 @@ const FIELDS: FieldTable = {
   keeperEnabled: { parse: boolean, fallback: () => true },
   keeperClaimsCredits: { parse: boolean, fallback: () => false },
   v2DeadlineMarginSeconds: { parse: nonNegativeInteger, fallback: () => 30 },
+  adminWallets: { parse: addressList, fallback: () => [] },
+  webhooks: { parse: parseWebhookConfig, fallback: () => [] },
+  webhookTimeoutMs: { parse: (raw) => integer(raw, 100, 120_000), fallback: () => 10_000 },
+  webhookMaxAttempts: { parse: (raw) => integer(raw, 1, 100), fallback: () => 12 },
+  webhookBackoffBaseSeconds: { parse: (raw) => integer(raw, 1, 86_400), fallback: () => 30 },
+  webhookBackoffMaxSeconds: { parse: (raw) => integer(raw, 1, 7 * 86_400), fallback: () => 6 * 3_600 },
 };
 
 const FIELD_NAMES = Object.keys(FIELDS) as (keyof OperatorConfig)[];

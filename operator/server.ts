@@ -27,6 +27,7 @@ import { type DeploymentInfo, loadDeployment } from "./deployment";
 import { createLogger, type Logger } from "./logger";
 import { checkChainAndDeployment, type VaultKeyCheck } from "./startup";
 import { SqliteStore, type Store } from "./store";
+import { createWebhookDispatcher, startDispatcherLoop, syncConfiguredSubscriptions } from "./webhooks";
 import { workerBlsSigner } from "./guarantees/signing-worker";
 import { blsKeyFromSecret } from "../sdk/bls";
 
@@ -91,7 +92,9 @@ export async function startCoreServer(
   const closeStore = deps.closeStore ?? deps.store === undefined;
   let background: BackgroundTasks | undefined;
   let ownProvider: JsonRpcProvider | undefined;
+  let webhooks: { stop(): Promise<void> } | undefined;
   const release = async () => {
+    await webhooks?.stop();
     await background?.stop();
     ownProvider?.destroy();
     if (closeStore) await store?.close();
@@ -121,6 +124,11 @@ export async function startCoreServer(
       services: { ...deps.services, signer },
       routes: deps.routes,
     }));
+    await syncConfiguredSubscriptions(store, config.webhooks, context.clock.nowSeconds());
+    if (config.backgroundTasks) {
+      // Independent of the chain tasks: issuance events need no chain connection (docs/webhooks.md).
+      webhooks = startDispatcherLoop(createWebhookDispatcher(context), config.pollIntervalMs, logger);
+    }
     if (config.backgroundTasks && (deps.chainProvider !== undefined || deps.chain === undefined)) {
       const provider = deps.chainProvider ?? (ownProvider = rpcProvider(config));
       background = await createBackgroundTasks({ ...context, provider, timings: context.timings });

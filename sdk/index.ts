@@ -12,3 +12,4 @@ export * from "./public-params";
 export * from "./bls";
 export * from "./merkle";
 export * from "./x402";
+export * from "./webhooks";

@@ -18,6 +18,7 @@ import { errorHandler, notFoundHandler } from "./error-handler";
 import { openapiRoutes } from "./openapi";
 import { publicRoutes } from "./public-routes";
 import { requestContext } from "./request-context";
+import { webhookAdminRoutes } from "./webhook-admin-routes";
 
 /** Requests are small JSON documents; anything larger is refused before parsing (413). */
 export const JSON_BODY_LIMIT = "64kb";
@@ -28,6 +29,7 @@ export const CORE_ROUTES: readonly RouteModule[] = [
   publicRoutes,
   guaranteeRoutes,
   asyncRoutes,
+  webhookAdminRoutes,
   openapiRoutes,
 ];
 

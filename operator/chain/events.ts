@@ -7,9 +7,10 @@ import { getAddress, type Interface, type Log } from "ethers";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
 import type { CommitCycleArgsJson } from "../clearing/cycle-json";
-import type { GuaranteeState } from "../store";
+import type { GuaranteeState, WithdrawalRecord } from "../store";
 import { clearingHouseInterface, validationRegistryInterface, vaultInterface } from "./abi";
 import type { JournaledTx } from "./journal";
+import type { ChainWebhooks } from "../webhooks/events";
 
 export type ContractName = "Vault" | "ClearingHouse" | "ValidationRegistry";
 
@@ -117,6 +118,8 @@ export interface ApplyContext {
   logger: Logger;
   /** Called when the Vault's timings change (issuance caps V2 deadlines with them). */
   onTimings?: (timings: VaultTimings) => void;
+  /** Builds the webhook events applied logs announce (written to the outbox with the change). */
+  webhooks?: ChainWebhooks;
 }
 
 const big = (value: EventValue): bigint => value as bigint;
@@ -128,13 +131,16 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
   const a = event.args;
   const key = `${event.contract}.${event.name}`;
   switch (key) {
-    case "Vault.Deposited":
-      await j.adjustCollateral(address(a.user), address(a.asset), { deposited: big(a.amount) });
+    case "Vault.Deposited": {
+      const [user, asset, amount] = [address(a.user), address(a.asset), big(a.amount)];
+      await j.adjustCollateral(user, asset, { deposited: amount });
+      await j.emit(context.webhooks?.deposited(event, user, asset, amount, j.now));
       return;
+    }
     case "Vault.WithdrawalRequested": {
       const user = address(a.user);
       const asset = address(a.asset);
-      await j.putWithdrawal({
+      const withdrawal: WithdrawalRecord = {
         withdrawalId: num(a.withdrawalId),
         user,
         asset,
@@ -144,8 +150,10 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
         state: "PENDING",
         paid: null,
         closedAt: null,
-      });
+      };
+      await j.putWithdrawal(withdrawal);
       await j.setPendingWithdrawal(user, asset, big(a.amount));
+      await j.emit(context.webhooks?.withdrawal(event, "withdrawal.requested", withdrawal, j.now));
       return;
     }
     case "Vault.WithdrawalCancelled":
@@ -155,7 +163,7 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
       const id = num(a.withdrawalId);
       const finalized = event.name === "WithdrawalFinalized";
       const existing = await j.tx.getWithdrawal(id);
-      await j.putWithdrawal({
+      const withdrawal: WithdrawalRecord = {
         withdrawalId: id,
         user,
         asset,
@@ -165,9 +173,12 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
         state: finalized ? "FINALIZED" : "CANCELLED",
         paid: finalized ? big(a.paid) : null,
         closedAt: event.blockTimestamp,
-      });
+      };
+      await j.putWithdrawal(withdrawal);
       if (finalized) await j.adjustCollateral(user, asset, { deposited: -big(a.paid) });
       await j.setPendingWithdrawal(user, asset, 0n);
+      const type = finalized ? "withdrawal.finalized" : "withdrawal.cancelled";
+      await j.emit(context.webhooks?.withdrawal(event, type, withdrawal, j.now));
       return;
     }
     case "Vault.DefaultCovered":
@@ -239,6 +250,8 @@ async function applyRemunerated(j: JournaledTx, event: ChainEvent, context: Appl
     return;
   }
   if (previous !== "CANCELLED") await j.adjustCollateral(user, asset, { locked: -amount });
+  const g = await j.tx.getClearingGuarantee(id);
+  if (g) await j.emit(context.webhooks?.guaranteeRemunerated(event, g, amount, j.now));
 }
 
 /**
@@ -280,6 +293,9 @@ async function applyCycleCommitted(j: JournaledTx, event: ChainEvent, context: A
       continue;
     }
     await j.adjustCollateral(g.user, g.asset, { locked: -g.amount });
+    if (!isDebtor) {
+      await j.emit(context.webhooks?.guaranteeSettled(event, g, cycleId, "net_position", j.now));
+    }
   }
   for (const d of args.debtors) {
     const amount = BigInt(d.amount);
@@ -294,6 +310,8 @@ async function applyCycleCommitted(j: JournaledTx, event: ChainEvent, context: A
     });
     await j.adjustCollateral(d.debtor, d.asset, { locked: amount });
   }
+  const deadlines = { payment: num(a.paymentDeadline), default: num(a.defaultDeadline) };
+  await j.emit(context.webhooks?.cycleCommitted(event, cycle, deadlines, args.debtors, j.now));
 }
 
 /** NetDebitPaid → SETTLED; ClearingHouse.DefaultCovered → DEFAULT_REMUNERATED. Either releases the debit lock. */
@@ -319,6 +337,20 @@ async function applyDebtResolved(j: JournaledTx, event: ChainEvent, context: App
   });
   await j.adjustCollateral(debtor, asset, { locked: -debt.amount });
   const netted = await j.tx.listGuarantees({ cycleId, user: debtor, asset, states: ["NETTED"] });
-  for (const g of netted)
-    await j.transition(g.guaranteeId, ["NETTED"], paid ? "SETTLED" : "DEFAULT_REMUNERATED");
+  const moved: typeof netted = [];
+  for (const g of netted) {
+    const previous = await j.transition(g.guaranteeId, ["NETTED"], paid ? "SETTLED" : "DEFAULT_REMUNERATED");
+    if (previous !== null) moved.push(g);
+  }
+  const webhooks = context.webhooks;
+  if (!webhooks) return;
+  if (paid) {
+    for (const g of moved) {
+      await j.emit(webhooks.guaranteeSettled(event, g, cycleId, "net_debit_paid", j.now));
+    }
+  } else {
+    const covered = { cycleId, asset, debtor, amount: debt.amount, covered: big(a.covered) };
+    const ids = moved.map((g) => g.guaranteeId);
+    await j.emit(webhooks.defaultCovered(event, covered, ids, j.now));
+  }
 }

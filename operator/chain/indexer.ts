@@ -26,6 +26,7 @@ import {
   type VaultTimings,
 } from "./events";
 import { applyUndo, JournaledTx, type UndoOp } from "./journal";
+import { ChainWebhooks } from "../webhooks/events";
 
 /** Recorded block hashes kept below the cursor (how deep a reorg can be rewound). */
 export const REORG_HISTORY_BLOCKS = 10_000;
@@ -51,7 +52,10 @@ export type ChainProvider = Pick<
 export interface ChainIndexerOptions {
   store: Store;
   provider: ChainProvider;
-  deployment: Pick<DeploymentInfo, "vault" | "clearingHouse" | "validationRegistry" | "vaultDeployBlock">;
+  deployment: Pick<
+    DeploymentInfo,
+    "chainId" | "vault" | "clearingHouse" | "validationRegistry" | "vaultDeployBlock"
+  >;
   clock: Clock;
   logger: Logger;
   /** Blocks a log must be buried under before it is applied (0: apply at the head). */
@@ -92,7 +96,11 @@ export class ChainIndexer {
       throw new RangeError("maxBlocksPerTick must be a positive integer");
     }
     this.decoder = new EventDecoder(options.deployment);
-    this.applyContext = { logger: options.logger, onTimings: options.onTimings };
+    this.applyContext = {
+      logger: options.logger,
+      onTimings: options.onTimings,
+      webhooks: new ChainWebhooks({ chainId: options.deployment.chainId, vault: options.deployment.vault }),
+    };
   }
 
   /** First block worth reading: the Vault's deployment block. */

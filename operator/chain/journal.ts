@@ -10,6 +10,7 @@ import type {
   CycleDebtRecord,
   CycleRecord,
   GuaranteeState,
+  OutboxEvent,
   StoreTx,
   WithdrawalRecord,
 } from "../store";
@@ -25,7 +26,8 @@ export type UndoOp =
   | { op: "cycle"; cycleId: number; before: Json }
   | { op: "debt"; cycleId: number; asset: string; debtor: string; before: Json | null }
   | { op: "claim"; cycleId: number; asset: string; participant: string }
-  | { op: "response"; txHash: string; logIndex: number };
+  | { op: "response"; txHash: string; logIndex: number }
+  | { op: "webhook"; eventId: string };
 
 /** The fields of a cycle that chain events change (what a rewind restores). */
 const CHAIN_CYCLE_FIELDS = [
@@ -146,6 +148,13 @@ export class JournaledTx {
     this.undo.push({ op: "claim", cycleId, asset, participant });
   }
 
+  /** Puts a webhook event in the outbox; a rewind retracts its undelivered deliveries (docs/webhooks.md). */
+  async emit(event: OutboxEvent | undefined): Promise<void> {
+    if (!event) return;
+    await this.tx.insertWebhookEvent(event, this.now);
+    this.undo.push({ op: "webhook", eventId: event.id });
+  }
+
   async recordValidationResponse(record: Parameters<StoreTx["insertValidationResponse"]>[0]) {
     await this.tx.insertValidationResponse(record);
     this.undo.push({ op: "response", txHash: record.txHash, logIndex: record.logIndex });
@@ -186,6 +195,9 @@ export async function applyUndo(tx: StoreTx, undo: readonly UndoOp[], now: numbe
         break;
       case "response":
         await tx.deleteValidationResponse(step.txHash, step.logIndex);
+        break;
+      case "webhook":
+        await tx.retractWebhookEvent(step.eventId, now);
         break;
     }
   }

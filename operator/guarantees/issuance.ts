@@ -37,6 +37,7 @@ import type { GuaranteeRecord, IssueGuaranteeOutcome, StoredGuarantee, Store } f
 import { IssueBatcher } from "./batcher";
 import { collateralCapacity } from "./capacity";
 import { isAsyncBlsSigner } from "./signing-worker";
+import { guaranteeIssuedEvent } from "../webhooks/events";
 import { claimsOfRecord } from "./view";
 
 export interface GuaranteeIssuerDeps {
@@ -167,6 +168,8 @@ export class GuaranteeIssuer {
     const outcome = await this.batcher.issue({
       record,
       capacity: (balance) => collateralCapacity(balance, factor),
+      // Written in the issuance's own transaction, only if it is issued (docs/webhooks.md).
+      events: [guaranteeIssuedEvent({ chainId: config.chainId, vault: deployment.vault }, record)],
     });
     this.settleOutcome(outcome, signed);
     metrics.guaranteeIssued(claims.version, signed.scheme);

@@ -1,5 +1,6 @@
 export * from "./types";
 export * from "./async-types";
+export * from "./webhook-types";
 export { SqliteStore, type SqliteStoreOptions, BUSY_TIMEOUT_MS } from "./sqlite-store";
 export { MIGRATIONS, type Migration } from "./migrations";
 export { migrate, appliedMigrations } from "./sqlite-migrate";

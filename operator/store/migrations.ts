@@ -170,6 +170,44 @@ const ASYNC_SCHEMA_SQL = `
   ) STRICT;
 `;
 
+/** Migration 3: the webhook outbox (docs/webhooks.md). */
+const WEBHOOK_SCHEMA_SQL = `
+  CREATE TABLE webhook_subscriptions (
+    id          TEXT    PRIMARY KEY,
+    url         TEXT    NOT NULL,
+    secret      TEXT    NOT NULL,
+    event_types TEXT    NOT NULL,
+    description TEXT,
+    source      TEXT    NOT NULL CHECK (source IN ('config', 'api')),
+    created_at  INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE webhook_events (
+    id           TEXT    PRIMARY KEY,
+    type         TEXT    NOT NULL,
+    created_at   INTEGER NOT NULL,
+    payload      TEXT    NOT NULL,
+    retracted_at INTEGER
+  ) STRICT;
+
+  CREATE TABLE webhook_deliveries (
+    seq              INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id         TEXT    NOT NULL REFERENCES webhook_events (id) ON DELETE CASCADE,
+    subscription_id  TEXT    NOT NULL REFERENCES webhook_subscriptions (id) ON DELETE CASCADE,
+    status           TEXT    NOT NULL CHECK (status IN ('pending', 'delivered', 'failed', 'cancelled')),
+    attempts         INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at  INTEGER,
+    last_attempt_at  INTEGER,
+    last_error       TEXT,
+    last_status_code INTEGER,
+    delivered_at     INTEGER,
+    created_at       INTEGER NOT NULL,
+    UNIQUE (event_id, subscription_id)
+  ) STRICT;
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
+  CREATE INDEX webhook_deliveries_subscription ON webhook_deliveries (subscription_id, seq);
+`;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
@@ -237,5 +275,10 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 2,
     name: "chain indexer, clearing cycles, withdrawals, V2 lifecycle",
     sql: ASYNC_SCHEMA_SQL,
+  },
+  {
+    version: 3,
+    name: "webhook outbox",
+    sql: WEBHOOK_SCHEMA_SQL,
   },
 ];

@@ -27,6 +27,7 @@ import {
   type StoreOps,
 } from "./types";
 import type { AsyncStoreOps } from "./async-types";
+import type { OutboxEvent, WebhookStoreOps } from "./webhook-types";
 
 /** The synchronous shape of an async interface. */
 export type SyncOf<T> = {
@@ -103,13 +104,17 @@ function positive(value: bigint, what: string): bigint {
   return value;
 }
 
-/** The original operations; the asynchronous side's are in sqlite-async-ops.ts. */
-export class SqliteOps implements SyncOf<Omit<StoreOps, keyof AsyncStoreOps>> {
+/** The original operations; the asynchronous side's are in sqlite-async-ops.ts, the outbox's in sqlite-webhook-ops.ts. */
+export class SqliteOps implements SyncOf<Omit<StoreOps, keyof AsyncStoreOps | keyof WebhookStoreOps>> {
   private readonly stmt: ReturnType<typeof prepareStatements>;
   /** One issuance as a unit: a savepoint inside the batch's transaction, so a failed item leaves no trace. */
   private readonly issueOne: (request: IssueGuaranteeRequest, now: number) => IssueGuaranteeOutcome;
 
-  constructor(private readonly db: Database) {
+  constructor(
+    private readonly db: Database,
+    /** Where issuance writes its webhook events (same connection, so same transaction). */
+    private readonly outbox?: { insertWebhookEvent(event: OutboxEvent, now: number): number },
+  ) {
     this.stmt = prepareStatements(db);
     this.issueOne = db.transaction((request: IssueGuaranteeRequest, now: number): IssueGuaranteeOutcome => {
       const { record, capacity } = request;
@@ -120,6 +125,7 @@ export class SqliteOps implements SyncOf<Omit<StoreOps, keyof AsyncStoreOps>> {
         return { kind: "insufficient_collateral", balance: lock.balance, capacity: lock.capacity };
       }
       this.insertGuarantee(record);
+      for (const event of request.events ?? []) this.outbox?.insertWebhookEvent(event, now);
       return { kind: "issued", balance: lock.balance, capacity: lock.capacity };
     });
   }

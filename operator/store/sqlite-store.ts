@@ -17,6 +17,8 @@ import type { AsyncStoreOps } from "./async-types";
 import { SqliteAsyncOps } from "./sqlite-async-ops";
 import { SqliteOps } from "./sqlite-ops";
 import type { Store, StoreOps, StoreTx } from "./types";
+import type { WebhookStoreOps } from "./webhook-types";
+import { SqliteWebhookOps } from "./sqlite-webhook-ops";
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
 export const BUSY_TIMEOUT_MS = 5_000;
@@ -82,9 +84,22 @@ const ASYNC_OPERATIONS = [
   "getOperatorState",
   "setOperatorState",
 ] as const satisfies readonly (keyof AsyncStoreOps)[];
+/** The webhook outbox's operations (webhook-types.ts), implemented by {@link SqliteWebhookOps}. */
+const WEBHOOK_OPERATIONS = [
+  "putWebhookSubscription",
+  "getWebhookSubscription",
+  "listWebhookSubscriptions",
+  "deleteWebhookSubscription",
+  "insertWebhookEvent",
+  "retractWebhookEvent",
+  "claimDueWebhookDeliveries",
+  "recordWebhookAttempt",
+  "listWebhookDeliveries",
+  "getWebhookDelivery",
+] as const satisfies readonly (keyof WebhookStoreOps)[];
 type MissingOperation = Exclude<
   keyof StoreOps,
-  (typeof OPERATIONS)[number] | (typeof ASYNC_OPERATIONS)[number]
+  (typeof OPERATIONS)[number] | (typeof ASYNC_OPERATIONS)[number] | (typeof WEBHOOK_OPERATIONS)[number]
 >;
 const allOperationsListed: [MissingOperation] extends [never] ? true : false = true;
 void allOperationsListed;
@@ -92,7 +107,12 @@ void allOperationsListed;
 type Runner = <T>(task: () => T) => Promise<T>;
 
 /** Binds each synchronous operation to `run`, which decides when it may execute. */
-function asyncView(ops: SqliteOps, asyncOps: SqliteAsyncOps, run: Runner): StoreOps {
+function asyncView(
+  ops: SqliteOps,
+  asyncOps: SqliteAsyncOps,
+  webhookOps: SqliteWebhookOps,
+  run: Runner,
+): StoreOps {
   const view: Record<string, unknown> = {};
   const bind = (target: object, names: readonly string[]) => {
     for (const name of names) {
@@ -102,6 +122,7 @@ function asyncView(ops: SqliteOps, asyncOps: SqliteAsyncOps, run: Runner): Store
   };
   bind(ops, OPERATIONS);
   bind(asyncOps, ASYNC_OPERATIONS);
+  bind(webhookOps, WEBHOOK_OPERATIONS);
   return view as unknown as StoreOps;
 }
 
@@ -111,8 +132,8 @@ export interface SqliteStoreOptions {
 }
 
 // The async-side operations are delegated in the constructor (declaration merging gives their types).
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
-export interface SqliteStore extends AsyncStoreOps {}
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export interface SqliteStore extends AsyncStoreOps, WebhookStoreOps {}
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class SqliteStore implements Store {
@@ -121,20 +142,22 @@ export class SqliteStore implements Store {
   private readonly inTransaction = new AsyncLocalStorage<boolean>();
   private readonly ops: SqliteOps;
   private readonly asyncOps: SqliteAsyncOps;
+  private readonly webhookOps: SqliteWebhookOps;
   private readonly outer: StoreOps;
   private closed = false;
 
   private constructor(private readonly db: Database) {
-    this.ops = new SqliteOps(db);
+    this.webhookOps = new SqliteWebhookOps(db);
+    this.ops = new SqliteOps(db, this.webhookOps);
     this.asyncOps = new SqliteAsyncOps(db);
-    this.outer = asyncView(this.ops, this.asyncOps, (task) => {
+    this.outer = asyncView(this.ops, this.asyncOps, this.webhookOps, (task) => {
       if (this.inTransaction.getStore()) {
         // Waiting for the mutex here would deadlock on our own transaction.
         return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
       }
       return this.mutex.run(() => this.checkedOpen(task));
     });
-    for (const name of ASYNC_OPERATIONS) {
+    for (const name of [...ASYNC_OPERATIONS, ...WEBHOOK_OPERATIONS]) {
       (this as unknown as Record<string, unknown>)[name] = this.outer[name];
     }
   }
@@ -163,7 +186,7 @@ export class SqliteStore implements Store {
     return this.mutex.run(() =>
       this.checkedOpen(async () => {
         let active = true;
-        const tx = asyncView(this.ops, this.asyncOps, async (task) => {
+        const tx = asyncView(this.ops, this.asyncOps, this.webhookOps, async (task) => {
           if (!active) throw new Error("transaction handle used after its transaction ended");
           return task();
         });

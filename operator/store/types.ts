@@ -9,6 +9,7 @@
  */
 
 import type { AsyncStoreOps } from "./async-types";
+import type { OutboxEvent, WebhookStoreOps } from "./webhook-types";
 
 /** The lifecycle of ARCHITECTURE.md §6 (docs/operator-async.md has the transitions). */
 export const GUARANTEE_STATES = [
@@ -100,6 +101,8 @@ export interface IssueGuaranteeRequest {
   record: GuaranteeRecord;
   /** Capacity of the payer's (user, asset) balance; the lock must keep `locked ≤ capacity`. */
   capacity: CapacityFn;
+  /** Webhook events announcing the issuance, written with it (only if it is issued). */
+  events?: readonly OutboxEvent[];
 }
 
 /**
@@ -131,7 +134,7 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
 
 /** Repository operations; each call is atomic on its own. */
-export interface StoreOps extends AsyncStoreOps {
+export interface StoreOps extends AsyncStoreOps, WebhookStoreOps {
   // --- SIWE nonces ---
   insertNonce(record: SiweNonceRecord): Promise<void>;
   /** Marks the nonce used iff it exists, is unused, unexpired at `now` and bound to `address`. */

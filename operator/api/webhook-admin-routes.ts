@@ -1,0 +1,156 @@
+/**
+ * Admin API for webhook subscriptions (docs/webhooks.md):
+ *
+ *   POST   /core/admin/webhooks                  create (answers the secret, once)
+ *   GET    /core/admin/webhooks                  list (secrets never shown)
+ *   GET    /core/admin/webhooks/:id              one subscription
+ *   DELETE /core/admin/webhooks/:id              remove it and its deliveries (API-made ones only)
+ *   GET    /core/admin/webhooks/:id/deliveries   delivery status, newest first (?status=&limit=&cursor=)
+ *
+ * Every route needs a bearer token (401 otherwise) of a wallet in `SURETY_ADMIN_WALLETS` (403).
+ */
+import { type Request, type RequestHandler, Router } from "express";
+import { WireError } from "../../sdk/errors";
+import { sameAddress } from "../../sdk/wire";
+import { principalOf, requireAccessToken } from "../auth";
+import {
+  WEBHOOK_DELIVERY_STATUSES,
+  type WebhookDeliveryRecord,
+  type WebhookDeliveryStatus,
+  type WebhookSubscriptionRecord,
+} from "../store";
+import { parseNewSubscription } from "../webhooks/subscriptions";
+import type { RouteModule } from "./context";
+import { conflict, forbidden, notFound } from "./errors";
+
+export const DEFAULT_DELIVERY_PAGE = 50;
+export const MAX_DELIVERY_PAGE = 500;
+
+const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
+
+function subscriptionView(s: WebhookSubscriptionRecord) {
+  return {
+    id: s.id,
+    url: s.url,
+    event_types: s.eventTypes,
+    description: s.description,
+    source: s.source,
+    created_at: iso(s.createdAt),
+  };
+}
+
+function deliveryView(d: WebhookDeliveryRecord) {
+  return {
+    event_id: d.eventId,
+    event_type: d.eventType,
+    status: d.status,
+    attempts: d.attempts,
+    last_error: d.lastError,
+    last_status_code: d.lastStatusCode,
+    next_attempt_at: iso(d.nextAttemptAt),
+    last_attempt_at: iso(d.lastAttemptAt),
+    delivered_at: iso(d.deliveredAt),
+    created_at: iso(d.createdAt),
+  };
+}
+
+function queryString(req: Request, name: string): string | undefined {
+  const value = req.query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new WireError(name, "must be given once");
+  return value;
+}
+
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_DELIVERY_PAGE;
+  const n = /^[0-9]{1,4}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= MAX_DELIVERY_PAGE)) {
+    throw new WireError("limit", `must be an integer from 1 to ${MAX_DELIVERY_PAGE}`);
+  }
+  return n;
+}
+
+function parseCursor(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === "") return undefined;
+  if (!/^[1-9][0-9]{0,15}$/.test(raw)) throw new WireError("cursor", "is not a cursor this API issued");
+  return Number(raw);
+}
+
+function parseStatus(raw: string | undefined): WebhookDeliveryStatus | undefined {
+  if (raw === undefined) return undefined;
+  if (!(WEBHOOK_DELIVERY_STATUSES as readonly string[]).includes(raw)) {
+    throw new WireError("status", `must be one of ${WEBHOOK_DELIVERY_STATUSES.join(", ")}`);
+  }
+  return raw as WebhookDeliveryStatus;
+}
+
+export const webhookAdminRoutes: RouteModule = (context) => {
+  const { store, config, clock, logger } = context;
+  const router = Router();
+  const authenticated = requireAccessToken(context.accessTokens);
+  const admin: RequestHandler = (req, _res, next) => {
+    const { wallet } = principalOf(req);
+    if (!config.adminWallets.some((a) => sameAddress(a, wallet))) {
+      throw forbidden("not_admin", `${wallet} is not an admin wallet (SURETY_ADMIN_WALLETS)`);
+    }
+    next();
+  };
+  const guarded = [authenticated, admin];
+
+  const subscription = async (id: string) => {
+    const found = await store.getWebhookSubscription(id);
+    if (!found) throw notFound("webhook_not_found", `no webhook subscription ${id}`);
+    return found;
+  };
+
+  router.post("/core/admin/webhooks", ...guarded, async (req, res) => {
+    const record = parseNewSubscription(req.body, clock.nowSeconds());
+    await store.putWebhookSubscription(record);
+    logger.info(
+      { subscription_id: record.id, url: record.url, by: principalOf(req).wallet },
+      "webhook added",
+    );
+    res.status(201).json({ ...subscriptionView(record), secret: record.secret });
+  });
+
+  router.get("/core/admin/webhooks", ...guarded, async (_req, res) => {
+    const all = await store.listWebhookSubscriptions();
+    res.json({ webhooks: all.map(subscriptionView) });
+  });
+
+  router.get("/core/admin/webhooks/:id", ...guarded, async (req, res) => {
+    res.json(subscriptionView(await subscription(String(req.params.id))));
+  });
+
+  router.delete("/core/admin/webhooks/:id", ...guarded, async (req, res) => {
+    const found = await subscription(String(req.params.id));
+    if (found.source === "config") {
+      throw conflict(
+        "configured_webhook",
+        `webhook ${found.id} comes from the operator's configuration (SURETY_WEBHOOKS); remove it there`,
+      );
+    }
+    await store.deleteWebhookSubscription(found.id);
+    logger.info({ subscription_id: found.id, by: principalOf(req).wallet }, "webhook removed");
+    res.status(204).end();
+  });
+
+  router.get("/core/admin/webhooks/:id/deliveries", ...guarded, async (req, res) => {
+    const found = await subscription(String(req.params.id));
+    const limit = parseLimit(queryString(req, "limit"));
+    const rows = await store.listWebhookDeliveries({
+      subscriptionId: found.id,
+      status: parseStatus(queryString(req, "status")),
+      beforeSeq: parseCursor(queryString(req, "cursor")),
+      limit: limit + 1,
+    });
+    const page = rows.slice(0, limit);
+    res.json({
+      webhook_id: found.id,
+      deliveries: page.map(deliveryView),
+      next_cursor: rows.length > limit ? String(page[page.length - 1].seq) : null,
+    });
+  });
+
+  return router;
+};

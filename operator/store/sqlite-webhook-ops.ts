@@ -1,0 +1,258 @@
+/**
+ * {@link WebhookStoreOps} on a better-sqlite3 connection, synchronous (SqliteStore makes them async).
+ * Schema: migration 3 (migrations.ts).
+ */
+import type { Database, Statement } from "better-sqlite3";
+import type { SyncOf } from "./sqlite-ops";
+import type {
+  DueWebhookDelivery,
+  OutboxEvent,
+  WebhookAttemptOutcome,
+  WebhookDeliveryQuery,
+  WebhookDeliveryRecord,
+  WebhookDeliveryStatus,
+  WebhookStoreOps,
+  WebhookSubscriptionRecord,
+  WebhookSubscriptionSource,
+} from "./webhook-types";
+
+/** Longest `last_error` kept (a receiver's error page could be large). */
+const MAX_ERROR_LENGTH = 500;
+
+type Row = Record<string, unknown>;
+
+function subscriptionFromRow(row: Row): WebhookSubscriptionRecord {
+  return {
+    id: row.id as string,
+    url: row.url as string,
+    secret: row.secret as string,
+    eventTypes: JSON.parse(row.event_types as string) as string[],
+    description: (row.description as string | null) ?? null,
+    source: row.source as WebhookSubscriptionSource,
+    createdAt: row.created_at as number,
+  };
+}
+
+function deliveryFromRow(row: Row): WebhookDeliveryRecord & { seq: number } {
+  return {
+    seq: row.seq as number,
+    eventId: row.event_id as string,
+    subscriptionId: row.subscription_id as string,
+    eventType: row.type as string,
+    status: row.status as WebhookDeliveryStatus,
+    attempts: row.attempts as number,
+    nextAttemptAt: (row.next_attempt_at as number | null) ?? null,
+    lastAttemptAt: (row.last_attempt_at as number | null) ?? null,
+    lastError: (row.last_error as string | null) ?? null,
+    lastStatusCode: (row.last_status_code as number | null) ?? null,
+    deliveredAt: (row.delivered_at as number | null) ?? null,
+    createdAt: row.created_at as number,
+  };
+}
+
+function wants(subscription: { event_types: string }, type: string): boolean {
+  const types = JSON.parse(subscription.event_types) as string[];
+  return types.includes("*") || types.includes(type);
+}
+
+const truncate = (text: string) => (text.length > MAX_ERROR_LENGTH ? text.slice(0, MAX_ERROR_LENGTH) : text);
+
+const DELIVERY_SELECT = `SELECT d.*, e.type FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id`;
+
+function prepare(db: Database) {
+  const s = (sql: string): Statement => db.prepare(sql);
+  return {
+    putSubscription: s(
+      `INSERT INTO webhook_subscriptions (id, url, secret, event_types, description, source, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET url = excluded.url, secret = excluded.secret,
+         event_types = excluded.event_types, description = excluded.description, source = excluded.source`,
+    ),
+    getSubscription: s("SELECT * FROM webhook_subscriptions WHERE id = ?"),
+    listSubscriptions: s("SELECT * FROM webhook_subscriptions ORDER BY created_at, id"),
+    subscriptionTypes: s("SELECT id, event_types FROM webhook_subscriptions"),
+    deleteSubscription: s("DELETE FROM webhook_subscriptions WHERE id = ?"),
+    getEvent: s("SELECT id FROM webhook_events WHERE id = ?"),
+    insertEvent: s("INSERT INTO webhook_events (id, type, created_at, payload) VALUES (?, ?, ?, ?)"),
+    reviveEvent: s("UPDATE webhook_events SET payload = ?, retracted_at = NULL WHERE id = ?"),
+    insertDelivery: s(
+      `INSERT INTO webhook_deliveries (event_id, subscription_id, status, next_attempt_at, created_at)
+       VALUES (?, ?, 'pending', ?, ?) ON CONFLICT (event_id, subscription_id) DO NOTHING`,
+    ),
+    revivedDeliveries: s(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, last_error = NULL
+       WHERE event_id = ? AND status = 'cancelled'`,
+    ),
+    retractEvent: s("UPDATE webhook_events SET retracted_at = ? WHERE id = ?"),
+    cancelDeliveries: s(
+      `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL,
+         last_error = 'retracted: the chain event was undone by a reorganisation'
+       WHERE event_id = ? AND status IN ('pending', 'failed')`,
+    ),
+    due: s(
+      `SELECT d.*, e.type, e.payload, s.url, s.secret FROM webhook_deliveries d
+       JOIN webhook_events e ON e.id = d.event_id
+       JOIN webhook_subscriptions s ON s.id = d.subscription_id
+       WHERE d.status = 'pending' AND d.next_attempt_at <= ?
+       ORDER BY d.next_attempt_at, d.seq LIMIT ?`,
+    ),
+    lease: s(
+      `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = ?, next_attempt_at = ?
+       WHERE seq = ?`,
+    ),
+    record: s(
+      `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, last_error = ?, last_status_code = ?,
+         delivered_at = ?
+       WHERE event_id = ? AND subscription_id = ? AND status = 'pending'`,
+    ),
+    getDelivery: s(`${DELIVERY_SELECT} WHERE d.event_id = ? AND d.subscription_id = ?`),
+  };
+}
+
+export class SqliteWebhookOps implements SyncOf<WebhookStoreOps> {
+  private readonly stmt: ReturnType<typeof prepare>;
+
+  constructor(private readonly db: Database) {
+    this.stmt = prepare(db);
+  }
+
+  private atomic<T>(body: () => T): T {
+    const run = this.db.transaction(body);
+    return this.db.inTransaction ? run() : run.immediate();
+  }
+
+  putWebhookSubscription(record: WebhookSubscriptionRecord): void {
+    this.stmt.putSubscription.run(
+      record.id,
+      record.url,
+      record.secret,
+      JSON.stringify(record.eventTypes),
+      record.description,
+      record.source,
+      record.createdAt,
+    );
+  }
+
+  getWebhookSubscription(id: string): WebhookSubscriptionRecord | null {
+    const row = this.stmt.getSubscription.get(id) as Row | undefined;
+    return row ? subscriptionFromRow(row) : null;
+  }
+
+  listWebhookSubscriptions(): WebhookSubscriptionRecord[] {
+    return (this.stmt.listSubscriptions.all() as Row[]).map(subscriptionFromRow);
+  }
+
+  deleteWebhookSubscription(id: string): boolean {
+    return this.stmt.deleteSubscription.run(id).changes === 1;
+  }
+
+  insertWebhookEvent(event: OutboxEvent, now: number): number {
+    // Cheap when nobody subscribes (issuance calls this for every guarantee): one read of a tiny table.
+    const targets = (this.stmt.subscriptionTypes.all() as { id: string; event_types: string }[]).filter((s) =>
+      wants(s, event.type),
+    );
+    if (targets.length === 0) return 0;
+    return this.atomic(() => {
+      if (this.stmt.getEvent.get(event.id)) {
+        this.stmt.reviveEvent.run(event.payload, event.id);
+        this.stmt.revivedDeliveries.run(now, event.id);
+      } else {
+        this.stmt.insertEvent.run(event.id, event.type, event.createdAt, event.payload);
+      }
+      let created = 0;
+      for (const target of targets) {
+        created += this.stmt.insertDelivery.run(event.id, target.id, now, now).changes;
+      }
+      return created;
+    });
+  }
+
+  retractWebhookEvent(eventId: string, now: number): void {
+    this.atomic(() => {
+      this.stmt.retractEvent.run(now, eventId);
+      this.stmt.cancelDeliveries.run(eventId);
+    });
+  }
+
+  claimDueWebhookDeliveries(now: number, limit: number, leaseSeconds: number): DueWebhookDelivery[] {
+    return this.atomic(() => {
+      const rows = this.stmt.due.all(now, limit) as Row[];
+      return rows.map((row) => {
+        this.stmt.lease.run(now, now + leaseSeconds, row.seq);
+        const delivery = deliveryFromRow({
+          ...row,
+          attempts: (row.attempts as number) + 1,
+          last_attempt_at: now,
+          next_attempt_at: now + leaseSeconds,
+        });
+        return {
+          ...delivery,
+          url: row.url as string,
+          secret: row.secret as string,
+          payload: row.payload as string,
+        };
+      });
+    });
+  }
+
+  recordWebhookAttempt(
+    eventId: string,
+    subscriptionId: string,
+    outcome: WebhookAttemptOutcome,
+    now: number,
+  ): void {
+    switch (outcome.status) {
+      case "delivered":
+        this.stmt.record.run("delivered", null, null, outcome.statusCode, now, eventId, subscriptionId);
+        return;
+      case "pending":
+        this.stmt.record.run(
+          "pending",
+          outcome.nextAttemptAt,
+          truncate(outcome.error),
+          outcome.statusCode,
+          null,
+          eventId,
+          subscriptionId,
+        );
+        return;
+      case "failed":
+        this.stmt.record.run(
+          "failed",
+          null,
+          truncate(outcome.error),
+          outcome.statusCode,
+          null,
+          eventId,
+          subscriptionId,
+        );
+        return;
+    }
+  }
+
+  listWebhookDeliveries(query: WebhookDeliveryQuery): (WebhookDeliveryRecord & { seq: number })[] {
+    const where = ["d.subscription_id = ?"];
+    const params: unknown[] = [query.subscriptionId];
+    if (query.status !== undefined) {
+      where.push("d.status = ?");
+      params.push(query.status);
+    }
+    if (query.beforeSeq !== undefined) {
+      where.push("d.seq < ?");
+      params.push(query.beforeSeq);
+    }
+    params.push(query.limit);
+    const rows = this.db
+      .prepare(`${DELIVERY_SELECT} WHERE ${where.join(" AND ")} ORDER BY d.seq DESC LIMIT ?`)
+      .all(...params) as Row[];
+    return rows.map(deliveryFromRow);
+  }
+
+  getWebhookDelivery(eventId: string, subscriptionId: string): WebhookDeliveryRecord | null {
+    const row = this.stmt.getDelivery.get(eventId, subscriptionId) as Row | undefined;
+    if (!row) return null;
+    const { seq: _seq, ...delivery } = deliveryFromRow(row);
+    void _seq;
+    return delivery;
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * Repository operations of the webhook outbox (docs/webhooks.md): subscriptions, events and one
+ * delivery row per (event, subscription). Events are inserted in the same store transaction as the
+ * state change they announce (fan-out to the matching subscriptions happens in that insert), so an
+ * event exists iff its change was committed. Times are unix seconds.
+ */
+
+export const WEBHOOK_DELIVERY_STATUSES = ["pending", "delivered", "failed", "cancelled"] as const;
+export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+
+/** Where a subscription came from: the operator's configuration (re-synced at startup) or the admin API. */
+export type WebhookSubscriptionSource = "config" | "api";
+
+export interface WebhookSubscriptionRecord {
+  /** `whk_…` (API) or the configured id. */
+  id: string;
+  url: string;
+  /** HMAC key of the `Surety-Signature` header. */
+  secret: string;
+  /** Event types delivered to it; `["*"]` for all. */
+  eventTypes: readonly string[];
+  description: string | null;
+  source: WebhookSubscriptionSource;
+  createdAt: number;
+}
+
+/** An event ready for the outbox: its id, type and the exact JSON body every delivery sends. */
+export interface OutboxEvent {
+  /** `evt_…`; deterministic per source (docs/webhooks.md), so re-applying the same source re-uses it. */
+  id: string;
+  type: string;
+  createdAt: number;
+  /** The envelope, serialised once: every attempt to every subscriber signs these bytes. */
+  payload: string;
+}
+
+export interface WebhookDeliveryRecord {
+  eventId: string;
+  subscriptionId: string;
+  eventType: string;
+  status: WebhookDeliveryStatus;
+  /** Attempts started (an attempt is counted when it starts, so one cut by a crash counts too). */
+  attempts: number;
+  /** When the next attempt may start (null once delivered, failed or cancelled). */
+  nextAttemptAt: number | null;
+  lastAttemptAt: number | null;
+  lastError: string | null;
+  lastStatusCode: number | null;
+  deliveredAt: number | null;
+  createdAt: number;
+}
+
+/** A due delivery with what sending it needs. */
+export interface DueWebhookDelivery extends WebhookDeliveryRecord {
+  url: string;
+  secret: string;
+  payload: string;
+}
+
+export type WebhookAttemptOutcome =
+  | { status: "delivered"; statusCode: number }
+  | { status: "pending"; nextAttemptAt: number; error: string; statusCode: number | null }
+  | { status: "failed"; error: string; statusCode: number | null };
+
+export interface WebhookDeliveryQuery {
+  subscriptionId: string;
+  status?: WebhookDeliveryStatus;
+  /** Newest first; rows with seq < `beforeSeq` (paging). */
+  beforeSeq?: number;
+  limit: number;
+}
+
+export interface WebhookStoreOps {
+  /** Inserts or replaces the subscription with this id (its existing deliveries stay). */
+  putWebhookSubscription(record: WebhookSubscriptionRecord): Promise<void>;
+  getWebhookSubscription(id: string): Promise<WebhookSubscriptionRecord | null>;
+  listWebhookSubscriptions(): Promise<WebhookSubscriptionRecord[]>;
+  /** Deletes the subscription and its deliveries; false for an unknown id. */
+  deleteWebhookSubscription(id: string): Promise<boolean>;
+
+  /**
+   * Adds the event with one pending delivery (due at `now`) per subscription of its type, and returns
+   * how many deliveries were created. Nothing is stored when no subscription wants the type. An id
+   * already stored (the same source applied again, e.g. after a reorg rewind) is revived: its payload
+   * is replaced and its cancelled deliveries are pending again; delivered ones are never resent.
+   */
+  insertWebhookEvent(event: OutboxEvent, now: number): Promise<number>;
+  /** The source of the event was undone (reorg): its not yet delivered deliveries are cancelled. */
+  retractWebhookEvent(eventId: string, now: number): Promise<void>;
+  /**
+   * Up to `limit` pending deliveries due at `now`, oldest first. Each is leased: its attempt count
+   * goes up and it is not due again before `now + leaseSeconds`, so an attempt cut short by a crash
+   * is retried once the lease has run out (at-least-once).
+   */
+  claimDueWebhookDeliveries(now: number, limit: number, leaseSeconds: number): Promise<DueWebhookDelivery[]>;
+  recordWebhookAttempt(
+    eventId: string,
+    subscriptionId: string,
+    outcome: WebhookAttemptOutcome,
+    now: number,
+  ): Promise<void>;
+  /** Deliveries of a subscription, newest first, with their row sequence for paging. */
+  listWebhookDeliveries(query: WebhookDeliveryQuery): Promise<(WebhookDeliveryRecord & { seq: number })[]>;
+  getWebhookDelivery(eventId: string, subscriptionId: string): Promise<WebhookDeliveryRecord | null>;
+}

@@ -1,0 +1,239 @@
+/**
+ * Building webhook events (docs/webhooks.md lists every type and its `data`). Each event's id is
+ * derived from its source (the deployment, plus the chain log or the guarantee it announces), so
+ * applying the same source again — a retried batch, a log re-applied after a reorg rewind — yields
+ * the same id: the outbox then revives the event instead of creating a second one, and a receiver
+ * that already has it drops the repeat.
+ */
+import { createHash } from "node:crypto";
+import { formatUint } from "../../sdk/wire";
+import { WEBHOOK_API_VERSION, type WebhookEnvelope, type WebhookEventType } from "../../sdk/webhooks";
+import type { ChainEvent } from "../chain/events";
+import type { CycleRecord, GuaranteeRecord, OutboxEvent, WithdrawalRecord } from "../store";
+
+/** Domain tag of event ids (change it only with a new id scheme). */
+const EVENT_ID_TAG = "surety-webhook-event-v1";
+/** 128 bits of the SHA-256, hex. */
+const EVENT_ID_HEX_CHARS = 32;
+
+/** The deployment events belong to: ids are unique across deployments sharing a receiver. */
+export interface WebhookSource {
+  chainId: number;
+  vault: string;
+}
+
+export function network(source: WebhookSource): string {
+  return `eip155:${source.chainId}`;
+}
+
+/** `evt_` + 128 bits of SHA-256(tag, chain id, vault, source key). */
+export function webhookEventId(source: WebhookSource, key: string): string {
+  const digest = createHash("sha256")
+    .update(`${EVENT_ID_TAG}\n${source.chainId}\n${source.vault.toLowerCase()}\n${key}`)
+    .digest("hex");
+  return "evt_" + digest.slice(0, EVENT_ID_HEX_CHARS);
+}
+
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+const isoOrNull = (seconds: number | null) => (seconds === null ? null : iso(seconds));
+
+/** The outbox row of one event: the envelope serialised once. */
+export function outboxEvent(
+  source: WebhookSource,
+  key: string,
+  type: WebhookEventType,
+  data: Record<string, unknown>,
+  createdAt: number,
+): OutboxEvent {
+  const id = webhookEventId(source, key);
+  const envelope: WebhookEnvelope = {
+    id,
+    type,
+    created_at: iso(createdAt),
+    api_version: WEBHOOK_API_VERSION,
+    data,
+  };
+  return { id, type, createdAt, payload: JSON.stringify(envelope) };
+}
+
+/** `guarantee.issued`: written by issuance in the transaction that locks the collateral. */
+export function guaranteeIssuedEvent(source: WebhookSource, record: GuaranteeRecord): OutboxEvent {
+  return outboxEvent(
+    source,
+    `guarantee:${record.guaranteeId.toLowerCase()}:issued`,
+    "guarantee.issued",
+    {
+      guarantee_id: record.guaranteeId.toLowerCase(),
+      version: record.version,
+      state: record.state,
+      user_address: record.user,
+      recipient_address: record.recipient,
+      req_id: formatUint(record.reqId),
+      amount: formatUint(record.amount),
+      asset_address: record.asset,
+      timestamp: record.timestamp,
+      network: network(source),
+    },
+    record.createdAt,
+  );
+}
+
+/**
+ * Events announced by applied chain logs. Every builder takes the log it comes from; `subject`
+ * distinguishes several events of one log (e.g. one `guarantee.settled` per guarantee of a commit).
+ */
+export class ChainWebhooks {
+  constructor(readonly source: WebhookSource) {}
+
+  private event(
+    log: ChainEvent,
+    type: WebhookEventType,
+    data: Record<string, unknown>,
+    now: number,
+    subject = "",
+  ): OutboxEvent {
+    const key = `chain:${log.txHash.toLowerCase()}:${log.logIndex}:${type}${subject ? ":" + subject : ""}`;
+    return outboxEvent(this.source, key, type, data, now);
+  }
+
+  /** Where the event happened on chain, appended to every chain event's data. */
+  private where(log: ChainEvent) {
+    return {
+      network: network(this.source),
+      transaction_hash: log.txHash,
+      block_number: log.blockNumber,
+    };
+  }
+
+  /** Spec "Events": exactly these fields; `status` is `finalized` (applied at the confirmation depth). */
+  deposited(log: ChainEvent, user: string, asset: string, amount: bigint, now: number): OutboxEvent {
+    return this.event(
+      log,
+      "collateral.deposited",
+      {
+        user_address: user,
+        asset_address: asset,
+        amount: formatUint(amount),
+        ...this.where(log),
+        status: "finalized",
+      },
+      now,
+    );
+  }
+
+  withdrawal(
+    log: ChainEvent,
+    type: "withdrawal.requested" | "withdrawal.cancelled" | "withdrawal.finalized",
+    w: WithdrawalRecord,
+    now: number,
+  ): OutboxEvent {
+    return this.event(
+      log,
+      type,
+      {
+        withdrawal_id: String(w.withdrawalId),
+        user_address: w.user,
+        asset_address: w.asset,
+        amount: formatUint(w.amount),
+        state: w.state,
+        requested_at: isoOrNull(w.requestedAt || null),
+        finalizable_at: isoOrNull(w.finalizableAt || null),
+        paid: w.paid === null ? null : formatUint(w.paid),
+        ...this.where(log),
+      },
+      now,
+    );
+  }
+
+  guaranteeSettled(
+    log: ChainEvent,
+    g: GuaranteeRecord,
+    cycleId: number,
+    reason: "net_position" | "net_debit_paid",
+    now: number,
+  ): OutboxEvent {
+    return this.event(
+      log,
+      "guarantee.settled",
+      {
+        guarantee_id: g.guaranteeId.toLowerCase(),
+        state: "SETTLED",
+        reason,
+        cycle_id: String(cycleId),
+        user_address: g.user,
+        recipient_address: g.recipient,
+        asset_address: g.asset,
+        amount: formatUint(g.amount),
+        ...this.where(log),
+      },
+      now,
+      g.guaranteeId.toLowerCase(),
+    );
+  }
+
+  guaranteeRemunerated(log: ChainEvent, g: GuaranteeRecord, amount: bigint, now: number): OutboxEvent {
+    return this.event(
+      log,
+      "guarantee.remunerated",
+      {
+        guarantee_id: g.guaranteeId.toLowerCase(),
+        state: "REMUNERATED",
+        user_address: g.user,
+        recipient_address: g.recipient,
+        asset_address: g.asset,
+        amount: formatUint(amount),
+        ...this.where(log),
+      },
+      now,
+    );
+  }
+
+  cycleCommitted(
+    log: ChainEvent,
+    cycle: CycleRecord,
+    deadlines: { payment: number; default: number },
+    debtors: readonly { asset: string; debtor: string; amount: string }[],
+    now: number,
+  ): OutboxEvent {
+    return this.event(
+      log,
+      "cycle.committed",
+      {
+        cycle_id: String(cycle.cycleId),
+        root: cycle.root,
+        guarantee_count: cycle.guaranteeIds.length,
+        payment_deadline: iso(deadlines.payment),
+        default_deadline: iso(deadlines.default),
+        debtors: debtors.map((d) => ({
+          asset_address: d.asset,
+          debtor_address: d.debtor,
+          amount: d.amount,
+        })),
+        ...this.where(log),
+      },
+      now,
+    );
+  }
+
+  defaultCovered(
+    log: ChainEvent,
+    debt: { cycleId: number; asset: string; debtor: string; amount: bigint; covered: bigint },
+    guaranteeIds: readonly string[],
+    now: number,
+  ): OutboxEvent {
+    return this.event(
+      log,
+      "default.covered",
+      {
+        cycle_id: String(debt.cycleId),
+        asset_address: debt.asset,
+        debtor_address: debt.debtor,
+        amount: formatUint(debt.amount),
+        covered: formatUint(debt.covered),
+        guarantee_ids: guaranteeIds.map((id) => id.toLowerCase()),
+        ...this.where(log),
+      },
+      now,
+    );
+  }
+}
