@@ -5,6 +5,17 @@
  * change of a response shape must change this document too.
  */
 
+import { WEBHOOK_EVENT_TYPES } from "../../sdk/webhooks";
+import { WEBHOOK_DELIVERY_STATUSES } from "../store/webhook-types";
+import {
+  ALL_EVENT_TYPES,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_WEBHOOK_SECRET_LENGTH,
+  MAX_WEBHOOK_URL_LENGTH,
+  MIN_WEBHOOK_SECRET_LENGTH,
+} from "../webhooks/subscriptions";
+import { DEFAULT_DELIVERY_PAGE, MAX_DELIVERY_PAGE } from "./webhook-admin-routes";
+
 type Schema = Record<string, unknown>;
 
 const ref = (name: string): Schema => ({ $ref: `#/components/schemas/${name}` });
@@ -55,6 +66,20 @@ const jsonBody = (schema: Schema): Schema => ({
   content: { "application/json": { schema } },
 });
 
+/** Admin routes: a bearer token (401) of a wallet in `SURETY_ADMIN_WALLETS` (403). */
+const ADMIN_FAILURES = {
+  "401": UNAUTHORIZED,
+  "403": errorResponse("The caller's wallet is not in `SURETY_ADMIN_WALLETS`.", ["not_admin"]),
+};
+const WEBHOOK_ID_PARAMETER = {
+  name: "id",
+  in: "path",
+  required: true,
+  schema: { type: "string" },
+  description: "The subscription id (`whk_…` for API-made ones, the configured id otherwise).",
+};
+const WEBHOOK_NOT_FOUND = errorResponse("No subscription with that id.", ["webhook_not_found"]);
+
 const ISSUANCE_400_CODES = [
   "invalid_request",
   "malformed_json",
@@ -78,12 +103,19 @@ export const CORE_OPENAPI = {
     version: "0.1.0",
     description:
       "Collateral-backed payment guarantees: sign-in (SIWE), public parameters, guarantee issuance and reads, " +
-      "V2 finalization, clearing cycles and proofs, withdrawals. " +
+      "V2 finalization, clearing cycles and proofs, withdrawals, webhook subscriptions (admin). " +
       "Every error body is `{error, code}`; `error` names the field at fault for bad input. " +
       "Every response carries `X-Request-Id`.",
   },
   servers: [{ url: "http://127.0.0.1:8080", description: "devnet default" }],
-  tags: [{ name: "auth" }, { name: "public" }, { name: "guarantees" }, { name: "clearing" }, { name: "ops" }],
+  tags: [
+    { name: "auth" },
+    { name: "public" },
+    { name: "guarantees" },
+    { name: "clearing" },
+    { name: "admin" },
+    { name: "ops" },
+  ],
   components: {
     securitySchemes: {
       bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT (HS256) from POST /auth/verify" },
@@ -380,6 +412,94 @@ export const CORE_OPENAPI = {
           }),
         },
       }),
+      WebhookEventTypes: {
+        type: "array",
+        items: { enum: [...WEBHOOK_EVENT_TYPES, ALL_EVENT_TYPES] },
+        minItems: 1,
+        uniqueItems: true,
+        description: '`["*"]`: every type, including ones added later (docs/webhooks.md).',
+      },
+      NewWebhookSubscription: object(
+        {
+          url: {
+            type: "string",
+            format: "uri",
+            maxLength: MAX_WEBHOOK_URL_LENGTH,
+            description: "`https://` (plain `http://` only for loopback hosts); no credentials, no fragment.",
+          },
+          event_types: {
+            anyOf: [
+              { type: "array", items: { enum: [...WEBHOOK_EVENT_TYPES, ALL_EVENT_TYPES] }, minItems: 1 },
+              { const: ALL_EVENT_TYPES },
+            ],
+            description: "Event types to deliver; `*` (or a list containing it) for all.",
+          },
+          secret: {
+            type: "string",
+            minLength: MIN_WEBHOOK_SECRET_LENGTH,
+            maxLength: MAX_WEBHOOK_SECRET_LENGTH,
+            pattern: "^[!-~]+$",
+            description: "HMAC key of `Surety-Signature`; generated (`whsec_` + 64 hex) when absent.",
+          },
+          description: nullable({ type: "string", maxLength: MAX_DESCRIPTION_LENGTH }),
+        },
+        ["url", "event_types"],
+      ),
+      WebhookSubscription: object({
+        id: { type: "string", pattern: "^[A-Za-z0-9_-]{1,64}$" },
+        url: { type: "string", format: "uri" },
+        event_types: ref("WebhookEventTypes"),
+        description: nullable({ type: "string", maxLength: MAX_DESCRIPTION_LENGTH }),
+        source: {
+          enum: ["config", "api"],
+          description: "`config`: from `SURETY_WEBHOOKS` (removable only there); `api`: made here.",
+        },
+        created_at: ref("DateTime"),
+      }),
+      CreatedWebhookSubscription: {
+        ...object({
+          id: { type: "string", pattern: "^whk_[0-9a-f]{24}$" },
+          url: { type: "string", format: "uri" },
+          event_types: ref("WebhookEventTypes"),
+          description: nullable({ type: "string", maxLength: MAX_DESCRIPTION_LENGTH }),
+          source: { const: "api" },
+          created_at: ref("DateTime"),
+          secret: {
+            type: "string",
+            minLength: MIN_WEBHOOK_SECRET_LENGTH,
+            maxLength: MAX_WEBHOOK_SECRET_LENGTH,
+            pattern: "^[!-~]+$",
+          },
+        }),
+        description: "The only answer that shows the secret.",
+      },
+      WebhookSubscriptions: object({ webhooks: { type: "array", items: ref("WebhookSubscription") } }),
+      WebhookDelivery: object({
+        event_id: { type: "string", pattern: "^evt_[0-9a-f]{32}$" },
+        event_type: { enum: [...WEBHOOK_EVENT_TYPES] },
+        status: { enum: [...WEBHOOK_DELIVERY_STATUSES] },
+        attempts: { type: "integer", minimum: 0, description: "Attempts started so far." },
+        last_error: {
+          ...nullable({ type: "string" }),
+          description: "e.g. `HTTP 503: <first 200 bytes>`, `timeout after 10000 ms`, `network error: …`.",
+        },
+        last_status_code: {
+          ...nullable({ type: "integer", minimum: 100, maximum: 999 }),
+          description: "HTTP status of the last answer; null before any answer or after a network error.",
+        },
+        next_attempt_at: {
+          ...nullable(ref("DateTime")),
+          description: "Null once delivered, failed or cancelled.",
+        },
+        last_attempt_at: nullable(ref("DateTime")),
+        delivered_at: nullable(ref("DateTime")),
+        created_at: ref("DateTime"),
+      }),
+      WebhookDeliveries: object({
+        webhook_id: { type: "string" },
+        deliveries: { type: "array", items: ref("WebhookDelivery") },
+        next_cursor: nullable({ type: "string", pattern: "^[1-9][0-9]*$" }),
+      }),
     },
   },
   paths: {
@@ -650,6 +770,105 @@ export const CORE_OPENAPI = {
             "cycle_not_found",
             "position_not_found",
           ]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/admin/webhooks": {
+      post: {
+        tags: ["admin"],
+        summary: "Add a webhook subscription (the answer shows its secret, once)",
+        security: [{ bearer: [] }],
+        requestBody: jsonBody(ref("NewWebhookSubscription")),
+        responses: {
+          "201": jsonResponse("Created.", ref("CreatedWebhookSubscription")),
+          "400": errorResponse("A field refused (the message names it); malformed JSON.", [
+            "invalid_request",
+            "malformed_json",
+          ]),
+          ...ADMIN_FAILURES,
+          ...COMMON_ERRORS,
+        },
+      },
+      get: {
+        tags: ["admin"],
+        summary: "Every subscription, configured and API-made (secrets never shown)",
+        security: [{ bearer: [] }],
+        responses: {
+          "200": jsonResponse("The subscriptions.", ref("WebhookSubscriptions")),
+          ...ADMIN_FAILURES,
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/admin/webhooks/{id}": {
+      get: {
+        tags: ["admin"],
+        summary: "One subscription (without its secret)",
+        security: [{ bearer: [] }],
+        parameters: [WEBHOOK_ID_PARAMETER],
+        responses: {
+          "200": jsonResponse("The subscription.", ref("WebhookSubscription")),
+          ...ADMIN_FAILURES,
+          "404": WEBHOOK_NOT_FOUND,
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+      delete: {
+        tags: ["admin"],
+        summary: "Remove an API-made subscription and its deliveries",
+        security: [{ bearer: [] }],
+        parameters: [WEBHOOK_ID_PARAMETER],
+        responses: {
+          "204": { description: "Removed, with its pending and past deliveries." },
+          ...ADMIN_FAILURES,
+          "404": WEBHOOK_NOT_FOUND,
+          "409": errorResponse("A configured subscription: remove it from `SURETY_WEBHOOKS`.", [
+            "configured_webhook",
+          ]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/admin/webhooks/{id}/deliveries": {
+      get: {
+        tags: ["admin"],
+        summary: "A subscription's deliveries and their status, newest first, paginated",
+        security: [{ bearer: [] }],
+        parameters: [
+          WEBHOOK_ID_PARAMETER,
+          {
+            name: "status",
+            in: "query",
+            required: false,
+            schema: { enum: [...WEBHOOK_DELIVERY_STATUSES] },
+          },
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: {
+              type: "integer",
+              minimum: 1,
+              maximum: MAX_DELIVERY_PAGE,
+              default: DEFAULT_DELIVERY_PAGE,
+            },
+          },
+          {
+            name: "cursor",
+            in: "query",
+            required: false,
+            schema: { type: "string" },
+            description: "`next_cursor` of the previous page.",
+          },
+        ],
+        responses: {
+          "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("WebhookDeliveries")),
+          "400": errorResponse("`status`, `limit` or `cursor` malformed (the message names it).", [
+            "invalid_request",
+          ]),
+          ...ADMIN_FAILURES,
+          "404": WEBHOOK_NOT_FOUND,
           "500": COMMON_ERRORS["500"],
         },
       },

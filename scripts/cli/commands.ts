@@ -258,14 +258,16 @@ interface Position {
   proof: string[];
 }
 
-/** Finds the asset's creditor position in Core's proof answer (a list of positions, or one). */
+/** The asset's position in Core's proof answer (`GET /core/cycles/{id}/participants/{address}/proof`). */
 function positionFromProofAnswer(body: unknown, asset: AssetInfo): Position | null {
-  const record = body as Record<string, unknown>;
-  const list = Array.isArray(body) ? body : Array.isArray(record?.positions) ? record.positions : [body];
-  for (const entry of list as Record<string, unknown>[]) {
-    const entryAsset = entry?.asset_address ?? entry?.asset;
+  const positions = (body as { positions?: unknown })?.positions;
+  if (!Array.isArray(positions)) {
+    throw new CliError(`Core's proof answer has no positions: ${JSON.stringify(body)}`);
+  }
+  for (const entry of positions as Record<string, unknown>[]) {
+    const entryAsset = entry?.asset_address;
     if (typeof entryAsset !== "string" || !sameAddress(entryAsset, asset.address)) continue;
-    if (!Array.isArray(entry.proof)) continue;
+    if (!Array.isArray(entry.proof)) throw new CliError(`Core's ${asset.symbol} position has no proof`);
     return { credit: parseUint256(entry.credit, "credit"), proof: entry.proof.map(String) };
   }
   return null;
@@ -283,17 +285,9 @@ export async function claimNetCredit(ctx: CliContext, flags: Flags): Promise<voi
     if (!Array.isArray(proof)) throw new CliError("--proof: must be a JSON array of 32-byte hex strings");
     position = { credit: parseUint256(required(flags, "credit"), "--credit"), proof: proof.map(String) };
   } else {
-    const core = new CoreHttp(ctx.coreUrl);
+    // A public endpoint: the proof is the same whoever asks (anyone may claim for the participant).
     const path = `/core/cycles/${cycleId}/participants/${participant}/proof`;
-    const answer = await core.getAuthenticated(ctx.wallet, path);
-    if (answer.status === 404 && (answer.body as { code?: string })?.code === "not_found") {
-      throw new CliError(
-        `Core at ${ctx.coreUrl} has no ${path} endpoint (not built yet?); pass --credit and --proof yourself`,
-      );
-    }
-    if (answer.status !== 200)
-      throw new CliError(`${path}: Core answered ${answer.status} ${JSON.stringify(answer.body)}`);
-    position = positionFromProofAnswer(answer.body, asset);
+    position = positionFromProofAnswer(await new CoreHttp(ctx.coreUrl).get(path), asset);
   }
   if (position === null || position.credit === 0n) {
     throw new CliError(`${participant} has no ${asset.symbol} net credit in cycle ${cycleId}`);

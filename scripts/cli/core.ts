@@ -1,7 +1,7 @@
 /**
- * The CLI's view of Core over HTTP: public params (no auth) and the
- * endpoints that need a bearer token, signed in with the caller's wallet
- * through the same SIWE session code the facilitator uses.
+ * The CLI's view of Core over HTTP: public endpoints (public params, cycle
+ * proofs) without auth, and the endpoints that need a bearer token, signed in
+ * with the caller's wallet through the same SIWE session code the facilitator uses.
  */
 import type { Wallet } from "ethers";
 import { systemClock } from "../../facilitator/clock";

@@ -9,6 +9,7 @@ import { ethers } from "hardhat";
 import { CORE_OPENAPI } from "../../operator/api/openapi-document";
 import { createBackgroundTasks } from "../../operator/background";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
+import { createWebhookDispatcher } from "../../operator/webhooks";
 import { guaranteeId } from "../../sdk/ids";
 import { ZERO_ADDRESS } from "../../sdk/wire";
 import { OpenApiChecker } from "../openapi/validator";
@@ -35,21 +36,45 @@ import {
   TEST_DEPLOYMENT,
   type TestCore,
 } from "./helpers";
+import { RECEIVER_SECRET, WebhookReceiver } from "./webhook-receiver";
+
+/** In `adminWallets`: may call `/core/admin/*`. */
+const admin = new Wallet("0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a");
+const CONFIGURED_WEBHOOK = "openapi-hook";
 
 describe("Core OpenAPI document", () => {
   const checker = new OpenApiChecker(CORE_OPENAPI);
   let t: TestCore;
   let url: string;
+  let receiver: WebhookReceiver;
 
   before(async () => {
-    // The deployer holds the ClearingHouse operator role: Core commits cycles with it.
-    t = await startTestCore({ facilitators: [facilitator.address], operatorPrivateKey: TEST_DEPLOYER_KEY });
+    // A real receiver behind a configured subscription: every guarantee issued below writes a
+    // `guarantee.issued` delivery for the admin deliveries endpoint to show.
+    receiver = await WebhookReceiver.start({ now: () => t?.clock.nowSeconds() ?? T0 });
+    // The deployer holds the ClearingHouse operator role: Core commits cycles with it. No background
+    // loop: the tests drive the indexer, scheduler and webhook dispatcher by hand.
+    t = await startTestCore({
+      facilitators: [facilitator.address],
+      operatorPrivateKey: TEST_DEPLOYER_KEY,
+      backgroundTasks: false,
+      adminWallets: admin.address,
+      webhooks: JSON.stringify([
+        {
+          id: CONFIGURED_WEBHOOK,
+          url: receiver.url,
+          secret: RECEIVER_SECRET,
+          event_types: ["guarantee.issued"],
+        },
+      ]),
+    });
     url = t.core.url;
     await t.core.context.store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
   });
 
   after(async () => {
     await t?.stop();
+    await receiver?.close();
   });
 
   async function call(
@@ -313,6 +338,154 @@ describe("Core OpenAPI document", () => {
     expect(
       (await call("GET", withdrawals, "/core/users/0x12/withdrawals", as(strangerToken))).body.code,
     ).to.equal("invalid_request");
+  });
+
+  it("webhook admin endpoints match, success and failure", async () => {
+    const adminAuth = { headers: bearer((await signIn(url, admin)).access_token) };
+    const strangerAuth = { headers: bearer((await signIn(url, stranger)).access_token) };
+    const collection = "/core/admin/webhooks";
+    const one = "/core/admin/webhooks/{id}";
+    const deliveries = "/core/admin/webhooks/{id}/deliveries";
+    const hook = `/core/admin/webhooks/${CONFIGURED_WEBHOOK}`;
+    const newHook = { url: "https://hooks.example.com/surety", event_types: ["guarantee.issued"] };
+
+    // Every route: no token → 401 with a Bearer challenge, a non-admin wallet → 403.
+    for (const [method, template, path] of [
+      ["POST", collection, collection],
+      ["GET", collection, collection],
+      ["GET", one, hook],
+      ["DELETE", one, hook],
+      ["GET", deliveries, `${hook}/deliveries`],
+    ] as const) {
+      const json = method === "POST" ? newHook : undefined;
+      const missing = await call(method, template, path, { json });
+      expect(missing.status, `${method} ${path}`).to.equal(401);
+      expect(missing.headers.get("www-authenticate")).to.match(/^Bearer/);
+      const denied = await call(method, template, path, { json, ...strangerAuth });
+      expect(denied.status, `${method} ${path}`).to.equal(403);
+      expect(denied.body.code).to.equal("not_admin");
+    }
+
+    // POST: bad fields, malformed / oversized / mis-encoded bodies, then two subscriptions.
+    const badUrl = await call("POST", collection, collection, {
+      json: { ...newHook, url: "http://hooks.example.com/surety" },
+      ...adminAuth,
+    });
+    expect(badUrl.status).to.equal(400);
+    expect(badUrl.body).to.include({ code: "invalid_request" });
+    expect(badUrl.body.error).to.match(/^url: /);
+    const badTypes = await call("POST", collection, collection, {
+      json: { ...newHook, event_types: ["guarantee.nope"] },
+      ...adminAuth,
+    });
+    expect(badTypes.body.error).to.match(/^event_types\[0\]: /);
+    expect((await call("POST", collection, collection, { rawBody: "{", ...adminAuth })).body.code).to.equal(
+      "malformed_json",
+    );
+    const tooLarge = await call("POST", collection, collection, {
+      json: { ...newHook, description: "x".repeat(70_000) },
+      ...adminAuth,
+    });
+    expect(tooLarge.status).to.equal(413);
+    const latin1 = await call("POST", collection, collection, {
+      rawBody: JSON.stringify(newHook),
+      headers: { ...adminAuth.headers, "content-type": "application/json; charset=latin1" },
+    });
+    expect(latin1.status).to.equal(415);
+    expect(latin1.body.code).to.equal("unsupported_charset");
+
+    const generated = await call("POST", collection, collection, { json: newHook, ...adminAuth });
+    expect(generated.status).to.equal(201);
+    expect(generated.body).to.include({ source: "api", description: null, url: newHook.url });
+    expect(generated.body.secret).to.match(/^whsec_[0-9a-f]{64}$/);
+    const chosen = await call("POST", collection, collection, {
+      json: { url: "http://127.0.0.1:9/h", event_types: "*", secret: RECEIVER_SECRET, description: "all" },
+      ...adminAuth,
+    });
+    expect(chosen.status).to.equal(201);
+    expect(chosen.body).to.include({ secret: RECEIVER_SECRET, description: "all" });
+    expect(chosen.body.event_types).to.deep.equal(["*"]);
+
+    // GET: the list (configured first-class, no secrets) and one subscription.
+    const list = await call("GET", collection, collection, adminAuth);
+    expect(list.status).to.equal(200);
+    expect(list.body.webhooks.map((w: { id: string }) => w.id)).to.have.members([
+      CONFIGURED_WEBHOOK,
+      generated.body.id,
+      chosen.body.id,
+    ]);
+    expect(JSON.stringify(list.body)).not.to.contain("secret");
+    const configured = await call("GET", one, hook, adminAuth);
+    expect(configured.status).to.equal(200);
+    expect(configured.body).to.include({ id: CONFIGURED_WEBHOOK, source: "config", url: receiver.url });
+    expect((await call("GET", one, "/core/admin/webhooks/whk_nope", adminAuth)).body.code).to.equal(
+      "webhook_not_found",
+    );
+
+    // Deliveries: the two guarantees issued above (4242, 4343) wrote one each. The receiver refuses
+    // the first attempt (a pending retry with its error), the second is delivered.
+    const dispatcher = createWebhookDispatcher(t.core.context, { jitter: () => 0 });
+    receiver.refuseNext = 1;
+    expect(await dispatcher.tick()).to.deep.equal({ attempted: 2, delivered: 1, retrying: 1, failed: 0 });
+    const all = await call("GET", deliveries, `${hook}/deliveries`, adminAuth);
+    expect(all.status).to.equal(200);
+    expect(all.body.webhook_id).to.equal(CONFIGURED_WEBHOOK);
+    expect(all.body.next_cursor).to.equal(null);
+    expect(all.body.deliveries.map((d: { status: string }) => d.status).sort()).to.deep.equal([
+      "delivered",
+      "pending",
+    ]);
+    const pending = await call("GET", deliveries, `${hook}/deliveries?status=pending`, adminAuth);
+    expect(pending.body.deliveries).to.have.length(1);
+    expect(pending.body.deliveries[0]).to.include({
+      event_type: "guarantee.issued",
+      attempts: 1,
+      last_status_code: 503,
+      last_error: "HTTP 503: busy",
+      delivered_at: null,
+    });
+    expect(pending.body.deliveries[0].next_attempt_at).to.be.a("string");
+    const first = await call("GET", deliveries, `${hook}/deliveries?limit=1`, adminAuth);
+    expect(first.body.deliveries).to.have.length(1);
+    expect(first.body.next_cursor).to.match(/^[1-9][0-9]*$/);
+    const rest = await call(
+      "GET",
+      deliveries,
+      `${hook}/deliveries?limit=1&cursor=${first.body.next_cursor}`,
+      adminAuth,
+    );
+    expect(rest.body.deliveries).to.have.length(1);
+    expect(rest.body.next_cursor).to.equal(null);
+    expect(rest.body.deliveries[0].event_id).not.to.equal(first.body.deliveries[0].event_id);
+    for (const query of ["?limit=0", "?status=sent", "?cursor=abc", "?limit=1&limit=2"]) {
+      const refused = await call("GET", deliveries, `${hook}/deliveries${query}`, adminAuth);
+      expect(refused.status, query).to.equal(400);
+      expect(refused.body.code, query).to.equal("invalid_request");
+    }
+    expect(
+      (await call("GET", deliveries, "/core/admin/webhooks/whk_nope/deliveries", adminAuth)).body.code,
+    ).to.equal("webhook_not_found");
+    expect(
+      (await call("GET", deliveries, `/core/admin/webhooks/${chosen.body.id}/deliveries`, adminAuth)).body
+        .deliveries,
+    ).to.deep.equal([]);
+
+    // DELETE: configured ones only in the configuration; API-made ones once.
+    const refusedDelete = await call("DELETE", one, hook, adminAuth);
+    expect(refusedDelete.status).to.equal(409);
+    expect(refusedDelete.body.code).to.equal("configured_webhook");
+    const removed = await call("DELETE", one, `/core/admin/webhooks/${generated.body.id}`, adminAuth);
+    expect(removed.status).to.equal(204);
+    expect(removed.body).to.equal(undefined);
+    const again = await call("DELETE", one, `/core/admin/webhooks/${generated.body.id}`, adminAuth);
+    expect(again.body.code).to.equal("webhook_not_found");
+
+    // Every documented status of the admin routes was seen, but for the 500 nothing here can cause.
+    const unexercised = checker
+      .documentedResponses()
+      .filter((key) => key.includes(" /core/admin/") && !key.endsWith(" 500"))
+      .filter((key) => !checker.exercised.has(key));
+    expect(unexercised).to.deep.equal([]);
   });
 
   it("unknown routes answer the common error shape", async () => {
