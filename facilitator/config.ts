@@ -119,9 +119,30 @@ export function loadFacilitatorConfig(env: NodeJS.ProcessEnv = process.env): Fac
   return facilitatorConfigFromObject(input, facilitatorEnvName);
 }
 
+/**
+ * How many facilitator processes `main.ts` runs (node:cluster workers sharing
+ * the port; 1 = no cluster). A setting of the process, not of one server, so
+ * it is not part of {@link FacilitatorConfig}. `/verify` is stateless and
+ * CPU-bound, so a second process lets it use a second core; each worker keeps
+ * its own Core session and public-params cache.
+ */
+export const FACILITATOR_WORKERS_ENV = `${FACILITATOR_ENV_PREFIX}WORKERS`;
+const MAX_WORKERS = 64;
+
+/** `SURETY_FACILITATOR_WORKERS` (default 1); a bad value is a FacilitatorConfigError naming the variable. */
+export function loadFacilitatorWorkers(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env[FACILITATOR_WORKERS_ENV];
+  if (raw === undefined) return 1;
+  try {
+    return integer(raw, 1, MAX_WORKERS);
+  } catch (error) {
+    throw new FacilitatorConfigError([`${FACILITATOR_WORKERS_ENV}: ${(error as Error).message}`]);
+  }
+}
+
 /** `SURETY_FACILITATOR_*` variables nobody reads: worth a startup warning (a typo silently means a default). */
 export function unknownFacilitatorEnv(env: NodeJS.ProcessEnv = process.env): string[] {
-  const known = new Set(FIELD_NAMES.map(facilitatorEnvName));
+  const known = new Set([...FIELD_NAMES.map(facilitatorEnvName), FACILITATOR_WORKERS_ENV]);
   return Object.keys(env).filter((name) => name.startsWith(FACILITATOR_ENV_PREFIX) && !known.has(name));
 }
 

@@ -9,7 +9,8 @@
  * the signature (the only costly check) runs last.
  */
 import type { GuaranteeClaims, ValidationPolicy } from "../sdk/claims";
-import { recoverGuaranteeSigner } from "../sdk/eip712";
+import { getAddress } from "ethers";
+import { recoverGuaranteeSignerLowerCase } from "../sdk/eip712";
 import { SignatureError, WireError } from "../sdk/errors";
 import { guaranteeId, validationRequestHash } from "../sdk/ids";
 import {
@@ -73,15 +74,20 @@ export function verifyPayment(request: FacilitatorRequest, context: Verification
 
   let signer: string;
   try {
-    signer = recoverGuaranteeSigner(context.deployment.hasher, claims, signature, scheme);
+    // Lower case: the checksum (a keccak in JS) is only worth computing for the mismatch message.
+    signer = recoverGuaranteeSignerLowerCase(context.deployment.hasher, claims, signature, scheme);
   } catch (error) {
     if (error instanceof SignatureError || error instanceof WireError) {
       return invalid("invalid_signature", error.message);
     }
     throw error;
   }
-  if (!sameAddress(signer, claims.user)) {
-    return invalid("signer_mismatch", `signature was made by ${signer}, not by user_address ${claims.user}`);
+  if (signer !== claims.user.toLowerCase()) {
+    const checksummed = getAddress(signer);
+    return invalid(
+      "signer_mismatch",
+      `signature was made by ${checksummed}, not by user_address ${claims.user}`,
+    );
   }
   return { isValid: true, invalidReason: null, message: null, payer };
 }

@@ -12,11 +12,13 @@ import { healthRouter, settleRouter, supportedRouter, verifyRouter } from "./rou
 
 /** Requests are small JSON documents (a V2 payload is a few KiB); anything larger is refused (413). */
 export const JSON_BODY_LIMIT = "64kb";
+/** {@link JSON_BODY_LIMIT} in bytes (what body-parser makes of "64kb"), for the `/verify` fast path. */
+export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
 
 export function createFacilitatorApp(context: FacilitatorContext): Express {
   const app = express();
   app.disable("x-powered-by");
-  const json = express.json({ limit: JSON_BODY_LIMIT });
+  const json = express.json({ limit: JSON_BODY_LIMIT_BYTES });
 
   const settle = express.Router();
   settle.use(json);

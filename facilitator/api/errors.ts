@@ -5,7 +5,7 @@
  * Shapes (interface spec "Errors", ARCHITECTURE.md §13): `{error, code}`
  * everywhere except `/settle`, which answers `{success: false, error, certificate: null, …}`.
  */
-import type { ErrorRequestHandler, Request, RequestHandler } from "express";
+import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "pino";
 import { type ErrorBody, WireError } from "../../sdk/errors";
 import { INVALID_REQUEST, settleFailureBody } from "./responses";
@@ -52,21 +52,27 @@ export function toErrorAnswer(error: unknown): ErrorAnswer {
   return { status: 500, code: "internal_error", message: "internal error" };
 }
 
-function logFailure(logger: Logger, req: Request, error: unknown, answer: ErrorAnswer): void {
-  if (answer.status >= 500) logger.error({ err: error, path: req.path }, "request failed");
-  else logger.debug({ code: answer.code, status: answer.status, path: req.path }, "request rejected");
+/** Server faults are logged as errors (with the error); a client's bad request only at debug level. */
+export function logFailure(logger: Logger, path: string, error: unknown, answer: ErrorAnswer): void {
+  if (answer.status >= 500) logger.error({ err: error, path }, "request failed");
+  else logger.debug({ code: answer.code, status: answer.status, path }, "request rejected");
+}
+
+/** The common error body `{error, code}`. */
+export function errorBody(answer: ErrorAnswer): ErrorBody {
+  return { error: answer.message, code: answer.code };
 }
 
 /** `{error, code}` for every route but `/settle`. */
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     const answer = toErrorAnswer(error);
-    logFailure(logger, req, error, answer);
+    logFailure(logger, req.path, error, answer);
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    res.status(answer.status).json({ error: answer.message, code: answer.code } satisfies ErrorBody);
+    res.status(answer.status).json(errorBody(answer));
   };
 }
 
@@ -74,7 +80,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 export function settleErrorHandler(logger: Logger): ErrorRequestHandler {
   return (error: unknown, req, res, _next) => {
     const answer = toErrorAnswer(error);
-    logFailure(logger, req, error, answer);
+    logFailure(logger, req.path, error, answer);
     if (res.headersSent) {
       res.destroy();
       return;

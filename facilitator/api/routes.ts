@@ -4,29 +4,52 @@
  * malformed body is a 400 even when Core is away.
  */
 import { Router } from "express";
+import type { ErrorBody } from "../../sdk/errors";
 import { sameAddress } from "../../sdk/wire";
 import { settlePayment } from "../settle";
 import { parsePaymentRequest, verifyPayment } from "../verify";
 import { DeploymentUnavailableError, type FacilitatorContext, loadDeployment } from "./context";
-import { settleFailureBody, settleOutcomeBody, supportedBody, verifyBody } from "./responses";
+import {
+  settleFailureBody,
+  settleOutcomeBody,
+  supportedBody,
+  type VerifyBody,
+  verifyBody,
+} from "./responses";
 
 /** `code` of a 500 answer when Core's public params cannot be loaded. */
 export const DEPLOYMENT_UNAVAILABLE = "core_unavailable";
 
+/** A status and the JSON document to answer with. */
+export interface JsonAnswer {
+  status: number;
+  body: VerifyBody | ErrorBody;
+}
+
+/**
+ * `/verify` from a parsed JSON body to its answer; shared by the Express
+ * route and the `node:http` fast path (verify-fast-path.ts), so both answer
+ * alike by construction. Throws WireError naming the field for a malformed
+ * request (→ 400 through the error mapping).
+ */
+export async function answerVerify(context: FacilitatorContext, body: unknown): Promise<JsonAnswer> {
+  const request = parsePaymentRequest(body);
+  let deployment;
+  try {
+    deployment = await loadDeployment(context);
+  } catch (error) {
+    if (!(error instanceof DeploymentUnavailableError)) throw error;
+    return { status: 500, body: { error: error.message, code: DEPLOYMENT_UNAVAILABLE } };
+  }
+  const { clock, timestampWindow } = context;
+  return { status: 200, body: verifyBody(verifyPayment(request, { deployment, clock, timestampWindow })) };
+}
+
 export function verifyRouter(context: FacilitatorContext): Router {
   const router = Router();
   router.post("/verify", async (req, res) => {
-    const request = parsePaymentRequest(req.body);
-    let deployment;
-    try {
-      deployment = await loadDeployment(context);
-    } catch (error) {
-      if (!(error instanceof DeploymentUnavailableError)) throw error;
-      res.status(500).json({ error: error.message, code: DEPLOYMENT_UNAVAILABLE });
-      return;
-    }
-    const { clock, timestampWindow } = context;
-    res.json(verifyBody(verifyPayment(request, { deployment, clock, timestampWindow })));
+    const answer = await answerVerify(context, req.body);
+    res.status(answer.status).json(answer.body);
   });
   return router;
 }

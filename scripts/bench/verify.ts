@@ -1,13 +1,19 @@
 /**
  * Throughput and latency of the facilitator's `POST /verify` under load,
- * next to a bare Express JSON handler as the ceiling of the same stack.
+ * next to two references measured in the same run: a bare Express JSON
+ * handler (the stack the other routes use) and a bare `node:http` JSON
+ * handler (the floor of Node's HTTP stack, which `/verify`'s fast path uses).
  *
  *   npm run bench:verify            (= ts-node --transpile-only scripts/bench/verify.ts)
  *   BENCH_DURATION=10 BENCH_CONNECTIONS=64 BENCH_PAYLOADS=2000 BENCH_RUNS=3 npm run bench:verify
+ *   BENCH_WORKERS=2 npm run bench:verify      (the facilitator as a node:cluster of 2 processes)
  *
  * The server under test runs in a child process (its own event loop); the
  * load generator (autocannon) runs in this process. On a small machine both
  * share the CPU cores, so the figures are a lower bound for a dedicated host.
+ * Besides req/s and latency, each run reports the server's CPU time per
+ * request (user + system, from the server process itself): it depends far
+ * less on what else the machine is doing than throughput does.
  *
  * Every request carries a distinct, validly signed V1 payment (pre-built,
  * `req_id` differs), so the facilitator parses, checks and recovers the
@@ -17,7 +23,9 @@
  * times, alternating, and the median run (by req/s) is reported.
  */
 import { fork, type ChildProcess } from "node:child_process";
+import cluster from "node:cluster";
 import { readFileSync, readdirSync, statSync } from "node:fs";
+import { loadavg } from "node:os";
 import { join } from "node:path";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -32,8 +40,9 @@ import { facilitatorConfigFromObject } from "../../facilitator/config";
 import { type DeploymentParams, deploymentFromPublicParams } from "../../facilitator/deployment";
 import { silentFacilitatorLogger } from "../../facilitator/logger";
 import { startFacilitatorServer } from "../../facilitator/server";
+import { verifyBody } from "../../facilitator/api/responses";
 import { parsePaymentRequest, verifyPayment } from "../../facilitator/verify";
-import { recoverGuaranteeSigner } from "../../sdk/eip712";
+import { recoverGuaranteeSignerLowerCase } from "../../sdk/eip712";
 
 interface AutocannonResult {
   requests: { average: number; total: number };
@@ -64,6 +73,8 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const LATENCY_CONNECTIONS = Number(process.env.BENCH_LATENCY_CONNECTIONS ?? 4);
 /** When set, the facilitator child writes a V8 CPU profile there and its hottest functions are printed. */
 const PROFILE_DIR = process.env.BENCH_PROFILE_DIR;
+/** Facilitator processes (node:cluster workers sharing the port); 1 = a single process. */
+const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
 const WARMUP_SECONDS = 3;
 
 const CHAIN_ID = 31337;
@@ -94,8 +105,16 @@ function deployment(): DeploymentParams {
 // Child: the server under test
 // ---------------------------------------------------------------------------
 
-async function serve(kind: string): Promise<void> {
-  let port: number;
+/** What the reference handlers answer: the facilitator's answer to a valid payment. */
+const BARE_ANSWER = {
+  isValid: true,
+  invalidReason: null,
+  invalidMessage: null,
+  payer: payer.address,
+  certificate: null,
+};
+
+async function listen(kind: string): Promise<number> {
   if (kind === "facilitator") {
     const server = await startFacilitatorServer(
       facilitatorConfigFromObject({
@@ -107,27 +126,93 @@ async function serve(kind: string): Promise<void> {
       }),
       { deployment: deployment(), logger: silentFacilitatorLogger() },
     );
-    port = server.port;
-  } else {
-    // The ceiling: same Express version and JSON parser, a constant answer.
+    return server.port;
+  }
+  let server;
+  if (kind === "express") {
+    // Same Express version and JSON parser as the facilitator's other routes, a constant answer.
     const app = express();
     app.disable("x-powered-by");
     app.use(express.json({ limit: "64kb" }));
     app.post("/verify", (_req, res) => {
-      res.json({
-        isValid: true,
-        invalidReason: null,
-        invalidMessage: null,
-        payer: payer.address,
-        certificate: null,
+      res.json(BARE_ANSWER);
+    });
+    server = createServer(app);
+  } else {
+    // node:http alone: read the body, JSON.parse it, answer a constant JSON document.
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("end", () => {
+        JSON.parse(Buffer.concat(chunks).toString("utf8"));
+        const body = JSON.stringify(BARE_ANSWER);
+        res.writeHead(200, {
+          "Content-Type": "application/json; charset=utf-8",
+          "Content-Length": Buffer.byteLength(body),
+        });
+        res.end(body);
       });
     });
-    const server = createServer(app);
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    port = (server.address() as AddressInfo).port;
   }
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+type CpuUsage = { user: number; system: number };
+const CPU_REQUEST = "cpu?";
+
+async function serve(kind: string): Promise<void> {
   // Exit cleanly on SIGTERM so that --cpu-prof writes its profile.
   process.on("SIGTERM", () => process.exit(0));
+  if (kind === "facilitator" && WORKERS > 1) {
+    if (cluster.isPrimary) {
+      // Workers listening on port 0 share one handle, hence one port; CPU is summed over them.
+      const workers = Array.from({ length: WORKERS }, () => cluster.fork());
+      const ports = await Promise.all(
+        workers.map(
+          (worker) =>
+            new Promise<number>((resolve) =>
+              worker.once("message", (message: { port: number }) => resolve(message.port)),
+            ),
+        ),
+      );
+      const port = ports[0];
+      if (ports.some((other) => other !== port))
+        throw new Error(`workers listen on different ports: ${ports}`);
+      process.on("message", async (message) => {
+        if (message !== CPU_REQUEST) return;
+        const usages = await Promise.all(
+          workers.map(
+            (worker) =>
+              new Promise<CpuUsage>((resolve) => {
+                worker.once("message", resolve);
+                worker.send(CPU_REQUEST);
+              }),
+          ),
+        );
+        const own = process.cpuUsage();
+        process.send?.(
+          usages.reduce((sum, u) => ({ user: sum.user + u.user, system: sum.system + u.system }), own),
+        );
+      });
+      process.on("SIGTERM", () => {
+        for (const worker of workers) worker.kill("SIGTERM");
+        process.exit(0);
+      });
+      process.send?.({ port });
+      return;
+    }
+    const port = await listen(kind);
+    process.on("message", (message) => {
+      if (message === CPU_REQUEST) process.send?.(process.cpuUsage());
+    });
+    process.send?.({ port });
+    return;
+  }
+  const port = await listen(kind);
+  process.on("message", (message) => {
+    if (message === CPU_REQUEST) process.send?.(process.cpuUsage());
+  });
   process.send?.({ port });
 }
 
@@ -171,7 +256,12 @@ function buildBodies(count: number): string[] {
   });
 }
 
-async function startChild(kind: string): Promise<{ child: ChildProcess; url: string }> {
+interface Child {
+  child: ChildProcess;
+  url: string;
+}
+
+async function startChild(kind: string): Promise<Child> {
   const profile = PROFILE_DIR !== undefined && kind === "facilitator";
   const child = fork(__filename, [`--serve=${kind}`], {
     execArgv: [
@@ -195,6 +285,17 @@ async function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
+/** CPU time (user + system, µs) the server has used so far, all of its processes. */
+function serverCpu(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    child.once("message", (message) => {
+      const usage = message as CpuUsage;
+      resolve(usage.user + usage.system);
+    });
+    child.send(CPU_REQUEST);
+  });
+}
+
 interface RunResult {
   requestsPerSecond: number;
   p50: number;
@@ -202,12 +303,20 @@ interface RunResult {
   total: number;
   non2xx: number;
   errors: number;
+  /** Server CPU time per answered request, µs. */
+  cpuMicros: number;
 }
 
-async function load(url: string, bodies: string[], seconds: number, connections: number): Promise<RunResult> {
+async function load(
+  server: Child,
+  bodies: string[],
+  seconds: number,
+  connections: number,
+): Promise<RunResult> {
   let next = 0;
+  const cpuBefore = await serverCpu(server.child);
   const result = await autocannon({
-    url: `${url}/verify`,
+    url: `${server.url}/verify`,
     connections,
     duration: seconds,
     requests: [
@@ -218,6 +327,7 @@ async function load(url: string, bodies: string[], seconds: number, connections:
       },
     ],
   });
+  const cpu = (await serverCpu(server.child)) - cpuBefore;
   return {
     requestsPerSecond: result.requests.average,
     p50: result.latency.p50,
@@ -225,11 +335,16 @@ async function load(url: string, bodies: string[], seconds: number, connections:
     total: result.requests.total,
     non2xx: result.non2xx,
     errors: result.errors + result.timeouts,
+    cpuMicros: cpu / Math.max(1, result.requests.total),
   };
 }
 
 function medianRun(runs: RunResult[]): RunResult {
   return [...runs].sort((a, b) => a.requestsPerSecond - b.requestsPerSecond)[runs.length >> 1];
+}
+
+function median(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[values.length >> 1];
 }
 
 async function checkValid(url: string, bodies: string[]): Promise<void> {
@@ -244,17 +359,17 @@ async function checkValid(url: string, bodies: string[]): Promise<void> {
   }
 }
 
-/** Microseconds per call of `op` over all bodies (median of 5 passes): where a request's CPU time goes. */
+/** Microseconds per call of `op` over all bodies (median of 7 passes after a warm-up pass). */
 function microsPerOp(bodies: string[], op: (body: string, i: number) => unknown): number {
   const passes: number[] = [];
   let sink = 0;
-  for (let pass = 0; pass < 6; pass++) {
+  for (let pass = 0; pass < 8; pass++) {
     const start = process.hrtime.bigint();
     for (let i = 0; i < bodies.length; i++) sink += op(bodies[i], i) === undefined ? 0 : 1;
     if (pass > 0) passes.push(Number(process.hrtime.bigint() - start) / 1e3 / bodies.length);
   }
   if (sink < 0) console.log(sink);
-  return passes.sort((a, b) => a - b)[passes.length >> 1];
+  return median(passes);
 }
 
 /** The in-process cost of each stage of /verify, without HTTP. */
@@ -270,69 +385,99 @@ function breakdown(bodies: string[]): void {
   const rows = {
     "JSON.parse of the body": microsPerOp(bodies, (body) => JSON.parse(body)),
     "sdk envelope parsing (parsePaymentRequest)": microsPerOp(bodies, (_, i) => parsePaymentRequest(json[i])),
-    "signature recovery alone (libsecp256k1)": microsPerOp(bodies, (_, i) => {
+    "EIP-712 digest (3 keccak256 in JS)": microsPerOp(bodies, (_, i) => {
+      const { claims, scheme } = requests[i].paymentPayload.payload;
+      return params.hasher.signedHash(claims, scheme);
+    }),
+    "digest + native recovery + address keccak": microsPerOp(bodies, (_, i) => {
       const { claims, signature, scheme } = requests[i].paymentPayload.payload;
-      return recoverGuaranteeSigner(params.hasher, claims, signature, scheme);
+      return recoverGuaranteeSignerLowerCase(params.hasher, claims, signature, scheme);
     }),
     "verifyPayment (all checks + recovery)": microsPerOp(bodies, (_, i) =>
       verifyPayment(requests[i], context),
     ),
+    "whole handler: JSON.parse + parse + verify + JSON answer": microsPerOp(bodies, (body) =>
+      JSON.stringify(verifyBody(verifyPayment(parsePaymentRequest(JSON.parse(body)), context))),
+    ),
   };
-  console.log("in-process CPU per request, µs (no HTTP):");
+  console.log("in-process CPU per request, µs (no HTTP; median of 7 passes):");
   console.table(Object.fromEntries(Object.entries(rows).map(([k, v]) => [k, { µs: Number(v.toFixed(1)) }])));
+}
+
+const KINDS = ["facilitator", "express", "http"] as const;
+const LABELS: Record<(typeof KINDS)[number], string> = {
+  facilitator: "facilitator /verify",
+  express: "bare Express JSON",
+  http: "bare node:http JSON",
+};
+
+function loadAverage(): string {
+  return loadavg()
+    .map((value) => value.toFixed(2))
+    .join(" ");
 }
 
 async function main(): Promise<void> {
   console.log(
     `POST /verify: ${CONNECTIONS} connections, ${DURATION_SECONDS} s per run, ${RUNS} runs, ` +
-      `${PAYLOADS} distinct signed payloads; load generator and server share this host's CPUs`,
+      `${PAYLOADS} distinct signed payloads, facilitator workers: ${WORKERS}; ` +
+      "load generator and servers share this host's CPUs",
   );
+  console.log(`load average at start: ${loadAverage()}`);
   const bodies = buildBodies(PAYLOADS);
   breakdown(bodies);
-  const kinds = ["facilitator", "express"] as const;
-  const servers = Object.fromEntries(await Promise.all(kinds.map(async (k) => [k, await startChild(k)])));
+  const servers = Object.fromEntries(
+    await Promise.all(KINDS.map(async (kind) => [kind, await startChild(kind)] as const)),
+  ) as Record<(typeof KINDS)[number], Child>;
   try {
     await checkValid(servers.facilitator.url, bodies);
-    for (const kind of kinds) await load(servers[kind].url, bodies, WARMUP_SECONDS, CONNECTIONS);
+    for (const kind of KINDS) await load(servers[kind], bodies, WARMUP_SECONDS, CONNECTIONS);
     for (const [phase, connections] of [
       ["throughput", CONNECTIONS],
       ["latency", LATENCY_CONNECTIONS],
     ] as const) {
       console.log(`${phase}: ${connections} connections`);
-      const runs: Record<string, RunResult[]> = { facilitator: [], express: [] };
+      const runs: Record<string, RunResult[]> = { facilitator: [], express: [], http: [] };
       for (let run = 0; run < RUNS; run++) {
-        for (const kind of kinds) {
-          const result = await load(servers[kind].url, bodies, DURATION_SECONDS, connections);
+        console.log(`  run ${run + 1}, load average ${loadAverage()}`);
+        for (const kind of KINDS) {
+          const result = await load(servers[kind], bodies, DURATION_SECONDS, connections);
           if (result.non2xx > 0 || result.errors > 0) {
             throw new Error(`${kind}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
           }
           runs[kind].push(result);
           console.log(
-            `  run ${run + 1} ${kind.padEnd(11)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  ` +
-              `p50 ${result.p50} ms  p99 ${result.p99} ms  (${result.total} requests)`,
+            `    ${LABELS[kind].padEnd(20)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  ` +
+              `p50 ${result.p50} ms  p99 ${result.p99} ms  server CPU ${result.cpuMicros.toFixed(0)} µs/request  ` +
+              `(${result.total} requests)`,
           );
         }
       }
-      const facilitator = medianRun(runs.facilitator);
-      const bare = medianRun(runs.express);
-      console.log(`median run (${phase}, ${connections} connections):`);
-      console.table({
-        "facilitator /verify": {
-          "req/s": Math.round(facilitator.requestsPerSecond),
-          "p50 ms": facilitator.p50,
-          "p99 ms": facilitator.p99,
-        },
-        "bare Express JSON": {
-          "req/s": Math.round(bare.requestsPerSecond),
-          "p50 ms": bare.p50,
-          "p99 ms": bare.p99,
-        },
-      });
-      const ratio = (100 * facilitator.requestsPerSecond) / bare.requestsPerSecond;
-      console.log(`facilitator / bare Express: ${ratio.toFixed(0)} %`);
+      console.log(`median run (${phase}, ${connections} connections; CPU: median over runs):`);
+      console.table(
+        Object.fromEntries(
+          KINDS.map((kind) => {
+            const median_ = medianRun(runs[kind]);
+            return [
+              LABELS[kind],
+              {
+                "req/s": Math.round(median_.requestsPerSecond),
+                "p50 ms": median_.p50,
+                "p99 ms": median_.p99,
+                "server CPU µs/req": Math.round(median(runs[kind].map((r) => r.cpuMicros))),
+              },
+            ];
+          }),
+        ),
+      );
+      const rate = (kind: (typeof KINDS)[number]) => medianRun(runs[kind]).requestsPerSecond;
+      console.log(
+        `facilitator / bare Express: ${((100 * rate("facilitator")) / rate("express")).toFixed(0)} %, ` +
+          `facilitator / bare node:http: ${((100 * rate("facilitator")) / rate("http")).toFixed(0)} %`,
+      );
     }
   } finally {
-    await Promise.all(kinds.map((kind) => stopChild(servers[kind].child)));
+    await Promise.all(KINDS.map((kind) => stopChild(servers[kind].child)));
   }
   if (PROFILE_DIR !== undefined) printProfile(PROFILE_DIR);
 }

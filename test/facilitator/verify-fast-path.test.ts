@@ -1,0 +1,290 @@
+/**
+ * The `node:http` fast path of `POST /verify` (facilitator/api/verify-fast-path.ts)
+ * must answer byte for byte what the Express route answers. Each case is sent
+ * over a raw socket to two servers built on the same context: one through
+ * the fast path (counting what it hands to Express), one through Express
+ * alone. Only the `Date` header may differ.
+ */
+import { expect } from "chai";
+import { type Server, createServer } from "node:http";
+import { connect } from "node:net";
+import type { AddressInfo } from "node:net";
+import type { Express } from "express";
+import { verifyFastPath } from "../../facilitator/api/verify-fast-path";
+import type { FacilitatorContext } from "../../facilitator/api/context";
+import {
+  bodyFor,
+  payer,
+  sign,
+  startTestFacilitator,
+  type TestFacilitator,
+  stranger,
+  v1Claims,
+  v2Claims,
+} from "./helpers";
+import { closeUnreachableServices, unreachableUrl } from "../support/unreachable";
+
+interface Pair {
+  fast: Server;
+  express: Server;
+  /** Requests the fast path handed to Express. */
+  fallbacks: number;
+}
+
+async function listen(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+async function startPair(context: FacilitatorContext, app: Express): Promise<Pair> {
+  const pair: Pair = { fast: createServer(), express: createServer(app), fallbacks: 0 };
+  pair.fast = createServer(
+    verifyFastPath(context, (req, res) => {
+      pair.fallbacks++;
+      app(req, res);
+    }),
+  );
+  await Promise.all([listen(pair.fast), listen(pair.express)]);
+  return pair;
+}
+
+async function stopPair(pair: Pair | undefined): Promise<void> {
+  if (pair === undefined) return;
+  await Promise.all(
+    [pair.fast, pair.express].map(
+      (server) =>
+        new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve())),
+    ),
+  );
+}
+
+/** One request on its own connection; the raw response with the `Date` header removed. */
+async function exchange(server: Server, head: string, body: Buffer): Promise<string> {
+  const { port } = server.address() as AddressInfo;
+  const socket = connect(port, "127.0.0.1");
+  const chunks: Buffer[] = [];
+  socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+  const ended = new Promise<void>((resolve, reject) => {
+    socket.on("end", resolve);
+    socket.on("error", reject);
+  });
+  // Not end(): a half-closed connection may be dropped before a slow answer; `Connection: close` ends it.
+  socket.write(Buffer.concat([Buffer.from(head, "latin1"), body]));
+  await ended;
+  socket.destroy();
+  return Buffer.concat(chunks)
+    .toString("latin1")
+    .replace(/^Date: [^\r]*\r\n/im, "");
+}
+
+interface Case {
+  body: string | Buffer;
+  contentType?: string;
+  path?: string;
+}
+
+function requestHead(path: string, contentType: string | undefined, length: number): string {
+  const type = contentType === undefined ? "" : `Content-Type: ${contentType}\r\n`;
+  return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${type}Content-Length: ${length}\r\n\r\n`;
+}
+
+/** Sends the case to both servers; returns the (identical) response and whether Express answered it. */
+async function compare(pair: Pair, c: Case): Promise<{ response: string; viaExpress: boolean }> {
+  const body = typeof c.body === "string" ? Buffer.from(c.body, "utf8") : c.body;
+  const head = requestHead(
+    c.path ?? "/verify",
+    "contentType" in c ? c.contentType : "application/json",
+    body.length,
+  );
+  const before = pair.fallbacks;
+  const fast = await exchange(pair.fast, head, body);
+  const viaExpress = pair.fallbacks > before;
+  const express = await exchange(pair.express, head, body);
+  expect(fast).to.equal(express);
+  return { response: fast, viaExpress };
+}
+
+function statusOf(response: string): number {
+  return Number(/^HTTP\/1\.1 (\d{3}) /.exec(response)![1]);
+}
+
+function jsonOf(response: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(response.slice(response.indexOf("\r\n\r\n") + 4), "latin1").toString("utf8"));
+}
+
+describe("facilitator POST /verify fast path", function () {
+  let facilitator: TestFacilitator;
+  let pair: Pair;
+
+  before(async function () {
+    facilitator = await startTestFacilitator();
+    pair = await startPair(facilitator.server.context, facilitator.server.app);
+  });
+
+  after(async function () {
+    await stopPair(pair);
+    await facilitator?.stop();
+  });
+
+  const json = (value: unknown) => JSON.stringify(value);
+  const fastCases: [string, () => Promise<Case>, number][] = [
+    ["a valid x402 v1 payment", async () => ({ body: json(bodyFor(await sign(v1Claims()), 1)) }), 200],
+    ["a valid x402 v2 V2 payment", async () => ({ body: json(bodyFor(await sign(v2Claims()), 2)) }), 200],
+    [
+      "an invalid payment (amount)",
+      async () => ({ body: json(bodyFor(await sign(v1Claims()), 2, { amount: "1" })) }),
+      200,
+    ],
+    [
+      "a payment signed by another wallet",
+      async () => ({ body: json(bodyFor(await sign(v1Claims(), "eip712", stranger), 1)) }),
+      200,
+    ],
+    [
+      "a malformed envelope",
+      async () => ({ body: json(bodyFor(await sign(v1Claims()), 1, { payTo: "0x1234" })) }),
+      400,
+    ],
+    ["malformed JSON", async () => ({ body: '{"x402Version":' }), 400],
+    ["a JSON string", async () => ({ body: '"hello"' }), 400],
+    ["a JSON number", async () => ({ body: "42" }), 400],
+    ["JSON null", async () => ({ body: "null" }), 400],
+    ["a JSON array", async () => ({ body: "[]" }), 400],
+    ["whitespace only", async () => ({ body: " \n\t" }), 400],
+    [
+      "a valid payment after whitespace",
+      async () => ({ body: "\r\n \t" + json(bodyFor(await sign(v1Claims()), 1)) }),
+      200,
+    ],
+    [
+      "a valid payment after a byte order mark",
+      async () => ({ body: "\ufeff" + json(bodyFor(await sign(v1Claims()), 1)) }),
+      200,
+    ],
+    ["a byte order mark alone", async () => ({ body: "\ufeff" }), 400],
+    [
+      "invalid UTF-8 inside a string",
+      async () => ({
+        body: Buffer.concat([
+          Buffer.from('{"paymentPayload":"'),
+          Buffer.from([0xff, 0xc3]),
+          Buffer.from('"}'),
+        ]),
+      }),
+      400,
+    ],
+    [
+      "charset=utf-8 in any letter case",
+      async () => ({
+        body: json(bodyFor(await sign(v1Claims()), 1)),
+        contentType: "Application/JSON; Charset=UTF-8",
+      }),
+      200,
+    ],
+  ];
+  for (const [what, build, status] of fastCases) {
+    it(`answers ${what} itself, byte for byte as Express (${status})`, async function () {
+      const { response, viaExpress } = await compare(pair, await build());
+      expect(viaExpress).to.equal(false);
+      expect(statusOf(response)).to.equal(status);
+    });
+  }
+
+  it("checksums the recovered signer in a signer_mismatch message", async function () {
+    const { response } = await compare(pair, {
+      body: json(bodyFor(await sign(v1Claims(), "eip712", stranger), 1)),
+    });
+    const body = jsonOf(response);
+    expect(body.invalidReason).to.equal("signer_mismatch");
+    expect(body.invalidMessage).to.equal(
+      `signature was made by ${stranger.address}, not by user_address ${payer.address}`,
+    );
+  });
+
+  const expressCases: [string, () => Promise<Case>, number][] = [
+    [
+      "a query string",
+      async () => ({ body: json(bodyFor(await sign(v1Claims()), 1)), path: "/verify?x=1" }),
+      200,
+    ],
+    [
+      "a trailing slash",
+      async () => ({ body: json(bodyFor(await sign(v1Claims()), 1)), path: "/verify/" }),
+      200,
+    ],
+    ["a text/plain body", async () => ({ body: "x=1", contentType: "text/plain" }), 400],
+    ["no content type", async () => ({ body: "{}", contentType: undefined }), 400],
+    [
+      "an unsupported charset",
+      async () => ({ body: "{}", contentType: "application/json; charset=latin1" }),
+      415,
+    ],
+    ["an oversized body", async () => ({ body: json({ pad: "x".repeat(70 * 1024) }) }), 413],
+    ["an empty body", async () => ({ body: "" }), 400],
+  ];
+  for (const [what, build, status] of expressCases) {
+    it(`leaves ${what} to Express (${status})`, async function () {
+      const { response, viaExpress } = await compare(pair, await build());
+      expect(viaExpress).to.equal(true);
+      expect(statusOf(response)).to.equal(status);
+    });
+  }
+
+  it("hands every other route to Express", async function () {
+    const { response, viaExpress } = await compare(pair, { body: "{}", path: "/nowhere" });
+    expect(viaExpress).to.equal(true);
+    expect(statusOf(response)).to.equal(404);
+  });
+
+  describe("when Core's public params cannot be loaded", function () {
+    let unpinned: TestFacilitator;
+    let unpinnedPair: Pair;
+
+    before(async function () {
+      unpinned = await startTestFacilitator({ coreUrl: await unreachableUrl() }, {});
+      unpinnedPair = await startPair(unpinned.server.context, unpinned.server.app);
+    });
+
+    after(async function () {
+      await stopPair(unpinnedPair);
+      await unpinned?.stop();
+      await closeUnreachableServices();
+    });
+
+    it("answers 500 core_unavailable as Express does", async function () {
+      // Why Core is unreachable varies between attempts (refused, timed out), so only the message differs.
+      const body = Buffer.from(json(bodyFor(await sign(v1Claims()), 2)));
+      const head = requestHead("/verify", "application/json", body.length);
+      const before = unpinnedPair.fallbacks;
+      const answers = [
+        await exchange(unpinnedPair.fast, head, body),
+        await exchange(unpinnedPair.express, head, body),
+      ];
+      expect(unpinnedPair.fallbacks).to.equal(before);
+      const [fast, express] = answers.map((response) => {
+        const parsed = jsonOf(response);
+        const headers = response
+          .slice(0, response.indexOf("\r\n\r\n"))
+          .replace(/^(Content-Length|ETag): .*$/gim, "");
+        return {
+          status: statusOf(response),
+          headers,
+          keys: Object.keys(parsed),
+          code: parsed.code,
+          error: parsed.error,
+        };
+      });
+      expect(fast.status).to.equal(500);
+      expect(fast.code).to.equal("core_unavailable");
+      expect(String(fast.error)).to.match(/^deployment parameters unavailable: /);
+      expect({ ...fast, error: undefined }).to.deep.equal({ ...express, error: undefined });
+    });
+
+    it("still answers 400 for a malformed body first", async function () {
+      const { response } = await compare(unpinnedPair, {
+        body: json({ paymentPayload: 1, paymentRequirements: {} }),
+      });
+      expect(statusOf(response)).to.equal(400);
+    });
+  });
+});
