@@ -6,11 +6,20 @@
  */
 import { SigningKey, computeAddress } from "ethers";
 import { SECP256K1_N } from "../sdk/eip712";
+import {
+  type FieldTable as ConfigFieldTable,
+  type LogLevel,
+  absoluteUrl,
+  envNameWithPrefix,
+  integer,
+  logLevel,
+  nonEmptyString,
+  resolveConfig,
+} from "../runtime/config-fields";
 
 export const FACILITATOR_ENV_PREFIX = "SURETY_FACILITATOR_";
 
-const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-export type FacilitatorLogLevel = (typeof LOG_LEVELS)[number];
+export type FacilitatorLogLevel = LogLevel;
 
 export interface FacilitatorConfig {
   /** Interface the HTTP server binds to. */
@@ -44,12 +53,7 @@ export class FacilitatorConfigError extends Error {
   }
 }
 
-interface FieldSpec<T> {
-  parse: (raw: unknown) => T;
-  /** Absent means required. */
-  fallback?: () => T;
-}
-type FieldTable = { [K in keyof FacilitatorConfig]: FieldSpec<FacilitatorConfig[K]> };
+type FieldTable = ConfigFieldTable<FacilitatorConfig>;
 
 const MAX_PORT = 65_535;
 /** An HTTP deadline longer than this is a misconfiguration, not patience. */
@@ -78,7 +82,7 @@ const FIELD_NAMES = Object.keys(FIELDS) as (keyof FacilitatorConfig)[];
 
 /** `coreUrl` → `SURETY_FACILITATOR_CORE_URL`. */
 export function facilitatorEnvName(field: keyof FacilitatorConfig): string {
-  return FACILITATOR_ENV_PREFIX + field.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase();
+  return envNameWithPrefix(FACILITATOR_ENV_PREFIX, field);
 }
 
 /** Validates raw values; `describe` names a field in messages (env var name in {@link loadFacilitatorConfig}). */
@@ -86,27 +90,7 @@ export function facilitatorConfigFromObject(
   input: FacilitatorConfigInput,
   describe: (field: keyof FacilitatorConfig) => string = (field) => field,
 ): FacilitatorConfig {
-  const problems: string[] = [];
-  for (const key of Object.keys(input)) {
-    if (!(key in FIELDS)) problems.push(`${key}: unknown setting`);
-  }
-  const resolved: Partial<Record<keyof FacilitatorConfig, unknown>> = {};
-  for (const field of FIELD_NAMES) {
-    const spec = FIELDS[field] as FieldSpec<unknown>;
-    const raw = input[field];
-    try {
-      if (raw === undefined) {
-        if (!spec.fallback) throw new Error("is required");
-        resolved[field] = spec.fallback();
-      } else {
-        resolved[field] = spec.parse(raw);
-      }
-    } catch (error) {
-      problems.push(`${describe(field)}: ${(error as Error).message}`);
-    }
-  }
-  if (problems.length > 0) throw new FacilitatorConfigError(problems);
-  return Object.freeze(resolved as FacilitatorConfig);
+  return resolveConfig(FIELDS, input, describe, (problems) => new FacilitatorConfigError(problems));
 }
 
 /** The startup path: defaults overridden by `SURETY_FACILITATOR_*` variables. */
@@ -153,50 +137,13 @@ export function facilitatorAddress(config: Pick<FacilitatorConfig, "privateKey">
 
 // ---- value parsers: each throws an Error saying what is wrong (never echoing secrets) ----
 
-function describeValue(raw: unknown): string {
-  if (raw === null) return "null";
-  if (Array.isArray(raw)) return "an array";
-  return typeof raw === "string" ? JSON.stringify(raw) : typeof raw;
-}
-
-function nonEmptyString(raw: unknown): string {
-  if (typeof raw !== "string" || raw.trim() === "") {
-    throw new Error(`must be a non-empty string, got ${describeValue(raw)}`);
-  }
-  return raw.trim();
-}
-
-function integer(raw: unknown, min: number, max: number): number {
-  const value = typeof raw === "string" && /^[0-9]+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new Error(`must be an integer from ${min} to ${max}, got ${describeValue(raw)}`);
-  }
-  return value;
-}
-
 function optionalChainId(raw: unknown): number | null {
   if (raw === null || raw === "") return null;
   return integer(raw, 1, Number.MAX_SAFE_INTEGER);
 }
 
-function logLevel(raw: unknown): FacilitatorLogLevel {
-  const value = nonEmptyString(raw);
-  if (!(LOG_LEVELS as readonly string[]).includes(value)) {
-    throw new Error(`must be one of ${LOG_LEVELS.join(", ")}`);
-  }
-  return value as FacilitatorLogLevel;
-}
-
 function httpUrl(raw: unknown): string {
-  const value = nonEmptyString(raw);
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    throw new Error(`must be an absolute URL, got ${JSON.stringify(value)}`);
-  }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:")
-    throw new Error("must use http: or https:");
+  const { value, parsed } = absoluteUrl(raw, ["http:", "https:"]);
   if (parsed.search !== "" || parsed.hash !== "") throw new Error("must not carry a query or fragment");
   return value.replace(/\/+$/, "");
 }

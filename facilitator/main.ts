@@ -7,6 +7,7 @@
  * supervises them: a worker that dies is replaced, unless it died before it
  * ever listened (then the setup is broken and the whole facilitator stops).
  */
+import { stopOnSignals } from "../runtime/signals";
 import cluster, { type Worker } from "node:cluster";
 import {
   FacilitatorConfigError,
@@ -47,21 +48,7 @@ async function main(): Promise<void> {
   logger.info({ url: server.url }, "facilitator ready");
   process.send?.(WORKER_LISTENING);
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "stopping facilitator");
-    server.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, "facilitator did not stop cleanly");
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGINT", () => stop("SIGINT"));
-  process.on("SIGTERM", () => stop("SIGTERM"));
+  stopOnSignals(server, logger, "facilitator");
 }
 
 /** The cluster primary: starts `count` workers, replaces dead ones, stops them all on a signal. */

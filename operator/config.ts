@@ -9,6 +9,17 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseAddress } from "../sdk/wire";
 import { parseWebhookConfig, type WebhookSubscriptionConfig } from "./webhooks/subscriptions";
+import {
+  type FieldTable as ConfigFieldTable,
+  type LogLevel,
+  absoluteUrl,
+  describeValue,
+  envNameWithPrefix,
+  integer,
+  logLevel,
+  nonEmptyString,
+  resolveConfig,
+} from "../runtime/config-fields";
 
 export const ENV_PREFIX = "SURETY_";
 export const CONFIG_FILE_ENV = "SURETY_CONFIG_FILE";
@@ -22,8 +33,7 @@ export const MIN_BLS_IKM_BYTES = 32;
 /** Order of the secp256k1 group: private keys are scalars in [1, n − 1]. */
 const SECP256K1_ORDER = BigInt("0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141");
 
-const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export type { LogLevel };
 
 export interface OperatorConfig {
   /** Interface the HTTP server binds to. */
@@ -121,15 +131,7 @@ export class ConfigError extends Error {
   }
 }
 
-type Parser<T> = (raw: unknown) => T;
-
-/** Field table: parser and default (a function of the already-parsed fields for derived defaults). */
-type FieldSpec<K extends keyof OperatorConfig> = {
-  parse: Parser<OperatorConfig[K]>;
-  /** `undefined` means required. */
-  fallback?: (resolved: Partial<OperatorConfig>) => OperatorConfig[K];
-};
-type FieldTable = { [K in keyof OperatorConfig]: FieldSpec<K> };
+type FieldTable = ConfigFieldTable<OperatorConfig>;
 
 // Order matters: derived defaults (dbFile, deploymentFile, siweDomain, siweUri) read earlier fields.
 const FIELDS: FieldTable = {
@@ -191,7 +193,7 @@ const FIELD_NAMES = Object.keys(FIELDS) as (keyof OperatorConfig)[];
 
 /** `siweUri` → `SURETY_SIWE_URI`. */
 export function envNameOf(field: keyof OperatorConfig): string {
-  return ENV_PREFIX + field.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase();
+  return envNameWithPrefix(ENV_PREFIX, field);
 }
 
 /**
@@ -203,27 +205,7 @@ export function configFromObject(
   input: OperatorConfigInput,
   describe: (field: keyof OperatorConfig) => string = (field) => field,
 ): OperatorConfig {
-  const problems: string[] = [];
-  for (const key of Object.keys(input)) {
-    if (!(key in FIELDS)) problems.push(`${key}: unknown setting`);
-  }
-  const resolved: Partial<Record<keyof OperatorConfig, unknown>> = {};
-  for (const field of FIELD_NAMES) {
-    const spec = FIELDS[field] as FieldSpec<typeof field>;
-    const raw = input[field];
-    try {
-      if (raw === undefined) {
-        if (!spec.fallback) throw new Error("is required");
-        resolved[field] = spec.fallback(resolved as Partial<OperatorConfig>);
-      } else {
-        resolved[field] = spec.parse(raw);
-      }
-    } catch (error) {
-      problems.push(`${describe(field)}: ${(error as Error).message}`);
-    }
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
-  return Object.freeze(resolved as OperatorConfig);
+  return resolveConfig(FIELDS, input, describe, (problems) => new ConfigError(problems));
 }
 
 /** Reads a JSON config file whose keys are {@link OperatorConfig} field names. */
@@ -281,26 +263,6 @@ export function collateralFactorBps(config: OperatorConfig, asset: string): numb
 
 // ---- value parsers: each throws an Error whose message says what is wrong ----
 
-function describe(raw: unknown): string {
-  if (raw === null) return "null";
-  if (Array.isArray(raw)) return "an array";
-  return typeof raw === "string" ? JSON.stringify(raw) : typeof raw;
-}
-
-function nonEmptyString(raw: unknown): string {
-  if (typeof raw !== "string" || raw.trim() === "")
-    throw new Error(`must be a non-empty string, got ${describe(raw)}`);
-  return raw.trim();
-}
-
-function integer(raw: unknown, min: number, max: number): number {
-  const value = typeof raw === "string" && /^[0-9]+$/.test(raw.trim()) ? Number(raw.trim()) : raw;
-  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min || value > max) {
-    throw new Error(`must be an integer from ${min} to ${max}, got ${describe(raw)}`);
-  }
-  return value;
-}
-
 function positiveInteger(raw: unknown): number {
   return integer(raw, 1, Number.MAX_SAFE_INTEGER);
 }
@@ -318,18 +280,11 @@ function boolean(raw: unknown): boolean {
   if (typeof raw === "boolean") return raw;
   if (typeof raw === "string" && ["true", "1", "yes", "on"].includes(raw.trim().toLowerCase())) return true;
   if (typeof raw === "string" && ["false", "0", "no", "off"].includes(raw.trim().toLowerCase())) return false;
-  throw new Error(`must be true or false, got ${describe(raw)}`);
+  throw new Error(`must be true or false, got ${describeValue(raw)}`);
 }
 
 function bps(raw: unknown): number {
   return integer(raw, 0, BPS_DENOMINATOR);
-}
-
-function logLevel(raw: unknown): LogLevel {
-  const value = nonEmptyString(raw);
-  if (!(LOG_LEVELS as readonly string[]).includes(value))
-    throw new Error(`must be one of ${LOG_LEVELS.join(", ")}`);
-  return value as LogLevel;
 }
 
 function networkName(raw: unknown): string {
@@ -340,15 +295,7 @@ function networkName(raw: unknown): string {
 }
 
 function url(raw: unknown, protocols: readonly string[]): string {
-  const value = nonEmptyString(raw);
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    throw new Error(`must be an absolute URL, got ${JSON.stringify(value)}`);
-  }
-  if (!protocols.includes(parsed.protocol)) throw new Error(`must use ${protocols.join(" or ")}`);
-  return value;
+  return absoluteUrl(raw, protocols).value;
 }
 
 function hexBytes(raw: unknown): Buffer {
@@ -376,7 +323,7 @@ function privateKey(raw: unknown): string | null {
 }
 
 function jwtSecret(raw: unknown): string {
-  if (typeof raw !== "string") throw new Error(`must be a string, got ${describe(raw)}`);
+  if (typeof raw !== "string") throw new Error(`must be a string, got ${describeValue(raw)}`);
   const length = Buffer.byteLength(raw, "utf8");
   if (length < MIN_JWT_SECRET_BYTES) {
     throw new Error(`must be at least ${MIN_JWT_SECRET_BYTES} bytes, got ${length}`);

@@ -2,6 +2,7 @@
  * Core entry point: load and validate config, start the server, stop
  * cleanly on SIGINT/SIGTERM. Run with `npx ts-node operator/main.ts`.
  */
+import { stopOnSignals } from "../runtime/signals";
 import { ConfigError, loadConfig, unknownEnvSettings } from "./config";
 import { DeploymentError } from "./deployment";
 import { createLogger } from "./logger";
@@ -36,21 +37,7 @@ async function main(): Promise<void> {
   }
   logger.info({ url: server.url, chain_id: config.chainId, db: config.dbFile }, "Core listening");
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, "stopping Core");
-    server.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, "Core did not stop cleanly");
-        process.exit(1);
-      },
-    );
-  };
-  process.on("SIGINT", () => stop("SIGINT"));
-  process.on("SIGTERM", () => stop("SIGTERM"));
+  stopOnSignals(server, logger, "Core");
 }
 
 if (require.main === module) {
