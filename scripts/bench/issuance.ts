@@ -11,12 +11,16 @@
  * the in-process Hardhat network as its chain (the Vault key check is skipped:
  * no Vault is deployed here). Phases:
  *   1. max throughput at high concurrency: guarantees/s, p50, p99;
- *   2. half that rate (fixed arrival rate): p50, p99;
+ *   2. half that rate (or --half-rate): with autocannon's bursty overallRate,
+ *      then open loop at a fixed arrival rate over 8, 16 and 64 connections
+ *      (--half-connections): p50, p99, Core's event-loop delay and GC pauses;
  *   3. the crypto floor: one native secp256k1 recovery + one blst sign per
  *      guarantee (median of several runs), and the ratio measured / floor.
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
+import { Agent, request as httpRequest } from "node:http";
+import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { getBytes, Wallet } from "ethers";
@@ -69,6 +73,10 @@ const BLS_SECRET = "0x" + "5e".repeat(32);
 const DEPOSIT = 10n ** 30n;
 const FLOOR_RUNS = 7;
 const FLOOR_OPS = 500;
+/** Connection counts of the open-loop half-rate phases (--half-connections). */
+const HALF_RATE_CONNECTIONS = "8,16,64";
+/** The highest maximum rate the pre-signed guarantees are sized for. */
+const MAX_EXPECTED_RATE = 2_500;
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -128,6 +136,7 @@ async function serve(): Promise<void> {
     vaultKeyCheck: "skip",
   });
   process.send?.({ url: core.url });
+  startPauseMonitors();
   process.on("message", (message) => {
     if (message === "stop")
       void core.close().then(async () => {
@@ -138,18 +147,70 @@ async function serve(): Promise<void> {
   });
 }
 
-/** CPU time of the whole Core process (all threads) and busy time of its event loop, in ms so far. */
+/**
+ * CPU time of the whole Core process (all threads) and busy time of its event
+ * loop, in ms so far; event-loop delay and GC pauses since the previous sample.
+ */
 interface CoreUsage {
   cpuMs: number;
   eventLoopBusyMs: number;
+  /** `monitorEventLoopDelay` (10 ms resolution is too coarse: 1 ms), ms. */
+  loopDelayP50Ms: number;
+  loopDelayP99Ms: number;
+  loopDelayMaxMs: number;
+  gcCount: number;
+  gcTotalMs: number;
+  gcMaxMs: number;
+  /** Of which mark-compact (the rest are scavenges and incremental steps). */
+  gcMajorCount: number;
+  gcMajorMs: number;
+}
+
+const LOOP_DELAY_RESOLUTION_MS = 1;
+const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+const gc = { count: 0, totalMs: 0, maxMs: 0, majorCount: 0, majorMs: 0 };
+
+function startPauseMonitors(): void {
+  loopDelay.enable();
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gc.count++;
+      gc.totalMs += entry.duration;
+      gc.maxMs = Math.max(gc.maxMs, entry.duration);
+      if ((entry as { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR) {
+        gc.majorCount++;
+        gc.majorMs += entry.duration;
+      }
+    }
+  }).observe({ entryTypes: ["gc"] });
 }
 
 function coreUsage(): CoreUsage {
   const cpu = process.cpuUsage();
-  return {
+  const usage: CoreUsage = {
     cpuMs: (cpu.user + cpu.system) / 1000,
     eventLoopBusyMs: performance.eventLoopUtilization().active,
+    loopDelayP50Ms: loopDelay.percentile(50) / 1e6,
+    loopDelayP99Ms: loopDelay.percentile(99) / 1e6,
+    loopDelayMaxMs: loopDelay.max / 1e6,
+    gcCount: gc.count,
+    gcTotalMs: gc.totalMs,
+    gcMaxMs: gc.maxMs,
+    gcMajorCount: gc.majorCount,
+    gcMajorMs: gc.majorMs,
   };
+  loopDelay.reset();
+  Object.assign(gc, { count: 0, totalMs: 0, maxMs: 0, majorCount: 0, majorMs: 0 });
+  return usage;
+}
+
+function pauses(usage: CoreUsage): string {
+  return (
+    `Core event-loop delay p50 ${usage.loopDelayP50Ms.toFixed(1)} ms, p99 ${usage.loopDelayP99Ms.toFixed(1)} ms, ` +
+    `max ${usage.loopDelayMaxMs.toFixed(1)} ms; GC ${usage.gcCount} pauses, ` +
+    `${usage.gcTotalMs.toFixed(0)} ms in all, longest ${usage.gcMaxMs.toFixed(1)} ms ` +
+    `(mark-compact: ${usage.gcMajorCount}, ${usage.gcMajorMs.toFixed(0)} ms)`
+  );
 }
 
 // ------------------------------------------------------------------ load (parent process)
@@ -173,6 +234,8 @@ async function startServer(dataDir: string, payers: string[]): Promise<{ url: st
     execArgv: [
       "-r",
       "ts-node/register/transpile-only",
+      // BENCH_NODE_ARGS="--trace-gc ...": extra Node options for Core (its stdout goes to /dev/null: use stderr flags).
+      ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : []),
       ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
     ],
     env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_PAYERS: payers.join(",") },
@@ -298,6 +361,99 @@ async function load(
   };
 }
 
+function percentile(sorted: number[], p: number): number {
+  return sorted.length === 0
+    ? NaN
+    : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+/** How often the open-loop generator wakes to send the requests that are due. */
+const OPEN_LOOP_TICK_MS = 1;
+
+/**
+ * Fixed arrival rate, open loop: request i is due at start + i / rate,
+ * whatever happened to earlier ones, over at most `connections` keep-alive
+ * sockets (a request due while all are busy waits for one). Its latency runs
+ * from when it was due, so queueing in the client counts too (no coordinated
+ * omission). autocannon's `overallRate` is not this: each connection gets a
+ * per-second quota that it sends back to back at the top of every second,
+ * then idles, so "half rate" is full concurrency for half of each second.
+ */
+async function openLoad(
+  url: string,
+  token: string,
+  bodies: string[],
+  options: { connections: number; duration: number; rate: number },
+): Promise<LoadResult> {
+  const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
+  const target = new URL(url);
+  const total = Math.floor(options.rate * options.duration);
+  const latencies: number[] = [];
+  let sent = 0;
+  let ok = 0;
+  let non2xx = 0;
+  let errors = 0;
+  let done = 0;
+  const start = performance.now();
+  await new Promise<void>((finish) => {
+    const settle = () => {
+      if (++done === total) finish();
+    };
+    const send = (body: string, due: number) => {
+      const req = httpRequest(
+        {
+          agent,
+          host: target.hostname,
+          port: target.port,
+          method: "POST",
+          path: "/core/guarantees",
+          headers: {
+            "content-type": "application/json",
+            "content-length": Buffer.byteLength(body),
+            authorization: `Bearer ${token}`,
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => {
+            if (res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300) {
+              ok++;
+              latencies.push(performance.now() - due);
+            } else non2xx++;
+            settle();
+          });
+        },
+      );
+      req.on("socket", (socket) => socket.setNoDelay(true));
+      req.on("error", () => {
+        errors++;
+        settle();
+      });
+      req.end(body);
+    };
+    const tick = () => {
+      const now = performance.now();
+      while (sent < total && start + (sent * 1000) / options.rate <= now) {
+        send(bodies[sent % bodies.length], start + (sent * 1000) / options.rate);
+        sent++;
+      }
+      if (sent < total) setTimeout(tick, OPEN_LOOP_TICK_MS);
+    };
+    tick();
+  });
+  const elapsedS = (performance.now() - start) / 1000;
+  agent.destroy();
+  latencies.sort((a, b) => a - b);
+  return {
+    requests: total,
+    non2xx,
+    errors,
+    perSecond: ok / elapsedS,
+    p50: Math.round(percentile(latencies, 50) * 10) / 10,
+    p99: Math.round(percentile(latencies, 99) * 10) / 10,
+  };
+}
+
 /** Median ms per guarantee of the unavoidable crypto: hash + native recovery, and one blst signature. */
 function cryptoFloor(
   hasher: GuaranteeHasher,
@@ -328,6 +484,12 @@ async function main(): Promise<void> {
   const duration = arg("duration", 10);
   const connections = arg("connections", 64);
   const payerCount = arg("payers", 50);
+  const halfConnectionsIndex = process.argv.indexOf("--half-connections");
+  const halfConnections = (
+    halfConnectionsIndex >= 0 ? process.argv[halfConnectionsIndex + 1] : HALF_RATE_CONNECTIONS
+  )
+    .split(",")
+    .map(Number);
   console.log(
     `load average before the run: ${loadavg()
       .map((l) => l.toFixed(2))
@@ -337,12 +499,16 @@ async function main(): Promise<void> {
   const payers = Array.from({ length: payerCount }, () => Wallet.createRandom());
   const recipient = Wallet.createRandom();
   const hasher = new GuaranteeHasher({ ...EIP712, chainId: CHAIN_ID, verifyingContract: VAULT });
-  // Enough distinct guarantees for both phases at up to ~2,500/s: none is ever sent twice.
-  const perPhase = Math.ceil(duration * 2_500);
+  // Enough distinct guarantees for every phase at up to MAX_EXPECTED_RATE: none is ever sent twice.
+  const perPhase = Math.ceil(duration * MAX_EXPECTED_RATE);
+  const halfTotal =
+    Math.ceil(duration * (arg("half-rate", 0) || MAX_EXPECTED_RATE / 2)) * (2 + halfConnections.length);
   const started = Date.now();
   const phase1 = presign(hasher, payers, recipient.address, perPhase, 1);
-  const phase2 = presign(hasher, payers, recipient.address, perPhase, 1 + perPhase);
-  console.log(`pre-signed ${2 * perPhase} guarantees in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  const phase2 = presign(hasher, payers, recipient.address, halfTotal, 1 + perPhase);
+  console.log(
+    `pre-signed ${perPhase + halfTotal} guarantees in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+  );
 
   const dataDir = mkdtempSync(join(tmpdir(), "surety-bench-"));
   const { url, child } = await startServer(
@@ -371,13 +537,32 @@ async function main(): Promise<void> {
     const issued = max.perSecond * duration;
     const cpuPerGuarantee = (after.cpuMs - before.cpuMs) / issued;
     const loopPerGuarantee = (after.eventLoopBusyMs - before.eventLoopBusyMs) / issued;
-    const halfRate = Math.max(1, Math.floor(max.perSecond / 2));
-    const half = await load(
-      url,
-      token,
-      phase2.map((p) => p.body),
-      { connections, duration, overallRate: halfRate },
-    );
+    // --half-rate fixes the offered rate (to compare runs); by default it is half the measured maximum.
+    const halfRate = arg("half-rate", 0) || Math.max(1, Math.floor(max.perSecond / 2));
+    let used = 0;
+    const halfBodies = (count = Math.ceil(halfRate * duration)) => {
+      const slice = phase2.slice(used, used + count);
+      used += slice.length;
+      if (slice.length < count) throw new Error("not enough pre-signed guarantees");
+      return slice.map((p) => p.body);
+    };
+    // autocannon's overallRate (per-connection quota per second: bursty), kept for comparison with older figures.
+    // A second more than asked for: autocannon may start another second's quota before it stops.
+    const burst = await load(url, token, halfBodies(Math.ceil(halfRate * (duration + 1))), {
+      connections,
+      duration,
+      overallRate: halfRate,
+    });
+    const burstUsage = await askUsage(child);
+    const open: { connections: number; result: LoadResult; usage: CoreUsage }[] = [];
+    for (const openConnections of halfConnections) {
+      const result = await openLoad(url, token, halfBodies(), {
+        connections: openConnections,
+        duration,
+        rate: halfRate,
+      });
+      open.push({ connections: openConnections, result, usage: await askUsage(child) });
+    }
     const floorMs = cryptoFloor(hasher, phase1);
     const floorPerSecond = 1000 / floorMs;
 
@@ -392,16 +577,22 @@ async function main(): Promise<void> {
       `Core at max rate: ${cpuPerGuarantee.toFixed(2)} ms CPU/guarantee (all threads), ` +
         `event loop busy ${loopPerGuarantee.toFixed(2)} ms/guarantee`,
     );
-    console.log(
-      `half rate: ${halfRate}/s offered, ${half.perSecond.toFixed(0)}/s issued   p50 ${half.p50} ms   p99 ${half.p99} ms` +
-        `   (${half.non2xx} non-2xx, ${half.errors} errors)`,
-    );
+    console.log(`  ${pauses(after)}`);
+    const row = (label: string, r: LoadResult, usage: CoreUsage) =>
+      console.log(
+        `${label}: ${r.perSecond.toFixed(0)}/s issued   p50 ${r.p50} ms   p99 ${r.p99} ms` +
+          `   (${r.non2xx} non-2xx, ${r.errors} errors)\n  ${pauses(usage)}`,
+      );
+    console.log(`half rate, ${halfRate}/s offered:`);
+    row(`  autocannon overallRate, ${connections} connections (bursty)`, burst, burstUsage);
+    for (const { connections: c, result, usage } of open) row(`  open loop, ${c} connections`, result, usage);
     console.log(
       `crypto floor: ${floorMs.toFixed(3)} ms/guarantee (${floorPerSecond.toFixed(0)}/s on one core; ` +
         `native recovery + blst sign, median of ${FLOOR_RUNS} runs × ${FLOOR_OPS})`,
     );
     console.log(`ratio measured / floor: ${(max.perSecond / floorPerSecond).toFixed(2)}`);
-    if (max.non2xx > 0 || max.errors > 0 || half.non2xx > 0 || half.errors > 0) {
+    const halves = [burst, ...open.map((o) => o.result)];
+    if (max.non2xx > 0 || max.errors > 0 || halves.some((h) => h.non2xx > 0 || h.errors > 0)) {
       console.log("WARNING: some requests failed; the figures above count 2xx only");
     }
   } finally {
