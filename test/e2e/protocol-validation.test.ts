@@ -133,16 +133,27 @@ describe("protocol end to end: V2 validation and remuneration", function () {
     }
     expect(nettedAt).to.not.equal(null);
     expect(nettedAt!).to.be.greaterThan(latest).and.lessThan(readyAt);
-    expect(await s.stateOf("alice", g.id)).to.equal("NETTED");
+    // Where the cycle boundary falls (it depends on the chain's clock, hence on the tests run before)
+    // decides whether the payment deadline has also passed by then: either the debt is still open
+    // (NETTED, 700 reserved) or the keeper has already covered it from the collateral. Both keep the
+    // creditor whole; either way the withdrawal can take only the 300 that back nothing.
+    const state = await s.stateOf("alice", g.id);
+    expect(state).to.be.oneOf(["NETTED", "DEFAULT_REMUNERATED"]);
+    const stillOwed = state === "NETTED" ? 700n : 0n;
+    const walletBefore = await f.usd.balanceOf(w.alice.address);
     await f.vault.connect(w.alice).finalizeWithdrawal(usd);
-    expect(await f.vault.balanceOf(w.alice.address, usd)).to.equal(700n); // paid 300 = balance − obligation
+    expect((await f.usd.balanceOf(w.alice.address)) - walletBefore).to.equal(300n);
+    expect(await f.vault.balanceOf(w.alice.address, usd)).to.equal(stillOwed);
     // Netted, so never remunerated too.
     const args = toRemunerateArgs(g.certificate);
     await expect(
       f.vault.connect(w.bob).remunerate(args.claims, args.signature),
     ).to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed");
     await s.round();
-    await expectBooksAgree(s, "alice", usd, 700n);
-    expect(await s.balanceOf("alice", usd)).to.include({ deposited: "700", pending_withdrawal: "0" });
+    await expectBooksAgree(s, "alice", usd, stillOwed);
+    expect(await s.balanceOf("alice", usd)).to.include({
+      deposited: stillOwed.toString(),
+      pending_withdrawal: "0",
+    });
   });
 });
