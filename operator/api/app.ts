@@ -23,11 +23,15 @@ import { webhookAdminRoutes } from "./webhook-admin-routes";
 /** Requests are small JSON documents; anything larger is refused before parsing (413). */
 export const JSON_BODY_LIMIT = "64kb";
 
-/** Route modules every Core serves, in mount order. */
+/**
+ * Route modules every Core serves, in mount order. Their paths are disjoint, so the order changes no
+ * answer; the guarantee routes come first because `POST /core/guarantees` is the hot path and each
+ * router it passes through costs a dispatch (closures, path matching) per request.
+ */
 export const CORE_ROUTES: readonly RouteModule[] = [
+  guaranteeRoutes,
   (context) => authRouter(context.auth),
   publicRoutes,
-  guaranteeRoutes,
   asyncRoutes,
   webhookAdminRoutes,
   openapiRoutes,

@@ -35,17 +35,17 @@ export function requestContext(logger: Logger): RequestHandler {
     const started = process.hrtime.bigint();
     res.on("close", () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      logger.info(
-        {
-          req_id: req.id,
-          method: req.method,
-          path: req.originalUrl.split("?")[0],
-          status: res.statusCode,
-          duration_ms: Math.round(durationMs * 100) / 100,
-          ...(res.writableFinished ? {} : { aborted: true }),
-        },
-        "request",
-      );
+      const url = req.originalUrl;
+      const query = url.indexOf("?");
+      const line: Record<string, unknown> = {
+        req_id: req.id,
+        method: req.method,
+        path: query < 0 ? url : url.slice(0, query),
+        status: res.statusCode,
+        duration_ms: Math.round(durationMs * 100) / 100,
+      };
+      if (!res.writableFinished) line.aborted = true;
+      logger.info(line, "request");
     });
     next();
   };

@@ -7,9 +7,10 @@
  *
  * The parent process pre-signs guarantees and drives the load with
  * autocannon; Core runs in a child process (its own core, as in production)
- * on a free port, over a SQLite file in a temp dir (synchronous = FULL), with
- * the in-process Hardhat network as its chain (the Vault key check is skipped:
- * no Vault is deployed here). Phases:
+ * on a free port, over a SQLite file in a temp dir (synchronous = FULL); its
+ * chain is a `hardhat node` in a third process (as in production, the chain is
+ * not in Core's process; Core uses it only for its startup checks and health:
+ * the Vault key check is skipped, no Vault is deployed here). Phases:
  *   1. max throughput at high concurrency: guarantees/s, p50, p99;
  *   2. half that rate (or --half-rate): with autocannon's bursty overallRate,
  *      then open loop at a fixed arrival rate over 8, 16 and 64 connections
@@ -17,9 +18,10 @@
  *   3. the crypto floor: one native secp256k1 recovery + one blst sign per
  *      guarantee (median of several runs), and the ratio measured / floor.
  */
-import { fork, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { Agent, request as httpRequest } from "node:http";
+import { fork, spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector";
+import { Agent, createServer, request as httpRequest } from "node:http";
 import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -75,6 +77,9 @@ const FLOOR_RUNS = 7;
 const FLOOR_OPS = 500;
 /** Connection counts of the open-loop half-rate phases (--half-connections). */
 const HALF_RATE_CONNECTIONS = "8,16,64";
+const RPC_TIMEOUT_MS = 2_000;
+/** How long `hardhat node` may take to start listening. */
+const CHAIN_START_TIMEOUT_MS = 60_000;
 /** The highest maximum rate the pre-signed guarantees are sized for. */
 const MAX_EXPECTED_RATE = 2_500;
 
@@ -92,9 +97,6 @@ function median(values: number[]): number {
 // ------------------------------------------------------------------ server (child process)
 
 async function serve(): Promise<void> {
-  // Loaded here: only the child needs Hardhat's in-process network.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const hre = require("hardhat") as typeof import("hardhat");
   const dataDir = process.env.BENCH_DATA_DIR as string;
   const payers = (process.env.BENCH_PAYERS as string).split(",");
   const config = configFromObject({
@@ -127,24 +129,59 @@ async function serve(): Promise<void> {
   const signer = process.env.BENCH_SIGN_WORKER
     ? workerBlsSigner(blsKeyFromSecret(BLS_SECRET).secretKey)
     : undefined;
+  const chain = RpcChainGateway.fromUrl(process.env.BENCH_RPC_URL as string, CHAIN_ID, RPC_TIMEOUT_MS);
   const core = await startCoreServer(config, {
     ...(signer ? { services: { signer } } : {}),
     store,
     closeStore: true,
     deployment,
-    chain: new RpcChainGateway(hre.ethers.provider, { timeoutMs: 2_000 }),
+    chain,
     vaultKeyCheck: "skip",
   });
+  const heapProfile = process.env.BENCH_HEAP_PROF ? await startHeapSampling() : undefined;
   process.send?.({ url: core.url });
   startPauseMonitors();
   process.on("message", (message) => {
     if (message === "stop")
       void core.close().then(async () => {
         await signer?.close();
+        await chain.close();
+        if (heapProfile) await heapProfile.stopAndWrite(process.env.BENCH_HEAP_PROF as string);
         process.exit(0);
       });
     if (message === "usage") process.send?.(coreUsage());
   });
+}
+
+/** Bytes between heap samples: small enough to see per-request allocations. */
+const HEAP_SAMPLING_INTERVAL = 16_384;
+
+/**
+ * BENCH_HEAP_PROF=<file>: a sampling heap profile of Core's main thread that
+ * keeps the objects scavenges already collected (unlike `--heap-prof`, which
+ * shows only what is still alive at exit), i.e. where the young garbage comes
+ * from. Open it in Chrome DevTools (Memory tab).
+ */
+async function startHeapSampling(): Promise<{ stopAndWrite(file: string): Promise<void> }> {
+  const session = new Session();
+  session.connect();
+  const post = (method: string, params?: object) =>
+    new Promise<unknown>((resolve, reject) =>
+      session.post(method, params ?? {}, (error, result) => (error ? reject(error) : resolve(result))),
+    );
+  await post("HeapProfiler.enable");
+  await post("HeapProfiler.startSampling", {
+    samplingInterval: HEAP_SAMPLING_INTERVAL,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return {
+    async stopAndWrite(file: string) {
+      const { profile } = (await post("HeapProfiler.stopSampling")) as { profile: unknown };
+      writeFileSync(file, JSON.stringify(profile));
+      session.disconnect();
+    },
+  };
 }
 
 /**
@@ -228,7 +265,61 @@ function askUsage(child: ChildProcess): Promise<CoreUsage> {
   });
 }
 
-async function startServer(dataDir: string, payers: string[]): Promise<{ url: string; child: ChildProcess }> {
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A `hardhat node` in its own process (the caller stops it): Core's chain, outside Core's process. */
+async function startChain(): Promise<{ rpcUrl: string; chain: ChildProcess }> {
+  const port = await freePort();
+  const chain = spawn(
+    process.execPath,
+    [
+      require.resolve("hardhat/internal/cli/cli.js"),
+      "node",
+      "--hostname",
+      "127.0.0.1",
+      "--port",
+      String(port),
+    ],
+    { stdio: ["ignore", "pipe", "inherit"] },
+  );
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("hardhat node did not start")), CHAIN_START_TIMEOUT_MS);
+    let seen = "";
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (!seen.includes("Started HTTP")) return;
+      clearTimeout(timer);
+      chain.stdout?.off("data", onData);
+      chain.stdout?.resume(); // its per-call log is not wanted, but must be drained
+      resolve();
+    };
+    chain.stdout?.on("data", onData);
+    chain.once("exit", (code) => {
+      clearTimeout(timer);
+      reject(new Error(`hardhat node exited with ${code}`));
+    });
+  });
+  return { rpcUrl: `http://127.0.0.1:${port}`, chain };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGTERM");
+  await exited;
+}
+
+async function startServer(
+  dataDir: string,
+  payers: string[],
+  rpcUrl: string,
+): Promise<{ url: string; child: ChildProcess }> {
   const child = fork(__filename, ["--serve"], {
     // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of Core (open it in Chrome DevTools).
     execArgv: [
@@ -238,7 +329,7 @@ async function startServer(dataDir: string, payers: string[]): Promise<{ url: st
       ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : []),
       ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
     ],
-    env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_PAYERS: payers.join(",") },
+    env: { ...process.env, BENCH_DATA_DIR: dataDir, BENCH_PAYERS: payers.join(","), BENCH_RPC_URL: rpcUrl },
     stdio: ["ignore", "ignore", "inherit", "ipc"],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -511,10 +602,19 @@ async function main(): Promise<void> {
   );
 
   const dataDir = mkdtempSync(join(tmpdir(), "surety-bench-"));
-  const { url, child } = await startServer(
-    dataDir,
-    payers.map((p) => p.address),
-  );
+  const { rpcUrl, chain } = await startChain();
+  let core: { url: string; child: ChildProcess };
+  try {
+    core = await startServer(
+      dataDir,
+      payers.map((p) => p.address),
+      rpcUrl,
+    );
+  } catch (error) {
+    await stopChild(chain);
+    throw error;
+  }
+  const { url, child } = core;
   try {
     const token = await signIn(url, recipient);
     // Warm up the JIT and the connection pool on a slice that phase 1 does not reuse.
@@ -598,6 +698,7 @@ async function main(): Promise<void> {
   } finally {
     child.send("stop");
     await new Promise((resolve) => child.once("exit", resolve));
+    await stopChild(chain);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
