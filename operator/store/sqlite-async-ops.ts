@@ -2,6 +2,7 @@
  * {@link AsyncStoreOps} on a better-sqlite3 connection, synchronous (SqliteStore makes them async and
  * runs them under its mutex / inside its transactions). Schema: migration 2.
  */
+import { type Atomic, atomicRunner } from "./sqlite-atomic";
 import type { Database, Statement } from "better-sqlite3";
 import { getAddress } from "ethers";
 import type {
@@ -54,14 +55,11 @@ const CYCLE_COLUMNS: Record<keyof Omit<CycleRecord, "cycleId">, string> = {
 
 export class SqliteAsyncOps implements SyncOf<AsyncStoreOps> {
   private readonly stmt: ReturnType<typeof prepare>;
+  private readonly atomic: Atomic;
 
   constructor(private readonly db: Database) {
     this.stmt = prepare(db);
-  }
-
-  private atomic<T>(body: () => T): T {
-    const run = this.db.transaction(body);
-    return this.db.inTransaction ? run() : run.immediate();
+    this.atomic = atomicRunner(db);
   }
 
   // --- cursor and journal ---

@@ -4,7 +4,8 @@
  * interface. Every multi-statement operation runs in `db.transaction`, which
  * becomes a savepoint when called inside an outer transaction.
  */
-import type { Database, Statement, Transaction } from "better-sqlite3";
+import { type Atomic, atomicRunner } from "./sqlite-atomic";
+import type { Database, Statement } from "better-sqlite3";
 import { getAddress } from "ethers";
 import { WireError } from "../../sdk/errors";
 import {
@@ -113,7 +114,7 @@ export class SqliteOps implements SyncOf<Omit<StoreOps, keyof AsyncStoreOps | ke
    * Runs a body in a transaction (a savepoint when nested). Built once: `db.transaction` makes four
    * wrapper functions per call, which was per-request garbage on the issuance path.
    */
-  private readonly runAtomic: Transaction<(body: () => unknown) => unknown>;
+  private readonly atomic: Atomic;
 
   constructor(
     private readonly db: Database,
@@ -121,7 +122,7 @@ export class SqliteOps implements SyncOf<Omit<StoreOps, keyof AsyncStoreOps | ke
     private readonly outbox?: { insertWebhookEvent(event: OutboxEvent, now: number): number },
   ) {
     this.stmt = prepareStatements(db);
-    this.runAtomic = db.transaction((body: () => unknown) => body());
+    this.atomic = atomicRunner(db);
     this.issueOne = db.transaction((request: IssueGuaranteeRequest, now: number): IssueGuaranteeOutcome => {
       const { record, capacity } = request;
       const existing = this.getGuarantee(record.guaranteeId);
@@ -134,15 +135,6 @@ export class SqliteOps implements SyncOf<Omit<StoreOps, keyof AsyncStoreOps | ke
       for (const event of request.events ?? []) this.outbox?.insertWebhookEvent(event, now);
       return { kind: "issued", balance: lock.balance, capacity: lock.capacity };
     });
-  }
-
-  /**
-   * Read-modify-write as one unit: a savepoint inside an outer transaction,
-   * otherwise an IMMEDIATE transaction (the write lock is taken before the
-   * read, so another process cannot change the row in between).
-   */
-  private atomic<T>(body: () => T): T {
-    return (this.db.inTransaction ? this.runAtomic(body) : this.runAtomic.immediate(body)) as T;
   }
 
   // --- SIWE nonces ---

@@ -2,6 +2,7 @@
  * {@link WebhookStoreOps} on a better-sqlite3 connection, synchronous (SqliteStore makes them async).
  * Schema: migration 3 (migrations.ts).
  */
+import { type Atomic, atomicRunner } from "./sqlite-atomic";
 import type { Database, Statement } from "better-sqlite3";
 import type { SyncOf } from "./sqlite-ops";
 import type {
@@ -111,14 +112,11 @@ function prepare(db: Database) {
 
 export class SqliteWebhookOps implements SyncOf<WebhookStoreOps> {
   private readonly stmt: ReturnType<typeof prepare>;
+  private readonly atomic: Atomic;
 
   constructor(private readonly db: Database) {
     this.stmt = prepare(db);
-  }
-
-  private atomic<T>(body: () => T): T {
-    const run = this.db.transaction(body);
-    return this.db.inTransaction ? run() : run.immediate();
+    this.atomic = atomicRunner(db);
   }
 
   putWebhookSubscription(record: WebhookSubscriptionRecord): void {
