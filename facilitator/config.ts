@@ -7,6 +7,7 @@
 import { SigningKey, computeAddress } from "ethers";
 import { SECP256K1_N } from "../sdk/eip712";
 import {
+  ConfigProblemsError,
   type FieldTable as ConfigFieldTable,
   type LogLevel,
   absoluteUrl,
@@ -46,10 +47,10 @@ export interface FacilitatorConfig {
 export type FacilitatorConfigInput = { [K in keyof FacilitatorConfig]?: unknown };
 
 /** The configuration is unusable; `problems` lists each bad setting. */
-export class FacilitatorConfigError extends Error {
-  override readonly name = "FacilitatorConfigError";
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid facilitator configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+export class FacilitatorConfigError extends ConfigProblemsError {
+  override readonly name: string = "FacilitatorConfigError";
+  constructor(problems: readonly string[]) {
+    super("facilitator", problems);
   }
 }
 

@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { parseAddress } from "../sdk/wire";
 import { parseWebhookConfig, type WebhookSubscriptionConfig } from "./webhooks/subscriptions";
 import {
+  ConfigProblemsError,
   type FieldTable as ConfigFieldTable,
   type LogLevel,
   absoluteUrl,
@@ -124,10 +125,10 @@ export interface OperatorConfig {
 export type OperatorConfigInput = { [K in keyof OperatorConfig]?: unknown };
 
 /** Startup configuration is unusable; `problems` lists each bad setting. */
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid operator configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+export class ConfigError extends ConfigProblemsError {
+  override readonly name: string = "ConfigError";
+  constructor(problems: readonly string[]) {
+    super("operator", problems);
   }
 }
 

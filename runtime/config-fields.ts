@@ -8,6 +8,17 @@
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
+/** A service's configuration is unusable; `problems` lists each bad setting. */
+export class ConfigProblemsError extends Error {
+  override readonly name: string = "ConfigProblemsError";
+  constructor(
+    service: string,
+    readonly problems: readonly string[],
+  ) {
+    super(`invalid ${service} configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
+  }
+}
+
 /** One setting: how to parse a raw value, and its default (absent = required). */
 export interface FieldSpec<T, Resolved = unknown> {
   parse: (raw: unknown) => T;
