@@ -74,28 +74,28 @@ export class CoreMetrics {
     this.rejected.inc({ reason });
   }
 
+  /** Labelled children, resolved once per (method, route, status): label hashing is per-request work otherwise. */
+  private readonly httpChildren = new Map<string, { count(): void; observe(seconds: number): void }>();
+
+  /** Counts and times one answered request (`route` is the matched pattern, or "unmatched"). */
+  httpRequestFinished(method: string, route: string, status: number, started: bigint): void {
+    const key = `${method} ${route} ${status}`;
+    let labelled = this.httpChildren.get(key);
+    if (labelled === undefined) {
+      const counter = this.requests.labels(method, route, String(status));
+      const histogram = this.duration.labels(method, route, String(status));
+      labelled = { count: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) };
+      this.httpChildren.set(key, labelled);
+    }
+    labelled.count();
+    labelled.observe(Number(process.hrtime.bigint() - started) / 1e9);
+  }
+
   /** Counts and times every request by its matched route pattern. */
   httpMiddleware(): RequestHandler {
-    // Labelled children are resolved once per (method, route, status): label hashing is per-request work otherwise.
-    const children = new Map<string, { count(): void; observe(seconds: number): void }>();
-    const child = (method: string, route: string, status: string) => {
-      const key = `${method} ${route} ${status}`;
-      let found = children.get(key);
-      if (found === undefined) {
-        const counter = this.requests.labels(method, route, status);
-        const histogram = this.duration.labels(method, route, status);
-        found = { count: () => counter.inc(), observe: (seconds) => histogram.observe(seconds) };
-        children.set(key, found);
-      }
-      return found;
-    };
     return (req: Request, res: Response, next) => {
       const started = process.hrtime.bigint();
-      res.on("finish", () => {
-        const labelled = child(req.method, routeOf(req), String(res.statusCode));
-        labelled.count();
-        labelled.observe(Number(process.hrtime.bigint() - started) / 1e9);
-      });
+      res.on("finish", () => this.httpRequestFinished(req.method, routeOf(req), res.statusCode, started));
       next();
     };
   }
@@ -105,7 +105,10 @@ export class CoreMetrics {
   }
 }
 
+/** The route label of requests no route matched (e.g. a body the JSON parser refused). */
+export const UNMATCHED_ROUTE = "unmatched";
+
 function routeOf(req: Request): string {
   const route = (req as { route?: { path?: unknown } }).route;
-  return route && typeof route.path === "string" ? req.baseUrl + route.path : "unmatched";
+  return route && typeof route.path === "string" ? req.baseUrl + route.path : UNMATCHED_ROUTE;
 }

@@ -22,6 +22,8 @@ import { webhookAdminRoutes } from "./webhook-admin-routes";
 
 /** Requests are small JSON documents; anything larger is refused before parsing (413). */
 export const JSON_BODY_LIMIT = "64kb";
+/** {@link JSON_BODY_LIMIT} in bytes (what body-parser makes of "64kb"), for the issuance fast path. */
+export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
 
 /**
  * Route modules every Core serves, in mount order. Their paths are disjoint, so the order changes no
@@ -58,7 +60,7 @@ export function createCoreApp(options: CoreAppOptions): CoreApp {
   app.disable("etag");
   app.use(requestContext(context.logger));
   app.use(context.metrics.httpMiddleware());
-  app.use(express.json({ limit: JSON_BODY_LIMIT }));
+  app.use(express.json({ limit: JSON_BODY_LIMIT_BYTES }));
   for (const module of [...CORE_ROUTES, ...routes]) app.use(module(context));
   app.use(notFoundHandler());
   app.use(errorHandler());

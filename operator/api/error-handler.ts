@@ -7,9 +7,10 @@
 import type { ErrorRequestHandler, Request, RequestHandler } from "express";
 import { WireError } from "../../sdk/errors";
 import { DuplicateGuaranteeError } from "../store";
+import type { Logger } from "../logger";
 import { type ErrorBody, HttpError, notFound } from "./errors";
 
-interface ErrorResponse {
+export interface ErrorResponse {
   status: number;
   body: ErrorBody;
   headers: Readonly<Record<string, string>>;
@@ -57,12 +58,17 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   return response(500, "internal_error", "internal error");
 }
 
+/** Server faults are logged as errors (with the error); a client's bad request only at debug level. */
+export function logErrorResponse(log: Logger | undefined, error: unknown, answer: ErrorResponse): void {
+  if (answer.status >= 500) log?.error({ err: error }, "request failed");
+  else log?.debug({ code: answer.body.code, status: answer.status }, "request rejected");
+}
+
 export function errorHandler(): ErrorRequestHandler {
   return (error: unknown, req: Request, res, _next) => {
-    const { status, body, headers } = toErrorResponse(error);
-    const log = req.log;
-    if (status >= 500) log?.error({ err: error }, "request failed");
-    else log?.debug({ code: body.code, status }, "request rejected");
+    const answer = toErrorResponse(error);
+    const { status, body, headers } = answer;
+    logErrorResponse(req.log, error, answer);
     if (res.headersSent) {
       // Too late for an error body: cut the connection so the client sees a failure, not a truncated success.
       res.destroy();

@@ -5,6 +5,7 @@
  * request when the response ends; no bodies, no headers.
  */
 import { randomUUID } from "node:crypto";
+import type { ServerResponse } from "node:http";
 import type { NextFunction, Request, RequestHandler, Response } from "express";
 import type { Logger } from "../logger";
 
@@ -20,10 +21,36 @@ declare module "express-serve-static-core" {
 export const REQUEST_ID_HEADER = "X-Request-Id";
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The caller's `X-Request-Id` when it is a sane token, a fresh UUID otherwise. */
+export function requestIdFrom(incoming: string | undefined): string {
+  return incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+}
+
+/** The one log line of a request, written when its response closes (same fields for Express and fast paths). */
+export function logRequestLine(
+  logger: Logger,
+  id: string,
+  method: string | undefined,
+  url: string,
+  res: ServerResponse,
+  started: bigint,
+): void {
+  const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
+  const query = url.indexOf("?");
+  const line: Record<string, unknown> = {
+    req_id: id,
+    method,
+    path: query < 0 ? url : url.slice(0, query),
+    status: res.statusCode,
+    duration_ms: Math.round(durationMs * 100) / 100,
+  };
+  if (!res.writableFinished) line.aborted = true;
+  logger.info(line, "request");
+}
+
 export function requestContext(logger: Logger): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
-    const incoming = req.get(REQUEST_ID_HEADER);
-    req.id = incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    req.id = requestIdFrom(req.get(REQUEST_ID_HEADER));
     // The bound child logger is built only if something logs for this request (most requests log one line).
     let child: Logger | undefined;
     Object.defineProperty(req, "log", {
@@ -33,20 +60,7 @@ export function requestContext(logger: Logger): RequestHandler {
     });
     res.setHeader(REQUEST_ID_HEADER, req.id);
     const started = process.hrtime.bigint();
-    res.on("close", () => {
-      const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      const url = req.originalUrl;
-      const query = url.indexOf("?");
-      const line: Record<string, unknown> = {
-        req_id: req.id,
-        method: req.method,
-        path: query < 0 ? url : url.slice(0, query),
-        status: res.statusCode,
-        duration_ms: Math.round(durationMs * 100) / 100,
-      };
-      if (!res.writableFinished) line.aborted = true;
-      logger.info(line, "request");
-    });
+    res.on("close", () => logRequestLine(logger, req.id, req.method, req.originalUrl, res, started));
     next();
   };
 }

@@ -26,32 +26,43 @@ function challenge(error?: { code: string; description: string }): Record<string
   return { "WWW-Authenticate": `Bearer ${params.join(", ")}` };
 }
 
+/**
+ * The caller of a request with this `Authorization` header: throws the 401
+ * (with its challenge) when the header is missing, malformed, or carries an
+ * invalid or expired token. Shared by the middleware and the issuance fast path.
+ */
+export async function authenticate(
+  accessTokens: AccessTokens,
+  header: string | undefined,
+): Promise<Principal> {
+  if (header === undefined || header.trim() === "") {
+    throw unauthorized(
+      "missing_token",
+      "Authorization: Bearer <access token> header is required",
+      challenge(),
+    );
+  }
+  const match = BEARER.exec(header);
+  if (!match) {
+    const description = "Authorization header must be 'Bearer <access token>'";
+    throw unauthorized("invalid_token", description, challenge({ code: "invalid_token", description }));
+  }
+  try {
+    return await accessTokens.verify(match[1]);
+  } catch (error) {
+    const expired = (error as { reason?: string }).reason === "expired";
+    const description = expired ? "access token has expired" : "access token is invalid";
+    throw unauthorized(
+      expired ? "token_expired" : "invalid_token",
+      description,
+      challenge({ code: "invalid_token", description }),
+    );
+  }
+}
+
 export function requireAccessToken(accessTokens: AccessTokens): RequestHandler {
   return async (req: Request, _res: Response, next: NextFunction) => {
-    const header = req.get("authorization");
-    if (header === undefined || header.trim() === "") {
-      throw unauthorized(
-        "missing_token",
-        "Authorization: Bearer <access token> header is required",
-        challenge(),
-      );
-    }
-    const match = BEARER.exec(header);
-    if (!match) {
-      const description = "Authorization header must be 'Bearer <access token>'";
-      throw unauthorized("invalid_token", description, challenge({ code: "invalid_token", description }));
-    }
-    try {
-      req.principal = await accessTokens.verify(match[1]);
-    } catch (error) {
-      const expired = (error as { reason?: string }).reason === "expired";
-      const description = expired ? "access token has expired" : "access token is invalid";
-      throw unauthorized(
-        expired ? "token_expired" : "invalid_token",
-        description,
-        challenge({ code: "invalid_token", description }),
-      );
-    }
+    req.principal = await authenticate(accessTokens, req.get("authorization"));
     next();
   };
 }

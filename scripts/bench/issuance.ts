@@ -22,7 +22,7 @@ import { fork, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { Agent, createServer, request as httpRequest } from "node:http";
-import { constants, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
+import { constants, createHistogram, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { getBytes, Wallet } from "ethers";
@@ -141,6 +141,11 @@ async function serve(): Promise<void> {
   const heapProfile = process.env.BENCH_HEAP_PROF ? await startHeapSampling() : undefined;
   process.send?.({ url: core.url });
   startPauseMonitors();
+  // Time inside Core: from the request's headers being parsed to the last byte of the answer handed to the socket.
+  core.server.prependListener("request", (_req, res) => {
+    const started = process.hrtime.bigint();
+    res.once("finish", () => serverTime.record(process.hrtime.bigint() - started));
+  });
   process.on("message", (message) => {
     if (message === "stop")
       void core.close().then(async () => {
@@ -201,11 +206,15 @@ interface CoreUsage {
   /** Of which mark-compact (the rest are scavenges and incremental steps). */
   gcMajorCount: number;
   gcMajorMs: number;
+  /** Time inside Core per request (parsed headers → answer written), ms. */
+  serverP50Ms: number;
+  serverP99Ms: number;
 }
 
 const LOOP_DELAY_RESOLUTION_MS = 1;
 const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
 const gc = { count: 0, totalMs: 0, maxMs: 0, majorCount: 0, majorMs: 0 };
+const serverTime = createHistogram();
 
 function startPauseMonitors(): void {
   loopDelay.enable();
@@ -235,15 +244,19 @@ function coreUsage(): CoreUsage {
     gcMaxMs: gc.maxMs,
     gcMajorCount: gc.majorCount,
     gcMajorMs: gc.majorMs,
+    serverP50Ms: serverTime.count === 0 ? NaN : serverTime.percentile(50) / 1e6,
+    serverP99Ms: serverTime.count === 0 ? NaN : serverTime.percentile(99) / 1e6,
   };
   loopDelay.reset();
+  serverTime.reset();
   Object.assign(gc, { count: 0, totalMs: 0, maxMs: 0, majorCount: 0, majorMs: 0 });
   return usage;
 }
 
 function pauses(usage: CoreUsage): string {
   return (
-    `Core event-loop delay p50 ${usage.loopDelayP50Ms.toFixed(1)} ms, p99 ${usage.loopDelayP99Ms.toFixed(1)} ms, ` +
+    `Core time per request p50 ${usage.serverP50Ms.toFixed(1)} ms, p99 ${usage.serverP99Ms.toFixed(1)} ms; ` +
+    `event-loop delay p50 ${usage.loopDelayP50Ms.toFixed(1)} ms, p99 ${usage.loopDelayP99Ms.toFixed(1)} ms, ` +
     `max ${usage.loopDelayMaxMs.toFixed(1)} ms; GC ${usage.gcCount} pauses, ` +
     `${usage.gcTotalMs.toFixed(0)} ms in all, longest ${usage.gcMaxMs.toFixed(1)} ms ` +
     `(mark-compact: ${usage.gcMajorCount}, ${usage.gcMajorMs.toFixed(0)} ms)`
@@ -416,6 +429,8 @@ interface LoadResult {
   perSecond: number;
   p50: number;
   p99: number;
+  /** Open loop only: how late the generator sent requests (its own stalls), p99, and its event-loop delay max, ms. */
+  client?: { sendLateP99: number; loopDelayMax: number };
 }
 
 async function load(
@@ -480,6 +495,9 @@ async function openLoad(
   const target = new URL(url);
   const total = Math.floor(options.rate * options.duration);
   const latencies: number[] = [];
+  const lateness: number[] = [];
+  const clientLoop = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
+  clientLoop.enable();
   let sent = 0;
   let ok = 0;
   let non2xx = 0;
@@ -491,6 +509,7 @@ async function openLoad(
       if (++done === total) finish();
     };
     const send = (body: string, due: number) => {
+      lateness.push(performance.now() - due);
       const req = httpRequest(
         {
           agent,
@@ -534,7 +553,9 @@ async function openLoad(
   });
   const elapsedS = (performance.now() - start) / 1000;
   agent.destroy();
+  clientLoop.disable();
   latencies.sort((a, b) => a - b);
+  lateness.sort((a, b) => a - b);
   return {
     requests: total,
     non2xx,
@@ -542,6 +563,10 @@ async function openLoad(
     perSecond: ok / elapsedS,
     p50: Math.round(percentile(latencies, 50) * 10) / 10,
     p99: Math.round(percentile(latencies, 99) * 10) / 10,
+    client: {
+      sendLateP99: percentile(lateness, 99),
+      loopDelayMax: clientLoop.max / 1e6,
+    },
   };
 }
 
@@ -681,7 +706,11 @@ async function main(): Promise<void> {
     const row = (label: string, r: LoadResult, usage: CoreUsage) =>
       console.log(
         `${label}: ${r.perSecond.toFixed(0)}/s issued   p50 ${r.p50} ms   p99 ${r.p99} ms` +
-          `   (${r.non2xx} non-2xx, ${r.errors} errors)\n  ${pauses(usage)}`,
+          `   (${r.non2xx} non-2xx, ${r.errors} errors)\n  ${pauses(usage)}` +
+          (r.client
+            ? `\n  load generator: sent late p99 ${r.client.sendLateP99.toFixed(1)} ms, ` +
+              `its event-loop delay max ${r.client.loopDelayMax.toFixed(1)} ms`
+            : ""),
       );
     console.log(`half rate, ${halfRate}/s offered:`);
     row(`  autocannon overallRate, ${connections} connections (bursty)`, burst, burstUsage);

@@ -102,13 +102,27 @@ describe("startCoreServer", () => {
     });
     try {
       await post(core.url, "/auth/nonce", { address: "0x1234" }, { "x-request-id": "req-1" });
+      // The issuance fast path (operator/api/issuance-fast-path.ts) writes the same line.
+      await post(core.url, "/core/guarantees", { user_address: "0x5678" }, { "x-request-id": "req-2" });
     } finally {
       await core.close();
       dir.remove();
     }
-    const line = lines.find((l) => l.msg === "request");
-    expect(line).to.deep.include({ req_id: "req-1", method: "POST", path: "/auth/nonce", status: 400 });
-    expect(JSON.stringify(lines)).to.not.include("0x1234");
+    const requestLines = lines.filter((l) => l.msg === "request");
+    expect(requestLines[0]).to.deep.include({
+      req_id: "req-1",
+      method: "POST",
+      path: "/auth/nonce",
+      status: 400,
+    });
+    expect(requestLines[1]).to.deep.include({
+      req_id: "req-2",
+      method: "POST",
+      path: "/core/guarantees",
+      status: 401,
+    });
+    expect(requestLines[1].duration_ms).to.be.a("number");
+    expect(JSON.stringify(lines)).to.not.include("0x1234").and.to.not.include("0x5678");
   });
 
   it("close() drains, is idempotent, and frees the port", async () => {
