@@ -1,7 +1,9 @@
 /**
  * {@link Store} on an embedded SQLite file (better-sqlite3): WAL journal,
  * foreign keys on, a busy timeout for other processes holding the write lock,
- * and migrations applied on open.
+ * and migrations applied on open. Commits are made durable off the event
+ * loop (sqlite-durability.ts): an operation resolves only once every commit
+ * up to its end has been fsynced.
  *
  * better-sqlite3 is synchronous and this store has one connection, so every
  * call goes through a mutex: an async transaction body owns the connection
@@ -12,6 +14,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3, { type Database } from "better-sqlite3";
 import { AsyncMutex } from "./mutex";
+import { Checkpointer, type CheckpointResult, type FsyncFn, WalSync } from "./sqlite-durability";
 import { migrate } from "./sqlite-migrate";
 import type { AsyncStoreOps } from "./async-types";
 import { SqliteAsyncOps } from "./sqlite-async-ops";
@@ -129,6 +132,16 @@ function asyncView(
 export interface SqliteStoreOptions {
   /** Create the file's directory if missing (default true). */
   createDirectory?: boolean;
+  /** The fsync used to make commits durable (tests hold or fail it); defaults to `fs.fsync`. */
+  fsync?: FsyncFn;
+  /** Interval of the background WAL checkpoints, ms (default {@link CHECKPOINT_INTERVAL_MS}). */
+  checkpointIntervalMs?: number;
+}
+
+/** How a file store makes its commits durable; null for an in-memory store (nothing to sync). */
+interface Durability {
+  wal: WalSync;
+  checkpointer: Checkpointer;
 }
 
 // The async-side operations are delegated in the constructor (declaration merging gives their types).
@@ -145,8 +158,16 @@ export class SqliteStore implements Store {
   private readonly webhookOps: SqliteWebhookOps;
   private readonly outer: StoreOps;
   private closed = false;
+  /** `total_changes()` of the connection: a change since the last look means a commit to make durable. */
+  private readonly totalChanges;
+  private lastTotalChanges: number;
 
-  private constructor(private readonly db: Database) {
+  private constructor(
+    private readonly db: Database,
+    private readonly durability: Durability | null,
+  ) {
+    this.totalChanges = db.prepare("SELECT total_changes()").pluck();
+    this.lastTotalChanges = this.totalChanges.get() as number;
     this.webhookOps = new SqliteWebhookOps(db);
     this.ops = new SqliteOps(db, this.webhookOps);
     this.asyncOps = new SqliteAsyncOps(db);
@@ -155,7 +176,7 @@ export class SqliteStore implements Store {
         // Waiting for the mutex here would deadlock on our own transaction.
         return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
       }
-      return this.mutex.run(() => this.checkedOpen(task));
+      return this.durable(this.mutex.run(() => this.checkedOpen(task)));
     });
     for (const name of [...ASYNC_OPERATIONS, ...WEBHOOK_OPERATIONS]) {
       (this as unknown as Record<string, unknown>)[name] = this.outer[name];
@@ -169,8 +190,11 @@ export class SqliteStore implements Store {
     const db = new BetterSqlite3(file);
     try {
       db.pragma("journal_mode = WAL");
-      // FULL: a committed lock or nonce spend survives power loss, not just a process crash.
-      db.pragma("synchronous = FULL");
+      // NORMAL: COMMIT does not fsync on the event loop; WalSync does it off-thread before anyone is
+      // answered, so a committed lock or nonce spend still survives power loss (sqlite-durability.ts).
+      // An in-memory database has nothing to sync and keeps FULL.
+      if (file !== ":memory:") db.pragma("synchronous = NORMAL");
+      else db.pragma("synchronous = FULL");
       db.pragma("foreign_keys = ON");
       db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       migrate(db);
@@ -178,30 +202,63 @@ export class SqliteStore implements Store {
       db.close();
       throw error;
     }
-    return new SqliteStore(db);
+    const durability =
+      file === ":memory:"
+        ? null
+        : {
+            wal: new WalSync(`${db.name}-wal`, options.fsync),
+            checkpointer: new Checkpointer(db.name, db, options.checkpointIntervalMs),
+          };
+    return new SqliteStore(db, durability);
+  }
+
+  /** Runs a WAL checkpoint now (normally the background checkpointer's job); null for an in-memory store. */
+  async checkpoint(): Promise<CheckpointResult | null> {
+    return (await this.durability?.checkpointer.checkpoint()) ?? null;
+  }
+
+  /** Notes a commit if the connection changed anything since the last look (call right after a task, under the mutex). */
+  private noteChanges(): void {
+    if (this.durability === null || this.closed) return;
+    const total = this.totalChanges.get() as number;
+    if (total === this.lastTotalChanges) return;
+    this.lastTotalChanges = total;
+    this.durability.wal.noteCommit();
+  }
+
+  /**
+   * `result` (an operation run under the mutex), resolved only once every commit made up to its end
+   * is on disk. The wait is outside the mutex: the next operation runs while the fsync does.
+   */
+  private async durable<T>(result: Promise<T>): Promise<T> {
+    const value = await result.finally(() => this.noteChanges());
+    if (this.durability !== null) await this.durability.wal.whenDurable();
+    return value;
   }
 
   async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
     if (this.inTransaction.getStore()) throw new Error("store transactions do not nest: use the tx handle");
-    return this.mutex.run(() =>
-      this.checkedOpen(async () => {
-        let active = true;
-        const tx = asyncView(this.ops, this.asyncOps, this.webhookOps, async (task) => {
-          if (!active) throw new Error("transaction handle used after its transaction ended");
-          return task();
-        });
-        this.db.exec("BEGIN IMMEDIATE");
-        try {
-          const result = await this.inTransaction.run(true, () => fn(tx));
-          this.db.exec("COMMIT");
-          return result;
-        } catch (error) {
-          if (this.db.inTransaction) this.db.exec("ROLLBACK");
-          throw error;
-        } finally {
-          active = false;
-        }
-      }),
+    return this.durable(
+      this.mutex.run(() =>
+        this.checkedOpen(async () => {
+          let active = true;
+          const tx = asyncView(this.ops, this.asyncOps, this.webhookOps, async (task) => {
+            if (!active) throw new Error("transaction handle used after its transaction ended");
+            return task();
+          });
+          this.db.exec("BEGIN IMMEDIATE");
+          try {
+            const result = await this.inTransaction.run(true, () => fn(tx));
+            this.db.exec("COMMIT");
+            return result;
+          } catch (error) {
+            if (this.db.inTransaction) this.db.exec("ROLLBACK");
+            throw error;
+          } finally {
+            active = false;
+          }
+        }),
+      ),
     );
   }
 
@@ -211,11 +268,21 @@ export class SqliteStore implements Store {
 
   async close(): Promise<void> {
     // Queued behind any running transaction, so closing never cuts one short.
-    await this.mutex.run(() => {
-      if (this.closed) return;
+    const closing = await this.mutex.run(() => {
+      if (this.closed) return false;
       this.closed = true;
-      this.db.close();
+      return true;
     });
+    if (!closing) return;
+    const durability = this.durability;
+    if (durability !== null) {
+      // The last commits' fsync settles first; the checkpointer's connection closes before ours (the last
+      // connection to close checkpoints and removes the WAL).
+      await durability.wal.whenDurable().catch(() => undefined);
+      await durability.checkpointer.stop();
+    }
+    this.db.close();
+    durability?.wal.close();
   }
 
   private checkedOpen<T>(task: () => T): T {

@@ -21,7 +21,7 @@
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
-import { Agent, createServer, request as httpRequest } from "node:http";
+import { createServer } from "node:http";
 import { constants, createHistogram, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,6 +39,7 @@ import { parseDeployment } from "../../operator/deployment";
 import { startCoreServer } from "../../operator/server";
 import { workerBlsSigner } from "../../operator/guarantees/signing-worker";
 import { SqliteStore } from "../../operator/store";
+import { openLoop } from "./open-loop";
 
 /** The part of autocannon's API used here (the package ships no type declarations). */
 interface AutocannonOptions {
@@ -467,106 +468,23 @@ async function load(
   };
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted.length === 0
-    ? NaN
-    : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
-
-/** How often the open-loop generator wakes to send the requests that are due. */
-const OPEN_LOOP_TICK_MS = 1;
-
-/**
- * Fixed arrival rate, open loop: request i is due at start + i / rate,
- * whatever happened to earlier ones, over at most `connections` keep-alive
- * sockets (a request due while all are busy waits for one). Its latency runs
- * from when it was due, so queueing in the client counts too (no coordinated
- * omission). autocannon's `overallRate` is not this: each connection gets a
- * per-second quota that it sends back to back at the top of every second,
- * then idles, so "half rate" is full concurrency for half of each second.
- */
+/** The open-loop phase at a fixed arrival rate (scripts/bench/open-loop.ts). */
 async function openLoad(
   url: string,
   token: string,
   bodies: string[],
   options: { connections: number; duration: number; rate: number },
 ): Promise<LoadResult> {
-  const agent = new Agent({ keepAlive: true, maxSockets: options.connections });
-  const target = new URL(url);
-  const total = Math.floor(options.rate * options.duration);
-  const latencies: number[] = [];
-  const lateness: number[] = [];
-  const clientLoop = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
-  clientLoop.enable();
-  let sent = 0;
-  let ok = 0;
-  let non2xx = 0;
-  let errors = 0;
-  let done = 0;
-  const start = performance.now();
-  await new Promise<void>((finish) => {
-    const settle = () => {
-      if (++done === total) finish();
-    };
-    const send = (body: string, due: number) => {
-      lateness.push(performance.now() - due);
-      const req = httpRequest(
-        {
-          agent,
-          host: target.hostname,
-          port: target.port,
-          method: "POST",
-          path: "/core/guarantees",
-          headers: {
-            "content-type": "application/json",
-            "content-length": Buffer.byteLength(body),
-            authorization: `Bearer ${token}`,
-          },
-        },
-        (res) => {
-          res.resume();
-          res.on("end", () => {
-            if (res.statusCode !== undefined && res.statusCode >= 200 && res.statusCode < 300) {
-              ok++;
-              latencies.push(performance.now() - due);
-            } else non2xx++;
-            settle();
-          });
-        },
-      );
-      req.on("socket", (socket) => socket.setNoDelay(true));
-      req.on("error", () => {
-        errors++;
-        settle();
-      });
-      req.end(body);
-    };
-    const tick = () => {
-      const now = performance.now();
-      while (sent < total && start + (sent * 1000) / options.rate <= now) {
-        send(bodies[sent % bodies.length], start + (sent * 1000) / options.rate);
-        sent++;
-      }
-      if (sent < total) setTimeout(tick, OPEN_LOOP_TICK_MS);
-    };
-    tick();
+  const result = await openLoop({
+    url,
+    path: "/core/guarantees",
+    headers: { Authorization: `Bearer ${token}` },
+    bodies,
+    ...options,
   });
-  const elapsedS = (performance.now() - start) / 1000;
-  agent.destroy();
-  clientLoop.disable();
-  latencies.sort((a, b) => a - b);
-  lateness.sort((a, b) => a - b);
   return {
-    requests: total,
-    non2xx,
-    errors,
-    perSecond: ok / elapsedS,
-    p50: Math.round(percentile(latencies, 50) * 10) / 10,
-    p99: Math.round(percentile(latencies, 99) * 10) / 10,
-    client: {
-      sendLateP99: percentile(lateness, 99),
-      loopDelayMax: clientLoop.max / 1e6,
-    },
+    ...result,
+    client: { sendLateP99: result.sendLateP99, loopDelayMax: result.loopDelayMax },
   };
 }
 
