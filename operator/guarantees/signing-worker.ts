@@ -2,10 +2,11 @@
  * Certificate signing on a worker thread. The blst signature is the largest
  * single cost of an issuance (≈ 0.5 ms of ≈ 1 ms CPU); on its own thread it
  * overlaps with HTTP parsing, verification and the store on the event loop.
- * Measured with `BENCH_SIGN_WORKER=1 npm run bench:issuance` (docs/benchmarks.md):
- * it costs ≈ 0.1–0.2 ms more CPU per guarantee (messages between threads)
- * and pays off only when a core is free, so it is opt-in: Core's default
- * signer stays in-thread (sdk `createBlsSigner`).
+ * Measured with `npm run bench:issuance` (docs/benchmarks.md): it costs
+ * ≈ 0.1–0.2 ms more CPU per guarantee (messages between threads) and takes
+ * ≈ 0.5 ms off the event loop; it won in every run on this 2-core machine,
+ * so it is Core's default (`SURETY_BLS_SIGNING_WORKER=false` signs in-thread
+ * with the sdk's `createBlsSigner`).
  *
  * The worker runs a few lines of plain JavaScript (no TypeScript loader in
  * worker threads) that call blst exactly as sdk/bls.ts does:

@@ -132,7 +132,10 @@ function asyncView(
 export interface SqliteStoreOptions {
   /** Create the file's directory if missing (default true). */
   createDirectory?: boolean;
-  /** The fsync used to make commits durable (tests hold or fail it); defaults to `fs.fsync`. */
+  /**
+   * The sync that makes commits durable (tests hold or fail it): used for the WAL (default
+   * `fs.fdatasync`) and, once, its directory (default `fs.fsync`).
+   */
   fsync?: FsyncFn;
   /** Interval of the background WAL checkpoints, ms (default {@link CHECKPOINT_INTERVAL_MS}). */
   checkpointIntervalMs?: number;
@@ -206,7 +209,7 @@ export class SqliteStore implements Store {
       file === ":memory:"
         ? null
         : {
-            wal: new WalSync(`${db.name}-wal`, options.fsync),
+            wal: new WalSync(`${db.name}-wal`, options.fsync, options.fsync),
             checkpointer: new Checkpointer(db.name, db, options.checkpointIntervalMs),
           };
     return new SqliteStore(db, durability);

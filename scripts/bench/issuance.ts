@@ -3,10 +3,11 @@
  * EIP-712 hash, native recovery, BLS certificate, durable SQLite commit).
  *
  *   npm run bench:issuance [-- --duration 10 --connections 64 --payers 50]
- *   BENCH_SIGN_WORKER=1 npm run bench:issuance   # BLS signing on a worker thread
+ *   BENCH_SIGN_IN_THREAD=1 npm run bench:issuance   # BLS signing on the event loop (Core's default: a worker)
  *
  * The parent process pre-signs guarantees and drives the load with
- * autocannon; Core runs in a child process (its own core, as in production)
+ * autocannon and, for the fixed-rate phases, its own open-loop generator on
+ * raw sockets (open-loop.ts); Core runs in a child process (its own core, as in production)
  * on a free port, over a SQLite file in a temp dir (synchronous = FULL); its
  * chain is a `hardhat node` in a third process (as in production, the chain is
  * not in Core's process; Core uses it only for its startup checks and health:
@@ -14,7 +15,9 @@
  *   1. max throughput at high concurrency: guarantees/s, p50, p99;
  *   2. half that rate (or --half-rate): with autocannon's bursty overallRate,
  *      then open loop at a fixed arrival rate over 8, 16 and 64 connections
- *      (--half-connections): p50, p99, Core's event-loop delay and GC pauses;
+ *      (--half-connections): p50, p99, Core's own time per request (headers
+ *      parsed → answer written), its event-loop delay and GC pauses, and how
+ *      late the generator itself sent;
  *   3. the crypto floor: one native secp256k1 recovery + one blst sign per
  *      guarantee (median of several runs), and the ratio measured / floor.
  */
@@ -37,8 +40,8 @@ import { RpcChainGateway } from "../../operator/chain";
 import { configFromObject } from "../../operator/config";
 import { parseDeployment } from "../../operator/deployment";
 import { startCoreServer } from "../../operator/server";
-import { workerBlsSigner } from "../../operator/guarantees/signing-worker";
 import { SqliteStore } from "../../operator/store";
+import { formatSteal, stealMeter } from "./host-steal";
 import { openLoop } from "./open-loop";
 
 /** The part of autocannon's API used here (the package ships no type declarations). */
@@ -113,6 +116,8 @@ async function serve(): Promise<void> {
     siweStatement: SIWE.statement,
     // Pre-signed claims must stay inside the window for the whole run.
     timestampWindowPastSeconds: 3_600,
+    // BENCH_SIGN_IN_THREAD=1: certificates are signed on the event loop instead of Core's signing worker.
+    blsSigningWorker: !process.env.BENCH_SIGN_IN_THREAD,
   });
   const store = SqliteStore.open(config.dbFile);
   const now = Math.floor(Date.now() / 1000);
@@ -126,13 +131,9 @@ async function serve(): Promise<void> {
     },
     tokens: [],
   });
-  // BENCH_SIGN_WORKER=1: certificates are signed on a worker thread (operator/guarantees/signing-worker.ts).
-  const signer = process.env.BENCH_SIGN_WORKER
-    ? workerBlsSigner(blsKeyFromSecret(BLS_SECRET).secretKey)
-    : undefined;
+
   const chain = RpcChainGateway.fromUrl(process.env.BENCH_RPC_URL as string, CHAIN_ID, RPC_TIMEOUT_MS);
   const core = await startCoreServer(config, {
-    ...(signer ? { services: { signer } } : {}),
     store,
     closeStore: true,
     deployment,
@@ -150,7 +151,6 @@ async function serve(): Promise<void> {
   process.on("message", (message) => {
     if (message === "stop")
       void core.close().then(async () => {
-        await signer?.close();
         await chain.close();
         if (heapProfile) await heapProfile.stopAndWrite(process.env.BENCH_HEAP_PROF as string);
         process.exit(0);
@@ -256,7 +256,10 @@ function coreUsage(): CoreUsage {
 
 function pauses(usage: CoreUsage): string {
   return (
-    `Core time per request p50 ${usage.serverP50Ms.toFixed(1)} ms, p99 ${usage.serverP99Ms.toFixed(1)} ms; ` +
+    // NaN (no request seen, or no server to observe) arrives as null through the IPC channel's JSON.
+    (usage.serverP50Ms === null || Number.isNaN(usage.serverP50Ms)
+      ? ""
+      : `Core time per request p50 ${usage.serverP50Ms.toFixed(1)} ms, p99 ${usage.serverP99Ms.toFixed(1)} ms; `) +
     `event-loop delay p50 ${usage.loopDelayP50Ms.toFixed(1)} ms, p99 ${usage.loopDelayP99Ms.toFixed(1)} ms, ` +
     `max ${usage.loopDelayMaxMs.toFixed(1)} ms; GC ${usage.gcCount} pauses, ` +
     `${usage.gcTotalMs.toFixed(0)} ms in all, longest ${usage.gcMaxMs.toFixed(1)} ms ` +
@@ -432,6 +435,8 @@ interface LoadResult {
   p99: number;
   /** Open loop only: how late the generator sent requests (its own stalls), p99, and its event-loop delay max, ms. */
   client?: { sendLateP99: number; loopDelayMax: number };
+  /** Hypervisor steal during the phase, % of the VM's CPU time (null where not measurable). */
+  steal?: number | null;
 }
 
 async function load(
@@ -570,12 +575,14 @@ async function main(): Promise<void> {
     );
 
     const before = await askUsage(child);
+    const maxSteal = stealMeter();
     const max = await load(
       url,
       token,
       phase1.map((p) => p.body),
       { connections, duration },
     );
+    max.steal = maxSteal();
     const after = await askUsage(child);
     const issued = max.perSecond * duration;
     const cpuPerGuarantee = (after.cpuMs - before.cpuMs) / issued;
@@ -591,19 +598,23 @@ async function main(): Promise<void> {
     };
     // autocannon's overallRate (per-connection quota per second: bursty), kept for comparison with older figures.
     // A second more than asked for: autocannon may start another second's quota before it stops.
+    const burstSteal = stealMeter();
     const burst = await load(url, token, halfBodies(Math.ceil(halfRate * (duration + 1))), {
       connections,
       duration,
       overallRate: halfRate,
     });
+    burst.steal = burstSteal();
     const burstUsage = await askUsage(child);
     const open: { connections: number; result: LoadResult; usage: CoreUsage }[] = [];
     for (const openConnections of halfConnections) {
+      const openSteal = stealMeter();
       const result = await openLoad(url, token, halfBodies(), {
         connections: openConnections,
         duration,
         rate: halfRate,
       });
+      result.steal = openSteal();
       open.push({ connections: openConnections, result, usage: await askUsage(child) });
     }
     const floorMs = cryptoFloor(hasher, phase1);
@@ -614,7 +625,7 @@ async function main(): Promise<void> {
     );
     console.log(
       `max rate : ${max.perSecond.toFixed(0)} guarantees/s   p50 ${max.p50} ms   p99 ${max.p99} ms` +
-        `   (${max.requests} requests, ${max.non2xx} non-2xx, ${max.errors} errors)`,
+        `   (${max.requests} requests, ${max.non2xx} non-2xx, ${max.errors} errors; ${formatSteal(max.steal ?? null)})`,
     );
     console.log(
       `Core at max rate: ${cpuPerGuarantee.toFixed(2)} ms CPU/guarantee (all threads), ` +
@@ -624,7 +635,7 @@ async function main(): Promise<void> {
     const row = (label: string, r: LoadResult, usage: CoreUsage) =>
       console.log(
         `${label}: ${r.perSecond.toFixed(0)}/s issued   p50 ${r.p50} ms   p99 ${r.p99} ms` +
-          `   (${r.non2xx} non-2xx, ${r.errors} errors)\n  ${pauses(usage)}` +
+          `   (${r.non2xx} non-2xx, ${r.errors} errors; ${formatSteal(r.steal ?? null)})\n  ${pauses(usage)}` +
           (r.client
             ? `\n  load generator: sent late p99 ${r.client.sendLateP99.toFixed(1)} ms, ` +
               `its event-loop delay max ${r.client.loopDelayMax.toFixed(1)} ms`
