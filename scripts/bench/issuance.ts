@@ -42,7 +42,7 @@ import { parseDeployment } from "../../operator/deployment";
 import { startCoreServer } from "../../operator/server";
 import { SqliteStore } from "../../operator/store";
 import { formatSteal, stealMeter } from "./host-steal";
-import { openLoop } from "./open-loop";
+import { type LoadFigures, openLoop } from "./open-loop";
 
 /** The part of autocannon's API used here (the package ships no type declarations). */
 interface AutocannonOptions {
@@ -426,13 +426,7 @@ function presign(
   });
 }
 
-interface LoadResult {
-  requests: number;
-  non2xx: number;
-  errors: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
+interface LoadResult extends LoadFigures {
   /** Open loop only: how late the generator sent requests (its own stalls), p99, and its event-loop delay max, ms. */
   client?: { sendLateP99: number; loopDelayMax: number };
   /** Hypervisor steal during the phase, % of the VM's CPU time (null where not measurable). */

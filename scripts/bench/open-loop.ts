@@ -39,15 +39,19 @@ export interface OpenLoopOptions {
   rate: number;
 }
 
-export interface OpenLoopResult {
+/** What every load phase of the benches reports. */
+export interface LoadFigures {
   requests: number;
   non2xx: number;
   errors: number;
   /** 2xx answers per second of wall time. */
   perSecond: number;
-  /** Latency of 2xx answers from their due time, ms. */
+  /** Latency of 2xx answers (here from their due time), ms. */
   p50: number;
   p99: number;
+}
+
+export interface OpenLoopResult extends LoadFigures {
   /** How late requests were sent after their due time (the generator's own stalls and busy sockets), p99, ms. */
   sendLateP99: number;
   /** The generator's event-loop delay, max, ms. */

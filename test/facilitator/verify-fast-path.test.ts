@@ -6,11 +6,8 @@
  * alone. Only the `Date` header may differ.
  */
 import { expect } from "chai";
-import { type Server, createServer } from "node:http";
-import { connect } from "node:net";
-import type { AddressInfo } from "node:net";
-import type { Express } from "express";
 import { verifyFastPath } from "../../facilitator/api/verify-fast-path";
+import type { RequestListener } from "node:http";
 import type { FacilitatorContext } from "../../facilitator/api/context";
 import {
   bodyFor,
@@ -23,59 +20,14 @@ import {
   v2Claims,
 } from "./helpers";
 import { closeUnreachableServices, unreachableUrl } from "../support/unreachable";
-
-interface Pair {
-  fast: Server;
-  express: Server;
-  /** Requests the fast path handed to Express. */
-  fallbacks: number;
-}
-
-async function listen(server: Server): Promise<number> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return (server.address() as AddressInfo).port;
-}
-
-async function startPair(context: FacilitatorContext, app: Express): Promise<Pair> {
-  const pair: Pair = { fast: createServer(), express: createServer(app), fallbacks: 0 };
-  pair.fast = createServer(
-    verifyFastPath(context, (req, res) => {
-      pair.fallbacks++;
-      app(req, res);
-    }),
-  );
-  await Promise.all([listen(pair.fast), listen(pair.express)]);
-  return pair;
-}
-
-async function stopPair(pair: Pair | undefined): Promise<void> {
-  if (pair === undefined) return;
-  await Promise.all(
-    [pair.fast, pair.express].map(
-      (server) =>
-        new Promise<void>((resolve) => (server.listening ? server.close(() => resolve()) : resolve())),
-    ),
-  );
-}
-
-/** One request on its own connection; the raw response with the `Date` header removed. */
-async function exchange(server: Server, head: string, body: Buffer): Promise<string> {
-  const { port } = server.address() as AddressInfo;
-  const socket = connect(port, "127.0.0.1");
-  const chunks: Buffer[] = [];
-  socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-  const ended = new Promise<void>((resolve, reject) => {
-    socket.on("end", resolve);
-    socket.on("error", reject);
-  });
-  // Not end(): a half-closed connection may be dropped before a slow answer; `Connection: close` ends it.
-  socket.write(Buffer.concat([Buffer.from(head, "latin1"), body]));
-  await ended;
-  socket.destroy();
-  return Buffer.concat(chunks)
-    .toString("latin1")
-    .replace(/^Date: [^\r]*\r\n/im, "");
-}
+import {
+  exchange,
+  type FastPathPair,
+  jsonOf,
+  startFastPathPair,
+  statusOf,
+  stopFastPathPair,
+} from "../support/fast-path-pair";
 
 interface Case {
   body: string | Buffer;
@@ -88,8 +40,14 @@ function requestHead(path: string, contentType: string | undefined, length: numb
   return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${type}Content-Length: ${length}\r\n\r\n`;
 }
 
+/** The fast path and Express alone, on one running facilitator's context and app. */
+function startPairFor(facilitator: { server: { context: FacilitatorContext; app: RequestListener } }) {
+  const { context, app } = facilitator.server;
+  return startFastPathPair(app, (fallback) => verifyFastPath(context, fallback));
+}
+
 /** Sends the case to both servers; returns the (identical) response and whether Express answered it. */
-async function compare(pair: Pair, c: Case): Promise<{ response: string; viaExpress: boolean }> {
+async function compare(pair: FastPathPair, c: Case): Promise<{ response: string; viaExpress: boolean }> {
   const body = typeof c.body === "string" ? Buffer.from(c.body, "utf8") : c.body;
   const head = requestHead(
     c.path ?? "/verify",
@@ -97,32 +55,24 @@ async function compare(pair: Pair, c: Case): Promise<{ response: string; viaExpr
     body.length,
   );
   const before = pair.fallbacks;
-  const fast = await exchange(pair.fast, head, body);
+  const fast = await exchange(pair.fast, Buffer.concat([Buffer.from(head, "latin1"), body]));
   const viaExpress = pair.fallbacks > before;
-  const express = await exchange(pair.express, head, body);
+  const express = await exchange(pair.express, Buffer.concat([Buffer.from(head, "latin1"), body]));
   expect(fast).to.equal(express);
   return { response: fast, viaExpress };
 }
 
-function statusOf(response: string): number {
-  return Number(/^HTTP\/1\.1 (\d{3}) /.exec(response)![1]);
-}
-
-function jsonOf(response: string): Record<string, unknown> {
-  return JSON.parse(Buffer.from(response.slice(response.indexOf("\r\n\r\n") + 4), "latin1").toString("utf8"));
-}
-
 describe("facilitator POST /verify fast path", function () {
   let facilitator: TestFacilitator;
-  let pair: Pair;
+  let pair: FastPathPair;
 
   before(async function () {
     facilitator = await startTestFacilitator();
-    pair = await startPair(facilitator.server.context, facilitator.server.app);
+    pair = await startPairFor(facilitator);
   });
 
   after(async function () {
-    await stopPair(pair);
+    await stopFastPathPair(pair);
     await facilitator?.stop();
   });
 
@@ -238,15 +188,15 @@ describe("facilitator POST /verify fast path", function () {
 
   describe("when Core's public params cannot be loaded", function () {
     let unpinned: TestFacilitator;
-    let unpinnedPair: Pair;
+    let unpinnedPair: FastPathPair;
 
     before(async function () {
       unpinned = await startTestFacilitator({ coreUrl: await unreachableUrl() }, {});
-      unpinnedPair = await startPair(unpinned.server.context, unpinned.server.app);
+      unpinnedPair = await startPairFor(unpinned);
     });
 
     after(async function () {
-      await stopPair(unpinnedPair);
+      await stopFastPathPair(unpinnedPair);
       await unpinned?.stop();
       await closeUnreachableServices();
     });
@@ -257,8 +207,8 @@ describe("facilitator POST /verify fast path", function () {
       const head = requestHead("/verify", "application/json", body.length);
       const before = unpinnedPair.fallbacks;
       const answers = [
-        await exchange(unpinnedPair.fast, head, body),
-        await exchange(unpinnedPair.express, head, body),
+        await exchange(unpinnedPair.fast, Buffer.concat([Buffer.from(head, "latin1"), body])),
+        await exchange(unpinnedPair.express, Buffer.concat([Buffer.from(head, "latin1"), body])),
       ];
       expect(unpinnedPair.fallbacks).to.equal(before);
       const [fast, express] = answers.map((response) => {

@@ -8,46 +8,19 @@
  * the `Date` header may differ.
  */
 import { expect } from "chai";
-import { createServer, type Server } from "node:http";
-import { type AddressInfo, connect } from "node:net";
 import { verifyCertificateSignature } from "../../sdk/certificate";
 import { ZERO_ADDRESS } from "../../sdk/wire";
 import { issuanceFastPath } from "../../operator/api/issuance-fast-path";
+import {
+  exchange,
+  type FastPathPair,
+  jsonOf,
+  startFastPathPair,
+  statusOf,
+  stopFastPathPair,
+} from "../support/fast-path-pair";
 import { signIn, startTestCore, T0, type TestCore } from "./helpers";
 import { facilitator, payer, recipient, signedBody, stranger, v1Claims } from "./guarantee-fixtures";
-
-interface Pair {
-  fast: Server;
-  express: Server;
-  /** Requests the fast path handed to Express. */
-  fallbacks: number;
-}
-
-async function listen(server: Server): Promise<void> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-}
-
-function close(server: Server): Promise<void> {
-  return new Promise((resolve) => (server.listening ? server.close(() => resolve()) : resolve()));
-}
-
-/** One request on its own connection; the raw response with the `Date` header removed. */
-async function exchange(server: Server, raw: Buffer): Promise<string> {
-  const { port } = server.address() as AddressInfo;
-  const socket = connect(port, "127.0.0.1");
-  const chunks: Buffer[] = [];
-  socket.on("data", (chunk: Buffer) => chunks.push(chunk));
-  const ended = new Promise<void>((resolve, reject) => {
-    socket.on("end", resolve);
-    socket.on("error", reject);
-  });
-  socket.write(raw);
-  await ended;
-  socket.destroy();
-  return Buffer.concat(chunks)
-    .toString("latin1")
-    .replace(/^Date: [^\r]*\r\n/im, "");
-}
 
 interface Case {
   body: string | Buffer;
@@ -86,21 +59,13 @@ function rawRequest(c: Case): Buffer {
   return Buffer.concat([Buffer.from(lines.join("\r\n") + "\r\n\r\n", "latin1"), body]);
 }
 
-function statusOf(response: string): number {
-  return Number(/^HTTP\/1\.1 (\d{3}) /.exec(response)![1]);
-}
-
 function headOf(response: string): string {
   return response.slice(0, response.indexOf("\r\n\r\n"));
 }
 
-function jsonOf(response: string): Record<string, unknown> {
-  return JSON.parse(Buffer.from(response.slice(response.indexOf("\r\n\r\n") + 4), "latin1").toString("utf8"));
-}
-
 describe("Core POST /core/guarantees fast path", function () {
   let t: TestCore;
-  let pair: Pair;
+  let pair: FastPathPair;
   let recipientToken: string;
   let strangerToken: string;
   let nextReqId = 1n;
@@ -114,18 +79,11 @@ describe("Core POST /core/guarantees fast path", function () {
     recipientToken = (await signIn(t.core.url, recipient)).access_token;
     strangerToken = (await signIn(t.core.url, stranger)).access_token;
     const { context, app } = t.core;
-    pair = { fast: createServer(), express: createServer(app), fallbacks: 0 };
-    pair.fast = createServer(
-      issuanceFastPath(context, (req, res) => {
-        pair.fallbacks++;
-        app(req, res);
-      }),
-    );
-    await Promise.all([listen(pair.fast), listen(pair.express)]);
+    pair = await startFastPathPair(app, (fallback) => issuanceFastPath(context, fallback));
   });
 
   after(async function () {
-    if (pair) await Promise.all([close(pair.fast), close(pair.express)]);
+    await stopFastPathPair(pair);
     await t?.stop();
   });
 
