@@ -28,8 +28,17 @@ import {
 import { applyUndo, JournaledTx, type UndoOp } from "./journal";
 import { ChainWebhooks } from "../webhooks/events";
 
-/** Recorded block hashes kept below the cursor (how deep a reorg can be rewound). */
+/**
+ * History kept below the cursor: recorded block hashes and the journal of applied events (with their
+ * undo). A reorg up to this deep is rewound exactly; older journal entries are pruned as the cursor
+ * advances, so the journal does not grow with the chain.
+ */
 export const REORG_HISTORY_BLOCKS = 10_000;
+/**
+ * Operator-state key: journal entries below this block have been pruned. A rewind below it would have
+ * to undo events it no longer knows, and then apply them again: it is refused instead.
+ */
+export const JOURNAL_PRUNED_BELOW_KEY = "indexer.journal_pruned_below";
 /** Recorded blocks examined per page while looking for the common ancestor of a reorg. */
 const ANCESTOR_PAGE = 64;
 
@@ -81,6 +90,15 @@ export interface IndexerTickResult {
 /** A log's block disagrees with the header fetched for it: the chain moved while we read it. */
 export class ChainMovedError extends Error {
   override readonly name = "ChainMovedError";
+}
+
+/**
+ * The chain reorganised below the history Core keeps ({@link REORG_HISTORY_BLOCKS}): rewinding would
+ * have to undo pruned events and would apply them twice. The indexer stops at this error until an
+ * operator restores the store from a snapshot of the canonical chain or re-indexes into a new store.
+ */
+export class ReorgTooDeepError extends Error {
+  override readonly name = "ReorgTooDeepError";
 }
 
 export class ChainIndexer {
@@ -196,7 +214,11 @@ export class ChainIndexer {
           blockTimestamp: header.timestamp,
         });
       }
-      await tx.deleteChainBlocks(Number.MAX_SAFE_INTEGER, to - REORG_HISTORY_BLOCKS);
+      const pruneBelow = to - REORG_HISTORY_BLOCKS;
+      await tx.deleteChainBlocks(Number.MAX_SAFE_INTEGER, pruneBelow);
+      if ((await tx.deleteChainEventsBelow(pruneBelow)) > 0) {
+        await tx.setOperatorState(JOURNAL_PRUNED_BELOW_KEY, String(pruneBelow));
+      }
       await tx.setChainCursor(cursor, now);
     });
     result.range = { from, to };
@@ -240,6 +262,15 @@ export class ChainIndexer {
       below = page[page.length - 1].blockNumber - 1;
     }
     const floor = ancestor ? ancestor.blockNumber : -1;
+    const prunedBelow = Number((await store.getOperatorState(JOURNAL_PRUNED_BELOW_KEY)) ?? -1);
+    if (floor < prunedBelow) {
+      const message =
+        `chain reorganised below the kept history: the newest canonical recorded block is ` +
+        `${ancestor ? ancestor.blockNumber : "none"}, the journal starts at block ${prunedBelow}; ` +
+        `refusing to rewind (restore the store from a snapshot or re-index into a new one)`;
+      logger.error({ cursor_block: cursor.blockNumber, journal_from: prunedBelow }, message);
+      throw new ReorgTooDeepError(message);
+    }
     const now = this.options.clock.nowSeconds();
     const undone = await store.transaction(async (tx) => {
       const events = await tx.listChainEventsAbove(floor);

@@ -166,6 +166,8 @@ export interface AsyncStoreOps {
   /** Applied events in blocks above `blockNumber`, newest first (the rewind order). */
   listChainEventsAbove(blockNumber: number): Promise<ChainEventRecord[]>;
   deleteChainEvent(txHash: string, logIndex: number): Promise<void>;
+  /** Deletes the journal of events in blocks below `blockNumber` (too old to be rewound); returns how many. */
+  deleteChainEventsBelow(blockNumber: number): Promise<number>;
 
   // --- collateral ---
   /** Adds the signed deltas; a result below zero is clamped to zero and `applied` says what changed. */

@@ -127,6 +127,10 @@ export class SqliteAsyncOps implements SyncOf<AsyncStoreOps> {
     this.stmt.deleteEvent.run(bytes32(txHash), logIndex);
   }
 
+  deleteChainEventsBelow(blockNumber: number): number {
+    return this.stmt.deleteEventsBelow.run(blockNumber).changes;
+  }
+
   // --- collateral ---
 
   adjustCollateral(user: string, asset: string, delta: CollateralDelta, now: number): CollateralAdjustment {
@@ -462,6 +466,7 @@ function prepare(db: Database) {
       "SELECT * FROM chain_events WHERE block_number > ? ORDER BY block_number DESC, log_index DESC",
     ),
     deleteEvent: p("DELETE FROM chain_events WHERE tx_hash = ? AND log_index = ?"),
+    deleteEventsBelow: p("DELETE FROM chain_events WHERE block_number < ?"),
     getCollateral: p(
       "SELECT deposited, locked, pending_withdrawal FROM collateral WHERE user_address = ? AND asset_address = ?",
     ),

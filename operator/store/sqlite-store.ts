@@ -57,6 +57,7 @@ const ASYNC_OPERATIONS = [
   "insertChainEvent",
   "listChainEventsAbove",
   "deleteChainEvent",
+  "deleteChainEventsBelow",
   "adjustCollateral",
   "getClearingGuarantee",
   "listGuarantees",

@@ -3,6 +3,11 @@ import { expect } from "chai";
 import { Interface, parseEther, ZeroAddress } from "ethers";
 import { artifacts, ethers, network } from "hardhat";
 import { CLEARING_HOUSE_ABI, VALIDATION_REGISTRY_ABI, VAULT_ABI } from "../../operator/chain/abi";
+import {
+  JOURNAL_PRUNED_BELOW_KEY,
+  REORG_HISTORY_BLOCKS,
+  ReorgTooDeepError,
+} from "../../operator/chain/indexer";
 import { chainFixture, type CoreHarness, mine, openCore, time } from "./indexer-fixtures";
 
 const ETH = ZeroAddress;
@@ -124,6 +129,48 @@ describe("chain indexer", function () {
     expect(await h.store.getWithdrawal(1)).to.equal(null);
     expect((await balance(h, f.bob.address)).deposited).to.equal(9n);
     expect((await balance(h, f.carol.address)).deposited).to.equal(50n);
+  });
+
+  it("prunes the journal below the kept reorg history as the cursor advances", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f, { confirmations: 0, maxBlocksPerTick: 5_000 });
+    const receipt = (await (await f.vault.connect(f.alice).deposit({ value: 1_000n })).wait())!;
+    const depositLog = { txHash: receipt.hash, logIndex: receipt.logs[0].index };
+    await h.indexer.syncToHead();
+    expect(await h.store.getChainEvent(depositLog.txHash, depositLog.logIndex)).to.not.equal(null);
+    expect(await h.store.getOperatorState(JOURNAL_PRUNED_BELOW_KEY)).to.equal(null);
+
+    await mine(REORG_HISTORY_BLOCKS + 10);
+    const cursor = (await h.indexer.syncToHead())!;
+    expect(await h.store.getChainEvent(depositLog.txHash, depositLog.logIndex)).to.equal(null);
+    const prunedBelow = Number(await h.store.getOperatorState(JOURNAL_PRUNED_BELOW_KEY));
+    expect(prunedBelow).to.be.greaterThan(receipt.blockNumber);
+    expect(prunedBelow).to.be.at.most(cursor.blockNumber - REORG_HISTORY_BLOCKS);
+    // Pruning forgets how to undo the event, not its effect.
+    expect((await balance(h, f.alice.address)).deposited).to.equal(1_000n);
+  });
+
+  it("refuses to rewind a reorg deeper than the kept history once the journal is pruned", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f, { confirmations: 0, maxBlocksPerTick: 5_000 });
+    const snapshot = (await network.provider.send("evm_snapshot", [])) as string;
+    await f.vault.connect(f.alice).deposit({ value: 1_000n });
+    await mine(REORG_HISTORY_BLOCKS + 10);
+    const cursor = (await h.indexer.syncToHead())!;
+    expect(await h.store.getOperatorState(JOURNAL_PRUNED_BELOW_KEY)).to.not.equal(null);
+
+    // Another history from before the deposit, longer than everything Core remembers.
+    await network.provider.send("evm_revert", [snapshot]);
+    await f.vault.connect(f.bob).deposit({ value: 9n });
+    await mine(REORG_HISTORY_BLOCKS + 20);
+    let caught: unknown;
+    await h.indexer.tick().catch((error: unknown) => (caught = error));
+    expect(caught).to.be.instanceOf(ReorgTooDeepError);
+    expect(String(caught)).to.match(/below the kept history/);
+    // Nothing was undone or applied: the operator decides (snapshot restore or re-index).
+    expect(await h.store.getChainCursor()).to.deep.equal(cursor);
+    expect((await balance(h, f.alice.address)).deposited).to.equal(1_000n);
+    expect((await balance(h, f.bob.address)).deposited).to.equal(0n);
   });
 
   it("keeps locks taken after a rewound deposit (inverse deltas, not snapshots)", async function () {
