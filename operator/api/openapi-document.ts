@@ -236,6 +236,17 @@ export const CORE_OPENAPI = {
         certificate: ref("Certificate"),
         created_at: { type: "string", format: "date-time" },
         updated_at: { type: "string", format: "date-time" },
+        cycle_id: nullable({
+          type: "integer",
+          minimum: 1,
+          description:
+            "The clearing cycle it is planned or netted in (GET /core/cycles/{id}); null until then",
+        }),
+        excluded_reason: nullable({
+          type: "string",
+          description:
+            "Why clearing will not net it (e.g. consumed on chain before its cycle); null normally",
+        }),
       }),
       Balance: object({
         asset_address: ref("Address"),

@@ -32,6 +32,10 @@ export interface GuaranteeView {
   /** ISO 8601. */
   created_at: string;
   updated_at: string;
+  /** The clearing cycle it is planned or netted in (`GET /core/cycles/{id}`); null until then. */
+  cycle_id: number | null;
+  /** Why clearing will not net it (e.g. consumed on chain before its cycle); null normally. */
+  excluded_reason: string | null;
 }
 
 export function guaranteeView(record: StoredGuarantee): GuaranteeView {
@@ -44,6 +48,8 @@ export function guaranteeView(record: StoredGuarantee): GuaranteeView {
     certificate: { claims: record.certificateClaims, signature: record.certificateSignature },
     created_at: isoFromSeconds(record.createdAt),
     updated_at: isoFromSeconds(record.updatedAt),
+    cycle_id: record.cycleId,
+    excluded_reason: record.excludedReason,
   };
 }
 

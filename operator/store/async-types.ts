@@ -51,10 +51,6 @@ export interface CollateralAdjustment {
 /** A guarantee with the clearing columns. */
 export interface ClearingGuarantee extends StoredGuarantee {
   seq: number;
-  /** The cycle it is planned in or netted in (null while unassigned). */
-  cycleId: number | null;
-  /** Why the scheduler must not net it (e.g. consumed on chain); null normally. */
-  excludedReason: string | null;
   validationRequestHash: string | null;
 }
 

@@ -23,8 +23,8 @@ import type {
   WithdrawalRecord,
   WithdrawalState,
 } from "./async-types";
-import type { SyncOf } from "./sqlite-ops";
-import type { CollateralBalance, GuaranteeRecord, GuaranteeState } from "./types";
+import { type GuaranteeRow, guaranteeFromRow, type SyncOf } from "./sqlite-ops";
+import type { CollateralBalance, GuaranteeState } from "./types";
 
 /** Largest page {@link SqliteAsyncOps.listGuarantees} returns when no limit is given. */
 export const DEFAULT_GUARANTEE_QUERY_LIMIT = 100_000;
@@ -545,27 +545,11 @@ function eventFromRow(row: Row): ChainEventRecord {
 }
 
 function clearingGuaranteeFromRow(row: Row): ClearingGuarantee {
+  const guaranteeRow = row as unknown as GuaranteeRow;
   return {
-    guaranteeId: row.guarantee_id as string,
-    seq: row.seq as number,
-    version: row.version as 1 | 2,
-    user: row.user_address as string,
-    recipient: row.recipient_address as string,
-    reqId: BigInt(row.req_id as string),
-    amount: BigInt(row.amount as string),
-    asset: row.asset_address as string,
-    timestamp: row.timestamp as number,
-    policy: row.policy === null ? null : (JSON.parse(row.policy as string) as Record<string, unknown>),
-    scheme: row.scheme as GuaranteeRecord["scheme"],
-    signature: row.signature as string,
-    certificateClaims: row.certificate_claims as string,
-    certificateSignature: row.certificate_signature as string,
-    state: row.state as GuaranteeState,
-    createdAt: row.created_at as number,
-    updatedAt: row.updated_at as number,
-    cycleId: (row.cycle_id as number | null) ?? null,
-    excludedReason: (row.excluded_reason as string | null) ?? null,
-    validationRequestHash: (row.validation_request_hash as string | null) ?? null,
+    ...guaranteeFromRow(guaranteeRow),
+    seq: guaranteeRow.seq,
+    validationRequestHash: guaranteeRow.validation_request_hash ?? null,
   };
 }
 

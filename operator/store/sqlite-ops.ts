@@ -60,7 +60,8 @@ interface CollateralRow {
   pending_withdrawal: string;
 }
 
-interface GuaranteeRow {
+/** A `guarantees` row as SQLite returns it. */
+export interface GuaranteeRow {
   guarantee_id: string;
   seq: number;
   version: number;
@@ -78,6 +79,9 @@ interface GuaranteeRow {
   state: string;
   created_at: number;
   updated_at: number;
+  cycle_id: number | null;
+  excluded_reason: string | null;
+  validation_request_hash: string | null;
 }
 
 /** Checksumming costs a keccak256; the same few addresses (payers, recipients, assets) recur constantly. */
@@ -393,7 +397,7 @@ function prepareStatements(db: Database) {
   };
 }
 
-function guaranteeFromRow(row: GuaranteeRow): StoredGuarantee {
+export function guaranteeFromRow(row: GuaranteeRow): StoredGuarantee {
   return {
     guaranteeId: row.guarantee_id,
     version: row.version as 1 | 2,
@@ -411,6 +415,8 @@ function guaranteeFromRow(row: GuaranteeRow): StoredGuarantee {
     state: row.state as GuaranteeState,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    cycleId: row.cycle_id ?? null,
+    excludedReason: row.excluded_reason ?? null,
   };
 }
 

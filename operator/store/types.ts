@@ -94,6 +94,10 @@ export interface GuaranteeRecord {
 export interface StoredGuarantee extends GuaranteeRecord {
   /** Last state change (unix seconds). */
   updatedAt: number;
+  /** The clearing cycle it is planned or netted in (null while unassigned). */
+  cycleId: number | null;
+  /** Why the clearing scheduler will not net it (e.g. consumed on chain first); null normally. */
+  excludedReason: string | null;
 }
 
 /** One guarantee to issue: the record (certificate included) and the collateral rule it must satisfy. */

@@ -65,6 +65,13 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
     expect(await s.stateOf("alice", g1.id)).to.equal("NETTED");
     expect(await s.stateOf("alice", g2.id)).to.equal("NETTED");
     expect(await s.stateOf("bob", g3.id)).to.equal("SETTLED"); // bob is a net creditor: nothing to pay
+    // Each guarantee's view links to the cycle that netted it (where its payer's Merkle proof is).
+    for (const g of [g1, g2]) {
+      expect((await s.coreAs("alice", "GET", `/core/guarantees/${g.id}`)).body).to.include({
+        cycle_id: 1,
+        excluded_reason: null,
+      });
+    }
     await expectBooksAgree(s, "alice", usd, 400n); // the lock is now the net debit
     await expectBooksAgree(s, "bob", usd, 0n);
     const committed = await cycleOf(s, 1);

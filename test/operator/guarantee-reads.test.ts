@@ -56,6 +56,8 @@ describe("Core read endpoints", () => {
           certificate,
           created_at: new Date(T0 * 1000).toISOString(),
           updated_at: new Date(T0 * 1000).toISOString(),
+          cycle_id: null,
+          excluded_reason: null,
         });
       }
       // Any case of the id.

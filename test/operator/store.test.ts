@@ -351,6 +351,8 @@ describe("operator store (SQLite)", () => {
       expect(await store.getGuarantee(record.guaranteeId.toUpperCase().replace("0X", "0x"))).to.deep.equal({
         ...record,
         updatedAt: record.createdAt,
+        cycleId: null,
+        excludedReason: null,
       });
     });
 
