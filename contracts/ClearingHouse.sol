@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
-import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
+import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {Address} from "@openzeppelin/contracts/utils/Address.sol";
@@ -25,7 +25,7 @@ import {IClearingVault} from "./interfaces/IClearingVault.sol";
 /// and stays open until the debt is resolved. A debtor may still pay late as long as nobody has covered
 /// the debt yet. `defaultDeadline = paymentDeadline + Vault.defaultWindow()` is the time by which the
 /// operator's keeper covers defaults; it bounds the clearing path used in the withdrawal-grace invariant.
-contract ClearingHouse is AccessControl, ReentrancyGuardTransient {
+contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
     /// @notice Role that commits cycles (the operator, Core).
@@ -175,10 +175,16 @@ contract ClearingHouse is AccessControl, ReentrancyGuardTransient {
     /// @param vault_ The Vault (it must then be given this contract with `Vault.setClearingHouse`).
     /// @param admin Receives the admin role.
     /// @param operator Receives the operator role (commits cycles).
-    constructor(IClearingVault vault_, address admin, address operator) {
+    /// @param adminTransferDelay Seconds between `beginDefaultAdminTransfer` and the earliest
+    /// `acceptDefaultAdminTransfer` (the default admin changes in two steps, never at once).
+    constructor(
+        IClearingVault vault_,
+        address admin,
+        address operator,
+        uint48 adminTransferDelay
+    ) AccessControlDefaultAdminRules(adminTransferDelay, admin) {
         if (address(vault_).code.length == 0) revert InvalidVault(address(vault_));
         vault = vault_;
-        _grantRole(DEFAULT_ADMIN_ROLE, admin);
         _grantRole(OPERATOR_ROLE, operator);
     }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
-import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
+import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {Address} from "@openzeppelin/contracts/utils/Address.sol";
@@ -21,7 +21,7 @@ import {CertificateCodec} from "./lib/CertificateCodec.sol";
 /// balances (funds owed to clearing leave the Vault at once in {coverDefault}). Pausing blocks deposits and
 /// withdrawals only; obligations, default coverage and remuneration keep working so that creditors are
 /// never held hostage by a pause.
-contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransient {
+contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
     /// @notice Role that sets the token allow-list, trusted registries and timings.
@@ -197,9 +197,14 @@ contract Vault is IClearingVault, AccessControl, Pausable, ReentrancyGuardTransi
     }
 
     /// @param admin Receives the admin, config, key-manager and pauser roles.
+    /// @param adminTransferDelay Seconds between `beginDefaultAdminTransfer` and the earliest
+    /// `acceptDefaultAdminTransfer` (the default admin changes in two steps, never at once).
     /// @param timings_ Initial timings (checked as in {setTimings}).
-    constructor(address admin, Timings memory timings_) {
-        _grantRole(DEFAULT_ADMIN_ROLE, admin);
+    constructor(
+        address admin,
+        uint48 adminTransferDelay,
+        Timings memory timings_
+    ) AccessControlDefaultAdminRules(adminTransferDelay, admin) {
         _grantRole(CONFIG_ROLE, admin);
         _grantRole(KEY_MANAGER_ROLE, admin);
         _grantRole(PAUSER_ROLE, admin);

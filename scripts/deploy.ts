@@ -8,7 +8,10 @@
  *   SURETY_OPERATOR_BLS_IKM         key material the key is derived from (hex, >= 32 bytes);
  *                                   on hardhat/localhost the public DEVNET_BLS_IKM is the fallback.
  *   SURETY_OPERATOR_ADDRESS         account given the ClearingHouse operator role (default: deployer).
- *   SURETY_ADMIN_ADDRESS            account given the admin roles (default: deployer).
+ *   SURETY_ADMIN_ADDRESS            account given the admin roles (default: deployer); it must then
+ *                                   accept the Vault's default admin role (see handOverVaultRoles).
+ *   SURETY_ADMIN_TRANSFER_DELAY     seconds a default-admin transfer waits before it can be accepted
+ *                                   (default DEFAULT_ADMIN_TRANSFER_DELAY).
  *   SURETY_TOKENS                   comma-separated ERC-20 addresses to allow-list.
  *   SURETY_TIMINGS                  JSON object overriding DEFAULT_TIMINGS (seconds).
  */
@@ -62,6 +65,13 @@ export const DEV_TEST_TOKENS: readonly TestTokenSpec[] = [
 
 const DEV_NETWORKS = new Set(["hardhat", "localhost"]);
 
+/**
+ * Seconds between `beginDefaultAdminTransfer` and the earliest `acceptDefaultAdminTransfer` on the Vault
+ * and the ClearingHouse (OpenZeppelin AccessControlDefaultAdminRules): a leaked admin key cannot hand
+ * the contracts over at once, and the current admin can cancel in the meantime.
+ */
+export const DEFAULT_ADMIN_TRANSFER_DELAY = 3 * 24 * 3600;
+
 export interface TestTokenSpec {
   name: string;
   symbol: string;
@@ -69,8 +79,14 @@ export interface TestTokenSpec {
 }
 
 export interface DeployOptions {
-  /** Receives every admin role (default: the deploying signer). */
+  /**
+   * Receives every admin role (default: the deploying signer). The Vault's default admin role goes to it
+   * in two steps: the deployer begins the transfer, `admin` calls `acceptDefaultAdminTransfer()` once
+   * `adminTransferDelay` has passed (the record's `pendingAdminTransfer` says when).
+   */
   admin?: string;
+  /** Delay of every later default-admin transfer, seconds (default {@link DEFAULT_ADMIN_TRANSFER_DELAY}). */
+  adminTransferDelay?: number;
   /** Receives the ClearingHouse operator role, i.e. commits cycles (default: the deploying signer). */
   operator?: string;
   /** Operator BLS key: 48-byte compressed (bytes or hex) or already in EIP-2537 form. Unset: no key. */
@@ -117,6 +133,10 @@ export interface DeploymentRecord {
   };
   config: {
     admin: string;
+    /** Seconds a default-admin transfer waits before it can be accepted. */
+    adminTransferDelay: number;
+    /** The Vault's default admin role is still the deployer's until `admin` accepts it (null: nothing pending). */
+    pendingAdminTransfer: { newAdmin: string; acceptableAfter: number } | null;
     operator: string;
     timings: Timings;
     operatorBlsPublicKey: Eip2537G1Point | null;
@@ -130,6 +150,7 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
   const deployer = await signer.getAddress();
   const admin = options.admin ?? deployer;
   const operator = options.operator ?? deployer;
+  const adminTransferDelay = options.adminTransferDelay ?? DEFAULT_ADMIN_TRANSFER_DELAY;
   const timings: Timings = { ...DEFAULT_TIMINGS, ...options.timings };
   const provider = requireProvider(signer);
   const chainId = Number((await provider.getNetwork()).chainId);
@@ -137,12 +158,13 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
   const registry = await new ValidationRegistry__factory(signer).deploy();
   const registryAt = await deployedAt(registry);
   // The deployer administers until wiring is done, then hands the roles to `admin`.
-  const vault = await new Vault__factory(signer).deploy(deployer, timings);
+  const vault = await new Vault__factory(signer).deploy(deployer, adminTransferDelay, timings);
   const vaultAt = await deployedAt(vault);
   const clearingHouse = await new ClearingHouse__factory(signer).deploy(
     await vault.getAddress(),
     admin,
     operator,
+    adminTransferDelay,
   );
   const clearingHouseAt = await deployedAt(clearingHouse);
 
@@ -168,7 +190,7 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
   }
   for (const token of tokens) await (await vault.setTokenAllowed(token.address, true)).wait();
 
-  if (admin !== deployer) await handOverVaultRoles(vault, deployer, admin);
+  const pendingAdminTransfer = admin !== deployer ? await handOverVaultRoles(vault, deployer, admin) : null;
 
   return {
     vault,
@@ -178,7 +200,15 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
     record: {
       chainId,
       contracts: { Vault: vaultAt, ClearingHouse: clearingHouseAt, ValidationRegistry: registryAt },
-      config: { admin, operator, timings, operatorBlsPublicKey: key, trustedRegistries },
+      config: {
+        admin,
+        adminTransferDelay,
+        pendingAdminTransfer,
+        operator,
+        timings,
+        operatorBlsPublicKey: key,
+        trustedRegistries,
+      },
       tokens,
     },
   };
@@ -200,15 +230,22 @@ export function toEip2537(key: Uint8Array | string | Eip2537G1Point): Eip2537G1P
   return key;
 }
 
-async function handOverVaultRoles(vault: Vault, deployer: string, admin: string): Promise<void> {
-  const roles = [
-    await vault.CONFIG_ROLE(),
-    await vault.KEY_MANAGER_ROLE(),
-    await vault.PAUSER_ROLE(),
-    await vault.DEFAULT_ADMIN_ROLE(), // last: renouncing it first would forbid the other grants
-  ];
+/**
+ * Gives `admin` the Vault's config, key-manager and pauser roles (the deployer renounces them) and begins
+ * the transfer of its default admin role, which `admin` accepts after the delay
+ * (`vault.acceptDefaultAdminTransfer()`); until then the deployer may still cancel it.
+ */
+async function handOverVaultRoles(
+  vault: Vault,
+  deployer: string,
+  admin: string,
+): Promise<{ newAdmin: string; acceptableAfter: number }> {
+  const roles = [await vault.CONFIG_ROLE(), await vault.KEY_MANAGER_ROLE(), await vault.PAUSER_ROLE()];
   for (const role of roles) await (await vault.grantRole(role, admin)).wait();
   for (const role of roles) await (await vault.renounceRole(role, deployer)).wait();
+  await (await vault.beginDefaultAdminTransfer(admin)).wait();
+  const [newAdmin, schedule] = await vault.pendingDefaultAdmin();
+  return { newAdmin, acceptableAfter: Number(schedule) };
 }
 
 async function deployedAt(contract: {
@@ -244,6 +281,15 @@ function timingsFromEnv(): Partial<Timings> | undefined {
   }
 }
 
+function adminTransferDelayFromEnv(): number | undefined {
+  const raw = process.env.SURETY_ADMIN_TRANSFER_DELAY;
+  if (raw === undefined) return undefined;
+  if (!/^[0-9]{1,10}$/.test(raw.trim())) {
+    throw new Error(`SURETY_ADMIN_TRANSFER_DELAY: must be a whole number of seconds, got "${raw}"`);
+  }
+  return Number(raw.trim());
+}
+
 async function main(): Promise<void> {
   // Loaded here, not at the top: deploySurety itself needs only a signer (usable outside Hardhat's runtime).
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -257,6 +303,7 @@ async function main(): Promise<void> {
   }
   const deployment = await deploySurety(signer, {
     admin: process.env.SURETY_ADMIN_ADDRESS,
+    adminTransferDelay: adminTransferDelayFromEnv(),
     operator: process.env.SURETY_OPERATOR_ADDRESS,
     operatorBlsPublicKey,
     timings: timingsFromEnv(),
@@ -272,6 +319,13 @@ async function main(): Promise<void> {
   }
   for (const t of deployment.record.tokens)
     console.log(`  ${t.symbol.padEnd(18)} ${t.address} (${t.decimals} dec)`);
+  const pending = deployment.record.config.pendingAdminTransfer;
+  if (pending) {
+    console.log(
+      `  Vault default admin: still the deployer until ${pending.newAdmin} calls ` +
+        `acceptDefaultAdminTransfer() after ${new Date(pending.acceptableAfter * 1000).toISOString()}`,
+    );
+  }
   console.log(`Wrote ${file}`);
 }
 

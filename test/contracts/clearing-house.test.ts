@@ -437,7 +437,9 @@ describe("ClearingHouse", () => {
 
     it("needs a Vault contract", async () => {
       const { clearingHouse, vault, admin, outsider } = await loadFixture(suretyFixture);
-      await expect(new ClearingHouse__factory(admin).deploy(outsider.address, admin.address, admin.address))
+      await expect(
+        new ClearingHouse__factory(admin).deploy(outsider.address, admin.address, admin.address, 0),
+      )
         .to.be.revertedWithCustomError(clearingHouse, "InvalidVault")
         .withArgs(outsider.address);
       expect(await clearingHouse.vault()).to.equal(await vault.getAddress());

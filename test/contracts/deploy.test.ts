@@ -1,11 +1,16 @@
-import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
+import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ethers } from "hardhat";
 
-import { DEFAULT_TIMINGS, deploySurety, writeDeployment } from "../../scripts/deploy";
+import {
+  DEFAULT_ADMIN_TRANSFER_DELAY,
+  DEFAULT_TIMINGS,
+  deploySurety,
+  writeDeployment,
+} from "../../scripts/deploy";
 import { g1ToEip2537 } from "../../sdk/bls";
 import { TestToken__factory } from "../../typechain-types";
 import { OPERATOR_BLS } from "./helpers";
@@ -33,7 +38,6 @@ describe("scripts/deploy.ts", () => {
     expect(await vault.isTrustedRegistry(await validationRegistry.getAddress())).to.equal(true);
     expect(await clearingHouse.hasRole(await clearingHouse.OPERATOR_ROLE(), operator.address)).to.equal(true);
     for (const role of [
-      await vault.DEFAULT_ADMIN_ROLE(),
       await vault.CONFIG_ROLE(),
       await vault.KEY_MANAGER_ROLE(),
       await vault.PAUSER_ROLE(),
@@ -41,9 +45,22 @@ describe("scripts/deploy.ts", () => {
       expect(await vault.hasRole(role, admin.address)).to.equal(true);
       expect(await vault.hasRole(role, deployer.address)).to.equal(false);
     }
-    expect(await clearingHouse.hasRole(await clearingHouse.DEFAULT_ADMIN_ROLE(), admin.address)).to.equal(
-      true,
+    expect(await clearingHouse.defaultAdmin()).to.equal(admin.address);
+    expect(await clearingHouse.defaultAdminDelay()).to.equal(BigInt(DEFAULT_ADMIN_TRANSFER_DELAY));
+    // The Vault's default admin moves in two steps: begun by the deployer, accepted by `admin` after the delay.
+    const pending = deployment.record.config.pendingAdminTransfer!;
+    expect(pending.newAdmin).to.equal(admin.address);
+    expect(await vault.defaultAdmin()).to.equal(deployer.address);
+    await expect(vault.connect(admin).acceptDefaultAdminTransfer()).to.be.revertedWithCustomError(
+      vault,
+      "AccessControlEnforcedDefaultAdminDelay",
     );
+    await time.increaseTo(pending.acceptableAfter + 1);
+    await expect(vault.connect(admin).acceptDefaultAdminTransfer())
+      .to.emit(vault, "RoleGranted")
+      .withArgs(await vault.DEFAULT_ADMIN_ROLE(), admin.address, admin.address);
+    expect(await vault.defaultAdmin()).to.equal(admin.address);
+    expect(await vault.hasRole(await vault.DEFAULT_ADMIN_ROLE(), deployer.address)).to.equal(false);
     const key = g1ToEip2537(OPERATOR_BLS.publicKey);
     expect((await vault.operatorKey()).x_b).to.equal(key.x_b);
     expect((await vault.timings()).withdrawalGracePeriod).to.equal(1000n);

@@ -304,7 +304,7 @@ describe("Vault", () => {
       await expect(vault.setClearingHouse(clearingHouseAddress))
         .to.be.revertedWithCustomError(vault, "ClearingHouseAlreadySet")
         .withArgs(clearingHouseAddress);
-      const fresh = await new Vault__factory(admin).deploy(admin.address, TIMINGS);
+      const fresh = await new Vault__factory(admin).deploy(admin.address, 0, TIMINGS);
       await expect(fresh.setClearingHouse(outsider.address))
         .to.be.revertedWithCustomError(fresh, "InvalidClearingHouse")
         .withArgs(outsider.address);
@@ -431,7 +431,7 @@ describe("Vault", () => {
     it("the constructor checks timings too", async () => {
       const { admin, vault } = await loadFixture(suretyFixture);
       await expect(
-        new Vault__factory(admin).deploy(admin.address, { ...TIMINGS, withdrawalGracePeriod: 1 }),
+        new Vault__factory(admin).deploy(admin.address, 0, { ...TIMINGS, withdrawalGracePeriod: 1 }),
       ).to.be.revertedWithCustomError(vault, "GracePeriodTooShort");
     });
 

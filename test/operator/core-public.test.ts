@@ -331,7 +331,7 @@ describe("Core startup", () => {
 
     it("refuses a Vault without an operator key, naming Core's key to set", async () => {
       const [admin] = await ethers.getSigners();
-      const keyless = await new Vault__factory(admin).deploy(admin.address, DEFAULT_TIMINGS);
+      const keyless = await new Vault__factory(admin).deploy(admin.address, 0, DEFAULT_TIMINGS);
       const vault = await keyless.getAddress();
       const error = await startupError(() =>
         startCoreServer(testConfig(dir.path), {
