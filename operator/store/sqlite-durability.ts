@@ -105,18 +105,20 @@ export class WalSync {
       for (const waiter of waiters) if (waiter.target <= target) waiter.resolve();
       if (this.waiters.length > 0) this.startSync();
     };
+    let directory: number | null = null;
     try {
       this.fd ??= openSync(this.walPath, "r");
+      if (!this.directorySynced) directory = openSync(dirname(this.walPath), "r");
     } catch (error) {
+      // A failed open fails this round like a failed fsync (and clears `syncing` for the next one).
       done(error);
       return;
     }
     const fd = this.fd;
-    if (this.directorySynced) {
+    if (directory === null) {
       this.syncData(fd, done);
       return;
     }
-    const directory = openSync(dirname(this.walPath), "r");
     this.syncDirectory(directory, (error) => {
       closeSync(directory);
       if (error) return done(error);

@@ -9,7 +9,7 @@
 import { expect } from "chai";
 import { statSync } from "node:fs";
 import { join } from "node:path";
-import { type FsyncFn } from "../../operator/store/sqlite-durability";
+import { type FsyncFn, WalSync } from "../../operator/store/sqlite-durability";
 import { SqliteStore } from "../../operator/store";
 import { T0, tempDir } from "./helpers";
 
@@ -124,6 +124,23 @@ describe("store durability: fsync off the event loop", function () {
       expect((await reopened.getCollateral(USER, ASSET)).deposited).to.equal(10n);
     } finally {
       await reopened.close();
+    }
+  });
+});
+
+describe("store durability: WalSync", function () {
+  it("fails a round whose files cannot be opened, and does not stay stuck for the next one", async function () {
+    const dir = tempDir();
+    try {
+      const wal = new WalSync(join(dir.path, "missing", "core.sqlite-wal"));
+      for (let round = 0; round < 2; round++) {
+        wal.noteCommit();
+        let caught: unknown;
+        await wal.whenDurable().catch((error: unknown) => (caught = error));
+        expect((caught as NodeJS.ErrnoException).code).to.equal("ENOENT");
+      }
+    } finally {
+      dir.remove();
     }
   });
 });
