@@ -189,16 +189,15 @@ export class SqliteStore implements Store {
 
   /** Opens (creating if needed) and migrates the database at `file` (`:memory:` for a private in-memory one). */
   static open(file: string, options: SqliteStoreOptions = {}): SqliteStore {
-    if (file !== ":memory:" && options.createDirectory !== false)
-      mkdirSync(dirname(file), { recursive: true });
+    const inMemory = file === ":memory:";
+    if (!inMemory && options.createDirectory !== false) mkdirSync(dirname(file), { recursive: true });
     const db = new BetterSqlite3(file);
     try {
       db.pragma("journal_mode = WAL");
       // NORMAL: COMMIT does not fsync on the event loop; WalSync does it off-thread before anyone is
       // answered, so a committed lock or nonce spend still survives power loss (sqlite-durability.ts).
       // An in-memory database has nothing to sync and keeps FULL.
-      if (file !== ":memory:") db.pragma("synchronous = NORMAL");
-      else db.pragma("synchronous = FULL");
+      db.pragma(`synchronous = ${inMemory ? "FULL" : "NORMAL"}`);
       db.pragma("foreign_keys = ON");
       db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
       migrate(db);
@@ -206,13 +205,12 @@ export class SqliteStore implements Store {
       db.close();
       throw error;
     }
-    const durability =
-      file === ":memory:"
-        ? null
-        : {
-            wal: new WalSync(`${db.name}-wal`, options.fsync, options.fsync),
-            checkpointer: new Checkpointer(db.name, db, options.checkpointIntervalMs),
-          };
+    const durability = inMemory
+      ? null
+      : {
+          wal: new WalSync(`${db.name}-wal`, options.fsync, options.fsync),
+          checkpointer: new Checkpointer(db.name, db, options.checkpointIntervalMs),
+        };
     return new SqliteStore(db, durability);
   }
 
@@ -221,7 +219,12 @@ export class SqliteStore implements Store {
     return (await this.durability?.checkpointer.checkpoint()) ?? null;
   }
 
-  /** Notes a commit if the connection changed anything since the last look (call right after a task, under the mutex). */
+  /**
+   * Notes a commit if the connection changed anything since the last look. Called once an operation's task
+   * has run; if a later operation has committed by then too, both are noted as one, which is safe: the
+   * target each waits for is taken after its own commit is noted, and one fsync covers every byte written
+   * before it starts.
+   */
   private noteChanges(): void {
     if (this.durability === null || this.closed) return;
     const total = this.totalChanges.get() as number;
