@@ -58,10 +58,18 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   return response(500, "internal_error", "internal error");
 }
 
-/** Server faults are logged as errors (with the error); a client's bad request only at debug level. */
-export function logErrorResponse(log: Logger | undefined, error: unknown, answer: ErrorResponse): void {
-  if (answer.status >= 500) log?.error({ err: error }, "request failed");
-  else log?.debug({ code: answer.body.code, status: answer.status }, "request rejected");
+/**
+ * Server faults are logged as errors (with the error); a client's bad request only at debug level.
+ * `fields` go into the line (e.g. the request id, for a caller with no per-request child logger).
+ */
+export function logErrorResponse(
+  log: Logger | undefined,
+  error: unknown,
+  answer: ErrorResponse,
+  fields: Record<string, unknown> = {},
+): void {
+  if (answer.status >= 500) log?.error({ ...fields, err: error }, "request failed");
+  else log?.debug({ ...fields, code: answer.body.code, status: answer.status }, "request rejected");
 }
 
 export function errorHandler(): ErrorRequestHandler {

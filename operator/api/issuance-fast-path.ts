@@ -44,16 +44,18 @@ function handleIssuance(context: CoreContext, req: IncomingMessage, res: ServerR
   res.on("close", () => logRequestLine(logger, id, req.method, ISSUANCE_PATH, res, started));
   res.on("finish", () => metrics.httpRequestFinished("POST", route, res.statusCode, started));
 
+  const send = (status: number, value: unknown, headers: readonly string[] = []) =>
+    writeJson(res, status, Buffer.from(JSON.stringify(value), "utf8"), [REQUEST_ID_HEADER, id, ...headers]);
   const fail = (error: unknown) => {
     const answer = toErrorResponse(error);
-    logErrorResponse(logger.child({ req_id: id }), error, answer);
+    // The request id as a field: no child logger is built for a line the level may drop.
+    logErrorResponse(logger, error, answer, { req_id: id });
     if (res.headersSent) {
       // Too late for an error body: cut the connection so the client sees a failure, not a truncated success.
       res.destroy();
       return;
     }
-    const body = Buffer.from(JSON.stringify(answer.body), "utf8");
-    writeJson(res, answer.status, body, [REQUEST_ID_HEADER, id, ...flatHeaders(answer.headers)]);
+    send(answer.status, answer.body, flatHeaders(answer.headers));
   };
 
   readJsonBody(
@@ -62,11 +64,7 @@ function handleIssuance(context: CoreContext, req: IncomingMessage, res: ServerR
       route = ISSUANCE_PATH;
       authenticate(context.accessTokens, req.headers.authorization)
         .then((principal) => context.issuer.issue(principal, body))
-        .then(
-          (certificate) =>
-            writeJson(res, 200, Buffer.from(JSON.stringify(certificate), "utf8"), [REQUEST_ID_HEADER, id]),
-          fail,
-        );
+        .then((certificate) => send(200, certificate), fail);
     },
     fail,
   );
