@@ -11,9 +11,7 @@ import { openapiRouter } from "./openapi";
 import { healthRouter, settleRouter, supportedRouter, verifyRouter } from "./routes";
 
 /** Requests are small JSON documents (a V2 payload is a few KiB); anything larger is refused (413). */
-export const JSON_BODY_LIMIT = "64kb";
-/** {@link JSON_BODY_LIMIT} in bytes (what body-parser makes of "64kb"), for the `/verify` fast path. */
-export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
+export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB: express.json and the fast path both use it
 
 export function createFacilitatorApp(context: FacilitatorContext): Express {
   const app = express();

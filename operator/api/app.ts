@@ -21,9 +21,7 @@ import { requestContext } from "./request-context";
 import { webhookAdminRoutes } from "./webhook-admin-routes";
 
 /** Requests are small JSON documents; anything larger is refused before parsing (413). */
-export const JSON_BODY_LIMIT = "64kb";
-/** {@link JSON_BODY_LIMIT} in bytes (what body-parser makes of "64kb"), for the issuance fast path. */
-export const JSON_BODY_LIMIT_BYTES = 64 * 1024;
+export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB: express.json and the fast path both use it
 
 /**
  * Route modules every Core serves, in mount order. Their paths are disjoint, so the order changes no

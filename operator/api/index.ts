@@ -1,4 +1,4 @@
-export { createCoreApp, CORE_ROUTES, JSON_BODY_LIMIT, type CoreApp, type CoreAppOptions } from "./app";
+export { createCoreApp, CORE_ROUTES, JSON_BODY_LIMIT_BYTES, type CoreApp, type CoreAppOptions } from "./app";
 export { HEALTH_PROBE_TIMEOUT_MS, publicRoutes } from "./public-routes";
 export {
   createCoreContext,
