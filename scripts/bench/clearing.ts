@@ -17,6 +17,7 @@ import { fork } from "node:child_process";
 import { ZeroAddress, getAddress } from "ethers";
 import { buildCommitPlan } from "../../operator/clearing/commit-plan";
 import { netCycle, type PayableGuarantee } from "../../operator/clearing/netting";
+import { median } from "./stats";
 
 const DEFAULT_SIZES = [10_000, 100_000, 1_000_000];
 const DEFAULT_PARTICIPANTS = 1_000;
@@ -99,12 +100,6 @@ export function generateGuarantees(
     };
   }
   return guarantees;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 function collect(): void {

@@ -8,7 +8,8 @@
  * The parent process pre-signs guarantees and drives the load with
  * autocannon and, for the fixed-rate phases, its own open-loop generator on
  * raw sockets (open-loop.ts); Core runs in a child process (its own core, as in production)
- * on a free port, over a SQLite file in a temp dir (synchronous = FULL); its
+ * on a free port, over a SQLite file in a temp dir (every lock durable before its answer,
+ * docs/store.md); its
  * chain is a `hardhat node` in a third process (as in production, the chain is
  * not in Core's process; Core uses it only for its startup checks and health:
  * the Vault key check is skipped, no Vault is deployed here). Phases:
@@ -42,7 +43,8 @@ import { parseDeployment } from "../../operator/deployment";
 import { startCoreServer } from "../../operator/server";
 import { SqliteStore } from "../../operator/store";
 import { formatSteal, stealMeter } from "./host-steal";
-import { type LoadFigures, openLoop } from "./open-loop";
+import { type LoadFigures, openLoop, type OpenLoopResult } from "./open-loop";
+import { median } from "./stats";
 
 /** The part of autocannon's API used here (the package ships no type declarations). */
 interface AutocannonOptions {
@@ -92,12 +94,6 @@ function arg(name: string, fallback: number): number {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
 // ------------------------------------------------------------------ server (child process)
 
 async function serve(): Promise<void> {
@@ -131,7 +127,6 @@ async function serve(): Promise<void> {
     },
     tokens: [],
   });
-
   const chain = RpcChainGateway.fromUrl(process.env.BENCH_RPC_URL as string, CHAIN_ID, RPC_TIMEOUT_MS);
   const core = await startCoreServer(config, {
     store,
@@ -426,9 +421,7 @@ function presign(
   });
 }
 
-interface LoadResult extends LoadFigures {
-  /** Open loop only: how late the generator sent requests (its own stalls), p99, and its event-loop delay max, ms. */
-  client?: { sendLateP99: number; loopDelayMax: number };
+interface LoadResult extends LoadFigures, Partial<Pick<OpenLoopResult, "sendLateP99" | "loopDelayMax">> {
   /** Hypervisor steal during the phase, % of the VM's CPU time (null where not measurable). */
   steal?: number | null;
 }
@@ -468,23 +461,19 @@ async function load(
 }
 
 /** The open-loop phase at a fixed arrival rate (scripts/bench/open-loop.ts). */
-async function openLoad(
+function openLoad(
   url: string,
   token: string,
   bodies: string[],
   options: { connections: number; duration: number; rate: number },
 ): Promise<LoadResult> {
-  const result = await openLoop({
+  return openLoop({
     url,
     path: "/core/guarantees",
     headers: { Authorization: `Bearer ${token}` },
     bodies,
     ...options,
   });
-  return {
-    ...result,
-    client: { sendLateP99: result.sendLateP99, loopDelayMax: result.loopDelayMax },
-  };
 }
 
 /** Median ms per guarantee of the unavoidable crypto: hash + native recovery, and one blst signature. */
@@ -630,9 +619,9 @@ async function main(): Promise<void> {
       console.log(
         `${label}: ${r.perSecond.toFixed(0)}/s issued   p50 ${r.p50} ms   p99 ${r.p99} ms` +
           `   (${r.non2xx} non-2xx, ${r.errors} errors; ${formatSteal(r.steal ?? null)})\n  ${pauses(usage)}` +
-          (r.client
-            ? `\n  load generator: sent late p99 ${r.client.sendLateP99.toFixed(1)} ms, ` +
-              `its event-loop delay max ${r.client.loopDelayMax.toFixed(1)} ms`
+          (r.sendLateP99 !== undefined && r.loopDelayMax !== undefined
+            ? `\n  load generator: sent late p99 ${r.sendLateP99.toFixed(1)} ms, ` +
+              `its event-loop delay max ${r.loopDelayMax.toFixed(1)} ms`
             : ""),
       );
     console.log(`half rate, ${halfRate}/s offered:`);

@@ -23,6 +23,7 @@
  */
 import { connect, type Socket } from "node:net";
 import { monitorEventLoopDelay } from "node:perf_hooks";
+import { percentile } from "./stats";
 
 export interface OpenLoopOptions {
   /** Base URL of the server, e.g. `http://127.0.0.1:8080`. */
@@ -63,12 +64,6 @@ const TICK_MS = 1;
 const LOOP_DELAY_RESOLUTION_MS = 1;
 const HEADER_END = Buffer.from("\r\n\r\n");
 const CONTENT_LENGTH = /\r\ncontent-length: *([0-9]+)/i;
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted.length === 0
-    ? NaN
-    : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
 
 function requestBytes(options: OpenLoopOptions, host: string, body: string): Buffer {
   const payload = Buffer.from(body, "utf8");

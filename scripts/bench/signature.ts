@@ -17,6 +17,7 @@ import {
   signGuarantee,
   verifyGuaranteeSignature,
 } from "../../sdk/eip712";
+import { median } from "./stats";
 
 const OPS_PER_RUN = Number(process.argv[2] ?? 500);
 const RUNS = Number(process.argv[3] ?? 7);
@@ -25,12 +26,6 @@ const WARMUP_OPS = 200;
 interface Row {
   name: string;
   msPerOp: number;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
 }
 
 /** Runs `op(i)` for every i; the result is accumulated so that the JIT cannot drop the work. */
