@@ -1,11 +1,11 @@
 /**
  * Group commit for issuance. Each issuance is its own atomic unit (check,
  * lock, insert), but committing one SQLite transaction per guarantee would
- * cost one fsync each (≈ 0.55 ms here with `synchronous = FULL`), which
- * would cap Core below the crypto floor. Requests that arrive together are
- * therefore issued in one store transaction, each in its own savepoint, and
- * answered only after that transaction committed: the same guarantees as
- * one transaction per request, with one fsync per batch.
+ * cost one fsync each (≈ 0.55 ms here), which would cap Core below the
+ * crypto floor. Requests that arrive together are therefore issued in one
+ * store transaction, each in its own savepoint, and answered only after that
+ * transaction is committed and on disk (the store's WalSync, docs/store.md):
+ * the same guarantees as one transaction per request, with one fsync per batch.
  */
 import type { Clock } from "../clock";
 import type { IssueGuaranteeOutcome, IssueGuaranteeRequest, Store } from "../store";
