@@ -29,15 +29,10 @@ import {
 import { SignatureError, WireError } from "../errors";
 import { formatUint } from "../wire";
 import { SCHEME, domainFromExtra, parsePaymentRequirements, requiredAmount } from "../x402";
-import { domainFromPublicParams, domainNetwork } from "../buyer/domain";
-import { PaymentError } from "../buyer/errors";
-import { type PayerSigner, buildClaims, randomReqId } from "../buyer/payment";
-import {
-  type ParsedSpendingLimits,
-  type SpendingLimits,
-  parseSpendingLimits,
-  rejectOption,
-} from "../buyer/select";
+import { type PayerSigner, buildClaims, randomReqId } from "./claims";
+import { domainFromPublicParams, domainNetwork } from "./domain";
+import { PaymentError } from "./errors";
+import { type ParsedSpendingLimits, type SpendingLimits, parseSpendingLimits, rejectOption } from "./select";
 
 export interface SchemeClock {
   /** Unix seconds. */

@@ -27,19 +27,23 @@ export {
   moneyToBaseUnits,
   suretyPrice,
 } from "./server";
+export { type ClaimsInput, type PayerSigner, REQ_ID_BYTES, buildClaims, randomReqId } from "./claims";
+export { domainFromPublicParams, domainNetwork } from "./domain";
+export { type OptionRejection, PaymentError, type PaymentErrorCode, type RejectionReason } from "./errors";
 export {
-  PaymentError,
-  type PaymentErrorCode,
-  type OptionRejection,
-  type RejectionReason,
-} from "../buyer/errors";
-export type { PayerSigner } from "../buyer/payment";
-export type { SpendingLimits } from "../buyer/select";
-export { domainFromPublicParams } from "../buyer/domain";
+  type ParsedSpendingLimits,
+  type SelectedOption,
+  type SelectionRules,
+  type SpendingLimits,
+  parseSpendingLimits,
+  rejectOption,
+  selectPaymentOption,
+} from "./select";
 export { SCHEME } from "../x402";
 export {
   DEFAULT_RETENTION_SECONDS,
   MemoryPaymentLedger,
   type PaymentLedger,
+  type ReservationResult,
   paymentKey,
-} from "../paywall/ledger";
+} from "./ledger";

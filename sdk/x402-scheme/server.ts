@@ -39,12 +39,7 @@ import {
   parseSignedGuarantee,
   toWireValidationPolicy,
 } from "../claims";
-import {
-  DEFAULT_RETENTION_SECONDS,
-  MemoryPaymentLedger,
-  type PaymentLedger,
-  paymentKey,
-} from "../paywall/ledger";
+import { DEFAULT_RETENTION_SECONDS, MemoryPaymentLedger, type PaymentLedger, paymentKey } from "./ledger";
 import {
   type GuaranteeDomainParams,
   type GuaranteeTypedDataDomain,
