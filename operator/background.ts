@@ -8,7 +8,7 @@ import { FetchRequest, JsonRpcProvider, Network } from "ethers";
 import { ChainIndexer, type ChainProvider } from "./chain/indexer";
 import { OperatorSender } from "./chain/sender";
 import type { ProtocolTimings } from "./chain/timings";
-import type { Clock } from "./clock";
+import { ChainClock, ChainTimeUnavailableError, type Clock } from "./clock";
 import { ClearingKeeper } from "./clearing/keeper";
 import { ClearingScheduler } from "./clearing/scheduler";
 import type { OperatorConfig } from "./config";
@@ -21,7 +21,13 @@ export interface BackgroundDeps {
   config: OperatorConfig;
   store: Store;
   deployment: DeploymentInfo;
+  /** Wall clock: bookkeeping stamps. */
   clock: Clock;
+  /**
+   * Chain time for every deadline a contract also judges (lifecycle, scheduler, keeper). A
+   * {@link ChainClock} is fed by this indexer; any other Clock (tests) is used as given.
+   */
+  chainClock: Clock;
   logger: Logger;
   provider: ChainProvider;
   timings: ProtocolTimings;
@@ -51,7 +57,7 @@ export function rpcProvider(
 }
 
 export async function createBackgroundTasks(deps: BackgroundDeps): Promise<BackgroundTasks> {
-  const { config, store, deployment, clock, logger, provider, timings } = deps;
+  const { config, store, deployment, clock, chainClock, logger, provider, timings } = deps;
   const vaultTimings = await timings.load(provider, deployment.vault);
   const indexer = new ChainIndexer({
     store,
@@ -62,8 +68,9 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     confirmations: config.confirmations,
     maxBlocksPerTick: config.indexerMaxBlocksPerTick,
     onTimings: (t) => timings.set(t),
+    onCursor: chainClock instanceof ChainClock ? (cursor) => chainClock.observe(cursor) : undefined,
   });
-  const lifecycle = new V2Lifecycle({ store, clock, logger, chainId: config.chainId });
+  const lifecycle = new V2Lifecycle({ store, clock, chainClock, logger, chainId: config.chainId });
   let scheduler: ClearingScheduler | null = null;
   let keeper: ClearingKeeper | null = null;
   if (config.operatorPrivateKey) {
@@ -73,7 +80,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
       provider,
       sender,
       deployment,
-      clock,
+      chainClock,
       logger,
       cycleLengthSeconds: config.cycleLengthSeconds ?? vaultTimings.cycleLength,
       gasBudget: BigInt(config.commitGasBudget),
@@ -83,7 +90,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
         store,
         sender,
         deployment,
-        clock,
+        chainClock,
         logger,
         claimCredits: config.keeperClaimsCredits,
       });
@@ -106,6 +113,11 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
       try {
         await task.tick();
       } catch (error) {
+        if (error instanceof ChainTimeUnavailableError) {
+          // Nothing indexed yet (a fresh store, or the deployment block not yet confirmed): wait.
+          logger.debug({ task: name }, "waiting for the first indexed block (no chain time yet)");
+          continue;
+        }
         logger.error({ err: error, task: name }, "background task failed; retrying next round");
       }
     }

@@ -1,6 +1,8 @@
 /**
  * Clearing scheduler (ARCHITECTURE.md §8, docs/operator-async.md): closes a cycle every
- * `cycleLengthSeconds` of Core's clock, nets every FINALIZED_PAYABLE guarantee not yet in a cycle
+ * `cycleLengthSeconds` of chain time (the indexed head's timestamp, operator/clock.ts ChainClock: the
+ * commit budget `commitDelay` is part of the Vault's grace-period invariant, which withdrawals are
+ * judged against by `block.timestamp`), nets every FINALIZED_PAYABLE guarantee not yet in a cycle
  * (netCycle → buildCommitPlan), stores the plan (tree dump, root, arguments, guarantee ids) BEFORE
  * sending, and commits it with the operator account.
  *
@@ -38,7 +40,8 @@ export interface ClearingSchedulerOptions {
   provider: ChainProvider;
   sender: OperatorSender;
   deployment: Pick<DeploymentInfo, "clearingHouse">;
-  clock: Clock;
+  /** Chain time (the indexed head): cutoffs and the cycle's stamps. */
+  chainClock: Clock;
   logger: Logger;
   cycleLengthSeconds: number;
   /** Largest gas one commit may use (null: no limit). */
@@ -80,7 +83,7 @@ export class ClearingScheduler {
   }
 
   private async step(): Promise<SchedulerTickResult> {
-    const { store, clock } = this.options;
+    const { store, chainClock } = this.options;
     const chainLast = await this.chainLastCycleId();
     const latest = await store.latestCycle();
     if (latest && (latest.state === "PLANNED" || latest.state === "SENT") && latest.cycleId > chainLast) {
@@ -88,7 +91,7 @@ export class ClearingScheduler {
       if (outcome) return outcome;
     }
 
-    const now = clock.nowSeconds();
+    const now = chainClock.nowSeconds();
     const nextCutoff = await this.nextCutoff(now);
     if (now < nextCutoff && !this.backlog) return { action: "waiting", nextCutoff };
     const cutoff = this.backlog && now < nextCutoff ? now : nextCutoff;
@@ -193,7 +196,7 @@ export class ClearingScheduler {
   }
 
   private async send(record: CycleRecord, gas?: bigint): Promise<SchedulerTickResult> {
-    const { sender, deployment, store, clock } = this.options;
+    const { sender, deployment, store, chainClock } = this.options;
     const args = commitArgsFromJson(JSON.parse(record.args));
     const data = clearingHouseInterface.encodeFunctionData("commitCycle", toCommitCycleCall(args));
     try {
@@ -205,7 +208,7 @@ export class ClearingScheduler {
             txHash: tx.hash,
             txNonce: tx.nonce,
             rawTx: tx.raw,
-            sentAt: clock.nowSeconds(),
+            sentAt: chainClock.nowSeconds(),
           }),
       });
       this.options.logger.info({ cycle_id: record.cycleId, tx: signed.hash }, "clearing cycle commit sent");
