@@ -134,6 +134,13 @@ describe("npm run devnet (scripts/devnet.ts)", function () {
         expect(await provider.getCode(address), name).to.not.equal("0x");
         expect(blockNumber, name).to.be.greaterThan(0);
       }
+      // Chain time stays on the wall clock (scripts/devnet/node.config.ts): deploying and funding took
+      // dozens of transactions, which push a plain automine chain that many seconds ahead. The latest
+      // block may be up to a block interval (1 s) old, and whole seconds round down.
+      const latest = (await provider.getBlock("latest"))!;
+      expect(latest.number).to.be.greaterThan(30);
+      const drift = latest.timestamp - Date.now() / 1000;
+      expect(drift).to.be.at.most(1).and.at.least(-5);
     } finally {
       provider.destroy();
     }

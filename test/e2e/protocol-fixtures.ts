@@ -29,6 +29,7 @@ import { type FacilitatorServer, startFacilitatorServer } from "../../facilitato
 import { type BackgroundTasks, createBackgroundTasks } from "../../operator/background";
 import type { ChainProvider } from "../../operator/chain/indexer";
 import { ManualClock } from "../../operator/clock";
+import type { OperatorConfigInput } from "../../operator/config";
 import { silentLogger } from "../../operator/logger";
 import { type CoreServer, startCoreServer } from "../../operator/server";
 import { devAccount } from "../../scripts/devnet/accounts";
@@ -99,9 +100,16 @@ export interface ProtocolStack {
 
 let nextReqId = 1n;
 
+export interface ProtocolStackOptions {
+  /** The deployment (default `chainFixture`, deploySurety's timings); a module-level function (loadFixture). */
+  fixture?: () => Promise<ChainFixture>;
+  /** Core settings on top of the stack's own. */
+  config?: OperatorConfigInput;
+}
+
 /** The stack on a freshly reverted chain (loadFixture): each test starts from the same deployment. */
-export async function startProtocolStack(): Promise<ProtocolStack> {
-  const f = await loadFixture(chainFixture);
+export async function startProtocolStack(options: ProtocolStackOptions = {}): Promise<ProtocolStack> {
+  const f = await loadFixture(options.fixture ?? chainFixture);
   const w = Object.fromEntries(
     Object.entries(ACCOUNT).map(([name, index]) => [
       name,
@@ -122,7 +130,11 @@ export async function startProtocolStack(): Promise<ProtocolStack> {
   const coreClock = new ManualClock(await time.latest());
   const facilitatorClock = new FacilitatorClock(await time.latest());
   // No timer: the server's own background loop is off; the same tasks are built below and driven by hand.
-  const config = asyncConfig(dir, { facilitators: [FACILITATOR_WALLET.address], backgroundTasks: false });
+  const config = asyncConfig(dir, {
+    ...options.config,
+    facilitators: [FACILITATOR_WALLET.address],
+    backgroundTasks: false,
+  });
   let core: CoreServer | undefined;
   let facilitator: FacilitatorServer | undefined;
   const close = async () => {
