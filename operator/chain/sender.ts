@@ -413,7 +413,7 @@ export class OperatorSender {
   }
 
   /** Unfinished sends (newest version each), lowest nonce first. */
-  async pending(): Promise<SignedTransaction[]> {
+  async unfinished(): Promise<SignedTransaction[]> {
     return this.mutex.run(async () =>
       [...(await this.loaded()).values()].sort((a, b) => a.nonce - b.nonce).map(signedOf),
     );
@@ -599,8 +599,13 @@ export class OperatorSender {
       return newest.hash;
     }
     const signed = await this.signVersion(entry, fees, head);
-    await entry.persist?.(signed);
-    await this.saveJournal();
+    try {
+      await entry.persist?.(signed);
+      await this.saveJournal();
+    } catch (error) {
+      entry.versions.pop(); // not persisted, so never broadcast: the next bound tries again
+      throw error;
+    }
     const outcome = await this.broadcast(signed.raw);
     const fields = {
       label: entry.label,

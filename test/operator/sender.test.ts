@@ -186,7 +186,7 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
     await sender.tick();
     const mined = named("operator transaction mined");
     expect(mined.map((l) => l.tx)).to.include.members(concurrent.map((t) => t.hash));
-    expect(await sender.pending()).to.deep.equal([]);
+    expect(await sender.unfinished()).to.deep.equal([]);
   });
 
   it("does not send a call again while the same call is in flight", async function () {
@@ -229,7 +229,7 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
       expect(done).to.include({ state: "mined", hash: sent.hash });
       expect((await receiptOf(sent.hash)).status).to.equal(1);
     });
-    expect(await sender.pending()).to.deep.equal([]);
+    expect(await sender.unfinished()).to.deep.equal([]);
     expect(await h.store.getOperatorState(SENDER_JOURNAL_KEY_PREFIX + sender.address.toLowerCase())).to.equal(
       null,
     );
@@ -331,7 +331,7 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
       await dropTransaction(b.hash);
       const { logger, named } = capturedLogger();
       const after = newSender(provider, logger);
-      expect((await after.pending()).map((t) => t.hash)).to.deep.equal([a.hash, b.hash]);
+      expect((await after.unfinished()).map((t) => t.hash)).to.deep.equal([a.hash, b.hash]);
       const statuses = await after.tick();
       expect(statuses.map((s) => s.state)).to.deep.equal(["pending", "pending"]);
       expect(named("operator transaction re-sent (not known to the node)").map((l) => l.tx)).to.deep.equal([
