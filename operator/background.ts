@@ -6,7 +6,7 @@
  */
 import { FetchRequest, JsonRpcProvider, Network } from "ethers";
 import { ChainIndexer, type ChainProvider } from "./chain/indexer";
-import { OperatorSender } from "./chain/sender";
+import { OperatorSender, type SenderPolicy } from "./chain/sender";
 import type { ProtocolTimings } from "./chain/timings";
 import { ChainClock, ChainTimeUnavailableError, type Clock } from "./clock";
 import { ClearingKeeper } from "./clearing/keeper";
@@ -38,6 +38,8 @@ export interface BackgroundTasks {
   lifecycle: V2Lifecycle;
   scheduler: ClearingScheduler | null;
   keeper: ClearingKeeper | null;
+  /** The operator account's transactions (null without SURETY_OPERATOR_PRIVATE_KEY). */
+  sender: OperatorSender | null;
   /** Runs one round now (all tasks once). */
   runOnce(): Promise<void>;
   start(): void;
@@ -53,7 +55,25 @@ export function rpcProvider(
   return new JsonRpcProvider(request, undefined, {
     staticNetwork: Network.from(config.chainId),
     batchMaxCount: 1,
+    // ethers answers a repeated request within 250 ms from a cache by default: a receipt, a nonce
+    // count or a block number read right after a send would be stale. Every read goes to the node.
+    cacheTimeout: -1,
   });
+}
+
+/** The sender's policy from Core's `SURETY_TX_*` settings and its confirmation depth. */
+export function senderPolicy(
+  config: Pick<
+    OperatorConfig,
+    "txReplaceAfterBlocks" | "txFeeBumpBps" | "txMaxFeePerGasGwei" | "confirmations"
+  >,
+): SenderPolicy {
+  return {
+    replaceAfterBlocks: config.txReplaceAfterBlocks,
+    feeBumpBps: config.txFeeBumpBps,
+    maxFeePerGas: config.txMaxFeePerGasGwei === null ? null : BigInt(config.txMaxFeePerGasGwei) * 10n ** 9n,
+    confirmations: config.confirmations,
+  };
 }
 
 export async function createBackgroundTasks(deps: BackgroundDeps): Promise<BackgroundTasks> {
@@ -73,8 +93,16 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
   const lifecycle = new V2Lifecycle({ store, clock, chainClock, logger, chainId: config.chainId });
   let scheduler: ClearingScheduler | null = null;
   let keeper: ClearingKeeper | null = null;
+  let sender: OperatorSender | null = null;
   if (config.operatorPrivateKey) {
-    const sender = new OperatorSender(config.operatorPrivateKey, provider, BigInt(config.chainId));
+    sender = new OperatorSender({
+      privateKey: config.operatorPrivateKey,
+      provider,
+      chainId: BigInt(config.chainId),
+      store,
+      logger,
+      policy: senderPolicy(config),
+    });
     scheduler = new ClearingScheduler({
       store,
       provider,
@@ -104,6 +132,8 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
   const tasks: [string, { tick(): Promise<unknown> } | null][] = [
     ["indexer", indexer],
     ["lifecycle", lifecycle],
+    // Before the scheduler and the keeper: they then see what was mined, re-sent or replaced.
+    ["sender", sender],
     ["scheduler", scheduler],
     ["keeper", keeper],
   ];
@@ -138,6 +168,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     lifecycle,
     scheduler,
     keeper,
+    sender,
     runOnce,
     start: schedule,
     stop: async () => {

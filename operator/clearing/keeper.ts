@@ -8,7 +8,8 @@
  *
  * Idempotent by construction: every call is estimated first, and a debt already resolved (or a credit
  * claimed or not yet funded) reverts the estimate, so nothing is sent. Open debts are read from Core's
- * books (the indexer) and re-checked on chain by that estimate.
+ * books (the indexer) and re-checked on chain by that estimate. A call sent on an earlier tick and not
+ * mined yet is not sent again: the operator sender answers it as already in flight and follows it.
  */
 import type { Clock } from "../clock";
 import type { DeploymentInfo } from "../deployment";
@@ -124,8 +125,18 @@ export class ClearingKeeper {
   private async trySend(data: string, context: Record<string, unknown>): Promise<string | null> {
     const { sender, deployment, logger } = this.options;
     try {
-      const signed = await sender.send(deployment.clearingHouse, data, commitErrorsInterface);
-      logger.info({ ...context, tx: signed.hash }, "keeper transaction sent");
+      const signed = await sender.send({
+        to: deployment.clearingHouse,
+        data,
+        errors: commitErrorsInterface,
+        label: `keeper ${clearingHouseInterface.parseTransaction({ data })?.name ?? "call"}`,
+      });
+      if (signed.alreadyInFlight) {
+        // Sent on an earlier tick and not mined yet: the sender follows it (re-send, fee replacement).
+        logger.debug({ ...context, tx: signed.hash }, "keeper call already in flight");
+        return null;
+      }
+      logger.info({ ...context, tx: signed.hash, nonce: signed.nonce }, "keeper transaction sent");
       return signed.hash;
     } catch (error) {
       if (error instanceof CallRevertedError) {

@@ -27,7 +27,7 @@ import { configFromObject, type OperatorConfig, type OperatorConfigInput } from 
 import { type DeploymentInfo, parseDeployment } from "../../operator/deployment";
 import { silentLogger } from "../../operator/logger";
 import { SqliteStore } from "../../operator/store";
-import { OperatorSender } from "../../operator/chain/sender";
+import { OperatorSender, type SenderPolicy } from "../../operator/chain/sender";
 import { ClearingKeeper } from "../../operator/clearing/keeper";
 import { ClearingScheduler } from "../../operator/clearing/scheduler";
 import { V2Lifecycle } from "../../operator/lifecycle/v2-lifecycle";
@@ -241,10 +241,22 @@ export { mine, time };
 /** The scheduler, keeper and lifecycle of a harness (operator account = Hardhat #1). */
 export function clearingTasks(
   h: CoreHarness,
-  options: { gasBudget?: bigint | null; cycleLength?: number; claimCredits?: boolean } = {},
+  options: {
+    gasBudget?: bigint | null;
+    cycleLength?: number;
+    claimCredits?: boolean;
+    senderPolicy?: Partial<SenderPolicy>;
+  } = {},
 ) {
-  const sender = new OperatorSender(OPERATOR_KEY, provider, 31337n);
   const logger = silentLogger();
+  const sender = new OperatorSender({
+    privateKey: OPERATOR_KEY,
+    provider,
+    chainId: 31337n,
+    store: h.store,
+    logger,
+    policy: options.senderPolicy,
+  });
   const scheduler = new ClearingScheduler({
     store: h.store,
     provider,
