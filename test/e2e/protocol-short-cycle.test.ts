@@ -6,6 +6,7 @@
  */
 import { expect } from "chai";
 import { keccak256, toUtf8Bytes } from "ethers";
+import { ethers } from "hardhat";
 import { toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
@@ -60,8 +61,8 @@ describe(`protocol end to end at the devnet's shortest cycle (${DEVNET_MIN_CYCLE
   }
 
   async function blockTime(txHash: string): Promise<number> {
-    const receipt = (await s!.f.vault.runner!.provider!.getTransactionReceipt(txHash))!;
-    return (await s!.f.vault.runner!.provider!.getBlock(receipt.blockNumber))!.timestamp;
+    const receipt = (await ethers.provider.getTransactionReceipt(txHash))!;
+    return (await ethers.provider.getBlock(receipt.blockNumber))!.timestamp;
   }
 
   it("takes a V2 guarantee to REMUNERATED (with Core's 30 s default margin every V2 would be refused)", async function () {
