@@ -4,19 +4,23 @@
  * the other alone: the chain with `time.increase` (Core's ManualClock wall clock stays put), or the
  * wall clock (the chain stays put).
  */
+import { Writable } from "node:stream";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { keccak256, parseEther, toUtf8Bytes, Wallet, ZeroAddress } from "ethers";
 import { toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
+import pino from "pino";
 import { HttpError } from "../../operator/api/errors";
+import { createBackgroundTasks } from "../../operator/background";
 import { ChainClock, ChainTimeUnavailableError } from "../../operator/clock";
 import {
   chainFixture,
   clearingTasks,
   type CoreHarness,
   issueGuarantee,
+  mine,
   OPERATOR_KEY,
   openCore,
   provider,
@@ -60,6 +64,40 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
       });
       expect(h.chainClock.nowSeconds()).to.equal(confirmed.timestamp);
     });
+  });
+
+  it("background rounds wait for the first indexed block without an error, then follow the chain", async function () {
+    const f = await loadFixture(chainFixture);
+    // One block short of confirming the Vault's deployment block: nothing is indexed yet.
+    const confirmations = (await provider.getBlockNumber()) - f.deployment.vaultDeployBlock + 1;
+    h = await openCore(f, { config: { confirmations } });
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString("utf8")) as Record<string, unknown>);
+        done();
+      },
+    });
+    const chainClock = new ChainClock();
+    const tasks = await createBackgroundTasks({
+      ...h.context,
+      chainClock,
+      logger: pino({ level: "debug" }, sink),
+      provider,
+    });
+    await tasks.runOnce();
+    expect(chainClock.current()).to.equal(null);
+    expect(lines.filter((l) => Number(l.level) >= 50)).to.deep.equal([]);
+    expect(
+      lines
+        .filter((l) => l.msg === "waiting for the first indexed block (no chain time yet)")
+        .map((l) => l.task),
+    ).to.deep.equal(["lifecycle", "scheduler", "keeper"]);
+    await mine(1);
+    await tasks.runOnce();
+    const confirmed = (await provider.getBlock((await provider.getBlockNumber()) - confirmations))!;
+    expect(chainClock.nowSeconds()).to.equal(confirmed.timestamp);
+    expect(lines.filter((l) => Number(l.level) >= 50)).to.deep.equal([]);
   });
 
   /** A cycle in which alice owes bob 1 ETH, committed and indexed; Core's wall clock never moved. */
