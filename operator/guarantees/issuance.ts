@@ -8,7 +8,9 @@
  *   4. payer signature, recovered natively with a hasher built once (400)
  *   5. identity already issued? (409; a byte-identical retry also gets the stored certificate)
  *   6. timestamp window and V2 deadline against Core's clock (400)
- *   7. BLS certificate, then check-and-lock + insert in one store transaction
+ *   7. the books follow the chain (503 indexer_*: the collateral check would read a chain that is gone
+ *      or far behind; chain/sync-status.ts)
+ *   8. BLS certificate, then check-and-lock + insert in one store transaction
  *      (400 insufficient_collateral, or 409 if a concurrent twin won)
  * Identity comes before the clock checks so that a retried `/settle` of an
  * issued guarantee is answered idempotently even after its timestamp aged out.
@@ -26,6 +28,7 @@ import { SignatureError, WireError } from "../../sdk/errors";
 import { certificateDomain, type Deployment, guaranteeId, validationRequestHash } from "../../sdk/ids";
 import { sameAddress } from "../../sdk/wire";
 import { HttpError, badRequest, conflict, forbidden } from "../api/errors";
+import type { ChainSyncMonitor, ChainSyncStatus } from "../chain/sync-status";
 import { canIssueFor, type Principal } from "../auth";
 import type { Clock } from "../clock";
 import { collateralFactorBps, type OperatorConfig } from "../config";
@@ -57,6 +60,8 @@ export interface GuaranteeIssuerDeps {
    * finding 1: see maxV2ValidationDeadline in operator/chain/timings.ts.
    */
   maxValidationDeadline?: (now: number) => number | null;
+  /** Whether the books follow the chain; issuance is refused (503) while they do not. */
+  chainSync?: Pick<ChainSyncMonitor, "status">;
 }
 
 /** Rejection codes of `POST /core/guarantees` (also the `reason` label of the rejection metric). */
@@ -75,7 +80,33 @@ export const ISSUANCE_ERRORS = {
   deadlinePassed: "validation_deadline_passed",
   deadlineTooFar: "validation_deadline_too_far",
   insufficientCollateral: "insufficient_collateral",
+  indexerHalted: "indexer_halted",
+  indexerStale: "indexer_stale",
+  indexerLagging: "indexer_lagging",
+  indexerStarting: "indexer_starting",
 } as const;
+
+/** The 503 code for each state of the chain sync that refuses issuance. */
+const CHAIN_SYNC_CODES: Readonly<Record<ChainSyncStatus["state"], string | null>> = {
+  off: null,
+  ok: null,
+  starting: ISSUANCE_ERRORS.indexerStarting,
+  lagging: ISSUANCE_ERRORS.indexerLagging,
+  stale: ISSUANCE_ERRORS.indexerStale,
+  halted: ISSUANCE_ERRORS.indexerHalted,
+};
+
+/** 503 for a chain sync state in which Core cannot judge collateral; null when it can. */
+export function chainSyncRefusal(status: ChainSyncStatus): HttpError | null {
+  const code = CHAIN_SYNC_CODES[status.state];
+  if (code === null) return null;
+  return new HttpError(
+    503,
+    code,
+    `Core cannot check collateral against the chain now: ${status.reason}; no guarantee is issued until it can` +
+      ` (GET /core/health)`,
+  );
+}
 
 const E = ISSUANCE_ERRORS;
 
@@ -138,6 +169,9 @@ export class GuaranteeIssuer {
 
     const now = clock.nowSeconds();
     this.checkTime(claims, now);
+    const sync = this.deps.chainSync?.status();
+    const refusal = sync === undefined ? null : chainSyncRefusal(sync);
+    if (refusal !== null) throw refusal;
 
     const encoded = encodeCertificateClaims(claims, { domain: this.domain, guaranteeId: id });
     const message = Buffer.from(encoded.slice(2), "hex");
@@ -174,6 +208,14 @@ export class GuaranteeIssuer {
     this.settleOutcome(outcome, signed);
     metrics.guaranteeIssued(claims.version, signed.scheme);
     return certificate;
+  }
+
+  /**
+   * The latest V2 `validation_deadline` issuance accepts at `now` (default: Core's time now); null: no
+   * cap. `GET /core/public-params` publishes it through this same function, so the two are one rule.
+   */
+  latestValidationDeadline(now: number = this.deps.clock.nowSeconds()): number | null {
+    return this.deps.maxValidationDeadline?.(now) ?? null;
   }
 
   /** V2 policy checks that need no clock: trusted registry, optional chain id and request hash. */
@@ -223,7 +265,7 @@ export class GuaranteeIssuer {
         `claims.validation_policy.validation_deadline: ${claims.policy.deadline} is not after Core's time ${now}`,
       );
     }
-    const cap = claims.version === 2 ? (this.deps.maxValidationDeadline?.(now) ?? null) : null;
+    const cap = claims.version === 2 ? this.latestValidationDeadline(now) : null;
     if (claims.version === 2 && cap !== null && claims.policy.deadline > cap) {
       throw badRequest(
         E.deadlineTooFar,
