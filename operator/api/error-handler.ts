@@ -59,7 +59,9 @@ export function toErrorResponse(error: unknown): ErrorResponse {
 }
 
 /**
- * Server faults are logged as errors (with the error); a client's bad request only at debug level.
+ * Server faults are logged as errors (with the error); a client's bad request only at debug level, and
+ * so is a 5xx Core chose to answer (an HttpError, e.g. 503 while the books cannot follow the chain):
+ * its cause is logged once where it is detected, not once per refused request.
  * `fields` go into the line (e.g. the request id, for a caller with no per-request child logger).
  */
 export function logErrorResponse(
@@ -68,7 +70,8 @@ export function logErrorResponse(
   answer: ErrorResponse,
   fields: Record<string, unknown> = {},
 ): void {
-  if (answer.status >= 500) log?.error({ ...fields, err: error }, "request failed");
+  if (answer.status >= 500 && !(error instanceof HttpError))
+    log?.error({ ...fields, err: error }, "request failed");
   else log?.debug({ ...fields, code: answer.body.code, status: answer.status }, "request rejected");
 }
 

@@ -92,7 +92,17 @@ const ISSUANCE_400_CODES = [
   "timestamp_too_old",
   "timestamp_in_future",
   "validation_deadline_passed",
+  "validation_deadline_too_far",
   "insufficient_collateral",
+] as const;
+
+/** 503 of `POST /core/guarantees`: the books cannot follow the chain now (docs/operator-api.md). */
+const ISSUANCE_503_CODES = [
+  "chain_time_unavailable",
+  "indexer_halted",
+  "indexer_stale",
+  "indexer_lagging",
+  "indexer_starting",
 ] as const;
 
 export const CORE_OPENAPI = {
@@ -298,6 +308,31 @@ export const CORE_OPENAPI = {
         status: { enum: ["ok", "fail"] },
         db: { enum: ["ok", "fail"] },
         chain_rpc: { enum: ["ok", "fail"] },
+        indexer: {
+          enum: ["ok", "fail", "off"],
+          description:
+            "`fail` while issuance is refused (see `chain_sync`); `off`: no indexer runs in this process.",
+        },
+        chain_sync: ref("ChainSync"),
+      }),
+      ChainSync: object({
+        state: { enum: ["off", "starting", "ok", "lagging", "stale", "halted"] },
+        reason: nullable({ type: "string", description: "Why the state is not ok, in words." }),
+        head_block: nullable({ type: "integer", minimum: 0, description: "Latest head the indexer read." }),
+        indexed_block: nullable({ type: "integer", minimum: -1, description: "The indexer's cursor block." }),
+        lag_blocks: nullable({
+          type: "integer",
+          minimum: 0,
+          description: "Confirmed head − indexed block at the last tick.",
+        }),
+        max_lag_blocks: { type: "integer", minimum: 0, description: "`SURETY_INDEXER_MAX_LAG_BLOCKS`." },
+        last_synced_at: nullable(ref("DateTime")),
+        seconds_since_sync: nullable({ type: "integer", minimum: 0 }),
+        max_stale_seconds: {
+          type: "integer",
+          minimum: 1,
+          description: "`SURETY_INDEXER_MAX_STALE_SECONDS`.",
+        },
       }),
       NonceRequest: object({ address: ref("Address") }),
       NonceResponse: object({
@@ -616,18 +651,21 @@ export const CORE_OPENAPI = {
     "/core/health": {
       get: {
         tags: ["public"],
-        summary: "Store and chain RPC probed on every call",
+        summary: "Store and chain RPC probed on every call; whether the books follow the chain",
         responses: {
           "200": jsonResponse("Healthy.", {
             allOf: [ref("Health")],
             type: "object",
             properties: { status: { const: "ok" } },
           }),
-          "503": jsonResponse("A dependency is down (`fail` for each failing part).", {
-            allOf: [ref("Health")],
-            type: "object",
-            properties: { status: { const: "fail" } },
-          }),
+          "503": jsonResponse(
+            "A dependency is down, or the books cannot follow the chain (`fail` for each failing part).",
+            {
+              allOf: [ref("Health")],
+              type: "object",
+              properties: { status: { const: "fail" } },
+            },
+          ),
         },
       },
     },
@@ -648,11 +686,13 @@ export const CORE_OPENAPI = {
             "The guarantee identity (user, req_id) was issued before.",
             ref("DuplicateGuarantee"),
           ),
-          "503": errorResponse(
-            "V2 only: Core has not indexed a block yet, so it has no chain time to judge the validation deadline by.",
-            ["chain_time_unavailable"],
-          ),
           ...COMMON_ERRORS,
+          "503": errorResponse(
+            "Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging or starting), " +
+              "or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the validation " +
+              "deadline by: nothing is issued; `GET /core/health` shows why.",
+            ISSUANCE_503_CODES,
+          ),
         },
       },
     },

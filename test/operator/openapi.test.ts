@@ -502,7 +502,7 @@ describe("Core OpenAPI document", () => {
       const response = await request(down.core.url, "GET", "/core/health");
       checker.check("GET", "/core/health", response);
       expect(response.status).to.equal(503);
-      expect(response.body).to.deep.equal({ status: "fail", db: "fail", chain_rpc: "ok" });
+      expect(response.body).to.include({ status: "fail", db: "fail", chain_rpc: "ok" });
     } finally {
       await down.stop().catch(() => undefined);
     }
