@@ -42,7 +42,7 @@ describe("operator Core app (errors, request ids, server)", () => {
   it("malformed JSON is 400 malformed_json", async () => {
     const response = await request(url, "POST", "/auth/nonce", { rawBody: '{"address": ' });
     expect(response.status).to.equal(400);
-    expect(response.body).to.deep.equal({ error: "malformed JSON body", code: "malformed_json" });
+    expect(response.body).to.deep.equal({ error: "body: malformed JSON", code: "malformed_json" });
   });
 
   it("a body over 64 kB is 413 body_too_large", async () => {
