@@ -124,7 +124,10 @@ export function clientErrorAnswer(error: unknown): ClientErrorAnswer | undefined
   return {
     status,
     code: statusCodeName(status),
-    message: e.expose === true && typeof e.message === "string" ? e.message : statusCodeName(status),
+    message:
+      e.expose === true && typeof e.message === "string"
+        ? e.message
+        : (STATUS_CODES[status] ?? "client error"),
   };
 }
 
