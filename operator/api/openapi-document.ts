@@ -654,6 +654,10 @@ export const CORE_OPENAPI = {
             "The guarantee identity (user, req_id) was issued before.",
             ref("DuplicateGuarantee"),
           ),
+          "503": errorResponse(
+            "V2 only: Core has not indexed a block yet, so it has no chain time to judge the validation deadline by.",
+            ["chain_time_unavailable"],
+          ),
           ...COMMON_ERRORS,
         },
       },

@@ -72,6 +72,8 @@ export interface ChainIndexerOptions {
   /** Largest block range fetched and applied per tick. */
   maxBlocksPerTick: number;
   onTimings?: (timings: VaultTimings) => void;
+  /** Told the cursor after every completed tick (Core's chain clock follows it: operator/clock.ts). */
+  onCursor?: (cursor: ChainCursor | null) => void;
 }
 
 export interface IndexerTickResult {
@@ -131,9 +133,14 @@ export class ChainIndexer {
 
   /** One step; concurrent calls share the running step (ticks never overlap). */
   tick(): Promise<IndexerTickResult> {
-    this.running ??= this.step().finally(() => {
-      this.running = null;
-    });
+    this.running ??= this.step()
+      .then((result) => {
+        this.options.onCursor?.(result.cursor);
+        return result;
+      })
+      .finally(() => {
+        this.running = null;
+      });
     return this.running;
   }
 

@@ -144,6 +144,35 @@ describe("operator config", () => {
     );
   });
 
+  it("reads the operator transaction settings and refuses a fee bump nodes would refuse", () => {
+    const defaults = loadConfig({ ...SECRETS });
+    expect(defaults).to.deep.include({
+      txReplaceAfterBlocks: 3,
+      txFeeBumpBps: 1_250,
+      txMaxFeePerGasGwei: null,
+    });
+    const set = loadConfig({
+      ...SECRETS,
+      SURETY_TX_REPLACE_AFTER_BLOCKS: "5",
+      SURETY_TX_FEE_BUMP_BPS: "2000",
+      SURETY_TX_MAX_FEE_PER_GAS_GWEI: "300",
+    });
+    expect(set).to.deep.include({ txReplaceAfterBlocks: 5, txFeeBumpBps: 2_000, txMaxFeePerGasGwei: 300 });
+    const problems = problemsOf(() =>
+      loadConfig({
+        ...SECRETS,
+        SURETY_TX_REPLACE_AFTER_BLOCKS: "0",
+        SURETY_TX_FEE_BUMP_BPS: "999",
+        SURETY_TX_MAX_FEE_PER_GAS_GWEI: "0.5",
+      }),
+    );
+    expect(problems).to.deep.equal([
+      'SURETY_TX_REPLACE_AFTER_BLOCKS: must be an integer from 1 to 10000, got "0"',
+      'SURETY_TX_FEE_BUMP_BPS: must be an integer from 1000 to 100000, got "999"',
+      'SURETY_TX_MAX_FEE_PER_GAS_GWEI: must be an integer from 1 to 10000000, got "0.5"',
+    ]);
+  });
+
   it("maps field names to env names and reports unknown SURETY_* variables", () => {
     expect(envNameOf("eip712Name")).to.equal("SURETY_EIP712_NAME");
     expect(envNameOf("collateralFactorsBps")).to.equal("SURETY_COLLATERAL_FACTORS_BPS");

@@ -182,6 +182,8 @@ export async function startTestCore(
   const clock = new ManualClock(T0);
   const core = await startCoreServer(config, {
     clock,
+    // Core alone (no indexer): the test's clock stands for the chain's time too, unless a test gives one.
+    chainClock: clock,
     logger: silentLogger(),
     ...testCoreDeps(contracts.deployment),
     ...deps,
