@@ -124,7 +124,10 @@ export class ChainIndexer {
     this.applyContext = {
       logger: options.logger,
       onTimings: options.onTimings,
-      webhooks: new ChainWebhooks({ chainId: options.deployment.chainId, vault: options.deployment.vault }),
+      webhooks: new ChainWebhooks(
+        { chainId: options.deployment.chainId, vault: options.deployment.vault },
+        options.confirmations,
+      ),
     };
     options.syncStatus?.indexerStarted();
   }
