@@ -9,8 +9,9 @@ import { blsKeyFromSecret, type BlsSigner, createBlsSigner } from "../../sdk/bls
 import { GuaranteeHasher } from "../../sdk/eip712";
 import type { WirePublicParams, WireTokenList } from "../../sdk/public-params";
 import type { ChainGateway } from "../chain";
+import { ChainSyncMonitor } from "../chain/sync-status";
 import { maxV2ValidationDeadline, ProtocolTimings } from "../chain/timings";
-import type { Clock } from "../clock";
+import { type Clock, systemClock } from "../clock";
 import type { OperatorConfig } from "../config";
 import type { DeploymentInfo } from "../deployment";
 import { GuaranteeIssuer } from "../guarantees";
@@ -46,6 +47,8 @@ export interface CoreServices {
   issuer: GuaranteeIssuer;
   /** The Vault's timings as Core knows them (loaded at startup, kept current by the indexer). */
   timings: ProtocolTimings;
+  /** Whether the books follow the chain: the indexer reports to it; health, issuance and metrics read it. */
+  chainSync: ChainSyncMonitor;
   publicParams: Readonly<WirePublicParams>;
   tokens: Readonly<WireTokenList>;
 }
@@ -73,7 +76,15 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       chainId: config.chainId,
       verifyingContract: deployment.vault,
     });
-  const metrics = services.metrics ?? new CoreMetrics(deps.store);
+  const chainSync =
+    services.chainSync ??
+    new ChainSyncMonitor({
+      limits: { maxLagBlocks: config.indexerMaxLagBlocks, maxStaleSeconds: config.indexerMaxStaleSeconds },
+      // Wall time, not deps.clock: staleness must grow even when chain time stops (sync-status.ts).
+      clock: systemClock,
+      logger: deps.logger,
+    });
+  const metrics = services.metrics ?? new CoreMetrics(deps.store, chainSync);
   const timings = services.timings ?? new ProtocolTimings();
   const issuer =
     services.issuer ??
@@ -83,6 +94,7 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       hasher,
       signer,
       trustedRegistries: trustedRegistries(config, deployment),
+      chainSync,
       maxValidationDeadline: (now) => {
         const current = timings.get();
         return current ? maxV2ValidationDeadline(current, now, config.v2DeadlineMarginSeconds) : null;
@@ -97,6 +109,7 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
     metrics,
     issuer,
     timings,
+    chainSync,
     publicParams: services.publicParams ?? buildPublicParams(config, deployment, signer.publicKey),
     tokens: services.tokens ?? buildTokensResponse(config, deployment),
   };

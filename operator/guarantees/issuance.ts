@@ -9,7 +9,9 @@
  *   5. identity already issued? (409; a byte-identical retry also gets the stored certificate)
  *   6. timestamp window against Core's wall clock, V2 deadline against chain time (400; 503 before
  *      Core has indexed a block)
- *   7. BLS certificate, then check-and-lock + insert in one store transaction
+ *   7. the books follow the chain (503 indexer_*: the collateral check would read a chain that is gone
+ *      or far behind; chain/sync-status.ts)
+ *   8. BLS certificate, then check-and-lock + insert in one store transaction
  *      (400 insufficient_collateral, or 409 if a concurrent twin won)
  * Identity comes before the clock checks so that a retried `/settle` of an
  * issued guarantee is answered idempotently even after its timestamp aged out.
@@ -27,6 +29,7 @@ import { SignatureError, WireError } from "../../sdk/errors";
 import { certificateDomain, type Deployment, guaranteeId, validationRequestHash } from "../../sdk/ids";
 import { sameAddress } from "../../sdk/wire";
 import { HttpError, badRequest, conflict, forbidden } from "../api/errors";
+import type { ChainSyncMonitor, ChainSyncStatus } from "../chain/sync-status";
 import { canIssueFor, type Principal } from "../auth";
 import { ChainTimeUnavailableError, type Clock } from "../clock";
 import { collateralFactorBps, type OperatorConfig } from "../config";
@@ -64,6 +67,8 @@ export interface GuaranteeIssuerDeps {
    * finding 1: see maxV2ValidationDeadline in operator/chain/timings.ts.
    */
   maxValidationDeadline?: (now: number) => number | null;
+  /** Whether the books follow the chain; issuance is refused (503) while they do not. */
+  chainSync?: Pick<ChainSyncMonitor, "status">;
 }
 
 /** Rejection codes of `POST /core/guarantees` (also the `reason` label of the rejection metric). */
@@ -83,7 +88,33 @@ export const ISSUANCE_ERRORS = {
   deadlineTooFar: "validation_deadline_too_far",
   chainTimeUnavailable: "chain_time_unavailable",
   insufficientCollateral: "insufficient_collateral",
+  indexerHalted: "indexer_halted",
+  indexerStale: "indexer_stale",
+  indexerLagging: "indexer_lagging",
+  indexerStarting: "indexer_starting",
 } as const;
+
+/** The 503 code for each state of the chain sync that refuses issuance. */
+const CHAIN_SYNC_CODES: Readonly<Record<ChainSyncStatus["state"], string | null>> = {
+  off: null,
+  ok: null,
+  starting: ISSUANCE_ERRORS.indexerStarting,
+  lagging: ISSUANCE_ERRORS.indexerLagging,
+  stale: ISSUANCE_ERRORS.indexerStale,
+  halted: ISSUANCE_ERRORS.indexerHalted,
+};
+
+/** 503 for a chain sync state in which Core cannot judge collateral; null when it can. */
+export function chainSyncRefusal(status: ChainSyncStatus): HttpError | null {
+  const code = CHAIN_SYNC_CODES[status.state];
+  if (code === null) return null;
+  return new HttpError(
+    503,
+    code,
+    `Core cannot check collateral against the chain now: ${status.reason}; no guarantee is issued until it can` +
+      ` (GET /core/health)`,
+  );
+}
 
 const E = ISSUANCE_ERRORS;
 
@@ -146,6 +177,9 @@ export class GuaranteeIssuer {
 
     const now = clock.nowSeconds();
     this.checkTime(claims, now);
+    const sync = this.deps.chainSync?.status();
+    const refusal = sync === undefined ? null : chainSyncRefusal(sync);
+    if (refusal !== null) throw refusal;
 
     const encoded = encodeCertificateClaims(claims, { domain: this.domain, guaranteeId: id });
     const message = Buffer.from(encoded.slice(2), "hex");
@@ -182,6 +216,24 @@ export class GuaranteeIssuer {
     this.settleOutcome(outcome, signed);
     metrics.guaranteeIssued(claims.version, signed.scheme);
     return certificate;
+  }
+
+  /**
+   * The latest V2 `validation_deadline` issuance accepts at chain time `chainNow` (default: the chain
+   * time Core has indexed); null: no cap, or no chain time yet. `GET /core/public-params` publishes it
+   * through this same function, so the two are one rule.
+   */
+  latestValidationDeadline(chainNow?: number): number | null {
+    let now = chainNow;
+    if (now === undefined) {
+      try {
+        now = this.deps.chainClock.nowSeconds();
+      } catch (error) {
+        if (error instanceof ChainTimeUnavailableError) return null;
+        throw error;
+      }
+    }
+    return this.deps.maxValidationDeadline?.(now) ?? null;
   }
 
   /** V2 policy checks that need no clock: trusted registry, optional chain id and request hash. */
@@ -250,7 +302,7 @@ export class GuaranteeIssuer {
         `${field}: ${deadline} is not after the chain's time ${chainNow} (the latest block Core has indexed)`,
       );
     }
-    const cap = this.deps.maxValidationDeadline?.(chainNow) ?? null;
+    const cap = this.latestValidationDeadline(chainNow);
     if (cap !== null && cap <= chainNow) {
       throw badRequest(
         E.deadlineTooFar,

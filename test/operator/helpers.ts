@@ -174,7 +174,7 @@ export interface TestCore {
  */
 export async function startTestCore(
   overrides: OperatorConfigInput = {},
-  deps: Omit<CoreServerDeps, "clock" | "logger"> = {},
+  deps: Omit<CoreServerDeps, "clock"> = {},
 ): Promise<TestCore> {
   const contracts = await deployTestContracts();
   const dir = tempDir();
