@@ -260,7 +260,9 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
 
     it("answers 503 chain_time_unavailable before Core has indexed a block (V1 is unaffected)", async function () {
       const f = await setupIssuance();
-      const v2 = () => issueGuarantee(h!, f.alice, f.bob.address, 1n, ETH, {});
+      // A minute after the deposit's block, which is what Core's chain time will be once indexed.
+      const deadline = (await time.latest()) + 60;
+      const v2 = () => issueGuarantee(h!, f.alice, f.bob.address, 1n, ETH, { deadline });
       expect(await refusal(v2)).to.deep.equal([503, "chain_time_unavailable"]);
       await h!.indexer.syncToHead();
       expect(await refusal(v2)).to.deep.equal([200, "issued"]);
