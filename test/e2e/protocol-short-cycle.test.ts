@@ -104,6 +104,53 @@ describe(`protocol end to end at the devnet's shortest cycle (${DEVNET_MIN_CYCLE
     expect(await stack.balanceOf("alice", usd)).to.include({ deposited: "600", locked: "0" });
   });
 
+  it("nets a validated V2 guarantee nobody remunerates before the payer's withdrawal can finalize; cancels a failed one", async function () {
+    const stack = await start();
+    const { f, w } = stack;
+    const usd = f.usdAddress;
+    await f.vault.connect(w.alice).depositToken(usd, 1_000n);
+    await stack.round();
+    const latest = stack.core.context.chainClock.nowSeconds() + devnetV2Window(devnet.timings);
+    const passed = await stack.settle("alice", "bob", 600n, usd, { policy: { deadline: latest } });
+    const failed = await stack.settle("alice", "bob", 300n, usd, { policy: { deadline: latest } });
+    for (const [g, score] of [
+      [passed, 90],
+      [failed, 50],
+    ] as const) {
+      const { policy } = g.claims as GuaranteeClaimsV2;
+      const requestHash = validationRequestHash(CHAIN_ID, policy, g.id);
+      await f.validationRegistry
+        .connect(w.bob)
+        .validationRequest(policy.validator, policy.agentId, "ipfs://job", requestHash);
+      await f.validationRegistry
+        .connect(w.validator)
+        .validationResponse(requestHash, score, "ipfs://v", keccak256(toUtf8Bytes(`v${score}`)), policy.tag);
+    }
+    // The payer asks for everything back at once; the recipient never remunerates.
+    await f.vault.connect(w.alice).requestWithdrawal(usd, 1_000n);
+    const readyAt = Number(await f.vault.withdrawalFinalizableAt(w.alice.address, usd));
+    await stack.round();
+    expect(await stack.stateOf("alice", failed.id)).to.equal("DISPUTED");
+
+    // A block and a round a second: at its deadline the passed one is netted, the failed one cancelled,
+    // and the netted one's obligation is on chain before the withdrawal can finalize.
+    let obligedAt: number | null = null;
+    while ((await ethers.provider.getBlock("latest"))!.timestamp < readyAt) {
+      await second(stack);
+      if (obligedAt === null && (await f.vault.obligationOf(w.alice.address, usd)) > 0n) {
+        obligedAt = (await ethers.provider.getBlock("latest"))!.timestamp;
+      }
+    }
+    expect(obligedAt, "obligation recorded before the withdrawal is ready").to.not.equal(null);
+    expect(obligedAt!).to.be.greaterThan(latest).and.lessThan(readyAt);
+    expect(await stack.stateOf("alice", failed.id)).to.equal("CANCELLED");
+    expect(await stack.stateOf("alice", passed.id)).to.be.oneOf(["NETTED", "DEFAULT_REMUNERATED"]);
+    const walletBefore = await f.usd.balanceOf(w.alice.address);
+    await f.vault.connect(w.alice).finalizeWithdrawal(usd);
+    // Only what backs nothing leaves: the 600 stay owed to bob (or already went to him, covered).
+    expect((await f.usd.balanceOf(w.alice.address)) - walletBefore).to.equal(400n);
+  });
+
   it("nets, commits within the commit delay, and covers an unpaid debit inside the default window", async function () {
     const stack = await start();
     const { f, w } = stack;
