@@ -1,7 +1,8 @@
 /**
  * Core's background tasks in the server process (docs/operator-async.md): every `pollIntervalMs`,
- * one after the other, indexer → V2 lifecycle → clearing scheduler → keeper. Each task is a `tick()`
- * (tests drive them directly); a failing tick is logged and retried on the next round, never fatal.
+ * one after the other, indexer → V2 lifecycle → operator sender → clearing scheduler → keeper. Each
+ * task is a `tick()` (tests drive them directly); a failing tick is logged and retried on the next
+ * round, never fatal.
  * `stop()` waits for the running round, so the store is never closed under a task.
  */
 import { FetchRequest, JsonRpcProvider, Network } from "ethers";
