@@ -279,6 +279,70 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
     });
   });
 
+  it("leaves a stuck transaction at the fee ceiling as it is", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const { logger, named } = capturedLogger();
+    const market = await provider.getFeeData();
+    const sender = newSender(provider, logger, { replaceAfterBlocks: 1, maxFeePerGas: market.maxFeePerGas! });
+    await withManualMining(async () => {
+      const sent = await sender.send(plainCall(f.outsider.address));
+      expect(Transaction.from(sent.raw).maxFeePerGas).to.be.lte(market.maxFeePerGas!);
+      await setNextBlockBaseFeePerGas(market.maxFeePerGas! * 4n);
+      await mine(1);
+      const [status] = await sender.tick();
+      expect(status).to.include({ state: "pending", hash: sent.hash });
+      expect(named("operator transaction stuck at the fee ceiling; not replaced")[0]).to.include({
+        nonce: sent.nonce,
+        tx: sent.hash,
+      });
+      await dropTransaction(sent.hash); // leave no stuck transaction to later tests
+    });
+  });
+
+  it("holds a send above a lost lower nonce until that one is re-sent (a node that will not queue)", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const { logger, named } = capturedLogger();
+    const sender = newSender(provider, logger);
+    const lost = await withManualMining(async () => {
+      const tx = await sender.send(plainCall(f.outsider.address));
+      await dropTransaction(tx.hash);
+      return tx;
+    });
+    // Automine again: Hardhat refuses a nonce above the account's next one ("can't be queued").
+    const above = await sender.send(plainCall(f.outsider.address));
+    expect(above.nonce).to.equal(lost.nonce + 1);
+    expect(named("operator transaction waits for lower nonces")[0]).to.include({ nonce: above.nonce });
+    expect(await provider.getTransaction(above.hash)).to.equal(null);
+    // Re-sends the lost one (mined at once), then the waiting one (now accepted and mined).
+    expect((await sender.tick()).map((s) => s.state)).to.deep.equal(["pending", "pending"]);
+    expect((await sender.tick()).map((s) => s.state)).to.deep.equal(["mined", "mined"]);
+    expect(await sender.unfinished()).to.deep.equal([]);
+    expect((await receiptOf(lost.hash)).status).to.equal(1);
+    expect((await receiptOf(above.hash)).status).to.equal(1);
+  });
+
+  it("follows a mined transaction until it is confirmed, and again when a reorg takes it out", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const { logger, named } = capturedLogger();
+    const sender = newSender(provider, logger, { confirmations: 2 });
+    const snapshot = (await network.provider.send("evm_snapshot", [])) as string;
+    const sent = await sender.send(plainCall(f.outsider.address));
+    expect((await sender.tick())[0]).to.include({ state: "mined", hash: sent.hash });
+    expect(await sender.unfinished()).to.have.length(1); // not yet 2 blocks deep
+    // A reorg: the block with it is gone, and so is the node's copy.
+    await network.provider.send("evm_revert", [snapshot]);
+    expect(await provider.getTransactionReceipt(sent.hash)).to.equal(null);
+    const [status] = await withManualMining(() => sender.tick());
+    expect(status).to.include({ state: "pending", hash: sent.hash });
+    expect(named("operator transaction reorged out; following it again")).to.have.length(1);
+    await mine(3);
+    expect((await sender.tick())[0]).to.include({ state: "mined", hash: sent.hash });
+    expect(await sender.unfinished()).to.deep.equal([]);
+  });
+
   it("reconciles its nonce after a transaction from the same key outside Core, and reports a nonce taken from it", async function () {
     const f = await loadFixture(chainFixture);
     h = await openCore(f);
