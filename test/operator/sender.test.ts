@@ -343,6 +343,55 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
     expect(await sender.unfinished()).to.deep.equal([]);
   });
 
+  it("raises the fees of a transaction the node refused as too cheap", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const { logger, named } = capturedLogger();
+    const sender = newSender(provider, logger, { replaceAfterBlocks: 1 });
+    const market = await provider.getFeeData();
+    await setNextBlockBaseFeePerGas(market.maxFeePerGas! * 2n); // the market jumps after the fee read
+    const sent = await sender.send(plainCall(f.outsider.address));
+    expect(named("operator transaction refused: fees too low")[0]).to.include({
+      nonce: sent.nonce,
+      tx: sent.hash,
+    });
+    expect(await provider.getTransaction(sent.hash)).to.equal(null);
+    await mine(1);
+    const [status] = await sender.tick();
+    expect(status.hash).to.not.equal(sent.hash);
+    expect(named("operator transaction replaced with higher fees")[0]).to.include({ replaces: sent.hash });
+    const [done] = await sender.tick();
+    expect(done).to.include({ state: "mined", hash: status.hash, nonce: sent.nonce });
+  });
+
+  it("cancels a call no node accepts, so the nonces behind it are not blocked", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const { logger, named } = capturedLogger();
+    const sender = newSender(provider, logger, { replaceAfterBlocks: 2 });
+    // Above the block gas limit: refused whatever the fees.
+    const refused = await sender.send({ ...plainCall(f.outsider.address), gasLimit: 100_000_000n }).then(
+      () => null,
+      (error: Error) => error.message,
+    );
+    expect(refused).to.match(/gas limit/i);
+    const [stuck] = await sender.unfinished();
+    await mine(2);
+    const [status] = await sender.tick();
+    expect(status.hash).to.not.equal(stuck.hash);
+    expect(named("operator transaction cancelled: refused by the node")[0]).to.include({
+      nonce: stuck.nonce,
+      replaces: stuck.hash,
+    });
+    const cancel = (await provider.getTransaction(status.hash))!;
+    expect([cancel.to, cancel.value, cancel.data]).to.deep.equal([sender.address, 0n, "0x"]);
+    const [done] = await sender.tick();
+    expect(done).to.include({ state: "consumed", nonce: stuck.nonce, cancelled: true });
+    const next = await sender.send(plainCall(f.outsider.address));
+    expect(next.nonce).to.equal(stuck.nonce + 1);
+    expect((await receiptOf(next.hash)).status).to.equal(1);
+  });
+
   it("reconciles its nonce after a transaction from the same key outside Core, and reports a nonce taken from it", async function () {
     const f = await loadFixture(chainFixture);
     h = await openCore(f);
