@@ -15,7 +15,8 @@
  * - `tick()` follows every unfinished send: a version that no longer exists on the node (dropped from
  *   the mempool) is re-sent; one not mined after `replaceAfterBlocks` new blocks is replaced by the same
  *   call with both fee fields raised by at least `feeBumpBps` (persisted the same way before it is
- *   broadcast).
+ *   broadcast); one the node refuses for a reason no fee cures is cancelled (its nonce goes to a
+ *   zero-value transfer to the operator itself) so it cannot block every later nonce.
  * - An identical call (same target and calldata) already in flight is not sent again: `send` answers
  *   that transaction (the keeper re-finds an uncovered debt every tick until its cover is mined).
  */
