@@ -1,19 +1,21 @@
 /**
  * Core's background tasks in the server process (docs/operator-async.md): every `pollIntervalMs`,
  * one after the other, indexer → V2 lifecycle → operator sender → clearing scheduler → keeper. Each
- * task is a `tick()` (tests drive them directly); a failing tick is logged and retried on the next
- * round, never fatal.
+ * task is a `tick()` (tests drive them directly); a failing tick is retried on the next round, never
+ * fatal, and logged without flooding (failure-log.ts: once, then at a bounded rate while it repeats).
  * `stop()` waits for the running round, so the store is never closed under a task.
  */
 import { FetchRequest, JsonRpcProvider, Network } from "ethers";
 import { ChainIndexer, type ChainProvider } from "./chain/indexer";
 import { OperatorSender, type SenderPolicy } from "./chain/sender";
+import type { ChainSyncMonitor } from "./chain/sync-status";
 import type { ProtocolTimings } from "./chain/timings";
-import type { Clock } from "./clock";
+import { ChainClock, ChainTimeUnavailableError, type Clock, systemClock } from "./clock";
 import { ClearingKeeper } from "./clearing/keeper";
 import { ClearingScheduler } from "./clearing/scheduler";
 import type { OperatorConfig } from "./config";
 import type { DeploymentInfo } from "./deployment";
+import { FailureLog } from "./failure-log";
 import { V2Lifecycle } from "./lifecycle/v2-lifecycle";
 import type { Logger } from "./logger";
 import type { Store } from "./store";
@@ -22,10 +24,20 @@ export interface BackgroundDeps {
   config: OperatorConfig;
   store: Store;
   deployment: DeploymentInfo;
+  /** Wall clock: bookkeeping stamps. */
   clock: Clock;
+  /**
+   * Chain time for every deadline a contract also judges (lifecycle, scheduler, keeper). A
+   * {@link ChainClock} is fed by this indexer; any other Clock (tests) is used as given.
+   */
+  chainClock: Clock;
   logger: Logger;
   provider: ChainProvider;
   timings: ProtocolTimings;
+  /** Where the indexer reports whether the books follow the chain (health, issuance gate, metrics). */
+  chainSync?: ChainSyncMonitor;
+  /** Paces repeated failure logs (default: the system clock). */
+  wallClock?: Clock;
 }
 
 export interface BackgroundTasks {
@@ -72,7 +84,7 @@ export function senderPolicy(
 }
 
 export async function createBackgroundTasks(deps: BackgroundDeps): Promise<BackgroundTasks> {
-  const { config, store, deployment, clock, logger, provider, timings } = deps;
+  const { config, store, deployment, clock, chainClock, logger, provider, timings } = deps;
   const vaultTimings = await timings.load(provider, deployment.vault);
   const indexer = new ChainIndexer({
     store,
@@ -83,8 +95,10 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     confirmations: config.confirmations,
     maxBlocksPerTick: config.indexerMaxBlocksPerTick,
     onTimings: (t) => timings.set(t),
+    onCursor: chainClock instanceof ChainClock ? (cursor) => chainClock.observe(cursor) : undefined,
+    syncStatus: deps.chainSync,
   });
-  const lifecycle = new V2Lifecycle({ store, clock, logger, chainId: config.chainId });
+  const lifecycle = new V2Lifecycle({ store, clock, chainClock, logger, chainId: config.chainId });
   let scheduler: ClearingScheduler | null = null;
   let keeper: ClearingKeeper | null = null;
   let sender: OperatorSender | null = null;
@@ -102,7 +116,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
       provider,
       sender,
       deployment,
-      clock,
+      chainClock,
       logger,
       cycleLengthSeconds: config.cycleLengthSeconds ?? vaultTimings.cycleLength,
       gasBudget: BigInt(config.commitGasBudget),
@@ -112,7 +126,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
         store,
         sender,
         deployment,
-        clock,
+        chainClock,
         logger,
         claimCredits: config.keeperClaimsCredits,
       });
@@ -131,13 +145,20 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     ["scheduler", scheduler],
     ["keeper", keeper],
   ];
+  const failures = new FailureLog(logger, deps.wallClock ?? systemClock);
   const runOnce = async () => {
     for (const [name, task] of tasks) {
       if (!task) continue;
       try {
         await task.tick();
+        failures.succeeded(name);
       } catch (error) {
-        logger.error({ err: error, task: name }, "background task failed; retrying next round");
+        if (error instanceof ChainTimeUnavailableError) {
+          // Nothing indexed yet (a fresh store, or the deployment block not yet confirmed): wait.
+          logger.debug({ task: name }, "waiting for the first indexed block (no chain time yet)");
+          continue;
+        }
+        failures.failed(name, error);
       }
     }
   };
@@ -159,7 +180,11 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     keeper,
     sender,
     runOnce,
-    start: schedule,
+    // The first round at once: until the indexer's first tick, health and issuance say `starting`.
+    start: () => {
+      if (stopped) return;
+      round = runOnce().finally(schedule);
+    },
     stop: async () => {
       stopped = true;
       clearTimeout(timer);

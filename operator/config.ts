@@ -99,6 +99,10 @@ export interface OperatorConfig {
   confirmations: number;
   /** Largest block range the indexer reads per tick. */
   indexerMaxBlocksPerTick: number;
+  /** Issuance is refused (503) while the books are more blocks than this behind the confirmed head. */
+  indexerMaxLagBlocks: number;
+  /** Issuance is refused (503) while the indexer's last successful tick is older than this. */
+  indexerMaxStaleSeconds: number;
   /** Clearing cycle length; null: the Vault's `cycleLength`. */
   cycleLengthSeconds: number | null;
   /** Largest gas one `commitCycle` may use; larger cycles are split. */
@@ -185,6 +189,12 @@ const FIELDS: FieldTable = {
   pollIntervalMs: { parse: (raw) => integer(raw, 10, 3_600_000), fallback: () => 1_000 },
   confirmations: { parse: (raw) => integer(raw, 0, 1_000), fallback: (c) => (c.chainId === 31337 ? 0 : 12) },
   indexerMaxBlocksPerTick: { parse: (raw) => integer(raw, 1, 100_000), fallback: () => 2_000 },
+  indexerMaxLagBlocks: { parse: (raw) => integer(raw, 0, 1_000_000), fallback: () => 64 },
+  indexerMaxStaleSeconds: {
+    parse: (raw) => integer(raw, 1, 86_400),
+    // Several rounds: one slow tick (RPC timeouts) must not refuse issuance.
+    fallback: (c) => Math.max(30, Math.ceil((5 * (c.pollIntervalMs ?? 1_000)) / 1_000)),
+  },
   cycleLengthSeconds: { parse: optionalPositiveInteger, fallback: () => null },
   commitGasBudget: { parse: (raw) => integer(raw, 100_000, 1_000_000_000), fallback: () => 15_000_000 },
   keeperEnabled: { parse: boolean, fallback: () => true },

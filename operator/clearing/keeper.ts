@@ -1,7 +1,8 @@
 /**
  * Clearing keeper (docs/operator-async.md): once a cycle's payment deadline has passed, covers every
  * debt still open with `ClearingHouse.coverDefault`, so creditors are funded even if nobody else acts
- * (the grace-period invariant budgets `defaultWindow` for this). Optionally (`claimCredits`) it also
+ * (the grace-period invariant budgets `defaultWindow` for this). "Passed" is by chain time (the indexed
+ * head's timestamp), as the ClearingHouse judges it, never by Core's wall clock. Optionally (`claimCredits`) it also
  * claims funded credits on the creditors' behalf: `claimNetCredit` always pays the participant, never
  * the caller, so this only spends the operator's gas.
  *
@@ -22,7 +23,11 @@ export interface ClearingKeeperOptions {
   store: Store;
   sender: OperatorSender;
   deployment: Pick<DeploymentInfo, "clearingHouse">;
-  clock: Clock;
+  /**
+   * Chain time (the indexed head, operator/clock.ts ChainClock): `coverDefault` reverts until
+   * `block.timestamp` passes the payment deadline, so the keeper judges that deadline by the chain.
+   */
+  chainClock: Clock;
   logger: Logger;
   /** Also claim funded credits for creditors (costs the operator gas). */
   claimCredits: boolean;
@@ -53,8 +58,8 @@ export class ClearingKeeper {
   }
 
   private async coverDefaults(result: KeeperTickResult): Promise<void> {
-    const { store, clock } = this.options;
-    const now = clock.nowSeconds();
+    const { store, chainClock } = this.options;
+    const now = chainClock.nowSeconds();
     const open = await store.listCycleDebts({ status: "OPEN" });
     const deadlines = new Map<number, number | null>();
     for (const debt of open) {

@@ -1,6 +1,8 @@
 /**
  * Clearing scheduler (ARCHITECTURE.md §8, docs/operator-async.md): closes a cycle every
- * `cycleLengthSeconds` of Core's clock, nets every FINALIZED_PAYABLE guarantee not yet in a cycle
+ * `cycleLengthSeconds` of chain time (the indexed head's timestamp, operator/clock.ts ChainClock: the
+ * commit budget `commitDelay` is part of the Vault's grace-period invariant, which withdrawals are
+ * judged against by `block.timestamp`), nets every FINALIZED_PAYABLE guarantee not yet in a cycle
  * (netCycle → buildCommitPlan), stores the plan (tree dump, root, arguments, guarantee ids) BEFORE
  * sending, and commits it with the operator account.
  *
@@ -39,7 +41,8 @@ export interface ClearingSchedulerOptions {
   provider: ChainProvider;
   sender: OperatorSender;
   deployment: Pick<DeploymentInfo, "clearingHouse">;
-  clock: Clock;
+  /** Chain time (the indexed head): cutoffs and the cycle's stamps. */
+  chainClock: Clock;
   logger: Logger;
   cycleLengthSeconds: number;
   /** Largest gas one commit may use (null: no limit). */
@@ -81,7 +84,7 @@ export class ClearingScheduler {
   }
 
   private async step(): Promise<SchedulerTickResult> {
-    const { store, clock } = this.options;
+    const { store, chainClock } = this.options;
     const chainLast = await this.chainLastCycleId();
     const latest = await store.latestCycle();
     if (latest && (latest.state === "PLANNED" || latest.state === "SENT") && latest.cycleId > chainLast) {
@@ -89,7 +92,7 @@ export class ClearingScheduler {
       if (outcome) return outcome;
     }
 
-    const now = clock.nowSeconds();
+    const now = chainClock.nowSeconds();
     const nextCutoff = await this.nextCutoff(now);
     if (now < nextCutoff && !this.backlog) return { action: "waiting", nextCutoff };
     const cutoff = this.backlog && now < nextCutoff ? now : nextCutoff;
@@ -227,7 +230,7 @@ export class ClearingScheduler {
   private persistCommit(record: CycleRecord): (tx: SignedTransaction) => Promise<void> {
     let sentAt = record.sentAt;
     return (tx) => {
-      sentAt ??= this.options.clock.nowSeconds();
+      sentAt ??= this.options.chainClock.nowSeconds();
       return this.options.store.updateCycle(record.cycleId, {
         state: "SENT",
         txHash: tx.hash,

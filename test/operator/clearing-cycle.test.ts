@@ -149,6 +149,7 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     const f = await loadFixture(chainFixture);
     h = await openCore(f);
     const { scheduler } = clearingTasks(h);
+    await h.indexer.syncToHead(); // Core's chain time starts with the first indexed block
     await scheduler.tick();
     await advance(h, f.timings.cycleLength);
     expect((await scheduler.tick()).action).to.equal("empty");
@@ -187,7 +188,7 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
       provider,
       sender: new CrashingSender({ privateKey: OPERATOR_KEY, provider, chainId: 31337n, store: h.store }),
       deployment: f.deployment,
-      clock: h.clock,
+      chainClock: h.chainClock,
       logger: silentLogger(),
       cycleLengthSeconds: f.timings.cycleLength,
       gasBudget: null,

@@ -79,6 +79,24 @@ describe("operator config", () => {
     );
   });
 
+  it("holds the webhook retry settings to their documented ranges (docs/webhooks.md)", () => {
+    const bounds: [variable: string, min: number, max: number][] = [
+      ["SURETY_WEBHOOK_MAX_ATTEMPTS", 1, 100],
+      ["SURETY_WEBHOOK_TIMEOUT_MS", 100, 120_000],
+      ["SURETY_WEBHOOK_BACKOFF_BASE_SECONDS", 1, 86_400],
+      ["SURETY_WEBHOOK_BACKOFF_MAX_SECONDS", 1, 604_800],
+    ];
+    for (const [variable, min, max] of bounds) {
+      expect(() => loadConfig({ ...SECRETS, [variable]: String(min) }), variable).to.not.throw();
+      expect(() => loadConfig({ ...SECRETS, [variable]: String(max) }), variable).to.not.throw();
+      for (const bad of [min - 1, max + 1]) {
+        expect(problemsOf(() => loadConfig({ ...SECRETS, [variable]: String(bad) })).join("\n")).to.include(
+          `${variable}: must be an integer from ${min} to ${max}`,
+        );
+      }
+    }
+  });
+
   it("reads a JSON file, env overriding it, and names file keys in errors", () => {
     const dir = tempDir();
     try {
