@@ -15,7 +15,6 @@ import { expect } from "chai";
 import { type JsonRpcProvider, Transaction, Wallet, ZeroAddress, hexlify, randomBytes } from "ethers";
 import { network } from "hardhat";
 import { JsonRpcServer } from "hardhat/internal/hardhat-network/jsonrpc/server";
-import { Writable } from "node:stream";
 import { rpcProvider } from "../../operator/background";
 import { commitErrorsInterface } from "../../operator/chain/abi";
 import type { ChainProvider } from "../../operator/chain/indexer";
@@ -27,7 +26,7 @@ import {
 } from "../../operator/chain/sender";
 import { ClearingKeeper } from "../../operator/clearing/keeper";
 import { ClearingScheduler, NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
-import { createLogger } from "../../operator/logger";
+import { captureLogs } from "../support/log-capture";
 import {
   advance,
   chainFixture,
@@ -38,20 +37,10 @@ import {
   provider,
 } from "./indexer-fixtures";
 
-/** Structured log lines, parsed. */
+/** The sender's structured log lines, parsed; `named(msg)` picks one message. */
 function capturedLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return {
-    logger: createLogger("debug", destination),
-    lines,
-    named: (msg: string) => lines.filter((l) => l.msg === msg),
-  };
+  const { logger, lines } = captureLogs("debug");
+  return { logger, lines, named: (msg: string) => lines.filter((l) => l.msg === msg) };
 }
 
 async function setAutomine(on: boolean): Promise<void> {
