@@ -28,6 +28,7 @@ import {
   Wallet,
   getAddress,
 } from "ethers";
+import { type Clock, systemClock } from "../clock";
 import type { Logger } from "../logger";
 import { silentLogger } from "../logger";
 import { AsyncMutex } from "../store/mutex";
@@ -102,6 +103,8 @@ export interface OperatorSenderOptions {
   store: Pick<Store, "getOperatorState" | "setOperatorState">;
   logger?: Logger;
   policy?: Partial<SenderPolicy>;
+  /** Wall clock: when a send was first signed (its age in metrics). */
+  clock?: Clock;
 }
 
 /** A call would revert; `error` is the decoded custom error when the ABI knows it. */
@@ -225,6 +228,8 @@ interface Version {
 interface InFlight {
   nonce: number;
   label: string;
+  /** Unix seconds (wall clock) when its first version was signed. */
+  signedAt: number;
   to: string;
   data: string;
   gasLimit: bigint;
@@ -235,7 +240,23 @@ interface InFlight {
 }
 
 interface JournalJson {
-  transactions: { nonce: number; label: string; versions: Version[] }[];
+  transactions: { nonce: number; label: string; signedAt: number; versions: Version[] }[];
+}
+
+function journalKeyOf(address: string): string {
+  return SENDER_JOURNAL_KEY_PREFIX + getAddress(address).toLowerCase();
+}
+
+/** Unfinished sends of `address` as its journal holds them, and when the oldest was signed (metrics). */
+export async function unfinishedTransactions(
+  store: Pick<Store, "getOperatorState">,
+  address: string,
+): Promise<{ count: number; oldestSignedAt: number | null }> {
+  const stored = await store.getOperatorState(journalKeyOf(address));
+  if (stored === null) return { count: 0, oldestSignedAt: null };
+  const { transactions } = JSON.parse(stored) as JournalJson;
+  const times = transactions.map((t) => t.signedAt);
+  return { count: transactions.length, oldestSignedAt: times.length === 0 ? null : Math.min(...times) };
 }
 
 function callKey(to: string, data: string): string {
@@ -254,6 +275,7 @@ export class OperatorSender {
   private readonly chainId: bigint;
   private readonly store: OperatorSenderOptions["store"];
   private readonly logger: Logger;
+  private readonly clock: Clock;
   readonly policy: SenderPolicy;
   private readonly journalKey: string;
   /** Unfinished sends by nonce; null until the journal is loaded. */
@@ -267,6 +289,7 @@ export class OperatorSender {
     this.chainId = options.chainId;
     this.store = options.store;
     this.logger = options.logger ?? silentLogger();
+    this.clock = options.clock ?? systemClock;
     this.policy = Object.freeze({ ...DEFAULT_SENDER_POLICY, ...options.policy });
     if (!Number.isSafeInteger(this.policy.replaceAfterBlocks) || this.policy.replaceAfterBlocks < 1) {
       throw new RangeError("replaceAfterBlocks must be a positive integer");
@@ -274,7 +297,7 @@ export class OperatorSender {
     if (!Number.isSafeInteger(this.policy.feeBumpBps) || this.policy.feeBumpBps < 1_000) {
       throw new RangeError("feeBumpBps must be an integer of at least 1000 (10 %, the usual node minimum)");
     }
-    this.journalKey = SENDER_JOURNAL_KEY_PREFIX + this.wallet.address.toLowerCase();
+    this.journalKey = journalKeyOf(this.wallet.address);
   }
 
   get address(): string {
@@ -325,6 +348,7 @@ export class OperatorSender {
         const entry: InFlight = {
           nonce,
           label,
+          signedAt: this.clock.nowSeconds(),
           to: getAddress(request.to),
           data: request.data,
           gasLimit,
@@ -414,6 +438,7 @@ export class OperatorSender {
         inFlight.set(tx.nonce, {
           nonce: tx.nonce,
           label: options.label ?? "call",
+          signedAt: this.clock.nowSeconds(),
           to: getAddress(tx.to ?? ""),
           data: tx.data,
           gasLimit: tx.gasLimit,
@@ -480,6 +505,7 @@ export class OperatorSender {
         inFlight.set(t.nonce, {
           nonce: t.nonce,
           label: t.label,
+          signedAt: t.signedAt,
           to: getAddress(tx.to ?? ""),
           data: tx.data,
           gasLimit: tx.gasLimit,
@@ -503,7 +529,7 @@ export class OperatorSender {
     const journal: JournalJson = {
       transactions: [...inFlight.values()]
         .sort((a, b) => a.nonce - b.nonce)
-        .map((e) => ({ nonce: e.nonce, label: e.label, versions: e.versions })),
+        .map((e) => ({ nonce: e.nonce, label: e.label, signedAt: e.signedAt, versions: e.versions })),
     };
     await this.store.setOperatorState(
       this.journalKey,

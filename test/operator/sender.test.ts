@@ -26,6 +26,7 @@ import {
 } from "../../operator/chain/sender";
 import { ClearingKeeper } from "../../operator/clearing/keeper";
 import { ClearingScheduler, NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
+import { CoreMetrics } from "../../operator/metrics";
 import { captureLogs } from "../support/log-capture";
 import {
   advance,
@@ -74,6 +75,7 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
       store: h!.store,
       logger,
       policy,
+      clock: h!.clock,
     });
   }
 
@@ -192,6 +194,30 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
       expect(status).to.include({ state: "mined", hash: first.hash });
     });
     expect((await sender.send(call)).alreadyInFlight).to.equal(false); // finished: a new send
+  });
+
+  it("shows unfinished operator transactions and the oldest one's age in the metrics", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const sender = newSender(provider);
+    const metrics = new CoreMetrics(h.store, undefined, { address: sender.address, clock: h.clock });
+    const sample = async (name: string) => {
+      const line = (await metrics.render()).body.split("\n").find((l) => l.startsWith(`${name} `));
+      return line === undefined ? null : Number(line.split(" ")[1]);
+    };
+    expect(await sample("surety_operator_transactions_unfinished")).to.equal(0);
+    expect(await sample("surety_operator_transaction_oldest_seconds")).to.equal(0);
+    await withManualMining(async () => {
+      await sender.send(plainCall(f.outsider.address));
+      h!.clock.advance(30);
+      await sender.send(plainCall(f.outsider.address));
+      expect(await sample("surety_operator_transactions_unfinished")).to.equal(2);
+      expect(await sample("surety_operator_transaction_oldest_seconds")).to.equal(30);
+      await mine(1);
+      await sender.tick();
+    });
+    expect(await sample("surety_operator_transactions_unfinished")).to.equal(0);
+    expect(await sample("surety_operator_transaction_oldest_seconds")).to.equal(0);
   });
 
   it("re-sends a transaction dropped from the mempool and completes when it mines", async function () {
