@@ -5,6 +5,7 @@
  * build (BLS signer, EIP-712 hasher, public params) is built here, once.
  */
 import type { Router } from "express";
+import { Wallet } from "ethers";
 import { blsKeyFromSecret, type BlsSigner, createBlsSigner } from "../../sdk/bls";
 import { GuaranteeHasher } from "../../sdk/eip712";
 import type { WirePublicParams, WireTokenList } from "../../sdk/public-params";
@@ -84,7 +85,10 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       clock: systemClock,
       logger: deps.logger,
     });
-  const metrics = services.metrics ?? new CoreMetrics(deps.store, chainSync);
+  const operator = config.operatorPrivateKey
+    ? { address: new Wallet(config.operatorPrivateKey).address, clock: systemClock }
+    : undefined;
+  const metrics = services.metrics ?? new CoreMetrics(deps.store, chainSync, operator);
   const timings = services.timings ?? new ProtocolTimings();
   const issuer =
     services.issuer ??

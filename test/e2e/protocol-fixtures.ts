@@ -3,8 +3,8 @@
  * deployed with `deploySurety` on the in-process Hardhat network (test/operator/indexer-fixtures.ts
  * `chainFixture`: operator EOA = Hardhat #1, Core's BLS key in the Vault, tUSD/tETH minted to the
  * participants and approved to the Vault and the ClearingHouse), a real Core HTTP server over a SQLite
- * file in a temp dir, a real facilitator server talking to it over HTTP, and Core's four background
- * tasks (indexer, V2 lifecycle, clearing scheduler, keeper) built exactly as the server builds them
+ * file in a temp dir, a real facilitator server talking to it over HTTP, and Core's background tasks
+ * (indexer, V2 lifecycle, operator sender, clearing scheduler, keeper) built exactly as the server builds them
  * (`createBackgroundTasks`) but driven by explicit rounds instead of a timer. Core's and the
  * facilitator's clocks are manual and kept on the chain's time; time moves with `time.increase`.
  */
@@ -69,7 +69,7 @@ export interface ProtocolStack {
   syncClocks(): Promise<number>;
   /** Moves chain time (a new block) and both clocks forward. */
   advance(seconds: number): Promise<void>;
-  /** Runs indexer → lifecycle → scheduler → keeper → indexer once, failing on any error. */
+  /** Runs indexer → lifecycle → sender → scheduler → keeper → indexer once, failing on any error. */
   round(): Promise<RoundResult>;
   /** A payer-signed guarantee settled through the facilitator (`POST /settle`, real HTTP). */
   settle(
@@ -243,6 +243,7 @@ export async function startProtocolStack(options: ProtocolStackOptions = {}): Pr
     round: async () => {
       await tasks.indexer.tick();
       const lifecycle = await tasks.lifecycle.tick();
+      await tasks.sender!.tick();
       const scheduler = await tasks.scheduler!.tick();
       const keeper = await tasks.keeper!.tick();
       await tasks.indexer.tick();
