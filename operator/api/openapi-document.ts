@@ -256,6 +256,11 @@ export const CORE_OPENAPI = {
           description:
             "Why clearing will not net it (e.g. consumed on chain before its cycle); null normally",
         }),
+        validation_request_hash: nullable({
+          ...ref("Bytes32"),
+          description:
+            "V2: the ERC-8004 request hash the validator responds to on the ValidationRegistry; null for V1",
+        }),
       }),
       Balance: object({
         asset_address: ref("Address"),
