@@ -307,6 +307,26 @@ export const CORE_OPENAPI = {
         active_guarantee_domain_separator: ref("Bytes32"),
         trusted_validation_registries: { type: "array", items: ref("Address") },
         validation_hash_canonicalization_version: { const: "surety-validation-request-v1" },
+        clearing_house_address: {
+          ...ref("Address"),
+          description: "The ClearingHouse (added to the spec's fields).",
+        },
+        protocol_timings: nullable({
+          ...object({
+            cycle_length_seconds: { type: "integer", minimum: 1 },
+            commit_delay_seconds: { type: "integer", minimum: 0 },
+            payment_window_seconds: { type: "integer", minimum: 0 },
+            default_window_seconds: { type: "integer", minimum: 0 },
+            withdrawal_grace_period_seconds: { type: "integer", minimum: 0 },
+          }),
+          description: "The Vault's `timings()` as Core knows them now; null before Core has read them.",
+        }),
+        latest_validation_deadline: nullable({
+          ...ref("UnixSeconds"),
+          description:
+            "The latest V2 `validation_deadline` issuance accepts at the time of this response (it moves forward " +
+            "with time); null: no cap.",
+        }),
       }),
       Health: object({
         status: { enum: ["ok", "fail"] },
