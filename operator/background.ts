@@ -7,10 +7,10 @@
  */
 import { FetchRequest, JsonRpcProvider, Network } from "ethers";
 import { ChainIndexer, type ChainProvider } from "./chain/indexer";
-import { OperatorSender } from "./chain/sender";
+import { OperatorSender, type SenderPolicy } from "./chain/sender";
 import type { ChainSyncMonitor } from "./chain/sync-status";
 import type { ProtocolTimings } from "./chain/timings";
-import { type Clock, systemClock } from "./clock";
+import { ChainClock, ChainTimeUnavailableError, type Clock, systemClock } from "./clock";
 import { ClearingKeeper } from "./clearing/keeper";
 import { ClearingScheduler } from "./clearing/scheduler";
 import type { OperatorConfig } from "./config";
@@ -24,7 +24,13 @@ export interface BackgroundDeps {
   config: OperatorConfig;
   store: Store;
   deployment: DeploymentInfo;
+  /** Wall clock: bookkeeping stamps. */
   clock: Clock;
+  /**
+   * Chain time for every deadline a contract also judges (lifecycle, scheduler, keeper). A
+   * {@link ChainClock} is fed by this indexer; any other Clock (tests) is used as given.
+   */
+  chainClock: Clock;
   logger: Logger;
   provider: ChainProvider;
   timings: ProtocolTimings;
@@ -39,6 +45,8 @@ export interface BackgroundTasks {
   lifecycle: V2Lifecycle;
   scheduler: ClearingScheduler | null;
   keeper: ClearingKeeper | null;
+  /** The operator account's transactions (null without SURETY_OPERATOR_PRIVATE_KEY). */
+  sender: OperatorSender | null;
   /** Runs one round now (all tasks once). */
   runOnce(): Promise<void>;
   start(): void;
@@ -54,11 +62,29 @@ export function rpcProvider(
   return new JsonRpcProvider(request, undefined, {
     staticNetwork: Network.from(config.chainId),
     batchMaxCount: 1,
+    // ethers answers a repeated request within 250 ms from a cache by default: a receipt, a nonce
+    // count or a block number read right after a send would be stale. Every read goes to the node.
+    cacheTimeout: -1,
   });
 }
 
+/** The sender's policy from Core's `SURETY_TX_*` settings and its confirmation depth. */
+export function senderPolicy(
+  config: Pick<
+    OperatorConfig,
+    "txReplaceAfterBlocks" | "txFeeBumpBps" | "txMaxFeePerGasGwei" | "confirmations"
+  >,
+): SenderPolicy {
+  return {
+    replaceAfterBlocks: config.txReplaceAfterBlocks,
+    feeBumpBps: config.txFeeBumpBps,
+    maxFeePerGas: config.txMaxFeePerGasGwei === null ? null : BigInt(config.txMaxFeePerGasGwei) * 10n ** 9n,
+    confirmations: config.confirmations,
+  };
+}
+
 export async function createBackgroundTasks(deps: BackgroundDeps): Promise<BackgroundTasks> {
-  const { config, store, deployment, clock, logger, provider, timings } = deps;
+  const { config, store, deployment, clock, chainClock, logger, provider, timings } = deps;
   const vaultTimings = await timings.load(provider, deployment.vault);
   const indexer = new ChainIndexer({
     store,
@@ -69,19 +95,28 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     confirmations: config.confirmations,
     maxBlocksPerTick: config.indexerMaxBlocksPerTick,
     onTimings: (t) => timings.set(t),
+    onCursor: chainClock instanceof ChainClock ? (cursor) => chainClock.observe(cursor) : undefined,
     syncStatus: deps.chainSync,
   });
-  const lifecycle = new V2Lifecycle({ store, clock, logger, chainId: config.chainId });
+  const lifecycle = new V2Lifecycle({ store, clock, chainClock, logger, chainId: config.chainId });
   let scheduler: ClearingScheduler | null = null;
   let keeper: ClearingKeeper | null = null;
+  let sender: OperatorSender | null = null;
   if (config.operatorPrivateKey) {
-    const sender = new OperatorSender(config.operatorPrivateKey, provider, BigInt(config.chainId));
+    sender = new OperatorSender({
+      privateKey: config.operatorPrivateKey,
+      provider,
+      chainId: BigInt(config.chainId),
+      store,
+      logger,
+      policy: senderPolicy(config),
+    });
     scheduler = new ClearingScheduler({
       store,
       provider,
       sender,
       deployment,
-      clock,
+      chainClock,
       logger,
       cycleLengthSeconds: config.cycleLengthSeconds ?? vaultTimings.cycleLength,
       gasBudget: BigInt(config.commitGasBudget),
@@ -91,7 +126,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
         store,
         sender,
         deployment,
-        clock,
+        chainClock,
         logger,
         claimCredits: config.keeperClaimsCredits,
       });
@@ -105,6 +140,8 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
   const tasks: [string, { tick(): Promise<unknown> } | null][] = [
     ["indexer", indexer],
     ["lifecycle", lifecycle],
+    // Before the scheduler and the keeper: they then see what was mined, re-sent or replaced.
+    ["sender", sender],
     ["scheduler", scheduler],
     ["keeper", keeper],
   ];
@@ -116,6 +153,11 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
         await task.tick();
         failures.succeeded(name);
       } catch (error) {
+        if (error instanceof ChainTimeUnavailableError) {
+          // Nothing indexed yet (a fresh store, or the deployment block not yet confirmed): wait.
+          logger.debug({ task: name }, "waiting for the first indexed block (no chain time yet)");
+          continue;
+        }
         failures.failed(name, error);
       }
     }
@@ -136,6 +178,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     lifecycle,
     scheduler,
     keeper,
+    sender,
     runOnce,
     // The first round at once: until the indexer's first tick, health and issuance say `starting`.
     start: () => {

@@ -1,6 +1,6 @@
 /**
  * What route modules are built from. `CoreDeps` are injected (tests swap
- * the clock, store, logger, config, deployment and chain); `CoreServices` are
+ * the clocks, store, logger, config, deployment and chain); `CoreServices` are
  * built from them once per app, or injected too. Everything expensive to
  * build (BLS signer, EIP-712 hasher, public params) is built here, once.
  */
@@ -24,7 +24,13 @@ import { AccessTokens, AuthService } from "../auth";
 export interface CoreDeps {
   config: OperatorConfig;
   store: Store;
+  /** Wall clock: Core's own rules (auth lifetimes, the claim timestamp window, webhooks, stamps). */
   clock: Clock;
+  /**
+   * Chain time: every deadline a contract also judges by `block.timestamp` (docs/operator-async.md,
+   * "Which clock"). The server uses a ChainClock fed by its indexer; tests may inject a ManualClock.
+   */
+  chainClock: Clock;
   logger: Logger;
   /** The active deployment (`deployments/<network>.json`). */
   deployment: DeploymentInfo;

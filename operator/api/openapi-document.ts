@@ -43,13 +43,18 @@ function jsonResponse(description: string, schema: Schema, headers?: Schema): Sc
   return { description, content: { "application/json": { schema } }, ...(headers ? { headers } : {}) };
 }
 
+/** 400s of the body parser, before any route runs (runtime/client-errors.ts). */
+const BODY_400_CODES = ["malformed_json", "undecodable_body"] as const;
+/** 400 of the router for a path parameter that is not valid percent-encoding. */
+const PATH_400_CODES = ["malformed_path"] as const;
+
 const BEARER_FAILURE_CODES = ["missing_token", "invalid_token", "token_expired"] as const;
 const COMMON_ERRORS = {
   "413": errorResponse("Body larger than 64 kB.", ["body_too_large"]),
-  "415": errorResponse("Unsupported content encoding or charset.", [
-    "unsupported_encoding",
-    "unsupported_charset",
-  ]),
+  "415": errorResponse(
+    "`Content-Encoding` other than identity, gzip, deflate or br; charset other than UTF-8.",
+    ["unsupported_encoding", "unsupported_charset"],
+  ),
   "500": jsonResponse("Unexpected failure; details go to the log only.", ref("InternalError")),
 };
 const UNAUTHORIZED = {
@@ -79,10 +84,11 @@ const WEBHOOK_ID_PARAMETER = {
   description: "The subscription id (`whk_…` for API-made ones, the configured id otherwise).",
 };
 const WEBHOOK_NOT_FOUND = errorResponse("No subscription with that id.", ["webhook_not_found"]);
+const WEBHOOK_ID_MALFORMED = errorResponse("The id is not valid percent-encoding.", PATH_400_CODES);
 
 const ISSUANCE_400_CODES = [
   "invalid_request",
-  "malformed_json",
+  ...BODY_400_CODES,
   "unsupported_version",
   "unsupported_asset",
   "untrusted_validation_registry",
@@ -98,6 +104,7 @@ const ISSUANCE_400_CODES = [
 
 /** 503 of `POST /core/guarantees`: the books cannot follow the chain now (docs/operator-api.md). */
 const ISSUANCE_503_CODES = [
+  "chain_time_unavailable",
   "indexer_halted",
   "indexer_stale",
   "indexer_lagging",
@@ -582,7 +589,7 @@ export const CORE_OPENAPI = {
           "200": jsonResponse("Nonce and template.", ref("NonceResponse")),
           "400": errorResponse("`address` missing or not an address; malformed JSON.", [
             "invalid_request",
-            "malformed_json",
+            ...BODY_400_CODES,
           ]),
           ...COMMON_ERRORS,
         },
@@ -595,7 +602,7 @@ export const CORE_OPENAPI = {
         requestBody: jsonBody(ref("SignInRequest")),
         responses: {
           "200": jsonResponse("Access and refresh tokens.", ref("TokenResponse")),
-          "400": errorResponse("Malformed body.", ["invalid_request", "malformed_json"]),
+          "400": errorResponse("Malformed body.", ["invalid_request", ...BODY_400_CODES]),
           "401": errorResponse("Message, signature or nonce refused.", [
             "invalid_siwe_message",
             "siwe_address_mismatch",
@@ -627,7 +634,7 @@ export const CORE_OPENAPI = {
           ),
           "400": errorResponse("`refresh_token` missing or not a string.", [
             "invalid_request",
-            "malformed_json",
+            ...BODY_400_CODES,
           ]),
           "401": errorResponse("Refresh token refused (a reused one revokes its whole session).", [
             "invalid_refresh_token",
@@ -648,7 +655,7 @@ export const CORE_OPENAPI = {
           "204": { description: "Revoked (also for unknown or already revoked tokens)." },
           "400": errorResponse("`refresh_token` missing or not a string.", [
             "invalid_request",
-            "malformed_json",
+            ...BODY_400_CODES,
           ]),
           ...COMMON_ERRORS,
         },
@@ -712,8 +719,9 @@ export const CORE_OPENAPI = {
           ),
           ...COMMON_ERRORS,
           "503": errorResponse(
-            "Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging or starting): " +
-              "nothing is issued; `GET /core/health` shows why.",
+            "Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging or starting), " +
+              "or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the validation " +
+              "deadline by: nothing is issued; `GET /core/health` shows why.",
             ISSUANCE_503_CODES,
           ),
         },
@@ -727,7 +735,7 @@ export const CORE_OPENAPI = {
         parameters: [{ name: "id", in: "path", required: true, schema: ref("Bytes32") }],
         responses: {
           "200": jsonResponse("The guarantee.", ref("Guarantee")),
-          "400": errorResponse("Malformed id.", ["invalid_request"]),
+          "400": errorResponse("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
           "404": errorResponse("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
           "500": COMMON_ERRORS["500"],
@@ -742,7 +750,7 @@ export const CORE_OPENAPI = {
         parameters: [{ name: "address", in: "path", required: true, schema: ref("Address") }],
         responses: {
           "200": jsonResponse("ETH, then the deployment's tokens, then other assets.", ref("Balances")),
-          "400": errorResponse("Malformed address.", ["invalid_request"]),
+          "400": errorResponse("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
           "403": errorResponse("Only the user and facilitators may read.", ["not_authorized_for_user"]),
           "500": COMMON_ERRORS["500"],
@@ -772,7 +780,10 @@ export const CORE_OPENAPI = {
         ],
         responses: {
           "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("RecipientGuarantees")),
-          "400": errorResponse("`limit`, `cursor` or `address` malformed.", ["invalid_request"]),
+          "400": errorResponse("`limit`, `cursor` or `address` malformed.", [
+            "invalid_request",
+            ...PATH_400_CODES,
+          ]),
           "401": UNAUTHORIZED,
           "403": errorResponse("Only the recipient and facilitators may read.", [
             "not_authorized_for_recipient",
@@ -792,7 +803,11 @@ export const CORE_OPENAPI = {
             "The guarantee, now FINALIZED_PAYABLE (enters the next cycle).",
             ref("Guarantee"),
           ),
-          "400": errorResponse("Malformed id; malformed JSON body.", ["invalid_request", "malformed_json"]),
+          "400": errorResponse("Malformed id; malformed JSON body.", [
+            "invalid_request",
+            ...BODY_400_CODES,
+            ...PATH_400_CODES,
+          ]),
           "401": UNAUTHORIZED,
           "403": errorResponse("The caller is the recipient, not the payer.", ["not_payer"]),
           "404": errorResponse("Unknown, or the caller is neither payer nor recipient.", [
@@ -811,7 +826,7 @@ export const CORE_OPENAPI = {
         parameters: [{ name: "address", in: "path", required: true, schema: ref("Address") }],
         responses: {
           "200": jsonResponse("Withdrawable amounts and withdrawal requests.", ref("Withdrawals")),
-          "400": errorResponse("Malformed address.", ["invalid_request"]),
+          "400": errorResponse("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
           "403": errorResponse("Only the user and facilitators may read.", ["not_authorized_for_user"]),
           "500": COMMON_ERRORS["500"],
@@ -827,7 +842,7 @@ export const CORE_OPENAPI = {
         ],
         responses: {
           "200": jsonResponse("The cycle.", ref("Cycle")),
-          "400": errorResponse("Malformed cycle id.", ["invalid_request"]),
+          "400": errorResponse("Malformed cycle id.", ["invalid_request", ...PATH_400_CODES]),
           "404": errorResponse("No cycle with that id was seen committed.", ["cycle_not_found"]),
           "500": COMMON_ERRORS["500"],
         },
@@ -843,7 +858,7 @@ export const CORE_OPENAPI = {
         ],
         responses: {
           "200": jsonResponse("One position per asset with a non-zero net.", ref("CycleProof")),
-          "400": errorResponse("Malformed cycle id or address.", ["invalid_request"]),
+          "400": errorResponse("Malformed cycle id or address.", ["invalid_request", ...PATH_400_CODES]),
           "404": errorResponse("No such committed cycle, or no position of the participant in it.", [
             "cycle_not_found",
             "position_not_found",
@@ -862,7 +877,7 @@ export const CORE_OPENAPI = {
           "201": jsonResponse("Created.", ref("CreatedWebhookSubscription")),
           "400": errorResponse("A field refused (the message names it); malformed JSON.", [
             "invalid_request",
-            "malformed_json",
+            ...BODY_400_CODES,
           ]),
           ...ADMIN_FAILURES,
           ...COMMON_ERRORS,
@@ -887,6 +902,7 @@ export const CORE_OPENAPI = {
         parameters: [WEBHOOK_ID_PARAMETER],
         responses: {
           "200": jsonResponse("The subscription.", ref("WebhookSubscription")),
+          "400": WEBHOOK_ID_MALFORMED,
           ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
           "500": COMMON_ERRORS["500"],
@@ -899,6 +915,7 @@ export const CORE_OPENAPI = {
         parameters: [WEBHOOK_ID_PARAMETER],
         responses: {
           "204": { description: "Removed, with its pending and past deliveries." },
+          "400": WEBHOOK_ID_MALFORMED,
           ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
           "409": errorResponse("A configured subscription: remove it from `SURETY_WEBHOOKS`.", [
@@ -944,6 +961,7 @@ export const CORE_OPENAPI = {
           "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("WebhookDeliveries")),
           "400": errorResponse("`status`, `limit` or `cursor` malformed (the message names it).", [
             "invalid_request",
+            ...PATH_400_CODES,
           ]),
           ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,

@@ -73,6 +73,8 @@ export interface ChainIndexerOptions {
   /** Largest block range fetched and applied per tick. */
   maxBlocksPerTick: number;
   onTimings?: (timings: VaultTimings) => void;
+  /** Told the cursor after every completed tick (Core's chain clock follows it: operator/clock.ts). */
+  onCursor?: (cursor: ChainCursor | null) => void;
   /** Told the outcome of every tick: health, the issuance gate and metrics read it (sync-status.ts). */
   syncStatus?: ChainSyncMonitor;
 }
@@ -122,7 +124,10 @@ export class ChainIndexer {
     this.applyContext = {
       logger: options.logger,
       onTimings: options.onTimings,
-      webhooks: new ChainWebhooks({ chainId: options.deployment.chainId, vault: options.deployment.vault }),
+      webhooks: new ChainWebhooks(
+        { chainId: options.deployment.chainId, vault: options.deployment.vault },
+        options.confirmations,
+      ),
     };
     options.syncStatus?.indexerStarted();
   }
@@ -137,6 +142,7 @@ export class ChainIndexer {
     this.running ??= this.step()
       .then(
         (result) => {
+          this.options.onCursor?.(result.cursor);
           this.options.syncStatus?.tickSucceeded({
             head: result.head,
             confirmations: this.options.confirmations,
