@@ -69,7 +69,7 @@ export interface WirePublicParams {
   protocol_timings: WireProtocolTimings | null;
   /**
    * The latest V2 `validation_deadline` (unix seconds) Core accepts at the time of the response, by the
-   * same rule issuance applies; null when Core applies no cap. It moves forward with time.
+   * same rule issuance applies; null when Core applies no cap. It moves forward with the chain time Core has indexed.
    */
   latest_validation_deadline: number | null;
 }

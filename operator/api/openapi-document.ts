@@ -331,8 +331,8 @@ export const CORE_OPENAPI = {
         latest_validation_deadline: nullable({
           ...ref("UnixSeconds"),
           description:
-            "The latest V2 `validation_deadline` issuance accepts at the time of this response (it moves forward " +
-            "with time); null: no cap.",
+            "The latest V2 `validation_deadline` issuance accepts at the time of this response, counted from the " +
+            "chain time Core has indexed (it moves forward as Core indexes blocks); null: no cap, or no block indexed yet.",
         }),
       }),
       Health: object({

@@ -166,7 +166,7 @@ describe("Core public endpoints", () => {
     expect(beyond.status).to.equal(400);
     expect(beyond.body.code).to.equal("validation_deadline_too_far");
     expect(beyond.body.error).to.include(`latest accepted: ${latest}`);
-    // It moves with Core's time.
+    // It moves with the chain time Core has indexed (this test Core's chain clock is its manual clock).
     t.clock.advance(10);
     expect((await request(url, "GET", "/core/public-params")).body.latest_validation_deadline).to.equal(
       latest + 10,
