@@ -50,7 +50,8 @@ export interface CoreServices {
   timings: ProtocolTimings;
   /** Whether the books follow the chain: the indexer reports to it; health, issuance and metrics read it. */
   chainSync: ChainSyncMonitor;
-  publicParams: Readonly<WirePublicParams>;
+  /** `GET /core/public-params` now (the timings and the V2 deadline cap are live). */
+  publicParams: () => Readonly<WirePublicParams>;
   tokens: Readonly<WireTokenList>;
 }
 
@@ -114,7 +115,14 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
     issuer,
     timings,
     chainSync,
-    publicParams: services.publicParams ?? buildPublicParams(config, deployment, signer.publicKey),
+    publicParams:
+      services.publicParams ??
+      (() =>
+        buildPublicParams(config, deployment, signer.publicKey, {
+          timings: timings.get(),
+          // Through issuance's own function: what is published is what issuance applies.
+          latestValidationDeadline: issuer.latestValidationDeadline(),
+        })),
     tokens: services.tokens ?? buildTokensResponse(config, deployment),
   };
 }

@@ -130,10 +130,13 @@ export async function startProtocolStack(options: ProtocolStackOptions = {}): Pr
   const coreClock = new ManualClock(await time.latest());
   const facilitatorClock = new FacilitatorClock(await time.latest());
   // No timer: the server's own background loop is off; the same tasks are built below and driven by hand.
+  // Rounds driven by hand are as far apart as the machine makes them: no wall-clock staleness bound
+  // (the issuance gate's other states still apply; test/operator/chain-sync.test.ts covers staleness).
   const config = asyncConfig(dir, {
     ...options.config,
     facilitators: [FACILITATOR_WALLET.address],
     backgroundTasks: false,
+    indexerMaxStaleSeconds: 86_400,
   });
   let core: CoreServer | undefined;
   let facilitator: FacilitatorServer | undefined;
