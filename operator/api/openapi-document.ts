@@ -263,6 +263,11 @@ export const CORE_OPENAPI = {
           description:
             "Why clearing will not net it (e.g. consumed on chain before its cycle); null normally",
         }),
+        validation_request_hash: nullable({
+          ...ref("Bytes32"),
+          description:
+            "V2: the ERC-8004 request hash the validator responds to on the ValidationRegistry; null for V1",
+        }),
       }),
       Balance: object({
         asset_address: ref("Address"),
@@ -309,6 +314,26 @@ export const CORE_OPENAPI = {
         active_guarantee_domain_separator: ref("Bytes32"),
         trusted_validation_registries: { type: "array", items: ref("Address") },
         validation_hash_canonicalization_version: { const: "surety-validation-request-v1" },
+        clearing_house_address: {
+          ...ref("Address"),
+          description: "The ClearingHouse (added to the spec's fields).",
+        },
+        protocol_timings: nullable({
+          ...object({
+            cycle_length_seconds: { type: "integer", minimum: 1 },
+            commit_delay_seconds: { type: "integer", minimum: 0 },
+            payment_window_seconds: { type: "integer", minimum: 0 },
+            default_window_seconds: { type: "integer", minimum: 0 },
+            withdrawal_grace_period_seconds: { type: "integer", minimum: 0 },
+          }),
+          description: "The Vault's `timings()` as Core knows them now; null before Core has read them.",
+        }),
+        latest_validation_deadline: nullable({
+          ...ref("UnixSeconds"),
+          description:
+            "The latest V2 `validation_deadline` issuance accepts at the time of this response, counted from the " +
+            "chain time Core has indexed (it moves forward as Core indexes blocks); null: no cap, or no block indexed yet.",
+        }),
       }),
       Health: object({
         status: { enum: ["ok", "fail"] },

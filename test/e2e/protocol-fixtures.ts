@@ -3,8 +3,8 @@
  * deployed with `deploySurety` on the in-process Hardhat network (test/operator/indexer-fixtures.ts
  * `chainFixture`: operator EOA = Hardhat #1, Core's BLS key in the Vault, tUSD/tETH minted to the
  * participants and approved to the Vault and the ClearingHouse), a real Core HTTP server over a SQLite
- * file in a temp dir, a real facilitator server talking to it over HTTP, and Core's four background
- * tasks (indexer, V2 lifecycle, clearing scheduler, keeper) built exactly as the server builds them
+ * file in a temp dir, a real facilitator server talking to it over HTTP, and Core's background tasks
+ * (indexer, V2 lifecycle, operator sender, clearing scheduler, keeper) built exactly as the server builds them
  * (`createBackgroundTasks`) but driven by explicit rounds instead of a timer. Core's and the
  * facilitator's clocks are manual and kept on the chain's time; time moves with `time.increase`.
  */
@@ -69,7 +69,7 @@ export interface ProtocolStack {
   syncClocks(): Promise<number>;
   /** Moves chain time (a new block) and both clocks forward. */
   advance(seconds: number): Promise<void>;
-  /** Runs indexer → lifecycle → scheduler → keeper → indexer once, failing on any error. */
+  /** Runs indexer → lifecycle → sender → scheduler → keeper → indexer once, failing on any error. */
   round(): Promise<RoundResult>;
   /** A payer-signed guarantee settled through the facilitator (`POST /settle`, real HTTP). */
   settle(
@@ -130,10 +130,13 @@ export async function startProtocolStack(options: ProtocolStackOptions = {}): Pr
   const coreClock = new ManualClock(await time.latest());
   const facilitatorClock = new FacilitatorClock(await time.latest());
   // No timer: the server's own background loop is off; the same tasks are built below and driven by hand.
+  // Rounds driven by hand are as far apart as the machine makes them: no wall-clock staleness bound
+  // (the issuance gate's other states still apply; test/operator/chain-sync.test.ts covers staleness).
   const config = asyncConfig(dir, {
     ...options.config,
     facilitators: [FACILITATOR_WALLET.address],
     backgroundTasks: false,
+    indexerMaxStaleSeconds: 86_400,
   });
   let core: CoreServer | undefined;
   let facilitator: FacilitatorServer | undefined;
@@ -243,6 +246,7 @@ export async function startProtocolStack(options: ProtocolStackOptions = {}): Pr
     round: async () => {
       await tasks.indexer.tick();
       const lifecycle = await tasks.lifecycle.tick();
+      await tasks.sender!.tick();
       const scheduler = await tasks.scheduler!.tick();
       const keeper = await tasks.keeper!.tick();
       await tasks.indexer.tick();
