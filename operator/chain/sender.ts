@@ -457,7 +457,8 @@ export class OperatorSender {
   /**
    * Pushes every unfinished send one step (a background task): mined → finished once confirmed;
    * nonce used by another transaction → consumed; unknown to the node → re-sent; older than
-   * `replaceAfterBlocks` → replaced with higher fees. Answers each send's status.
+   * `replaceAfterBlocks` → replaced with higher fees (or cancelled, when the node refuses it for a
+   * reason no fee cures). Answers each send's status, lowest nonce first.
    */
   tick(): Promise<SendStatus[]> {
     return this.mutex.run(async () => {
