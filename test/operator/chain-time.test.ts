@@ -265,6 +265,10 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
       const v2 = () => issueGuarantee(h!, f.alice, f.bob.address, 1n, ETH, { deadline });
       expect(await refusal(v2)).to.deep.equal([503, "chain_time_unavailable"]);
       await h!.indexer.syncToHead();
+      // The default deadline is Core's clock + 60 s: put that clock on the indexed chain time. After
+      // loadFixture's revert Hardhat stamps the next block (the deposit) with the wall clock, which is as
+      // far ahead of the snapshot as the fixture is old (minutes into a full run).
+      await h!.syncClock();
       expect(await refusal(v2)).to.deep.equal([200, "issued"]);
       expect(await refusal(() => issueGuarantee(h!, f.alice, f.bob.address, 1n))).to.deep.equal([
         200,
