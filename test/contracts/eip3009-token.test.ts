@@ -8,6 +8,9 @@ import { Signature, hexlify, randomBytes, type Signer } from "ethers";
 import { ethers } from "hardhat";
 import { Eip3009Token__factory } from "../../typechain-types";
 
+const VRS_TRANSFER =
+  "transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)" as const;
+
 const TYPES = {
   TransferWithAuthorization: [
     { name: "from", type: "address" },
@@ -60,12 +63,19 @@ describe("Eip3009Token (test token for bench:vs-exact)", function () {
   it("transfers with a (v, r, s) authorization, marks the nonce used and emits AuthorizationUsed + Transfer", async function () {
     const { token, alice, bob, relayer } = await loadFixture(fixture);
     const { message: m, split } = await authorization(alice, bob.address);
+    const viaRelayer = token.connect(relayer);
     await expect(
-      token
-        .connect(relayer)
-        [
-          "transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)"
-        ](m.from, m.to, m.value, m.validAfter, m.validBefore, m.nonce, split.v, split.r, split.s),
+      viaRelayer[VRS_TRANSFER](
+        m.from,
+        m.to,
+        m.value,
+        m.validAfter,
+        m.validBefore,
+        m.nonce,
+        split.v,
+        split.r,
+        split.s,
+      ),
     )
       .to.emit(token, "AuthorizationUsed")
       .withArgs(alice.address, m.nonce)
