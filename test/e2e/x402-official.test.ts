@@ -40,10 +40,13 @@ import {
   SCHEME,
   SuretyClientScheme,
   SuretyServerScheme,
+  PaymentError,
   certificateOfSettlement,
   domainFromPublicParams,
+  suretyClientSchemeFromCore,
   suretyPrice,
 } from "../../sdk/x402-scheme";
+import { closeUnreachableServices, unreachableUrl } from "../support/unreachable";
 import { facilitatorConfigFromObject } from "../../facilitator/config";
 import { silentFacilitatorLogger } from "../../facilitator/logger";
 import { type FacilitatorServer, startFacilitatorServer } from "../../facilitator/server";
@@ -212,6 +215,7 @@ describe("svc-credit in the official x402 packages: @x402/fetch|axios → @x402/
     for (const seller of Object.values(sellers)) await close(seller.server);
     await facilitator?.close();
     await core?.close();
+    await closeUnreachableServices();
     dir?.remove();
   });
 
@@ -392,6 +396,25 @@ describe("svc-credit in the official x402 packages: @x402/fetch|axios → @x402/
       expect(await locked(payer.address, TUSD)).to.equal(lockedAfterFirst);
     });
   }
+
+  it("suretyClientSchemeFromCore signs under Core's domain, or fails with domain_unavailable", async function () {
+    const limits = { maxAmountPerRequest: { [TUSD]: PRICE } };
+    const scheme = await suretyClientSchemeFromCore(core.url, { signer: payer, ...limits });
+    expect(scheme.network).to.equal(NETWORK);
+    const response = await wrapFetchWithPaymentFromConfig(
+      fetch,
+      clientConfig(scheme),
+    )(`${sellers.express.url}/weather`);
+    expect(response.status).to.equal(200);
+    let failure: unknown;
+    try {
+      await suretyClientSchemeFromCore(await unreachableUrl(), { signer: payer, ...limits });
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).to.be.instanceOf(PaymentError);
+    expect((failure as PaymentError).code).to.equal("domain_unavailable");
+  });
 
   it("the client refuses a seller whose requirements name another Vault", async function () {
     const scheme = clientScheme();
