@@ -28,15 +28,19 @@ const object = (properties: Record<string, Schema>, required = Object.keys(prope
 });
 
 /** An error answer whose `code` is one of `codes`. */
-function errorResponse(description: string, codes?: readonly string[]): Schema {
-  const schema = codes
+/** The common error shape, its `code` limited to `codes` when given. */
+function errorSchema(codes?: readonly string[]): Schema {
+  return codes
     ? {
         allOf: [ref("Error")],
         type: "object",
         properties: { code: { enum: [...codes] } },
       }
     : ref("Error");
-  return { description, content: { "application/json": { schema } } };
+}
+
+function errorResponse(description: string, codes?: readonly string[]): Schema {
+  return { description, content: { "application/json": { schema: errorSchema(codes) } } };
 }
 
 function jsonResponse(description: string, schema: Schema, headers?: Schema): Schema {
@@ -102,8 +106,8 @@ const ISSUANCE_400_CODES = [
   "insufficient_collateral",
 ] as const;
 
-/** 503 of `POST /core/guarantees`: the books cannot follow the chain now (docs/operator-api.md). */
-const ISSUANCE_503_CODES = [
+/** 500 of `POST /core/guarantees` with a cause: the chain cannot be judged now (docs/operator-api.md). */
+const ISSUANCE_UNAVAILABLE_CODES = [
   "chain_time_unavailable",
   "indexer_halted",
   "indexer_stale",
@@ -718,12 +722,18 @@ export const CORE_OPENAPI = {
             ref("DuplicateGuarantee"),
           ),
           ...COMMON_ERRORS,
-          "503": errorResponse(
-            "Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging or starting), " +
-              "or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the validation " +
-              "deadline by: nothing is issued; `GET /core/health` shows why.",
-            ISSUANCE_503_CODES,
-          ),
+          "500": {
+            description:
+              "Core could not issue the guarantee: an unexpected failure (`internal_error`, details in the log " +
+              "only), or Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging " +
+              "or starting), or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the " +
+              "validation deadline by. Nothing is issued or locked; `GET /core/health` shows why; retry later.",
+            content: {
+              "application/json": {
+                schema: { oneOf: [ref("InternalError"), errorSchema(ISSUANCE_UNAVAILABLE_CODES)] },
+              },
+            },
+          },
         },
       },
     },

@@ -258,12 +258,12 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
       return [200, "issued"];
     }
 
-    it("answers 503 chain_time_unavailable before Core has indexed a block (V1 is unaffected)", async function () {
+    it("answers 500 chain_time_unavailable before Core has indexed a block (V1 is unaffected)", async function () {
       const f = await setupIssuance();
       // A minute after the deposit's block, which is what Core's chain time will be once indexed.
       const deadline = (await time.latest()) + 60;
       const v2 = () => issueGuarantee(h!, f.alice, f.bob.address, 1n, ETH, { deadline });
-      expect(await refusal(v2)).to.deep.equal([503, "chain_time_unavailable"]);
+      expect(await refusal(v2)).to.deep.equal([500, "chain_time_unavailable"]);
       await h!.indexer.syncToHead();
       // The default deadline is Core's clock + 60 s: put that clock on the indexed chain time. After
       // loadFixture's revert Hardhat stamps the next block (the deposit) with the wall clock, which is as
