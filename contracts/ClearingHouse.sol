@@ -86,7 +86,8 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
     mapping(uint256 cycleId => mapping(address asset => mapping(address participant => bool)))
         private _claimed;
 
-    /// @notice Cycle `cycleId` was committed with Merkle root `root`.
+    /// @notice Cycle `cycleId` was committed with Merkle root `root`; `nettedV2Count` V2 ids were newly marked
+    /// consumed (listed ids already consumed were skipped, see the Vault's `GuaranteeNettingSkipped`).
     event CycleCommitted(
         uint256 indexed cycleId,
         bytes32 root,
@@ -197,8 +198,11 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
     /// @param root StandardMerkleTree root over the cycle's net positions.
     /// @param totals Per-asset total debit and credit (must be equal).
     /// @param debtors Every net debtor with its debit; per asset they sum to the total debit.
-    /// @param nettedV2Ids V2 guarantees netted in this cycle; none may have been remunerated already.
-    /// @dev Records each obligation in the Vault and marks the V2 ids consumed. Payment deadline =
+    /// @param nettedV2Ids V2 guarantees netted in this cycle. Ids already consumed (remunerated, or netted
+    /// before) are skipped and reported by the Vault (`GuaranteeNettingSkipped`), never reverting the commit.
+    /// @dev Marks the V2 ids first: it is the only step that depends on state others can change between
+    /// Core's estimate and the commit, so it runs before the per-debtor work (the Vault is trusted and makes
+    /// no external call). Then records each obligation in the Vault. Payment deadline =
     /// now + paymentWindow, default deadline = payment deadline + defaultWindow (both read from the Vault).
     function commitCycle(
         uint256 cycleId,
@@ -210,36 +214,9 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
         if (cycleId != lastCycleId + 1) revert UnexpectedCycleId(lastCycleId + 1, cycleId);
         if (root == bytes32(0)) revert EmptyRoot();
         lastCycleId = cycleId;
-
-        for (uint256 i = 0; i < totals.length; ++i) {
-            AssetTotal calldata total = totals[i];
-            CycleAsset storage cycleAsset = _cycleAssets[cycleId][total.asset];
-            if (cycleAsset.listed) revert DuplicateCycleAsset(total.asset);
-            if (total.totalDebit != total.totalCredit) {
-                revert UnbalancedAsset(total.asset, total.totalDebit, total.totalCredit);
-            }
-            cycleAsset.listed = true;
-            cycleAsset.totalDebit = total.totalDebit;
-            emit CycleAssetCommitted(cycleId, total.asset, total.totalDebit);
-        }
-
-        uint256[] memory sums = new uint256[](totals.length);
-        for (uint256 i = 0; i < debtors.length; ++i) {
-            IClearingVault.Obligation calldata o = debtors[i];
-            if (o.amount == 0 || o.debtor == address(0))
-                revert InvalidObligation(o.asset, o.debtor, o.amount);
-            sums[_indexOfAsset(cycleId, totals, o.asset)] += o.amount;
-            Debt storage debt = _debts[cycleId][o.asset][o.debtor];
-            if (debt.status != DebtStatus.None) revert DuplicateDebtor(o.asset, o.debtor);
-            debt.amount = SafeCast.toUint248(o.amount);
-            debt.status = DebtStatus.Open;
-            emit NetDebitRecorded(cycleId, o.asset, o.debtor, o.amount);
-        }
-        for (uint256 i = 0; i < totals.length; ++i) {
-            if (sums[i] != totals[i].totalDebit) {
-                revert ObligationSumMismatch(totals[i].asset, sums[i], totals[i].totalDebit);
-            }
-        }
+        uint256 nettedCount = vault.markNetted(nettedV2Ids);
+        _commitTotals(cycleId, totals);
+        _commitDebtors(cycleId, totals, debtors);
 
         uint64 paymentDeadline = uint64(block.timestamp) + vault.paymentWindow();
         uint64 defaultDeadline = paymentDeadline + vault.defaultWindow();
@@ -256,12 +233,11 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
             defaultDeadline,
             totals.length,
             debtors.length,
-            nettedV2Ids.length
+            nettedCount
         );
         if (debtors.length == 0) _finalize(cycleId, cycle);
 
         vault.recordObligations(debtors);
-        vault.markNetted(nettedV2Ids);
     }
 
     /// @notice Pays the caller's net debit in `asset` for cycle `cycleId`: send exactly the debit as ETH, or
@@ -387,6 +363,44 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
         uint256 credit
     ) public pure returns (bytes32) {
         return keccak256(bytes.concat(keccak256(abi.encode(cycleId, asset, participant, debit, credit))));
+    }
+
+    function _commitTotals(uint256 cycleId, AssetTotal[] calldata totals) private {
+        for (uint256 i = 0; i < totals.length; ++i) {
+            AssetTotal calldata total = totals[i];
+            CycleAsset storage cycleAsset = _cycleAssets[cycleId][total.asset];
+            if (cycleAsset.listed) revert DuplicateCycleAsset(total.asset);
+            if (total.totalDebit != total.totalCredit) {
+                revert UnbalancedAsset(total.asset, total.totalDebit, total.totalCredit);
+            }
+            cycleAsset.listed = true;
+            cycleAsset.totalDebit = total.totalDebit;
+            emit CycleAssetCommitted(cycleId, total.asset, total.totalDebit);
+        }
+    }
+
+    function _commitDebtors(
+        uint256 cycleId,
+        AssetTotal[] calldata totals,
+        IClearingVault.Obligation[] calldata debtors
+    ) private {
+        uint256[] memory sums = new uint256[](totals.length);
+        for (uint256 i = 0; i < debtors.length; ++i) {
+            IClearingVault.Obligation calldata o = debtors[i];
+            if (o.amount == 0 || o.debtor == address(0))
+                revert InvalidObligation(o.asset, o.debtor, o.amount);
+            sums[_indexOfAsset(cycleId, totals, o.asset)] += o.amount;
+            Debt storage debt = _debts[cycleId][o.asset][o.debtor];
+            if (debt.status != DebtStatus.None) revert DuplicateDebtor(o.asset, o.debtor);
+            debt.amount = SafeCast.toUint248(o.amount);
+            debt.status = DebtStatus.Open;
+            emit NetDebitRecorded(cycleId, o.asset, o.debtor, o.amount);
+        }
+        for (uint256 i = 0; i < totals.length; ++i) {
+            if (sums[i] != totals[i].totalDebit) {
+                revert ObligationSumMismatch(totals[i].asset, sums[i], totals[i].totalDebit);
+            }
+        }
     }
 
     function _openDebt(

@@ -106,6 +106,8 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     event DefaultCovered(address indexed user, address indexed asset, uint256 obligation, uint256 covered);
     /// @notice The V2 guarantee `guaranteeId` was netted in a committed cycle.
     event GuaranteeNetted(bytes32 indexed guaranteeId);
+    /// @notice A committed cycle listed `guaranteeId`, which was already consumed (`how`); it was skipped.
+    event GuaranteeNettingSkipped(bytes32 indexed guaranteeId, Consumption how);
     /// @notice The V2 guarantee `guaranteeId` passed validation and `amount` was paid to `recipient`.
     event GuaranteeRemunerated(
         bytes32 indexed guaranteeId,
@@ -344,12 +346,19 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     }
 
     /// @inheritdoc IClearingVault
-    function markNetted(bytes32[] calldata guaranteeIds) external onlyClearingHouse {
+    /// @dev An id already consumed is skipped with `GuaranteeNettingSkipped` instead of reverting the whole
+    /// commit: one front-running `remunerate` must not cost the operator a reverted commit (the
+    /// over-charge it leaves is answerable on chain, docs/clearing.md "Skipped ids").
+    function markNetted(bytes32[] calldata guaranteeIds) external onlyClearingHouse returns (uint256 netted) {
         for (uint256 i = 0; i < guaranteeIds.length; ++i) {
             bytes32 id = guaranteeIds[i];
             Consumption how = consumption[id];
-            if (how != Consumption.None) revert GuaranteeAlreadyConsumed(id, how);
+            if (how != Consumption.None) {
+                emit GuaranteeNettingSkipped(id, how);
+                continue;
+            }
             consumption[id] = Consumption.Netted;
+            ++netted;
             emit GuaranteeNetted(id);
         }
     }
@@ -424,6 +433,12 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     function freeCollateralOf(address user, address asset) public view returns (uint256) {
         Account storage account = _accounts[user][asset];
         return account.balance > account.obligation ? account.balance - account.obligation : 0;
+    }
+
+    /// @notice How each of `guaranteeIds` was consumed (Core checks a plan's V2 ids before committing it).
+    function consumptionOf(bytes32[] calldata guaranteeIds) external view returns (Consumption[] memory how) {
+        how = new Consumption[](guaranteeIds.length);
+        for (uint256 i = 0; i < guaranteeIds.length; ++i) how[i] = consumption[guaranteeIds[i]];
     }
 
     /// @notice `user`'s open withdrawal in `asset` (id 0 when none).

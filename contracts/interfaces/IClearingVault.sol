@@ -37,8 +37,9 @@ interface IClearingVault {
     /// collateral to the ClearingHouse; returns the amount moved.
     function coverDefault(address user, address asset, uint256 amount) external returns (uint256 covered);
 
-    /// @notice Marks V2 guarantee ids as consumed by netting; reverts if any was already consumed.
-    function markNetted(bytes32[] calldata guaranteeIds) external;
+    /// @notice Marks V2 guarantee ids as consumed by netting; ids already consumed (remunerated, or netted
+    /// by an earlier cycle) are skipped and reported, never reverting. Returns how many were marked.
+    function markNetted(bytes32[] calldata guaranteeIds) external returns (uint256 netted);
 
     /// @notice `user`'s collateral balance in `asset`.
     function balanceOf(address user, address asset) external view returns (uint256);

@@ -19,6 +19,7 @@ export const VAULT_ABI = [
   "function freeCollateralOf(address user, address asset) view returns (uint256)",
   "function withdrawalFinalizableAt(address user, address asset) view returns (uint64)",
   "function consumption(bytes32 guaranteeId) view returns (uint8)",
+  "function consumptionOf(bytes32[] guaranteeIds) view returns (uint8[])",
   "error GuaranteeAlreadyConsumed(bytes32 guaranteeId, uint8 how)",
   "error ObligationExceeded(address user, address asset, uint256 obligation, uint256 amount)",
 ];

@@ -181,13 +181,17 @@ describe("ClearingHouse", () => {
       expect(await clearingHouse.lastCycleId()).to.equal(0n);
     });
 
-    it("refuses to net a V2 id twice (whole commit reverts)", async () => {
+    it("skips and reports a V2 id netted before instead of reverting the commit", async () => {
       const { clearingHouse, vault, operator, netted } = await loadFixture(committedFixture);
       const next = buildCycle(2, []);
-      await expect(clearingHouse.connect(operator).commitCycle(2, next.root, [], [], netted))
-        .to.be.revertedWithCustomError(vault, "GuaranteeAlreadyConsumed")
-        .withArgs(netted[0], 2n);
-      expect(await clearingHouse.lastCycleId()).to.equal(1n);
+      const fresh = hashText("fresh");
+      await expect(clearingHouse.connect(operator).commitCycle(2, next.root, [], [], [netted[0], fresh]))
+        .to.emit(vault, "GuaranteeNettingSkipped")
+        .withArgs(netted[0], 2n)
+        .and.to.emit(clearingHouse, "CycleCommitted")
+        .withArgs(2n, next.root, anyValue, anyValue, 0n, 0n, 1n);
+      expect(await clearingHouse.lastCycleId()).to.equal(2n);
+      expect(await vault.consumption(fresh)).to.equal(2n);
     });
   });
 

@@ -100,13 +100,18 @@ describe("Gas", () => {
     });
   }
 
-  it("commitCycle marking 10 netted V2 ids", async () => {
+  it("commitCycle marking 10 netted V2 ids, then listing them again (skipped)", async () => {
     const { clearingHouse, operator } = await loadFixture(suretyFixture);
     const c = cycleOf(1, 2);
     const ids = Array.from({ length: 10 }, (_, i) => hashText(`g${i}`));
     await gasOf(
       "commitCycle (2 participants + 10 netted V2 ids)",
       clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, ids),
+    );
+    const again = cycleOf(2, 2);
+    await gasOf(
+      "commitCycle (2 participants + 10 V2 ids already consumed: skipped)",
+      clearingHouse.connect(operator).commitCycle(2, again.root, again.totals, again.debtors, ids),
     );
   });
 

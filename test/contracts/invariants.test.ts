@@ -283,7 +283,7 @@ describe("Invariants (ARCHITECTURE §7)", () => {
       return { ...f, cert, cycle };
     }
 
-    it("remunerated first: a cycle netting it cannot commit", async () => {
+    it("remunerated first: a cycle listing it commits, skips the id and reports it; it stays Remunerated", async () => {
       const { vault, clearingHouse, operator, cert, cycle } = await loadFixture(v2Fixture);
       await vault.remunerate(cert.claims, cert.signature);
       await expect(
@@ -291,9 +291,10 @@ describe("Invariants (ARCHITECTURE §7)", () => {
           .connect(operator)
           .commitCycle(1, cycle.root, cycle.totals, cycle.debtors, [cert.guaranteeId]),
       )
-        .to.be.revertedWithCustomError(vault, "GuaranteeAlreadyConsumed")
+        .to.emit(vault, "GuaranteeNettingSkipped")
         .withArgs(cert.guaranteeId, 1n);
-      expect(await clearingHouse.lastCycleId()).to.equal(0n);
+      expect(await clearingHouse.lastCycleId()).to.equal(1n);
+      expect(await vault.consumption(cert.guaranteeId)).to.equal(1n); // still Remunerated: paid once
     });
 
     it("netted first: it cannot be remunerated", async () => {

@@ -281,7 +281,7 @@ describe("Vault", () => {
       expect(await vault.totalBalance(ETH)).to.equal(7n * ONE);
     });
 
-    it("markNetted marks ids once and refuses any id already consumed", async () => {
+    it("markNetted marks ids once and skips (reports) any id already consumed", async () => {
       const { vault, clearingHouseAddress } = await loadFixture(fundedFixture);
       const ch = await asClearingHouse(clearingHouseAddress);
       const [a, b] = [hashText("a"), hashText("b")];
@@ -291,10 +291,15 @@ describe("Vault", () => {
         .and.to.emit(vault, "GuaranteeNetted")
         .withArgs(b);
       expect(await vault.consumption(a)).to.equal(2n); // Netted
-      await expect(vault.connect(ch).markNetted([hashText("c"), a]))
-        .to.be.revertedWithCustomError(vault, "GuaranteeAlreadyConsumed")
-        .withArgs(a, 2n);
-      expect(await vault.consumption(hashText("c"))).to.equal(0n); // nothing partial
+      const c = hashText("c");
+      expect(await vault.connect(ch).markNetted.staticCall([c, a])).to.equal(1n);
+      await expect(vault.connect(ch).markNetted([c, a]))
+        .to.emit(vault, "GuaranteeNettingSkipped")
+        .withArgs(a, 2n)
+        .and.to.emit(vault, "GuaranteeNetted")
+        .withArgs(c);
+      expect(await vault.consumption(c)).to.equal(2n);
+      expect(await vault.consumptionOf([a, c, hashText("d")])).to.deep.equal([2n, 2n, 0n]);
     });
   });
 

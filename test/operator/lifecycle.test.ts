@@ -143,7 +143,7 @@ describe("V2 lifecycle", function () {
     await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
     const result = await tasks.scheduler.tick();
     expect(result).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
-    expect((await h!.store.getClearingGuarantee(g.id))?.excludedReason).to.match(/consumed/);
+    expect((await h!.store.getClearingGuarantee(g.id))?.excludedReason).to.match(/remunerated on chain/);
     await h!.indexer.syncToHead();
     expect(await stateOf(g.id)).to.equal("REMUNERATED");
     expect(await stateOf(v1.id)).to.equal("NETTED");
