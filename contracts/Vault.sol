@@ -13,6 +13,7 @@ import {IClearingVault} from "./interfaces/IClearingVault.sol";
 import {IValidationRegistry} from "./interfaces/IValidationRegistry.sol";
 import {BLSVerifier} from "./lib/BLSVerifier.sol";
 import {CertificateCodec} from "./lib/CertificateCodec.sol";
+import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 
 /// @title Vault
 /// @notice Holds payers' collateral (ETH as address(0) and allow-listed ERC-20 tokens), the obligations of
@@ -32,15 +33,12 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
     /// @notice The asset id of ETH.
     address public constant ETH = address(0);
+    /// @notice EIP-712 domain name of payers' guarantee signatures (sdk/eip712.ts, Core's default).
+    string public constant GUARANTEE_DOMAIN_NAME = "Surety";
+    /// @notice EIP-712 domain version of payers' guarantee signatures.
+    string public constant GUARANTEE_DOMAIN_VERSION = "1";
     /// @notice Upper bound on the withdrawal grace period, so collateral can never be frozen indefinitely.
     uint64 public constant MAX_WITHDRAWAL_GRACE_PERIOD = 30 days;
-
-    /// @notice How a V2 guarantee was consumed on chain (a guarantee is paid at most once).
-    enum Consumption {
-        None,
-        Remunerated,
-        Netted
-    }
 
     struct Account {
         uint256 balance;
@@ -72,7 +70,7 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     mapping(address registry => bool) public isTrustedRegistry;
     /// @notice Sum of all user balances in `asset`.
     mapping(address asset => uint256) public totalBalance;
-    /// @notice How the V2 guarantee `guaranteeId` was consumed, if at all.
+    /// @inheritdoc IClearingVault
     mapping(bytes32 guaranteeId => Consumption) public consumption;
 
     mapping(address user => mapping(address asset => Account)) private _accounts;
@@ -157,6 +155,8 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     error ZeroCycleLength();
     /// @notice `paymentWindow` is zero.
     error ZeroPaymentWindow();
+    /// @notice `challengeWindow` is zero (it would switch off challenges and the guardian's veto).
+    error ZeroChallengeWindow();
     /// @notice `withdrawalGracePeriod` must be greater than `minimumExclusive` (the clearing path's length).
     error GracePeriodTooShort(uint64 withdrawalGracePeriod, uint256 minimumExclusive);
     /// @notice `withdrawalGracePeriod` exceeds {MAX_WITHDRAWAL_GRACE_PERIOD}.
@@ -399,8 +399,9 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         emit TrustedRegistryUpdated(registry, trusted);
     }
 
-    /// @notice Sets all timings at once, enforcing
-    /// `withdrawalGracePeriod > cycleLength + commitDelay + paymentWindow + defaultWindow` (ARCHITECTURE §7.3).
+    /// @notice Sets all timings at once, enforcing `challengeWindow > 0` and
+    /// `withdrawalGracePeriod > cycleLength + commitDelay + 2 * challengeWindow + paymentWindow + defaultWindow`
+    /// (ARCHITECTURE §7.3; the ClearingHouse's answer window is as long as the challenge window).
     /// @dev A longer grace period also applies to open withdrawal requests (see {withdrawalFinalizableAt});
     /// a shorter one does not.
     function setTimings(Timings calldata timings_) external onlyRole(CONFIG_ROLE) {
@@ -466,6 +467,24 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     }
 
     /// @inheritdoc IClearingVault
+    /// @dev Name and version are this deployment's constants; Core's `SURETY_EIP712_NAME` / `_VERSION`
+    /// must equal them for payer signatures to verify on chain.
+    function guaranteeDomainSeparator() external view returns (bytes32) {
+        return
+            GuaranteeSignature.domainSeparator(
+                GUARANTEE_DOMAIN_NAME,
+                GUARANTEE_DOMAIN_VERSION,
+                block.chainid,
+                address(this)
+            );
+    }
+
+    /// @inheritdoc IClearingVault
+    function challengeWindow() external view returns (uint64) {
+        return _timings.challengeWindow;
+    }
+
+    /// @inheritdoc IClearingVault
     function paymentWindow() external view returns (uint64) {
         return _timings.paymentWindow;
     }
@@ -503,7 +522,13 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     function _setTimings(Timings memory t) private {
         if (t.cycleLength == 0) revert ZeroCycleLength();
         if (t.paymentWindow == 0) revert ZeroPaymentWindow();
-        uint256 clearingPath = uint256(t.cycleLength) + t.commitDelay + t.paymentWindow + t.defaultWindow;
+        if (t.challengeWindow == 0) revert ZeroChallengeWindow();
+        // The challenge window is followed by an answer window of the same length (ClearingHouse).
+        uint256 clearingPath = uint256(t.cycleLength) +
+            t.commitDelay +
+            2 * uint256(t.challengeWindow) +
+            t.paymentWindow +
+            t.defaultWindow;
         if (t.withdrawalGracePeriod <= clearingPath)
             revert GracePeriodTooShort(t.withdrawalGracePeriod, clearingPath);
         if (t.withdrawalGracePeriod > MAX_WITHDRAWAL_GRACE_PERIOD) {

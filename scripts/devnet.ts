@@ -369,8 +369,9 @@ class Devnet {
     }
     lines.push(
       "",
-      `Timings: cycle ${t.cycleLength} s, commit delay ${t.commitDelay} s, payment window ${t.paymentWindow} s, ` +
-        `default window ${t.defaultWindow} s, withdrawal grace ${t.withdrawalGracePeriod} s`,
+      `Timings: cycle ${t.cycleLength} s, commit delay ${t.commitDelay} s, challenge window ${t.challengeWindow} s ` +
+        `(+ as long to answer), payment window ${t.paymentWindow} s, default window ${t.defaultWindow} s, ` +
+        `withdrawal grace ${t.withdrawalGracePeriod} s`,
       "",
       "Service accounts",
     );

@@ -38,6 +38,7 @@ export const PRE_CYCLE_LOCKED_STATES: readonly GuaranteeState[] = [
 export interface VaultTimings {
   cycleLength: number;
   commitDelay: number;
+  challengeWindow: number;
   paymentWindow: number;
   defaultWindow: number;
   withdrawalGracePeriod: number;
@@ -193,6 +194,7 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
       context.onTimings?.({
         cycleLength: num(t.cycleLength),
         commitDelay: num(t.commitDelay),
+        challengeWindow: num(t.challengeWindow),
         paymentWindow: num(t.paymentWindow),
         defaultWindow: num(t.defaultWindow),
         withdrawalGracePeriod: num(t.withdrawalGracePeriod),

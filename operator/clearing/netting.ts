@@ -38,6 +38,12 @@ export interface PayableGuarantee {
   /** ERC-20 address, or the zero address for ETH. */
   asset: string;
   amount: bigint;
+  /**
+   * The payer's signature (0x hex; the store's record has it): its keccak256 goes into the cycle's
+   * guarantees root (commit-plan.ts). Absent, the leaf's signature hash is zero and the guarantee can
+   * never answer a challenge.
+   */
+  signature?: string;
 }
 
 /** One participant's non-zero net position in one asset; exactly one of debit/credit is non-zero. */

@@ -155,7 +155,7 @@ export class ClearingScheduler {
     let limit = this.options.maxGuaranteesPerCycle;
     for (let attempt = 0; attempt < MAX_REBUILDS; attempt++) {
       const payable = await store.listGuarantees({ states: ["FINALIZED_PAYABLE"], unassigned: true, limit });
-      const plan = buildCommitPlan(netCycle(BigInt(cycleId), payable));
+      const plan = buildCommitPlan(netCycle(BigInt(cycleId), payable), payable);
       if (!plan) return null;
       if (await this.excludeRemunerated(plan.args.nettedV2Ids)) continue;
       const data = clearingHouseInterface.encodeFunctionData("commitCycle", toCommitCycleCall(plan.args));

@@ -52,20 +52,25 @@ export class DevnetOptionsError extends Error {
 
 /**
  * Timings for a cycle of `cycleLength` seconds: short windows that keep the
- * Vault's invariant (grace > cycle + commit delay + payment + default window)
- * with half a cycle (at least 10 s) to spare.
+ * Vault's invariant (grace > cycle + commit delay + 2 × challenge window + payment + default window;
+ * the answer window is as long as the challenge window) with half a cycle (at least 10 s) to spare.
+ * The challenge window is half a cycle (at least 5 s): long enough for Core's keeper, polling every
+ * second, to see a challenge and answer it on the devnet.
  */
 export function devnetTimings(cycleLength: number): Timings {
   const commitDelay = Math.max(2, Math.ceil(cycleLength / 6));
+  const challengeWindow = Math.max(5, Math.ceil(cycleLength / 2));
   const paymentWindow = cycleLength;
   const defaultWindow = Math.max(5, Math.ceil(cycleLength / 2));
   const margin = Math.max(10, Math.ceil(cycleLength / 2));
   return {
     cycleLength,
     commitDelay,
+    challengeWindow,
     paymentWindow,
     defaultWindow,
-    withdrawalGracePeriod: cycleLength + commitDelay + paymentWindow + defaultWindow + margin,
+    withdrawalGracePeriod:
+      cycleLength + commitDelay + 2 * challengeWindow + paymentWindow + defaultWindow + margin,
   };
 }
 
@@ -136,6 +141,7 @@ function integer(raw: string, min: number, max: number): number {
 const TIMING_NAMES: readonly (keyof Timings)[] = [
   "cycleLength",
   "commitDelay",
+  "challengeWindow",
   "paymentWindow",
   "defaultWindow",
   "withdrawalGracePeriod",

@@ -19,6 +19,7 @@ async function fixture() {
     await vault.getAddress(),
     admin.address,
     operator.address,
+    outsider.address,
     DELAY,
   );
   return { admin, next, outsider, operator, vault, clearingHouse };

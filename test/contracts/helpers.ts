@@ -4,7 +4,16 @@
  * ARCHITECTURE §5 and signed with sdk/bls.ts.
  */
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
-import { AbiCoder, ZeroAddress, getBytes, toBigInt, type BigNumberish } from "ethers";
+import {
+  AbiCoder,
+  ZeroAddress,
+  getBytes,
+  keccak256,
+  toBigInt,
+  toUtf8Bytes,
+  type BigNumberish,
+  type Signer,
+} from "ethers";
 import { CERTIFICATE_CLAIMS_TYPES, CERTIFICATE_POLICY_TYPES } from "../../sdk/certificate";
 import {
   certificateDomain as sdkCertificateDomain,
@@ -12,6 +21,12 @@ import {
   validationRequestHash as sdkValidationRequestHash,
 } from "../../sdk/ids";
 import { MERKLE_LEAF_ENCODING } from "../../sdk/merkle";
+import type { GuaranteeClaimsV1, SigningScheme } from "../../sdk/claims";
+import { encodeCertificateClaims } from "../../sdk/certificate";
+import { SIGNING_SCHEME_CODES, signGuarantee } from "../../sdk/eip712";
+import { guaranteeProof } from "../../sdk/guarantee-tree";
+import { buildCommitPlan, guaranteeLeafOf, type CommitPlan } from "../../operator/clearing/commit-plan";
+import { netCycle, type PayableGuarantee } from "../../operator/clearing/netting";
 import { ethers } from "hardhat";
 
 import { blsKeyFromSecret, blsSign, g2ToEip2537, type BlsKeyPair } from "../../sdk/bls";
@@ -20,6 +35,10 @@ import { FeeOnTransferToken__factory } from "../../typechain-types";
 
 export const ETH = ZeroAddress;
 export const TIMINGS = DEFAULT_TIMINGS;
+/** Seconds from a commit to its payment deadline: challenge window, answer window, payment window. */
+export const PAYMENT_DELAY = 2 * TIMINGS.challengeWindow + TIMINGS.paymentWindow;
+/** A non-zero guarantees root for cycles whose debits are never challenged in the test. */
+export const GUARANTEES_ROOT = keccak256(toUtf8Bytes("test guarantees root"));
 export const OPERATOR_BLS: BlsKeyPair = blsKeyFromSecret("0x" + "11".repeat(32));
 export const OTHER_BLS: BlsKeyPair = blsKeyFromSecret("0x" + "22".repeat(32));
 /** Big enough for every scenario; tokens are minted to each user. */
@@ -28,9 +47,10 @@ export const TOKEN_MINT = 10n ** 30n;
 const abi = AbiCoder.defaultAbiCoder();
 
 export async function suretyFixture() {
-  const [admin, operator, alice, bob, carol, dave, outsider, validator] = await ethers.getSigners();
+  const [admin, operator, alice, bob, carol, dave, outsider, validator, guardian] = await ethers.getSigners();
   const deployment = await deploySurety(admin, {
     operator: operator.address,
+    guardian: guardian.address,
     operatorBlsPublicKey: OPERATOR_BLS.publicKey,
     testTokens: DEV_TEST_TOKENS,
   });
@@ -69,6 +89,7 @@ export async function suretyFixture() {
     dave,
     outsider,
     validator,
+    guardian,
   };
 }
 
@@ -225,4 +246,73 @@ export function v2Certificate(input: V2Input, overrides: Partial<ClaimFields> = 
     requestHash: validationRequestHash(input.chainId, input.policy, id),
     signature: signClaims(claims, key),
   };
+}
+
+// ------------------------------------------------------------------------------- signed guarantees
+
+/** A guarantee the payer signed, with what the guarantees root and a challenge answer need. */
+export interface SignedTestGuarantee {
+  payable: PayableGuarantee;
+  /** Certificate claims bytes (CertificateCodec encoding). */
+  claims: string;
+  scheme: SigningScheme;
+  signature: string;
+}
+
+/** A V1 guarantee signed by `payer` (EIP-712 by default) for the deployment of `f`. */
+export async function signedGuarantee(
+  f: { chainId: bigint; vaultAddress: string },
+  payer: Signer & { address: string },
+  recipient: string,
+  reqId: bigint,
+  amount: bigint,
+  asset: string = ETH,
+  scheme: SigningScheme = "eip712",
+): Promise<SignedTestGuarantee> {
+  const claims: GuaranteeClaimsV1 = {
+    version: 1,
+    user: payer.address,
+    recipient,
+    reqId,
+    amount,
+    asset,
+    timestamp: 1_700_000_000,
+  };
+  const deployment = { chainId: f.chainId, vault: f.vaultAddress };
+  const domain = { name: "Surety", version: "1", chainId: f.chainId, verifyingContract: f.vaultAddress };
+  const signature = await signGuarantee(payer, domain, claims, scheme);
+  return {
+    payable: {
+      guaranteeId: sdkGuaranteeId(deployment, payer.address, reqId),
+      version: 1,
+      user: payer.address,
+      recipient,
+      asset,
+      amount,
+      signature,
+    },
+    claims: encodeCertificateClaims(claims, deployment),
+    scheme,
+    signature,
+  };
+}
+
+/** Core's plan (netting, both trees, commit arguments) for a cycle of signed guarantees. */
+export function planCycle(cycleId: bigint, guarantees: readonly SignedTestGuarantee[]) {
+  const payable = guarantees.map((g) => g.payable);
+  const plan = buildCommitPlan(netCycle(cycleId, payable), payable);
+  if (!plan) throw new Error("empty cycle");
+  return plan;
+}
+
+/** `answerChallenge`'s guarantees argument: sorted by id, each with its proof in the plan's tree. */
+export function answerOf(plan: CommitPlan, guarantees: readonly SignedTestGuarantee[]) {
+  return [...guarantees]
+    .sort((a, b) => (BigInt(a.payable.guaranteeId) < BigInt(b.payable.guaranteeId) ? -1 : 1))
+    .map((g) => ({
+      claims: g.claims,
+      scheme: SIGNING_SCHEME_CODES[g.scheme],
+      signature: g.signature,
+      proof: guaranteeProof(plan.guaranteeTree, guaranteeLeafOf(g.payable)),
+    }));
 }

@@ -12,7 +12,17 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { id as hashText, parseEther } from "ethers";
 
-import { ETH, TIMINGS, buildCycle, suretyFixture, transfer, v2Certificate, type Position } from "./helpers";
+import {
+  ETH,
+  GUARANTEES_ROOT,
+  PAYMENT_DELAY,
+  type Position,
+  TIMINGS,
+  buildCycle,
+  suretyFixture,
+  transfer,
+  v2Certificate,
+} from "./helpers";
 
 const ONE = parseEther("1");
 const USD = 1_000_000n;
@@ -59,7 +69,9 @@ describe("Invariants (ARCHITECTURE §7)", () => {
               ...transfer(ETH, alice.address, dave.address, 2n * ONE),
               ...transfer(usdAddress, bob.address, carol.address, 120n * USD),
             ]);
-            return clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+            return clearingHouse
+              .connect(operator)
+              .commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
           },
         ],
         ["alice pays her debit", () => clearingHouse.connect(alice).payNetDebit(1, ETH, { value: 2n * ONE })],
@@ -127,7 +139,7 @@ describe("Invariants (ARCHITECTURE §7)", () => {
       await vault.connect(alice).deposit({ value: 10n * ONE });
       await vault.connect(alice).requestWithdrawal(ETH, 10n * ONE);
       const c = buildCycle(1, transfer(ETH, alice.address, bob.address, 4n * ONE));
-      await clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
       await time.increase(TIMINGS.withdrawalGracePeriod);
       await expect(vault.connect(alice).finalizeWithdrawal(ETH))
         .to.emit(vault, "WithdrawalFinalized")
@@ -160,7 +172,7 @@ describe("Invariants (ARCHITECTURE §7)", () => {
         { asset: ETH, participant: carol.address, debit: 0n, credit: 4n * ONE },
       ];
       const c = buildCycle(1, positions);
-      await clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
       const { paymentDeadline, defaultDeadline } = await clearingHouse.getCycle(1);
       expect(defaultDeadline).to.be.lessThan(finalizableAt); // the whole clearing path fits in the grace period
 
@@ -194,7 +206,12 @@ describe("Invariants (ARCHITECTURE §7)", () => {
 
     it("the setters refuse any timing that would break it", async () => {
       const { vault } = await loadFixture(suretyFixture);
-      const path = TIMINGS.cycleLength + TIMINGS.commitDelay + TIMINGS.paymentWindow + TIMINGS.defaultWindow;
+      const path =
+        TIMINGS.cycleLength +
+        TIMINGS.commitDelay +
+        2 * TIMINGS.challengeWindow +
+        TIMINGS.paymentWindow +
+        TIMINGS.defaultWindow;
       await expect(vault.setTimings({ ...TIMINGS, withdrawalGracePeriod: path }))
         .to.be.revertedWithCustomError(vault, "GracePeriodTooShort")
         .withArgs(path, path);
@@ -218,9 +235,9 @@ describe("Invariants (ARCHITECTURE §7)", () => {
         ...transfer(usdAddress, bob.address, alice.address, 150n * USD),
       ];
       const c = buildCycle(1, positions);
-      await clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: 2n * ONE });
-      await time.increase(TIMINGS.paymentWindow + 1);
+      await time.increase(PAYMENT_DELAY + 1);
       await clearingHouse.connect(bob).payNetDebit(1, usdAddress); // late, before anyone covers
       await expect(clearingHouse.coverDefault(1, ETH, carol.address)).to.emit(
         clearingHouse,
@@ -289,7 +306,7 @@ describe("Invariants (ARCHITECTURE §7)", () => {
       await expect(
         clearingHouse
           .connect(operator)
-          .commitCycle(1, cycle.root, cycle.totals, cycle.debtors, [cert.guaranteeId]),
+          .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, [cert.guaranteeId]),
       )
         .to.emit(vault, "GuaranteeNettingSkipped")
         .withArgs(cert.guaranteeId, 1n);
@@ -301,7 +318,7 @@ describe("Invariants (ARCHITECTURE §7)", () => {
       const { vault, clearingHouse, operator, cert, cycle, alice } = await loadFixture(v2Fixture);
       await clearingHouse
         .connect(operator)
-        .commitCycle(1, cycle.root, cycle.totals, cycle.debtors, [cert.guaranteeId]);
+        .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, [cert.guaranteeId]);
       await expect(vault.remunerate(cert.claims, cert.signature))
         .to.be.revertedWithCustomError(vault, "GuaranteeAlreadyConsumed")
         .withArgs(cert.guaranteeId, 2n);

@@ -399,23 +399,29 @@ describe("Vault", () => {
         .withArgs(outsider.address, await vault.CONFIG_ROLE());
     });
 
-    it("setTimings enforces grace > cycle + commit + payment + default windows (ARCHITECTURE §7.3)", async () => {
+    it("setTimings enforces grace > cycle + commit + 2 × challenge + payment + default windows (§7.3)", async () => {
       const { vault, outsider } = await loadFixture(suretyFixture);
       const t = {
         cycleLength: 10,
         commitDelay: 5,
+        challengeWindow: 3,
         paymentWindow: 20,
         defaultWindow: 15,
-        withdrawalGracePeriod: 51,
+        withdrawalGracePeriod: 57,
       };
-      await expect(vault.setTimings(t)).to.emit(vault, "TimingsUpdated").withArgs([10, 5, 20, 15, 51]);
+      await expect(vault.setTimings(t)).to.emit(vault, "TimingsUpdated").withArgs([10, 5, 3, 20, 15, 57]);
+      expect(await vault.challengeWindow()).to.equal(3n);
       expect(await vault.paymentWindow()).to.equal(20n);
       expect(await vault.defaultWindow()).to.equal(15n);
-      expect(await vault.withdrawalGracePeriod()).to.equal(51n);
+      expect(await vault.withdrawalGracePeriod()).to.equal(57n);
       expect((await vault.timings()).cycleLength).to.equal(10n);
-      await expect(vault.setTimings({ ...t, withdrawalGracePeriod: 50 }))
+      await expect(vault.setTimings({ ...t, withdrawalGracePeriod: 56 }))
         .to.be.revertedWithCustomError(vault, "GracePeriodTooShort")
-        .withArgs(50, 50);
+        .withArgs(56, 56);
+      await expect(vault.setTimings({ ...t, challengeWindow: 0 })).to.be.revertedWithCustomError(
+        vault,
+        "ZeroChallengeWindow",
+      );
       await expect(vault.setTimings({ ...t, cycleLength: 0 })).to.be.revertedWithCustomError(
         vault,
         "ZeroCycleLength",

@@ -110,7 +110,12 @@ describe("protocol end to end: the CLI pays, claims and remunerates against a re
     await s.advance(f.timings.cycleLength);
     expect((await s.round()).scheduler).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
 
-    // Bob cannot claim before alice pays; alice pays with the CLI; bob claims with Core's proof.
+    // Bob cannot claim inside the challenge window, nor before alice pays; alice pays with the CLI;
+    // bob claims with Core's proof.
+    expect(await cliError(file, bob, claimNetCredit, { cycle: "1", asset: "tUSD" })).to.match(
+      /ChallengeWindowOpen/,
+    );
+    await s.advance(f.timings.challengeWindow + 1);
     expect(await cliError(file, bob, claimNetCredit, { cycle: "1", asset: "tUSD" })).to.match(
       /CreditNotYetFunded/,
     );

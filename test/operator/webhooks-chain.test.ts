@@ -196,7 +196,7 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
       [g1.id, "net_debit_paid"],
     ]);
 
-    await advance(h, f.timings.paymentWindow + 1);
+    await advance(h, 2 * f.timings.challengeWindow + f.timings.paymentWindow + 1);
     expect((await keeper.tick()).covered).to.have.length(1);
     await h.indexer.syncToHead();
     await dispatcher.tick();
