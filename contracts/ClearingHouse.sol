@@ -120,7 +120,7 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
     /// @notice Unanswered challenges over all cycles (the bond cannot be withdrawn while any is open).
     uint256 public openChallenges;
     /// @notice The cycle whose challenge answer used the guarantee `guaranteeId` (0: none). A signed
-    /// guarantee justifies at most one challenged debit, ever.
+    /// guarantee justifies at most one challenged debit, ever (answers in a vetoed cycle do not count).
     mapping(bytes32 guaranteeId => uint256 cycleId) public answeredIn;
 
     mapping(uint256 cycleId => Cycle) private _cycles;
@@ -769,7 +769,9 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
             revert GuaranteeNotOwed(id, debtor, asset);
         }
         if (vault.consumption(id) == IClearingVault.Consumption.Remunerated) revert GuaranteeRemunerated(id);
-        if (answeredIn[id] != 0) revert GuaranteeAlreadyUsed(id, answeredIn[id]);
+        // An answer in a vetoed cycle does not count: the re-commit must be able to use the guarantee again.
+        uint256 usedIn = answeredIn[id];
+        if (usedIn != 0 && !_cycles[usedIn].vetoed) revert GuaranteeAlreadyUsed(id, usedIn);
         amount = c.amount;
         bytes32 leaf = guaranteeLeafHash(id, debtor, c.recipient, asset, amount, keccak256(g.signature));
         if (!MerkleProof.verifyCalldata(g.proof, guaranteesRoot, leaf)) revert GuaranteeNotInCycle(id);

@@ -10,10 +10,15 @@
  *   `surety_guarantees_rejected_total{reason}` (reason = the error code).
  * - `surety_collateral_locked{asset}`: total locked collateral per asset in
  *   base units, read from the store at scrape time (a float: exact up to 2^53).
+ * - `surety_indexer_lag_blocks`, `surety_indexer_seconds_since_sync` and
+ *   `surety_indexer_state{state}` (1 for the current state): whether the books
+ *   follow the chain (chain/sync-status.ts), read at scrape time; no sample
+ *   while no indexer reports (state `off` is still exported).
  * - Node process metrics with the `surety_core_` prefix.
  */
 import type { Request, RequestHandler, Response } from "express";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { CHAIN_SYNC_STATES, type ChainSyncMonitor } from "./chain/sync-status";
 import type { Store } from "./store";
 
 /** Latency buckets (seconds) around the issuance target (p99 < 25 ms). */
@@ -26,7 +31,7 @@ export class CoreMetrics {
   private readonly issued: Counter<"version" | "scheme">;
   private readonly rejected: Counter<"reason">;
 
-  constructor(store: Store) {
+  constructor(store: Store, chainSync?: Pick<ChainSyncMonitor, "status">) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "surety_core_" });
     this.requests = new Counter({
@@ -62,6 +67,40 @@ export class CoreMetrics {
       async collect() {
         this.reset();
         for (const [asset, total] of await store.lockedTotals()) this.set({ asset }, Number(total));
+      },
+    });
+    if (chainSync) this.registerChainSync(chainSync, registers);
+  }
+
+  private registerChainSync(chainSync: Pick<ChainSyncMonitor, "status">, registers: Registry[]): void {
+    new Gauge({
+      name: "surety_indexer_lag_blocks",
+      help: "Blocks between the confirmed chain head and the last block Core's books include (at the last tick)",
+      registers,
+      collect() {
+        this.reset();
+        const { lagBlocks } = chainSync.status();
+        if (lagBlocks !== null) this.set(lagBlocks);
+      },
+    });
+    new Gauge({
+      name: "surety_indexer_seconds_since_sync",
+      help: "Seconds since the indexer's last successful tick (since its start when none succeeded)",
+      registers,
+      collect() {
+        this.reset();
+        const { secondsSinceSync } = chainSync.status();
+        if (secondsSinceSync !== null) this.set(secondsSinceSync);
+      },
+    });
+    new Gauge({
+      name: "surety_indexer_state",
+      help: "1 for the chain sync state Core is in (issuance is refused unless ok or off), 0 for the others",
+      labelNames: ["state"],
+      registers,
+      collect() {
+        const { state } = chainSync.status();
+        for (const each of CHAIN_SYNC_STATES) this.set({ state: each }, each === state ? 1 : 0);
       },
     });
   }

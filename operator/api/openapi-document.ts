@@ -43,13 +43,18 @@ function jsonResponse(description: string, schema: Schema, headers?: Schema): Sc
   return { description, content: { "application/json": { schema } }, ...(headers ? { headers } : {}) };
 }
 
+/** 400s of the body parser, before any route runs (runtime/client-errors.ts). */
+const BODY_400_CODES = ["malformed_json", "undecodable_body"] as const;
+/** 400 of the router for a path parameter that is not valid percent-encoding. */
+const PATH_400_CODES = ["malformed_path"] as const;
+
 const BEARER_FAILURE_CODES = ["missing_token", "invalid_token", "token_expired"] as const;
 const COMMON_ERRORS = {
   "413": errorResponse("Body larger than 64 kB.", ["body_too_large"]),
-  "415": errorResponse("Unsupported content encoding or charset.", [
-    "unsupported_encoding",
-    "unsupported_charset",
-  ]),
+  "415": errorResponse(
+    "`Content-Encoding` other than identity, gzip, deflate or br; charset other than UTF-8.",
+    ["unsupported_encoding", "unsupported_charset"],
+  ),
   "500": jsonResponse("Unexpected failure; details go to the log only.", ref("InternalError")),
 };
 const UNAUTHORIZED = {
@@ -79,10 +84,11 @@ const WEBHOOK_ID_PARAMETER = {
   description: "The subscription id (`whk_…` for API-made ones, the configured id otherwise).",
 };
 const WEBHOOK_NOT_FOUND = errorResponse("No subscription with that id.", ["webhook_not_found"]);
+const WEBHOOK_ID_MALFORMED = errorResponse("The id is not valid percent-encoding.", PATH_400_CODES);
 
 const ISSUANCE_400_CODES = [
   "invalid_request",
-  "malformed_json",
+  ...BODY_400_CODES,
   "unsupported_version",
   "unsupported_asset",
   "untrusted_validation_registry",
@@ -92,7 +98,17 @@ const ISSUANCE_400_CODES = [
   "timestamp_too_old",
   "timestamp_in_future",
   "validation_deadline_passed",
+  "validation_deadline_too_far",
   "insufficient_collateral",
+] as const;
+
+/** 503 of `POST /core/guarantees`: the books cannot follow the chain now (docs/operator-api.md). */
+const ISSUANCE_503_CODES = [
+  "chain_time_unavailable",
+  "indexer_halted",
+  "indexer_stale",
+  "indexer_lagging",
+  "indexer_starting",
 ] as const;
 
 export const CORE_OPENAPI = {
@@ -298,6 +314,31 @@ export const CORE_OPENAPI = {
         status: { enum: ["ok", "fail"] },
         db: { enum: ["ok", "fail"] },
         chain_rpc: { enum: ["ok", "fail"] },
+        indexer: {
+          enum: ["ok", "fail", "off"],
+          description:
+            "`fail` while issuance is refused (see `chain_sync`); `off`: no indexer runs in this process.",
+        },
+        chain_sync: ref("ChainSync"),
+      }),
+      ChainSync: object({
+        state: { enum: ["off", "starting", "ok", "lagging", "stale", "halted"] },
+        reason: nullable({ type: "string", description: "Why the state is not ok, in words." }),
+        head_block: nullable({ type: "integer", minimum: 0, description: "Latest head the indexer read." }),
+        indexed_block: nullable({ type: "integer", minimum: -1, description: "The indexer's cursor block." }),
+        lag_blocks: nullable({
+          type: "integer",
+          minimum: 0,
+          description: "Confirmed head − indexed block at the last tick.",
+        }),
+        max_lag_blocks: { type: "integer", minimum: 0, description: "`SURETY_INDEXER_MAX_LAG_BLOCKS`." },
+        last_synced_at: nullable(ref("DateTime")),
+        seconds_since_sync: nullable({ type: "integer", minimum: 0 }),
+        max_stale_seconds: {
+          type: "integer",
+          minimum: 1,
+          description: "`SURETY_INDEXER_MAX_STALE_SECONDS`.",
+        },
       }),
       NonceRequest: object({ address: ref("Address") }),
       NonceResponse: object({
@@ -325,8 +366,26 @@ export const CORE_OPENAPI = {
       DateTime: { type: "string", format: "date-time" },
       Cycle: object({
         cycle_id: { type: "integer", minimum: 1 },
-        state: { enum: ["COMMITTED", "FINALIZED"] },
+        state: {
+          enum: ["COMMITTED", "FINALIZED", "VETOED"],
+          description: "VETOED: the guardian vetoed it; its guarantees are re-committed in a later cycle.",
+        },
         root: { ...ref("Bytes32"), description: "Merkle root committed on chain." },
+        guarantees_root: {
+          ...ref("Bytes32"),
+          description:
+            "Root of the cycle's guarantees (sdk/guarantee-tree.ts): what challenge answers prove against.",
+        },
+        challenge_deadline: {
+          ...nullable(ref("DateTime")),
+          description:
+            "Debtors may challenge their debit, and the guardian veto the cycle, until then; claims open after it.",
+        },
+        answer_deadline: {
+          ...nullable(ref("DateTime")),
+          description: "Challenges are answered until then; an unanswered one is voided after it.",
+        },
+        vetoed_at: nullable(ref("DateTime")),
         committed_at: nullable(ref("DateTime")),
         committed_block: nullable({ type: "integer", minimum: 0 }),
         commit_tx: nullable(ref("Bytes32")),
@@ -348,7 +407,7 @@ export const CORE_OPENAPI = {
             asset_address: ref("Address"),
             debtor: ref("Address"),
             amount: ref("Uint"),
-            status: { enum: ["OPEN", "PAID", "COVERED"] },
+            status: { enum: ["OPEN", "PAID", "COVERED", "CHALLENGED", "ANSWERED", "VOIDED", "REFUNDED"] },
             covered: {
               ...nullable(ref("Uint")),
               description: "What arrived at the ClearingHouse for a COVERED debt; null otherwise.",
@@ -523,7 +582,7 @@ export const CORE_OPENAPI = {
           "200": jsonResponse("Nonce and template.", ref("NonceResponse")),
           "400": errorResponse("`address` missing or not an address; malformed JSON.", [
             "invalid_request",
-            "malformed_json",
+            ...BODY_400_CODES,
           ]),
           ...COMMON_ERRORS,
         },
@@ -536,7 +595,7 @@ export const CORE_OPENAPI = {
         requestBody: jsonBody(ref("SignInRequest")),
         responses: {
           "200": jsonResponse("Access and refresh tokens.", ref("TokenResponse")),
-          "400": errorResponse("Malformed body.", ["invalid_request", "malformed_json"]),
+          "400": errorResponse("Malformed body.", ["invalid_request", ...BODY_400_CODES]),
           "401": errorResponse("Message, signature or nonce refused.", [
             "invalid_siwe_message",
             "siwe_address_mismatch",
@@ -568,7 +627,7 @@ export const CORE_OPENAPI = {
           ),
           "400": errorResponse("`refresh_token` missing or not a string.", [
             "invalid_request",
-            "malformed_json",
+            ...BODY_400_CODES,
           ]),
           "401": errorResponse("Refresh token refused (a reused one revokes its whole session).", [
             "invalid_refresh_token",
@@ -589,7 +648,7 @@ export const CORE_OPENAPI = {
           "204": { description: "Revoked (also for unknown or already revoked tokens)." },
           "400": errorResponse("`refresh_token` missing or not a string.", [
             "invalid_request",
-            "malformed_json",
+            ...BODY_400_CODES,
           ]),
           ...COMMON_ERRORS,
         },
@@ -616,18 +675,21 @@ export const CORE_OPENAPI = {
     "/core/health": {
       get: {
         tags: ["public"],
-        summary: "Store and chain RPC probed on every call",
+        summary: "Store and chain RPC probed on every call; whether the books follow the chain",
         responses: {
           "200": jsonResponse("Healthy.", {
             allOf: [ref("Health")],
             type: "object",
             properties: { status: { const: "ok" } },
           }),
-          "503": jsonResponse("A dependency is down (`fail` for each failing part).", {
-            allOf: [ref("Health")],
-            type: "object",
-            properties: { status: { const: "fail" } },
-          }),
+          "503": jsonResponse(
+            "A dependency is down, or the books cannot follow the chain (`fail` for each failing part).",
+            {
+              allOf: [ref("Health")],
+              type: "object",
+              properties: { status: { const: "fail" } },
+            },
+          ),
         },
       },
     },
@@ -649,6 +711,12 @@ export const CORE_OPENAPI = {
             ref("DuplicateGuarantee"),
           ),
           ...COMMON_ERRORS,
+          "503": errorResponse(
+            "Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging or starting), " +
+              "or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the validation " +
+              "deadline by: nothing is issued; `GET /core/health` shows why.",
+            ISSUANCE_503_CODES,
+          ),
         },
       },
     },
@@ -660,7 +728,7 @@ export const CORE_OPENAPI = {
         parameters: [{ name: "id", in: "path", required: true, schema: ref("Bytes32") }],
         responses: {
           "200": jsonResponse("The guarantee.", ref("Guarantee")),
-          "400": errorResponse("Malformed id.", ["invalid_request"]),
+          "400": errorResponse("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
           "404": errorResponse("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
           "500": COMMON_ERRORS["500"],
@@ -675,7 +743,7 @@ export const CORE_OPENAPI = {
         parameters: [{ name: "address", in: "path", required: true, schema: ref("Address") }],
         responses: {
           "200": jsonResponse("ETH, then the deployment's tokens, then other assets.", ref("Balances")),
-          "400": errorResponse("Malformed address.", ["invalid_request"]),
+          "400": errorResponse("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
           "403": errorResponse("Only the user and facilitators may read.", ["not_authorized_for_user"]),
           "500": COMMON_ERRORS["500"],
@@ -705,7 +773,10 @@ export const CORE_OPENAPI = {
         ],
         responses: {
           "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("RecipientGuarantees")),
-          "400": errorResponse("`limit`, `cursor` or `address` malformed.", ["invalid_request"]),
+          "400": errorResponse("`limit`, `cursor` or `address` malformed.", [
+            "invalid_request",
+            ...PATH_400_CODES,
+          ]),
           "401": UNAUTHORIZED,
           "403": errorResponse("Only the recipient and facilitators may read.", [
             "not_authorized_for_recipient",
@@ -725,7 +796,11 @@ export const CORE_OPENAPI = {
             "The guarantee, now FINALIZED_PAYABLE (enters the next cycle).",
             ref("Guarantee"),
           ),
-          "400": errorResponse("Malformed id; malformed JSON body.", ["invalid_request", "malformed_json"]),
+          "400": errorResponse("Malformed id; malformed JSON body.", [
+            "invalid_request",
+            ...BODY_400_CODES,
+            ...PATH_400_CODES,
+          ]),
           "401": UNAUTHORIZED,
           "403": errorResponse("The caller is the recipient, not the payer.", ["not_payer"]),
           "404": errorResponse("Unknown, or the caller is neither payer nor recipient.", [
@@ -744,7 +819,7 @@ export const CORE_OPENAPI = {
         parameters: [{ name: "address", in: "path", required: true, schema: ref("Address") }],
         responses: {
           "200": jsonResponse("Withdrawable amounts and withdrawal requests.", ref("Withdrawals")),
-          "400": errorResponse("Malformed address.", ["invalid_request"]),
+          "400": errorResponse("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
           "403": errorResponse("Only the user and facilitators may read.", ["not_authorized_for_user"]),
           "500": COMMON_ERRORS["500"],
@@ -760,7 +835,7 @@ export const CORE_OPENAPI = {
         ],
         responses: {
           "200": jsonResponse("The cycle.", ref("Cycle")),
-          "400": errorResponse("Malformed cycle id.", ["invalid_request"]),
+          "400": errorResponse("Malformed cycle id.", ["invalid_request", ...PATH_400_CODES]),
           "404": errorResponse("No cycle with that id was seen committed.", ["cycle_not_found"]),
           "500": COMMON_ERRORS["500"],
         },
@@ -776,7 +851,7 @@ export const CORE_OPENAPI = {
         ],
         responses: {
           "200": jsonResponse("One position per asset with a non-zero net.", ref("CycleProof")),
-          "400": errorResponse("Malformed cycle id or address.", ["invalid_request"]),
+          "400": errorResponse("Malformed cycle id or address.", ["invalid_request", ...PATH_400_CODES]),
           "404": errorResponse("No such committed cycle, or no position of the participant in it.", [
             "cycle_not_found",
             "position_not_found",
@@ -795,7 +870,7 @@ export const CORE_OPENAPI = {
           "201": jsonResponse("Created.", ref("CreatedWebhookSubscription")),
           "400": errorResponse("A field refused (the message names it); malformed JSON.", [
             "invalid_request",
-            "malformed_json",
+            ...BODY_400_CODES,
           ]),
           ...ADMIN_FAILURES,
           ...COMMON_ERRORS,
@@ -820,6 +895,7 @@ export const CORE_OPENAPI = {
         parameters: [WEBHOOK_ID_PARAMETER],
         responses: {
           "200": jsonResponse("The subscription.", ref("WebhookSubscription")),
+          "400": WEBHOOK_ID_MALFORMED,
           ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
           "500": COMMON_ERRORS["500"],
@@ -832,6 +908,7 @@ export const CORE_OPENAPI = {
         parameters: [WEBHOOK_ID_PARAMETER],
         responses: {
           "204": { description: "Removed, with its pending and past deliveries." },
+          "400": WEBHOOK_ID_MALFORMED,
           ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
           "409": errorResponse("A configured subscription: remove it from `SURETY_WEBHOOKS`.", [
@@ -877,6 +954,7 @@ export const CORE_OPENAPI = {
           "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("WebhookDeliveries")),
           "400": errorResponse("`status`, `limit` or `cursor` malformed (the message names it).", [
             "invalid_request",
+            ...PATH_400_CODES,
           ]),
           ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,

@@ -445,6 +445,22 @@ describe("Custody review (issue 17), ClearingHouse side", () => {
       expect((await f.clearingHouse.getCycle(2)).finalized).to.equal(true);
     });
 
+    it("guarantees used to answer in a vetoed cycle can answer again in its re-commit", async () => {
+      const f = await loadFixture(honestFixture);
+      await f.clearingHouse.connect(f.alice).challengeDebit(1, ETH);
+      await f.clearingHouse.answerChallenge(1, ETH, f.alice.address, answerOf(f.plan, [f.toBob]));
+      await f.clearingHouse.connect(f.guardian).vetoCycle(1);
+      const again = planCycle(2n, [f.toBob, f.toCarol, f.fromBob, f.self]);
+      await f.clearingHouse
+        .connect(f.operator)
+        .commitCycle(2, again.root, again.args.guaranteesRoot, again.args.totals, again.args.debtors, []);
+      await f.clearingHouse.connect(f.alice).challengeDebit(2, ETH);
+      await expect(f.clearingHouse.answerChallenge(2, ETH, f.alice.address, answerOf(again, [f.toBob])))
+        .to.emit(f.clearingHouse, "ChallengeAnswered")
+        .withArgs(2n, ETH, f.alice.address, 1n, 3n * ONE);
+      expect(await f.clearingHouse.answeredIn(f.toBob.payable.guaranteeId)).to.equal(2n);
+    });
+
     it("the bond: anyone posts, only the admin withdraws, never while a debit could be voided", async () => {
       const f = await loadFixture(honestFixture);
       const ch = f.clearingHouse;

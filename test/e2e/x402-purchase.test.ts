@@ -27,6 +27,7 @@ import { decodePaymentResponseHeader } from "../../sdk/x402";
 import { facilitatorConfigFromObject } from "../../facilitator/config";
 import { silentFacilitatorLogger } from "../../facilitator/logger";
 import { type FacilitatorServer, startFacilitatorServer } from "../../facilitator/server";
+import { systemClock } from "../../operator/clock";
 import { silentLogger } from "../../operator/logger";
 import { type CoreServer, startCoreServer } from "../../operator/server";
 import {
@@ -76,6 +77,8 @@ describe("x402 purchase end to end: buyer → seller → facilitator → Core", 
     dir = tempDir();
     core = await startCoreServer(testConfig(dir.path, { facilitators: [facilitatorWallet.address] }), {
       logger: silentLogger(),
+      // No indexer here (deposits are credited by hand below): the wall clock stands for chain time.
+      chainClock: systemClock,
       ...testCoreDeps(contracts.deployment),
     });
     const now = Math.floor(Date.now() / 1000);

@@ -210,9 +210,9 @@ export interface JsonResponse {
 export async function request(
   url: string,
   method: string,
-  options: { json?: unknown; raw?: string; contentType?: string } = {},
+  options: { json?: unknown; raw?: string; contentType?: string; headers?: Record<string, string> } = {},
 ): Promise<JsonResponse> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...options.headers };
   let body: string | undefined;
   if (options.raw !== undefined) body = options.raw;
   else if (options.json !== undefined) body = JSON.stringify(options.json);
