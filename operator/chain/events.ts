@@ -4,6 +4,7 @@
  * {@link JournaledTx}, so a reorg can rewind it exactly.
  */
 import { getAddress, type Interface, type Log } from "ethers";
+import { formatUint } from "../../sdk/wire";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
 import type { CommitCycleArgsJson } from "../clearing/cycle-json";
@@ -419,6 +420,18 @@ async function applyChallengeStep(
       "debit challenged",
     );
   }
+  const webhooks = context.webhooks;
+  if (!webhooks || (to !== "CHALLENGED" && to !== "ANSWERED")) return;
+  const ref = { cycleId, asset, debtor, amount: debt.amount };
+  if (to === "CHALLENGED") {
+    await j.emit(webhooks.challenge(event, "cycle.challenge_opened", ref, {}, j.now));
+  } else {
+    const extra = {
+      guarantee_count: num(event.args.count),
+      signed_amount: formatUint(big(event.args.signed)),
+    };
+    await j.emit(webhooks.challenge(event, "cycle.challenge_answered", ref, extra, j.now));
+  }
 }
 
 /**
@@ -443,6 +456,9 @@ async function applyDebitVoided(j: JournaledTx, event: ChainEvent, context: Appl
   for (const g of await j.tx.listGuarantees({ cycleId, user: debtor, asset, states: ["NETTED"] })) {
     await j.transition(g.guaranteeId, ["NETTED"], "SETTLED");
   }
+  const ref = { cycleId, asset, debtor, amount: debt.amount };
+  const extra = { from_bond: formatUint(big(a.fromBond)) };
+  await j.emit(context.webhooks?.challenge(event, "cycle.challenge_voided", ref, extra, j.now));
   context.logger.error(
     {
       cycle_id: cycleId,
@@ -484,6 +500,8 @@ async function applyCycleVetoed(j: JournaledTx, event: ChainEvent, context: Appl
     back.push(id);
   }
   await j.assignCycle(back, null, cycleId);
+  const guardian = address(event.args.guardian);
+  await j.emit(context.webhooks?.cycleVetoed(event, cycle, guardian, back, j.now));
   context.logger.error(
     { cycle_id: cycleId, guardian: address(event.args.guardian), guarantees: back.length },
     "cycle vetoed by the guardian: its guarantees return to the next cycle",

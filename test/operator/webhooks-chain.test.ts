@@ -136,6 +136,47 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
     for (const key of CHAIN_FIELDS) expect(receiver.events[4].data).to.have.property(key);
   });
 
+  it("cycle.challenge_opened, cycle.challenge_answered and cycle.vetoed", async function () {
+    const { f, h, receiver, dispatcher } = await setup();
+    const { scheduler, keeper } = clearingTasks(h);
+    await f.vault.connect(f.alice).deposit({ value: parseEther("10") });
+    await h.indexer.syncToHead();
+    await h.syncClock();
+    const g1 = await issueGuarantee(h, f.alice, f.bob.address, parseEther("2"));
+    expect((await scheduler.tick()).action).to.equal("waiting");
+    await advance(h, f.timings.cycleLength);
+    expect(await scheduler.tick()).to.include({ action: "committed", cycleId: 1 });
+    await h.indexer.syncToHead();
+    const challenged = await (await f.clearingHouse.connect(f.alice).challengeDebit(1, ETH)).wait();
+    await h.indexer.syncToHead();
+    expect((await keeper.tick()).answered).to.have.length(1);
+    await h.indexer.syncToHead();
+    const vetoed = await (await f.clearingHouse.connect(f.admin).vetoCycle(1)).wait();
+    await h.indexer.syncToHead();
+    await dispatcher.tick();
+    const debt = {
+      cycle_id: "1",
+      asset_address: ETH,
+      debtor_address: f.alice.address,
+      amount: parseEther("2").toString(),
+    };
+    const [opened] = receiver.ofType("cycle.challenge_opened");
+    expect(opened.data).to.include({ ...debt, transaction_hash: challenged!.hash, network: "eip155:31337" });
+    const [answered] = receiver.ofType("cycle.challenge_answered");
+    expect(answered.data).to.include({
+      ...debt,
+      guarantee_count: 1,
+      signed_amount: parseEther("2").toString(),
+    });
+    const [veto] = receiver.ofType("cycle.vetoed");
+    expect(veto.data).to.include({
+      cycle_id: "1",
+      guardian_address: f.admin.address,
+      transaction_hash: vetoed!.hash,
+    });
+    expect(veto.data.guarantee_ids).to.deep.equal([g1.id]);
+  });
+
   it("cycle.committed, guarantee.settled (net position and paid debit) and default.covered", async function () {
     const { f, h, receiver, dispatcher } = await setup();
     const { scheduler, keeper } = clearingTasks(h);
