@@ -356,7 +356,8 @@ async function applyDebtResolved(j: JournaledTx, event: ChainEvent, context: App
   const debtor = address(a.debtor);
   const paid = event.name === "NetDebitPaid";
   const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
-  if (!debt || debt.status !== "OPEN") {
+  // An answered challenge leaves the debt payable and coverable, like an open one.
+  if (!debt || (debt.status !== "OPEN" && debt.status !== "ANSWERED")) {
     context.logger.error(
       { cycle_id: cycleId, asset, debtor, event: event.name },
       "no open debt in Core's books",

@@ -80,6 +80,14 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
       { asset_address: usd, debtor: w.alice.address, amount: "400", status: "OPEN", covered: null },
     ]);
 
+    // alice challenges her debit inside the window; Core's keeper answers with her own signed guarantees
+    // (the certificates' claims and her signatures it stored at issuance); the debit stands.
+    await f.clearingHouse.connect(w.alice).challengeDebit(1, usd);
+    const answered = await s.round();
+    expect(answered.keeper.answered.map((a) => a.debtor)).to.deep.equal([w.alice.address]);
+    await s.round();
+    expect((await cycleOf(s, 1)).debtors[0]).to.include({ status: "ANSWERED" });
+
     // alice pays her net debit from her wallet; Core follows: SETTLED, lock released, cycle FINALIZED.
     await f.clearingHouse.connect(w.alice).payNetDebit(1, usd);
     await s.round();

@@ -106,6 +106,9 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     await h!.indexer.syncToHead();
     const covered = await tasks.keeper.tick();
     expect(covered.covered.map((c) => c.debtor)).to.deep.equal([f.alice.address]);
+    await h!.indexer.syncToHead();
+    expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("COVERED");
+    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
   });
 
   it("refuses to build an answer the chain would refuse (other root, not enough signed)", async function () {
