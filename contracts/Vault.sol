@@ -5,7 +5,9 @@ import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/ext
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {Address} from "@openzeppelin/contracts/utils/Address.sol";
+import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
+import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
 
@@ -13,15 +15,18 @@ import {IClearingVault} from "./interfaces/IClearingVault.sol";
 import {IValidationRegistry} from "./interfaces/IValidationRegistry.sol";
 import {BLSVerifier} from "./lib/BLSVerifier.sol";
 import {CertificateCodec} from "./lib/CertificateCodec.sol";
+import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 
 /// @title Vault
 /// @notice Holds payers' collateral (ETH as address(0) and allow-listed ERC-20 tokens), the obligations of
 /// committed clearing cycles, delayed withdrawals, and the on-chain record of consumed V2 guarantees.
-/// @dev Invariant: for every asset, the Vault's holdings equal `totalBalance(asset)`, the sum of user
-/// balances (funds owed to clearing leave the Vault at once in {coverDefault}). Pausing blocks deposits and
+/// @dev Invariant: for every asset, the Vault's holdings equal the sum of user balances (funds owed to
+/// clearing leave the Vault at once in {coverDefault}); the sum is not stored (it would cost two storage
+/// accesses on every deposit, withdrawal and remuneration and nothing on chain reads it): indexers add up
+/// the balance events. Pausing blocks deposits and
 /// withdrawals only; obligations, default coverage and remuneration keep working so that creditors are
 /// never held hostage by a pause.
-contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, ReentrancyGuardTransient {
+contract Vault is IClearingVault, AccessControlDefaultAdminRules, EIP712, Pausable, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
     /// @notice Role that sets the token allow-list, trusted registries and timings.
@@ -30,6 +35,10 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     bytes32 public constant KEY_MANAGER_ROLE = keccak256("KEY_MANAGER_ROLE");
     /// @notice Role that pauses and unpauses deposits and withdrawals.
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
+    /// @notice The EIP-712 domain name payers sign guarantees under (Core's `eip712_name` must equal it).
+    string public constant EIP712_NAME = "Surety";
+    /// @notice The EIP-712 domain version payers sign guarantees under (Core's `eip712_version`).
+    string public constant EIP712_VERSION = "1";
     /// @notice The asset id of ETH.
     address public constant ETH = address(0);
     /// @notice Upper bound on the withdrawal grace period, so collateral can never be frozen indefinitely.
@@ -42,9 +51,20 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         Netted
     }
 
+    /// @dev One slot: every path that moves collateral reads and writes both. Amounts are capped at
+    /// 2^128 - 1 (a deposit beyond reverts in SafeCast), far above any token supply in use.
     struct Account {
-        uint256 balance;
-        uint256 obligation;
+        uint128 balance;
+        uint128 obligation;
+    }
+
+    /// @dev The operator's BLS key in three words instead of EIP-2537's four: each coordinate's top 16 bytes
+    /// are zero, so `high` holds x's and y's high 16 bytes side by side (one cold slot less per
+    /// remuneration). All zero while no key is set (the identity is never accepted as a key).
+    struct PackedG1 {
+        bytes32 high;
+        bytes32 xLow;
+        bytes32 yLow;
     }
 
     /// @notice An open withdrawal request (one per user and asset).
@@ -60,18 +80,14 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     address public clearingHouse;
     /// @notice Id the next withdrawal request gets (ids start at 1).
     uint256 public nextWithdrawalId = 1;
-    /// @notice Whether the operator's BLS key has been set.
-    bool public operatorKeySet;
 
     Timings private _timings;
-    BLS.G1Point private _operatorKey;
+    PackedG1 private _operatorKey;
 
     /// @notice Whether `token` may be deposited.
     mapping(address token => bool) public isTokenAllowed;
     /// @notice Whether `registry` is a trusted validation registry for V2 remuneration.
     mapping(address registry => bool) public isTrustedRegistry;
-    /// @notice Sum of all user balances in `asset`.
-    mapping(address asset => uint256) public totalBalance;
     /// @notice How the V2 guarantee `guaranteeId` was consumed, if at all.
     mapping(bytes32 guaranteeId => Consumption) public consumption;
 
@@ -191,6 +207,10 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     /// @notice `user`'s free collateral `free` in `asset` does not cover `amount`.
     error InsufficientFreeCollateral(address user, address asset, uint256 free, uint256 amount);
 
+    /// @dev Bits in half a word, and the mask of the low half (the packed operator key).
+    uint256 private constant _HALF_WORD_BITS = 128;
+    bytes32 private constant _LOW_HALF_MASK = bytes32(uint256(type(uint128).max));
+
     modifier onlyClearingHouse() {
         if (msg.sender != clearingHouse) revert NotClearingHouse(msg.sender);
         _;
@@ -204,7 +224,7 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         address admin,
         uint48 adminTransferDelay,
         Timings memory timings_
-    ) AccessControlDefaultAdminRules(adminTransferDelay, admin) {
+    ) AccessControlDefaultAdminRules(adminTransferDelay, admin) EIP712(EIP712_NAME, EIP712_VERSION) {
         _grantRole(CONFIG_ROLE, admin);
         _grantRole(KEY_MANAGER_ROLE, admin);
         _grantRole(PAUSER_ROLE, admin);
@@ -267,11 +287,12 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         if (request.id == 0) revert NoPendingWithdrawal(msg.sender, asset);
         uint64 readyAt = _readyAt(request);
         if (block.timestamp < readyAt) revert WithdrawalNotReady(request.id, readyAt);
-        uint256 free = freeCollateralOf(msg.sender, asset);
+        Account storage account = _accounts[msg.sender][asset];
+        uint256 free = _free(account);
         uint256 paid = request.amount < free ? request.amount : free;
         delete _withdrawals[msg.sender][asset];
-        _accounts[msg.sender][asset].balance -= paid;
-        totalBalance[asset] -= paid;
+        // paid <= free <= balance < 2^128
+        account.balance -= uint128(paid);
         emit WithdrawalFinalized(request.id, msg.sender, asset, request.amount, paid);
         _send(asset, msg.sender, paid);
     }
@@ -282,23 +303,41 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     /// collateral to the recipient. Anyone may submit it; the money always goes to the recipient.
     /// @param claims The raw certificate claims (ARCHITECTURE §5), exactly as Core signed them.
     /// @param signature Core's BLS signature over `claims` (G2, EIP-2537 form, POP tag).
+    /// @param payerScheme How the payer signed the guarantee (0 = EIP-712, 1 = EIP-191).
+    /// @param payerSignature The payer's own signature over the guarantee (the one Core was given): 65 bytes
+    /// for an EOA, anything its ERC-1271 `isValidSignature` accepts for a contract wallet.
     /// @dev Reverts without payment unless: the claims are V2 for this chain and Vault, the guarantee id
-    /// matches its fields, the signature verifies against the operator key, the guarantee was neither
-    /// remunerated nor netted, the policy's registry is trusted, and the registry's record for the
-    /// validation request hash addressed to the policy's validator has the policy's agent id, an answer,
+    /// matches its fields, the signature verifies against the operator key, the payer signed the very
+    /// guarantee under this Vault's EIP-712 domain (so Core's key alone cannot pay anything), the guarantee
+    /// was neither remunerated nor netted, the policy's registry is trusted, and the registry's record for
+    /// the validation request hash addressed to the policy's validator has the policy's agent id, an answer,
     /// a score >= minScore, the policy's tag and a last update no later than the deadline. Not pausable.
-    function remunerate(bytes calldata claims, BLS.G2Point calldata signature) external nonReentrant {
+    function remunerate(
+        bytes calldata claims,
+        BLS.G2Point calldata signature,
+        GuaranteeSignature.Scheme payerScheme,
+        bytes calldata payerSignature
+    ) external nonReentrant {
         CertificateCodec.CertificateClaims memory c = _verifiedV2Claims(claims, signature);
+        CertificateCodec.ValidationPolicy memory p = CertificateCodec.decodePolicy(c.policy);
+        GuaranteeSignature.check(
+            _domainSeparatorV4(),
+            GuaranteeSignature.structHashV2(c, p),
+            c.user,
+            payerScheme,
+            payerSignature
+        );
         Consumption how = consumption[c.guaranteeId];
         if (how != Consumption.None) revert GuaranteeAlreadyConsumed(c.guaranteeId, how);
         if (c.amount == 0) revert ZeroAmount();
-        _checkValidation(CertificateCodec.decodePolicy(c.policy), c.guaranteeId);
-        uint256 free = freeCollateralOf(c.user, c.asset);
+        _checkValidation(p, c.guaranteeId);
+        Account storage account = _accounts[c.user][c.asset];
+        uint256 free = _free(account);
         if (free < c.amount) revert InsufficientFreeCollateral(c.user, c.asset, free, c.amount);
 
         consumption[c.guaranteeId] = Consumption.Remunerated;
-        _accounts[c.user][c.asset].balance -= c.amount;
-        totalBalance[c.asset] -= c.amount;
+        // c.amount <= free <= balance < 2^128
+        account.balance -= uint128(c.amount);
         emit GuaranteeRemunerated(c.guaranteeId, c.user, c.recipient, c.asset, c.amount);
         _send(c.asset, c.recipient, c.amount);
     }
@@ -310,7 +349,7 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         for (uint256 i = 0; i < obligations.length; ++i) {
             Obligation calldata o = obligations[i];
             Account storage account = _accounts[o.debtor][o.asset];
-            uint256 total = account.obligation + o.amount;
+            uint128 total = account.obligation + SafeCast.toUint128(o.amount);
             account.obligation = total;
             emit ObligationRecorded(o.debtor, o.asset, o.amount, total);
         }
@@ -321,7 +360,8 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         Account storage account = _accounts[user][asset];
         uint256 obligation = account.obligation;
         if (amount > obligation) revert ObligationExceeded(user, asset, obligation, amount);
-        account.obligation = obligation - amount;
+        // amount <= obligation < 2^128
+        account.obligation = uint128(obligation - amount);
         emit ObligationReleased(user, asset, amount, obligation - amount);
     }
 
@@ -336,9 +376,9 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         if (amount > obligation) revert ObligationExceeded(user, asset, obligation, amount);
         uint256 balance = account.balance;
         covered = amount < balance ? amount : balance;
-        account.obligation = obligation - amount;
-        account.balance = balance - covered;
-        totalBalance[asset] -= covered;
+        // amount <= obligation and covered <= balance, both < 2^128
+        account.obligation = uint128(obligation - amount);
+        account.balance = uint128(balance - covered);
         emit DefaultCovered(user, asset, amount, covered);
         _send(asset, clearingHouse, covered);
     }
@@ -370,8 +410,11 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     /// both) and the identity.
     function setOperatorKey(BLS.G1Point calldata key) external onlyRole(KEY_MANAGER_ROLE) {
         _checkOperatorKey(key);
-        _operatorKey = key;
-        operatorKeySet = true;
+        _operatorKey = PackedG1({
+            high: (key.x_a << _HALF_WORD_BITS) | (key.y_a & _LOW_HALF_MASK),
+            xLow: key.x_b,
+            yLow: key.y_b
+        });
         emit OperatorKeyRotated(keccak256(abi.encode(key)), key);
     }
 
@@ -421,9 +464,8 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     }
 
     /// @notice `user`'s balance not reserved by obligations: what a withdrawal or remuneration may take.
-    function freeCollateralOf(address user, address asset) public view returns (uint256) {
-        Account storage account = _accounts[user][asset];
-        return account.balance > account.obligation ? account.balance - account.obligation : 0;
+    function freeCollateralOf(address user, address asset) external view returns (uint256) {
+        return _free(_accounts[user][asset]);
     }
 
     /// @notice `user`'s open withdrawal in `asset` (id 0 when none).
@@ -440,9 +482,23 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         return request.id == 0 ? 0 : _readyAt(request);
     }
 
-    /// @notice The operator's BLS public key (EIP-2537 encoding).
+    /// @notice The EIP-712 domain separator of guarantees (name {EIP712_NAME}, version {EIP712_VERSION}, this
+    /// chain, this Vault): what payers sign under and what {remunerate} checks their signature against.
+    function guaranteeDomainSeparator() external view returns (bytes32) {
+        return _domainSeparatorV4();
+    }
+
+    /// @notice The operator's BLS public key (EIP-2537 encoding; all zero while none is set).
     function operatorKey() external view returns (BLS.G1Point memory) {
-        return _operatorKey;
+        return _unpackedOperatorKey();
+    }
+
+    /// @notice Whether the operator's BLS key has been set.
+    function operatorKeySet() public view returns (bool) {
+        return
+            _operatorKey.xLow != bytes32(0) ||
+            _operatorKey.high != bytes32(0) ||
+            _operatorKey.yLow != bytes32(0);
     }
 
     /// @notice All timings.
@@ -468,10 +524,22 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     // ------------------------------------------------------------------ internal
 
     function _credit(address user, address asset, uint256 amount) private {
-        uint256 balance = _accounts[user][asset].balance + amount;
+        uint128 balance = _accounts[user][asset].balance + SafeCast.toUint128(amount);
         _accounts[user][asset].balance = balance;
-        totalBalance[asset] += amount;
         emit Deposited(user, asset, amount, balance);
+    }
+
+    function _free(Account storage account) private view returns (uint256) {
+        (uint256 balance, uint256 obligation) = (account.balance, account.obligation);
+        return balance > obligation ? balance - obligation : 0;
+    }
+
+    function _unpackedOperatorKey() private view returns (BLS.G1Point memory key) {
+        PackedG1 memory packed = _operatorKey;
+        key.x_a = packed.high >> _HALF_WORD_BITS;
+        key.x_b = packed.xLow;
+        key.y_a = packed.high & _LOW_HALF_MASK;
+        key.y_b = packed.yLow;
     }
 
     function _send(address asset, address to, uint256 amount) private {
@@ -508,8 +576,10 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         if (c.domain != domain) revert CertificateDomainMismatch(domain, c.domain);
         bytes32 id = CertificateCodec.guaranteeId(block.chainid, address(this), c.user, c.reqId);
         if (c.guaranteeId != id) revert GuaranteeIdMismatch(id, c.guaranteeId);
-        if (!operatorKeySet) revert OperatorKeyNotSet();
-        if (!BLSVerifier.verify(_operatorKey, claims, signature, BLSVerifier.POP_DST)) {
+        BLS.G1Point memory key = _unpackedOperatorKey();
+        // A set key is never the identity, so all-zero words mean "not set" (one slot less than a flag).
+        if ((key.x_a | key.x_b | key.y_a | key.y_b) == bytes32(0)) revert OperatorKeyNotSet();
+        if (!BLSVerifier.verify(key, claims, signature, BLSVerifier.POP_DST)) {
             revert InvalidCertificateSignature();
         }
     }

@@ -15,6 +15,7 @@ import {
   OTHER_BLS,
   TIMINGS,
   buildCycle,
+  remunerateArgs,
   suretyFixture,
   transfer,
   v2Certificate,
@@ -268,7 +269,7 @@ describe("Security review", () => {
       await v2.answer(90);
       const c = buildCycle(1, transfer(ETH, f.alice.address, f.carol.address, 2n * ONE));
       await f.clearingHouse.connect(f.operator).commitCycle(1, c.root, c.totals, c.debtors, []);
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature))
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert)))
         .to.be.revertedWithCustomError(f.vault, "InsufficientFreeCollateral")
         .withArgs(f.alice.address, ETH, ONE, 2n * ONE);
     });
@@ -281,8 +282,8 @@ describe("Security review", () => {
       const v2 = await v2Setup(f);
       await v2.request();
       await v2.answer(90);
-      await f.vault.remunerate(v2.cert.claims, v2.cert.signature);
-      await expect(other.vault.remunerate(v2.cert.claims, v2.cert.signature)).to.be.revertedWithCustomError(
+      await f.vault.remunerate(...remunerateArgs(v2.cert));
+      await expect(other.vault.remunerate(...remunerateArgs(v2.cert))).to.be.revertedWithCustomError(
         other.vault,
         "CertificateDomainMismatch",
       );
@@ -294,14 +295,14 @@ describe("Security review", () => {
       const v2 = await v2Setup(f);
       await v2.request();
       await v2.answer(90);
-      await f.vault.remunerate(v2.cert.claims, v2.cert.signature);
+      await f.vault.remunerate(...remunerateArgs(v2.cert));
       await f.vault.setOperatorKey(g1ToEip2537(OTHER_BLS.publicKey));
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature)).to.be.revertedWithCustomError(
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert))).to.be.revertedWithCustomError(
         f.vault,
         "InvalidCertificateSignature",
       );
       await f.vault.setOperatorKey(g1ToEip2537(OPERATOR_BLS.publicKey));
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature))
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert)))
         .to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed")
         .withArgs(v2.cert.guaranteeId, 1n);
     });
@@ -319,7 +320,7 @@ describe("Security review", () => {
       ).to.be.revertedWithCustomError(f.validationRegistry, "RequestNotFound");
       await time.increaseTo(v2.policy.deadline + 1n);
       await v2.answer(100); // the validator changes its mind too late
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature)).to.be.revertedWithCustomError(
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert))).to.be.revertedWithCustomError(
         f.vault,
         "ValidationAfterDeadline",
       );
@@ -336,7 +337,7 @@ describe("Security review", () => {
       await f.vault.connect(f.alice).finalizeWithdrawal(ETH);
       await v2.request();
       await v2.answer(90);
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature))
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert)))
         .to.be.revertedWithCustomError(f.vault, "InsufficientFreeCollateral")
         .withArgs(f.alice.address, ETH, 0n, 2n * ONE);
     });
@@ -371,7 +372,7 @@ describe("Security review", () => {
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: ONE });
       await clearingHouse.coverDefault(1, ETH, carol.address);
       await clearingHouse.claimNetCredit(1, ETH, bob.address, 2n * ONE, c.proofOf(ETH, bob.address));
-      await vault.remunerate(v2.cert.claims, v2.cert.signature);
+      await vault.remunerate(...remunerateArgs(v2.cert));
       await vault.connect(alice).cancelWithdrawal(ETH);
     });
   });

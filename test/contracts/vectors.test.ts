@@ -73,7 +73,7 @@ describe("shared test vectors (Solidity side)", () => {
       it("BLSVerifier accepts Core's signature and rejects a flipped bit in claims or signature, a wrong key or a wrong tag", async () => {
         const { verifier } = await loadFixture(deployHarnesses);
         const publicKey = vectors.bls.public_key_eip2537;
-        const { claims: message, signature } = toRemunerateArgs(vector.certificate);
+        const { claims: message, signature } = toRemunerateArgs(vector.certificate, vector.signatures[0]);
         expect(await verifier.verify(publicKey, message, signature, DST)).to.equal(true);
         expect(await verifier.verify(publicKey, flipLastBit(message), signature, DST)).to.equal(false);
         const tamperedSignature = { ...signature, y_c1_b: flipLastBit(signature.y_c1_b) };

@@ -1,7 +1,7 @@
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { keccak256, toUtf8Bytes, ZeroAddress } from "ethers";
-import { toRemunerateArgs } from "../../sdk/certificate";
+import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
 import { HttpError } from "../../operator/api/errors";
@@ -124,8 +124,7 @@ describe("V2 lifecycle", function () {
     const { f } = await setup();
     const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
     await validate(h!, g.claims as GuaranteeClaimsV2, g.id, 95);
-    const { claims, signature } = toRemunerateArgs(g.certificate);
-    await f.vault.connect(f.bob).remunerate(claims, signature);
+    await f.vault.connect(f.bob).remunerate(...remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer)));
     await h!.indexer.syncToHead();
     expect(await stateOf(g.id)).to.equal("REMUNERATED");
     const alice = await h!.store.getCollateral(f.alice.address, ETH);
@@ -138,8 +137,8 @@ describe("V2 lifecycle", function () {
     const v1 = await issueGuarantee(h!, f.alice, f.carol.address, 100n);
     await validate(h!, g.claims as GuaranteeClaimsV2, g.id, 95);
     await tasks.lifecycle.finalizeByPayer(g.id, f.alice.address); // the payer also decided to pay
-    const { claims, signature } = toRemunerateArgs(g.certificate);
-    await f.vault.connect(f.bob).remunerate(claims, signature); // ... and the recipient remunerated first
+    // ... and the recipient remunerated first
+    await f.vault.connect(f.bob).remunerate(...remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer)));
     await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
     const result = await tasks.scheduler.tick();
     expect(result).to.include({ action: "committed", cycleId: 1, guarantees: 1 });

@@ -1,0 +1,156 @@
+/**
+ * Issue 17, "Trust-minimised custody": for each finding on the Vault / ValidationRegistry / role side, the
+ * attack as the audit showed it, now failing, next to the honest path still working.
+ */
+import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
+import { expect } from "chai";
+import { ethers } from "hardhat";
+import { id as hashText, parseEther } from "ethers";
+
+import {
+  ETH,
+  payerSignature,
+  remunerateArgs,
+  signingKeyOf,
+  suretyFixture,
+  v2Certificate,
+  type PolicyFields,
+  type V2Input,
+} from "./helpers";
+
+const ONE = parseEther("1");
+const DAY = 86_400;
+
+async function fixture() {
+  const f = await suretyFixture();
+  await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+  const deadline = BigInt((await time.latest()) + DAY);
+  const policyFor = (validator: string): PolicyFields => ({
+    registry: f.registryAddress,
+    validator,
+    agentId: 7n,
+    minScore: 50,
+    jobHash: hashText("job"),
+    tag: "delivery",
+    deadline,
+  });
+  const inputFor = (recipient: string, validator: string, reqId: bigint, amount = ONE): V2Input => ({
+    chainId: f.chainId,
+    vault: f.vaultAddress,
+    user: f.alice.address,
+    recipient,
+    reqId,
+    amount,
+    asset: ETH,
+    policy: policyFor(validator),
+  });
+  /** Opens and answers the validation request as `validator` itself. */
+  const pass = async (requestHash: string, validator = f.validator) => {
+    await f.validationRegistry
+      .connect(validator)
+      .validationRequest(validator.address, 7n, "ipfs://job", requestHash);
+    await f.validationRegistry
+      .connect(validator)
+      .validationResponse(requestHash, 100, "ipfs://r", hashText("e"), "delivery");
+  };
+  return { ...f, inputFor, pass };
+}
+
+describe("Custody (issue 17)", () => {
+  describe("finding 2: the BLS key alone takes nothing (remunerate checks the payer's signature)", () => {
+    it("a forged V2 certificate naming the thief's own validator fails without the payer's signature", async () => {
+      const f = await loadFixture(fixture);
+      // The thief (outsider) holds Core's BLS key and runs its own validator on the trusted registry.
+      const thief = f.outsider;
+      const input = f.inputFor(thief.address, thief.address, 666n, 10n * ONE);
+      const forged = v2Certificate(input); // BLS-signed with the operator key, as a thief with it would
+      await f.pass(forged.requestHash, thief);
+      const honest = v2Certificate(f.inputFor(f.bob.address, f.validator.address, 1n));
+
+      const attempts: Array<[string, { scheme: 0 | 1; signature: string }]> = [
+        ["no payer signature", { scheme: 0, signature: "0x" }],
+        [
+          "the thief's own signature",
+          { scheme: 0, signature: payerSignature(input, "eip712", signingKeyOf(thief.address)) },
+        ],
+        ["the payer's signature of another guarantee", { scheme: 0, signature: honest.payerSignature }],
+        [
+          "the payer's EIP-712 signature presented as EIP-191",
+          { scheme: 1, signature: forged.payerSignature },
+        ],
+        ["a 64-byte signature", { scheme: 0, signature: ethers.dataSlice(forged.payerSignature, 0, 64) }],
+      ];
+      for (const [label, payer] of attempts) {
+        await expect(f.vault.connect(thief).remunerate(...remunerateArgs(forged, payer)), label)
+          .to.be.revertedWithCustomError(f.vault, "InvalidPayerSignature")
+          .withArgs(f.alice.address);
+      }
+      expect(await f.vault.balanceOf(f.alice.address, ETH)).to.equal(10n * ONE);
+      expect(await f.vault.consumption(forged.guaranteeId)).to.equal(0n);
+    });
+
+    it("the honest path still pays: the payer's EIP-712 or EIP-191 signature, submitted by anyone", async () => {
+      const f = await loadFixture(fixture);
+      for (const [reqId, scheme] of [
+        [1n, "eip712"],
+        [2n, "eip191"],
+      ] as const) {
+        const input = f.inputFor(f.bob.address, f.validator.address, reqId);
+        const cert = v2Certificate(input);
+        await f.pass(cert.requestHash);
+        const payer = {
+          scheme: scheme === "eip712" ? 0 : 1,
+          signature: payerSignature(input, scheme),
+        } as const;
+        await expect(f.vault.connect(f.outsider).remunerate(...remunerateArgs(cert, payer)))
+          .to.emit(f.vault, "GuaranteeRemunerated")
+          .withArgs(cert.guaranteeId, f.alice.address, f.bob.address, ETH, ONE);
+      }
+      expect(await f.vault.balanceOf(f.alice.address, ETH)).to.equal(8n * ONE);
+    });
+
+    it("a contract-wallet payer signs through ERC-1271; what its owner did not sign is refused", async () => {
+      const f = await loadFixture(fixture);
+      const wallet = await ethers.deployContract("ERC1271Wallet", [f.carol.address]);
+      const walletAddress = await wallet.getAddress();
+      const deposit = f.vault.interface.encodeFunctionData("deposit");
+      await wallet.connect(f.carol).execute(f.vaultAddress, 3n * ONE, deposit, { value: 3n * ONE });
+      const input = { ...f.inputFor(f.bob.address, f.validator.address, 1n), user: walletAddress };
+      const cert = v2Certificate(input);
+      await f.pass(cert.requestHash);
+      const byStranger = {
+        scheme: 0,
+        signature: payerSignature(input, "eip712", signingKeyOf(f.dave.address)),
+      } as const;
+      await expect(f.vault.remunerate(...remunerateArgs(cert, byStranger)))
+        .to.be.revertedWithCustomError(f.vault, "InvalidPayerSignature")
+        .withArgs(walletAddress);
+      const byOwner = {
+        scheme: 0,
+        signature: payerSignature(input, "eip712", signingKeyOf(f.carol.address)),
+      } as const;
+      await expect(f.vault.remunerate(...remunerateArgs(cert, byOwner)))
+        .to.emit(f.vault, "GuaranteeRemunerated")
+        .withArgs(cert.guaranteeId, walletAddress, f.bob.address, ETH, ONE);
+    });
+
+    it("publishes the EIP-712 domain payers sign under (ERC-5267)", async () => {
+      const f = await loadFixture(fixture);
+      const domain = await f.vault.eip712Domain();
+      expect([domain.name, domain.version, domain.chainId, domain.verifyingContract]).to.deep.equal([
+        "Surety",
+        "1",
+        f.chainId,
+        f.vaultAddress,
+      ]);
+      expect(await f.vault.guaranteeDomainSeparator()).to.equal(
+        ethers.TypedDataEncoder.hashDomain({
+          name: "Surety",
+          version: "1",
+          chainId: f.chainId,
+          verifyingContract: f.vaultAddress,
+        }),
+      );
+    });
+  });
+});
