@@ -192,18 +192,14 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, EIP712, Pausab
     error InvalidCertificateSignature();
     /// @notice The policy's `registry` is not a trusted validation registry.
     error UntrustedRegistry(address registry);
-    /// @notice The registry holds no request for this guarantee addressed to `expected` (it returned `actual`).
-    error ValidatorMismatch(address expected, address actual);
-    /// @notice The validation request names agent `actual`, the policy requires `expected`.
-    error AgentIdMismatch(uint256 expected, uint256 actual);
-    /// @notice The validator has not answered the request `requestHash` yet.
+    /// @notice The policy's validator has not answered the request `requestHash` (or no such request exists).
     error ValidationResponseMissing(bytes32 requestHash);
     /// @notice The validator's `response` is below the policy's `minScore`.
     error ValidationScoreTooLow(uint8 response, uint8 minScore);
-    /// @notice The response's tag `actual` differs from the policy's tag `expected`.
-    error ValidationTagMismatch(string expected, string actual);
+    /// @notice The response's tag (keccak256 `actualHash`) differs from the policy's tag `expected`.
+    error ValidationTagMismatch(string expected, bytes32 actualHash);
     /// @notice The response was last updated at `lastUpdate`, after the policy deadline `deadline`.
-    error ValidationAfterDeadline(uint256 lastUpdate, uint64 deadline);
+    error ValidationAfterDeadline(uint64 lastUpdate, uint64 deadline);
     /// @notice `user`'s free collateral `free` in `asset` does not cover `amount`.
     error InsufficientFreeCollateral(address user, address asset, uint256 free, uint256 amount);
 
@@ -309,9 +305,9 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, EIP712, Pausab
     /// @dev Reverts without payment unless: the claims are V2 for this chain and Vault, the guarantee id
     /// matches its fields, the signature verifies against the operator key, the payer signed the very
     /// guarantee under this Vault's EIP-712 domain (so Core's key alone cannot pay anything), the guarantee
-    /// was neither remunerated nor netted, the policy's registry is trusted, and the registry's record for
-    /// the validation request hash addressed to the policy's validator has the policy's agent id, an answer,
-    /// a score >= minScore, the policy's tag and a last update no later than the deadline. Not pausable.
+    /// was neither remunerated nor netted, the policy's registry is trusted, and the policy's validator
+    /// answered the validation request hash (which commits to the whole policy, agent id included) with a
+    /// score >= minScore, the policy's tag and a last update no later than the deadline. Not pausable.
     function remunerate(
         bytes calldata claims,
         BLS.G2Point calldata signature,
@@ -587,19 +583,12 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, EIP712, Pausab
     function _checkValidation(CertificateCodec.ValidationPolicy memory p, bytes32 guaranteeId) private view {
         if (!isTrustedRegistry[p.registry]) revert UntrustedRegistry(p.registry);
         bytes32 requestHash = CertificateCodec.validationRequestHash(block.chainid, p, guaranteeId);
-        (
-            address validator,
-            uint256 agentId,
-            uint8 response,
-            ,
-            string memory tag,
-            uint256 lastUpdate
-        ) = IValidationRegistry(p.registry).getValidationStatusFor(requestHash, p.validator);
-        if (validator != p.validator) revert ValidatorMismatch(p.validator, validator);
-        if (agentId != p.agentId) revert AgentIdMismatch(p.agentId, agentId);
-        if (lastUpdate == 0) revert ValidationResponseMissing(requestHash);
+        // The verdict of the validator the signed policy names; the request hash binds its agent id.
+        (bool responded, uint8 response, bytes32 tagHash, uint64 lastUpdate) = IValidationRegistry(p.registry)
+            .verdictOf(requestHash, p.validator);
+        if (!responded) revert ValidationResponseMissing(requestHash);
         if (response < p.minScore) revert ValidationScoreTooLow(response, p.minScore);
-        if (keccak256(bytes(tag)) != keccak256(bytes(p.tag))) revert ValidationTagMismatch(p.tag, tag);
+        if (tagHash != keccak256(bytes(p.tag))) revert ValidationTagMismatch(p.tag, tagHash);
         if (lastUpdate > p.deadline) revert ValidationAfterDeadline(lastUpdate, p.deadline);
     }
 

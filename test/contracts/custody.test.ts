@@ -153,4 +153,58 @@ describe("Custody (issue 17)", () => {
       );
     });
   });
+  describe("finding 4: the payer cannot squat the seller's validation request", () => {
+    it("a front-run request with the right validator and a wrong agent id blocks neither the seller nor payment", async () => {
+      const f = await loadFixture(fixture);
+      const cert = v2Certificate(f.inputFor(f.bob.address, f.validator.address, 1n));
+      // The payer front-runs the seller: right validator, wrong agent id, misleading URI.
+      await f.validationRegistry
+        .connect(f.alice)
+        .validationRequest(f.validator.address, 666n, "ipfs://bogus", cert.requestHash);
+      // The seller's own request still goes through (before the fix: RequestAlreadyExists).
+      await expect(
+        f.validationRegistry
+          .connect(f.bob)
+          .validationRequest(f.validator.address, 7n, "ipfs://job", cert.requestHash),
+      )
+        .to.emit(f.validationRegistry, "ValidationRequest")
+        .withArgs(f.validator.address, 7n, "ipfs://job", cert.requestHash);
+      await f.validationRegistry
+        .connect(f.validator)
+        .validationResponse(cert.requestHash, 90, "ipfs://r", hashText("e"), "delivery");
+      // The record still shows the squatter's agent id, and it no longer matters (before: AgentIdMismatch).
+      expect(
+        (await f.validationRegistry.getValidationStatusFor(cert.requestHash, f.validator.address)).agentId,
+      ).to.equal(666n);
+      await expect(f.vault.connect(f.bob).remunerate(...remunerateArgs(cert)))
+        .to.emit(f.vault, "GuaranteeRemunerated")
+        .withArgs(cert.guaranteeId, f.alice.address, f.bob.address, ETH, ONE);
+    });
+  });
+
+  describe("finding 7: no status view that anyone can point at a validator of their choice", () => {
+    it("a bogus validator's 100 never stands for the real validator's 0", async () => {
+      const f = await loadFixture(fixture);
+      const cert = v2Certificate(f.inputFor(f.bob.address, f.validator.address, 1n));
+      await f.pass(cert.requestHash, f.outsider); // named first, answers 100
+      await f.validationRegistry
+        .connect(f.bob)
+        .validationRequest(f.validator.address, 7n, "ipfs://job", cert.requestHash);
+      await f.validationRegistry
+        .connect(f.validator)
+        .validationResponse(cert.requestHash, 0, "", hashText("e"), "delivery");
+      expect(
+        f.validationRegistry.interface.fragments.some((x) => "name" in x && x.name === "getValidationStatus"),
+      ).to.equal(false);
+      expect((await f.validationRegistry.verdictOf(cert.requestHash, f.validator.address)).response).to.equal(
+        0n,
+      );
+      expect((await f.validationRegistry.verdictOf(cert.requestHash, f.outsider.address)).response).to.equal(
+        100n,
+      );
+      await expect(f.vault.remunerate(...remunerateArgs(cert)))
+        .to.be.revertedWithCustomError(f.vault, "ValidationScoreTooLow")
+        .withArgs(0, 50);
+    });
+  });
 });

@@ -191,23 +191,23 @@ describe("Vault.remunerate (V2 validation path)", () => {
     });
 
     it("when no request was addressed to the policy's validator", async () => {
-      const { vault, cert, validator } = await loadFixture(fixture);
+      const { vault, cert } = await loadFixture(fixture);
       await expect(vault.remunerate(...remunerateArgs(cert)))
-        .to.be.revertedWithCustomError(vault, "ValidatorMismatch")
-        .withArgs(validator.address, ethers.ZeroAddress);
+        .to.be.revertedWithCustomError(vault, "ValidationResponseMissing")
+        .withArgs(cert.requestHash);
     });
 
-    it("when the request names another agent", async () => {
-      const { vault, cert, validationRegistry, validator, outsider } = await loadFixture(fixture);
+    it("when only another validator answered the same request hash", async () => {
+      const { vault, cert, validationRegistry, outsider } = await loadFixture(fixture);
       await validationRegistry
         .connect(outsider)
-        .validationRequest(validator.address, 666n, "", cert.requestHash);
+        .validationRequest(outsider.address, AGENT, "", cert.requestHash);
       await validationRegistry
-        .connect(validator)
-        .validationResponse(cert.requestHash, 90, "", hashText("e"), TAG);
+        .connect(outsider)
+        .validationResponse(cert.requestHash, 100, "", hashText("e"), TAG);
       await expect(vault.remunerate(...remunerateArgs(cert)))
-        .to.be.revertedWithCustomError(vault, "AgentIdMismatch")
-        .withArgs(AGENT, 666n);
+        .to.be.revertedWithCustomError(vault, "ValidationResponseMissing")
+        .withArgs(cert.requestHash);
     });
 
     it("when the validator has not answered", async () => {
@@ -231,7 +231,7 @@ describe("Vault.remunerate (V2 validation path)", () => {
       await validate(cert.requestHash, 90, "other");
       await expect(vault.remunerate(...remunerateArgs(cert)))
         .to.be.revertedWithCustomError(vault, "ValidationTagMismatch")
-        .withArgs(TAG, "other");
+        .withArgs(TAG, hashText("other"));
     });
 
     it("when the answer came (or was updated) after the deadline", async () => {

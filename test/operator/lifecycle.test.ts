@@ -120,6 +120,24 @@ describe("V2 lifecycle", function () {
     expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(300n);
   });
 
+  it("a request squatted by the payer with a wrong agent id still lets the seller be paid (issue 17, finding 4)", async function () {
+    const { f, tasks } = await setup();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
+    const claims = g.claims as GuaranteeClaimsV2;
+    const requestHash = validationRequestHash(31337, claims.policy, g.id);
+    await f.validationRegistry
+      .connect(f.alice)
+      .validationRequest(claims.policy.validator, 666n, "bogus", requestHash);
+    await validate(h!, claims, g.id, 95); // the seller's request no longer reverts; the validator answers
+    await h!.indexer.syncToHead();
+    // Core reads the verdict as the Vault does: the record's (squatted) agent id is not a dispute.
+    expect((await tasks.lifecycle.tick()).disputed).to.deep.equal([]);
+    expect(await stateOf(g.id)).to.equal("PENDING_VALIDATION");
+    await f.vault.connect(f.bob).remunerate(...remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer)));
+    await h!.indexer.syncToHead();
+    expect(await stateOf(g.id)).to.equal("REMUNERATED");
+  });
+
   it("follows an on-chain remuneration: REMUNERATED, lock released, deposit reduced", async function () {
     const { f } = await setup();
     const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
