@@ -9,6 +9,7 @@ import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProo
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 
+import {TimelockedRoles} from "./access/TimelockedRoles.sol";
 import {IClearingVault} from "./interfaces/IClearingVault.sol";
 
 /// @title ClearingHouse
@@ -25,7 +26,7 @@ import {IClearingVault} from "./interfaces/IClearingVault.sol";
 /// and stays open until the debt is resolved. A debtor may still pay late as long as nobody has covered
 /// the debt yet. `defaultDeadline = paymentDeadline + Vault.defaultWindow()` is the time by which the
 /// operator's keeper covers defaults; it bounds the clearing path used in the withdrawal-grace invariant.
-contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransient {
+contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
     /// @notice Role that commits cycles (the operator, Core).
@@ -428,5 +429,10 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
             if (totals[j].asset == asset) return j;
         }
         revert UnknownCycleAsset(cycleId, asset);
+    }
+
+    /// @dev OPERATOR_ROLE commits cycles (obligations on payers' collateral): its grants are timelocked.
+    function _isTimelockedRole(bytes32 role) internal pure override returns (bool) {
+        return role == OPERATOR_ROLE;
     }
 }

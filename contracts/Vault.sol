@@ -11,6 +11,7 @@ import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
 
+import {TimelockedRoles} from "./access/TimelockedRoles.sol";
 import {IClearingVault} from "./interfaces/IClearingVault.sol";
 import {IValidationRegistry} from "./interfaces/IValidationRegistry.sol";
 import {BLSVerifier} from "./lib/BLSVerifier.sol";
@@ -26,12 +27,12 @@ import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 /// the balance events. Pausing blocks deposits and
 /// withdrawals only; obligations, default coverage and remuneration keep working so that creditors are
 /// never held hostage by a pause.
-contract Vault is IClearingVault, AccessControlDefaultAdminRules, EIP712, Pausable, ReentrancyGuardTransient {
+contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
-    /// @notice Role that sets the token allow-list, trusted registries and timings.
+    /// @notice Role that sets the token allow-list, trusted registries and timings (grants timelocked).
     bytes32 public constant CONFIG_ROLE = keccak256("CONFIG_ROLE");
-    /// @notice Role that rotates the operator's BLS public key.
+    /// @notice Role that rotates the operator's BLS public key (grants timelocked).
     bytes32 public constant KEY_MANAGER_ROLE = keccak256("KEY_MANAGER_ROLE");
     /// @notice Role that pauses and unpauses deposits and withdrawals.
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
@@ -83,6 +84,10 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, EIP712, Pausab
 
     Timings private _timings;
     PackedG1 private _operatorKey;
+
+    /// @notice Whether the deployment wiring is over ({finishSetup}): from then on role grants, operator key
+    /// changes and new trusted registries are timelocked.
+    bool public setupFinished;
 
     /// @notice Whether `token` may be deposited.
     mapping(address token => bool) public isTokenAllowed;
@@ -140,6 +145,18 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, EIP712, Pausab
     event TrustedRegistryUpdated(address indexed registry, bool trusted);
     /// @notice The protocol timings changed.
     event TimingsUpdated(Timings timings);
+    /// @notice Setup is over: role grants, operator key changes and new trusted registries are timelocked.
+    event SetupFinished();
+    /// @notice `key` was scheduled to become the operator key from `readyAt`.
+    event OperatorKeyScheduled(bytes32 indexed keyHash, BLS.G1Point key, uint48 readyAt);
+    /// @notice The scheduled operator key `keyHash` was cancelled.
+    event OperatorKeyCancelled(bytes32 indexed keyHash);
+    /// @notice The operator key `keyHash` was removed at once (remuneration stops until a new key is due).
+    event OperatorKeyRevoked(bytes32 indexed keyHash);
+    /// @notice `registry` was scheduled to become trusted from `readyAt`.
+    event TrustedRegistryScheduled(address indexed registry, uint48 readyAt);
+    /// @notice The scheduled trust of `registry` was cancelled.
+    event TrustedRegistryCancelled(address indexed registry);
 
     /// @notice The amount is zero.
     error ZeroAmount();
@@ -179,6 +196,10 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, EIP712, Pausab
     error InvalidOperatorKey();
     /// @notice `registry` is the zero address or has no code.
     error InvalidRegistry(address registry);
+    /// @notice Setup is over: this change must be scheduled (scheduleOperatorKey / scheduleTrustedRegistry).
+    error ChangeMustBeScheduled();
+    /// @notice {finishSetup} was already called.
+    error SetupAlreadyFinished();
 
     /// @notice Only V2 certificates can be remunerated; this one has `version`.
     error NotV2Certificate(uint64 version);
@@ -202,6 +223,10 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, EIP712, Pausab
     error ValidationAfterDeadline(uint64 lastUpdate, uint64 deadline);
     /// @notice `user`'s free collateral `free` in `asset` does not cover `amount`.
     error InsufficientFreeCollateral(address user, address asset, uint256 free, uint256 amount);
+
+    /// @dev Tags of the timelocked operation ids (TimelockedRoles).
+    bytes32 private constant _KEY_TAG = keccak256("VAULT_OPERATOR_KEY");
+    bytes32 private constant _REGISTRY_TAG = keccak256("VAULT_TRUSTED_REGISTRY");
 
     /// @dev Bits in half a word, and the mask of the low half (the packed operator key).
     uint256 private constant _HALF_WORD_BITS = 128;
@@ -400,18 +425,51 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, EIP712, Pausab
         emit ClearingHouseSet(clearingHouse_);
     }
 
-    /// @notice Replaces the operator's BLS public key (G1, EIP-2537 encoding). Certificates signed with the
-    /// previous key stop verifying at once.
+    /// @notice Ends the setup phase, for good: from now on granting CONFIG_ROLE or KEY_MANAGER_ROLE, changing
+    /// the operator key and trusting a new registry take {timelockDelay} (deployment calls this last).
+    function finishSetup() external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (setupFinished) revert SetupAlreadyFinished();
+        setupFinished = true;
+        emit SetupFinished();
+    }
+
+    /// @notice Sets the operator's BLS public key (G1, EIP-2537 encoding) during setup. Afterwards a new key
+    /// goes through {scheduleOperatorKey} / {executeOperatorKey}.
     /// @dev Rejects points off the curve, outside the prime-order subgroup (the G1 MSM precompile checks
-    /// both) and the identity.
+    /// both) and the identity; reverts {ChangeMustBeScheduled} after setup.
     function setOperatorKey(BLS.G1Point calldata key) external onlyRole(KEY_MANAGER_ROLE) {
+        if (!_inSetup()) revert ChangeMustBeScheduled();
         _checkOperatorKey(key);
-        _operatorKey = PackedG1({
-            high: (key.x_a << _HALF_WORD_BITS) | (key.y_a & _LOW_HALF_MASK),
-            xLow: key.x_b,
-            yLow: key.y_b
-        });
-        emit OperatorKeyRotated(keccak256(abi.encode(key)), key);
+        _setOperatorKey(key);
+    }
+
+    /// @notice Schedules `key` to become the operator key after {timelockDelay}. Certificates signed with the
+    /// current key keep verifying until then.
+    function scheduleOperatorKey(BLS.G1Point calldata key) external onlyRole(KEY_MANAGER_ROLE) {
+        _checkOperatorKey(key);
+        uint48 readyAt = _scheduleOperation(_keyOperation(key));
+        emit OperatorKeyScheduled(keccak256(abi.encode(key)), key, readyAt);
+    }
+
+    /// @notice Cancels the scheduled operator key `key`.
+    function cancelOperatorKey(BLS.G1Point calldata key) external onlyRole(KEY_MANAGER_ROLE) {
+        _cancelOperation(_keyOperation(key));
+        emit OperatorKeyCancelled(keccak256(abi.encode(key)));
+    }
+
+    /// @notice Makes the scheduled `key` the operator key once due; callable by anyone. Certificates signed
+    /// with the previous key stop verifying.
+    function executeOperatorKey(BLS.G1Point calldata key) external {
+        _executeOperation(_keyOperation(key));
+        _setOperatorKey(key);
+    }
+
+    /// @notice Removes the operator key at once (a leaked key): no certificate verifies until a scheduled
+    /// key is executed. Payers' signatures still protect collateral meanwhile; this stops forged certificates.
+    function revokeOperatorKey() external onlyRole(KEY_MANAGER_ROLE) {
+        bytes32 keyHash = keccak256(abi.encode(_unpackedOperatorKey()));
+        delete _operatorKey;
+        emit OperatorKeyRevoked(keyHash);
     }
 
     /// @notice Adds `token` to, or removes it from, the deposit allow-list. Removal stops new deposits only;
@@ -422,11 +480,34 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, EIP712, Pausab
         emit TokenAllowListUpdated(token, allowed);
     }
 
-    /// @notice Adds `registry` to, or removes it from, the trusted validation registries.
+    /// @notice Removes `registry` from the trusted validation registries (at once), or adds it during setup.
+    /// After setup a registry is added through {scheduleTrustedRegistry} / {executeTrustedRegistry}: a new
+    /// trusted registry decides which V2 guarantees pay.
     function setTrustedRegistry(address registry, bool trusted) external onlyRole(CONFIG_ROLE) {
         if (registry.code.length == 0) revert InvalidRegistry(registry);
+        if (trusted && !_inSetup()) revert ChangeMustBeScheduled();
         isTrustedRegistry[registry] = trusted;
         emit TrustedRegistryUpdated(registry, trusted);
+    }
+
+    /// @notice Schedules trusting `registry` after {timelockDelay}.
+    function scheduleTrustedRegistry(address registry) external onlyRole(CONFIG_ROLE) {
+        if (registry.code.length == 0) revert InvalidRegistry(registry);
+        uint48 readyAt = _scheduleOperation(_registryOperation(registry));
+        emit TrustedRegistryScheduled(registry, readyAt);
+    }
+
+    /// @notice Cancels the scheduled trust of `registry`.
+    function cancelTrustedRegistry(address registry) external onlyRole(CONFIG_ROLE) {
+        _cancelOperation(_registryOperation(registry));
+        emit TrustedRegistryCancelled(registry);
+    }
+
+    /// @notice Trusts the scheduled `registry` once due; callable by anyone.
+    function executeTrustedRegistry(address registry) external {
+        _executeOperation(_registryOperation(registry));
+        isTrustedRegistry[registry] = true;
+        emit TrustedRegistryUpdated(registry, true);
     }
 
     /// @notice Sets all timings at once, enforcing
@@ -590,6 +671,33 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, EIP712, Pausab
         if (response < p.minScore) revert ValidationScoreTooLow(response, p.minScore);
         if (tagHash != keccak256(bytes(p.tag))) revert ValidationTagMismatch(p.tag, tagHash);
         if (lastUpdate > p.deadline) revert ValidationAfterDeadline(lastUpdate, p.deadline);
+    }
+
+    /// @dev CONFIG_ROLE (trusted registries, timings) and KEY_MANAGER_ROLE (the BLS key) are timelocked;
+    /// PAUSER_ROLE is not (it moves neither funds nor keys; a pause never blocks creditors).
+    function _isTimelockedRole(bytes32 role) internal pure override returns (bool) {
+        return role == CONFIG_ROLE || role == KEY_MANAGER_ROLE;
+    }
+
+    function _inSetup() internal view override returns (bool) {
+        return !setupFinished;
+    }
+
+    function _setOperatorKey(BLS.G1Point calldata key) private {
+        _operatorKey = PackedG1({
+            high: (key.x_a << _HALF_WORD_BITS) | (key.y_a & _LOW_HALF_MASK),
+            xLow: key.x_b,
+            yLow: key.y_b
+        });
+        emit OperatorKeyRotated(keccak256(abi.encode(key)), key);
+    }
+
+    function _keyOperation(BLS.G1Point calldata key) private pure returns (bytes32) {
+        return keccak256(abi.encode(_KEY_TAG, key));
+    }
+
+    function _registryOperation(address registry) private pure returns (bytes32) {
+        return keccak256(abi.encode(_REGISTRY_TAG, registry));
     }
 
     function _checkOperatorKey(BLS.G1Point calldata key) private view {

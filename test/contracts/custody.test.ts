@@ -207,4 +207,40 @@ describe("Custody (issue 17)", () => {
         .withArgs(0, 50);
     });
   });
+  describe("finding 3: a leaked admin key cannot hand out the roles that move funds or keys at once", () => {
+    it("grants of OPERATOR_ROLE / KEY_MANAGER_ROLE are scheduled in public; payers withdraw before they execute", async () => {
+      const f = await loadFixture(fixture);
+      const thief = f.outsider;
+      const roles = [
+        [f.clearingHouse, await f.clearingHouse.OPERATOR_ROLE()],
+        [f.vault, await f.vault.KEY_MANAGER_ROLE()],
+        [f.vault, await f.vault.CONFIG_ROLE()],
+      ] as const;
+      for (const [contract, role] of roles) {
+        await expect(contract.connect(f.admin).grantRole(role, thief.address)).to.be.revertedWithCustomError(
+          contract,
+          "RoleGrantMustBeScheduled",
+        );
+        await expect(contract.connect(f.admin).scheduleRoleGrant(role, thief.address)).to.emit(
+          contract,
+          "RoleGrantScheduled",
+        );
+      }
+      // The schedule is public; a payer leaves at once, within the withdrawal grace period.
+      const grace = await f.vault.withdrawalGracePeriod();
+      expect(grace).to.be.lessThan(await f.vault.timelockDelay());
+      await f.vault.connect(f.alice).requestWithdrawal(ETH, 10n * ONE);
+      await time.increase(grace);
+      await expect(f.vault.connect(f.alice).finalizeWithdrawal(ETH))
+        .to.emit(f.vault, "WithdrawalFinalized")
+        .withArgs(1n, f.alice.address, ETH, 10n * ONE, 10n * ONE);
+      for (const [contract, role] of roles) {
+        expect(await contract.hasRole(role, thief.address)).to.equal(false);
+        await expect(contract.executeRoleGrant(role, thief.address)).to.be.revertedWithCustomError(
+          contract,
+          "OperationNotReady",
+        );
+      }
+    });
+  });
 });

@@ -24,7 +24,8 @@ import {
 import { MERKLE_LEAF_ENCODING } from "../../sdk/merkle";
 import { ethers } from "hardhat";
 
-import { blsKeyFromSecret, blsSign, g2ToEip2537, type BlsKeyPair } from "../../sdk/bls";
+import { time } from "@nomicfoundation/hardhat-network-helpers";
+import { blsKeyFromSecret, blsSign, g2ToEip2537, type BlsKeyPair, type Eip2537G1Point } from "../../sdk/bls";
 import { DEFAULT_TIMINGS, DEV_TEST_TOKENS, deploySurety } from "../../scripts/deploy";
 import { FeeOnTransferToken__factory } from "../../typechain-types";
 
@@ -209,6 +210,20 @@ export interface V2Input {
   asset: string;
   policy: PolicyFields;
   timestamp?: bigint;
+}
+
+/** Replaces the operator key after setup: schedule, wait the Vault's timelock delay, execute. */
+export async function rotateOperatorKey(
+  vault: {
+    scheduleOperatorKey(key: Eip2537G1Point): Promise<unknown>;
+    executeOperatorKey(key: Eip2537G1Point): Promise<unknown>;
+    timelockDelay(): Promise<bigint>;
+  },
+  key: Eip2537G1Point,
+): Promise<void> {
+  await vault.scheduleOperatorKey(key);
+  await time.increase(await vault.timelockDelay());
+  await vault.executeOperatorKey(key);
 }
 
 /** Hardhat's default accounts: tests sign as any of them without a round trip to the node. */

@@ -16,6 +16,7 @@ import {
   TIMINGS,
   buildCycle,
   remunerateArgs,
+  rotateOperatorKey,
   suretyFixture,
   transfer,
   v2Certificate,
@@ -296,12 +297,12 @@ describe("Security review", () => {
       await v2.request();
       await v2.answer(90);
       await f.vault.remunerate(...remunerateArgs(v2.cert));
-      await f.vault.setOperatorKey(g1ToEip2537(OTHER_BLS.publicKey));
+      await rotateOperatorKey(f.vault, g1ToEip2537(OTHER_BLS.publicKey));
       await expect(f.vault.remunerate(...remunerateArgs(v2.cert))).to.be.revertedWithCustomError(
         f.vault,
         "InvalidCertificateSignature",
       );
-      await f.vault.setOperatorKey(g1ToEip2537(OPERATOR_BLS.publicKey));
+      await rotateOperatorKey(f.vault, g1ToEip2537(OPERATOR_BLS.publicKey));
       await expect(f.vault.remunerate(...remunerateArgs(v2.cert)))
         .to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed")
         .withArgs(v2.cert.guaranteeId, 1n);

@@ -317,8 +317,14 @@ describe("Vault", () => {
       expect(await fresh.clearingHouse()).to.equal(clearingHouseAddress);
     });
 
-    it("setOperatorKey stores a valid G1 key and emits its hash", async () => {
-      const { vault } = await loadFixture(suretyFixture);
+    it("setOperatorKey stores a valid G1 key and emits its hash (setup phase only)", async () => {
+      const { admin, vault: wired } = await loadFixture(suretyFixture);
+      await expect(wired.setOperatorKey(g1ToEip2537(OTHER_BLS.publicKey))).to.be.revertedWithCustomError(
+        wired,
+        "ChangeMustBeScheduled",
+      );
+      const vault = await new Vault__factory(admin).deploy(admin.address, 0, TIMINGS);
+      expect(await vault.operatorKeySet()).to.equal(false);
       const key = g1ToEip2537(OTHER_BLS.publicKey);
       const encoded = AbiCoder.defaultAbiCoder().encode(
         ["bytes32", "bytes32", "bytes32", "bytes32"],
@@ -338,7 +344,8 @@ describe("Vault", () => {
     });
 
     it("setOperatorKey rejects the identity, off-curve points, and other callers", async () => {
-      const { vault, outsider } = await loadFixture(suretyFixture);
+      const { admin, outsider } = await loadFixture(suretyFixture);
+      const vault = await new Vault__factory(admin).deploy(admin.address, 0, TIMINGS);
       const zero = ethers.ZeroHash;
       await expect(
         vault.setOperatorKey({ x_a: zero, x_b: zero, y_a: zero, y_b: zero }),
