@@ -9,6 +9,7 @@ import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProo
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 
+import {TimelockedRoles} from "./access/TimelockedRoles.sol";
 import {IClearingVault} from "./interfaces/IClearingVault.sol";
 import {CertificateCodec} from "./lib/CertificateCodec.sol";
 import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
@@ -35,7 +36,7 @@ import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 /// A debtor may pay from the commit on (unless its debit is under challenge) and late as long as nobody
 /// covered the debt. `defaultDeadline = paymentDeadline + Vault.defaultWindow()` bounds the clearing path
 /// used in the withdrawal-grace invariant.
-contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransient {
+contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
     /// @notice Role that commits cycles (the operator, Core).
@@ -854,5 +855,10 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
             if (totals[j].asset == asset) return j;
         }
         revert UnknownCycleAsset(cycleId, asset);
+    }
+
+    /// @dev OPERATOR_ROLE commits cycles (obligations on payers' collateral): its grants are timelocked.
+    function _isTimelockedRole(bytes32 role) internal pure override returns (bool) {
+        return role == OPERATOR_ROLE;
     }
 }

@@ -203,7 +203,10 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
   }
   for (const token of tokens) await (await vault.setTokenAllowed(token.address, true)).wait();
 
-  const pendingAdminTransfer = admin !== deployer ? await handOverVaultRoles(vault, deployer, admin) : null;
+  if (admin !== deployer) await handOverVaultRoles(vault, deployer, admin);
+  // Last: from here on role grants, key changes and new trusted registries wait `adminTransferDelay`.
+  await (await vault.finishSetup()).wait();
+  const pendingAdminTransfer = admin !== deployer ? await beginVaultAdminTransfer(vault, admin) : null;
 
   return {
     vault,
@@ -245,18 +248,23 @@ export function toEip2537(key: Uint8Array | string | Eip2537G1Point): Eip2537G1P
 }
 
 /**
- * Gives `admin` the Vault's config, key-manager and pauser roles (the deployer renounces them) and begins
- * the transfer of its default admin role, which `admin` accepts after the delay
- * (`vault.acceptDefaultAdminTransfer()`); until then the deployer may still cancel it.
+ * Gives `admin` the Vault's config, key-manager and pauser roles while the Vault is still in setup (grants
+ * are immediate until `finishSetup`); the deployer renounces them.
  */
-async function handOverVaultRoles(
-  vault: Vault,
-  deployer: string,
-  admin: string,
-): Promise<{ newAdmin: string; acceptableAfter: number }> {
+async function handOverVaultRoles(vault: Vault, deployer: string, admin: string): Promise<void> {
   const roles = [await vault.CONFIG_ROLE(), await vault.KEY_MANAGER_ROLE(), await vault.PAUSER_ROLE()];
   for (const role of roles) await (await vault.grantRole(role, admin)).wait();
   for (const role of roles) await (await vault.renounceRole(role, deployer)).wait();
+}
+
+/**
+ * Begins the transfer of the Vault's default admin role, which `admin` accepts after the delay
+ * (`vault.acceptDefaultAdminTransfer()`); until then the deployer may still cancel it.
+ */
+async function beginVaultAdminTransfer(
+  vault: Vault,
+  admin: string,
+): Promise<{ newAdmin: string; acceptableAfter: number }> {
   await (await vault.beginDefaultAdminTransfer(admin)).wait();
   const [newAdmin, schedule] = await vault.pendingDefaultAdmin();
   return { newAdmin, acceptableAfter: Number(schedule) };

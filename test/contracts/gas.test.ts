@@ -9,16 +9,17 @@ import { id as hashText, parseEther, type ContractTransactionResponse } from "et
 
 import {
   ETH,
-  GUARANTEES_ROOT,
-  PAYMENT_DELAY,
-  type Position,
-  type SignedTestGuarantee,
-  TIMINGS,
   answerOf,
   buildCycle,
+  GUARANTEES_ROOT,
+  PAYMENT_DELAY,
   planCycle,
+  type Position,
+  remunerateArgs,
   signedGuarantee,
+  type SignedTestGuarantee,
   suretyFixture,
+  TIMINGS,
   transfer,
   v2Certificate,
 } from "./helpers";
@@ -99,7 +100,7 @@ describe("Gas", () => {
         .connect(f.validator)
         .validationResponse(cert.requestHash, 90, "ipfs://r", hashText("e"), "delivery"),
     );
-    const gas = await gasOf("remunerate (ETH)", f.vault.remunerate(cert.claims, cert.signature));
+    const gas = await gasOf("remunerate (ETH)", f.vault.remunerate(...remunerateArgs(cert)));
     expect(gas).to.be.lessThan(500_000n);
   });
 

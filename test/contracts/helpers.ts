@@ -6,6 +6,7 @@
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import {
   AbiCoder,
+  HDNodeWallet,
   ZeroAddress,
   getBytes,
   keccak256,
@@ -13,7 +14,10 @@ import {
   toUtf8Bytes,
   type BigNumberish,
   type Signer,
+  type SigningKey,
 } from "ethers";
+import type { SigningScheme } from "../../sdk/claims";
+import { GuaranteeHasher, SIGNING_SCHEME_CODES } from "../../sdk/eip712";
 import { CERTIFICATE_CLAIMS_TYPES, CERTIFICATE_POLICY_TYPES } from "../../sdk/certificate";
 import {
   certificateDomain as sdkCertificateDomain,
@@ -21,15 +25,16 @@ import {
   validationRequestHash as sdkValidationRequestHash,
 } from "../../sdk/ids";
 import { MERKLE_LEAF_ENCODING } from "../../sdk/merkle";
-import type { GuaranteeClaimsV1, SigningScheme } from "../../sdk/claims";
+import type { GuaranteeClaimsV1 } from "../../sdk/claims";
 import { encodeCertificateClaims } from "../../sdk/certificate";
-import { SIGNING_SCHEME_CODES, signGuarantee } from "../../sdk/eip712";
+import { signGuarantee } from "../../sdk/eip712";
 import { guaranteeProof } from "../../sdk/guarantee-tree";
 import { buildCommitPlan, guaranteeLeafOf, type CommitPlan } from "../../operator/clearing/commit-plan";
 import { netCycle, type PayableGuarantee } from "../../operator/clearing/netting";
 import { ethers } from "hardhat";
 
-import { blsKeyFromSecret, blsSign, g2ToEip2537, type BlsKeyPair } from "../../sdk/bls";
+import { time } from "@nomicfoundation/hardhat-network-helpers";
+import { blsKeyFromSecret, blsSign, g2ToEip2537, type BlsKeyPair, type Eip2537G1Point } from "../../sdk/bls";
 import { DEFAULT_TIMINGS, DEV_TEST_TOKENS, deploySurety } from "../../scripts/deploy";
 import { FeeOnTransferToken__factory } from "../../typechain-types";
 
@@ -222,7 +227,76 @@ export interface V2Input {
   timestamp?: bigint;
 }
 
-/** A V2 certificate as Core would issue it: claims, their fields, id, request hash and signature. */
+/** Replaces the operator key after setup: schedule, wait the Vault's timelock delay, execute. */
+export async function rotateOperatorKey(
+  vault: {
+    scheduleOperatorKey(key: Eip2537G1Point): Promise<unknown>;
+    executeOperatorKey(key: Eip2537G1Point): Promise<unknown>;
+    timelockDelay(): Promise<bigint>;
+  },
+  key: Eip2537G1Point,
+): Promise<void> {
+  await vault.scheduleOperatorKey(key);
+  await time.increase(await vault.timelockDelay());
+  await vault.executeOperatorKey(key);
+}
+
+/** Hardhat's default accounts: tests sign as any of them without a round trip to the node. */
+const HARDHAT_MNEMONIC = "test test test test test test test test test test test junk";
+const HARDHAT_ACCOUNTS = 20;
+let signingKeys: Map<string, SigningKey> | undefined;
+
+/** The signing key of a Hardhat default account, or undefined for any other address. */
+export function signingKeyOf(address: string): SigningKey | undefined {
+  if (signingKeys === undefined) {
+    signingKeys = new Map();
+    const root = HDNodeWallet.fromPhrase(HARDHAT_MNEMONIC, undefined, "m/44'/60'/0'/0");
+    for (let i = 0; i < HARDHAT_ACCOUNTS; i++) {
+      const wallet = root.deriveChild(i);
+      signingKeys.set(wallet.address.toLowerCase(), wallet.signingKey);
+    }
+  }
+  return signingKeys.get(address.toLowerCase());
+}
+
+/** The Vault's EIP-712 domain (name and version are the Vault's constants). */
+export function vaultDomain(chainId: BigNumberish, vault: string) {
+  return { name: "Surety", version: "1", chainId: toBigInt(chainId), verifyingContract: vault };
+}
+
+/**
+ * The payer's signature of a V2 guarantee (the fields as signed, policy included) under the Vault's domain,
+ * signed with `key` (default: the Hardhat account of `user`). "0x" when no key is known.
+ */
+export function payerSignature(
+  input: Omit<V2Input, "policy"> & { policy: PolicyFields },
+  scheme: SigningScheme = "eip712",
+  key: SigningKey | undefined = signingKeyOf(input.user),
+): string {
+  if (key === undefined) return "0x";
+  const hasher = new GuaranteeHasher(vaultDomain(input.chainId, input.vault));
+  const hash = hasher.signedHash(
+    {
+      version: 2,
+      user: input.user,
+      recipient: input.recipient,
+      reqId: input.reqId,
+      amount: input.amount,
+      asset: input.asset,
+      timestamp: Number(input.timestamp ?? DEFAULT_TIMESTAMP),
+      policy: { ...input.policy, deadline: Number(input.policy.deadline) },
+    },
+    scheme,
+  );
+  return key.sign(hash).serialized;
+}
+
+const DEFAULT_TIMESTAMP = 1_700_000_000n;
+
+/**
+ * A V2 certificate as Core would issue it: claims, their fields, id, request hash, signature, and the
+ * payer's EIP-712 signature over the guarantee (over the signed fields after `overrides`).
+ */
 export function v2Certificate(input: V2Input, overrides: Partial<ClaimFields> = {}, key = OPERATOR_BLS) {
   const id = guaranteeId(input.chainId, input.vault, input.user, input.reqId);
   const fields: ClaimFields = {
@@ -234,17 +308,20 @@ export function v2Certificate(input: V2Input, overrides: Partial<ClaimFields> = 
     reqId: input.reqId,
     amount: input.amount,
     asset: input.asset,
-    timestamp: input.timestamp ?? 1_700_000_000n,
+    timestamp: input.timestamp ?? DEFAULT_TIMESTAMP,
     policy: encodePolicy(input.policy),
     ...overrides,
   };
   const claims = encodeClaims(fields);
+  const payerSignatureHex = payerSignature({ ...input, ...fields, policy: input.policy });
   return {
     claims,
     fields,
     guaranteeId: fields.guaranteeId,
     requestHash: validationRequestHash(input.chainId, input.policy, id),
     signature: signClaims(claims, key),
+    payerScheme: SIGNING_SCHEME_CODES.eip712,
+    payerSignature: payerSignatureHex,
   };
 }
 
@@ -315,4 +392,17 @@ export function answerOf(plan: CommitPlan, guarantees: readonly SignedTestGuaran
       signature: g.signature,
       proof: guaranteeProof(plan.guaranteeTree, guaranteeLeafOf(g.payable)),
     }));
+}
+
+/** `Vault.remunerate`'s argument list for a test certificate (optionally with another payer signature). */
+export function remunerateArgs(
+  cert: {
+    claims: string;
+    signature: ReturnType<typeof signClaims>;
+    payerScheme: 0 | 1;
+    payerSignature: string;
+  },
+  payer: { scheme: 0 | 1; signature: string } = { scheme: cert.payerScheme, signature: cert.payerSignature },
+): [string, ReturnType<typeof signClaims>, 0 | 1, string] {
+  return [cert.claims, cert.signature, payer.scheme, payer.signature];
 }

@@ -18,6 +18,8 @@ import {
   type PolicyFields,
   TIMINGS,
   buildCycle,
+  remunerateArgs,
+  rotateOperatorKey,
   suretyFixture,
   transfer,
   v2Certificate,
@@ -283,7 +285,7 @@ describe("Security review", () => {
       await f.clearingHouse
         .connect(f.operator)
         .commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature))
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert)))
         .to.be.revertedWithCustomError(f.vault, "InsufficientFreeCollateral")
         .withArgs(f.alice.address, ETH, ONE, 2n * ONE);
     });
@@ -296,8 +298,8 @@ describe("Security review", () => {
       const v2 = await v2Setup(f);
       await v2.request();
       await v2.answer(90);
-      await f.vault.remunerate(v2.cert.claims, v2.cert.signature);
-      await expect(other.vault.remunerate(v2.cert.claims, v2.cert.signature)).to.be.revertedWithCustomError(
+      await f.vault.remunerate(...remunerateArgs(v2.cert));
+      await expect(other.vault.remunerate(...remunerateArgs(v2.cert))).to.be.revertedWithCustomError(
         other.vault,
         "CertificateDomainMismatch",
       );
@@ -309,14 +311,14 @@ describe("Security review", () => {
       const v2 = await v2Setup(f);
       await v2.request();
       await v2.answer(90);
-      await f.vault.remunerate(v2.cert.claims, v2.cert.signature);
-      await f.vault.setOperatorKey(g1ToEip2537(OTHER_BLS.publicKey));
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature)).to.be.revertedWithCustomError(
+      await f.vault.remunerate(...remunerateArgs(v2.cert));
+      await rotateOperatorKey(f.vault, g1ToEip2537(OTHER_BLS.publicKey));
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert))).to.be.revertedWithCustomError(
         f.vault,
         "InvalidCertificateSignature",
       );
-      await f.vault.setOperatorKey(g1ToEip2537(OPERATOR_BLS.publicKey));
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature))
+      await rotateOperatorKey(f.vault, g1ToEip2537(OPERATOR_BLS.publicKey));
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert)))
         .to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed")
         .withArgs(v2.cert.guaranteeId, 1n);
     });
@@ -334,7 +336,7 @@ describe("Security review", () => {
       ).to.be.revertedWithCustomError(f.validationRegistry, "RequestNotFound");
       await time.increaseTo(v2.policy.deadline + 1n);
       await v2.answer(100); // the validator changes its mind too late
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature)).to.be.revertedWithCustomError(
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert))).to.be.revertedWithCustomError(
         f.vault,
         "ValidationAfterDeadline",
       );
@@ -351,7 +353,7 @@ describe("Security review", () => {
       await f.vault.connect(f.alice).finalizeWithdrawal(ETH);
       await v2.request();
       await v2.answer(90);
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature))
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert)))
         .to.be.revertedWithCustomError(f.vault, "InsufficientFreeCollateral")
         .withArgs(f.alice.address, ETH, 0n, 2n * ONE);
     });
@@ -386,7 +388,7 @@ describe("Security review", () => {
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: ONE });
       await clearingHouse.coverDefault(1, ETH, carol.address);
       await clearingHouse.claimNetCredit(1, ETH, bob.address, 2n * ONE, c.proofOf(ETH, bob.address));
-      await vault.remunerate(v2.cert.claims, v2.cert.signature);
+      await vault.remunerate(...remunerateArgs(v2.cert));
       await vault.connect(alice).cancelWithdrawal(ETH);
     });
   });

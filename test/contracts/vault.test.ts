@@ -36,7 +36,7 @@ describe("Vault", () => {
         .to.emit(vault, "Deposited")
         .withArgs(alice.address, ETH, ONE, 2n * ONE);
       expect(await vault.balanceOf(alice.address, ETH)).to.equal(2n * ONE);
-      expect(await vault.totalBalance(ETH)).to.equal(2n * ONE);
+      expect(await ethers.provider.getBalance(vault)).to.equal(2n * ONE);
       expect(await ethers.provider.getBalance(await vault.getAddress())).to.equal(2n * ONE);
     });
 
@@ -73,7 +73,7 @@ describe("Vault", () => {
         .to.emit(vault, "Deposited")
         .withArgs(alice.address, fee, 9_900n, 9_900n);
       expect(await vault.balanceOf(alice.address, fee)).to.equal(9_900n);
-      expect(await feeToken.balanceOf(vaultAddress)).to.equal(await vault.totalBalance(fee));
+      expect(await feeToken.balanceOf(vaultAddress)).to.equal(await vault.balanceOf(alice.address, fee));
     });
 
     it("rejects a transfer that delivers nothing", async () => {
@@ -176,7 +176,7 @@ describe("Vault", () => {
         .withArgs(1n, alice.address, ETH, 3n * ONE, 3n * ONE);
       await expect(tx).to.changeEtherBalances([alice, vault], [3n * ONE, -3n * ONE]);
       expect(await vault.balanceOf(alice.address, ETH)).to.equal(7n * ONE);
-      expect(await vault.totalBalance(ETH)).to.equal(7n * ONE);
+      expect(await ethers.provider.getBalance(vault)).to.equal(7n * ONE);
       expect((await vault.pendingWithdrawal(alice.address, ETH)).id).to.equal(0n);
     });
 
@@ -278,7 +278,7 @@ describe("Vault", () => {
       await expect(tx).to.changeEtherBalances([vault, ch], [-3n * ONE, 3n * ONE]);
       expect(await vault.obligationOf(alice.address, ETH)).to.equal(0n);
       expect(await vault.balanceOf(alice.address, ETH)).to.equal(7n * ONE);
-      expect(await vault.totalBalance(ETH)).to.equal(7n * ONE);
+      expect(await ethers.provider.getBalance(vault)).to.equal(7n * ONE);
     });
 
     it("markNetted marks ids once and skips (reports) any id already consumed", async () => {
@@ -322,8 +322,14 @@ describe("Vault", () => {
       expect(await fresh.clearingHouse()).to.equal(clearingHouseAddress);
     });
 
-    it("setOperatorKey stores a valid G1 key and emits its hash", async () => {
-      const { vault } = await loadFixture(suretyFixture);
+    it("setOperatorKey stores a valid G1 key and emits its hash (setup phase only)", async () => {
+      const { admin, vault: wired } = await loadFixture(suretyFixture);
+      await expect(wired.setOperatorKey(g1ToEip2537(OTHER_BLS.publicKey))).to.be.revertedWithCustomError(
+        wired,
+        "ChangeMustBeScheduled",
+      );
+      const vault = await new Vault__factory(admin).deploy(admin.address, 0, TIMINGS);
+      expect(await vault.operatorKeySet()).to.equal(false);
       const key = g1ToEip2537(OTHER_BLS.publicKey);
       const encoded = AbiCoder.defaultAbiCoder().encode(
         ["bytes32", "bytes32", "bytes32", "bytes32"],
@@ -343,7 +349,8 @@ describe("Vault", () => {
     });
 
     it("setOperatorKey rejects the identity, off-curve points, and other callers", async () => {
-      const { vault, outsider } = await loadFixture(suretyFixture);
+      const { admin, outsider } = await loadFixture(suretyFixture);
+      const vault = await new Vault__factory(admin).deploy(admin.address, 0, TIMINGS);
       const zero = ethers.ZeroHash;
       await expect(
         vault.setOperatorKey({ x_a: zero, x_b: zero, y_a: zero, y_b: zero }),

@@ -2,7 +2,7 @@ import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { keccak256, parseEther, toUtf8Bytes, Wallet, ZeroAddress } from "ethers";
 import { ethers, network } from "hardhat";
-import { toRemunerateArgs } from "../../sdk/certificate";
+import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
 import { silentLogger } from "../../operator/logger";
@@ -269,8 +269,8 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
     await f.validationRegistry
       .connect(f.validator)
       .validationResponse(requestHash, 95, "ipfs://verdict", keccak256(toUtf8Bytes("v")), "quality");
-    const args = toRemunerateArgs(g.certificate);
-    const paid = await (await f.vault.connect(f.bob).remunerate(args.claims, args.signature)).wait();
+    const args = remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer));
+    const paid = await (await f.vault.connect(f.bob).remunerate(...args)).wait();
     await h.indexer.syncToHead();
     await dispatcher.tick();
     expect(receiver.ofType("guarantee.issued")[0].data).to.include({
