@@ -1,8 +1,8 @@
 /**
  * Core's background tasks in the server process (docs/operator-async.md): every `pollIntervalMs`,
- * one after the other, indexer → V2 lifecycle → clearing scheduler → keeper. Each task is a `tick()`
- * (tests drive them directly); a failing tick is retried on the next round, never fatal, and logged
- * without flooding (failure-log.ts: once, then at a bounded rate while it repeats).
+ * one after the other, indexer → V2 lifecycle → operator sender → clearing scheduler → keeper. Each
+ * task is a `tick()` (tests drive them directly); a failing tick is retried on the next round, never
+ * fatal, and logged without flooding (failure-log.ts: once, then at a bounded rate while it repeats).
  * `stop()` waits for the running round, so the store is never closed under a task.
  */
 import { FetchRequest, JsonRpcProvider, Network } from "ethers";

@@ -121,7 +121,7 @@ export const asyncRoutes: RouteModule = (context) => {
   router.post("/core/guarantees/:id/finalize", authenticated, async (req, res) => {
     const id = parseBytes32(req.params.id, "id");
     const finalized = await lifecycle.finalizeByPayer(id, principalOf(req).wallet);
-    res.json(guaranteeView(finalized));
+    res.json(guaranteeView(finalized, config.chainId));
   });
 
   router.get("/core/users/:address/withdrawals", authenticated, async (req, res) => {

@@ -5,6 +5,7 @@
  * build (BLS signer, EIP-712 hasher, public params) is built here, once.
  */
 import type { Router } from "express";
+import { Wallet } from "ethers";
 import { blsKeyFromSecret, type BlsSigner, createBlsSigner } from "../../sdk/bls";
 import { GuaranteeHasher } from "../../sdk/eip712";
 import type { WirePublicParams, WireTokenList } from "../../sdk/public-params";
@@ -49,7 +50,8 @@ export interface CoreServices {
   timings: ProtocolTimings;
   /** Whether the books follow the chain: the indexer reports to it; health, issuance and metrics read it. */
   chainSync: ChainSyncMonitor;
-  publicParams: Readonly<WirePublicParams>;
+  /** `GET /core/public-params` now (the timings and the V2 deadline cap are live). */
+  publicParams: () => Readonly<WirePublicParams>;
   tokens: Readonly<WireTokenList>;
 }
 
@@ -84,7 +86,10 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       clock: systemClock,
       logger: deps.logger,
     });
-  const metrics = services.metrics ?? new CoreMetrics(deps.store, chainSync);
+  const operator = config.operatorPrivateKey
+    ? { address: new Wallet(config.operatorPrivateKey).address, clock: systemClock }
+    : undefined;
+  const metrics = services.metrics ?? new CoreMetrics(deps.store, chainSync, operator);
   const timings = services.timings ?? new ProtocolTimings();
   const issuer =
     services.issuer ??
@@ -110,7 +115,14 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
     issuer,
     timings,
     chainSync,
-    publicParams: services.publicParams ?? buildPublicParams(config, deployment, signer.publicKey),
+    publicParams:
+      services.publicParams ??
+      (() =>
+        buildPublicParams(config, deployment, signer.publicKey, {
+          timings: timings.get(),
+          // Through issuance's own function: what is published is what issuance applies.
+          latestValidationDeadline: issuer.latestValidationDeadline(),
+        })),
     tokens: services.tokens ?? buildTokensResponse(config, deployment),
   };
 }

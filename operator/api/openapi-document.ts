@@ -28,15 +28,19 @@ const object = (properties: Record<string, Schema>, required = Object.keys(prope
 });
 
 /** An error answer whose `code` is one of `codes`. */
-function errorResponse(description: string, codes?: readonly string[]): Schema {
-  const schema = codes
+/** The common error shape, its `code` limited to `codes` when given. */
+function errorSchema(codes?: readonly string[]): Schema {
+  return codes
     ? {
         allOf: [ref("Error")],
         type: "object",
         properties: { code: { enum: [...codes] } },
       }
     : ref("Error");
-  return { description, content: { "application/json": { schema } } };
+}
+
+function errorResponse(description: string, codes?: readonly string[]): Schema {
+  return { description, content: { "application/json": { schema: errorSchema(codes) } } };
 }
 
 function jsonResponse(description: string, schema: Schema, headers?: Schema): Schema {
@@ -102,8 +106,8 @@ const ISSUANCE_400_CODES = [
   "insufficient_collateral",
 ] as const;
 
-/** 503 of `POST /core/guarantees`: the books cannot follow the chain now (docs/operator-api.md). */
-const ISSUANCE_503_CODES = [
+/** 500 of `POST /core/guarantees` with a cause: the chain cannot be judged now (docs/operator-api.md). */
+const ISSUANCE_UNAVAILABLE_CODES = [
   "chain_time_unavailable",
   "indexer_halted",
   "indexer_stale",
@@ -263,6 +267,11 @@ export const CORE_OPENAPI = {
           description:
             "Why clearing will not net it (e.g. consumed on chain before its cycle); null normally",
         }),
+        validation_request_hash: nullable({
+          ...ref("Bytes32"),
+          description:
+            "V2: the ERC-8004 request hash the validator responds to on the ValidationRegistry; null for V1",
+        }),
       }),
       Balance: object({
         asset_address: ref("Address"),
@@ -309,6 +318,26 @@ export const CORE_OPENAPI = {
         active_guarantee_domain_separator: ref("Bytes32"),
         trusted_validation_registries: { type: "array", items: ref("Address") },
         validation_hash_canonicalization_version: { const: "surety-validation-request-v1" },
+        clearing_house_address: {
+          ...ref("Address"),
+          description: "The ClearingHouse (added to the spec's fields).",
+        },
+        protocol_timings: nullable({
+          ...object({
+            cycle_length_seconds: { type: "integer", minimum: 1 },
+            commit_delay_seconds: { type: "integer", minimum: 0 },
+            payment_window_seconds: { type: "integer", minimum: 0 },
+            default_window_seconds: { type: "integer", minimum: 0 },
+            withdrawal_grace_period_seconds: { type: "integer", minimum: 0 },
+          }),
+          description: "The Vault's `timings()` as Core knows them now; null before Core has read them.",
+        }),
+        latest_validation_deadline: nullable({
+          ...ref("UnixSeconds"),
+          description:
+            "The latest V2 `validation_deadline` issuance accepts at the time of this response, counted from the " +
+            "chain time Core has indexed (it moves forward as Core indexes blocks); null: no cap, or no block indexed yet.",
+        }),
       }),
       Health: object({
         status: { enum: ["ok", "fail"] },
@@ -711,12 +740,18 @@ export const CORE_OPENAPI = {
             ref("DuplicateGuarantee"),
           ),
           ...COMMON_ERRORS,
-          "503": errorResponse(
-            "Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging or starting), " +
-              "or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the validation " +
-              "deadline by: nothing is issued; `GET /core/health` shows why.",
-            ISSUANCE_503_CODES,
-          ),
+          "500": {
+            description:
+              "Core could not issue the guarantee: an unexpected failure (`internal_error`, details in the log " +
+              "only), or Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging " +
+              "or starting), or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the " +
+              "validation deadline by. Nothing is issued or locked; `GET /core/health` shows why; retry later.",
+            content: {
+              "application/json": {
+                schema: { oneOf: [ref("InternalError"), errorSchema(ISSUANCE_UNAVAILABLE_CODES)] },
+              },
+            },
+          },
         },
       },
     },

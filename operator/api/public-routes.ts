@@ -1,6 +1,7 @@
 /**
- * Unauthenticated Core endpoints: `GET /core/tokens`, `GET /core/public-params`
- * (both computed once at startup), `GET /core/health` (store and chain probed
+ * Unauthenticated Core endpoints: `GET /core/tokens` (computed once at
+ * startup), `GET /core/public-params` (per request: the timings and the V2
+ * deadline cap are live), `GET /core/health` (store and chain probed
  * on every call, each bounded by a timeout; the indexer's sync state as the
  * issuance gate sees it) and `GET /metrics`.
  */
@@ -49,7 +50,8 @@ export const publicRoutes: RouteModule = (context) => {
   });
 
   router.get("/core/public-params", (_req, res) => {
-    res.json(context.publicParams);
+    // `latest_validation_deadline` moves with time: not to be cached.
+    res.set("Cache-Control", "no-store").json(context.publicParams());
   });
 
   router.get("/core/health", async (_req, res) => {

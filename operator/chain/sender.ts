@@ -15,7 +15,8 @@
  * - `tick()` follows every unfinished send: a version that no longer exists on the node (dropped from
  *   the mempool) is re-sent; one not mined after `replaceAfterBlocks` new blocks is replaced by the same
  *   call with both fee fields raised by at least `feeBumpBps` (persisted the same way before it is
- *   broadcast).
+ *   broadcast); one the node refuses for a reason no fee cures is cancelled (its nonce goes to a
+ *   zero-value transfer to the operator itself) so it cannot block every later nonce.
  * - An identical call (same target and calldata) already in flight is not sent again: `send` answers
  *   that transaction (the keeper re-finds an uncovered debt every tick until its cover is mined).
  */
@@ -27,11 +28,15 @@ import {
   Wallet,
   getAddress,
 } from "ethers";
+import { type Clock, systemClock } from "../clock";
 import type { Logger } from "../logger";
 import { silentLogger } from "../logger";
 import { AsyncMutex } from "../store/mutex";
 import type { Store } from "../store";
 import type { ChainProvider } from "./indexer";
+import { type BroadcastOutcome, CallRevertedError, classify, isRevert, revertData } from "./node-errors";
+
+export { type BroadcastOutcome, CallRevertedError } from "./node-errors";
 
 export interface SignedTransaction {
   hash: string;
@@ -52,8 +57,11 @@ export type SendStatus =
   | { state: "pending"; nonce: number; hash: string; label: string }
   /** One of our versions was mined (`hash`); `receipt.status` says whether the call succeeded. */
   | { state: "mined"; nonce: number; hash: string; label: string; receipt: TransactionReceipt }
-  /** The nonce was used by a transaction that is not ours: this call was never executed. */
-  | { state: "consumed"; nonce: number; hash: string; label: string };
+  /**
+   * The call was never executed: its nonce was used by a transaction that is not ours, or by the
+   * sender's own cancel (`cancelled`) after no node would accept the call.
+   */
+  | { state: "consumed"; nonce: number; hash: string; label: string; cancelled: boolean };
 
 /** How unfinished sends are pushed through (Core's `SURETY_TX_*` settings). */
 export interface SenderPolicy {
@@ -98,22 +106,8 @@ export interface OperatorSenderOptions {
   store: Pick<Store, "getOperatorState" | "setOperatorState">;
   logger?: Logger;
   policy?: Partial<SenderPolicy>;
-}
-
-/** A call would revert; `error` is the decoded custom error when the ABI knows it. */
-export class CallRevertedError extends Error {
-  override readonly name = "CallRevertedError";
-  constructor(
-    readonly error: ErrorDescription | null,
-    readonly data: string | null,
-    cause: unknown,
-  ) {
-    super(
-      error
-        ? `reverted with ${error.name}(${error.args.map(String).join(", ")})`
-        : `reverted: ${String(cause)}`,
-    );
-  }
+  /** Wall clock: when a send was first signed (its age in metrics). */
+  clock?: Clock;
 }
 
 /** Extra gas over the estimate (state may move a little between estimate and inclusion). */
@@ -121,78 +115,36 @@ export const GAS_HEADROOM_PERCENT = 20n;
 const BPS = 10_000n;
 /** Fresh nonces tried by one `send` when other transactions keep taking them. */
 const MAX_NONCE_ATTEMPTS = 3;
+/** Versions signed for one nonce at most (each persisted): bounds the journal whatever the market does. */
+export const MAX_VERSIONS = 16;
+/** Gas of a plain transfer: what a cancel costs. */
+const TRANSFER_GAS = 21_000n;
 /** operator_state key prefix of the journal (one key per operator address). */
 export const SENDER_JOURNAL_KEY_PREFIX = "sender.in_flight.";
-
-/** How a node answered `eth_sendRawTransaction`. */
-export type BroadcastOutcome =
-  | { kind: "accepted" }
-  /** These exact bytes are already in the node's pool. */
-  | { kind: "known" }
-  /** The account's mined nonce is above this one. */
-  | { kind: "nonce_too_low"; error: unknown }
-  /** The node will not hold a transaction above the account's next nonce (Hardhat automine, some RPCs). */
-  | { kind: "nonce_too_high"; error: unknown }
-  /** Another transaction holds this nonce in the pool with fees this one does not beat enough. */
-  | { kind: "underpriced"; error: unknown }
-  | { kind: "failed"; error: unknown };
-
-function classify(error: unknown): BroadcastOutcome {
-  const code = (error as { code?: string }).code;
-  const message = String((error as Error).message ?? error).toLowerCase();
-  if (/already known|known transaction|already imported|already exists/.test(message))
-    return { kind: "known" };
-  if (code === "NONCE_EXPIRED" || /nonce too low|nonce has already been used/.test(message)) {
-    return { kind: "nonce_too_low", error };
-  }
-  if (/nonce too high|nonce gap/.test(message)) return { kind: "nonce_too_high", error };
-  if (code === "REPLACEMENT_UNDERPRICED" || /underpriced|replacement fee too low/.test(message)) {
-    return { kind: "underpriced", error };
-  }
-  return { kind: "failed", error };
-}
-
-function revertData(error: unknown): string | null {
-  const seen = new Set<unknown>();
-  let current: unknown = error;
-  while (current && typeof current === "object" && !seen.has(current)) {
-    seen.add(current);
-    const data = (current as { data?: unknown }).data;
-    if (typeof data === "string" && /^0x[0-9a-fA-F]*$/.test(data) && data.length >= 10) return data;
-    if (data && typeof data === "object" && typeof (data as { data?: unknown }).data === "string") {
-      return (data as { data: string }).data;
-    }
-    current =
-      (current as { error?: unknown; info?: unknown; cause?: unknown }).error ??
-      (current as { info?: { error?: unknown } }).info?.error ??
-      (current as { cause?: unknown }).cause;
-  }
-  return null;
-}
-
-function isRevert(error: unknown): boolean {
-  const code = (error as { code?: string }).code;
-  const message = String((error as Error).message ?? error);
-  return code === "CALL_EXCEPTION" || /revert/i.test(message) || revertData(error) !== null;
-}
 
 interface Fees {
   maxFeePerGas: bigint;
   maxPriorityFeePerGas: bigint;
 }
 
-/** One signed version of a send (the original or a replacement, all with the same nonce). */
+/** One signed version of a send (the original, a fee replacement or a cancel, all with the same nonce). */
 interface Version {
   hash: string;
   raw: string;
   /** Head block when it was signed: the replacement bound counts from here. */
   sentBlock: number;
+  /** How the node last refused it (absent once it accepted it). */
+  refused?: BroadcastOutcome["kind"];
+  /** A zero-value transfer to the operator itself that frees the nonce of a call no node accepts. */
+  cancel?: true;
 }
 
 /** An unfinished send. Versions are only ever added, so any of them may turn out to be the mined one. */
 interface InFlight {
   nonce: number;
   label: string;
+  /** Unix seconds (wall clock) when its first version was signed. */
+  signedAt: number;
   to: string;
   data: string;
   gasLimit: bigint;
@@ -203,7 +155,23 @@ interface InFlight {
 }
 
 interface JournalJson {
-  transactions: { nonce: number; label: string; versions: Version[] }[];
+  transactions: { nonce: number; label: string; signedAt: number; versions: Version[] }[];
+}
+
+function journalKeyOf(address: string): string {
+  return SENDER_JOURNAL_KEY_PREFIX + getAddress(address).toLowerCase();
+}
+
+/** Unfinished sends of `address` as its journal holds them, and when the oldest was signed (metrics). */
+export async function unfinishedTransactions(
+  store: Pick<Store, "getOperatorState">,
+  address: string,
+): Promise<{ count: number; oldestSignedAt: number | null }> {
+  const stored = await store.getOperatorState(journalKeyOf(address));
+  if (stored === null) return { count: 0, oldestSignedAt: null };
+  const { transactions } = JSON.parse(stored) as JournalJson;
+  const times = transactions.map((t) => t.signedAt);
+  return { count: transactions.length, oldestSignedAt: times.length === 0 ? null : Math.min(...times) };
 }
 
 function callKey(to: string, data: string): string {
@@ -222,6 +190,7 @@ export class OperatorSender {
   private readonly chainId: bigint;
   private readonly store: OperatorSenderOptions["store"];
   private readonly logger: Logger;
+  private readonly clock: Clock;
   readonly policy: SenderPolicy;
   private readonly journalKey: string;
   /** Unfinished sends by nonce; null until the journal is loaded. */
@@ -235,6 +204,7 @@ export class OperatorSender {
     this.chainId = options.chainId;
     this.store = options.store;
     this.logger = options.logger ?? silentLogger();
+    this.clock = options.clock ?? systemClock;
     this.policy = Object.freeze({ ...DEFAULT_SENDER_POLICY, ...options.policy });
     if (!Number.isSafeInteger(this.policy.replaceAfterBlocks) || this.policy.replaceAfterBlocks < 1) {
       throw new RangeError("replaceAfterBlocks must be a positive integer");
@@ -242,7 +212,7 @@ export class OperatorSender {
     if (!Number.isSafeInteger(this.policy.feeBumpBps) || this.policy.feeBumpBps < 1_000) {
       throw new RangeError("feeBumpBps must be an integer of at least 1000 (10 %, the usual node minimum)");
     }
-    this.journalKey = SENDER_JOURNAL_KEY_PREFIX + this.wallet.address.toLowerCase();
+    this.journalKey = journalKeyOf(this.wallet.address);
   }
 
   get address(): string {
@@ -293,6 +263,7 @@ export class OperatorSender {
         const entry: InFlight = {
           nonce,
           label,
+          signedAt: this.clock.nowSeconds(),
           to: getAddress(request.to),
           data: request.data,
           gasLimit,
@@ -312,6 +283,7 @@ export class OperatorSender {
         }
         const outcome = await this.broadcast(signed.raw);
         const logged = { label, nonce, tx: signed.hash, ...feeFields(fees) };
+        if (outcome.kind !== "accepted" && outcome.kind !== "known") entry.versions[0].refused = outcome.kind;
         if (outcome.kind === "accepted" || outcome.kind === "known") {
           this.logger.info(logged, "operator transaction sent");
           return { ...signed, alreadyInFlight: false };
@@ -319,6 +291,11 @@ export class OperatorSender {
         if (outcome.kind === "nonce_too_high" && this.coveredBelow(nonce, await this.pendingCount())) {
           // Our own lower nonces are on their way (tick() re-sends them); this one follows them.
           this.logger.warn(logged, "operator transaction waits for lower nonces");
+          return { ...signed, alreadyInFlight: false };
+        }
+        if (outcome.kind === "fee_too_low") {
+          // Persisted: tick() replaces it with higher fees after the bound.
+          this.logger.warn({ ...logged, err: outcome.error }, "operator transaction refused: fees too low");
           return { ...signed, alreadyInFlight: false };
         }
         if (outcome.kind === "failed") {
@@ -371,11 +348,12 @@ export class OperatorSender {
         const receipt = await this.provider.getTransactionReceipt(hash);
         const label = options.label ?? "call";
         if (receipt) return { state: "mined", nonce: tx.nonce, hash, label, receipt };
-        return { state: "consumed", nonce: tx.nonce, hash, label };
+        return { state: "consumed", nonce: tx.nonce, hash, label, cancelled: false };
       } else {
         inFlight.set(tx.nonce, {
           nonce: tx.nonce,
           label: options.label ?? "call",
+          signedAt: this.clock.nowSeconds(),
           to: getAddress(tx.to ?? ""),
           data: tx.data,
           gasLimit: tx.gasLimit,
@@ -394,7 +372,8 @@ export class OperatorSender {
   /**
    * Pushes every unfinished send one step (a background task): mined → finished once confirmed;
    * nonce used by another transaction → consumed; unknown to the node → re-sent; older than
-   * `replaceAfterBlocks` → replaced with higher fees. Answers each send's status.
+   * `replaceAfterBlocks` → replaced with higher fees (or cancelled, when the node refuses it for a
+   * reason no fee cures). Answers each send's status, lowest nonce first.
    */
   tick(): Promise<SendStatus[]> {
     return this.mutex.run(async () => {
@@ -426,12 +405,23 @@ export class OperatorSender {
     const inFlight = new Map<number, InFlight>();
     const stored = await this.store.getOperatorState(this.journalKey);
     if (stored !== null) {
-      const journal = JSON.parse(stored) as JournalJson;
+      let journal: JournalJson;
+      try {
+        journal = JSON.parse(stored) as JournalJson;
+        for (const t of journal.transactions) for (const v of t.versions) Transaction.from(v.raw);
+      } catch (error) {
+        // Sending on would risk signing a second transaction for a call already in flight.
+        throw new Error(
+          `operator_state ${this.journalKey}: unreadable sender journal (${(error as Error).message}); ` +
+            "no operator transaction is sent until it is repaired",
+        );
+      }
       for (const t of journal.transactions) {
-        const tx = Transaction.from(t.versions[t.versions.length - 1].raw);
+        const tx = Transaction.from(t.versions[0].raw); // the call itself (later versions may be a cancel)
         inFlight.set(t.nonce, {
           nonce: t.nonce,
           label: t.label,
+          signedAt: t.signedAt,
           to: getAddress(tx.to ?? ""),
           data: tx.data,
           gasLimit: tx.gasLimit,
@@ -455,7 +445,7 @@ export class OperatorSender {
     const journal: JournalJson = {
       transactions: [...inFlight.values()]
         .sort((a, b) => a.nonce - b.nonce)
-        .map((e) => ({ nonce: e.nonce, label: e.label, versions: e.versions })),
+        .map((e) => ({ nonce: e.nonce, label: e.label, signedAt: e.signedAt, versions: e.versions })),
     };
     await this.store.setOperatorState(
       this.journalKey,
@@ -511,18 +501,21 @@ export class OperatorSender {
       if (entry.mined?.hash !== receipt.hash) {
         this.logger.info(
           {
-            label: entry.label,
-            nonce: entry.nonce,
+            ...base,
             tx: receipt.hash,
             block: receipt.blockNumber,
             status: receipt.status === 1 ? "success" : "reverted",
             replacement: version !== entry.versions[0],
+            cancel: version.cancel === true,
           },
-          "operator transaction mined",
+          version.cancel
+            ? "operator transaction cancelled (its nonce went to a transfer to itself)"
+            : "operator transaction mined",
         );
       }
       entry.mined = { hash: receipt.hash, blockNumber: receipt.blockNumber };
       if (head - receipt.blockNumber >= this.policy.confirmations) inFlight.delete(entry.nonce);
+      if (version.cancel) return { state: "consumed", ...base, hash: receipt.hash, cancelled: true };
       return { state: "mined", ...base, hash: receipt.hash, receipt };
     }
     if (entry.mined) {
@@ -541,7 +534,7 @@ export class OperatorSender {
       );
       inFlight.delete(entry.nonce);
       await this.reconcile("consumed", entry.nonce);
-      return { state: "consumed", ...base, hash: newest.hash };
+      return { state: "consumed", ...base, hash: newest.hash, cancelled: false };
     }
     // 3. Dropped: no version is known to the node any more (evicted, node restarted, never arrived).
     let known = false;
@@ -555,91 +548,115 @@ export class OperatorSender {
       const outcome = await this.broadcast(newest.raw);
       const fields = { ...base, tx: newest.hash, outcome: outcome.kind };
       if (outcome.kind === "accepted" || outcome.kind === "known") {
+        delete newest.refused;
         this.logger.warn(fields, "operator transaction re-sent (not known to the node)");
       } else {
-        this.logger.warn(
-          { ...fields, err: (outcome as { error: unknown }).error },
-          "operator transaction re-send refused",
-        );
+        newest.refused = outcome.kind;
+        this.logger.warn({ ...fields, err: outcome.error }, "operator transaction re-send refused");
       }
     }
-    // 4. Stuck: replaced with higher fees once the bound has passed since the newest version.
+    // 4. Past the bound since the newest version: raise its fees, or give its nonce up.
     if (head - newest.sentBlock >= this.policy.replaceAfterBlocks) {
-      return { state: "pending", ...base, hash: await this.replace(entry, head) };
+      return { state: "pending", ...base, hash: await this.unstick(entry, head) };
     }
     return { state: "pending", ...base, hash: newest.hash };
   }
 
-  /** Signs the call again at its nonce with both fees raised; persists, then broadcasts. */
-  private async replace(entry: InFlight, head: number): Promise<string> {
+  /**
+   * The newest version has not been mined within the bound. Pending in the pool, or refused for its
+   * fees: the call is signed again at its nonce with both fees raised. Refused for anything else (gas
+   * limit, size, the node's fee cap, funds): no fee makes it acceptable and every later nonce waits
+   * behind it, so its nonce goes to a zero-value transfer to the operator itself (a cancel).
+   */
+  private async unstick(entry: InFlight, head: number): Promise<string> {
     const newest = entry.versions[entry.versions.length - 1];
+    const fields = { label: entry.label, nonce: entry.nonce, tx: newest.hash };
+    if (newest.refused === "nonce_too_high") return newest.hash; // waits for our lower nonces
+    // "nonce too low": mined or consumed, the next tick tells which.
+    if (newest.refused === "nonce_too_low") return newest.hash;
+    const cancel = newest.refused === "failed";
+    if (cancel && newest.cancel) {
+      this.logger.error(fields, "operator transaction refused and its cancel too: the account is blocked");
+      newest.sentBlock = head; // once per bound, not every tick
+      return newest.hash;
+    }
+    if (entry.versions.length >= MAX_VERSIONS) {
+      this.logger.error(
+        { ...fields, versions: entry.versions.length },
+        "operator transaction not replaced: too many versions",
+      );
+      newest.sentBlock = head;
+      return newest.hash;
+    }
     const old = feesOf(newest.raw);
     const bps = BigInt(this.policy.feeBumpBps);
     const market = await this.marketFees();
-    const wanted: Fees = {
+    const fees = this.capped({
       maxFeePerGas: max(bump(old.maxFeePerGas, bps), market.maxFeePerGas),
       maxPriorityFeePerGas: max(bump(old.maxPriorityFeePerGas, bps), market.maxPriorityFeePerGas),
-    };
-    const fees = this.capped(wanted);
+    });
     if (
       fees.maxFeePerGas < bump(old.maxFeePerGas, bps) ||
       fees.maxPriorityFeePerGas < bump(old.maxPriorityFeePerGas, bps)
     ) {
       this.logger.warn(
-        {
-          label: entry.label,
-          nonce: entry.nonce,
-          tx: newest.hash,
-          ...feeFields(old),
-          cap: String(this.policy.maxFeePerGas),
-        },
+        { ...fields, ...feeFields(old), cap: String(this.policy.maxFeePerGas) },
         "operator transaction stuck at the fee ceiling; not replaced",
       );
-      newest.sentBlock = head; // warn once per bound, not every tick
+      newest.sentBlock = head;
       return newest.hash;
     }
-    const signed = await this.signVersion(entry, fees, head);
+    const signed = await this.signVersion(entry, fees, head, cancel);
     try {
-      await entry.persist?.(signed);
+      // A cancel is not the caller's call: only the journal holds it.
+      if (!cancel) await entry.persist?.(signed);
       await this.saveJournal();
     } catch (error) {
       entry.versions.pop(); // not persisted, so never broadcast: the next bound tries again
       throw error;
     }
     const outcome = await this.broadcast(signed.raw);
-    const fields = {
-      label: entry.label,
-      nonce: entry.nonce,
+    const logged = {
+      ...fields,
       tx: signed.hash,
       replaces: newest.hash,
       ...feeFields(fees),
       outcome: outcome.kind,
     };
+    const message = cancel
+      ? "operator transaction cancelled: refused by the node"
+      : "operator transaction replaced with higher fees";
     if (outcome.kind === "accepted" || outcome.kind === "known") {
-      this.logger.info(fields, "operator transaction replaced with higher fees");
+      this.logger.info(logged, message);
     } else {
-      // Kept as a version all the same (it is signed and persisted); the next bound bumps from it.
-      this.logger.warn(
-        { ...fields, err: (outcome as { error: unknown }).error },
-        "operator transaction replacement refused",
-      );
+      // Kept as a version all the same (it is signed and persisted); the next bound starts from it.
+      entry.versions[entry.versions.length - 1].refused = outcome.kind;
+      this.logger.warn({ ...logged, err: outcome.error }, `${message} (refused)`);
     }
     return signed.hash;
   }
 
-  private async signVersion(entry: InFlight, fees: Fees, head: number): Promise<SignedTransaction> {
+  private async signVersion(
+    entry: InFlight,
+    fees: Fees,
+    head: number,
+    cancel = false,
+  ): Promise<SignedTransaction> {
+    const call = cancel
+      ? { to: this.address, data: "0x", gasLimit: TRANSFER_GAS }
+      : { to: entry.to, data: entry.data, gasLimit: entry.gasLimit };
     const raw = await this.wallet.signTransaction({
-      to: entry.to,
-      data: entry.data,
+      ...call,
       nonce: entry.nonce,
-      gasLimit: entry.gasLimit,
       chainId: this.chainId,
       type: 2,
       ...fees,
     });
     const hash = Transaction.from(raw).hash!;
-    entry.versions.push({ hash, raw, sentBlock: head });
-    return { hash, nonce: entry.nonce, raw, gasLimit: entry.gasLimit };
+    entry.versions.push(
+      cancel ? { hash, raw, sentBlock: head, cancel: true } : { hash, raw, sentBlock: head },
+    );
+    return { hash, nonce: entry.nonce, raw, gasLimit: call.gasLimit };
   }
 
   private async marketFees(): Promise<Fees> {
@@ -670,7 +687,7 @@ export class OperatorSender {
 }
 
 function signedOf(entry: InFlight): SignedTransaction {
-  const newest = entry.versions[entry.versions.length - 1];
+  const newest = entry.versions.filter((v) => !v.cancel).pop()!;
   return { hash: newest.hash, nonce: entry.nonce, raw: newest.raw, gasLimit: entry.gasLimit };
 }
 

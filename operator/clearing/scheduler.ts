@@ -267,8 +267,10 @@ export class ClearingScheduler {
       persist: this.persistCommit(cycle),
     });
     if (status.state === "consumed") {
-      // Its nonce was used by another transaction: no version of it can ever be mined.
-      return this.abandon(cycle, new Error(`nonce ${status.nonce} used by another transaction`));
+      // Its nonce was used by another transaction (or by the sender's cancel of a commit no node
+      // accepted): no version of it can ever be mined.
+      const why = status.cancelled ? "refused by the node and cancelled" : "used by another transaction";
+      return this.abandon(cycle, new Error(`nonce ${status.nonce} ${why}`));
     }
     if (status.state === "pending" || status.receipt.status === 1) {
       return { action: "pending", cycleId: cycle.cycleId, txHash: status.hash }; // mined: lastCycleId lags (reorg)

@@ -7,9 +7,9 @@
  *   3. accepted version, supported asset, V2 policy against the deployment (400)
  *   4. payer signature, recovered natively with a hasher built once (400)
  *   5. identity already issued? (409; a byte-identical retry also gets the stored certificate)
- *   6. timestamp window against Core's wall clock, V2 deadline against chain time (400; 503 before
+ *   6. timestamp window against Core's wall clock, V2 deadline against chain time (400; 500 before
  *      Core has indexed a block)
- *   7. the books follow the chain (503 indexer_*: the collateral check would read a chain that is gone
+ *   7. the books follow the chain (500 indexer_*: the collateral check would read a chain that is gone
  *      or far behind; chain/sync-status.ts)
  *   8. BLS certificate, then check-and-lock + insert in one store transaction
  *      (400 insufficient_collateral, or 409 if a concurrent twin won)
@@ -67,7 +67,7 @@ export interface GuaranteeIssuerDeps {
    * finding 1: see maxV2ValidationDeadline in operator/chain/timings.ts.
    */
   maxValidationDeadline?: (now: number) => number | null;
-  /** Whether the books follow the chain; issuance is refused (503) while they do not. */
+  /** Whether the books follow the chain; issuance is refused (500) while they do not. */
   chainSync?: Pick<ChainSyncMonitor, "status">;
 }
 
@@ -94,7 +94,14 @@ export const ISSUANCE_ERRORS = {
   indexerStarting: "indexer_starting",
 } as const;
 
-/** The 503 code for each state of the chain sync that refuses issuance. */
+/**
+ * Status of a refusal because Core cannot judge the chain now (no chain time yet, books behind or
+ * halted). The interface lists 500 "Core could not issue the guarantee" for this endpoint and no 503;
+ * the code tells a client it is temporary and nothing was locked (docs/operator-api.md).
+ */
+export const ISSUANCE_UNAVAILABLE_STATUS = 500;
+
+/** The refusal code (status 500, docs/operator-api.md) for each state of the chain sync that refuses issuance. */
 const CHAIN_SYNC_CODES: Readonly<Record<ChainSyncStatus["state"], string | null>> = {
   off: null,
   ok: null,
@@ -104,12 +111,12 @@ const CHAIN_SYNC_CODES: Readonly<Record<ChainSyncStatus["state"], string | null>
   halted: ISSUANCE_ERRORS.indexerHalted,
 };
 
-/** 503 for a chain sync state in which Core cannot judge collateral; null when it can. */
+/** 500 for a chain sync state in which Core cannot judge collateral; null when it can. */
 export function chainSyncRefusal(status: ChainSyncStatus): HttpError | null {
   const code = CHAIN_SYNC_CODES[status.state];
   if (code === null) return null;
   return new HttpError(
-    503,
+    ISSUANCE_UNAVAILABLE_STATUS,
     code,
     `Core cannot check collateral against the chain now: ${status.reason}; no guarantee is issued until it can` +
       ` (GET /core/health)`,
@@ -288,7 +295,7 @@ export class GuaranteeIssuer {
     } catch (error) {
       if (error instanceof ChainTimeUnavailableError) {
         throw new HttpError(
-          503,
+          ISSUANCE_UNAVAILABLE_STATUS,
           E.chainTimeUnavailable,
           `V2 guarantees cannot be issued yet: ${error.message}`,
         );

@@ -27,7 +27,10 @@ describe("protocol end to end: V2 validation and remuneration", function () {
   /** The recipient (bob) opens the validation request; the policy's validator answers `score`. */
   async function validate(stack: ProtocolStack, g: Issued, score: number): Promise<void> {
     const { policy } = g.claims as GuaranteeClaimsV2;
-    const requestHash = validationRequestHash(CHAIN_ID, policy, g.id);
+    // As an integrator would: the request hash from Core's guarantee view (the sdk derives the same).
+    const view = await stack.coreAs("bob", "GET", `/core/guarantees/${g.id}`);
+    const requestHash = view.body.validation_request_hash as string;
+    expect(requestHash).to.equal(validationRequestHash(CHAIN_ID, policy, g.id));
     const registry = stack.f.validationRegistry;
     await registry
       .connect(stack.w.bob)

@@ -3,7 +3,7 @@
  * deeper than the kept history (evm_snapshot / evm_revert on the Hardhat chain, more than
  * REORG_HISTORY_BLOCKS mined), with the indexer lagging more blocks than the bound, with its last
  * successful tick too old, and before its first. Each time `GET /core/health` answers 503 naming the
- * cause and the lag, `POST /core/guarantees` answers 503 with the cause's code (the node:http fast path
+ * cause and the lag, `POST /core/guarantees` answers 500 (the interface's "Core could not issue") with the cause's code (the node:http fast path
  * and Express byte for byte), `/metrics` shows the lag, and the failure is logged once, not per tick.
  * A real Core on a free port over a SQLite file, the indexer driven by hand with a manual wall clock.
  */
@@ -138,8 +138,8 @@ async function issuanceRequest(h: Harness, amount: bigint): Promise<Buffer> {
 async function issue(h: Harness, amount: bigint): Promise<{ status: number; body: Record<string, unknown> }> {
   const raw = await issuanceRequest(h, amount);
   const fast = await exchange(h.pair.fast, raw);
-  if (statusOf(fast) === 503) {
-    // The same request again: a 503 consumed nothing, so Express must give the very same answer.
+  if (statusOf(fast) === 500) {
+    // The same request again: a refusal consumed nothing, so Express must give the very same answer.
     expect(await exchange(h.pair.express, raw)).to.equal(fast);
   }
   return { status: statusOf(fast), body: jsonOf(fast) };
@@ -203,7 +203,7 @@ describe("Core while its books cannot follow the chain", function () {
 
     // Core's books would still cover it (0.9 ETH available): only the gate stands in the way.
     const refused = await issue(h, parseEther("0.5"));
-    expect(refused.status).to.equal(503);
+    expect(refused.status).to.equal(500);
     expect(refused.body.code).to.equal("indexer_halted");
     expect(refused.body.error).to.match(/cannot check collateral against the chain now: the indexer halted/);
     expect(Object.keys(refused.body)).to.deep.equal(["error", "code"]);
@@ -212,7 +212,7 @@ describe("Core while its books cannot follow the chain", function () {
       headers: { authorization: `Bearer ${h.token}` },
     });
     openapi.check("POST", "/core/guarantees", viaFetch);
-    expect(viaFetch.status).to.equal(503);
+    expect(viaFetch.status).to.equal(500);
     // Nothing was locked or stored by the refusals.
     expect((await h.core.context.store.getCollateral(payer.address, ZERO_ADDRESS)).locked).to.equal(
       parseEther("0.1"),
@@ -224,7 +224,7 @@ describe("Core while its books cannot follow the chain", function () {
     expect(text).to.match(/^surety_indexer_lag_blocks \d+$/m);
     expect(text).to.match(/surety_guarantees_rejected_total\{reason="indexer_halted"\} 3/);
 
-    // Five failing rounds: one line for the state change, one for the task failure; no 503 logged.
+    // Five failing rounds: one line for the state change, one for the task failure; no refusal logged.
     const [changed, failed, ...more] = h.logs.errors();
     expect(changed).to.match(
       /^chain sync halted, issuance refused until an operator acts: the indexer halted/,
@@ -259,7 +259,7 @@ describe("Core while its books cannot follow the chain", function () {
     expect(body.chain_sync).to.include({ state: "lagging", lag_blocks: 25, max_lag_blocks: MAX_LAG_BLOCKS });
     expect(body.chain_sync.reason).to.equal("the books are 25 blocks behind the confirmed head (bound 10)");
     const refused = await issue(h, 100n);
-    expect(refused).to.deep.include({ status: 503 });
+    expect(refused).to.deep.include({ status: 500 });
     expect(refused.body.code).to.equal("indexer_lagging");
     expect(await metrics(h)).to.match(/^surety_indexer_lag_blocks 25$/m);
 

@@ -4,19 +4,23 @@
  * the other alone: the chain with `time.increase` (Core's ManualClock wall clock stays put), or the
  * wall clock (the chain stays put).
  */
+import { Writable } from "node:stream";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { keccak256, parseEther, toUtf8Bytes, Wallet, ZeroAddress } from "ethers";
 import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
+import pino from "pino";
 import { HttpError } from "../../operator/api/errors";
+import { createBackgroundTasks } from "../../operator/background";
 import { ChainClock, ChainTimeUnavailableError } from "../../operator/clock";
 import {
   chainFixture,
   clearingTasks,
   type CoreHarness,
   issueGuarantee,
+  mine,
   OPERATOR_KEY,
   openCore,
   provider,
@@ -60,6 +64,40 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
       });
       expect(h.chainClock.nowSeconds()).to.equal(confirmed.timestamp);
     });
+  });
+
+  it("background rounds wait for the first indexed block without an error, then follow the chain", async function () {
+    const f = await loadFixture(chainFixture);
+    // One block short of confirming the Vault's deployment block: nothing is indexed yet.
+    const confirmations = (await provider.getBlockNumber()) - f.deployment.vaultDeployBlock + 1;
+    h = await openCore(f, { config: { confirmations } });
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString("utf8")) as Record<string, unknown>);
+        done();
+      },
+    });
+    const chainClock = new ChainClock();
+    const tasks = await createBackgroundTasks({
+      ...h.context,
+      chainClock,
+      logger: pino({ level: "debug" }, sink),
+      provider,
+    });
+    await tasks.runOnce();
+    expect(chainClock.current()).to.equal(null);
+    expect(lines.filter((l) => Number(l.level) >= 50)).to.deep.equal([]);
+    expect(
+      lines
+        .filter((l) => l.msg === "waiting for the first indexed block (no chain time yet)")
+        .map((l) => l.task),
+    ).to.deep.equal(["lifecycle", "scheduler", "keeper"]);
+    await mine(1);
+    await tasks.runOnce();
+    const confirmed = (await provider.getBlock((await provider.getBlockNumber()) - confirmations))!;
+    expect(chainClock.nowSeconds()).to.equal(confirmed.timestamp);
+    expect(lines.filter((l) => Number(l.level) >= 50)).to.deep.equal([]);
   });
 
   /** A cycle in which alice owes bob 1 ETH, committed and indexed; Core's wall clock never moved. */
@@ -220,11 +258,17 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
       return [200, "issued"];
     }
 
-    it("answers 503 chain_time_unavailable before Core has indexed a block (V1 is unaffected)", async function () {
+    it("answers 500 chain_time_unavailable before Core has indexed a block (V1 is unaffected)", async function () {
       const f = await setupIssuance();
-      const v2 = () => issueGuarantee(h!, f.alice, f.bob.address, 1n, ETH, {});
-      expect(await refusal(v2)).to.deep.equal([503, "chain_time_unavailable"]);
+      // A minute after the deposit's block, which is what Core's chain time will be once indexed.
+      const deadline = (await time.latest()) + 60;
+      const v2 = () => issueGuarantee(h!, f.alice, f.bob.address, 1n, ETH, { deadline });
+      expect(await refusal(v2)).to.deep.equal([500, "chain_time_unavailable"]);
       await h!.indexer.syncToHead();
+      // The default deadline is Core's clock + 60 s: put that clock on the indexed chain time. After
+      // loadFixture's revert Hardhat stamps the next block (the deposit) with the wall clock, which is as
+      // far ahead of the snapshot as the fixture is old (minutes into a full run).
+      await h!.syncClock();
       expect(await refusal(v2)).to.deep.equal([200, "issued"]);
       expect(await refusal(() => issueGuarantee(h!, f.alice, f.bob.address, 1n))).to.deep.equal([
         200,

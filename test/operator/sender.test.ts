@@ -15,7 +15,6 @@ import { expect } from "chai";
 import { type JsonRpcProvider, Transaction, Wallet, ZeroAddress, hexlify, randomBytes } from "ethers";
 import { network } from "hardhat";
 import { JsonRpcServer } from "hardhat/internal/hardhat-network/jsonrpc/server";
-import { Writable } from "node:stream";
 import { rpcProvider } from "../../operator/background";
 import { commitErrorsInterface } from "../../operator/chain/abi";
 import type { ChainProvider } from "../../operator/chain/indexer";
@@ -27,7 +26,8 @@ import {
 } from "../../operator/chain/sender";
 import { ClearingKeeper } from "../../operator/clearing/keeper";
 import { ClearingScheduler, NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
-import { createLogger } from "../../operator/logger";
+import { CoreMetrics } from "../../operator/metrics";
+import { captureLogs } from "../support/log-capture";
 import {
   advance,
   chainFixture,
@@ -38,20 +38,10 @@ import {
   provider,
 } from "./indexer-fixtures";
 
-/** Structured log lines, parsed. */
+/** The sender's structured log lines, parsed; `named(msg)` picks one message. */
 function capturedLogger() {
-  const lines: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString("utf8").split("\n")) if (line.trim()) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return {
-    logger: createLogger("debug", destination),
-    lines,
-    named: (msg: string) => lines.filter((l) => l.msg === msg),
-  };
+  const { logger, lines } = captureLogs("debug");
+  return { logger, lines, named: (msg: string) => lines.filter((l) => l.msg === msg) };
 }
 
 async function setAutomine(on: boolean): Promise<void> {
@@ -85,6 +75,7 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
       store: h!.store,
       logger,
       policy,
+      clock: h!.clock,
     });
   }
 
@@ -205,6 +196,30 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
     expect((await sender.send(call)).alreadyInFlight).to.equal(false); // finished: a new send
   });
 
+  it("shows unfinished operator transactions and the oldest one's age in the metrics", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const sender = newSender(provider);
+    const metrics = new CoreMetrics(h.store, undefined, { address: sender.address, clock: h.clock });
+    const sample = async (name: string) => {
+      const line = (await metrics.render()).body.split("\n").find((l) => l.startsWith(`${name} `));
+      return line === undefined ? null : Number(line.split(" ")[1]);
+    };
+    expect(await sample("surety_operator_transactions_unfinished")).to.equal(0);
+    expect(await sample("surety_operator_transaction_oldest_seconds")).to.equal(0);
+    await withManualMining(async () => {
+      await sender.send(plainCall(f.outsider.address));
+      h!.clock.advance(30);
+      await sender.send(plainCall(f.outsider.address));
+      expect(await sample("surety_operator_transactions_unfinished")).to.equal(2);
+      expect(await sample("surety_operator_transaction_oldest_seconds")).to.equal(30);
+      await mine(1);
+      await sender.tick();
+    });
+    expect(await sample("surety_operator_transactions_unfinished")).to.equal(0);
+    expect(await sample("surety_operator_transaction_oldest_seconds")).to.equal(0);
+  });
+
   it("re-sends a transaction dropped from the mempool and completes when it mines", async function () {
     const f = await loadFixture(chainFixture);
     h = await openCore(f);
@@ -277,6 +292,119 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
       expect(await provider.getTransactionReceipt(sent.hash)).to.equal(null);
       expect(named("operator transaction mined")[0]).to.include({ tx: status.hash, replacement: true });
     });
+  });
+
+  it("leaves a stuck transaction at the fee ceiling as it is", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const { logger, named } = capturedLogger();
+    const market = await provider.getFeeData();
+    const sender = newSender(provider, logger, { replaceAfterBlocks: 1, maxFeePerGas: market.maxFeePerGas! });
+    await withManualMining(async () => {
+      const sent = await sender.send(plainCall(f.outsider.address));
+      expect(Transaction.from(sent.raw).maxFeePerGas).to.be.lte(market.maxFeePerGas!);
+      await setNextBlockBaseFeePerGas(market.maxFeePerGas! * 4n);
+      await mine(1);
+      const [status] = await sender.tick();
+      expect(status).to.include({ state: "pending", hash: sent.hash });
+      expect(named("operator transaction stuck at the fee ceiling; not replaced")[0]).to.include({
+        nonce: sent.nonce,
+        tx: sent.hash,
+      });
+      await dropTransaction(sent.hash); // leave no stuck transaction to later tests
+    });
+  });
+
+  it("holds a send above a lost lower nonce until that one is re-sent (a node that will not queue)", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const { logger, named } = capturedLogger();
+    const sender = newSender(provider, logger);
+    const lost = await withManualMining(async () => {
+      const tx = await sender.send(plainCall(f.outsider.address));
+      await dropTransaction(tx.hash);
+      return tx;
+    });
+    // Automine again: Hardhat refuses a nonce above the account's next one ("can't be queued").
+    const above = await sender.send(plainCall(f.outsider.address));
+    expect(above.nonce).to.equal(lost.nonce + 1);
+    expect(named("operator transaction waits for lower nonces")[0]).to.include({ nonce: above.nonce });
+    expect(await provider.getTransaction(above.hash)).to.equal(null);
+    // Re-sends the lost one (mined at once), then the waiting one (now accepted and mined).
+    expect((await sender.tick()).map((s) => s.state)).to.deep.equal(["pending", "pending"]);
+    expect((await sender.tick()).map((s) => s.state)).to.deep.equal(["mined", "mined"]);
+    expect(await sender.unfinished()).to.deep.equal([]);
+    expect((await receiptOf(lost.hash)).status).to.equal(1);
+    expect((await receiptOf(above.hash)).status).to.equal(1);
+  });
+
+  it("follows a mined transaction until it is confirmed, and again when a reorg takes it out", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const { logger, named } = capturedLogger();
+    const sender = newSender(provider, logger, { confirmations: 2 });
+    const snapshot = (await network.provider.send("evm_snapshot", [])) as string;
+    const sent = await sender.send(plainCall(f.outsider.address));
+    expect((await sender.tick())[0]).to.include({ state: "mined", hash: sent.hash });
+    expect(await sender.unfinished()).to.have.length(1); // not yet 2 blocks deep
+    // A reorg: the block with it is gone, and so is the node's copy.
+    await network.provider.send("evm_revert", [snapshot]);
+    expect(await provider.getTransactionReceipt(sent.hash)).to.equal(null);
+    const [status] = await withManualMining(() => sender.tick());
+    expect(status).to.include({ state: "pending", hash: sent.hash });
+    expect(named("operator transaction reorged out; following it again")).to.have.length(1);
+    await mine(3);
+    expect((await sender.tick())[0]).to.include({ state: "mined", hash: sent.hash });
+    expect(await sender.unfinished()).to.deep.equal([]);
+  });
+
+  it("raises the fees of a transaction the node refused as too cheap", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const { logger, named } = capturedLogger();
+    const sender = newSender(provider, logger, { replaceAfterBlocks: 1 });
+    const market = await provider.getFeeData();
+    await setNextBlockBaseFeePerGas(market.maxFeePerGas! * 2n); // the market jumps after the fee read
+    const sent = await sender.send(plainCall(f.outsider.address));
+    expect(named("operator transaction refused: fees too low")[0]).to.include({
+      nonce: sent.nonce,
+      tx: sent.hash,
+    });
+    expect(await provider.getTransaction(sent.hash)).to.equal(null);
+    await mine(1);
+    const [status] = await sender.tick();
+    expect(status.hash).to.not.equal(sent.hash);
+    expect(named("operator transaction replaced with higher fees")[0]).to.include({ replaces: sent.hash });
+    const [done] = await sender.tick();
+    expect(done).to.include({ state: "mined", hash: status.hash, nonce: sent.nonce });
+  });
+
+  it("cancels a call no node accepts, so the nonces behind it are not blocked", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const { logger, named } = capturedLogger();
+    const sender = newSender(provider, logger, { replaceAfterBlocks: 2 });
+    // Above the block gas limit: refused whatever the fees.
+    const refused = await sender.send({ ...plainCall(f.outsider.address), gasLimit: 100_000_000n }).then(
+      () => null,
+      (error: Error) => error.message,
+    );
+    expect(refused).to.match(/gas limit/i);
+    const [stuck] = await sender.unfinished();
+    await mine(2);
+    const [status] = await sender.tick();
+    expect(status.hash).to.not.equal(stuck.hash);
+    expect(named("operator transaction cancelled: refused by the node")[0]).to.include({
+      nonce: stuck.nonce,
+      replaces: stuck.hash,
+    });
+    const cancel = (await provider.getTransaction(status.hash))!;
+    expect([cancel.to, cancel.value, cancel.data]).to.deep.equal([sender.address, 0n, "0x"]);
+    const [done] = await sender.tick();
+    expect(done).to.include({ state: "consumed", nonce: stuck.nonce, cancelled: true });
+    const next = await sender.send(plainCall(f.outsider.address));
+    expect(next.nonce).to.equal(stuck.nonce + 1);
+    expect((await receiptOf(next.hash)).status).to.equal(1);
   });
 
   it("reconciles its nonce after a transaction from the same key outside Core, and reports a nonce taken from it", async function () {
