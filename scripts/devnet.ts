@@ -403,6 +403,7 @@ class Devnet {
     };
     role("deployer, admin", DEVNET_ROLES.deployer);
     role("Core operator (OPERATOR_ROLE)", DEVNET_ROLES.operator);
+    role("guardian (GUARDIAN_ROLE, vetoes)", DEVNET_ROLES.guardian);
     role("facilitator wallet", DEVNET_ROLES.facilitator);
     const grants = Object.entries(this.grants)
       .map(([symbol, amount]) => `${Number(amount).toLocaleString("en-US")} ${symbol}`)
