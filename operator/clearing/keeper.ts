@@ -116,7 +116,7 @@ export class ClearingKeeper {
         debt.debtor,
         answer.guarantees,
       ]);
-      const txHash = await this.trySend(data, { ...context, guarantees: answer.guarantees.length });
+      const txHash = await this.trySend(data, { ...context, guarantees: answer.guarantees.length }, true);
       if (txHash) result.answered.push({ ...ref, txHash });
     }
   }
@@ -214,7 +214,12 @@ export class ClearingKeeper {
   }
 
   /** Sends the call unless its estimate reverts (already done, not yet possible): then null. */
-  private async trySend(data: string, context: Record<string, unknown>): Promise<string | null> {
+  private async trySend(
+    data: string,
+    context: Record<string, unknown>,
+    /** A revert here is a failure to report, not an expected "already done" (challenge answers). */
+    revertIsError = false,
+  ): Promise<string | null> {
     const { sender, deployment, logger } = this.options;
     try {
       const signed = await sender.send({
@@ -232,7 +237,12 @@ export class ClearingKeeper {
       return signed.hash;
     } catch (error) {
       if (error instanceof CallRevertedError) {
-        logger.debug({ ...context, reason: error.message }, "keeper call skipped");
+        if (revertIsError) {
+          // An answer the chain refuses leaves the debit to be voided against the bond at the deadline.
+          logger.error({ ...context, reason: error.message }, "keeper call refused by the chain");
+        } else {
+          logger.debug({ ...context, reason: error.message }, "keeper call skipped");
+        }
         return null;
       }
       throw error;
