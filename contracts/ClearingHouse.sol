@@ -9,27 +9,41 @@ import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProo
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 
+import {TimelockedRoles} from "./access/TimelockedRoles.sol";
 import {IClearingVault} from "./interfaces/IClearingVault.sol";
+import {CertificateCodec} from "./lib/CertificateCodec.sol";
+import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 
 /// @title ClearingHouse
-/// @notice Settles multilateral netting cycles committed by the operator: debtors pay their net debit (or
-/// have it covered from their Vault collateral after the payment deadline), creditors claim their net
-/// credit with a Merkle proof.
-/// @dev Merkle leaves are `@openzeppelin/merkle-tree` StandardMerkleTree leaves over
-/// `[uint256 cycleId, address asset, address participant, uint256 debit, uint256 credit]`; positions are net,
-/// so a creditor's leaf has `debit == 0`. Creditors are paid first come, first served from the liquidity of
-/// their cycle and asset (debits paid + defaults covered). Invariant: for every asset, this contract holds
-/// `heldLiquidity(asset)` = sum over cycles of (funded - claimed).
+/// @notice Settles multilateral netting cycles committed by the operator, optimistically: a commit opens a
+/// challenge window in which every debtor may challenge its net debit (the operator must then prove it
+/// with the payer's own signed guarantees, or the debit is voided and charged to the operator bond) and
+/// the guardian may veto the whole cycle. Debtors pay their net debit (or have it covered from their Vault
+/// collateral after the payment deadline); creditors claim their net credit with a Merkle proof once the
+/// challenge window has closed.
+/// @dev Net-position leaves are `@openzeppelin/merkle-tree` StandardMerkleTree leaves over
+/// `[uint256 cycleId, address asset, address participant, uint256 debit, uint256 credit]`; a creditor's leaf
+/// has `debit == 0`. Guarantee leaves (the `guaranteesRoot`) are StandardMerkleTree leaves over
+/// `[bytes32 guaranteeId, address payer, address recipient, address asset, uint256 amount,
+/// bytes32 signatureHash]` with `signatureHash = keccak256(payer signature bytes)`. Creditors are paid first
+/// come, first served from the liquidity of their cycle and asset (debits paid + defaults covered + bond
+/// charged for voided debits). Invariant: for every asset, this contract holds
+/// `heldLiquidity(asset) + bondOf(asset)`.
 ///
-/// Timing: `paymentDeadline = commit time + Vault.paymentWindow()`; default coverage opens strictly after it
-/// and stays open until the debt is resolved. A debtor may still pay late as long as nobody has covered
-/// the debt yet. `defaultDeadline = paymentDeadline + Vault.defaultWindow()` is the time by which the
-/// operator's keeper covers defaults; it bounds the clearing path used in the withdrawal-grace invariant.
-contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransient {
+/// Timing (W = Vault.challengeWindow()): `challengeDeadline = commit time + W` (challenges, veto);
+/// `answerDeadline = challengeDeadline + W` (answers; unanswered challenges can be voided after it);
+/// `paymentDeadline = answerDeadline + Vault.paymentWindow()`: default coverage opens strictly after it.
+/// A debtor may pay from the commit on (unless its debit is under challenge) and late as long as nobody
+/// covered the debt. `defaultDeadline = paymentDeadline + Vault.defaultWindow()` bounds the clearing path
+/// used in the withdrawal-grace invariant.
+contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
     /// @notice Role that commits cycles (the operator, Core).
     bytes32 public constant OPERATOR_ROLE = keccak256("OPERATOR_ROLE");
+    /// @notice Role that may veto a committed cycle inside its challenge window (a key separate from the
+    /// operator's).
+    bytes32 public constant GUARDIAN_ROLE = keccak256("GUARDIAN_ROLE");
     /// @notice The asset id of ETH.
     address public constant ETH = address(0);
 
@@ -41,21 +55,32 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
     }
 
     /// @notice State of a debtor's net debit in a cycle.
+    /// @dev Open → Paid | Covered | Challenged; Challenged → Answered | Voided; Answered → Paid | Covered.
+    /// In a vetoed cycle, any unresolved debt → Voided and a paid one → Refunded.
     enum DebtStatus {
         None,
         Open,
         Paid,
-        Covered
+        Covered,
+        Challenged,
+        Answered,
+        Voided,
+        Refunded
     }
 
     /// @notice A committed cycle.
     struct Cycle {
         bytes32 root;
+        bytes32 guaranteesRoot;
         uint64 committedAt;
+        uint64 challengeDeadline;
+        uint64 answerDeadline;
         uint64 paymentDeadline;
         uint64 defaultDeadline;
         uint32 openDebts;
+        uint32 openChallenges;
         bool finalized;
+        bool vetoed;
     }
 
     /// @notice One asset of a committed cycle.
@@ -73,12 +98,31 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
         DebtStatus status;
     }
 
+    /// @notice One payer-signed guarantee offered in answer to a challenge.
+    /// @param claims The guarantee's certificate claims (CertificateCodec encoding: every signed field).
+    /// @param scheme How the payer signed (GuaranteeSignature.Scheme).
+    /// @param signature The payer's signature (its keccak256 is the leaf's `signatureHash`).
+    /// @param proof StandardMerkleTree proof of the guarantee's leaf under the cycle's `guaranteesRoot`.
+    struct SignedGuarantee {
+        bytes claims;
+        GuaranteeSignature.Scheme scheme;
+        bytes signature;
+        bytes32[] proof;
+    }
+
     /// @notice The Vault holding collateral and obligations.
     IClearingVault public immutable vault;
     /// @notice Id of the last committed cycle (0 before the first; ids go 1, 2, 3, ...).
     uint256 public lastCycleId;
     /// @notice Liquidity this contract holds for unclaimed credits, per asset.
     mapping(address asset => uint256) public heldLiquidity;
+    /// @notice The operator bond per asset: what voided debits are charged to.
+    mapping(address asset => uint256) public bondOf;
+    /// @notice Unanswered challenges over all cycles (the bond cannot be withdrawn while any is open).
+    uint256 public openChallenges;
+    /// @notice The cycle whose challenge answer used the guarantee `guaranteeId` (0: none). A signed
+    /// guarantee justifies at most one challenged debit, ever (answers in a vetoed cycle do not count).
+    mapping(bytes32 guaranteeId => uint256 cycleId) public answeredIn;
 
     mapping(uint256 cycleId => Cycle) private _cycles;
     mapping(uint256 cycleId => mapping(address asset => CycleAsset)) private _cycleAssets;
@@ -86,7 +130,8 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
     mapping(uint256 cycleId => mapping(address asset => mapping(address participant => bool)))
         private _claimed;
 
-    /// @notice Cycle `cycleId` was committed with Merkle root `root`.
+    /// @notice Cycle `cycleId` was committed with Merkle root `root`; `nettedV2Count` V2 ids were newly marked
+    /// consumed (listed ids already consumed were skipped, see the Vault's `GuaranteeNettingSkipped`).
     event CycleCommitted(
         uint256 indexed cycleId,
         bytes32 root,
@@ -95,6 +140,14 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
         uint256 assetCount,
         uint256 debtorCount,
         uint256 nettedV2Count
+    );
+    /// @notice Cycle `cycleId` carries the guarantees root `guaranteesRoot`; debits can be challenged (and
+    /// the cycle vetoed) until `challengeDeadline`, challenges answered until `answerDeadline`.
+    event CycleChallengeWindow(
+        uint256 indexed cycleId,
+        bytes32 guaranteesRoot,
+        uint64 challengeDeadline,
+        uint64 answerDeadline
     );
     /// @notice Cycle `cycleId` nets `total` of `asset` (total debit = total credit).
     event CycleAssetCommitted(uint256 indexed cycleId, address indexed asset, uint256 total);
@@ -128,8 +181,47 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
         address indexed participant,
         uint256 amount
     );
-    /// @notice Every debtor of cycle `cycleId` is resolved (paid or covered).
+    /// @notice Every debtor of cycle `cycleId` is resolved (paid, covered or voided).
     event CycleFinalized(uint256 indexed cycleId);
+    /// @notice `debtor` challenged its net debit `amount` in `asset` for cycle `cycleId`.
+    event DebitChallenged(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 amount
+    );
+    /// @notice The challenge was answered with `count` signed guarantees of the debtor totalling `signed`.
+    event ChallengeAnswered(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 count,
+        uint256 signed
+    );
+    /// @notice An unanswered challenge voided `debtor`'s debit `amount`; `fromBond` of it was paid into the
+    /// cycle from the operator bond (the rest is shortfall).
+    event DebitVoided(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 amount,
+        uint256 fromBond
+    );
+    /// @notice The guardian vetoed cycle `cycleId`: nothing of it settles; its debts are released or refunded.
+    event CycleVetoed(uint256 indexed cycleId, address indexed guardian);
+    /// @notice A debt `amount` of vetoed cycle `cycleId` was released (`refunded` when it had been paid and the
+    /// payment went back to the debtor).
+    event VetoedDebtReleased(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 amount,
+        bool refunded
+    );
+    /// @notice `from` added `amount` of `asset` to the operator bond, now `bond`.
+    event BondPosted(address indexed asset, address indexed from, uint256 amount, uint256 bond);
+    /// @notice `amount` of the `asset` bond was withdrawn to `to`; `bond` remains.
+    event BondWithdrawn(address indexed asset, address indexed to, uint256 amount, uint256 bond);
 
     /// @notice The next cycle must have id `expected`, not `cycleId`.
     error UnexpectedCycleId(uint256 expected, uint256 cycleId);
@@ -151,7 +243,7 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
     error UnknownCycle(uint256 cycleId);
     /// @notice `debtor` owes nothing in `asset` in cycle `cycleId`.
     error NoDebt(uint256 cycleId, address asset, address debtor);
-    /// @notice `debtor`'s debt in `asset` in cycle `cycleId` is already `status`.
+    /// @notice `debtor`'s debt in `asset` in cycle `cycleId` is `status`, which does not allow this call.
     error DebtAlreadyResolved(uint256 cycleId, address asset, address debtor, DebtStatus status);
     /// @notice The payment must be exactly `expected`; `received` arrived.
     error IncorrectPayment(uint256 expected, uint256 received);
@@ -171,21 +263,60 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
     error UnexpectedEthSender(address sender);
     /// @notice The Vault address has no code.
     error InvalidVault(address vault);
+    /// @notice Cycle `cycleId` was vetoed: nothing of it can be paid, covered, claimed or challenged.
+    error CycleIsVetoed(uint256 cycleId);
+    /// @notice Cycle `cycleId` was not vetoed.
+    error CycleNotVetoed(uint256 cycleId);
+    /// @notice The challenge window of cycle `cycleId` closed at `challengeDeadline`.
+    error ChallengeWindowClosed(uint256 cycleId, uint64 challengeDeadline);
+    /// @notice Claims of cycle `cycleId` open only after its challenge deadline `challengeDeadline`.
+    error ChallengeWindowOpen(uint256 cycleId, uint64 challengeDeadline);
+    /// @notice The answer window of cycle `cycleId` closed at `answerDeadline`.
+    error AnswerWindowClosed(uint256 cycleId, uint64 answerDeadline);
+    /// @notice An unanswered challenge of cycle `cycleId` can be voided only after `answerDeadline`.
+    error AnswerWindowOpen(uint256 cycleId, uint64 answerDeadline);
+    /// @notice The answer's guarantees are not in strictly increasing id order (or repeat `guaranteeId`).
+    error GuaranteesNotSorted(bytes32 guaranteeId);
+    /// @notice The claims' guarantee id `actual` is not the id `expected` derived from their payer and reqId.
+    error GuaranteeIdMismatch(bytes32 expected, bytes32 actual);
+    /// @notice Guarantee `guaranteeId` is not an outgoing payment of `debtor` in `asset` (other payer, other
+    /// asset, or a self-payment, which adds nothing to a debit).
+    error GuaranteeNotOwed(bytes32 guaranteeId, address debtor, address asset);
+    /// @notice Guarantee `guaranteeId` was remunerated on chain: it cannot also justify a netted debit.
+    error GuaranteeRemunerated(bytes32 guaranteeId);
+    /// @notice Guarantee `guaranteeId` already answered a challenge in cycle `cycleId`.
+    error GuaranteeAlreadyUsed(bytes32 guaranteeId, uint256 cycleId);
+    /// @notice Guarantee `guaranteeId` is not in the cycle's guarantees root under that signature.
+    error GuaranteeNotInCycle(bytes32 guaranteeId);
+    /// @notice The payer's signature over guarantee `guaranteeId` does not verify.
+    error InvalidGuaranteeSignature(bytes32 guaranteeId);
+    /// @notice The answer's guarantees total `signed`, less than the challenged debit `debit`.
+    error InsufficientSignedAmount(uint256 signed, uint256 debit);
+    /// @notice The amount is zero.
+    error ZeroAmount();
+    /// @notice The bond is `bond`; `amount` cannot be withdrawn.
+    error BondTooSmall(address asset, uint256 bond, uint256 amount);
+    /// @notice The bond can be withdrawn only when no challenge is open and the last cycle's answer window
+    /// (`answerDeadline`) has passed.
+    error BondInUse(uint256 openChallenges, uint64 answerDeadline);
 
     /// @param vault_ The Vault (it must then be given this contract with `Vault.setClearingHouse`).
     /// @param admin Receives the admin role.
     /// @param operator Receives the operator role (commits cycles).
+    /// @param guardian Receives the guardian role (vetoes cycles); must not be the operator's key.
     /// @param adminTransferDelay Seconds between `beginDefaultAdminTransfer` and the earliest
     /// `acceptDefaultAdminTransfer` (the default admin changes in two steps, never at once).
     constructor(
         IClearingVault vault_,
         address admin,
         address operator,
+        address guardian,
         uint48 adminTransferDelay
     ) AccessControlDefaultAdminRules(adminTransferDelay, admin) {
         if (address(vault_).code.length == 0) revert InvalidVault(address(vault_));
         vault = vault_;
         _grantRole(OPERATOR_ROLE, operator);
+        _grantRole(GUARDIAN_ROLE, guardian);
     }
 
     /// @notice Accepts ETH only from the Vault (default coverage).
@@ -193,62 +324,40 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
         if (msg.sender != address(vault)) revert UnexpectedEthSender(msg.sender);
     }
 
+    // ------------------------------------------------------------------------------------------ commit
+
     /// @notice Commits clearing cycle `cycleId` (must be `lastCycleId + 1`).
     /// @param root StandardMerkleTree root over the cycle's net positions.
+    /// @param guaranteesRoot StandardMerkleTree root over the cycle's guarantees (leaf layout in the contract's notes):
+    /// what the operator answers debit challenges from.
     /// @param totals Per-asset total debit and credit (must be equal).
     /// @param debtors Every net debtor with its debit; per asset they sum to the total debit.
-    /// @param nettedV2Ids V2 guarantees netted in this cycle; none may have been remunerated already.
-    /// @dev Records each obligation in the Vault and marks the V2 ids consumed. Payment deadline =
-    /// now + paymentWindow, default deadline = payment deadline + defaultWindow (both read from the Vault).
+    /// @param nettedV2Ids V2 guarantees netted in this cycle. Ids already consumed (remunerated, or netted
+    /// before) are skipped and reported by the Vault (`GuaranteeNettingSkipped`), never reverting the commit.
+    /// @dev Marks the V2 ids first: it is the only step that depends on state others can change between
+    /// Core's estimate and the commit, so it runs before the per-debtor work (the Vault is trusted and makes
+    /// no external call). Then records each obligation in the Vault. Deadlines as in the contract's notes,
+    /// from the Vault's timings.
     function commitCycle(
         uint256 cycleId,
         bytes32 root,
+        bytes32 guaranteesRoot,
         AssetTotal[] calldata totals,
         IClearingVault.Obligation[] calldata debtors,
         bytes32[] calldata nettedV2Ids
     ) external onlyRole(OPERATOR_ROLE) nonReentrant {
         if (cycleId != lastCycleId + 1) revert UnexpectedCycleId(lastCycleId + 1, cycleId);
-        if (root == bytes32(0)) revert EmptyRoot();
+        if (root == bytes32(0) || guaranteesRoot == bytes32(0)) revert EmptyRoot();
         lastCycleId = cycleId;
+        uint256 nettedCount = vault.markNetted(nettedV2Ids);
+        _commitTotals(cycleId, totals);
+        _commitDebtors(cycleId, totals, debtors);
 
-        for (uint256 i = 0; i < totals.length; ++i) {
-            AssetTotal calldata total = totals[i];
-            CycleAsset storage cycleAsset = _cycleAssets[cycleId][total.asset];
-            if (cycleAsset.listed) revert DuplicateCycleAsset(total.asset);
-            if (total.totalDebit != total.totalCredit) {
-                revert UnbalancedAsset(total.asset, total.totalDebit, total.totalCredit);
-            }
-            cycleAsset.listed = true;
-            cycleAsset.totalDebit = total.totalDebit;
-            emit CycleAssetCommitted(cycleId, total.asset, total.totalDebit);
-        }
-
-        uint256[] memory sums = new uint256[](totals.length);
-        for (uint256 i = 0; i < debtors.length; ++i) {
-            IClearingVault.Obligation calldata o = debtors[i];
-            if (o.amount == 0 || o.debtor == address(0))
-                revert InvalidObligation(o.asset, o.debtor, o.amount);
-            sums[_indexOfAsset(cycleId, totals, o.asset)] += o.amount;
-            Debt storage debt = _debts[cycleId][o.asset][o.debtor];
-            if (debt.status != DebtStatus.None) revert DuplicateDebtor(o.asset, o.debtor);
-            debt.amount = SafeCast.toUint248(o.amount);
-            debt.status = DebtStatus.Open;
-            emit NetDebitRecorded(cycleId, o.asset, o.debtor, o.amount);
-        }
-        for (uint256 i = 0; i < totals.length; ++i) {
-            if (sums[i] != totals[i].totalDebit) {
-                revert ObligationSumMismatch(totals[i].asset, sums[i], totals[i].totalDebit);
-            }
-        }
-
-        uint64 paymentDeadline = uint64(block.timestamp) + vault.paymentWindow();
-        uint64 defaultDeadline = paymentDeadline + vault.defaultWindow();
         Cycle storage cycle = _cycles[cycleId];
         cycle.root = root;
-        cycle.committedAt = uint64(block.timestamp);
-        cycle.paymentDeadline = paymentDeadline;
-        cycle.defaultDeadline = defaultDeadline;
+        cycle.guaranteesRoot = guaranteesRoot;
         cycle.openDebts = SafeCast.toUint32(debtors.length);
+        (uint64 paymentDeadline, uint64 defaultDeadline) = _setDeadlines(cycleId, cycle);
         emit CycleCommitted(
             cycleId,
             root,
@@ -256,19 +365,21 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
             defaultDeadline,
             totals.length,
             debtors.length,
-            nettedV2Ids.length
+            nettedCount
         );
         if (debtors.length == 0) _finalize(cycleId, cycle);
 
         vault.recordObligations(debtors);
-        vault.markNetted(nettedV2Ids);
     }
 
+    // ------------------------------------------------------------------------------------- settlement
+
     /// @notice Pays the caller's net debit in `asset` for cycle `cycleId`: send exactly the debit as ETH, or
-    /// approve it for the token. Allowed after the payment deadline as long as the debt was not covered yet.
+    /// approve it for the token. Allowed from the commit on (not while the debit is under challenge: paying
+    /// accepts it), and after the payment deadline as long as the debt was not covered yet.
     /// @dev Releases the matching obligation in the Vault. Fee-on-transfer tokens are rejected.
     function payNetDebit(uint256 cycleId, address asset) external payable nonReentrant {
-        Debt storage debt = _openDebt(cycleId, asset, msg.sender);
+        Debt storage debt = _payableDebt(cycleId, asset, msg.sender);
         uint256 amount = debt.amount;
         if (asset == ETH) {
             if (msg.value != amount) revert IncorrectPayment(amount, msg.value);
@@ -291,16 +402,17 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
     }
 
     /// @notice Covers `debtor`'s unpaid net debit in `asset` for cycle `cycleId` from its Vault collateral.
-    /// Anyone may call once the payment deadline has passed. The Vault moves min(debit, collateral balance);
-    /// the cycle is funded with what actually arrived here, and the rest of the debit is recorded as
-    /// shortfall (none while Core keeps its locking invariant and the token charges no transfer fee).
+    /// Anyone may call once the payment deadline (which follows the answer window) has passed. The Vault
+    /// moves min(debit, collateral balance); the cycle is funded with what actually arrived here, and the
+    /// rest of the debit is recorded as shortfall (none while Core keeps its locking invariant and the token
+    /// charges no transfer fee).
     /// @dev Funding is measured as this contract's balance change (capped at what the Vault moved), so a
     /// token that takes a fee on transfer can never make `funded`, `heldLiquidity` or the event promise
     /// creditors more than is held. The debt is marked covered before the call; funding and the cycle's
     /// progress are written after it (they depend on what arrived), which is safe because every
     /// state-changing entry point is `nonReentrant`.
     function coverDefault(uint256 cycleId, address asset, address debtor) external nonReentrant {
-        Debt storage debt = _openDebt(cycleId, asset, debtor);
+        Debt storage debt = _payableDebt(cycleId, asset, debtor);
         Cycle storage cycle = _cycles[cycleId];
         if (block.timestamp <= cycle.paymentDeadline)
             revert PaymentWindowOpen(cycleId, cycle.paymentDeadline);
@@ -318,7 +430,8 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
         _resolveDebt(cycleId, cycle);
     }
 
-    /// @notice Pays `participant` its net credit in `asset` for cycle `cycleId`; anyone may call.
+    /// @notice Pays `participant` its net credit in `asset` for cycle `cycleId`; anyone may call once the
+    /// cycle's challenge window has closed (a vetoed cycle pays nothing).
     /// @param credit The participant's net credit (its leaf has debit 0).
     /// @param proof StandardMerkleTree proof of the leaf (cycleId, asset, participant, 0, credit).
     function claimNetCredit(
@@ -328,17 +441,16 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
         uint256 credit,
         bytes32[] calldata proof
     ) external nonReentrant {
-        if (cycleId == 0 || cycleId > lastCycleId) revert UnknownCycle(cycleId);
+        Cycle storage cycle = _committed(cycleId);
+        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
+        if (block.timestamp <= cycle.challengeDeadline)
+            revert ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
         CycleAsset storage cycleAsset = _cycleAssets[cycleId][asset];
         if (!cycleAsset.listed) revert UnknownCycleAsset(cycleId, asset);
         if (credit == 0) revert ZeroCredit();
         if (_claimed[cycleId][asset][participant]) revert CreditAlreadyClaimed(cycleId, asset, participant);
         if (
-            !MerkleProof.verifyCalldata(
-                proof,
-                _cycles[cycleId].root,
-                leafHash(cycleId, asset, participant, 0, credit)
-            )
+            !MerkleProof.verifyCalldata(proof, cycle.root, leafHash(cycleId, asset, participant, 0, credit))
         ) {
             revert InvalidMerkleProof();
         }
@@ -350,9 +462,161 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
         heldLiquidity[asset] -= credit;
         emit NetCreditClaimed(cycleId, asset, participant, credit);
 
-        if (asset == ETH) Address.sendValue(payable(participant), credit);
-        else IERC20(asset).safeTransfer(participant, credit);
+        _send(asset, participant, credit);
     }
+
+    // -------------------------------------------------------------------------------- challenge game
+
+    /// @notice Challenges the caller's own open net debit in `asset` for cycle `cycleId`, inside the
+    /// challenge window. Until answered the debit can be neither paid nor covered; answered, it is as before;
+    /// unanswered by the answer deadline, anyone can void it ({voidUnansweredDebit}).
+    function challengeDebit(uint256 cycleId, address asset) external nonReentrant {
+        Cycle storage cycle = _committed(cycleId);
+        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
+        if (block.timestamp > cycle.challengeDeadline)
+            revert ChallengeWindowClosed(cycleId, cycle.challengeDeadline);
+        Debt storage debt = _debtIn(cycleId, asset, msg.sender, DebtStatus.Open);
+        debt.status = DebtStatus.Challenged;
+        cycle.openChallenges += 1;
+        openChallenges += 1;
+        emit DebitChallenged(cycleId, asset, msg.sender, debt.amount);
+    }
+
+    /// @notice Answers the challenge of `debtor`'s debit in `asset` for cycle `cycleId` with the debtor's own
+    /// signed outgoing guarantees of that asset, each proved in the cycle's guarantees root; anyone may
+    /// answer (Core's keeper does). They must total at least the debit.
+    /// @param guarantees In strictly increasing guarantee id order; each must have `user == debtor`,
+    /// `asset == asset`, `recipient != debtor`, an id matching its payer and reqId, a valid payer
+    /// signature (EIP-712 / EIP-191 / ERC-1271), must not have been remunerated, and must not have answered
+    /// any other challenge ({answeredIn}).
+    /// @dev Why outgoing only: a net debit is outgoing − incoming ≤ outgoing, so proving signed outgoing
+    /// ≥ debit bounds what the debtor pays by what it signed; incoming payments cannot be proved against the
+    /// debtor (they carry other payers' signatures) and are not needed for that bound.
+    function answerChallenge(
+        uint256 cycleId,
+        address asset,
+        address debtor,
+        SignedGuarantee[] calldata guarantees
+    ) external nonReentrant {
+        Cycle storage cycle = _committed(cycleId);
+        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
+        if (block.timestamp > cycle.answerDeadline) revert AnswerWindowClosed(cycleId, cycle.answerDeadline);
+        Debt storage debt = _debtIn(cycleId, asset, debtor, DebtStatus.Challenged);
+        uint256 signed = _checkAnswer(cycleId, cycle.guaranteesRoot, asset, debtor, guarantees);
+        if (signed < debt.amount) revert InsufficientSignedAmount(signed, debt.amount);
+        debt.status = DebtStatus.Answered;
+        cycle.openChallenges -= 1;
+        openChallenges -= 1;
+        emit ChallengeAnswered(cycleId, asset, debtor, guarantees.length, signed);
+    }
+
+    /// @notice Voids `debtor`'s challenged debit in `asset` for cycle `cycleId` once the answer deadline has
+    /// passed without an answer; anyone may call. The obligation is released (the debtor keeps its
+    /// collateral) and the cycle is funded from the operator bond instead (shortfall if the bond is short).
+    function voidUnansweredDebit(uint256 cycleId, address asset, address debtor) external nonReentrant {
+        Cycle storage cycle = _committed(cycleId);
+        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
+        if (block.timestamp <= cycle.answerDeadline) revert AnswerWindowOpen(cycleId, cycle.answerDeadline);
+        Debt storage debt = _debtIn(cycleId, asset, debtor, DebtStatus.Challenged);
+        uint256 amount = debt.amount;
+        debt.status = DebtStatus.Voided;
+        cycle.openChallenges -= 1;
+        openChallenges -= 1;
+        uint256 bond = bondOf[asset];
+        uint256 fromBond = amount < bond ? amount : bond;
+        bondOf[asset] = bond - fromBond;
+        _fund(cycleId, asset, fromBond);
+        _cycleAssets[cycleId][asset].shortfall += amount - fromBond;
+        emit DebitVoided(cycleId, asset, debtor, amount, fromBond);
+        _resolveDebt(cycleId, cycle);
+
+        vault.releaseObligation(debtor, asset, amount);
+    }
+
+    // ------------------------------------------------------------------------------------------- veto
+
+    /// @notice Vetoes cycle `cycleId` inside its challenge window: none of it settles (no claim, payment,
+    /// coverage or challenge). Its debts are then released one by one ({releaseVetoedDebt}); the operator
+    /// re-commits the cycle's guarantees, correctly, as a new cycle.
+    function vetoCycle(uint256 cycleId) external onlyRole(GUARDIAN_ROLE) {
+        Cycle storage cycle = _committed(cycleId);
+        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
+        if (block.timestamp > cycle.challengeDeadline)
+            revert ChallengeWindowClosed(cycleId, cycle.challengeDeadline);
+        cycle.vetoed = true;
+        openChallenges -= cycle.openChallenges;
+        cycle.openChallenges = 0;
+        emit CycleVetoed(cycleId, msg.sender);
+    }
+
+    /// @notice Releases `debtor`'s debt in `asset` of the vetoed cycle `cycleId`; anyone may call. An unpaid
+    /// debt's Vault obligation is released; a paid one is refunded to the debtor (a vetoed cycle never pays a
+    /// claim, so its funded liquidity is exactly its payments).
+    /// @dev Refund rather than carry-over: the re-commit is a new cycle whose debits the debtor can challenge
+    /// on their own; crediting an old payment there would need the operator's word for it.
+    function releaseVetoedDebt(uint256 cycleId, address asset, address debtor) external nonReentrant {
+        Cycle storage cycle = _committed(cycleId);
+        if (!cycle.vetoed) revert CycleNotVetoed(cycleId);
+        Debt storage debt = _debts[cycleId][asset][debtor];
+        DebtStatus status = debt.status;
+        if (status == DebtStatus.None) revert NoDebt(cycleId, asset, debtor);
+        if (status == DebtStatus.Voided || status == DebtStatus.Refunded) {
+            revert DebtAlreadyResolved(cycleId, asset, debtor, status);
+        }
+        uint256 amount = debt.amount;
+        bool refunded = status == DebtStatus.Paid;
+        debt.status = refunded ? DebtStatus.Refunded : DebtStatus.Voided;
+        emit VetoedDebtReleased(cycleId, asset, debtor, amount, refunded);
+        if (refunded) {
+            _cycleAssets[cycleId][asset].funded -= amount;
+            heldLiquidity[asset] -= amount;
+            _send(asset, debtor, amount);
+        } else {
+            vault.releaseObligation(debtor, asset, amount);
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------- bond
+
+    /// @notice Adds to the operator bond in `asset` (ETH with the call, or `amount` of the token pulled with
+    /// transferFrom); anyone may post. The bond funds creditors of debits voided by unanswered challenges.
+    /// @dev Credits what actually arrived (a fee-on-transfer token cannot inflate the bond).
+    function postBond(address asset, uint256 amount) external payable nonReentrant {
+        uint256 received;
+        if (asset == ETH) {
+            received = msg.value;
+        } else {
+            if (msg.value != 0) revert UnexpectedEth(msg.value);
+            uint256 before = IERC20(asset).balanceOf(address(this));
+            IERC20(asset).safeTransferFrom(msg.sender, address(this), amount);
+            received = IERC20(asset).balanceOf(address(this)) - before;
+        }
+        if (received == 0) revert ZeroAmount();
+        uint256 bond = bondOf[asset] + received;
+        bondOf[asset] = bond;
+        emit BondPosted(asset, msg.sender, received, bond);
+    }
+
+    /// @notice Withdraws `amount` of the `asset` bond to `to` (default admin only), only while no challenge
+    /// is open and the last committed cycle's answer window has passed: a bond can never leave while a debit
+    /// could still be voided against it.
+    function withdrawBond(
+        address asset,
+        uint256 amount,
+        address to
+    ) external onlyRole(DEFAULT_ADMIN_ROLE) nonReentrant {
+        uint64 lastAnswerDeadline = _cycles[lastCycleId].answerDeadline;
+        if (openChallenges != 0 || block.timestamp <= lastAnswerDeadline) {
+            revert BondInUse(openChallenges, lastAnswerDeadline);
+        }
+        uint256 bond = bondOf[asset];
+        if (amount == 0 || amount > bond) revert BondTooSmall(asset, bond, amount);
+        bondOf[asset] = bond - amount;
+        emit BondWithdrawn(asset, to, amount, bond - amount);
+        _send(asset, to, amount);
+    }
+
+    // ------------------------------------------------------------------------------------------ views
 
     /// @notice A committed cycle (all zero if not committed).
     function getCycle(uint256 cycleId) external view returns (Cycle memory) {
@@ -389,19 +653,182 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
         return keccak256(bytes.concat(keccak256(abi.encode(cycleId, asset, participant, debit, credit))));
     }
 
-    function _openDebt(
+    /// @notice The StandardMerkleTree leaf hash of a guarantee in a cycle's guarantees root.
+    function guaranteeLeafHash(
+        bytes32 guaranteeId,
+        address payer,
+        address recipient,
+        address asset,
+        uint256 amount,
+        bytes32 signatureHash
+    ) public pure returns (bytes32) {
+        return
+            keccak256(
+                bytes.concat(
+                    keccak256(abi.encode(guaranteeId, payer, recipient, asset, amount, signatureHash))
+                )
+            );
+    }
+
+    // -------------------------------------------------------------------------------------- internals
+
+    function _commitTotals(uint256 cycleId, AssetTotal[] calldata totals) private {
+        for (uint256 i = 0; i < totals.length; ++i) {
+            AssetTotal calldata total = totals[i];
+            CycleAsset storage cycleAsset = _cycleAssets[cycleId][total.asset];
+            if (cycleAsset.listed) revert DuplicateCycleAsset(total.asset);
+            if (total.totalDebit != total.totalCredit) {
+                revert UnbalancedAsset(total.asset, total.totalDebit, total.totalCredit);
+            }
+            cycleAsset.listed = true;
+            cycleAsset.totalDebit = total.totalDebit;
+            emit CycleAssetCommitted(cycleId, total.asset, total.totalDebit);
+        }
+    }
+
+    function _commitDebtors(
+        uint256 cycleId,
+        AssetTotal[] calldata totals,
+        IClearingVault.Obligation[] calldata debtors
+    ) private {
+        uint256[] memory sums = new uint256[](totals.length);
+        for (uint256 i = 0; i < debtors.length; ++i) {
+            IClearingVault.Obligation calldata o = debtors[i];
+            if (o.amount == 0 || o.debtor == address(0))
+                revert InvalidObligation(o.asset, o.debtor, o.amount);
+            sums[_indexOfAsset(cycleId, totals, o.asset)] += o.amount;
+            Debt storage debt = _debts[cycleId][o.asset][o.debtor];
+            if (debt.status != DebtStatus.None) revert DuplicateDebtor(o.asset, o.debtor);
+            debt.amount = SafeCast.toUint248(o.amount);
+            debt.status = DebtStatus.Open;
+            emit NetDebitRecorded(cycleId, o.asset, o.debtor, o.amount);
+        }
+        for (uint256 i = 0; i < totals.length; ++i) {
+            if (sums[i] != totals[i].totalDebit) {
+                revert ObligationSumMismatch(totals[i].asset, sums[i], totals[i].totalDebit);
+            }
+        }
+    }
+
+    /// @dev Writes the cycle's deadlines from the Vault's current timings and announces its window.
+    function _setDeadlines(
+        uint256 cycleId,
+        Cycle storage cycle
+    ) private returns (uint64 paymentDeadline, uint64 defaultDeadline) {
+        uint64 window = vault.challengeWindow();
+        uint64 challengeDeadline = uint64(block.timestamp) + window;
+        uint64 answerDeadline = challengeDeadline + window;
+        paymentDeadline = answerDeadline + vault.paymentWindow();
+        defaultDeadline = paymentDeadline + vault.defaultWindow();
+        cycle.committedAt = uint64(block.timestamp);
+        cycle.challengeDeadline = challengeDeadline;
+        cycle.answerDeadline = answerDeadline;
+        cycle.paymentDeadline = paymentDeadline;
+        cycle.defaultDeadline = defaultDeadline;
+        emit CycleChallengeWindow(cycleId, cycle.guaranteesRoot, challengeDeadline, answerDeadline);
+    }
+
+    /// @dev Checks every guarantee of an answer and marks it used; returns their total amount.
+    function _checkAnswer(
+        uint256 cycleId,
+        bytes32 guaranteesRoot,
+        address asset,
+        address debtor,
+        SignedGuarantee[] calldata guarantees
+    ) private returns (uint256 signed) {
+        bytes32 separator = vault.guaranteeDomainSeparator();
+        uint256 previous;
+        for (uint256 i = 0; i < guarantees.length; ++i) {
+            (bytes32 id, uint256 amount) = _checkGuarantee(
+                guaranteesRoot,
+                separator,
+                asset,
+                debtor,
+                guarantees[i]
+            );
+            // Strictly increasing ids: no guarantee counted twice in one answer.
+            if (i != 0 && uint256(id) <= previous) revert GuaranteesNotSorted(id);
+            previous = uint256(id);
+            answeredIn[id] = cycleId;
+            signed += amount;
+        }
+    }
+
+    /// @dev One guarantee of an answer: the debtor's signed outgoing payment in `asset`, in the root, unused.
+    function _checkGuarantee(
+        bytes32 guaranteesRoot,
+        bytes32 separator,
+        address asset,
+        address debtor,
+        SignedGuarantee calldata g
+    ) private view returns (bytes32 id, uint256 amount) {
+        CertificateCodec.CertificateClaims memory c = CertificateCodec.decodeClaims(g.claims);
+        id = c.guaranteeId;
+        bytes32 expected = CertificateCodec.guaranteeId(block.chainid, address(vault), c.user, c.reqId);
+        if (id != expected) revert GuaranteeIdMismatch(expected, id);
+        if (c.user != debtor || c.asset != asset || c.recipient == debtor) {
+            revert GuaranteeNotOwed(id, debtor, asset);
+        }
+        if (vault.consumption(id) == IClearingVault.Consumption.Remunerated) revert GuaranteeRemunerated(id);
+        // An answer in a vetoed cycle does not count: the re-commit must be able to use the guarantee again.
+        uint256 usedIn = answeredIn[id];
+        if (usedIn != 0 && !_cycles[usedIn].vetoed) revert GuaranteeAlreadyUsed(id, usedIn);
+        amount = c.amount;
+        bytes32 leaf = guaranteeLeafHash(id, debtor, c.recipient, asset, amount, keccak256(g.signature));
+        if (!MerkleProof.verifyCalldata(g.proof, guaranteesRoot, leaf)) revert GuaranteeNotInCycle(id);
+        if (
+            !GuaranteeSignature.verify(
+                separator,
+                GuaranteeSignature.structHash(c),
+                debtor,
+                g.scheme,
+                g.signature
+            )
+        ) {
+            revert InvalidGuaranteeSignature(id);
+        }
+    }
+
+    function _committed(uint256 cycleId) private view returns (Cycle storage) {
+        if (cycleId == 0 || cycleId > lastCycleId) revert UnknownCycle(cycleId);
+        return _cycles[cycleId];
+    }
+
+    /// @dev The debt, which must be in `status`.
+    function _debtIn(
+        uint256 cycleId,
+        address asset,
+        address debtor,
+        DebtStatus status
+    ) private view returns (Debt storage debt) {
+        debt = _debts[cycleId][asset][debtor];
+        if (debt.status == DebtStatus.None) revert NoDebt(cycleId, asset, debtor);
+        if (debt.status != status) revert DebtAlreadyResolved(cycleId, asset, debtor, debt.status);
+    }
+
+    /// @dev A debt that may be paid or covered: open or answered, in a cycle that was not vetoed.
+    function _payableDebt(
         uint256 cycleId,
         address asset,
         address debtor
     ) private view returns (Debt storage debt) {
         debt = _debts[cycleId][asset][debtor];
-        if (debt.status == DebtStatus.None) revert NoDebt(cycleId, asset, debtor);
-        if (debt.status != DebtStatus.Open) revert DebtAlreadyResolved(cycleId, asset, debtor, debt.status);
+        DebtStatus status = debt.status;
+        if (status == DebtStatus.None) revert NoDebt(cycleId, asset, debtor);
+        if (_cycles[cycleId].vetoed) revert CycleIsVetoed(cycleId);
+        if (status != DebtStatus.Open && status != DebtStatus.Answered) {
+            revert DebtAlreadyResolved(cycleId, asset, debtor, status);
+        }
     }
 
     /// @dev What this contract holds of `asset` (ETH or token balance).
     function _holdings(address asset) private view returns (uint256) {
         return asset == ETH ? address(this).balance : IERC20(asset).balanceOf(address(this));
+    }
+
+    function _send(address asset, address to, uint256 amount) private {
+        if (asset == ETH) Address.sendValue(payable(to), amount);
+        else IERC20(asset).safeTransfer(to, amount);
     }
 
     function _fund(uint256 cycleId, address asset, uint256 amount) private {
@@ -428,5 +855,10 @@ contract ClearingHouse is AccessControlDefaultAdminRules, ReentrancyGuardTransie
             if (totals[j].asset == asset) return j;
         }
         revert UnknownCycleAsset(cycleId, asset);
+    }
+
+    /// @dev OPERATOR_ROLE commits cycles (obligations on payers' collateral): its grants are timelocked.
+    function _isTimelockedRole(bytes32 role) internal pure override returns (bool) {
+        return role == OPERATOR_ROLE;
     }
 }

@@ -5,44 +5,42 @@ import {IValidationRegistry} from "./interfaces/IValidationRegistry.sol";
 
 /// @title ValidationRegistry
 /// @notice Publishes validators' verdicts on V2 guarantees (ERC-8004 validation registry shape).
-/// @dev Records are kept per (requestHash, validatorAddress), see {IValidationRegistry}. Anyone may open a
-/// request; only the named validator may answer it, and may answer again (the latest answer wins).
-/// While a record has no answer yet, the validator it names may re-open it with its own agent id and URI,
-/// so that a record opened by someone else with a wrong agent id cannot block the real request.
+/// @dev Records are kept per (requestHash, validatorAddress), see {IValidationRegistry}. Anyone may request,
+/// as often as they like: the first request opens the record, later ones are events only, except that the
+/// named validator's own request (before it answers) sets the record's agent id. Only the named validator
+/// may answer, and may answer again (the latest answer wins).
 contract ValidationRegistry is IValidationRegistry {
     /// @notice Highest score a validator may give (ERC-8004: responses are 0..100).
     uint8 public constant MAX_RESPONSE = 100;
 
+    /// @dev The first slot holds everything {verdictOf} reads but the tag (a short tag is one more slot).
     struct Record {
         address requester;
         uint64 lastUpdate;
         uint8 response;
         bool exists;
         bool responded;
+        string tag;
         uint256 agentId;
         bytes32 responseHash;
-        string tag;
     }
 
     /// @dev requestHash => validator => record.
     mapping(bytes32 requestHash => mapping(address validator => Record)) private _records;
-    /// @dev requestHash => the validator named by the first request (for the ERC-8004 single-key view).
-    mapping(bytes32 requestHash => address validator) private _firstValidator;
 
     /// @notice The validator address is zero.
     error ZeroValidatorAddress();
     /// @notice The request hash is zero.
     error ZeroRequestHash();
-    /// @notice A request for `requestHash` addressed to `validator` already exists and cannot be re-opened by the caller.
-    error RequestAlreadyExists(bytes32 requestHash, address validator);
     /// @notice No request for `requestHash` is addressed to `validator` (the caller of a response).
     error RequestNotFound(bytes32 requestHash, address validator);
     /// @notice `response` is above {MAX_RESPONSE}.
     error ResponseOutOfRange(uint8 response);
 
     /// @inheritdoc IValidationRegistry
-    /// @dev Reverts with {ZeroValidatorAddress}, {ZeroRequestHash}, or {RequestAlreadyExists} when the
-    /// record exists and either has an answer or the caller is not the validator it names.
+    /// @dev Reverts only with {ZeroValidatorAddress} or {ZeroRequestHash}: a request someone else opened first
+    /// never blocks another (issue 17, finding 4). The first request opens the record with its requester and
+    /// agent id; the named validator's own request, while it has not answered, replaces both.
     function validationRequest(
         address validatorAddress,
         uint256 agentId,
@@ -52,13 +50,11 @@ contract ValidationRegistry is IValidationRegistry {
         if (validatorAddress == address(0)) revert ZeroValidatorAddress();
         if (requestHash == bytes32(0)) revert ZeroRequestHash();
         Record storage record = _records[requestHash][validatorAddress];
-        if (record.exists && (record.responded || msg.sender != validatorAddress)) {
-            revert RequestAlreadyExists(requestHash, validatorAddress);
+        if (!record.exists || (msg.sender == validatorAddress && !record.responded)) {
+            record.exists = true;
+            record.requester = msg.sender;
+            record.agentId = agentId;
         }
-        record.exists = true;
-        record.requester = msg.sender;
-        record.agentId = agentId;
-        if (_firstValidator[requestHash] == address(0)) _firstValidator[requestHash] = validatorAddress;
         emit ValidationRequest(validatorAddress, agentId, requestUri, requestHash);
     }
 
@@ -91,25 +87,6 @@ contract ValidationRegistry is IValidationRegistry {
     }
 
     /// @inheritdoc IValidationRegistry
-    /// @dev `lastUpdate` is zero until the validator has answered.
-    function getValidationStatus(
-        bytes32 requestHash
-    )
-        external
-        view
-        returns (
-            address validatorAddress,
-            uint256 agentId,
-            uint8 response,
-            bytes32 responseHash,
-            string memory tag,
-            uint256 lastUpdate
-        )
-    {
-        return _status(requestHash, _firstValidator[requestHash]);
-    }
-
-    /// @inheritdoc IValidationRegistry
     /// @dev `lastUpdate` is zero until the validator has answered; all fields are zero if no such request.
     function getValidationStatusFor(
         bytes32 requestHash,
@@ -126,7 +103,26 @@ contract ValidationRegistry is IValidationRegistry {
             uint256 lastUpdate
         )
     {
-        return _status(requestHash, validator);
+        Record storage record = _records[requestHash][validator];
+        if (!record.exists) return (address(0), 0, 0, bytes32(0), "", 0);
+        return (
+            validator,
+            record.agentId,
+            record.response,
+            record.responseHash,
+            record.tag,
+            record.lastUpdate
+        );
+    }
+
+    /// @inheritdoc IValidationRegistry
+    function verdictOf(
+        bytes32 requestHash,
+        address validator
+    ) external view returns (bool responded, uint8 response, bytes32 tagHash, uint64 lastUpdate) {
+        Record storage record = _records[requestHash][validator];
+        if (!record.responded) return (false, 0, bytes32(0), 0);
+        return (true, record.response, keccak256(bytes(record.tag)), record.lastUpdate);
     }
 
     /// @notice Whether a request for `requestHash` addressed to `validator` exists.
@@ -139,24 +135,9 @@ contract ValidationRegistry is IValidationRegistry {
         return _records[requestHash][validator].responded;
     }
 
-    /// @notice Who opened (or last re-opened) the request `requestHash` addressed to `validator`.
+    /// @notice Who opened the request `requestHash` addressed to `validator` (or the validator, if it
+    /// re-requested before answering).
     function requesterOf(bytes32 requestHash, address validator) external view returns (address) {
         return _records[requestHash][validator].requester;
-    }
-
-    function _status(
-        bytes32 requestHash,
-        address validator
-    ) private view returns (address, uint256, uint8, bytes32, string memory, uint256) {
-        Record storage record = _records[requestHash][validator];
-        if (!record.exists) return (address(0), 0, 0, bytes32(0), "", 0);
-        return (
-            validator,
-            record.agentId,
-            record.response,
-            record.responseHash,
-            record.tag,
-            record.lastUpdate
-        );
     }
 }

@@ -5,46 +5,60 @@ import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/ext
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {Address} from "@openzeppelin/contracts/utils/Address.sol";
+import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
+import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
 
+import {TimelockedRoles} from "./access/TimelockedRoles.sol";
 import {IClearingVault} from "./interfaces/IClearingVault.sol";
 import {IValidationRegistry} from "./interfaces/IValidationRegistry.sol";
 import {BLSVerifier} from "./lib/BLSVerifier.sol";
 import {CertificateCodec} from "./lib/CertificateCodec.sol";
+import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 
 /// @title Vault
 /// @notice Holds payers' collateral (ETH as address(0) and allow-listed ERC-20 tokens), the obligations of
 /// committed clearing cycles, delayed withdrawals, and the on-chain record of consumed V2 guarantees.
-/// @dev Invariant: for every asset, the Vault's holdings equal `totalBalance(asset)`, the sum of user
-/// balances (funds owed to clearing leave the Vault at once in {coverDefault}). Pausing blocks deposits and
+/// @dev Invariant: for every asset, the Vault's holdings equal the sum of user balances (funds owed to
+/// clearing leave the Vault at once in {coverDefault}); the sum is not stored (it would cost two storage
+/// accesses on every deposit, withdrawal and remuneration and nothing on chain reads it): indexers add up
+/// the balance events. Pausing blocks deposits and
 /// withdrawals only; obligations, default coverage and remuneration keep working so that creditors are
 /// never held hostage by a pause.
-contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, ReentrancyGuardTransient {
+contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
-    /// @notice Role that sets the token allow-list, trusted registries and timings.
+    /// @notice Role that sets the token allow-list, trusted registries and timings (grants timelocked).
     bytes32 public constant CONFIG_ROLE = keccak256("CONFIG_ROLE");
-    /// @notice Role that rotates the operator's BLS public key.
+    /// @notice Role that rotates the operator's BLS public key (grants timelocked).
     bytes32 public constant KEY_MANAGER_ROLE = keccak256("KEY_MANAGER_ROLE");
     /// @notice Role that pauses and unpauses deposits and withdrawals.
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
+    /// @notice The EIP-712 domain name payers sign guarantees under (Core's `eip712_name` must equal it).
+    string public constant EIP712_NAME = "Surety";
+    /// @notice The EIP-712 domain version payers sign guarantees under (Core's `eip712_version`).
+    string public constant EIP712_VERSION = "1";
     /// @notice The asset id of ETH.
     address public constant ETH = address(0);
     /// @notice Upper bound on the withdrawal grace period, so collateral can never be frozen indefinitely.
     uint64 public constant MAX_WITHDRAWAL_GRACE_PERIOD = 30 days;
 
-    /// @notice How a V2 guarantee was consumed on chain (a guarantee is paid at most once).
-    enum Consumption {
-        None,
-        Remunerated,
-        Netted
+    /// @dev One slot: every path that moves collateral reads and writes both. Amounts are capped at
+    /// 2^128 - 1 (a deposit beyond reverts in SafeCast), far above any token supply in use.
+    struct Account {
+        uint128 balance;
+        uint128 obligation;
     }
 
-    struct Account {
-        uint256 balance;
-        uint256 obligation;
+    /// @dev The operator's BLS key in three words instead of EIP-2537's four: each coordinate's top 16 bytes
+    /// are zero, so `high` holds x's and y's high 16 bytes side by side (one cold slot less per
+    /// remuneration). All zero while no key is set (the identity is never accepted as a key).
+    struct PackedG1 {
+        bytes32 high;
+        bytes32 xLow;
+        bytes32 yLow;
     }
 
     /// @notice An open withdrawal request (one per user and asset).
@@ -60,19 +74,19 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     address public clearingHouse;
     /// @notice Id the next withdrawal request gets (ids start at 1).
     uint256 public nextWithdrawalId = 1;
-    /// @notice Whether the operator's BLS key has been set.
-    bool public operatorKeySet;
 
     Timings private _timings;
-    BLS.G1Point private _operatorKey;
+    PackedG1 private _operatorKey;
+
+    /// @notice Whether the deployment wiring is over ({finishSetup}): from then on role grants, operator key
+    /// changes and new trusted registries are timelocked.
+    bool public setupFinished;
 
     /// @notice Whether `token` may be deposited.
     mapping(address token => bool) public isTokenAllowed;
     /// @notice Whether `registry` is a trusted validation registry for V2 remuneration.
     mapping(address registry => bool) public isTrustedRegistry;
-    /// @notice Sum of all user balances in `asset`.
-    mapping(address asset => uint256) public totalBalance;
-    /// @notice How the V2 guarantee `guaranteeId` was consumed, if at all.
+    /// @inheritdoc IClearingVault
     mapping(bytes32 guaranteeId => Consumption) public consumption;
 
     mapping(address user => mapping(address asset => Account)) private _accounts;
@@ -106,6 +120,8 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     event DefaultCovered(address indexed user, address indexed asset, uint256 obligation, uint256 covered);
     /// @notice The V2 guarantee `guaranteeId` was netted in a committed cycle.
     event GuaranteeNetted(bytes32 indexed guaranteeId);
+    /// @notice A committed cycle listed `guaranteeId`, which was already consumed (`how`); it was skipped.
+    event GuaranteeNettingSkipped(bytes32 indexed guaranteeId, Consumption how);
     /// @notice The V2 guarantee `guaranteeId` passed validation and `amount` was paid to `recipient`.
     event GuaranteeRemunerated(
         bytes32 indexed guaranteeId,
@@ -124,6 +140,18 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     event TrustedRegistryUpdated(address indexed registry, bool trusted);
     /// @notice The protocol timings changed.
     event TimingsUpdated(Timings timings);
+    /// @notice Setup is over: role grants, operator key changes and new trusted registries are timelocked.
+    event SetupFinished();
+    /// @notice `key` was scheduled to become the operator key from `readyAt`.
+    event OperatorKeyScheduled(bytes32 indexed keyHash, BLS.G1Point key, uint48 readyAt);
+    /// @notice The scheduled operator key `keyHash` was cancelled.
+    event OperatorKeyCancelled(bytes32 indexed keyHash);
+    /// @notice The operator key `keyHash` was removed at once (remuneration stops until a new key is due).
+    event OperatorKeyRevoked(bytes32 indexed keyHash);
+    /// @notice `registry` was scheduled to become trusted from `readyAt`.
+    event TrustedRegistryScheduled(address indexed registry, uint48 readyAt);
+    /// @notice The scheduled trust of `registry` was cancelled.
+    event TrustedRegistryCancelled(address indexed registry);
 
     /// @notice The amount is zero.
     error ZeroAmount();
@@ -155,6 +183,8 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     error ZeroCycleLength();
     /// @notice `paymentWindow` is zero.
     error ZeroPaymentWindow();
+    /// @notice `challengeWindow` is zero (it would switch off challenges and the guardian's veto).
+    error ZeroChallengeWindow();
     /// @notice `withdrawalGracePeriod` must be greater than `minimumExclusive` (the clearing path's length).
     error GracePeriodTooShort(uint64 withdrawalGracePeriod, uint256 minimumExclusive);
     /// @notice `withdrawalGracePeriod` exceeds {MAX_WITHDRAWAL_GRACE_PERIOD}.
@@ -163,6 +193,10 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     error InvalidOperatorKey();
     /// @notice `registry` is the zero address or has no code.
     error InvalidRegistry(address registry);
+    /// @notice Setup is over: this change must be scheduled (scheduleOperatorKey / scheduleTrustedRegistry).
+    error ChangeMustBeScheduled();
+    /// @notice {finishSetup} was already called.
+    error SetupAlreadyFinished();
 
     /// @notice Only V2 certificates can be remunerated; this one has `version`.
     error NotV2Certificate(uint64 version);
@@ -176,20 +210,24 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     error InvalidCertificateSignature();
     /// @notice The policy's `registry` is not a trusted validation registry.
     error UntrustedRegistry(address registry);
-    /// @notice The registry holds no request for this guarantee addressed to `expected` (it returned `actual`).
-    error ValidatorMismatch(address expected, address actual);
-    /// @notice The validation request names agent `actual`, the policy requires `expected`.
-    error AgentIdMismatch(uint256 expected, uint256 actual);
-    /// @notice The validator has not answered the request `requestHash` yet.
+    /// @notice The policy's validator has not answered the request `requestHash` (or no such request exists).
     error ValidationResponseMissing(bytes32 requestHash);
     /// @notice The validator's `response` is below the policy's `minScore`.
     error ValidationScoreTooLow(uint8 response, uint8 minScore);
-    /// @notice The response's tag `actual` differs from the policy's tag `expected`.
-    error ValidationTagMismatch(string expected, string actual);
+    /// @notice The response's tag (keccak256 `actualHash`) differs from the policy's tag `expected`.
+    error ValidationTagMismatch(string expected, bytes32 actualHash);
     /// @notice The response was last updated at `lastUpdate`, after the policy deadline `deadline`.
-    error ValidationAfterDeadline(uint256 lastUpdate, uint64 deadline);
+    error ValidationAfterDeadline(uint64 lastUpdate, uint64 deadline);
     /// @notice `user`'s free collateral `free` in `asset` does not cover `amount`.
     error InsufficientFreeCollateral(address user, address asset, uint256 free, uint256 amount);
+
+    /// @dev Tags of the timelocked operation ids (TimelockedRoles).
+    bytes32 private constant _KEY_TAG = keccak256("VAULT_OPERATOR_KEY");
+    bytes32 private constant _REGISTRY_TAG = keccak256("VAULT_TRUSTED_REGISTRY");
+
+    /// @dev Bits in half a word, and the mask of the low half (the packed operator key).
+    uint256 private constant _HALF_WORD_BITS = 128;
+    bytes32 private constant _LOW_HALF_MASK = bytes32(uint256(type(uint128).max));
 
     modifier onlyClearingHouse() {
         if (msg.sender != clearingHouse) revert NotClearingHouse(msg.sender);
@@ -204,7 +242,7 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         address admin,
         uint48 adminTransferDelay,
         Timings memory timings_
-    ) AccessControlDefaultAdminRules(adminTransferDelay, admin) {
+    ) AccessControlDefaultAdminRules(adminTransferDelay, admin) EIP712(EIP712_NAME, EIP712_VERSION) {
         _grantRole(CONFIG_ROLE, admin);
         _grantRole(KEY_MANAGER_ROLE, admin);
         _grantRole(PAUSER_ROLE, admin);
@@ -267,11 +305,12 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         if (request.id == 0) revert NoPendingWithdrawal(msg.sender, asset);
         uint64 readyAt = _readyAt(request);
         if (block.timestamp < readyAt) revert WithdrawalNotReady(request.id, readyAt);
-        uint256 free = freeCollateralOf(msg.sender, asset);
+        Account storage account = _accounts[msg.sender][asset];
+        uint256 free = _free(account);
         uint256 paid = request.amount < free ? request.amount : free;
         delete _withdrawals[msg.sender][asset];
-        _accounts[msg.sender][asset].balance -= paid;
-        totalBalance[asset] -= paid;
+        // paid <= free <= balance < 2^128
+        account.balance -= uint128(paid);
         emit WithdrawalFinalized(request.id, msg.sender, asset, request.amount, paid);
         _send(asset, msg.sender, paid);
     }
@@ -282,23 +321,41 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     /// collateral to the recipient. Anyone may submit it; the money always goes to the recipient.
     /// @param claims The raw certificate claims (ARCHITECTURE §5), exactly as Core signed them.
     /// @param signature Core's BLS signature over `claims` (G2, EIP-2537 form, POP tag).
+    /// @param payerScheme How the payer signed the guarantee (0 = EIP-712, 1 = EIP-191).
+    /// @param payerSignature The payer's own signature over the guarantee (the one Core was given): 65 bytes
+    /// for an EOA, anything its ERC-1271 `isValidSignature` accepts for a contract wallet.
     /// @dev Reverts without payment unless: the claims are V2 for this chain and Vault, the guarantee id
-    /// matches its fields, the signature verifies against the operator key, the guarantee was neither
-    /// remunerated nor netted, the policy's registry is trusted, and the registry's record for the
-    /// validation request hash addressed to the policy's validator has the policy's agent id, an answer,
-    /// a score >= minScore, the policy's tag and a last update no later than the deadline. Not pausable.
-    function remunerate(bytes calldata claims, BLS.G2Point calldata signature) external nonReentrant {
+    /// matches its fields, the signature verifies against the operator key, the payer signed the very
+    /// guarantee under this Vault's EIP-712 domain (so Core's key alone cannot pay anything), the guarantee
+    /// was neither remunerated nor netted, the policy's registry is trusted, and the policy's validator
+    /// answered the validation request hash (which commits to the whole policy, agent id included) with a
+    /// score >= minScore, the policy's tag and a last update no later than the deadline. Not pausable.
+    function remunerate(
+        bytes calldata claims,
+        BLS.G2Point calldata signature,
+        GuaranteeSignature.Scheme payerScheme,
+        bytes calldata payerSignature
+    ) external nonReentrant {
         CertificateCodec.CertificateClaims memory c = _verifiedV2Claims(claims, signature);
+        CertificateCodec.ValidationPolicy memory p = CertificateCodec.decodePolicy(c.policy);
+        GuaranteeSignature.check(
+            _domainSeparatorV4(),
+            GuaranteeSignature.structHashV2(c, p),
+            c.user,
+            payerScheme,
+            payerSignature
+        );
         Consumption how = consumption[c.guaranteeId];
         if (how != Consumption.None) revert GuaranteeAlreadyConsumed(c.guaranteeId, how);
         if (c.amount == 0) revert ZeroAmount();
-        _checkValidation(CertificateCodec.decodePolicy(c.policy), c.guaranteeId);
-        uint256 free = freeCollateralOf(c.user, c.asset);
+        _checkValidation(p, c.guaranteeId);
+        Account storage account = _accounts[c.user][c.asset];
+        uint256 free = _free(account);
         if (free < c.amount) revert InsufficientFreeCollateral(c.user, c.asset, free, c.amount);
 
         consumption[c.guaranteeId] = Consumption.Remunerated;
-        _accounts[c.user][c.asset].balance -= c.amount;
-        totalBalance[c.asset] -= c.amount;
+        // c.amount <= free <= balance < 2^128
+        account.balance -= uint128(c.amount);
         emit GuaranteeRemunerated(c.guaranteeId, c.user, c.recipient, c.asset, c.amount);
         _send(c.asset, c.recipient, c.amount);
     }
@@ -310,7 +367,7 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         for (uint256 i = 0; i < obligations.length; ++i) {
             Obligation calldata o = obligations[i];
             Account storage account = _accounts[o.debtor][o.asset];
-            uint256 total = account.obligation + o.amount;
+            uint128 total = account.obligation + SafeCast.toUint128(o.amount);
             account.obligation = total;
             emit ObligationRecorded(o.debtor, o.asset, o.amount, total);
         }
@@ -321,7 +378,8 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         Account storage account = _accounts[user][asset];
         uint256 obligation = account.obligation;
         if (amount > obligation) revert ObligationExceeded(user, asset, obligation, amount);
-        account.obligation = obligation - amount;
+        // amount <= obligation < 2^128
+        account.obligation = uint128(obligation - amount);
         emit ObligationReleased(user, asset, amount, obligation - amount);
     }
 
@@ -336,20 +394,27 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         if (amount > obligation) revert ObligationExceeded(user, asset, obligation, amount);
         uint256 balance = account.balance;
         covered = amount < balance ? amount : balance;
-        account.obligation = obligation - amount;
-        account.balance = balance - covered;
-        totalBalance[asset] -= covered;
+        // amount <= obligation and covered <= balance, both < 2^128
+        account.obligation = uint128(obligation - amount);
+        account.balance = uint128(balance - covered);
         emit DefaultCovered(user, asset, amount, covered);
         _send(asset, clearingHouse, covered);
     }
 
     /// @inheritdoc IClearingVault
-    function markNetted(bytes32[] calldata guaranteeIds) external onlyClearingHouse {
+    /// @dev An id already consumed is skipped with `GuaranteeNettingSkipped` instead of reverting the whole
+    /// commit: one front-running `remunerate` must not cost the operator a reverted commit (the
+    /// over-charge it leaves is answerable on chain, docs/clearing.md "Skipped ids").
+    function markNetted(bytes32[] calldata guaranteeIds) external onlyClearingHouse returns (uint256 netted) {
         for (uint256 i = 0; i < guaranteeIds.length; ++i) {
             bytes32 id = guaranteeIds[i];
             Consumption how = consumption[id];
-            if (how != Consumption.None) revert GuaranteeAlreadyConsumed(id, how);
+            if (how != Consumption.None) {
+                emit GuaranteeNettingSkipped(id, how);
+                continue;
+            }
             consumption[id] = Consumption.Netted;
+            ++netted;
             emit GuaranteeNetted(id);
         }
     }
@@ -364,15 +429,51 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         emit ClearingHouseSet(clearingHouse_);
     }
 
-    /// @notice Replaces the operator's BLS public key (G1, EIP-2537 encoding). Certificates signed with the
-    /// previous key stop verifying at once.
+    /// @notice Ends the setup phase, for good: from now on granting CONFIG_ROLE or KEY_MANAGER_ROLE, changing
+    /// the operator key and trusting a new registry take {timelockDelay} (deployment calls this last).
+    function finishSetup() external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (setupFinished) revert SetupAlreadyFinished();
+        setupFinished = true;
+        emit SetupFinished();
+    }
+
+    /// @notice Sets the operator's BLS public key (G1, EIP-2537 encoding) during setup. Afterwards a new key
+    /// goes through {scheduleOperatorKey} / {executeOperatorKey}.
     /// @dev Rejects points off the curve, outside the prime-order subgroup (the G1 MSM precompile checks
-    /// both) and the identity.
+    /// both) and the identity; reverts {ChangeMustBeScheduled} after setup.
     function setOperatorKey(BLS.G1Point calldata key) external onlyRole(KEY_MANAGER_ROLE) {
+        if (!_inSetup()) revert ChangeMustBeScheduled();
         _checkOperatorKey(key);
-        _operatorKey = key;
-        operatorKeySet = true;
-        emit OperatorKeyRotated(keccak256(abi.encode(key)), key);
+        _setOperatorKey(key);
+    }
+
+    /// @notice Schedules `key` to become the operator key after {timelockDelay}. Certificates signed with the
+    /// current key keep verifying until then.
+    function scheduleOperatorKey(BLS.G1Point calldata key) external onlyRole(KEY_MANAGER_ROLE) {
+        _checkOperatorKey(key);
+        uint48 readyAt = _scheduleOperation(_keyOperation(key));
+        emit OperatorKeyScheduled(keccak256(abi.encode(key)), key, readyAt);
+    }
+
+    /// @notice Cancels the scheduled operator key `key`.
+    function cancelOperatorKey(BLS.G1Point calldata key) external onlyRole(KEY_MANAGER_ROLE) {
+        _cancelOperation(_keyOperation(key));
+        emit OperatorKeyCancelled(keccak256(abi.encode(key)));
+    }
+
+    /// @notice Makes the scheduled `key` the operator key once due; callable by anyone. Certificates signed
+    /// with the previous key stop verifying.
+    function executeOperatorKey(BLS.G1Point calldata key) external {
+        _executeOperation(_keyOperation(key));
+        _setOperatorKey(key);
+    }
+
+    /// @notice Removes the operator key at once (a leaked key): no certificate verifies until a scheduled
+    /// key is executed. Payers' signatures still protect collateral meanwhile; this stops forged certificates.
+    function revokeOperatorKey() external onlyRole(KEY_MANAGER_ROLE) {
+        bytes32 keyHash = keccak256(abi.encode(_unpackedOperatorKey()));
+        delete _operatorKey;
+        emit OperatorKeyRevoked(keyHash);
     }
 
     /// @notice Adds `token` to, or removes it from, the deposit allow-list. Removal stops new deposits only;
@@ -383,15 +484,39 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         emit TokenAllowListUpdated(token, allowed);
     }
 
-    /// @notice Adds `registry` to, or removes it from, the trusted validation registries.
+    /// @notice Removes `registry` from the trusted validation registries (at once), or adds it during setup.
+    /// After setup a registry is added through {scheduleTrustedRegistry} / {executeTrustedRegistry}: a new
+    /// trusted registry decides which V2 guarantees pay.
     function setTrustedRegistry(address registry, bool trusted) external onlyRole(CONFIG_ROLE) {
         if (registry.code.length == 0) revert InvalidRegistry(registry);
+        if (trusted && !_inSetup()) revert ChangeMustBeScheduled();
         isTrustedRegistry[registry] = trusted;
         emit TrustedRegistryUpdated(registry, trusted);
     }
 
-    /// @notice Sets all timings at once, enforcing
-    /// `withdrawalGracePeriod > cycleLength + commitDelay + paymentWindow + defaultWindow` (ARCHITECTURE §7.3).
+    /// @notice Schedules trusting `registry` after {timelockDelay}.
+    function scheduleTrustedRegistry(address registry) external onlyRole(CONFIG_ROLE) {
+        if (registry.code.length == 0) revert InvalidRegistry(registry);
+        uint48 readyAt = _scheduleOperation(_registryOperation(registry));
+        emit TrustedRegistryScheduled(registry, readyAt);
+    }
+
+    /// @notice Cancels the scheduled trust of `registry`.
+    function cancelTrustedRegistry(address registry) external onlyRole(CONFIG_ROLE) {
+        _cancelOperation(_registryOperation(registry));
+        emit TrustedRegistryCancelled(registry);
+    }
+
+    /// @notice Trusts the scheduled `registry` once due; callable by anyone.
+    function executeTrustedRegistry(address registry) external {
+        _executeOperation(_registryOperation(registry));
+        isTrustedRegistry[registry] = true;
+        emit TrustedRegistryUpdated(registry, true);
+    }
+
+    /// @notice Sets all timings at once, enforcing `challengeWindow > 0` and
+    /// `withdrawalGracePeriod > cycleLength + commitDelay + 2 * challengeWindow + paymentWindow + defaultWindow`
+    /// (ARCHITECTURE §7.3; the ClearingHouse's answer window is as long as the challenge window).
     /// @dev A longer grace period also applies to open withdrawal requests (see {withdrawalFinalizableAt});
     /// a shorter one does not.
     function setTimings(Timings calldata timings_) external onlyRole(CONFIG_ROLE) {
@@ -421,9 +546,14 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     }
 
     /// @notice `user`'s balance not reserved by obligations: what a withdrawal or remuneration may take.
-    function freeCollateralOf(address user, address asset) public view returns (uint256) {
-        Account storage account = _accounts[user][asset];
-        return account.balance > account.obligation ? account.balance - account.obligation : 0;
+    function freeCollateralOf(address user, address asset) external view returns (uint256) {
+        return _free(_accounts[user][asset]);
+    }
+
+    /// @notice How each of `guaranteeIds` was consumed (Core checks a plan's V2 ids before committing it).
+    function consumptionOf(bytes32[] calldata guaranteeIds) external view returns (Consumption[] memory how) {
+        how = new Consumption[](guaranteeIds.length);
+        for (uint256 i = 0; i < guaranteeIds.length; ++i) how[i] = consumption[guaranteeIds[i]];
     }
 
     /// @notice `user`'s open withdrawal in `asset` (id 0 when none).
@@ -440,14 +570,34 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         return request.id == 0 ? 0 : _readyAt(request);
     }
 
-    /// @notice The operator's BLS public key (EIP-2537 encoding).
+    /// @notice The EIP-712 domain separator of guarantees (name {EIP712_NAME}, version {EIP712_VERSION}, this
+    /// chain, this Vault): what payers sign under and what {remunerate} and the ClearingHouse's challenge
+    /// answers check their signature against.
+    function guaranteeDomainSeparator() external view returns (bytes32) {
+        return _domainSeparatorV4();
+    }
+
+    /// @notice The operator's BLS public key (EIP-2537 encoding; all zero while none is set).
     function operatorKey() external view returns (BLS.G1Point memory) {
-        return _operatorKey;
+        return _unpackedOperatorKey();
+    }
+
+    /// @notice Whether the operator's BLS key has been set.
+    function operatorKeySet() public view returns (bool) {
+        return
+            _operatorKey.xLow != bytes32(0) ||
+            _operatorKey.high != bytes32(0) ||
+            _operatorKey.yLow != bytes32(0);
     }
 
     /// @notice All timings.
     function timings() external view returns (Timings memory) {
         return _timings;
+    }
+
+    /// @inheritdoc IClearingVault
+    function challengeWindow() external view returns (uint64) {
+        return _timings.challengeWindow;
     }
 
     /// @inheritdoc IClearingVault
@@ -468,10 +618,22 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     // ------------------------------------------------------------------ internal
 
     function _credit(address user, address asset, uint256 amount) private {
-        uint256 balance = _accounts[user][asset].balance + amount;
+        uint128 balance = _accounts[user][asset].balance + SafeCast.toUint128(amount);
         _accounts[user][asset].balance = balance;
-        totalBalance[asset] += amount;
         emit Deposited(user, asset, amount, balance);
+    }
+
+    function _free(Account storage account) private view returns (uint256) {
+        (uint256 balance, uint256 obligation) = (account.balance, account.obligation);
+        return balance > obligation ? balance - obligation : 0;
+    }
+
+    function _unpackedOperatorKey() private view returns (BLS.G1Point memory key) {
+        PackedG1 memory packed = _operatorKey;
+        key.x_a = packed.high >> _HALF_WORD_BITS;
+        key.x_b = packed.xLow;
+        key.y_a = packed.high & _LOW_HALF_MASK;
+        key.y_b = packed.yLow;
     }
 
     function _send(address asset, address to, uint256 amount) private {
@@ -488,7 +650,13 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     function _setTimings(Timings memory t) private {
         if (t.cycleLength == 0) revert ZeroCycleLength();
         if (t.paymentWindow == 0) revert ZeroPaymentWindow();
-        uint256 clearingPath = uint256(t.cycleLength) + t.commitDelay + t.paymentWindow + t.defaultWindow;
+        if (t.challengeWindow == 0) revert ZeroChallengeWindow();
+        // The challenge window is followed by an answer window of the same length (ClearingHouse).
+        uint256 clearingPath = uint256(t.cycleLength) +
+            t.commitDelay +
+            2 * uint256(t.challengeWindow) +
+            t.paymentWindow +
+            t.defaultWindow;
         if (t.withdrawalGracePeriod <= clearingPath)
             revert GracePeriodTooShort(t.withdrawalGracePeriod, clearingPath);
         if (t.withdrawalGracePeriod > MAX_WITHDRAWAL_GRACE_PERIOD) {
@@ -508,8 +676,10 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
         if (c.domain != domain) revert CertificateDomainMismatch(domain, c.domain);
         bytes32 id = CertificateCodec.guaranteeId(block.chainid, address(this), c.user, c.reqId);
         if (c.guaranteeId != id) revert GuaranteeIdMismatch(id, c.guaranteeId);
-        if (!operatorKeySet) revert OperatorKeyNotSet();
-        if (!BLSVerifier.verify(_operatorKey, claims, signature, BLSVerifier.POP_DST)) {
+        BLS.G1Point memory key = _unpackedOperatorKey();
+        // A set key is never the identity, so all-zero words mean "not set" (one slot less than a flag).
+        if ((key.x_a | key.x_b | key.y_a | key.y_b) == bytes32(0)) revert OperatorKeyNotSet();
+        if (!BLSVerifier.verify(key, claims, signature, BLSVerifier.POP_DST)) {
             revert InvalidCertificateSignature();
         }
     }
@@ -517,20 +687,40 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     function _checkValidation(CertificateCodec.ValidationPolicy memory p, bytes32 guaranteeId) private view {
         if (!isTrustedRegistry[p.registry]) revert UntrustedRegistry(p.registry);
         bytes32 requestHash = CertificateCodec.validationRequestHash(block.chainid, p, guaranteeId);
-        (
-            address validator,
-            uint256 agentId,
-            uint8 response,
-            ,
-            string memory tag,
-            uint256 lastUpdate
-        ) = IValidationRegistry(p.registry).getValidationStatusFor(requestHash, p.validator);
-        if (validator != p.validator) revert ValidatorMismatch(p.validator, validator);
-        if (agentId != p.agentId) revert AgentIdMismatch(p.agentId, agentId);
-        if (lastUpdate == 0) revert ValidationResponseMissing(requestHash);
+        // The verdict of the validator the signed policy names; the request hash binds its agent id.
+        (bool responded, uint8 response, bytes32 tagHash, uint64 lastUpdate) = IValidationRegistry(p.registry)
+            .verdictOf(requestHash, p.validator);
+        if (!responded) revert ValidationResponseMissing(requestHash);
         if (response < p.minScore) revert ValidationScoreTooLow(response, p.minScore);
-        if (keccak256(bytes(tag)) != keccak256(bytes(p.tag))) revert ValidationTagMismatch(p.tag, tag);
+        if (tagHash != keccak256(bytes(p.tag))) revert ValidationTagMismatch(p.tag, tagHash);
         if (lastUpdate > p.deadline) revert ValidationAfterDeadline(lastUpdate, p.deadline);
+    }
+
+    /// @dev CONFIG_ROLE (trusted registries, timings) and KEY_MANAGER_ROLE (the BLS key) are timelocked;
+    /// PAUSER_ROLE is not (it moves neither funds nor keys; a pause never blocks creditors).
+    function _isTimelockedRole(bytes32 role) internal pure override returns (bool) {
+        return role == CONFIG_ROLE || role == KEY_MANAGER_ROLE;
+    }
+
+    function _inSetup() internal view override returns (bool) {
+        return !setupFinished;
+    }
+
+    function _setOperatorKey(BLS.G1Point calldata key) private {
+        _operatorKey = PackedG1({
+            high: (key.x_a << _HALF_WORD_BITS) | (key.y_a & _LOW_HALF_MASK),
+            xLow: key.x_b,
+            yLow: key.y_b
+        });
+        emit OperatorKeyRotated(keccak256(abi.encode(key)), key);
+    }
+
+    function _keyOperation(BLS.G1Point calldata key) private pure returns (bytes32) {
+        return keccak256(abi.encode(_KEY_TAG, key));
+    }
+
+    function _registryOperation(address registry) private pure returns (bytes32) {
+        return keccak256(abi.encode(_REGISTRY_TAG, registry));
     }
 
     function _checkOperatorKey(BLS.G1Point calldata key) private view {

@@ -62,8 +62,9 @@ const COMMANDS: Record<string, { run: Command; flags: string[]; summary: string 
   },
   remunerate: {
     run: remunerate,
-    flags: ["certificate"],
-    summary: "--certificate <json|file>                    remunerate a validated V2 guarantee on the Vault",
+    flags: ["certificate", "payer-signature", "scheme"],
+    summary:
+      "--certificate <json|file> [--payer-signature 0x… --scheme eip712|eip191]  remunerate a validated V2 guarantee",
   },
 };
 

@@ -8,6 +8,8 @@
  *   SURETY_OPERATOR_BLS_IKM         key material the key is derived from (hex, >= 32 bytes);
  *                                   on hardhat/localhost the public DEVNET_BLS_IKM is the fallback.
  *   SURETY_OPERATOR_ADDRESS         account given the ClearingHouse operator role (default: deployer).
+ *   SURETY_GUARDIAN_ADDRESS         account given the ClearingHouse guardian role, i.e. vetoes cycles
+ *                                   (default: the admin); keep it off the operator's key.
  *   SURETY_ADMIN_ADDRESS            account given the admin roles (default: deployer); it must then
  *                                   accept the Vault's default admin role (see handOverVaultRoles).
  *   SURETY_ADMIN_TRANSFER_DELAY     seconds a default-admin transfer waits before it can be accepted
@@ -32,22 +34,28 @@ import {
   type Vault,
 } from "../typechain-types";
 
-/** Protocol timings in seconds (the Vault owns all five; see ARCHITECTURE §7.3). */
+/** Protocol timings in seconds (the Vault owns all six; see ARCHITECTURE §7.3 and docs/clearing.md). */
 export interface Timings {
   cycleLength: number;
   commitDelay: number;
+  /** Challenges and the guardian's veto; an answer window of the same length follows it. */
+  challengeWindow: number;
   paymentWindow: number;
   defaultWindow: number;
   withdrawalGracePeriod: number;
 }
 
-/** Devnet defaults: a 60 s cycle; the grace period exceeds the whole clearing path (270 s). */
+/**
+ * Devnet defaults: a 60 s cycle; the grace period exceeds the whole clearing path
+ * (60 + 30 + 2 × 30 + 120 + 60 = 330 s).
+ */
 export const DEFAULT_TIMINGS: Timings = {
   cycleLength: 60,
   commitDelay: 30,
+  challengeWindow: 30,
   paymentWindow: 120,
   defaultWindow: 60,
-  withdrawalGracePeriod: 300,
+  withdrawalGracePeriod: 360,
 };
 
 /**
@@ -89,6 +97,8 @@ export interface DeployOptions {
   adminTransferDelay?: number;
   /** Receives the ClearingHouse operator role, i.e. commits cycles (default: the deploying signer). */
   operator?: string;
+  /** Receives the ClearingHouse guardian role, i.e. vetoes cycles (default: `admin`). */
+  guardian?: string;
   /** Operator BLS key: 48-byte compressed (bytes or hex) or already in EIP-2537 form. Unset: no key. */
   operatorBlsPublicKey?: Uint8Array | string | Eip2537G1Point;
   /** Overrides of DEFAULT_TIMINGS. */
@@ -138,6 +148,7 @@ export interface DeploymentRecord {
     /** The Vault's default admin role is still the deployer's until `admin` accepts it (null: nothing pending). */
     pendingAdminTransfer: { newAdmin: string; acceptableAfter: number } | null;
     operator: string;
+    guardian: string;
     timings: Timings;
     operatorBlsPublicKey: Eip2537G1Point | null;
     trustedRegistries: string[];
@@ -150,6 +161,7 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
   const deployer = await signer.getAddress();
   const admin = options.admin ?? deployer;
   const operator = options.operator ?? deployer;
+  const guardian = options.guardian ?? admin;
   const adminTransferDelay = options.adminTransferDelay ?? DEFAULT_ADMIN_TRANSFER_DELAY;
   const timings: Timings = { ...DEFAULT_TIMINGS, ...options.timings };
   const provider = requireProvider(signer);
@@ -164,6 +176,7 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
     await vault.getAddress(),
     admin,
     operator,
+    guardian,
     adminTransferDelay,
   );
   const clearingHouseAt = await deployedAt(clearingHouse);
@@ -190,7 +203,10 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
   }
   for (const token of tokens) await (await vault.setTokenAllowed(token.address, true)).wait();
 
-  const pendingAdminTransfer = admin !== deployer ? await handOverVaultRoles(vault, deployer, admin) : null;
+  if (admin !== deployer) await handOverVaultRoles(vault, deployer, admin);
+  // Last: from here on role grants, key changes and new trusted registries wait `adminTransferDelay`.
+  await (await vault.finishSetup()).wait();
+  const pendingAdminTransfer = admin !== deployer ? await beginVaultAdminTransfer(vault, admin) : null;
 
   return {
     vault,
@@ -205,6 +221,7 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
         adminTransferDelay,
         pendingAdminTransfer,
         operator,
+        guardian,
         timings,
         operatorBlsPublicKey: key,
         trustedRegistries,
@@ -231,18 +248,23 @@ export function toEip2537(key: Uint8Array | string | Eip2537G1Point): Eip2537G1P
 }
 
 /**
- * Gives `admin` the Vault's config, key-manager and pauser roles (the deployer renounces them) and begins
- * the transfer of its default admin role, which `admin` accepts after the delay
- * (`vault.acceptDefaultAdminTransfer()`); until then the deployer may still cancel it.
+ * Gives `admin` the Vault's config, key-manager and pauser roles while the Vault is still in setup (grants
+ * are immediate until `finishSetup`); the deployer renounces them.
  */
-async function handOverVaultRoles(
-  vault: Vault,
-  deployer: string,
-  admin: string,
-): Promise<{ newAdmin: string; acceptableAfter: number }> {
+async function handOverVaultRoles(vault: Vault, deployer: string, admin: string): Promise<void> {
   const roles = [await vault.CONFIG_ROLE(), await vault.KEY_MANAGER_ROLE(), await vault.PAUSER_ROLE()];
   for (const role of roles) await (await vault.grantRole(role, admin)).wait();
   for (const role of roles) await (await vault.renounceRole(role, deployer)).wait();
+}
+
+/**
+ * Begins the transfer of the Vault's default admin role, which `admin` accepts after the delay
+ * (`vault.acceptDefaultAdminTransfer()`); until then the deployer may still cancel it.
+ */
+async function beginVaultAdminTransfer(
+  vault: Vault,
+  admin: string,
+): Promise<{ newAdmin: string; acceptableAfter: number }> {
   await (await vault.beginDefaultAdminTransfer(admin)).wait();
   const [newAdmin, schedule] = await vault.pendingDefaultAdmin();
   return { newAdmin, acceptableAfter: Number(schedule) };
@@ -305,6 +327,7 @@ async function main(): Promise<void> {
     admin: process.env.SURETY_ADMIN_ADDRESS,
     adminTransferDelay: adminTransferDelayFromEnv(),
     operator: process.env.SURETY_OPERATOR_ADDRESS,
+    guardian: process.env.SURETY_GUARDIAN_ADDRESS,
     operatorBlsPublicKey,
     timings: timingsFromEnv(),
     tokens: process.env.SURETY_TOKENS?.split(",")

@@ -389,8 +389,9 @@ class Devnet {
     }
     lines.push(
       "",
-      `Timings: cycle ${t.cycleLength} s, commit delay ${t.commitDelay} s, payment window ${t.paymentWindow} s, ` +
-        `default window ${t.defaultWindow} s, withdrawal grace ${t.withdrawalGracePeriod} s`,
+      `Timings: cycle ${t.cycleLength} s, commit delay ${t.commitDelay} s, challenge window ${t.challengeWindow} s ` +
+        `(+ as long to answer), payment window ${t.paymentWindow} s, default window ${t.defaultWindow} s, ` +
+        `withdrawal grace ${t.withdrawalGracePeriod} s`,
       "",
       "Service accounts",
     );
@@ -402,6 +403,7 @@ class Devnet {
     };
     role("deployer, admin", DEVNET_ROLES.deployer);
     role("Core operator (OPERATOR_ROLE)", DEVNET_ROLES.operator);
+    role("guardian (GUARDIAN_ROLE, vetoes)", DEVNET_ROLES.guardian);
     role("facilitator wallet", DEVNET_ROLES.facilitator);
     const grants = Object.entries(this.grants)
       .map(([symbol, amount]) => `${Number(amount).toLocaleString("en-US")} ${symbol}`)

@@ -13,7 +13,8 @@ import { AbiCoder, getBytes, hexlify } from "ethers";
 import { toHex, WORD_BYTES, writeAddress, writeBytes32, writeUint } from "./abi-words";
 import { type BlsSigner, type Eip2537G2Point, blsVerify, g2ToEip2537 } from "./bls";
 import { MAX_VALIDATION_SCORE, MAX_VALIDATION_TAG_BYTES } from "./claims";
-import type { GuaranteeClaims, ValidationPolicy } from "./claims";
+import type { GuaranteeClaims, SigningScheme, ValidationPolicy } from "./claims";
+import { toPayerSignatureArgs } from "./eip712";
 import { WireError } from "./errors";
 import { type Deployment, certificateDomain, guaranteeId } from "./ids";
 import { parseHexBytes, parseObject } from "./wire";
@@ -271,7 +272,41 @@ export function verifyCertificateSignature(publicKey: Uint8Array, certificate: C
   return blsVerify(publicKey, getBytes(certificate.claims), getBytes(certificate.signature));
 }
 
-/** The arguments of `Vault.remunerate(bytes claims, BLS.G2Point signature)` for a certificate Core returned. */
-export function toRemunerateArgs(certificate: Certificate): { claims: string; signature: Eip2537G2Point } {
-  return { claims: certificate.claims, signature: g2ToEip2537(getBytes(certificate.signature)) };
+/** The payer's own signature over a guarantee, as Core stores it (`scheme`, `signature` of the guarantee view). */
+export interface PayerSignature {
+  scheme: SigningScheme;
+  /** 0x hex: 65 bytes r ‖ s ‖ v for an EOA; whatever its ERC-1271 wallet accepts for a contract payer. */
+  signature: string;
+}
+
+/**
+ * The arguments of `Vault.remunerate(bytes claims, BLS.G2Point signature, uint8 payerScheme, bytes
+ * payerSignature)`, by name. docs/protocol.md ("Remunerating a V2 guarantee on chain") describes the
+ * encoding for integrators in other languages.
+ */
+export interface RemunerateArgs {
+  /** The certificate claims, unchanged (the BLS message). */
+  claims: string;
+  /** Core's BLS signature, decompressed to the EIP-2537 G2 point. */
+  signature: Eip2537G2Point;
+  /** `GuaranteeSignature.Scheme`: 0 = eip712, 1 = eip191 ({@link SIGNING_SCHEME_CODES}). */
+  payerScheme: 0 | 1;
+  /** The payer's signature bytes. */
+  payerSignature: string;
+}
+
+/** The arguments of `Vault.remunerate` for a certificate Core returned and the payer's signature it was issued for. */
+export function toRemunerateArgs(certificate: Certificate, payer: PayerSignature): RemunerateArgs {
+  const { scheme, signature } = toPayerSignatureArgs(payer.scheme, payer.signature);
+  return {
+    claims: certificate.claims,
+    signature: g2ToEip2537(getBytes(certificate.signature)),
+    payerScheme: scheme,
+    payerSignature: signature,
+  };
+}
+
+/** {@link RemunerateArgs} as the positional argument list of `Vault.remunerate`, in ABI order. */
+export function remunerateCallArgs(args: RemunerateArgs): [string, Eip2537G2Point, 0 | 1, string] {
+  return [args.claims, args.signature, args.payerScheme, args.payerSignature];
 }

@@ -414,3 +414,42 @@ export function verifyGuaranteeSignature(
     throw new SignatureError("signature does not recover to user_address");
   }
 }
+
+/**
+ * The on-chain code of a signing scheme: `GuaranteeSignature.Scheme` in
+ * contracts/lib/GuaranteeSignature.sol (a uint8 in the ABI): `eip712` = 0, `eip191` = 1.
+ */
+export const SIGNING_SCHEME_CODES: Readonly<Record<SigningScheme, 0 | 1>> = Object.freeze({
+  eip712: 0,
+  eip191: 1,
+});
+
+/** A payer signature as contracts take it: the scheme's uint8 code and the signature bytes (0x hex). */
+export interface PayerSignatureArgs {
+  scheme: 0 | 1;
+  signature: string;
+}
+
+/**
+ * The contract arguments of a payer signature (`GuaranteeSignature.Scheme scheme, bytes signature`).
+ * Checks the scheme and that the signature is non-empty whole-byte hex; the contract checks the rest
+ * (an ERC-1271 wallet's signature may have any length).
+ */
+export function toPayerSignatureArgs(scheme: SigningScheme, signature: string): PayerSignatureArgs {
+  const code = (SIGNING_SCHEME_CODES as Record<string, 0 | 1 | undefined>)[scheme];
+  if (code === undefined) {
+    throw new WireError(
+      "scheme",
+      `must be "eip712" or "eip191", got ${JSON.stringify(scheme) ?? "undefined"}`,
+    );
+  }
+  if (
+    typeof signature !== "string" ||
+    !SIGNATURE_HEX.test(signature) ||
+    signature.length % 2 !== 0 ||
+    signature.length === 2
+  ) {
+    throw new WireError("signature", "must be non-empty 0x-prefixed hex of whole bytes");
+  }
+  return { scheme: code, signature: signature.toLowerCase() };
+}

@@ -11,5 +11,6 @@ export * from "./certificate";
 export * from "./public-params";
 export * from "./bls";
 export * from "./merkle";
+export * from "./guarantee-tree";
 export * from "./x402";
 export * from "./webhooks";

@@ -34,6 +34,10 @@ export const WEBHOOK_EVENT_TYPES = [
   "guarantee.remunerated",
   "cycle.committed",
   "default.covered",
+  "cycle.challenge_opened",
+  "cycle.challenge_answered",
+  "cycle.challenge_voided",
+  "cycle.vetoed",
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -3,9 +3,17 @@ pragma solidity ^0.8.28;
 
 /// @title IClearingVault
 /// @notice What the ClearingHouse needs from the Vault: obligation hooks, default coverage, the V2 netting
-/// marks, and the clearing timings (the Vault owns all five timing values so that
-/// `withdrawalGracePeriod > cycleLength + commitDelay + paymentWindow + defaultWindow` is checked in one place).
+/// marks, the guarantees' signing domain, and the clearing timings (the Vault owns all six timing values so
+/// that `withdrawalGracePeriod > cycleLength + commitDelay + 2 * challengeWindow + paymentWindow +
+/// defaultWindow` is checked in one place).
 interface IClearingVault {
+    /// @notice How a V2 guarantee was consumed on chain (a guarantee is paid at most once).
+    enum Consumption {
+        None,
+        Remunerated,
+        Netted
+    }
+
     /// @notice A committed net debit of `debtor` in `asset` (ETH = address(0)).
     struct Obligation {
         address asset;
@@ -16,12 +24,15 @@ interface IClearingVault {
     /// @notice Protocol timings, all in seconds.
     /// @param cycleLength Length of a clearing cycle's window.
     /// @param commitDelay Longest time between a cycle's cutoff and its commit on chain.
-    /// @param paymentWindow Time a debtor has after commit to pay before default coverage opens.
+    /// @param challengeWindow Time after a commit during which a debtor may challenge its debit and the
+    /// guardian may veto the cycle; challenges are then answered within a second window of the same length.
+    /// @param paymentWindow Time a debtor has after the answer window to pay before default coverage opens.
     /// @param defaultWindow Time after the payment deadline by which the keeper covers defaults.
     /// @param withdrawalGracePeriod Time between a withdrawal request and its finalisation.
     struct Timings {
         uint64 cycleLength;
         uint64 commitDelay;
+        uint64 challengeWindow;
         uint64 paymentWindow;
         uint64 defaultWindow;
         uint64 withdrawalGracePeriod;
@@ -37,13 +48,23 @@ interface IClearingVault {
     /// collateral to the ClearingHouse; returns the amount moved.
     function coverDefault(address user, address asset, uint256 amount) external returns (uint256 covered);
 
-    /// @notice Marks V2 guarantee ids as consumed by netting; reverts if any was already consumed.
-    function markNetted(bytes32[] calldata guaranteeIds) external;
+    /// @notice Marks V2 guarantee ids as consumed by netting; ids already consumed (remunerated, or netted
+    /// by an earlier cycle) are skipped and reported, never reverting. Returns how many were marked.
+    function markNetted(bytes32[] calldata guaranteeIds) external returns (uint256 netted);
 
     /// @notice `user`'s collateral balance in `asset`.
     function balanceOf(address user, address asset) external view returns (uint256);
 
-    /// @notice Seconds a debtor has after commit to pay.
+    /// @notice How the V2 guarantee `guaranteeId` was consumed, if at all.
+    function consumption(bytes32 guaranteeId) external view returns (Consumption);
+
+    /// @notice The EIP-712 domain separator payers sign guarantees under (`verifyingContract` = the Vault).
+    function guaranteeDomainSeparator() external view returns (bytes32);
+
+    /// @notice Seconds after a commit during which debits can be challenged and the cycle vetoed.
+    function challengeWindow() external view returns (uint64);
+
+    /// @notice Seconds a debtor has after the answer window to pay.
     function paymentWindow() external view returns (uint64);
 
     /// @notice Seconds after the payment deadline by which defaults are to be covered.

@@ -2,13 +2,20 @@
 pragma solidity ^0.8.28;
 
 /// @title IValidationRegistry
-/// @notice ERC-8004-shaped validation registry, extended with a per-validator lookup.
-/// @dev A request hash is public as soon as the guarantee is known, so a record keyed by the hash alone
-/// could be squatted by anyone naming a bogus validator. Records are therefore kept per
-/// (requestHash, validatorAddress); the Vault reads {getValidationStatusFor} with the validator named in
-/// the signed policy. {getValidationStatus} keeps the ERC-8004 single-argument shape.
+/// @notice ERC-8004-shaped validation registry, keyed by (requestHash, validatorAddress).
+/// @dev A request hash is public as soon as the guarantee is known, so nothing about a request may be first
+/// come, first served (issue 17, findings 4 and 7):
+/// - records are kept per (requestHash, validatorAddress), and only that validator writes the verdict;
+/// - opening a request never fails because someone opened it before (anyone may request again; each request
+///   is an event), so a payer cannot squat the seller's request;
+/// - the verdict is read per validator ({verdictOf}, {getValidationStatusFor}). ERC-8004's single-argument
+///   `getValidationStatus(requestHash)` is deliberately absent: with several validators named for one hash it
+///   had to pick one, and anyone could choose which.
+/// The agent id a request carries is informational: the request hash itself commits to the validator, its
+/// agent id and the guarantee's policy (docs/protocol.md, "Validation request hash"), and the Vault checks
+/// the verdict of the validator the signed policy names.
 interface IValidationRegistry {
-    /// @notice A validation was requested from `validatorAddress` for `agentId`.
+    /// @notice A validation was requested from `validatorAddress` for `agentId` (by anyone, any number of times).
     event ValidationRequest(
         address indexed validatorAddress,
         uint256 indexed agentId,
@@ -44,21 +51,6 @@ interface IValidationRegistry {
         string calldata tag
     ) external;
 
-    /// @notice ERC-8004 view: the status held by the first validator a request for `requestHash` named.
-    function getValidationStatus(
-        bytes32 requestHash
-    )
-        external
-        view
-        returns (
-            address validatorAddress,
-            uint256 agentId,
-            uint8 response,
-            bytes32 responseHash,
-            string memory tag,
-            uint256 lastUpdate
-        );
-
     /// @notice The status of the request `requestHash` addressed to `validator` (zeros if none).
     function getValidationStatusFor(
         bytes32 requestHash,
@@ -74,4 +66,11 @@ interface IValidationRegistry {
             string memory tag,
             uint256 lastUpdate
         );
+
+    /// @notice What the Vault checks, in one static answer: whether `validator` answered `requestHash`, its
+    /// score, keccak256 of its tag's UTF-8 bytes, and the time of its latest answer (all zero if none).
+    function verdictOf(
+        bytes32 requestHash,
+        address validator
+    ) external view returns (bool responded, uint8 response, bytes32 tagHash, uint64 lastUpdate);
 }

@@ -39,9 +39,9 @@ library BLSVerifier {
     /// @dev SHA-256 output length in bytes.
     uint256 private constant SHA256_OUTPUT_LENGTH = 32;
 
-    /// @dev The SHA-256 and modular exponentiation precompiles.
-    address private constant SHA256_PRECOMPILE = address(0x02);
-    address private constant MODEXP_PRECOMPILE = address(0x05);
+    /// @dev The SHA-256 and modular exponentiation precompiles (numbers: assembly takes only number constants).
+    uint256 private constant SHA256_PRECOMPILE = 0x02;
+    uint256 private constant MODEXP_PRECOMPILE = 0x05;
 
     /// @dev Field modulus p of BLS12-381 as two big-endian words (the top 16 bytes are zero).
     bytes32 private constant P_HI = 0x000000000000000000000000000000001a0111ea397fe69a4b1ba7b6434bacd7;
@@ -65,6 +65,13 @@ library BLSVerifier {
     /// @dev Length of a G1 point in EIP-2537 form (the G1MSM output).
     uint256 private constant G1_POINT_LENGTH = 128;
 
+    /// @dev Length of a G2 point in EIP-2537 form.
+    uint256 private constant G2_POINT_LENGTH = 256;
+
+    /// @dev The EIP-2537 precompiles used in assembly (as numbers: assembly takes only number constants).
+    uint256 private constant BLS12_MAP_FP2_TO_G2 = 0x11;
+    uint256 private constant BLS12_G2ADD = 0x0d;
+
     /// @notice The hash-to-curve tag is empty or longer than 255 bytes.
     error InvalidDstLength(uint256 length);
 
@@ -74,18 +81,89 @@ library BLSVerifier {
     /// @notice The modexp precompile failed (only possible when out of gas).
     error ModExpFailed();
 
+    /// @notice The MAP_FP2_TO_G2 precompile failed (only possible when out of gas: reduced inputs are valid).
+    error MapToG2Failed();
+
+    /// @notice The G2ADD precompile failed (only possible when out of gas: mapped points are valid).
+    error G2AddFailed();
+
     /// @notice RFC 9380 hash_to_curve onto G2 (suite BLS12381G2_XMD:SHA-256_SSWU_RO_) with tag `dst`.
     /// @param message The message to hash (any length).
     /// @param dst The domain separation tag, 1 to 255 bytes.
-    /// @return The hashed point in EIP-2537 form.
-    function hashToG2(bytes memory message, bytes memory dst) internal view returns (BLS.G2Point memory) {
+    /// @return result The hashed point in EIP-2537 form.
+    function hashToG2(
+        bytes memory message,
+        bytes memory dst
+    ) internal view returns (BLS.G2Point memory result) {
         bytes32[EXPANDED_BLOCKS] memory uniform = expandMessageXmd(message, dst);
-        // hash_to_field with count 2, m 2, L 64: u0 = (uniform[0..64), uniform[64..128)), u1 = the rest.
-        BLS.Fp2 memory u0 = _fp2(uniform[0], uniform[1], uniform[2], uniform[3]);
-        BLS.Fp2 memory u1 = _fp2(uniform[4], uniform[5], uniform[6], uniform[7]);
-        // MAP_FP2_TO_G2 maps with SSWU and clears the cofactor; clearing is a homomorphism, so
-        // clear(map(u0)) + clear(map(u1)) equals RFC 9380's clear(map(u0) + map(u1)).
-        return BLS.add(BLS.toG2(u0), BLS.toG2(u1));
+        // hash_to_field with count 2, m 2, L 64: u0 = (uniform[0..64), uniform[64..128)), u1 = the rest; each
+        // 64-byte integer is reduced mod p in place (modexp base^1 mod p). MAP_FP2_TO_G2 maps with SSWU and
+        // clears the cofactor; clearing is a homomorphism, so clear(map(u0)) + clear(map(u1)) equals
+        // RFC 9380's clear(map(u0) + map(u1)). Assembly: this runs in every remuneration, and the
+        // Solidity version spent ≈ 13k gas on memory copies around eleven precompile calls.
+        assembly ("memory-safe") {
+            let s := mload(0x40)
+            // modexp header: base length 64, exponent length 32, modulus length 64; exponent 1; modulus p.
+            mstore(s, FIELD_ELEMENT_LENGTH)
+            mstore(add(s, 0x20), EXPONENT_LENGTH)
+            mstore(add(s, 0x40), FIELD_ELEMENT_LENGTH)
+            mstore(add(s, 0xa0), 1)
+            mstore(add(s, 0xc0), P_HI)
+            mstore(add(s, 0xe0), P_LO)
+            for {
+                let i := 0
+            } lt(i, 4) {
+                i := add(i, 1)
+            } {
+                let element := add(uniform, mul(i, FIELD_ELEMENT_LENGTH))
+                mcopy(add(s, 0x60), element, FIELD_ELEMENT_LENGTH)
+                if iszero(
+                    and(
+                        eq(returndatasize(), FIELD_ELEMENT_LENGTH),
+                        staticcall(gas(), MODEXP_PRECOMPILE, s, 0x100, element, FIELD_ELEMENT_LENGTH)
+                    )
+                ) {
+                    mstore(0x00, 0x1f7ec5f0) // `ModExpFailed()`
+                    revert(0x1c, 0x04)
+                }
+            }
+            // result (0x100) is followed by scratch for the second mapped point (0x100 from s).
+            if iszero(
+                and(
+                    eq(returndatasize(), G2_POINT_LENGTH),
+                    staticcall(gas(), BLS12_MAP_FP2_TO_G2, uniform, 0x80, result, G2_POINT_LENGTH)
+                )
+            ) {
+                mstore(0x00, 0x331554ae) // `MapToG2Failed()`
+                revert(0x1c, 0x04)
+            }
+            mcopy(s, result, G2_POINT_LENGTH)
+            if iszero(
+                and(
+                    eq(returndatasize(), G2_POINT_LENGTH),
+                    staticcall(
+                        gas(),
+                        BLS12_MAP_FP2_TO_G2,
+                        add(uniform, 0x80),
+                        0x80,
+                        add(s, G2_POINT_LENGTH),
+                        G2_POINT_LENGTH
+                    )
+                )
+            ) {
+                mstore(0x00, 0x331554ae) // `MapToG2Failed()`
+                revert(0x1c, 0x04)
+            }
+            if iszero(
+                and(
+                    eq(returndatasize(), G2_POINT_LENGTH),
+                    staticcall(gas(), BLS12_G2ADD, s, 0x200, result, G2_POINT_LENGTH)
+                )
+            ) {
+                mstore(0x00, 0xc55e5e33) // `G2AddFailed()`
+                revert(0x1c, 0x04)
+            }
+        }
     }
 
     /// @notice Checks a BLS signature: e(publicKey, H(message)) == e(G1, signature).
@@ -135,59 +213,54 @@ library BLSVerifier {
         bytes memory message,
         bytes memory dst
     ) internal view returns (bytes32[EXPANDED_BLOCKS] memory uniform) {
-        if (dst.length == 0 || dst.length > MAX_DST_LENGTH) revert InvalidDstLength(dst.length);
-        bytes memory dstPrime = abi.encodePacked(dst, uint8(dst.length));
-        // msg_prime = Z_pad || msg || I2OSP(len_in_bytes, 2) || I2OSP(0, 1) || DST_prime
-        bytes32 b0 = _sha256(
-            abi.encodePacked(
-                new bytes(SHA256_BLOCK_SIZE),
-                message,
-                uint16(EXPANDED_LENGTH),
-                uint8(0),
-                dstPrime
-            )
-        );
-        uniform[0] = _sha256(abi.encodePacked(b0, uint8(1), dstPrime));
-        for (uint256 i = 1; i < EXPANDED_BLOCKS; ++i) {
-            // b_(i+1) = H(strxor(b_0, b_i) || I2OSP(i + 1, 1) || DST_prime)
-            uniform[i] = _sha256(abi.encodePacked(b0 ^ uniform[i - 1], uint8(i + 1), dstPrime));
+        uint256 dstLength = dst.length;
+        if (dstLength == 0 || dstLength > MAX_DST_LENGTH) revert InvalidDstLength(dstLength);
+        // One scratch buffer above the free memory pointer, never allocated: msg_prime first, then
+        // b_0 ^ b_(i-1) || I2OSP(i, 1) || DST_prime for each later block (it only shrinks).
+        assembly ("memory-safe") {
+            // Writes I2OSP(i, 1) || DST || I2OSP(len(DST), 1) at o; returns the end.
+            function suffix(o, i, tag, tagLength) -> end {
+                mstore8(o, i)
+                mcopy(add(o, 1), add(tag, 0x20), tagLength)
+                mstore8(add(add(o, 1), tagLength), tagLength)
+                end := add(add(o, 2), tagLength)
+            }
+            function sha(data, length) -> h {
+                if iszero(
+                    and(
+                        eq(returndatasize(), 0x20),
+                        staticcall(gas(), SHA256_PRECOMPILE, data, length, 0x00, 0x20)
+                    )
+                ) {
+                    mstore(0x00, 0xc176b3c5) // `Sha256Failed()`
+                    revert(0x1c, 0x04)
+                }
+                h := mload(0x00)
+            }
+            let s := mload(0x40)
+            // msg_prime = Z_pad (64 zero bytes) || msg || I2OSP(256, 2) || I2OSP(0, 1) || DST_prime
+            mstore(s, 0)
+            mstore(add(s, 0x20), 0)
+            let messageLength := mload(message)
+            mcopy(add(s, SHA256_BLOCK_SIZE), add(message, 0x20), messageLength)
+            let o := add(add(s, SHA256_BLOCK_SIZE), messageLength)
+            mstore(o, shl(240, EXPANDED_LENGTH))
+            let b0 := sha(s, sub(suffix(add(o, 2), 0, dst, dstLength), s))
+            // b_1 = H(b_0 || I2OSP(1, 1) || DST_prime)
+            mstore(s, b0)
+            let previous := sha(s, sub(suffix(add(s, 0x20), 1, dst, dstLength), s))
+            mstore(uniform, previous)
+            for {
+                let i := 2
+            } iszero(gt(i, EXPANDED_BLOCKS)) {
+                i := add(i, 1)
+            } {
+                // b_i = H(strxor(b_0, b_(i-1)) || I2OSP(i, 1) || DST_prime)
+                mstore(s, xor(b0, previous))
+                previous := sha(s, sub(suffix(add(s, 0x20), i, dst, dstLength), s))
+                mstore(add(uniform, mul(sub(i, 1), 0x20)), previous)
+            }
         }
-    }
-
-    /// @dev Builds an Fp2 element from two 64-byte big-endian integers, each reduced mod p.
-    function _fp2(
-        bytes32 c0Hi,
-        bytes32 c0Lo,
-        bytes32 c1Hi,
-        bytes32 c1Lo
-    ) private view returns (BLS.Fp2 memory r) {
-        (r.c0_a, r.c0_b) = _reduceModP(c0Hi, c0Lo);
-        (r.c1_a, r.c1_b) = _reduceModP(c1Hi, c1Lo);
-    }
-
-    /// @dev (hi || lo) mod p via the modexp precompile (base^1 mod p), as two big-endian words.
-    function _reduceModP(bytes32 hi, bytes32 lo) private view returns (bytes32, bytes32) {
-        (bool ok, bytes memory out) = MODEXP_PRECOMPILE.staticcall(
-            abi.encodePacked(
-                FIELD_ELEMENT_LENGTH,
-                EXPONENT_LENGTH,
-                FIELD_ELEMENT_LENGTH,
-                hi,
-                lo,
-                uint256(1),
-                P_HI,
-                P_LO
-            )
-        );
-        if (!ok || out.length != FIELD_ELEMENT_LENGTH) revert ModExpFailed();
-        return abi.decode(out, (bytes32, bytes32));
-    }
-
-    /// @dev SHA-256 through the precompile, with a named error instead of an empty revert.
-    function _sha256(bytes memory data) private view returns (bytes32) {
-        (bool ok, bytes memory out) = SHA256_PRECOMPILE.staticcall(data);
-        if (!ok || out.length != SHA256_OUTPUT_LENGTH) revert Sha256Failed();
-        return bytes32(out);
     }
 
     /// @dev EIP-2537 encodes the point at infinity as all zeros.

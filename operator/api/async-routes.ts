@@ -39,7 +39,7 @@ export const asyncRoutes: RouteModule = (context) => {
   /** Only cycles seen committed on chain are served (a plan not yet committed may still change). */
   const committedCycle = async (id: number) => {
     const cycle = await store.getCycle(id);
-    if (!cycle || (cycle.state !== "COMMITTED" && cycle.state !== "FINALIZED")) {
+    if (!cycle || (cycle.state !== "COMMITTED" && cycle.state !== "FINALIZED" && cycle.state !== "VETOED")) {
       throw notFound("cycle_not_found", `no committed cycle ${id}`);
     }
     return cycle;
@@ -54,6 +54,10 @@ export const asyncRoutes: RouteModule = (context) => {
       cycle_id: cycle.cycleId,
       state: cycle.state,
       root: cycle.root,
+      guarantees_root: args.guaranteesRoot,
+      challenge_deadline: iso(cycle.challengeDeadline),
+      answer_deadline: iso(cycle.answerDeadline),
+      vetoed_at: iso(cycle.vetoedAt),
       committed_at: iso(cycle.committedAt),
       committed_block: cycle.committedBlock,
       commit_tx: cycle.txHash,

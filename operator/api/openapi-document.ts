@@ -395,8 +395,26 @@ export const CORE_OPENAPI = {
       DateTime: { type: "string", format: "date-time" },
       Cycle: object({
         cycle_id: { type: "integer", minimum: 1 },
-        state: { enum: ["COMMITTED", "FINALIZED"] },
+        state: {
+          enum: ["COMMITTED", "FINALIZED", "VETOED"],
+          description: "VETOED: the guardian vetoed it; its guarantees are re-committed in a later cycle.",
+        },
         root: { ...ref("Bytes32"), description: "Merkle root committed on chain." },
+        guarantees_root: {
+          ...ref("Bytes32"),
+          description:
+            "Root of the cycle's guarantees (sdk/guarantee-tree.ts): what challenge answers prove against.",
+        },
+        challenge_deadline: {
+          ...nullable(ref("DateTime")),
+          description:
+            "Debtors may challenge their debit, and the guardian veto the cycle, until then; claims open after it.",
+        },
+        answer_deadline: {
+          ...nullable(ref("DateTime")),
+          description: "Challenges are answered until then; an unanswered one is voided after it.",
+        },
+        vetoed_at: nullable(ref("DateTime")),
         committed_at: nullable(ref("DateTime")),
         committed_block: nullable({ type: "integer", minimum: 0 }),
         commit_tx: nullable(ref("Bytes32")),
@@ -418,7 +436,7 @@ export const CORE_OPENAPI = {
             asset_address: ref("Address"),
             debtor: ref("Address"),
             amount: ref("Uint"),
-            status: { enum: ["OPEN", "PAID", "COVERED"] },
+            status: { enum: ["OPEN", "PAID", "COVERED", "CHALLENGED", "ANSWERED", "VOIDED", "REFUNDED"] },
             covered: {
               ...nullable(ref("Uint")),
               description: "What arrived at the ClearingHouse for a COVERED debt; null otherwise.",

@@ -4,10 +4,11 @@
  * {@link JournaledTx}, so a reorg can rewind it exactly.
  */
 import { getAddress, type Interface, type Log } from "ethers";
+import { formatUint } from "../../sdk/wire";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
 import type { CommitCycleArgsJson } from "../clearing/cycle-json";
-import type { GuaranteeState, WithdrawalRecord } from "../store";
+import type { DebtStatus, GuaranteeState, WithdrawalRecord } from "../store";
 import { clearingHouseInterface, validationRegistryInterface, vaultInterface } from "./abi";
 import type { JournaledTx } from "./journal";
 import type { ChainWebhooks } from "../webhooks/events";
@@ -38,6 +39,7 @@ export const PRE_CYCLE_LOCKED_STATES: readonly GuaranteeState[] = [
 export interface VaultTimings {
   cycleLength: number;
   commitDelay: number;
+  challengeWindow: number;
   paymentWindow: number;
   defaultWindow: number;
   withdrawalGracePeriod: number;
@@ -193,6 +195,7 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
       context.onTimings?.({
         cycleLength: num(t.cycleLength),
         commitDelay: num(t.commitDelay),
+        challengeWindow: num(t.challengeWindow),
         paymentWindow: num(t.paymentWindow),
         defaultWindow: num(t.defaultWindow),
         withdrawalGracePeriod: num(t.withdrawalGracePeriod),
@@ -208,6 +211,37 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
       return;
     case "ClearingHouse.NetCreditClaimed":
       await j.putClaim(num(a.cycleId), address(a.asset), address(a.participant), big(a.amount), event.txHash);
+      return;
+    case "ClearingHouse.CycleChallengeWindow": {
+      const cycle = await j.tx.getCycle(num(a.cycleId));
+      if (cycle) {
+        await j.updateCycle(cycle, {
+          challengeDeadline: num(a.challengeDeadline),
+          answerDeadline: num(a.answerDeadline),
+        });
+      }
+      return;
+    }
+    case "ClearingHouse.DebitChallenged":
+      await applyChallengeStep(j, event, context, ["OPEN"], "CHALLENGED");
+      return;
+    case "ClearingHouse.ChallengeAnswered":
+      await applyChallengeStep(j, event, context, ["CHALLENGED"], "ANSWERED");
+      return;
+    case "ClearingHouse.DebitVoided":
+      await applyDebitVoided(j, event, context);
+      return;
+    case "ClearingHouse.CycleVetoed":
+      await applyCycleVetoed(j, event, context);
+      return;
+    case "ClearingHouse.VetoedDebtReleased":
+      await applyChallengeStep(
+        j,
+        event,
+        context,
+        ["OPEN", "CHALLENGED", "ANSWERED", "PAID"],
+        a.refunded ? "REFUNDED" : "VOIDED",
+      );
       return;
     case "ClearingHouse.CycleFinalized": {
       const cycle = await j.tx.getCycle(num(a.cycleId));
@@ -322,7 +356,8 @@ async function applyDebtResolved(j: JournaledTx, event: ChainEvent, context: App
   const debtor = address(a.debtor);
   const paid = event.name === "NetDebitPaid";
   const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
-  if (!debt || debt.status !== "OPEN") {
+  // An answered challenge leaves the debt payable and coverable, like an open one.
+  if (!debt || (debt.status !== "OPEN" && debt.status !== "ANSWERED")) {
     context.logger.error(
       { cycle_id: cycleId, asset, debtor, event: event.name },
       "no open debt in Core's books",
@@ -353,4 +388,123 @@ async function applyDebtResolved(j: JournaledTx, event: ChainEvent, context: App
     const ids = moved.map((g) => g.guaranteeId);
     await j.emit(webhooks.defaultCovered(event, covered, ids, j.now));
   }
+}
+
+/** A debt moves from one of `from` to `to` (challenge opened or answered, vetoed debt released). */
+async function applyChallengeStep(
+  j: JournaledTx,
+  event: ChainEvent,
+  context: ApplyContext,
+  from: readonly DebtStatus[],
+  to: DebtStatus,
+): Promise<void> {
+  const a = event.args;
+  const cycleId = num(a.cycleId);
+  const asset = address(a.asset);
+  const debtor = address(a.debtor);
+  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  if (!debt || !from.includes(debt.status)) {
+    context.logger.error(
+      { cycle_id: cycleId, asset, debtor, event: event.name, status: debt?.status ?? null },
+      "debt not in the expected state in Core's books",
+    );
+    return;
+  }
+  await j.putDebt({
+    ...debt,
+    status: to,
+    resolvedTx: to === "ANSWERED" || to === "CHALLENGED" ? null : event.txHash,
+  });
+  if (to === "CHALLENGED") {
+    context.logger.warn(
+      { cycle_id: cycleId, asset, debtor, amount: debt.amount.toString() },
+      "debit challenged",
+    );
+  }
+  const webhooks = context.webhooks;
+  if (!webhooks || (to !== "CHALLENGED" && to !== "ANSWERED")) return;
+  const ref = { cycleId, asset, debtor, amount: debt.amount };
+  if (to === "CHALLENGED") {
+    await j.emit(webhooks.challenge(event, "cycle.challenge_opened", ref, {}, j.now));
+  } else {
+    const extra = {
+      guarantee_count: num(event.args.count),
+      signed_amount: formatUint(big(event.args.signed)),
+    };
+    await j.emit(webhooks.challenge(event, "cycle.challenge_answered", ref, extra, j.now));
+  }
+}
+
+/**
+ * An unanswered challenge voided a debit: the debtor owes nothing (its lock is released) and the
+ * cycle's creditors were funded from the operator bond; its netted guarantees are SETTLED.
+ */
+async function applyDebitVoided(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
+  const a = event.args;
+  const cycleId = num(a.cycleId);
+  const asset = address(a.asset);
+  const debtor = address(a.debtor);
+  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  if (!debt || debt.status !== "CHALLENGED") {
+    context.logger.error(
+      { cycle_id: cycleId, asset, debtor },
+      "DebitVoided for a debt Core holds as not challenged",
+    );
+    return;
+  }
+  await j.putDebt({ ...debt, status: "VOIDED", resolvedTx: event.txHash });
+  await j.adjustCollateral(debtor, asset, { locked: -debt.amount });
+  for (const g of await j.tx.listGuarantees({ cycleId, user: debtor, asset, states: ["NETTED"] })) {
+    await j.transition(g.guaranteeId, ["NETTED"], "SETTLED");
+  }
+  const ref = { cycleId, asset, debtor, amount: debt.amount };
+  const extra = { from_bond: formatUint(big(a.fromBond)) };
+  await j.emit(context.webhooks?.challenge(event, "cycle.challenge_voided", ref, extra, j.now));
+  context.logger.error(
+    {
+      cycle_id: cycleId,
+      asset,
+      debtor,
+      amount: debt.amount.toString(),
+      from_bond: big(a.fromBond).toString(),
+    },
+    "debit voided by an unanswered challenge: charged to the operator bond",
+  );
+}
+
+/**
+ * The guardian vetoed a cycle: nothing of it settles. Core's books undo the commit: the unresolved
+ * debits' locks are released (the chain releases their obligations with `releaseVetoedDebt`, which the
+ * keeper sends), and every guarantee of the cycle is payable again with its own lock, unassigned, so
+ * the scheduler re-commits it in the next cycle. Paid debits are refunded on chain to the debtor's wallet.
+ */
+async function applyCycleVetoed(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
+  const cycleId = num(event.args.cycleId);
+  const cycle = await j.tx.getCycle(cycleId);
+  if (!cycle) {
+    context.logger.error({ cycle_id: cycleId }, "CycleVetoed for a cycle Core did not plan");
+    return;
+  }
+  await j.updateCycle(cycle, { state: "VETOED", vetoedAt: event.blockTimestamp });
+  for (const debt of await j.tx.listCycleDebts({ cycleId })) {
+    if (debt.status === "OPEN" || debt.status === "CHALLENGED" || debt.status === "ANSWERED") {
+      await j.adjustCollateral(debt.debtor, debt.asset, { locked: -debt.amount });
+    }
+  }
+  const back: string[] = [];
+  for (const id of cycle.guaranteeIds) {
+    const g = await j.tx.getClearingGuarantee(id);
+    if (!g) continue;
+    const previous = await j.transition(id, ["NETTED", "SETTLED"], "FINALIZED_PAYABLE");
+    if (previous === null) continue; // e.g. REMUNERATED: a skipped V2 id, nothing to re-commit
+    await j.adjustCollateral(g.user, g.asset, { locked: g.amount });
+    back.push(id);
+  }
+  await j.assignCycle(back, null, cycleId);
+  const guardian = address(event.args.guardian);
+  await j.emit(context.webhooks?.cycleVetoed(event, cycle, guardian, back, j.now));
+  context.logger.error(
+    { cycle_id: cycleId, guardian: address(event.args.guardian), guarantees: back.length },
+    "cycle vetoed by the guardian: its guarantees return to the next cycle",
+  );
 }

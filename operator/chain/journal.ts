@@ -26,6 +26,7 @@ export type UndoOp =
   | { op: "cycle"; cycleId: number; before: Json }
   | { op: "debt"; cycleId: number; asset: string; debtor: string; before: Json | null }
   | { op: "claim"; cycleId: number; asset: string; participant: string }
+  | { op: "assign"; guaranteeIds: string[]; cycleId: number | null }
   | { op: "response"; txHash: string; logIndex: number }
   | { op: "webhook"; eventId: string };
 
@@ -37,6 +38,9 @@ const CHAIN_CYCLE_FIELDS = [
   "paymentDeadline",
   "defaultDeadline",
   "finalizedAt",
+  "challengeDeadline",
+  "answerDeadline",
+  "vetoedAt",
 ] as const satisfies readonly (keyof CycleRecord)[];
 type ChainCycleFields = Pick<CycleRecord, (typeof CHAIN_CYCLE_FIELDS)[number]>;
 
@@ -143,6 +147,17 @@ export class JournaledTx {
     });
   }
 
+  /** Moves guarantees out of (`cycleId` null) or into a cycle; the rewind puts them back in `from`. */
+  async assignCycle(
+    guaranteeIds: readonly string[],
+    cycleId: number | null,
+    from: number | null,
+  ): Promise<void> {
+    if (guaranteeIds.length === 0) return;
+    await this.tx.assignGuaranteesToCycle(guaranteeIds, cycleId);
+    this.undo.push({ op: "assign", guaranteeIds: [...guaranteeIds], cycleId: from });
+  }
+
   async putClaim(cycleId: number, asset: string, participant: string, amount: bigint, txHash: string) {
     await this.tx.putCycleClaim({ cycleId, asset, participant, amount, txHash });
     this.undo.push({ op: "claim", cycleId, asset, participant });
@@ -192,6 +207,9 @@ export async function applyUndo(tx: StoreTx, undo: readonly UndoOp[], now: numbe
         break;
       case "claim":
         await tx.deleteCycleClaim(step.cycleId, step.asset, step.participant);
+        break;
+      case "assign":
+        await tx.assignGuaranteesToCycle(step.guaranteeIds, step.cycleId);
         break;
       case "response":
         await tx.deleteValidationResponse(step.txHash, step.logIndex);

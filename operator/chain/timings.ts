@@ -26,6 +26,7 @@ export class ProtocolTimings {
     const timings: VaultTimings = {
       cycleLength: Number(t.cycleLength),
       commitDelay: Number(t.commitDelay),
+      challengeWindow: Number(t.challengeWindow),
       paymentWindow: Number(t.paymentWindow),
       defaultWindow: Number(t.defaultWindow),
       withdrawalGracePeriod: Number(t.withdrawalGracePeriod),

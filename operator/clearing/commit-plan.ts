@@ -1,7 +1,8 @@
 /**
  * Turns a netting result into what goes on chain (ARCHITECTURE.md §8): the cycle's StandardMerkleTree
  * (built by sdk/merkle.ts, the one definition of the leaf encoding) and the exact arguments of
- * `ClearingHouse.commitCycle(cycleId, root, AssetTotal[], Obligation[], bytes32[] nettedV2Ids)`, plus the
+ * `ClearingHouse.commitCycle(cycleId, root, guaranteesRoot, AssetTotal[], Obligation[], bytes32[] nettedV2Ids)`,
+ * the guarantees tree (sdk/guarantee-tree.ts) behind `guaranteesRoot`, plus the
  * tree's JSON dump so Core can store it and serve each creditor its proof later. Pure.
  *
  * Empty cycles (docs/clearing.md):
@@ -22,8 +23,14 @@ import {
   type NetPositionLeaf,
 } from "../../sdk/merkle";
 import { WireError } from "../../sdk/errors";
+import {
+  buildGuaranteeTree,
+  signatureHash,
+  type GuaranteeLeaf,
+  type GuaranteeTree,
+} from "../../sdk/guarantee-tree";
 import { ZERO_ADDRESS, parseAddress } from "../../sdk/wire";
-import type { AssetTotal, DebtorObligation, NettingResult } from "./netting";
+import type { AssetTotal, DebtorObligation, NettingResult, PayableGuarantee } from "./netting";
 
 /** `StandardMerkleTree.dump()` of a cycle tree (the package does not export its data type). */
 export type CycleTreeDump = ReturnType<CycleTree["dump"]>;
@@ -33,6 +40,8 @@ export interface CommitCycleArgs {
   cycleId: bigint;
   /** 0x-hex bytes32. */
   root: string;
+  /** 0x-hex bytes32: root of the cycle's guarantees tree (sdk/guarantee-tree.ts). */
+  guaranteesRoot: string;
   totals: AssetTotal[];
   debtors: DebtorObligation[];
   /** 0x-hex bytes32, lower case. */
@@ -42,6 +51,7 @@ export interface CommitCycleArgs {
 export type CommitCycleCall = [
   cycleId: bigint,
   root: string,
+  guaranteesRoot: string,
   totals: AssetTotal[],
   debtors: DebtorObligation[],
   nettedV2Ids: string[],
@@ -56,6 +66,8 @@ export interface CommitPlan {
   placeholder: boolean;
   args: CommitCycleArgs;
   tree: CycleTree;
+  /** One leaf per netted guarantee; Core rebuilds it from the stored guarantees to answer challenges. */
+  guaranteeTree: GuaranteeTree;
   /** `tree.dump()`: plain JSON, reload with `loadCycleTree`. */
   treeDump: CycleTreeDump;
 }
@@ -93,18 +105,54 @@ export function cycleLeaves(netting: NettingResult): NetPositionLeaf[] {
   return leaves;
 }
 
+const ZERO_HASH = "0x" + "00".repeat(32);
+
+/** The guarantees-root leaf of a netted guarantee (a missing signature hashes to zero: unanswerable). */
+export function guaranteeLeafOf(g: PayableGuarantee): GuaranteeLeaf {
+  return {
+    guaranteeId: g.guaranteeId,
+    payer: g.user,
+    recipient: g.recipient,
+    asset: g.asset,
+    amount: g.amount,
+    signatureHash: g.signature === undefined ? ZERO_HASH : signatureHash(g.signature),
+  };
+}
+
+/** The guarantees tree of the guarantees `netting` included (the same list it was computed from). */
+export function buildCycleGuaranteeTree(
+  netting: NettingResult,
+  guarantees: Iterable<PayableGuarantee>,
+): GuaranteeTree {
+  const included = new Set(netting.includedIds);
+  const leaves: GuaranteeLeaf[] = [];
+  for (const g of guarantees) {
+    if (included.has(g.guaranteeId.toLowerCase())) leaves.push(guaranteeLeafOf(g));
+  }
+  if (leaves.length !== included.size) {
+    throw new WireError("guarantees", "must be the guarantees the netting was computed from");
+  }
+  return buildGuaranteeTree(leaves);
+}
+
 /**
- * The tree and commitCycle arguments of a netted cycle; null when the cycle has no guarantee (nothing to
- * commit). The same set of guarantees always yields the same root and arguments, whatever their order.
+ * The trees and commitCycle arguments of a netted cycle; null when the cycle has no guarantee (nothing to
+ * commit). `guarantees` is the list `netting` was computed from (for the guarantees root). The same set
+ * of guarantees always yields the same roots and arguments, whatever their order.
  */
-export function buildCommitPlan(netting: NettingResult): CommitPlan | null {
+export function buildCommitPlan(
+  netting: NettingResult,
+  guarantees: Iterable<PayableGuarantee>,
+): CommitPlan | null {
   if (netting.includedIds.length === 0) return null;
   const leaves = cycleLeaves(netting);
   const placeholder = leaves.length === 0;
   const tree = buildCycleTree(placeholder ? [placeholderLeaf(netting.cycleId)] : leaves);
+  const guaranteeTree = buildCycleGuaranteeTree(netting, guarantees);
   const args: CommitCycleArgs = {
     cycleId: netting.cycleId,
     root: tree.root,
+    guaranteesRoot: guaranteeTree.root,
     totals: netting.totals.map((t) => ({ ...t })),
     debtors: netting.obligations.map((o) => ({ ...o })),
     nettedV2Ids: [...netting.nettedV2Ids],
@@ -116,13 +164,14 @@ export function buildCommitPlan(netting: NettingResult): CommitPlan | null {
     placeholder,
     args,
     tree,
+    guaranteeTree,
     treeDump: tree.dump(),
   };
 }
 
 /** commitCycle's arguments in call order: `clearingHouse.commitCycle(...toCommitCycleCall(plan.args))`. */
 export function toCommitCycleCall(args: CommitCycleArgs): CommitCycleCall {
-  return [args.cycleId, args.root, args.totals, args.debtors, args.nettedV2Ids];
+  return [args.cycleId, args.root, args.guaranteesRoot, args.totals, args.debtors, args.nettedV2Ids];
 }
 
 /**

@@ -4,6 +4,7 @@ import type { CommitCycleArgs } from "./commit-plan";
 export interface CommitCycleArgsJson {
   cycleId: string;
   root: string;
+  guaranteesRoot: string;
   totals: { asset: string; totalDebit: string; totalCredit: string }[];
   debtors: { asset: string; debtor: string; amount: string }[];
   nettedV2Ids: string[];
@@ -13,6 +14,7 @@ export function commitArgsToJson(args: CommitCycleArgs): CommitCycleArgsJson {
   return {
     cycleId: args.cycleId.toString(),
     root: args.root,
+    guaranteesRoot: args.guaranteesRoot,
     totals: args.totals.map((t) => ({
       asset: t.asset,
       totalDebit: t.totalDebit.toString(),
@@ -27,6 +29,7 @@ export function commitArgsFromJson(json: CommitCycleArgsJson): CommitCycleArgs {
   return {
     cycleId: BigInt(json.cycleId),
     root: json.root,
+    guaranteesRoot: json.guaranteesRoot,
     totals: json.totals.map((t) => ({
       asset: t.asset,
       totalDebit: BigInt(t.totalDebit),

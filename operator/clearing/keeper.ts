@@ -17,7 +17,9 @@ import type { Logger } from "../logger";
 import { clearingHouseInterface, commitErrorsInterface } from "../chain/abi";
 import { CallRevertedError, type OperatorSender } from "../chain/sender";
 import type { Store } from "../store";
+import { ChallengeAnswerError, buildChallengeAnswer } from "./challenge-answer";
 import { loadCycleTree, participantPositions } from "./commit-plan";
+import { commitArgsFromJson } from "./cycle-json";
 
 export interface ClearingKeeperOptions {
   store: Store;
@@ -34,6 +36,12 @@ export interface ClearingKeeperOptions {
 }
 
 export interface KeeperTickResult {
+  /** Challenges answered with the debtor's signed guarantees. */
+  answered: { cycleId: number; asset: string; debtor: string; txHash: string }[];
+  /** Unanswered challenges voided after the answer deadline (the bond funds the creditors). */
+  voided: { cycleId: number; asset: string; debtor: string; txHash: string }[];
+  /** Debts of vetoed cycles released (obligation freed or payment refunded). */
+  released: { cycleId: number; asset: string; debtor: string; txHash: string }[];
   covered: { cycleId: number; asset: string; debtor: string; txHash: string }[];
   claimed: { cycleId: number; asset: string; participant: string; txHash: string }[];
 }
@@ -51,20 +59,104 @@ export class ClearingKeeper {
   }
 
   private async step(): Promise<KeeperTickResult> {
-    const result: KeeperTickResult = { covered: [], claimed: [] };
+    const result: KeeperTickResult = { answered: [], voided: [], released: [], covered: [], claimed: [] };
+    // Answers first: an unanswered challenge past its deadline voids an honest debit against the bond.
+    await this.answerChallenges(result);
+    await this.releaseVetoed(result);
     await this.coverDefaults(result);
     if (this.options.claimCredits) await this.claimCredits(result);
     return result;
   }
 
+  /**
+   * Every challenged debit: answered with the debtor's signed guarantees while the answer window is open
+   * (chain time), voided after it (so the creditors are funded from the bond without waiting for anyone).
+   */
+  private async answerChallenges(result: KeeperTickResult): Promise<void> {
+    const { store, chainClock, logger } = this.options;
+    const now = chainClock.nowSeconds();
+    for (const debt of await store.listCycleDebts({ status: "CHALLENGED" })) {
+      const cycle = await store.getCycle(debt.cycleId);
+      if (!cycle || cycle.state === "VETOED") continue;
+      const context = { cycle_id: debt.cycleId, asset: debt.asset, debtor: debt.debtor };
+      const ref = { cycleId: debt.cycleId, asset: debt.asset, debtor: debt.debtor };
+      if (cycle.answerDeadline !== null && now > cycle.answerDeadline) {
+        const data = clearingHouseInterface.encodeFunctionData("voidUnansweredDebit", [
+          debt.cycleId,
+          debt.asset,
+          debt.debtor,
+        ]);
+        const txHash = await this.trySend(data, context);
+        if (txHash) result.voided.push({ ...ref, txHash });
+        continue;
+      }
+      const ids = new Set(cycle.guaranteeIds);
+      const guarantees = (await store.listGuarantees({ cycleId: debt.cycleId })).filter((g) =>
+        ids.has(g.guaranteeId.toLowerCase()),
+      );
+      let answer: ReturnType<typeof buildChallengeAnswer>;
+      try {
+        const { guaranteesRoot } = commitArgsFromJson(JSON.parse(cycle.args));
+        answer = buildChallengeAnswer(
+          BigInt(debt.cycleId),
+          guaranteesRoot,
+          guarantees,
+          debt.asset,
+          debt.debtor,
+          debt.amount,
+        );
+      } catch (error) {
+        if (!(error instanceof ChallengeAnswerError)) throw error;
+        logger.error({ ...context, reason: error.message }, "cannot answer a debit challenge");
+        continue;
+      }
+      const data = clearingHouseInterface.encodeFunctionData("answerChallenge", [
+        debt.cycleId,
+        debt.asset,
+        debt.debtor,
+        answer.guarantees,
+      ]);
+      const txHash = await this.trySend(data, { ...context, guarantees: answer.guarantees.length }, true);
+      if (txHash) result.answered.push({ ...ref, txHash });
+    }
+  }
+
+  /** Releases every unresolved debt of a vetoed cycle on chain (obligation freed, or payment refunded). */
+  private async releaseVetoed(result: KeeperTickResult): Promise<void> {
+    const { store } = this.options;
+    for (const cycle of await store.listCycles(["VETOED"])) {
+      for (const debt of await store.listCycleDebts({ cycleId: cycle.cycleId })) {
+        if (debt.status === "VOIDED" || debt.status === "REFUNDED" || debt.status === "COVERED") continue;
+        const data = clearingHouseInterface.encodeFunctionData("releaseVetoedDebt", [
+          debt.cycleId,
+          debt.asset,
+          debt.debtor,
+        ]);
+        const txHash = await this.trySend(data, {
+          cycle_id: debt.cycleId,
+          asset: debt.asset,
+          debtor: debt.debtor,
+        });
+        if (txHash) {
+          result.released.push({ cycleId: debt.cycleId, asset: debt.asset, debtor: debt.debtor, txHash });
+        }
+      }
+    }
+  }
+
   private async coverDefaults(result: KeeperTickResult): Promise<void> {
     const { store, chainClock } = this.options;
     const now = chainClock.nowSeconds();
-    const open = await store.listCycleDebts({ status: "OPEN" });
+    // Answered challenges are open debts again.
+    const open = [
+      ...(await store.listCycleDebts({ status: "OPEN" })),
+      ...(await store.listCycleDebts({ status: "ANSWERED" })),
+    ];
     const deadlines = new Map<number, number | null>();
     for (const debt of open) {
       if (!deadlines.has(debt.cycleId)) {
-        deadlines.set(debt.cycleId, (await store.getCycle(debt.cycleId))?.paymentDeadline ?? null);
+        const cycle = await store.getCycle(debt.cycleId);
+        deadlines.set(debt.cycleId, cycle && cycle.state !== "VETOED" ? cycle.paymentDeadline : null);
       }
       const deadline = deadlines.get(debt.cycleId);
       if (deadline === null || deadline === undefined || now <= deadline) continue;
@@ -122,7 +214,12 @@ export class ClearingKeeper {
   }
 
   /** Sends the call unless its estimate reverts (already done, not yet possible): then null. */
-  private async trySend(data: string, context: Record<string, unknown>): Promise<string | null> {
+  private async trySend(
+    data: string,
+    context: Record<string, unknown>,
+    /** A revert here is a failure to report, not an expected "already done" (challenge answers). */
+    revertIsError = false,
+  ): Promise<string | null> {
     const { sender, deployment, logger } = this.options;
     try {
       const signed = await sender.send({
@@ -140,7 +237,12 @@ export class ClearingKeeper {
       return signed.hash;
     } catch (error) {
       if (error instanceof CallRevertedError) {
-        logger.debug({ ...context, reason: error.message }, "keeper call skipped");
+        if (revertIsError) {
+          // An answer the chain refuses leaves the debit to be voided against the bond at the deadline.
+          logger.error({ ...context, reason: error.message }, "keeper call refused by the chain");
+        } else {
+          logger.debug({ ...context, reason: error.message }, "keeper call skipped");
+        }
         return null;
       }
       throw error;

@@ -9,7 +9,8 @@
  * - An asset whose positions all net to zero gets no `totals` entry (nothing to pay or claim); its
  *   guarantees are still netted (included, V2 ids consumed).
  * - A guarantee whose payer is its recipient is netted like any other (it contributes nothing) and is
- *   also listed in `selfPaymentIds`, so Core can settle it and release its lock.
+ *   also listed in `selfPaymentIds`, so Core can settle it and release its lock; its V2 id is not in
+ *   `nettedV2Ids` (it would only cost commit gas: remunerating a self-payment pays the payer).
  * - Addresses are compared case-insensitively (keys are lower case) and returned EIP-55 checksummed.
  * - Output order is deterministic: assets, participants and V2 ids sorted by their lower-case hex.
  *
@@ -37,6 +38,12 @@ export interface PayableGuarantee {
   /** ERC-20 address, or the zero address for ETH. */
   asset: string;
   amount: bigint;
+  /**
+   * The payer's signature (0x hex; the store's record has it): its keccak256 goes into the cycle's
+   * guarantees root (commit-plan.ts). Absent, the leaf's signature hash is zero and the guarantee can
+   * never answer a challenge.
+   */
+  signature?: string;
 }
 
 /** One participant's non-zero net position in one asset; exactly one of debit/credit is non-zero. */
@@ -87,7 +94,7 @@ export interface NettingResult {
   totals: AssetTotal[];
   /** Net debtors sorted by (asset, debtor): commitCycle's `debtors`. */
   obligations: DebtorObligation[];
-  /** V2 guarantee ids netted (lower case, sorted): commitCycle's `nettedV2Ids`. */
+  /** V2 guarantee ids netted, self-payments left out (lower case, sorted): commitCycle's `nettedV2Ids`. */
   nettedV2Ids: string[];
   /** Every guarantee id netted (lower case, input order): Core moves them to NETTED. */
   includedIds: string[];
@@ -184,7 +191,9 @@ export function netCycle(cycleId: bigint, guarantees: Iterable<PayableGuarantee>
     }
     seenIds.add(guaranteeId);
     includedIds.push(guaranteeId);
-    if (g.version === 2) nettedV2Ids.push(guaranteeId);
+    // A self-payment's V2 id is not listed (contracts finding 6): marking it costs ~24k gas of commit and
+    // protects nothing, since remunerating it later moves the payer's collateral to the payer.
+    if (g.version === 2 && payer !== recipient) nettedV2Ids.push(guaranteeId);
     index += 1;
   }
 

@@ -13,8 +13,9 @@
  * A plan is abandoned only when its transaction provably failed (reverted, or its nonce was used by
  * another transaction); its guarantees then return to the pool and the same id is planned again.
  *
- * `GuaranteeAlreadyConsumed(id, …)` (a V2 guarantee remunerated between cutoff and commit): the id is
- * excluded from netting and the cycle rebuilt. A plan whose estimate exceeds the gas budget is rebuilt
+ * A V2 guarantee remunerated between cutoff and commit would be skipped by the commit (reported, not
+ * reverted: contracts finding 6) while still counted in the payer's debit, so before each estimate the
+ * plan's V2 ids are read with `Vault.consumptionOf`: a remunerated one is excluded and the cycle rebuilt. A plan whose estimate exceeds the gas budget is rebuilt
  * with half the guarantees (oldest first) until it fits; the rest are taken by the next tick at once.
  * Empty windows commit nothing (the cycle id is not used).
  */
@@ -22,7 +23,7 @@ import { toBigInt } from "ethers";
 import type { Clock } from "../clock";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
-import { clearingHouseInterface, commitErrorsInterface } from "../chain/abi";
+import { CONSUMPTION, clearingHouseInterface, commitErrorsInterface, vaultInterface } from "../chain/abi";
 import type { ChainProvider } from "../chain/indexer";
 import { CallRevertedError, type OperatorSender, type SignedTransaction } from "../chain/sender";
 import type { CycleRecord, Store } from "../store";
@@ -32,7 +33,7 @@ import { netCycle } from "./netting";
 
 /** operator_state key of the next cutoff (unix seconds). */
 export const NEXT_CUTOFF_KEY = "clearing.next_cutoff";
-const EXCLUDED_CONSUMED = "consumed on chain before commit (GuaranteeAlreadyConsumed)";
+const EXCLUDED_CONSUMED = "remunerated on chain before its commit";
 /** Rebuild attempts per tick (each drops a consumed id or halves the cycle). */
 const MAX_REBUILDS = 32;
 
@@ -40,7 +41,7 @@ export interface ClearingSchedulerOptions {
   store: Store;
   provider: ChainProvider;
   sender: OperatorSender;
-  deployment: Pick<DeploymentInfo, "clearingHouse">;
+  deployment: Pick<DeploymentInfo, "clearingHouse" | "vault">;
   /** Chain time (the indexed head): cutoffs and the cycle's stamps. */
   chainClock: Clock;
   logger: Logger;
@@ -124,6 +125,9 @@ export class ClearingScheduler {
       paymentDeadline: null,
       defaultDeadline: null,
       finalizedAt: null,
+      challengeDeadline: null,
+      answerDeadline: null,
+      vetoedAt: null,
     };
     await store.transaction(async (tx) => {
       await tx.insertCycle(record);
@@ -158,16 +162,11 @@ export class ClearingScheduler {
     let limit = this.options.maxGuaranteesPerCycle;
     for (let attempt = 0; attempt < MAX_REBUILDS; attempt++) {
       const payable = await store.listGuarantees({ states: ["FINALIZED_PAYABLE"], unassigned: true, limit });
-      const plan = buildCommitPlan(netCycle(BigInt(cycleId), payable));
+      const plan = buildCommitPlan(netCycle(BigInt(cycleId), payable), payable);
       if (!plan) return null;
+      if (await this.excludeRemunerated(plan.args.nettedV2Ids)) continue;
       const data = clearingHouseInterface.encodeFunctionData("commitCycle", toCommitCycleCall(plan.args));
-      let gas: bigint;
-      try {
-        gas = await sender.estimate(deployment.clearingHouse, data, commitErrorsInterface);
-      } catch (error) {
-        if (await this.excludeConsumed(error)) continue;
-        throw error;
-      }
+      const gas = await sender.estimate(deployment.clearingHouse, data, commitErrorsInterface);
       if (gasBudget !== null && gas > gasBudget && payable.length > 1) {
         limit = Math.ceil(payable.length / 2);
         this.options.logger.warn(
@@ -186,14 +185,24 @@ export class ClearingScheduler {
     throw new Error(`cycle ${cycleId}: no committable plan after ${MAX_REBUILDS} rebuilds`);
   }
 
-  /** True when `error` is GuaranteeAlreadyConsumed and that id is now excluded from netting. */
-  private async excludeConsumed(error: unknown): Promise<boolean> {
-    if (!(error instanceof CallRevertedError) || error.error?.name !== "GuaranteeAlreadyConsumed")
-      return false;
-    const id = String(error.error.args[0]).toLowerCase();
-    await this.options.store.setGuaranteeExcluded(id, EXCLUDED_CONSUMED);
-    this.options.logger.warn({ guarantee_id: id }, "guarantee consumed on chain before its commit: excluded");
-    return true;
+  /**
+   * Excludes the ids among `ids` that a `remunerate` consumed on chain (latest block); true when any was.
+   * Ids netted already (re-commit of a vetoed cycle) stay: the commit skips them and they are consumed once.
+   */
+  private async excludeRemunerated(ids: readonly string[]): Promise<boolean> {
+    if (ids.length === 0) return false;
+    const { provider, deployment, store, logger } = this.options;
+    const data = vaultInterface.encodeFunctionData("consumptionOf", [ids]);
+    const raw = await provider.call({ to: deployment.vault, data });
+    const how = vaultInterface.decodeFunctionResult("consumptionOf", raw)[0] as bigint[];
+    let excluded = false;
+    for (let i = 0; i < ids.length; i++) {
+      if (Number(how[i]) !== CONSUMPTION.remunerated) continue;
+      await store.setGuaranteeExcluded(ids[i], EXCLUDED_CONSUMED);
+      logger.warn({ guarantee_id: ids[i] }, "guarantee remunerated on chain before its commit: excluded");
+      excluded = true;
+    }
+    return excluded;
   }
 
   private async send(record: CycleRecord, gas?: bigint): Promise<SchedulerTickResult> {
@@ -281,7 +290,6 @@ export class ClearingScheduler {
 
   /** Drops a plan that can never be committed; its guarantees return to the pool for the same id. */
   private async abandon(cycle: CycleRecord, reason: unknown): Promise<SchedulerTickResult> {
-    await this.excludeConsumed(reason);
     await this.options.store.transaction(async (tx) => {
       await tx.assignGuaranteesToCycle(cycle.guaranteeIds, null);
       await tx.deleteCycle(cycle.cycleId);

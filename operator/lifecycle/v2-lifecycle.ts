@@ -46,14 +46,14 @@ export interface LifecycleTickResult {
   finalized: string[];
 }
 
-/** Whether the response satisfies the policy as `Vault.remunerate` checks it (score, tag, agent id). */
+/**
+ * Whether the response satisfies the policy as `Vault.remunerate` checks it (score and tag; the caller
+ * already picked the policy's validator's latest answer by the deadline). The registry record's agent id is
+ * not compared: whoever opened the request first chose it (issue 17, finding 4), and the request hash
+ * already commits to the policy's agent id.
+ */
 export function responsePasses(policy: ValidationPolicy, response: ValidationResponseRecord | null): boolean {
-  return (
-    response !== null &&
-    response.response >= policy.minScore &&
-    response.tag === policy.tag &&
-    response.agentId === policy.agentId
-  );
+  return response !== null && response.response >= policy.minScore && response.tag === policy.tag;
 }
 
 export class V2Lifecycle {

@@ -54,7 +54,7 @@ export interface ClearingGuarantee extends StoredGuarantee {
   validationRequestHash: string | null;
 }
 
-export const CYCLE_STATES = ["PLANNED", "SENT", "COMMITTED", "FINALIZED"] as const;
+export const CYCLE_STATES = ["PLANNED", "SENT", "COMMITTED", "FINALIZED", "VETOED"] as const;
 export type CycleState = (typeof CYCLE_STATES)[number];
 
 export interface CycleRecord {
@@ -79,9 +79,23 @@ export interface CycleRecord {
   paymentDeadline: number | null;
   defaultDeadline: number | null;
   finalizedAt: number | null;
+  /** Debits can be challenged (and the cycle vetoed) until then (chain time, from `CycleChallengeWindow`). */
+  challengeDeadline: number | null;
+  /** Challenges can be answered until then. */
+  answerDeadline: number | null;
+  /** Block time of the guardian's `CycleVetoed`. */
+  vetoedAt: number | null;
 }
 
-export const DEBT_STATUSES = ["OPEN", "PAID", "COVERED"] as const;
+export const DEBT_STATUSES = [
+  "OPEN",
+  "PAID",
+  "COVERED",
+  "CHALLENGED",
+  "ANSWERED",
+  "VOIDED",
+  "REFUNDED",
+] as const;
 export type DebtStatus = (typeof DEBT_STATUSES)[number];
 
 export interface CycleDebtRecord {

@@ -281,4 +281,59 @@ export const MIGRATIONS: readonly Migration[] = [
     name: "webhook outbox",
     sql: WEBHOOK_SCHEMA_SQL,
   },
+  {
+    // Issue 17: cycles carry challenge and answer deadlines and can be VETOED; debts can be challenged,
+    // answered, voided and refunded. SQLite cannot change a CHECK: both tables are rebuilt.
+    version: 4,
+    name: "challenge windows, vetoed cycles, challenged debts",
+    sql: `
+      CREATE TABLE cycles_v4 (
+        cycle_id           INTEGER PRIMARY KEY CHECK (cycle_id >= 1),
+        state              TEXT    NOT NULL
+          CHECK (state IN ('PLANNED', 'SENT', 'COMMITTED', 'FINALIZED', 'VETOED')),
+        root               TEXT    NOT NULL,
+        tree_dump          TEXT    NOT NULL,
+        args               TEXT    NOT NULL,
+        guarantee_ids      TEXT    NOT NULL,
+        cutoff             INTEGER NOT NULL,
+        planned_at         INTEGER NOT NULL,
+        tx_hash            TEXT,
+        tx_nonce           INTEGER,
+        raw_tx             TEXT,
+        sent_at            INTEGER,
+        committed_block    INTEGER,
+        committed_at       INTEGER,
+        payment_deadline   INTEGER,
+        default_deadline   INTEGER,
+        finalized_at       INTEGER,
+        challenge_deadline INTEGER,
+        answer_deadline    INTEGER,
+        vetoed_at          INTEGER
+      ) STRICT;
+      INSERT INTO cycles_v4 (cycle_id, state, root, tree_dump, args, guarantee_ids, cutoff, planned_at, tx_hash,
+          tx_nonce, raw_tx, sent_at, committed_block, committed_at, payment_deadline, default_deadline, finalized_at)
+        SELECT cycle_id, state, root, tree_dump, args, guarantee_ids, cutoff, planned_at, tx_hash,
+          tx_nonce, raw_tx, sent_at, committed_block, committed_at, payment_deadline, default_deadline, finalized_at
+        FROM cycles;
+      DROP TABLE cycles;
+      ALTER TABLE cycles_v4 RENAME TO cycles;
+      CREATE INDEX cycles_state ON cycles (state);
+
+      CREATE TABLE cycle_debts_v4 (
+        cycle_id    INTEGER NOT NULL,
+        asset       TEXT    NOT NULL,
+        debtor      TEXT    NOT NULL,
+        amount      TEXT    NOT NULL ${decimal("amount")},
+        status      TEXT    NOT NULL
+          CHECK (status IN ('OPEN', 'PAID', 'COVERED', 'CHALLENGED', 'ANSWERED', 'VOIDED', 'REFUNDED')),
+        covered     TEXT    ${decimal("covered")},
+        resolved_tx TEXT,
+        PRIMARY KEY (cycle_id, asset, debtor)
+      ) STRICT;
+      INSERT INTO cycle_debts_v4 SELECT cycle_id, asset, debtor, amount, status, covered, resolved_tx FROM cycle_debts;
+      DROP TABLE cycle_debts;
+      ALTER TABLE cycle_debts_v4 RENAME TO cycle_debts;
+      CREATE INDEX cycle_debts_status ON cycle_debts (status, cycle_id);
+    `,
+  },
 ];

@@ -51,6 +51,9 @@ const CYCLE_COLUMNS: Record<keyof Omit<CycleRecord, "cycleId">, string> = {
   paymentDeadline: "payment_deadline",
   defaultDeadline: "default_deadline",
   finalizedAt: "finalized_at",
+  challengeDeadline: "challenge_deadline",
+  answerDeadline: "answer_deadline",
+  vetoedAt: "vetoed_at",
 };
 
 export class SqliteAsyncOps implements SyncOf<AsyncStoreOps> {
@@ -260,6 +263,9 @@ export class SqliteAsyncOps implements SyncOf<AsyncStoreOps> {
       record.paymentDeadline,
       record.defaultDeadline,
       record.finalizedAt,
+      record.challengeDeadline,
+      record.answerDeadline,
+      record.vetoedAt,
     );
   }
 
@@ -484,8 +490,9 @@ function prepare(db: Database) {
     setRequestHash: p("UPDATE guarantees SET validation_request_hash = ? WHERE guarantee_id = ?"),
     insertCycle: p(
       `INSERT INTO cycles (cycle_id, state, root, tree_dump, args, guarantee_ids, cutoff, planned_at, tx_hash,
-         tx_nonce, raw_tx, sent_at, committed_block, committed_at, payment_deadline, default_deadline, finalized_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         tx_nonce, raw_tx, sent_at, committed_block, committed_at, payment_deadline, default_deadline, finalized_at,
+         challenge_deadline, answer_deadline, vetoed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     getCycle: p("SELECT * FROM cycles WHERE cycle_id = ?"),
     latestCycle: p("SELECT * FROM cycles ORDER BY cycle_id DESC LIMIT 1"),
@@ -572,6 +579,9 @@ function cycleFromRow(row: Row): CycleRecord {
     paymentDeadline: (row.payment_deadline as number | null) ?? null,
     defaultDeadline: (row.default_deadline as number | null) ?? null,
     finalizedAt: (row.finalized_at as number | null) ?? null,
+    challengeDeadline: (row.challenge_deadline as number | null) ?? null,
+    answerDeadline: (row.answer_deadline as number | null) ?? null,
+    vetoedAt: (row.vetoed_at as number | null) ?? null,
   };
 }
 

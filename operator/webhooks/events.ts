@@ -253,4 +253,49 @@ export class ChainWebhooks {
       now,
     );
   }
+
+  /** A debtor challenged its debit, Core answered it, or an unanswered one was voided (issue 17). */
+  challenge(
+    log: ChainEvent,
+    type: "cycle.challenge_opened" | "cycle.challenge_answered" | "cycle.challenge_voided",
+    debt: { cycleId: number; asset: string; debtor: string; amount: bigint },
+    extra: Record<string, unknown>,
+    now: number,
+  ): OutboxEvent {
+    return this.event(
+      log,
+      type,
+      {
+        cycle_id: String(debt.cycleId),
+        asset_address: debt.asset,
+        debtor_address: debt.debtor,
+        amount: formatUint(debt.amount),
+        ...extra,
+        ...this.where(log),
+      },
+      now,
+    );
+  }
+
+  /** The guardian vetoed a cycle; its guarantees return to the next cycle. */
+  cycleVetoed(
+    log: ChainEvent,
+    cycle: CycleRecord,
+    guardian: string,
+    guaranteeIds: readonly string[],
+    now: number,
+  ): OutboxEvent {
+    return this.event(
+      log,
+      "cycle.vetoed",
+      {
+        cycle_id: String(cycle.cycleId),
+        root: cycle.root,
+        guardian_address: guardian,
+        guarantee_ids: guaranteeIds.map((id) => id.toLowerCase()),
+        ...this.where(log),
+      },
+      now,
+    );
+  }
 }

@@ -130,7 +130,7 @@ function runChild(request: ChildRequest): ChildReport {
   const peak = { heap: baseline };
   const sampledNetting = netCycle(1n, sampled(guarantees, peak));
   peak.heap = Math.max(peak.heap, process.memoryUsage().heapUsed);
-  const sampledPlan = buildCommitPlan(sampledNetting);
+  const sampledPlan = buildCommitPlan(sampledNetting, guarantees);
   peak.heap = Math.max(peak.heap, process.memoryUsage().heapUsed);
   collect();
   const retained = process.memoryUsage().heapUsed - baseline;
@@ -146,7 +146,7 @@ function runChild(request: ChildRequest): ChildReport {
     const netting = netCycle(1n, guarantees);
     nettingTimes.push(elapsedMs(start));
     start = process.hrtime.bigint();
-    const plan = buildCommitPlan(netting);
+    const plan = buildCommitPlan(netting, guarantees);
     planTimes.push(elapsedMs(start));
     const cpu = process.cpuUsage(cpuStart);
     cpuTimes.push((cpu.user + cpu.system) / 1000);

@@ -6,7 +6,12 @@
 import { readFileSync } from "node:fs";
 import type { ContractTransactionResponse, Interface } from "ethers";
 import { domainFromPublicParams, randomReqId } from "../../sdk/x402-scheme";
-import { decodeCertificateClaims, parseCertificate, toRemunerateArgs } from "../../sdk/certificate";
+import {
+  decodeCertificateClaims,
+  parseCertificate,
+  remunerateCallArgs,
+  toRemunerateArgs,
+} from "../../sdk/certificate";
 import {
   type GuaranteeClaims,
   type SigningScheme,
@@ -309,18 +314,38 @@ export async function remunerate(ctx: CliContext, flags: Flags): Promise<void> {
       `--certificate: not a JSON object or a readable JSON file: ${(error as Error).message}`,
     );
   }
-  // A settle answer or a seller's stored record carries the certificate under `certificate`.
-  const wire = (raw as { certificate?: unknown })?.certificate ?? raw;
+  // A settle answer or a seller's stored record carries the certificate under `certificate`; Core's
+  // guarantee view (`GET /core/guarantees/{id}`) also carries the payer's `scheme` and `signature`.
+  const record = (raw ?? {}) as { certificate?: unknown; scheme?: unknown; signature?: unknown };
+  const wire = record.certificate ?? raw;
   const certificate = parseCertificate(wire, "--certificate");
   const decoded = decodeCertificateClaims(certificate.claims);
   if (decoded.version !== 2)
     throw new CliError("--certificate: only V2 certificates can be remunerated on the Vault");
+  const fromRecord = record.certificate !== undefined && typeof record.signature === "string";
+  const payerSignature =
+    str(flags, "payer-signature") ?? (fromRecord ? (record.signature as string) : undefined);
+  if (payerSignature === undefined) {
+    throw new CliError(
+      "--payer-signature is required (the payer's signature the guarantee was issued for), unless " +
+        "--certificate is Core's guarantee view, which carries it",
+    );
+  }
+  const scheme = parseSigningScheme(
+    str(flags, "scheme") ?? (fromRecord ? record.scheme : "eip712"),
+    "--scheme",
+  );
   const { claims } = decoded;
   info(
     `remunerating guarantee ${decoded.guaranteeId}: ${claims.amount} base units of ${claims.asset} ` +
       `from ${claims.user} to ${claims.recipient}`,
   );
-  const args = toRemunerateArgs(certificate);
-  await send("remunerate", () => ctx.vault.connect(ctx.wallet).remunerate(args.claims, args.signature));
+  let args: ReturnType<typeof remunerateCallArgs>;
+  try {
+    args = remunerateCallArgs(toRemunerateArgs(certificate, { scheme, signature: payerSignature }));
+  } catch (error) {
+    throw new CliError(`--payer-signature: ${(error as Error).message}`);
+  }
+  await send("remunerate", () => ctx.vault.connect(ctx.wallet).remunerate(...args));
   console.log(`Remunerated guarantee ${decoded.guaranteeId}: ${claims.amount} paid to ${claims.recipient}`);
 }

@@ -18,6 +18,8 @@ export const HARDHAT_ACCOUNT_COUNT = 20;
 export const DEVNET_ROLES = {
   /** Deploys the contracts and holds every admin role. */
   deployer: 0,
+  /** ClearingHouse GUARDIAN_ROLE (vetoes a cycle inside its challenge window): not the operator's key. */
+  guardian: 17,
   /** Core's operator EOA: ClearingHouse OPERATOR_ROLE (commits cycles). */
   operator: 18,
   /** The facilitator's wallet (its SIWE identity towards Core; in Core's facilitator list). */

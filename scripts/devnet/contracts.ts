@@ -47,6 +47,10 @@ export function devnetProvider(rpcUrl: string, chainId: number): JsonRpcProvider
   return provider;
 }
 
+/** The devnet operator bond in ETH (posted by the deployer; the ClearingHouse pays voided debits from it). */
+export const DEVNET_ETH_BOND = parseUnits("10", 18);
+const ETH_ASSET = "0x0000000000000000000000000000000000000000";
+
 export async function deployDevnetContracts(
   provider: JsonRpcProvider,
   timings: Timings,
@@ -54,6 +58,7 @@ export async function deployDevnetContracts(
   const deployer = new Wallet(devAccount(DEVNET_ROLES.deployer).privateKey, provider);
   const deployment = await deploySurety(deployer, {
     operator: devAccount(DEVNET_ROLES.operator).address,
+    guardian: devAccount(DEVNET_ROLES.guardian).address,
     operatorBlsPublicKey: blsKeyFromSecret(DEVNET_BLS_IKM, "DEVNET_BLS_IKM").publicKey,
     timings,
     testTokens: DEV_TEST_TOKENS,
@@ -70,6 +75,9 @@ export async function deployDevnetContracts(
       ).wait();
     }
   }
+  // An operator bond, so that a debit voided by an unanswered challenge still pays its creditors
+  // (docs/clearing.md "Challenges, veto and bond").
+  await (await deployment.clearingHouse.postBond(ETH_ASSET, 0, { value: DEVNET_ETH_BOND })).wait();
   return { record: deployment.record, grants };
 }
 

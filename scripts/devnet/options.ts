@@ -85,20 +85,25 @@ export const DEVNET_MIN_V2_WINDOW_SECONDS = 10;
 
 /**
  * Timings for a cycle of `cycleLength` seconds: short windows, each at least Core's reaction time, that
- * keep the Vault's invariant (grace > cycle + commit delay + payment + default window) with half a
- * cycle (at least 10 s) to spare.
+ * keep the Vault's invariant (grace > cycle + commit delay + 2 × challenge window + payment + default
+ * window; the answer window is as long as the challenge window) with half a cycle (at least 10 s) to
+ * spare. The challenge window is half a cycle, and more than Core's reaction time: a challenge opened in
+ * its last second is answered by Core's keeper within the answer window that follows.
  */
 export function devnetTimings(cycleLength: number): Timings {
   const commitDelay = Math.max(DEVNET_REACTION_SECONDS, Math.ceil(cycleLength / 6));
+  const challengeWindow = Math.max(DEVNET_REACTION_SECONDS + 1, Math.ceil(cycleLength / 2));
   const paymentWindow = cycleLength;
   const defaultWindow = Math.max(DEVNET_REACTION_SECONDS + 1, Math.ceil(cycleLength / 2));
   const margin = Math.max(10, Math.ceil(cycleLength / 2));
   return {
     cycleLength,
     commitDelay,
+    challengeWindow,
     paymentWindow,
     defaultWindow,
-    withdrawalGracePeriod: cycleLength + commitDelay + paymentWindow + defaultWindow + margin,
+    withdrawalGracePeriod:
+      cycleLength + commitDelay + 2 * challengeWindow + paymentWindow + defaultWindow + margin,
   };
 }
 
@@ -120,18 +125,19 @@ export function devnetTimingProblems(timings: Timings): string[] {
         "shortest cycle with which it runs the whole protocol, V2 included)",
     );
   }
-  for (const name of ["commitDelay", "paymentWindow", "defaultWindow"] as const) {
+  for (const name of ["commitDelay", "challengeWindow", "paymentWindow", "defaultWindow"] as const) {
     if (t[name] < DEVNET_REACTION_SECONDS) {
       problems.push(
         `${name} ${t[name]} s is shorter than Core's reaction time on the devnet (${DEVNET_REACTION_SECONDS} s)`,
       );
     }
   }
-  const clearingPath = t.cycleLength + t.commitDelay + t.paymentWindow + t.defaultWindow;
+  const clearingPath =
+    t.cycleLength + t.commitDelay + 2 * t.challengeWindow + t.paymentWindow + t.defaultWindow;
   if (t.withdrawalGracePeriod <= clearingPath) {
     problems.push(
       `withdrawalGracePeriod ${t.withdrawalGracePeriod} s must exceed cycleLength + commitDelay + ` +
-        `paymentWindow + defaultWindow = ${clearingPath} s (the Vault refuses it)`,
+        `2 × challengeWindow + paymentWindow + defaultWindow = ${clearingPath} s (the Vault refuses it)`,
     );
   } else if (devnetV2Window(t) < DEVNET_MIN_V2_WINDOW_SECONDS) {
     problems.push(
@@ -226,6 +232,7 @@ function integer(raw: string, min: number, max: number): number {
 const TIMING_NAMES: readonly (keyof Timings)[] = [
   "cycleLength",
   "commitDelay",
+  "challengeWindow",
   "paymentWindow",
   "defaultWindow",
   "withdrawalGracePeriod",

@@ -5,7 +5,15 @@ import { ethers } from "hardhat";
 import { ZeroAddress, id as hashText, parseEther } from "ethers";
 
 import { ClearingHouse__factory } from "../../typechain-types";
-import { ETH, TIMINGS, buildCycle, suretyFixture, type Position } from "./helpers";
+import {
+  ETH,
+  GUARANTEES_ROOT,
+  PAYMENT_DELAY,
+  type Position,
+  TIMINGS,
+  buildCycle,
+  suretyFixture,
+} from "./helpers";
 
 const ONE = parseEther("1");
 const USD = 1_000_000n;
@@ -32,7 +40,14 @@ describe("ClearingHouse", () => {
     const f = await collateralFixture();
     await f.clearingHouse
       .connect(f.operator)
-      .commitCycle(1, f.cycle.root, f.cycle.totals, f.cycle.debtors, f.netted);
+      .commitCycle(1, f.cycle.root, GUARANTEES_ROOT, f.cycle.totals, f.cycle.debtors, f.netted);
+    return f;
+  }
+
+  /** Committed, and the challenge window has closed: claims are open. */
+  async function claimableFixture() {
+    const f = await committedFixture();
+    await time.increase(TIMINGS.challengeWindow + 1);
     return f;
   }
 
@@ -42,11 +57,11 @@ describe("ClearingHouse", () => {
         await loadFixture(collateralFixture);
       const now = (await time.latest()) + 1;
       await time.setNextBlockTimestamp(now);
-      const paymentDeadline = BigInt(now + TIMINGS.paymentWindow);
+      const paymentDeadline = BigInt(now + PAYMENT_DELAY);
       const defaultDeadline = paymentDeadline + BigInt(TIMINGS.defaultWindow);
       const tx = clearingHouse
         .connect(operator)
-        .commitCycle(1, cycle.root, cycle.totals, cycle.debtors, netted);
+        .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, netted);
       await expect(tx)
         .to.emit(clearingHouse, "CycleCommitted")
         .withArgs(1n, cycle.root, paymentDeadline, defaultDeadline, 2, 2, 1);
@@ -88,7 +103,7 @@ describe("ClearingHouse", () => {
     it("finalizes at once a cycle without debtors", async () => {
       const { clearingHouse, operator } = await loadFixture(collateralFixture);
       const empty = buildCycle(1, []);
-      const tx = clearingHouse.connect(operator).commitCycle(1, empty.root, [], [], []);
+      const tx = clearingHouse.connect(operator).commitCycle(1, empty.root, GUARANTEES_ROOT, [], [], []);
       await expect(tx)
         .to.emit(clearingHouse, "CycleCommitted")
         .withArgs(1n, empty.root, anyValue, anyValue, 0, 0, 0);
@@ -99,22 +114,27 @@ describe("ClearingHouse", () => {
     it("takes cycle ids strictly in sequence: never twice, never skipped", async () => {
       const { clearingHouse, operator, cycle } = await loadFixture(committedFixture);
       const c = clearingHouse.connect(operator);
-      await expect(c.commitCycle(1, cycle.root, [], [], []))
+      await expect(c.commitCycle(1, cycle.root, GUARANTEES_ROOT, [], [], []))
         .to.be.revertedWithCustomError(clearingHouse, "UnexpectedCycleId")
         .withArgs(2n, 1n);
-      await expect(c.commitCycle(3, cycle.root, [], [], []))
+      await expect(c.commitCycle(3, cycle.root, GUARANTEES_ROOT, [], [], []))
         .to.be.revertedWithCustomError(clearingHouse, "UnexpectedCycleId")
         .withArgs(2n, 3n);
-      await expect(c.commitCycle(0, cycle.root, [], [], []))
+      await expect(c.commitCycle(0, cycle.root, GUARANTEES_ROOT, [], [], []))
         .to.be.revertedWithCustomError(clearingHouse, "UnexpectedCycleId")
         .withArgs(2n, 0n);
-      await expect(c.commitCycle(2, cycle.root, [], [], [])).to.emit(clearingHouse, "CycleCommitted");
+      await expect(c.commitCycle(2, cycle.root, GUARANTEES_ROOT, [], [], [])).to.emit(
+        clearingHouse,
+        "CycleCommitted",
+      );
     });
 
     it("is for the operator only", async () => {
       const { clearingHouse, outsider, cycle, netted } = await loadFixture(collateralFixture);
       await expect(
-        clearingHouse.connect(outsider).commitCycle(1, cycle.root, cycle.totals, cycle.debtors, netted),
+        clearingHouse
+          .connect(outsider)
+          .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, netted),
       )
         .to.be.revertedWithCustomError(clearingHouse, "AccessControlUnauthorizedAccount")
         .withArgs(outsider.address, await clearingHouse.OPERATOR_ROLE());
@@ -126,21 +146,44 @@ describe("ClearingHouse", () => {
       const [ethTotal, usdTotal] = cycle.totals;
       const [aliceDebt, carolDebt] = cycle.debtors;
       await expect(
-        c.commitCycle(1, ethers.ZeroHash, cycle.totals, cycle.debtors, []),
+        c.commitCycle(1, ethers.ZeroHash, GUARANTEES_ROOT, cycle.totals, cycle.debtors, []),
       ).to.be.revertedWithCustomError(clearingHouse, "EmptyRoot");
-      await expect(c.commitCycle(1, cycle.root, [ethTotal, ethTotal], cycle.debtors, []))
+      await expect(c.commitCycle(1, cycle.root, GUARANTEES_ROOT, [ethTotal, ethTotal], cycle.debtors, []))
         .to.be.revertedWithCustomError(clearingHouse, "DuplicateCycleAsset")
         .withArgs(ETH);
       await expect(
-        c.commitCycle(1, cycle.root, [{ ...ethTotal, totalCredit: ONE }, usdTotal], cycle.debtors, []),
+        c.commitCycle(
+          1,
+          cycle.root,
+          GUARANTEES_ROOT,
+          [{ ...ethTotal, totalCredit: ONE }, usdTotal],
+          cycle.debtors,
+          [],
+        ),
       )
         .to.be.revertedWithCustomError(clearingHouse, "UnbalancedAsset")
         .withArgs(ETH, 3n * ONE, ONE);
-      await expect(c.commitCycle(1, cycle.root, cycle.totals, [{ ...aliceDebt, amount: 0n }, carolDebt], []))
+      await expect(
+        c.commitCycle(
+          1,
+          cycle.root,
+          GUARANTEES_ROOT,
+          cycle.totals,
+          [{ ...aliceDebt, amount: 0n }, carolDebt],
+          [],
+        ),
+      )
         .to.be.revertedWithCustomError(clearingHouse, "InvalidObligation")
         .withArgs(ETH, alice.address, 0n);
       await expect(
-        c.commitCycle(1, cycle.root, cycle.totals, [{ ...aliceDebt, debtor: ZeroAddress }, carolDebt], []),
+        c.commitCycle(
+          1,
+          cycle.root,
+          GUARANTEES_ROOT,
+          cycle.totals,
+          [{ ...aliceDebt, debtor: ZeroAddress }, carolDebt],
+          [],
+        ),
       )
         .to.be.revertedWithCustomError(clearingHouse, "InvalidObligation")
         .withArgs(ETH, ZeroAddress, 3n * ONE);
@@ -149,25 +192,27 @@ describe("ClearingHouse", () => {
         c.commitCycle(
           1,
           cycle.root,
+          GUARANTEES_ROOT,
           [{ ...ethTotal, totalDebit: huge, totalCredit: huge }, usdTotal],
           [{ ...aliceDebt, amount: huge }, carolDebt],
           [],
         ),
       ).to.be.revertedWithCustomError(clearingHouse, "SafeCastOverflowedUintDowncast");
-      await expect(c.commitCycle(1, cycle.root, [ethTotal], cycle.debtors, []))
+      await expect(c.commitCycle(1, cycle.root, GUARANTEES_ROOT, [ethTotal], cycle.debtors, []))
         .to.be.revertedWithCustomError(clearingHouse, "UnknownCycleAsset")
         .withArgs(1n, usdAddress);
       const halves = [
         { ...aliceDebt, amount: ONE },
         { ...aliceDebt, amount: 2n * ONE },
       ];
-      await expect(c.commitCycle(1, cycle.root, cycle.totals, [...halves, carolDebt], []))
+      await expect(c.commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, [...halves, carolDebt], []))
         .to.be.revertedWithCustomError(clearingHouse, "DuplicateDebtor")
         .withArgs(ETH, alice.address);
       await expect(
         c.commitCycle(
           1,
           cycle.root,
+          GUARANTEES_ROOT,
           cycle.totals,
           [{ ...aliceDebt, debtor: bob.address, amount: ONE }, aliceDebt, carolDebt],
           [],
@@ -175,19 +220,27 @@ describe("ClearingHouse", () => {
       )
         .to.be.revertedWithCustomError(clearingHouse, "ObligationSumMismatch")
         .withArgs(ETH, 4n * ONE, 3n * ONE);
-      await expect(c.commitCycle(1, cycle.root, cycle.totals, [aliceDebt], []))
+      await expect(c.commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, [aliceDebt], []))
         .to.be.revertedWithCustomError(clearingHouse, "ObligationSumMismatch")
         .withArgs(usdAddress, 0n, 100n * USD);
       expect(await clearingHouse.lastCycleId()).to.equal(0n);
     });
 
-    it("refuses to net a V2 id twice (whole commit reverts)", async () => {
+    it("skips and reports a V2 id netted before instead of reverting the commit", async () => {
       const { clearingHouse, vault, operator, netted } = await loadFixture(committedFixture);
       const next = buildCycle(2, []);
-      await expect(clearingHouse.connect(operator).commitCycle(2, next.root, [], [], netted))
-        .to.be.revertedWithCustomError(vault, "GuaranteeAlreadyConsumed")
-        .withArgs(netted[0], 2n);
-      expect(await clearingHouse.lastCycleId()).to.equal(1n);
+      const fresh = hashText("fresh");
+      await expect(
+        clearingHouse
+          .connect(operator)
+          .commitCycle(2, next.root, GUARANTEES_ROOT, [], [], [netted[0], fresh]),
+      )
+        .to.emit(vault, "GuaranteeNettingSkipped")
+        .withArgs(netted[0], 2n)
+        .and.to.emit(clearingHouse, "CycleCommitted")
+        .withArgs(2n, next.root, anyValue, anyValue, 0n, 0n, 1n);
+      expect(await clearingHouse.lastCycleId()).to.equal(2n);
+      expect(await vault.consumption(fresh)).to.equal(2n);
     });
   });
 
@@ -225,7 +278,7 @@ describe("ClearingHouse", () => {
 
     it("accepts a late payment while the debt is not yet covered", async () => {
       const { clearingHouse, alice } = await loadFixture(committedFixture);
-      await time.increase(TIMINGS.paymentWindow + 10);
+      await time.increase(PAYMENT_DELAY + 10);
       await expect(clearingHouse.connect(alice).payNetDebit(1, ETH, { value: 3n * ONE }))
         .to.emit(clearingHouse, "NetDebitPaid")
         .withArgs(1n, ETH, alice.address, 3n * ONE, true);
@@ -258,7 +311,9 @@ describe("ClearingHouse", () => {
         { asset: fee, participant: alice.address, debit: 10_000n, credit: 0n },
         { asset: fee, participant: bob.address, debit: 0n, credit: 10_000n },
       ]);
-      await clearingHouse.connect(operator).commitCycle(1, cycle.root, cycle.totals, cycle.debtors, []);
+      await clearingHouse
+        .connect(operator)
+        .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, []);
       await expect(clearingHouse.connect(alice).payNetDebit(1, fee))
         .to.be.revertedWithCustomError(clearingHouse, "IncorrectPayment")
         .withArgs(10_000n, 9_900n);
@@ -277,7 +332,7 @@ describe("ClearingHouse", () => {
 
     it("moves the debtor's collateral to the ClearingHouse (anyone may trigger it)", async () => {
       const { clearingHouse, vault, alice, outsider } = await loadFixture(committedFixture);
-      await time.increase(TIMINGS.paymentWindow + 1);
+      await time.increase(PAYMENT_DELAY + 1);
       const tx = clearingHouse.connect(outsider).coverDefault(1, ETH, alice.address);
       await expect(tx)
         .to.emit(clearingHouse, "DefaultCovered")
@@ -295,7 +350,7 @@ describe("ClearingHouse", () => {
     it("covers token debits and finalizes the cycle", async () => {
       const { clearingHouse, usd, usdAddress, alice, carol } = await loadFixture(committedFixture);
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: 3n * ONE });
-      await time.increase(TIMINGS.paymentWindow + 1);
+      await time.increase(PAYMENT_DELAY + 1);
       const tx = clearingHouse.coverDefault(1, usdAddress, carol.address);
       await expect(tx)
         .to.emit(clearingHouse, "DefaultCovered")
@@ -311,8 +366,10 @@ describe("ClearingHouse", () => {
         { asset: ETH, participant: dave.address, debit: 3n * ONE, credit: 0n },
         { asset: ETH, participant: bob.address, debit: 0n, credit: 3n * ONE },
       ]);
-      await clearingHouse.connect(operator).commitCycle(1, cycle.root, cycle.totals, cycle.debtors, []);
-      await time.increase(TIMINGS.paymentWindow + 1);
+      await clearingHouse
+        .connect(operator)
+        .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, []);
+      await time.increase(PAYMENT_DELAY + 1);
       await expect(clearingHouse.coverDefault(1, ETH, dave.address))
         .to.emit(clearingHouse, "DefaultCovered")
         .withArgs(1n, ETH, dave.address, 3n * ONE, ONE);
@@ -329,7 +386,7 @@ describe("ClearingHouse", () => {
 
     it("rejects unknown debts and debts already resolved", async () => {
       const { clearingHouse, alice, bob } = await loadFixture(committedFixture);
-      await time.increase(TIMINGS.paymentWindow + 1);
+      await time.increase(PAYMENT_DELAY + 1);
       await expect(clearingHouse.coverDefault(1, ETH, bob.address))
         .to.be.revertedWithCustomError(clearingHouse, "NoDebt")
         .withArgs(1n, ETH, bob.address);
@@ -345,7 +402,7 @@ describe("ClearingHouse", () => {
 
   describe("claimNetCredit", () => {
     it("pays a proven credit from funded liquidity, once; anyone may submit it", async () => {
-      const { clearingHouse, alice, bob, outsider, cycle } = await loadFixture(committedFixture);
+      const { clearingHouse, alice, bob, outsider, cycle } = await loadFixture(claimableFixture);
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: 3n * ONE });
       const tx = clearingHouse
         .connect(outsider)
@@ -365,8 +422,8 @@ describe("ClearingHouse", () => {
     });
 
     it("pays token credits funded by default coverage", async () => {
-      const { clearingHouse, usd, usdAddress, alice, carol, cycle } = await loadFixture(committedFixture);
-      await time.increase(TIMINGS.paymentWindow + 1);
+      const { clearingHouse, usd, usdAddress, alice, carol, cycle } = await loadFixture(claimableFixture);
+      await time.increase(PAYMENT_DELAY + 1);
       await clearingHouse.coverDefault(1, usdAddress, carol.address);
       const tx = clearingHouse.claimNetCredit(
         1,
@@ -382,7 +439,7 @@ describe("ClearingHouse", () => {
     });
 
     it("refuses credits not yet funded", async () => {
-      const { clearingHouse, bob, cycle } = await loadFixture(committedFixture);
+      const { clearingHouse, bob, cycle } = await loadFixture(claimableFixture);
       await expect(
         clearingHouse.claimNetCredit(1, ETH, bob.address, 2n * ONE, cycle.proofOf(ETH, bob.address)),
       )
@@ -391,7 +448,7 @@ describe("ClearingHouse", () => {
     });
 
     it("rejects unknown cycles and assets, zero credits and bad proofs", async () => {
-      const { clearingHouse, alice, bob, cycle, teth } = await loadFixture(committedFixture);
+      const { clearingHouse, alice, bob, cycle, teth } = await loadFixture(claimableFixture);
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: 3n * ONE });
       const proof = cycle.proofOf(ETH, bob.address);
       await expect(clearingHouse.claimNetCredit(0, ETH, bob.address, 2n * ONE, proof))
@@ -421,7 +478,7 @@ describe("ClearingHouse", () => {
     });
 
     it("matches the StandardMerkleTree leaf encoding", async () => {
-      const { clearingHouse, cycle, bob } = await loadFixture(committedFixture);
+      const { clearingHouse, cycle, bob } = await loadFixture(claimableFixture);
       const leaf = cycle.tree.leafHash([1n, ETH, bob.address, 0n, 2n * ONE]);
       expect(await clearingHouse.leafHash(1, ETH, bob.address, 0, 2n * ONE)).to.equal(leaf);
     });
@@ -438,7 +495,13 @@ describe("ClearingHouse", () => {
     it("needs a Vault contract", async () => {
       const { clearingHouse, vault, admin, outsider } = await loadFixture(suretyFixture);
       await expect(
-        new ClearingHouse__factory(admin).deploy(outsider.address, admin.address, admin.address, 0),
+        new ClearingHouse__factory(admin).deploy(
+          outsider.address,
+          admin.address,
+          admin.address,
+          admin.address,
+          0,
+        ),
       )
         .to.be.revertedWithCustomError(clearingHouse, "InvalidVault")
         .withArgs(outsider.address);

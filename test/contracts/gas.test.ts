@@ -7,7 +7,22 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { id as hashText, parseEther, type ContractTransactionResponse } from "ethers";
 
-import { ETH, TIMINGS, buildCycle, suretyFixture, transfer, v2Certificate, type Position } from "./helpers";
+import {
+  ETH,
+  answerOf,
+  buildCycle,
+  GUARANTEES_ROOT,
+  PAYMENT_DELAY,
+  planCycle,
+  type Position,
+  remunerateArgs,
+  signedGuarantee,
+  type SignedTestGuarantee,
+  suretyFixture,
+  TIMINGS,
+  transfer,
+  v2Certificate,
+} from "./helpers";
 
 const ONE = parseEther("1");
 const USD = 1_000_000n;
@@ -85,7 +100,7 @@ describe("Gas", () => {
         .connect(f.validator)
         .validationResponse(cert.requestHash, 90, "ipfs://r", hashText("e"), "delivery"),
     );
-    const gas = await gasOf("remunerate (ETH)", f.vault.remunerate(cert.claims, cert.signature));
+    const gas = await gasOf("remunerate (ETH)", f.vault.remunerate(...remunerateArgs(cert)));
     expect(gas).to.be.lessThan(500_000n);
   });
 
@@ -95,18 +110,25 @@ describe("Gas", () => {
       const c = cycleOf(1, n);
       await gasOf(
         `commitCycle (${n} participants, ${n / 2} debtors, 1 asset)`,
-        clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []),
+        clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []),
       );
     });
   }
 
-  it("commitCycle marking 10 netted V2 ids", async () => {
+  it("commitCycle marking 10 netted V2 ids, then listing them again (skipped)", async () => {
     const { clearingHouse, operator } = await loadFixture(suretyFixture);
     const c = cycleOf(1, 2);
     const ids = Array.from({ length: 10 }, (_, i) => hashText(`g${i}`));
     await gasOf(
       "commitCycle (2 participants + 10 netted V2 ids)",
-      clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, ids),
+      clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, ids),
+    );
+    const again = cycleOf(2, 2);
+    await gasOf(
+      "commitCycle (2 participants + 10 V2 ids already consumed: skipped)",
+      clearingHouse
+        .connect(operator)
+        .commitCycle(2, again.root, GUARANTEES_ROOT, again.totals, again.debtors, ids),
     );
   });
 
@@ -123,10 +145,10 @@ describe("Gas", () => {
       ...transfer(usdAddress, dave.address, carol.address, 20n * USD),
     ];
     const c = buildCycle(1, positions);
-    await clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+    await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
     await gasOf("payNetDebit (ETH)", clearingHouse.connect(alice).payNetDebit(1, ETH, { value: ONE }));
     await gasOf("payNetDebit (token)", clearingHouse.connect(bob).payNetDebit(1, usdAddress));
-    await time.increase(TIMINGS.paymentWindow + 1);
+    await time.increase(PAYMENT_DELAY + 1);
     await gasOf("coverDefault (ETH)", clearingHouse.coverDefault(1, ETH, carol.address));
     await gasOf(
       "coverDefault (token, finalizes cycle)",
@@ -145,6 +167,76 @@ describe("Gas", () => {
         10n * USD,
         c.proofOf(usdAddress, alice.address),
       ),
+    );
+  });
+
+  for (const n of [1, 4, 16]) {
+    it(`challenge game: challengeDebit, answerChallenge with ${n} signed guarantee(s)`, async () => {
+      const f = await loadFixture(suretyFixture);
+      await f.vault.connect(f.alice).deposit({ value: 100n * ONE });
+      const signed: SignedTestGuarantee[] = [];
+      for (let i = 0; i < n; i++) {
+        signed.push(
+          await signedGuarantee(f, f.alice, ethers.Wallet.createRandom().address, BigInt(i + 1), ONE),
+        );
+      }
+      // Other guarantees of the cycle make the tree realistic (64 leaves in all).
+      for (let i = n; i < 64; i++) {
+        signed.push(
+          await signedGuarantee(f, f.bob, ethers.Wallet.createRandom().address, BigInt(i + 1), ONE),
+        );
+      }
+      const plan = planCycle(1n, signed);
+      await f.clearingHouse
+        .connect(f.operator)
+        .commitCycle(1, plan.root, plan.args.guaranteesRoot, plan.args.totals, plan.args.debtors, []);
+      await gasOf(`challengeDebit (${n})`, f.clearingHouse.connect(f.alice).challengeDebit(1, ETH));
+      await gasOf(
+        `answerChallenge (${n} EIP-712 guarantee(s), 64-leaf tree)`,
+        f.clearingHouse
+          .connect(f.operator)
+          .answerChallenge(1, ETH, f.alice.address, answerOf(plan, signed.slice(0, n))),
+      );
+    });
+  }
+
+  it("challenge game: voidUnansweredDebit, vetoCycle, releaseVetoedDebt, postBond, withdrawBond", async () => {
+    const f = await loadFixture(suretyFixture);
+    await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    await gasOf(
+      "postBond (ETH, first)",
+      f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 10n * ONE }),
+    );
+    const c1 = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, ONE));
+    await f.clearingHouse
+      .connect(f.operator)
+      .commitCycle(1, c1.root, GUARANTEES_ROOT, c1.totals, c1.debtors, []);
+    await f.clearingHouse.connect(f.alice).challengeDebit(1, ETH);
+    const c2 = buildCycle(2, [
+      ...transfer(ETH, f.alice.address, f.bob.address, ONE),
+      ...transfer(ETH, f.carol.address, f.dave.address, ONE),
+    ]);
+    await f.clearingHouse
+      .connect(f.operator)
+      .commitCycle(2, c2.root, GUARANTEES_ROOT, c2.totals, c2.debtors, []);
+    await f.clearingHouse.connect(f.carol).payNetDebit(2, ETH, { value: ONE });
+    await gasOf("vetoCycle", f.clearingHouse.connect(f.guardian).vetoCycle(2));
+    await gasOf(
+      "releaseVetoedDebt (unpaid: obligation released)",
+      f.clearingHouse.releaseVetoedDebt(2, ETH, f.alice.address),
+    );
+    await gasOf(
+      "releaseVetoedDebt (paid: refunded)",
+      f.clearingHouse.releaseVetoedDebt(2, ETH, f.carol.address),
+    );
+    await time.increase(PAYMENT_DELAY);
+    await gasOf(
+      "voidUnansweredDebit (charged to the bond)",
+      f.clearingHouse.voidUnansweredDebit(1, ETH, f.alice.address),
+    );
+    await gasOf(
+      "withdrawBond (ETH)",
+      f.clearingHouse.connect(f.admin).withdrawBond(ETH, ONE, f.admin.address),
     );
   });
 });

@@ -4,7 +4,20 @@
  * ARCHITECTURE §5 and signed with sdk/bls.ts.
  */
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
-import { AbiCoder, ZeroAddress, getBytes, toBigInt, type BigNumberish } from "ethers";
+import {
+  AbiCoder,
+  HDNodeWallet,
+  ZeroAddress,
+  getBytes,
+  keccak256,
+  toBigInt,
+  toUtf8Bytes,
+  type BigNumberish,
+  type Signer,
+  type SigningKey,
+} from "ethers";
+import type { SigningScheme } from "../../sdk/claims";
+import { GuaranteeHasher, SIGNING_SCHEME_CODES } from "../../sdk/eip712";
 import { CERTIFICATE_CLAIMS_TYPES, CERTIFICATE_POLICY_TYPES } from "../../sdk/certificate";
 import {
   certificateDomain as sdkCertificateDomain,
@@ -12,14 +25,25 @@ import {
   validationRequestHash as sdkValidationRequestHash,
 } from "../../sdk/ids";
 import { MERKLE_LEAF_ENCODING } from "../../sdk/merkle";
+import type { GuaranteeClaimsV1 } from "../../sdk/claims";
+import { encodeCertificateClaims } from "../../sdk/certificate";
+import { signGuarantee } from "../../sdk/eip712";
+import { guaranteeProof } from "../../sdk/guarantee-tree";
+import { buildCommitPlan, guaranteeLeafOf, type CommitPlan } from "../../operator/clearing/commit-plan";
+import { netCycle, type PayableGuarantee } from "../../operator/clearing/netting";
 import { ethers } from "hardhat";
 
-import { blsKeyFromSecret, blsSign, g2ToEip2537, type BlsKeyPair } from "../../sdk/bls";
+import { time } from "@nomicfoundation/hardhat-network-helpers";
+import { blsKeyFromSecret, blsSign, g2ToEip2537, type BlsKeyPair, type Eip2537G1Point } from "../../sdk/bls";
 import { DEFAULT_TIMINGS, DEV_TEST_TOKENS, deploySurety } from "../../scripts/deploy";
 import { FeeOnTransferToken__factory } from "../../typechain-types";
 
 export const ETH = ZeroAddress;
 export const TIMINGS = DEFAULT_TIMINGS;
+/** Seconds from a commit to its payment deadline: challenge window, answer window, payment window. */
+export const PAYMENT_DELAY = 2 * TIMINGS.challengeWindow + TIMINGS.paymentWindow;
+/** A non-zero guarantees root for cycles whose debits are never challenged in the test. */
+export const GUARANTEES_ROOT = keccak256(toUtf8Bytes("test guarantees root"));
 export const OPERATOR_BLS: BlsKeyPair = blsKeyFromSecret("0x" + "11".repeat(32));
 export const OTHER_BLS: BlsKeyPair = blsKeyFromSecret("0x" + "22".repeat(32));
 /** Big enough for every scenario; tokens are minted to each user. */
@@ -28,9 +52,10 @@ export const TOKEN_MINT = 10n ** 30n;
 const abi = AbiCoder.defaultAbiCoder();
 
 export async function suretyFixture() {
-  const [admin, operator, alice, bob, carol, dave, outsider, validator] = await ethers.getSigners();
+  const [admin, operator, alice, bob, carol, dave, outsider, validator, guardian] = await ethers.getSigners();
   const deployment = await deploySurety(admin, {
     operator: operator.address,
+    guardian: guardian.address,
     operatorBlsPublicKey: OPERATOR_BLS.publicKey,
     testTokens: DEV_TEST_TOKENS,
   });
@@ -69,6 +94,7 @@ export async function suretyFixture() {
     dave,
     outsider,
     validator,
+    guardian,
   };
 }
 
@@ -201,7 +227,76 @@ export interface V2Input {
   timestamp?: bigint;
 }
 
-/** A V2 certificate as Core would issue it: claims, their fields, id, request hash and signature. */
+/** Replaces the operator key after setup: schedule, wait the Vault's timelock delay, execute. */
+export async function rotateOperatorKey(
+  vault: {
+    scheduleOperatorKey(key: Eip2537G1Point): Promise<unknown>;
+    executeOperatorKey(key: Eip2537G1Point): Promise<unknown>;
+    timelockDelay(): Promise<bigint>;
+  },
+  key: Eip2537G1Point,
+): Promise<void> {
+  await vault.scheduleOperatorKey(key);
+  await time.increase(await vault.timelockDelay());
+  await vault.executeOperatorKey(key);
+}
+
+/** Hardhat's default accounts: tests sign as any of them without a round trip to the node. */
+const HARDHAT_MNEMONIC = "test test test test test test test test test test test junk";
+const HARDHAT_ACCOUNTS = 20;
+let signingKeys: Map<string, SigningKey> | undefined;
+
+/** The signing key of a Hardhat default account, or undefined for any other address. */
+export function signingKeyOf(address: string): SigningKey | undefined {
+  if (signingKeys === undefined) {
+    signingKeys = new Map();
+    const root = HDNodeWallet.fromPhrase(HARDHAT_MNEMONIC, undefined, "m/44'/60'/0'/0");
+    for (let i = 0; i < HARDHAT_ACCOUNTS; i++) {
+      const wallet = root.deriveChild(i);
+      signingKeys.set(wallet.address.toLowerCase(), wallet.signingKey);
+    }
+  }
+  return signingKeys.get(address.toLowerCase());
+}
+
+/** The Vault's EIP-712 domain (name and version are the Vault's constants). */
+export function vaultDomain(chainId: BigNumberish, vault: string) {
+  return { name: "Surety", version: "1", chainId: toBigInt(chainId), verifyingContract: vault };
+}
+
+/**
+ * The payer's signature of a V2 guarantee (the fields as signed, policy included) under the Vault's domain,
+ * signed with `key` (default: the Hardhat account of `user`). "0x" when no key is known.
+ */
+export function payerSignature(
+  input: Omit<V2Input, "policy"> & { policy: PolicyFields },
+  scheme: SigningScheme = "eip712",
+  key: SigningKey | undefined = signingKeyOf(input.user),
+): string {
+  if (key === undefined) return "0x";
+  const hasher = new GuaranteeHasher(vaultDomain(input.chainId, input.vault));
+  const hash = hasher.signedHash(
+    {
+      version: 2,
+      user: input.user,
+      recipient: input.recipient,
+      reqId: input.reqId,
+      amount: input.amount,
+      asset: input.asset,
+      timestamp: Number(input.timestamp ?? DEFAULT_TIMESTAMP),
+      policy: { ...input.policy, deadline: Number(input.policy.deadline) },
+    },
+    scheme,
+  );
+  return key.sign(hash).serialized;
+}
+
+const DEFAULT_TIMESTAMP = 1_700_000_000n;
+
+/**
+ * A V2 certificate as Core would issue it: claims, their fields, id, request hash, signature, and the
+ * payer's EIP-712 signature over the guarantee (over the signed fields after `overrides`).
+ */
 export function v2Certificate(input: V2Input, overrides: Partial<ClaimFields> = {}, key = OPERATOR_BLS) {
   const id = guaranteeId(input.chainId, input.vault, input.user, input.reqId);
   const fields: ClaimFields = {
@@ -213,16 +308,101 @@ export function v2Certificate(input: V2Input, overrides: Partial<ClaimFields> = 
     reqId: input.reqId,
     amount: input.amount,
     asset: input.asset,
-    timestamp: input.timestamp ?? 1_700_000_000n,
+    timestamp: input.timestamp ?? DEFAULT_TIMESTAMP,
     policy: encodePolicy(input.policy),
     ...overrides,
   };
   const claims = encodeClaims(fields);
+  const payerSignatureHex = payerSignature({ ...input, ...fields, policy: input.policy });
   return {
     claims,
     fields,
     guaranteeId: fields.guaranteeId,
     requestHash: validationRequestHash(input.chainId, input.policy, id),
     signature: signClaims(claims, key),
+    payerScheme: SIGNING_SCHEME_CODES.eip712,
+    payerSignature: payerSignatureHex,
   };
+}
+
+// ------------------------------------------------------------------------------- signed guarantees
+
+/** A guarantee the payer signed, with what the guarantees root and a challenge answer need. */
+export interface SignedTestGuarantee {
+  payable: PayableGuarantee;
+  /** Certificate claims bytes (CertificateCodec encoding). */
+  claims: string;
+  scheme: SigningScheme;
+  signature: string;
+}
+
+/** A V1 guarantee signed by `payer` (EIP-712 by default) for the deployment of `f`. */
+export async function signedGuarantee(
+  f: { chainId: bigint; vaultAddress: string },
+  payer: Signer & { address: string },
+  recipient: string,
+  reqId: bigint,
+  amount: bigint,
+  asset: string = ETH,
+  scheme: SigningScheme = "eip712",
+): Promise<SignedTestGuarantee> {
+  const claims: GuaranteeClaimsV1 = {
+    version: 1,
+    user: payer.address,
+    recipient,
+    reqId,
+    amount,
+    asset,
+    timestamp: 1_700_000_000,
+  };
+  const deployment = { chainId: f.chainId, vault: f.vaultAddress };
+  const domain = { name: "Surety", version: "1", chainId: f.chainId, verifyingContract: f.vaultAddress };
+  const signature = await signGuarantee(payer, domain, claims, scheme);
+  return {
+    payable: {
+      guaranteeId: sdkGuaranteeId(deployment, payer.address, reqId),
+      version: 1,
+      user: payer.address,
+      recipient,
+      asset,
+      amount,
+      signature,
+    },
+    claims: encodeCertificateClaims(claims, deployment),
+    scheme,
+    signature,
+  };
+}
+
+/** Core's plan (netting, both trees, commit arguments) for a cycle of signed guarantees. */
+export function planCycle(cycleId: bigint, guarantees: readonly SignedTestGuarantee[]) {
+  const payable = guarantees.map((g) => g.payable);
+  const plan = buildCommitPlan(netCycle(cycleId, payable), payable);
+  if (!plan) throw new Error("empty cycle");
+  return plan;
+}
+
+/** `answerChallenge`'s guarantees argument: sorted by id, each with its proof in the plan's tree. */
+export function answerOf(plan: CommitPlan, guarantees: readonly SignedTestGuarantee[]) {
+  return [...guarantees]
+    .sort((a, b) => (BigInt(a.payable.guaranteeId) < BigInt(b.payable.guaranteeId) ? -1 : 1))
+    .map((g) => ({
+      claims: g.claims,
+      scheme: SIGNING_SCHEME_CODES[g.scheme],
+      signature: g.signature,
+      proof: guaranteeProof(plan.guaranteeTree, guaranteeLeafOf(g.payable)),
+    }));
+}
+
+/** `Vault.remunerate`'s argument list for a test certificate (optionally with another payer signature). */
+export function remunerateArgs(
+  cert: {
+    claims: string;
+    signature: ReturnType<typeof signClaims>;
+    payerScheme: 0 | 1;
+    payerSignature: string;
+  },
+  payer: { scheme: 0 | 1; signature: string } = { scheme: cert.payerScheme, signature: cert.payerSignature },
+): [string, ReturnType<typeof signClaims>, 0 | 1, string] {
+  return [cert.claims, cert.signature, payer.scheme, payer.signature];
 }

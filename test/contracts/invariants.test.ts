@@ -12,7 +12,18 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { id as hashText, parseEther } from "ethers";
 
-import { ETH, TIMINGS, buildCycle, suretyFixture, transfer, v2Certificate, type Position } from "./helpers";
+import {
+  ETH,
+  buildCycle,
+  GUARANTEES_ROOT,
+  PAYMENT_DELAY,
+  type Position,
+  remunerateArgs,
+  suretyFixture,
+  TIMINGS,
+  transfer,
+  v2Certificate,
+} from "./helpers";
 
 const ONE = parseEther("1");
 const USD = 1_000_000n;
@@ -33,7 +44,6 @@ async function expectHoldingsMatchBooks(f: Fixture): Promise<void> {
       asset === ETH
         ? await ethers.provider.getBalance(f.clearingHouseAddress)
         : await f.usd.balanceOf(f.clearingHouseAddress);
-    expect(await f.vault.totalBalance(asset), `Vault books (${asset})`).to.equal(sum);
     expect(vaultHoldings, `Vault holdings (${asset})`).to.equal(sum);
     expect(chHoldings, `ClearingHouse holdings (${asset})`).to.equal(
       await f.clearingHouse.heldLiquidity(asset),
@@ -59,7 +69,9 @@ describe("Invariants (ARCHITECTURE §7)", () => {
               ...transfer(ETH, alice.address, dave.address, 2n * ONE),
               ...transfer(usdAddress, bob.address, carol.address, 120n * USD),
             ]);
-            return clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+            return clearingHouse
+              .connect(operator)
+              .commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
           },
         ],
         ["alice pays her debit", () => clearingHouse.connect(alice).payNetDebit(1, ETH, { value: 2n * ONE })],
@@ -104,7 +116,7 @@ describe("Invariants (ARCHITECTURE §7)", () => {
             await f.validationRegistry
               .connect(f.validator)
               .validationResponse(cert.requestHash, 60, "", hashText("e"), "t");
-            return vault.connect(carol).remunerate(cert.claims, cert.signature);
+            return vault.connect(carol).remunerate(...remunerateArgs(cert));
           },
         ],
       ];
@@ -127,7 +139,7 @@ describe("Invariants (ARCHITECTURE §7)", () => {
       await vault.connect(alice).deposit({ value: 10n * ONE });
       await vault.connect(alice).requestWithdrawal(ETH, 10n * ONE);
       const c = buildCycle(1, transfer(ETH, alice.address, bob.address, 4n * ONE));
-      await clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
       await time.increase(TIMINGS.withdrawalGracePeriod);
       await expect(vault.connect(alice).finalizeWithdrawal(ETH))
         .to.emit(vault, "WithdrawalFinalized")
@@ -160,7 +172,7 @@ describe("Invariants (ARCHITECTURE §7)", () => {
         { asset: ETH, participant: carol.address, debit: 0n, credit: 4n * ONE },
       ];
       const c = buildCycle(1, positions);
-      await clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
       const { paymentDeadline, defaultDeadline } = await clearingHouse.getCycle(1);
       expect(defaultDeadline).to.be.lessThan(finalizableAt); // the whole clearing path fits in the grace period
 
@@ -194,7 +206,12 @@ describe("Invariants (ARCHITECTURE §7)", () => {
 
     it("the setters refuse any timing that would break it", async () => {
       const { vault } = await loadFixture(suretyFixture);
-      const path = TIMINGS.cycleLength + TIMINGS.commitDelay + TIMINGS.paymentWindow + TIMINGS.defaultWindow;
+      const path =
+        TIMINGS.cycleLength +
+        TIMINGS.commitDelay +
+        2 * TIMINGS.challengeWindow +
+        TIMINGS.paymentWindow +
+        TIMINGS.defaultWindow;
       await expect(vault.setTimings({ ...TIMINGS, withdrawalGracePeriod: path }))
         .to.be.revertedWithCustomError(vault, "GracePeriodTooShort")
         .withArgs(path, path);
@@ -218,9 +235,9 @@ describe("Invariants (ARCHITECTURE §7)", () => {
         ...transfer(usdAddress, bob.address, alice.address, 150n * USD),
       ];
       const c = buildCycle(1, positions);
-      await clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: 2n * ONE });
-      await time.increase(TIMINGS.paymentWindow + 1);
+      await time.increase(PAYMENT_DELAY + 1);
       await clearingHouse.connect(bob).payNetDebit(1, usdAddress); // late, before anyone covers
       await expect(clearingHouse.coverDefault(1, ETH, carol.address)).to.emit(
         clearingHouse,
@@ -283,25 +300,26 @@ describe("Invariants (ARCHITECTURE §7)", () => {
       return { ...f, cert, cycle };
     }
 
-    it("remunerated first: a cycle netting it cannot commit", async () => {
+    it("remunerated first: a cycle listing it commits, skips the id and reports it; it stays Remunerated", async () => {
       const { vault, clearingHouse, operator, cert, cycle } = await loadFixture(v2Fixture);
-      await vault.remunerate(cert.claims, cert.signature);
+      await vault.remunerate(...remunerateArgs(cert));
       await expect(
         clearingHouse
           .connect(operator)
-          .commitCycle(1, cycle.root, cycle.totals, cycle.debtors, [cert.guaranteeId]),
+          .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, [cert.guaranteeId]),
       )
-        .to.be.revertedWithCustomError(vault, "GuaranteeAlreadyConsumed")
+        .to.emit(vault, "GuaranteeNettingSkipped")
         .withArgs(cert.guaranteeId, 1n);
-      expect(await clearingHouse.lastCycleId()).to.equal(0n);
+      expect(await clearingHouse.lastCycleId()).to.equal(1n);
+      expect(await vault.consumption(cert.guaranteeId)).to.equal(1n); // still Remunerated: paid once
     });
 
     it("netted first: it cannot be remunerated", async () => {
       const { vault, clearingHouse, operator, cert, cycle, alice } = await loadFixture(v2Fixture);
       await clearingHouse
         .connect(operator)
-        .commitCycle(1, cycle.root, cycle.totals, cycle.debtors, [cert.guaranteeId]);
-      await expect(vault.remunerate(cert.claims, cert.signature))
+        .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, [cert.guaranteeId]);
+      await expect(vault.remunerate(...remunerateArgs(cert)))
         .to.be.revertedWithCustomError(vault, "GuaranteeAlreadyConsumed")
         .withArgs(cert.guaranteeId, 2n);
       expect(await vault.consumption(cert.guaranteeId)).to.equal(2n); // still Netted

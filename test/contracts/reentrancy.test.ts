@@ -4,7 +4,7 @@ import { ethers } from "hardhat";
 import { parseEther } from "ethers";
 
 import { ReentrantReceiver__factory } from "../../typechain-types";
-import { ETH, TIMINGS, buildCycle, suretyFixture, transfer } from "./helpers";
+import { ETH, GUARANTEES_ROOT, TIMINGS, buildCycle, suretyFixture, transfer } from "./helpers";
 
 const ONE = parseEther("1");
 
@@ -34,8 +34,9 @@ describe("Re-entry is refused", () => {
     const { clearingHouse, clearingHouseAddress, operator, alice, receiver, receiverAddress, guardError } =
       await loadFixture(fixture);
     const c = buildCycle(1, transfer(ETH, alice.address, receiverAddress, ONE));
-    await clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+    await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
     await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: ONE });
+    await time.increase(TIMINGS.challengeWindow + 1);
     const claim = clearingHouse.interface.encodeFunctionData("claimNetCredit", [
       1n,
       ETH,

@@ -9,6 +9,7 @@ import {
   ETH,
   OTHER_BLS,
   encodeClaims,
+  remunerateArgs,
   signClaims,
   suretyFixture,
   v2Certificate,
@@ -69,13 +70,13 @@ describe("Vault.remunerate (V2 validation path)", () => {
   describe("success", () => {
     it("pays ETH from the payer's collateral to the recipient and emits GuaranteeRemunerated", async () => {
       const { vault, cert, alice, bob, outsider } = await loadFixture(validatedFixture);
-      const tx = vault.connect(outsider).remunerate(cert.claims, cert.signature);
+      const tx = vault.connect(outsider).remunerate(...remunerateArgs(cert));
       await expect(tx)
         .to.emit(vault, "GuaranteeRemunerated")
         .withArgs(cert.guaranteeId, alice.address, bob.address, ETH, 2n * ONE);
       await expect(tx).to.changeEtherBalances([bob, vault, outsider], [2n * ONE, -2n * ONE, 0n]);
       expect(await vault.balanceOf(alice.address, ETH)).to.equal(8n * ONE);
-      expect(await vault.totalBalance(ETH)).to.equal(8n * ONE);
+      expect(await ethers.provider.getBalance(vault)).to.equal(8n * ONE);
       expect(await vault.consumption(cert.guaranteeId)).to.equal(1n); // Remunerated
     });
 
@@ -85,7 +86,7 @@ describe("Vault.remunerate (V2 validation path)", () => {
       const p = { ...policy, deadline };
       const cert = v2Certificate({ ...input, policy: p, reqId: 2n, asset: usdAddress, amount: 50n * USD });
       await validationRequestAt(deadline, async () => validate(cert.requestHash, MIN_SCORE));
-      const tx = vault.remunerate(cert.claims, cert.signature);
+      const tx = vault.remunerate(...remunerateArgs(cert));
       await expect(tx)
         .to.emit(vault, "GuaranteeRemunerated")
         .withArgs(cert.guaranteeId, alice.address, bob.address, usdAddress, 50n * USD);
@@ -95,15 +96,15 @@ describe("Vault.remunerate (V2 validation path)", () => {
     it("works while the Vault is paused", async () => {
       const { vault, cert } = await loadFixture(validatedFixture);
       await vault.pause();
-      await expect(vault.remunerate(cert.claims, cert.signature)).to.emit(vault, "GuaranteeRemunerated");
+      await expect(vault.remunerate(...remunerateArgs(cert))).to.emit(vault, "GuaranteeRemunerated");
     });
   });
 
   describe("reverts without payment", () => {
     it("when the guarantee was already remunerated", async () => {
       const { vault, cert } = await loadFixture(validatedFixture);
-      await vault.remunerate(cert.claims, cert.signature);
-      await expect(vault.remunerate(cert.claims, cert.signature))
+      await vault.remunerate(...remunerateArgs(cert));
+      await expect(vault.remunerate(...remunerateArgs(cert)))
         .to.be.revertedWithCustomError(vault, "GuaranteeAlreadyConsumed")
         .withArgs(cert.guaranteeId, 1n);
     });
@@ -111,7 +112,7 @@ describe("Vault.remunerate (V2 validation path)", () => {
     it("when the claims are V1", async () => {
       const { vault, cert } = await loadFixture(validatedFixture);
       const claims = encodeClaims({ ...cert.fields, version: 1n, policy: "0x" });
-      await expect(vault.remunerate(claims, signClaims(claims)))
+      await expect(vault.remunerate(claims, signClaims(claims), 0, "0x"))
         .to.be.revertedWithCustomError(vault, "NotV2Certificate")
         .withArgs(1n);
     });
@@ -119,10 +120,10 @@ describe("Vault.remunerate (V2 validation path)", () => {
     it("when the claims do not decode (codec errors surface)", async () => {
       const { vault, cert } = await loadFixture(validatedFixture);
       const claims = encodeClaims({ ...cert.fields, version: 3n });
-      await expect(vault.remunerate(claims, signClaims(claims)))
+      await expect(vault.remunerate(claims, signClaims(claims), 0, "0x"))
         .to.be.revertedWithCustomError(vault, "UnsupportedClaimsVersion")
         .withArgs(3n);
-      await expect(vault.remunerate("0x1234", cert.signature)).to.be.reverted;
+      await expect(vault.remunerate("0x1234", cert.signature, 0, "0x")).to.be.reverted;
     });
 
     it("when the domain belongs to another deployment", async () => {
@@ -130,7 +131,7 @@ describe("Vault.remunerate (V2 validation path)", () => {
       const other = v2Certificate({ ...input, vault: ethers.Wallet.createRandom().address });
       const claims = encodeClaims({ ...cert.fields, domain: other.fields.domain });
       const { fields } = v2Certificate({ ...input, chainId, vault: vaultAddress });
-      await expect(vault.remunerate(claims, signClaims(claims)))
+      await expect(vault.remunerate(claims, signClaims(claims), 0, "0x"))
         .to.be.revertedWithCustomError(vault, "CertificateDomainMismatch")
         .withArgs(fields.domain, other.fields.domain);
     });
@@ -138,7 +139,7 @@ describe("Vault.remunerate (V2 validation path)", () => {
     it("when the guarantee id does not match the claims", async () => {
       const { vault, cert } = await loadFixture(validatedFixture);
       const claims = encodeClaims({ ...cert.fields, guaranteeId: hashText("forged") });
-      await expect(vault.remunerate(claims, signClaims(claims)))
+      await expect(vault.remunerate(claims, signClaims(claims), 0, "0x"))
         .to.be.revertedWithCustomError(vault, "GuaranteeIdMismatch")
         .withArgs(cert.guaranteeId, hashText("forged"));
     });
@@ -146,11 +147,16 @@ describe("Vault.remunerate (V2 validation path)", () => {
     it("when the signature is not the operator's", async () => {
       const { vault, cert } = await loadFixture(validatedFixture);
       await expect(
-        vault.remunerate(cert.claims, signClaims(cert.claims, OTHER_BLS)),
+        vault.remunerate(
+          cert.claims,
+          signClaims(cert.claims, OTHER_BLS),
+          cert.payerScheme,
+          cert.payerSignature,
+        ),
       ).to.be.revertedWithCustomError(vault, "InvalidCertificateSignature");
       // A valid signature over different claims (amount raised by the recipient).
       const inflated = encodeClaims({ ...cert.fields, amount: 9n * ONE });
-      await expect(vault.remunerate(inflated, cert.signature)).to.be.revertedWithCustomError(
+      await expect(vault.remunerate(inflated, cert.signature, 0, "0x")).to.be.revertedWithCustomError(
         vault,
         "InvalidCertificateSignature",
       );
@@ -162,7 +168,7 @@ describe("Vault.remunerate (V2 validation path)", () => {
       const vaultAddress = await bare.vault.getAddress();
       const c = v2Certificate({ ...input, vault: vaultAddress });
       expect(c.guaranteeId).not.to.equal(cert.guaranteeId);
-      await expect(bare.vault.remunerate(c.claims, c.signature)).to.be.revertedWithCustomError(
+      await expect(bare.vault.remunerate(...remunerateArgs(c))).to.be.revertedWithCustomError(
         bare.vault,
         "OperatorKeyNotSet",
       );
@@ -171,10 +177,7 @@ describe("Vault.remunerate (V2 validation path)", () => {
     it("when the amount is zero", async () => {
       const { vault, input } = await loadFixture(validatedFixture);
       const c = v2Certificate({ ...input, reqId: 5n, amount: 0n });
-      await expect(vault.remunerate(c.claims, c.signature)).to.be.revertedWithCustomError(
-        vault,
-        "ZeroAmount",
-      );
+      await expect(vault.remunerate(...remunerateArgs(c))).to.be.revertedWithCustomError(vault, "ZeroAmount");
     });
 
     it("when the registry is not trusted", async () => {
@@ -182,35 +185,35 @@ describe("Vault.remunerate (V2 validation path)", () => {
       const rogue = await new ValidationRegistry__factory(admin).deploy();
       const rogueAddress = await rogue.getAddress();
       const c = v2Certificate({ ...input, policy: { ...policy, registry: rogueAddress } });
-      await expect(vault.remunerate(c.claims, c.signature))
+      await expect(vault.remunerate(...remunerateArgs(c)))
         .to.be.revertedWithCustomError(vault, "UntrustedRegistry")
         .withArgs(rogueAddress);
     });
 
     it("when no request was addressed to the policy's validator", async () => {
-      const { vault, cert, validator } = await loadFixture(fixture);
-      await expect(vault.remunerate(cert.claims, cert.signature))
-        .to.be.revertedWithCustomError(vault, "ValidatorMismatch")
-        .withArgs(validator.address, ethers.ZeroAddress);
+      const { vault, cert } = await loadFixture(fixture);
+      await expect(vault.remunerate(...remunerateArgs(cert)))
+        .to.be.revertedWithCustomError(vault, "ValidationResponseMissing")
+        .withArgs(cert.requestHash);
     });
 
-    it("when the request names another agent", async () => {
-      const { vault, cert, validationRegistry, validator, outsider } = await loadFixture(fixture);
+    it("when only another validator answered the same request hash", async () => {
+      const { vault, cert, validationRegistry, outsider } = await loadFixture(fixture);
       await validationRegistry
         .connect(outsider)
-        .validationRequest(validator.address, 666n, "", cert.requestHash);
+        .validationRequest(outsider.address, AGENT, "", cert.requestHash);
       await validationRegistry
-        .connect(validator)
-        .validationResponse(cert.requestHash, 90, "", hashText("e"), TAG);
-      await expect(vault.remunerate(cert.claims, cert.signature))
-        .to.be.revertedWithCustomError(vault, "AgentIdMismatch")
-        .withArgs(AGENT, 666n);
+        .connect(outsider)
+        .validationResponse(cert.requestHash, 100, "", hashText("e"), TAG);
+      await expect(vault.remunerate(...remunerateArgs(cert)))
+        .to.be.revertedWithCustomError(vault, "ValidationResponseMissing")
+        .withArgs(cert.requestHash);
     });
 
     it("when the validator has not answered", async () => {
       const { vault, cert, validationRegistry, validator, bob } = await loadFixture(fixture);
       await validationRegistry.connect(bob).validationRequest(validator.address, AGENT, "", cert.requestHash);
-      await expect(vault.remunerate(cert.claims, cert.signature))
+      await expect(vault.remunerate(...remunerateArgs(cert)))
         .to.be.revertedWithCustomError(vault, "ValidationResponseMissing")
         .withArgs(cert.requestHash);
     });
@@ -218,7 +221,7 @@ describe("Vault.remunerate (V2 validation path)", () => {
     it("when the score is below the minimum", async () => {
       const { vault, cert, validate } = await loadFixture(fixture);
       await validate(cert.requestHash, MIN_SCORE - 1);
-      await expect(vault.remunerate(cert.claims, cert.signature))
+      await expect(vault.remunerate(...remunerateArgs(cert)))
         .to.be.revertedWithCustomError(vault, "ValidationScoreTooLow")
         .withArgs(MIN_SCORE - 1, MIN_SCORE);
     });
@@ -226,9 +229,9 @@ describe("Vault.remunerate (V2 validation path)", () => {
     it("when the tag differs", async () => {
       const { vault, cert, validate } = await loadFixture(fixture);
       await validate(cert.requestHash, 90, "other");
-      await expect(vault.remunerate(cert.claims, cert.signature))
+      await expect(vault.remunerate(...remunerateArgs(cert)))
         .to.be.revertedWithCustomError(vault, "ValidationTagMismatch")
-        .withArgs(TAG, "other");
+        .withArgs(TAG, hashText("other"));
     });
 
     it("when the answer came (or was updated) after the deadline", async () => {
@@ -238,7 +241,7 @@ describe("Vault.remunerate (V2 validation path)", () => {
       await validationRegistry
         .connect(validator)
         .validationResponse(cert.requestHash, 95, "", hashText("e"), TAG);
-      await expect(vault.remunerate(cert.claims, cert.signature))
+      await expect(vault.remunerate(...remunerateArgs(cert)))
         .to.be.revertedWithCustomError(vault, "ValidationAfterDeadline")
         .withArgs(policy.deadline + 1n, policy.deadline);
     });
@@ -249,7 +252,7 @@ describe("Vault.remunerate (V2 validation path)", () => {
       await setBalance(clearingHouseAddress, ONE);
       const ch = await ethers.getSigner(clearingHouseAddress);
       await vault.connect(ch).recordObligations([{ asset: ETH, debtor: alice.address, amount: 9n * ONE }]);
-      await expect(vault.remunerate(cert.claims, cert.signature))
+      await expect(vault.remunerate(...remunerateArgs(cert)))
         .to.be.revertedWithCustomError(vault, "InsufficientFreeCollateral")
         .withArgs(alice.address, ETH, ONE, 2n * ONE);
       expect(await vault.consumption(cert.guaranteeId)).to.equal(0n);

@@ -11,14 +11,18 @@ import { id as hashText, parseEther } from "ethers";
 import { deploySurety } from "../../scripts/deploy";
 import {
   ETH,
+  GUARANTEES_ROOT,
   OPERATOR_BLS,
   OTHER_BLS,
+  PAYMENT_DELAY,
+  type PolicyFields,
   TIMINGS,
   buildCycle,
+  remunerateArgs,
+  rotateOperatorKey,
   suretyFixture,
   transfer,
   v2Certificate,
-  type PolicyFields,
 } from "./helpers";
 import { g1ToEip2537 } from "../../sdk/bls";
 
@@ -69,8 +73,10 @@ describe("Security review", () => {
       await f.vault.setTokenAllowed(fee, true);
       await f.vault.connect(f.alice).depositToken(fee, 20_000n); // 19_800 credited
       const cycle = buildCycle(1, transfer(fee, f.alice.address, f.bob.address, 10_000n));
-      await f.clearingHouse.connect(f.operator).commitCycle(1, cycle.root, cycle.totals, cycle.debtors, []);
-      await time.increase(TIMINGS.paymentWindow + 1);
+      await f.clearingHouse
+        .connect(f.operator)
+        .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, []);
+      await time.increase(PAYMENT_DELAY + 1);
       return { ...f, fee, cycle };
     }
 
@@ -99,8 +105,10 @@ describe("Security review", () => {
       const f = await loadFixture(suretyFixture);
       await f.vault.connect(f.alice).deposit({ value: ONE });
       const c = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, 2n * ONE));
-      await f.clearingHouse.connect(f.operator).commitCycle(1, c.root, c.totals, c.debtors, []);
-      await time.increase(TIMINGS.paymentWindow + 1);
+      await f.clearingHouse
+        .connect(f.operator)
+        .commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+      await time.increase(PAYMENT_DELAY + 1);
       await expect(f.clearingHouse.coverDefault(1, ETH, f.alice.address))
         .to.emit(f.clearingHouse, "DefaultCovered")
         .withArgs(1n, ETH, f.alice.address, 2n * ONE, ONE);
@@ -142,7 +150,7 @@ describe("Security review", () => {
         .withArgs(id, newReadyAt);
       // The cycle holding alice's guarantee commits within the new path: the withdrawal cannot take it.
       const c = buildCycle(1, transfer(ETH, alice.address, bob.address, 4n * ONE));
-      await clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
       await time.increaseTo(newReadyAt);
       await expect(vault.connect(alice).finalizeWithdrawal(ETH))
         .to.emit(vault, "WithdrawalFinalized")
@@ -151,7 +159,11 @@ describe("Security review", () => {
 
     it("a shortened grace period never speeds an open request up", async () => {
       const { vault, alice, finalizableAt, id } = await loadFixture(requestedFixture);
-      const shorterPath = { ...TIMINGS, cycleLength: 1, withdrawalGracePeriod: 250 };
+      const shorterPath = {
+        ...TIMINGS,
+        cycleLength: 1,
+        withdrawalGracePeriod: TIMINGS.withdrawalGracePeriod - 50,
+      };
       await vault.setTimings(shorterPath);
       expect(await vault.withdrawalFinalizableAt(alice.address, ETH)).to.equal(finalizableAt);
       await time.setNextBlockTimestamp(finalizableAt - 1n);
@@ -184,9 +196,12 @@ describe("Security review", () => {
       const c1 = positions(1);
       const c2 = positions(2);
       for (const c of [c1, c2]) {
-        await f.clearingHouse.connect(f.operator).commitCycle(c.id, c.root, c.totals, c.debtors, []);
+        await f.clearingHouse
+          .connect(f.operator)
+          .commitCycle(c.id, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
       }
       await f.clearingHouse.connect(f.alice).payNetDebit(1, ETH, { value: 3n * ONE });
+      await time.increase(TIMINGS.challengeWindow + 1); // claims open after the challenge window
       return { ...f, c1, c2 };
     }
 
@@ -241,9 +256,9 @@ describe("Security review", () => {
         { asset: ETH, participant: carol.address, debit: ONE, credit: 0n },
         { asset: ETH, participant: bob.address, debit: 0n, credit: 2n * ONE },
       ]);
-      await clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: ONE });
-      await time.increase(TIMINGS.paymentWindow + 1);
+      await time.increase(PAYMENT_DELAY + 1);
       await expect(clearingHouse.coverDefault(1, ETH, alice.address))
         .to.be.revertedWithCustomError(clearingHouse, "DebtAlreadyResolved")
         .withArgs(1n, ETH, alice.address, 2n);
@@ -267,8 +282,10 @@ describe("Security review", () => {
       await v2.request();
       await v2.answer(90);
       const c = buildCycle(1, transfer(ETH, f.alice.address, f.carol.address, 2n * ONE));
-      await f.clearingHouse.connect(f.operator).commitCycle(1, c.root, c.totals, c.debtors, []);
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature))
+      await f.clearingHouse
+        .connect(f.operator)
+        .commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert)))
         .to.be.revertedWithCustomError(f.vault, "InsufficientFreeCollateral")
         .withArgs(f.alice.address, ETH, ONE, 2n * ONE);
     });
@@ -281,8 +298,8 @@ describe("Security review", () => {
       const v2 = await v2Setup(f);
       await v2.request();
       await v2.answer(90);
-      await f.vault.remunerate(v2.cert.claims, v2.cert.signature);
-      await expect(other.vault.remunerate(v2.cert.claims, v2.cert.signature)).to.be.revertedWithCustomError(
+      await f.vault.remunerate(...remunerateArgs(v2.cert));
+      await expect(other.vault.remunerate(...remunerateArgs(v2.cert))).to.be.revertedWithCustomError(
         other.vault,
         "CertificateDomainMismatch",
       );
@@ -294,14 +311,14 @@ describe("Security review", () => {
       const v2 = await v2Setup(f);
       await v2.request();
       await v2.answer(90);
-      await f.vault.remunerate(v2.cert.claims, v2.cert.signature);
-      await f.vault.setOperatorKey(g1ToEip2537(OTHER_BLS.publicKey));
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature)).to.be.revertedWithCustomError(
+      await f.vault.remunerate(...remunerateArgs(v2.cert));
+      await rotateOperatorKey(f.vault, g1ToEip2537(OTHER_BLS.publicKey));
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert))).to.be.revertedWithCustomError(
         f.vault,
         "InvalidCertificateSignature",
       );
-      await f.vault.setOperatorKey(g1ToEip2537(OPERATOR_BLS.publicKey));
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature))
+      await rotateOperatorKey(f.vault, g1ToEip2537(OPERATOR_BLS.publicKey));
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert)))
         .to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed")
         .withArgs(v2.cert.guaranteeId, 1n);
     });
@@ -319,7 +336,7 @@ describe("Security review", () => {
       ).to.be.revertedWithCustomError(f.validationRegistry, "RequestNotFound");
       await time.increaseTo(v2.policy.deadline + 1n);
       await v2.answer(100); // the validator changes its mind too late
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature)).to.be.revertedWithCustomError(
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert))).to.be.revertedWithCustomError(
         f.vault,
         "ValidationAfterDeadline",
       );
@@ -336,7 +353,7 @@ describe("Security review", () => {
       await f.vault.connect(f.alice).finalizeWithdrawal(ETH);
       await v2.request();
       await v2.answer(90);
-      await expect(f.vault.remunerate(v2.cert.claims, v2.cert.signature))
+      await expect(f.vault.remunerate(...remunerateArgs(v2.cert)))
         .to.be.revertedWithCustomError(f.vault, "InsufficientFreeCollateral")
         .withArgs(f.alice.address, ETH, 0n, 2n * ONE);
     });
@@ -354,7 +371,7 @@ describe("Security review", () => {
         { asset: ETH, participant: carol.address, debit: ONE, credit: 0n },
         { asset: ETH, participant: bob.address, debit: 0n, credit: 2n * ONE },
       ]);
-      await clearingHouse.connect(operator).commitCycle(1, c.root, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
       const v2 = await v2Setup(f);
       await v2.request();
       await v2.answer(90);
@@ -371,7 +388,7 @@ describe("Security review", () => {
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: ONE });
       await clearingHouse.coverDefault(1, ETH, carol.address);
       await clearingHouse.claimNetCredit(1, ETH, bob.address, 2n * ONE, c.proofOf(ETH, bob.address));
-      await vault.remunerate(v2.cert.claims, v2.cert.signature);
+      await vault.remunerate(...remunerateArgs(v2.cert));
       await vault.connect(alice).cancelWithdrawal(ETH);
     });
   });

@@ -52,11 +52,13 @@ describe("ValidationRegistry", () => {
       ).to.be.revertedWithCustomError(registry, "ZeroRequestHash");
     });
 
-    it("rejects a duplicate request from anyone but the named validator", async () => {
-      const { registry, validator, other } = await loadFixture(requestedFixture);
+    it("accepts a repeated request from anyone (an event only: the record keeps its first requester)", async () => {
+      const { registry, requester, validator, other } = await loadFixture(requestedFixture);
       await expect(registry.connect(other).validationRequest(validator.address, 7n, "x", REQUEST))
-        .to.be.revertedWithCustomError(registry, "RequestAlreadyExists")
-        .withArgs(REQUEST, validator.address);
+        .to.emit(registry, "ValidationRequest")
+        .withArgs(validator.address, 7n, "x", REQUEST);
+      expect(await registry.requesterOf(REQUEST, validator.address)).to.equal(requester.address);
+      expect((await registry.getValidationStatusFor(REQUEST, validator.address)).agentId).to.equal(AGENT);
     });
 
     it("lets the named validator re-open its own unanswered request (squatting with a wrong agent id fails)", async () => {
@@ -77,16 +79,22 @@ describe("ValidationRegistry", () => {
       await registry.validationRequest(validator.address, AGENT, "ipfs://job", REQUEST);
       await registry.connect(validator).validationResponse(REQUEST, 90, "", RESPONSE_HASH, "ok");
       expect((await registry.getValidationStatusFor(REQUEST, validator.address)).response).to.equal(90);
-      // The ERC-8004 single-key view shows the first validator named.
-      expect((await registry.getValidationStatus(REQUEST)).validatorAddress).to.equal(squatter.address);
+      expect((await registry.verdictOf(REQUEST, squatter.address)).responded).to.equal(false);
+      // No single-key view: which validator it showed was the first requester's choice (finding 7).
+      expect(
+        registry.interface.fragments.some((f) => "name" in f && f.name === "getValidationStatus"),
+      ).to.equal(false);
     });
 
-    it("refuses to re-open an answered request, even by its validator", async () => {
+    it("a request after the answer is an event only: the validator's agent id and verdict stay", async () => {
       const { registry, validator } = await loadFixture(requestedFixture);
       await registry.connect(validator).validationResponse(REQUEST, 80, "", RESPONSE_HASH, "ok");
-      await expect(registry.connect(validator).validationRequest(validator.address, AGENT, "", REQUEST))
-        .to.be.revertedWithCustomError(registry, "RequestAlreadyExists")
-        .withArgs(REQUEST, validator.address);
+      await expect(registry.connect(validator).validationRequest(validator.address, 9n, "", REQUEST)).to.emit(
+        registry,
+        "ValidationRequest",
+      );
+      const status = await registry.getValidationStatusFor(REQUEST, validator.address);
+      expect([status.agentId, status.response]).to.deep.equal([AGENT, 80n]);
     });
   });
 
@@ -100,7 +108,7 @@ describe("ValidationRegistry", () => {
         .to.emit(registry, "ValidationResponse")
         .withArgs(validator.address, AGENT, REQUEST, 85, "ipfs://answer", RESPONSE_HASH, "quality");
       const at = await time.latest();
-      const status = await registry.getValidationStatus(REQUEST);
+      const status = await registry.getValidationStatusFor(REQUEST, validator.address);
       expect(status.validatorAddress).to.equal(validator.address);
       expect(status.agentId).to.equal(AGENT);
       expect(status.response).to.equal(85);
@@ -108,6 +116,12 @@ describe("ValidationRegistry", () => {
       expect(status.tag).to.equal("quality");
       expect(status.lastUpdate).to.equal(BigInt(at));
       expect(await registry.hasResponse(REQUEST, validator.address)).to.equal(true);
+      expect(await registry.verdictOf(REQUEST, validator.address)).to.deep.equal([
+        true,
+        85n,
+        hashText("quality"),
+        BigInt(at),
+      ]);
     });
 
     it("lets the validator update its answer (the latest wins)", async () => {
@@ -115,7 +129,7 @@ describe("ValidationRegistry", () => {
       await registry.connect(validator).validationResponse(REQUEST, 10, "", RESPONSE_HASH, "a");
       await time.increase(100);
       await registry.connect(validator).validationResponse(REQUEST, 100, "", ZeroHash, "b");
-      const status = await registry.getValidationStatus(REQUEST);
+      const status = await registry.getValidationStatusFor(REQUEST, validator.address);
       expect(status.response).to.equal(100);
       expect(status.tag).to.equal("b");
       expect(status.lastUpdate).to.equal(BigInt(await time.latest()));
@@ -146,16 +160,16 @@ describe("ValidationRegistry", () => {
   describe("views", () => {
     it("return zeros for unknown requests", async () => {
       const { registry, validator } = await loadFixture(fixture);
-      for (const status of [
-        await registry.getValidationStatus(REQUEST),
-        await registry.getValidationStatusFor(REQUEST, validator.address),
-      ]) {
-        expect(status.validatorAddress).to.equal(ZeroAddress);
-        expect(status.agentId).to.equal(0n);
-        expect(status.tag).to.equal("");
-        expect(status.lastUpdate).to.equal(0n);
-      }
+      const status = await registry.getValidationStatusFor(REQUEST, validator.address);
+      expect(status.validatorAddress).to.equal(ZeroAddress);
+      expect(status.agentId).to.equal(0n);
+      expect(status.tag).to.equal("");
+      expect(status.lastUpdate).to.equal(0n);
+      expect(await registry.verdictOf(REQUEST, validator.address)).to.deep.equal([false, 0n, ZeroHash, 0n]);
       expect(await registry.requestExists(REQUEST, validator.address)).to.equal(false);
+      // An open, unanswered request also reads as no verdict.
+      await registry.validationRequest(validator.address, AGENT, "", REQUEST);
+      expect((await registry.verdictOf(REQUEST, validator.address)).responded).to.equal(false);
       expect(await registry.MAX_RESPONSE()).to.equal(100);
     });
   });

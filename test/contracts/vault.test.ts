@@ -36,7 +36,7 @@ describe("Vault", () => {
         .to.emit(vault, "Deposited")
         .withArgs(alice.address, ETH, ONE, 2n * ONE);
       expect(await vault.balanceOf(alice.address, ETH)).to.equal(2n * ONE);
-      expect(await vault.totalBalance(ETH)).to.equal(2n * ONE);
+      expect(await ethers.provider.getBalance(vault)).to.equal(2n * ONE);
       expect(await ethers.provider.getBalance(await vault.getAddress())).to.equal(2n * ONE);
     });
 
@@ -73,7 +73,7 @@ describe("Vault", () => {
         .to.emit(vault, "Deposited")
         .withArgs(alice.address, fee, 9_900n, 9_900n);
       expect(await vault.balanceOf(alice.address, fee)).to.equal(9_900n);
-      expect(await feeToken.balanceOf(vaultAddress)).to.equal(await vault.totalBalance(fee));
+      expect(await feeToken.balanceOf(vaultAddress)).to.equal(await vault.balanceOf(alice.address, fee));
     });
 
     it("rejects a transfer that delivers nothing", async () => {
@@ -176,7 +176,7 @@ describe("Vault", () => {
         .withArgs(1n, alice.address, ETH, 3n * ONE, 3n * ONE);
       await expect(tx).to.changeEtherBalances([alice, vault], [3n * ONE, -3n * ONE]);
       expect(await vault.balanceOf(alice.address, ETH)).to.equal(7n * ONE);
-      expect(await vault.totalBalance(ETH)).to.equal(7n * ONE);
+      expect(await ethers.provider.getBalance(vault)).to.equal(7n * ONE);
       expect((await vault.pendingWithdrawal(alice.address, ETH)).id).to.equal(0n);
     });
 
@@ -278,10 +278,10 @@ describe("Vault", () => {
       await expect(tx).to.changeEtherBalances([vault, ch], [-3n * ONE, 3n * ONE]);
       expect(await vault.obligationOf(alice.address, ETH)).to.equal(0n);
       expect(await vault.balanceOf(alice.address, ETH)).to.equal(7n * ONE);
-      expect(await vault.totalBalance(ETH)).to.equal(7n * ONE);
+      expect(await ethers.provider.getBalance(vault)).to.equal(7n * ONE);
     });
 
-    it("markNetted marks ids once and refuses any id already consumed", async () => {
+    it("markNetted marks ids once and skips (reports) any id already consumed", async () => {
       const { vault, clearingHouseAddress } = await loadFixture(fundedFixture);
       const ch = await asClearingHouse(clearingHouseAddress);
       const [a, b] = [hashText("a"), hashText("b")];
@@ -291,10 +291,15 @@ describe("Vault", () => {
         .and.to.emit(vault, "GuaranteeNetted")
         .withArgs(b);
       expect(await vault.consumption(a)).to.equal(2n); // Netted
-      await expect(vault.connect(ch).markNetted([hashText("c"), a]))
-        .to.be.revertedWithCustomError(vault, "GuaranteeAlreadyConsumed")
-        .withArgs(a, 2n);
-      expect(await vault.consumption(hashText("c"))).to.equal(0n); // nothing partial
+      const c = hashText("c");
+      expect(await vault.connect(ch).markNetted.staticCall([c, a])).to.equal(1n);
+      await expect(vault.connect(ch).markNetted([c, a]))
+        .to.emit(vault, "GuaranteeNettingSkipped")
+        .withArgs(a, 2n)
+        .and.to.emit(vault, "GuaranteeNetted")
+        .withArgs(c);
+      expect(await vault.consumption(c)).to.equal(2n);
+      expect(await vault.consumptionOf([a, c, hashText("d")])).to.deep.equal([2n, 2n, 0n]);
     });
   });
 
@@ -317,8 +322,14 @@ describe("Vault", () => {
       expect(await fresh.clearingHouse()).to.equal(clearingHouseAddress);
     });
 
-    it("setOperatorKey stores a valid G1 key and emits its hash", async () => {
-      const { vault } = await loadFixture(suretyFixture);
+    it("setOperatorKey stores a valid G1 key and emits its hash (setup phase only)", async () => {
+      const { admin, vault: wired } = await loadFixture(suretyFixture);
+      await expect(wired.setOperatorKey(g1ToEip2537(OTHER_BLS.publicKey))).to.be.revertedWithCustomError(
+        wired,
+        "ChangeMustBeScheduled",
+      );
+      const vault = await new Vault__factory(admin).deploy(admin.address, 0, TIMINGS);
+      expect(await vault.operatorKeySet()).to.equal(false);
       const key = g1ToEip2537(OTHER_BLS.publicKey);
       const encoded = AbiCoder.defaultAbiCoder().encode(
         ["bytes32", "bytes32", "bytes32", "bytes32"],
@@ -338,7 +349,8 @@ describe("Vault", () => {
     });
 
     it("setOperatorKey rejects the identity, off-curve points, and other callers", async () => {
-      const { vault, outsider } = await loadFixture(suretyFixture);
+      const { admin, outsider } = await loadFixture(suretyFixture);
+      const vault = await new Vault__factory(admin).deploy(admin.address, 0, TIMINGS);
       const zero = ethers.ZeroHash;
       await expect(
         vault.setOperatorKey({ x_a: zero, x_b: zero, y_a: zero, y_b: zero }),
@@ -394,23 +406,29 @@ describe("Vault", () => {
         .withArgs(outsider.address, await vault.CONFIG_ROLE());
     });
 
-    it("setTimings enforces grace > cycle + commit + payment + default windows (ARCHITECTURE §7.3)", async () => {
+    it("setTimings enforces grace > cycle + commit + 2 × challenge + payment + default windows (§7.3)", async () => {
       const { vault, outsider } = await loadFixture(suretyFixture);
       const t = {
         cycleLength: 10,
         commitDelay: 5,
+        challengeWindow: 3,
         paymentWindow: 20,
         defaultWindow: 15,
-        withdrawalGracePeriod: 51,
+        withdrawalGracePeriod: 57,
       };
-      await expect(vault.setTimings(t)).to.emit(vault, "TimingsUpdated").withArgs([10, 5, 20, 15, 51]);
+      await expect(vault.setTimings(t)).to.emit(vault, "TimingsUpdated").withArgs([10, 5, 3, 20, 15, 57]);
+      expect(await vault.challengeWindow()).to.equal(3n);
       expect(await vault.paymentWindow()).to.equal(20n);
       expect(await vault.defaultWindow()).to.equal(15n);
-      expect(await vault.withdrawalGracePeriod()).to.equal(51n);
+      expect(await vault.withdrawalGracePeriod()).to.equal(57n);
       expect((await vault.timings()).cycleLength).to.equal(10n);
-      await expect(vault.setTimings({ ...t, withdrawalGracePeriod: 50 }))
+      await expect(vault.setTimings({ ...t, withdrawalGracePeriod: 56 }))
         .to.be.revertedWithCustomError(vault, "GracePeriodTooShort")
-        .withArgs(50, 50);
+        .withArgs(56, 56);
+      await expect(vault.setTimings({ ...t, challengeWindow: 0 })).to.be.revertedWithCustomError(
+        vault,
+        "ZeroChallengeWindow",
+      );
       await expect(vault.setTimings({ ...t, cycleLength: 0 })).to.be.revertedWithCustomError(
         vault,
         "ZeroCycleLength",

@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
-import { CERTIFICATE_DST, parseClaims, toRemunerateArgs } from "../../sdk";
+import { CERTIFICATE_DST, parseClaims, remunerateCallArgs, toRemunerateArgs } from "../../sdk";
+import { Vault__factory } from "../../typechain-types";
 import type { VectorFile } from "../../scripts/vectors";
 
 // The Solidity codec and BLS verifier checked against the very vectors the
@@ -73,7 +74,7 @@ describe("shared test vectors (Solidity side)", () => {
       it("BLSVerifier accepts Core's signature and rejects a flipped bit in claims or signature, a wrong key or a wrong tag", async () => {
         const { verifier } = await loadFixture(deployHarnesses);
         const publicKey = vectors.bls.public_key_eip2537;
-        const { claims: message, signature } = toRemunerateArgs(vector.certificate);
+        const { claims: message, signature } = toRemunerateArgs(vector.certificate, vector.signatures[0]);
         expect(await verifier.verify(publicKey, message, signature, DST)).to.equal(true);
         expect(await verifier.verify(publicKey, flipLastBit(message), signature, DST)).to.equal(false);
         const tamperedSignature = { ...signature, y_c1_b: flipLastBit(signature.y_c1_b) };
@@ -85,4 +86,18 @@ describe("shared test vectors (Solidity side)", () => {
       });
     });
   }
+
+  it("docs/protocol.md's worked remunerate example is the encoder's call data for the V2 vector", () => {
+    const vector = vectors.guarantees.find((g) => g.name === "v2-validation-unicode-tag")!;
+    const args = remunerateCallArgs(toRemunerateArgs(vector.certificate, vector.signatures[0]));
+    const data = Vault__factory.createInterface().encodeFunctionData("remunerate", args);
+    const doc = readFileSync("docs/protocol.md", "utf8");
+    const block = doc.slice(
+      doc.indexOf("<!-- remunerate-example:start -->"),
+      doc.indexOf("<!-- remunerate-example:end -->"),
+    );
+    const words = [...block.matchAll(/^([0-9a-f]{4}) ([0-9a-f]{64})/gm)];
+    words.forEach(([, offset], i) => expect(parseInt(offset, 16)).to.equal(i * 32));
+    expect(data).to.equal("0x437454fc" + words.map(([, , word]) => word).join(""));
+  });
 });

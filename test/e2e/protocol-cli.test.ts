@@ -94,23 +94,45 @@ describe("protocol end to end: the CLI pays, claims and remunerates against a re
       .connect(w.validator)
       .validationResponse(requestHash, 95, "ipfs://verdict", keccak256(toUtf8Bytes("ok")), policy.tag);
     const certificate = JSON.stringify({ certificate: v2.certificate });
-    expect(await cli(file, carol, remunerate, { certificate })).to.contain(`Remunerated guarantee ${v2.id}`);
-    expect(await f.usd.balanceOf(w.carol.address)).to.equal(wallets.carol + 200n);
     expect(await cliError(file, carol, remunerate, { certificate })).to.match(
-      /CliError: remunerate: reverted with GuaranteeAlreadyConsumed/,
+      /--payer-signature is required/,
     );
+    expect(
+      await cliError(file, carol, remunerate, {
+        certificate,
+        "payer-signature": v2.payer.signature,
+        scheme: "eip191",
+      }),
+    ).to.match(/CliError: remunerate: reverted with InvalidPayerSignature/);
+    // Core's guarantee view carries the payer's scheme and signature along with the certificate.
+    const view = JSON.stringify((await s.coreAs("carol", "GET", `/core/guarantees/${v2.id}`)).body);
+    expect(await cli(file, carol, remunerate, { certificate: view })).to.contain(
+      `Remunerated guarantee ${v2.id}`,
+    );
+    expect(await f.usd.balanceOf(w.carol.address)).to.equal(wallets.carol + 200n);
+    expect(
+      await cliError(file, carol, remunerate, { certificate, "payer-signature": v2.payer.signature }),
+    ).to.match(/CliError: remunerate: reverted with GuaranteeAlreadyConsumed/);
 
     // A V1 guarantee to bob, committed in cycle 1.
     const v1 = await s.settle("alice", "bob", 300n, usd);
-    expect(await cliError(file, alice, remunerate, { certificate: JSON.stringify(v1.certificate) })).to.match(
-      /only V2 certificates/,
-    );
+    expect(
+      await cliError(file, alice, remunerate, {
+        certificate: JSON.stringify(v1.certificate),
+        "payer-signature": v1.payer.signature,
+      }),
+    ).to.match(/only V2 certificates/);
     await s.round();
     expect(await s.stateOf("alice", v2.id)).to.equal("REMUNERATED");
     await s.advance(f.timings.cycleLength);
     expect((await s.round()).scheduler).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
 
-    // Bob cannot claim before alice pays; alice pays with the CLI; bob claims with Core's proof.
+    // Bob cannot claim inside the challenge window, nor before alice pays; alice pays with the CLI;
+    // bob claims with Core's proof.
+    expect(await cliError(file, bob, claimNetCredit, { cycle: "1", asset: "tUSD" })).to.match(
+      /ChallengeWindowOpen/,
+    );
+    await s.advance(f.timings.challengeWindow + 1);
     expect(await cliError(file, bob, claimNetCredit, { cycle: "1", asset: "tUSD" })).to.match(
       /CreditNotYetFunded/,
     );

@@ -17,7 +17,7 @@ import { loadFixture, mine, time } from "@nomicfoundation/hardhat-network-helper
 import { expect } from "chai";
 import { keccak256, toUtf8Bytes, Wallet } from "ethers";
 import { ethers, network } from "hardhat";
-import { type Certificate, parseCertificate } from "../../sdk/certificate";
+import { type Certificate, type PayerSignature, parseCertificate } from "../../sdk/certificate";
 import type { GuaranteeClaims, ValidationPolicy } from "../../sdk/claims";
 import { signGuarantee } from "../../sdk/eip712";
 import { guaranteeId } from "../../sdk/ids";
@@ -49,6 +49,8 @@ export interface Issued {
   id: string;
   certificate: Certificate;
   claims: GuaranteeClaims;
+  /** The payer's own signature the certificate was issued for (what `Vault.remunerate` also checks). */
+  payer: PayerSignature;
 }
 
 /** One round of Core's background tasks, in the server's order, plus a last indexer pass. */
@@ -262,7 +264,15 @@ export async function startProtocolStack(options: ProtocolStackOptions = {}): Pr
       }
       const id = guaranteeId({ chainId: CHAIN_ID, vault: f.vaultAddress }, claims.user, claims.reqId);
       if (answer.body.transaction.toLowerCase() !== id.toLowerCase()) throw new Error("settled another id");
-      return { id, claims, certificate: parseCertificate(answer.body.certificate) };
+      // Deterministic (RFC 6979): the very signature settleRaw sent.
+      const payerWallet = Object.values(w).find((wallet) => wallet.address === claims.user)!;
+      const signature = await signGuarantee(payerWallet, domain, claims, "eip712");
+      return {
+        id,
+        claims,
+        certificate: parseCertificate(answer.body.certificate),
+        payer: { scheme: "eip712", signature },
+      };
     },
     coreAs,
     stateOf: async (payer, id) => {

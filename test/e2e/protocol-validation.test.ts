@@ -5,7 +5,7 @@
  */
 import { expect } from "chai";
 import { keccak256, toUtf8Bytes } from "ethers";
-import { toRemunerateArgs } from "../../sdk/certificate";
+import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
 import {
@@ -59,8 +59,8 @@ describe("protocol end to end: V2 validation and remuneration", function () {
 
     // Pass: score 90 ≥ 80. Bob remunerates with the certificate the facilitator handed him.
     await validate(s, passing, 90);
-    const args = toRemunerateArgs(passing.certificate);
-    await expect(f.vault.connect(w.bob).remunerate(args.claims, args.signature))
+    const args = remunerateCallArgs(toRemunerateArgs(passing.certificate, passing.payer));
+    await expect(f.vault.connect(w.bob).remunerate(...args))
       .to.emit(f.vault, "GuaranteeRemunerated")
       .withArgs(passing.id, w.alice.address, w.bob.address, usd, 400n);
     expect(await f.usd.balanceOf(w.bob.address)).to.equal(bobBefore + 400n);
@@ -69,14 +69,15 @@ describe("protocol end to end: V2 validation and remuneration", function () {
     await expectBooksAgree(s, "alice", usd, 300n); // deposited 600, only the failing one still locked
     expect(await s.balanceOf("alice", usd)).to.include({ deposited: "600", available: "300" });
     // Paid once: a second remuneration is refused, and the scheduler never nets it.
-    await expect(
-      f.vault.connect(w.bob).remunerate(args.claims, args.signature),
-    ).to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed");
+    await expect(f.vault.connect(w.bob).remunerate(...args)).to.be.revertedWithCustomError(
+      f.vault,
+      "GuaranteeAlreadyConsumed",
+    );
 
     // Fail: score 50 < 80. The Vault refuses to pay; Core disputes it.
     await validate(s, failing, 50);
-    const refused = toRemunerateArgs(failing.certificate);
-    await expect(f.vault.connect(w.bob).remunerate(refused.claims, refused.signature))
+    const refused = remunerateCallArgs(toRemunerateArgs(failing.certificate, failing.payer));
+    await expect(f.vault.connect(w.bob).remunerate(...refused))
       .to.be.revertedWithCustomError(f.vault, "ValidationScoreTooLow")
       .withArgs(50, 80);
     expect(await f.usd.balanceOf(w.bob.address)).to.equal(bobBefore + 400n);
@@ -149,10 +150,11 @@ describe("protocol end to end: V2 validation and remuneration", function () {
     expect((await f.usd.balanceOf(w.alice.address)) - walletBefore).to.equal(300n);
     expect(await f.vault.balanceOf(w.alice.address, usd)).to.equal(stillOwed);
     // Netted, so never remunerated too.
-    const args = toRemunerateArgs(g.certificate);
-    await expect(
-      f.vault.connect(w.bob).remunerate(args.claims, args.signature),
-    ).to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed");
+    const args = remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer));
+    await expect(f.vault.connect(w.bob).remunerate(...args)).to.be.revertedWithCustomError(
+      f.vault,
+      "GuaranteeAlreadyConsumed",
+    );
     // That round may itself pass the payment deadline in chain time (the blocks above moved it): the
     // keeper then covers the debt from the 700 left.
     await s.round();

@@ -80,6 +80,14 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
       { asset_address: usd, debtor: w.alice.address, amount: "400", status: "OPEN", covered: null },
     ]);
 
+    // alice challenges her debit inside the window; Core's keeper answers with her own signed guarantees
+    // (the certificates' claims and her signatures it stored at issuance); the debit stands.
+    await f.clearingHouse.connect(w.alice).challengeDebit(1, usd);
+    const answered = await s.round();
+    expect(answered.keeper.answered.map((a) => a.debtor)).to.deep.equal([w.alice.address]);
+    await s.round();
+    expect((await cycleOf(s, 1)).debtors[0]).to.include({ status: "ANSWERED" });
+
     // alice pays her net debit from her wallet; Core follows: SETTLED, lock released, cycle FINALIZED.
     await f.clearingHouse.connect(w.alice).payNetDebit(1, usd);
     await s.round();
@@ -87,7 +95,8 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
     for (const g of [g1, g2]) expect(await s.stateOf("alice", g.id)).to.equal("SETTLED");
     expect((await cycleOf(s, 1)).state).to.equal("FINALIZED");
 
-    // The creditors claim with the proofs Core serves.
+    // The creditors claim with the proofs Core serves, once the challenge window has closed.
+    await s.advance(f.timings.challengeWindow + 1);
     for (const creditor of ["bob", "carol"] as const) {
       const [position] = (await proofOf(s, 1, creditor)).positions;
       expect(position).to.include({ asset_address: usd, debit: "0", credit: "200", claimed: false });
@@ -134,15 +143,19 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
 
     // Before the payment deadline the keeper leaves the debt alone (alice could still pay).
     expect((await s.round()).keeper.covered).to.deep.equal([]);
-    // Bob cannot be paid yet: nothing funds the cycle.
+    // Bob cannot be paid yet: the challenge window is open, and after it nothing funds the cycle.
     const [position] = (await proofOf(s, 1, "bob")).positions;
     const [cycleId, asset, participant, credit, proof] = position.claim_net_credit_args!;
+    await expect(
+      f.clearingHouse.connect(w.bob).claimNetCredit(cycleId, asset, participant, credit, proof),
+    ).to.be.revertedWithCustomError(f.clearingHouse, "ChallengeWindowOpen");
+    await s.advance(f.timings.challengeWindow + 1);
     await expect(
       f.clearingHouse.connect(w.bob).claimNetCredit(cycleId, asset, participant, credit, proof),
     ).to.be.revertedWithCustomError(f.clearingHouse, "CreditNotYetFunded");
 
     // alice never pays. Past the payment deadline the keeper covers the debit from her collateral.
-    await s.advance(f.timings.paymentWindow + 1);
+    await s.advance(f.timings.challengeWindow + f.timings.paymentWindow + 1);
     const { keeper } = await s.round();
     expect(keeper.covered.map((c) => c.debtor)).to.deep.equal([w.alice.address]);
     expect(await s.stateOf("alice", g.id)).to.equal("DEFAULT_REMUNERATED");

@@ -8,7 +8,7 @@ import { Writable } from "node:stream";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { keccak256, parseEther, toUtf8Bytes, Wallet, ZeroAddress } from "ethers";
-import { toRemunerateArgs } from "../../sdk/certificate";
+import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
 import pino from "pino";
@@ -205,8 +205,8 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
         "DISPUTED",
       ]);
       // The recipient could still remunerate the passing one: the Vault agrees the deadline is ahead.
-      const args = toRemunerateArgs(passing.certificate);
-      await f.vault.connect(f.bob).remunerate.staticCall(args.claims, args.signature);
+      const args = remunerateCallArgs(toRemunerateArgs(passing.certificate, passing.payer));
+      await f.vault.connect(f.bob).remunerate.staticCall(...args);
 
       // Once the chain is indexed past the deadline the verdicts are final.
       await time.increaseTo(deadline + 1);
@@ -224,8 +224,8 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
       // The chain runs minutes ahead: the validator answers (passing) after the deadline on chain.
       await time.increaseTo(deadline + 5 * MINUTES);
       await validate(h!, late.claims as GuaranteeClaimsV2, late.id, 90);
-      const args = toRemunerateArgs(late.certificate);
-      await expect(f.vault.connect(f.bob).remunerate(args.claims, args.signature)).to.be.reverted;
+      const args = remunerateCallArgs(toRemunerateArgs(late.certificate, late.payer));
+      await expect(f.vault.connect(f.bob).remunerate(...args)).to.be.reverted;
       await h!.indexer.syncToHead();
       expect(h!.clock.nowSeconds()).to.equal(wall);
       expect(wall).to.be.lessThan(deadline);

@@ -114,7 +114,7 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
 
     // Before the payment deadline the keeper does nothing; after it, it covers carol from her collateral.
     expect((await keeper.tick()).covered).to.have.length(0);
-    await advance(h, f.timings.paymentWindow + 1);
+    await advance(h, 2 * f.timings.challengeWindow + f.timings.paymentWindow + 1);
     const kept = await keeper.tick();
     expect(kept.covered.map((c) => c.debtor)).to.deep.equal([carol.address]);
     expect((await keeper.tick()).covered).to.have.length(0); // resolved on chain: not sent twice

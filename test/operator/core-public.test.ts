@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ethers } from "hardhat";
+import { time } from "@nomicfoundation/hardhat-network-helpers";
 import { DEFAULT_TIMINGS, writeDeployment } from "../../scripts/deploy";
 import { Vault__factory } from "../../typechain-types";
 import { blsKeyFromSecret, g1FromEip2537, g1ToEip2537, publicKeyFromArray } from "../../sdk/bls";
@@ -401,7 +402,11 @@ describe("Core startup", () => {
 
     it("refuses once the Vault's key was rotated away from Core's", async () => {
       const rotated = blsKeyFromSecret("0x" + "44".repeat(32)).publicKey;
-      await (await contracts.surety.vault.setOperatorKey(g1ToEip2537(rotated))).wait();
+      // After setup a new key is scheduled and executed once the Vault's timelock delay has passed.
+      const { vault } = contracts.surety;
+      await (await vault.scheduleOperatorKey(g1ToEip2537(rotated))).wait();
+      await time.increase(await vault.timelockDelay());
+      await (await vault.executeOperatorKey(g1ToEip2537(rotated))).wait();
       try {
         const error = await startupError(() =>
           startCoreServer(testConfig(dir.path), { deployment: contracts.deployment, chain: hardhatChain() }),

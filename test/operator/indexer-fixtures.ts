@@ -12,7 +12,7 @@ import { mine, time } from "@nomicfoundation/hardhat-network-helpers";
 import { keccak256, toUtf8Bytes, Wallet, type Signer } from "ethers";
 import { ethers } from "hardhat";
 import { blsKeyFromSecret } from "../../sdk/bls";
-import type { Certificate } from "../../sdk/certificate";
+import type { Certificate, PayerSignature } from "../../sdk/certificate";
 import type { GuaranteeClaims, GuaranteeClaimsV2, SigningScheme } from "../../sdk/claims";
 import { toWireSignedGuarantee } from "../../sdk/claims";
 import { signGuarantee } from "../../sdk/eip712";
@@ -202,7 +202,7 @@ export async function issueGuarantee(
   asset: string = ZERO_ADDRESS,
   v2?: Partial<GuaranteeClaimsV2["policy"]>,
   scheme: SigningScheme = "eip712",
-): Promise<{ id: string; certificate: Certificate; claims: GuaranteeClaims }> {
+): Promise<{ id: string; certificate: Certificate; claims: GuaranteeClaims; payer: PayerSignature }> {
   const user = await payer.getAddress();
   const base = {
     user,
@@ -233,7 +233,7 @@ export async function issueGuarantee(
   const principal: Principal = { wallet: recipient, scopes: DEFAULT_SCOPES, tokenId: "test", expiresAt: 0 };
   const certificate = await h.context.issuer.issue(principal, body);
   const id = guaranteeId({ chainId: 31337n, vault: h.f.vaultAddress }, user, base.reqId);
-  return { id, certificate, claims };
+  return { id, certificate, claims, payer: { scheme, signature } };
 }
 
 export { mine, time };

@@ -1,7 +1,7 @@
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { keccak256, toUtf8Bytes, ZeroAddress } from "ethers";
-import { toRemunerateArgs } from "../../sdk/certificate";
+import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
 import { HttpError } from "../../operator/api/errors";
@@ -123,12 +123,29 @@ describe("V2 lifecycle", function () {
     expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(300n);
   });
 
+  it("a request squatted by the payer with a wrong agent id still lets the seller be paid (issue 17, finding 4)", async function () {
+    const { f, tasks } = await setup();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
+    const claims = g.claims as GuaranteeClaimsV2;
+    const requestHash = validationRequestHash(31337, claims.policy, g.id);
+    await f.validationRegistry
+      .connect(f.alice)
+      .validationRequest(claims.policy.validator, 666n, "bogus", requestHash);
+    await validate(h!, claims, g.id, 95); // the seller's request no longer reverts; the validator answers
+    await h!.indexer.syncToHead();
+    // Core reads the verdict as the Vault does: the record's (squatted) agent id is not a dispute.
+    expect((await tasks.lifecycle.tick()).disputed).to.deep.equal([]);
+    expect(await stateOf(g.id)).to.equal("PENDING_VALIDATION");
+    await f.vault.connect(f.bob).remunerate(...remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer)));
+    await h!.indexer.syncToHead();
+    expect(await stateOf(g.id)).to.equal("REMUNERATED");
+  });
+
   it("follows an on-chain remuneration: REMUNERATED, lock released, deposit reduced", async function () {
     const { f } = await setup();
     const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
     await validate(h!, g.claims as GuaranteeClaimsV2, g.id, 95);
-    const { claims, signature } = toRemunerateArgs(g.certificate);
-    await f.vault.connect(f.bob).remunerate(claims, signature);
+    await f.vault.connect(f.bob).remunerate(...remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer)));
     await h!.indexer.syncToHead();
     expect(await stateOf(g.id)).to.equal("REMUNERATED");
     const alice = await h!.store.getCollateral(f.alice.address, ETH);
@@ -141,12 +158,12 @@ describe("V2 lifecycle", function () {
     const v1 = await issueGuarantee(h!, f.alice, f.carol.address, 100n);
     await validate(h!, g.claims as GuaranteeClaimsV2, g.id, 95);
     await tasks.lifecycle.finalizeByPayer(g.id, f.alice.address); // the payer also decided to pay
-    const { claims, signature } = toRemunerateArgs(g.certificate);
-    await f.vault.connect(f.bob).remunerate(claims, signature); // ... and the recipient remunerated first
+    // ... and the recipient remunerated first
+    await f.vault.connect(f.bob).remunerate(...remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer)));
     await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
     const result = await tasks.scheduler.tick();
     expect(result).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
-    expect((await h!.store.getClearingGuarantee(g.id))?.excludedReason).to.match(/consumed/);
+    expect((await h!.store.getClearingGuarantee(g.id))?.excludedReason).to.match(/remunerated on chain/);
     await h!.indexer.syncToHead();
     expect(await stateOf(g.id)).to.equal("REMUNERATED");
     expect(await stateOf(v1.id)).to.equal("NETTED");

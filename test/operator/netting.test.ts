@@ -148,15 +148,25 @@ function expectWireError(fn: () => unknown, field: string): void {
   expect.fail(`expected a WireError on ${field}`);
 }
 
+/** Netting inputs by result, so that plan() can build the guarantees root from the same list. */
+const inputs = new WeakMap<NettingResult, PayableGuarantee[]>();
+
+function net(cycleId: bigint, guarantees: Iterable<PayableGuarantee>): NettingResult {
+  const list = [...guarantees];
+  const result = netCycle(cycleId, list);
+  inputs.set(result, list);
+  return result;
+}
+
 function plan(result: NettingResult): CommitPlan {
-  const built = buildCommitPlan(result);
+  const built = buildCommitPlan(result, inputs.get(result) ?? []);
   if (built === null) throw new Error("expected a commit plan");
   return built;
 }
 
 describe("clearing: netting", function () {
   describe("hand-computed cycle", function () {
-    const result = netCycle(7n, handExample(PEOPLE, TOKEN));
+    const result = net(7n, handExample(PEOPLE, TOKEN));
 
     it("nets each asset to received − paid per participant, zero nets left out", function () {
       expect(result.cycleId).to.equal(7n);
@@ -194,7 +204,8 @@ describe("clearing: netting", function () {
 
     it("lists every guarantee as included, the V2 ones as netted, the self-payment apart", function () {
       expect(result.includedIds).to.deep.equal([1, 2, 3, 4, 5, 6, 7, 8, 9].map(gid));
-      expect(result.nettedV2Ids).to.deep.equal([2, 4, 6, 9].map(gid));
+      // gid(9) is a V2 self-payment: settled, but its id is not listed on chain.
+      expect(result.nettedV2Ids).to.deep.equal([2, 4, 6].map(gid));
       expect(result.selfPaymentIds).to.deep.equal([gid(9)]);
       expect(isEmptyCycle(result)).to.be.false;
     });
@@ -216,6 +227,7 @@ describe("clearing: netting", function () {
       expect(toCommitCycleCall(p.args)).to.deep.equal([
         7n,
         p.root,
+        p.guaranteeTree.root,
         result.totals,
         result.obligations,
         result.nettedV2Ids,
@@ -233,8 +245,8 @@ describe("clearing: netting", function () {
   });
 
   describe("edge cases", function () {
-    it("nets a self-payment to nothing but still includes it (and consumes its V2 id)", function () {
-      const result = netCycle(1n, [
+    it("nets a self-payment to nothing but still includes it (its V2 id is not listed on chain)", function () {
+      const result = net(1n, [
         {
           guaranteeId: gid(1),
           version: 2,
@@ -250,16 +262,16 @@ describe("clearing: netting", function () {
       expect(result.totals).to.deep.equal([]);
       expect(result.obligations).to.deep.equal([]);
       expect(result.includedIds).to.deep.equal([gid(1)]);
-      expect(result.nettedV2Ids).to.deep.equal([gid(1)]);
+      expect(result.nettedV2Ids).to.deep.equal([]);
       expect(result.selfPaymentIds).to.deep.equal([gid(1)]);
       const p = plan(result);
       expect(p.placeholder).to.be.true;
       expect(p.leaves).to.deep.equal([]);
-      expect(p.args.nettedV2Ids).to.deep.equal([gid(1)]);
+      expect(p.args.nettedV2Ids).to.deep.equal([]);
     });
 
     it("drops an asset whose positions all net to zero from the totals, keeps its guarantees", function () {
-      const result = netCycle(1n, [
+      const result = net(1n, [
         {
           guaranteeId: gid(1),
           version: 1,
@@ -296,7 +308,7 @@ describe("clearing: netting", function () {
     });
 
     it("commits a cycle whose every position nets to zero with the single placeholder leaf", function () {
-      const result = netCycle(3n, [
+      const result = net(3n, [
         {
           guaranteeId: gid(1),
           version: 2,
@@ -326,7 +338,7 @@ describe("clearing: netting", function () {
     });
 
     it("has nothing to commit for a cycle without guarantees", function () {
-      const result = netCycle(1n, []);
+      const result = net(1n, []);
       expect(result).to.deep.equal({
         cycleId: 1n,
         assets: [],
@@ -337,13 +349,13 @@ describe("clearing: netting", function () {
         selfPaymentIds: [],
       });
       expect(isEmptyCycle(result)).to.be.true;
-      expect(buildCommitPlan(result)).to.equal(null);
+      expect(buildCommitPlan(result, [])).to.equal(null);
     });
 
     it("treats addresses in any letter case as one participant and returns them EIP-55", function () {
       const lower = PEOPLE.alice.toLowerCase();
       const upper = "0x" + PEOPLE.alice.slice(2).toUpperCase();
-      const result = netCycle(1n, [
+      const result = net(1n, [
         {
           guaranteeId: gid(1),
           version: 1,
@@ -363,7 +375,7 @@ describe("clearing: netting", function () {
     });
 
     it("lower-cases guarantee ids and sorts the V2 ids", function () {
-      const result = netCycle(1n, [
+      const result = net(1n, [
         {
           guaranteeId: "0x" + "BB".repeat(32),
           version: 2,
@@ -389,7 +401,7 @@ describe("clearing: netting", function () {
       function* rows(): Generator<PayableGuarantee> {
         yield* handExample(PEOPLE, TOKEN);
       }
-      expect(plan(netCycle(7n, rows())).root).to.equal(plan(netCycle(7n, handExample(PEOPLE, TOKEN))).root);
+      expect(plan(net(7n, rows())).root).to.equal(plan(net(7n, handExample(PEOPLE, TOKEN))).root);
     });
   });
 
@@ -408,27 +420,27 @@ describe("clearing: netting", function () {
     ];
 
     it("names the field of a malformed guarantee", function () {
-      expectWireError(() => netCycle(1n, withField("guaranteeId", "0x1234")), "guarantees[1].guaranteeId");
-      expectWireError(() => netCycle(1n, withField("guaranteeId", 5)), "guarantees[1].guaranteeId");
-      expectWireError(() => netCycle(1n, withField("version", 3)), "guarantees[1].version");
-      expectWireError(() => netCycle(1n, withField("amount", 0n)), "guarantees[1].amount");
-      expectWireError(() => netCycle(1n, withField("amount", -1n)), "guarantees[1].amount");
-      expectWireError(() => netCycle(1n, withField("amount", 1)), "guarantees[1].amount");
-      expectWireError(() => netCycle(1n, withField("amount", 1n << 256n)), "guarantees[1].amount");
-      expectWireError(() => netCycle(1n, withField("user", "0x1234")), "guarantees[1].user");
-      expectWireError(() => netCycle(1n, withField("recipient", undefined)), "guarantees[1].recipient");
-      expectWireError(() => netCycle(1n, withField("asset", "ETH")), "guarantees[1].asset");
+      expectWireError(() => net(1n, withField("guaranteeId", "0x1234")), "guarantees[1].guaranteeId");
+      expectWireError(() => net(1n, withField("guaranteeId", 5)), "guarantees[1].guaranteeId");
+      expectWireError(() => net(1n, withField("version", 3)), "guarantees[1].version");
+      expectWireError(() => net(1n, withField("amount", 0n)), "guarantees[1].amount");
+      expectWireError(() => net(1n, withField("amount", -1n)), "guarantees[1].amount");
+      expectWireError(() => net(1n, withField("amount", 1)), "guarantees[1].amount");
+      expectWireError(() => net(1n, withField("amount", 1n << 256n)), "guarantees[1].amount");
+      expectWireError(() => net(1n, withField("user", "0x1234")), "guarantees[1].user");
+      expectWireError(() => net(1n, withField("recipient", undefined)), "guarantees[1].recipient");
+      expectWireError(() => net(1n, withField("asset", "ETH")), "guarantees[1].asset");
     });
 
     it("rejects the zero address as payer or recipient (it could neither pay nor claim)", function () {
-      expectWireError(() => netCycle(1n, withField("user", ZeroAddress)), "guarantees[1].user");
-      expectWireError(() => netCycle(1n, withField("recipient", ZeroAddress)), "guarantees[1].recipient");
+      expectWireError(() => net(1n, withField("user", ZeroAddress)), "guarantees[1].user");
+      expectWireError(() => net(1n, withField("recipient", ZeroAddress)), "guarantees[1].recipient");
     });
 
     it("rejects a guarantee listed twice, whatever the case of its id (it would be paid twice)", function () {
       expectWireError(
         () =>
-          netCycle(1n, [
+          net(1n, [
             { ...good, guaranteeId: "0x" + "ab".repeat(32) },
             { ...good, guaranteeId: "0x" + "AB".repeat(32) },
           ]),
@@ -437,9 +449,9 @@ describe("clearing: netting", function () {
     });
 
     it("rejects a cycle id the ClearingHouse could never accept", function () {
-      expectWireError(() => netCycle(0n, [good]), "cycleId");
-      expectWireError(() => netCycle(1 as unknown as bigint, [good]), "cycleId");
-      expectWireError(() => netCycle(1n << 256n, [good]), "cycleId");
+      expectWireError(() => net(0n, [good]), "cycleId");
+      expectWireError(() => net(1 as unknown as bigint, [good]), "cycleId");
+      expectWireError(() => net(1n << 256n, [good]), "cycleId");
     });
 
     it("refuses a net debit the ClearingHouse cannot store (uint248)", function () {
@@ -447,8 +459,8 @@ describe("clearing: netting", function () {
         { ...good, amount: MAX_NET_DEBIT },
         { ...good, guaranteeId: gid(2), amount: 1n },
       ];
-      expect(() => netCycle(1n, huge)).to.throw(NettingInvariantError, /exceeds uint248/);
-      expect(netCycle(1n, [{ ...good, amount: MAX_NET_DEBIT }]).totals[0].totalDebit).to.equal(MAX_NET_DEBIT);
+      expect(() => net(1n, huge)).to.throw(NettingInvariantError, /exceeds uint248/);
+      expect(net(1n, [{ ...good, amount: MAX_NET_DEBIT }]).totals[0].totalDebit).to.equal(MAX_NET_DEBIT);
     });
   });
 
@@ -462,7 +474,7 @@ describe("clearing: netting", function () {
       const random = prng(42);
       for (let round = 0; round < 25; round++) {
         const guarantees = randomCycle(random, 1 + Math.floor(random() * 300), participants, assets);
-        const result = netCycle(BigInt(round + 1), guarantees);
+        const result = net(BigInt(round + 1), guarantees);
         const reference = referenceNets(guarantees);
 
         for (const asset of result.assets) {
@@ -489,7 +501,10 @@ describe("clearing: netting", function () {
           expect(total.totalDebit).to.be.greaterThan(0n);
         }
         expect(result.includedIds.length).to.equal(guarantees.length);
-        expect(result.nettedV2Ids.length).to.equal(guarantees.filter((g) => g.version === 2).length);
+        expect(result.nettedV2Ids.length).to.equal(
+          guarantees.filter((g) => g.version === 2 && g.user.toLowerCase() !== g.recipient.toLowerCase())
+            .length,
+        );
         expect(result.selfPaymentIds.length).to.equal(
           guarantees.filter((g) => g.user.toLowerCase() === g.recipient.toLowerCase()).length,
         );
@@ -509,7 +524,7 @@ describe("clearing: netting", function () {
     it("gives the same root and commit arguments whatever the input order and letter case", function () {
       const random = prng(7);
       const guarantees = randomCycle(random, 400, participants, assets);
-      const base = plan(netCycle(5n, guarantees));
+      const base = plan(net(5n, guarantees));
       for (let i = 0; i < 5; i++) {
         const reordered = shuffle(guarantees, random).map((g) => ({
           ...g,
@@ -518,18 +533,18 @@ describe("clearing: netting", function () {
           asset: randomCase(g.asset, random),
           guaranteeId: random() < 0.5 ? g.guaranteeId.toUpperCase().replace("0X", "0x") : g.guaranteeId,
         }));
-        const again = plan(netCycle(5n, reordered));
+        const again = plan(net(5n, reordered));
         expect(again.root).to.equal(base.root);
         expect(again.args).to.deep.equal(base.args);
         expect(again.treeDump).to.deep.equal(base.treeDump);
       }
       // A different cycle id is a different tree.
-      expect(plan(netCycle(6n, guarantees)).root).to.not.equal(base.root);
+      expect(plan(net(6n, guarantees)).root).to.not.equal(base.root);
     });
   });
 
   describe("stored tree", function () {
-    const p = plan(netCycle(7n, handExample(PEOPLE, TOKEN)));
+    const p = plan(net(7n, handExample(PEOPLE, TOKEN)));
 
     it("reloads from its JSON dump and serves each participant's positions with proofs", function () {
       const tree = loadCycleTree(JSON.parse(JSON.stringify(p.treeDump)), p.root);
@@ -581,7 +596,7 @@ describe("clearing: committing a plan on chain", function () {
       carol: f.carol.address,
       dave: f.dave.address,
     };
-    const result = netCycle(1n, handExample(people, f.usdAddress));
+    const result = net(1n, handExample(people, f.usdAddress));
     const p = plan(result);
     // Debtors hold at least their debit as collateral (Core only issues against collateral).
     await f.vault.connect(f.alice).depositToken(f.usdAddress, USD(60));
@@ -595,6 +610,13 @@ describe("clearing: committing a plan on chain", function () {
     return { ...f, people, result, plan: p, tx, storedDump };
   }
 
+  /** Committed and past the challenge window: claims are open. */
+  async function claimableFixture() {
+    const f = await committedFixture();
+    await time.increase(DEFAULT_TIMINGS.challengeWindow + 1);
+    return f;
+  }
+
   it("is accepted by commitCycle: root, totals, obligations and V2 marks as planned", async function () {
     const { clearingHouse, vault, tx, plan: p, usdAddress, people } = await loadFixture(committedFixture);
     await expect(tx)
@@ -606,7 +628,7 @@ describe("clearing: committing a plan on chain", function () {
         (x: bigint) => x > 0n,
         2n,
         5n,
-        4n,
+        3n, // the V2 self-payment (gid 9) is not listed
       );
     await expect(tx).to.emit(clearingHouse, "CycleAssetCommitted").withArgs(1n, ETH_ASSET, parseEther("4"));
     await expect(tx).to.emit(clearingHouse, "CycleAssetCommitted").withArgs(1n, usdAddress, USD(90));
@@ -627,7 +649,7 @@ describe("clearing: committing a plan on chain", function () {
   });
 
   it("lets creditors claim with proofs from the stored tree once debtors paid or were covered", async function () {
-    const f = await loadFixture(committedFixture);
+    const f = await loadFixture(claimableFixture);
     const { clearingHouse, usd, usdAddress, alice, bob, carol, dave, outsider } = f;
     const tree = loadCycleTree(JSON.parse(f.storedDump), f.plan.root);
     const [bobUsd] = participantPositions(tree, bob.address).filter((x) => x.asset === usdAddress);
@@ -643,7 +665,7 @@ describe("clearing: committing a plan on chain", function () {
     await expect(claim(bobUsd))
       .to.be.revertedWithCustomError(clearingHouse, "CreditNotYetFunded")
       .withArgs(1n, usdAddress, USD(80), USD(90));
-    await time.increase(DEFAULT_TIMINGS.paymentWindow + 1);
+    await time.increase(2 * DEFAULT_TIMINGS.challengeWindow + DEFAULT_TIMINGS.paymentWindow + 1);
     await expect(clearingHouse.connect(outsider).coverDefault(1n, usdAddress, carol.address))
       .to.emit(clearingHouse, "DefaultCovered")
       .withArgs(1n, usdAddress, carol.address, USD(10), USD(10));
@@ -671,7 +693,7 @@ describe("clearing: committing a plan on chain", function () {
       usdAddress,
       alice,
       outsider,
-    } = await loadFixture(committedFixture);
+    } = await loadFixture(claimableFixture);
     const tree = loadCycleTree(JSON.parse(storedDump), p.root);
     const [aliceUsd] = participantPositions(tree, alice.address).filter((x) => x.asset === usdAddress);
     expect(aliceUsd.debit).to.equal(USD(60));
@@ -682,7 +704,7 @@ describe("clearing: committing a plan on chain", function () {
 
   it("commits a net-zero cycle with the placeholder root and marks its V2 ids consumed", async function () {
     const { clearingHouse, vault, operator, people, usdAddress } = await loadFixture(committedFixture);
-    const result = netCycle(2n, [
+    const result = net(2n, [
       {
         guaranteeId: gid(20),
         version: 2,
@@ -719,15 +741,15 @@ describe("clearing: committing a plan on chain", function () {
         (x: bigint) => x > 0n,
         0n,
         0n,
-        2n,
+        1n,
       )
       .and.to.emit(clearingHouse, "CycleFinalized")
       .withArgs(2n);
     expect(await vault.consumption(gid(20))).to.equal(NETTED);
-    expect(await vault.consumption(gid(22))).to.equal(NETTED);
+    expect(await vault.consumption(gid(22))).to.equal(0n); // a self-payment's id is not listed
   });
 
-  it("cannot net a V2 guarantee twice: the commit reverts and Core must drop it and recompute", async function () {
+  it("a V2 guarantee listed twice is skipped and reported, never consumed twice", async function () {
     const { clearingHouse, vault, operator, people, usdAddress } = await loadFixture(committedFixture);
     const again = [
       {
@@ -747,14 +769,10 @@ describe("clearing: committing a plan on chain", function () {
         amount: 1n,
       },
     ];
-    const p = plan(netCycle(2n, again));
+    const p = plan(net(2n, again));
     await expect(clearingHouse.connect(operator).commitCycle(...toCommitCycleCall(p.args)))
-      .to.be.revertedWithCustomError(vault, "GuaranteeAlreadyConsumed")
-      .withArgs(gid(2), NETTED);
-    const recomputed = plan(netCycle(2n, again.slice(1)));
-    await expect(clearingHouse.connect(operator).commitCycle(...toCommitCycleCall(recomputed.args))).to.emit(
-      clearingHouse,
-      "CycleCommitted",
-    );
+      .to.emit(vault, "GuaranteeNettingSkipped")
+      .withArgs(gid(2), NETTED)
+      .and.to.emit(clearingHouse, "CycleCommitted");
   });
 });

@@ -138,7 +138,7 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
     expect(await h.store.listCycleDebts({ status: "OPEN" })).to.have.length(3);
 
     // Past the payment deadline, with a second cycle due: one round commits and covers three debts.
-    await advance(h, f.timings.paymentWindow + 1);
+    await advance(h, 2 * f.timings.challengeWindow + f.timings.paymentWindow + 1);
     await issueGuarantee(h, f.alice, f.bob.address, 10n);
     await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
     const committed = await scheduler.tick();

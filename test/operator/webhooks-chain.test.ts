@@ -2,7 +2,7 @@ import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { keccak256, parseEther, toUtf8Bytes, Wallet, ZeroAddress } from "ethers";
 import { ethers, network } from "hardhat";
-import { toRemunerateArgs } from "../../sdk/certificate";
+import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
 import { silentLogger } from "../../operator/logger";
@@ -136,6 +136,47 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
     for (const key of CHAIN_FIELDS) expect(receiver.events[4].data).to.have.property(key);
   });
 
+  it("cycle.challenge_opened, cycle.challenge_answered and cycle.vetoed", async function () {
+    const { f, h, receiver, dispatcher } = await setup();
+    const { scheduler, keeper } = clearingTasks(h);
+    await f.vault.connect(f.alice).deposit({ value: parseEther("10") });
+    await h.indexer.syncToHead();
+    await h.syncClock();
+    const g1 = await issueGuarantee(h, f.alice, f.bob.address, parseEther("2"));
+    expect((await scheduler.tick()).action).to.equal("waiting");
+    await advance(h, f.timings.cycleLength);
+    expect(await scheduler.tick()).to.include({ action: "committed", cycleId: 1 });
+    await h.indexer.syncToHead();
+    const challenged = await (await f.clearingHouse.connect(f.alice).challengeDebit(1, ETH)).wait();
+    await h.indexer.syncToHead();
+    expect((await keeper.tick()).answered).to.have.length(1);
+    await h.indexer.syncToHead();
+    const vetoed = await (await f.clearingHouse.connect(f.admin).vetoCycle(1)).wait();
+    await h.indexer.syncToHead();
+    await dispatcher.tick();
+    const debt = {
+      cycle_id: "1",
+      asset_address: ETH,
+      debtor_address: f.alice.address,
+      amount: parseEther("2").toString(),
+    };
+    const [opened] = receiver.ofType("cycle.challenge_opened");
+    expect(opened.data).to.include({ ...debt, transaction_hash: challenged!.hash, network: "eip155:31337" });
+    const [answered] = receiver.ofType("cycle.challenge_answered");
+    expect(answered.data).to.include({
+      ...debt,
+      guarantee_count: 1,
+      signed_amount: parseEther("2").toString(),
+    });
+    const [veto] = receiver.ofType("cycle.vetoed");
+    expect(veto.data).to.include({
+      cycle_id: "1",
+      guardian_address: f.admin.address,
+      transaction_hash: vetoed!.hash,
+    });
+    expect(veto.data.guarantee_ids).to.deep.equal([g1.id]);
+  });
+
   it("cycle.committed, guarantee.settled (net position and paid debit) and default.covered", async function () {
     const { f, h, receiver, dispatcher } = await setup();
     const { scheduler, keeper } = clearingTasks(h);
@@ -196,7 +237,7 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
       [g1.id, "net_debit_paid"],
     ]);
 
-    await advance(h, f.timings.paymentWindow + 1);
+    await advance(h, 2 * f.timings.challengeWindow + f.timings.paymentWindow + 1);
     expect((await keeper.tick()).covered).to.have.length(1);
     await h.indexer.syncToHead();
     await dispatcher.tick();
@@ -228,8 +269,8 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
     await f.validationRegistry
       .connect(f.validator)
       .validationResponse(requestHash, 95, "ipfs://verdict", keccak256(toUtf8Bytes("v")), "quality");
-    const args = toRemunerateArgs(g.certificate);
-    const paid = await (await f.vault.connect(f.bob).remunerate(args.claims, args.signature)).wait();
+    const args = remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer));
+    const paid = await (await f.vault.connect(f.bob).remunerate(...args)).wait();
     await h.indexer.syncToHead();
     await dispatcher.tick();
     expect(receiver.ofType("guarantee.issued")[0].data).to.include({

@@ -64,7 +64,7 @@ describe("withdrawals against open guarantees", function () {
     expect([after.deposited, after.locked, after.pendingWithdrawal]).to.deep.equal([600n, 600n, 0n]);
 
     // Alice never pays: the keeper covers the debit from what stayed in the Vault; bob is paid in full.
-    await advance(h, f.timings.paymentWindow + 1);
+    await advance(h, 2 * f.timings.challengeWindow + f.timings.paymentWindow + 1);
     expect((await keeper.tick()).covered).to.have.length(1);
     await h.indexer.syncToHead();
     expect((await h.store.getClearingGuarantee(g.id))?.state).to.equal("DEFAULT_REMUNERATED");

@@ -50,26 +50,28 @@ describe("devnet options: cycle lengths and timings", function () {
         expect(window, `cycle ${cycle}`).to.be.at.least(DEVNET_REACTION_SECONDS);
       }
       expect(t.withdrawalGracePeriod).to.be.greaterThan(
-        t.cycleLength + t.commitDelay + t.paymentWindow + t.defaultWindow,
+        t.cycleLength + t.commitDelay + 2 * t.challengeWindow + t.paymentWindow + t.defaultWindow,
       );
       expect(devnetV2Window(t), `cycle ${cycle}`).to.be.at.least(DEVNET_MIN_V2_WINDOW_SECONDS);
     }
     expect(devnetTimings(60)).to.deep.equal({
       cycleLength: 60,
       commitDelay: 10,
+      challengeWindow: 30,
       paymentWindow: 60,
       defaultWindow: 30,
-      withdrawalGracePeriod: 190,
+      withdrawalGracePeriod: 250,
     });
     expect(devnetTimings(DEVNET_MIN_CYCLE_SECONDS)).to.deep.equal({
       cycleLength: 10,
       commitDelay: 4,
+      challengeWindow: 5,
       paymentWindow: 10,
       defaultWindow: 5,
-      withdrawalGracePeriod: 39,
+      withdrawalGracePeriod: 49,
     });
-    expect(devnetV2Window(devnetTimings(60))).to.equal(115);
-    expect(devnetV2Window(devnetTimings(10))).to.equal(20);
+    expect(devnetV2Window(devnetTimings(60))).to.equal(175);
+    expect(devnetV2Window(devnetTimings(10))).to.equal(30);
   });
 
   it("refuses timing overrides that would break a part of the protocol, naming each", function () {
@@ -84,21 +86,15 @@ describe("devnet options: cycle lengths and timings", function () {
       `defaultWindow 2 s is shorter than Core's reaction time on the devnet (${DEVNET_REACTION_SECONDS} s)`,
     );
     expect(refusal({ SURETY_DEVNET_TIMINGS: JSON.stringify({ withdrawalGracePeriod: 100 }) })).to.include(
-      "withdrawalGracePeriod 100 s must exceed cycleLength + commitDelay + paymentWindow + defaultWindow = 160 s",
+      "withdrawalGracePeriod 100 s must exceed cycleLength + commitDelay + 2 × challengeWindow + " +
+        "paymentWindow + defaultWindow = 220 s",
     );
     expect(() =>
-      devnetOptionsFromEnv({ SURETY_DEVNET_TIMINGS: JSON.stringify({ withdrawalGracePeriod: 161 }) }),
+      devnetOptionsFromEnv({ SURETY_DEVNET_TIMINGS: JSON.stringify({ withdrawalGracePeriod: 221 }) }),
     ).to.not.throw();
-    // Short payment and default windows leave the grace period, hence V2, too little: 23 − 10 − 4 − 4 − 1.
-    expect(
-      refusal({
-        SURETY_DEVNET_CYCLE_SECONDS: "10",
-        SURETY_DEVNET_TIMINGS: JSON.stringify({
-          paymentWindow: 4,
-          defaultWindow: 4,
-          withdrawalGracePeriod: 23,
-        }),
-      }),
-    ).to.include("V2 guarantees would get a validation window of 4 s");
+    // A challenge window Core could not answer within is refused too.
+    expect(refusal({ SURETY_DEVNET_TIMINGS: JSON.stringify({ challengeWindow: 3 }) })).to.include(
+      `challengeWindow 3 s is shorter than Core's reaction time on the devnet (${DEVNET_REACTION_SECONDS} s)`,
+    );
   });
 });

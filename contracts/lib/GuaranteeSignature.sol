@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
+import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
+
+import {CertificateCodec} from "./CertificateCodec.sol";
+
+/// @title GuaranteeSignature
+/// @notice Verifies the payer's own signature over a guarantee (ARCHITECTURE.md §4), exactly as the SDK
+/// defines it (sdk/eip712.ts): the EIP-712 digest of `GuaranteeV1` / `GuaranteeV2` under the domain
+/// `{name, version, chainId, verifyingContract = Vault}`, signed either as typed data (`EIP712`) or as
+/// `personal_sign` of its 32 raw bytes (`EIP191`). Contract wallets sign through ERC-1271.
+/// @dev A certificate's claims carry every signed field (CertificateCodec), so the struct hash is computed
+/// from the decoded claims. ECDSA signatures must be 65 bytes r ‖ s ‖ v with low s (OpenZeppelin ECDSA)
+/// and v ∈ {27, 28, 0, 1}: the SDK accepts the same set, so what Core accepted verifies here too.
+library GuaranteeSignature {
+    /// @notice How the payer signed the digest (the wire's `signing_scheme`: "eip712" = 0, "eip191" = 1).
+    enum Scheme {
+        EIP712,
+        EIP191
+    }
+
+    /// @notice `keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)")`.
+    bytes32 internal constant DOMAIN_TYPEHASH =
+        keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)");
+
+    /// @notice The EIP-712 type hash of `GuaranteeV1` (field names and order are part of the signed type).
+    bytes32 internal constant GUARANTEE_V1_TYPEHASH =
+        keccak256(
+            "GuaranteeV1(address user,address recipient,uint256 reqId,uint256 amount,address asset,uint64 timestamp)"
+        );
+
+    /// @notice The EIP-712 type hash of `GuaranteeV2`.
+    bytes32 internal constant GUARANTEE_V2_TYPEHASH =
+        keccak256(
+            "GuaranteeV2(address user,address recipient,uint256 reqId,uint256 amount,address asset,uint64 timestamp,"
+            "address validationRegistry,address validator,uint256 validatorAgentId,uint8 minValidationScore,"
+            "bytes32 jobHash,string requiredValidationTag,uint64 validationDeadline)"
+        );
+
+    /// @dev Length of an ECDSA signature r ‖ s ‖ v.
+    uint256 private constant ECDSA_SIGNATURE_LENGTH = 65;
+    /// @dev v = 0 / 1 is the raw recovery id; ecrecover wants 27 / 28.
+    uint8 private constant RECOVERY_ID_OFFSET = 27;
+
+    /// @notice `payer` did not sign the guarantee (wrong key, wrong scheme, malformed or high-s signature,
+    /// or a contract wallet that refused it).
+    error InvalidPayerSignature(address payer);
+
+    /// @notice The EIP-712 domain separator (`hashStruct(EIP712Domain)`).
+    /// @param name The domain name (the Vault's {EIP712} name).
+    /// @param version The domain version.
+    /// @param chainId The chain id.
+    /// @param verifyingContract The Vault.
+    function domainSeparator(
+        string memory name,
+        string memory version,
+        uint256 chainId,
+        address verifyingContract
+    ) internal pure returns (bytes32) {
+        return
+            keccak256(
+                abi.encode(
+                    DOMAIN_TYPEHASH,
+                    keccak256(bytes(name)),
+                    keccak256(bytes(version)),
+                    chainId,
+                    verifyingContract
+                )
+            );
+    }
+
+    /// @notice `hashStruct(GuaranteeV1)` of the claims (the policy is not read).
+    /// @param c Decoded certificate claims.
+    function structHashV1(CertificateCodec.CertificateClaims memory c) internal pure returns (bytes32) {
+        return
+            keccak256(
+                abi.encode(
+                    GUARANTEE_V1_TYPEHASH,
+                    c.user,
+                    c.recipient,
+                    c.reqId,
+                    c.amount,
+                    c.asset,
+                    c.timestamp
+                )
+            );
+    }
+
+    /// @notice `hashStruct(GuaranteeV2)` of the claims and their decoded policy.
+    /// @param c Decoded certificate claims.
+    /// @param p The decoded `c.policy`.
+    function structHashV2(
+        CertificateCodec.CertificateClaims memory c,
+        CertificateCodec.ValidationPolicy memory p
+    ) internal pure returns (bytes32) {
+        // Two halves: one abi.encode of 14 values exceeds the legacy code generator's stack.
+        return
+            keccak256(
+                bytes.concat(
+                    abi.encode(
+                        GUARANTEE_V2_TYPEHASH,
+                        c.user,
+                        c.recipient,
+                        c.reqId,
+                        c.amount,
+                        c.asset,
+                        c.timestamp
+                    ),
+                    // EIP-712 encodes a dynamic `string` as keccak256 of its UTF-8 bytes.
+                    abi.encode(
+                        p.registry,
+                        p.validator,
+                        p.agentId,
+                        p.minScore,
+                        p.jobHash,
+                        keccak256(bytes(p.tag)),
+                        p.deadline
+                    )
+                )
+            );
+    }
+
+    /// @notice `hashStruct` of the claims' own version (decodes the policy of V2 claims).
+    /// @param c Decoded certificate claims (version 1 or 2, as {CertificateCodec.decodeClaims} guarantees).
+    function structHash(CertificateCodec.CertificateClaims memory c) internal pure returns (bytes32) {
+        if (c.version == CertificateCodec.VERSION_V1) return structHashV1(c);
+        return structHashV2(c, CertificateCodec.decodePolicy(c.policy));
+    }
+
+    /// @notice The EIP-712 digest `keccak256(0x1901 ‖ domainSeparator ‖ structHash)`.
+    function digest(bytes32 separator, bytes32 hashOfStruct) internal pure returns (bytes32) {
+        return MessageHashUtils.toTypedDataHash(separator, hashOfStruct);
+    }
+
+    /// @notice The 32 bytes a signature of `scheme` signs: the digest itself (EIP712), or the EIP-191
+    /// message hash `keccak256("\x19Ethereum Signed Message:\n32" ‖ digest)` (EIP191).
+    function signedHash(bytes32 guaranteeDigest, Scheme scheme) internal pure returns (bytes32) {
+        return
+            scheme == Scheme.EIP712
+                ? guaranteeDigest
+                : MessageHashUtils.toEthSignedMessageHash(guaranteeDigest);
+    }
+
+    /// @notice Whether `signature` is `signer`'s signature of `hash`: a 65-byte low-s ECDSA signature
+    /// (v ∈ {27, 28, 0, 1}) recovering to `signer`, or else, when `signer` has code, its ERC-1271
+    /// `isValidSignature(hash, signature)` answer. Never reverts.
+    function isValidSignature(
+        address signer,
+        bytes32 hash,
+        bytes memory signature
+    ) internal view returns (bool) {
+        if (signature.length == ECDSA_SIGNATURE_LENGTH) {
+            bytes32 r;
+            bytes32 s;
+            uint8 v;
+            assembly ("memory-safe") {
+                r := mload(add(signature, 0x20))
+                s := mload(add(signature, 0x40))
+                v := byte(0, mload(add(signature, 0x60)))
+            }
+            if (v < RECOVERY_ID_OFFSET) v += RECOVERY_ID_OFFSET;
+            (address recovered, ECDSA.RecoverError err, ) = ECDSA.tryRecover(hash, v, r, s);
+            if (err == ECDSA.RecoverError.NoError && recovered == signer) return true;
+        }
+        return
+            signer.code.length != 0 && SignatureChecker.isValidERC1271SignatureNow(signer, hash, signature);
+    }
+
+    /// @notice Whether `payer` signed the guarantee whose struct hash is `hashOfStruct` under `separator`.
+    /// @param separator The EIP-712 domain separator ({domainSeparator}).
+    /// @param hashOfStruct {structHashV1} / {structHashV2} / {structHash} of the guarantee.
+    /// @param payer The guarantee's `user`.
+    /// @param scheme How the payer signed.
+    /// @param signature The payer's signature (65 bytes for an EOA; anything for an ERC-1271 wallet).
+    function verify(
+        bytes32 separator,
+        bytes32 hashOfStruct,
+        address payer,
+        Scheme scheme,
+        bytes memory signature
+    ) internal view returns (bool) {
+        return isValidSignature(payer, signedHash(digest(separator, hashOfStruct), scheme), signature);
+    }
+
+    /// @notice {verify}, reverting {InvalidPayerSignature} when it fails.
+    function check(
+        bytes32 separator,
+        bytes32 hashOfStruct,
+        address payer,
+        Scheme scheme,
+        bytes memory signature
+    ) internal view {
+        if (!verify(separator, hashOfStruct, payer, scheme, signature)) revert InvalidPayerSignature(payer);
+    }
+}

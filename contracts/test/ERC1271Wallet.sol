@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {IERC1271} from "@openzeppelin/contracts/interfaces/IERC1271.sol";
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+
+/// @notice Test contract wallet: accepts (ERC-1271) what its owner key signed, refuses everything else.
+/// It also holds collateral: it deposits and requests withdrawals on the owner's behalf.
+contract ERC1271Wallet is IERC1271 {
+    /// @notice The key whose signatures the wallet accepts.
+    address public immutable owner;
+
+    /// @notice Only the owner may drive the wallet.
+    error NotOwner(address caller);
+
+    constructor(address owner_) {
+        owner = owner_;
+    }
+
+    /// @inheritdoc IERC1271
+    function isValidSignature(bytes32 hash, bytes calldata signature) external view returns (bytes4) {
+        (address signer, ECDSA.RecoverError err, ) = ECDSA.tryRecoverCalldata(hash, signature);
+        return
+            err == ECDSA.RecoverError.NoError && signer == owner
+                ? IERC1271.isValidSignature.selector
+                : bytes4(0);
+    }
+
+    /// @notice Calls `target` with `data` and `value` (the owner's way to deposit from the wallet).
+    function execute(
+        address target,
+        uint256 value,
+        bytes calldata data
+    ) external payable returns (bytes memory) {
+        if (msg.sender != owner) revert NotOwner(msg.sender);
+        (bool ok, bytes memory result) = target.call{value: value}(data);
+        if (!ok) {
+            assembly ("memory-safe") {
+                revert(add(result, 0x20), mload(result))
+            }
+        }
+        return result;
+    }
+
+    receive() external payable {}
+}

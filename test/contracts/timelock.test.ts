@@ -1,0 +1,266 @@
+/**
+ * TimelockedRoles (contracts/access/TimelockedRoles.sol) on the Vault and the ClearingHouse, and the Vault's
+ * timelocked operator key and trusted registries (issue 17, finding 3): every schedule / cancel / execute
+ * path, its events and its reverts.
+ */
+import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
+import { expect } from "chai";
+import { ethers } from "hardhat";
+import { AbiCoder, keccak256 } from "ethers";
+
+import { g1ToEip2537 } from "../../sdk/bls";
+import { ValidationRegistry__factory, Vault__factory } from "../../typechain-types";
+import { OPERATOR_BLS, OTHER_BLS, TIMINGS, suretyFixture } from "./helpers";
+
+const DELAY = 3n * 86_400n; // deploySurety's default (DEFAULT_ADMIN_TRANSFER_DELAY)
+
+function keyHash(key: ReturnType<typeof g1ToEip2537>): string {
+  return keccak256(
+    AbiCoder.defaultAbiCoder().encode(
+      ["bytes32", "bytes32", "bytes32", "bytes32"],
+      [key.x_a, key.x_b, key.y_a, key.y_b],
+    ),
+  );
+}
+
+describe("Timelocked roles and changes", () => {
+  it("deploySurety finishes the Vault's setup and uses the admin delay as the timelock delay", async () => {
+    const { vault, clearingHouse } = await loadFixture(suretyFixture);
+    expect(await vault.setupFinished()).to.equal(true);
+    expect(await vault.timelockDelay()).to.equal(DELAY);
+    expect(await clearingHouse.timelockDelay()).to.equal(DELAY);
+    expect(await vault.isTimelockedRole(await vault.CONFIG_ROLE())).to.equal(true);
+    expect(await vault.isTimelockedRole(await vault.KEY_MANAGER_ROLE())).to.equal(true);
+    expect(await vault.isTimelockedRole(await vault.PAUSER_ROLE())).to.equal(false);
+    expect(await clearingHouse.isTimelockedRole(await clearingHouse.OPERATOR_ROLE())).to.equal(true);
+  });
+
+  for (const target of [
+    "Vault CONFIG_ROLE",
+    "Vault KEY_MANAGER_ROLE",
+    "ClearingHouse OPERATOR_ROLE",
+  ] as const) {
+    describe(target, () => {
+      async function fixture() {
+        const f = await loadFixture(suretyFixture);
+        const contract = target.startsWith("Vault") ? f.vault : f.clearingHouse;
+        const role =
+          target === "Vault CONFIG_ROLE"
+            ? await f.vault.CONFIG_ROLE()
+            : target === "Vault KEY_MANAGER_ROLE"
+              ? await f.vault.KEY_MANAGER_ROLE()
+              : await f.clearingHouse.OPERATOR_ROLE();
+        return { ...f, contract, role };
+      }
+
+      it("cannot be granted at once; a schedule executes after the delay, by anyone", async () => {
+        const { contract, role, admin, outsider, carol } = await fixture();
+        await expect(contract.connect(admin).grantRole(role, outsider.address))
+          .to.be.revertedWithCustomError(contract, "RoleGrantMustBeScheduled")
+          .withArgs(role);
+        const scheduledAt = (await time.latest()) + 1;
+        await time.setNextBlockTimestamp(scheduledAt); // independent of earlier files' time offset
+        const tx = contract.connect(admin).scheduleRoleGrant(role, outsider.address);
+        const readyAt = BigInt(scheduledAt) + DELAY;
+        await expect(tx).to.emit(contract, "RoleGrantScheduled").withArgs(role, outsider.address, readyAt);
+        expect(await contract.roleGrantReadyAt(role, outsider.address)).to.equal(readyAt);
+        const op = keccak256(
+          AbiCoder.defaultAbiCoder().encode(
+            ["bytes32", "bytes32", "address"],
+            [ethers.id("TIMELOCKED_ROLE_GRANT"), role, outsider.address],
+          ),
+        );
+        expect(await contract.operationReadyAt(op)).to.equal(readyAt);
+        await expect(contract.connect(carol).executeRoleGrant(role, outsider.address))
+          .to.be.revertedWithCustomError(contract, "OperationNotReady")
+          .withArgs(op, readyAt);
+        await expect(contract.connect(admin).scheduleRoleGrant(role, outsider.address))
+          .to.be.revertedWithCustomError(contract, "OperationAlreadyScheduled")
+          .withArgs(op, readyAt);
+        await time.increaseTo(readyAt);
+        await expect(contract.connect(carol).executeRoleGrant(role, outsider.address))
+          .to.emit(contract, "RoleGrantExecuted")
+          .withArgs(role, outsider.address)
+          .and.to.emit(contract, "RoleGranted")
+          .withArgs(role, outsider.address, carol.address);
+        expect(await contract.hasRole(role, outsider.address)).to.equal(true);
+        expect(await contract.roleGrantReadyAt(role, outsider.address)).to.equal(0n);
+        await expect(contract.executeRoleGrant(role, outsider.address))
+          .to.be.revertedWithCustomError(contract, "OperationNotScheduled")
+          .withArgs(op);
+        // Revocation is immediate.
+        await expect(contract.connect(admin).revokeRole(role, outsider.address)).to.emit(
+          contract,
+          "RoleRevoked",
+        );
+        expect(await contract.hasRole(role, outsider.address)).to.equal(false);
+      });
+
+      it("a scheduled grant can be cancelled by the admin only; then it cannot execute", async () => {
+        const { contract, role, admin, outsider } = await fixture();
+        await contract.connect(admin).scheduleRoleGrant(role, outsider.address);
+        await expect(contract.connect(outsider).cancelRoleGrant(role, outsider.address))
+          .to.be.revertedWithCustomError(contract, "AccessControlUnauthorizedAccount")
+          .withArgs(outsider.address, ethers.ZeroHash);
+        await expect(contract.connect(outsider).scheduleRoleGrant(role, outsider.address))
+          .to.be.revertedWithCustomError(contract, "AccessControlUnauthorizedAccount")
+          .withArgs(outsider.address, ethers.ZeroHash);
+        await expect(contract.connect(admin).cancelRoleGrant(role, outsider.address))
+          .to.emit(contract, "RoleGrantCancelled")
+          .withArgs(role, outsider.address);
+        await expect(
+          contract.connect(admin).cancelRoleGrant(role, outsider.address),
+        ).to.be.revertedWithCustomError(contract, "OperationNotScheduled");
+        await time.increase(DELAY);
+        await expect(contract.executeRoleGrant(role, outsider.address)).to.be.revertedWithCustomError(
+          contract,
+          "OperationNotScheduled",
+        );
+      });
+    });
+  }
+
+  it("an untimelocked role cannot be scheduled (grant it directly)", async () => {
+    const { vault, outsider } = await loadFixture(suretyFixture);
+    const role = await vault.PAUSER_ROLE();
+    await expect(vault.scheduleRoleGrant(role, outsider.address))
+      .to.be.revertedWithCustomError(vault, "RoleNotTimelocked")
+      .withArgs(role);
+    await expect(vault.grantRole(role, outsider.address)).to.emit(vault, "RoleGranted");
+  });
+
+  it("setup: grants, key and registries are immediate until finishSetup (once, admin only)", async () => {
+    const [admin, outsider] = await ethers.getSigners();
+    const vault = await new Vault__factory(admin).deploy(admin.address, Number(DELAY), TIMINGS);
+    const registry = await new ValidationRegistry__factory(admin).deploy();
+    await expect(vault.grantRole(await vault.KEY_MANAGER_ROLE(), outsider.address)).to.emit(
+      vault,
+      "RoleGranted",
+    );
+    await expect(vault.setTrustedRegistry(registry, true)).to.emit(vault, "TrustedRegistryUpdated");
+    await expect(vault.connect(outsider).finishSetup())
+      .to.be.revertedWithCustomError(vault, "AccessControlUnauthorizedAccount")
+      .withArgs(outsider.address, ethers.ZeroHash);
+    await expect(vault.finishSetup()).to.emit(vault, "SetupFinished");
+    await expect(vault.finishSetup()).to.be.revertedWithCustomError(vault, "SetupAlreadyFinished");
+    await expect(vault.grantRole(await vault.CONFIG_ROLE(), outsider.address)).to.be.revertedWithCustomError(
+      vault,
+      "RoleGrantMustBeScheduled",
+    );
+    await expect(vault.setTrustedRegistry(registry, true)).to.be.revertedWithCustomError(
+      vault,
+      "ChangeMustBeScheduled",
+    );
+    await expect(
+      vault.connect(outsider).setOperatorKey(g1ToEip2537(OPERATOR_BLS.publicKey)),
+    ).to.be.revertedWithCustomError(vault, "ChangeMustBeScheduled");
+  });
+
+  describe("operator key", () => {
+    it("schedule, execute after the delay (by anyone), events; the old key verifies until then", async () => {
+      const { vault, admin, outsider } = await loadFixture(suretyFixture);
+      const next = g1ToEip2537(OTHER_BLS.publicKey);
+      const scheduledAt = (await time.latest()) + 1;
+      await time.setNextBlockTimestamp(scheduledAt); // independent of earlier files' time offset
+      const tx = vault.connect(admin).scheduleOperatorKey(next);
+      const readyAt = BigInt(scheduledAt) + DELAY;
+      await expect(tx)
+        .to.emit(vault, "OperatorKeyScheduled")
+        .withArgs(keyHash(next), [next.x_a, next.x_b, next.y_a, next.y_b], readyAt);
+      await expect(vault.executeOperatorKey(next)).to.be.revertedWithCustomError(vault, "OperationNotReady");
+      expect((await vault.operatorKey()).x_b).to.equal(g1ToEip2537(OPERATOR_BLS.publicKey).x_b);
+      await time.increaseTo(readyAt);
+      await expect(vault.connect(outsider).executeOperatorKey(next))
+        .to.emit(vault, "OperatorKeyRotated")
+        .withArgs(keyHash(next), [next.x_a, next.x_b, next.y_a, next.y_b]);
+      const stored = await vault.operatorKey();
+      expect([stored.x_a, stored.x_b, stored.y_a, stored.y_b]).to.deep.equal([
+        next.x_a,
+        next.x_b,
+        next.y_a,
+        next.y_b,
+      ]);
+    });
+
+    it("cancel (key manager only), invalid keys refused at scheduling, revoke at once", async () => {
+      const { vault, admin, outsider } = await loadFixture(suretyFixture);
+      const next = g1ToEip2537(OTHER_BLS.publicKey);
+      const offCurve = { ...next, y_b: ethers.toBeHex(BigInt(next.y_b) ^ 1n, 32) };
+      await expect(vault.scheduleOperatorKey(offCurve)).to.be.revertedWithCustomError(
+        vault,
+        "InvalidOperatorKey",
+      );
+      await expect(vault.connect(outsider).scheduleOperatorKey(next))
+        .to.be.revertedWithCustomError(vault, "AccessControlUnauthorizedAccount")
+        .withArgs(outsider.address, await vault.KEY_MANAGER_ROLE());
+      await vault.connect(admin).scheduleOperatorKey(next);
+      await expect(vault.connect(outsider).cancelOperatorKey(next)).to.be.revertedWithCustomError(
+        vault,
+        "AccessControlUnauthorizedAccount",
+      );
+      await expect(vault.cancelOperatorKey(next))
+        .to.emit(vault, "OperatorKeyCancelled")
+        .withArgs(keyHash(next));
+      await time.increase(DELAY);
+      await expect(vault.executeOperatorKey(next)).to.be.revertedWithCustomError(
+        vault,
+        "OperationNotScheduled",
+      );
+
+      const current = g1ToEip2537(OPERATOR_BLS.publicKey);
+      await expect(vault.connect(outsider).revokeOperatorKey()).to.be.revertedWithCustomError(
+        vault,
+        "AccessControlUnauthorizedAccount",
+      );
+      await expect(vault.revokeOperatorKey()).to.emit(vault, "OperatorKeyRevoked").withArgs(keyHash(current));
+      expect(await vault.operatorKeySet()).to.equal(false);
+      // No way back without the delay: setOperatorKey is for setup only.
+      await expect(vault.setOperatorKey(current)).to.be.revertedWithCustomError(
+        vault,
+        "ChangeMustBeScheduled",
+      );
+    });
+  });
+
+  describe("trusted registries", () => {
+    it("adding one is scheduled (cancel, execute by anyone); removing one is immediate", async () => {
+      const { vault, admin, outsider, registryAddress } = await loadFixture(suretyFixture);
+      const rogue = await (await new ValidationRegistry__factory(admin).deploy()).getAddress();
+      await expect(vault.setTrustedRegistry(rogue, true)).to.be.revertedWithCustomError(
+        vault,
+        "ChangeMustBeScheduled",
+      );
+      await expect(vault.scheduleTrustedRegistry(outsider.address))
+        .to.be.revertedWithCustomError(vault, "InvalidRegistry")
+        .withArgs(outsider.address);
+      await expect(vault.connect(outsider).scheduleTrustedRegistry(rogue))
+        .to.be.revertedWithCustomError(vault, "AccessControlUnauthorizedAccount")
+        .withArgs(outsider.address, await vault.CONFIG_ROLE());
+      const scheduledAt = (await time.latest()) + 1;
+      await time.setNextBlockTimestamp(scheduledAt); // independent of earlier files' time offset
+      const tx = vault.scheduleTrustedRegistry(rogue);
+      const readyAt = BigInt(scheduledAt) + DELAY;
+      await expect(tx).to.emit(vault, "TrustedRegistryScheduled").withArgs(rogue, readyAt);
+      await expect(vault.connect(outsider).cancelTrustedRegistry(rogue)).to.be.revertedWithCustomError(
+        vault,
+        "AccessControlUnauthorizedAccount",
+      );
+      await expect(vault.cancelTrustedRegistry(rogue))
+        .to.emit(vault, "TrustedRegistryCancelled")
+        .withArgs(rogue);
+      await vault.scheduleTrustedRegistry(rogue);
+      await expect(vault.executeTrustedRegistry(rogue)).to.be.revertedWithCustomError(
+        vault,
+        "OperationNotReady",
+      );
+      await time.increase(DELAY);
+      await expect(vault.connect(outsider).executeTrustedRegistry(rogue))
+        .to.emit(vault, "TrustedRegistryUpdated")
+        .withArgs(rogue, true);
+      expect(await vault.isTrustedRegistry(rogue)).to.equal(true);
+      await expect(vault.setTrustedRegistry(registryAddress, false))
+        .to.emit(vault, "TrustedRegistryUpdated")
+        .withArgs(registryAddress, false);
+    });
+  });
+});

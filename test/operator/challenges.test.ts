@@ -1,0 +1,158 @@
+/**
+ * Core's side of the challenge game (issue 17, docs/clearing.md "Challenges, veto and bond"), on a real
+ * chain with a real store: the keeper answers a payer's challenge with the payer's stored signatures, the
+ * indexer follows challenged / answered debts, and a guardian's veto returns the cycle's guarantees to the
+ * pool, the keeper releases the vetoed debts and the scheduler re-commits them as the next cycle.
+ */
+import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
+import { expect } from "chai";
+import { parseEther, ZeroAddress } from "ethers";
+import type { AddressInfo } from "node:net";
+import { createCoreApp } from "../../operator/api";
+import { buildChallengeAnswer, ChallengeAnswerError } from "../../operator/clearing/challenge-answer";
+import { silentLogger } from "../../operator/logger";
+import { commitArgsFromJson } from "../../operator/clearing/cycle-json";
+import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
+import {
+  advance,
+  chainFixture,
+  clearingTasks,
+  type CoreHarness,
+  issueGuarantee,
+  openCore,
+} from "./indexer-fixtures";
+
+const ETH = ZeroAddress;
+const ONE = parseEther("1");
+
+describe("clearing: challenges, answers and vetoes (Core)", function () {
+  let h: CoreHarness | undefined;
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  /** GET path on Core's app (a real HTTP server on a free port, stopped after the call). */
+  async function getJson(path: string): Promise<Record<string, unknown>> {
+    const { app } = createCoreApp({ ...h!.context, logger: silentLogger() });
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    try {
+      const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      return (await (await fetch(base + path)).json()) as Record<string, unknown>;
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  /** alice signs 3 ETH to bob (EIP-712) and 1 to carol (EIP-191), bob 1 to alice: alice owes 3 net. */
+  async function committed() {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const tasks = clearingTasks(h);
+    await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    await f.vault.connect(f.bob).deposit({ value: 10n * ONE });
+    await h.indexer.syncToHead();
+    await h.syncClock();
+    const toBob = await issueGuarantee(h, f.alice, f.bob.address, 3n * ONE);
+    const toCarol = await issueGuarantee(h, f.alice, f.carol.address, ONE, ETH, undefined, "eip191");
+    const fromBob = await issueGuarantee(h, f.bob, f.alice.address, ONE);
+    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 3 });
+    await h.indexer.syncToHead();
+    const cycle = (await h.store.getCycle(1))!;
+    expect(cycle.state).to.equal("COMMITTED");
+    expect(cycle.challengeDeadline).to.equal(cycle.committedAt! + f.timings.challengeWindow);
+    expect(cycle.answerDeadline).to.equal(cycle.committedAt! + 2 * f.timings.challengeWindow);
+    expect((await f.clearingHouse.getCycle(1)).guaranteesRoot).to.equal(
+      commitArgsFromJson(JSON.parse(cycle.args)).guaranteesRoot,
+    );
+    return { f, tasks, ids: [toBob.id, toCarol.id, fromBob.id] };
+  }
+
+  it("answers a payer's challenge with the payer's own signatures; the answered debit then settles", async function () {
+    const { f, tasks } = await committed();
+    await f.clearingHouse.connect(f.alice).challengeDebit(1, ETH);
+    await h!.indexer.syncToHead();
+    expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("CHALLENGED");
+    const view = await getJson("/core/cycles/1");
+    const stored = (await h!.store.getCycle(1))!;
+    expect(view).to.include({
+      state: "COMMITTED",
+      guarantees_root: commitArgsFromJson(JSON.parse(stored.args)).guaranteesRoot,
+      challenge_deadline: new Date(stored.challengeDeadline! * 1000).toISOString(),
+      answer_deadline: new Date(stored.answerDeadline! * 1000).toISOString(),
+      vetoed_at: null,
+    });
+    expect(view.debtors).to.deep.equal([
+      {
+        asset_address: ETH,
+        debtor: f.alice.address,
+        amount: (3n * ONE).toString(),
+        status: "CHALLENGED",
+        covered: null,
+      },
+    ]);
+
+    const kept = await tasks.keeper.tick();
+    expect(kept.answered.map((a) => a.debtor)).to.deep.equal([f.alice.address]);
+    await h!.indexer.syncToHead();
+    expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("ANSWERED");
+    // The largest signed guarantee (3 ETH to bob) is enough: one guarantee, one answeredIn mark.
+    expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).status).to.equal(5n);
+    expect((await tasks.keeper.tick()).answered).to.deep.equal([]); // not answered twice
+
+    await advance(h!, 2 * f.timings.challengeWindow + f.timings.paymentWindow + 1);
+    await h!.indexer.syncToHead();
+    const covered = await tasks.keeper.tick();
+    expect(covered.covered.map((c) => c.debtor)).to.deep.equal([f.alice.address]);
+    await h!.indexer.syncToHead();
+    expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("COVERED");
+    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
+  });
+
+  it("refuses to build an answer the chain would refuse (other root, not enough signed)", async function () {
+    const { f } = await committed();
+    const cycle = (await h!.store.getCycle(1))!;
+    const guarantees = await h!.store.listGuarantees({ cycleId: 1 });
+    const root = commitArgsFromJson(JSON.parse(cycle.args)).guaranteesRoot;
+    const answer = buildChallengeAnswer(1n, root, guarantees, ETH, f.alice.address, 4n * ONE);
+    expect(answer.signed).to.equal(4n * ONE);
+    expect(answer.guarantees).to.have.length(2);
+    expect(() => buildChallengeAnswer(1n, root, guarantees, ETH, f.alice.address, 5n * ONE)).to.throw(
+      ChallengeAnswerError,
+      /below the debit/,
+    );
+    expect(() =>
+      buildChallengeAnswer(1n, "0x" + "11".repeat(32), guarantees, ETH, f.alice.address, ONE),
+    ).to.throw(ChallengeAnswerError, /differs from the committed/);
+  });
+
+  it("after a guardian's veto: the guarantees return to the pool, debts are released, the next cycle re-commits them", async function () {
+    const { f, tasks, ids } = await committed();
+    await f.clearingHouse.connect(f.admin).vetoCycle(1); // the admin is the guardian in this fixture
+    await h!.indexer.syncToHead();
+    expect((await h!.store.getCycle(1))!.state).to.equal("VETOED");
+    expect(await getJson("/core/cycles/1")).to.include({ state: "VETOED" });
+    for (const id of ids) {
+      const g = (await h!.store.getClearingGuarantee(id))!;
+      expect([g.state, g.cycleId]).to.deep.equal(["FINALIZED_PAYABLE", null]);
+    }
+    // Locks are back to the guarantees' own amounts (alice 4 ETH, bob 1 ETH).
+    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(4n * ONE);
+    expect((await h!.store.getCollateral(f.bob.address, ETH)).locked).to.equal(ONE);
+
+    const kept = await tasks.keeper.tick();
+    expect(kept.released.map((r) => r.debtor)).to.deep.equal([f.alice.address]);
+    await h!.indexer.syncToHead();
+    expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("VOIDED");
+    expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(0n);
+
+    await advance(h!, f.timings.cycleLength);
+    expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 2, guarantees: 3 });
+    await h!.indexer.syncToHead();
+    expect((await h!.store.getCycle(2))!.state).to.equal("COMMITTED");
+    expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(3n * ONE);
+    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(3n * ONE);
+  });
+});
