@@ -359,9 +359,9 @@ describe("Core startup", () => {
       const rotated = blsKeyFromSecret("0x" + "44".repeat(32)).publicKey;
       // After setup a new key is scheduled and executed once the Vault's timelock delay has passed.
       const { vault } = contracts.surety;
-      await (await vault.scheduleOperatorKey(g1ToEip2537(rotated))).wait();
+      await (await vault.setOperatorKey(g1ToEip2537(rotated))).wait(); // schedules
       await time.increase(await vault.timelockDelay());
-      await (await vault.executeOperatorKey(g1ToEip2537(rotated))).wait();
+      await (await vault.setOperatorKey(g1ToEip2537(rotated))).wait(); // executes
       try {
         const error = await startupError(() =>
           startCoreServer(testConfig(dir.path), { deployment: contracts.deployment, chain: hardhatChain() }),
