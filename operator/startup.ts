@@ -58,8 +58,8 @@ export async function checkChainAndDeployment(
   const expected = hex(operatorPublicKey);
   if (!onChain.set) {
     throw new StartupError(
-      `the Vault at ${deployment.vault} has no operator BLS key; set it (KEY_MANAGER_ROLE: Vault.setOperatorKey during setup, ` +
-        `else scheduleOperatorKey then executeOperatorKey after the timelock delay) ` +
+      `the Vault at ${deployment.vault} has no operator BLS key; set it (KEY_MANAGER_ROLE: Vault.setOperatorKey; after setup ` +
+        `a first call schedules it and a second one after the timelock delay sets it) ` +
         `to Core's key ${expected} (EIP-2537: ${JSON.stringify(g1ToEip2537(operatorPublicKey))})`,
     );
   }
