@@ -355,6 +355,19 @@ describe("Core startup", () => {
       expect(error.message).to.include("0x" + Buffer.from(TEST_BLS_PUBLIC_KEY).toString("hex"));
     });
 
+    it("refuses an EIP-712 name or version other than the Vault's (payer signatures would not verify on chain)", async () => {
+      for (const overrides of [{ eip712Name: "Other" }, { eip712Version: "2" }]) {
+        const error = await startupError(() =>
+          startCoreServer(testConfig(dir.path, overrides), {
+            deployment: contracts.deployment,
+            chain: hardhatChain(),
+          }),
+        );
+        expect(error).to.be.instanceOf(StartupError);
+        expect(error.message).to.match(/is not the Vault's .*name "Surety", version "1"/);
+      }
+    });
+
     it("refuses once the Vault's key was rotated away from Core's", async () => {
       const rotated = blsKeyFromSecret("0x" + "44".repeat(32)).publicKey;
       // After setup a new key is scheduled and executed once the Vault's timelock delay has passed.
