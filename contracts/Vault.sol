@@ -40,7 +40,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     /// @notice The EIP-712 domain version payers sign guarantees under (Core's `eip712_version`).
     string internal constant EIP712_VERSION = "1";
     /// @notice The asset id of ETH.
-    address public constant ETH = address(0);
+    address internal constant ETH = address(0);
     /// @notice Upper bound on the withdrawal grace period, so collateral can never be frozen indefinitely.
     uint64 public constant MAX_WITHDRAWAL_GRACE_PERIOD = 30 days;
 
@@ -52,7 +52,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     }
 
     /// @dev One slot: every path that moves collateral reads and writes both. `locked` is the committed
-    /// obligations plus the registered reserves ({reservedOf}); free collateral is `balance - locked`. Amounts
+    /// obligations plus the registered reserves; free collateral is `balance - locked`. Amounts
     /// are capped at 2^128 - 1 (a deposit beyond reverts in SafeCast), far above any token supply in use.
     struct Account {
         uint128 balance;
@@ -619,11 +619,6 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         return _accounts[user][asset].locked - _reserved[user][asset];
     }
 
-    /// @notice The part of `user`'s collateral in `asset` held by reserves.
-    function reservedOf(address user, address asset) external view returns (uint256) {
-        return _reserved[user][asset];
-    }
-
     /// @notice The reserve of `guaranteeId` (all zero when none).
     function reserveOf(bytes32 guaranteeId) external view returns (Reserve memory) {
         return _reserves[guaranteeId];
@@ -681,11 +676,6 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     /// @inheritdoc IClearingVault
     function defaultWindow() external view returns (uint64) {
         return _timings.defaultWindow;
-    }
-
-    /// @notice Seconds between a withdrawal request and its finalisation.
-    function withdrawalGracePeriod() external view returns (uint64) {
-        return _timings.withdrawalGracePeriod;
     }
 
     // ------------------------------------------------------------------ internal

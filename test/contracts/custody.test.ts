@@ -220,7 +220,7 @@ describe("Custody (issue 17)", () => {
         );
       }
       // The schedule is public; a payer leaves at once, within the withdrawal grace period.
-      const grace = await f.vault.withdrawalGracePeriod();
+      const grace = (await f.vault.timings()).withdrawalGracePeriod;
       expect(grace).to.be.lessThan(await f.vault.timelockDelay());
       await f.vault.connect(f.alice).requestWithdrawal(ETH, 10n * ONE);
       await time.increase(grace);

@@ -144,7 +144,7 @@ describe("Gas", () => {
       f.vault.remunerate(...remunerateArgs(first)),
     );
     await time.increase(
-      policy.deadline - BigInt(await time.latest()) + (await f.vault.withdrawalGracePeriod()),
+      policy.deadline - BigInt(await time.latest()) + (await f.vault.timings()).withdrawalGracePeriod,
     );
     await gasOf("releaseReserve (expired)", f.vault.releaseReserve(second.guaranteeId));
   });

@@ -54,7 +54,7 @@ async function fixture() {
       .connect(f.validator)
       .validationResponse(requestHash, 90, "ipfs://r", hashText("e"), "delivery");
   };
-  const grace = await f.vault.withdrawalGracePeriod();
+  const grace = (await f.vault.timings()).withdrawalGracePeriod;
   return { ...f, deadline, inputFor, cert, pass, grace, expiresAt: deadline + grace };
 }
 
@@ -81,7 +81,6 @@ describe("Seller's reserve (issue 17, finding 5)", () => {
     await expect(f.vault.connect(f.bob).registerReserve(...remunerateArgs(f.cert)))
       .to.emit(f.vault, "ReserveRegistered")
       .withArgs(f.cert.guaranteeId, f.alice.address, f.bob.address, ETH, 4n * ONE, f.expiresAt);
-    expect(await f.vault.reservedOf(f.alice.address, ETH)).to.equal(4n * ONE);
     expect(await f.vault.freeCollateralOf(f.alice.address, ETH)).to.equal(6n * ONE);
     expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(0n);
     const reserve = await f.vault.reserveOf(f.cert.guaranteeId);
@@ -108,7 +107,7 @@ describe("Seller's reserve (issue 17, finding 5)", () => {
       .withArgs(f.cert.guaranteeId, f.alice.address, f.bob.address, ETH, 4n * ONE);
     await expect(tx).to.changeEtherBalance(f.bob, 4n * ONE);
     expect(await f.vault.balanceOf(f.alice.address, ETH)).to.equal(0n);
-    expect(await f.vault.reservedOf(f.alice.address, ETH)).to.equal(0n);
+    expect(await f.vault.freeCollateralOf(f.alice.address, ETH)).to.equal(0n);
     expect((await f.vault.reserveOf(f.cert.guaranteeId)).user).to.equal(ethers.ZeroAddress);
   });
 
@@ -163,11 +162,9 @@ describe("Seller's reserve (issue 17, finding 5)", () => {
     const cycle = buildCycle(1, transfer(ETH, f.alice.address, f.carol.address, 3n * ONE));
     await f.clearingHouse.connect(f.operator).commitCycle(1, cycle.root, cycle.totals, cycle.debtors, []);
     expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(3n * ONE);
-    expect(await f.vault.reservedOf(f.alice.address, ETH)).to.equal(4n * ONE);
     expect(await f.vault.freeCollateralOf(f.alice.address, ETH)).to.equal(3n * ONE);
     await f.clearingHouse.connect(f.alice).payNetDebit(1, ETH, { value: 3n * ONE });
     expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(0n);
-    expect(await f.vault.reservedOf(f.alice.address, ETH)).to.equal(4n * ONE);
     expect(await f.vault.freeCollateralOf(f.alice.address, ETH)).to.equal(6n * ONE);
   });
 

@@ -414,7 +414,7 @@ describe("Vault", () => {
       await expect(vault.setTimings(t)).to.emit(vault, "TimingsUpdated").withArgs([10, 5, 20, 15, 51]);
       expect(await vault.paymentWindow()).to.equal(20n);
       expect(await vault.defaultWindow()).to.equal(15n);
-      expect(await vault.withdrawalGracePeriod()).to.equal(51n);
+      expect((await vault.timings()).withdrawalGracePeriod).to.equal(51n);
       expect((await vault.timings()).cycleLength).to.equal(10n);
       await expect(vault.setTimings({ ...t, withdrawalGracePeriod: 50 }))
         .to.be.revertedWithCustomError(vault, "GracePeriodTooShort")
