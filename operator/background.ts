@@ -1,18 +1,21 @@
 /**
  * Core's background tasks in the server process (docs/operator-async.md): every `pollIntervalMs`,
- * one after the other, indexer → V2 lifecycle → clearing scheduler → keeper. Each task is a `tick()`
- * (tests drive them directly); a failing tick is logged and retried on the next round, never fatal.
+ * one after the other, indexer → V2 lifecycle → operator sender → clearing scheduler → keeper. Each
+ * task is a `tick()` (tests drive them directly); a failing tick is retried on the next round, never
+ * fatal, and logged without flooding (failure-log.ts: once, then at a bounded rate while it repeats).
  * `stop()` waits for the running round, so the store is never closed under a task.
  */
 import { FetchRequest, JsonRpcProvider, Network } from "ethers";
 import { ChainIndexer, type ChainProvider } from "./chain/indexer";
-import { OperatorSender } from "./chain/sender";
+import { OperatorSender, type SenderPolicy } from "./chain/sender";
+import type { ChainSyncMonitor } from "./chain/sync-status";
 import type { ProtocolTimings } from "./chain/timings";
-import type { Clock } from "./clock";
+import { ChainClock, ChainTimeUnavailableError, type Clock, systemClock } from "./clock";
 import { ClearingKeeper } from "./clearing/keeper";
 import { ClearingScheduler } from "./clearing/scheduler";
 import type { OperatorConfig } from "./config";
 import type { DeploymentInfo } from "./deployment";
+import { FailureLog } from "./failure-log";
 import { V2Lifecycle } from "./lifecycle/v2-lifecycle";
 import type { Logger } from "./logger";
 import type { Store } from "./store";
@@ -21,10 +24,20 @@ export interface BackgroundDeps {
   config: OperatorConfig;
   store: Store;
   deployment: DeploymentInfo;
+  /** Wall clock: bookkeeping stamps. */
   clock: Clock;
+  /**
+   * Chain time for every deadline a contract also judges (lifecycle, scheduler, keeper). A
+   * {@link ChainClock} is fed by this indexer; any other Clock (tests) is used as given.
+   */
+  chainClock: Clock;
   logger: Logger;
   provider: ChainProvider;
   timings: ProtocolTimings;
+  /** Where the indexer reports whether the books follow the chain (health, issuance gate, metrics). */
+  chainSync?: ChainSyncMonitor;
+  /** Paces repeated failure logs (default: the system clock). */
+  wallClock?: Clock;
 }
 
 export interface BackgroundTasks {
@@ -32,6 +45,8 @@ export interface BackgroundTasks {
   lifecycle: V2Lifecycle;
   scheduler: ClearingScheduler | null;
   keeper: ClearingKeeper | null;
+  /** The operator account's transactions (null without SURETY_OPERATOR_PRIVATE_KEY). */
+  sender: OperatorSender | null;
   /** Runs one round now (all tasks once). */
   runOnce(): Promise<void>;
   start(): void;
@@ -47,11 +62,29 @@ export function rpcProvider(
   return new JsonRpcProvider(request, undefined, {
     staticNetwork: Network.from(config.chainId),
     batchMaxCount: 1,
+    // ethers answers a repeated request within 250 ms from a cache by default: a receipt, a nonce
+    // count or a block number read right after a send would be stale. Every read goes to the node.
+    cacheTimeout: -1,
   });
 }
 
+/** The sender's policy from Core's `SURETY_TX_*` settings and its confirmation depth. */
+export function senderPolicy(
+  config: Pick<
+    OperatorConfig,
+    "txReplaceAfterBlocks" | "txFeeBumpBps" | "txMaxFeePerGasGwei" | "confirmations"
+  >,
+): SenderPolicy {
+  return {
+    replaceAfterBlocks: config.txReplaceAfterBlocks,
+    feeBumpBps: config.txFeeBumpBps,
+    maxFeePerGas: config.txMaxFeePerGasGwei === null ? null : BigInt(config.txMaxFeePerGasGwei) * 10n ** 9n,
+    confirmations: config.confirmations,
+  };
+}
+
 export async function createBackgroundTasks(deps: BackgroundDeps): Promise<BackgroundTasks> {
-  const { config, store, deployment, clock, logger, provider, timings } = deps;
+  const { config, store, deployment, clock, chainClock, logger, provider, timings } = deps;
   const vaultTimings = await timings.load(provider, deployment.vault);
   const indexer = new ChainIndexer({
     store,
@@ -62,18 +95,28 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     confirmations: config.confirmations,
     maxBlocksPerTick: config.indexerMaxBlocksPerTick,
     onTimings: (t) => timings.set(t),
+    onCursor: chainClock instanceof ChainClock ? (cursor) => chainClock.observe(cursor) : undefined,
+    syncStatus: deps.chainSync,
   });
-  const lifecycle = new V2Lifecycle({ store, clock, logger, chainId: config.chainId });
+  const lifecycle = new V2Lifecycle({ store, clock, chainClock, logger, chainId: config.chainId });
   let scheduler: ClearingScheduler | null = null;
   let keeper: ClearingKeeper | null = null;
+  let sender: OperatorSender | null = null;
   if (config.operatorPrivateKey) {
-    const sender = new OperatorSender(config.operatorPrivateKey, provider, BigInt(config.chainId));
+    sender = new OperatorSender({
+      privateKey: config.operatorPrivateKey,
+      provider,
+      chainId: BigInt(config.chainId),
+      store,
+      logger,
+      policy: senderPolicy(config),
+    });
     scheduler = new ClearingScheduler({
       store,
       provider,
       sender,
       deployment,
-      clock,
+      chainClock,
       logger,
       cycleLengthSeconds: config.cycleLengthSeconds ?? vaultTimings.cycleLength,
       gasBudget: BigInt(config.commitGasBudget),
@@ -83,7 +126,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
         store,
         sender,
         deployment,
-        clock,
+        chainClock,
         logger,
         claimCredits: config.keeperClaimsCredits,
       });
@@ -97,16 +140,25 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
   const tasks: [string, { tick(): Promise<unknown> } | null][] = [
     ["indexer", indexer],
     ["lifecycle", lifecycle],
+    // Before the scheduler and the keeper: they then see what was mined, re-sent or replaced.
+    ["sender", sender],
     ["scheduler", scheduler],
     ["keeper", keeper],
   ];
+  const failures = new FailureLog(logger, deps.wallClock ?? systemClock);
   const runOnce = async () => {
     for (const [name, task] of tasks) {
       if (!task) continue;
       try {
         await task.tick();
+        failures.succeeded(name);
       } catch (error) {
-        logger.error({ err: error, task: name }, "background task failed; retrying next round");
+        if (error instanceof ChainTimeUnavailableError) {
+          // Nothing indexed yet (a fresh store, or the deployment block not yet confirmed): wait.
+          logger.debug({ task: name }, "waiting for the first indexed block (no chain time yet)");
+          continue;
+        }
+        failures.failed(name, error);
       }
     }
   };
@@ -126,8 +178,13 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     lifecycle,
     scheduler,
     keeper,
+    sender,
     runOnce,
-    start: schedule,
+    // The first round at once: until the indexer's first tick, health and issuance say `starting`.
+    start: () => {
+      if (stopped) return;
+      round = runOnce().finally(schedule);
+    },
     stop: async () => {
       stopped = true;
       clearTimeout(timer);

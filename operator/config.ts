@@ -26,6 +26,8 @@ export const ENV_PREFIX = "SURETY_";
 export const CONFIG_FILE_ENV = "SURETY_CONFIG_FILE";
 /** 100 % in basis points: the largest collateral factor (never lend more than is deposited). */
 export const BPS_DENOMINATOR = 10_000;
+/** The smallest fee raise nodes accept for a replacement (+10 % on both fee fields), in basis points. */
+export const MIN_FEE_BUMP_BPS = 1_000;
 /** HS256 needs a key at least as long as its output (RFC 7518 §3.2). */
 export const MIN_JWT_SECRET_BYTES = 32;
 /** BLS key generation (EIP-2333 / blst keygen) requires at least 32 bytes of input keying material. */
@@ -97,6 +99,10 @@ export interface OperatorConfig {
   confirmations: number;
   /** Largest block range the indexer reads per tick. */
   indexerMaxBlocksPerTick: number;
+  /** Issuance is refused (503) while the books are more blocks than this behind the confirmed head. */
+  indexerMaxLagBlocks: number;
+  /** Issuance is refused (503) while the indexer's last successful tick is older than this. */
+  indexerMaxStaleSeconds: number;
   /** Clearing cycle length; null: the Vault's `cycleLength`. */
   cycleLengthSeconds: number | null;
   /** Largest gas one `commitCycle` may use; larger cycles are split. */
@@ -107,6 +113,12 @@ export interface OperatorConfig {
   keeperClaimsCredits: boolean;
   /** Indexing/lifecycle lag allowed for in the V2 validation deadline cap. */
   v2DeadlineMarginSeconds: number;
+  /** New blocks without inclusion after which an operator transaction is replaced with higher fees. */
+  txReplaceAfterBlocks: number;
+  /** Raise of maxFeePerGas and maxPriorityFeePerGas per replacement, in basis points (≥ 1000 = 10 %). */
+  txFeeBumpBps: number;
+  /** Ceiling on the fees of operator transactions, in gwei; null: none. */
+  txMaxFeePerGasGwei: number | null;
   // --- webhooks (docs/webhooks.md) ---
   /** Wallets allowed on the admin API (`/core/admin/*`), checksummed. */
   adminWallets: readonly string[];
@@ -177,11 +189,24 @@ const FIELDS: FieldTable = {
   pollIntervalMs: { parse: (raw) => integer(raw, 10, 3_600_000), fallback: () => 1_000 },
   confirmations: { parse: (raw) => integer(raw, 0, 1_000), fallback: (c) => (c.chainId === 31337 ? 0 : 12) },
   indexerMaxBlocksPerTick: { parse: (raw) => integer(raw, 1, 100_000), fallback: () => 2_000 },
+  indexerMaxLagBlocks: { parse: (raw) => integer(raw, 0, 1_000_000), fallback: () => 64 },
+  indexerMaxStaleSeconds: {
+    parse: (raw) => integer(raw, 1, 86_400),
+    // Several rounds: one slow tick (RPC timeouts) must not refuse issuance.
+    fallback: (c) => Math.max(30, Math.ceil((5 * (c.pollIntervalMs ?? 1_000)) / 1_000)),
+  },
   cycleLengthSeconds: { parse: optionalPositiveInteger, fallback: () => null },
   commitGasBudget: { parse: (raw) => integer(raw, 100_000, 1_000_000_000), fallback: () => 15_000_000 },
   keeperEnabled: { parse: boolean, fallback: () => true },
   keeperClaimsCredits: { parse: boolean, fallback: () => false },
   v2DeadlineMarginSeconds: { parse: nonNegativeInteger, fallback: () => 30 },
+  txReplaceAfterBlocks: { parse: (raw) => integer(raw, 1, 10_000), fallback: () => 3 },
+  // Nodes refuse a replacement below +10 % on both fee fields (geth's default); 12.5 % clears any of them.
+  txFeeBumpBps: {
+    parse: (raw) => integer(raw, MIN_FEE_BUMP_BPS, 10 * BPS_DENOMINATOR),
+    fallback: () => 1_250,
+  },
+  txMaxFeePerGasGwei: { parse: (raw) => optionalInteger(raw, 1, 10_000_000), fallback: () => null },
   adminWallets: { parse: addressList, fallback: () => [] },
   webhooks: { parse: parseWebhookConfig, fallback: () => [] },
   webhookTimeoutMs: { parse: (raw) => integer(raw, 100, 120_000), fallback: () => 10_000 },
@@ -275,6 +300,11 @@ function nonNegativeInteger(raw: unknown): number {
 function optionalPositiveInteger(raw: unknown): number | null {
   if (raw === null || raw === "") return null;
   return positiveInteger(raw);
+}
+
+function optionalInteger(raw: unknown, min: number, max: number): number | null {
+  if (raw === null || raw === "") return null;
+  return integer(raw, min, max);
 }
 
 function boolean(raw: unknown): boolean {

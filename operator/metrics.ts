@@ -10,10 +10,23 @@
  *   `surety_guarantees_rejected_total{reason}` (reason = the error code).
  * - `surety_collateral_locked{asset}`: total locked collateral per asset in
  *   base units, read from the store at scrape time (a float: exact up to 2^53).
+ * - `surety_indexer_lag_blocks`, `surety_indexer_seconds_since_sync` and
+ *   `surety_indexer_state{state}` (1 for the current state): whether the books
+ *   follow the chain (chain/sync-status.ts), read at scrape time; no sample
+ *   while no indexer reports (state `off` is still exported).
+ * - `surety_operator_transactions_unfinished` and
+ *   `surety_operator_transaction_oldest_seconds`: the operator account's sends
+ *   not yet mined (and confirmed), and how long ago the oldest of them was
+ *   first signed (0 when none), read from the sender's journal at
+ *   scrape time (chain/sender.ts). A keeper or commit that stays unmined shows
+ *   here before its deadline passes.
  * - Node process metrics with the `surety_core_` prefix.
  */
 import type { Request, RequestHandler, Response } from "express";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import { unfinishedTransactions } from "./chain/sender";
+import { CHAIN_SYNC_STATES, type ChainSyncMonitor } from "./chain/sync-status";
+import type { Clock } from "./clock";
 import type { Store } from "./store";
 
 /** Latency buckets (seconds) around the issuance target (p99 < 25 ms). */
@@ -26,7 +39,11 @@ export class CoreMetrics {
   private readonly issued: Counter<"version" | "scheme">;
   private readonly rejected: Counter<"reason">;
 
-  constructor(store: Store) {
+  constructor(
+    store: Store,
+    chainSync?: Pick<ChainSyncMonitor, "status">,
+    operator?: { address: string; clock: Clock },
+  ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "surety_core_" });
     this.requests = new Counter({
@@ -62,6 +79,65 @@ export class CoreMetrics {
       async collect() {
         this.reset();
         for (const [asset, total] of await store.lockedTotals()) this.set({ asset }, Number(total));
+      },
+    });
+    if (chainSync) this.registerChainSync(chainSync, registers);
+    if (operator) this.registerOperatorTransactions(store, operator, registers);
+  }
+
+  private registerOperatorTransactions(
+    store: Store,
+    operator: { address: string; clock: Clock },
+    registers: Registry[],
+  ): void {
+    new Gauge({
+      name: "surety_operator_transactions_unfinished",
+      help: "Operator account transactions sent and not yet mined (and confirmed)",
+      registers,
+      async collect() {
+        this.set((await unfinishedTransactions(store, operator.address)).count);
+      },
+    });
+    new Gauge({
+      name: "surety_operator_transaction_oldest_seconds",
+      help: "Seconds since the oldest unfinished operator transaction was first signed (0: none)",
+      registers,
+      async collect() {
+        const { oldestSignedAt } = await unfinishedTransactions(store, operator.address);
+        this.set(oldestSignedAt === null ? 0 : Math.max(0, operator.clock.nowSeconds() - oldestSignedAt));
+      },
+    });
+  }
+
+  private registerChainSync(chainSync: Pick<ChainSyncMonitor, "status">, registers: Registry[]): void {
+    new Gauge({
+      name: "surety_indexer_lag_blocks",
+      help: "Blocks between the confirmed chain head and the last block Core's books include (at the last tick)",
+      registers,
+      collect() {
+        this.reset();
+        const { lagBlocks } = chainSync.status();
+        if (lagBlocks !== null) this.set(lagBlocks);
+      },
+    });
+    new Gauge({
+      name: "surety_indexer_seconds_since_sync",
+      help: "Seconds since the indexer's last successful tick (since its start when none succeeded)",
+      registers,
+      collect() {
+        this.reset();
+        const { secondsSinceSync } = chainSync.status();
+        if (secondsSinceSync !== null) this.set(secondsSinceSync);
+      },
+    });
+    new Gauge({
+      name: "surety_indexer_state",
+      help: "1 for the chain sync state Core is in (issuance is refused unless ok or off), 0 for the others",
+      labelNames: ["state"],
+      registers,
+      collect() {
+        const { state } = chainSync.status();
+        for (const each of CHAIN_SYNC_STATES) this.set({ state: each }, each === state ? 1 : 0);
       },
     });
   }

@@ -1,12 +1,14 @@
 /**
  * What Core publishes about its deployment (`GET /core/public-params`,
- * `GET /core/tokens`), computed once at startup from config, the deployment
- * file and the BLS key.
+ * `GET /core/tokens`), from config, the deployment file and the BLS key; the
+ * public params also carry the Vault's current timings and issuance's current
+ * V2 deadline cap, so they are built per request.
  */
 import type { Deployment } from "../sdk/ids";
 import {
   buildWirePublicParams,
   buildWireTokenList,
+  type ProtocolTimingValues,
   type WirePublicParams,
   type WireTokenList,
 } from "../sdk/public-params";
@@ -40,11 +42,20 @@ export function trustedRegistries(
     : deployment.trustedRegistries;
 }
 
+/** The public params that change while Core runs. */
+export interface LivePublicParams {
+  /** The Vault's timings as Core knows them now (they follow `TimingsUpdated`); null before loaded. */
+  timings: ProtocolTimingValues | null;
+  /** Issuance's V2 deadline cap now (GuaranteeIssuer.latestValidationDeadline); null: no cap. */
+  latestValidationDeadline: number | null;
+}
+
 /** `GET /core/public-params` (built by the sdk, which derives the domain separator and max version). */
 export function buildPublicParams(
   config: OperatorConfig,
   deployment: DeploymentInfo,
   blsPublicKey: Uint8Array,
+  live: LivePublicParams,
 ): Readonly<WirePublicParams> {
   return Object.freeze(
     buildWirePublicParams({
@@ -56,6 +67,9 @@ export function buildPublicParams(
       chainId: config.chainId,
       acceptedVersions: ACCEPTED_GUARANTEE_VERSIONS,
       trustedRegistries: trustedRegistries(config, deployment),
+      clearingHouse: deployment.clearingHouse,
+      timings: live.timings,
+      latestValidationDeadline: live.latestValidationDeadline,
     }),
   );
 }

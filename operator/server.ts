@@ -21,7 +21,7 @@ import type { JsonRpcProvider } from "ethers";
 import { type BackgroundTasks, createBackgroundTasks, rpcProvider } from "./background";
 import { type ChainGateway, RpcChainGateway } from "./chain";
 import type { ChainProvider } from "./chain/indexer";
-import { type Clock, systemClock } from "./clock";
+import { ChainClock, type Clock, systemClock } from "./clock";
 import type { OperatorConfig } from "./config";
 import { type DeploymentInfo, loadDeployment } from "./deployment";
 import { createLogger, type Logger } from "./logger";
@@ -38,7 +38,13 @@ export const DRAIN_TIMEOUT_MS = 10_000;
 export interface CoreServerDeps {
   /** Defaults to a SqliteStore on `config.dbFile`, owned (and closed) by the server. */
   store?: Store;
+  /** Wall clock (default: the system's). */
   clock?: Clock;
+  /**
+   * Chain time for deadlines the contracts also judge. Default: a ChainClock seeded from the stored
+   * indexer cursor and fed by the background indexer (docs/operator-async.md, "Which clock").
+   */
+  chainClock?: Clock;
   logger?: Logger;
   services?: Partial<CoreServices>;
   routes?: readonly RouteModule[];
@@ -117,10 +123,13 @@ export async function startCoreServer(
       deps.vaultKeyCheck ?? "enforce",
     );
     store = deps.store ?? SqliteStore.open(config.dbFile);
+    // A restart knows the chain time at once (the stored cursor); a fresh store waits for the indexer.
+    const chainClock = deps.chainClock ?? new ChainClock(await store.getChainCursor());
     ({ app, context } = createCoreApp({
       config,
       store,
       clock: deps.clock ?? systemClock,
+      chainClock,
       logger,
       deployment,
       chain,

@@ -18,6 +18,7 @@
  * untouched, which answers it as it always has.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { BodyError } from "./client-errors";
 
 /** Content types taken by a fast path (compared in lower case); Express handles any other spelling. */
 const FAST_CONTENT_TYPES = new Set(["application/json", "application/json; charset=utf-8"]);
@@ -27,22 +28,6 @@ export const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 const BYTE_ORDER_MARK = 0xfeff;
 /** JSON's whitespace (RFC 8259) then the first other character, as body-parser finds it. */
 const FIRST_NON_WHITESPACE = /^[ \t\n\r]*([^ \t\n\r]|$)/;
-
-/**
- * An error shaped like body-parser's (`type` + `status`), so that the error
- * mappers of the apps answer fast-path body failures exactly as they answer
- * Express's: `entity.parse.failed` → 400 malformed JSON, `request.aborted` → 400.
- */
-export class BodyError extends Error {
-  override readonly name = "BodyError";
-  constructor(
-    readonly type: string,
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** Whether a request to `path` can be answered without Express (headers only; the body is not read yet). */
 export function isPlainJsonPost(req: IncomingMessage, path: string, bodyLimitBytes: number): boolean {

@@ -1,7 +1,8 @@
 /**
  * `npm run devnet`: the whole Surety stack on this machine in one command.
  *
- *   1. a Hardhat node (hardfork prague) on SURETY_DEVNET_RPC_PORT (8545), fresh chain every run;
+ *   1. a Hardhat node (hardfork prague) on SURETY_DEVNET_RPC_PORT (8545), fresh chain every run, its time
+ *      kept on the wall clock (a block every second, same-second blocks allowed: devnet/node.config.ts);
  *   2. the contracts, deployed with `deploySurety` (devnet BLS key, tUSD 6 dec + tETH 18 dec, short
  *      timings), written to deployments/localhost.json together with the services' URLs;
  *   3. test tokens minted to dev accounts 0-9 (Hardhat's public mnemonic);
@@ -25,7 +26,12 @@ import {
   devnetProvider,
   writeDevnetDeployment,
 } from "./devnet/contracts";
-import { type DevnetOptions, DevnetOptionsError, devnetOptionsFromEnv } from "./devnet/options";
+import {
+  DEVNET_POLL_INTERVAL_MS,
+  type DevnetOptions,
+  DevnetOptionsError,
+  devnetOptionsFromEnv,
+} from "./devnet/options";
 import { isPortFree, portOwner, waitForPortFree } from "./devnet/ports";
 import { ServiceProcess } from "./devnet/service";
 import { getJson, rpcChainId, waitFor } from "./devnet/wait";
@@ -219,14 +225,25 @@ class Devnet {
   private async startChain(): Promise<{ chainId: number }> {
     const started = Date.now();
     const hardhat = require.resolve("hardhat/internal/cli/bootstrap.js", { paths: [ROOT] });
-    const args = [hardhat, "node", "--hostname", this.options.host, "--port", String(this.options.rpcPort)];
+    const args = [
+      hardhat,
+      "--config",
+      path.join(__dirname, "devnet", "node.config.ts"),
+      "node",
+      "--hostname",
+      this.options.host,
+      "--port",
+      String(this.options.rpcPort),
+    ];
     const service = this.launch("chain", process.execPath, args, baseEnv());
     const chainId = await waitFor(() => rpcChainId(this.urls.rpc), {
       what: `chain RPC at ${this.urls.rpc}`,
       timeoutMs: this.options.startupTimeoutMs,
       abort: this.abortIfDead(service),
     });
-    say(`chain: ready at ${this.urls.rpc} (chain id ${chainId}, hardfork prague) in ${seconds(started)}`);
+    say(
+      `chain: ready at ${this.urls.rpc} (chain id ${chainId}, hardfork prague, a block every second) in ${seconds(started)}`,
+    );
     return { chainId };
   }
 
@@ -248,6 +265,9 @@ class Devnet {
       // Fresh per run, like the chain: tokens of an earlier run must not work against this one.
       SURETY_JWT_SECRET: randomBytes(32).toString("hex"),
       SURETY_FACILITATORS: facilitator.address,
+      // Sized for the devnet's chain (a block a second, 0 confirmations): the devnet's timings assume them.
+      SURETY_POLL_INTERVAL_MS: String(DEVNET_POLL_INTERVAL_MS),
+      SURETY_V2_DEADLINE_MARGIN_SECONDS: String(this.options.v2DeadlineMarginSeconds),
     };
     // Settings of newer Core versions (clearing cadence): passed only when this Core knows them.
     const optional: NodeJS.ProcessEnv = {

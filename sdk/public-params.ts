@@ -20,7 +20,34 @@ import {
   parseVersion,
 } from "./wire";
 
-/** `GET /core/public-params`, every field as served (all required). */
+/** `protocol_timings` of the public params: the Vault's `timings()`, in seconds. */
+export interface WireProtocolTimings {
+  /** Length of a clearing cycle. */
+  cycle_length_seconds: number;
+  /** How long after a cycle closes its commit may come. */
+  commit_delay_seconds: number;
+  /** After a commit: how long net debtors have to pay. */
+  payment_window_seconds: number;
+  /** After the payment window: how long before an unpaid debt may be covered from collateral. */
+  default_window_seconds: number;
+  /** A withdrawal request finalizes no earlier than this after it was made. */
+  withdrawal_grace_period_seconds: number;
+}
+
+/** The Vault's timings (seconds), as the contracts name them. */
+export interface ProtocolTimingValues {
+  cycleLength: number;
+  commitDelay: number;
+  paymentWindow: number;
+  defaultWindow: number;
+  withdrawalGracePeriod: number;
+}
+
+/**
+ * `GET /core/public-params`, every field as served (all present). The first eleven are the interface
+ * specification's; `clearing_house_address`, `protocol_timings` and `latest_validation_deadline` are
+ * additions (docs/operator-api.md), which {@link parsePublicParams} reads as null when absent.
+ */
 export interface WirePublicParams {
   /** Core's BLS public key: the 48 compressed G1 bytes as numbers. */
   public_key: number[];
@@ -36,6 +63,15 @@ export interface WirePublicParams {
   active_guarantee_domain_separator: string;
   trusted_validation_registries: string[];
   validation_hash_canonicalization_version: string;
+  /** The ClearingHouse (cycle commits, `payNetDebit`, `claimNetCredit`). */
+  clearing_house_address: string;
+  /** The Vault's timings as Core knows them now; null while Core has not read them. */
+  protocol_timings: WireProtocolTimings | null;
+  /**
+   * The latest V2 `validation_deadline` (unix seconds) Core accepts at the time of the response, by the
+   * same rule issuance applies; null when Core applies no cap. It moves forward with the chain time Core has indexed.
+   */
+  latest_validation_deadline: number | null;
 }
 
 /** The public params, parsed and cross-checked. */
@@ -58,13 +94,19 @@ export interface PublicParams {
   certificateDomain: string;
   /** Always {@link VALIDATION_HASH_CANONICALIZATION_VERSION} (the only one implemented). */
   canonicalizationVersion: string;
+  /** ClearingHouse address, checksummed; null when the Core does not publish it. */
+  clearingHouse: string | null;
+  /** Null when the Core has not read them or does not publish them. */
+  timings: ProtocolTimingValues | null;
+  /** Latest V2 `validation_deadline` accepted when the params were served; null: no cap published. */
+  latestValidationDeadline: number | null;
 }
 
 /** What Core chooses; the rest of the params is derived from it. */
 export type PublicParamsInput = Omit<
   PublicParams,
-  "maxAcceptedVersion" | "certificateDomain" | "canonicalizationVersion"
->;
+  "maxAcceptedVersion" | "certificateDomain" | "canonicalizationVersion" | "clearingHouse"
+> & { clearingHouse: string };
 
 /** Longest accepted text field (names, versions, URLs). */
 export const MAX_PUBLIC_PARAMS_TEXT_BYTES = 1024;
@@ -93,7 +135,37 @@ export function buildWirePublicParams(input: PublicParamsInput): WirePublicParam
     active_guarantee_domain_separator: certificateDomain({ chainId: input.chainId, vault: input.vault }),
     trusted_validation_registries: [...input.trustedRegistries],
     validation_hash_canonicalization_version: VALIDATION_HASH_CANONICALIZATION_VERSION,
+    clearing_house_address: input.clearingHouse,
+    protocol_timings: input.timings === null ? null : toWireProtocolTimings(input.timings),
+    latest_validation_deadline: input.latestValidationDeadline,
   };
+}
+
+export function toWireProtocolTimings(timings: ProtocolTimingValues): WireProtocolTimings {
+  return {
+    cycle_length_seconds: timings.cycleLength,
+    commit_delay_seconds: timings.commitDelay,
+    payment_window_seconds: timings.paymentWindow,
+    default_window_seconds: timings.defaultWindow,
+    withdrawal_grace_period_seconds: timings.withdrawalGracePeriod,
+  };
+}
+
+/** Parses `protocol_timings` (null or absent → null); each a non-negative whole number of seconds. */
+export function parseProtocolTimings(value: unknown, field: string): ProtocolTimingValues | null {
+  if (value === undefined || value === null) return null;
+  const wire = parseObject(value, field);
+  const seconds = (name: keyof WireProtocolTimings) => parseSafeInteger(wire[name], `${field}.${name}`);
+  const timings = {
+    cycleLength: seconds("cycle_length_seconds"),
+    commitDelay: seconds("commit_delay_seconds"),
+    paymentWindow: seconds("payment_window_seconds"),
+    defaultWindow: seconds("default_window_seconds"),
+    withdrawalGracePeriod: seconds("withdrawal_grace_period_seconds"),
+  };
+  if (timings.cycleLength === 0)
+    throw new WireError(`${field}.cycle_length_seconds`, "must be greater than zero");
+  return timings;
 }
 
 /**
@@ -171,6 +243,15 @@ export function parsePublicParams(value: unknown, field = "public_params"): Publ
     );
   }
 
+  const clearingHouse =
+    wire.clearing_house_address === undefined
+      ? null
+      : parseAddress(wire.clearing_house_address, `${field}.clearing_house_address`);
+  const latestValidationDeadline =
+    wire.latest_validation_deadline === undefined || wire.latest_validation_deadline === null
+      ? null
+      : parseSafeInteger(wire.latest_validation_deadline, `${field}.latest_validation_deadline`);
+
   return {
     blsPublicKey: publicKeyFromArray(wire.public_key, `${field}.public_key`),
     vault,
@@ -183,6 +264,9 @@ export function parsePublicParams(value: unknown, field = "public_params"): Publ
     trustedRegistries: Object.freeze([...new Set(trustedRegistries)]),
     certificateDomain: domain,
     canonicalizationVersion,
+    clearingHouse,
+    timings: parseProtocolTimings(wire.protocol_timings, `${field}.protocol_timings`),
+    latestValidationDeadline,
   };
 }
 

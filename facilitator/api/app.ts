@@ -5,18 +5,19 @@
  * that even a malformed settle body is answered in settle's shape.
  */
 import express, { type Express } from "express";
+import { jsonBodyParser } from "../../runtime/client-errors";
 import type { FacilitatorContext } from "./context";
 import { errorHandler, notFoundHandler, settleErrorHandler } from "./errors";
 import { openapiRouter } from "./openapi";
 import { healthRouter, settleRouter, supportedRouter, verifyRouter } from "./routes";
 
 /** Requests are small JSON documents (a V2 payload is a few KiB); anything larger is refused (413). */
-export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB: express.json and the fast path both use it
+export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB: the body parser and the fast path both use it
 
 export function createFacilitatorApp(context: FacilitatorContext): Express {
   const app = express();
   app.disable("x-powered-by");
-  const json = express.json({ limit: JSON_BODY_LIMIT_BYTES });
+  const json = jsonBodyParser(JSON_BODY_LIMIT_BYTES);
 
   const settle = express.Router();
   settle.use(json);

@@ -1,54 +1,23 @@
 /**
- * Errors to HTTP answers. Malformed input (bad JSON, a WireError from the sdk
- * parsers) is 400 with a message naming the field; anything unexpected is a
+ * Errors to HTTP answers. Malformed input (a WireError from the sdk parsers,
+ * and the body parser's and router's client errors of runtime/client-errors.ts)
+ * is a 4xx with a message naming the problem; anything unexpected is a
  * 500 whose details go to the log only, never a stack trace to the client.
  * Shapes (interface spec "Errors", ARCHITECTURE.md §13): `{error, code}`
  * everywhere except `/settle`, which answers `{success: false, error, certificate: null, …}`.
  */
 import type { ErrorRequestHandler, RequestHandler } from "express";
 import type { Logger } from "pino";
+import { type ClientErrorAnswer, clientErrorAnswer } from "../../runtime/client-errors";
 import { type ErrorBody, WireError } from "../../sdk/errors";
 import { INVALID_REQUEST, settleFailureBody } from "./responses";
 
-export interface ErrorAnswer {
-  status: number;
-  code: string;
-  message: string;
-}
-
-/** Errors raised by express.json (body-parser) carry a `type` and an HTTP `status`. */
-interface BodyParserError {
-  type: string;
-  status?: number;
-}
-
-const BODY_PARSER_ERRORS: Record<string, ErrorAnswer> = {
-  "entity.parse.failed": { status: 400, code: "malformed_json", message: "body: malformed JSON" },
-  "entity.too.large": { status: 413, code: "body_too_large", message: "body: request body is too large" },
-  "encoding.unsupported": {
-    status: 415,
-    code: "unsupported_encoding",
-    message: "unsupported content encoding",
-  },
-  "charset.unsupported": { status: 415, code: "unsupported_charset", message: "unsupported charset" },
-  "request.aborted": { status: 400, code: "request_aborted", message: "request was aborted" },
-};
-
-function isBodyParserError(error: unknown): error is BodyParserError {
-  return (
-    typeof error === "object" && error !== null && typeof (error as { type?: unknown }).type === "string"
-  );
-}
+export type ErrorAnswer = ClientErrorAnswer;
 
 export function toErrorAnswer(error: unknown): ErrorAnswer {
   if (error instanceof WireError) return { status: 400, code: INVALID_REQUEST, message: error.message };
-  if (isBodyParserError(error)) {
-    const known = BODY_PARSER_ERRORS[error.type];
-    if (known) return known;
-    if (error.status !== undefined && error.status >= 400 && error.status < 500) {
-      return { status: error.status, code: "bad_request", message: "bad request" };
-    }
-  }
+  const client = clientErrorAnswer(error);
+  if (client !== undefined) return client;
   return { status: 500, code: "internal_error", message: "internal error" };
 }
 

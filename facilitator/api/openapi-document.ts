@@ -27,11 +27,17 @@ const error = (description: string, codes?: readonly string[]): Schema =>
       : ref("Error"),
   );
 
+const UNSUPPORTED_MEDIA =
+  "`Content-Encoding` other than identity, gzip, deflate or br; charset other than UTF-8.";
+
 /** Failure codes of /settle besides the verification reasons (docs/facilitator.md, "Settle errors"). */
 const SETTLE_ERROR_CODES = [
   "invalid_request",
   "malformed_json",
+  "undecodable_body",
   "body_too_large",
+  "unsupported_encoding",
+  "unsupported_charset",
   "core_rejected",
   "duplicate_guarantee",
   "core_unauthorized",
@@ -155,6 +161,10 @@ export const FACILITATOR_OPENAPI = {
         payer: ref("Address"),
         errorReason: { type: "null" },
         errorMessage: { type: "null" },
+        extra: {
+          ...object({ certificate: ref("Certificate") }),
+          description: "The certificate again: the reference x402 client keeps `extra`, not `certificate`.",
+        },
       }),
       SettleFailure: object({
         success: { const: false },
@@ -188,9 +198,17 @@ export const FACILITATOR_OPENAPI = {
                 x402Version: { enum: [1, 2] },
                 scheme: { const: "svc-credit" },
                 network: ref("Network"),
-                extra: nullable({ type: "object" }),
+                extra: {
+                  ...object({
+                    contract_address: ref("Address"),
+                    chain_id: { type: "integer", minimum: 1 },
+                    eip712_name: { type: "string", minLength: 1 },
+                    eip712_version: { type: "string", minLength: 1 },
+                  }),
+                  description: "The EIP-712 domain buyers sign guarantees under (Vault = contract_address).",
+                },
               },
-              ["x402Version", "scheme", "network"],
+              ["x402Version", "scheme", "network", "extra"],
             ),
           },
         },
@@ -212,8 +230,10 @@ export const FACILITATOR_OPENAPI = {
           "400": error("Malformed body or envelope; `error` starts with the field path.", [
             "invalid_request",
             "malformed_json",
+            "undecodable_body",
           ]),
-          "413": error("Body larger than 64 KiB.", ["body_too_large"]),
+          "413": error("Body larger than 64 KiB (after decoding).", ["body_too_large"]),
+          "415": error(UNSUPPORTED_MEDIA, ["unsupported_encoding", "unsupported_charset"]),
           "500": error("Core's public params cannot be loaded, or an unexpected failure.", [
             "core_unavailable",
             "internal_error",
@@ -228,7 +248,8 @@ export const FACILITATOR_OPENAPI = {
         responses: {
           "200": json("Settled (a retry of the same signed guarantee is idempotent).", ref("SettleSuccess")),
           "400": json("The payment cannot succeed as sent (seller answers 402).", ref("SettleFailure")),
-          "413": json("Body larger than 64 KiB.", ref("SettleFailure")),
+          "413": json("Body larger than 64 KiB (after decoding).", ref("SettleFailure")),
+          "415": json(UNSUPPORTED_MEDIA, ref("SettleFailure")),
           "500": json(
             "Facilitator or Core at fault; the same payment may succeed later.",
             ref("SettleFailure"),

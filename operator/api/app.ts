@@ -4,6 +4,7 @@
  * parser, route modules, 404, error handler.
  */
 import express, { type Express } from "express";
+import { jsonBodyParser } from "../../runtime/client-errors";
 import { authRouter } from "../auth";
 import { guaranteeRoutes } from "../guarantees/routes";
 import {
@@ -21,7 +22,7 @@ import { requestContext } from "./request-context";
 import { webhookAdminRoutes } from "./webhook-admin-routes";
 
 /** Requests are small JSON documents; anything larger is refused before parsing (413). */
-export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB: express.json and the fast path both use it
+export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB: the body parser and the fast path both use it
 
 /**
  * Route modules every Core serves, in mount order. Their paths are disjoint, so the order changes no
@@ -58,7 +59,7 @@ export function createCoreApp(options: CoreAppOptions): CoreApp {
   app.disable("etag");
   app.use(requestContext(context.logger));
   app.use(context.metrics.httpMiddleware());
-  app.use(express.json({ limit: JSON_BODY_LIMIT_BYTES }));
+  app.use(jsonBodyParser(JSON_BODY_LIMIT_BYTES));
   for (const module of [...CORE_ROUTES, ...routes]) app.use(module(context));
   app.use(notFoundHandler());
   app.use(errorHandler());

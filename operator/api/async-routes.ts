@@ -31,10 +31,10 @@ function parseCycleId(value: string): number {
 const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
 
 export const asyncRoutes: RouteModule = (context) => {
-  const { store, config, clock, logger } = context;
+  const { store, config, clock, chainClock, logger } = context;
   const router = Router();
   const authenticated = requireAccessToken(context.accessTokens);
-  const lifecycle = new V2Lifecycle({ store, clock, logger, chainId: config.chainId });
+  const lifecycle = new V2Lifecycle({ store, clock, chainClock, logger, chainId: config.chainId });
 
   /** Only cycles seen committed on chain are served (a plan not yet committed may still change). */
   const committedCycle = async (id: number) => {
@@ -117,7 +117,7 @@ export const asyncRoutes: RouteModule = (context) => {
   router.post("/core/guarantees/:id/finalize", authenticated, async (req, res) => {
     const id = parseBytes32(req.params.id, "id");
     const finalized = await lifecycle.finalizeByPayer(id, principalOf(req).wallet);
-    res.json(guaranteeView(finalized));
+    res.json(guaranteeView(finalized, config.chainId));
   });
 
   router.get("/core/users/:address/withdrawals", authenticated, async (req, res) => {

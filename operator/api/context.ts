@@ -1,16 +1,18 @@
 /**
  * What route modules are built from. `CoreDeps` are injected (tests swap
- * the clock, store, logger, config, deployment and chain); `CoreServices` are
+ * the clocks, store, logger, config, deployment and chain); `CoreServices` are
  * built from them once per app, or injected too. Everything expensive to
  * build (BLS signer, EIP-712 hasher, public params) is built here, once.
  */
 import type { Router } from "express";
+import { Wallet } from "ethers";
 import { blsKeyFromSecret, type BlsSigner, createBlsSigner } from "../../sdk/bls";
 import { GuaranteeHasher } from "../../sdk/eip712";
 import type { WirePublicParams, WireTokenList } from "../../sdk/public-params";
 import type { ChainGateway } from "../chain";
+import { ChainSyncMonitor } from "../chain/sync-status";
 import { maxV2ValidationDeadline, ProtocolTimings } from "../chain/timings";
-import type { Clock } from "../clock";
+import { type Clock, systemClock } from "../clock";
 import type { OperatorConfig } from "../config";
 import type { DeploymentInfo } from "../deployment";
 import { GuaranteeIssuer } from "../guarantees";
@@ -23,7 +25,13 @@ import { AccessTokens, AuthService } from "../auth";
 export interface CoreDeps {
   config: OperatorConfig;
   store: Store;
+  /** Wall clock: Core's own rules (auth lifetimes, the claim timestamp window, webhooks, stamps). */
   clock: Clock;
+  /**
+   * Chain time: every deadline a contract also judges by `block.timestamp` (docs/operator-async.md,
+   * "Which clock"). The server uses a ChainClock fed by its indexer; tests may inject a ManualClock.
+   */
+  chainClock: Clock;
   logger: Logger;
   /** The active deployment (`deployments/<network>.json`). */
   deployment: DeploymentInfo;
@@ -40,7 +48,10 @@ export interface CoreServices {
   issuer: GuaranteeIssuer;
   /** The Vault's timings as Core knows them (loaded at startup, kept current by the indexer). */
   timings: ProtocolTimings;
-  publicParams: Readonly<WirePublicParams>;
+  /** Whether the books follow the chain: the indexer reports to it; health, issuance and metrics read it. */
+  chainSync: ChainSyncMonitor;
+  /** `GET /core/public-params` now (the timings and the V2 deadline cap are live). */
+  publicParams: () => Readonly<WirePublicParams>;
   tokens: Readonly<WireTokenList>;
 }
 
@@ -67,7 +78,18 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       chainId: config.chainId,
       verifyingContract: deployment.vault,
     });
-  const metrics = services.metrics ?? new CoreMetrics(deps.store);
+  const chainSync =
+    services.chainSync ??
+    new ChainSyncMonitor({
+      limits: { maxLagBlocks: config.indexerMaxLagBlocks, maxStaleSeconds: config.indexerMaxStaleSeconds },
+      // Wall time, not deps.clock: staleness must grow even when chain time stops (sync-status.ts).
+      clock: systemClock,
+      logger: deps.logger,
+    });
+  const operator = config.operatorPrivateKey
+    ? { address: new Wallet(config.operatorPrivateKey).address, clock: systemClock }
+    : undefined;
+  const metrics = services.metrics ?? new CoreMetrics(deps.store, chainSync, operator);
   const timings = services.timings ?? new ProtocolTimings();
   const issuer =
     services.issuer ??
@@ -77,6 +99,7 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       hasher,
       signer,
       trustedRegistries: trustedRegistries(config, deployment),
+      chainSync,
       maxValidationDeadline: (now) => {
         const current = timings.get();
         return current ? maxV2ValidationDeadline(current, now, config.v2DeadlineMarginSeconds) : null;
@@ -91,7 +114,15 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
     metrics,
     issuer,
     timings,
-    publicParams: services.publicParams ?? buildPublicParams(config, deployment, signer.publicKey),
+    chainSync,
+    publicParams:
+      services.publicParams ??
+      (() =>
+        buildPublicParams(config, deployment, signer.publicKey, {
+          timings: timings.get(),
+          // Through issuance's own function: what is published is what issuance applies.
+          latestValidationDeadline: issuer.latestValidationDeadline(),
+        })),
     tokens: services.tokens ?? buildTokensResponse(config, deployment),
   };
 }

@@ -28,28 +28,37 @@ const object = (properties: Record<string, Schema>, required = Object.keys(prope
 });
 
 /** An error answer whose `code` is one of `codes`. */
-function errorResponse(description: string, codes?: readonly string[]): Schema {
-  const schema = codes
+/** The common error shape, its `code` limited to `codes` when given. */
+function errorSchema(codes?: readonly string[]): Schema {
+  return codes
     ? {
         allOf: [ref("Error")],
         type: "object",
         properties: { code: { enum: [...codes] } },
       }
     : ref("Error");
-  return { description, content: { "application/json": { schema } } };
+}
+
+function errorResponse(description: string, codes?: readonly string[]): Schema {
+  return { description, content: { "application/json": { schema: errorSchema(codes) } } };
 }
 
 function jsonResponse(description: string, schema: Schema, headers?: Schema): Schema {
   return { description, content: { "application/json": { schema } }, ...(headers ? { headers } : {}) };
 }
 
+/** 400s of the body parser, before any route runs (runtime/client-errors.ts). */
+const BODY_400_CODES = ["malformed_json", "undecodable_body"] as const;
+/** 400 of the router for a path parameter that is not valid percent-encoding. */
+const PATH_400_CODES = ["malformed_path"] as const;
+
 const BEARER_FAILURE_CODES = ["missing_token", "invalid_token", "token_expired"] as const;
 const COMMON_ERRORS = {
   "413": errorResponse("Body larger than 64 kB.", ["body_too_large"]),
-  "415": errorResponse("Unsupported content encoding or charset.", [
-    "unsupported_encoding",
-    "unsupported_charset",
-  ]),
+  "415": errorResponse(
+    "`Content-Encoding` other than identity, gzip, deflate or br; charset other than UTF-8.",
+    ["unsupported_encoding", "unsupported_charset"],
+  ),
   "500": jsonResponse("Unexpected failure; details go to the log only.", ref("InternalError")),
 };
 const UNAUTHORIZED = {
@@ -79,10 +88,11 @@ const WEBHOOK_ID_PARAMETER = {
   description: "The subscription id (`whk_…` for API-made ones, the configured id otherwise).",
 };
 const WEBHOOK_NOT_FOUND = errorResponse("No subscription with that id.", ["webhook_not_found"]);
+const WEBHOOK_ID_MALFORMED = errorResponse("The id is not valid percent-encoding.", PATH_400_CODES);
 
 const ISSUANCE_400_CODES = [
   "invalid_request",
-  "malformed_json",
+  ...BODY_400_CODES,
   "unsupported_version",
   "unsupported_asset",
   "untrusted_validation_registry",
@@ -92,7 +102,17 @@ const ISSUANCE_400_CODES = [
   "timestamp_too_old",
   "timestamp_in_future",
   "validation_deadline_passed",
+  "validation_deadline_too_far",
   "insufficient_collateral",
+] as const;
+
+/** 500 of `POST /core/guarantees` with a cause: the chain cannot be judged now (docs/operator-api.md). */
+const ISSUANCE_UNAVAILABLE_CODES = [
+  "chain_time_unavailable",
+  "indexer_halted",
+  "indexer_stale",
+  "indexer_lagging",
+  "indexer_starting",
 ] as const;
 
 export const CORE_OPENAPI = {
@@ -247,6 +267,11 @@ export const CORE_OPENAPI = {
           description:
             "Why clearing will not net it (e.g. consumed on chain before its cycle); null normally",
         }),
+        validation_request_hash: nullable({
+          ...ref("Bytes32"),
+          description:
+            "V2: the ERC-8004 request hash the validator responds to on the ValidationRegistry; null for V1",
+        }),
       }),
       Balance: object({
         asset_address: ref("Address"),
@@ -293,11 +318,56 @@ export const CORE_OPENAPI = {
         active_guarantee_domain_separator: ref("Bytes32"),
         trusted_validation_registries: { type: "array", items: ref("Address") },
         validation_hash_canonicalization_version: { const: "surety-validation-request-v1" },
+        clearing_house_address: {
+          ...ref("Address"),
+          description: "The ClearingHouse (added to the spec's fields).",
+        },
+        protocol_timings: nullable({
+          ...object({
+            cycle_length_seconds: { type: "integer", minimum: 1 },
+            commit_delay_seconds: { type: "integer", minimum: 0 },
+            payment_window_seconds: { type: "integer", minimum: 0 },
+            default_window_seconds: { type: "integer", minimum: 0 },
+            withdrawal_grace_period_seconds: { type: "integer", minimum: 0 },
+          }),
+          description: "The Vault's `timings()` as Core knows them now; null before Core has read them.",
+        }),
+        latest_validation_deadline: nullable({
+          ...ref("UnixSeconds"),
+          description:
+            "The latest V2 `validation_deadline` issuance accepts at the time of this response, counted from the " +
+            "chain time Core has indexed (it moves forward as Core indexes blocks); null: no cap, or no block indexed yet.",
+        }),
       }),
       Health: object({
         status: { enum: ["ok", "fail"] },
         db: { enum: ["ok", "fail"] },
         chain_rpc: { enum: ["ok", "fail"] },
+        indexer: {
+          enum: ["ok", "fail", "off"],
+          description:
+            "`fail` while issuance is refused (see `chain_sync`); `off`: no indexer runs in this process.",
+        },
+        chain_sync: ref("ChainSync"),
+      }),
+      ChainSync: object({
+        state: { enum: ["off", "starting", "ok", "lagging", "stale", "halted"] },
+        reason: nullable({ type: "string", description: "Why the state is not ok, in words." }),
+        head_block: nullable({ type: "integer", minimum: 0, description: "Latest head the indexer read." }),
+        indexed_block: nullable({ type: "integer", minimum: -1, description: "The indexer's cursor block." }),
+        lag_blocks: nullable({
+          type: "integer",
+          minimum: 0,
+          description: "Confirmed head − indexed block at the last tick.",
+        }),
+        max_lag_blocks: { type: "integer", minimum: 0, description: "`SURETY_INDEXER_MAX_LAG_BLOCKS`." },
+        last_synced_at: nullable(ref("DateTime")),
+        seconds_since_sync: nullable({ type: "integer", minimum: 0 }),
+        max_stale_seconds: {
+          type: "integer",
+          minimum: 1,
+          description: "`SURETY_INDEXER_MAX_STALE_SECONDS`.",
+        },
       }),
       NonceRequest: object({ address: ref("Address") }),
       NonceResponse: object({
@@ -523,7 +593,7 @@ export const CORE_OPENAPI = {
           "200": jsonResponse("Nonce and template.", ref("NonceResponse")),
           "400": errorResponse("`address` missing or not an address; malformed JSON.", [
             "invalid_request",
-            "malformed_json",
+            ...BODY_400_CODES,
           ]),
           ...COMMON_ERRORS,
         },
@@ -536,7 +606,7 @@ export const CORE_OPENAPI = {
         requestBody: jsonBody(ref("SignInRequest")),
         responses: {
           "200": jsonResponse("Access and refresh tokens.", ref("TokenResponse")),
-          "400": errorResponse("Malformed body.", ["invalid_request", "malformed_json"]),
+          "400": errorResponse("Malformed body.", ["invalid_request", ...BODY_400_CODES]),
           "401": errorResponse("Message, signature or nonce refused.", [
             "invalid_siwe_message",
             "siwe_address_mismatch",
@@ -568,7 +638,7 @@ export const CORE_OPENAPI = {
           ),
           "400": errorResponse("`refresh_token` missing or not a string.", [
             "invalid_request",
-            "malformed_json",
+            ...BODY_400_CODES,
           ]),
           "401": errorResponse("Refresh token refused (a reused one revokes its whole session).", [
             "invalid_refresh_token",
@@ -589,7 +659,7 @@ export const CORE_OPENAPI = {
           "204": { description: "Revoked (also for unknown or already revoked tokens)." },
           "400": errorResponse("`refresh_token` missing or not a string.", [
             "invalid_request",
-            "malformed_json",
+            ...BODY_400_CODES,
           ]),
           ...COMMON_ERRORS,
         },
@@ -616,18 +686,21 @@ export const CORE_OPENAPI = {
     "/core/health": {
       get: {
         tags: ["public"],
-        summary: "Store and chain RPC probed on every call",
+        summary: "Store and chain RPC probed on every call; whether the books follow the chain",
         responses: {
           "200": jsonResponse("Healthy.", {
             allOf: [ref("Health")],
             type: "object",
             properties: { status: { const: "ok" } },
           }),
-          "503": jsonResponse("A dependency is down (`fail` for each failing part).", {
-            allOf: [ref("Health")],
-            type: "object",
-            properties: { status: { const: "fail" } },
-          }),
+          "503": jsonResponse(
+            "A dependency is down, or the books cannot follow the chain (`fail` for each failing part).",
+            {
+              allOf: [ref("Health")],
+              type: "object",
+              properties: { status: { const: "fail" } },
+            },
+          ),
         },
       },
     },
@@ -649,6 +722,18 @@ export const CORE_OPENAPI = {
             ref("DuplicateGuarantee"),
           ),
           ...COMMON_ERRORS,
+          "500": {
+            description:
+              "Core could not issue the guarantee: an unexpected failure (`internal_error`, details in the log " +
+              "only), or Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging " +
+              "or starting), or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the " +
+              "validation deadline by. Nothing is issued or locked; `GET /core/health` shows why; retry later.",
+            content: {
+              "application/json": {
+                schema: { oneOf: [ref("InternalError"), errorSchema(ISSUANCE_UNAVAILABLE_CODES)] },
+              },
+            },
+          },
         },
       },
     },
@@ -660,7 +745,7 @@ export const CORE_OPENAPI = {
         parameters: [{ name: "id", in: "path", required: true, schema: ref("Bytes32") }],
         responses: {
           "200": jsonResponse("The guarantee.", ref("Guarantee")),
-          "400": errorResponse("Malformed id.", ["invalid_request"]),
+          "400": errorResponse("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
           "404": errorResponse("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
           "500": COMMON_ERRORS["500"],
@@ -675,7 +760,7 @@ export const CORE_OPENAPI = {
         parameters: [{ name: "address", in: "path", required: true, schema: ref("Address") }],
         responses: {
           "200": jsonResponse("ETH, then the deployment's tokens, then other assets.", ref("Balances")),
-          "400": errorResponse("Malformed address.", ["invalid_request"]),
+          "400": errorResponse("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
           "403": errorResponse("Only the user and facilitators may read.", ["not_authorized_for_user"]),
           "500": COMMON_ERRORS["500"],
@@ -705,7 +790,10 @@ export const CORE_OPENAPI = {
         ],
         responses: {
           "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("RecipientGuarantees")),
-          "400": errorResponse("`limit`, `cursor` or `address` malformed.", ["invalid_request"]),
+          "400": errorResponse("`limit`, `cursor` or `address` malformed.", [
+            "invalid_request",
+            ...PATH_400_CODES,
+          ]),
           "401": UNAUTHORIZED,
           "403": errorResponse("Only the recipient and facilitators may read.", [
             "not_authorized_for_recipient",
@@ -725,7 +813,11 @@ export const CORE_OPENAPI = {
             "The guarantee, now FINALIZED_PAYABLE (enters the next cycle).",
             ref("Guarantee"),
           ),
-          "400": errorResponse("Malformed id; malformed JSON body.", ["invalid_request", "malformed_json"]),
+          "400": errorResponse("Malformed id; malformed JSON body.", [
+            "invalid_request",
+            ...BODY_400_CODES,
+            ...PATH_400_CODES,
+          ]),
           "401": UNAUTHORIZED,
           "403": errorResponse("The caller is the recipient, not the payer.", ["not_payer"]),
           "404": errorResponse("Unknown, or the caller is neither payer nor recipient.", [
@@ -744,7 +836,7 @@ export const CORE_OPENAPI = {
         parameters: [{ name: "address", in: "path", required: true, schema: ref("Address") }],
         responses: {
           "200": jsonResponse("Withdrawable amounts and withdrawal requests.", ref("Withdrawals")),
-          "400": errorResponse("Malformed address.", ["invalid_request"]),
+          "400": errorResponse("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
           "403": errorResponse("Only the user and facilitators may read.", ["not_authorized_for_user"]),
           "500": COMMON_ERRORS["500"],
@@ -760,7 +852,7 @@ export const CORE_OPENAPI = {
         ],
         responses: {
           "200": jsonResponse("The cycle.", ref("Cycle")),
-          "400": errorResponse("Malformed cycle id.", ["invalid_request"]),
+          "400": errorResponse("Malformed cycle id.", ["invalid_request", ...PATH_400_CODES]),
           "404": errorResponse("No cycle with that id was seen committed.", ["cycle_not_found"]),
           "500": COMMON_ERRORS["500"],
         },
@@ -776,7 +868,7 @@ export const CORE_OPENAPI = {
         ],
         responses: {
           "200": jsonResponse("One position per asset with a non-zero net.", ref("CycleProof")),
-          "400": errorResponse("Malformed cycle id or address.", ["invalid_request"]),
+          "400": errorResponse("Malformed cycle id or address.", ["invalid_request", ...PATH_400_CODES]),
           "404": errorResponse("No such committed cycle, or no position of the participant in it.", [
             "cycle_not_found",
             "position_not_found",
@@ -795,7 +887,7 @@ export const CORE_OPENAPI = {
           "201": jsonResponse("Created.", ref("CreatedWebhookSubscription")),
           "400": errorResponse("A field refused (the message names it); malformed JSON.", [
             "invalid_request",
-            "malformed_json",
+            ...BODY_400_CODES,
           ]),
           ...ADMIN_FAILURES,
           ...COMMON_ERRORS,
@@ -820,6 +912,7 @@ export const CORE_OPENAPI = {
         parameters: [WEBHOOK_ID_PARAMETER],
         responses: {
           "200": jsonResponse("The subscription.", ref("WebhookSubscription")),
+          "400": WEBHOOK_ID_MALFORMED,
           ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
           "500": COMMON_ERRORS["500"],
@@ -832,6 +925,7 @@ export const CORE_OPENAPI = {
         parameters: [WEBHOOK_ID_PARAMETER],
         responses: {
           "204": { description: "Removed, with its pending and past deliveries." },
+          "400": WEBHOOK_ID_MALFORMED,
           ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
           "409": errorResponse("A configured subscription: remove it from `SURETY_WEBHOOKS`.", [
@@ -877,6 +971,7 @@ export const CORE_OPENAPI = {
           "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("WebhookDeliveries")),
           "400": errorResponse("`status`, `limit` or `cursor` malformed (the message names it).", [
             "invalid_request",
+            ...PATH_400_CODES,
           ]),
           ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,

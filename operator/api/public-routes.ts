@@ -1,10 +1,14 @@
 /**
- * Unauthenticated Core endpoints: `GET /core/tokens`, `GET /core/public-params`
- * (both computed once at startup), `GET /core/health` (store and chain probed
- * on every call, each bounded by a timeout) and `GET /metrics`.
+ * Unauthenticated Core endpoints: `GET /core/tokens` (computed once at
+ * startup), `GET /core/public-params` (per request: the timings and the V2
+ * deadline cap are live), `GET /core/health` (store and chain probed
+ * on every call, each bounded by a timeout; the indexer's sync state as the
+ * issuance gate sees it) and `GET /metrics`.
  */
 import { Router } from "express";
 import { withTimeout } from "../chain";
+import type { ChainSyncStatus } from "../chain/sync-status";
+import { isoFromSeconds } from "../clock";
 import type { RouteModule } from "./context";
 
 /** Health answers within this bound even when a dependency hangs. */
@@ -21,6 +25,21 @@ async function probe(check: () => Promise<unknown>, timeoutMs: number, what: str
   }
 }
 
+/** `chain_sync` of the health body: the verdict issuance uses, with the lag and the bounds. */
+export function chainSyncView(status: ChainSyncStatus) {
+  return {
+    state: status.state,
+    reason: status.reason,
+    head_block: status.headBlock,
+    indexed_block: status.indexedBlock,
+    lag_blocks: status.lagBlocks,
+    max_lag_blocks: status.limits.maxLagBlocks,
+    last_synced_at: status.lastSyncedAt === null ? null : isoFromSeconds(status.lastSyncedAt),
+    seconds_since_sync: status.secondsSinceSync,
+    max_stale_seconds: status.limits.maxStaleSeconds,
+  };
+}
+
 export const publicRoutes: RouteModule = (context) => {
   const { store, chain, config, logger } = context;
   const timeoutMs = Math.min(HEALTH_PROBE_TIMEOUT_MS, config.rpcTimeoutMs);
@@ -31,7 +50,8 @@ export const publicRoutes: RouteModule = (context) => {
   });
 
   router.get("/core/public-params", (_req, res) => {
-    res.json(context.publicParams);
+    // `latest_validation_deadline` moves with time: not to be cached.
+    res.set("Cache-Control", "no-store").json(context.publicParams());
   });
 
   router.get("/core/health", async (_req, res) => {
@@ -39,12 +59,21 @@ export const publicRoutes: RouteModule = (context) => {
       probe(() => store.ping(), timeoutMs, "store ping"),
       probe(() => chain.blockNumber(), timeoutMs, "eth_blockNumber"),
     ]);
-    const healthy = db === "ok" && chainRpc === "ok";
-    if (!healthy) logger.warn({ db, chain_rpc: chainRpc }, "health check failed");
+    const sync = context.chainSync.status();
+    // "off": no indexer in this process, nothing to judge by (the sync monitor logs its own changes).
+    const indexer = sync.state === "off" ? "off" : sync.ready ? "ok" : "fail";
+    if (db !== "ok" || chainRpc !== "ok") logger.warn({ db, chain_rpc: chainRpc }, "health check failed");
+    const healthy = db === "ok" && chainRpc === "ok" && indexer !== "fail";
     res
       .status(healthy ? 200 : 503)
       .set("Cache-Control", "no-store")
-      .json({ status: healthy ? "ok" : "fail", db, chain_rpc: chainRpc });
+      .json({
+        status: healthy ? "ok" : "fail",
+        db,
+        chain_rpc: chainRpc,
+        indexer,
+        chain_sync: chainSyncView(sync),
+      });
   });
 
   router.get("/metrics", async (_req, res) => {

@@ -26,6 +26,7 @@ import {
   type VaultTimings,
 } from "./events";
 import { applyUndo, JournaledTx, type UndoOp } from "./journal";
+import type { ChainSyncMonitor } from "./sync-status";
 import { ChainWebhooks } from "../webhooks/events";
 
 /**
@@ -72,6 +73,10 @@ export interface ChainIndexerOptions {
   /** Largest block range fetched and applied per tick. */
   maxBlocksPerTick: number;
   onTimings?: (timings: VaultTimings) => void;
+  /** Told the cursor after every completed tick (Core's chain clock follows it: operator/clock.ts). */
+  onCursor?: (cursor: ChainCursor | null) => void;
+  /** Told the outcome of every tick: health, the issuance gate and metrics read it (sync-status.ts). */
+  syncStatus?: ChainSyncMonitor;
 }
 
 export interface IndexerTickResult {
@@ -85,6 +90,8 @@ export interface IndexerTickResult {
   /** Logs already in the journal (a retried batch). */
   skipped: number;
   cursor: ChainCursor | null;
+  /** The head block number read this tick. */
+  head: number;
 }
 
 /** A log's block disagrees with the header fetched for it: the chain moved while we read it. */
@@ -117,8 +124,12 @@ export class ChainIndexer {
     this.applyContext = {
       logger: options.logger,
       onTimings: options.onTimings,
-      webhooks: new ChainWebhooks({ chainId: options.deployment.chainId, vault: options.deployment.vault }),
+      webhooks: new ChainWebhooks(
+        { chainId: options.deployment.chainId, vault: options.deployment.vault },
+        options.confirmations,
+      ),
     };
+    options.syncStatus?.indexerStarted();
   }
 
   /** First block worth reading: the Vault's deployment block. */
@@ -128,10 +139,41 @@ export class ChainIndexer {
 
   /** One step; concurrent calls share the running step (ticks never overlap). */
   tick(): Promise<IndexerTickResult> {
-    this.running ??= this.step().finally(() => {
-      this.running = null;
-    });
+    this.running ??= this.step()
+      .then(
+        (result) => {
+          this.options.onCursor?.(result.cursor);
+          this.options.syncStatus?.tickSucceeded({
+            head: result.head,
+            confirmations: this.options.confirmations,
+            cursorBlock: result.cursor?.blockNumber ?? this.startBlock - 1,
+          });
+          return result;
+        },
+        (error: unknown) => this.reportFailure(error),
+      )
+      .finally(() => {
+        this.running = null;
+      });
     return this.running;
+  }
+
+  /** Tells the sync monitor about a failed tick (with the head, when the node answers), then rethrows. */
+  private async reportFailure(error: unknown): Promise<never> {
+    const { syncStatus, provider, store, confirmations } = this.options;
+    if (syncStatus) {
+      // Best effort: the lag is worth showing while failing, but a second failure must not hide the first.
+      const [head, cursor] = await Promise.all([
+        provider.getBlockNumber().catch(() => null),
+        store.getChainCursor().catch(() => undefined),
+      ]);
+      syncStatus.tickFailed(error, {
+        head,
+        confirmations,
+        cursorBlock: cursor === undefined ? null : (cursor?.blockNumber ?? this.startBlock - 1),
+      });
+    }
+    throw error;
   }
 
   /** Ticks until the cursor reaches the confirmed head (tests, catch-up at startup). */
@@ -152,6 +194,7 @@ export class ChainIndexer {
       applied: 0,
       skipped: 0,
       cursor: await store.getChainCursor(),
+      head: -1,
     };
     if (result.cursor) {
       const canonical = await provider.getBlock(result.cursor.blockNumber);
@@ -164,6 +207,7 @@ export class ChainIndexer {
     }
 
     const head = await provider.getBlockNumber();
+    result.head = head;
     const confirmed = head - confirmations;
     const from = result.cursor ? result.cursor.blockNumber + 1 : this.startBlock;
     if (confirmed < from) return result;
@@ -264,12 +308,12 @@ export class ChainIndexer {
     const floor = ancestor ? ancestor.blockNumber : -1;
     const prunedBelow = Number((await store.getOperatorState(JOURNAL_PRUNED_BELOW_KEY)) ?? -1);
     if (floor < prunedBelow) {
-      const message =
-        `chain reorganised below the kept history: the newest canonical recorded block is ` +
-        `${ancestor ? ancestor.blockNumber : "none"}, the journal starts at block ${prunedBelow}; ` +
-        `refusing to rewind (restore the store from a snapshot or re-index into a new one)`;
-      logger.error({ cursor_block: cursor.blockNumber, journal_from: prunedBelow }, message);
-      throw new ReorgTooDeepError(message);
+      // Not logged here: this repeats every tick; the background loop and the sync monitor log it once.
+      throw new ReorgTooDeepError(
+        `chain reorganised below the kept history: the cursor's block ${cursor.blockNumber} is gone, the ` +
+          `newest canonical recorded block is ${ancestor ? ancestor.blockNumber : "none"}, the journal starts ` +
+          `at block ${prunedBelow}; refusing to rewind (restore the store from a snapshot or re-index into a new one)`,
+      );
     }
     const now = this.options.clock.nowSeconds();
     const undone = await store.transaction(async (tx) => {

@@ -1,13 +1,15 @@
 /**
  * Clearing keeper (docs/operator-async.md): once a cycle's payment deadline has passed, covers every
  * debt still open with `ClearingHouse.coverDefault`, so creditors are funded even if nobody else acts
- * (the grace-period invariant budgets `defaultWindow` for this). Optionally (`claimCredits`) it also
+ * (the grace-period invariant budgets `defaultWindow` for this). "Passed" is by chain time (the indexed
+ * head's timestamp), as the ClearingHouse judges it, never by Core's wall clock. Optionally (`claimCredits`) it also
  * claims funded credits on the creditors' behalf: `claimNetCredit` always pays the participant, never
  * the caller, so this only spends the operator's gas.
  *
  * Idempotent by construction: every call is estimated first, and a debt already resolved (or a credit
  * claimed or not yet funded) reverts the estimate, so nothing is sent. Open debts are read from Core's
- * books (the indexer) and re-checked on chain by that estimate.
+ * books (the indexer) and re-checked on chain by that estimate. A call sent on an earlier tick and not
+ * mined yet is not sent again: the operator sender answers it as already in flight and follows it.
  */
 import type { Clock } from "../clock";
 import type { DeploymentInfo } from "../deployment";
@@ -21,7 +23,11 @@ export interface ClearingKeeperOptions {
   store: Store;
   sender: OperatorSender;
   deployment: Pick<DeploymentInfo, "clearingHouse">;
-  clock: Clock;
+  /**
+   * Chain time (the indexed head, operator/clock.ts ChainClock): `coverDefault` reverts until
+   * `block.timestamp` passes the payment deadline, so the keeper judges that deadline by the chain.
+   */
+  chainClock: Clock;
   logger: Logger;
   /** Also claim funded credits for creditors (costs the operator gas). */
   claimCredits: boolean;
@@ -52,8 +58,8 @@ export class ClearingKeeper {
   }
 
   private async coverDefaults(result: KeeperTickResult): Promise<void> {
-    const { store, clock } = this.options;
-    const now = clock.nowSeconds();
+    const { store, chainClock } = this.options;
+    const now = chainClock.nowSeconds();
     const open = await store.listCycleDebts({ status: "OPEN" });
     const deadlines = new Map<number, number | null>();
     for (const debt of open) {
@@ -119,8 +125,18 @@ export class ClearingKeeper {
   private async trySend(data: string, context: Record<string, unknown>): Promise<string | null> {
     const { sender, deployment, logger } = this.options;
     try {
-      const signed = await sender.send(deployment.clearingHouse, data, commitErrorsInterface);
-      logger.info({ ...context, tx: signed.hash }, "keeper transaction sent");
+      const signed = await sender.send({
+        to: deployment.clearingHouse,
+        data,
+        errors: commitErrorsInterface,
+        label: `keeper ${clearingHouseInterface.parseTransaction({ data })?.name ?? "call"}`,
+      });
+      if (signed.alreadyInFlight) {
+        // Sent on an earlier tick and not mined yet: the sender follows it (re-send, fee replacement).
+        logger.debug({ ...context, tx: signed.hash }, "keeper call already in flight");
+        return null;
+      }
+      logger.info({ ...context, tx: signed.hash, nonce: signed.nonce }, "keeper transaction sent");
       return signed.hash;
     } catch (error) {
       if (error instanceof CallRevertedError) {

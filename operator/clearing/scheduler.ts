@@ -1,12 +1,15 @@
 /**
  * Clearing scheduler (ARCHITECTURE.md §8, docs/operator-async.md): closes a cycle every
- * `cycleLengthSeconds` of Core's clock, nets every FINALIZED_PAYABLE guarantee not yet in a cycle
+ * `cycleLengthSeconds` of chain time (the indexed head's timestamp, operator/clock.ts ChainClock: the
+ * commit budget `commitDelay` is part of the Vault's grace-period invariant, which withdrawals are
+ * judged against by `block.timestamp`), nets every FINALIZED_PAYABLE guarantee not yet in a cycle
  * (netCycle → buildCommitPlan), stores the plan (tree dump, root, arguments, guarantee ids) BEFORE
  * sending, and commits it with the operator account.
  *
  * Never two commits for one cycle: at most one cycle is outstanding (planned or sent, not yet seen on
  * chain); it is resolved first on every tick, against the ClearingHouse's `lastCycleId` (ids are
- * sequential on chain) and the stored signed transaction (rebroadcast as is: same nonce, same hash).
+ * sequential on chain) and the stored signed transaction, followed through the operator sender (re-sent
+ * as is when the node lost it; a fee replacement is stored here before it is broadcast).
  * A plan is abandoned only when its transaction provably failed (reverted, or its nonce was used by
  * another transaction); its guarantees then return to the pool and the same id is planned again.
  *
@@ -21,7 +24,7 @@ import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
 import { clearingHouseInterface, commitErrorsInterface } from "../chain/abi";
 import type { ChainProvider } from "../chain/indexer";
-import { CallRevertedError, type OperatorSender } from "../chain/sender";
+import { CallRevertedError, type OperatorSender, type SignedTransaction } from "../chain/sender";
 import type { CycleRecord, Store } from "../store";
 import { buildCommitPlan, type CommitPlan, toCommitCycleCall } from "./commit-plan";
 import { commitArgsFromJson, commitArgsToJson } from "./cycle-json";
@@ -38,7 +41,8 @@ export interface ClearingSchedulerOptions {
   provider: ChainProvider;
   sender: OperatorSender;
   deployment: Pick<DeploymentInfo, "clearingHouse">;
-  clock: Clock;
+  /** Chain time (the indexed head): cutoffs and the cycle's stamps. */
+  chainClock: Clock;
   logger: Logger;
   cycleLengthSeconds: number;
   /** Largest gas one commit may use (null: no limit). */
@@ -80,7 +84,7 @@ export class ClearingScheduler {
   }
 
   private async step(): Promise<SchedulerTickResult> {
-    const { store, clock } = this.options;
+    const { store, chainClock } = this.options;
     const chainLast = await this.chainLastCycleId();
     const latest = await store.latestCycle();
     if (latest && (latest.state === "PLANNED" || latest.state === "SENT") && latest.cycleId > chainLast) {
@@ -88,7 +92,7 @@ export class ClearingScheduler {
       if (outcome) return outcome;
     }
 
-    const now = clock.nowSeconds();
+    const now = chainClock.nowSeconds();
     const nextCutoff = await this.nextCutoff(now);
     if (now < nextCutoff && !this.backlog) return { action: "waiting", nextCutoff };
     const cutoff = this.backlog && now < nextCutoff ? now : nextCutoff;
@@ -193,20 +197,17 @@ export class ClearingScheduler {
   }
 
   private async send(record: CycleRecord, gas?: bigint): Promise<SchedulerTickResult> {
-    const { sender, deployment, store, clock } = this.options;
+    const { sender, deployment } = this.options;
     const args = commitArgsFromJson(JSON.parse(record.args));
     const data = clearingHouseInterface.encodeFunctionData("commitCycle", toCommitCycleCall(args));
     try {
-      const signed = await sender.send(deployment.clearingHouse, data, commitErrorsInterface, {
+      const signed = await sender.send({
+        to: deployment.clearingHouse,
+        data,
+        errors: commitErrorsInterface,
         gasLimit: gas === undefined ? undefined : gas + gas / 5n,
-        beforeBroadcast: (tx) =>
-          store.updateCycle(record.cycleId, {
-            state: "SENT",
-            txHash: tx.hash,
-            txNonce: tx.nonce,
-            rawTx: tx.raw,
-            sentAt: clock.nowSeconds(),
-          }),
+        label: `commitCycle ${record.cycleId}`,
+        persist: this.persistCommit(record),
       });
       this.options.logger.info({ cycle_id: record.cycleId, tx: signed.hash }, "clearing cycle commit sent");
       return {
@@ -222,7 +223,25 @@ export class ClearingScheduler {
     }
   }
 
-  /** The outstanding cycle (planned or sent, not on chain yet): send, wait, rebroadcast or abandon. */
+  /**
+   * Stores each signed version of the commit (the original, then every fee replacement) with the
+   * cycle before the sender broadcasts it, so a restart rebroadcasts exactly those bytes.
+   */
+  private persistCommit(record: CycleRecord): (tx: SignedTransaction) => Promise<void> {
+    let sentAt = record.sentAt;
+    return (tx) => {
+      sentAt ??= this.options.chainClock.nowSeconds();
+      return this.options.store.updateCycle(record.cycleId, {
+        state: "SENT",
+        txHash: tx.hash,
+        txNonce: tx.nonce,
+        rawTx: tx.raw,
+        sentAt,
+      });
+    };
+  }
+
+  /** The outstanding cycle (planned or sent, not on chain yet): send, follow, or abandon. */
   private async resolveOutstanding(cycle: CycleRecord): Promise<SchedulerTickResult | null> {
     const { sender } = this.options;
     if (
@@ -233,16 +252,20 @@ export class ClearingScheduler {
     ) {
       return this.send(cycle);
     }
-    const receipt = await sender.receipt(cycle.txHash);
-    if (receipt === null) {
-      if ((await sender.minedNonce()) > cycle.txNonce) {
-        // Its nonce was used by another transaction: this one can never be mined.
-        return this.abandon(cycle, new Error(`nonce ${cycle.txNonce} used by another transaction`));
-      }
-      await sender.broadcast(cycle.rawTx);
-      return { action: "pending", cycleId: cycle.cycleId, txHash: cycle.txHash };
+    // The sender re-sends it if the node lost it, replaces it if stuck, and knows every version's hash.
+    const status = await sender.follow(cycle.rawTx, {
+      label: `commitCycle ${cycle.cycleId}`,
+      persist: this.persistCommit(cycle),
+    });
+    if (status.state === "consumed") {
+      // Its nonce was used by another transaction (or by the sender's cancel of a commit no node
+      // accepted): no version of it can ever be mined.
+      const why = status.cancelled ? "refused by the node and cancelled" : "used by another transaction";
+      return this.abandon(cycle, new Error(`nonce ${status.nonce} ${why}`));
     }
-    if (receipt.status === 1) return { action: "pending", cycleId: cycle.cycleId, txHash: cycle.txHash }; // mined; lastCycleId lags (reorg)
+    if (status.state === "pending" || status.receipt.status === 1) {
+      return { action: "pending", cycleId: cycle.cycleId, txHash: status.hash }; // mined: lastCycleId lags (reorg)
+    }
     // Reverted: find out why by estimating the same call now.
     const data = clearingHouseInterface.encodeFunctionData(
       "commitCycle",
@@ -250,7 +273,7 @@ export class ClearingScheduler {
     );
     try {
       await sender.estimate(this.options.deployment.clearingHouse, data, commitErrorsInterface);
-      return this.abandon(cycle, new Error(`commit ${cycle.txHash} reverted (out of gas?)`));
+      return this.abandon(cycle, new Error(`commit ${status.hash} reverted (out of gas?)`));
     } catch (error) {
       return this.abandon(cycle, error);
     }

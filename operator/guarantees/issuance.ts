@@ -7,8 +7,11 @@
  *   3. accepted version, supported asset, V2 policy against the deployment (400)
  *   4. payer signature, recovered natively with a hasher built once (400)
  *   5. identity already issued? (409; a byte-identical retry also gets the stored certificate)
- *   6. timestamp window and V2 deadline against Core's clock (400)
- *   7. BLS certificate, then check-and-lock + insert in one store transaction
+ *   6. timestamp window against Core's wall clock, V2 deadline against chain time (400; 500 before
+ *      Core has indexed a block)
+ *   7. the books follow the chain (500 indexer_*: the collateral check would read a chain that is gone
+ *      or far behind; chain/sync-status.ts)
+ *   8. BLS certificate, then check-and-lock + insert in one store transaction
  *      (400 insufficient_collateral, or 409 if a concurrent twin won)
  * Identity comes before the clock checks so that a retried `/settle` of an
  * issued guarantee is answered idempotently even after its timestamp aged out.
@@ -26,8 +29,9 @@ import { SignatureError, WireError } from "../../sdk/errors";
 import { certificateDomain, type Deployment, guaranteeId, validationRequestHash } from "../../sdk/ids";
 import { sameAddress } from "../../sdk/wire";
 import { HttpError, badRequest, conflict, forbidden } from "../api/errors";
+import type { ChainSyncMonitor, ChainSyncStatus } from "../chain/sync-status";
 import { canIssueFor, type Principal } from "../auth";
-import type { Clock } from "../clock";
+import { ChainTimeUnavailableError, type Clock } from "../clock";
 import { collateralFactorBps, type OperatorConfig } from "../config";
 import { type DeploymentInfo, isSupportedAsset } from "../deployment";
 import type { Logger } from "../logger";
@@ -44,7 +48,13 @@ export interface GuaranteeIssuerDeps {
   config: OperatorConfig;
   deployment: DeploymentInfo;
   store: Store;
+  /** Wall clock: the claim timestamp window and record stamps. */
   clock: Clock;
+  /**
+   * Chain time (the indexed head, operator/clock.ts ChainClock): the V2 validation deadline is judged
+   * by the ValidationRegistry's and Vault's `block.timestamp`, so "passed" and the cap are too.
+   */
+  chainClock: Clock;
   logger: Logger;
   metrics: CoreMetrics;
   /** EIP-712 hasher of this deployment's domain (built once). */
@@ -57,6 +67,8 @@ export interface GuaranteeIssuerDeps {
    * finding 1: see maxV2ValidationDeadline in operator/chain/timings.ts.
    */
   maxValidationDeadline?: (now: number) => number | null;
+  /** Whether the books follow the chain; issuance is refused (500) while they do not. */
+  chainSync?: Pick<ChainSyncMonitor, "status">;
 }
 
 /** Rejection codes of `POST /core/guarantees` (also the `reason` label of the rejection metric). */
@@ -74,8 +86,42 @@ export const ISSUANCE_ERRORS = {
   timestampInFuture: "timestamp_in_future",
   deadlinePassed: "validation_deadline_passed",
   deadlineTooFar: "validation_deadline_too_far",
+  chainTimeUnavailable: "chain_time_unavailable",
   insufficientCollateral: "insufficient_collateral",
+  indexerHalted: "indexer_halted",
+  indexerStale: "indexer_stale",
+  indexerLagging: "indexer_lagging",
+  indexerStarting: "indexer_starting",
 } as const;
+
+/**
+ * Status of a refusal because Core cannot judge the chain now (no chain time yet, books behind or
+ * halted). The interface lists 500 "Core could not issue the guarantee" for this endpoint and no 503;
+ * the code tells a client it is temporary and nothing was locked (docs/operator-api.md).
+ */
+export const ISSUANCE_UNAVAILABLE_STATUS = 500;
+
+/** The refusal code (status 500, docs/operator-api.md) for each state of the chain sync that refuses issuance. */
+const CHAIN_SYNC_CODES: Readonly<Record<ChainSyncStatus["state"], string | null>> = {
+  off: null,
+  ok: null,
+  starting: ISSUANCE_ERRORS.indexerStarting,
+  lagging: ISSUANCE_ERRORS.indexerLagging,
+  stale: ISSUANCE_ERRORS.indexerStale,
+  halted: ISSUANCE_ERRORS.indexerHalted,
+};
+
+/** 500 for a chain sync state in which Core cannot judge collateral; null when it can. */
+export function chainSyncRefusal(status: ChainSyncStatus): HttpError | null {
+  const code = CHAIN_SYNC_CODES[status.state];
+  if (code === null) return null;
+  return new HttpError(
+    ISSUANCE_UNAVAILABLE_STATUS,
+    code,
+    `Core cannot check collateral against the chain now: ${status.reason}; no guarantee is issued until it can` +
+      ` (GET /core/health)`,
+  );
+}
 
 const E = ISSUANCE_ERRORS;
 
@@ -138,6 +184,9 @@ export class GuaranteeIssuer {
 
     const now = clock.nowSeconds();
     this.checkTime(claims, now);
+    const sync = this.deps.chainSync?.status();
+    const refusal = sync === undefined ? null : chainSyncRefusal(sync);
+    if (refusal !== null) throw refusal;
 
     const encoded = encodeCertificateClaims(claims, { domain: this.domain, guaranteeId: id });
     const message = Buffer.from(encoded.slice(2), "hex");
@@ -174,6 +223,24 @@ export class GuaranteeIssuer {
     this.settleOutcome(outcome, signed);
     metrics.guaranteeIssued(claims.version, signed.scheme);
     return certificate;
+  }
+
+  /**
+   * The latest V2 `validation_deadline` issuance accepts at chain time `chainNow` (default: the chain
+   * time Core has indexed); null: no cap, or no chain time yet. `GET /core/public-params` publishes it
+   * through this same function, so the two are one rule.
+   */
+  latestValidationDeadline(chainNow?: number): number | null {
+    let now = chainNow;
+    if (now === undefined) {
+      try {
+        now = this.deps.chainClock.nowSeconds();
+      } catch (error) {
+        if (error instanceof ChainTimeUnavailableError) return null;
+        throw error;
+      }
+    }
+    return this.deps.maxValidationDeadline?.(now) ?? null;
   }
 
   /** V2 policy checks that need no clock: trusted registry, optional chain id and request hash. */
@@ -217,19 +284,45 @@ export class GuaranteeIssuer {
         `claims.timestamp: ${claims.timestamp} is more than ${future} s after Core's time ${now}`,
       );
     }
-    if (claims.version === 2 && claims.policy.deadline <= now) {
+    if (claims.version === 2) this.checkDeadline(claims.policy.deadline);
+  }
+
+  /** The V2 validation deadline against chain time: not passed, not beyond the cap. */
+  private checkDeadline(deadline: number): void {
+    let chainNow: number;
+    try {
+      chainNow = this.deps.chainClock.nowSeconds();
+    } catch (error) {
+      if (error instanceof ChainTimeUnavailableError) {
+        throw new HttpError(
+          ISSUANCE_UNAVAILABLE_STATUS,
+          E.chainTimeUnavailable,
+          `V2 guarantees cannot be issued yet: ${error.message}`,
+        );
+      }
+      throw error;
+    }
+    const field = "claims.validation_policy.validation_deadline";
+    if (deadline <= chainNow) {
       throw badRequest(
         E.deadlinePassed,
-        `claims.validation_policy.validation_deadline: ${claims.policy.deadline} is not after Core's time ${now}`,
+        `${field}: ${deadline} is not after the chain's time ${chainNow} (the latest block Core has indexed)`,
       );
     }
-    const cap = claims.version === 2 ? (this.deps.maxValidationDeadline?.(now) ?? null) : null;
-    if (claims.version === 2 && cap !== null && claims.policy.deadline > cap) {
+    const cap = this.latestValidationDeadline(chainNow);
+    if (cap !== null && cap <= chainNow) {
       throw badRequest(
         E.deadlineTooFar,
-        `claims.validation_policy.validation_deadline: ${claims.policy.deadline} is more than ${cap - now} s after ` +
-          `Core's time ${now}; a pending V2 guarantee must be resolved before a withdrawal requested now could ` +
-          `finalize (latest accepted: ${cap})`,
+        `${field}: no V2 deadline is accepted with this deployment's timings: the withdrawal grace period ` +
+          "does not exceed cycle length + commit delay + SURETY_V2_DEADLINE_MARGIN_SECONDS (docs/operator-async.md)",
+      );
+    }
+    if (cap !== null && deadline > cap) {
+      throw badRequest(
+        E.deadlineTooFar,
+        `${field}: ${deadline} is more than ${cap - chainNow} s after the chain's time ${chainNow} (the latest ` +
+          `block Core has indexed); a pending V2 guarantee must be resolved before a withdrawal requested now ` +
+          `could finalize (latest accepted: ${cap})`,
       );
     }
   }

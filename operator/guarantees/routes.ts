@@ -50,7 +50,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
         sameAddress(wallet, record.recipient) ||
         isFacilitator(config, wallet));
     if (!record || !visible) throw notFound("guarantee_not_found", `no guarantee ${id} visible to ${wallet}`);
-    res.json(guaranteeView(record));
+    res.json(guaranteeView(record, config.chainId));
   });
 
   router.get("/core/users/:address/balances", authenticated, async (req, res) => {
@@ -75,7 +75,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
     });
     res.json({
       recipient_address: recipient,
-      guarantees: page.items.map(guaranteeView),
+      guarantees: page.items.map((item) => guaranteeView(item, config.chainId)),
       next_cursor: page.nextCursor,
     });
   });

@@ -1,5 +1,6 @@
 /** Stored guarantees and balances in their JSON (wire) form for the read endpoints. */
 import { type GuaranteeClaims, parseValidationPolicy, toWireClaims, type WireClaims } from "../../sdk/claims";
+import { validationRequestHash } from "../../sdk/ids";
 import { formatUint, ZERO_ADDRESS } from "../../sdk/wire";
 import { isoFromSeconds } from "../clock";
 import { collateralFactorBps, type OperatorConfig } from "../config";
@@ -22,6 +23,7 @@ export function claimsOfRecord(record: StoredGuarantee): GuaranteeClaims {
 }
 
 export interface GuaranteeView {
+  /** keccak256(abi.encode(GUARANTEE_ID_TAG, chainId, vault, user, reqId)) (docs/protocol.md). */
   guarantee_id: string;
   state: GuaranteeState;
   claims: WireClaims;
@@ -36,13 +38,20 @@ export interface GuaranteeView {
   cycle_id: number | null;
   /** Why clearing will not net it (e.g. consumed on chain before its cycle); null normally. */
   excluded_reason: string | null;
+  /**
+   * V2: the ERC-8004 request hash the validator must respond to (`ValidationRegistry` `requestHash`,
+   * docs/protocol.md); null for V1.
+   */
+  validation_request_hash: string | null;
 }
 
-export function guaranteeView(record: StoredGuarantee): GuaranteeView {
+/** The view of `record` on chain `chainId` (the request hash binds the chain). */
+export function guaranteeView(record: StoredGuarantee, chainId: number): GuaranteeView {
+  const claims = claimsOfRecord(record);
   return {
     guarantee_id: record.guaranteeId,
     state: record.state,
-    claims: toWireClaims(claimsOfRecord(record)),
+    claims: toWireClaims(claims),
     scheme: record.scheme,
     signature: record.signature,
     certificate: { claims: record.certificateClaims, signature: record.certificateSignature },
@@ -50,6 +59,9 @@ export function guaranteeView(record: StoredGuarantee): GuaranteeView {
     updated_at: isoFromSeconds(record.updatedAt),
     cycle_id: record.cycleId,
     excluded_reason: record.excludedReason,
+    // The same function the lifecycle matches registry responses with.
+    validation_request_hash:
+      claims.version === 1 ? null : validationRequestHash(chainId, claims.policy, record.guaranteeId),
   };
 }
 

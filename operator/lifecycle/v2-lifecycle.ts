@@ -4,8 +4,9 @@
  * - payer finalizes (`finalizeByPayer`): PENDING_VALIDATION | DISPUTED → FINALIZED_PAYABLE;
  * - the registry's latest response of the policy's validator fails the policy
  *   (score < min, other tag or agent id) → DISPUTED (the payer may still finalize);
- * - once the policy deadline has passed on Core's clock AND the indexer has applied every block up to
- *   a block later than the deadline (so no response at or before it can still appear), the verdict is
+ * - once the policy deadline has passed in chain time (the indexed head's timestamp: the registry
+ *   stamps responses with `block.timestamp` and the Vault compares that with the deadline; Core's wall
+ *   clock plays no part) AND the indexer has applied every block up to a block later than the deadline (so no response at or before it can still appear), the verdict is
  *   final (contracts security review: a verdict cannot become passing after the deadline):
  *     passing → FINALIZED_PAYABLE (netted: security review finding 1, its obligation is then recorded
  *               before a withdrawal requested after issuance can finalize),
@@ -31,7 +32,10 @@ const PAGE = 500;
 
 export interface V2LifecycleOptions {
   store: Store;
+  /** Wall clock: stamps of the transitions (and the payer's finalization). */
   clock: Clock;
+  /** Chain time (the indexed head, operator/clock.ts ChainClock): judges the validation deadline. */
+  chainClock: Clock;
   logger: Logger;
   chainId: number;
 }
@@ -99,8 +103,9 @@ export class V2Lifecycle {
   }
 
   private async step(): Promise<LifecycleTickResult> {
-    const { store, clock } = this.options;
+    const { store, clock, chainClock } = this.options;
     const result: LifecycleTickResult = { disputed: [], cancelled: [], finalized: [] };
+    const chainNow = chainClock.nowSeconds();
     const now = clock.nowSeconds();
     const indexedUntil = (await store.getChainCursor())?.blockTimestamp ?? 0;
     let afterSeq = 0;
@@ -108,13 +113,14 @@ export class V2Lifecycle {
       const page = await store.listGuarantees({ states: WAITING_STATES, version: 2, afterSeq, limit: PAGE });
       if (page.length === 0) break;
       afterSeq = page[page.length - 1].seq;
-      for (const g of page) await this.examine(g, now, indexedUntil, result);
+      for (const g of page) await this.examine(g, chainNow, now, indexedUntil, result);
     }
     return result;
   }
 
   private async examine(
     g: ClearingGuarantee,
+    chainNow: number,
     now: number,
     indexedUntil: number,
     result: LifecycleTickResult,
@@ -128,7 +134,7 @@ export class V2Lifecycle {
     }
     const response = await store.latestValidationResponse(requestHash, policy.validator, policy.deadline);
     const passes = responsePasses(policy, response);
-    if (now > policy.deadline && indexedUntil > policy.deadline) {
+    if (chainNow > policy.deadline && indexedUntil > policy.deadline) {
       if (passes) {
         if (await store.transitionGuarantee(g.guaranteeId, [g.state], "FINALIZED_PAYABLE", now)) {
           result.finalized.push(g.guaranteeId);

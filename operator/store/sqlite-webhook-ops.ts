@@ -12,6 +12,7 @@ import type {
   WebhookDeliveryQuery,
   WebhookDeliveryRecord,
   WebhookDeliveryStatus,
+  WebhookLanes,
   WebhookStoreOps,
   WebhookSubscriptionRecord,
   WebhookSubscriptionSource,
@@ -97,6 +98,25 @@ function prepare(db: Database) {
        WHERE d.status = 'pending' AND d.next_attempt_at <= ?
        ORDER BY d.next_attempt_at, d.seq LIMIT ?`,
     ),
+    // Lanes: rank each subscription's due deliveries (on the delivery rows alone, payloads are
+    // joined only for the rows taken), keep the ranks the lane has room for, and take rank 1 of
+    // every subscription before rank 2 of any, so a subscription's backlog cannot crowd out others.
+    dueInLanes: s(
+      `WITH ranked AS (
+         SELECT seq, subscription_id, next_attempt_at,
+           ROW_NUMBER() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at, seq) AS lane_rank
+         FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?
+       ), picked AS (
+         SELECT seq, lane_rank, next_attempt_at FROM ranked
+         WHERE lane_rank <= ? - COALESCE((SELECT value FROM json_each(?) WHERE key = ranked.subscription_id), 0)
+         ORDER BY lane_rank, next_attempt_at, seq LIMIT ?
+       )
+       SELECT d.*, e.type, e.payload, s.url, s.secret FROM picked p
+       JOIN webhook_deliveries d ON d.seq = p.seq
+       JOIN webhook_events e ON e.id = d.event_id
+       JOIN webhook_subscriptions s ON s.id = d.subscription_id
+       ORDER BY p.lane_rank, p.next_attempt_at, p.seq`,
+    ),
     lease: s(
       `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = ?, next_attempt_at = ?
        WHERE seq = ?`,
@@ -172,9 +192,23 @@ export class SqliteWebhookOps implements SyncOf<WebhookStoreOps> {
     });
   }
 
-  claimDueWebhookDeliveries(now: number, limit: number, leaseSeconds: number): DueWebhookDelivery[] {
+  claimDueWebhookDeliveries(
+    now: number,
+    limit: number,
+    leaseSeconds: number,
+    lanes?: WebhookLanes,
+  ): DueWebhookDelivery[] {
     return this.atomic(() => {
-      const rows = this.stmt.due.all(now, limit) as Row[];
+      const rows = (
+        lanes === undefined
+          ? this.stmt.due.all(now, limit)
+          : this.stmt.dueInLanes.all(
+              now,
+              lanes.perSubscription,
+              JSON.stringify(Object.fromEntries(lanes.inFlight)),
+              limit,
+            )
+      ) as Row[];
       return rows.map((row) => {
         this.stmt.lease.run(now, now + leaseSeconds, row.seq);
         const delivery = deliveryFromRow({

@@ -70,6 +70,14 @@ export interface WebhookDeliveryQuery {
   limit: number;
 }
 
+/** Per-subscription delivery lanes for {@link WebhookStoreOps.claimDueWebhookDeliveries}. */
+export interface WebhookLanes {
+  /** Most deliveries of one subscription under way at once. */
+  perSubscription: number;
+  /** Deliveries already under way, by subscription id (absent = none). */
+  inFlight: ReadonlyMap<string, number>;
+}
+
 export interface WebhookStoreOps {
   /** Inserts or replaces the subscription with this id (its existing deliveries stay). */
   putWebhookSubscription(record: WebhookSubscriptionRecord): Promise<void>;
@@ -88,11 +96,19 @@ export interface WebhookStoreOps {
   /** The source of the event was undone (reorg): its not yet delivered deliveries are cancelled. */
   retractWebhookEvent(eventId: string, now: number): Promise<void>;
   /**
-   * Up to `limit` pending deliveries due at `now`, oldest first. Each is leased: its attempt count
-   * goes up and it is not due again before `now + leaseSeconds`, so an attempt cut short by a crash
-   * is retried once the lease has run out (at-least-once).
+   * Up to `limit` pending deliveries due at `now`. Each is leased: its attempt count goes up and it
+   * is not due again before `now + leaseSeconds`, so an attempt cut short by a crash is retried once
+   * the lease has run out (at-least-once). With `lanes`, at most `perSubscription` minus the
+   * subscription's `inFlight` count are taken per subscription, and the subscriptions take turns:
+   * every subscription's oldest due delivery comes before any subscription's second (then oldest
+   * first). Without, oldest first.
    */
-  claimDueWebhookDeliveries(now: number, limit: number, leaseSeconds: number): Promise<DueWebhookDelivery[]>;
+  claimDueWebhookDeliveries(
+    now: number,
+    limit: number,
+    leaseSeconds: number,
+    lanes?: WebhookLanes,
+  ): Promise<DueWebhookDelivery[]>;
   recordWebhookAttempt(
     eventId: string,
     subscriptionId: string,

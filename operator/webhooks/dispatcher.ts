@@ -1,10 +1,15 @@
 /**
- * The webhook dispatcher (docs/webhooks.md): each `tick()` claims the outbox's due deliveries and
+ * The webhook dispatcher (docs/webhooks.md): each round claims the outbox's due deliveries and
  * POSTs each event's stored JSON body, signed with the subscription's secret. A 2xx answer marks it
  * delivered; anything else (other status, redirect, network error, timeout) schedules a retry with
  * exponential backoff, until `maxAttempts`, then the delivery is `failed`. All state is in the store,
  * so a restarted operator carries on where it stopped; an attempt cut short by a crash is retried
  * once its lease runs out (at-least-once delivery: receivers deduplicate by event id).
+ *
+ * Lanes: each subscription has its own lane of at most `laneWidth` attempts under way. A round
+ * claims only what the lanes have room for and does not wait for the attempts it starts, so a
+ * receiver that hangs until the timeout holds its own lane and nobody else's: the next round
+ * (the loop's next poll, or the one an attempt's end triggers) serves the other subscriptions.
  */
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from "../../sdk/webhooks";
 import type { Clock } from "../clock";
@@ -12,8 +17,10 @@ import type { Logger } from "../logger";
 import type { DueWebhookDelivery, Store, WebhookAttemptOutcome } from "../store";
 
 export const WEBHOOK_USER_AGENT = "Surety-Webhooks/1";
-/** Deliveries claimed per tick (sent concurrently). */
+/** Most deliveries claimed by one round (across all lanes). */
 export const DEFAULT_BATCH_SIZE = 20;
+/** Most attempts under way at once to one subscription's endpoint. */
+export const DEFAULT_LANE_WIDTH = 8;
 /** Lease beyond the attempt timeout before a claimed delivery is due again (crash recovery). */
 const LEASE_MARGIN_SECONDS = 30;
 /** Response bytes read from a receiver (for the error message); the rest is discarded. */
@@ -43,6 +50,8 @@ export interface WebhookDispatcherOptions extends RetryPolicy {
   /** Per-attempt limit on connecting, sending and receiving the answer. */
   timeoutMs: number;
   batchSize?: number;
+  /** Most attempts under way at once per subscription (default {@link DEFAULT_LANE_WIDTH}). */
+  laneWidth?: number;
   /** Extra delay added to a backoff delay (default: up to 10% of it, random); `() => 0` in tests. */
   jitter?: (delaySeconds: number) => number;
   fetch?: WebhookFetch;
@@ -55,6 +64,21 @@ export interface DispatchTickResult {
   failed: number;
 }
 
+/** One attempt a round started. */
+export interface StartedAttempt {
+  eventId: string;
+  subscriptionId: string;
+  /** The recorded outcome; rejects only if the store could not record it (the lease then retries it). */
+  outcome: Promise<WebhookAttemptOutcome>;
+}
+
+export interface DispatchRound {
+  /** The attempts this round started, under way. */
+  attempts: readonly StartedAttempt[];
+  /** The round's counts, once all of its attempts are recorded. */
+  done: Promise<DispatchTickResult>;
+}
+
 type SendResult =
   | { ok: true; statusCode: number }
   | { ok: false; message: string; statusCode: number | null };
@@ -62,10 +86,16 @@ type SendResult =
 const defaultJitter = (delay: number) => Math.floor(Math.random() * (delay / 10));
 
 export class WebhookDispatcher {
-  private running: Promise<DispatchTickResult> | null = null;
+  /** The claim of the latest round: claims run one at a time, so lane counts are exact. */
+  private claiming: Promise<unknown> = Promise.resolve();
+  /** Attempts under way per subscription id. */
+  private readonly inFlight = new Map<string, number>();
+  /** Every attempt under way (settles once recorded, never rejects). */
+  private readonly running = new Set<Promise<void>>();
   private readonly fetch: WebhookFetch;
   private readonly jitter: (delaySeconds: number) => number;
   private readonly leaseSeconds: number;
+  private readonly laneWidth: number;
 
   constructor(private readonly options: WebhookDispatcherOptions) {
     for (const key of ["maxAttempts", "backoffBaseSeconds", "backoffMaxSeconds", "timeoutMs"] as const) {
@@ -73,34 +103,84 @@ export class WebhookDispatcher {
         throw new RangeError(`${key} must be a positive integer`);
       }
     }
+    this.laneWidth = options.laneWidth ?? DEFAULT_LANE_WIDTH;
+    if (!Number.isSafeInteger(this.laneWidth) || this.laneWidth < 1) {
+      throw new RangeError("laneWidth must be a positive integer");
+    }
     this.fetch = options.fetch ?? ((url, init) => fetch(url, init));
     this.jitter = options.jitter ?? defaultJitter;
     this.leaseSeconds = Math.ceil(options.timeoutMs / 1000) + LEASE_MARGIN_SECONDS;
   }
 
-  /** One round; concurrent calls share the running round (rounds never overlap). */
-  tick(): Promise<DispatchTickResult> {
-    this.running ??= this.step().finally(() => {
-      this.running = null;
-    });
-    return this.running;
+  /**
+   * One round: claims the due deliveries the lanes have room for and starts them. Resolves once
+   * they are started (not finished): attempts still under way from earlier rounds keep their lane
+   * slots, and nothing here waits for them.
+   */
+  dispatch(): Promise<DispatchRound> {
+    const round = this.claiming.then(() => this.claimAndStart());
+    this.claiming = round.catch(() => undefined);
+    return round;
   }
 
-  private async step(): Promise<DispatchTickResult> {
-    const { store, clock } = this.options;
+  /** One round, resolved once the attempts it started are recorded (tests and tools drive it by hand). */
+  async tick(): Promise<DispatchTickResult> {
+    return (await this.dispatch()).done;
+  }
+
+  /** Attempts under way, all subscriptions. */
+  get attemptsInFlight(): number {
+    return this.running.size;
+  }
+
+  /** Resolves once no attempt is under way (each ends within the timeout). */
+  async drain(): Promise<void> {
+    while (this.running.size > 0) await Promise.all([...this.running]);
+  }
+
+  private async claimAndStart(): Promise<DispatchRound> {
+    const { store, clock, logger } = this.options;
     const due = await store.claimDueWebhookDeliveries(
       clock.nowSeconds(),
       this.options.batchSize ?? DEFAULT_BATCH_SIZE,
       this.leaseSeconds,
+      // A copy: the store may run the claim later than this call (its queue), by when the map has moved.
+      { perSubscription: this.laneWidth, inFlight: new Map(this.inFlight) },
     );
-    const result: DispatchTickResult = { attempted: due.length, delivered: 0, retrying: 0, failed: 0 };
-    const outcomes = await Promise.all(due.map((delivery) => this.attempt(delivery)));
-    for (const outcome of outcomes) {
-      if (outcome.status === "delivered") result.delivered++;
-      else if (outcome.status === "pending") result.retrying++;
-      else result.failed++;
-    }
-    return result;
+    const attempts = due.map((delivery): StartedAttempt => {
+      const { eventId, subscriptionId } = delivery;
+      this.inFlight.set(subscriptionId, (this.inFlight.get(subscriptionId) ?? 0) + 1);
+      const outcome = this.attempt(delivery);
+      const settled = outcome.then(
+        () => undefined,
+        (error: unknown) => {
+          logger.error(
+            { err: error, event_id: eventId, subscription_id: subscriptionId },
+            "webhook attempt could not be recorded; sent again once its lease runs out",
+          );
+        },
+      );
+      const tracked = settled.finally(() => {
+        const left = (this.inFlight.get(subscriptionId) ?? 1) - 1;
+        if (left > 0) this.inFlight.set(subscriptionId, left);
+        else this.inFlight.delete(subscriptionId);
+        this.running.delete(tracked);
+      });
+      this.running.add(tracked);
+      return { eventId, subscriptionId, outcome };
+    });
+    const done = Promise.all(attempts.map((a) => a.outcome)).then((outcomes) => {
+      const result: DispatchTickResult = { attempted: outcomes.length, delivered: 0, retrying: 0, failed: 0 };
+      for (const outcome of outcomes) {
+        if (outcome.status === "delivered") result.delivered++;
+        else if (outcome.status === "pending") result.retrying++;
+        else result.failed++;
+      }
+      return result;
+    });
+    // Logged per attempt above; a caller that ignores `done` must not see an unhandled rejection.
+    done.catch(() => undefined);
+    return { attempts, done };
   }
 
   private async attempt(delivery: DueWebhookDelivery): Promise<WebhookAttemptOutcome> {
@@ -176,7 +256,12 @@ export class WebhookDispatcher {
   }
 }
 
-/** Runs `dispatcher.tick()` every `intervalMs` until stopped; a failing tick is logged and retried. */
+/**
+ * Runs a round every `intervalMs` until stopped, and another as soon as an attempt ends (its lane
+ * has room again and more may be due): a healthy endpoint's backlog flows at its own pace, however
+ * long another endpoint takes. A failing round is logged and retried. `stop()` waits for the
+ * attempts under way (each ends within the timeout).
+ */
 export function startDispatcherLoop(
   dispatcher: WebhookDispatcher,
   intervalMs: number,
@@ -185,17 +270,37 @@ export function startDispatcherLoop(
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
   let round: Promise<void> = Promise.resolve();
+  /** A round is claiming now: rounds never pile up. */
+  let pending = false;
+  /** An attempt ended while a round was claiming: run another right after it. */
+  let again = false;
+  const run = () => {
+    if (stopped) return;
+    if (pending) {
+      again = true;
+      return;
+    }
+    pending = true;
+    again = false;
+    clearTimeout(timer);
+    round = dispatcher
+      .dispatch()
+      .then(
+        ({ attempts }) => {
+          for (const attempt of attempts) void attempt.outcome.then(run, run);
+        },
+        (error: unknown) => logger.error({ err: error }, "webhook dispatch failed; retrying next round"),
+      )
+      .finally(() => {
+        pending = false;
+        if (again) run();
+        else schedule();
+      });
+  };
   const schedule = () => {
     if (stopped) return;
-    timer = setTimeout(() => {
-      round = dispatcher
-        .tick()
-        .then(
-          () => undefined,
-          (error: unknown) => logger.error({ err: error }, "webhook dispatch failed; retrying next round"),
-        )
-        .finally(schedule);
-    }, intervalMs);
+    clearTimeout(timer);
+    timer = setTimeout(run, intervalMs);
     timer.unref();
   };
   schedule();
@@ -204,6 +309,7 @@ export function startDispatcherLoop(
       stopped = true;
       clearTimeout(timer);
       await round;
+      await dispatcher.drain();
     },
   };
 }

@@ -34,6 +34,11 @@ export function webhookEventId(source: WebhookSource, key: string): string {
   return "evt_" + digest.slice(0, EVENT_ID_HEX_CHARS);
 }
 
+/** `collateral.deposited` `status`: applied at a confirmation depth of at least one block. */
+export const DEPOSIT_FINALIZED = "finalized";
+/** `collateral.deposited` `status` when Core runs with 0 confirmations: a reorg can still undo it. */
+export const DEPOSIT_UNCONFIRMED = "unconfirmed";
+
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 const isoOrNull = (seconds: number | null) => (seconds === null ? null : iso(seconds));
 
@@ -83,7 +88,14 @@ export function guaranteeIssuedEvent(source: WebhookSource, record: GuaranteeRec
  * distinguishes several events of one log (e.g. one `guarantee.settled` per guarantee of a commit).
  */
 export class ChainWebhooks {
-  constructor(readonly source: WebhookSource) {}
+  /**
+   * @param confirmations the depth at which the indexer applies logs (`SURETY_CONFIRMATIONS`):
+   * what `collateral.deposited` may call final.
+   */
+  constructor(
+    readonly source: WebhookSource,
+    readonly confirmations: number,
+  ) {}
 
   private event(
     log: ChainEvent,
@@ -105,7 +117,12 @@ export class ChainWebhooks {
     };
   }
 
-  /** Spec "Events": exactly these fields; `status` is `finalized` (applied at the confirmation depth). */
+  /**
+   * Spec "Events": exactly these fields. `status` is `finalized` when the deposit was applied at
+   * Core's confirmation depth, the depth its own books treat as final; with 0 confirmations nothing
+   * is final (the log is applied as soon as it is mined and a reorg can still remove it after the
+   * event was delivered), so the status says `unconfirmed` instead of claiming what is not so.
+   */
   deposited(log: ChainEvent, user: string, asset: string, amount: bigint, now: number): OutboxEvent {
     return this.event(
       log,
@@ -115,7 +132,7 @@ export class ChainWebhooks {
         asset_address: asset,
         amount: formatUint(amount),
         ...this.where(log),
-        status: "finalized",
+        status: this.confirmations > 0 ? DEPOSIT_FINALIZED : DEPOSIT_UNCONFIRMED,
       },
       now,
     );

@@ -73,6 +73,11 @@ export async function deployDevnetContracts(
   return { record: deployment.record, grants };
 }
 
+/** The temp file `writeDevnetDeployment` writes before renaming it (left behind only by a crash). */
+export function deploymentTempFile(file: string, pid: number = process.pid): string {
+  return `${file}.${pid}.tmp`;
+}
+
 /** Writes the record atomically (temp file + rename): a reader never sees half a file. */
 export function writeDevnetDeployment(
   file: string,
@@ -81,7 +86,7 @@ export function writeDevnetDeployment(
 ): DevnetDeploymentFile {
   const content: DevnetDeploymentFile = { network: "localhost", ...record, urls };
   mkdirSync(path.dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.tmp`;
+  const temp = deploymentTempFile(file);
   writeFileSync(temp, JSON.stringify(content, null, 2) + "\n");
   renameSync(temp, file);
   return content;

@@ -4,13 +4,16 @@
  * whose contracts exist on its chain, refuse a second run on the same ports naming the port and the
  * process, and on SIGINT stop every service and free every port.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { JsonRpcProvider } from "ethers";
+import { writeDeployment } from "../../scripts/deploy";
+import { deploymentTempFile } from "../../scripts/devnet/contracts";
+import { devnetOptionsFromEnv } from "../../scripts/devnet/options";
 import { isPortFree } from "../../scripts/devnet/ports";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -134,6 +137,13 @@ describe("npm run devnet (scripts/devnet.ts)", function () {
         expect(await provider.getCode(address), name).to.not.equal("0x");
         expect(blockNumber, name).to.be.greaterThan(0);
       }
+      // Chain time stays on the wall clock (scripts/devnet/node.config.ts): deploying and funding took
+      // dozens of transactions, which push a plain automine chain that many seconds ahead. The latest
+      // block may be up to a block interval (1 s) old, and whole seconds round down.
+      const latest = (await provider.getBlock("latest"))!;
+      expect(latest.number).to.be.greaterThan(30);
+      const drift = latest.timestamp - Date.now() / 1000;
+      expect(drift).to.be.at.most(1).and.at.least(-5);
     } finally {
       provider.destroy();
     }
@@ -157,5 +167,41 @@ describe("npm run devnet (scripts/devnet.ts)", function () {
     expect(run.output()).to.match(/ports .* free/);
     for (const port of Object.values(ports))
       expect(await isPortFree("127.0.0.1", port), `port ${port}`).to.equal(true);
+  });
+});
+
+describe("files the devnet and the deploy script write into the project", function () {
+  /** Whether git ignores `file` (a path inside the project; it need not exist). */
+  function ignored(file: string): boolean {
+    try {
+      execFileSync("git", ["check-ignore", "--quiet", "--no-index", path.relative(ROOT, file)], {
+        cwd: ROOT,
+      });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  it("are all ignored by git: a fresh clone stays clean after `npm run devnet` and a local deploy", function () {
+    if (!existsSync(path.join(ROOT, ".git"))) this.skip(); // not a git checkout (e.g. an unpacked tarball)
+    const devnet = devnetOptionsFromEnv({}, ROOT);
+    // The deploy script's own naming, for the two local networks (written under a scratch root here).
+    const scratch = mkdtempSync(path.join(tmpdir(), "surety-deploy-"));
+    const local = ["hardhat", "localhost"].map((network) =>
+      path.join(ROOT, path.relative(scratch, writeDeployment(network, {} as never, scratch))),
+    );
+    rmSync(scratch, { recursive: true, force: true });
+    const written = [
+      devnet.deploymentFile,
+      deploymentTempFile(devnet.deploymentFile, 4242),
+      ...local,
+      path.join(devnet.dataDir, "devnet.json"),
+      path.join(devnet.dataDir, "logs", "core.log"),
+      path.join(devnet.dataDir, "core", "operator.sqlite-wal"),
+    ];
+    for (const file of written) expect(ignored(file), path.relative(ROOT, file)).to.equal(true);
+    // A deployment to a real network stays visible (it is worth committing).
+    expect(ignored(path.join(ROOT, "deployments", "sepolia.json"))).to.equal(false);
   });
 });

@@ -3,8 +3,8 @@
  * deployed with `deploySurety` on the in-process Hardhat network (test/operator/indexer-fixtures.ts
  * `chainFixture`: operator EOA = Hardhat #1, Core's BLS key in the Vault, tUSD/tETH minted to the
  * participants and approved to the Vault and the ClearingHouse), a real Core HTTP server over a SQLite
- * file in a temp dir, a real facilitator server talking to it over HTTP, and Core's four background
- * tasks (indexer, V2 lifecycle, clearing scheduler, keeper) built exactly as the server builds them
+ * file in a temp dir, a real facilitator server talking to it over HTTP, and Core's background tasks
+ * (indexer, V2 lifecycle, operator sender, clearing scheduler, keeper) built exactly as the server builds them
  * (`createBackgroundTasks`) but driven by explicit rounds instead of a timer. Core's and the
  * facilitator's clocks are manual and kept on the chain's time; time moves with `time.increase`.
  */
@@ -29,6 +29,7 @@ import { type FacilitatorServer, startFacilitatorServer } from "../../facilitato
 import { type BackgroundTasks, createBackgroundTasks } from "../../operator/background";
 import type { ChainProvider } from "../../operator/chain/indexer";
 import { ManualClock } from "../../operator/clock";
+import type { OperatorConfigInput } from "../../operator/config";
 import { silentLogger } from "../../operator/logger";
 import { type CoreServer, startCoreServer } from "../../operator/server";
 import { devAccount } from "../../scripts/devnet/accounts";
@@ -70,7 +71,7 @@ export interface ProtocolStack {
   syncClocks(): Promise<number>;
   /** Moves chain time (a new block) and both clocks forward. */
   advance(seconds: number): Promise<void>;
-  /** Runs indexer → lifecycle → scheduler → keeper → indexer once, failing on any error. */
+  /** Runs indexer → lifecycle → sender → scheduler → keeper → indexer once, failing on any error. */
   round(): Promise<RoundResult>;
   /** A payer-signed guarantee settled through the facilitator (`POST /settle`, real HTTP). */
   settle(
@@ -101,9 +102,16 @@ export interface ProtocolStack {
 
 let nextReqId = 1n;
 
+export interface ProtocolStackOptions {
+  /** The deployment (default `chainFixture`, deploySurety's timings); a module-level function (loadFixture). */
+  fixture?: () => Promise<ChainFixture>;
+  /** Core settings on top of the stack's own. */
+  config?: OperatorConfigInput;
+}
+
 /** The stack on a freshly reverted chain (loadFixture): each test starts from the same deployment. */
-export async function startProtocolStack(): Promise<ProtocolStack> {
-  const f = await loadFixture(chainFixture);
+export async function startProtocolStack(options: ProtocolStackOptions = {}): Promise<ProtocolStack> {
+  const f = await loadFixture(options.fixture ?? chainFixture);
   const w = Object.fromEntries(
     Object.entries(ACCOUNT).map(([name, index]) => [
       name,
@@ -124,7 +132,14 @@ export async function startProtocolStack(): Promise<ProtocolStack> {
   const coreClock = new ManualClock(await time.latest());
   const facilitatorClock = new FacilitatorClock(await time.latest());
   // No timer: the server's own background loop is off; the same tasks are built below and driven by hand.
-  const config = asyncConfig(dir, { facilitators: [FACILITATOR_WALLET.address], backgroundTasks: false });
+  // Rounds driven by hand are as far apart as the machine makes them: no wall-clock staleness bound
+  // (the issuance gate's other states still apply; test/operator/chain-sync.test.ts covers staleness).
+  const config = asyncConfig(dir, {
+    ...options.config,
+    facilitators: [FACILITATOR_WALLET.address],
+    backgroundTasks: false,
+    indexerMaxStaleSeconds: 86_400,
+  });
   let core: CoreServer | undefined;
   let facilitator: FacilitatorServer | undefined;
   const close = async () => {
@@ -233,6 +248,7 @@ export async function startProtocolStack(): Promise<ProtocolStack> {
     round: async () => {
       await tasks.indexer.tick();
       const lifecycle = await tasks.lifecycle.tick();
+      await tasks.sender!.tick();
       const scheduler = await tasks.scheduler!.tick();
       const keeper = await tasks.keeper!.tick();
       await tasks.indexer.tick();

@@ -64,6 +64,9 @@ export function publicParams(overrides: Partial<WirePublicParams> = {}): WirePub
     active_guarantee_domain_separator: certificateDomain({ chainId, vault }),
     trusted_validation_registries: [REGISTRY],
     validation_hash_canonicalization_version: VALIDATION_HASH_CANONICALIZATION_VERSION,
+    clearing_house_address: "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0",
+    protocol_timings: null,
+    latest_validation_deadline: null,
     ...overrides,
   };
 }
@@ -210,9 +213,9 @@ export interface JsonResponse {
 export async function request(
   url: string,
   method: string,
-  options: { json?: unknown; raw?: string; contentType?: string } = {},
+  options: { json?: unknown; raw?: string; contentType?: string; headers?: Record<string, string> } = {},
 ): Promise<JsonResponse> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...options.headers };
   let body: string | undefined;
   if (options.raw !== undefined) body = options.raw;
   else if (options.json !== undefined) body = JSON.stringify(options.json);

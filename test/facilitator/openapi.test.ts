@@ -32,7 +32,7 @@ describe("Facilitator OpenAPI document", () => {
   before(async () => {
     core = await startTestCore({ facilitators: [facilitatorWallet.address] });
     await core.core.context.store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
-    deployment = deploymentFromPublicParams(core.core.context.publicParams);
+    deployment = deploymentFromPublicParams(core.core.context.publicParams());
     facilitator = await startTestFacilitator({ coreUrl: core.core.url }, {});
   });
 
@@ -40,8 +40,15 @@ describe("Facilitator OpenAPI document", () => {
     for (const server of [...stopAfter, facilitator, core]) await server?.stop();
   });
 
-  async function call(at: TestFacilitator, method: string, path: string, json?: unknown, raw?: string) {
-    const response = await request(at.url + path, method, { json, raw });
+  async function call(
+    at: TestFacilitator,
+    method: string,
+    path: string,
+    json?: unknown,
+    raw?: string,
+    headers?: Record<string, string>,
+  ) {
+    const response = await request(at.url + path, method, { json, raw, headers });
     checker.check(method, path, response);
     return response;
   }
@@ -90,6 +97,14 @@ describe("Facilitator OpenAPI document", () => {
     expect(malformed.body.code).to.equal("malformed_json");
     const tooLarge = await call(facilitator, "POST", "/verify", { ...body, padding: "x".repeat(70_000) });
     expect(tooLarge.status).to.equal(413);
+    const gzip = { "content-encoding": "gzip" };
+    const undecodable = await call(facilitator, "POST", "/verify", undefined, "{}", gzip);
+    expect(undecodable.body.code).to.equal("undecodable_body");
+    const unsupported = await call(facilitator, "POST", "/verify", undefined, "{}", {
+      "content-encoding": "zstd",
+    });
+    expect(unsupported.status).to.equal(415);
+    expect(unsupported.body.code).to.equal("unsupported_encoding");
   });
 
   it("POST /settle matches: issued, replayed, refused by verification, by Core, malformed", async () => {
@@ -123,6 +138,15 @@ describe("Facilitator OpenAPI document", () => {
     );
     const tooLarge = await call(facilitator, "POST", "/settle", { ...body, padding: "x".repeat(70_000) });
     expect(tooLarge.status).to.equal(413);
+    const undecodable = await call(facilitator, "POST", "/settle", undefined, "{}", {
+      "content-encoding": "gzip",
+    });
+    expect(undecodable.body.errorReason).to.equal("undecodable_body");
+    const unsupported = await call(facilitator, "POST", "/settle", undefined, "{}", {
+      "content-encoding": "zstd",
+    });
+    expect(unsupported.status).to.equal(415);
+    expect(unsupported.body.errorReason).to.equal("unsupported_encoding");
   });
 
   it("POST /settle matches when Core refuses the facilitator (500 core_forbidden)", async () => {

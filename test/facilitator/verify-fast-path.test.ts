@@ -5,6 +5,7 @@
  * the fast path (counting what it hands to Express), one through Express
  * alone. Only the `Date` header may differ.
  */
+import { gzipSync } from "node:zlib";
 import { expect } from "chai";
 import { verifyFastPath } from "../../facilitator/api/verify-fast-path";
 import type { RequestListener } from "node:http";
@@ -33,11 +34,19 @@ interface Case {
   body: string | Buffer;
   contentType?: string;
   path?: string;
+  /** A `Content-Encoding` header. */
+  encoding?: string;
 }
 
-function requestHead(path: string, contentType: string | undefined, length: number): string {
+function requestHead(
+  path: string,
+  contentType: string | undefined,
+  length: number,
+  encoding?: string,
+): string {
   const type = contentType === undefined ? "" : `Content-Type: ${contentType}\r\n`;
-  return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${type}Content-Length: ${length}\r\n\r\n`;
+  const coding = encoding === undefined ? "" : `Content-Encoding: ${encoding}\r\n`;
+  return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n${type}${coding}Content-Length: ${length}\r\n\r\n`;
 }
 
 /** The fast path and Express alone, on one running facilitator's context and app. */
@@ -53,6 +62,7 @@ async function compare(pair: FastPathPair, c: Case): Promise<{ response: string;
     c.path ?? "/verify",
     "contentType" in c ? c.contentType : "application/json",
     body.length,
+    c.encoding,
   );
   const before = pair.fallbacks;
   const fast = await exchange(pair.fast, Buffer.concat([Buffer.from(head, "latin1"), body]));
@@ -171,6 +181,41 @@ describe("facilitator POST /verify fast path", function () {
     ],
     ["an oversized body", async () => ({ body: json({ pad: "x".repeat(70 * 1024) }) }), 413],
     ["an empty body", async () => ({ body: "" }), 400],
+    [
+      "a gzip body that does not decode",
+      async () => ({ body: json(bodyFor(await sign(v1Claims()), 1)), encoding: "gzip" }),
+      400,
+    ],
+    [
+      "a deflate body that does not decode",
+      async () => ({ body: json(bodyFor(await sign(v1Claims()), 1)), encoding: "deflate" }),
+      400,
+    ],
+    [
+      "a truncated gzip body",
+      async () => ({
+        body: gzipSync(json(bodyFor(await sign(v1Claims()), 1))).subarray(0, 20),
+        encoding: "gzip",
+      }),
+      400,
+    ],
+    ["an unknown content encoding", async () => ({ body: "{}", encoding: "x-unknown" }), 415],
+    ["zstd", async () => ({ body: "{}", encoding: "zstd" }), 415],
+    [
+      "a correct gzip body",
+      async () => ({ body: gzipSync(json(bodyFor(await sign(v1Claims()), 1))), encoding: "gzip" }),
+      200,
+    ],
+    [
+      "identity encoding",
+      async () => ({ body: json(bodyFor(await sign(v1Claims()), 1)), encoding: "identity" }),
+      200,
+    ],
+    ...["%ff", "%E0%A4%A", "%C3%28"].map((escape): [string, () => Promise<Case>, number] => [
+      `a malformed escape ${escape} after the path`,
+      async () => ({ body: "{}", path: `/verify/${escape}` }),
+      404,
+    ]),
   ];
   for (const [what, build, status] of expressCases) {
     it(`leaves ${what} to Express (${status})`, async function () {

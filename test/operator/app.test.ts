@@ -24,6 +24,21 @@ const failing: RouteModule = () =>
     })
     .get("/test/crash", async () => {
       throw new Error("secret internal detail");
+    })
+    // Shaped as http-errors shapes the framework's client errors (status and statusCode, expose).
+    .get("/test/framework-4xx", () => {
+      throw Object.assign(new Error("range not satisfiable: bytes=9-"), {
+        status: 416,
+        statusCode: 416,
+        expose: true,
+      });
+    })
+    .get("/test/framework-4xx-hidden", () => {
+      throw Object.assign(new Error("secret detail"), { status: 403, statusCode: 403, expose: false });
+    })
+    // An error of our own that happens to carry a `status` (e.g. a status Core got from elsewhere).
+    .get("/test/own-status", () => {
+      throw Object.assign(new Error("upstream said 401"), { status: 401 });
     });
 
 describe("operator Core app (errors, request ids, server)", () => {
@@ -42,13 +57,28 @@ describe("operator Core app (errors, request ids, server)", () => {
   it("malformed JSON is 400 malformed_json", async () => {
     const response = await request(url, "POST", "/auth/nonce", { rawBody: '{"address": ' });
     expect(response.status).to.equal(400);
-    expect(response.body).to.deep.equal({ error: "malformed JSON body", code: "malformed_json" });
+    expect(response.body).to.deep.equal({ error: "body: malformed JSON", code: "malformed_json" });
   });
 
   it("a body over 64 kB is 413 body_too_large", async () => {
     const response = await post(url, "/auth/nonce", { address: "0x" + "0".repeat(70_000) });
     expect(response.status).to.equal(413);
     expect(response.body).to.have.property("code", "body_too_large");
+  });
+
+  it("any other framework client error answers its 4xx, named by status; an own `status` stays a 500", async () => {
+    expect(await request(url, "GET", "/test/framework-4xx")).to.deep.include({
+      status: 416,
+      body: { error: "range not satisfiable: bytes=9-", code: "range_not_satisfiable" },
+    });
+    expect(await request(url, "GET", "/test/framework-4xx-hidden")).to.deep.include({
+      status: 403,
+      body: { error: "Forbidden", code: "forbidden" },
+    });
+    expect(await request(url, "GET", "/test/own-status")).to.deep.include({
+      status: 500,
+      body: { error: "internal error", code: "internal_error" },
+    });
   });
 
   it("a WireError is 400 with the field in the message", async () => {

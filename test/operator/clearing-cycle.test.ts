@@ -3,7 +3,7 @@ import { expect } from "chai";
 import { parseEther, ZeroAddress } from "ethers";
 import type { AddressInfo } from "node:net";
 import { createCoreApp } from "../../operator/api";
-import { OperatorSender } from "../../operator/chain/sender";
+import { type BroadcastOutcome, OperatorSender } from "../../operator/chain/sender";
 import { ClearingScheduler, NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { silentLogger } from "../../operator/logger";
 import {
@@ -19,7 +19,7 @@ import {
 
 /** Persists the signed commit, then "crashes" before broadcasting it. */
 class CrashingSender extends OperatorSender {
-  override async broadcast(): Promise<void> {
+  protected override async broadcast(): Promise<BroadcastOutcome> {
     throw new Error("crashed before broadcast");
   }
 }
@@ -149,6 +149,7 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     const f = await loadFixture(chainFixture);
     h = await openCore(f);
     const { scheduler } = clearingTasks(h);
+    await h.indexer.syncToHead(); // Core's chain time starts with the first indexed block
     await scheduler.tick();
     await advance(h, f.timings.cycleLength);
     expect((await scheduler.tick()).action).to.equal("empty");
@@ -185,9 +186,9 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     const crashing = new ClearingScheduler({
       store: h.store,
       provider,
-      sender: new CrashingSender(OPERATOR_KEY, provider, 31337n),
+      sender: new CrashingSender({ privateKey: OPERATOR_KEY, provider, chainId: 31337n, store: h.store }),
       deployment: f.deployment,
-      clock: h.clock,
+      chainClock: h.chainClock,
       logger: silentLogger(),
       cycleLengthSeconds: f.timings.cycleLength,
       gasBudget: null,

@@ -79,6 +79,24 @@ describe("operator config", () => {
     );
   });
 
+  it("holds the webhook retry settings to their documented ranges (docs/webhooks.md)", () => {
+    const bounds: [variable: string, min: number, max: number][] = [
+      ["SURETY_WEBHOOK_MAX_ATTEMPTS", 1, 100],
+      ["SURETY_WEBHOOK_TIMEOUT_MS", 100, 120_000],
+      ["SURETY_WEBHOOK_BACKOFF_BASE_SECONDS", 1, 86_400],
+      ["SURETY_WEBHOOK_BACKOFF_MAX_SECONDS", 1, 604_800],
+    ];
+    for (const [variable, min, max] of bounds) {
+      expect(() => loadConfig({ ...SECRETS, [variable]: String(min) }), variable).to.not.throw();
+      expect(() => loadConfig({ ...SECRETS, [variable]: String(max) }), variable).to.not.throw();
+      for (const bad of [min - 1, max + 1]) {
+        expect(problemsOf(() => loadConfig({ ...SECRETS, [variable]: String(bad) })).join("\n")).to.include(
+          `${variable}: must be an integer from ${min} to ${max}`,
+        );
+      }
+    }
+  });
+
   it("reads a JSON file, env overriding it, and names file keys in errors", () => {
     const dir = tempDir();
     try {
@@ -124,6 +142,35 @@ describe("operator config", () => {
     expect(problemsOf(() => configFromObject({ ...base, defaultCollateralFactorBps: 10_001 }))[0]).to.match(
       /from 0 to 10000/,
     );
+  });
+
+  it("reads the operator transaction settings and refuses a fee bump nodes would refuse", () => {
+    const defaults = loadConfig({ ...SECRETS });
+    expect(defaults).to.deep.include({
+      txReplaceAfterBlocks: 3,
+      txFeeBumpBps: 1_250,
+      txMaxFeePerGasGwei: null,
+    });
+    const set = loadConfig({
+      ...SECRETS,
+      SURETY_TX_REPLACE_AFTER_BLOCKS: "5",
+      SURETY_TX_FEE_BUMP_BPS: "2000",
+      SURETY_TX_MAX_FEE_PER_GAS_GWEI: "300",
+    });
+    expect(set).to.deep.include({ txReplaceAfterBlocks: 5, txFeeBumpBps: 2_000, txMaxFeePerGasGwei: 300 });
+    const problems = problemsOf(() =>
+      loadConfig({
+        ...SECRETS,
+        SURETY_TX_REPLACE_AFTER_BLOCKS: "0",
+        SURETY_TX_FEE_BUMP_BPS: "999",
+        SURETY_TX_MAX_FEE_PER_GAS_GWEI: "0.5",
+      }),
+    );
+    expect(problems).to.deep.equal([
+      'SURETY_TX_REPLACE_AFTER_BLOCKS: must be an integer from 1 to 10000, got "0"',
+      'SURETY_TX_FEE_BUMP_BPS: must be an integer from 1000 to 100000, got "999"',
+      'SURETY_TX_MAX_FEE_PER_GAS_GWEI: must be an integer from 1 to 10000000, got "0.5"',
+    ]);
   });
 
   it("maps field names to env names and reports unknown SURETY_* variables", () => {

@@ -30,7 +30,7 @@ import {
   testConfig,
   type TestCore,
 } from "./helpers";
-import { issue, payer, recipient, signedBody, v1Claims } from "./guarantee-fixtures";
+import { issue, payer, recipient, signedBody, v1Claims, v2Claims } from "./guarantee-fixtures";
 
 /** A real JSON-RPC endpoint over HTTP, answered by the in-process Hardhat network; stop it to make the RPC unreachable. */
 async function startRpcProxy(): Promise<{ url: string; server: Server; stop(): Promise<void> }> {
@@ -106,8 +106,13 @@ describe("Core public endpoints", () => {
         "active_guarantee_domain_separator",
         "trusted_validation_registries",
         "validation_hash_canonicalization_version",
+        // Additions (docs/operator-api.md)
+        "clearing_house_address",
+        "protocol_timings",
+        "latest_validation_deadline",
       ].sort(),
     );
+    expect(response.headers.get("cache-control")).to.equal("no-store");
     expect(p.public_key).to.be.an("array").with.length(48);
     expect(
       p.public_key.every((b: unknown) => Number.isInteger(b) && (b as number) >= 0 && (b as number) <= 255),
@@ -129,11 +134,51 @@ describe("Core public endpoints", () => {
     expect(p.validation_hash_canonicalization_version).to.equal(VALIDATION_HASH_CANONICALIZATION_VERSION);
   });
 
+  it("GET /core/public-params: the ClearingHouse, the Vault's timings and the V2 deadline cap issuance applies", async () => {
+    // No background tasks in this Core: the timings are not read until asked (then there is no cap).
+    const unloaded = (await request(url, "GET", "/core/public-params")).body;
+    expect(unloaded).to.include({ protocol_timings: null, latest_validation_deadline: null });
+    expect(unloaded.clearing_house_address).to.equal(TEST_DEPLOYMENT.clearingHouse);
+
+    const vault = t.contracts.surety.vault;
+    await t.core.context.timings.load(ethers.provider, await vault.getAddress());
+    const onChain = await vault.timings();
+    const p = (await request(url, "GET", "/core/public-params")).body;
+    expect(p.protocol_timings).to.deep.equal({
+      cycle_length_seconds: Number(onChain.cycleLength),
+      commit_delay_seconds: Number(onChain.commitDelay),
+      payment_window_seconds: Number(onChain.paymentWindow),
+      default_window_seconds: Number(onChain.defaultWindow),
+      withdrawal_grace_period_seconds: Number(onChain.withdrawalGracePeriod),
+    });
+    const latest = p.latest_validation_deadline as number;
+    expect(latest).to.be.a("number").greaterThan(T0);
+
+    // What is published is exactly what issuance accepts: the latest itself passes, one second more not.
+    await t.core.context.store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
+    const token = (await signIn(url, recipient)).access_token;
+    const atCap = await issue(url, token, await signedBody(v2Claims({ reqId: 71n }, { deadline: latest })));
+    expect(atCap.status).to.equal(200);
+    const beyond = await issue(
+      url,
+      token,
+      await signedBody(v2Claims({ reqId: 72n }, { deadline: latest + 1 })),
+    );
+    expect(beyond.status).to.equal(400);
+    expect(beyond.body.code).to.equal("validation_deadline_too_far");
+    expect(beyond.body.error).to.include(`latest accepted: ${latest}`);
+    // It moves with the chain time Core has indexed (this test Core's chain clock is its manual clock).
+    t.clock.advance(10);
+    expect((await request(url, "GET", "/core/public-params")).body.latest_validation_deadline).to.equal(
+      latest + 10,
+    );
+  });
+
   describe("GET /core/health", () => {
     it("200 when the store and the chain answer", async () => {
       const response = await request(url, "GET", "/core/health");
       expect(response.status).to.equal(200);
-      expect(response.body).to.deep.equal({ status: "ok", db: "ok", chain_rpc: "ok" });
+      expect(response.body).to.include({ status: "ok", db: "ok", chain_rpc: "ok", indexer: "off" });
       expect(response.headers.get("cache-control")).to.equal("no-store");
     });
 
@@ -141,7 +186,7 @@ describe("Core public endpoints", () => {
       await t.core.context.store.close();
       const response = await request(url, "GET", "/core/health");
       expect(response.status).to.equal(503);
-      expect(response.body).to.deep.equal({ status: "fail", db: "fail", chain_rpc: "ok" });
+      expect(response.body).to.include({ status: "fail", db: "fail", chain_rpc: "ok", indexer: "off" });
     });
   });
 
@@ -182,16 +227,16 @@ describe("Core health against a JSON-RPC URL", () => {
     this.timeout(20_000);
     const rpc = await startRpcProxy();
     const dir = tempDir();
-    const config = testConfig(dir.path, { rpcUrl: rpc.url, rpcTimeoutMs: 1_000 });
+    const config = testConfig(dir.path, { rpcUrl: rpc.url, rpcTimeoutMs: 1_000, backgroundTasks: false });
     const core = await startCoreServer(config, { logger: silentLogger(), deployment });
     try {
       const healthy = await request(core.url, "GET", "/core/health");
-      expect(healthy.body).to.deep.equal({ status: "ok", db: "ok", chain_rpc: "ok" });
+      expect(healthy.body).to.include({ status: "ok", db: "ok", chain_rpc: "ok" });
       await rpc.stop();
       const started = Date.now();
       const response = await request(core.url, "GET", "/core/health");
       expect(response.status).to.equal(503);
-      expect(response.body).to.deep.equal({ status: "fail", db: "ok", chain_rpc: "fail" });
+      expect(response.body).to.include({ status: "fail", db: "ok", chain_rpc: "fail" });
       expect(Date.now() - started).to.be.below(2_500);
     } finally {
       await core.close();
@@ -204,14 +249,14 @@ describe("Core health against a JSON-RPC URL", () => {
     this.timeout(20_000);
     const rpc = await startRpcProxy();
     const dir = tempDir();
-    const config = testConfig(dir.path, { rpcUrl: rpc.url, rpcTimeoutMs: 500 });
+    const config = testConfig(dir.path, { rpcUrl: rpc.url, rpcTimeoutMs: 500, backgroundTasks: false });
     const core = await startCoreServer(config, { logger: silentLogger(), deployment });
     try {
       rpc.server.removeAllListeners("request");
       rpc.server.on("request", () => undefined); // accepts, never answers
       const started = Date.now();
       const response = await request(core.url, "GET", "/core/health");
-      expect(response.body).to.deep.equal({ status: "fail", db: "ok", chain_rpc: "fail" });
+      expect(response.body).to.include({ status: "fail", db: "ok", chain_rpc: "fail" });
       expect(Date.now() - started).to.be.within(400, 2_000);
     } finally {
       await core.close();

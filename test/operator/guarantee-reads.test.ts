@@ -1,5 +1,6 @@
 import { expect } from "chai";
-import { guaranteeId } from "../../sdk/ids";
+import { parseValidationPolicy } from "../../sdk/claims";
+import { guaranteeId, validationRequestHash } from "../../sdk/ids";
 import { ZERO_ADDRESS } from "../../sdk/wire";
 import { request, signIn, startTestCore, T0, TEST_CHAIN_ID, TEST_DEPLOYMENT, type TestCore } from "./helpers";
 import {
@@ -58,6 +59,11 @@ describe("Core read endpoints", () => {
           updated_at: new Date(T0 * 1000).toISOString(),
           cycle_id: null,
           excluded_reason: null,
+          validation_request_hash: validationRequestHash(
+            TEST_CHAIN_ID,
+            parseValidationPolicy(body.claims.validation_policy, "policy"),
+            id,
+          ),
         });
       }
       // Any case of the id.
@@ -70,6 +76,10 @@ describe("Core read endpoints", () => {
       await t.core.context.store.creditDeposit(payer.address, ZERO_ADDRESS, 5_000n, T0);
       await issue(url, tokens[recipient.address], await signedBody(v1Claims()));
       const id = guaranteeId(IDS, payer.address, 1n);
+      expect((await get(`/core/guarantees/${id}`, payer)).body).to.include({
+        guarantee_id: id,
+        validation_request_hash: null, // V1
+      });
       const hidden = await get(`/core/guarantees/${id}`, stranger);
       const unknown = await get(`/core/guarantees/0x${"00".repeat(32)}`, payer);
       for (const response of [hidden, unknown]) {

@@ -174,7 +174,7 @@ export interface TestCore {
  */
 export async function startTestCore(
   overrides: OperatorConfigInput = {},
-  deps: Omit<CoreServerDeps, "clock" | "logger"> = {},
+  deps: Omit<CoreServerDeps, "clock"> = {},
 ): Promise<TestCore> {
   const contracts = await deployTestContracts();
   const dir = tempDir();
@@ -182,6 +182,8 @@ export async function startTestCore(
   const clock = new ManualClock(T0);
   const core = await startCoreServer(config, {
     clock,
+    // Core alone (no indexer): the test's clock stands for the chain's time too, unless a test gives one.
+    chainClock: clock,
     logger: silentLogger(),
     ...testCoreDeps(contracts.deployment),
     ...deps,

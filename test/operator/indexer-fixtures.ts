@@ -2,7 +2,8 @@
  * Fixtures for Core's asynchronous side: the contracts deployed with `deploySurety` on the in-process
  * Hardhat network (Core's BLS key set on the Vault), a real SQLite store in a temp dir, the issuance
  * service built by `createCoreContext`, and the indexer / scheduler / keeper / lifecycle tasks driven
- * by explicit `tick()` calls with a manual clock that follows the chain's time.
+ * by explicit `tick()` calls. Core's wall clock is manual (tests keep it on the chain's time or move it
+ * apart on purpose); its chain clock is a real ChainClock fed by the harness's indexers.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -21,12 +22,12 @@ import { ZERO_ADDRESS } from "../../sdk/wire";
 import { DEV_TEST_TOKENS, deploySurety, type Timings } from "../../scripts/deploy";
 import { createCoreContext, type CoreContext } from "../../operator/api";
 import { ChainIndexer, type ChainProvider } from "../../operator/chain/indexer";
-import { ManualClock } from "../../operator/clock";
+import { ChainClock, ManualClock } from "../../operator/clock";
 import { configFromObject, type OperatorConfig, type OperatorConfigInput } from "../../operator/config";
 import { type DeploymentInfo, parseDeployment } from "../../operator/deployment";
 import { silentLogger } from "../../operator/logger";
 import { SqliteStore } from "../../operator/store";
-import { OperatorSender } from "../../operator/chain/sender";
+import { OperatorSender, type SenderPolicy } from "../../operator/chain/sender";
 import { ClearingKeeper } from "../../operator/clearing/keeper";
 import { ClearingScheduler } from "../../operator/clearing/scheduler";
 import { V2Lifecycle } from "../../operator/lifecycle/v2-lifecycle";
@@ -114,7 +115,10 @@ export interface CoreHarness {
   f: ChainFixture;
   dir: { path: string; remove(): void };
   store: SqliteStore;
+  /** Core's wall clock. */
   clock: ManualClock;
+  /** Core's chain time: the head the harness's indexers have applied. */
+  chainClock: ChainClock;
   config: OperatorConfig;
   context: CoreContext;
   indexer: ChainIndexer;
@@ -133,11 +137,13 @@ export async function openCore(
   const config = asyncConfig(dir.path, options.config);
   const store = SqliteStore.open(join(dir.path, "core.sqlite"));
   const clock = new ManualClock(await chainNow());
+  const chainClock = new ChainClock(await store.getChainCursor());
   const logger = silentLogger();
   const context = createCoreContext({
     config,
     store,
     clock,
+    chainClock,
     logger,
     deployment: f.deployment,
     chain: {
@@ -157,12 +163,14 @@ export async function openCore(
       logger,
       confirmations,
       maxBlocksPerTick: options.maxBlocksPerTick ?? 1_000,
+      onCursor: (cursor) => chainClock.observe(cursor),
     });
   return {
     f,
     dir,
     store,
     clock,
+    chainClock,
     config,
     context,
     indexer: newIndexer(),
@@ -234,16 +242,28 @@ export { mine, time };
 /** The scheduler, keeper and lifecycle of a harness (operator account = Hardhat #1). */
 export function clearingTasks(
   h: CoreHarness,
-  options: { gasBudget?: bigint | null; cycleLength?: number; claimCredits?: boolean } = {},
+  options: {
+    gasBudget?: bigint | null;
+    cycleLength?: number;
+    claimCredits?: boolean;
+    senderPolicy?: Partial<SenderPolicy>;
+  } = {},
 ) {
-  const sender = new OperatorSender(OPERATOR_KEY, provider, 31337n);
   const logger = silentLogger();
+  const sender = new OperatorSender({
+    privateKey: OPERATOR_KEY,
+    provider,
+    chainId: 31337n,
+    store: h.store,
+    logger,
+    policy: options.senderPolicy,
+  });
   const scheduler = new ClearingScheduler({
     store: h.store,
     provider,
     sender,
     deployment: h.f.deployment,
-    clock: h.clock,
+    chainClock: h.chainClock,
     logger,
     cycleLengthSeconds: options.cycleLength ?? h.f.timings.cycleLength,
     gasBudget: options.gasBudget ?? null,
@@ -252,16 +272,26 @@ export function clearingTasks(
     store: h.store,
     sender,
     deployment: h.f.deployment,
-    clock: h.clock,
+    chainClock: h.chainClock,
     logger,
     claimCredits: options.claimCredits ?? false,
   });
-  const lifecycle = new V2Lifecycle({ store: h.store, clock: h.clock, logger, chainId: 31337 });
+  const lifecycle = new V2Lifecycle({
+    store: h.store,
+    clock: h.clock,
+    chainClock: h.chainClock,
+    logger,
+    chainId: 31337,
+  });
   return { sender, scheduler, keeper, lifecycle };
 }
 
-/** Moves chain time and Core's clock forward together. */
+/**
+ * Moves chain time (a new block) and Core's wall clock forward together, and indexes up to the new
+ * block so that Core's chain time (the indexed head) follows.
+ */
 export async function advance(h: CoreHarness, seconds: number): Promise<void> {
   await time.increase(seconds);
   await h.syncClock();
+  await h.indexer.syncToHead();
 }

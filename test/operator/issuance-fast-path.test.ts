@@ -7,6 +7,7 @@
  * one through Express alone. Requests carry a fixed `X-Request-Id`, so only
  * the `Date` header may differ.
  */
+import { gzipSync } from "node:zlib";
 import { expect } from "chai";
 import { verifyCertificateSignature } from "../../sdk/certificate";
 import { ZERO_ADDRESS } from "../../sdk/wire";
@@ -31,6 +32,8 @@ interface Case {
   method?: string;
   requestId?: string | null;
   chunked?: boolean;
+  /** A `Content-Encoding` header. */
+  encoding?: string;
 }
 
 function rawRequest(c: Case): Buffer {
@@ -44,6 +47,7 @@ function rawRequest(c: Case): Buffer {
   if (contentType !== undefined) lines.push(`Content-Type: ${contentType}`);
   const authorization = c.authorization ?? (c.token === undefined ? undefined : `Bearer ${c.token}`);
   if (authorization !== undefined) lines.push(`Authorization: ${authorization}`);
+  if (c.encoding !== undefined) lines.push(`Content-Encoding: ${c.encoding}`);
   const requestId = c.requestId === undefined ? "fast-path-test" : c.requestId;
   if (requestId !== null) lines.push(`X-Request-Id: ${requestId}`);
   if (c.chunked) {
@@ -229,6 +233,76 @@ describe("Core POST /core/guarantees fast path", function () {
     it(`hands ${name} to Express`, async function () {
       const { viaExpress } = await compare(await make());
       expect(viaExpress).to.equal(true);
+    });
+  }
+
+  // Malformed input the fast path leaves to Express: both servers answer the same 4xx, never a 500.
+  const malformedCases: [string, () => Promise<Case>, number, string][] = [
+    [
+      "a gzip body that does not decode",
+      async () => ({ body: await issuable(), token: recipientToken, encoding: "gzip" }),
+      400,
+      "undecodable_body",
+    ],
+    [
+      "a deflate body that does not decode",
+      async () => ({ body: await issuable(), token: recipientToken, encoding: "deflate" }),
+      400,
+      "undecodable_body",
+    ],
+    [
+      "a truncated gzip body",
+      async () => ({
+        body: gzipSync(await issuable()).subarray(0, 20),
+        token: recipientToken,
+        encoding: "gzip",
+      }),
+      400,
+      "undecodable_body",
+    ],
+    [
+      "an unknown content encoding",
+      async () => ({ body: await issuable(), token: recipientToken, encoding: "x-unknown" }),
+      415,
+      "unsupported_encoding",
+    ],
+    [
+      "zstd",
+      async () => ({ body: await issuable(), token: recipientToken, encoding: "zstd" }),
+      415,
+      "unsupported_encoding",
+    ],
+    [
+      "a correct gzip body (issued by Express)",
+      async () => ({ body: gzipSync(await issuable()), token: strangerToken, encoding: "gzip" }),
+      403,
+      "not_authorized_for_recipient",
+    ],
+    [
+      "identity encoding (issued by Express)",
+      async () => ({ body: await issuable(), token: strangerToken, encoding: "identity" }),
+      403,
+      "not_authorized_for_recipient",
+    ],
+    ...["%ff", "%E0%A4%A", "%C3%28"].map((escape): [string, () => Promise<Case>, number, string] => [
+      `a malformed path parameter ${escape}`,
+      async () => ({ body: "{}", token: recipientToken, path: `/core/guarantees/${escape}/finalize` }),
+      400,
+      "malformed_path",
+    ]),
+    [
+      "a malformed escape right after the path",
+      async () => ({ body: await issuable(), token: recipientToken, path: "/core/guarantees%ff" }),
+      404,
+      "not_found",
+    ],
+  ];
+  for (const [name, make, status, code] of malformedCases) {
+    it(`hands ${name} to Express, which answers ${status} ${code}`, async function () {
+      const { response, viaExpress } = await compare(await make());
+      expect(viaExpress).to.equal(true);
+      expect(statusOf(response)).to.equal(status);
+      expect(jsonOf(response)).to.have.property("code", code);
     });
   }
 

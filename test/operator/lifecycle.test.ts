@@ -15,6 +15,7 @@ import {
   mine,
   openCore,
   provider,
+  time,
 } from "./indexer-fixtures";
 
 const ETH = ZeroAddress;
@@ -98,10 +99,12 @@ describe("V2 lifecycle", function () {
     const g = await issueGuarantee(h!, f.alice, f.bob.address, 700n, ETH, {});
     expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(700n);
     const deadline = (g.claims as GuaranteeClaimsV2).policy.deadline;
-    await advance(h!, deadline - h!.clock.nowSeconds() + 1);
-    // Past the deadline on Core's clock, but the indexer has not seen a later block yet: wait.
+    // Past the deadline on Core's wall clock only: the chain has not reached it, nothing is decided.
+    h!.clock.set(deadline + 1);
     expect((await tasks.lifecycle.tick()).cancelled).to.deep.equal([]);
-    await mine(1);
+    // Past it on chain, but Core has not indexed a later block yet: wait.
+    await time.increaseTo(deadline + 1);
+    expect((await tasks.lifecycle.tick()).cancelled).to.deep.equal([]);
     await h!.indexer.syncToHead();
     expect((await tasks.lifecycle.tick()).cancelled).to.deep.equal([g.id]);
     expect(await stateOf(g.id)).to.equal("CANCELLED");

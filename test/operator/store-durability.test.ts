@@ -163,8 +163,11 @@ describe("store durability: WAL checkpoints on a worker", function () {
       const walSize = statSync(`${file}-wal`).size;
       await burst(1_000);
       await store.checkpoint();
-      // The second burst wrote as much again from the start of the WAL: the file did not grow.
-      expect(statSync(`${file}-wal`).size).to.be.at.most(walSize);
+      // The second burst wrote about as much again from the start of the WAL. Without the checkpoint the
+      // file would hold both bursts (≈ 2 × walSize); reused, it stays near one burst. Not `≤ walSize`: the
+      // second burst lands in a larger B-tree (a few more pages split) and SQLite's autocheckpoint may
+      // restart the WAL mid-burst depending on timing, so its extent varies by some pages run to run.
+      expect(statSync(`${file}-wal`).size).to.be.below(walSize * 1.5);
     } finally {
       await store.close();
       dir.remove();

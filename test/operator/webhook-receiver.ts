@@ -2,7 +2,9 @@
  * A real webhook receiver for tests: a node:http server on a free loopback port that verifies every
  * delivery with the sdk's `createWebhookHandler` (signature, timestamp, duplicates) and records what
  * arrived. It can be told to refuse the next N deliveries (503) or to process one and then "lose"
- * the answer (503 after the handler ran), so Core's retries and the receiver's dedup can be tested.
+ * the answer (503 after the handler ran), so Core's retries and the receiver's dedup can be tested,
+ * or to hold every answer until released (a receiver that hangs). Tests wait for arrivals with
+ * {@link WebhookReceiver.arrivals} / {@link WebhookReceiver.accepted}, never with sleeps.
  */
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -26,6 +28,11 @@ export class WebhookReceiver {
   refuseNext = 0;
   /** Process the next N deliveries, then answer 503 anyway (the answer was "lost"). */
   loseAnswerOfNext = 0;
+  /** Hold every delivery unanswered (the receiver hangs) until {@link release}. */
+  hold = false;
+  /** Deliveries held unanswered, oldest first. */
+  private held: (() => Promise<void>)[] = [];
+  private waiters: { ready: () => boolean; resolve: () => void }[] = [];
 
   private constructor(
     private readonly server: Server,
@@ -59,7 +66,13 @@ export class WebhookReceiver {
         receiver.requests.push(record);
         res.on("finish", () => {
           record.status = res.statusCode;
+          receiver.wake();
         });
+        receiver.wake();
+        if (receiver.hold) {
+          receiver.held.push(() => handler(Object.assign(req, { body }), res));
+          return;
+        }
         if (receiver.refuseNext > 0) {
           receiver.refuseNext--;
           res.writeHead(503).end("busy");
@@ -77,6 +90,42 @@ export class WebhookReceiver {
       })();
     });
     return receiver;
+  }
+
+  /** Requests held unanswered now. */
+  get heldCount(): number {
+    return this.held.length;
+  }
+
+  /** Stops holding and answers every held delivery (through the handler), oldest first. */
+  async release(): Promise<void> {
+    this.hold = false;
+    const held = this.held;
+    this.held = [];
+    for (const answer of held) await answer();
+  }
+
+  /** Resolves once `n` requests have arrived (answered or not). */
+  arrivals(n: number): Promise<void> {
+    return this.until(() => this.requests.length >= n);
+  }
+
+  /** Resolves once `n` events have been accepted and answered. */
+  accepted(n: number): Promise<void> {
+    return this.until(() => this.requests.filter((r) => r.status >= 200 && r.status < 300).length >= n);
+  }
+
+  private until(ready: () => boolean): Promise<void> {
+    if (ready()) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ ready, resolve }));
+  }
+
+  private wake(): void {
+    this.waiters = this.waiters.filter((waiter) => {
+      if (!waiter.ready()) return true;
+      waiter.resolve();
+      return false;
+    });
   }
 
   /** Accepted events of one type. */

@@ -270,6 +270,24 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
       expect(receiver.requests).to.have.length(0);
     });
 
+    it("at 0 confirmations a deposit is announced `unconfirmed`: a reorg can still take it away", async function () {
+      const { f, h, receiver, dispatcher } = await setup({ confirmations: 0 });
+      const snapshot = await network.provider.send("evm_snapshot");
+      await f.vault.connect(f.bob).deposit({ value: 999n });
+      await h.indexer.syncToHead();
+      await dispatcher.tick();
+      expect(
+        receiver.ofType("collateral.deposited").map((e) => [e.data.amount, e.data.status]),
+      ).to.deep.equal([["999", "unconfirmed"]]);
+
+      // Delivered at the head, then reorged out: the books follow the chain, the delivery cannot be unsent.
+      await network.provider.send("evm_revert", [snapshot]);
+      await mine(3);
+      expect((await h.indexer.tick()).rewoundTo).to.not.equal(null);
+      expect((await h.store.getCollateral(f.bob.address, ETH)).deposited).to.equal(0n);
+      expect(receiver.events).to.have.length(1);
+    });
+
     it("re-applying the same log after a rewind re-uses the event id: delivered once", async function () {
       const { f, h, receiver, dispatcher } = await setup();
       const wallet = new Wallet(ALICE_KEY, ethers.provider);

@@ -14,6 +14,14 @@ import {
 const VAULT = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 const REGISTRY = "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0";
 const TOKEN = "0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512";
+const CLEARING_HOUSE = "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0";
+const TIMINGS = {
+  cycleLength: 60,
+  commitDelay: 30,
+  paymentWindow: 120,
+  defaultWindow: 60,
+  withdrawalGracePeriod: 300,
+};
 const key = blsKeyFromSecret("0x" + "55".repeat(32));
 
 const input: PublicParamsInput = {
@@ -25,6 +33,9 @@ const input: PublicParamsInput = {
   chainId: 31337,
   acceptedVersions: [1, 2],
   trustedRegistries: [REGISTRY],
+  clearingHouse: CLEARING_HOUSE,
+  timings: TIMINGS,
+  latestValidationDeadline: 1_750_000_179,
 };
 
 function wire(overrides: Partial<Record<keyof WirePublicParams, unknown>> = {}): Record<string, unknown> {
@@ -57,8 +68,25 @@ describe("sdk/public-params: GET /core/public-params", () => {
         "active_guarantee_domain_separator",
         "trusted_validation_registries",
         "validation_hash_canonicalization_version",
+        // Additions (docs/operator-api.md)
+        "clearing_house_address",
+        "protocol_timings",
+        "latest_validation_deadline",
       ].sort(),
     );
+    expect(params.protocol_timings).to.deep.equal({
+      cycle_length_seconds: 60,
+      commit_delay_seconds: 30,
+      payment_window_seconds: 120,
+      default_window_seconds: 60,
+      withdrawal_grace_period_seconds: 300,
+    });
+    expect(params).to.include({
+      clearing_house_address: CLEARING_HOUSE,
+      latest_validation_deadline: 1_750_000_179,
+    });
+    const unknown = buildWirePublicParams({ ...input, timings: null, latestValidationDeadline: null });
+    expect(unknown).to.include({ protocol_timings: null, latest_validation_deadline: null });
     expect(params.public_key).to.have.length(48);
     expect(params.max_accepted_guarantee_version).to.equal(2);
     expect(params.active_guarantee_domain_separator).to.equal(
@@ -77,6 +105,19 @@ describe("sdk/public-params: GET /core/public-params", () => {
     expect(parsed.maxAcceptedVersion).to.equal(2);
     expect(parsed.certificateDomain).to.equal(certificateDomain({ chainId: 31337, vault: VAULT }));
     expect(parsed.canonicalizationVersion).to.equal(VALIDATION_HASH_CANONICALIZATION_VERSION);
+  });
+
+  it("reads the additions as null when a Core does not serve them", () => {
+    const older = wire();
+    delete older.clearing_house_address;
+    delete older.protocol_timings;
+    delete older.latest_validation_deadline;
+    expect(parsePublicParams(older)).to.include({
+      clearingHouse: null,
+      timings: null,
+      latestValidationDeadline: null,
+    });
+    expect(parsePublicParams(wire({ protocol_timings: null }))).to.include({ timings: null });
   });
 
   it("normalises: checksummed addresses, distinct sorted versions, distinct registries", () => {
@@ -107,6 +148,22 @@ describe("sdk/public-params: GET /core/public-params", () => {
     ["trusted_validation_registries", { trusted_validation_registries: REGISTRY }],
     ["trusted_validation_registries[0]", { trusted_validation_registries: ["0x12"] }],
     ["validation_hash_canonicalization_version", { validation_hash_canonicalization_version: 1 }],
+    ["clearing_house_address", { clearing_house_address: "0x12" }],
+    ["protocol_timings", { protocol_timings: [] }],
+    ["protocol_timings.commit_delay_seconds", { protocol_timings: { cycle_length_seconds: 60 } }],
+    [
+      "protocol_timings.cycle_length_seconds",
+      {
+        protocol_timings: {
+          cycle_length_seconds: 0,
+          commit_delay_seconds: 0,
+          payment_window_seconds: 1,
+          default_window_seconds: 0,
+          withdrawal_grace_period_seconds: 2,
+        },
+      },
+    ],
+    ["latest_validation_deadline", { latest_validation_deadline: "1750000179" }],
   ];
   for (const [field, overrides] of broken) {
     it(`names ${field} when it is unusable (${JSON.stringify(overrides).slice(0, 60)})`, () => {
