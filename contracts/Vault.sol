@@ -391,7 +391,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         uint256 free = _free(account);
         // The guarantee's own reserve is read only when it is needed (one storage read less otherwise); a
         // reserve left behind is released by anyone afterwards ({releaseReserve}).
-        if (free < c.amount) free += _releaseOwnReserve(c.guaranteeId, account);
+        if (free < c.amount) free += _releaseOwnReserve(c.guaranteeId, c.user, c.asset, account);
         if (free < c.amount) revert InsufficientFreeCollateral(c.user, c.asset, free, c.amount);
 
         consumption[c.guaranteeId] = Consumption.Remunerated;
@@ -691,10 +691,17 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         return balance > locked ? balance - locked : 0;
     }
 
-    /// @dev Releases `guaranteeId`'s reserve (if any) during its remuneration; returns the amount it held.
-    function _releaseOwnReserve(bytes32 guaranteeId, Account storage account) private returns (uint256) {
+    /// @dev Releases `guaranteeId`'s reserve (if any) during its remuneration; returns the amount it held. A
+    /// reserve of another payer or asset under the same id (only possible if Core certified two guarantees
+    /// with one id and the payer signed both) is left alone.
+    function _releaseOwnReserve(
+        bytes32 guaranteeId,
+        address user,
+        address asset,
+        Account storage account
+    ) private returns (uint256) {
         Reserve memory r = _reserves[guaranteeId];
-        if (r.user == address(0)) return 0;
+        if (r.user != user || r.asset != asset) return 0; // also "no reserve": a payer is never address(0)
         _release(guaranteeId, r, account);
         return r.amount;
     }

@@ -91,4 +91,18 @@ export async function checkChainAndDeployment(
         `verify on chain; the Vault's domain is name "Surety", version "1"`,
     );
   }
+  // Until finishSetup, role grants and operator key changes take effect at once: not a Vault to hold
+  // payers' money (docs/contracts.md, "Timelocked grants and changes").
+  let setupFinished: boolean;
+  try {
+    setupFinished = await chain.vaultSetupFinished(deployment.vault);
+  } catch (error) {
+    throw new StartupError(`cannot read the Vault's setup state: ${(error as Error).message}`);
+  }
+  if (!setupFinished) {
+    throw new StartupError(
+      `the Vault at ${deployment.vault} is still in setup: role grants and key changes would take effect at ` +
+        "once; the default admin must call Vault.finishSetup() (deploySurety does it last)",
+    );
+  }
 }

@@ -33,6 +33,8 @@ export interface ChainGateway {
    * {@link vaultOperatorKey}.
    */
   vaultGuaranteeDomainSeparator(vault: string): Promise<string>;
+  /** Whether the Vault's setup is over (`Vault.setupFinished()`: role and key changes are timelocked). */
+  vaultSetupFinished(vault: string): Promise<boolean>;
   /** Releases the connection (idempotent). */
   close(): Promise<void>;
 }
@@ -44,12 +46,13 @@ export class ChainError extends Error {
 
 /**
  * The Vault getters Core reads at startup (contracts/Vault.sol: `operatorKeySet`, `operatorKey() →
- * BLS.G1Point`, `guaranteeDomainSeparator`).
+ * BLS.G1Point`, `guaranteeDomainSeparator`, `setupFinished`).
  */
 export const VAULT_KEY_ABI = [
   "function operatorKeySet() view returns (bool)",
   "function operatorKey() view returns (tuple(bytes32 x_a, bytes32 x_b, bytes32 y_a, bytes32 y_b))",
   "function guaranteeDomainSeparator() view returns (bytes32)",
+  "function setupFinished() view returns (bool)",
 ];
 const vaultInterface = new Interface(VAULT_KEY_ABI);
 
@@ -129,9 +132,14 @@ export class RpcChainGateway implements ChainGateway {
     return (separator as string).toLowerCase();
   }
 
+  async vaultSetupFinished(vault: string): Promise<boolean> {
+    const [finished] = await this.readVault(vault, "setupFinished");
+    return finished === true;
+  }
+
   private async readVault(
     vault: string,
-    name: "operatorKeySet" | "operatorKey" | "guaranteeDomainSeparator",
+    name: "operatorKeySet" | "operatorKey" | "guaranteeDomainSeparator" | "setupFinished",
   ) {
     const address = parseAddress(vault, "vault");
     const code = await this.call("eth_getCode", [address, "latest"]);

@@ -413,6 +413,21 @@ describe("Core startup", () => {
       }
     });
 
+    it("refuses a Vault still in setup (grants and key changes would be immediate)", async () => {
+      const [admin] = await ethers.getSigners();
+      const open = await new Vault__factory(admin).deploy(admin.address, 0, DEFAULT_TIMINGS);
+      await (await open.setOperatorKey(g1ToEip2537(TEST_BLS_PUBLIC_KEY))).wait();
+      const vault = await open.getAddress();
+      const error = await startupError(() =>
+        startCoreServer(testConfig(dir.path), {
+          deployment: { ...contracts.deployment, vault },
+          chain: hardhatChain(),
+        }),
+      );
+      expect(error).to.be.instanceOf(StartupError);
+      expect(error.message).to.include(`the Vault at ${vault} is still in setup`);
+    });
+
     it("refuses once the Vault's key was rotated away from Core's", async () => {
       const rotated = blsKeyFromSecret("0x" + "44".repeat(32)).publicKey;
       // After setup a new key is scheduled and executed once the Vault's timelock delay has passed.

@@ -151,6 +151,7 @@ export async function openCore(
       blockNumber: async () => 0,
       vaultOperatorKey: async () => ({ set: false }),
       vaultGuaranteeDomainSeparator: async () => "0x" + "00".repeat(32),
+      vaultSetupFinished: async () => true,
       close: async () => {},
     },
   });
