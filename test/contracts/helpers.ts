@@ -227,18 +227,14 @@ export interface V2Input {
   timestamp?: bigint;
 }
 
-/** Replaces the operator key after setup: schedule, wait the Vault's timelock delay, execute. */
+/** Replaces the operator key after setup: schedule (first call), wait the timelock delay, execute (second). */
 export async function rotateOperatorKey(
-  vault: {
-    scheduleOperatorKey(key: Eip2537G1Point): Promise<unknown>;
-    executeOperatorKey(key: Eip2537G1Point): Promise<unknown>;
-    timelockDelay(): Promise<bigint>;
-  },
+  vault: { setOperatorKey(key: Eip2537G1Point): Promise<unknown>; timelockDelay(): Promise<bigint> },
   key: Eip2537G1Point,
 ): Promise<void> {
-  await vault.scheduleOperatorKey(key);
+  await vault.setOperatorKey(key);
   await time.increase(await vault.timelockDelay());
-  await vault.executeOperatorKey(key);
+  await vault.setOperatorKey(key);
 }
 
 /** Hardhat's default accounts: tests sign as any of them without a round trip to the node. */
