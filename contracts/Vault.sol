@@ -280,7 +280,7 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
 
     /// @notice V2 validation path: pays a V2 guarantee whose validation passed from the payer's free
     /// collateral to the recipient. Anyone may submit it; the money always goes to the recipient.
-    /// @param claims The raw certificate claims (ARCHITECTURE §5), exactly as Core signed them.
+    /// @param claims The raw certificate claims (docs/protocol.md, "Certificates"), exactly as Core signed them.
     /// @param signature Core's BLS signature over `claims` (G2, EIP-2537 form, POP tag).
     /// @dev Reverts without payment unless: the claims are V2 for this chain and Vault, the guarantee id
     /// matches its fields, the signature verifies against the operator key, the guarantee was neither
@@ -391,7 +391,7 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     }
 
     /// @notice Sets all timings at once, enforcing
-    /// `withdrawalGracePeriod > cycleLength + commitDelay + paymentWindow + defaultWindow` (ARCHITECTURE §7.3).
+    /// `withdrawalGracePeriod > cycleLength + commitDelay + paymentWindow + defaultWindow` (docs/protocol.md, grace-period invariant).
     /// @dev A longer grace period also applies to open withdrawal requests (see {withdrawalFinalizableAt});
     /// a shorter one does not.
     function setTimings(Timings calldata timings_) external onlyRole(CONFIG_ROLE) {
@@ -434,7 +434,7 @@ contract Vault is IClearingVault, AccessControlDefaultAdminRules, Pausable, Reen
     /// @notice When `user`'s open withdrawal in `asset` can be finalized (0 when none): the later of the time
     /// it was given and its request time plus the current grace period. A grace period lengthened by
     /// {setTimings} (because the clearing path got longer) therefore also delays requests already open, so
-    /// ARCHITECTURE §7.3 holds for them under the new timings; a shortened one never speeds them up.
+    /// The grace-period invariant (docs/protocol.md) holds for them under the new timings; a shortened one never speeds them up.
     function withdrawalFinalizableAt(address user, address asset) external view returns (uint64) {
         WithdrawalRequest memory request = _withdrawals[user][asset];
         return request.id == 0 ? 0 : _readyAt(request);

@@ -32,7 +32,7 @@ import {
   type Vault,
 } from "../typechain-types";
 
-/** Protocol timings in seconds (the Vault owns all five; see ARCHITECTURE §7.3). */
+/** Protocol timings in seconds (the Vault owns all five; see docs/protocol.md, grace-period invariant). */
 export interface Timings {
   cycleLength: number;
   commitDelay: number;

@@ -1,5 +1,5 @@
 /**
- * Turns a netting result into what goes on chain (ARCHITECTURE.md §8): the cycle's StandardMerkleTree
+ * Turns a netting result into what goes on chain (docs/protocol.md, "Clearing cycles"): the cycle's StandardMerkleTree
  * (built by sdk/merkle.ts, the one definition of the leaf encoding) and the exact arguments of
  * `ClearingHouse.commitCycle(cycleId, root, AssetTotal[], Obligation[], bytes32[] nettedV2Ids)`, plus the
  * tree's JSON dump so Core can store it and serve each creditor its proof later. Pure.

@@ -131,7 +131,7 @@ export interface PreparedPayment {
   x402Version: X402Version;
   requirements: PaymentRequirements;
   signed: SignedGuarantee;
-  /** Guarantee identity (ARCHITECTURE.md §4), what the settlement's `transaction` names. */
+  /** Guarantee identity (docs/protocol.md, "Identities"), what the settlement's `transaction` names. */
   guaranteeId: string;
   payloadJson: Record<string, unknown>;
   header: PaymentHeader;
