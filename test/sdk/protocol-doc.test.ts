@@ -1,7 +1,8 @@
 /**
- * docs/protocol.md is what integrators in other languages build signatures and ids from, so every
- * hex value its worked examples quote is recomputed here from the sdk and the shared vectors: a
- * wire-format change that leaves the page stale fails this test.
+ * docs/ is what integrators in other languages build signatures, ids and requests from, so every
+ * hex value protocol.md's worked examples quote is recomputed here from the sdk and the shared
+ * vectors, and the SIWE and x402 examples of operator-auth.md and x402-integration.md are parsed by
+ * the code that reads them: a wire-format change that leaves a page stale fails this test.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
@@ -20,9 +21,13 @@ import {
   certificateDomain,
   guaranteeId,
   parseClaims,
+  parsePaymentPayload,
+  parsePaymentRequired,
+  recoverGuaranteeSigner,
   validationRequestHash,
   type GuaranteeClaimsV2,
 } from "../../sdk";
+import { SiweMessage } from "siwe";
 import { VECTORS_PATH, type VectorFile } from "../../scripts/vectors";
 
 const page = readFileSync(path.join(__dirname, "..", "..", "docs", "protocol.md"), "utf8");
@@ -91,5 +96,55 @@ describe("docs/protocol.md worked examples", () => {
     expect(words.length * 32).to.equal((certificate.claims.length - 2) / 2);
     for (const word of words) expectOnPage(word, "a claims word");
     expectOnPage(certificate.signature, "the certificate signature");
+  });
+});
+
+/** The JSON blocks of a markdown page that follow `marker` (the first ```json fence after it). */
+function jsonBlockAfter(markdown: string, marker: string, skip = 0): unknown {
+  let from = markdown.indexOf(marker);
+  expect(from, `marker ${marker}`).to.be.greaterThan(-1);
+  for (let i = 0; i <= skip; i++) from = markdown.indexOf("```json\n", from) + "```json\n".length;
+  return JSON.parse(markdown.slice(from, markdown.indexOf("```", from)));
+}
+
+describe("docs/operator-auth.md SIWE example", () => {
+  it("is byte for byte the canonical EIP-4361 text Core requires", () => {
+    const auth = readFileSync(path.join(__dirname, "..", "..", "docs", "operator-auth.md"), "utf8");
+    const message = new SiweMessage({
+      domain: "127.0.0.1:8080",
+      uri: "http://127.0.0.1:8080",
+      chainId: 31337,
+      statement: "Sign in to Surety Core.",
+      address: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+      version: "1",
+      nonce: "3f9c0b1e6a2d4c8e9f7a1b2c3d4e5f60",
+      issuedAt: "2025-06-15T15:06:40.000Z",
+      expirationTime: "2025-06-15T15:11:40.000Z",
+    }).prepareMessage();
+    expect(auth).to.include("```\n" + message + "\n```");
+    expect(auth).to.include("`" + JSON.stringify(message) + "`");
+  });
+});
+
+describe("docs/x402-integration.md v2 envelopes", () => {
+  const x402 = readFileSync(path.join(__dirname, "..", "..", "docs", "x402-integration.md"), "utf8");
+  const marker = "### x402 v2 envelopes in full";
+
+  it("the 402 answer parses as a v2 PaymentRequired with a resource object", () => {
+    const answer = parsePaymentRequired(jsonBlockAfter(x402, marker));
+    expect(answer.x402Version).to.equal(2);
+    expect(answer.resource?.url).to.equal("http://127.0.0.1:4021/weather");
+  });
+
+  it("the payment parses, and with the vector's full signature verifies as v1-eth", () => {
+    const wire = jsonBlockAfter(x402, marker, 1) as { payload: { signature: string } };
+    const v1 = vector("v1-eth");
+    wire.payload.signature = v1.signatures[0].signature;
+    const payload = parsePaymentPayload(wire);
+    expect(payload.x402Version).to.equal(2);
+    expect(payload.payload.claims).to.deep.equal(parseClaims(v1.claims));
+    expect(
+      recoverGuaranteeSigner(hasher, payload.payload.claims, v1.signatures[0].signature, "eip712"),
+    ).to.equal(v1.signer);
   });
 });
