@@ -1,6 +1,7 @@
 /**
- * A buyer that fetches a paid resource: the wrapped fetch answers the 402,
- * signs one guarantee under the buyer's limit and retries once.
+ * A buyer that fetches a paid resource with the official `@x402/fetch` and
+ * Surety's client scheme: the wrapped fetch answers the 402, signs one
+ * guarantee under the buyer's limit and retries once.
  *
  *   npx ts-node --transpile-only examples/buyer.ts [url]
  *
@@ -14,9 +15,11 @@
  *
  * The buyer needs collateral in the Vault for Core to issue guarantees.
  */
+import { decodePaymentResponseHeader, wrapFetchWithPaymentFromConfig } from "@x402/fetch";
+import type { Network } from "@x402/core/types";
 import { Wallet } from "ethers";
-import { PaymentError, paymentReceipt, wrapFetch } from "../sdk/buyer";
 import { ZERO_ADDRESS } from "../sdk/wire";
+import { certificateOfSettlement, suretyClientSchemeFromCore } from "../sdk/x402-scheme";
 
 const HARDHAT_ACCOUNT_1 = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 
@@ -28,34 +31,35 @@ async function main(): Promise<void> {
   const maxAmount = process.env.MAX_AMOUNT ?? "10000000000000";
   const signingScheme = process.env.SIGNING_SCHEME === "eip191" ? "eip191" : "eip712";
 
-  const paidFetch = wrapFetch(fetch, {
+  const scheme = await suretyClientSchemeFromCore(coreUrl, {
     signer,
-    coreUrl,
     maxAmountPerRequest: { [asset]: maxAmount },
     signingScheme,
-    onPayment: (payment) => {
-      const { amount, reqId } = payment.signed.claims;
-      console.log(
-        `paying ${amount} to ${payment.requirements.payTo} (req_id ${reqId}, x402 v${payment.x402Version})`,
-      );
-    },
+  });
+  const network = scheme.network as Network;
+  const paidFetch = wrapFetchWithPaymentFromConfig(fetch, {
+    schemes: [
+      { network, client: scheme }, // x402 v2 sellers (@x402/express, @x402/hono, …)
+      { network, client: scheme, x402Version: 1 }, // x402 v1 sellers (sdk/paywall)
+    ],
+    spendControls: scheme.spendControls(),
   });
 
   const response = await paidFetch(url);
   console.log(`${response.status} ${response.statusText}`);
   console.log(await response.text());
-  const receipt = paymentReceipt(response);
-  if (receipt === undefined) return;
-  if (receipt.settlement?.success) {
-    console.log(`guarantee ${receipt.payment.guaranteeId}`);
-    console.log(`certificate claims ${receipt.settlement.certificate?.claims.slice(0, 66)}…`);
+  const header = response.headers.get("PAYMENT-RESPONSE") ?? response.headers.get("X-PAYMENT-RESPONSE");
+  if (header === null) return;
+  const settlement = decodePaymentResponseHeader(header);
+  if (settlement.success) {
+    console.log(`guarantee ${settlement.transaction}`);
+    console.log(`certificate claims ${certificateOfSettlement(settlement)?.claims.slice(0, 66)}…`);
   } else {
-    console.log(`not settled: ${receipt.settlement?.error ?? receipt.settlementError}`);
+    console.log(`not settled: ${settlement.errorReason} (${settlement.errorMessage ?? ""})`);
   }
 }
 
 main().catch((error: unknown) => {
-  if (error instanceof PaymentError) console.error(`no payment (${error.code}): ${error.message}`);
-  else console.error(error);
+  console.error(error instanceof Error ? error.message : error);
   process.exitCode = 1;
 });

@@ -4,8 +4,9 @@
  *   1. Core and the facilitator are healthy (URLs from deployments/localhost.json);
  *   2. a dev payer deposits ETH collateral in the Vault, on chain;
  *   3. Core credits it (its chain indexer follows the Vault's events): waited for, with a clear failure;
- *   4. an x402 purchase: a seller (sdk/paywall, in this process, on a free port) sells GET /smoke through
- *      the devnet's facilitator; the buyer pays with sdk/buyer's wrapFetch;
+ *   4. an x402 purchase on the official x402 packages: a seller (@x402/express `paymentMiddleware` with
+ *      Surety's `svc-credit` server scheme, in this process, on a free port) sells GET /smoke through the
+ *      devnet's facilitator; the buyer pays with @x402/fetch and Surety's client scheme;
  *   5. the certificate is printed and verified: Core's BLS signature, and the claims bind this payment.
  *
  * Environment: SURETY_SMOKE_DEPLOYMENT (default deployments/localhost.json), SURETY_SMOKE_PAYER (dev account
@@ -14,21 +15,31 @@
 import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { HTTPFacilitatorClient, x402ResourceServer } from "@x402/core/server";
+import type { Network } from "@x402/core/types";
+import { paymentMiddleware } from "@x402/express";
+import { decodePaymentResponseHeader, wrapFetchWithPaymentFromConfig } from "@x402/fetch";
 import express from "express";
 import { JsonRpcProvider, Wallet, formatEther, parseEther } from "ethers";
 import { systemClock } from "../facilitator/clock";
 import { coreFetch } from "../facilitator/core-http";
 import { CoreSession } from "../facilitator/core-session";
 import { publicKeyFromArray } from "../sdk/bls";
-import { paymentReceipt, wrapFetch } from "../sdk/buyer";
 import {
   certificateMatchesRequest,
   decodeCertificateClaims,
   verifyCertificateSignature,
 } from "../sdk/certificate";
 import { guaranteeId } from "../sdk/ids";
-import { paywall } from "../sdk/paywall";
 import { ZERO_ADDRESS } from "../sdk/wire";
+import { decodePaymentHeader } from "../sdk/x402";
+import {
+  SCHEME,
+  SuretyServerScheme,
+  certificateOfSettlement,
+  suretyClientSchemeFromCore,
+  suretyPrice,
+} from "../sdk/x402-scheme";
 import { Vault__factory } from "../typechain-types";
 import { devAccount } from "./devnet/accounts";
 import type { DevnetDeploymentFile } from "./devnet/contracts";
@@ -133,40 +144,60 @@ async function main(): Promise<void> {
     );
 
     // 4. x402 purchase through a real seller, facilitator and Core.
-    const network = `eip155:${deployment.chainId}`;
+    const network = `eip155:${deployment.chainId}` as Network;
+    const resourceServer = new x402ResourceServer(
+      new HTTPFacilitatorClient({ url: facilitatorUrl }),
+    ).register(network, new SuretyServerScheme());
     const app = express();
     app.use(
-      paywall({
-        facilitatorUrl,
-        payTo: seller,
-        network,
-        routes: {
-          "GET /smoke": { price: PRICE_WEI.toString(), asset: ZERO_ADDRESS, description: "smoke test" },
+      paymentMiddleware(
+        {
+          "GET /smoke": {
+            accepts: {
+              scheme: SCHEME,
+              network,
+              payTo: seller,
+              price: suretyPrice({ asset: ZERO_ADDRESS, amount: PRICE_WEI }),
+            },
+            description: "smoke test",
+          },
         },
-      }),
+        resourceServer,
+      ),
     );
     app.get("/smoke", (_req, res) => {
-      res.json({ ok: true, guarantee: res.locals.surety.guaranteeId });
+      res.json({ ok: true });
     });
     const server = app.listen(0, "127.0.0.1");
     await new Promise<void>((resolve, reject) => server.once("listening", resolve).once("error", reject));
     const sellerUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/smoke`;
     try {
-      const paidFetch = wrapFetch(fetch, {
+      const scheme = await suretyClientSchemeFromCore(coreUrl, {
         signer: payer,
-        coreUrl,
         maxAmountPerRequest: { [ZERO_ADDRESS]: PRICE_WEI.toString() },
+      });
+      let paymentHeader: string | null = null;
+      const recording = (input: string | URL | Request, init?: RequestInit) => {
+        const request = new Request(input, init);
+        paymentHeader = request.headers.get("PAYMENT-SIGNATURE") ?? paymentHeader;
+        return fetch(request);
+      };
+      const paidFetch = wrapFetchWithPaymentFromConfig(recording, {
+        schemes: [{ network, client: scheme }],
+        spendControls: scheme.spendControls(),
       });
       const response = await paidFetch(sellerUrl);
       const text = await response.text();
       if (response.status !== 200) throw new SmokeFailure(`the seller answered ${response.status}: ${text}`);
-      const receiptOfPayment = paymentReceipt(response);
-      const certificate = receiptOfPayment?.settlement?.certificate;
-      if (!receiptOfPayment || !certificate) {
-        throw new SmokeFailure(
-          `paid response without a settlement certificate (${receiptOfPayment?.settlementError ?? "no payment"})`,
-        );
+      const settlementHeader = response.headers.get("PAYMENT-RESPONSE");
+      const certificate =
+        settlementHeader === null
+          ? null
+          : certificateOfSettlement(decodePaymentResponseHeader(settlementHeader));
+      if (paymentHeader === null || certificate === null) {
+        throw new SmokeFailure("paid response without a payment or a settlement certificate");
       }
+      const claims = decodePaymentHeader(paymentHeader).payload.claims;
       step(`purchase: ${sellerUrl} answered 200 ${text}`);
 
       // 5. Verify the certificate.
@@ -176,13 +207,10 @@ async function main(): Promise<void> {
       const signatureOk = verifyCertificateSignature(publicKeyFromArray(params.public_key), certificate);
       const decoded = decodeCertificateClaims(certificate.claims);
       const ids = { chainId: deployment.chainId, vault: deployment.contracts.Vault.address };
-      const bound = certificateMatchesRequest(decoded, receiptOfPayment.payment.signed.claims, ids);
-      const idOk =
-        decoded.guaranteeId ===
-        guaranteeId(ids, payer.address, receiptOfPayment.payment.signed.claims.reqId).toLowerCase();
-      process.stdout.write(
-        JSON.stringify({ guarantee_id: receiptOfPayment.payment.guaranteeId, certificate }, null, 2) + "\n",
-      );
+      const bound = certificateMatchesRequest(decoded, claims, ids);
+      const id = guaranteeId(ids, payer.address, claims.reqId).toLowerCase();
+      const idOk = decoded.guaranteeId === id;
+      process.stdout.write(JSON.stringify({ guarantee_id: id, certificate }, null, 2) + "\n");
       if (!signatureOk)
         throw new SmokeFailure("the certificate's BLS signature does not verify against Core's public key");
       if (!bound || !idOk) throw new SmokeFailure("the certificate does not bind the payment that was made");

@@ -20,6 +20,11 @@
  */
 import { type Certificate, parseCertificate } from "./certificate";
 import {
+  type GuaranteeDomainParams,
+  type GuaranteeTypedDataDomain,
+  guaranteeTypedDataDomain,
+} from "./eip712";
+import {
   type SignedGuarantee,
   type ValidationPolicy,
   type WireSignedGuarantee,
@@ -140,8 +145,9 @@ export function parsePaymentRequirements(value: unknown, field = "paymentRequire
   }
   if (wire.extra !== undefined) {
     parsed.extra = parseNullableObject(wire.extra, `${field}.extra`);
-    // Reject a malformed policy here, where the error can still name the field.
+    // Reject a malformed policy or domain here, where the error can still name the field.
     policyFromExtra(parsed.extra, `${field}.extra`);
+    domainFromExtra(parsed.extra, `${field}.extra`);
   }
   if (wire.resource !== undefined) {
     parsed.resource = parseString(wire.resource, `${field}.resource`, MAX_TEXT_BYTES);
@@ -217,6 +223,62 @@ export function extraFromPolicy(
   base: Record<string, unknown> = {},
 ): Record<string, unknown> {
   return { ...base, ...toWireValidationPolicy(policy) };
+}
+
+// ---------------------------------------------------------------------------
+// Signing domain in `extra`
+// ---------------------------------------------------------------------------
+
+/**
+ * Requirements built by the `svc-credit` server scheme (sdk/x402-scheme) also
+ * carry the EIP-712 domain the buyer signs under, flat in `extra` under the
+ * SAME names as Core's `GET /core/public-params`: `contract_address` (the
+ * Vault, `verifyingContract`), `chain_id` (JSON number), `eip712_name`,
+ * `eip712_version`. The facilitator advertises them in its `/supported`
+ * kinds' `extra`. A buyer never trusts them blindly: it signs only under a
+ * domain it was configured with, and uses these to refuse a mismatch early.
+ */
+export const DOMAIN_EXTRA_FIELDS: readonly string[] = [
+  "contract_address",
+  "chain_id",
+  "eip712_name",
+  "eip712_version",
+];
+
+/** `extra` fields naming `domain` (see {@link DOMAIN_EXTRA_FIELDS}). */
+export function extraFromDomain(domain: GuaranteeDomainParams): Record<string, unknown> {
+  const checked = guaranteeTypedDataDomain(domain);
+  if (checked.chainId > BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new WireError("domain.chainId", "is too large for a JSON number");
+  }
+  return {
+    contract_address: checked.verifyingContract,
+    chain_id: Number(checked.chainId),
+    eip712_name: checked.name,
+    eip712_version: checked.version,
+  };
+}
+
+/**
+ * The signing domain carried in `extra`, or null when `extra` is absent or
+ * carries none of the domain fields. A partial domain is an error naming the
+ * first missing or malformed field.
+ */
+export function domainFromExtra(
+  extra: unknown,
+  field = "paymentRequirements.extra",
+): GuaranteeTypedDataDomain | null {
+  if (extra === undefined || extra === null) return null;
+  const object = parseObject(extra, field);
+  if (!DOMAIN_EXTRA_FIELDS.some((key) => object[key] !== undefined)) return null;
+  const chainId = parseSafeInteger(object.chain_id, `${field}.chain_id`);
+  if (chainId === 0) throw new WireError(`${field}.chain_id`, "must be greater than zero");
+  return guaranteeTypedDataDomain({
+    name: parseNonEmptyString(object.eip712_name, `${field}.eip712_name`, MAX_IDENTIFIER_BYTES),
+    version: parseNonEmptyString(object.eip712_version, `${field}.eip712_version`, MAX_IDENTIFIER_BYTES),
+    chainId,
+    verifyingContract: parseAddress(object.contract_address, `${field}.contract_address`),
+  });
 }
 
 // ---------------------------------------------------------------------------
@@ -442,21 +504,53 @@ export function parseVerifyResult(value: unknown, field = "verifyResult"): Verif
   return { isValid, invalidReason, certificate: null };
 }
 
-/** Parses a facilitator's `/settle` answer or a decoded settlement header. */
+/**
+ * The facilitator's settle answer repeats the certificate as
+ * `extra.certificate`: the reference `HTTPFacilitatorClient` keeps only the
+ * reference fields of a settle answer (`extra` among them), so this is the
+ * copy that reaches a seller on `@x402/express` / `@x402/hono` and, through
+ * the `PAYMENT-RESPONSE` header, the buyer.
+ */
+export const SETTLEMENT_EXTRA_CERTIFICATE = "certificate";
+
+/** `extra` of a successful settle answer: `{certificate}`. */
+export function settlementExtra(certificate: Certificate): Record<string, unknown> {
+  return { [SETTLEMENT_EXTRA_CERTIFICATE]: certificate };
+}
+
+/**
+ * Parses a facilitator's `/settle` answer or a decoded settlement header,
+ * ours or one relayed by the reference packages: the certificate is the
+ * top-level `certificate`, else `extra.certificate`; the network is
+ * `networkId`, else the reference `network`; the error is `error`, else the
+ * reference `errorReason`.
+ */
 export function parseSettleResult(value: unknown, field = "settleResult"): SettleResult {
   const wire = parseObject(value, field);
   const success = parseBoolean(wire.success, `${field}.success`);
-  const error = parseOptionalText(wire.error, `${field}.error`);
+  const error =
+    wire.error === undefined || wire.error === null
+      ? parseOptionalText(wire.errorReason, `${field}.errorReason`)
+      : parseOptionalText(wire.error, `${field}.error`);
   const txHash = parseOptionalText(wire.txHash, `${field}.txHash`);
   let networkId: string | null = null;
   if (wire.networkId !== undefined && wire.networkId !== null) {
     parseNetwork(wire.networkId, `${field}.networkId`);
     networkId = wire.networkId as string;
+  } else if (typeof wire.network === "string" && wire.network !== "") {
+    parseNetwork(wire.network, `${field}.network`);
+    networkId = wire.network;
   }
-  const certificate =
-    wire.certificate === undefined || wire.certificate === null
-      ? null
-      : parseCertificate(wire.certificate, `${field}.certificate`);
+  let certificate: Certificate | null = null;
+  if (wire.certificate !== undefined && wire.certificate !== null) {
+    certificate = parseCertificate(wire.certificate, `${field}.certificate`);
+  } else if (wire.extra !== undefined && wire.extra !== null) {
+    const extra = parseObject(wire.extra, `${field}.extra`);
+    const relayed = extra[SETTLEMENT_EXTRA_CERTIFICATE];
+    if (relayed !== undefined && relayed !== null) {
+      certificate = parseCertificate(relayed, `${field}.extra.${SETTLEMENT_EXTRA_CERTIFICATE}`);
+    }
+  }
   if (success && certificate === null) {
     throw new WireError(`${field}.certificate`, "is required when success is true");
   }

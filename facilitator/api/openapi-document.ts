@@ -161,6 +161,10 @@ export const FACILITATOR_OPENAPI = {
         payer: ref("Address"),
         errorReason: { type: "null" },
         errorMessage: { type: "null" },
+        extra: {
+          ...object({ certificate: ref("Certificate") }),
+          description: "The certificate again: the reference x402 client keeps `extra`, not `certificate`.",
+        },
       }),
       SettleFailure: object({
         success: { const: false },
@@ -194,9 +198,17 @@ export const FACILITATOR_OPENAPI = {
                 x402Version: { enum: [1, 2] },
                 scheme: { const: "svc-credit" },
                 network: ref("Network"),
-                extra: nullable({ type: "object" }),
+                extra: {
+                  ...object({
+                    contract_address: ref("Address"),
+                    chain_id: { type: "integer", minimum: 1 },
+                    eip712_name: { type: "string", minLength: 1 },
+                    eip712_version: { type: "string", minLength: 1 },
+                  }),
+                  description: "The EIP-712 domain buyers sign guarantees under (Vault = contract_address).",
+                },
               },
-              ["x402Version", "scheme", "network"],
+              ["x402Version", "scheme", "network", "extra"],
             ),
           },
         },

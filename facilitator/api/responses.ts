@@ -5,7 +5,11 @@
  * - verify: `invalidMessage` (human text) and `payer`;
  * - settle: `transaction` (our settlement reference: the guarantee id, since
  *   issuance is off chain and `txHash` is null), `network`, `payer`,
- *   `errorReason` (= `error` on failure) and `errorMessage`.
+ *   `errorReason` (= `error` on failure) and `errorMessage`; on success the
+ *   certificate again as `extra.certificate`, the only place the reference
+ *   client keeps it;
+ * - supported: each kind's `extra` names the signing domain, which the
+ *   `svc-credit` server scheme copies into the requirements.
  */
 import type { Certificate } from "../../sdk/certificate";
 import {
@@ -14,7 +18,10 @@ import {
   type SupportedKinds,
   type VerifyResult,
   X402_VERSIONS,
+  extraFromDomain,
+  settlementExtra,
 } from "../../sdk/x402";
+import type { DeploymentParams } from "../deployment";
 import type { SettleOutcome } from "../settle";
 import type { VerifyOutcome } from "../verify";
 
@@ -39,6 +46,8 @@ export function verifyBody(outcome: VerifyOutcome): VerifyBody {
 }
 
 export interface SettleBody extends SettleResult {
+  /** On success: `{certificate}` (sdk `settlementExtra`). */
+  extra?: Record<string, unknown>;
   transaction: string;
   network: string;
   payer: string | null;
@@ -63,6 +72,7 @@ export function settleSuccessBody(
     payer,
     errorReason: null,
     errorMessage: null,
+    extra: settlementExtra(certificate),
   };
 }
 
@@ -98,10 +108,19 @@ export function settleOutcomeBody(outcome: SettleOutcome, network: string): Sett
   return settleFailureBody(outcome.error, outcome.error, outcome.message, network, outcome.payer);
 }
 
-/** One kind per x402 version for the deployment's network; `signers` lists the facilitator wallet. */
-export function supportedBody(network: string, facilitatorWallet: string): SupportedKinds {
+/**
+ * One kind per x402 version for the deployment's network, its `extra` the
+ * signing domain (sdk `extraFromDomain`); `signers` lists the facilitator wallet.
+ */
+export function supportedBody(deployment: DeploymentParams, facilitatorWallet: string): SupportedKinds {
+  const extra = extraFromDomain(deployment.hasher.domain);
   return {
-    kinds: X402_VERSIONS.map((x402Version) => ({ x402Version, scheme: SCHEME, network })),
+    kinds: X402_VERSIONS.map((x402Version) => ({
+      x402Version,
+      scheme: SCHEME,
+      network: deployment.network,
+      extra: { ...extra },
+    })),
     extensions: [],
     signers: { [EVM_SIGNER_FAMILY]: [facilitatorWallet] },
   };

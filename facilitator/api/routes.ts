@@ -99,7 +99,7 @@ export function supportedRouter(context: FacilitatorContext): Router {
         .json({ error: `capabilities could not be loaded: ${error.message}`, code: DEPLOYMENT_UNAVAILABLE });
       return;
     }
-    res.json(supportedBody(deployment.network, context.wallet));
+    res.json(supportedBody(deployment, context.wallet));
   });
   return router;
 }

@@ -36,7 +36,12 @@ import {
   toWirePaymentPayload,
 } from "../x402";
 import { FacilitatorClient, FacilitatorUnavailableError, type PaywallFetch } from "./facilitator-client";
-import { DEFAULT_RETENTION_SECONDS, MemoryPaymentLedger, type PaymentLedger, paymentKey } from "./ledger";
+import {
+  DEFAULT_RETENTION_SECONDS,
+  MemoryPaymentLedger,
+  type PaymentLedger,
+  paymentKey,
+} from "../x402-scheme/ledger";
 import {
   type CompiledRoute,
   type PaywallRoute,

@@ -1,6 +1,7 @@
 /**
  * A purchase end to end, every component real and on its own port:
- * buyer (`wrapFetch`, an ethers Wallet) → seller (Express + `paywall`) →
+ * buyer (`@x402/fetch` with the svc-credit `SuretyClientScheme`, an ethers
+ * Wallet) → seller (Express + sdk/paywall, x402 v1 and v2) →
  * facilitator (`startFacilitatorServer`, deployment read from Core) → Core
  * (`startCoreServer`, SQLite file in a temp dir, SIWE session of the
  * facilitator, contracts deployed on the Hardhat chain with Core's key in the
@@ -21,9 +22,11 @@ import { decodeCertificateClaims, verifyCertificateSignature } from "../../sdk/c
 import { toWireValidationPolicy } from "../../sdk/claims";
 import { guaranteeId } from "../../sdk/ids";
 import { ZERO_ADDRESS, formatNetwork } from "../../sdk/wire";
-import { type PreparedPayment, paymentReceipt, wrapFetch } from "../../sdk/buyer";
+import { wrapFetchWithPayment } from "@x402/fetch";
 import { type SuretySettlement, paywall } from "../../sdk/paywall";
-import { decodePaymentResponseHeader } from "../../sdk/x402";
+import { type PaymentPayload, decodePaymentHeader, decodePaymentResponseHeader } from "../../sdk/x402";
+import { SuretyClientScheme, domainFromPublicParams } from "../../sdk/x402-scheme";
+import { officialClient } from "../support/x402-buyer";
 import { facilitatorConfigFromObject } from "../../facilitator/config";
 import { silentFacilitatorLogger } from "../../facilitator/logger";
 import { type FacilitatorServer, startFacilitatorServer } from "../../facilitator/server";
@@ -70,6 +73,7 @@ describe("x402 purchase end to end: buyer → seller → facilitator → Core", 
   const persisted: SuretySettlement[] = [];
   let failPersistence = false;
   let corePublicKey: Uint8Array;
+  let publicParams: unknown;
 
   before(async function () {
     // Real contracts (Vault holding Core's BLS key: Core checks it at startup).
@@ -94,7 +98,8 @@ describe("x402 purchase end to end: buyer → seller → facilitator → Core", 
       }),
       { logger: silentFacilitatorLogger() },
     );
-    const params = (await (await fetch(`${core.url}/core/public-params`)).json()) as { public_key: unknown };
+    publicParams = await (await fetch(`${core.url}/core/public-params`)).json();
+    const params = publicParams as { public_key: unknown };
     corePublicKey = publicKeyFromArray(params.public_key, "public_key");
 
     for (const x402Version of [1, 2] as const) {
@@ -143,13 +148,30 @@ describe("x402 purchase end to end: buyer → seller → facilitator → Core", 
     dir?.remove();
   });
 
-  function buyer(signer = payer, onPayment?: (payment: PreparedPayment) => void) {
-    return wrapFetch(fetch, {
-      signer,
-      coreUrl: core.url,
-      maxAmountPerRequest: { [TUSD]: PRICE, [ZERO_ADDRESS]: PRICE },
-      onPayment,
-    });
+  /** The sent payment of a paid request: its header and the decoded payload. */
+  interface SentPayment {
+    header: { name: string; value: string };
+    payload: PaymentPayload;
+  }
+
+  /** @x402/fetch with the svc-credit scheme; `onPayment` sees each payment header it sends. */
+  function buyer(signer = payer, onPayment?: (payment: SentPayment) => void) {
+    const client = officialClient(
+      new SuretyClientScheme({
+        signer,
+        domain: domainFromPublicParams(publicParams),
+        maxAmountPerRequest: { [TUSD]: PRICE, [ZERO_ADDRESS]: PRICE },
+      }),
+    );
+    const recording = (input: string | URL | Request, init?: RequestInit) => {
+      const request = new Request(input, init);
+      for (const name of ["X-PAYMENT", "PAYMENT-SIGNATURE"]) {
+        const value = request.headers.get(name);
+        if (value !== null) onPayment?.({ header: { name, value }, payload: decodePaymentHeader(value) });
+      }
+      return fetch(request);
+    };
+    return wrapFetchWithPayment(recording, client);
   }
 
   async function locked(user: string, asset: string): Promise<bigint> {
@@ -164,18 +186,18 @@ describe("x402 purchase end to end: buyer → seller → facilitator → Core", 
       it(`x402 v${x402Version}, guarantee V${version}: pays, is served, and holds a certificate Core signed`, async function () {
         const lockedBefore = await locked(payer.address, asset);
         const persistedBefore = persisted.length;
-        const response = await buyer()(`${sellers[x402Version].url}${path}?q=1`);
+        const sent: SentPayment[] = [];
+        const response = await buyer(payer, (p) => sent.push(p))(`${sellers[x402Version].url}${path}?q=1`);
         expect(response.status, await response.clone().text()).to.equal(200);
         const body = (await response.json()) as { path: string; guaranteeId: string };
 
-        const receipt = paymentReceipt(response)!;
-        expect(receipt.payment.x402Version).to.equal(x402Version);
-        expect(receipt.payment.signed.claims.version).to.equal(version);
-        expect(receipt.settlementError).to.equal(null);
-        const settlement = receipt.settlement!;
-        expect(settlement).to.include({ success: true, error: null, networkId: NETWORK });
+        expect(sent).to.have.length(1);
+        const payment = sent[0].payload;
+        expect(payment.x402Version).to.equal(x402Version);
+        expect(payment.payload.claims.version).to.equal(version);
         const headerName = x402Version === 1 ? "X-PAYMENT-RESPONSE" : "PAYMENT-RESPONSE";
-        expect(response.headers.get(headerName)).to.be.a("string");
+        const settlement = decodePaymentResponseHeader(response.headers.get(headerName));
+        expect(settlement).to.include({ success: true, error: null, networkId: NETWORK });
 
         // The certificate is Core's BLS signature over exactly this payment.
         const certificate = settlement.certificate!;
@@ -187,15 +209,14 @@ describe("x402 purchase end to end: buyer → seller → facilitator → Core", 
           recipient: sellerWallet.address,
           amount: PRICE,
           asset,
-          reqId: receipt.payment.signed.claims.reqId,
+          reqId: payment.payload.claims.reqId,
         });
         const id = guaranteeId(
           { chainId: TEST_CHAIN_ID, vault: TEST_DEPLOYMENT.vault },
           payer.address,
-          receipt.payment.signed.claims.reqId,
+          payment.payload.claims.reqId,
         ).toLowerCase();
         expect(decoded.guaranteeId).to.equal(id);
-        expect(receipt.payment.guaranteeId.toLowerCase()).to.equal(id);
         expect(body).to.deep.equal({ path, guaranteeId: id });
 
         // The seller persisted it; Core recorded it and locked the collateral.
@@ -216,7 +237,7 @@ describe("x402 purchase end to end: buyer → seller → facilitator → Core", 
   }
 
   it("a replayed payment header is not served twice (and not locked twice)", async function () {
-    let payment: PreparedPayment | undefined;
+    let payment: SentPayment | undefined;
     const first = await buyer(payer, (p) => (payment = p))(`${sellers[2].url}/weather`);
     expect(first.status).to.equal(200);
     const lockedAfterFirst = await locked(payer.address, TUSD);
@@ -237,11 +258,10 @@ describe("x402 purchase end to end: buyer → seller → facilitator → Core", 
     expect(body.invalidReason).to.equal("insufficient_collateral");
     const settlement = decodePaymentResponseHeader(response.headers.get("X-PAYMENT-RESPONSE"));
     expect(settlement).to.include({ success: false, certificate: null, error: "insufficient_collateral" });
-    expect(paymentReceipt(response)?.settlement).to.deep.equal(settlement);
   });
 
   it("when the seller cannot store the certificate it does not serve, and the same payment works again", async function () {
-    let payment: PreparedPayment | undefined;
+    let payment: SentPayment | undefined;
     failPersistence = true;
     try {
       const response = await buyer(payer, (p) => (payment = p))(`${sellers[1].url}/weather`);
@@ -256,7 +276,7 @@ describe("x402 purchase end to end: buyer → seller → facilitator → Core", 
       headers: { [payment!.header.name]: payment!.header.value },
     });
     expect(again.status).to.equal(200);
-    expect(persisted.at(-1)?.claims.req_id).to.equal(payment!.signed.claims.reqId.toString());
+    expect(persisted.at(-1)?.claims.req_id).to.equal(payment!.payload.payload.claims.reqId.toString());
     expect(await locked(payer.address, TUSD)).to.equal(lockedOnce);
   });
 });

@@ -10,6 +10,7 @@ import { SCHEME } from "../../sdk/x402";
 import {
   NETWORK,
   T0,
+  testDeployment,
   bodyFor,
   facilitatorWallet,
   payer,
@@ -255,14 +256,22 @@ describe("facilitator HTTP API", function () {
   });
 
   describe("GET /supported", function () {
-    it("lists svc-credit on the deployment's network once per x402 version, and the facilitator signer", async function () {
+    it("lists svc-credit on the deployment's network once per x402 version with its signing domain, and the facilitator signer", async function () {
+      const DEPLOYMENT = testDeployment();
       const response = await request(`${facilitator.url}/supported`, "GET");
       expect(response.status).to.equal(200);
       expect(response.body).to.deep.equal({
-        kinds: [
-          { x402Version: 1, scheme: SCHEME, network: NETWORK },
-          { x402Version: 2, scheme: SCHEME, network: NETWORK },
-        ],
+        kinds: [1, 2].map((x402Version) => ({
+          x402Version,
+          scheme: SCHEME,
+          network: NETWORK,
+          extra: {
+            contract_address: DEPLOYMENT.vault,
+            chain_id: DEPLOYMENT.chainId,
+            eip712_name: DEPLOYMENT.hasher.domain.name,
+            eip712_version: DEPLOYMENT.hasher.domain.version,
+          },
+        })),
         extensions: [],
         signers: { "eip155:*": [facilitatorWallet.address] },
       });

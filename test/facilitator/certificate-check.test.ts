@@ -136,6 +136,9 @@ describe("facilitator certificate checks", function () {
         expect(result.transaction).to.equal(id);
         expect(result.network).to.equal(NETWORK);
         expect(result.payer).to.equal(payer.address);
+        // The reference client drops unknown fields: the certificate survives in `extra`.
+        expect(result.extra).to.deep.equal({ certificate });
+        expect(parseSettleResult(result).certificate).to.deep.equal(certificate);
       } finally {
         server.closeAllConnections();
         await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -408,6 +408,7 @@ describe("facilitator /settle against a real Core", function () {
         payer: payer.address,
         errorReason: null,
         errorMessage: null,
+        extra: { certificate: response.body.certificate },
       });
       const certificate = parseCertificate(response.body.certificate);
       await expectCertificateFor(certificate, claims);

@@ -10,15 +10,8 @@ import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import express from "express";
 import { PaymentRequiredV1Schema, PaymentRequiredV2Schema } from "@x402/core/schemas";
-import {
-  type PreparedPayment,
-  createPayment,
-  domainFromPublicParams,
-  parseSpendingLimits,
-  paymentReceipt,
-  readPaymentRequired,
-  wrapFetch,
-} from "../../sdk/buyer";
+import { wrapFetchWithPayment } from "@x402/fetch";
+import { SuretyClientScheme, domainFromPublicParams } from "../../sdk/x402-scheme";
 import { WireError } from "../../sdk/errors";
 import { type PaywallOptions, paywall } from "../../sdk/paywall";
 import {
@@ -43,9 +36,10 @@ import {
   type TestFacilitator,
 } from "./helpers";
 import { closeUnreachableServices, unreachableUrl } from "../support/unreachable";
+import { type OfficialPayment, officialClient, officialPayment } from "../support/x402-buyer";
 
 const domain = domainFromPublicParams(publicParams());
-const limits = parseSpendingLimits({ [TOKEN]: 1_000_000n });
+const maxAmountPerRequest = { [TOKEN]: 1_000_000n };
 const clock = new ManualClock(T0);
 
 async function listen(server: Server): Promise<string> {
@@ -92,13 +86,11 @@ async function startSeller(overrides: Partial<PaywallOptions> & { facilitatorUrl
   return { url, stop: () => close(server) };
 }
 
-/** A payment the buyer client builds from the seller's own 402 for `path`. */
-async function paymentFor(sellerUrl: string, path: string): Promise<PreparedPayment> {
+/** A payment the official x402 client (svc-credit scheme) builds from the seller's own 402 for `path`. */
+async function paymentFor(sellerUrl: string, path: string, signingDomain = domain): Promise<OfficialPayment> {
   const response = await fetch(sellerUrl + path);
   expect(response.status).to.equal(402);
-  const body = (await response.json()) as unknown;
-  const answer = readPaymentRequired(response.headers.get(PAYMENT_REQUIRED_HEADER), body);
-  return createPayment(answer, { signer: payer, domain, limits, nowSeconds: T0 });
+  return officialPayment(response, { signer: payer, domain: signingDomain, maxAmountPerRequest, clock });
 }
 
 async function get(url: string, headers: Record<string, string> = {}) {
@@ -252,9 +244,8 @@ describe("seller paywall", function () {
     }
 
     it("a payment signed under another Vault's domain is signer_mismatch", async function () {
-      const answer = readPaymentRequired(null, (await get(`${v1Seller.url}/weather`)).body);
       const foreign = { ...domain, verifyingContract: "0x000000000000000000000000000000000000bEEF" };
-      const payment = await createPayment(answer, { signer: payer, domain: foreign, limits, nowSeconds: T0 });
+      const payment = await paymentFor(v1Seller.url, "/weather", foreign);
       const response = await get(`${v1Seller.url}/weather`, { [payment.header.name]: payment.header.value });
       expect(response.status).to.equal(402);
       expect(response.body.invalidReason).to.equal("signer_mismatch");
@@ -295,37 +286,36 @@ describe("seller paywall", function () {
     });
   });
 
-  it("wrapFetch pays once per request: a refused payment's 402 is returned, not paid again", async function () {
-    const payments: PreparedPayment[] = [];
+  it("@x402/fetch pays once per request: a refused payment's 402 is returned, not paid again", async function () {
+    let payments = 0;
     const foreign = { ...domain, verifyingContract: "0x000000000000000000000000000000000000bEEF" };
-    const paidFetch = wrapFetch(fetch, {
-      signer: payer,
-      domain: foreign,
-      maxAmountPerRequest: { [TOKEN]: 1_000n },
-      clock,
-      onPayment: (payment) => void payments.push(payment),
-    });
+    const client = officialClient(
+      new SuretyClientScheme({
+        signer: payer,
+        domain: foreign,
+        maxAmountPerRequest: { [TOKEN]: 1_000n },
+        clock,
+      }),
+    ).onAfterPaymentCreation(async () => void payments++);
+    const paidFetch = wrapFetchWithPayment(fetch, client);
     const response = await paidFetch(`${v2Seller.url}/weather`);
     expect(response.status).to.equal(402);
-    expect(payments).to.have.length(1);
-    const receipt = paymentReceipt(response);
-    expect(receipt?.payment).to.equal(payments[0]);
-    expect(receipt?.settlement).to.equal(null);
+    expect(payments).to.equal(1);
     expect(((await response.json()) as { invalidReason: string }).invalidReason).to.equal("signer_mismatch");
     expect((await paidFetch(`${v2Seller.url}/free`)).status).to.equal(200);
-    expect(payments).to.have.length(1);
+    expect(payments).to.equal(1);
   });
 
-  it("wrapFetch does not pay above the limit", async function () {
-    const paidFetch = wrapFetch(fetch, {
-      signer: payer,
-      domain,
-      maxAmountPerRequest: { [TOKEN]: 999n },
-      clock,
-    });
-    await paidFetch(`${v2Seller.url}/weather`).then(
+  it("@x402/fetch with the svc-credit scheme does not pay above the limit", async function () {
+    const client = officialClient(
+      new SuretyClientScheme({ signer: payer, domain, maxAmountPerRequest: { [TOKEN]: 999n }, clock }),
+    );
+    await wrapFetchWithPayment(
+      fetch,
+      client,
+    )(`${v2Seller.url}/weather`).then(
       () => expect.fail("should refuse"),
-      (error) => expect(error).to.have.property("code", "no_acceptable_option"),
+      (error: Error) => expect(error.message).to.match(/^Failed to create payment payload/),
     );
   });
 

@@ -1,26 +1,28 @@
 /**
- * The buyer client's pure parts: reading a 402 (v1 body, v2 header),
- * choosing an option under per-asset limits, building claims (V1, or V2
- * from the seller's policy), signing and encoding the payment header. Every
- * payment built here is also run through the facilitator's own
- * verification, so "the buyer builds it" means "the facilitator accepts it".
+ * The buyer's side of svc-credit: choosing an option under per-asset limits,
+ * building claims (V1, or V2 from the seller's policy), and the
+ * `SuretyClientScheme` inside the official `x402Client` reading a 402 (v1
+ * body, v2 header), signing and encoding the payment header. Every payment
+ * built here is also run through the facilitator's own verification, so "the
+ * buyer builds it" means "the facilitator accepts it".
  */
 import { expect } from "chai";
 import { Wallet } from "ethers";
+import { x402Client, x402HTTPClient } from "@x402/core/client";
 import { PaymentRequiredV1Schema, PaymentRequiredV2Schema } from "@x402/core/schemas";
+import type { Network } from "@x402/core/types";
 import {
   PaymentError,
   type PayerSigner,
+  SuretyClientScheme,
+  type SuretyClientSchemeOptions,
   buildClaims,
-  createPayment,
   domainFromPublicParams,
   domainNetwork,
   parseSpendingLimits,
   randomReqId,
-  readPaymentRequired,
-  readSettlement,
   selectPaymentOption,
-} from "../../sdk/buyer";
+} from "../../sdk/x402-scheme";
 import { verifyGuaranteeSignature } from "../../sdk/eip712";
 import { WireError } from "../../sdk/errors";
 import {
@@ -122,49 +124,6 @@ describe("buyer client (pure parts)", function () {
         "public_params.contract_address",
       );
     });
-  });
-
-  describe("readPaymentRequired", function () {
-    it("reads v2 from the PAYMENT-REQUIRED header (the header wins over the body)", function () {
-      const header = encodeBase64Json(v2Required([option()]));
-      const answer = readPaymentRequired(header, { x402Version: 1, accepts: [v1Option({ amount: "9" })] });
-      expect(answer.x402Version).to.equal(2);
-      expect(answer.required.accepts[0].amount).to.equal("1000");
-      expect(answer.required.resource).to.deep.equal({ url: "https://seller.test/weather" });
-    });
-
-    it("reads v1 from the JSON body", function () {
-      const answer = readPaymentRequired(null, { x402Version: 1, accepts: [v1Option()] });
-      expect(answer.x402Version).to.equal(1);
-      expect(answer.required.accepts[0].maxAmountRequired).to.equal("1000");
-    });
-
-    it("skips other schemes and keeps the raw svc-credit options aligned with the parsed ones", function () {
-      const foreign = { scheme: "exact", network: "solana:mainnet", amount: "1", payTo: "x", asset: "y" };
-      const raw = option({ payTo: seller.address.toLowerCase() });
-      const answer = readPaymentRequired(encodeBase64Json(v2Required([foreign, raw])), undefined);
-      expect(answer.required.accepts).to.have.length(1);
-      expect(answer.rawAccepts).to.deep.equal([raw]);
-      expect(answer.required.accepts[0].payTo).to.equal(seller.address);
-    });
-
-    for (const [what, header, body, field] of [
-      ["garbage header", "%%%", undefined, "PAYMENT-REQUIRED: is not valid base64"],
-      ["no header, body not JSON", null, undefined, "body: is not JSON"],
-      ["no svc-credit option", null, { x402Version: 1, accepts: [] }, 'body.accepts: offers no "svc-credit"'],
-      [
-        "bad amount",
-        null,
-        { x402Version: 1, accepts: [v1Option({ amount: "-1" })] },
-        "body.accepts[0].maxAmountRequired",
-      ],
-    ] as const) {
-      it(`refuses a 402 with ${what} (invalid_payment_required)`, function () {
-        expect(() => readPaymentRequired(header, body))
-          .to.throw(PaymentError, field)
-          .with.property("code", "invalid_payment_required");
-      });
-    }
   });
 
   describe("spending limits and selection", function () {
@@ -271,50 +230,64 @@ describe("buyer client (pure parts)", function () {
     });
   });
 
-  describe("createPayment", function () {
-    it("v1: X-PAYMENT with {x402Version: 1, scheme, network, payload}, accepted by the facilitator", async function () {
-      const raw = v1Option();
-      const answer = readPaymentRequired(null, { x402Version: 1, accepts: [raw] });
-      const payment = await createPayment(answer, {
+  describe("SuretyClientScheme in the official x402Client", function () {
+    /** Reads the 402 as @x402/fetch does, pays it, and returns the payment header. */
+    async function pay(required: Record<string, unknown>, options: Partial<SuretyClientSchemeOptions> = {}) {
+      const scheme = new SuretyClientScheme({
         signer: payer,
         domain,
-        limits,
-        nowSeconds: T0,
-        reqId: 9n,
+        maxAmountPerRequest: { [TOKEN]: 5_000n, [ZERO_ADDRESS]: "100" },
+        clock: { nowSeconds: () => T0 },
+        ...options,
       });
-      expect(payment.header.name).to.equal(X_PAYMENT_HEADER);
-      const decoded = decodePaymentHeader(payment.header.value);
+      const network = NETWORK as Network;
+      const client = x402Client.fromConfig({
+        schemes: [
+          { network, client: scheme },
+          { network, client: scheme, x402Version: 1 },
+        ],
+        spendControls: scheme.spendControls(),
+      });
+      const http = new x402HTTPClient(client);
+      const header = required.x402Version === 2 ? encodeBase64Json(required) : null;
+      const paymentRequired = http.getPaymentRequiredResponse(
+        (name) => (name === "PAYMENT-REQUIRED" ? header : null),
+        required.x402Version === 1 ? required : undefined,
+      );
+      const [[name, value]] = Object.entries(
+        http.encodePaymentSignatureHeader(await client.createPaymentPayload(paymentRequired)),
+      );
+      return { name, value };
+    }
+
+    it("v1: X-PAYMENT with {x402Version: 1, scheme, network, payload}, accepted by the facilitator", async function () {
+      const raw = v1Option();
+      const header = await pay({ x402Version: 1, accepts: [raw] }, { reqId: () => 9n });
+      expect(header.name).to.equal(X_PAYMENT_HEADER);
+      const decoded = decodePaymentHeader(header.value);
       expect(decoded).to.deep.include({ x402Version: 1, scheme: SCHEME, network: NETWORK });
-      expect(decoded.payload.claims).to.deep.equal({ ...payment.signed.claims, reqId: 9n });
-      expect(payment.signed.scheme).to.equal("eip712");
-      expect(facilitatorVerdict(payment.header.value, raw)).to.include({ isValid: true });
+      expect(decoded.payload.claims).to.deep.include({ reqId: 9n, user: payer.address, amount: 1000n });
+      expect(decoded.payload.scheme).to.equal("eip712");
+      expect(facilitatorVerdict(header.value, raw)).to.include({ isValid: true });
     });
 
     it("v2: PAYMENT-SIGNATURE echoing the chosen option verbatim in accepted, with the resource", async function () {
       const raw = option({ payTo: seller.address.toLowerCase(), extra: extraFromPolicy(testPolicy()) });
-      const answer = readPaymentRequired(encodeBase64Json(v2Required([raw])), undefined);
-      const payment = await createPayment(answer, { signer: payer, domain, limits, nowSeconds: T0 });
-      expect(payment.header.name).to.equal(PAYMENT_SIGNATURE_HEADER);
-      const json = JSON.parse(Buffer.from(payment.header.value, "base64").toString("utf8"));
+      const header = await pay(v2Required([raw]));
+      expect(header.name).to.equal(PAYMENT_SIGNATURE_HEADER);
+      const json = JSON.parse(Buffer.from(header.value, "base64").toString("utf8"));
       expect(json.accepted).to.deep.equal(raw);
       expect(json.resource).to.deep.equal({ url: "https://seller.test/weather" });
       expect(json.payload.claims.version).to.equal(2);
-      expect(facilitatorVerdict(payment.header.value, raw)).to.include({ isValid: true });
+      expect(facilitatorVerdict(header.value, raw)).to.include({ isValid: true });
     });
 
     it("signs with EIP-191 on request", async function () {
-      const answer = readPaymentRequired(null, { x402Version: 1, accepts: [v1Option()] });
-      const payment = await createPayment(answer, {
-        signer: payer,
-        domain,
-        limits,
-        nowSeconds: T0,
-        signingScheme: "eip191",
-      });
-      expect(payment.signed.scheme).to.equal("eip191");
-      const { claims, signature } = payment.signed;
+      const header = await pay({ x402Version: 1, accepts: [v1Option()] }, { signingScheme: "eip191" });
+      const { claims, signature, scheme } = decodePaymentHeader(header.value).payload;
+      expect(scheme).to.equal("eip191");
       expect(() => verifyGuaranteeSignature(deployment.hasher, claims, signature, "eip191")).not.to.throw();
-      expect(facilitatorVerdict(payment.header.value, v1Option())).to.include({ isValid: true });
+      expect(facilitatorVerdict(header.value, v1Option())).to.include({ isValid: true });
     });
 
     it("refuses to send a signature that does not recover to the payer (signature_invalid)", async function () {
@@ -324,55 +297,25 @@ describe("buyer client (pure parts)", function () {
         signTypedData: (d, t, v) => other.signTypedData(d, t, v),
         signMessage: (m) => other.signMessage(m),
       };
-      const answer = readPaymentRequired(null, { x402Version: 1, accepts: [v1Option()] });
-      await createPayment(answer, { signer: lying, domain, limits, nowSeconds: T0 }).then(
+      await pay({ x402Version: 1, accepts: [v1Option()] }, { signer: lying }).then(
         () => expect.fail("should refuse"),
         (error: PaymentError) => expect(error.code).to.equal("signature_invalid"),
       );
     });
 
     it("refuses before signing when no option is acceptable", async function () {
-      const answer = readPaymentRequired(null, { x402Version: 1, accepts: [v1Option({ amount: "999999" })] });
       let signed = false;
       const watching: PayerSigner = {
         getAddress: async () => payer.address,
         signTypedData: async (d, t, v) => ((signed = true), payer.signTypedData(d, t, v)),
         signMessage: async (m) => ((signed = true), payer.signMessage(m)),
       };
-      await createPayment(answer, { signer: watching, domain, limits, nowSeconds: T0 }).then(
+      const required = { x402Version: 1, accepts: [v1Option({ amount: "999999" })] };
+      await pay(required, { signer: watching }).then(
         () => expect.fail("should refuse"),
-        (error: PaymentError) => expect(error.code).to.equal("no_acceptable_option"),
+        (error: Error) => expect(error.message).to.match(/spendControls|exceeds/),
       );
       expect(signed).to.equal(false);
-    });
-  });
-
-  describe("readSettlement", function () {
-    const settlement = {
-      success: false,
-      error: "amount_mismatch",
-      txHash: null,
-      networkId: NETWORK,
-      certificate: null,
-    };
-
-    it("decodes the version's own header, else the other one", function () {
-      expect(
-        readSettlement(new Headers({ "X-PAYMENT-RESPONSE": encodeBase64Json(settlement) }), 1).settlement,
-      ).to.deep.equal(settlement);
-      expect(
-        readSettlement(new Headers({ "X-PAYMENT-RESPONSE": encodeBase64Json(settlement) }), 2).settlement,
-      ).to.deep.equal(settlement);
-    });
-
-    it("reports a missing or unreadable header instead of throwing", function () {
-      expect(readSettlement(new Headers(), 2)).to.deep.equal({
-        settlement: null,
-        settlementError: "no X-PAYMENT-RESPONSE or PAYMENT-RESPONSE header",
-      });
-      expect(readSettlement(new Headers({ "PAYMENT-RESPONSE": "e30" }), 2).settlementError).to.match(
-        /success/,
-      );
     });
   });
 

@@ -11,7 +11,9 @@ export type PaymentErrorCode =
   /** The wallet's signature does not verify for the payer's address (wrong wallet or domain). */
   | "signature_invalid"
   /** The EIP-712 domain (Core's public params) could not be loaded or is malformed. */
-  | "domain_unavailable";
+  | "domain_unavailable"
+  /** The seller's requirements name another signing domain (Vault, chain, name or version) than the buyer's. */
+  | "domain_mismatch";
 
 /** One option the buyer turned down, and why (see {@link selectPaymentOption}). */
 export interface OptionRejection {
