@@ -359,7 +359,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
 
     /// @notice V2 validation path: pays a V2 guarantee whose validation passed from the payer's free
     /// collateral to the recipient. Anyone may submit it; the money always goes to the recipient.
-    /// @param claims The raw certificate claims (ARCHITECTURE §5), exactly as Core signed them.
+    /// @param claims The raw certificate claims (docs/protocol.md, "Certificates"), exactly as Core signed them.
     /// @param signature Core's BLS signature over `claims` (G2, EIP-2537 form, POP tag).
     /// @param payerScheme How the payer signed the guarantee (0 = EIP-712, 1 = EIP-191).
     /// @param payerSignature The payer's own signature over the guarantee (the one Core was given): 65 bytes
@@ -595,7 +595,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
 
     /// @notice Sets all timings at once, enforcing `challengeWindow > 0` and
     /// `withdrawalGracePeriod > cycleLength + commitDelay + 2 * challengeWindow + paymentWindow + defaultWindow`
-    /// (ARCHITECTURE §7.3; the ClearingHouse's answer window is as long as the challenge window).
+    /// (docs/protocol.md, grace-period invariant; the ClearingHouse's answer window is as long as the challenge window).
     /// @dev A longer grace period also applies to open withdrawal requests (see {withdrawalFinalizableAt});
     /// a shorter one does not.
     function setTimings(Timings calldata timings_) external onlyRole(CONFIG_ROLE) {
@@ -648,7 +648,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     /// @notice When `user`'s open withdrawal in `asset` can be finalized (0 when none): the later of the time
     /// it was given and its request time plus the current grace period. A grace period lengthened by
     /// {setTimings} (because the clearing path got longer) therefore also delays requests already open, so
-    /// ARCHITECTURE §7.3 holds for them under the new timings; a shortened one never speeds them up.
+    /// The grace-period invariant (docs/protocol.md) holds for them under the new timings; a shortened one never speeds them up.
     function withdrawalFinalizableAt(address user, address asset) external view returns (uint64) {
         WithdrawalRequest memory request = _withdrawals[user][asset];
         return request.id == 0 ? 0 : _readyAt(request);

@@ -3,7 +3,7 @@ pragma solidity ^0.8.28;
 
 /// @title CertificateCodec
 /// @notice Decodes the claims a Surety certificate signs and derives the hashes that bind them
-/// (ARCHITECTURE.md §4, §5, §10). The TypeScript SDK holds the one encoder; tests check both agree.
+/// (docs/protocol.md, "Identities" and "Certificates"). The TypeScript SDK holds the one encoder; tests check both agree.
 /// @dev claims = abi.encode(uint64 version, bytes32 domain, bytes32 guaranteeId, address user,
 /// address recipient, uint256 reqId, uint256 amount, address asset, uint64 timestamp, bytes policy)
 /// with policy = 0x for V1 and abi.encode(address registry, address validator, uint256 agentId,
@@ -169,7 +169,7 @@ library CertificateCodec {
         return keccak256(abi.encode(GUARANTEE_ID_TAG, chainId, vault, user, reqId));
     }
 
-    /// @notice The ERC-8004 validation request hash binding a guarantee to its policy (§10).
+    /// @notice The ERC-8004 validation request hash binding a guarantee to its policy (docs/protocol.md, "Identities").
     /// @param chainId The chain id.
     /// @param p The validation policy.
     /// @param id The guarantee id.

@@ -8,7 +8,7 @@ import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/Signa
 import {CertificateCodec} from "./CertificateCodec.sol";
 
 /// @title GuaranteeSignature
-/// @notice Verifies the payer's own signature over a guarantee (ARCHITECTURE.md §4), exactly as the SDK
+/// @notice Verifies the payer's own signature over a guarantee (docs/protocol.md, "Payer signatures"), exactly as the SDK
 /// defines it (sdk/eip712.ts): the EIP-712 digest of `GuaranteeV1` / `GuaranteeV2` under the domain
 /// `{name, version, chainId, verifyingContract = Vault}`, signed either as typed data (`EIP712`) or as
 /// `personal_sign` of its 32 raw bytes (`EIP191`). Contract wallets sign through ERC-1271.

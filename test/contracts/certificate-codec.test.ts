@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 
-// The wire formats of ARCHITECTURE.md §4, §5 and §10, encoded here with ethers exactly as written
+// The wire formats of docs/protocol.md ("Identities", "Certificates"), encoded here with ethers exactly as written
 // there, so that the Solidity codec is checked against the document rather than against itself.
 const abi = ethers.AbiCoder.defaultAbiCoder();
 const CLAIMS_TYPES = [

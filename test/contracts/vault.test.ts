@@ -407,7 +407,7 @@ describe("Vault", () => {
         .withArgs(outsider.address, await vault.CONFIG_ROLE());
     });
 
-    it("setTimings enforces grace > cycle + commit + 2 × challenge + payment + default windows (§7.3)", async () => {
+    it("setTimings enforces grace > cycle + commit + 2 × challenge + payment + default windows (docs/protocol.md, grace-period invariant)", async () => {
       const { vault, outsider } = await loadFixture(suretyFixture);
       const t = {
         cycleLength: 10,
