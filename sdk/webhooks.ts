@@ -38,6 +38,7 @@ export const WEBHOOK_EVENT_TYPES = [
   "cycle.challenge_answered",
   "cycle.challenge_voided",
   "cycle.vetoed",
+  "cycle.foreign_commit",
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

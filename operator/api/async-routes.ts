@@ -53,6 +53,7 @@ export const asyncRoutes: RouteModule = (context) => {
     res.json({
       cycle_id: cycle.cycleId,
       state: cycle.state,
+      planned_by_core: cycle.plannedByCore,
       root: cycle.root,
       guarantees_root: args.guaranteesRoot,
       challenge_deadline: iso(cycle.challengeDeadline),
@@ -88,6 +89,13 @@ export const asyncRoutes: RouteModule = (context) => {
   router.get("/core/cycles/:id/participants/:address/proof", async (req, res) => {
     const cycle = await committedCycle(parseCycleId(req.params.id));
     const participant = parseAddress(req.params.address, "address");
+    if (!cycle.plannedByCore) {
+      // Indexed from its events only: the net-position tree behind its root was never given to Core.
+      throw notFound(
+        "position_not_found",
+        `cycle ${cycle.cycleId} was not planned by Core: Core holds no net-position proofs for it`,
+      );
+    }
     const tree = loadCycleTree(JSON.parse(cycle.treeDump), cycle.root);
     const positions = participantPositions(tree, participant);
     if (positions.length === 0) {

@@ -399,6 +399,13 @@ export const CORE_OPENAPI = {
           enum: ["COMMITTED", "FINALIZED", "VETOED"],
           description: "VETOED: the guardian vetoed it; its guarantees are re-committed in a later cycle.",
         },
+        planned_by_core: {
+          type: "boolean",
+          description:
+            "False for a cycle committed on chain with the operator key that Core did not plan (a security " +
+            "event): built from its events, guarantee_count 0, no proofs; its challenged debits are voided " +
+            "against the bond at the answer deadline (docs/clearing.md).",
+        },
         root: { ...ref("Bytes32"), description: "Merkle root committed on chain." },
         guarantees_root: {
           ...ref("Bytes32"),

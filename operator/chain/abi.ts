@@ -30,6 +30,9 @@ export const CLEARING_HOUSE_ABI = [
   "event DefaultCovered(uint256 indexed cycleId, address indexed asset, address indexed debtor, uint256 amount, uint256 covered)",
   "event NetCreditClaimed(uint256 indexed cycleId, address indexed asset, address indexed participant, uint256 amount)",
   "event CycleFinalized(uint256 indexed cycleId)",
+  // Applied as part of the commit's CycleCommitted (a cycle Core did not plan is rebuilt from them).
+  "event CycleAssetCommitted(uint256 indexed cycleId, address indexed asset, uint256 total)",
+  "event NetDebitRecorded(uint256 indexed cycleId, address indexed asset, address indexed debtor, uint256 amount)",
   "event CycleChallengeWindow(uint256 indexed cycleId, bytes32 guaranteesRoot, uint64 challengeDeadline, uint64 answerDeadline)",
   "event DebitChallenged(uint256 indexed cycleId, address indexed asset, address indexed debtor, uint256 amount)",
   "event ChallengeAnswered(uint256 indexed cycleId, address indexed asset, address indexed debtor, uint256 count, uint256 signed)",

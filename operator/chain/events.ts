@@ -8,7 +8,7 @@ import { formatUint } from "../../sdk/wire";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
 import type { CommitCycleArgsJson } from "../clearing/cycle-json";
-import type { DebtStatus, GuaranteeState, WithdrawalRecord } from "../store";
+import type { CycleRecord, DebtStatus, GuaranteeState, WithdrawalRecord } from "../store";
 import { clearingHouseInterface, validationRegistryInterface, vaultInterface } from "./abi";
 import type { JournaledTx } from "./journal";
 import type { ChainWebhooks } from "../webhooks/events";
@@ -125,6 +125,7 @@ export interface ApplyContext {
 }
 
 const big = (value: EventValue): bigint => value as bigint;
+const ZERO_BYTES32 = "0x" + "00".repeat(32);
 const address = (value: EventValue): string => getAddress(value as string);
 const num = (value: EventValue): number => Number(value as bigint);
 
@@ -298,11 +299,9 @@ async function applyCycleCommitted(j: JournaledTx, event: ChainEvent, context: A
   const cycleId = num(a.cycleId);
   const root = (a.root as string).toLowerCase();
   const cycle = await j.tx.getCycle(cycleId);
-  if (!cycle || cycle.root.toLowerCase() !== root) {
-    context.logger.error(
-      { cycle_id: cycleId, root, planned_root: cycle?.root ?? null, tx: event.txHash },
-      "a cycle Core did not plan was committed on chain; its guarantees cannot be mapped",
-    );
+  const committed = await committedCycleData(j, event, cycleId);
+  if (!cycle || !isCorePlan(cycle, committed)) {
+    await applyForeignCycleCommitted(j, event, context, committed, cycle);
     return;
   }
   await j.updateCycle(cycle, {
@@ -346,6 +345,176 @@ async function applyCycleCommitted(j: JournaledTx, event: ChainEvent, context: A
   }
   const deadlines = { payment: num(a.paymentDeadline), default: num(a.defaultDeadline) };
   await j.emit(context.webhooks?.cycleCommitted(event, cycle, deadlines, args.debtors, j.now));
+}
+
+/** What one `commitCycle` transaction put on chain, read from its events (all in the same block and batch). */
+interface CommittedCycleData {
+  cycleId: number;
+  root: string;
+  /** From `CycleChallengeWindow` (null if the transaction did not emit one: not this ClearingHouse). */
+  guaranteesRoot: string | null;
+  challengeDeadline: number | null;
+  answerDeadline: number | null;
+  totals: { asset: string; total: bigint }[];
+  debtors: { asset: string; debtor: string; amount: bigint }[];
+}
+
+/**
+ * The commit's data: `CycleCommitted` itself, and the `CycleAssetCommitted`, `NetDebitRecorded` and
+ * `CycleChallengeWindow` logs the same transaction emitted before it. Those precede it in the same block,
+ * so the indexer has journaled them already, in this very store transaction (a block is never split
+ * between batches): the journal is where they are read back.
+ */
+async function committedCycleData(
+  j: JournaledTx,
+  event: ChainEvent,
+  cycleId: number,
+): Promise<CommittedCycleData> {
+  const data: CommittedCycleData = {
+    cycleId,
+    root: (event.args.root as string).toLowerCase(),
+    guaranteesRoot: null,
+    challengeDeadline: null,
+    answerDeadline: null,
+    totals: [],
+    debtors: [],
+  };
+  const sameTx = (await j.tx.listChainEventsAbove(event.blockNumber - 1))
+    .filter(
+      (e) =>
+        e.txHash === event.txHash &&
+        e.logIndex < event.logIndex &&
+        e.contract === "ClearingHouse" &&
+        Number(e.args.cycleId) === cycleId,
+    )
+    .sort((x, y) => x.logIndex - y.logIndex);
+  for (const e of sameTx) {
+    const a = e.args as Record<string, string>;
+    if (e.name === "CycleAssetCommitted") {
+      data.totals.push({ asset: getAddress(a.asset), total: BigInt(a.total) });
+    } else if (e.name === "NetDebitRecorded") {
+      data.debtors.push({
+        asset: getAddress(a.asset),
+        debtor: getAddress(a.debtor),
+        amount: BigInt(a.amount),
+      });
+    } else if (e.name === "CycleChallengeWindow") {
+      data.guaranteesRoot = a.guaranteesRoot.toLowerCase();
+      data.challengeDeadline = Number(a.challengeDeadline);
+      data.answerDeadline = Number(a.answerDeadline);
+    }
+  }
+  return data;
+}
+
+/**
+ * Whether the commit is exactly Core's plan of that id: same root, same guarantees root (what Core answers
+ * challenges from) and the same debtors. Anything else (a fake guarantees root over a real position tree
+ * included) is a cycle Core did not plan.
+ */
+function isCorePlan(cycle: CycleRecord, committed: CommittedCycleData): boolean {
+  if (!cycle.plannedByCore) return false;
+  const args = JSON.parse(cycle.args) as CommitCycleArgsJson;
+  if (cycle.root.toLowerCase() !== committed.root) return false;
+  if (committed.guaranteesRoot !== null && args.guaranteesRoot.toLowerCase() !== committed.guaranteesRoot) {
+    return false;
+  }
+  const key = (d: { asset: string; debtor: string; amount: string | bigint }) =>
+    `${d.asset.toLowerCase()}:${d.debtor.toLowerCase()}:${BigInt(d.amount)}`;
+  const planned = args.debtors.map(key).sort();
+  const onChain = committed.debtors.map(key).sort();
+  return planned.length === onChain.length && planned.every((k, i) => k === onChain[i]);
+}
+
+/**
+ * A cycle Core did not plan was committed with the operator key: a security event (the key was used outside
+ * Core). Core indexes it anyway, from the chain's data, so its books match the chain: its debts enter the
+ * books (locked like any net debit: capacity and withdrawals account for them), the keeper voids its
+ * challenged debits at the answer deadline (Core holds no signatures that justify them) and covers its
+ * defaults. A plan of Core's under the same id (the chain will refuse it) is dropped and its guarantees
+ * return to the pool for Core's next cycle. Its creditors' claims need the attacker's tree: Core has none.
+ */
+async function applyForeignCycleCommitted(
+  j: JournaledTx,
+  event: ChainEvent,
+  context: ApplyContext,
+  committed: CommittedCycleData,
+  replaced: CycleRecord | null,
+): Promise<void> {
+  const a = event.args;
+  const cycleId = committed.cycleId;
+  const debtors = committed.debtors.map((d) => ({
+    asset: d.asset,
+    debtor: d.debtor,
+    amount: d.amount.toString(),
+  }));
+  const args: CommitCycleArgsJson = {
+    cycleId: String(cycleId),
+    root: committed.root,
+    guaranteesRoot: committed.guaranteesRoot ?? ZERO_BYTES32,
+    totals: committed.totals.map((t) => ({
+      asset: t.asset,
+      totalDebit: t.total.toString(),
+      totalCredit: t.total.toString(),
+    })),
+    debtors,
+    // The events carry only their count; Core's scheduler reads consumption on chain before each commit.
+    nettedV2Ids: [],
+  };
+  const record: CycleRecord = {
+    cycleId,
+    state: "COMMITTED",
+    root: committed.root,
+    treeDump: "null",
+    args: JSON.stringify(args),
+    guaranteeIds: [],
+    cutoff: event.blockTimestamp,
+    plannedAt: event.blockTimestamp,
+    txHash: event.txHash,
+    txNonce: null,
+    rawTx: null,
+    sentAt: null,
+    committedBlock: event.blockNumber,
+    committedAt: event.blockTimestamp,
+    paymentDeadline: num(a.paymentDeadline),
+    defaultDeadline: num(a.defaultDeadline),
+    finalizedAt: null,
+    challengeDeadline: committed.challengeDeadline,
+    answerDeadline: committed.answerDeadline,
+    vetoedAt: null,
+    plannedByCore: false,
+  };
+  const dropped = replaced && (replaced.state === "PLANNED" || replaced.state === "SENT") ? replaced : null;
+  if (dropped) await j.assignCycle(dropped.guaranteeIds, null, cycleId);
+  await j.putCycleRecord(record);
+  for (const d of committed.debtors) {
+    await j.putDebt({
+      cycleId,
+      asset: d.asset,
+      debtor: d.debtor,
+      amount: d.amount,
+      status: "OPEN",
+      covered: null,
+      resolvedTx: null,
+    });
+    await j.adjustCollateral(d.debtor, d.asset, { locked: d.amount });
+  }
+  await j.emit(
+    context.webhooks?.cycleForeignCommit(event, record, args.guaranteesRoot, debtors, dropped, j.now),
+  );
+  context.logger.error(
+    {
+      security_event: "operator_key_used_outside_core",
+      cycle_id: cycleId,
+      root: committed.root,
+      guarantees_root: committed.guaranteesRoot,
+      debtors: debtors.length,
+      tx: event.txHash,
+      replaced_plan: dropped ? dropped.root : null,
+    },
+    "a cycle Core did not plan was committed on chain with the operator key: indexed as foreign; " +
+      "its challenged debits will be voided against the bond",
+  );
 }
 
 /** NetDebitPaid → SETTLED; ClearingHouse.DefaultCovered → DEFAULT_REMUNERATED. Either releases the debit lock. */

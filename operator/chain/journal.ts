@@ -24,6 +24,7 @@ export type UndoOp =
   | { op: "state"; guaranteeId: string; from: GuaranteeState; to: GuaranteeState }
   | { op: "withdrawal"; withdrawalId: number; before: Json | null }
   | { op: "cycle"; cycleId: number; before: Json }
+  | { op: "cycle_record"; cycleId: number; before: Json | null }
   | { op: "debt"; cycleId: number; asset: string; debtor: string; before: Json | null }
   | { op: "claim"; cycleId: number; asset: string; participant: string }
   | { op: "assign"; guaranteeIds: string[]; cycleId: number | null }
@@ -135,6 +136,21 @@ export class JournaledTx {
     this.undo.push({ op: "cycle", cycleId: cycle.cycleId, before });
   }
 
+  /**
+   * Stores a whole cycle record Core built from chain events (a cycle it did not plan), replacing the
+   * record of that id if there is one (Core's own plan the chain never took); the rewind restores it.
+   */
+  async putCycleRecord(record: CycleRecord): Promise<void> {
+    const before = await this.tx.getCycle(record.cycleId);
+    if (before) await this.tx.deleteCycle(record.cycleId);
+    await this.tx.insertCycle(record);
+    this.undo.push({
+      op: "cycle_record",
+      cycleId: record.cycleId,
+      before: before ? (before as unknown as Json) : null,
+    });
+  }
+
   async putDebt(record: CycleDebtRecord): Promise<void> {
     const before = await this.tx.getCycleDebt(record.cycleId, record.asset, record.debtor);
     await this.tx.putCycleDebt(record);
@@ -200,6 +216,10 @@ export async function applyUndo(tx: StoreTx, undo: readonly UndoOp[], now: numbe
         break;
       case "cycle":
         await tx.updateCycle(step.cycleId, step.before as unknown as Partial<CycleRecord>);
+        break;
+      case "cycle_record":
+        await tx.deleteCycle(step.cycleId);
+        if (step.before !== null) await tx.insertCycle(step.before as unknown as CycleRecord);
         break;
       case "debt":
         if (step.before === null) await tx.deleteCycleDebt(step.cycleId, step.asset, step.debtor);

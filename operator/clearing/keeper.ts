@@ -85,6 +85,9 @@ export class ClearingKeeper {
         if (txHash) result.voided.push({ ...ref, txHash });
         continue;
       }
+      // A cycle Core did not plan: no signed guarantees of Core's justify its debits, so it is never
+      // answered; the debtor is made whole from the bond once the answer deadline passes (above).
+      if (!cycle.plannedByCore) continue;
       const ids = new Set(cycle.guaranteeIds);
       const guarantees = (await store.listGuarantees({ cycleId: debt.cycleId })).filter((g) =>
         ids.has(g.guaranteeId.toLowerCase()),
@@ -155,6 +158,8 @@ export class ClearingKeeper {
   private async claimCredits(result: KeeperTickResult): Promise<void> {
     const { store } = this.options;
     for (const cycle of await store.listCycles(["COMMITTED", "FINALIZED"])) {
+      // Core holds no net-position tree for a cycle it did not plan (its creditors claim with their own proofs).
+      if (!cycle.plannedByCore) continue;
       const claimed = new Set(
         (await store.listCycleClaims(cycle.cycleId)).map((c) => `${c.asset}:${c.participant}`.toLowerCase()),
       );

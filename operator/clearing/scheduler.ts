@@ -128,6 +128,7 @@ export class ClearingScheduler {
       challengeDeadline: null,
       answerDeadline: null,
       vetoedAt: null,
+      plannedByCore: true,
     };
     await store.transaction(async (tx) => {
       await tx.insertCycle(record);

@@ -85,6 +85,12 @@ export interface CycleRecord {
   answerDeadline: number | null;
   /** Block time of the guardian's `CycleVetoed`. */
   vetoedAt: number | null;
+  /**
+   * False for a cycle committed on chain that Core did not plan (the operator key used outside Core): its
+   * record is built from the commit's events, it has no net-position tree (`treeDump` "null") and no
+   * guarantees of Core's, and the keeper never answers its challenges (docs/clearing.md).
+   */
+  plannedByCore: boolean;
 }
 
 export const DEBT_STATUSES = [

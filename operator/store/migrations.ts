@@ -336,4 +336,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX cycle_debts_status ON cycle_debts (status, cycle_id);
     `,
   },
+  {
+    // A cycle committed on chain that Core did not plan (the operator key used outside Core) is indexed
+    // from its events like any other (docs/clearing.md, "A cycle Core did not plan"); 0 marks it.
+    version: 5,
+    name: "cycles Core did not plan",
+    sql: `
+      ALTER TABLE cycles ADD COLUMN planned_by_core INTEGER NOT NULL DEFAULT 1 CHECK (planned_by_core IN (0, 1));
+    `,
+  },
 ];

@@ -54,6 +54,7 @@ const CYCLE_COLUMNS: Record<keyof Omit<CycleRecord, "cycleId">, string> = {
   challengeDeadline: "challenge_deadline",
   answerDeadline: "answer_deadline",
   vetoedAt: "vetoed_at",
+  plannedByCore: "planned_by_core",
 };
 
 export class SqliteAsyncOps implements SyncOf<AsyncStoreOps> {
@@ -266,6 +267,7 @@ export class SqliteAsyncOps implements SyncOf<AsyncStoreOps> {
       record.challengeDeadline,
       record.answerDeadline,
       record.vetoedAt,
+      record.plannedByCore ? 1 : 0,
     );
   }
 
@@ -289,7 +291,9 @@ export class SqliteAsyncOps implements SyncOf<AsyncStoreOps> {
     const entries = Object.entries(changes) as [keyof typeof CYCLE_COLUMNS, unknown][];
     if (entries.length === 0) return;
     const sets = entries.map(([key]) => `${CYCLE_COLUMNS[key]} = ?`).join(", ");
-    const values = entries.map(([key, value]) => (key === "guaranteeIds" ? JSON.stringify(value) : value));
+    const values = entries.map(([key, value]) =>
+      key === "guaranteeIds" ? JSON.stringify(value) : key === "plannedByCore" ? (value ? 1 : 0) : value,
+    );
     this.db.prepare(`UPDATE cycles SET ${sets} WHERE cycle_id = ?`).run(...values, cycleId);
   }
 
@@ -491,8 +495,8 @@ function prepare(db: Database) {
     insertCycle: p(
       `INSERT INTO cycles (cycle_id, state, root, tree_dump, args, guarantee_ids, cutoff, planned_at, tx_hash,
          tx_nonce, raw_tx, sent_at, committed_block, committed_at, payment_deadline, default_deadline, finalized_at,
-         challenge_deadline, answer_deadline, vetoed_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         challenge_deadline, answer_deadline, vetoed_at, planned_by_core)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     getCycle: p("SELECT * FROM cycles WHERE cycle_id = ?"),
     latestCycle: p("SELECT * FROM cycles ORDER BY cycle_id DESC LIMIT 1"),
@@ -582,6 +586,7 @@ function cycleFromRow(row: Row): CycleRecord {
     challengeDeadline: (row.challenge_deadline as number | null) ?? null,
     answerDeadline: (row.answer_deadline as number | null) ?? null,
     vetoedAt: (row.vetoed_at as number | null) ?? null,
+    plannedByCore: row.planned_by_core !== 0,
   };
 }
 

@@ -277,6 +277,41 @@ export class ChainWebhooks {
     );
   }
 
+  /**
+   * A cycle Core did not plan was committed with the operator key (security event: the key was used
+   * outside Core). `replacedPlan` is Core's own plan of that id the chain will now refuse, if any.
+   */
+  cycleForeignCommit(
+    log: ChainEvent,
+    cycle: CycleRecord,
+    guaranteesRoot: string,
+    debtors: readonly { asset: string; debtor: string; amount: string }[],
+    replacedPlan: CycleRecord | null,
+    now: number,
+  ): OutboxEvent {
+    return this.event(
+      log,
+      "cycle.foreign_commit",
+      {
+        cycle_id: String(cycle.cycleId),
+        root: cycle.root,
+        guarantees_root: guaranteesRoot,
+        challenge_deadline: isoOrNull(cycle.challengeDeadline),
+        answer_deadline: isoOrNull(cycle.answerDeadline),
+        payment_deadline: isoOrNull(cycle.paymentDeadline),
+        default_deadline: isoOrNull(cycle.defaultDeadline),
+        debtors: debtors.map((d) => ({
+          asset_address: d.asset,
+          debtor_address: d.debtor,
+          amount: d.amount,
+        })),
+        replaced_plan_guarantee_ids: (replacedPlan?.guaranteeIds ?? []).map((id) => id.toLowerCase()),
+        ...this.where(log),
+      },
+      now,
+    );
+  }
+
   /** The guardian vetoed a cycle; its guarantees return to the next cycle. */
   cycleVetoed(
     log: ChainEvent,
