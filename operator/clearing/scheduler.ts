@@ -241,12 +241,19 @@ export class ClearingScheduler {
     let sentAt = record.sentAt;
     return (tx) => {
       sentAt ??= this.options.chainClock.nowSeconds();
-      return this.options.store.updateCycle(record.cycleId, {
-        state: "SENT",
-        txHash: tx.hash,
-        txNonce: tx.nonce,
-        rawTx: tx.raw,
-        sentAt,
+      return this.options.store.transaction(async (t) => {
+        // The indexer may have put a cycle Core did not plan under this id meanwhile: never overwrite it,
+        // and never broadcast a commit the chain can no longer take (a failed persist is not broadcast).
+        if (!isOwnPlan(await t.getCycle(record.cycleId))) {
+          throw new Error(`cycle ${record.cycleId} is no longer Core's uncommitted plan: commit not sent`);
+        }
+        await t.updateCycle(record.cycleId, {
+          state: "SENT",
+          txHash: tx.hash,
+          txNonce: tx.nonce,
+          rawTx: tx.raw,
+          sentAt,
+        });
       });
     };
   }
@@ -292,6 +299,9 @@ export class ClearingScheduler {
   /** Drops a plan that can never be committed; its guarantees return to the pool for the same id. */
   private async abandon(cycle: CycleRecord, reason: unknown): Promise<SchedulerTickResult> {
     await this.options.store.transaction(async (tx) => {
+      // Only Core's own, uncommitted plan: a cycle the indexer recorded under this id (one Core did not
+      // plan took it) stays, and its plan's guarantees were already returned to the pool then.
+      if (!isOwnPlan(await tx.getCycle(cycle.cycleId))) return;
       await tx.assignGuaranteesToCycle(cycle.guaranteeIds, null);
       await tx.deleteCycle(cycle.cycleId);
     });
@@ -300,6 +310,11 @@ export class ClearingScheduler {
     this.options.logger.warn({ cycle_id: cycle.cycleId, reason: message }, "clearing cycle plan abandoned");
     return { action: "abandoned", cycleId: cycle.cycleId, reason: message };
   }
+}
+
+/** A plan of Core's not seen committed yet (what the scheduler may still change or drop). */
+function isOwnPlan(cycle: CycleRecord | null): boolean {
+  return cycle !== null && cycle.plannedByCore && (cycle.state === "PLANNED" || cycle.state === "SENT");
 }
 
 function guaranteeIds(guarantees: readonly { guaranteeId: string }[]): string[] {

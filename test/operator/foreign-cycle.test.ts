@@ -14,6 +14,8 @@ import { DEFAULT_SCOPES } from "../../operator/auth";
 import { createCoreApp } from "../../operator/api";
 import { silentLogger } from "../../operator/logger";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
+import { applyUndo, JournaledTx } from "../../operator/chain/journal";
+import type { CycleRecord } from "../../operator/store";
 import {
   advance,
   chainFixture,
@@ -196,6 +198,67 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
       replaced_plan_guarantee_ids: [],
       transaction_hash: txHash,
     });
+  });
+
+  it("takes the place of Core's own plan whose id it took; the plan's guarantees go into Core's next cycle", async function () {
+    const { f, tasks } = await setup();
+    const issued = await issueGuarantee(h!, f.alice, f.bob.address, ONE / 2n);
+    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
+    // Core's commit of cycle 1 never reaches a block: the key's holder commits cycle 1 first.
+    await network.provider.send("evm_setAutomine", [false]);
+    try {
+      expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1 });
+      const planned = (await h!.store.getCycle(1))!;
+      expect(planned.state).to.equal("SENT");
+      await network.provider.send("hardhat_dropTransaction", [planned.txHash]);
+    } finally {
+      await network.provider.send("evm_setAutomine", [true]);
+    }
+    const { root } = await commitForeign(f, 1);
+    await h!.indexer.syncToHead();
+
+    expect(await h!.store.getCycle(1)).to.include({ plannedByCore: false, root, state: "COMMITTED" });
+    const g = (await h!.store.getClearingGuarantee(issued.id))!;
+    expect([g.state, g.cycleId]).to.deep.equal(["FINALIZED_PAYABLE", null]);
+    // alice: her own guarantee's lock and the foreign debit.
+    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(ONE / 2n + DEBIT);
+
+    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
+    expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 2, guarantees: 1 });
+    await h!.indexer.syncToHead();
+    expect(await h!.store.getCycle(2)).to.include({ state: "COMMITTED", plannedByCore: true });
+    expect((await h!.store.getClearingGuarantee(issued.id))!.cycleId).to.equal(2);
+  });
+
+  it("a rewind of the replacement restores Core's plan exactly (journal)", async function () {
+    const { f, tasks } = await setup();
+    await issueGuarantee(h!, f.alice, f.bob.address, ONE / 2n);
+    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
+    await network.provider.send("evm_setAutomine", [false]);
+    let plan: CycleRecord;
+    try {
+      await tasks.scheduler.tick();
+      plan = (await h!.store.getCycle(1))!;
+      await network.provider.send("hardhat_dropTransaction", [plan.txHash]);
+    } finally {
+      await network.provider.send("evm_setAutomine", [true]);
+    }
+    const replacement: CycleRecord = {
+      ...plan,
+      root: "0x" + "ab".repeat(32),
+      plannedByCore: false,
+      state: "COMMITTED",
+    };
+    const undo = await h!.store.transaction(async (tx) => {
+      const j = new JournaledTx(tx, h!.clock.nowSeconds());
+      await j.assignCycle(plan.guaranteeIds, null, 1);
+      await j.putCycleRecord(replacement);
+      return j.undo;
+    });
+    expect(await h!.store.getCycle(1)).to.deep.equal(replacement);
+    await h!.store.transaction((tx) => applyUndo(tx, undo, h!.clock.nowSeconds()));
+    expect(await h!.store.getCycle(1)).to.deep.equal(plan);
+    expect((await h!.store.getClearingGuarantee(plan.guaranteeIds[0]))!.cycleId).to.equal(1);
   });
 
   it("rewinds the foreign commit when a reorg removes it; Core then commits that id itself", async function () {
