@@ -290,14 +290,14 @@ async function applyRemunerated(j: JournaledTx, event: ChainEvent, context: Appl
 }
 
 /**
- * A committed cycle: its guarantees leave their own locks; a payer who is a net debtor in the asset
- * now has the net debit locked instead (its guarantees are NETTED until the debit is resolved), every
- * other guarantee is SETTLED at once (net zero or net creditor: nothing left to pay).
+ * A committed cycle of Core's plan: its guarantees leave their own locks; a payer who is a net debtor in the
+ * asset now has the net debit locked instead (its guarantees are NETTED until the debit is resolved), every
+ * other guarantee is SETTLED at once (net zero or net creditor: nothing left to pay). Any other commit is a
+ * cycle Core did not plan ({@link applyForeignCycleCommitted}).
  */
 async function applyCycleCommitted(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
   const a = event.args;
   const cycleId = num(a.cycleId);
-  const root = (a.root as string).toLowerCase();
   const cycle = await j.tx.getCycle(cycleId);
   const committed = await committedCycleData(j, event, cycleId);
   if (!cycle || !isCorePlan(cycle, committed)) {
