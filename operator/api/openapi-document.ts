@@ -326,7 +326,16 @@ export const CORE_OPENAPI = {
           ...object({
             cycle_length_seconds: { type: "integer", minimum: 1 },
             commit_delay_seconds: { type: "integer", minimum: 0 },
-            payment_window_seconds: { type: "integer", minimum: 0 },
+            challenge_window_seconds: {
+              type: "integer",
+              minimum: 1,
+              description: "W: challenges (and veto) until commit + W, answers until commit + 2W.",
+            },
+            payment_window_seconds: {
+              type: "integer",
+              minimum: 0,
+              description: "P: the payment deadline is commit + 2W + P (it starts after the answer window).",
+            },
             default_window_seconds: { type: "integer", minimum: 0 },
             withdrawal_grace_period_seconds: { type: "integer", minimum: 0 },
           }),
@@ -468,7 +477,8 @@ export const CORE_OPENAPI = {
             minItems: 5,
           }),
           description:
-            "`ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof)` arguments; null for a debtor.",
+            "`ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof)` arguments; null for a debtor " +
+            "and in a VETOED cycle (the claim would revert `CycleIsVetoed`).",
         },
       }),
       CycleProof: object({
