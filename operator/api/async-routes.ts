@@ -94,6 +94,8 @@ export const asyncRoutes: RouteModule = (context) => {
       throw notFound("position_not_found", `${participant} has no net position in cycle ${cycle.cycleId}`);
     }
     const claimed = await store.listCycleClaims(cycle.cycleId);
+    // A vetoed cycle never pays a claim (`claimNetCredit` reverts `CycleIsVetoed`): no call to offer.
+    const claimable = cycle.state !== "VETOED";
     res.json({
       cycle_id: cycle.cycleId,
       root: cycle.root,
@@ -110,7 +112,7 @@ export const asyncRoutes: RouteModule = (context) => {
           claimed: isClaimed,
           // The exact call for a creditor: ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof).
           claim_net_credit_args:
-            p.credit > 0n
+            p.credit > 0n && claimable
               ? [String(cycle.cycleId), p.asset, participant, formatUint(p.credit), p.proof]
               : null,
         };

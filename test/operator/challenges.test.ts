@@ -134,6 +134,13 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     await h!.indexer.syncToHead();
     expect((await h!.store.getCycle(1))!.state).to.equal("VETOED");
     expect(await getJson("/core/cycles/1")).to.include({ state: "VETOED" });
+    // bob's credit stays in the tree (and proves), but a vetoed cycle pays no claim: no call is offered.
+    const [position] = (await getJson(`/core/cycles/1/participants/${f.bob.address}/proof`))
+      .positions as Record<string, unknown>[];
+    expect(position).to.include({ credit: String(2n * ONE), claim_net_credit_args: null });
+    await expect(
+      f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, 2n * ONE, position.proof as string[]),
+    ).to.be.revertedWithCustomError(f.clearingHouse, "CycleIsVetoed");
     for (const id of ids) {
       const g = (await h!.store.getClearingGuarantee(id))!;
       expect([g.state, g.cycleId]).to.deep.equal(["FINALIZED_PAYABLE", null]);
