@@ -69,4 +69,7 @@ interface IClearingVault {
 
     /// @notice Seconds after the payment deadline by which defaults are to be covered.
     function defaultWindow() external view returns (uint64);
+
+    /// @notice Seconds between a withdrawal request and its earliest finalization.
+    function withdrawalGracePeriod() external view returns (uint64);
 }
