@@ -2,7 +2,8 @@
  * Core's side of the challenge game (issue 17, docs/clearing.md "Challenges, veto and bond"), on a real
  * chain with a real store: the keeper answers a payer's challenge with the payer's stored signatures, the
  * indexer follows challenged / answered debts, and a guardian's veto returns the cycle's guarantees to the
- * pool, the keeper releases the vetoed debts and the scheduler re-commits them as the next cycle.
+ * pool, the keeper releases the vetoed debts and the scheduler re-commits them as the next cycle; a
+ * cycle that was not vetoed never has its guarantees listed again (no double listing, docs/clearing.md).
  */
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
@@ -126,6 +127,21 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     expect(() =>
       buildChallengeAnswer(1n, "0x" + "11".repeat(32), guarantees, ETH, f.alice.address, ONE),
     ).to.throw(ChallengeAnswerError, /differs from the committed/);
+  });
+
+  it("a guarantee netted in a committed cycle is never listed again (no double listing): the next cycle takes only new ones", async function () {
+    const { f, tasks, ids } = await committed();
+    await advance(h!, f.timings.cycleLength);
+    // Nothing new yet: the netted guarantees are not payable again, so the window is empty.
+    expect(await tasks.scheduler.tick()).to.include({ action: "empty" });
+    const fresh = await issueGuarantee(h!, f.alice, f.carol.address, 2n * ONE);
+    await advance(h!, f.timings.cycleLength);
+    expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 2, guarantees: 1 });
+    await h!.indexer.syncToHead();
+    const second = (await h!.store.getCycle(2))!;
+    expect(second.guaranteeIds).to.deep.equal([fresh.id]);
+    for (const id of ids) expect(second.guaranteeIds).to.not.include(id);
+    for (const id of ids) expect((await h!.store.getClearingGuarantee(id))!.cycleId).to.equal(1);
   });
 
   it("after a guardian's veto: the guarantees return to the pool, debts are released, the next cycle re-commits them", async function () {
