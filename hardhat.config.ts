@@ -21,13 +21,26 @@ subtask(TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD, async (args: { solcVersion: string
 
 const config: HardhatUserConfig = {
   solidity: {
-    version: SOLC_VERSION,
-    settings: {
-      // OpenZeppelin 5 uses `mcopy`; the BLS precompiles (EIP-2537) are plain
-      // staticcalls, so compiling for cancun is enough even on a prague chain.
-      evmVersion: "cancun",
-      optimizer: { enabled: true, runs: 200 },
-      viaIR: false,
+    // The `compilers` form: with a top-level `version`, Hardhat 2 drops `overrides` silently.
+    compilers: [
+      {
+        version: SOLC_VERSION,
+        settings: {
+          // OpenZeppelin 5 uses `mcopy`; the BLS precompiles (EIP-2537) are plain
+          // staticcalls, so compiling for cancun is enough even on a prague chain.
+          evmVersion: "cancun",
+          optimizer: { enabled: true, runs: 200 },
+          viaIR: false,
+        },
+      },
+    ],
+    overrides: {
+      // The Vault sits at the EIP-170 code-size limit (24,576 bytes; docs/contracts.md, "Code size"):
+      // optimised for size (runs: 1) rather than for call cost.
+      "contracts/Vault.sol": {
+        version: SOLC_VERSION,
+        settings: { evmVersion: "cancun", optimizer: { enabled: true, runs: 1 }, viaIR: false },
+      },
     },
   },
   networks: {

@@ -37,7 +37,7 @@ import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 /// A debtor may pay from the commit on (unless its debit is under challenge) and late as long as nobody
 /// covered the debt. `defaultDeadline = paymentDeadline + Vault.defaultWindow()` bounds the clearing path
 /// used in the withdrawal-grace invariant. `doubleListingDeadline = defaultDeadline +
-/// Vault.withdrawalGracePeriod()` (snapshot at commit): until then a guarantee listed in this cycle and in an
+/// Vault.timings().withdrawalGracePeriod` (snapshot at commit): until then a guarantee listed in this cycle and in an
 /// earlier one can be proven double-listed ({proveDoubleListing}); never earlier than the previous cycle's, so
 /// the last cycle's is the latest, and the bond stays locked until it ({withdrawBond}).
 contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
@@ -838,14 +838,14 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         uint256 cycleId,
         Cycle storage cycle
     ) private returns (uint64 paymentDeadline, uint64 defaultDeadline) {
-        uint64 window = vault.challengeWindow();
-        uint64 challengeDeadline = uint64(block.timestamp) + window;
-        uint64 answerDeadline = challengeDeadline + window;
-        paymentDeadline = answerDeadline + vault.paymentWindow();
-        defaultDeadline = paymentDeadline + vault.defaultWindow();
+        IClearingVault.Timings memory t = vault.timings(); // one call for the four timings used here
+        uint64 challengeDeadline = uint64(block.timestamp) + t.challengeWindow;
+        uint64 answerDeadline = challengeDeadline + t.challengeWindow;
+        paymentDeadline = answerDeadline + t.paymentWindow;
+        defaultDeadline = paymentDeadline + t.defaultWindow;
         // Never earlier than the previous cycle's (timings may be lowered): the last cycle's deadline is then
         // the latest, which is what {withdrawBond} waits for.
-        uint64 doubleListingDeadline = defaultDeadline + vault.withdrawalGracePeriod();
+        uint64 doubleListingDeadline = defaultDeadline + t.withdrawalGracePeriod;
         uint64 previous = _cycles[cycleId - 1].doubleListingDeadline;
         cycle.doubleListingDeadline = doubleListingDeadline > previous ? doubleListingDeadline : previous;
         cycle.committedAt = uint64(block.timestamp);

@@ -5,7 +5,6 @@ import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/ext
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {Address} from "@openzeppelin/contracts/utils/Address.sol";
-import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
@@ -27,7 +26,7 @@ import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 /// the balance events. Pausing blocks deposits and
 /// withdrawals only; obligations, default coverage and remuneration keep working so that creditors are
 /// never held hostage by a pause.
-contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyGuardTransient {
+contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
     /// @notice Role that sets the token allow-list, trusted registries and timings (grants timelocked).
@@ -37,19 +36,29 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
     /// @notice Role that pauses and unpauses deposits and withdrawals.
     bytes32 public constant PAUSER_ROLE = keccak256("PAUSER_ROLE");
     /// @notice The EIP-712 domain name payers sign guarantees under (Core's `eip712_name` must equal it).
-    string public constant EIP712_NAME = "Surety";
+    string internal constant EIP712_NAME = "Surety";
     /// @notice The EIP-712 domain version payers sign guarantees under (Core's `eip712_version`).
-    string public constant EIP712_VERSION = "1";
+    string internal constant EIP712_VERSION = "1";
     /// @notice The asset id of ETH.
-    address public constant ETH = address(0);
+    address internal constant ETH = address(0);
     /// @notice Upper bound on the withdrawal grace period, so collateral can never be frozen indefinitely.
     uint64 public constant MAX_WITHDRAWAL_GRACE_PERIOD = 30 days;
 
-    /// @dev One slot: every path that moves collateral reads and writes both. Amounts are capped at
-    /// 2^128 - 1 (a deposit beyond reverts in SafeCast), far above any token supply in use.
+    /// @dev One slot: every path that moves collateral reads and writes both. `locked` is the committed
+    /// obligations plus the registered reserves; free collateral is `balance - locked`. Amounts
+    /// are capped at 2^128 - 1 (a deposit beyond reverts in SafeCast), far above any token supply in use.
     struct Account {
         uint128 balance;
-        uint128 obligation;
+        uint128 locked;
+    }
+
+    /// @notice A seller's on-chain reserve of a pending V2 guarantee's amount (see {registerReserve}).
+    /// @dev Two slots; `amount` fits 96 bits (larger guarantees cannot be reserved).
+    struct Reserve {
+        address user;
+        uint64 expiresAt;
+        address asset;
+        uint96 amount;
     }
 
     /// @dev The operator's BLS key in three words instead of EIP-2537's four: each coordinate's top 16 bytes
@@ -69,6 +78,10 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
         uint64 finalizableAt;
         uint256 amount;
     }
+
+    /// @dev The EIP-712 domain separator of guarantees and the chain it was computed for.
+    bytes32 private immutable _DOMAIN_SEPARATOR;
+    uint256 private immutable _DOMAIN_CHAIN_ID;
 
     /// @notice The ClearingHouse allowed to call the clearing hooks (set once).
     address public clearingHouse;
@@ -91,6 +104,9 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
 
     mapping(address user => mapping(address asset => Account)) private _accounts;
     mapping(address user => mapping(address asset => WithdrawalRequest)) private _withdrawals;
+    /// @dev The part of `Account.locked` held by reserves (the rest is obligations).
+    mapping(address user => mapping(address asset => uint256)) private _reserved;
+    mapping(bytes32 guaranteeId => Reserve) private _reserves;
 
     /// @notice `user` deposited `amount` of `asset`; `balance` is the new balance.
     event Deposited(address indexed user, address indexed asset, uint256 amount, uint256 balance);
@@ -130,6 +146,18 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
         address asset,
         uint256 amount
     );
+    /// @notice `amount` of `user`'s collateral is reserved for the V2 guarantee `guaranteeId` to `recipient`
+    /// until it is remunerated, netted or `expiresAt`.
+    event ReserveRegistered(
+        bytes32 indexed guaranteeId,
+        address indexed user,
+        address indexed recipient,
+        address asset,
+        uint256 amount,
+        uint64 expiresAt
+    );
+    /// @notice The reserve of `guaranteeId` no longer holds `amount` of `user`'s collateral.
+    event ReserveReleased(bytes32 indexed guaranteeId, address indexed user, address asset, uint256 amount);
     /// @notice The ClearingHouse was set.
     event ClearingHouseSet(address indexed clearingHouse);
     /// @notice The operator's BLS key changed; `keyHash` is keccak256 of the EIP-2537 encoding.
@@ -142,16 +170,12 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
     event TimingsUpdated(Timings timings);
     /// @notice Setup is over: role grants, operator key changes and new trusted registries are timelocked.
     event SetupFinished();
-    /// @notice `key` was scheduled to become the operator key from `readyAt`.
-    event OperatorKeyScheduled(bytes32 indexed keyHash, BLS.G1Point key, uint48 readyAt);
-    /// @notice The scheduled operator key `keyHash` was cancelled.
-    event OperatorKeyCancelled(bytes32 indexed keyHash);
+    /// @notice `key` was scheduled (as `operation`) to become the operator key from `readyAt`.
+    event OperatorKeyScheduled(bytes32 indexed keyHash, BLS.G1Point key, bytes32 operation, uint48 readyAt);
     /// @notice The operator key `keyHash` was removed at once (remuneration stops until a new key is due).
     event OperatorKeyRevoked(bytes32 indexed keyHash);
-    /// @notice `registry` was scheduled to become trusted from `readyAt`.
-    event TrustedRegistryScheduled(address indexed registry, uint48 readyAt);
-    /// @notice The scheduled trust of `registry` was cancelled.
-    event TrustedRegistryCancelled(address indexed registry);
+    /// @notice `registry` was scheduled (as `operation`) to become trusted from `readyAt`.
+    event TrustedRegistryScheduled(address indexed registry, bytes32 operation, uint48 readyAt);
 
     /// @notice The amount is zero.
     error ZeroAmount();
@@ -193,8 +217,6 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
     error InvalidOperatorKey();
     /// @notice `registry` is the zero address or has no code.
     error InvalidRegistry(address registry);
-    /// @notice Setup is over: this change must be scheduled (scheduleOperatorKey / scheduleTrustedRegistry).
-    error ChangeMustBeScheduled();
     /// @notice {finishSetup} was already called.
     error SetupAlreadyFinished();
 
@@ -218,12 +240,23 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
     error ValidationTagMismatch(string expected, bytes32 actualHash);
     /// @notice The response was last updated at `lastUpdate`, after the policy deadline `deadline`.
     error ValidationAfterDeadline(uint64 lastUpdate, uint64 deadline);
+    /// @notice `guaranteeId` already has a reserve.
+    error ReserveAlreadyRegistered(bytes32 guaranteeId);
+    /// @notice `guaranteeId` has no reserve.
+    error ReserveNotFound(bytes32 guaranteeId);
+    /// @notice The reserve of `guaranteeId` holds until `expiresAt` unless its guarantee is consumed first.
+    error ReserveStillActive(bytes32 guaranteeId, uint64 expiresAt);
+    /// @notice A reserve can only be registered up to the validation deadline `deadline`.
+    error ReserveAfterDeadline(uint64 deadline);
     /// @notice `user`'s free collateral `free` in `asset` does not cover `amount`.
     error InsufficientFreeCollateral(address user, address asset, uint256 free, uint256 amount);
 
     /// @dev Tags of the timelocked operation ids (TimelockedRoles).
     bytes32 private constant _KEY_TAG = keccak256("VAULT_OPERATOR_KEY");
     bytes32 private constant _REGISTRY_TAG = keccak256("VAULT_TRUSTED_REGISTRY");
+
+    /// @dev Bytes in a word (the claims' version word).
+    uint256 private constant _WORD = 32;
 
     /// @dev Bits in half a word, and the mask of the low half (the packed operator key).
     uint256 private constant _HALF_WORD_BITS = 128;
@@ -242,7 +275,14 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
         address admin,
         uint48 adminTransferDelay,
         Timings memory timings_
-    ) AccessControlDefaultAdminRules(adminTransferDelay, admin) EIP712(EIP712_NAME, EIP712_VERSION) {
+    ) AccessControlDefaultAdminRules(adminTransferDelay, admin) {
+        _DOMAIN_CHAIN_ID = block.chainid;
+        _DOMAIN_SEPARATOR = GuaranteeSignature.domainSeparator(
+            EIP712_NAME,
+            EIP712_VERSION,
+            block.chainid,
+            address(this)
+        );
         _grantRole(CONFIG_ROLE, admin);
         _grantRole(KEY_MANAGER_ROLE, admin);
         _grantRole(PAUSER_ROLE, admin);
@@ -319,7 +359,7 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
 
     /// @notice V2 validation path: pays a V2 guarantee whose validation passed from the payer's free
     /// collateral to the recipient. Anyone may submit it; the money always goes to the recipient.
-    /// @param claims The raw certificate claims (ARCHITECTURE §5), exactly as Core signed them.
+    /// @param claims The raw certificate claims (docs/protocol.md, "Certificates"), exactly as Core signed them.
     /// @param signature Core's BLS signature over `claims` (G2, EIP-2537 form, POP tag).
     /// @param payerScheme How the payer signed the guarantee (0 = EIP-712, 1 = EIP-191).
     /// @param payerSignature The payer's own signature over the guarantee (the one Core was given): 65 bytes
@@ -336,21 +376,19 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
         GuaranteeSignature.Scheme payerScheme,
         bytes calldata payerSignature
     ) external nonReentrant {
-        CertificateCodec.CertificateClaims memory c = _verifiedV2Claims(claims, signature);
-        CertificateCodec.ValidationPolicy memory p = CertificateCodec.decodePolicy(c.policy);
-        GuaranteeSignature.check(
-            _domainSeparatorV4(),
-            GuaranteeSignature.structHashV2(c, p),
-            c.user,
-            payerScheme,
-            payerSignature
-        );
+        (
+            CertificateCodec.CertificateClaims memory c,
+            CertificateCodec.ValidationPolicy memory p
+        ) = _verifiedGuarantee(claims, signature, payerScheme, payerSignature);
         Consumption how = consumption[c.guaranteeId];
         if (how != Consumption.None) revert GuaranteeAlreadyConsumed(c.guaranteeId, how);
         if (c.amount == 0) revert ZeroAmount();
         _checkValidation(p, c.guaranteeId);
         Account storage account = _accounts[c.user][c.asset];
         uint256 free = _free(account);
+        // The guarantee's own reserve is read only when it is needed (one storage read less otherwise); a
+        // reserve left behind is released by anyone afterwards ({releaseReserve}).
+        if (free < c.amount) free += _releaseOwnReserve(c.guaranteeId, c.user, c.asset, account);
         if (free < c.amount) revert InsufficientFreeCollateral(c.user, c.asset, free, c.amount);
 
         consumption[c.guaranteeId] = Consumption.Remunerated;
@@ -360,6 +398,62 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
         _send(c.asset, c.recipient, c.amount);
     }
 
+    /// @notice Seller's reserve (issue 17, finding 5): the holder of a V2 certificate registers it so that its
+    /// amount of the payer's collateral can no longer be withdrawn (nor taken by another remuneration) until
+    /// the guarantee is remunerated or netted, or the reserve expires at `validationDeadline +
+    /// withdrawalGracePeriod`. If Core stops, the seller still remunerates on its own ({remunerate}: the
+    /// verdict is on chain) out of the reserved collateral. Anyone may submit. Checks as {remunerate} up to
+    /// the payer's signature, then: not consumed, no reserve yet, non-zero amount, not after the validation
+    /// deadline, free collateral covers the amount.
+    /// @param claims The certificate claims (V2).
+    /// @param signature Core's BLS signature over them.
+    /// @param payerScheme How the payer signed.
+    /// @param payerSignature The payer's signature over the guarantee.
+    function registerReserve(
+        bytes calldata claims,
+        BLS.G2Point calldata signature,
+        GuaranteeSignature.Scheme payerScheme,
+        bytes calldata payerSignature
+    ) external {
+        (
+            CertificateCodec.CertificateClaims memory c,
+            CertificateCodec.ValidationPolicy memory p
+        ) = _verifiedGuarantee(claims, signature, payerScheme, payerSignature);
+        Consumption how = consumption[c.guaranteeId];
+        if (how != Consumption.None) revert GuaranteeAlreadyConsumed(c.guaranteeId, how);
+        if (_reserves[c.guaranteeId].user != address(0)) revert ReserveAlreadyRegistered(c.guaranteeId);
+        if (c.amount == 0) revert ZeroAmount();
+        if (block.timestamp > p.deadline) revert ReserveAfterDeadline(p.deadline);
+        Account storage account = _accounts[c.user][c.asset];
+        uint256 free = _free(account);
+        if (free < c.amount) revert InsufficientFreeCollateral(c.user, c.asset, free, c.amount);
+
+        // After the deadline the verdict is final: the seller remunerates, or a live Core nets the guarantee
+        // within the clearing path, which the grace period exceeds ({setTimings}).
+        uint64 expiresAt = p.deadline + _timings.withdrawalGracePeriod;
+        _reserves[c.guaranteeId] = Reserve({
+            user: c.user,
+            expiresAt: expiresAt,
+            asset: c.asset,
+            amount: SafeCast.toUint96(c.amount)
+        });
+        _reserved[c.user][c.asset] += c.amount;
+        // c.amount <= free < 2^128
+        account.locked += uint128(c.amount);
+        emit ReserveRegistered(c.guaranteeId, c.user, c.recipient, c.asset, c.amount, expiresAt);
+    }
+
+    /// @notice Frees the collateral a reserve holds once its guarantee was consumed (remunerated or netted)
+    /// or it expired; callable by anyone (Core's keeper, the payer).
+    function releaseReserve(bytes32 guaranteeId) external {
+        Reserve memory r = _reserves[guaranteeId];
+        if (r.user == address(0)) revert ReserveNotFound(guaranteeId);
+        if (consumption[guaranteeId] == Consumption.None && block.timestamp < r.expiresAt) {
+            revert ReserveStillActive(guaranteeId, r.expiresAt);
+        }
+        _release(guaranteeId, r, _accounts[r.user][r.asset]);
+    }
+
     // ------------------------------------------------------------ clearing hooks
 
     /// @inheritdoc IClearingVault
@@ -367,19 +461,19 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
         for (uint256 i = 0; i < obligations.length; ++i) {
             Obligation calldata o = obligations[i];
             Account storage account = _accounts[o.debtor][o.asset];
-            uint128 total = account.obligation + SafeCast.toUint128(o.amount);
-            account.obligation = total;
-            emit ObligationRecorded(o.debtor, o.asset, o.amount, total);
+            uint128 locked = account.locked + SafeCast.toUint128(o.amount);
+            account.locked = locked;
+            emit ObligationRecorded(o.debtor, o.asset, o.amount, locked - _reserved[o.debtor][o.asset]);
         }
     }
 
     /// @inheritdoc IClearingVault
     function releaseObligation(address user, address asset, uint256 amount) external onlyClearingHouse {
         Account storage account = _accounts[user][asset];
-        uint256 obligation = account.obligation;
+        uint256 obligation = account.locked - _reserved[user][asset];
         if (amount > obligation) revert ObligationExceeded(user, asset, obligation, amount);
-        // amount <= obligation < 2^128
-        account.obligation = uint128(obligation - amount);
+        // amount <= obligation <= locked < 2^128
+        account.locked -= uint128(amount);
         emit ObligationReleased(user, asset, amount, obligation - amount);
     }
 
@@ -390,12 +484,12 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
         uint256 amount
     ) external onlyClearingHouse nonReentrant returns (uint256 covered) {
         Account storage account = _accounts[user][asset];
-        uint256 obligation = account.obligation;
+        uint256 obligation = account.locked - _reserved[user][asset];
         if (amount > obligation) revert ObligationExceeded(user, asset, obligation, amount);
         uint256 balance = account.balance;
         covered = amount < balance ? amount : balance;
-        // amount <= obligation and covered <= balance, both < 2^128
-        account.obligation = uint128(obligation - amount);
+        // amount <= obligation <= locked and covered <= balance, all < 2^128
+        account.locked -= uint128(amount);
         account.balance = uint128(balance - covered);
         emit DefaultCovered(user, asset, amount, covered);
         _send(asset, clearingHouse, covered);
@@ -437,35 +531,33 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
         emit SetupFinished();
     }
 
-    /// @notice Sets the operator's BLS public key (G1, EIP-2537 encoding) during setup. Afterwards a new key
-    /// goes through {scheduleOperatorKey} / {executeOperatorKey}.
+    /// @notice Sets the operator's BLS public key (G1, EIP-2537 encoding). During setup at once; afterwards the
+    /// first call schedules `key` ({OperatorKeyScheduled}) and a second call from {timelockDelay} later makes
+    /// it the key. Certificates signed with the previous key verify until then, and stop verifying after.
     /// @dev Rejects points off the curve, outside the prime-order subgroup (the G1 MSM precompile checks
-    /// both) and the identity; reverts {ChangeMustBeScheduled} after setup.
+    /// both) and the identity. Reverts {OperationNotReady} for a second call before the delay; the default
+    /// admin cancels a schedule with `cancelOperation`.
     function setOperatorKey(BLS.G1Point calldata key) external onlyRole(KEY_MANAGER_ROLE) {
-        if (!_inSetup()) revert ChangeMustBeScheduled();
         _checkOperatorKey(key);
-        _setOperatorKey(key);
-    }
-
-    /// @notice Schedules `key` to become the operator key after {timelockDelay}. Certificates signed with the
-    /// current key keep verifying until then.
-    function scheduleOperatorKey(BLS.G1Point calldata key) external onlyRole(KEY_MANAGER_ROLE) {
-        _checkOperatorKey(key);
-        uint48 readyAt = _scheduleOperation(_keyOperation(key));
-        emit OperatorKeyScheduled(keccak256(abi.encode(key)), key, readyAt);
-    }
-
-    /// @notice Cancels the scheduled operator key `key`.
-    function cancelOperatorKey(BLS.G1Point calldata key) external onlyRole(KEY_MANAGER_ROLE) {
-        _cancelOperation(_keyOperation(key));
-        emit OperatorKeyCancelled(keccak256(abi.encode(key)));
-    }
-
-    /// @notice Makes the scheduled `key` the operator key once due; callable by anyone. Certificates signed
-    /// with the previous key stop verifying.
-    function executeOperatorKey(BLS.G1Point calldata key) external {
-        _executeOperation(_keyOperation(key));
-        _setOperatorKey(key);
+        if (!_inSetup()) {
+            bytes32 operation = keccak256(abi.encode(_KEY_TAG, key));
+            if (operationReadyAt(operation) == 0) {
+                emit OperatorKeyScheduled(
+                    keccak256(abi.encode(key)),
+                    key,
+                    operation,
+                    _scheduleOperation(operation)
+                );
+                return;
+            }
+            _executeOperation(operation);
+        }
+        _operatorKey = PackedG1({
+            high: (key.x_a << _HALF_WORD_BITS) | (key.y_a & _LOW_HALF_MASK),
+            xLow: key.x_b,
+            yLow: key.y_b
+        });
+        emit OperatorKeyRotated(keccak256(abi.encode(key)), key);
     }
 
     /// @notice Removes the operator key at once (a leaked key): no certificate verifies until a scheduled
@@ -484,39 +576,26 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
         emit TokenAllowListUpdated(token, allowed);
     }
 
-    /// @notice Removes `registry` from the trusted validation registries (at once), or adds it during setup.
-    /// After setup a registry is added through {scheduleTrustedRegistry} / {executeTrustedRegistry}: a new
-    /// trusted registry decides which V2 guarantees pay.
+    /// @notice Removes `registry` from the trusted validation registries (at once), or adds it: during setup at
+    /// once, afterwards a first call schedules it ({TrustedRegistryScheduled}) and a second call from
+    /// {timelockDelay} later adds it (a new trusted registry decides which V2 guarantees pay).
     function setTrustedRegistry(address registry, bool trusted) external onlyRole(CONFIG_ROLE) {
         if (registry.code.length == 0) revert InvalidRegistry(registry);
-        if (trusted && !_inSetup()) revert ChangeMustBeScheduled();
+        if (trusted && !_inSetup()) {
+            bytes32 operation = keccak256(abi.encode(_REGISTRY_TAG, registry));
+            if (operationReadyAt(operation) == 0) {
+                emit TrustedRegistryScheduled(registry, operation, _scheduleOperation(operation));
+                return;
+            }
+            _executeOperation(operation);
+        }
         isTrustedRegistry[registry] = trusted;
         emit TrustedRegistryUpdated(registry, trusted);
     }
 
-    /// @notice Schedules trusting `registry` after {timelockDelay}.
-    function scheduleTrustedRegistry(address registry) external onlyRole(CONFIG_ROLE) {
-        if (registry.code.length == 0) revert InvalidRegistry(registry);
-        uint48 readyAt = _scheduleOperation(_registryOperation(registry));
-        emit TrustedRegistryScheduled(registry, readyAt);
-    }
-
-    /// @notice Cancels the scheduled trust of `registry`.
-    function cancelTrustedRegistry(address registry) external onlyRole(CONFIG_ROLE) {
-        _cancelOperation(_registryOperation(registry));
-        emit TrustedRegistryCancelled(registry);
-    }
-
-    /// @notice Trusts the scheduled `registry` once due; callable by anyone.
-    function executeTrustedRegistry(address registry) external {
-        _executeOperation(_registryOperation(registry));
-        isTrustedRegistry[registry] = true;
-        emit TrustedRegistryUpdated(registry, true);
-    }
-
     /// @notice Sets all timings at once, enforcing `challengeWindow > 0` and
     /// `withdrawalGracePeriod > cycleLength + commitDelay + 2 * challengeWindow + paymentWindow + defaultWindow`
-    /// (ARCHITECTURE §7.3; the ClearingHouse's answer window is as long as the challenge window).
+    /// (docs/protocol.md, grace-period invariant; the ClearingHouse's answer window is as long as the challenge window).
     /// @dev A longer grace period also applies to open withdrawal requests (see {withdrawalFinalizableAt});
     /// a shorter one does not.
     function setTimings(Timings calldata timings_) external onlyRole(CONFIG_ROLE) {
@@ -542,10 +621,15 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
 
     /// @notice `user`'s unpaid committed net debits in `asset`.
     function obligationOf(address user, address asset) external view returns (uint256) {
-        return _accounts[user][asset].obligation;
+        return _accounts[user][asset].locked - _reserved[user][asset];
     }
 
-    /// @notice `user`'s balance not reserved by obligations: what a withdrawal or remuneration may take.
+    /// @notice The reserve of `guaranteeId` (all zero when none).
+    function reserveOf(bytes32 guaranteeId) external view returns (Reserve memory) {
+        return _reserves[guaranteeId];
+    }
+
+    /// @notice `user`'s balance not held by obligations or reserves: what a withdrawal or remuneration may take.
     function freeCollateralOf(address user, address asset) external view returns (uint256) {
         return _free(_accounts[user][asset]);
     }
@@ -564,17 +648,18 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
     /// @notice When `user`'s open withdrawal in `asset` can be finalized (0 when none): the later of the time
     /// it was given and its request time plus the current grace period. A grace period lengthened by
     /// {setTimings} (because the clearing path got longer) therefore also delays requests already open, so
-    /// ARCHITECTURE §7.3 holds for them under the new timings; a shortened one never speeds them up.
+    /// The grace-period invariant (docs/protocol.md) holds for them under the new timings; a shortened one never speeds them up.
     function withdrawalFinalizableAt(address user, address asset) external view returns (uint64) {
         WithdrawalRequest memory request = _withdrawals[user][asset];
         return request.id == 0 ? 0 : _readyAt(request);
     }
 
-    /// @notice The EIP-712 domain separator of guarantees (name {EIP712_NAME}, version {EIP712_VERSION}, this
-    /// chain, this Vault): what payers sign under and what {remunerate} and the ClearingHouse's challenge
-    /// answers check their signature against.
+    /// @notice The EIP-712 domain separator of guarantees (`EIP712Domain(string name,string version,uint256
+    /// chainId,address verifyingContract)` with name "Surety", version "1", this chain, this Vault): what
+    /// payers sign under and what {remunerate} and the ClearingHouse's challenge answers check their
+    /// signature against.
     function guaranteeDomainSeparator() external view returns (bytes32) {
-        return _domainSeparatorV4();
+        return _domainSeparator();
     }
 
     /// @notice The operator's BLS public key (EIP-2537 encoding; all zero while none is set).
@@ -610,11 +695,6 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
         return _timings.defaultWindow;
     }
 
-    /// @notice Seconds between a withdrawal request and its finalisation.
-    function withdrawalGracePeriod() external view returns (uint64) {
-        return _timings.withdrawalGracePeriod;
-    }
-
     // ------------------------------------------------------------------ internal
 
     function _credit(address user, address asset, uint256 amount) private {
@@ -624,8 +704,30 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
     }
 
     function _free(Account storage account) private view returns (uint256) {
-        (uint256 balance, uint256 obligation) = (account.balance, account.obligation);
-        return balance > obligation ? balance - obligation : 0;
+        (uint256 balance, uint256 locked) = (account.balance, account.locked);
+        return balance > locked ? balance - locked : 0;
+    }
+
+    /// @dev Releases `guaranteeId`'s reserve (if any) during its remuneration; returns the amount it held. A
+    /// reserve of another payer or asset under the same id (only possible if Core certified two guarantees
+    /// with one id and the payer signed both) is left alone.
+    function _releaseOwnReserve(
+        bytes32 guaranteeId,
+        address user,
+        address asset,
+        Account storage account
+    ) private returns (uint256) {
+        Reserve memory r = _reserves[guaranteeId];
+        if (r.user != user || r.asset != asset) return 0; // also "no reserve": a payer is never address(0)
+        _release(guaranteeId, r, account);
+        return r.amount;
+    }
+
+    function _release(bytes32 guaranteeId, Reserve memory r, Account storage account) private {
+        delete _reserves[guaranteeId];
+        _reserved[r.user][r.asset] -= r.amount;
+        account.locked -= r.amount;
+        emit ReserveReleased(guaranteeId, r.user, r.asset, r.amount);
     }
 
     function _unpackedOperatorKey() private view returns (BLS.G1Point memory key) {
@@ -666,12 +768,21 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
         emit TimingsUpdated(t);
     }
 
-    function _verifiedV2Claims(
+    /// @dev The certificate (V2, this deployment, Core's key) and the payer's own signature over it.
+    function _verifiedGuarantee(
         bytes calldata claims,
-        BLS.G2Point calldata signature
-    ) private view returns (CertificateCodec.CertificateClaims memory c) {
-        c = CertificateCodec.decodeClaims(claims);
-        if (c.version != CertificateCodec.VERSION_V2) revert NotV2Certificate(c.version);
+        BLS.G2Point calldata signature,
+        GuaranteeSignature.Scheme payerScheme,
+        bytes calldata payerSignature
+    )
+        private
+        view
+        returns (CertificateCodec.CertificateClaims memory c, CertificateCodec.ValidationPolicy memory p)
+    {
+        if (claims.length >= _WORD && uint256(bytes32(claims[:_WORD])) == CertificateCodec.VERSION_V1) {
+            revert NotV2Certificate(CertificateCodec.VERSION_V1);
+        }
+        (c, p) = CertificateCodec.decodeV2Calldata(claims);
         bytes32 domain = CertificateCodec.certificateDomain(block.chainid, address(this));
         if (c.domain != domain) revert CertificateDomainMismatch(domain, c.domain);
         bytes32 id = CertificateCodec.guaranteeId(block.chainid, address(this), c.user, c.reqId);
@@ -682,6 +793,19 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
         if (!BLSVerifier.verify(key, claims, signature, BLSVerifier.POP_DST)) {
             revert InvalidCertificateSignature();
         }
+        GuaranteeSignature.check(
+            _domainSeparator(),
+            GuaranteeSignature.structHashV2(c, p),
+            c.user,
+            payerScheme,
+            payerSignature
+        );
+    }
+
+    /// @dev The cached EIP-712 domain separator, recomputed only on another chain (after a fork).
+    function _domainSeparator() private view returns (bytes32) {
+        if (block.chainid == _DOMAIN_CHAIN_ID) return _DOMAIN_SEPARATOR;
+        return GuaranteeSignature.domainSeparator(EIP712_NAME, EIP712_VERSION, block.chainid, address(this));
     }
 
     function _checkValidation(CertificateCodec.ValidationPolicy memory p, bytes32 guaranteeId) private view {
@@ -704,23 +828,6 @@ contract Vault is IClearingVault, TimelockedRoles, EIP712, Pausable, ReentrancyG
 
     function _inSetup() internal view override returns (bool) {
         return !setupFinished;
-    }
-
-    function _setOperatorKey(BLS.G1Point calldata key) private {
-        _operatorKey = PackedG1({
-            high: (key.x_a << _HALF_WORD_BITS) | (key.y_a & _LOW_HALF_MASK),
-            xLow: key.x_b,
-            yLow: key.y_b
-        });
-        emit OperatorKeyRotated(keccak256(abi.encode(key)), key);
-    }
-
-    function _keyOperation(BLS.G1Point calldata key) private pure returns (bytes32) {
-        return keccak256(abi.encode(_KEY_TAG, key));
-    }
-
-    function _registryOperation(address registry) private pure returns (bytes32) {
-        return keccak256(abi.encode(_REGISTRY_TAG, registry));
     }
 
     function _checkOperatorKey(BLS.G1Point calldata key) private view {

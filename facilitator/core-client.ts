@@ -169,7 +169,7 @@ function issueOutcome(response: CoreResponse): IssueOutcome {
       throw new CoreProtocolError(`Core's certificate is malformed: ${detail}`, status);
     }
   }
-  // A 409 for a byte-identical request carries the stored certificate (ARCHITECTURE.md §4).
+  // A 409 for a byte-identical request carries the stored certificate (docs/operator-api.md, "POST /core/guarantees").
   const stored = status === 409 ? (body as { certificate?: unknown } | null)?.certificate : undefined;
   if (stored !== undefined && stored !== null) {
     try {

@@ -93,7 +93,7 @@ function parseBody(text: string): unknown {
   }
 }
 
-/** Core's `{error, code}` error body (ARCHITECTURE.md §13), tolerating other shapes. */
+/** Core's `{error, code}` error body (docs/protocol.md, "Wire values"), tolerating other shapes. */
 export function coreErrorOf(body: unknown): { code: string | null; message: string } {
   if (typeof body === "object" && body !== null && !Array.isArray(body)) {
     const { error, code } = body as { error?: unknown; code?: unknown };

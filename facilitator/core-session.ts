@@ -1,5 +1,5 @@
 /**
- * The facilitator's SIWE session with Core (ARCHITECTURE.md §11): sign in
+ * The facilitator's SIWE session with Core (docs/operator-auth.md): sign in
  * with the facilitator wallet (`POST /auth/nonce` → EIP-4361 message built
  * from Core's template with the `siwe` package → wallet signature →
  * `POST /auth/verify`), refresh the access token shortly before it expires

@@ -49,7 +49,7 @@ export type SettleOutcome =
   | {
       success: true;
       certificate: Certificate;
-      /** Guarantee identity (ARCHITECTURE.md §4): the settlement's reference. */
+      /** Guarantee identity (docs/protocol.md, "Identities"): the settlement's reference. */
       guaranteeId: string;
       payer: string;
       /** Core had issued this exact guarantee before (idempotent retry). */

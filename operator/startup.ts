@@ -6,6 +6,7 @@
  * contract accepts, so it refuses to start.
  */
 import { g1ToEip2537 } from "../sdk/bls";
+import { GuaranteeHasher } from "../sdk/eip712";
 import type { ChainGateway } from "./chain";
 import type { OperatorConfig } from "./config";
 import type { DeploymentInfo } from "./deployment";
@@ -26,7 +27,7 @@ function hex(bytes: Uint8Array): string {
 }
 
 export async function checkChainAndDeployment(
-  config: Pick<OperatorConfig, "chainId" | "rpcUrl" | "deploymentFile">,
+  config: Pick<OperatorConfig, "chainId" | "rpcUrl" | "deploymentFile" | "eip712Name" | "eip712Version">,
   deployment: DeploymentInfo,
   chain: ChainGateway,
   operatorPublicKey: Uint8Array,
@@ -58,8 +59,8 @@ export async function checkChainAndDeployment(
   const expected = hex(operatorPublicKey);
   if (!onChain.set) {
     throw new StartupError(
-      `the Vault at ${deployment.vault} has no operator BLS key; set it (KEY_MANAGER_ROLE: Vault.setOperatorKey during setup, ` +
-        `else scheduleOperatorKey then executeOperatorKey after the timelock delay) ` +
+      `the Vault at ${deployment.vault} has no operator BLS key; set it (KEY_MANAGER_ROLE: Vault.setOperatorKey; after setup ` +
+        `a first call schedules it and a second one after the timelock delay sets it) ` +
         `to Core's key ${expected} (EIP-2537: ${JSON.stringify(g1ToEip2537(operatorPublicKey))})`,
     );
   }
@@ -67,6 +68,41 @@ export async function checkChainAndDeployment(
     throw new StartupError(
       `Core's BLS key ${expected} (from SURETY_BLS_SECRET) is not the Vault's operator key ${hex(onChain.publicKey)}: ` +
         "certificates would not verify on chain; fix SURETY_BLS_SECRET or rotate the Vault's key",
+    );
+  }
+  // The Vault checks payers' signatures under its own EIP-712 domain (name "Surety", version "1"): a Core
+  // configured with another name or version would accept signatures that can never be remunerated.
+  let onChainDomain: string;
+  try {
+    onChainDomain = await chain.vaultGuaranteeDomainSeparator(deployment.vault);
+  } catch (error) {
+    throw new StartupError(`cannot read the EIP-712 domain from the Vault: ${(error as Error).message}`);
+  }
+  const ours = new GuaranteeHasher({
+    name: config.eip712Name,
+    version: config.eip712Version,
+    chainId: config.chainId,
+    verifyingContract: deployment.vault,
+  }).domainSeparator.toLowerCase();
+  if (ours !== onChainDomain) {
+    throw new StartupError(
+      `Core's EIP-712 domain (SURETY_EIP712_NAME "${config.eip712Name}", SURETY_EIP712_VERSION ` +
+        `"${config.eip712Version}") is not the Vault's (${onChainDomain}): payers' signatures would not ` +
+        `verify on chain; the Vault's domain is name "Surety", version "1"`,
+    );
+  }
+  // Until finishSetup, role grants and operator key changes take effect at once: not a Vault to hold
+  // payers' money (docs/contracts.md, "Timelocked grants and changes").
+  let setupFinished: boolean;
+  try {
+    setupFinished = await chain.vaultSetupFinished(deployment.vault);
+  } catch (error) {
+    throw new StartupError(`cannot read the Vault's setup state: ${(error as Error).message}`);
+  }
+  if (!setupFinished) {
+    throw new StartupError(
+      `the Vault at ${deployment.vault} is still in setup: role grants and key changes would take effect at ` +
+        "once; the default admin must call Vault.finishSetup() (deploySurety does it last)",
     );
   }
 }

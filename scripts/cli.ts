@@ -11,6 +11,7 @@ import {
   deposit,
   finalizeWithdrawal,
   payNetDebit,
+  registerReserve,
   remunerate,
   requestWithdrawal,
   signGuaranteeCommand,
@@ -59,6 +60,12 @@ const COMMANDS: Record<string, { run: Command; flags: string[]; summary: string 
     flags: ["asset", "cycle", "participant", "credit", "proof"],
     summary:
       "--cycle <id> [--asset …] [--participant 0x…]  claim a net credit (proof from Core, or --credit n --proof '[…]')",
+  },
+  "register-reserve": {
+    run: registerReserve,
+    flags: ["certificate", "payer-signature", "scheme"],
+    summary:
+      "--certificate <json|file> [--payer-signature 0x… --scheme …]  hold a V2 guarantee's amount of the payer's collateral",
   },
   remunerate: {
     run: remunerate,

@@ -34,7 +34,7 @@ import {
   type Vault,
 } from "../typechain-types";
 
-/** Protocol timings in seconds (the Vault owns all six; see ARCHITECTURE §7.3 and docs/clearing.md). */
+/** Protocol timings in seconds (the Vault owns all six; see docs/protocol.md, grace-period invariant, and docs/clearing.md). */
 export interface Timings {
   cycleLength: number;
   commitDelay: number;

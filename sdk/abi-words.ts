@@ -1,7 +1,7 @@
 /**
  * Head-only ABI encoding, written word by word into a Buffer. The fixed
  * layouts of the sdk (guarantee id, certificate domain, certificate claims:
- * ARCHITECTURE.md §4–§5) are encoded with these instead of ethers' generic
+ * docs/protocol.md, "Identities", "Certificates") are encoded with these instead of ethers' generic
  * AbiCoder, which costs more per guarantee than the BLS signature (it
  * re-checksums every address). Each writer checks its value, so a value that
  * does not fit its word throws instead of producing other bytes.

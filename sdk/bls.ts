@@ -1,5 +1,5 @@
 /**
- * BLS12-381 helpers for Surety certificates (ARCHITECTURE.md §5): minimal-pubkey-size variant,
+ * BLS12-381 helpers for Surety certificates (docs/protocol.md, "Certificates"): minimal-pubkey-size variant,
  * public key in G1 (48 bytes compressed), signature in G2 (96 bytes compressed), hash-to-curve tag
  * CERTIFICATE_DST. Signing and verifying use @chainsafe/blst (native, the operator's hot path);
  * point (de)compression into the EIP-2537 form the contracts take uses @noble/curves.

@@ -1,5 +1,5 @@
 /**
- * Certificate claims codec (ARCHITECTURE.md §5). Core signs these bytes with
+ * Certificate claims codec (docs/protocol.md, "Certificates"). Core signs these bytes with
  * BLS; the Vault decodes the very same layout on chain (CertificateCodec.sol),
  * so this file is the one TypeScript definition of it:
  *
@@ -46,7 +46,7 @@ export const CERTIFICATE_POLICY_TYPES: readonly string[] = [
   "uint64", // deadline
 ];
 
-/** A BLS12-381 G2 signature, compressed (§5). */
+/** A BLS12-381 G2 signature, compressed (docs/protocol.md, "Certificates"). */
 export const CERTIFICATE_SIGNATURE_BYTES = 96;
 /** V1 certificates carry no policy. */
 const EMPTY_POLICY_HEX = "0x";
@@ -65,7 +65,7 @@ export interface DecodedCertificateClaims {
   version: 1 | 2;
   /** Certificate domain (`active_guarantee_domain_separator`), lower-case hex. */
   domain: string;
-  /** Guarantee identity (§4), lower-case hex. */
+  /** Guarantee identity (docs/protocol.md, "Identities"), lower-case hex. */
   guaranteeId: string;
   claims: GuaranteeClaims;
 }

@@ -1,7 +1,7 @@
 /**
  * Guarantee claims: the wire form (snake_case JSON, interface spec "Guarantee
  * claims") and the parsed form the rest of the code works with (camelCase,
- * bigint amounts, checksummed addresses). ARCHITECTURE.md §3–§4.
+ * bigint amounts, checksummed addresses). docs/protocol.md, "Wire values".
  */
 import { WireError } from "./errors";
 import {
@@ -44,7 +44,7 @@ export interface WireValidationPolicy {
   validation_deadline: number;
   /** Optional; when present it must equal the deployment's chain id. */
   validation_chain_id?: number;
-  /** Optional; when present it must equal the derived validation request hash (§10). */
+  /** Optional; when present it must equal the derived validation request hash (docs/protocol.md, "Identities"). */
   validation_request_hash?: string;
 }
 

@@ -1,12 +1,12 @@
 /**
- * Payer signatures over guarantee claims (ARCHITECTURE.md §4).
+ * Payer signatures over guarantee claims (docs/protocol.md, "Payer signatures").
  *
  * Two paths compute the same EIP-712 digest:
  * - the typed-data description (`guaranteeTypedDataDomain`, `guaranteeTypedDataTypes`,
  *   `guaranteeTypedDataMessage`) that wallets sign through ethers;
  * - {@link GuaranteeHasher}, which hashes the struct by hand with precomputed type hashes and
  *   domain separator. Issuance and the facilitator verify every request, and ethers' generic
- *   encoder plus pure-JS recovery costs milliseconds per signature (TOOLCHAIN.md), so the hot
+ *   encoder plus pure-JS recovery costs milliseconds per signature (docs/protocol.md), so the hot
  *   path hashes here and recovers with the native libsecp256k1 binding.
  * The tests keep both paths equal.
  */
@@ -17,7 +17,7 @@ import type { GuaranteeClaims, SigningScheme, ValidationPolicy } from "./claims"
 import { SignatureError, WireError } from "./errors";
 import { MAX_UINT256, MAX_UINT64, describeType, parseAddress, sameAddress } from "./wire";
 
-/** The EIP-712 domain of guarantees: `verifyingContract` is the Vault (§4). */
+/** The EIP-712 domain of guarantees: `verifyingContract` is the Vault (docs/protocol.md). */
 export interface GuaranteeDomainParams {
   name: string;
   version: string;
@@ -33,7 +33,7 @@ export interface GuaranteeTypedDataDomain {
   readonly verifyingContract: string;
 }
 
-/** Field lists exactly as in ARCHITECTURE.md §4: names and order are part of the signed type. */
+/** Field lists exactly as in docs/protocol.md, "Payer signatures": names and order are part of the signed type. */
 export const GUARANTEE_V1_FIELDS: readonly TypedDataField[] = Object.freeze([
   { name: "user", type: "address" },
   { name: "recipient", type: "address" },
@@ -98,7 +98,7 @@ export function guaranteeTypedDataDomain(params: GuaranteeDomainParams): Guarant
   });
 }
 
-/** The typed-data `value` for claims, field names as in §4. */
+/** The typed-data `value` for claims, field names as in docs/protocol.md, "Payer signatures". */
 export function guaranteeTypedDataMessage(claims: GuaranteeClaims): Record<string, unknown> {
   const base = {
     user: claims.user,
@@ -285,7 +285,7 @@ export interface GuaranteeSigner {
 
 /**
  * Signs the claims as the payer. `eip712` signs the typed data; `eip191` is `personal_sign` of
- * the 32 raw bytes of the same digest (§4), for wallets without typed-data support.
+ * the 32 raw bytes of the same digest (docs/protocol.md), for wallets without typed-data support.
  */
 export async function signGuarantee(
   wallet: GuaranteeSigner,

@@ -22,7 +22,7 @@ export class SignatureError extends Error {
 
 /**
  * The error answer of every Core and facilitator route except `/settle`
- * (ARCHITECTURE.md §13): a human message naming the field at fault and a
+ * (docs/protocol.md, "Wire values"): a human message naming the field at fault and a
  * stable machine-readable code, plus route-specific fields (e.g. the stored
  * `certificate` of a 409).
  */

@@ -1,5 +1,5 @@
 /**
- * Identities and domains derived from signed values (ARCHITECTURE.md §4, §5, §10).
+ * Identities and domains derived from signed values (docs/protocol.md, "Identities").
  * The contracts compute the very same values (CertificateCodec.sol); the shared
  * test vectors keep both in step.
  */
@@ -42,7 +42,7 @@ export function certificateDomain(deployment: Deployment): string {
   return keccakHex(input);
 }
 
-/** The ERC-8004 request hash that binds a V2 guarantee to its validation policy (§10). */
+/** The ERC-8004 request hash that binds a V2 guarantee to its validation policy (docs/protocol.md, "Identities"). */
 export function validationRequestHash(
   chainId: bigint | number,
   policy: Pick<

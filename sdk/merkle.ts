@@ -1,5 +1,5 @@
 /**
- * Clearing-cycle Merkle leaves (ARCHITECTURE.md §8). One leaf per (asset, participant) net
+ * Clearing-cycle Merkle leaves (docs/protocol.md, "Clearing leaves"). One leaf per (asset, participant) net
  * position of a cycle; the ClearingHouse checks creditors' claims against the root with
  * OpenZeppelin's MerkleProof, so the tree is OpenZeppelin's StandardMerkleTree (double-hashed
  * leaves, sorted pairs).

@@ -59,7 +59,7 @@ export interface WirePublicParams {
   chain_id: number;
   max_accepted_guarantee_version: number;
   accepted_guarantee_versions: number[];
-  /** The certificate domain of `chain_id` and `contract_address` (ARCHITECTURE.md §5). */
+  /** The certificate domain of `chain_id` and `contract_address` (docs/protocol.md, "Identities"). */
   active_guarantee_domain_separator: string;
   trusted_validation_registries: string[];
   validation_hash_canonicalization_version: string;

@@ -1,5 +1,5 @@
 /**
- * Webhooks on the wire (docs/webhooks.md, ARCHITECTURE.md §12): the event envelope, the signature
+ * Webhooks on the wire (docs/webhooks.md): the event envelope, the signature
  * header, and the receiver's helpers. Core's dispatcher signs with {@link signWebhook}; receivers
  * check with {@link verifyWebhook}: one definition of the format on both sides.
  *

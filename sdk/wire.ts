@@ -1,5 +1,5 @@
 /**
- * Parsing and normalising of wire values (ARCHITECTURE.md §3). Every parser
+ * Parsing and normalising of wire values (docs/protocol.md, "Wire values"). Every parser
  * takes `unknown` (straight from JSON) and the field's dotted name, and throws
  * a {@link WireError} naming that field when the value is unusable.
  */
@@ -58,7 +58,7 @@ export function parseAddress(value: unknown, field: string): string {
   if (typeof value !== "string")
     throw new WireError(field, `must be an address string, got ${describeType(value)}`);
   if (!ADDRESS.test(value)) throw new WireError(field, "must be a 0x-prefixed 20-byte hex address");
-  // Any case is accepted (§3): lower-casing first skips ethers' checksum test on mixed case.
+  // Any case is accepted (docs/protocol.md, "Wire values"): lower-casing first skips ethers' checksum test on mixed case.
   return checksumLowerCase("0x" + value.slice(2).toLowerCase());
 }
 
@@ -178,12 +178,12 @@ export function formatNetwork(chainId: number | bigint): string {
   return `eip155:${chainId.toString()}`;
 }
 
-/** Amounts and ids are emitted as decimal strings (§3). */
+/** Amounts and ids are emitted as decimal strings (docs/protocol.md, "Wire values"). */
 export function formatUint(value: bigint): string {
   return value.toString(10);
 }
 
-/** Addresses compare case-insensitively (§3). */
+/** Addresses compare case-insensitively (docs/protocol.md, "Wire values"). */
 export function sameAddress(a: string, b: string): boolean {
   return a.toLowerCase() === b.toLowerCase();
 }

@@ -10,8 +10,8 @@ import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/ext
 /// Revocation stays immediate.
 /// @dev Issue 17, finding 3. The delay is the contract's `defaultAdminDelay()`: the same delay already guards
 /// the admin seat, and shortening it is itself delayed (AccessControlDefaultAdminRules). A schedule fixes its
-/// `readyAt` with the delay of the moment. Any account may execute a due operation (the admin's intent is on
-/// chain). Inheriting contracts name their timelocked roles in {_isTimelockedRole} and may declare a setup
+/// `readyAt` with the delay of the moment. Any account may execute a due role grant (the admin's intent is on
+/// chain); the default admin may cancel any scheduled operation. Inheriting contracts name their timelocked roles in {_isTimelockedRole} and may declare a setup
 /// phase ({_inSetup}) during which every change is immediate (deployment wiring).
 abstract contract TimelockedRoles is AccessControlDefaultAdminRules {
     /// @dev Operation ids are keccak256 of a tag and the operation's arguments.
@@ -20,10 +20,15 @@ abstract contract TimelockedRoles is AccessControlDefaultAdminRules {
     /// @dev operation id => time from which it may be executed (0 = not scheduled).
     mapping(bytes32 operation => uint48 readyAt) private _readyAt;
 
-    /// @notice The grant of `role` to `account` was scheduled; it can be executed from `readyAt`.
-    event RoleGrantScheduled(bytes32 indexed role, address indexed account, uint48 readyAt);
-    /// @notice The scheduled grant of `role` to `account` was cancelled.
-    event RoleGrantCancelled(bytes32 indexed role, address indexed account);
+    /// @notice The grant of `role` to `account` was scheduled as `operation`; it can be executed from `readyAt`.
+    event RoleGrantScheduled(
+        bytes32 indexed role,
+        address indexed account,
+        bytes32 operation,
+        uint48 readyAt
+    );
+    /// @notice The scheduled `operation` (a role grant, or one of the inheriting contract's) was cancelled.
+    event OperationCancelled(bytes32 indexed operation);
     /// @notice The scheduled grant of `role` to `account` took effect (AccessControl's RoleGranted follows).
     event RoleGrantExecuted(bytes32 indexed role, address indexed account);
 
@@ -49,15 +54,17 @@ abstract contract TimelockedRoles is AccessControlDefaultAdminRules {
     /// @dev Only the role's admin. Reverts {RoleNotTimelocked}, {OperationAlreadyScheduled}.
     function scheduleRoleGrant(bytes32 role, address account) external onlyRole(getRoleAdmin(role)) {
         if (!_isTimelockedRole(role)) revert RoleNotTimelocked(role);
-        uint48 readyAt = _scheduleOperation(_grantOperation(role, account));
-        emit RoleGrantScheduled(role, account, readyAt);
+        bytes32 operation = _grantOperation(role, account);
+        uint48 readyAt = _scheduleOperation(operation);
+        emit RoleGrantScheduled(role, account, operation, readyAt);
     }
 
-    /// @notice Cancels the scheduled grant of `role` to `account`.
-    /// @dev Only the role's admin. Reverts {OperationNotScheduled}.
-    function cancelRoleGrant(bytes32 role, address account) external onlyRole(getRoleAdmin(role)) {
-        _cancelOperation(_grantOperation(role, account));
-        emit RoleGrantCancelled(role, account);
+    /// @notice Cancels the scheduled `operation` (its id is in the event that scheduled it).
+    /// @dev Only the default admin. Reverts {OperationNotScheduled}.
+    function cancelOperation(bytes32 operation) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (_readyAt[operation] == 0) revert OperationNotScheduled(operation);
+        delete _readyAt[operation];
+        emit OperationCancelled(operation);
     }
 
     /// @notice Executes the scheduled grant of `role` to `account` once it is due; callable by anyone.
@@ -68,11 +75,6 @@ abstract contract TimelockedRoles is AccessControlDefaultAdminRules {
         _grantRole(role, account);
     }
 
-    /// @notice When the grant of `role` to `account` can be executed (0 when not scheduled).
-    function roleGrantReadyAt(bytes32 role, address account) external view returns (uint48) {
-        return _readyAt[_grantOperation(role, account)];
-    }
-
     /// @notice When the operation `operation` can be executed (0 when not scheduled).
     function operationReadyAt(bytes32 operation) public view returns (uint48) {
         return _readyAt[operation];
@@ -81,11 +83,6 @@ abstract contract TimelockedRoles is AccessControlDefaultAdminRules {
     /// @notice Seconds between scheduling a timelocked operation and its earliest execution.
     function timelockDelay() public view returns (uint48) {
         return defaultAdminDelay();
-    }
-
-    /// @notice Whether grants of `role` are timelocked.
-    function isTimelockedRole(bytes32 role) external view returns (bool) {
-        return _isTimelockedRole(role);
     }
 
     /// @dev The roles whose grants are timelocked.
@@ -104,12 +101,6 @@ abstract contract TimelockedRoles is AccessControlDefaultAdminRules {
         _readyAt[operation] = readyAt;
     }
 
-    /// @dev Forgets the scheduled `operation`.
-    function _cancelOperation(bytes32 operation) internal {
-        if (_readyAt[operation] == 0) revert OperationNotScheduled(operation);
-        delete _readyAt[operation];
-    }
-
     /// @dev Consumes the scheduled `operation` if it is due.
     function _executeOperation(bytes32 operation) internal {
         uint48 readyAt = _readyAt[operation];
@@ -118,6 +109,7 @@ abstract contract TimelockedRoles is AccessControlDefaultAdminRules {
         delete _readyAt[operation];
     }
 
+    /// @dev keccak256(abi.encode(keccak256("TIMELOCKED_ROLE_GRANT"), role, account)).
     function _grantOperation(bytes32 role, address account) private pure returns (bytes32) {
         return keccak256(abi.encode(_GRANT_TAG, role, account));
     }

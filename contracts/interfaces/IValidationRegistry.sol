@@ -12,7 +12,7 @@ pragma solidity ^0.8.28;
 ///   `getValidationStatus(requestHash)` is deliberately absent: with several validators named for one hash it
 ///   had to pick one, and anyone could choose which.
 /// The agent id a request carries is informational: the request hash itself commits to the validator, its
-/// agent id and the guarantee's policy (docs/protocol.md, "Validation request hash"), and the Vault checks
+/// agent id and the guarantee's policy (docs/protocol.md, "Identities"), and the Vault checks
 /// the verdict of the validator the signed policy names.
 interface IValidationRegistry {
     /// @notice A validation was requested from `validatorAddress` for `agentId` (by anyone, any number of times).

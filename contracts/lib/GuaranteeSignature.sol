@@ -8,7 +8,7 @@ import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/Signa
 import {CertificateCodec} from "./CertificateCodec.sol";
 
 /// @title GuaranteeSignature
-/// @notice Verifies the payer's own signature over a guarantee (ARCHITECTURE.md §4), exactly as the SDK
+/// @notice Verifies the payer's own signature over a guarantee (docs/protocol.md, "Payer signatures"), exactly as the SDK
 /// defines it (sdk/eip712.ts): the EIP-712 digest of `GuaranteeV1` / `GuaranteeV2` under the domain
 /// `{name, version, chainId, verifyingContract = Vault}`, signed either as typed data (`EIP712`) or as
 /// `personal_sign` of its 32 raw bytes (`EIP191`). Contract wallets sign through ERC-1271.
@@ -95,32 +95,22 @@ library GuaranteeSignature {
     function structHashV2(
         CertificateCodec.CertificateClaims memory c,
         CertificateCodec.ValidationPolicy memory p
-    ) internal pure returns (bytes32) {
-        // Two halves: one abi.encode of 14 values exceeds the legacy code generator's stack.
-        return
-            keccak256(
-                bytes.concat(
-                    abi.encode(
-                        GUARANTEE_V2_TYPEHASH,
-                        c.user,
-                        c.recipient,
-                        c.reqId,
-                        c.amount,
-                        c.asset,
-                        c.timestamp
-                    ),
-                    // EIP-712 encodes a dynamic `string` as keccak256 of its UTF-8 bytes.
-                    abi.encode(
-                        p.registry,
-                        p.validator,
-                        p.agentId,
-                        p.minScore,
-                        p.jobHash,
-                        keccak256(bytes(p.tag)),
-                        p.deadline
-                    )
-                )
-            );
+    ) internal pure returns (bytes32 hash) {
+        // EIP-712 encodes a dynamic `string` as keccak256 of its UTF-8 bytes.
+        bytes32 tagHash = keccak256(bytes(p.tag));
+        bytes32 typeHash = GUARANTEE_V2_TYPEHASH;
+        // encodeData is 14 words; copied straight from the two memory structs (each member is one cleaned
+        // word: c.user .. c.timestamp are words 3..8 of `c`, p.registry .. p.jobHash words 0..4 of `p`),
+        // which costs a fraction of abi.encode (this runs in every remuneration).
+        assembly ("memory-safe") {
+            let m := mload(0x40)
+            mstore(m, typeHash)
+            mcopy(add(m, 0x20), add(c, 0x60), 0xc0)
+            mcopy(add(m, 0xe0), p, 0xa0)
+            mstore(add(m, 0x180), tagHash)
+            mstore(add(m, 0x1a0), mload(add(p, 0xc0)))
+            hash := keccak256(m, 0x1c0)
+        }
     }
 
     /// @notice `hashStruct` of the claims' own version (decodes the policy of V2 claims).

@@ -12,6 +12,17 @@ contract CertificateCodecHarness {
         return CertificateCodec.decodeClaims(data);
     }
 
+    /// @notice CertificateCodec.decodeV2Calldata.
+    function decodeV2Calldata(
+        bytes calldata data
+    )
+        external
+        pure
+        returns (CertificateCodec.CertificateClaims memory, CertificateCodec.ValidationPolicy memory)
+    {
+        return CertificateCodec.decodeV2Calldata(data);
+    }
+
     /// @notice CertificateCodec.decodePolicy.
     function decodePolicy(
         bytes calldata data

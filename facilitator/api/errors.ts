@@ -3,7 +3,7 @@
  * and the body parser's and router's client errors of runtime/client-errors.ts)
  * is a 4xx with a message naming the problem; anything unexpected is a
  * 500 whose details go to the log only, never a stack trace to the client.
- * Shapes (interface spec "Errors", ARCHITECTURE.md §13): `{error, code}`
+ * Shapes (interface spec "Errors", docs/protocol.md, "Wire values"): `{error, code}`
  * everywhere except `/settle`, which answers `{success: false, error, certificate: null, …}`.
  */
 import type { ErrorRequestHandler, RequestHandler } from "express";

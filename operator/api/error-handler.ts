@@ -1,6 +1,6 @@
 /**
  * The one place errors become HTTP responses. Every error body is
- * `{ error, code }` (ARCHITECTURE.md §13): HttpErrors as thrown, WireErrors
+ * `{ error, code }` (docs/protocol.md, "Wire values"): HttpErrors as thrown, WireErrors
  * as 400 naming the field, client errors of the body parser and the router
  * (runtime/client-errors.ts) as their 4xx, anything else as a 500 whose
  * details (stack included) go to the log only. Client errors log at debug

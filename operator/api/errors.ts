@@ -1,5 +1,5 @@
 /**
- * HTTP errors with a machine-readable code (ARCHITECTURE.md §13). Route code
+ * HTTP errors with a machine-readable code (docs/protocol.md, "Wire values"). Route code
  * throws these; the error middleware turns them into `{ error, code }`.
  */
 export class HttpError extends Error {

@@ -164,7 +164,7 @@ export const CORE_OPENAPI = {
       PayerSignature: { type: "string", pattern: "^0x[0-9a-fA-F]{130}$", description: "65 bytes r‖s‖v." },
       UnixSeconds: { type: "integer", minimum: 0 },
       Certificate: object({
-        claims: { ...ref("HexBytes"), description: "ABI-encoded certificate claims (ARCHITECTURE.md §5)." },
+        claims: { ...ref("HexBytes"), description: "ABI-encoded certificate claims (docs/protocol.md)." },
         signature: {
           type: "string",
           pattern: "^0x[0-9a-fA-F]{192}$",

@@ -1,5 +1,5 @@
 /**
- * Access tokens: HS256 JWTs, short-lived and stateless (ARCHITECTURE.md §11).
+ * Access tokens: HS256 JWTs, short-lived and stateless (docs/operator-auth.md, "Tokens").
  * Claims: `sub` (checksummed wallet), `scopes`, `iat`, `exp`, `iss`, `aud`,
  * `jti`. Verification uses the injected clock, not the wall clock.
  */

@@ -1,5 +1,5 @@
 /**
- * Who may do what (ARCHITECTURE.md §11). Tokens carry scopes; whether a
+ * Who may do what (docs/operator-auth.md). Tokens carry scopes; whether a
  * wallet may issue a guarantee for a given recipient is decided at issuance
  * against the current config, so adding or removing a facilitator takes
  * effect without waiting for tokens to expire.

@@ -1,5 +1,5 @@
 /**
- * The sign-in flow (ARCHITECTURE.md §11): nonce → SIWE verify → token pair;
+ * The sign-in flow (docs/operator-auth.md): nonce → SIWE verify → token pair;
  * refresh with rotation and reuse detection; logout. HTTP-agnostic apart
  * from throwing {@link HttpError}s with the status the endpoint must answer.
  */

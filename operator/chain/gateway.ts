@@ -27,6 +27,14 @@ export interface ChainGateway {
    * at `vault` or it does not answer the Vault's getters.
    */
   vaultOperatorKey(vault: string): Promise<VaultOperatorKey>;
+  /**
+   * The EIP-712 domain separator the Vault at `vault` checks payers' signatures under
+   * (`Vault.guaranteeDomainSeparator()`), lower-case hex. Throws {@link ChainError} like
+   * {@link vaultOperatorKey}.
+   */
+  vaultGuaranteeDomainSeparator(vault: string): Promise<string>;
+  /** Whether the Vault's setup is over (`Vault.setupFinished()`: role and key changes are timelocked). */
+  vaultSetupFinished(vault: string): Promise<boolean>;
   /** Releases the connection (idempotent). */
   close(): Promise<void>;
 }
@@ -36,10 +44,15 @@ export class ChainError extends Error {
   override readonly name = "ChainError";
 }
 
-/** The two Vault getters Core reads (contracts/Vault.sol: `operatorKeySet`, `operatorKey() → BLS.G1Point`). */
+/**
+ * The Vault getters Core reads at startup (contracts/Vault.sol: `operatorKeySet`, `operatorKey() →
+ * BLS.G1Point`, `guaranteeDomainSeparator`, `setupFinished`).
+ */
 export const VAULT_KEY_ABI = [
   "function operatorKeySet() view returns (bool)",
   "function operatorKey() view returns (tuple(bytes32 x_a, bytes32 x_b, bytes32 y_a, bytes32 y_b))",
+  "function guaranteeDomainSeparator() view returns (bytes32)",
+  "function setupFinished() view returns (bool)",
 ];
 const vaultInterface = new Interface(VAULT_KEY_ABI);
 
@@ -114,23 +127,38 @@ export class RpcChainGateway implements ChainGateway {
     return quantity(await this.call("eth_blockNumber", []), "eth_blockNumber");
   }
 
-  async vaultOperatorKey(vault: string): Promise<VaultOperatorKey> {
+  async vaultGuaranteeDomainSeparator(vault: string): Promise<string> {
+    const [separator] = await this.readVault(vault, "guaranteeDomainSeparator");
+    return (separator as string).toLowerCase();
+  }
+
+  async vaultSetupFinished(vault: string): Promise<boolean> {
+    const [finished] = await this.readVault(vault, "setupFinished");
+    return finished === true;
+  }
+
+  private async readVault(
+    vault: string,
+    name: "operatorKeySet" | "operatorKey" | "guaranteeDomainSeparator" | "setupFinished",
+  ) {
     const address = parseAddress(vault, "vault");
     const code = await this.call("eth_getCode", [address, "latest"]);
     if (typeof code !== "string" || code === "0x" || code === "0x0") {
       throw new ChainError(`no contract at the Vault address ${address} on this chain`);
     }
-    const read = async (name: "operatorKeySet" | "operatorKey") => {
-      const data = await this.call("eth_call", [
-        { to: address, data: vaultInterface.encodeFunctionData(name) },
-        "latest",
-      ]);
-      try {
-        return vaultInterface.decodeFunctionResult(name, data as string);
-      } catch {
-        throw new ChainError(`the contract at ${address} does not answer Vault.${name}() (is it the Vault?)`);
-      }
-    };
+    const data = await this.call("eth_call", [
+      { to: address, data: vaultInterface.encodeFunctionData(name) },
+      "latest",
+    ]);
+    try {
+      return vaultInterface.decodeFunctionResult(name, data as string);
+    } catch {
+      throw new ChainError(`the contract at ${address} does not answer Vault.${name}() (is it the Vault?)`);
+    }
+  }
+
+  async vaultOperatorKey(vault: string): Promise<VaultOperatorKey> {
+    const read = (name: "operatorKeySet" | "operatorKey") => this.readVault(vault, name);
     const [isSet] = await read("operatorKeySet");
     if (isSet !== true) return { set: false };
     const [point] = await read("operatorKey");

@@ -1,5 +1,5 @@
 /**
- * Turns a netting result into what goes on chain (ARCHITECTURE.md §8): the cycle's StandardMerkleTree
+ * Turns a netting result into what goes on chain (docs/protocol.md, "Clearing cycles"): the cycle's StandardMerkleTree
  * (built by sdk/merkle.ts, the one definition of the leaf encoding) and the exact arguments of
  * `ClearingHouse.commitCycle(cycleId, root, guaranteesRoot, AssetTotal[], Obligation[], bytes32[] nettedV2Ids)`,
  * the guarantees tree (sdk/guarantee-tree.ts) behind `guaranteesRoot`, plus the

@@ -1,5 +1,5 @@
 /**
- * Multilateral netting of one clearing cycle (ARCHITECTURE.md §8). Pure: no store, no chain, no clock.
+ * Multilateral netting of one clearing cycle (docs/protocol.md, "Clearing cycles"). Pure: no store, no chain, no clock.
  * At cutoff Core passes every FINALIZED_PAYABLE guarantee of the window; per asset each participant's
  * net position is `received − paid`, a negative net is a debit (the participant pays the ClearingHouse),
  * a positive one a credit (it claims from the ClearingHouse with a Merkle proof).

@@ -1,5 +1,5 @@
 /**
- * Clearing scheduler (ARCHITECTURE.md §8, docs/operator-async.md): closes a cycle every
+ * Clearing scheduler (docs/protocol.md, "Clearing cycles"; docs/operator-async.md): closes a cycle every
  * `cycleLengthSeconds` of chain time (the indexed head's timestamp, operator/clock.ts ChainClock: the
  * commit budget `commitDelay` is part of the Vault's grace-period invariant, which withdrawals are
  * judged against by `block.timestamp`), nets every FINALIZED_PAYABLE guarantee not yet in a cycle

@@ -1,5 +1,5 @@
 /**
- * Collateral capacity (ARCHITECTURE.md §7): what a payer's (user, asset)
+ * Collateral capacity (docs/protocol.md, "Collateral and safety invariants"): what a payer's (user, asset)
  * balance may carry in unresolved guarantees.
  *
  *   capacity  = (deposited − pending_withdrawal) × collateral factor

@@ -1,5 +1,5 @@
 /**
- * V2 guarantee lifecycle (ARCHITECTURE.md §6, §10; docs/operator-async.md):
+ * V2 guarantee lifecycle (docs/protocol.md, "Guarantee lifecycle" and "V2 validation"; docs/operator-async.md):
  *
  * - payer finalizes (`finalizeByPayer`): PENDING_VALIDATION | DISPUTED → FINALIZED_PAYABLE;
  * - the registry's latest response of the policy's validator fails the policy

@@ -17,7 +17,7 @@ function decimal(column: string): string {
   return `CHECK (${column} GLOB '[0-9]*' AND ${column} NOT GLOB '*[^0-9]*' AND (${column} = '0' OR ${column} NOT GLOB '0*') AND length(${column}) <= 78)`;
 }
 
-/** Every guarantee state (ARCHITECTURE.md §6); migration 2 widens the CHECK to all of them. */
+/** Every guarantee state (docs/protocol.md, "Guarantee lifecycle"); migration 2 widens the CHECK to all of them. */
 const ALL_STATES =
   "'PENDING_VALIDATION', 'FINALIZED_PAYABLE', 'DISPUTED', 'CANCELLED', 'NETTED', 'SETTLED', 'REMUNERATED', 'DEFAULT_REMUNERATED'";
 

@@ -11,7 +11,7 @@
 import type { AsyncStoreOps } from "./async-types";
 import type { OutboxEvent, WebhookStoreOps } from "./webhook-types";
 
-/** The lifecycle of ARCHITECTURE.md §6 (docs/operator-async.md has the transitions). */
+/** The lifecycle of docs/protocol.md, "Guarantee lifecycle" (docs/operator-async.md has the transitions). */
 export const GUARANTEE_STATES = [
   "PENDING_VALIDATION",
   "FINALIZED_PAYABLE",
@@ -159,7 +159,7 @@ export interface StoreOps extends AsyncStoreOps, WebhookStoreOps {
   getCollateral(user: string, asset: string): Promise<CollateralBalance>;
   creditDeposit(user: string, asset: string, amount: bigint, now: number): Promise<CollateralBalance>;
   /**
-   * Check-and-lock (ARCHITECTURE.md §7): adds `amount` to `locked` iff the
+   * Check-and-lock (docs/protocol.md, "Collateral and safety invariants"): adds `amount` to `locked` iff the
    * new total stays ≤ `capacity(balance)`; otherwise changes nothing.
    */
   lockIfAvailable(
@@ -177,7 +177,7 @@ export interface StoreOps extends AsyncStoreOps, WebhookStoreOps {
   /** Oldest first; the cursor is stable under concurrent inserts (new rows only ever append). */
   listGuaranteesByRecipient(recipient: string, page?: PageRequest): Promise<Page<StoredGuarantee>>;
 
-  // --- issuance (check-and-lock + insert, ARCHITECTURE.md §7) ---
+  // --- issuance (check-and-lock + insert, docs/protocol.md, "Collateral and safety invariants") ---
   /**
    * Issues each request atomically and independently, in order, all inside
    * one transaction (one durable commit for the whole batch: group commit).

@@ -1,5 +1,5 @@
 /**
- * Micro-benchmark of payer-signature verification (ARCHITECTURE.md §4, TOOLCHAIN.md):
+ * Micro-benchmark of payer-signature verification (docs/protocol.md, "Payer signatures"):
  * ethers' generic path against the hot path of sdk/eip712.ts.
  *
  *   npx ts-node scripts/bench/signature.ts [opsPerRun] [runs]

@@ -304,7 +304,15 @@ export async function claimNetCredit(ctx: CliContext, flags: Flags): Promise<voi
   console.log(`Claimed ${formatAmount(credit, asset)} for ${participant} from cycle ${cycleId}`);
 }
 
-export async function remunerate(ctx: CliContext, flags: Flags): Promise<void> {
+/**
+ * A V2 certificate and the payer's signature it was issued for, as `Vault.remunerate` and
+ * `Vault.registerReserve` take them, from `--certificate` (Core's guarantee view carries the payer's
+ * `scheme` and `signature`; a settle answer or a bare certificate needs `--payer-signature`).
+ */
+function v2CallArgs(
+  flags: Flags,
+  what: string,
+): { args: ReturnType<typeof remunerateCallArgs>; decoded: ReturnType<typeof decodeCertificateClaims> } {
   const source = required(flags, "certificate");
   let raw: unknown;
   try {
@@ -321,7 +329,7 @@ export async function remunerate(ctx: CliContext, flags: Flags): Promise<void> {
   const certificate = parseCertificate(wire, "--certificate");
   const decoded = decodeCertificateClaims(certificate.claims);
   if (decoded.version !== 2)
-    throw new CliError("--certificate: only V2 certificates can be remunerated on the Vault");
+    throw new CliError(`--certificate: only V2 certificates can be ${what} on the Vault`);
   const fromRecord = record.certificate !== undefined && typeof record.signature === "string";
   const payerSignature =
     str(flags, "payer-signature") ?? (fromRecord ? (record.signature as string) : undefined);
@@ -335,17 +343,38 @@ export async function remunerate(ctx: CliContext, flags: Flags): Promise<void> {
     str(flags, "scheme") ?? (fromRecord ? record.scheme : "eip712"),
     "--scheme",
   );
+  try {
+    return {
+      args: remunerateCallArgs(toRemunerateArgs(certificate, { scheme, signature: payerSignature })),
+      decoded,
+    };
+  } catch (error) {
+    throw new CliError(`--payer-signature: ${(error as Error).message}`);
+  }
+}
+
+export async function remunerate(ctx: CliContext, flags: Flags): Promise<void> {
+  const { args, decoded } = v2CallArgs(flags, "remunerated");
   const { claims } = decoded;
   info(
     `remunerating guarantee ${decoded.guaranteeId}: ${claims.amount} base units of ${claims.asset} ` +
       `from ${claims.user} to ${claims.recipient}`,
   );
-  let args: ReturnType<typeof remunerateCallArgs>;
-  try {
-    args = remunerateCallArgs(toRemunerateArgs(certificate, { scheme, signature: payerSignature }));
-  } catch (error) {
-    throw new CliError(`--payer-signature: ${(error as Error).message}`);
-  }
   await send("remunerate", () => ctx.vault.connect(ctx.wallet).remunerate(...args));
   console.log(`Remunerated guarantee ${decoded.guaranteeId}: ${claims.amount} paid to ${claims.recipient}`);
+}
+
+/** Registers the seller's reserve of a V2 guarantee (docs/contracts.md, "Seller's reserve"). */
+export async function registerReserve(ctx: CliContext, flags: Flags): Promise<void> {
+  const { args, decoded } = v2CallArgs(flags, "reserved");
+  const { claims } = decoded;
+  info(
+    `reserving ${claims.amount} base units of ${claims.asset} of ${claims.user} for ${decoded.guaranteeId}`,
+  );
+  await send("registerReserve", () => ctx.vault.connect(ctx.wallet).registerReserve(...args));
+  const reserve = await ctx.vault.reserveOf(decoded.guaranteeId);
+  console.log(
+    `Reserved guarantee ${decoded.guaranteeId}: ${claims.amount} of ${claims.user}'s collateral held until ` +
+      `${new Date(Number(reserve.expiresAt) * 1000).toISOString()} unless remunerated or netted first`,
+  );
 }

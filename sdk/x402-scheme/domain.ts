@@ -1,5 +1,5 @@
 /**
- * The EIP-712 domain a buyer signs guarantees under (ARCHITECTURE.md §4):
+ * The EIP-712 domain a buyer signs guarantees under (docs/protocol.md, "Payer signatures"):
  * `{name: eip712_name, version: eip712_version, chainId: chain_id,
  * verifyingContract: contract_address}` from Core's `GET /core/public-params`.
  * The buyer's network (`eip155:<chainId>`) follows from it: a buyer only pays

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 
-// The wire formats of ARCHITECTURE.md §4, §5 and §10, encoded here with ethers exactly as written
+// The wire formats of docs/protocol.md ("Identities", "Certificates"), encoded here with ethers exactly as written
 // there, so that the Solidity codec is checked against the document rather than against itself.
 const abi = ethers.AbiCoder.defaultAbiCoder();
 const CLAIMS_TYPES = [
@@ -250,6 +250,62 @@ describe("CertificateCodec", () => {
       // version word with a bit above uint64 set
       const dirty = ethers.concat([ethers.toBeHex((1n << 64n) + 1n, 32), ethers.dataSlice(encoded, 32)]);
       await expect(harness.decodeClaims(dirty)).to.be.reverted;
+    });
+  });
+
+  describe("decodeV2Calldata (the Vault's decoder)", () => {
+    /** Claims hex with word `index` (0-based, after 0x) replaced by `word` (32-byte hex without 0x). */
+    const withWord = (hex: string, index: number, word: string): string =>
+      "0x" + hex.slice(2, 2 + index * 64) + word + hex.slice(2 + (index + 1) * 64);
+    const words = (hex: string) => (hex.length - 2) / 64;
+
+    it("agrees with decodeClaims + decodePolicy (policy left empty, returned apart)", async () => {
+      const { harness, v2, policy } = await loadFixture(deploy);
+      for (const tag of ["quality-check ✓", "", "x".repeat(32), "y".repeat(33)]) {
+        const claims = { ...v2, policy: encodePolicy({ ...policy, tag }) };
+        const [c, p] = await harness.decodeV2Calldata(encodeClaims(claims));
+        expect(claimsOf(c)).to.deep.equal({ ...claims, policy: "0x" });
+        expect(policyOf(p)).to.deep.equal({ ...policy, tag });
+      }
+    });
+
+    it("refuses every non-canonical variant the strict decoder refuses, and other versions", async () => {
+      const { harness, v1, v2, policy } = await loadFixture(deploy);
+      const good = encodeClaims(v2);
+      const dirty = "f".repeat(24);
+      const n = words(good);
+      const nonCanonical = [
+        withWord(good, 3, dirty + good.slice(2 + 3 * 64 + 24, 2 + 4 * 64)), // user with high bits
+        withWord(good, 8, "01" + "0".repeat(62)), // timestamp above uint64
+        withWord(good, 9, (0x160).toString(16).padStart(64, "0")), // relocated policy
+        withWord(good, 10, (n * 32).toString(16).padStart(64, "0")), // policy length past the end
+        withWord(good, 14, (256).toString(16).padStart(64, "0")), // minScore above uint8
+        withWord(good, 16, (0x100).toString(16).padStart(64, "0")), // relocated tag
+        withWord(good, 18, "f".repeat(64)), // huge tag length
+        withWord(good, n - 1, good.slice(2 + (n - 1) * 64, 2 + n * 64 - 2) + "01"), // dirty tag padding
+        good + "00".repeat(32), // trailing word
+        good.slice(0, -64), // truncated
+        "0x1234",
+        withWord(good, 0, "f".repeat(64)), // version above uint64
+      ];
+      for (const bad of nonCanonical) {
+        await expect(harness.decodeV2Calldata(bad), bad.slice(0, 20)).to.be.revertedWithCustomError(
+          harness,
+          "NonCanonicalEncoding",
+        );
+      }
+      await expect(harness.decodeV2Calldata(encodeClaims({ ...v2, version: 3n })))
+        .to.be.revertedWithCustomError(harness, "UnsupportedClaimsVersion")
+        .withArgs(3n);
+      const v1AsV2Layout = encodeClaims({ ...v1, policy: encodePolicy(policy) });
+      await expect(harness.decodeV2Calldata(v1AsV2Layout))
+        .to.be.revertedWithCustomError(harness, "UnsupportedClaimsVersion")
+        .withArgs(1n);
+      // An empty policy padded to the fixed size still reads as a V2 claim without a policy.
+      const empty = encodeClaims({ ...v2, policy: "0x" }) + "00".repeat(8 * 32);
+      await expect(harness.decodeV2Calldata(empty))
+        .to.be.revertedWithCustomError(harness, "PolicyMismatch")
+        .withArgs(2n, 0n);
     });
   });
 

@@ -5,6 +5,8 @@
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { ethers } from "hardhat";
+import { g1ToEip2537 } from "../../sdk/bls";
+import { ValidationRegistry__factory } from "../../typechain-types";
 import { id as hashText, parseEther, type ContractTransactionResponse } from "ethers";
 
 import { guaranteeLeafOf } from "../../operator/clearing/commit-plan";
@@ -12,6 +14,7 @@ import { guaranteeProof } from "../../sdk";
 import {
   ETH,
   answerOf,
+  OTHER_BLS,
   buildCycle,
   GUARANTEES_ROOT,
   PAYMENT_DELAY,
@@ -104,6 +107,70 @@ describe("Gas", () => {
     );
     const gas = await gasOf("remunerate (ETH)", f.vault.remunerate(...remunerateArgs(cert)));
     expect(gas).to.be.lessThan(500_000n);
+  });
+
+  it("seller's reserve: registerReserve, remunerate out of the reserve, releaseReserve", async () => {
+    const f = await loadFixture(suretyFixture);
+    await f.vault.connect(f.alice).deposit({ value: 2n * ONE });
+    const policy = {
+      registry: f.registryAddress,
+      validator: f.validator.address,
+      agentId: 1n,
+      minScore: 50,
+      jobHash: hashText("job"),
+      tag: "delivery",
+      deadline: BigInt((await time.latest()) + 3600),
+    };
+    const certFor = (reqId: bigint) =>
+      v2Certificate({
+        chainId: f.chainId,
+        vault: f.vaultAddress,
+        user: f.alice.address,
+        recipient: f.bob.address,
+        reqId,
+        amount: ONE,
+        asset: ETH,
+        policy,
+      });
+    const [first, second] = [certFor(1n), certFor(2n)];
+    await gasOf(
+      "registerReserve (ETH, first reserve of the payer)",
+      f.vault.registerReserve(...remunerateArgs(first)),
+    );
+    await gasOf("registerReserve (ETH, second)", f.vault.registerReserve(...remunerateArgs(second)));
+    for (const cert of [first, second]) {
+      await f.validationRegistry
+        .connect(f.bob)
+        .validationRequest(f.validator.address, 1n, "", cert.requestHash);
+      await f.validationRegistry
+        .connect(f.validator)
+        .validationResponse(cert.requestHash, 90, "", hashText("e"), "delivery");
+    }
+    await f.vault.connect(f.alice).requestWithdrawal(ETH, 2n * ONE);
+    await gasOf(
+      "remunerate (ETH, out of its reserve: free collateral short)",
+      f.vault.remunerate(...remunerateArgs(first)),
+    );
+    await time.increase(
+      policy.deadline - BigInt(await time.latest()) + (await f.vault.timings()).withdrawalGracePeriod,
+    );
+    await gasOf("releaseReserve (expired)", f.vault.releaseReserve(second.guaranteeId));
+  });
+
+  it("timelocked changes: role grant, operator key, trusted registry", async () => {
+    const f = await loadFixture(suretyFixture);
+    const role = await f.clearingHouse.OPERATOR_ROLE();
+    const delay = await f.vault.timelockDelay();
+    await gasOf("scheduleRoleGrant", f.clearingHouse.scheduleRoleGrant(role, f.carol.address));
+    const key = g1ToEip2537(OTHER_BLS.publicKey);
+    await gasOf("setOperatorKey (after setup: schedules)", f.vault.setOperatorKey(key));
+    const registry = await (await new ValidationRegistry__factory(f.admin).deploy()).getAddress();
+    await gasOf("setTrustedRegistry (after setup: schedules)", f.vault.setTrustedRegistry(registry, true));
+    await time.increase(delay);
+    await gasOf("executeRoleGrant", f.clearingHouse.executeRoleGrant(role, f.carol.address));
+    await gasOf("setOperatorKey (executes the scheduled key)", f.vault.setOperatorKey(key));
+    await gasOf("setTrustedRegistry (executes)", f.vault.setTrustedRegistry(registry, true));
+    await gasOf("revokeOperatorKey", f.vault.revokeOperatorKey());
   });
 
   for (const n of [2, 10, 100]) {

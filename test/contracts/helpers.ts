@@ -1,7 +1,7 @@
 /**
  * Shared fixtures for the contract tests: a full deployment through scripts/deploy.ts, funded accounts,
  * clearing-cycle builders (StandardMerkleTree leaves as Core builds them) and V2 certificates built per
- * ARCHITECTURE §5 and signed with sdk/bls.ts.
+ * docs/protocol.md, "Certificates", and signed with sdk/bls.ts.
  */
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import {
@@ -110,7 +110,7 @@ export interface Position {
 
 export const LEAF_ENCODING = [...MERKLE_LEAF_ENCODING];
 
-/** Everything commitCycle needs plus proofs, built the way Core builds a cycle (ARCHITECTURE §8). */
+/** Everything commitCycle needs plus proofs, built the way Core builds a cycle (docs/protocol.md, "Clearing cycles"). */
 export function buildCycle(cycleId: bigint | number, positions: Position[]) {
   const id = BigInt(cycleId);
   const values = positions.map((p) => [id, p.asset, p.participant, p.debit, p.credit]);
@@ -172,7 +172,7 @@ export interface ClaimFields {
 }
 
 // Low-level encoders over the sdk's own layouts: tests need claims the sdk would never produce
-// (wrong domain, mismatched id, …), so they fill the §5 tuple field by field.
+// (wrong domain, mismatched id, …), so they fill the certificate claims tuple field by field.
 export function certificateDomain(chainId: BigNumberish, vault: string): string {
   return sdkCertificateDomain({ chainId: toBigInt(chainId), vault });
 }
@@ -227,18 +227,14 @@ export interface V2Input {
   timestamp?: bigint;
 }
 
-/** Replaces the operator key after setup: schedule, wait the Vault's timelock delay, execute. */
+/** Replaces the operator key after setup: schedule (first call), wait the timelock delay, execute (second). */
 export async function rotateOperatorKey(
-  vault: {
-    scheduleOperatorKey(key: Eip2537G1Point): Promise<unknown>;
-    executeOperatorKey(key: Eip2537G1Point): Promise<unknown>;
-    timelockDelay(): Promise<bigint>;
-  },
+  vault: { setOperatorKey(key: Eip2537G1Point): Promise<unknown>; timelockDelay(): Promise<bigint> },
   key: Eip2537G1Point,
 ): Promise<void> {
-  await vault.scheduleOperatorKey(key);
+  await vault.setOperatorKey(key);
   await time.increase(await vault.timelockDelay());
-  await vault.executeOperatorKey(key);
+  await vault.setOperatorKey(key);
 }
 
 /** Hardhat's default accounts: tests sign as any of them without a round trip to the node. */

@@ -1,11 +1,11 @@
 /**
- * The money invariants of ARCHITECTURE §7, shown on whole scenarios rather than single calls:
+ * The money invariants of docs/protocol.md, "Collateral and safety invariants", shown on whole scenarios rather than single calls:
  *  1. Vault holdings = sum of user balances (and ClearingHouse holdings = its unclaimed liquidity).
  *  2. A withdrawal never takes collateral needed by a committed, unpaid net debit.
  *  3. A guarantee accepted before a withdrawal request became visible is committed (and its default
  *     covered) before that withdrawal can finalize.
  *  4. Every committed net debit ends paid or covered from the debtor's collateral.
- * Plus §6: no guarantee is paid twice (netting vs remuneration, in both orders).
+ * Plus the lifecycle rule: no guarantee is paid twice (netting vs remuneration, in both orders).
  */
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
@@ -51,7 +51,7 @@ async function expectHoldingsMatchBooks(f: Fixture): Promise<void> {
   }
 }
 
-describe("Invariants (ARCHITECTURE §7)", () => {
+describe("Invariants (docs/protocol.md)", () => {
   describe("1. holdings equal the books", () => {
     it("after every step of a mixed scenario (deposits, withdrawals, clearing, defaults, claims, remuneration)", async () => {
       const f = await loadFixture(suretyFixture);
@@ -267,7 +267,7 @@ describe("Invariants (ARCHITECTURE §7)", () => {
     });
   });
 
-  describe("§6: no guarantee is paid twice", () => {
+  describe("no guarantee is paid twice", () => {
     async function v2Fixture() {
       const f = await suretyFixture();
       await f.vault.connect(f.alice).deposit({ value: 10n * ONE });

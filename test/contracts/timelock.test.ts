@@ -29,10 +29,6 @@ describe("Timelocked roles and changes", () => {
     expect(await vault.setupFinished()).to.equal(true);
     expect(await vault.timelockDelay()).to.equal(DELAY);
     expect(await clearingHouse.timelockDelay()).to.equal(DELAY);
-    expect(await vault.isTimelockedRole(await vault.CONFIG_ROLE())).to.equal(true);
-    expect(await vault.isTimelockedRole(await vault.KEY_MANAGER_ROLE())).to.equal(true);
-    expect(await vault.isTimelockedRole(await vault.PAUSER_ROLE())).to.equal(false);
-    expect(await clearingHouse.isTimelockedRole(await clearingHouse.OPERATOR_ROLE())).to.equal(true);
   });
 
   for (const target of [
@@ -50,11 +46,17 @@ describe("Timelocked roles and changes", () => {
             : target === "Vault KEY_MANAGER_ROLE"
               ? await f.vault.KEY_MANAGER_ROLE()
               : await f.clearingHouse.OPERATOR_ROLE();
-        return { ...f, contract, role };
+        const op = keccak256(
+          AbiCoder.defaultAbiCoder().encode(
+            ["bytes32", "bytes32", "address"],
+            [ethers.id("TIMELOCKED_ROLE_GRANT"), role, f.outsider.address],
+          ),
+        );
+        return { ...f, contract, role, op };
       }
 
-      it("cannot be granted at once; a schedule executes after the delay, by anyone", async () => {
-        const { contract, role, admin, outsider, carol } = await fixture();
+      it("cannot be granted at once; a schedule executes after the delay, by anyone; revocation is immediate", async () => {
+        const { contract, role, op, admin, outsider, carol } = await fixture();
         await expect(contract.connect(admin).grantRole(role, outsider.address))
           .to.be.revertedWithCustomError(contract, "RoleGrantMustBeScheduled")
           .withArgs(role);
@@ -62,14 +64,9 @@ describe("Timelocked roles and changes", () => {
         await time.setNextBlockTimestamp(scheduledAt); // independent of earlier files' time offset
         const tx = contract.connect(admin).scheduleRoleGrant(role, outsider.address);
         const readyAt = BigInt(scheduledAt) + DELAY;
-        await expect(tx).to.emit(contract, "RoleGrantScheduled").withArgs(role, outsider.address, readyAt);
-        expect(await contract.roleGrantReadyAt(role, outsider.address)).to.equal(readyAt);
-        const op = keccak256(
-          AbiCoder.defaultAbiCoder().encode(
-            ["bytes32", "bytes32", "address"],
-            [ethers.id("TIMELOCKED_ROLE_GRANT"), role, outsider.address],
-          ),
-        );
+        await expect(tx)
+          .to.emit(contract, "RoleGrantScheduled")
+          .withArgs(role, outsider.address, op, readyAt);
         expect(await contract.operationReadyAt(op)).to.equal(readyAt);
         await expect(contract.connect(carol).executeRoleGrant(role, outsider.address))
           .to.be.revertedWithCustomError(contract, "OperationNotReady")
@@ -84,11 +81,10 @@ describe("Timelocked roles and changes", () => {
           .and.to.emit(contract, "RoleGranted")
           .withArgs(role, outsider.address, carol.address);
         expect(await contract.hasRole(role, outsider.address)).to.equal(true);
-        expect(await contract.roleGrantReadyAt(role, outsider.address)).to.equal(0n);
+        expect(await contract.operationReadyAt(op)).to.equal(0n);
         await expect(contract.executeRoleGrant(role, outsider.address))
           .to.be.revertedWithCustomError(contract, "OperationNotScheduled")
           .withArgs(op);
-        // Revocation is immediate.
         await expect(contract.connect(admin).revokeRole(role, outsider.address)).to.emit(
           contract,
           "RoleRevoked",
@@ -96,21 +92,21 @@ describe("Timelocked roles and changes", () => {
         expect(await contract.hasRole(role, outsider.address)).to.equal(false);
       });
 
-      it("a scheduled grant can be cancelled by the admin only; then it cannot execute", async () => {
-        const { contract, role, admin, outsider } = await fixture();
+      it("a scheduled grant can be cancelled by the default admin only; then it cannot execute", async () => {
+        const { contract, role, op, admin, outsider } = await fixture();
         await contract.connect(admin).scheduleRoleGrant(role, outsider.address);
-        await expect(contract.connect(outsider).cancelRoleGrant(role, outsider.address))
+        await expect(contract.connect(outsider).cancelOperation(op))
           .to.be.revertedWithCustomError(contract, "AccessControlUnauthorizedAccount")
           .withArgs(outsider.address, ethers.ZeroHash);
         await expect(contract.connect(outsider).scheduleRoleGrant(role, outsider.address))
           .to.be.revertedWithCustomError(contract, "AccessControlUnauthorizedAccount")
           .withArgs(outsider.address, ethers.ZeroHash);
-        await expect(contract.connect(admin).cancelRoleGrant(role, outsider.address))
-          .to.emit(contract, "RoleGrantCancelled")
-          .withArgs(role, outsider.address);
-        await expect(
-          contract.connect(admin).cancelRoleGrant(role, outsider.address),
-        ).to.be.revertedWithCustomError(contract, "OperationNotScheduled");
+        await expect(contract.connect(admin).cancelOperation(op))
+          .to.emit(contract, "OperationCancelled")
+          .withArgs(op);
+        await expect(contract.connect(admin).cancelOperation(op))
+          .to.be.revertedWithCustomError(contract, "OperationNotScheduled")
+          .withArgs(op);
         await time.increase(DELAY);
         await expect(contract.executeRoleGrant(role, outsider.address)).to.be.revertedWithCustomError(
           contract,
@@ -138,6 +134,10 @@ describe("Timelocked roles and changes", () => {
       "RoleGranted",
     );
     await expect(vault.setTrustedRegistry(registry, true)).to.emit(vault, "TrustedRegistryUpdated");
+    await expect(vault.connect(outsider).setOperatorKey(g1ToEip2537(OPERATOR_BLS.publicKey))).to.emit(
+      vault,
+      "OperatorKeyRotated",
+    );
     await expect(vault.connect(outsider).finishSetup())
       .to.be.revertedWithCustomError(vault, "AccessControlUnauthorizedAccount")
       .withArgs(outsider.address, ethers.ZeroHash);
@@ -147,30 +147,46 @@ describe("Timelocked roles and changes", () => {
       vault,
       "RoleGrantMustBeScheduled",
     );
-    await expect(vault.setTrustedRegistry(registry, true)).to.be.revertedWithCustomError(
+    // After setup the first call only schedules.
+    await expect(vault.setTrustedRegistry(registry, false)).to.emit(vault, "TrustedRegistryUpdated");
+    await expect(vault.setTrustedRegistry(registry, true)).to.emit(vault, "TrustedRegistryScheduled");
+    expect(await vault.isTrustedRegistry(registry)).to.equal(false);
+    await expect(vault.connect(outsider).setOperatorKey(g1ToEip2537(OTHER_BLS.publicKey))).to.emit(
       vault,
-      "ChangeMustBeScheduled",
+      "OperatorKeyScheduled",
     );
-    await expect(
-      vault.connect(outsider).setOperatorKey(g1ToEip2537(OPERATOR_BLS.publicKey)),
-    ).to.be.revertedWithCustomError(vault, "ChangeMustBeScheduled");
   });
 
   describe("operator key", () => {
-    it("schedule, execute after the delay (by anyone), events; the old key verifies until then", async () => {
+    const keyOperation = (key: ReturnType<typeof g1ToEip2537>) =>
+      keccak256(
+        AbiCoder.defaultAbiCoder().encode(
+          ["bytes32", "bytes32", "bytes32", "bytes32", "bytes32"],
+          [ethers.id("VAULT_OPERATOR_KEY"), key.x_a, key.x_b, key.y_a, key.y_b],
+        ),
+      );
+
+    it("a first call schedules, a second one after the delay sets it; the old key verifies until then", async () => {
       const { vault, admin, outsider } = await loadFixture(suretyFixture);
       const next = g1ToEip2537(OTHER_BLS.publicKey);
+      const op = keyOperation(next);
       const scheduledAt = (await time.latest()) + 1;
       await time.setNextBlockTimestamp(scheduledAt); // independent of earlier files' time offset
-      const tx = vault.connect(admin).scheduleOperatorKey(next);
+      const tx = await vault.connect(admin).setOperatorKey(next);
       const readyAt = BigInt(scheduledAt) + DELAY;
       await expect(tx)
         .to.emit(vault, "OperatorKeyScheduled")
-        .withArgs(keyHash(next), [next.x_a, next.x_b, next.y_a, next.y_b], readyAt);
-      await expect(vault.executeOperatorKey(next)).to.be.revertedWithCustomError(vault, "OperationNotReady");
+        .withArgs(keyHash(next), [next.x_a, next.x_b, next.y_a, next.y_b], op, readyAt);
+      expect(await vault.operationReadyAt(op)).to.equal(readyAt);
+      await expect(vault.setOperatorKey(next))
+        .to.be.revertedWithCustomError(vault, "OperationNotReady")
+        .withArgs(op, readyAt);
       expect((await vault.operatorKey()).x_b).to.equal(g1ToEip2537(OPERATOR_BLS.publicKey).x_b);
+      await expect(vault.connect(outsider).setOperatorKey(next))
+        .to.be.revertedWithCustomError(vault, "AccessControlUnauthorizedAccount")
+        .withArgs(outsider.address, await vault.KEY_MANAGER_ROLE());
       await time.increaseTo(readyAt);
-      await expect(vault.connect(outsider).executeOperatorKey(next))
+      await expect(vault.setOperatorKey(next))
         .to.emit(vault, "OperatorKeyRotated")
         .withArgs(keyHash(next), [next.x_a, next.x_b, next.y_a, next.y_b]);
       const stored = await vault.operatorKey();
@@ -180,32 +196,21 @@ describe("Timelocked roles and changes", () => {
         next.y_a,
         next.y_b,
       ]);
+      expect(await vault.operationReadyAt(op)).to.equal(0n);
     });
 
-    it("cancel (key manager only), invalid keys refused at scheduling, revoke at once", async () => {
-      const { vault, admin, outsider } = await loadFixture(suretyFixture);
+    it("cancel (default admin), invalid keys refused at scheduling, revoke at once", async () => {
+      const { vault, outsider } = await loadFixture(suretyFixture);
       const next = g1ToEip2537(OTHER_BLS.publicKey);
       const offCurve = { ...next, y_b: ethers.toBeHex(BigInt(next.y_b) ^ 1n, 32) };
-      await expect(vault.scheduleOperatorKey(offCurve)).to.be.revertedWithCustomError(
-        vault,
-        "InvalidOperatorKey",
-      );
-      await expect(vault.connect(outsider).scheduleOperatorKey(next))
-        .to.be.revertedWithCustomError(vault, "AccessControlUnauthorizedAccount")
-        .withArgs(outsider.address, await vault.KEY_MANAGER_ROLE());
-      await vault.connect(admin).scheduleOperatorKey(next);
-      await expect(vault.connect(outsider).cancelOperatorKey(next)).to.be.revertedWithCustomError(
-        vault,
-        "AccessControlUnauthorizedAccount",
-      );
-      await expect(vault.cancelOperatorKey(next))
-        .to.emit(vault, "OperatorKeyCancelled")
-        .withArgs(keyHash(next));
+      await expect(vault.setOperatorKey(offCurve)).to.be.revertedWithCustomError(vault, "InvalidOperatorKey");
+      await vault.setOperatorKey(next);
+      await expect(vault.cancelOperation(keyOperation(next)))
+        .to.emit(vault, "OperationCancelled")
+        .withArgs(keyOperation(next));
       await time.increase(DELAY);
-      await expect(vault.executeOperatorKey(next)).to.be.revertedWithCustomError(
-        vault,
-        "OperationNotScheduled",
-      );
+      // Cancelled: the next call schedules afresh instead of setting the key.
+      await expect(vault.setOperatorKey(next)).to.emit(vault, "OperatorKeyScheduled");
 
       const current = g1ToEip2537(OPERATOR_BLS.publicKey);
       await expect(vault.connect(outsider).revokeOperatorKey()).to.be.revertedWithCustomError(
@@ -214,47 +219,40 @@ describe("Timelocked roles and changes", () => {
       );
       await expect(vault.revokeOperatorKey()).to.emit(vault, "OperatorKeyRevoked").withArgs(keyHash(current));
       expect(await vault.operatorKeySet()).to.equal(false);
-      // No way back without the delay: setOperatorKey is for setup only.
-      await expect(vault.setOperatorKey(current)).to.be.revertedWithCustomError(
-        vault,
-        "ChangeMustBeScheduled",
-      );
     });
   });
 
   describe("trusted registries", () => {
-    it("adding one is scheduled (cancel, execute by anyone); removing one is immediate", async () => {
+    it("adding one is scheduled then executed (cancellable); removing one is immediate", async () => {
       const { vault, admin, outsider, registryAddress } = await loadFixture(suretyFixture);
       const rogue = await (await new ValidationRegistry__factory(admin).deploy()).getAddress();
-      await expect(vault.setTrustedRegistry(rogue, true)).to.be.revertedWithCustomError(
-        vault,
-        "ChangeMustBeScheduled",
+      const op = keccak256(
+        AbiCoder.defaultAbiCoder().encode(
+          ["bytes32", "address"],
+          [ethers.id("VAULT_TRUSTED_REGISTRY"), rogue],
+        ),
       );
-      await expect(vault.scheduleTrustedRegistry(outsider.address))
+      await expect(vault.setTrustedRegistry(outsider.address, true))
         .to.be.revertedWithCustomError(vault, "InvalidRegistry")
         .withArgs(outsider.address);
-      await expect(vault.connect(outsider).scheduleTrustedRegistry(rogue))
+      await expect(vault.connect(outsider).setTrustedRegistry(rogue, true))
         .to.be.revertedWithCustomError(vault, "AccessControlUnauthorizedAccount")
         .withArgs(outsider.address, await vault.CONFIG_ROLE());
       const scheduledAt = (await time.latest()) + 1;
       await time.setNextBlockTimestamp(scheduledAt); // independent of earlier files' time offset
-      const tx = vault.scheduleTrustedRegistry(rogue);
+      const tx = vault.setTrustedRegistry(rogue, true);
       const readyAt = BigInt(scheduledAt) + DELAY;
-      await expect(tx).to.emit(vault, "TrustedRegistryScheduled").withArgs(rogue, readyAt);
-      await expect(vault.connect(outsider).cancelTrustedRegistry(rogue)).to.be.revertedWithCustomError(
+      await expect(tx).to.emit(vault, "TrustedRegistryScheduled").withArgs(rogue, op, readyAt);
+      expect(await vault.isTrustedRegistry(rogue)).to.equal(false);
+      await expect(vault.connect(outsider).cancelOperation(op)).to.be.revertedWithCustomError(
         vault,
         "AccessControlUnauthorizedAccount",
       );
-      await expect(vault.cancelTrustedRegistry(rogue))
-        .to.emit(vault, "TrustedRegistryCancelled")
-        .withArgs(rogue);
-      await vault.scheduleTrustedRegistry(rogue);
-      await expect(vault.executeTrustedRegistry(rogue)).to.be.revertedWithCustomError(
-        vault,
-        "OperationNotReady",
-      );
-      await time.increase(DELAY);
-      await expect(vault.connect(outsider).executeTrustedRegistry(rogue))
+      await expect(vault.setTrustedRegistry(rogue, true))
+        .to.be.revertedWithCustomError(vault, "OperationNotReady")
+        .withArgs(op, readyAt);
+      await time.increaseTo(readyAt);
+      await expect(vault.setTrustedRegistry(rogue, true))
         .to.emit(vault, "TrustedRegistryUpdated")
         .withArgs(rogue, true);
       expect(await vault.isTrustedRegistry(rogue)).to.equal(true);

@@ -324,9 +324,10 @@ describe("Vault", () => {
 
     it("setOperatorKey stores a valid G1 key and emits its hash (setup phase only)", async () => {
       const { admin, vault: wired } = await loadFixture(suretyFixture);
-      await expect(wired.setOperatorKey(g1ToEip2537(OTHER_BLS.publicKey))).to.be.revertedWithCustomError(
+      // After setup the first call only schedules (test/contracts/timelock.test.ts).
+      await expect(wired.setOperatorKey(g1ToEip2537(OTHER_BLS.publicKey))).to.emit(
         wired,
-        "ChangeMustBeScheduled",
+        "OperatorKeyScheduled",
       );
       const vault = await new Vault__factory(admin).deploy(admin.address, 0, TIMINGS);
       expect(await vault.operatorKeySet()).to.equal(false);
@@ -406,7 +407,7 @@ describe("Vault", () => {
         .withArgs(outsider.address, await vault.CONFIG_ROLE());
     });
 
-    it("setTimings enforces grace > cycle + commit + 2 × challenge + payment + default windows (§7.3)", async () => {
+    it("setTimings enforces grace > cycle + commit + 2 × challenge + payment + default windows (docs/protocol.md, grace-period invariant)", async () => {
       const { vault, outsider } = await loadFixture(suretyFixture);
       const t = {
         cycleLength: 10,
@@ -420,7 +421,7 @@ describe("Vault", () => {
       expect(await vault.challengeWindow()).to.equal(3n);
       expect(await vault.paymentWindow()).to.equal(20n);
       expect(await vault.defaultWindow()).to.equal(15n);
-      expect(await vault.withdrawalGracePeriod()).to.equal(57n);
+      expect((await vault.timings()).withdrawalGracePeriod).to.equal(57n);
       expect((await vault.timings()).cycleLength).to.equal(10n);
       await expect(vault.setTimings({ ...t, withdrawalGracePeriod: 56 }))
         .to.be.revertedWithCustomError(vault, "GracePeriodTooShort")

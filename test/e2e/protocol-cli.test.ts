@@ -10,7 +10,14 @@ import { join } from "node:path";
 import { expect } from "chai";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
-import { claimNetCredit, deposit, type Flags, payNetDebit, remunerate } from "../../scripts/cli/commands";
+import {
+  claimNetCredit,
+  deposit,
+  type Flags,
+  payNetDebit,
+  registerReserve,
+  remunerate,
+} from "../../scripts/cli/commands";
 import { CliContext } from "../../scripts/cli/context";
 import { keccak256, toUtf8Bytes } from "ethers";
 import {
@@ -106,10 +113,20 @@ describe("protocol end to end: the CLI pays, claims and remunerates against a re
     ).to.match(/CliError: remunerate: reverted with InvalidPayerSignature/);
     // Core's guarantee view carries the payer's scheme and signature along with the certificate.
     const view = JSON.stringify((await s.coreAs("carol", "GET", `/core/guarantees/${v2.id}`)).body);
+    // The seller first holds the amount on chain (the seller's reserve), then remunerates out of it.
+    expect(await cli(file, carol, registerReserve, { certificate: view })).to.contain(
+      `Reserved guarantee ${v2.id}`,
+    );
+    expect((await f.vault.reserveOf(v2.id)).amount).to.equal(200n);
+    expect(await cliError(file, carol, registerReserve, { certificate: view })).to.match(
+      /CliError: registerReserve: reverted with ReserveAlreadyRegistered/,
+    );
     expect(await cli(file, carol, remunerate, { certificate: view })).to.contain(
       `Remunerated guarantee ${v2.id}`,
     );
     expect(await f.usd.balanceOf(w.carol.address)).to.equal(wallets.carol + 200n);
+    // Free collateral covered the payment, so the reserve stayed behind; anyone releases it now.
+    await expect(f.vault.releaseReserve(v2.id)).to.emit(f.vault, "ReserveReleased");
     expect(
       await cliError(file, carol, remunerate, { certificate, "payer-signature": v2.payer.signature }),
     ).to.match(/CliError: remunerate: reverted with GuaranteeAlreadyConsumed/);

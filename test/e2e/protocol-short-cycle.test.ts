@@ -96,9 +96,8 @@ describe(`protocol end to end at the devnet's shortest cycle (${DEVNET_MIN_CYCLE
       .validationResponse(requestHash, 90, "ipfs://verdict", keccak256(toUtf8Bytes("verdict")), policy.tag);
     await second(stack);
     expect(await stack.stateOf("alice", g.id)).to.equal("PENDING_VALIDATION");
-    const paid = await f.vault
-      .connect(w.bob)
-      .remunerate(...remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer)));
+    const args = remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer));
+    const paid = await f.vault.connect(w.bob).remunerate(...args);
     expect(await blockTime(paid.hash)).to.be.at.most(policy.deadline);
     await stack.round();
     expect(await stack.stateOf("alice", g.id)).to.equal("REMUNERATED");

@@ -1,5 +1,5 @@
 /**
- * V2 guarantees end to end (ARCHITECTURE.md §6, §10; test/e2e/protocol-fixtures.ts): issued through the
+ * V2 guarantees end to end (docs/protocol.md, "Guarantee lifecycle", "V2 validation"; test/e2e/protocol-fixtures.ts): issued through the
  * facilitator, validated on the ValidationRegistry, remunerated on the Vault by the recipient with the
  * sdk's `toRemunerateArgs`, followed by Core through its indexer and V2 lifecycle.
  */

@@ -1,5 +1,5 @@
 /**
- * A withdrawal against an open guarantee, end to end (ARCHITECTURE.md §7, §9;
+ * A withdrawal against an open guarantee, end to end (docs/protocol.md, "Collateral and safety invariants", "Withdrawals";
  * test/e2e/protocol-fixtures.ts): Core's capacity drops as soon as its indexer sees the request, the
  * guarantee is committed long before the grace period ends, and the Vault pays only
  * `balance − obligations`; the creditor is still paid in full.

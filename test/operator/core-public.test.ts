@@ -400,13 +400,41 @@ describe("Core startup", () => {
       expect(error.message).to.include("0x" + Buffer.from(TEST_BLS_PUBLIC_KEY).toString("hex"));
     });
 
+    it("refuses an EIP-712 name or version other than the Vault's (payer signatures would not verify on chain)", async () => {
+      for (const overrides of [{ eip712Name: "Other" }, { eip712Version: "2" }]) {
+        const error = await startupError(() =>
+          startCoreServer(testConfig(dir.path, overrides), {
+            deployment: contracts.deployment,
+            chain: hardhatChain(),
+          }),
+        );
+        expect(error).to.be.instanceOf(StartupError);
+        expect(error.message).to.match(/is not the Vault's .*name "Surety", version "1"/);
+      }
+    });
+
+    it("refuses a Vault still in setup (grants and key changes would be immediate)", async () => {
+      const [admin] = await ethers.getSigners();
+      const open = await new Vault__factory(admin).deploy(admin.address, 0, DEFAULT_TIMINGS);
+      await (await open.setOperatorKey(g1ToEip2537(TEST_BLS_PUBLIC_KEY))).wait();
+      const vault = await open.getAddress();
+      const error = await startupError(() =>
+        startCoreServer(testConfig(dir.path), {
+          deployment: { ...contracts.deployment, vault },
+          chain: hardhatChain(),
+        }),
+      );
+      expect(error).to.be.instanceOf(StartupError);
+      expect(error.message).to.include(`the Vault at ${vault} is still in setup`);
+    });
+
     it("refuses once the Vault's key was rotated away from Core's", async () => {
       const rotated = blsKeyFromSecret("0x" + "44".repeat(32)).publicKey;
       // After setup a new key is scheduled and executed once the Vault's timelock delay has passed.
       const { vault } = contracts.surety;
-      await (await vault.scheduleOperatorKey(g1ToEip2537(rotated))).wait();
+      await (await vault.setOperatorKey(g1ToEip2537(rotated))).wait(); // schedules
       await time.increase(await vault.timelockDelay());
-      await (await vault.executeOperatorKey(g1ToEip2537(rotated))).wait();
+      await (await vault.setOperatorKey(g1ToEip2537(rotated))).wait(); // executes
       try {
         const error = await startupError(() =>
           startCoreServer(testConfig(dir.path), { deployment: contracts.deployment, chain: hardhatChain() }),

@@ -156,6 +156,8 @@ export async function openCore(
       chainId: async () => 31337,
       blockNumber: async () => 0,
       vaultOperatorKey: async () => ({ set: false }),
+      vaultGuaranteeDomainSeparator: async () => "0x" + "00".repeat(32),
+      vaultSetupFinished: async () => true,
       close: async () => {},
     },
   });

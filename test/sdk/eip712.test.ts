@@ -128,7 +128,7 @@ function expectWireError(fn: () => unknown, field: string): void {
 
 describe("sdk/eip712", () => {
   describe("typed data", () => {
-    it("declares the §4 types with ethers' canonical encoding", () => {
+    it("declares the docs/protocol.md types with ethers' canonical encoding", () => {
       expect(GUARANTEE_V1_TYPE).to.equal(
         "GuaranteeV1(address user,address recipient,uint256 reqId,uint256 amount,address asset,uint64 timestamp)",
       );

@@ -39,7 +39,7 @@ function expectWireError(fn: () => unknown, field: string): void {
 }
 
 describe("sdk/merkle", () => {
-  it("uses the §8 leaf encoding", () => {
+  it("uses the documented leaf encoding", () => {
     expect(MERKLE_LEAF_ENCODING).to.deep.equal(["uint256", "address", "address", "uint256", "uint256"]);
   });
 

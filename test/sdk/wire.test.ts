@@ -52,7 +52,7 @@ describe("sdk/wire", () => {
       expect(parseAddress(CHECKSUMMED.toLowerCase(), "a")).to.equal(CHECKSUMMED);
       expect(parseAddress("0x" + CHECKSUMMED.slice(2).toUpperCase(), "a")).to.equal(CHECKSUMMED);
       expect(parseAddress("0X" + CHECKSUMMED.slice(2), "a")).to.equal(CHECKSUMMED);
-      // A mixed case that is not the checksum is still accepted (§3: any case) and normalised.
+      // A mixed case that is not the checksum is still accepted (any case is accepted) and normalised.
       const wrongChecksum = "0x70997970c51812DC3A010C7D01B50E0D17DC79c8";
       expect(parseAddress(wrongChecksum, "a")).to.equal(CHECKSUMMED);
       expect(parseAddress("0x0000000000000000000000000000000000000000", "a")).to.equal(
