@@ -81,12 +81,7 @@ export class ClearingKeeper {
       const context = { cycle_id: debt.cycleId, asset: debt.asset, debtor: debt.debtor };
       const ref = { cycleId: debt.cycleId, asset: debt.asset, debtor: debt.debtor };
       if (cycle.answerDeadline !== null && now > cycle.answerDeadline) {
-        const data = clearingHouseInterface.encodeFunctionData("voidUnansweredDebit", [
-          debt.cycleId,
-          debt.asset,
-          debt.debtor,
-        ]);
-        const txHash = await this.trySend(data, context);
+        const txHash = await this.sendForDebt("voidUnansweredDebit", debt);
         if (txHash) result.voided.push({ ...ref, txHash });
         continue;
       }
@@ -127,16 +122,7 @@ export class ClearingKeeper {
     for (const cycle of await store.listCycles(["VETOED"])) {
       for (const debt of await store.listCycleDebts({ cycleId: cycle.cycleId })) {
         if (debt.status === "VOIDED" || debt.status === "REFUNDED" || debt.status === "COVERED") continue;
-        const data = clearingHouseInterface.encodeFunctionData("releaseVetoedDebt", [
-          debt.cycleId,
-          debt.asset,
-          debt.debtor,
-        ]);
-        const txHash = await this.trySend(data, {
-          cycle_id: debt.cycleId,
-          asset: debt.asset,
-          debtor: debt.debtor,
-        });
+        const txHash = await this.sendForDebt("releaseVetoedDebt", debt);
         if (txHash) {
           result.released.push({ cycleId: debt.cycleId, asset: debt.asset, debtor: debt.debtor, txHash });
         }
@@ -160,16 +146,7 @@ export class ClearingKeeper {
       }
       const deadline = deadlines.get(debt.cycleId);
       if (deadline === null || deadline === undefined || now <= deadline) continue;
-      const data = clearingHouseInterface.encodeFunctionData("coverDefault", [
-        debt.cycleId,
-        debt.asset,
-        debt.debtor,
-      ]);
-      const txHash = await this.trySend(data, {
-        cycle_id: debt.cycleId,
-        asset: debt.asset,
-        debtor: debt.debtor,
-      });
+      const txHash = await this.sendForDebt("coverDefault", debt);
       if (txHash)
         result.covered.push({ cycleId: debt.cycleId, asset: debt.asset, debtor: debt.debtor, txHash });
     }
@@ -214,6 +191,15 @@ export class ClearingKeeper {
   }
 
   /** Sends the call unless its estimate reverts (already done, not yet possible): then null. */
+  /** `fn(cycleId, asset, debtor)` on the ClearingHouse for one debt: the tx hash, or null if not sent. */
+  private sendForDebt(
+    fn: "voidUnansweredDebit" | "releaseVetoedDebt" | "coverDefault",
+    debt: { cycleId: number; asset: string; debtor: string },
+  ): Promise<string | null> {
+    const data = clearingHouseInterface.encodeFunctionData(fn, [debt.cycleId, debt.asset, debt.debtor]);
+    return this.trySend(data, { cycle_id: debt.cycleId, asset: debt.asset, debtor: debt.debtor });
+  }
+
   private async trySend(
     data: string,
     context: Record<string, unknown>,
