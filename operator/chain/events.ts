@@ -243,6 +243,23 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
         a.refunded ? "REFUNDED" : "VOIDED",
       );
       return;
+    case "ClearingHouse.DoubleListingProven":
+      // Core never lists a guarantee of a committed, unvetoed cycle again (the scheduler only takes
+      // unassigned payable guarantees): a proof means the operator key committed a cycle Core did not
+      // plan, or a bug. Nothing in Core's books changes (the remedy is a refund from the bond; the
+      // cycle's debts stand as committed), but someone must look now.
+      context.logger.error(
+        {
+          guarantee_id: a.guaranteeId,
+          payer: address(a.payer),
+          asset: address(a.asset),
+          first_cycle_id: num(a.firstCycleId),
+          later_cycle_id: num(a.laterCycleId),
+          amount: big(a.amount).toString(),
+        },
+        "double listing proven on chain: the payer is refunded from the operator bond",
+      );
+      return;
     case "ClearingHouse.CycleFinalized": {
       const cycle = await j.tx.getCycle(num(a.cycleId));
       if (cycle) await j.updateCycle(cycle, { state: "FINALIZED", finalizedAt: event.blockTimestamp });
