@@ -241,7 +241,7 @@ export class SqliteOps implements SyncOf<Omit<StoreOps, keyof AsyncStoreOps | ke
     positive(amount, "lock amount");
     return this.atomic((): LockResult => {
       const balance = this.getCollateral(user, asset);
-      const limit = capacity(balance, this.reserves.listReserves(user, asset));
+      const limit = capacity(balance, this.reserves.listReservesOfChecksummed(balance.user, balance.asset));
       if (balance.locked + amount > limit) return { locked: false, balance, capacity: limit };
       const next = { ...balance, locked: balance.locked + amount };
       this.writeCollateral(next, now);
