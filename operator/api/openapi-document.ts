@@ -280,7 +280,17 @@ export const CORE_OPENAPI = {
         deposited: ref("Uint"),
         locked: ref("Uint"),
         pending_withdrawal: ref("Uint"),
-        available: ref("Uint"),
+        reserve_hold: {
+          ...ref("Uint"),
+          description:
+            "What the payer's on-chain seller reserves hold beyond `locked`: Σ max(0, reserve − Core's lock of " +
+            "its guarantee), i.e. reserves of guarantees Core no longer locks (cancelled, remunerated, netted).",
+        },
+        available: {
+          ...ref("Uint"),
+          description:
+            "(deposited − pending_withdrawal) × collateral factor − locked − reserve_hold (0 if negative).",
+        },
         collateral_factor_bps: { type: "integer", minimum: 0, maximum: 10000 },
       }),
       Balances: object({ user_address: ref("Address"), balances: { type: "array", items: ref("Balance") } }),
@@ -496,7 +506,11 @@ export const CORE_OPENAPI = {
             deposited: ref("Uint"),
             locked: ref("Uint"),
             pending_withdrawal: ref("Uint"),
-            free: { ...ref("Uint"), description: "deposited − locked (0 if negative)." },
+            reserve_hold: { ...ref("Uint"), description: "As in `Balance`." },
+            free: {
+              ...ref("Uint"),
+              description: "deposited − locked − reserve_hold (0 if negative): the Vault's free collateral.",
+            },
             finalizable_amount: {
               ...nullable(ref("Uint")),
               description: "min(requested, free) of the open request; null without one.",

@@ -12,6 +12,8 @@ export const VAULT_ABI = [
   "event WithdrawalFinalized(uint256 indexed withdrawalId, address indexed user, address indexed asset, uint256 requested, uint256 paid)",
   "event DefaultCovered(address indexed user, address indexed asset, uint256 obligation, uint256 covered)",
   "event GuaranteeRemunerated(bytes32 indexed guaranteeId, address indexed user, address indexed recipient, address asset, uint256 amount)",
+  "event ReserveRegistered(bytes32 indexed guaranteeId, address indexed user, address indexed recipient, address asset, uint256 amount, uint64 expiresAt)",
+  "event ReserveReleased(bytes32 indexed guaranteeId, address indexed user, address asset, uint256 amount)",
   "event TimingsUpdated((uint64 cycleLength, uint64 commitDelay, uint64 challengeWindow, uint64 paymentWindow, uint64 defaultWindow, uint64 withdrawalGracePeriod) timings)",
   "function timings() view returns ((uint64 cycleLength, uint64 commitDelay, uint64 challengeWindow, uint64 paymentWindow, uint64 defaultWindow, uint64 withdrawalGracePeriod))",
   "function balanceOf(address user, address asset) view returns (uint256)",

@@ -336,4 +336,25 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX cycle_debts_status ON cycle_debts (status, cycle_id);
     `,
   },
+  {
+    // Sellers' on-chain reserves (Vault.registerReserve): a row exists while the Vault holds the reserve,
+    // from ReserveRegistered to ReserveReleased (docs/operator-async.md, "Seller's reserves"). Version 5
+    // is left to the foreign-cycles migration developed alongside; the runner applies versions in order
+    // and accepts gaps.
+    version: 6,
+    name: "sellers' on-chain reserves",
+    sql: `
+      CREATE TABLE reserves (
+        guarantee_id  TEXT    PRIMARY KEY,
+        user_address  TEXT    NOT NULL,
+        asset_address TEXT    NOT NULL,
+        recipient     TEXT    NOT NULL,
+        amount        TEXT    NOT NULL ${decimal("amount")},
+        expires_at    INTEGER NOT NULL,
+        tx_hash       TEXT    NOT NULL,
+        block_number  INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX reserves_user ON reserves (user_address, asset_address);
+    `,
+  },
 ];
