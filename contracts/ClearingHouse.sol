@@ -10,6 +10,7 @@ import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/Reentrancy
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 
 import {TimelockedRoles} from "./access/TimelockedRoles.sol";
+import {PayerGuaranteeVerifier} from "./clearing/PayerGuaranteeVerifier.sol";
 import {IClearingVault} from "./interfaces/IClearingVault.sol";
 import {CertificateCodec} from "./lib/CertificateCodec.sol";
 import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
@@ -35,7 +36,10 @@ import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 /// `paymentDeadline = answerDeadline + Vault.paymentWindow()`: default coverage opens strictly after it.
 /// A debtor may pay from the commit on (unless its debit is under challenge) and late as long as nobody
 /// covered the debt. `defaultDeadline = paymentDeadline + Vault.defaultWindow()` bounds the clearing path
-/// used in the withdrawal-grace invariant.
+/// used in the withdrawal-grace invariant. `doubleListingDeadline = defaultDeadline +
+/// Vault.timings().withdrawalGracePeriod` (snapshot at commit): until then a guarantee listed in this cycle and in an
+/// earlier one can be proven double-listed ({proveDoubleListing}); never earlier than the previous cycle's, so
+/// the last cycle's is the latest, and the bond stays locked until it ({withdrawBond}).
 contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
@@ -81,6 +85,7 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         uint32 openChallenges;
         bool finalized;
         bool vetoed;
+        uint64 doubleListingDeadline; // packed into the slot of defaultDeadline..vetoed (no extra write)
     }
 
     /// @notice One asset of a committed cycle.
@@ -110,8 +115,20 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         bytes32[] proof;
     }
 
+    /// @notice One leaf of a cycle's guarantees root (the fields `guaranteeLeafHash` hashes).
+    struct GuaranteeLeaf {
+        bytes32 guaranteeId;
+        address payer;
+        address recipient;
+        address asset;
+        uint256 amount;
+        bytes32 signatureHash;
+    }
+
     /// @notice The Vault holding collateral and obligations.
     IClearingVault public immutable vault;
+    /// @notice Decodes answer guarantees and checks payer signatures (deployed by the constructor).
+    PayerGuaranteeVerifier public immutable payerVerifier;
     /// @notice Id of the last committed cycle (0 before the first; ids go 1, 2, 3, ...).
     uint256 public lastCycleId;
     /// @notice Liquidity this contract holds for unclaimed credits, per asset.
@@ -123,6 +140,14 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// @notice The cycle whose challenge answer used the guarantee `guaranteeId` (0: none). A signed
     /// guarantee justifies at most one challenged debit, ever (answers in a vetoed cycle do not count).
     mapping(bytes32 guaranteeId => uint256 cycleId) public answeredIn;
+    /// @notice Whether guarantee `guaranteeId`'s listing in cycle `laterCycleId` was proven a double listing
+    /// (each later listing is remedied once, whichever earlier listing proved it).
+    mapping(bytes32 guaranteeId => mapping(uint256 laterCycleId => bool)) public doubleListingProven;
+    /// @notice Double-listing refunds owed to `payer` in `asset` that the bond could not pay yet
+    /// ({claimOwedRefund} pays them once the bond is topped up).
+    mapping(address asset => mapping(address payer => uint256)) public refundOwed;
+    /// @notice Sum of {refundOwed} over payers, per asset (no bond is withdrawn while it is not zero).
+    mapping(address asset => uint256) public totalRefundOwed;
 
     mapping(uint256 cycleId => Cycle) private _cycles;
     mapping(uint256 cycleId => mapping(address asset => CycleAsset)) private _cycleAssets;
@@ -218,6 +243,22 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         uint256 amount,
         bool refunded
     );
+    /// @notice Guarantee `guaranteeId` of `payer` in `asset` was listed both in cycle `firstCycleId` and in the
+    /// later cycle `laterCycleId`: the later listing is fraudulent and `amount` (the smaller listed amount) is
+    /// refunded to the payer from the operator bond ({DoubleListingRefunded} follows).
+    event DoubleListingProven(
+        bytes32 indexed guaranteeId,
+        address indexed payer,
+        address indexed asset,
+        uint256 firstCycleId,
+        uint256 laterCycleId,
+        uint256 amount
+    );
+    /// @notice `payer` was refunded `paid` of `asset` from the operator bond for a proven double listing; `owed`
+    /// more is recorded in {refundOwed} because the bond was short.
+    event DoubleListingRefunded(address indexed asset, address indexed payer, uint256 paid, uint256 owed);
+    /// @notice `amount` of `payer`'s owed refund in `asset` was paid from the bond; `stillOwed` remains.
+    event OwedRefundPaid(address indexed asset, address indexed payer, uint256 amount, uint256 stillOwed);
     /// @notice `from` added `amount` of `asset` to the operator bond, now `bond`.
     event BondPosted(address indexed asset, address indexed from, uint256 amount, uint256 bond);
     /// @notice `amount` of the `asset` bond was withdrawn to `to`; `bond` remains.
@@ -296,9 +337,27 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     error ZeroAmount();
     /// @notice The bond is `bond`; `amount` cannot be withdrawn.
     error BondTooSmall(address asset, uint256 bond, uint256 amount);
-    /// @notice The bond can be withdrawn only when no challenge is open and the last cycle's answer window
-    /// (`answerDeadline`) has passed.
-    error BondInUse(uint256 openChallenges, uint64 answerDeadline);
+    /// @notice The bond can be withdrawn only when no challenge is open and the last cycle's double-listing
+    /// deadline (`lockedUntil`, the latest) has passed.
+    error BondInUse(uint256 openChallenges, uint64 lockedUntil);
+    /// @notice `owed` of `asset` is owed to payers as double-listing refunds: the bond pays them first.
+    error RefundsOwed(address asset, uint256 owed);
+    /// @notice A double-listing proof needs two different cycles, the earlier first: `firstCycleId` <
+    /// `laterCycleId`.
+    error ListingsNotOrdered(uint256 firstCycleId, uint256 laterCycleId);
+    /// @notice The two listings are not of the same guarantee of the same payer in the same asset.
+    error ListingsDiffer(bytes32 firstGuaranteeId, bytes32 laterGuaranteeId);
+    /// @notice Guarantee `guaranteeId`'s listing charges no one (a self-payment, no payer, or a zero amount):
+    /// listing it twice harms nobody.
+    error UnchargedListing(bytes32 guaranteeId);
+    /// @notice The proof does not show guarantee `guaranteeId`'s leaf under the guarantees root of `cycleId`.
+    error ListingNotInCycle(bytes32 guaranteeId, uint256 cycleId);
+    /// @notice Double listings of cycle `cycleId` could be proven until `doubleListingDeadline`.
+    error DoubleListingProofClosed(uint256 cycleId, uint64 doubleListingDeadline);
+    /// @notice Guarantee `guaranteeId`'s listing in cycle `laterCycleId` was already proven double.
+    error DoubleListingAlreadyProven(bytes32 guaranteeId, uint256 laterCycleId);
+    /// @notice Nothing is owed to `payer` in `asset`, or the bond holds none of it yet.
+    error NoRefundPayable(address asset, address payer, uint256 owed, uint256 bond);
 
     /// @param vault_ The Vault (it must then be given this contract with `Vault.setClearingHouse`).
     /// @param admin Receives the admin role.
@@ -315,6 +374,7 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     ) AccessControlDefaultAdminRules(adminTransferDelay, admin) {
         if (address(vault_).code.length == 0) revert InvalidVault(address(vault_));
         vault = vault_;
+        payerVerifier = new PayerGuaranteeVerifier();
         _grantRole(OPERATOR_ROLE, operator);
         _grantRole(GUARDIAN_ROLE, guardian);
     }
@@ -598,22 +658,85 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     }
 
     /// @notice Withdraws `amount` of the `asset` bond to `to` (default admin only), only while no challenge
-    /// is open and the last committed cycle's answer window has passed: a bond can never leave while a debit
-    /// could still be voided against it.
+    /// is open, every committed cycle's double-listing deadline has passed (the last cycle's `doubleListingDeadline`, the
+    /// latest, after every answer deadline) and no double-listing refund is owed in `asset`: a bond can never leave while a
+    /// debit could still be voided or a double listing remedied against it.
     function withdrawBond(
         address asset,
         uint256 amount,
         address to
     ) external onlyRole(DEFAULT_ADMIN_ROLE) nonReentrant {
-        uint64 lastAnswerDeadline = _cycles[lastCycleId].answerDeadline;
-        if (openChallenges != 0 || block.timestamp <= lastAnswerDeadline) {
-            revert BondInUse(openChallenges, lastAnswerDeadline);
+        uint64 lockedUntil = _cycles[lastCycleId].doubleListingDeadline;
+        if (openChallenges != 0 || block.timestamp <= lockedUntil) {
+            revert BondInUse(openChallenges, lockedUntil);
         }
+        if (totalRefundOwed[asset] != 0) revert RefundsOwed(asset, totalRefundOwed[asset]);
         uint256 bond = bondOf[asset];
         if (amount == 0 || amount > bond) revert BondTooSmall(asset, bond, amount);
         bondOf[asset] = bond - amount;
         emit BondWithdrawn(asset, to, amount, bond - amount);
         _send(asset, to, amount);
+    }
+
+    // ------------------------------------------------------------------------------- double listing
+
+    /// @notice Proves that one guarantee was listed in the guarantees roots of two cycles, and remedies the
+    /// later listing from the operator bond; anyone may call (the remedy always goes to the payer). Answers mark
+    /// a guarantee as used, but a payer that accepted the earlier cycle without challenging could otherwise be
+    /// charged for the same signed guarantee again: the operator's two commits are the evidence.
+    /// @param firstCycleId The earlier cycle; `laterCycleId` the later one (strictly greater). Both must be
+    /// committed, not vetoed and past their challenge window (neither can be vetoed afterwards, so the remedy
+    /// cannot be undone by a veto refund), and the proof must come by the later cycle's
+    /// `doubleListingDeadline`.
+    /// @param first The leaf as listed in the earlier cycle; `later` as listed in the later one. Same guarantee
+    /// id, payer and asset (recipient, amount and signature hash may differ: a variant listing is still the
+    /// same signed request); neither a self-payment, nor without payer, nor of zero amount.
+    /// @param firstProof StandardMerkleTree proof of `first` under the earlier cycle's guarantees root;
+    /// `laterProof` of `later` under the later one's.
+    /// @dev Remedy: `amount = min(first.amount, later.amount)` is refunded to the payer from the `asset` bond
+    /// (what the bond lacks is recorded in {refundOwed} and paid by {claimOwedRefund} once the bond is topped
+    /// up; the bond cannot be withdrawn meanwhile). The later cycle's debts are left as committed (Core's books
+    /// and the cycle's funding stay consistent); the refund gives the payer back what the duplicate cost it,
+    /// whether it paid, was covered, or was a creditor whose credit the duplicate reduced. Each later listing is
+    /// remedied once ({doubleListingProven}), whichever earlier listing proves it.
+    function proveDoubleListing(
+        uint256 firstCycleId,
+        uint256 laterCycleId,
+        GuaranteeLeaf calldata first,
+        GuaranteeLeaf calldata later,
+        bytes32[] calldata firstProof,
+        bytes32[] calldata laterProof
+    ) external nonReentrant {
+        if (firstCycleId >= laterCycleId) revert ListingsNotOrdered(firstCycleId, laterCycleId);
+        bytes32 id = later.guaranteeId;
+        if (first.guaranteeId != id || first.payer != later.payer || first.asset != later.asset) {
+            revert ListingsDiffer(first.guaranteeId, id);
+        }
+        _settledListing(firstCycleId, first, firstProof);
+        Cycle storage cycle = _settledListing(laterCycleId, later, laterProof);
+        if (block.timestamp > cycle.doubleListingDeadline) {
+            revert DoubleListingProofClosed(laterCycleId, cycle.doubleListingDeadline);
+        }
+        if (doubleListingProven[id][laterCycleId]) revert DoubleListingAlreadyProven(id, laterCycleId);
+        doubleListingProven[id][laterCycleId] = true;
+        uint256 amount = first.amount < later.amount ? first.amount : later.amount;
+        emit DoubleListingProven(id, later.payer, later.asset, firstCycleId, laterCycleId, amount);
+        uint256 paid = _owe(later.asset, later.payer, amount);
+        if (paid != 0) _send(later.asset, later.payer, paid);
+    }
+
+    /// @notice Pays `payer` what the bond can of its owed double-listing refund in `asset` ({refundOwed});
+    /// anyone may call, the payer is paid.
+    function claimOwedRefund(address asset, address payer) external nonReentrant {
+        uint256 owed = refundOwed[asset][payer];
+        uint256 bond = bondOf[asset];
+        uint256 amount = owed < bond ? owed : bond;
+        if (amount == 0) revert NoRefundPayable(asset, payer, owed, bond);
+        bondOf[asset] = bond - amount;
+        refundOwed[asset][payer] = owed - amount;
+        totalRefundOwed[asset] -= amount;
+        emit OwedRefundPaid(asset, payer, amount, owed - amount);
+        _send(asset, payer, amount);
     }
 
     // ------------------------------------------------------------------------------------------ views
@@ -715,11 +838,16 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         uint256 cycleId,
         Cycle storage cycle
     ) private returns (uint64 paymentDeadline, uint64 defaultDeadline) {
-        uint64 window = vault.challengeWindow();
-        uint64 challengeDeadline = uint64(block.timestamp) + window;
-        uint64 answerDeadline = challengeDeadline + window;
-        paymentDeadline = answerDeadline + vault.paymentWindow();
-        defaultDeadline = paymentDeadline + vault.defaultWindow();
+        IClearingVault.Timings memory t = vault.timings(); // one call for the four timings used here
+        uint64 challengeDeadline = uint64(block.timestamp) + t.challengeWindow;
+        uint64 answerDeadline = challengeDeadline + t.challengeWindow;
+        paymentDeadline = answerDeadline + t.paymentWindow;
+        defaultDeadline = paymentDeadline + t.defaultWindow;
+        // Never earlier than the previous cycle's (timings may be lowered): the last cycle's deadline is then
+        // the latest, which is what {withdrawBond} waits for.
+        uint64 doubleListingDeadline = defaultDeadline + t.withdrawalGracePeriod;
+        uint64 previous = _cycles[cycleId - 1].doubleListingDeadline;
+        cycle.doubleListingDeadline = doubleListingDeadline > previous ? doubleListingDeadline : previous;
         cycle.committedAt = uint64(block.timestamp);
         cycle.challengeDeadline = challengeDeadline;
         cycle.answerDeadline = answerDeadline;
@@ -755,6 +883,7 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     }
 
     /// @dev One guarantee of an answer: the debtor's signed outgoing payment in `asset`, in the root, unused.
+    /// The claims are decoded and the signature checked by {payerVerifier}; the checks keep their order.
     function _checkGuarantee(
         bytes32 guaranteesRoot,
         bytes32 separator,
@@ -762,7 +891,12 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         address debtor,
         SignedGuarantee calldata g
     ) private view returns (bytes32 id, uint256 amount) {
-        CertificateCodec.CertificateClaims memory c = CertificateCodec.decodeClaims(g.claims);
+        PayerGuaranteeVerifier.Checked memory c = payerVerifier.check(
+            separator,
+            g.claims,
+            g.scheme,
+            g.signature
+        );
         id = c.guaranteeId;
         bytes32 expected = CertificateCodec.guaranteeId(block.chainid, address(vault), c.user, c.reqId);
         if (id != expected) revert GuaranteeIdMismatch(expected, id);
@@ -776,17 +910,47 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         amount = c.amount;
         bytes32 leaf = guaranteeLeafHash(id, debtor, c.recipient, asset, amount, keccak256(g.signature));
         if (!MerkleProof.verifyCalldata(g.proof, guaranteesRoot, leaf)) revert GuaranteeNotInCycle(id);
-        if (
-            !GuaranteeSignature.verify(
-                separator,
-                GuaranteeSignature.structHash(c),
-                debtor,
-                g.scheme,
-                g.signature
-            )
-        ) {
-            revert InvalidGuaranteeSignature(id);
+        if (!c.signatureValid) revert InvalidGuaranteeSignature(id);
+    }
+
+    /// @dev A listing that charges its payer something (not a self-payment, which nets to zero), in a cycle
+    /// committed, not vetoed and past its challenge window, with the leaf under the cycle's guarantees root.
+    function _settledListing(
+        uint256 cycleId,
+        GuaranteeLeaf calldata l,
+        bytes32[] calldata proof
+    ) private view returns (Cycle storage cycle) {
+        if (l.payer == address(0) || l.payer == l.recipient || l.amount == 0) {
+            revert UnchargedListing(l.guaranteeId);
         }
+        cycle = _committed(cycleId);
+        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
+        if (block.timestamp <= cycle.challengeDeadline)
+            revert ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
+        bytes32 leaf = guaranteeLeafHash(
+            l.guaranteeId,
+            l.payer,
+            l.recipient,
+            l.asset,
+            l.amount,
+            l.signatureHash
+        );
+        if (!MerkleProof.verifyCalldata(proof, cycle.guaranteesRoot, leaf))
+            revert ListingNotInCycle(l.guaranteeId, cycleId);
+    }
+
+    /// @dev Takes `refund` for `payer` from the bond; what the bond lacks is recorded as owed. Returns what to
+    /// send now.
+    function _owe(address asset, address payer, uint256 refund) private returns (uint256 paid) {
+        uint256 bond = bondOf[asset];
+        paid = refund < bond ? refund : bond;
+        bondOf[asset] = bond - paid;
+        uint256 owed = refund - paid;
+        if (owed != 0) {
+            refundOwed[asset][payer] += owed;
+            totalRefundOwed[asset] += owed;
+        }
+        emit DoubleListingRefunded(asset, payer, paid, owed);
     }
 
     function _committed(uint256 cycleId) private view returns (Cycle storage) {

@@ -1,8 +1,9 @@
 /**
  * Core's background tasks in the server process (docs/operator-async.md): every `pollIntervalMs`,
- * one after the other, indexer → V2 lifecycle → operator sender → clearing scheduler → keeper. Each
- * task is a `tick()` (tests drive them directly); a failing tick is retried on the next round, never
- * fatal, and logged without flooding (failure-log.ts: once, then at a bounded rate while it repeats).
+ * one after the other, indexer → V2 lifecycle → operator sender → clearing scheduler → keeper → bond
+ * monitor. Each task is a `tick()` (tests drive them directly); a failing tick is retried on the next
+ * round, never fatal, and logged without flooding (failure-log.ts: once, then at a bounded rate while it
+ * repeats).
  * `stop()` waits for the running round, so the store is never closed under a task.
  */
 import { FetchRequest, JsonRpcProvider, Network } from "ethers";
@@ -11,7 +12,9 @@ import { OperatorSender, type SenderPolicy } from "./chain/sender";
 import type { ChainSyncMonitor } from "./chain/sync-status";
 import type { ProtocolTimings } from "./chain/timings";
 import { ChainClock, ChainTimeUnavailableError, type Clock, systemClock } from "./clock";
+import { BondMonitor } from "./clearing/bond-monitor";
 import { ClearingKeeper } from "./clearing/keeper";
+import type { CoreMetrics } from "./metrics";
 import { ClearingScheduler } from "./clearing/scheduler";
 import type { OperatorConfig } from "./config";
 import type { DeploymentInfo } from "./deployment";
@@ -38,6 +41,8 @@ export interface BackgroundDeps {
   chainSync?: ChainSyncMonitor;
   /** Paces repeated failure logs (default: the system clock). */
   wallClock?: Clock;
+  /** Exports the bond monitor's readings (`surety_operator_bond`). */
+  metrics?: CoreMetrics;
 }
 
 export interface BackgroundTasks {
@@ -45,6 +50,8 @@ export interface BackgroundTasks {
   lifecycle: V2Lifecycle;
   scheduler: ClearingScheduler | null;
   keeper: ClearingKeeper | null;
+  /** Reads the operator bond per asset every round (metrics, floor warnings). */
+  bond: BondMonitor;
   /** The operator account's transactions (null without SURETY_OPERATOR_PRIVATE_KEY). */
   sender: OperatorSender | null;
   /** Runs one round now (all tasks once). */
@@ -137,6 +144,15 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     );
   }
 
+  const bond = new BondMonitor({
+    provider,
+    clearingHouse: deployment.clearingHouse,
+    floors: config.bondFloors,
+    assets: async () => (await store.lockedTotals()).keys(),
+    logger,
+  });
+  deps.metrics?.observeBond(bond);
+
   const tasks: [string, { tick(): Promise<unknown> } | null][] = [
     ["indexer", indexer],
     ["lifecycle", lifecycle],
@@ -144,6 +160,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     ["sender", sender],
     ["scheduler", scheduler],
     ["keeper", keeper],
+    ["bond", bond],
   ];
   const failures = new FailureLog(logger, deps.wallClock ?? systemClock);
   const runOnce = async () => {
@@ -178,6 +195,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     lifecycle,
     scheduler,
     keeper,
+    bond,
     sender,
     runOnce,
     // The first round at once: until the indexer's first tick, health and issuance say `starting`.

@@ -119,6 +119,8 @@ export interface OperatorConfig {
   txFeeBumpBps: number;
   /** Ceiling on the fees of operator transactions, in gwei; null: none. */
   txMaxFeePerGasGwei: number | null;
+  /** Operator bond floor per asset (checksummed address → base units): a warning is logged below it. */
+  bondFloors: Readonly<Record<string, bigint>>;
   // --- webhooks (docs/webhooks.md) ---
   /** Wallets allowed on the admin API (`/core/admin/*`), checksummed. */
   adminWallets: readonly string[];
@@ -207,6 +209,7 @@ const FIELDS: FieldTable = {
     fallback: () => 1_250,
   },
   txMaxFeePerGasGwei: { parse: (raw) => optionalInteger(raw, 1, 10_000_000), fallback: () => null },
+  bondFloors: { parse: bondFloorMap, fallback: () => ({}) },
   adminWallets: { parse: addressList, fallback: () => [] },
   webhooks: { parse: parseWebhookConfig, fallback: () => [] },
   webhookTimeoutMs: { parse: (raw) => integer(raw, 100, 120_000), fallback: () => 10_000 },
@@ -398,6 +401,42 @@ function addressList(raw: unknown): readonly string[] {
 }
 
 /** `{ "0xToken": 8000 }` or `"0xToken:8000,0xOther:10000"` → checksummed address → bps. */
+/** `<address>:<base units>,…` or a JSON object of address → decimal string (or safe integer). */
+function bondFloorMap(raw: unknown): Readonly<Record<string, bigint>> {
+  let entries: [string, unknown][];
+  if (typeof raw === "string") {
+    entries = raw
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "")
+      .map((pair) => {
+        const [asset, value, ...rest] = pair.split(":");
+        if (value === undefined || rest.length > 0)
+          throw new Error(`entry ${JSON.stringify(pair)} must be <address>:<base units>`);
+        return [asset.trim(), value.trim()];
+      });
+  } else if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
+    entries = Object.entries(raw);
+  } else {
+    throw new Error("must be an object of address → base units or an '<address>:<base units>,…' string");
+  }
+  const floors: Record<string, bigint> = {};
+  for (const [asset, value] of entries) {
+    let address: string;
+    try {
+      address = parseAddress(asset, "asset");
+    } catch {
+      throw new Error(`${JSON.stringify(asset)} is not an address`);
+    }
+    const text = typeof value === "number" && Number.isSafeInteger(value) ? String(value) : value;
+    if (typeof text !== "string" || !/^(0|[1-9][0-9]{0,77})$/.test(text)) {
+      throw new Error(`${address}: must be a decimal amount in base units`);
+    }
+    floors[address] = BigInt(text);
+  }
+  return Object.freeze(floors);
+}
+
 function factorMap(raw: unknown): Readonly<Record<string, number>> {
   let entries: [string, unknown][];
   if (typeof raw === "string") {

@@ -20,6 +20,8 @@
  *   first signed (0 when none), read from the sender's journal at
  *   scrape time (chain/sender.ts). A keeper or commit that stays unmined shows
  *   here before its deadline passes.
+ * - `surety_operator_bond{asset}`: the ClearingHouse's operator bond per asset in base units, as the
+ *   background bond monitor last read it (clearing/bond-monitor.ts); no sample before its first read.
  * - Node process metrics with the `surety_core_` prefix.
  */
 import type { Request, RequestHandler, Response } from "express";
@@ -81,6 +83,17 @@ export class CoreMetrics {
         for (const [asset, total] of await store.lockedTotals()) this.set({ asset }, Number(total));
       },
     });
+    const bonds = () => this.bondSource?.values() ?? new Map<string, bigint>();
+    new Gauge({
+      name: "surety_operator_bond",
+      help: "Operator bond in the ClearingHouse, per asset, in base units (last background read)",
+      labelNames: ["asset"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [asset, bond] of bonds()) this.set({ asset }, Number(bond));
+      },
+    });
     if (chainSync) this.registerChainSync(chainSync, registers);
     if (operator) this.registerOperatorTransactions(store, operator, registers);
   }
@@ -140,6 +153,13 @@ export class CoreMetrics {
         for (const each of CHAIN_SYNC_STATES) this.set({ state: each }, each === state ? 1 : 0);
       },
     });
+  }
+
+  private bondSource: { values(): ReadonlyMap<string, bigint> } | null = null;
+
+  /** Where `surety_operator_bond` reads (the background bond monitor; set once it exists). */
+  observeBond(source: { values(): ReadonlyMap<string, bigint> }): void {
+    this.bondSource = source;
   }
 
   guaranteeIssued(version: number, scheme: string): void {

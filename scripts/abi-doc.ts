@@ -24,6 +24,10 @@ export const ABI_DOC_CONTRACTS: readonly { fqn: string; role: string }[] = [
     role: "clearing cycles: commit, pay, claim, default cover",
   },
   {
+    fqn: "contracts/clearing/PayerGuaranteeVerifier.sol:PayerGuaranteeVerifier",
+    role: "deployed by the ClearingHouse (`payerVerifier()`): decodes answer claims, checks payer signatures; its reverts reach `answerChallenge` callers",
+  },
+  {
     fqn: "contracts/ValidationRegistry.sol:ValidationRegistry",
     role: "ERC-8004-style validation requests and responses",
   },

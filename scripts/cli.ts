@@ -7,6 +7,7 @@ import { WireError } from "../sdk/errors";
 import {
   type Flags,
   balance,
+  challengeDebit,
   claimNetCredit,
   deposit,
   finalizeWithdrawal,
@@ -15,6 +16,7 @@ import {
   remunerate,
   requestWithdrawal,
   signGuaranteeCommand,
+  voidDebit,
 } from "./cli/commands";
 import { CliContext, CliError, PRIVATE_KEY_ENV } from "./cli/context";
 
@@ -54,6 +56,18 @@ const COMMANDS: Record<string, { run: Command; flags: string[]; summary: string 
     run: payNetDebit,
     flags: ["asset", "cycle"],
     summary: "--cycle <id> [--asset …]                     pay your net debit of a committed cycle",
+  },
+  "challenge-debit": {
+    run: challengeDebit,
+    flags: ["asset", "cycle"],
+    summary:
+      "--cycle <id> [--asset …]                     challenge your own net debit inside the challenge window",
+  },
+  "void-debit": {
+    run: voidDebit,
+    flags: ["asset", "cycle", "debtor"],
+    summary:
+      "--cycle <id> [--asset …] [--debtor 0x…]      void a challenge Core left unanswered past the answer deadline",
   },
   "claim-net-credit": {
     run: claimNetCredit,
@@ -97,6 +111,8 @@ function usage(): string {
     "  npm run cli -- deposit --account 1 --asset tUSD --amount 250",
     "  npm run cli -- balance --account 1",
     "  npm run cli -- sign-guarantee --account 1 --to 0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC --amount 0.001",
+    "  npm run cli -- challenge-debit --account 1 --cycle 3 --asset tUSD",
+    "  npm run cli -- void-debit --account 1 --cycle 3 --asset tUSD",
   ];
   return lines.join("\n");
 }

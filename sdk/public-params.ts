@@ -26,9 +26,17 @@ export interface WireProtocolTimings {
   cycle_length_seconds: number;
   /** How long after a cycle closes its commit may come. */
   commit_delay_seconds: number;
-  /** After a commit: how long net debtors have to pay. */
+  /**
+   * W: after a commit, how long debtors may challenge their debits (and the guardian veto the cycle); the
+   * answer window that follows is as long.
+   */
+  challenge_window_seconds: number;
+  /** After the answer window (commit + 2W): how long net debtors have to pay before default coverage. */
   payment_window_seconds: number;
-  /** After the payment window: how long before an unpaid debt may be covered from collateral. */
+  /**
+   * After the payment deadline (from which anyone may cover an unpaid debt from collateral): the time by
+   * which Core's keeper covers them; the grace-period invariant budgets for it.
+   */
   default_window_seconds: number;
   /** A withdrawal request finalizes no earlier than this after it was made. */
   withdrawal_grace_period_seconds: number;
@@ -38,6 +46,7 @@ export interface WireProtocolTimings {
 export interface ProtocolTimingValues {
   cycleLength: number;
   commitDelay: number;
+  challengeWindow: number;
   paymentWindow: number;
   defaultWindow: number;
   withdrawalGracePeriod: number;
@@ -145,6 +154,7 @@ export function toWireProtocolTimings(timings: ProtocolTimingValues): WireProtoc
   return {
     cycle_length_seconds: timings.cycleLength,
     commit_delay_seconds: timings.commitDelay,
+    challenge_window_seconds: timings.challengeWindow,
     payment_window_seconds: timings.paymentWindow,
     default_window_seconds: timings.defaultWindow,
     withdrawal_grace_period_seconds: timings.withdrawalGracePeriod,
@@ -159,6 +169,7 @@ export function parseProtocolTimings(value: unknown, field: string): ProtocolTim
   const timings = {
     cycleLength: seconds("cycle_length_seconds"),
     commitDelay: seconds("commit_delay_seconds"),
+    challengeWindow: seconds("challenge_window_seconds"),
     paymentWindow: seconds("payment_window_seconds"),
     defaultWindow: seconds("default_window_seconds"),
     withdrawalGracePeriod: seconds("withdrawal_grace_period_seconds"),

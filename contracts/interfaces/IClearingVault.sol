@@ -69,4 +69,7 @@ interface IClearingVault {
 
     /// @notice Seconds after the payment deadline by which defaults are to be covered.
     function defaultWindow() external view returns (uint64);
+
+    /// @notice All timings at once (one call where several are needed).
+    function timings() external view returns (Timings memory);
 }

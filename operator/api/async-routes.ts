@@ -17,6 +17,7 @@ import { loadCycleTree, participantPositions } from "../clearing/commit-plan";
 import type { CommitCycleArgsJson } from "../clearing/cycle-json";
 import { withdrawalReadyAt } from "../chain/timings";
 import { guaranteeView } from "../guarantees/view";
+import { freeCollateral, reserveHold } from "../guarantees/capacity";
 import { V2Lifecycle } from "../lifecycle/v2-lifecycle";
 import type { RouteModule } from "./context";
 import { forbidden, notFound } from "./errors";
@@ -102,6 +103,8 @@ export const asyncRoutes: RouteModule = (context) => {
       throw notFound("position_not_found", `${participant} has no net position in cycle ${cycle.cycleId}`);
     }
     const claimed = await store.listCycleClaims(cycle.cycleId);
+    // A vetoed cycle never pays a claim (`claimNetCredit` reverts `CycleIsVetoed`): no call to offer.
+    const claimable = cycle.state !== "VETOED";
     res.json({
       cycle_id: cycle.cycleId,
       root: cycle.root,
@@ -118,7 +121,7 @@ export const asyncRoutes: RouteModule = (context) => {
           claimed: isClaimed,
           // The exact call for a creditor: ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof).
           claim_net_credit_args:
-            p.credit > 0n
+            p.credit > 0n && claimable
               ? [String(cycle.cycleId), p.asset, participant, formatUint(p.credit), p.proof]
               : null,
         };
@@ -139,19 +142,23 @@ export const asyncRoutes: RouteModule = (context) => {
       throw forbidden("not_authorized_for_user", "withdrawals are visible to the user and facilitators only");
     }
     const timings = context.timings.get();
-    const withdrawals = await store.listWithdrawals(user);
-    const balances = await store.listCollateral(user);
+    // One snapshot of withdrawals, balances and reserves (the indexer may apply events in between reads).
+    const [withdrawals, balances, reserves] = await store.transaction(async (tx) =>
+      Promise.all([tx.listWithdrawals(user), tx.listCollateral(user), tx.listReserves(user)]),
+    );
     res.json({
       user_address: user,
       withdrawable: balances.map((b) => {
-        const free = b.deposited > b.locked ? b.deposited - b.locked : 0n;
+        // Core's locks and the on-chain reserves beyond them (operator/guarantees/capacity.ts).
+        const free = freeCollateral(b, reserves);
         const open = withdrawals.find((w) => w.state === "PENDING" && sameAddress(w.asset, b.asset));
         return {
           asset_address: b.asset,
           deposited: formatUint(b.deposited),
           locked: formatUint(b.locked),
           pending_withdrawal: formatUint(b.pendingWithdrawal),
-          // What a withdrawal may take without touching collateral Core holds for guarantees and debits.
+          reserve_hold: formatUint(reserveHold(b, reserves)),
+          // What a withdrawal may take without touching collateral held for guarantees, debits and reserves.
           free: formatUint(free),
           // What finalizing the open request would pay by Core's books: min(requested, free).
           finalizable_amount: open ? formatUint(open.amount < free ? open.amount : free) : null,

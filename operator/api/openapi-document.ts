@@ -280,7 +280,17 @@ export const CORE_OPENAPI = {
         deposited: ref("Uint"),
         locked: ref("Uint"),
         pending_withdrawal: ref("Uint"),
-        available: ref("Uint"),
+        reserve_hold: {
+          ...ref("Uint"),
+          description:
+            "What the payer's on-chain seller reserves hold beyond `locked`: Σ max(0, reserve − Core's lock of " +
+            "its guarantee), i.e. reserves of guarantees Core no longer locks (cancelled, remunerated, netted).",
+        },
+        available: {
+          ...ref("Uint"),
+          description:
+            "(deposited − pending_withdrawal) × collateral factor − locked − reserve_hold (0 if negative).",
+        },
         collateral_factor_bps: { type: "integer", minimum: 0, maximum: 10000 },
       }),
       Balances: object({ user_address: ref("Address"), balances: { type: "array", items: ref("Balance") } }),
@@ -326,7 +336,16 @@ export const CORE_OPENAPI = {
           ...object({
             cycle_length_seconds: { type: "integer", minimum: 1 },
             commit_delay_seconds: { type: "integer", minimum: 0 },
-            payment_window_seconds: { type: "integer", minimum: 0 },
+            challenge_window_seconds: {
+              type: "integer",
+              minimum: 1,
+              description: "W: challenges (and veto) until commit + W, answers until commit + 2W.",
+            },
+            payment_window_seconds: {
+              type: "integer",
+              minimum: 0,
+              description: "P: the payment deadline is commit + 2W + P (it starts after the answer window).",
+            },
             default_window_seconds: { type: "integer", minimum: 0 },
             withdrawal_grace_period_seconds: { type: "integer", minimum: 0 },
           }),
@@ -475,7 +494,8 @@ export const CORE_OPENAPI = {
             minItems: 5,
           }),
           description:
-            "`ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof)` arguments; null for a debtor.",
+            "`ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof)` arguments; null for a debtor " +
+            "and in a VETOED cycle (the claim would revert `CycleIsVetoed`).",
         },
       }),
       CycleProof: object({
@@ -493,7 +513,11 @@ export const CORE_OPENAPI = {
             deposited: ref("Uint"),
             locked: ref("Uint"),
             pending_withdrawal: ref("Uint"),
-            free: { ...ref("Uint"), description: "deposited − locked (0 if negative)." },
+            reserve_hold: { ...ref("Uint"), description: "As in `Balance`." },
+            free: {
+              ...ref("Uint"),
+              description: "deposited − locked − reserve_hold (0 if negative): the Vault's free collateral.",
+            },
             finalizable_amount: {
               ...nullable(ref("Uint")),
               description: "min(requested, free) of the open request; null without one.",

@@ -8,7 +8,7 @@ import { formatUint } from "../../sdk/wire";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
 import type { CommitCycleArgsJson } from "../clearing/cycle-json";
-import type { CycleRecord, DebtStatus, GuaranteeState, WithdrawalRecord } from "../store";
+import { type CycleRecord, type DebtStatus, PRE_CYCLE_LOCKED_STATES, type WithdrawalRecord } from "../store";
 import { clearingHouseInterface, validationRegistryInterface, vaultInterface } from "./abi";
 import type { JournaledTx } from "./journal";
 import type { ChainWebhooks } from "../webhooks/events";
@@ -28,12 +28,8 @@ export interface ChainEvent {
   blockTimestamp: number;
 }
 
-/** States in which a guarantee's own amount is locked (before it enters a cycle). */
-export const PRE_CYCLE_LOCKED_STATES: readonly GuaranteeState[] = [
-  "PENDING_VALIDATION",
-  "FINALIZED_PAYABLE",
-  "DISPUTED",
-];
+// Defined with the store (collateral capacity reads it too); re-exported for the event handlers' callers.
+export { PRE_CYCLE_LOCKED_STATES };
 
 /** Timings as the Vault holds them (seconds). */
 export interface VaultTimings {
@@ -191,6 +187,10 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
     case "Vault.GuaranteeRemunerated":
       await applyRemunerated(j, event, context);
       return;
+    case "Vault.ReserveRegistered":
+    case "Vault.ReserveReleased":
+      await applyReserve(j, event, context);
+      return;
     case "Vault.TimingsUpdated": {
       const t = a.timings as Record<string, EventValue>;
       context.onTimings?.({
@@ -244,6 +244,23 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
         a.refunded ? "REFUNDED" : "VOIDED",
       );
       return;
+    case "ClearingHouse.DoubleListingProven":
+      // Core never lists a guarantee of a committed, unvetoed cycle again (the scheduler only takes
+      // unassigned payable guarantees): a proof means the operator key committed a cycle Core did not
+      // plan, or a bug. Nothing in Core's books changes (the remedy is a refund from the bond; the
+      // cycle's debts stand as committed), but someone must look now.
+      context.logger.error(
+        {
+          guarantee_id: a.guaranteeId,
+          payer: address(a.payer),
+          asset: address(a.asset),
+          first_cycle_id: num(a.firstCycleId),
+          later_cycle_id: num(a.laterCycleId),
+          amount: big(a.amount).toString(),
+        },
+        "double listing proven on chain: the payer is refunded from the operator bond",
+      );
+      return;
     case "ClearingHouse.CycleFinalized": {
       const cycle = await j.tx.getCycle(num(a.cycleId));
       if (cycle) await j.updateCycle(cycle, { state: "FINALIZED", finalizedAt: event.blockTimestamp });
@@ -264,6 +281,36 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
       return;
     default:
       return; // other events of these contracts (roles, allow-lists, obligations) change nothing in Core
+  }
+}
+
+/**
+ * A seller's reserve (docs/operator-async.md, "Sellers' reserves"): registered → Core holds it as the
+ * Vault does until ReserveReleased (also emitted by a remuneration paid out of it, before
+ * GuaranteeRemunerated, which then reduces the deposit once). Capacity counts it beyond Core's own lock
+ * of the guarantee only (operator/guarantees/capacity.ts).
+ */
+async function applyReserve(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
+  const a = event.args;
+  const id = (a.guaranteeId as string).toLowerCase();
+  if (event.name === "ReserveRegistered") {
+    await j.putReserve({
+      guaranteeId: id,
+      user: address(a.user),
+      asset: address(a.asset),
+      recipient: address(a.recipient),
+      amount: big(a.amount),
+      expiresAt: num(a.expiresAt),
+      txHash: event.txHash,
+      blockNumber: event.blockNumber,
+    });
+    return;
+  }
+  if (!(await j.deleteReserve(id))) {
+    context.logger.warn(
+      { guarantee_id: id, tx: event.txHash },
+      "ReserveReleased for a reserve Core does not hold",
+    );
   }
 }
 

@@ -11,6 +11,7 @@ import type {
   CycleRecord,
   GuaranteeState,
   OutboxEvent,
+  ReserveRecord,
   StoreTx,
   WithdrawalRecord,
 } from "../store";
@@ -29,6 +30,7 @@ export type UndoOp =
   | { op: "claim"; cycleId: number; asset: string; participant: string }
   | { op: "assign"; guaranteeIds: string[]; cycleId: number | null }
   | { op: "response"; txHash: string; logIndex: number }
+  | { op: "reserve"; guaranteeId: string; before: Json | null }
   | { op: "webhook"; eventId: string };
 
 /** The fields of a cycle that chain events change (what a rewind restores). */
@@ -77,6 +79,15 @@ function debtFromJson(json: Json): CycleDebtRecord {
     amount: BigInt(d.amount as string),
     covered: d.covered === null ? null : BigInt(d.covered as string),
   };
+}
+
+function reserveToJson(r: ReserveRecord): Json {
+  return { ...r, amount: r.amount.toString() } as unknown as Json;
+}
+
+function reserveFromJson(json: Json): ReserveRecord {
+  const r = json as unknown as Record<string, unknown>;
+  return { ...(r as unknown as ReserveRecord), amount: BigInt(r.amount as string) };
 }
 
 /** Store changes with their inverses recorded; `undo` is what the event's journal row keeps. */
@@ -149,6 +160,26 @@ export class JournaledTx {
       cycleId: record.cycleId,
       before: before ? (before as unknown as Json) : null,
     });
+  }
+
+  /** Registers (or replaces) a reserve; the rewind restores what was there before (usually nothing). */
+  async putReserve(record: ReserveRecord): Promise<void> {
+    const before = await this.tx.getReserve(record.guaranteeId);
+    await this.tx.putReserve(record);
+    this.undo.push({
+      op: "reserve",
+      guaranteeId: record.guaranteeId,
+      before: before ? reserveToJson(before) : null,
+    });
+  }
+
+  /** Removes a reserve; false (nothing recorded) if there was none. */
+  async deleteReserve(guaranteeId: string): Promise<boolean> {
+    const before = await this.tx.getReserve(guaranteeId);
+    if (!before) return false;
+    await this.tx.deleteReserve(guaranteeId);
+    this.undo.push({ op: "reserve", guaranteeId, before: reserveToJson(before) });
+    return true;
   }
 
   async putDebt(record: CycleDebtRecord): Promise<void> {
@@ -236,6 +267,10 @@ export async function applyUndo(tx: StoreTx, undo: readonly UndoOp[], now: numbe
         break;
       case "webhook":
         await tx.retractWebhookEvent(step.eventId, now);
+        break;
+      case "reserve":
+        if (step.before === null) await tx.deleteReserve(step.guaranteeId);
+        else await tx.putReserve(reserveFromJson(step.before));
         break;
     }
   }

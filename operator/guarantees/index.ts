@@ -1,5 +1,5 @@
 export { GuaranteeIssuer, type GuaranteeIssuerDeps, ISSUANCE_ERRORS } from "./issuance";
 export { IssueBatcher, MAX_ISSUE_BATCH } from "./batcher";
-export { availableCollateral, collateralCapacity } from "./capacity";
+export { availableCollateral, collateralCapacity, freeCollateral, lockLimit, reserveHold } from "./capacity";
 export { balancesView, type BalanceView, claimsOfRecord, guaranteeView, type GuaranteeView } from "./view";
 export { guaranteeRoutes } from "./routes";

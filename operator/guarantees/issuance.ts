@@ -39,7 +39,7 @@ import type { CoreMetrics } from "../metrics";
 import { ACCEPTED_GUARANTEE_VERSIONS, sdkDeployment } from "../params";
 import type { GuaranteeRecord, IssueGuaranteeOutcome, StoredGuarantee, Store } from "../store";
 import { IssueBatcher } from "./batcher";
-import { collateralCapacity } from "./capacity";
+import { lockLimit } from "./capacity";
 import { isAsyncBlsSigner } from "./signing-worker";
 import { guaranteeIssuedEvent } from "../webhooks/events";
 import { claimsOfRecord } from "./view";
@@ -216,7 +216,8 @@ export class GuaranteeIssuer {
     const factor = collateralFactorBps(config, claims.asset);
     const outcome = await this.batcher.issue({
       record,
-      capacity: (balance) => collateralCapacity(balance, factor),
+      // Capacity less what the payer's on-chain reserves hold beyond Core's locks (capacity.ts).
+      capacity: (balance, reserves) => lockLimit(balance, reserves, factor),
       // Written in the issuance's own transaction, only if it is issued (docs/webhooks.md).
       events: [guaranteeIssuedEvent({ chainId: config.chainId, vault: deployment.vault }, record)],
     });
@@ -340,7 +341,7 @@ export class GuaranteeIssuer {
           E.insufficientCollateral,
           `claims.amount: ${signed.claims.amount} exceeds available collateral ${available} of asset ${balance.asset} ` +
             `(deposited ${balance.deposited}, pending withdrawal ${balance.pendingWithdrawal}, ` +
-            `locked ${balance.locked}, capacity ${capacity})`,
+            `locked ${balance.locked}, capacity less on-chain reserves ${capacity})`,
         );
       }
       case "failed":

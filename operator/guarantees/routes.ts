@@ -58,7 +58,11 @@ export const guaranteeRoutes: RouteModule = (context) => {
     if (!isSelfOrFacilitator(req, user)) {
       throw forbidden("not_authorized_for_user", "balances are visible to the user and facilitators only");
     }
-    res.json(balancesView(config, deployment, user, await store.listCollateral(user)));
+    // One snapshot: an indexed reserve event between the two reads would skew `available`.
+    const [balances, reserves] = await store.transaction(async (tx) =>
+      Promise.all([tx.listCollateral(user), tx.listReserves(user)]),
+    );
+    res.json(balancesView(config, deployment, user, balances, reserves));
   });
 
   router.get("/core/recipients/:address/guarantees", authenticated, async (req, res) => {

@@ -5,8 +5,8 @@ import { formatUint, ZERO_ADDRESS } from "../../sdk/wire";
 import { isoFromSeconds } from "../clock";
 import { collateralFactorBps, type OperatorConfig } from "../config";
 import type { DeploymentInfo } from "../deployment";
-import type { CollateralBalance, GuaranteeState, StoredGuarantee } from "../store";
-import { availableCollateral } from "./capacity";
+import type { ActiveReserve, CollateralBalance, GuaranteeState, StoredGuarantee } from "../store";
+import { availableCollateral, reserveHold } from "./capacity";
 
 /** The claims a stored guarantee was issued for (the policy is stored in its wire form). */
 export function claimsOfRecord(record: StoredGuarantee): GuaranteeClaims {
@@ -74,7 +74,9 @@ export interface BalanceView {
   deposited: string;
   locked: string;
   pending_withdrawal: string;
-  /** What new guarantees may still lock: (deposited − pending_withdrawal) × factor − locked, ≥ 0. */
+  /** What the payer's on-chain reserves hold beyond `locked` (reserves of guarantees Core no longer locks). */
+  reserve_hold: string;
+  /** What new guarantees may still lock: (deposited − pending_withdrawal) × factor − locked − reserve_hold, ≥ 0. */
   available: string;
   collateral_factor_bps: number;
 }
@@ -85,6 +87,7 @@ export function balancesView(
   deployment: DeploymentInfo,
   user: string,
   stored: readonly CollateralBalance[],
+  reserves: readonly ActiveReserve[],
 ): { user_address: string; balances: BalanceView[] } {
   type Asset = { address: string; symbol: string | null; decimals: number | null };
   const known: Asset[] = [
@@ -110,7 +113,8 @@ export function balancesView(
         deposited: formatUint(b.deposited),
         locked: formatUint(b.locked),
         pending_withdrawal: formatUint(b.pendingWithdrawal),
-        available: formatUint(availableCollateral(b, factor)),
+        reserve_hold: formatUint(reserveHold(b, reserves)),
+        available: formatUint(availableCollateral(b, reserves, factor)),
         collateral_factor_bps: factor,
       };
     }),

@@ -345,4 +345,25 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE cycles ADD COLUMN planned_by_core INTEGER NOT NULL DEFAULT 1 CHECK (planned_by_core IN (0, 1));
     `,
   },
+  {
+    // Sellers' on-chain reserves (Vault.registerReserve): a row exists while the Vault holds the reserve,
+    // from ReserveRegistered to ReserveReleased (docs/operator-async.md, "Seller's reserves"). Version 5
+    // (cycles Core did not plan) was developed alongside; the runner applies each missing version in
+    // order, so a database that got 6 first gets 5 later.
+    version: 6,
+    name: "sellers' on-chain reserves",
+    sql: `
+      CREATE TABLE reserves (
+        guarantee_id  TEXT    PRIMARY KEY,
+        user_address  TEXT    NOT NULL,
+        asset_address TEXT    NOT NULL,
+        recipient     TEXT    NOT NULL,
+        amount        TEXT    NOT NULL ${decimal("amount")},
+        expires_at    INTEGER NOT NULL,
+        tx_hash       TEXT    NOT NULL,
+        block_number  INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX reserves_user ON reserves (user_address, asset_address);
+    `,
+  },
 ];

@@ -6,6 +6,7 @@ import { type Atomic, atomicRunner } from "./sqlite-atomic";
 import type { Database, Statement } from "better-sqlite3";
 import { getAddress } from "ethers";
 import type {
+  ActiveReserve,
   AsyncStoreOps,
   ChainBlock,
   ChainCursor,
@@ -19,11 +20,13 @@ import type {
   CycleState,
   DebtStatus,
   GuaranteeQuery,
+  ReserveRecord,
   ValidationResponseRecord,
   WithdrawalRecord,
   WithdrawalState,
 } from "./async-types";
 import { type GuaranteeRow, guaranteeFromRow, type SyncOf } from "./sqlite-ops";
+import { SqliteReserves } from "./sqlite-reserves";
 import type { CollateralBalance, GuaranteeState } from "./types";
 
 /** Largest page {@link SqliteAsyncOps.listGuarantees} returns when no limit is given. */
@@ -60,10 +63,12 @@ const CYCLE_COLUMNS: Record<keyof Omit<CycleRecord, "cycleId">, string> = {
 export class SqliteAsyncOps implements SyncOf<AsyncStoreOps> {
   private readonly stmt: ReturnType<typeof prepare>;
   private readonly atomic: Atomic;
+  private readonly reserves: SqliteReserves;
 
   constructor(private readonly db: Database) {
     this.stmt = prepare(db);
     this.atomic = atomicRunner(db);
+    this.reserves = new SqliteReserves(db);
   }
 
   // --- cursor and journal ---
@@ -362,6 +367,24 @@ export class SqliteAsyncOps implements SyncOf<AsyncStoreOps> {
 
   deleteCycleClaim(cycleId: number, asset: string, participant: string): void {
     this.stmt.deleteClaim.run(cycleId, addr(asset), addr(participant));
+  }
+
+  // --- sellers' on-chain reserves ---
+
+  putReserve(record: ReserveRecord): void {
+    this.reserves.putReserve(record);
+  }
+
+  getReserve(guaranteeId: string): ReserveRecord | null {
+    return this.reserves.getReserve(guaranteeId);
+  }
+
+  deleteReserve(guaranteeId: string): void {
+    this.reserves.deleteReserve(guaranteeId);
+  }
+
+  listReserves(user: string, asset?: string): ActiveReserve[] {
+    return this.reserves.listReserves(user, asset);
   }
 
   // --- withdrawals ---

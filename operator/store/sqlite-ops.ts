@@ -5,6 +5,7 @@
  * becomes a savepoint when called inside an outer transaction.
  */
 import { type Atomic, atomicRunner } from "./sqlite-atomic";
+import { SqliteReserves } from "./sqlite-reserves";
 import type { Database, Statement } from "better-sqlite3";
 import { getAddress } from "ethers";
 import { WireError } from "../../sdk/errors";
@@ -119,6 +120,8 @@ export class SqliteOps implements SyncOf<Omit<StoreOps, keyof AsyncStoreOps | ke
    * wrapper functions per call, which was per-request garbage on the issuance path.
    */
   private readonly atomic: Atomic;
+  /** Read by the check-and-lock: the payer's on-chain reserves hold collateral too. */
+  private readonly reserves: SqliteReserves;
 
   constructor(
     private readonly db: Database,
@@ -127,6 +130,7 @@ export class SqliteOps implements SyncOf<Omit<StoreOps, keyof AsyncStoreOps | ke
   ) {
     this.stmt = prepareStatements(db);
     this.atomic = atomicRunner(db);
+    this.reserves = new SqliteReserves(db);
     this.issueOne = db.transaction((request: IssueGuaranteeRequest, now: number): IssueGuaranteeOutcome => {
       const { record, capacity } = request;
       const existing = this.getGuarantee(record.guaranteeId);
@@ -237,7 +241,7 @@ export class SqliteOps implements SyncOf<Omit<StoreOps, keyof AsyncStoreOps | ke
     positive(amount, "lock amount");
     return this.atomic((): LockResult => {
       const balance = this.getCollateral(user, asset);
-      const limit = capacity(balance);
+      const limit = capacity(balance, this.reserves.listReservesOfChecksummed(balance.user, balance.asset));
       if (balance.locked + amount > limit) return { locked: false, balance, capacity: limit };
       const next = { ...balance, locked: balance.locked + amount };
       this.writeCollateral(next, now);

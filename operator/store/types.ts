@@ -8,7 +8,7 @@
  * point), times are unix seconds.
  */
 
-import type { AsyncStoreOps } from "./async-types";
+import type { ActiveReserve, AsyncStoreOps } from "./async-types";
 import type { OutboxEvent, WebhookStoreOps } from "./webhook-types";
 
 /** The lifecycle of docs/protocol.md, "Guarantee lifecycle" (docs/operator-async.md has the transitions). */
@@ -23,6 +23,13 @@ export const GUARANTEE_STATES = [
   "DEFAULT_REMUNERATED",
 ] as const;
 export type GuaranteeState = (typeof GUARANTEE_STATES)[number];
+
+/** States in which a guarantee's own amount is locked in Core (before it enters a cycle). */
+export const PRE_CYCLE_LOCKED_STATES: readonly GuaranteeState[] = [
+  "PENDING_VALIDATION",
+  "FINALIZED_PAYABLE",
+  "DISPUTED",
+];
 
 export interface SiweNonceRecord {
   nonce: string;
@@ -60,8 +67,12 @@ export interface CollateralBalance {
   pendingWithdrawal: bigint;
 }
 
-/** Largest total `locked` the balance may carry (e.g. deposits × collateral factor − pending withdrawals). */
-export type CapacityFn = (balance: CollateralBalance) => bigint;
+/**
+ * Largest total `locked` the balance may carry (deposits × collateral factor − pending withdrawals, less
+ * what the payer's on-chain reserves hold beyond Core's locks: operator/guarantees/capacity.ts). The store
+ * reads the payer's active reserves in the same transaction as the balance.
+ */
+export type CapacityFn = (balance: CollateralBalance, reserves: readonly ActiveReserve[]) => bigint;
 
 export type LockResult =
   | { locked: true; balance: CollateralBalance; capacity: bigint }

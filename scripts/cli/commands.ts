@@ -236,14 +236,45 @@ export async function signGuaranteeCommand(ctx: CliContext, flags: Flags): Promi
   console.log(JSON.stringify(toWireSignedGuarantee({ claims, signature, scheme }), null, 2));
 }
 
+/** `ClearingHouse.DebtStatus` by value (docs/clearing.md, "Debt status"). */
+const DEBT_STATUS = [
+  "none",
+  "open",
+  "paid",
+  "covered",
+  "challenged",
+  "answered",
+  "voided",
+  "refunded",
+] as const;
+type DebtStatusName = (typeof DEBT_STATUS)[number];
+
+/** `debtor`'s debt of the cycle and asset, its status named; a CliError unless the status is one of `wanted`. */
+async function debtIn(
+  ctx: CliContext,
+  cycleId: bigint,
+  asset: AssetInfo,
+  debtor: string,
+  wanted: readonly DebtStatusName[],
+): Promise<{ amount: bigint; status: DebtStatusName }> {
+  const debt = await ctx.clearingHouse.debtOf(cycleId, asset.address, debtor);
+  const status = DEBT_STATUS[Number(debt.status)];
+  if (status === undefined || !wanted.includes(status)) {
+    throw new CliError(
+      `${debtor} has no ${wanted.join(" or ")} ${asset.symbol} debit in cycle ${cycleId} ` +
+        `(${status ?? `status ${debt.status}`})`,
+    );
+  }
+  return { amount: debt.amount, status };
+}
+
+const isoTime = (seconds: bigint) => new Date(Number(seconds) * 1000).toISOString();
+
 export async function payNetDebit(ctx: CliContext, flags: Flags): Promise<void> {
   const asset = ctx.asset(str(flags, "asset"));
   const cycleId = parseUint256(required(flags, "cycle"), "--cycle");
-  const debt = await ctx.clearingHouse.debtOf(cycleId, asset.address, ctx.address);
-  const status = ["none", "open", "paid", "covered"][Number(debt.status)] ?? `status ${debt.status}`;
-  if (status !== "open") {
-    throw new CliError(`${ctx.address} has no open ${asset.symbol} debit in cycle ${cycleId} (${status})`);
-  }
+  // An answered challenge makes the debit payable again, as an open one.
+  const debt = await debtIn(ctx, cycleId, asset, ctx.address, ["open", "answered"]);
   const clearingHouse = ctx.clearingHouse.connect(ctx.wallet);
   if (asset.address === ZERO_ADDRESS) {
     await send(`pay net debit ${formatAmount(debt.amount, asset)} (cycle ${cycleId})`, () =>
@@ -256,6 +287,41 @@ export async function payNetDebit(ctx: CliContext, flags: Flags): Promise<void> 
     );
   }
   console.log(`Paid the net debit of cycle ${cycleId}: ${formatAmount(debt.amount, asset)}`);
+}
+
+/**
+ * The payer's side of the challenge game: challenge your own open net debit inside the cycle's challenge
+ * window. Core must then prove it with guarantees you signed by the answer deadline, or anyone can void it.
+ */
+export async function challengeDebit(ctx: CliContext, flags: Flags): Promise<void> {
+  const asset = ctx.asset(str(flags, "asset"));
+  const cycleId = parseUint256(required(flags, "cycle"), "--cycle");
+  const debt = await debtIn(ctx, cycleId, asset, ctx.address, ["open"]);
+  await send(`challenge net debit ${formatAmount(debt.amount, asset)} (cycle ${cycleId})`, () =>
+    ctx.clearingHouse.connect(ctx.wallet).challengeDebit(cycleId, asset.address),
+  );
+  const cycle = await ctx.clearingHouse.getCycle(cycleId);
+  console.log(
+    `Challenged the net debit of cycle ${cycleId}: ${formatAmount(debt.amount, asset)}. ` +
+      `It cannot be paid or covered until answered; unanswered by ${isoTime(cycle.answerDeadline)} ` +
+      `(answer deadline), anyone can void it: void-debit --cycle ${cycleId} --asset ${asset.symbol} ` +
+      `--debtor ${ctx.address}`,
+  );
+}
+
+/** Voids a challenged net debit left unanswered past the answer deadline (anyone may; default: your own). */
+export async function voidDebit(ctx: CliContext, flags: Flags): Promise<void> {
+  const asset = ctx.asset(str(flags, "asset"));
+  const cycleId = parseUint256(required(flags, "cycle"), "--cycle");
+  const debtor = str(flags, "debtor") ? parseAddress(str(flags, "debtor"), "--debtor") : ctx.address;
+  const debt = await debtIn(ctx, cycleId, asset, debtor, ["challenged"]);
+  await send(`void unanswered debit ${formatAmount(debt.amount, asset)} (cycle ${cycleId})`, () =>
+    ctx.clearingHouse.connect(ctx.wallet).voidUnansweredDebit(cycleId, asset.address, debtor),
+  );
+  console.log(
+    `Voided the unanswered net debit of ${debtor} in cycle ${cycleId}: ${formatAmount(debt.amount, asset)} ` +
+      `(obligation released; the creditors are funded from the operator bond)`,
+  );
 }
 
 interface Position {

@@ -485,6 +485,12 @@ describe("Custody review (issue 17), ClearingHouse side", () => {
         .to.be.revertedWithCustomError(ch, "BondInUse")
         .withArgs(1n, anyValue);
       await ch.voidUnansweredDebit(1, ETH, f.alice.address); // takes 3 ETH of the bond
+      // Still locked: a double listing of cycle 1 could be proven until its doubleListingDeadline.
+      const { doubleListingDeadline } = await ch.getCycle(1);
+      await expect(ch.withdrawBond(ETH, ONE, f.admin.address))
+        .to.be.revertedWithCustomError(ch, "BondInUse")
+        .withArgs(0n, doubleListingDeadline);
+      await time.increaseTo(doubleListingDeadline + 1n);
       await expect(ch.withdrawBond(ETH, ONE, f.admin.address))
         .to.be.revertedWithCustomError(ch, "BondTooSmall")
         .withArgs(ETH, 0n, ONE);

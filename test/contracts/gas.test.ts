@@ -9,6 +9,8 @@ import { g1ToEip2537 } from "../../sdk/bls";
 import { ValidationRegistry__factory } from "../../typechain-types";
 import { id as hashText, parseEther, type ContractTransactionResponse } from "ethers";
 
+import { guaranteeLeafOf } from "../../operator/clearing/commit-plan";
+import { guaranteeProof } from "../../sdk";
 import {
   ETH,
   answerOf,
@@ -267,6 +269,50 @@ describe("Gas", () => {
     });
   }
 
+  it("double listing: proveDoubleListing, claimOwedRefund", async () => {
+    const f = await loadFixture(suretyFixture);
+    await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE / 64n }); // one refund's worth
+    // 64 guarantees of alice per cycle (6-level proofs), the first listed in both cycles.
+    const signed: SignedTestGuarantee[] = [];
+    for (let i = 0; i < 64; i++) {
+      signed.push(await signedGuarantee(f, f.alice, f.bob.address, BigInt(i + 1), ONE / 64n));
+    }
+    const again: SignedTestGuarantee[] = [signed[0]];
+    for (let i = 0; i < 63; i++) {
+      again.push(await signedGuarantee(f, f.alice, f.bob.address, BigInt(1000 + i), ONE / 64n));
+    }
+    const c1 = planCycle(1n, signed);
+    const c2 = planCycle(2n, again);
+    for (const c of [c1, c2]) {
+      await f.clearingHouse
+        .connect(f.operator)
+        .commitCycle(c.args.cycleId, c.root, c.args.guaranteesRoot, c.args.totals, c.args.debtors, []);
+    }
+    await time.increase(TIMINGS.challengeWindow + 1);
+    const leaf = guaranteeLeafOf(signed[0].payable);
+    const proofs = [c1, c2].map((c) => guaranteeProof(c.guaranteeTree, leaf));
+    await gasOf(
+      "proveDoubleListing (ETH refund, two 6-level proofs)",
+      f.clearingHouse.connect(f.alice).proveDoubleListing(1, 2, leaf, leaf, proofs[0], proofs[1]),
+    );
+    const other = guaranteeLeafOf(again[1].payable);
+    const c3 = planCycle(3n, [again[1]]);
+    await f.clearingHouse
+      .connect(f.operator)
+      .commitCycle(3, c3.root, c3.args.guaranteesRoot, c3.args.totals, c3.args.debtors, []);
+    await time.increase(TIMINGS.challengeWindow + 1);
+    await gasOf(
+      "proveDoubleListing (bond empty: refund owed)",
+      f.clearingHouse
+        .connect(f.alice)
+        .proveDoubleListing(2, 3, other, other, guaranteeProof(c2.guaranteeTree, other), []),
+    );
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE });
+    await gasOf("claimOwedRefund (ETH)", f.clearingHouse.claimOwedRefund(ETH, f.alice.address));
+    expect(await f.clearingHouse.totalRefundOwed(ETH)).to.equal(0n);
+  });
+
   it("challenge game: voidUnansweredDebit, vetoCycle, releaseVetoedDebt, postBond, withdrawBond", async () => {
     const f = await loadFixture(suretyFixture);
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
@@ -301,6 +347,8 @@ describe("Gas", () => {
       "voidUnansweredDebit (charged to the bond)",
       f.clearingHouse.voidUnansweredDebit(1, ETH, f.alice.address),
     );
+    // The bond stays locked until the last cycle's double-listing deadline.
+    await time.increaseTo((await f.clearingHouse.getCycle(2)).doubleListingDeadline + 1n);
     await gasOf(
       "withdrawBond (ETH)",
       f.clearingHouse.connect(f.admin).withdrawBond(ETH, ONE, f.admin.address),

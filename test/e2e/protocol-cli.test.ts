@@ -1,6 +1,6 @@
 /**
  * The CLI's clearing and remuneration commands (scripts/cli/commands.ts: `deposit`, `remunerate`,
- * `pay-net-debit`, `claim-net-credit`) against a real cycle: the command functions are called as
+ * `pay-net-debit`, `claim-net-credit`, `challenge-debit`, `void-debit`) against a real cycle: the command functions are called as
  * `scripts/cli.ts` calls them, with a CliContext read from a deployment file, talking to the in-process
  * chain over HTTP JSON-RPC (startRpcBridge) and to Core over HTTP (test/e2e/protocol-fixtures.ts).
  */
@@ -11,12 +11,14 @@ import { expect } from "chai";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
 import {
+  challengeDebit,
   claimNetCredit,
   deposit,
   type Flags,
   payNetDebit,
   registerReserve,
   remunerate,
+  voidDebit,
 } from "../../scripts/cli/commands";
 import { CliContext } from "../../scripts/cli/context";
 import { keccak256, toUtf8Bytes } from "ethers";
@@ -67,18 +69,24 @@ describe("protocol end to end: the CLI pays, claims and remunerates against a re
     );
   }
 
-  it("deposit, remunerate, pay-net-debit and claim-net-credit do what they say, and Core follows", async function () {
-    s = await startProtocolStack();
-    const { f, w } = s;
-    const usd = f.usdAddress;
+  /** The protocol stack, an RPC bridge to its chain and a deployment file naming both, for the CLI. */
+  async function stackWithDeploymentFile(): Promise<{ stack: ProtocolStack; file: string }> {
+    const stack = (s = await startProtocolStack());
     bridge = await startRpcBridge();
     dir = mkdtempSync(join(tmpdir(), "surety-e2e-cli-"));
     const file = join(dir, "hardhat.json");
-    writeFileSync(
-      file,
-      JSON.stringify({ network: "hardhat", ...f.record, urls: { rpc: bridge.url, core: s.core.url } }),
-    );
-    const [alice, bob, carol] = [2, 3, 4]; // dev account indexes (protocol-fixtures' ACCOUNT)
+    const urls = { rpc: bridge.url, core: stack.core.url };
+    writeFileSync(file, JSON.stringify({ network: "hardhat", ...stack.f.record, urls }));
+    return { stack, file };
+  }
+
+  const [alice, bob, carol] = [2, 3, 4]; // dev account indexes (protocol-fixtures' ACCOUNT)
+
+  it("deposit, remunerate, pay-net-debit and claim-net-credit do what they say, and Core follows", async function () {
+    const { stack, file } = await stackWithDeploymentFile();
+    const { f, w } = stack;
+    const usd = f.usdAddress;
+    s = stack; // (already set by the helper) narrows `s` for the calls below
     const wallets = {
       bob: await f.usd.balanceOf(w.bob.address),
       carol: await f.usd.balanceOf(w.carol.address),
@@ -157,7 +165,7 @@ describe("protocol end to end: the CLI pays, claims and remunerates against a re
       "Paid the net debit of cycle 1",
     );
     expect(await cliError(file, alice, payNetDebit, { cycle: "1", asset: "tUSD" })).to.match(
-      /has no open tUSD debit in cycle 1 \(paid\)/,
+      /has no open or answered tUSD debit in cycle 1 \(paid\)/,
     );
     expect(await cliError(file, carol, claimNetCredit, { cycle: "1", asset: "tUSD" })).to.match(
       /Core answered 404 .*position_not_found/,
@@ -174,5 +182,41 @@ describe("protocol end to end: the CLI pays, claims and remunerates against a re
     expect(await f.usd.balanceOf(f.clearingHouseAddress)).to.equal(0n);
     await expectBooksAgree(s, "alice", usd, 0n);
     expect(await s.balanceOf("alice", usd)).to.include({ deposited: "800", available: "800" });
+  });
+
+  it("challenge-debit and void-debit play the payer's side of the challenge game", async function () {
+    const { stack, file } = await stackWithDeploymentFile();
+    const { f, w } = stack;
+    const usd = f.usdAddress;
+    await cli(file, alice, deposit, { asset: "tUSD", amount: "1000", "base-units": true });
+    await stack.round();
+    await stack.settle("alice", "bob", 300n, usd);
+    await stack.advance(f.timings.cycleLength);
+    expect((await stack.round()).scheduler).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
+    const cycle = { cycle: "1", asset: "tUSD" };
+
+    expect(await cliError(file, bob, challengeDebit, cycle)).to.match(
+      /has no open tUSD debit in cycle 1 \(none\)/,
+    );
+    expect(await cliError(file, alice, voidDebit, cycle)).to.match(
+      /has no challenged tUSD debit in cycle 1 \(open\)/,
+    );
+    expect(await cli(file, alice, challengeDebit, cycle)).to.contain(
+      "Challenged the net debit of cycle 1: 0.0003 tUSD (300 base units)",
+    );
+    // A challenged debit cannot be paid (paying would accept it), nor voided before the answer deadline.
+    expect(await cliError(file, alice, payNetDebit, cycle)).to.match(/\(challenged\)/);
+    expect(await cliError(file, bob, voidDebit, { ...cycle, debtor: w.alice.address })).to.match(
+      /reverted with AnswerWindowOpen\(1, /,
+    );
+
+    // Core's keeper is not run here, so the challenge stays unanswered; past the answer deadline anyone voids it.
+    await stack.advance(2 * f.timings.challengeWindow + 1);
+    expect(await cli(file, bob, voidDebit, { ...cycle, debtor: w.alice.address })).to.contain(
+      `Voided the unanswered net debit of ${w.alice.address} in cycle 1: 0.0003 tUSD (300 base units)`,
+    );
+    expect((await f.clearingHouse.debtOf(1, usd, w.alice.address)).status).to.equal(6n); // Voided
+    expect(await f.vault.obligationOf(w.alice.address, usd)).to.equal(0n);
+    expect(await cliError(file, alice, voidDebit, cycle)).to.match(/\(voided\)/);
   });
 });

@@ -2,9 +2,12 @@
  * Core's side of the challenge game (issue 17, docs/clearing.md "Challenges, veto and bond"), on a real
  * chain with a real store: the keeper answers a payer's challenge with the payer's stored signatures, the
  * indexer follows challenged / answered debts, and a guardian's veto returns the cycle's guarantees to the
- * pool, the keeper releases the vetoed debts and the scheduler re-commits them as the next cycle.
+ * pool, the keeper releases the vetoed debts and the scheduler re-commits them as the next cycle; a
+ * cycle that was not vetoed never has its guarantees listed again (no double listing, docs/clearing.md).
  */
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
+import { Writable } from "node:stream";
+import pino from "pino";
 import { expect } from "chai";
 import { parseEther, ZeroAddress } from "ethers";
 import type { AddressInfo } from "node:net";
@@ -12,6 +15,10 @@ import { createCoreApp } from "../../operator/api";
 import { buildChallengeAnswer, ChallengeAnswerError } from "../../operator/clearing/challenge-answer";
 import { silentLogger } from "../../operator/logger";
 import { commitArgsFromJson } from "../../operator/clearing/cycle-json";
+import { buildCommitPlan, guaranteeLeafOf, toCommitCycleCall } from "../../operator/clearing/commit-plan";
+import { netCycle } from "../../operator/clearing/netting";
+import type { Logger } from "../../operator/logger";
+import { guaranteeProof } from "../../sdk";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import {
   advance,
@@ -46,9 +53,9 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
   }
 
   /** alice signs 3 ETH to bob (EIP-712) and 1 to carol (EIP-191), bob 1 to alice: alice owes 3 net. */
-  async function committed() {
+  async function committed(logger?: Logger) {
     const f = await loadFixture(chainFixture);
-    h = await openCore(f);
+    h = await openCore(f, { logger });
     const tasks = clearingTasks(h);
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
     await f.vault.connect(f.bob).deposit({ value: 10n * ONE });
@@ -128,12 +135,72 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     ).to.throw(ChallengeAnswerError, /differs from the committed/);
   });
 
+  it("a guarantee netted in a committed cycle is never listed again (no double listing): the next cycle takes only new ones", async function () {
+    const { f, tasks, ids } = await committed();
+    await advance(h!, f.timings.cycleLength);
+    // Nothing new yet: the netted guarantees are not payable again, so the window is empty.
+    expect(await tasks.scheduler.tick()).to.include({ action: "empty" });
+    const fresh = await issueGuarantee(h!, f.alice, f.carol.address, 2n * ONE);
+    await advance(h!, f.timings.cycleLength);
+    expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 2, guarantees: 1 });
+    await h!.indexer.syncToHead();
+    const second = (await h!.store.getCycle(2))!;
+    expect(second.guaranteeIds).to.deep.equal([fresh.id]);
+    for (const id of ids) expect(second.guaranteeIds).to.not.include(id);
+    for (const id of ids) expect((await h!.store.getClearingGuarantee(id))!.cycleId).to.equal(1);
+  });
+
+  it("a stolen operator key lists a netted guarantee again: the payer's proof refunds it, Core logs it, its books stand", async function () {
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString("utf8")) as Record<string, unknown>);
+        done();
+      },
+    });
+    const { f, ids } = await committed(pino({ level: "info" }, sink));
+    const records = (await Promise.all(ids.map((id) => h!.store.getClearingGuarantee(id)))).map((g) => g!);
+    const toBob = records[0];
+    const first = buildCommitPlan(netCycle(1n, records), records)!; // Core's cycle 1, rebuilt
+    const dup = buildCommitPlan(netCycle(2n, [toBob]), [toBob])!; // the thief's cycle 2
+    await f.clearingHouse.connect(f.operator).commitCycle(...toCommitCycleCall(dup.args));
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    await advance(h!, f.timings.challengeWindow + 1);
+    const before = await h!.store.getCycleDebt(1, ETH, f.alice.address);
+    const leaf = guaranteeLeafOf(toBob);
+    const proofs = [first, dup].map((p) => guaranteeProof(p.guaranteeTree, leaf));
+    await expect(
+      f.clearingHouse.connect(f.alice).proveDoubleListing(1, 2, leaf, leaf, proofs[0], proofs[1]),
+    ).to.changeEtherBalance(f.alice, 3n * ONE);
+    await h!.indexer.syncToHead();
+    const logged = lines.filter((l) => l.msg?.toString().startsWith("double listing proven"));
+    expect(logged).to.have.length(1);
+    expect(logged[0]).to.include({
+      level: 50,
+      guarantee_id: toBob.guaranteeId.toLowerCase(),
+      payer: f.alice.address,
+      first_cycle_id: 1,
+      later_cycle_id: 2,
+      amount: (3n * ONE).toString(),
+    });
+    // The remedy is a refund from the bond: Core's debt, lock and guarantee states are unchanged.
+    expect(await h!.store.getCycleDebt(1, ETH, f.alice.address)).to.deep.equal(before);
+    expect((await h!.store.getClearingGuarantee(toBob.guaranteeId))!.state).to.equal("NETTED");
+  });
+
   it("after a guardian's veto: the guarantees return to the pool, debts are released, the next cycle re-commits them", async function () {
     const { f, tasks, ids } = await committed();
     await f.clearingHouse.connect(f.admin).vetoCycle(1); // the admin is the guardian in this fixture
     await h!.indexer.syncToHead();
     expect((await h!.store.getCycle(1))!.state).to.equal("VETOED");
     expect(await getJson("/core/cycles/1")).to.include({ state: "VETOED" });
+    // bob's credit stays in the tree (and proves), but a vetoed cycle pays no claim: no call is offered.
+    const [position] = (await getJson(`/core/cycles/1/participants/${f.bob.address}/proof`))
+      .positions as Record<string, unknown>[];
+    expect(position).to.include({ credit: String(2n * ONE), claim_net_credit_args: null });
+    await expect(
+      f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, 2n * ONE, position.proof as string[]),
+    ).to.be.revertedWithCustomError(f.clearingHouse, "CycleIsVetoed");
     for (const id of ids) {
       const g = (await h!.store.getClearingGuarantee(id))!;
       expect([g.state, g.cycleId]).to.deep.equal(["FINALIZED_PAYABLE", null]);

@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import { getAddress } from "ethers";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import {
@@ -123,6 +124,27 @@ describe("operator config", () => {
     } finally {
       dir.remove();
     }
+  });
+
+  it("parses operator bond floors (address:base units, or a JSON object) and names bad entries", () => {
+    const base = { jwtSecret: "j".repeat(32), blsSecret: "0x" + "01".repeat(32) };
+    const token = "0x" + "ab".repeat(20);
+    const eth = "0x" + "00".repeat(20);
+    const floors = configFromObject({
+      ...base,
+      bondFloors: `${eth}:10000000000000000000,${token}:5`,
+    }).bondFloors;
+    expect(floors).to.deep.equal({ [eth]: 10n ** 19n, [getAddress(token)]: 5n });
+    expect(configFromObject({ ...base, bondFloors: { [token]: "7" } }).bondFloors).to.deep.equal({
+      [getAddress(token)]: 7n,
+    });
+    expect(configFromObject(base).bondFloors).to.deep.equal({});
+    expect(problemsOf(() => configFromObject({ ...base, bondFloors: `${token}:-1` }))).to.deep.equal([
+      `bondFloors: ${getAddress(token)}: must be a decimal amount in base units`,
+    ]);
+    expect(problemsOf(() => configFromObject({ ...base, bondFloors: "nope:1" }))).to.deep.equal([
+      'bondFloors: "nope" is not an address',
+    ]);
   });
 
   it("validates secrets and SIWE fields", () => {

@@ -147,6 +147,7 @@ describe("Core public endpoints", () => {
     expect(p.protocol_timings).to.deep.equal({
       cycle_length_seconds: Number(onChain.cycleLength),
       commit_delay_seconds: Number(onChain.commitDelay),
+      challenge_window_seconds: Number(onChain.challengeWindow),
       payment_window_seconds: Number(onChain.paymentWindow),
       default_window_seconds: Number(onChain.defaultWindow),
       withdrawal_grace_period_seconds: Number(onChain.withdrawalGracePeriod),

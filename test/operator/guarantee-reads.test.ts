@@ -97,7 +97,7 @@ describe("Core read endpoints", () => {
   });
 
   describe("GET /core/users/:address/balances", () => {
-    it("200: every asset with deposited, locked, pending_withdrawal and available as decimal strings", async () => {
+    it("200: every asset with deposited, locked, pending_withdrawal, reserve_hold and available as decimal strings", async () => {
       const store = t.core.context.store;
       await store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
       await store.creditDeposit(payer.address, TETH, 2n ** 200n, T0);
@@ -114,6 +114,7 @@ describe("Core read endpoints", () => {
           deposited: "10000",
           locked: "2500",
           pending_withdrawal: "3000",
+          reserve_hold: "0",
           available: "4500",
           collateral_factor_bps: 10_000,
         },
@@ -124,6 +125,7 @@ describe("Core read endpoints", () => {
           deposited: "0",
           locked: "0",
           pending_withdrawal: "0",
+          reserve_hold: "0",
           available: "0",
           collateral_factor_bps: 10_000,
         },
@@ -134,6 +136,7 @@ describe("Core read endpoints", () => {
           deposited: (2n ** 200n).toString(),
           locked: "0",
           pending_withdrawal: "0",
+          reserve_hold: "0",
           available: (2n ** 199n).toString(),
           collateral_factor_bps: 5_000,
         },

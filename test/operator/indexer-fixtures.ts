@@ -25,7 +25,7 @@ import { ChainIndexer, type ChainProvider } from "../../operator/chain/indexer";
 import { ChainClock, ManualClock } from "../../operator/clock";
 import { configFromObject, type OperatorConfig, type OperatorConfigInput } from "../../operator/config";
 import { type DeploymentInfo, parseDeployment } from "../../operator/deployment";
-import { silentLogger } from "../../operator/logger";
+import { type Logger, silentLogger } from "../../operator/logger";
 import { SqliteStore } from "../../operator/store";
 import { OperatorSender, type SenderPolicy } from "../../operator/chain/sender";
 import { ClearingKeeper } from "../../operator/clearing/keeper";
@@ -131,14 +131,20 @@ export interface CoreHarness {
 
 export async function openCore(
   f: ChainFixture,
-  options: { confirmations?: number; maxBlocksPerTick?: number; config?: OperatorConfigInput } = {},
+  options: {
+    confirmations?: number;
+    maxBlocksPerTick?: number;
+    config?: OperatorConfigInput;
+    /** Core's and the indexer's logger (default: silent). */
+    logger?: Logger;
+  } = {},
 ): Promise<CoreHarness> {
   const dir = tempDir();
   const config = asyncConfig(dir.path, options.config);
   const store = SqliteStore.open(join(dir.path, "core.sqlite"));
   const clock = new ManualClock(await chainNow());
   const chainClock = new ChainClock(await store.getChainCursor());
-  const logger = silentLogger();
+  const logger = options.logger ?? silentLogger();
   const context = createCoreContext({
     config,
     store,

@@ -18,9 +18,10 @@ const CLEARING_HOUSE = "0x9fE46736679d2D9a65F0992F2272dE9f3c7fa6e0";
 const TIMINGS = {
   cycleLength: 60,
   commitDelay: 30,
+  challengeWindow: 30,
   paymentWindow: 120,
   defaultWindow: 60,
-  withdrawalGracePeriod: 300,
+  withdrawalGracePeriod: 360,
 };
 const key = blsKeyFromSecret("0x" + "55".repeat(32));
 
@@ -77,9 +78,10 @@ describe("sdk/public-params: GET /core/public-params", () => {
     expect(params.protocol_timings).to.deep.equal({
       cycle_length_seconds: 60,
       commit_delay_seconds: 30,
+      challenge_window_seconds: 30,
       payment_window_seconds: 120,
       default_window_seconds: 60,
-      withdrawal_grace_period_seconds: 300,
+      withdrawal_grace_period_seconds: 360,
     });
     expect(params).to.include({
       clearing_house_address: CLEARING_HOUSE,
@@ -152,11 +154,24 @@ describe("sdk/public-params: GET /core/public-params", () => {
     ["protocol_timings", { protocol_timings: [] }],
     ["protocol_timings.commit_delay_seconds", { protocol_timings: { cycle_length_seconds: 60 } }],
     [
+      "protocol_timings.challenge_window_seconds",
+      {
+        protocol_timings: {
+          cycle_length_seconds: 60,
+          commit_delay_seconds: 30,
+          payment_window_seconds: 120,
+          default_window_seconds: 60,
+          withdrawal_grace_period_seconds: 360,
+        },
+      },
+    ],
+    [
       "protocol_timings.cycle_length_seconds",
       {
         protocol_timings: {
           cycle_length_seconds: 0,
           commit_delay_seconds: 0,
+          challenge_window_seconds: 1,
           payment_window_seconds: 1,
           default_window_seconds: 0,
           withdrawal_grace_period_seconds: 2,

@@ -1,0 +1,202 @@
+/**
+ * Sellers' on-chain reserves in Core's books, end to end (docs/operator-async.md, "Sellers' reserves";
+ * test/e2e/protocol-fixtures.ts): Core indexes ReserveRegistered / ReserveReleased and counts a reserve
+ * as held collateral once its guarantee is no longer locked in Core, so that issuance, the balances view
+ * and the withdrawal view agree with the Vault's `freeCollateralOf`.
+ */
+import { network } from "hardhat";
+import { expect } from "chai";
+import { keccak256, parseEther, toUtf8Bytes, ZeroAddress } from "ethers";
+import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
+import type { GuaranteeClaimsV2 } from "../../sdk/claims";
+import { validationRequestHash } from "../../sdk/ids";
+import {
+  CHAIN_ID,
+  type Issued,
+  type Participant,
+  type ProtocolStack,
+  mine,
+  startProtocolStack,
+} from "./protocol-fixtures";
+
+const ETH = ZeroAddress;
+const eth = (value: string) => parseEther(value).toString();
+
+describe("protocol end to end: sellers' on-chain reserves in Core's capacity and views", function () {
+  let s: ProtocolStack | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+
+  const argsOf = (g: Issued) => remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer));
+
+  async function register(stack: ProtocolStack, g: Issued): Promise<void> {
+    await expect(stack.f.vault.connect(stack.w.bob).registerReserve(...argsOf(g))).to.emit(
+      stack.f.vault,
+      "ReserveRegistered",
+    );
+  }
+
+  async function pass(stack: ProtocolStack, g: Issued): Promise<void> {
+    const { policy } = g.claims as GuaranteeClaimsV2;
+    const requestHash = validationRequestHash(CHAIN_ID, policy, g.id);
+    const registry = stack.f.validationRegistry;
+    await registry
+      .connect(stack.w.bob)
+      .validationRequest(policy.validator, policy.agentId, "ipfs://job", requestHash);
+    await registry
+      .connect(stack.w.validator)
+      .validationResponse(requestHash, 90, "ipfs://verdict", keccak256(toUtf8Bytes("ok")), policy.tag);
+  }
+
+  /** The withdrawal view's row of ETH. */
+  async function withdrawable(stack: ProtocolStack, who: Participant) {
+    const view = await stack.coreAs(who, "GET", `/core/users/${stack.w[who].address}/withdrawals`);
+    expect(view.status).to.equal(200);
+    return (view.body.withdrawable as Record<string, string | null>[]).find((b) => b.asset_address === ETH)!;
+  }
+
+  /** Core's `free` is the Vault's free collateral, and `available` is the same at factor 100 %. */
+  async function expectFreeMatchesChain(stack: ProtocolStack, who: Participant, free: string) {
+    expect(await stack.f.vault.freeCollateralOf(stack.w[who].address, ETH)).to.equal(BigInt(free));
+    expect(await withdrawable(stack, who)).to.include({ free });
+    expect(await stack.balanceOf(who, ETH)).to.include({ available: free });
+  }
+
+  async function expectRefused(stack: ProtocolStack, amount: bigint) {
+    const refused = await stack.settleRaw(stack.claimsFor("alice", "carol", amount, ETH));
+    expect(refused.status).to.equal(400);
+    expect(refused.body).to.include({ success: false, errorReason: "insufficient_collateral" });
+  }
+
+  it("the integrator's case: a reserve of a cancelled guarantee keeps holding 0.03 of 0.1 until released", async function () {
+    s = await startProtocolStack();
+    const { f, w } = s;
+    await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
+    await s.round();
+    const g = await s.settle("alice", "bob", parseEther("0.03"), ETH, { policy: {} });
+    await register(s, g);
+    await s.round();
+
+    // Pending: Core's lock and the reserve are the same 0.03, counted once.
+    expect(await s.balanceOf("alice", ETH)).to.include({
+      locked: eth("0.03"),
+      reserve_hold: "0",
+      available: eth("0.07"),
+    });
+    await expectFreeMatchesChain(s, "alice", eth("0.07"));
+
+    // Validation fails (no passing response by the deadline): Core cancels and releases its lock, the
+    // Vault still holds the reserve.
+    const { deadline } = (g.claims as GuaranteeClaimsV2).policy;
+    await s.advance(deadline + 1 - s.core.context.clock.nowSeconds());
+    expect((await s.round()).lifecycle.cancelled).to.deep.equal([g.id]);
+    expect(await s.balanceOf("alice", ETH)).to.include({
+      deposited: eth("0.1"),
+      locked: "0",
+      reserve_hold: eth("0.03"),
+      available: eth("0.07"),
+    });
+    await expectFreeMatchesChain(s, "alice", eth("0.07"));
+    // No certificate over what the Vault holds back.
+    await expectRefused(s, parseEther("0.07") + 1n);
+
+    // A withdrawal of everything: Core's finalizable amount is what the Vault would pay.
+    await f.vault.connect(w.alice).requestWithdrawal(ETH, parseEther("0.1"));
+    await s.round();
+    expect(await withdrawable(s, "alice")).to.include({
+      deposited: eth("0.1"),
+      locked: "0",
+      reserve_hold: eth("0.03"),
+      free: eth("0.07"),
+      finalizable_amount: eth("0.07"),
+    });
+    expect(await s.balanceOf("alice", ETH)).to.include({ available: "0" });
+
+    // The reserve expires (deadline + withdrawal grace); it holds until someone releases it, as on chain.
+    const reserve = await f.vault.reserveOf(g.id);
+    await s.advance(Number(reserve.expiresAt) - s.core.context.clock.nowSeconds());
+    await s.round();
+    expect(await withdrawable(s, "alice")).to.include({ reserve_hold: eth("0.03"), free: eth("0.07") });
+    await expect(f.vault.connect(w.alice).releaseReserve(g.id))
+      .to.emit(f.vault, "ReserveReleased")
+      .withArgs(g.id, w.alice.address, ETH, parseEther("0.03"));
+    await s.round();
+    expect(await f.vault.freeCollateralOf(w.alice.address, ETH)).to.equal(parseEther("0.1"));
+    expect(await withdrawable(s, "alice")).to.include({
+      reserve_hold: "0",
+      free: eth("0.1"),
+      finalizable_amount: eth("0.1"),
+    });
+  });
+
+  it("a remuneration out of the reserve is accounted once; one paid from free collateral leaves the reserve holding", async function () {
+    s = await startProtocolStack();
+    const { f, w } = s;
+    await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
+    await s.round();
+    const a = await s.settle("alice", "bob", parseEther("0.03"), ETH, { policy: {} });
+    const b = await s.settle("alice", "bob", parseEther("0.07"), ETH, { policy: {} });
+    await register(s, a);
+    await register(s, b);
+    await pass(s, a);
+    await s.round();
+    await expectFreeMatchesChain(s, "alice", "0");
+
+    // Nothing free: the Vault pays a out of its own reserve (ReserveReleased, then GuaranteeRemunerated).
+    await expect(f.vault.connect(w.bob).remunerate(...argsOf(a)))
+      .to.emit(f.vault, "ReserveReleased")
+      .withArgs(a.id, w.alice.address, ETH, parseEther("0.03"));
+    await s.round();
+    expect(await s.stateOf("alice", a.id)).to.equal("REMUNERATED");
+    expect(await s.balanceOf("alice", ETH)).to.include({
+      deposited: eth("0.07"),
+      locked: eth("0.07"),
+      reserve_hold: "0",
+      available: "0",
+    });
+    await expectFreeMatchesChain(s, "alice", "0");
+
+    // b is paid from free collateral after a top-up: its reserve stays until released, in Core as on chain.
+    await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
+    await pass(s, b);
+    await f.vault.connect(w.bob).remunerate(...argsOf(b));
+    await s.round();
+    expect(await s.stateOf("alice", b.id)).to.equal("REMUNERATED");
+    expect(await s.balanceOf("alice", ETH)).to.include({
+      deposited: eth("0.1"),
+      locked: "0",
+      reserve_hold: eth("0.07"),
+    });
+    await expectFreeMatchesChain(s, "alice", eth("0.03"));
+    await f.vault.connect(w.carol).releaseReserve(b.id); // consumed: anyone may release it
+    await s.round();
+    await expectFreeMatchesChain(s, "alice", eth("0.1"));
+  });
+
+  it("a reorg that removes the registration rolls the reserve back", async function () {
+    s = await startProtocolStack();
+    const { f, w } = s;
+    await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
+    await s.round();
+    const g = await s.settle("alice", "bob", parseEther("0.03"), ETH, { policy: {} });
+    const { deadline } = (g.claims as GuaranteeClaimsV2).policy;
+    await s.advance(deadline - 5 - s.core.context.clock.nowSeconds());
+    await s.round();
+
+    const snapshot = (await network.provider.send("evm_snapshot", [])) as string;
+    await register(s, g);
+    await s.advance(10); // past the deadline: Core cancels, the reserve now counts
+    expect((await s.round()).lifecycle.cancelled).to.deep.equal([g.id]);
+    expect(await s.balanceOf("alice", ETH)).to.include({ reserve_hold: eth("0.03"), available: eth("0.07") });
+
+    // The blocks with the registration are replaced by a longer branch without it.
+    await network.provider.send("evm_revert", [snapshot]);
+    await mine(4);
+    await s.round();
+    expect(await f.vault.freeCollateralOf(w.alice.address, ETH)).to.equal(parseEther("0.1"));
+    expect(await s.balanceOf("alice", ETH)).to.include({ reserve_hold: "0", available: eth("0.1") });
+    await expectFreeMatchesChain(s, "alice", eth("0.1"));
+  });
+});
