@@ -402,7 +402,11 @@ function addressList(raw: unknown): readonly string[] {
 
 /** `{ "0xToken": 8000 }` or `"0xToken:8000,0xOther:10000"` → checksummed address → bps. */
 /** `<address>:<base units>,…` or a JSON object of address → decimal string (or safe integer). */
-function bondFloorMap(raw: unknown): Readonly<Record<string, bigint>> {
+/**
+ * A per-asset setting, given as an object (address → value) or as an "<address>:<value>,…" string:
+ * its entries with each address parsed. `unit` names the value in messages (e.g. "bps").
+ */
+function assetEntries(raw: unknown, unit: string): [string, unknown][] {
   let entries: [string, unknown][];
   if (typeof raw === "string") {
     entries = raw
@@ -412,22 +416,26 @@ function bondFloorMap(raw: unknown): Readonly<Record<string, bigint>> {
       .map((pair) => {
         const [asset, value, ...rest] = pair.split(":");
         if (value === undefined || rest.length > 0)
-          throw new Error(`entry ${JSON.stringify(pair)} must be <address>:<base units>`);
+          throw new Error(`entry ${JSON.stringify(pair)} must be <address>:<${unit}>`);
         return [asset.trim(), value.trim()];
       });
   } else if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
     entries = Object.entries(raw);
   } else {
-    throw new Error("must be an object of address → base units or an '<address>:<base units>,…' string");
+    throw new Error(`must be an object of address → ${unit} or an '<address>:<${unit}>,…' string`);
   }
-  const floors: Record<string, bigint> = {};
-  for (const [asset, value] of entries) {
-    let address: string;
+  return entries.map(([asset, value]) => {
     try {
-      address = parseAddress(asset, "asset");
+      return [parseAddress(asset, "asset"), value];
     } catch {
       throw new Error(`${JSON.stringify(asset)} is not an address`);
     }
+  });
+}
+
+function bondFloorMap(raw: unknown): Readonly<Record<string, bigint>> {
+  const floors: Record<string, bigint> = {};
+  for (const [address, value] of assetEntries(raw, "base units")) {
     const text = typeof value === "number" && Number.isSafeInteger(value) ? String(value) : value;
     if (typeof text !== "string" || !/^(0|[1-9][0-9]{0,77})$/.test(text)) {
       throw new Error(`${address}: must be a decimal amount in base units`);
@@ -438,31 +446,8 @@ function bondFloorMap(raw: unknown): Readonly<Record<string, bigint>> {
 }
 
 function factorMap(raw: unknown): Readonly<Record<string, number>> {
-  let entries: [string, unknown][];
-  if (typeof raw === "string") {
-    entries = raw
-      .split(",")
-      .map((s) => s.trim())
-      .filter((s) => s !== "")
-      .map((pair) => {
-        const [asset, value, ...rest] = pair.split(":");
-        if (value === undefined || rest.length > 0)
-          throw new Error(`entry ${JSON.stringify(pair)} must be <address>:<bps>`);
-        return [asset.trim(), value.trim()];
-      });
-  } else if (typeof raw === "object" && raw !== null && !Array.isArray(raw)) {
-    entries = Object.entries(raw);
-  } else {
-    throw new Error("must be an object of address → bps or an '<address>:<bps>,…' string");
-  }
   const factors: Record<string, number> = {};
-  for (const [asset, value] of entries) {
-    let address: string;
-    try {
-      address = parseAddress(asset, "asset");
-    } catch {
-      throw new Error(`${JSON.stringify(asset)} is not an address`);
-    }
+  for (const [address, value] of assetEntries(raw, "bps")) {
     try {
       factors[address] = bps(value);
     } catch (error) {
