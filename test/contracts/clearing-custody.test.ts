@@ -29,7 +29,7 @@ import {
   signedGuarantee,
   suretyFixture,
   transfer,
-  v2Certificate,
+  validatedV2Fixture,
   type Position,
 } from "./helpers";
 
@@ -38,35 +38,6 @@ const REMUNERATED = 1n;
 const W = TIMINGS.challengeWindow;
 /** ClearingHouse.DebtStatus */
 const DEBT = { open: 1n, paid: 2n, covered: 3n, challenged: 4n, answered: 5n, voided: 6n, refunded: 7n };
-
-async function validatedV2Fixture() {
-  const f = await suretyFixture();
-  await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
-  const policy = {
-    registry: f.registryAddress,
-    validator: f.validator.address,
-    agentId: 3n,
-    minScore: 50,
-    jobHash: hashText("job"),
-    tag: "ok",
-    deadline: BigInt((await time.latest()) + 3600),
-  };
-  const cert = v2Certificate({
-    chainId: f.chainId,
-    vault: f.vaultAddress,
-    user: f.alice.address,
-    recipient: f.bob.address,
-    reqId: 77n,
-    amount: 2n * ONE,
-    asset: ETH,
-    policy,
-  });
-  await f.validationRegistry.connect(f.bob).validationRequest(f.validator.address, 3n, "", cert.requestHash);
-  await f.validationRegistry
-    .connect(f.validator)
-    .validationResponse(cert.requestHash, 90, "", hashText("e"), "ok");
-  return { ...f, cert };
-}
 
 describe("Custody review (issue 17), ClearingHouse side", () => {
   describe("finding 6: cheap griefing of commits", () => {

@@ -9,6 +9,7 @@ import {
   HDNodeWallet,
   ZeroAddress,
   getBytes,
+  id as hashText,
   keccak256,
   toBigInt,
   toUtf8Bytes,
@@ -401,4 +402,36 @@ export function remunerateArgs(
   payer: { scheme: 0 | 1; signature: string } = { scheme: cert.payerScheme, signature: cert.payerSignature },
 ): [string, ReturnType<typeof signClaims>, 0 | 1, string] {
   return [cert.claims, cert.signature, payer.scheme, payer.signature];
+}
+
+/**
+ * The fixture with alice holding 10 ETH and a V2 certificate (alice pays bob 2 ETH, req 77, agent 3)
+ * whose validation bob requested and the validator passed (score 90): ready for `remunerate` or a commit.
+ */
+export async function validatedV2Fixture() {
+  const f = await suretyFixture();
+  await f.vault.connect(f.alice).deposit({ value: 10n * 10n ** 18n });
+  const cert = v2Certificate({
+    chainId: f.chainId,
+    vault: f.vaultAddress,
+    user: f.alice.address,
+    recipient: f.bob.address,
+    reqId: 77n,
+    amount: 2n * 10n ** 18n,
+    asset: ETH,
+    policy: {
+      registry: f.registryAddress,
+      validator: f.validator.address,
+      agentId: 3n,
+      minScore: 50,
+      jobHash: hashText("job"),
+      tag: "ok",
+      deadline: BigInt((await time.latest()) + 3600),
+    },
+  });
+  await f.validationRegistry.connect(f.bob).validationRequest(f.validator.address, 3n, "", cert.requestHash);
+  await f.validationRegistry
+    .connect(f.validator)
+    .validationResponse(cert.requestHash, 90, "", hashText("e"), "ok");
+  return { ...f, cert };
 }

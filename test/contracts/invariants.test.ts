@@ -23,6 +23,7 @@ import {
   TIMINGS,
   transfer,
   v2Certificate,
+  validatedV2Fixture,
 } from "./helpers";
 
 const ONE = parseEther("1");
@@ -269,35 +270,9 @@ describe("Invariants (docs/protocol.md)", () => {
 
   describe("no guarantee is paid twice", () => {
     async function v2Fixture() {
-      const f = await suretyFixture();
-      await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
-      const policy = {
-        registry: f.registryAddress,
-        validator: f.validator.address,
-        agentId: 3n,
-        minScore: 50,
-        jobHash: hashText("job"),
-        tag: "ok",
-        deadline: BigInt((await time.latest()) + 3600),
-      };
-      const cert = v2Certificate({
-        chainId: f.chainId,
-        vault: f.vaultAddress,
-        user: f.alice.address,
-        recipient: f.bob.address,
-        reqId: 77n,
-        amount: 2n * ONE,
-        asset: ETH,
-        policy,
-      });
-      await f.validationRegistry
-        .connect(f.bob)
-        .validationRequest(f.validator.address, 3n, "", cert.requestHash);
-      await f.validationRegistry
-        .connect(f.validator)
-        .validationResponse(cert.requestHash, 90, "", hashText("e"), "ok");
+      const f = await validatedV2Fixture();
       const cycle = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, 2n * ONE));
-      return { ...f, cert, cycle };
+      return { ...f, cycle };
     }
 
     it("remunerated first: a cycle listing it commits, skips the id and reports it; it stays Remunerated", async () => {
