@@ -1,5 +1,5 @@
 /**
- * {@link AsyncStoreOps} on a better-sqlite3 connection, synchronous (SqliteStore makes them async and
+ * the indexer-driven operations ({@link SqliteAsyncSideOps}) on a better-sqlite3 connection, synchronous (SqliteStore makes them async and
  * runs them under its mutex / inside its transactions). Schema: migration 2.
  */
 import { type Atomic, atomicRunner } from "./sqlite-atomic";
@@ -7,7 +7,12 @@ import type { Database, Statement } from "better-sqlite3";
 import { getAddress } from "ethers";
 import type {
   ActiveReserve,
-  AsyncStoreOps,
+  ChainJournalRepository,
+  CollateralRepository,
+  CycleRepository,
+  GuaranteeRepository,
+  OperatorStateRepository,
+  ReserveRepository,
   ChainBlock,
   ChainCursor,
   ChainEventRecord,
@@ -24,10 +29,11 @@ import type {
   ValidationResponseRecord,
   WithdrawalRecord,
   WithdrawalState,
-} from "./async-types";
+  CollateralBalance,
+  GuaranteeState,
+} from "./repositories";
 import { type GuaranteeRow, guaranteeFromRow, type SyncOf } from "./sqlite-ops";
 import { SqliteReserves } from "./sqlite-reserves";
-import type { CollateralBalance, GuaranteeState } from "./types";
 
 /** Largest page {@link SqliteAsyncOps.listGuarantees} returns when no limit is given. */
 export const DEFAULT_GUARANTEE_QUERY_LIMIT = 100_000;
@@ -60,7 +66,18 @@ const CYCLE_COLUMNS: Record<keyof Omit<CycleRecord, "cycleId">, string> = {
   plannedByCore: "planned_by_core",
 };
 
-export class SqliteAsyncOps implements SyncOf<AsyncStoreOps> {
+/** The operations {@link SqliteAsyncOps} implements: what the chain indexer, scheduler and keeper drive. */
+export type SqliteAsyncSideOps = ChainJournalRepository &
+  ReserveRepository &
+  CycleRepository &
+  OperatorStateRepository &
+  Pick<
+    CollateralRepository,
+    "adjustCollateral" | "putWithdrawal" | "getWithdrawal" | "deleteWithdrawal" | "listWithdrawals"
+  > &
+  Omit<GuaranteeRepository, "insertGuarantee" | "getGuarantee" | "listGuaranteesByRecipient">;
+
+export class SqliteAsyncOps implements SyncOf<SqliteAsyncSideOps> {
   private readonly stmt: ReturnType<typeof prepare>;
   private readonly atomic: Atomic;
   private readonly reserves: SqliteReserves;

@@ -26,10 +26,11 @@ import {
   type RefreshTokenRecord,
   type SiweNonceRecord,
   type StoredGuarantee,
-  type StoreOps,
-} from "./types";
-import type { AsyncStoreOps } from "./async-types";
-import type { OutboxEvent, WebhookStoreOps } from "./webhook-types";
+  type OutboxEvent,
+  type WebhookOutboxRepository,
+} from "./repositories";
+import type { StoreOps } from "./store";
+import type { SqliteAsyncSideOps } from "./sqlite-async-ops";
 
 /** The synchronous shape of an async interface. */
 export type SyncOf<T> = {
@@ -111,7 +112,9 @@ function positive(value: bigint, what: string): bigint {
 }
 
 /** The original operations; the asynchronous side's are in sqlite-async-ops.ts, the outbox's in sqlite-webhook-ops.ts. */
-export class SqliteOps implements SyncOf<Omit<StoreOps, keyof AsyncStoreOps | keyof WebhookStoreOps>> {
+export class SqliteOps
+  implements SyncOf<Omit<StoreOps, keyof SqliteAsyncSideOps | keyof WebhookOutboxRepository>>
+{
   private readonly stmt: ReturnType<typeof prepareStatements>;
   /** One issuance as a unit: a savepoint inside the batch's transaction, so a failed item leaves no trace. */
   private readonly issueOne: (request: IssueGuaranteeRequest, now: number) => IssueGuaranteeOutcome;

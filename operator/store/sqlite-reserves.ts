@@ -5,8 +5,7 @@
  */
 import type { Database, Statement } from "better-sqlite3";
 import { getAddress } from "ethers";
-import type { ActiveReserve, ReserveRecord } from "./async-types";
-import type { GuaranteeState } from "./types";
+import type { ActiveReserve, GuaranteeState, ReserveRecord } from "./repositories";
 
 type Row = Record<string, unknown>;
 

@@ -16,11 +16,10 @@ import BetterSqlite3, { type Database } from "better-sqlite3";
 import { AsyncMutex } from "./mutex";
 import { Checkpointer, type CheckpointResult, type FsyncFn, WalSync } from "./sqlite-durability";
 import { migrate } from "./sqlite-migrate";
-import type { AsyncStoreOps } from "./async-types";
-import { SqliteAsyncOps } from "./sqlite-async-ops";
+import { SqliteAsyncOps, type SqliteAsyncSideOps } from "./sqlite-async-ops";
 import { SqliteOps } from "./sqlite-ops";
-import type { Store, StoreOps, StoreTx } from "./types";
-import type { WebhookStoreOps } from "./webhook-types";
+import type { WebhookOutboxRepository } from "./repositories";
+import type { Store, StoreOps, StoreTx } from "./store";
 import { SqliteWebhookOps } from "./sqlite-webhook-ops";
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
@@ -46,7 +45,7 @@ const OPERATIONS = [
   "listCollateral",
   "lockedTotals",
 ] as const satisfies readonly (keyof StoreOps)[];
-/** The operations of the asynchronous side (async-types.ts), implemented by {@link SqliteAsyncOps}. */
+/** The operations of the asynchronous side (sqlite-async-ops.ts), implemented by {@link SqliteAsyncOps}. */
 const ASYNC_OPERATIONS = [
   "getChainCursor",
   "setChainCursor",
@@ -91,8 +90,8 @@ const ASYNC_OPERATIONS = [
   "latestValidationResponse",
   "getOperatorState",
   "setOperatorState",
-] as const satisfies readonly (keyof AsyncStoreOps)[];
-/** The webhook outbox's operations (webhook-types.ts), implemented by {@link SqliteWebhookOps}. */
+] as const satisfies readonly (keyof SqliteAsyncSideOps)[];
+/** The webhook outbox's operations (repositories/webhooks.ts), implemented by {@link SqliteWebhookOps}. */
 const WEBHOOK_OPERATIONS = [
   "putWebhookSubscription",
   "getWebhookSubscription",
@@ -104,7 +103,7 @@ const WEBHOOK_OPERATIONS = [
   "recordWebhookAttempt",
   "listWebhookDeliveries",
   "getWebhookDelivery",
-] as const satisfies readonly (keyof WebhookStoreOps)[];
+] as const satisfies readonly (keyof WebhookOutboxRepository)[];
 type MissingOperation = Exclude<
   keyof StoreOps,
   (typeof OPERATIONS)[number] | (typeof ASYNC_OPERATIONS)[number] | (typeof WEBHOOK_OPERATIONS)[number]
@@ -154,7 +153,7 @@ interface Durability {
 
 // The async-side operations are delegated in the constructor (declaration merging gives their types).
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export interface SqliteStore extends AsyncStoreOps, WebhookStoreOps {}
+export interface SqliteStore extends SqliteAsyncSideOps, WebhookOutboxRepository {}
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class SqliteStore implements Store {
