@@ -2,9 +2,9 @@
  * {@link WebhookOutboxRepository} on a better-sqlite3 connection, synchronous (SqliteStore makes them async).
  * Schema: migration 3 (migrations.ts).
  */
-import { type Atomic, atomicRunner } from "./sqlite-atomic";
+import { type Atomic, atomicRunner } from "../sqlite-atomic";
 import type { Database, Statement } from "better-sqlite3";
-import type { SyncOf } from "./sqlite-ops";
+import type { SyncOf } from "./common";
 import type {
   DueWebhookDelivery,
   OutboxEvent,
@@ -16,7 +16,7 @@ import type {
   WebhookOutboxRepository,
   WebhookSubscriptionRecord,
   WebhookSubscriptionSource,
-} from "./repositories";
+} from "../repositories";
 
 /** Longest `last_error` kept (a receiver's error page could be large). */
 const MAX_ERROR_LENGTH = 500;
@@ -130,7 +130,7 @@ function prepare(db: Database) {
   };
 }
 
-export class SqliteWebhookOps implements SyncOf<WebhookOutboxRepository> {
+export class SqliteWebhookOutbox implements SyncOf<WebhookOutboxRepository> {
   private readonly stmt: ReturnType<typeof prepare>;
   private readonly atomic: Atomic;
 
