@@ -376,5 +376,273 @@ export function describeStoreContract(backend: StoreBackend): void {
       await store.ping().catch((error) => (caught = error));
       expect(String(caught)).to.match(/closed/);
     });
+
+    describe("issuance", () => {
+      it("issues, answers a duplicate with the stored record, refuses beyond capacity, all in one batch", async () => {
+        const store = await open();
+        await store.creditDeposit(USER, ASSET, 2500n, T0);
+        const request = (n: number) => ({ record: guarantee(n), capacity: fullCapacity });
+        const outcomes = await store.issueGuarantees([request(1), request(1), request(2), request(3)], T0);
+        expect(outcomes.map((o) => o.kind)).to.deep.equal([
+          "issued",
+          "duplicate",
+          "issued",
+          "insufficient_collateral",
+        ]);
+        const duplicate = outcomes[1];
+        if (duplicate.kind !== "duplicate") throw new Error("unreachable");
+        expect(duplicate.existing.guaranteeId).to.equal(guarantee(1).guaranteeId);
+        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(2000n);
+        expect(await store.getGuarantee(guarantee(3).guaranteeId)).to.equal(null);
+      });
+
+      it("two store instances issuing the same ids concurrently: each issued once, never over-locked", async () => {
+        const a = await open();
+        const b = await open();
+        await a.creditDeposit(USER, ASSET, 10_000n, T0);
+        const batch = (from: number) =>
+          Array.from({ length: 20 }, (_, i) => ({ record: guarantee(from + i), capacity: fullCapacity }));
+        // Ids 1..20 and 11..30, twice each: 30 distinct guarantees of 1000 against a capacity of 10.
+        const results = await Promise.all([
+          a.issueGuarantees(batch(1), T0),
+          b.issueGuarantees(batch(11), T0),
+          a.issueGuarantees(batch(11), T0),
+          b.issueGuarantees(batch(1), T0),
+        ]);
+        const issued = results.flat().filter((o) => o.kind === "issued").length;
+        expect(issued).to.equal(10);
+        expect((await a.getCollateral(USER, ASSET)).locked).to.equal(10_000n);
+      });
+    });
+
+    describe("collateral adjustments and withdrawals", () => {
+      it("adjustCollateral clamps at zero and reports what it applied", async () => {
+        const store = await open();
+        await store.creditDeposit(USER, ASSET, 10n, T0);
+        const adjustment = await store.adjustCollateral(USER, ASSET, { deposited: -15n, locked: 4n }, T0);
+        expect(adjustment.applied).to.deep.equal({ deposited: -10n, locked: 4n });
+        expect(adjustment.balance).to.include({ deposited: 0n, locked: 4n });
+        expect(await store.lockedTotals()).to.deep.equal(new Map([[ASSET, 4n]]));
+        expect((await store.setPendingWithdrawal(USER, ASSET, 3n, T0)).pendingWithdrawal).to.equal(3n);
+        expect((await store.listCollateral(USER)).map((b) => b.asset)).to.deep.equal([ASSET]);
+      });
+
+      it("withdrawals round-trip and filter by state", async () => {
+        const store = await open();
+        const withdrawal = {
+          withdrawalId: 7,
+          user: USER,
+          asset: ASSET,
+          amount: 5n,
+          finalizableAt: T0 + 60,
+          requestedAt: T0,
+          state: "PENDING" as const,
+          paid: null,
+          closedAt: null,
+        };
+        await store.putWithdrawal(withdrawal);
+        expect(await store.getWithdrawal(7)).to.deep.equal(withdrawal);
+        expect(await store.listWithdrawals(USER, ["FINALIZED"])).to.deep.equal([]);
+        expect(await store.listWithdrawals(USER, ["PENDING"])).to.have.length(1);
+        await store.deleteWithdrawal(7);
+        expect(await store.getWithdrawal(7)).to.equal(null);
+      });
+    });
+
+    describe("guarantee lifecycle and reserves", () => {
+      it("transitions only from the given states and lists by query", async () => {
+        const store = await open();
+        await store.insertGuarantee(guarantee(1));
+        await store.insertGuarantee(guarantee(2, { state: "PENDING_VALIDATION", version: 2 }));
+        expect(
+          await store.transitionGuarantee(guarantee(1).guaranteeId, ["DISPUTED"], "CANCELLED", T0),
+        ).to.equal(null);
+        const before = await store.transitionGuarantee(
+          guarantee(1).guaranteeId,
+          ["FINALIZED_PAYABLE"],
+          "NETTED",
+          T0 + 1,
+        );
+        expect(before?.state).to.equal("FINALIZED_PAYABLE");
+        expect((await store.getGuarantee(guarantee(1).guaranteeId))?.state).to.equal("NETTED");
+        await store.assignGuaranteesToCycle([guarantee(1).guaranteeId], 3);
+        await store.setGuaranteeExcluded(guarantee(2).guaranteeId, "consumed on chain");
+        expect((await store.listGuarantees({ cycleId: 3 })).map((g) => g.guaranteeId)).to.deep.equal([
+          guarantee(1).guaranteeId,
+        ]);
+        expect(await store.listGuarantees({ unassigned: true })).to.deep.equal([]);
+        await store.setValidationRequestHash(guarantee(2).guaranteeId, "0x" + "cd".repeat(32));
+        expect((await store.getClearingGuarantee(guarantee(2).guaranteeId))?.validationRequestHash).to.equal(
+          "0x" + "cd".repeat(32),
+        );
+      });
+
+      it("reserves come back with the guarantee they back", async () => {
+        const store = await open();
+        await store.insertGuarantee(guarantee(1));
+        const reserve = {
+          guaranteeId: guarantee(1).guaranteeId,
+          user: USER,
+          asset: ASSET,
+          recipient: RECIPIENT,
+          amount: 1000n,
+          expiresAt: T0 + 100,
+          txHash: "0x" + "aa".repeat(32),
+          blockNumber: 5,
+        };
+        await store.putReserve(reserve);
+        expect(await store.getReserve(reserve.guaranteeId)).to.deep.equal(reserve);
+        const [active] = await store.listReserves(USER, ASSET);
+        expect(active.guarantee).to.deep.equal({
+          state: "FINALIZED_PAYABLE",
+          user: USER,
+          asset: ASSET,
+          amount: 1000n,
+        });
+        await store.deleteReserve(reserve.guaranteeId);
+        expect(await store.listReserves(USER)).to.deep.equal([]);
+      });
+    });
+
+    describe("cycles", () => {
+      it("insert, update, latest, list by state; debts and claims", async () => {
+        const store = await open();
+        const cycle = {
+          cycleId: 1,
+          state: "PLANNED" as const,
+          root: "0x" + "11".repeat(32),
+          treeDump: "{}",
+          args: "[]",
+          guaranteeIds: [guarantee(1).guaranteeId],
+          cutoff: T0,
+          plannedAt: T0,
+          txHash: null,
+          txNonce: null,
+          rawTx: null,
+          sentAt: null,
+          committedBlock: null,
+          committedAt: null,
+          paymentDeadline: null,
+          defaultDeadline: null,
+          finalizedAt: null,
+          challengeDeadline: null,
+          answerDeadline: null,
+          vetoedAt: null,
+          plannedByCore: true,
+        };
+        await store.insertCycle(cycle);
+        await store.updateCycle(1, { state: "SENT", txNonce: 4, sentAt: T0 + 1 });
+        expect(await store.getCycle(1)).to.deep.equal({
+          ...cycle,
+          state: "SENT",
+          txNonce: 4,
+          sentAt: T0 + 1,
+        });
+        expect((await store.latestCycle())?.cycleId).to.equal(1);
+        expect(await store.listCycles(["PLANNED"])).to.deep.equal([]);
+        const debt = {
+          cycleId: 1,
+          asset: ASSET,
+          debtor: USER,
+          amount: 9n,
+          status: "OPEN" as const,
+          covered: null,
+          resolvedTx: null,
+        };
+        await store.putCycleDebt(debt);
+        expect(await store.getCycleDebt(1, ASSET, USER)).to.deep.equal(debt);
+        expect(await store.listCycleDebts({ status: "OPEN" })).to.deep.equal([debt]);
+        const claim = {
+          cycleId: 1,
+          asset: ASSET,
+          participant: RECIPIENT,
+          amount: 9n,
+          txHash: "0x" + "bb".repeat(32),
+        };
+        await store.putCycleClaim(claim);
+        expect(await store.listCycleClaims(1)).to.deep.equal([claim]);
+        await store.deleteCycleClaim(1, ASSET, RECIPIENT);
+        await store.deleteCycleDebt(1, ASSET, USER);
+        await store.deleteCycle(1);
+        expect(await store.latestCycle()).to.equal(null);
+      });
+    });
+
+    describe("chain journal and operator state", () => {
+      it("cursor, blocks and events, newest first for a rewind", async () => {
+        const store = await open();
+        expect(await store.getChainCursor()).to.equal(null);
+        const cursor = { blockNumber: 3, blockHash: "0x" + "03".repeat(32), blockTimestamp: T0 };
+        await store.setChainCursor(cursor, T0);
+        expect(await store.getChainCursor()).to.deep.equal(cursor);
+        for (const n of [1, 2, 3]) {
+          await store.recordChainBlock({
+            blockNumber: n,
+            blockHash: "0x" + "0".repeat(63) + n,
+            blockTimestamp: T0 + n,
+          });
+          await store.insertChainEvent({
+            txHash: "0x" + "e".repeat(63) + n,
+            logIndex: 0,
+            blockNumber: n,
+            blockHash: "0x" + "0".repeat(63) + n,
+            blockTimestamp: T0 + n,
+            contract: "Vault",
+            name: "Deposited",
+            args: { amount: String(n) },
+            undo: [{ op: "x", n }],
+            appliedAt: T0,
+          });
+        }
+        expect((await store.listChainBlocks(3, 2)).map((b) => b.blockNumber)).to.deep.equal([3, 2]);
+        expect((await store.listChainEventsAbove(1)).map((e) => e.blockNumber)).to.deep.equal([3, 2]);
+        expect((await store.getChainEvent("0x" + "e".repeat(63) + "2", 0))?.undo).to.deep.equal([
+          { op: "x", n: 2 },
+        ]);
+        expect(await store.deleteChainEventsBelow(2)).to.equal(1);
+        await store.deleteChainBlocks(2, 2);
+        expect((await store.listChainBlocks(10, 10)).map((b) => b.blockNumber)).to.deep.equal([2]);
+        await store.setChainCursor(null, T0);
+        expect(await store.getChainCursor()).to.equal(null);
+      });
+
+      it("operator state is a durable key-value map", async () => {
+        const store = await open();
+        expect(await store.getOperatorState("k")).to.equal(null);
+        await store.setOperatorState("k", "v1");
+        await store.setOperatorState("k", "v2");
+        expect(await store.getOperatorState("k")).to.equal("v2");
+        await store.setOperatorState("k", null);
+        expect(await store.getOperatorState("k")).to.equal(null);
+      });
+    });
+
+    describe("webhook outbox", () => {
+      it("fans an event out to matching subscriptions, leases due deliveries, records attempts", async () => {
+        const store = await open();
+        await store.putWebhookSubscription({
+          id: "whk_a",
+          url: "https://a.test/hook",
+          secret: "s",
+          eventTypes: ["*"],
+          description: null,
+          source: "api",
+          createdAt: T0,
+        });
+        expect(
+          await store.insertWebhookEvent(
+            { id: "evt_1", type: "guarantee.issued", createdAt: T0, payload: "{}" },
+            T0,
+          ),
+        ).to.equal(1);
+        const [due] = await store.claimDueWebhookDeliveries(T0, 10, 30);
+        expect(due).to.include({ eventId: "evt_1", subscriptionId: "whk_a", attempts: 1, payload: "{}" });
+        expect(await store.claimDueWebhookDeliveries(T0 + 1, 10, 30)).to.deep.equal([]);
+        await store.recordWebhookAttempt("evt_1", "whk_a", { status: "delivered", statusCode: 200 }, T0 + 2);
+        expect((await store.getWebhookDelivery("evt_1", "whk_a"))?.status).to.equal("delivered");
+        expect(await store.deleteWebhookSubscription("whk_a")).to.equal(true);
+        expect(await store.listWebhookSubscriptions()).to.deep.equal([]);
+      });
+    });
   });
 }
