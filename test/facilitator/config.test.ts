@@ -31,6 +31,7 @@ describe("facilitator config", function () {
       logLevel: "info",
       coreUrl: "http://127.0.0.1:8080",
       privateKey: key,
+      rpcUrl: null,
       chainId: null,
       timestampWindowPastSeconds: 600,
       timestampWindowFutureSeconds: 30,
