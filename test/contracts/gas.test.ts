@@ -269,7 +269,7 @@ describe("Gas", () => {
     });
   }
 
-  it("double listing: proveDoubleListing, claimOwedRefund", async () => {
+  it("double listing: proveDoubleListing, claimOwedRefund, withdrawRefund", async () => {
     const f = await loadFixture(suretyFixture);
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE / 64n }); // one refund's worth
@@ -309,8 +309,12 @@ describe("Gas", () => {
         .proveDoubleListing(2, 3, other, other, guaranteeProof(c2.guaranteeTree, other), []),
     );
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE });
-    await gasOf("claimOwedRefund (ETH)", f.clearingHouse.claimOwedRefund(ETH, f.alice.address));
+    await gasOf("claimOwedRefund (ETH, set aside)", f.clearingHouse.claimOwedRefund(ETH, f.alice.address));
     expect(await f.clearingHouse.totalRefundOwed(ETH)).to.equal(0n);
+    await gasOf(
+      "withdrawRefund (ETH, to the payer)",
+      f.clearingHouse.connect(f.alice).withdrawRefund(ETH, f.alice.address),
+    );
   });
 
   it("challenge game: voidUnansweredDebit, vetoCycle, releaseVetoedDebt, postBond, withdrawBond", async () => {
