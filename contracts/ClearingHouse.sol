@@ -50,6 +50,8 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     bytes32 public constant GUARDIAN_ROLE = keccak256("GUARDIAN_ROLE");
     /// @notice The asset id of ETH.
     address public constant ETH = address(0);
+    /// @notice Denominator of {bondFloorBps} (basis points).
+    uint256 public constant BPS = 10_000;
 
     /// @notice Per-asset totals of a cycle; netting makes them equal.
     struct AssetTotal {
@@ -137,6 +139,10 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     mapping(address asset => uint256) public bondOf;
     /// @notice Unanswered challenges over all cycles (the bond cannot be withdrawn while any is open).
     uint256 public openChallenges;
+    /// @notice Bond floor: a commit is refused unless, for each of its assets, the bond in that asset is at least
+    /// `totalDebit * bondFloorBps / BPS` of the cycle (the debits it puts at risk: each one can be voided and
+    /// charged to the bond). 0 (the default) switches the check off; at most {BPS} (full cover).
+    uint16 public bondFloorBps;
     /// @notice The cycle whose challenge answer used the guarantee `guaranteeId` (0: none). A signed
     /// guarantee justifies at most one challenged debit, ever (answers in a vetoed cycle do not count).
     mapping(bytes32 guaranteeId => uint256 cycleId) public answeredIn;
@@ -267,6 +273,8 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     event OwedRefundPaid(address indexed asset, address indexed payer, uint256 amount, uint256 stillOwed);
     /// @notice `payer` withdrew `amount` of its double-listing refunds in `asset` to `to`.
     event RefundWithdrawn(address indexed asset, address indexed payer, address indexed to, uint256 amount);
+    /// @notice The bond floor is now `bps` basis points of each committed cycle's total debit per asset.
+    event BondFloorSet(uint16 bps);
     /// @notice `from` added `amount` of `asset` to the operator bond, now `bond`.
     event BondPosted(address indexed asset, address indexed from, uint256 amount, uint256 bond);
     /// @notice `amount` of the `asset` bond was withdrawn to `to`; `bond` remains.
@@ -368,6 +376,10 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     error NoRefundPayable(address asset, address payer, uint256 owed, uint256 bond);
     /// @notice `to` is the zero address.
     error InvalidRecipient(address to);
+    /// @notice The `asset` bond `bond` is below the floor `floor` the cycle's total debit requires ({bondFloorBps}).
+    error BondBelowFloor(address asset, uint256 bond, uint256 floor);
+    /// @notice `bps` exceeds {BPS}.
+    error BondFloorTooHigh(uint16 bps);
 
     /// @param vault_ The Vault (it must then be given this contract with `Vault.setClearingHouse`).
     /// @param admin Receives the admin role.
@@ -667,6 +679,14 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         emit BondPosted(asset, msg.sender, received, bond);
     }
 
+    /// @notice Sets the bond floor ({bondFloorBps}); default admin only, at once. Raising it only makes commits
+    /// stricter; lowering it is visible ({BondFloorSet}) and never touches a cycle already committed.
+    function setBondFloor(uint16 bps) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (bps > BPS) revert BondFloorTooHigh(bps);
+        bondFloorBps = bps;
+        emit BondFloorSet(bps);
+    }
+
     /// @notice Withdraws `amount` of the `asset` bond to `to` (default admin only), only while no challenge
     /// is open, every committed cycle's double-listing deadline has passed (the last cycle's `doubleListingDeadline`, the
     /// latest, after every answer deadline) and no double-listing refund is owed in `asset`: a bond can never leave while a
@@ -815,12 +835,19 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     // -------------------------------------------------------------------------------------- internals
 
     function _commitTotals(uint256 cycleId, AssetTotal[] calldata totals) private {
+        uint256 floorBps = bondFloorBps;
         for (uint256 i = 0; i < totals.length; ++i) {
             AssetTotal calldata total = totals[i];
             CycleAsset storage cycleAsset = _cycleAssets[cycleId][total.asset];
             if (cycleAsset.listed) revert DuplicateCycleAsset(total.asset);
             if (total.totalDebit != total.totalCredit) {
                 revert UnbalancedAsset(total.asset, total.totalDebit, total.totalCredit);
+            }
+            if (floorBps != 0) {
+                // Rounded up; amounts are bounded by Vault balances (uint128), so the product cannot overflow.
+                uint256 floor = (total.totalDebit * floorBps + BPS - 1) / BPS;
+                if (bondOf[total.asset] < floor)
+                    revert BondBelowFloor(total.asset, bondOf[total.asset], floor);
             }
             cycleAsset.listed = true;
             cycleAsset.totalDebit = total.totalDebit;
