@@ -41,8 +41,11 @@ import { SqliteWebhookOutbox } from "./sqlite/webhooks";
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
 export const BUSY_TIMEOUT_MS = 5_000;
 
-/** Each repository's operations, by area; the type checks below fail if one is missing or misplaced. */
-const AREA_OPERATIONS = {
+/**
+ * Each repository's operations, by area; the type checks below fail if one is missing or misplaced. Shared
+ * with the PostgreSQL store (postgres-store.ts), which delegates the same way.
+ */
+export const AREA_OPERATIONS = {
   authSessions: [
     "insertNonce",
     "consumeNonce",

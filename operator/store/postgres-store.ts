@@ -1,0 +1,216 @@
+/**
+ * {@link Store} on PostgreSQL (`pg`), for several Core replicas on one database (docs/scale-out.md).
+ *
+ * Every operation runs on one pooled connection from BEGIN to COMMIT (so each is atomic on its own, like
+ * SQLite's), and its promise resolves only after COMMIT returned: with `synchronous_commit = on` (set per
+ * connection, whatever the server default) that is after the commit's WAL record is flushed on the server.
+ * `store.transaction(fn)` holds one connection for all of `fn`; each operation inside it runs in a
+ * SAVEPOINT, so a failed operation leaves the transaction usable, as on SQLite.
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import pg from "pg";
+import type { Store, StoreOps, StoreTx } from "./store";
+import { AREA_OPERATIONS } from "./sqlite-store";
+import { migratePostgres } from "./postgres/migrations";
+import type { PgConn } from "./postgres/common";
+import { PgAuthSessions } from "./postgres/auth-sessions";
+import { PgChainJournal } from "./postgres/chain-journal";
+import { PgCollateral } from "./postgres/collateral";
+import { PgCycles } from "./postgres/cycles";
+import { PgGuarantees } from "./postgres/guarantees";
+import { PgIssuance } from "./postgres/issuance";
+import { PgOperatorState } from "./postgres/operator-state";
+import { PgReserves } from "./postgres/reserves";
+import { PgWebhookOutbox } from "./postgres/webhooks";
+
+/** Connections per store instance (per Core process): concurrent operations beyond it queue in the pool. */
+export const PG_POOL_SIZE = 10;
+
+const INT8_OID = 20;
+
+/**
+ * BIGINT columns (unix seconds, block numbers, sequence numbers) come back as JS numbers: all of them are far
+ * below 2^53. One beyond it is an error, never a silently rounded value. Amounts are NUMERIC and stay strings.
+ */
+function parseInt8(text: string): number {
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new RangeError(`BIGINT ${text} is beyond Number.MAX_SAFE_INTEGER`);
+  return value;
+}
+
+const TYPES = {
+  getTypeParser: ((oid: number, format?: string) =>
+    oid === INT8_OID && format !== "binary"
+      ? parseInt8
+      : (pg.types.getTypeParser as (oid: number, format?: string) => unknown)(
+          oid,
+          format,
+        )) as typeof pg.types.getTypeParser,
+};
+
+type PgAreas = Record<keyof typeof AREA_OPERATIONS, object>;
+
+function pgAreas(conn: PgConn): PgAreas {
+  const reserves = new PgReserves(conn);
+  const collateral = new PgCollateral(conn, reserves);
+  const guarantees = new PgGuarantees(conn);
+  const webhooks = new PgWebhookOutbox(conn);
+  return {
+    authSessions: new PgAuthSessions(conn),
+    collateral,
+    reserves,
+    guarantees,
+    issuance: new PgIssuance(conn, collateral, guarantees, webhooks),
+    cycles: new PgCycles(conn),
+    chainJournal: new PgChainJournal(conn),
+    webhooks,
+    operatorState: new PgOperatorState(conn),
+  };
+}
+
+/** A {@link PgConn} on one checked-out client, inside its transaction. */
+function connOf(client: pg.PoolClient): PgConn {
+  let savepoints = 0;
+  return {
+    async query(text, params) {
+      const result = await client.query(text, params as unknown[] | undefined);
+      return { rows: result.rows, rowCount: result.rowCount ?? 0 };
+    },
+    async savepoint(body) {
+      const name = `sp${++savepoints}`;
+      await client.query(`SAVEPOINT ${name}`);
+      try {
+        const result = await body();
+        await client.query(`RELEASE SAVEPOINT ${name}`);
+        return result;
+      } catch (error) {
+        await client.query(`ROLLBACK TO SAVEPOINT ${name}`);
+        await client.query(`RELEASE SAVEPOINT ${name}`);
+        throw error;
+      }
+    },
+  };
+}
+
+type Call = (areas: PgAreas, conn: PgConn) => Promise<unknown>;
+
+/** One async function per store operation, each handing its call to `run`. */
+function view(run: (call: Call) => Promise<unknown>): StoreOps {
+  const ops: Record<string, unknown> = {};
+  for (const [area, names] of Object.entries(AREA_OPERATIONS) as [keyof PgAreas, readonly string[]][]) {
+    for (const name of names) {
+      ops[name] = (...args: unknown[]) =>
+        run((areas) => {
+          const target = areas[area] as Record<string, (...a: unknown[]) => Promise<unknown>>;
+          return target[name].apply(target, args);
+        });
+    }
+  }
+  return ops as unknown as StoreOps;
+}
+
+export interface PostgresStoreOptions {
+  /** Pool size (default {@link PG_POOL_SIZE}). */
+  poolSize?: number;
+}
+
+// The operations are delegated in the constructor (declaration merging gives their types).
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface PostgresStore extends StoreOps {}
+
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
+export class PostgresStore implements Store {
+  private readonly inTransaction = new AsyncLocalStorage<boolean>();
+  private closed = false;
+
+  private constructor(private readonly pool: pg.Pool) {
+    const outer = view((call) => {
+      if (this.inTransaction.getStore()) {
+        // Another connection could wait on a row lock our own transaction holds: refuse, as SQLite does.
+        return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
+      }
+      return this.withTransaction((conn) => call(pgAreas(conn), conn));
+    });
+    for (const names of Object.values(AREA_OPERATIONS)) {
+      for (const name of names) (this as unknown as Record<string, unknown>)[name] = outer[name];
+    }
+  }
+
+  /** Connects to `url` (`postgres://…`) and applies missing migrations. */
+  static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    const pool = new pg.Pool({
+      connectionString: url,
+      max: options.poolSize ?? PG_POOL_SIZE,
+      types: TYPES,
+      // An acknowledged commit must be durable on the server, whatever its default.
+      options: "-c synchronous_commit=on",
+    });
+    // An idle client's error (server restart) must not crash the process; the next checkout reconnects.
+    pool.on("error", () => undefined);
+    try {
+      const client = await pool.connect();
+      try {
+        await migratePostgres(client);
+      } finally {
+        client.release();
+      }
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+    return new PostgresStore(pool);
+  }
+
+  /** Runs `body` on one pooled connection between BEGIN and COMMIT; ROLLBACK if it throws. */
+  private async withTransaction<T>(body: (conn: PgConn) => Promise<T>): Promise<T> {
+    if (this.closed) throw new Error("store is closed");
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query("BEGIN");
+      try {
+        const result = await body(connOf(client));
+        await client.query("COMMIT");
+        return result;
+      } catch (error) {
+        await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
+        throw error;
+      }
+    } catch (error) {
+      // A connection that failed outside SQL (e.g. reset) is discarded instead of returned to the pool.
+      if (!(error as { code?: string }).code) broken ??= error as Error;
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+    if (this.inTransaction.getStore()) throw new Error("store transactions do not nest: use the tx handle");
+    return this.withTransaction(async (conn) => {
+      let active = true;
+      const areas = pgAreas(conn);
+      const tx = view(async (call) => {
+        if (!active) throw new Error("transaction handle used after its transaction ended");
+        return conn.savepoint(() => call(areas, conn));
+      });
+      try {
+        return await this.inTransaction.run(true, () => fn(tx));
+      } finally {
+        active = false;
+      }
+    });
+  }
+
+  async ping(): Promise<void> {
+    if (this.closed) throw new Error("store is closed");
+    await this.pool.query("SELECT 1");
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // Waits for checked-out connections (running operations) to be released.
+    await this.pool.end();
+  }
+}

@@ -1,0 +1,262 @@
+/** {@link GuaranteeRepository} on PostgreSQL: records, transitions, clearing columns, V2 responses. */
+import { WireError } from "../../../sdk/errors";
+import {
+  type ClearingGuarantee,
+  DEFAULT_PAGE_SIZE,
+  DuplicateGuaranteeError,
+  type GuaranteeQuery,
+  type GuaranteeRecord,
+  type GuaranteeRepository,
+  type GuaranteeState,
+  MAX_PAGE_SIZE,
+  type Page,
+  type PageRequest,
+  type StoredGuarantee,
+  type ValidationResponseRecord,
+} from "../repositories";
+import {
+  address,
+  bytes32,
+  guaranteeFromRow,
+  type GuaranteeRow,
+  nonNegative,
+  positive,
+} from "../sqlite/common";
+import { DEFAULT_GUARANTEE_QUERY_LIMIT } from "../sqlite/guarantees";
+import { type PgConn, type Row, UNIQUE_VIOLATION } from "./common";
+
+const CURSOR_PREFIX = "g";
+
+const INSERT_GUARANTEE = `INSERT INTO guarantees
+  (guarantee_id, version, user_address, recipient_address, req_id, amount, asset_address, timestamp,
+   policy, scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`;
+
+export class PgGuarantees implements GuaranteeRepository {
+  constructor(private readonly db: PgConn) {}
+
+  private params(record: GuaranteeRecord): unknown[] {
+    return [
+      record.guaranteeId.toLowerCase(),
+      record.version,
+      address(record.user),
+      address(record.recipient),
+      nonNegative(record.reqId, "req_id").toString(),
+      positive(record.amount, "amount").toString(),
+      address(record.asset),
+      record.timestamp,
+      record.policy === null ? null : JSON.stringify(record.policy),
+      record.scheme,
+      record.signature,
+      record.certificateClaims,
+      record.certificateSignature,
+      record.state,
+      record.createdAt,
+    ];
+  }
+
+  async insertGuarantee(record: GuaranteeRecord): Promise<void> {
+    try {
+      await this.db.query(INSERT_GUARANTEE, this.params(record));
+    } catch (error) {
+      if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
+        throw new DuplicateGuaranteeError(record.guaranteeId.toLowerCase());
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Inserts the record unless its id exists (the primary key decides, also against another replica's
+   * concurrent insert: this waits for that transaction and then does nothing). True iff inserted.
+   */
+  async insertGuaranteeIfNew(record: GuaranteeRecord): Promise<boolean> {
+    const result = await this.db.query(
+      `${INSERT_GUARANTEE} ON CONFLICT (guarantee_id) DO NOTHING`,
+      this.params(record),
+    );
+    return result.rowCount === 1;
+  }
+
+  async getGuarantee(guaranteeId: string): Promise<StoredGuarantee | null> {
+    const row = await this.row(guaranteeId);
+    return row ? guaranteeFromRow(row) : null;
+  }
+
+  private async row(guaranteeId: string): Promise<GuaranteeRow | undefined> {
+    const { rows } = await this.db.query<GuaranteeRow & Row>(
+      "SELECT * FROM guarantees WHERE guarantee_id = $1",
+      [bytes32(guaranteeId)],
+    );
+    return rows[0];
+  }
+
+  async listGuaranteesByRecipient(recipient: string, page: PageRequest = {}): Promise<Page<StoredGuarantee>> {
+    const limit = pageSize(page.limit);
+    const after = page.cursor === undefined || page.cursor === null ? 0 : decodeCursor(page.cursor);
+    const { rows } = await this.db.query<GuaranteeRow & Row>(
+      "SELECT * FROM guarantees WHERE recipient_address = $1 AND seq > $2 ORDER BY seq LIMIT $3",
+      [address(recipient), after, limit + 1],
+    );
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    return {
+      items: items.map(guaranteeFromRow),
+      nextCursor: rows.length > limit && last ? encodeCursor(last.seq) : null,
+    };
+  }
+
+  async getClearingGuarantee(guaranteeId: string): Promise<ClearingGuarantee | null> {
+    const row = await this.row(guaranteeId);
+    return row ? clearingGuaranteeFromRow(row) : null;
+  }
+
+  async listGuarantees(query: GuaranteeQuery): Promise<ClearingGuarantee[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    if (query.states && query.states.length > 0)
+      where.push(`state = ANY(${param([...query.states])}::text[])`);
+    if (query.cycleId !== undefined) where.push(`cycle_id = ${param(query.cycleId)}`);
+    if (query.user !== undefined) where.push(`user_address = ${param(address(query.user))}`);
+    if (query.asset !== undefined) where.push(`asset_address = ${param(address(query.asset))}`);
+    if (query.version !== undefined) where.push(`version = ${param(query.version)}`);
+    if (query.unassigned) where.push("cycle_id IS NULL AND excluded_reason IS NULL");
+    if (query.missingRequestHash) where.push("validation_request_hash IS NULL");
+    if (query.afterSeq !== undefined) where.push(`seq > ${param(query.afterSeq)}`);
+    const sql =
+      "SELECT * FROM guarantees" +
+      (where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "") +
+      ` ORDER BY seq LIMIT ${param(query.limit ?? DEFAULT_GUARANTEE_QUERY_LIMIT)}`;
+    const { rows } = await this.db.query<GuaranteeRow & Row>(sql, params);
+    return rows.map(clearingGuaranteeFromRow);
+  }
+
+  async transitionGuarantee(
+    guaranteeId: string,
+    from: readonly GuaranteeState[],
+    to: GuaranteeState,
+    now: number,
+  ): Promise<ClearingGuarantee | null> {
+    // FOR UPDATE: a concurrent transition of the same guarantee waits and then re-checks the state.
+    const { rows } = await this.db.query<GuaranteeRow & Row>(
+      "SELECT * FROM guarantees WHERE guarantee_id = $1 FOR UPDATE",
+      [bytes32(guaranteeId)],
+    );
+    const before = rows[0] ? clearingGuaranteeFromRow(rows[0]) : null;
+    if (!before || !from.includes(before.state)) return null;
+    await this.db.query("UPDATE guarantees SET state = $1, updated_at = $2 WHERE guarantee_id = $3", [
+      to,
+      now,
+      bytes32(guaranteeId),
+    ]);
+    return before;
+  }
+
+  async assignGuaranteesToCycle(guaranteeIds: readonly string[], cycleId: number | null): Promise<void> {
+    if (guaranteeIds.length === 0) return;
+    await this.db.query("UPDATE guarantees SET cycle_id = $1 WHERE guarantee_id = ANY($2::text[])", [
+      cycleId,
+      guaranteeIds.map(bytes32),
+    ]);
+  }
+
+  async setGuaranteeExcluded(guaranteeId: string, reason: string | null): Promise<void> {
+    await this.db.query("UPDATE guarantees SET excluded_reason = $1 WHERE guarantee_id = $2", [
+      reason,
+      bytes32(guaranteeId),
+    ]);
+  }
+
+  async setValidationRequestHash(guaranteeId: string, requestHash: string): Promise<void> {
+    await this.db.query("UPDATE guarantees SET validation_request_hash = $1 WHERE guarantee_id = $2", [
+      bytes32(requestHash),
+      bytes32(guaranteeId),
+    ]);
+  }
+
+  async insertValidationResponse(record: ValidationResponseRecord): Promise<void> {
+    await this.db.query(
+      `INSERT INTO validation_responses (tx_hash, log_index, request_hash, validator, agent_id, response, tag,
+         block_number, block_timestamp) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (tx_hash, log_index) DO UPDATE SET request_hash = excluded.request_hash,
+         validator = excluded.validator, agent_id = excluded.agent_id, response = excluded.response,
+         tag = excluded.tag, block_number = excluded.block_number, block_timestamp = excluded.block_timestamp`,
+      [
+        bytes32(record.txHash),
+        record.logIndex,
+        bytes32(record.requestHash),
+        address(record.validator),
+        record.agentId.toString(),
+        record.response,
+        record.tag,
+        record.blockNumber,
+        record.blockTimestamp,
+      ],
+    );
+  }
+
+  async deleteValidationResponse(txHash: string, logIndex: number): Promise<void> {
+    await this.db.query("DELETE FROM validation_responses WHERE tx_hash = $1 AND log_index = $2", [
+      bytes32(txHash),
+      logIndex,
+    ]);
+  }
+
+  async latestValidationResponse(
+    requestHash: string,
+    validator: string,
+    maxTimestamp: number = Number.MAX_SAFE_INTEGER,
+  ): Promise<ValidationResponseRecord | null> {
+    const { rows } = await this.db.query(
+      `SELECT * FROM validation_responses WHERE request_hash = $1 AND validator = $2 AND block_timestamp <= $3
+       ORDER BY block_number DESC, log_index DESC LIMIT 1`,
+      [bytes32(requestHash), address(validator), maxTimestamp],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      txHash: row.tx_hash as string,
+      logIndex: row.log_index as number,
+      requestHash: row.request_hash as string,
+      validator: row.validator as string,
+      agentId: BigInt(row.agent_id as string),
+      response: row.response as number,
+      tag: row.tag as string,
+      blockNumber: row.block_number as number,
+      blockTimestamp: row.block_timestamp as number,
+    };
+  }
+}
+
+function clearingGuaranteeFromRow(row: GuaranteeRow): ClearingGuarantee {
+  return {
+    ...guaranteeFromRow(row),
+    seq: row.seq,
+    validationRequestHash: row.validation_request_hash ?? null,
+  };
+}
+
+function pageSize(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_PAGE_SIZE;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
+    throw new WireError("limit", `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+  }
+  return limit;
+}
+
+function encodeCursor(seq: number): string {
+  return Buffer.from(`${CURSOR_PREFIX}${seq}`, "utf8").toString("base64url");
+}
+
+function decodeCursor(cursor: string): number {
+  const text = Buffer.from(cursor, "base64url").toString("utf8");
+  const match = /^g([1-9][0-9]{0,15})$/.exec(text);
+  if (!match || Buffer.from(text, "utf8").toString("base64url") !== cursor) {
+    throw new WireError("cursor", "is not a cursor returned by this API");
+  }
+  return Number(match[1]);
+}
