@@ -46,8 +46,10 @@ export interface OperatorConfig {
   logLevel: LogLevel;
   /** Directory for operator state; `dbFile` defaults to `<dataDir>/operator.sqlite`. */
   dataDir: string;
-  /** SQLite database file (or `:memory:`). */
+  /** SQLite database file (or `:memory:`); unused when `databaseUrl` is set. */
   dbFile: string;
+  /** `postgres://…`: the PostgreSQL store (docs/scale-out.md) instead of the SQLite file; null: SQLite. */
+  databaseUrl: string | null;
   /** Network name; `deploymentFile` defaults to `deployments/<network>.json`. */
   network: string;
   rpcUrl: string;
@@ -155,6 +157,7 @@ const FIELDS: FieldTable = {
   logLevel: { parse: logLevel, fallback: () => "info" },
   dataDir: { parse: nonEmptyString, fallback: () => ".data" },
   dbFile: { parse: nonEmptyString, fallback: (c) => join(c.dataDir ?? ".data", "operator.sqlite") },
+  databaseUrl: { parse: (raw) => url(raw, ["postgres:", "postgresql:"]), fallback: () => null },
   network: { parse: networkName, fallback: () => "localhost" },
   rpcUrl: {
     parse: (raw) => url(raw, ["http:", "https:", "ws:", "wss:"]),

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  logger.info({ url: server.url, chain_id: config.chainId, db: config.dbFile }, "Core listening");
+  logger.info({ url: server.url, chain_id: config.chainId, db: describeDatabase(config) }, "Core listening");
 
   stopOnSignals(server, logger, "Core");
 }
@@ -45,4 +45,12 @@ if (require.main === module) {
     console.error(error);
     process.exit(1);
   });
+}
+
+/** Where the store lives, for the log: the SQLite file, or the PostgreSQL URL without its password. */
+function describeDatabase(config: { dbFile: string; databaseUrl: string | null }): string {
+  if (config.databaseUrl === null) return config.dbFile;
+  const url = new URL(config.databaseUrl);
+  if (url.password) url.password = "***";
+  return url.toString();
 }

@@ -26,7 +26,7 @@ import type { OperatorConfig } from "./config";
 import { type DeploymentInfo, loadDeployment } from "./deployment";
 import { createLogger, type Logger } from "./logger";
 import { checkChainAndDeployment, type VaultKeyCheck } from "./startup";
-import { SqliteStore, type Store } from "./store";
+import { PostgresStore, SqliteStore, type Store } from "./store";
 import { createWebhookDispatcher, startDispatcherLoop, syncConfiguredSubscriptions } from "./webhooks";
 import { workerBlsSigner } from "./guarantees/signing-worker";
 import { issuanceFastPath } from "./api/issuance-fast-path";
@@ -36,7 +36,10 @@ import { blsKeyFromSecret } from "../sdk/bls";
 export const DRAIN_TIMEOUT_MS = 10_000;
 
 export interface CoreServerDeps {
-  /** Defaults to a SqliteStore on `config.dbFile`, owned (and closed) by the server. */
+  /**
+   * Defaults to a PostgresStore on `config.databaseUrl` if set, else a SqliteStore on `config.dbFile`; owned
+   * (and closed) by the server.
+   */
   store?: Store;
   /** Wall clock (default: the system's). */
   clock?: Clock;
@@ -122,7 +125,11 @@ export async function startCoreServer(
       signer.publicKey,
       deps.vaultKeyCheck ?? "enforce",
     );
-    store = deps.store ?? SqliteStore.open(config.dbFile);
+    store =
+      deps.store ??
+      (config.databaseUrl === null
+        ? SqliteStore.open(config.dbFile)
+        : await PostgresStore.open(config.databaseUrl));
     // A restart knows the chain time at once (the stored cursor); a fresh store waits for the indexer.
     const chainClock = deps.chainClock ?? new ChainClock(await store.getChainCursor());
     ({ app, context } = createCoreApp({

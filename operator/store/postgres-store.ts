@@ -102,7 +102,7 @@ function view(run: (call: Call) => Promise<unknown>): StoreOps {
       ops[name] = (...args: unknown[]) =>
         run((areas) => {
           const target = areas[area] as Record<string, (...a: unknown[]) => Promise<unknown>>;
-          return target[name].apply(target, args);
+          return target[name](...args);
         });
     }
   }

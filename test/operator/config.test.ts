@@ -51,6 +51,14 @@ describe("operator config", () => {
       defaultCollateralFactorBps: 10_000,
     });
     expect(config.facilitators).to.deep.equal([]);
+    expect(config.databaseUrl).to.equal(null);
+  });
+
+  it("SURETY_DATABASE_URL selects PostgreSQL: a postgres:// URL, nothing else", () => {
+    const url = "postgres://core:secret@db.internal:5432/surety";
+    expect(loadConfig({ ...SECRETS, SURETY_DATABASE_URL: url }).databaseUrl).to.equal(url);
+    const problems = problemsOf(() => loadConfig({ ...SECRETS, SURETY_DATABASE_URL: "mysql://db/surety" }));
+    expect(problems.join("\n")).to.match(/SURETY_DATABASE_URL: /);
   });
 
   it("reads SURETY_* variables, normalising lists and maps", () => {
