@@ -5,6 +5,7 @@
  * and the withdrawal view agree with the Vault's `freeCollateralOf`.
  */
 import { network } from "hardhat";
+import { time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { keccak256, parseEther, toUtf8Bytes, ZeroAddress } from "ethers";
 import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
@@ -182,7 +183,9 @@ describe("protocol end to end: sellers' on-chain reserves in Core's capacity and
     await s.round();
     const g = await s.settle("alice", "bob", parseEther("0.03"), ETH, { policy: {} });
     const { deadline } = (g.claims as GuaranteeClaimsV2).policy;
-    await s.advance(deadline - 5 - s.core.context.clock.nowSeconds());
+    // Measured from the chain's head, not Core's clock: Core's clock trails the head by the confirmation
+    // depth, and the registration below must be mined before the deadline.
+    await s.advance(deadline - 5 - (await time.latest()));
     await s.round();
 
     const snapshot = (await network.provider.send("evm_snapshot", [])) as string;
