@@ -387,6 +387,10 @@ export class SqliteAsyncOps implements SyncOf<AsyncStoreOps> {
     return this.reserves.listReserves(user, asset);
   }
 
+  listReleasableReserves(nowSeconds: number, limit: number): ActiveReserve[] {
+    return this.reserves.listReleasableReserves(nowSeconds, limit);
+  }
+
   // --- withdrawals ---
 
   putWithdrawal(record: WithdrawalRecord): void {

@@ -10,6 +10,14 @@ import type { GuaranteeState } from "./types";
 
 type Row = Record<string, unknown>;
 
+/** Guarantee states whose id the Vault has consumed (netted in a committed cycle, or remunerated). */
+const CONSUMED_STATES: readonly GuaranteeState[] = [
+  "NETTED",
+  "SETTLED",
+  "REMUNERATED",
+  "DEFAULT_REMUNERATED",
+];
+
 const addr = (value: string): string => getAddress(value.toLowerCase());
 
 const ACTIVE_COLUMNS = `r.*, g.state AS g_state, g.user_address AS g_user, g.asset_address AS g_asset,
@@ -21,6 +29,7 @@ export class SqliteReserves {
   private readonly remove: Statement;
   private readonly listByUser: Statement;
   private readonly listByUserAsset: Statement;
+  private readonly listReleasable: Statement;
 
   constructor(db: Database) {
     this.put = db.prepare(
@@ -35,6 +44,11 @@ export class SqliteReserves {
     );
     this.listByUserAsset = db.prepare(
       `${active} WHERE r.user_address = ? AND r.asset_address = ? ORDER BY r.block_number, r.guarantee_id`,
+    );
+    // Mirrors Vault.releaseReserve: consumed (netted or remunerated, as Core's books say) or expired.
+    this.listReleasable = db.prepare(
+      `${active} WHERE r.expires_at <= ? OR g.state IN (${CONSUMED_STATES.map(() => "?").join(", ")})
+       ORDER BY r.block_number, r.guarantee_id LIMIT ?`,
     );
   }
 
@@ -64,6 +78,10 @@ export class SqliteReserves {
     return asset === undefined
       ? activeReserves(this.listByUser.all(addr(user)) as Row[])
       : this.listReservesOfChecksummed(addr(user), addr(asset));
+  }
+
+  listReleasableReserves(nowSeconds: number, limit: number): ActiveReserve[] {
+    return activeReserves(this.listReleasable.all(nowSeconds, ...CONSUMED_STATES, limit) as Row[]);
   }
 
   /**

@@ -63,6 +63,7 @@ const ASYNC_OPERATIONS = [
   "getReserve",
   "deleteReserve",
   "listReserves",
+  "listReleasableReserves",
   "getClearingGuarantee",
   "listGuarantees",
   "transitionGuarantee",
