@@ -113,6 +113,7 @@ const ISSUANCE_UNAVAILABLE_CODES = [
   "indexer_stale",
   "indexer_lagging",
   "indexer_starting",
+  "signature_check_unavailable",
 ] as const;
 
 export const CORE_OPENAPI = {
