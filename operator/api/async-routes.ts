@@ -145,6 +145,11 @@ export const asyncRoutes: RouteModule = (context) => {
    * its debit against before deciding to `challengeDebit`. Rebuilt from the records the cycle was planned
    * from; served only when the rebuilt root is the committed one.
    */
+  // Rebuilding a tree hashes every guarantee of the cycle: the last few trees served are kept (a committed
+  // cycle's tree never changes; the key carries the root), so repeated public requests cost a lookup.
+  const trees = new Map<string, ReturnType<typeof rebuildCycleGuaranteeTree>>();
+  const TREES_KEPT = 8;
+
   router.get("/core/cycles/:id/guarantees", async (req, res) => {
     const cycleId = parseCycleId(req.params.id);
     const payerParam = queryString(req.query as Record<string, unknown>, "payer");
@@ -158,23 +163,12 @@ export const asyncRoutes: RouteModule = (context) => {
       );
     }
     const { guaranteesRoot } = JSON.parse(cycle.args) as CommitCycleArgsJson;
-    const ids = new Set(cycle.guaranteeIds);
-    const guarantees = (await store.listGuarantees({ cycleId: cycle.cycleId })).filter((g) =>
-      ids.has(g.guaranteeId.toLowerCase()),
-    );
-    let tree: ReturnType<typeof rebuildCycleGuaranteeTree>;
-    try {
-      tree = rebuildCycleGuaranteeTree(BigInt(cycle.cycleId), guaranteesRoot, guarantees);
-    } catch (error) {
-      if (!(error instanceof ChallengeAnswerError) && !(error instanceof WireError)) throw error;
-      // Its guarantees moved on (a vetoed cycle's go into a later one) or its records changed: a proof
-      // from what the store holds now would not verify against the committed root.
-      logger.warn({ cycle_id: cycle.cycleId, reason: error.message }, "cannot rebuild a guarantees tree");
-      throw notFound(
-        "guarantees_not_available",
-        `the guarantees of cycle ${cycle.cycleId} no longer rebuild its committed guarantees root`,
-      );
-    }
+    const key = `${cycle.cycleId}:${guaranteesRoot.toLowerCase()}`;
+    let tree = trees.get(key);
+    if (tree === undefined) tree = await rebuild(cycle.cycleId, cycle.guaranteeIds, guaranteesRoot);
+    trees.delete(key);
+    trees.set(key, tree);
+    if (trees.size > TREES_KEPT) trees.delete(trees.keys().next().value!);
     const leaves = [];
     for (const [index, [guaranteeId, leafPayer, recipient, asset, amount, sigHash]] of tree.entries()) {
       if (!sameAddress(leafPayer, payer)) continue;
@@ -198,6 +192,26 @@ export const asyncRoutes: RouteModule = (context) => {
       guarantees: leaves,
     });
   });
+
+  /** The guarantees tree of a cycle Core planned, from the records it was planned from (404 if it no longer rebuilds). */
+  async function rebuild(cycleId: number, guaranteeIds: readonly string[], guaranteesRoot: string) {
+    const ids = new Set(guaranteeIds);
+    const guarantees = (await store.listGuarantees({ cycleId })).filter((g) =>
+      ids.has(g.guaranteeId.toLowerCase()),
+    );
+    try {
+      return rebuildCycleGuaranteeTree(BigInt(cycleId), guaranteesRoot, guarantees);
+    } catch (error) {
+      if (!(error instanceof ChallengeAnswerError) && !(error instanceof WireError)) throw error;
+      // Its guarantees moved on (a vetoed cycle's go into a later one) or its records changed: a proof
+      // from what the store holds now would not verify against the committed root.
+      logger.warn({ cycle_id: cycleId, reason: error.message }, "cannot rebuild a guarantees tree");
+      throw notFound(
+        "guarantees_not_available",
+        `the guarantees of cycle ${cycleId} no longer rebuild its committed guarantees root`,
+      );
+    }
+  }
 
   router.post("/core/guarantees/:id/finalize", authenticated, async (req, res) => {
     const id = parseBytes32(req.params.id, "id");

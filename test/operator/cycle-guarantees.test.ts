@@ -101,6 +101,9 @@ describe("clearing: a payer's guarantee-tree leaves and proofs from Core's API",
       guarantees_root: onChain.guaranteesRoot,
       payer: f.alice.address,
     });
+    // A second request is served from the kept tree: the same answer.
+    const again = await get(`/core/cycles/1/guarantees?payer=${f.alice.address}`);
+    expect(again.body).to.deep.equal(served.body);
     const leaves = served.body.guarantees as LeafView[];
     const expectedIds = [toBob.id, toCarol.id].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
     expect(leaves.map((l) => l.guarantee_id)).to.deep.equal(expectedIds);
