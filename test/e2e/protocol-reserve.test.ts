@@ -212,6 +212,9 @@ describe("protocol end to end: sellers' on-chain reserves in Core's capacity and
     const { f, w } = s;
     await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
     await s.round();
+    // Core's clock on the chain's latest block (the deposit's), so the deadline's 5 s margin below is
+    // counted from the chain's own time whatever offset earlier tests left on the in-process chain.
+    await s.syncClocks();
     const g = await s.settle("alice", "bob", parseEther("0.03"), ETH, { policy: {} });
     const { deadline } = (g.claims as GuaranteeClaimsV2).policy;
     await s.advance(deadline - 5 - s.core.context.clock.nowSeconds());
