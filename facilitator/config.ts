@@ -32,6 +32,11 @@ export interface FacilitatorConfig {
   coreUrl: string;
   /** The facilitator wallet (0x hex secp256k1 key): its SIWE identity towards Core. */
   privateKey: string;
+  /**
+   * JSON-RPC URL of a node of the chain, used to check that the Vault holds Core's BLS key; null
+   * skips the check (the facilitator then trusts Core's public params).
+   */
+  rpcUrl: string | null;
   /** Chain the facilitator expects Core to serve; null accepts Core's. A mismatch fails health and verification. */
   chainId: number | null;
   /** Accepted claim timestamps: now − past ≤ timestamp ≤ now + future (same defaults as Core). */
@@ -66,6 +71,7 @@ const FIELDS: FieldTable = {
   logLevel: { parse: logLevel, fallback: () => "info" },
   coreUrl: { parse: httpUrl, fallback: () => "http://127.0.0.1:8080" },
   privateKey: { parse: privateKey },
+  rpcUrl: { parse: (raw) => (raw === null || raw === "" ? null : httpUrl(raw)), fallback: () => null },
   chainId: { parse: optionalChainId, fallback: () => null },
   timestampWindowPastSeconds: {
     parse: (raw) => integer(raw, 0, Number.MAX_SAFE_INTEGER),

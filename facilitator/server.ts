@@ -15,6 +15,7 @@ import type { FacilitatorConfig } from "./config";
 import { type CoreApi, CoreClient } from "./core-client";
 import type { DeploymentParams } from "./deployment";
 import { createFacilitatorLogger, type Logger } from "./logger";
+import { ChainVaultCheck, type VaultCheck } from "./vault-check";
 
 /** How long close() waits for in-flight requests before cutting their connections. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -30,6 +31,8 @@ export interface FacilitatorServerDeps {
    * fixed by configuration). Health still requires Core to agree on chain and Vault.
    */
   deployment?: DeploymentParams;
+  /** Check of Core against the Vault; defaults to one over `config.rpcUrl` (none without it). */
+  vaultCheck?: VaultCheck | null;
 }
 
 export interface FacilitatorServer {
@@ -65,7 +68,35 @@ export function createFacilitatorContext(
     },
     deployment: pinned !== null ? () => Promise.resolve(pinned) : () => core.getDeployment(),
     pinnedDeployment: pinned,
+    vaultCheck:
+      deps.vaultCheck !== undefined
+        ? deps.vaultCheck
+        : config.rpcUrl === null
+          ? null
+          : ChainVaultCheck.fromUrl(config.rpcUrl, config.coreTimeoutMs),
   };
+}
+
+/**
+ * Logs at startup whether Core matches the Vault on chain. A mismatch does not stop the process:
+ * `/settle` refuses and `/health` reports it until Core or the Vault is fixed.
+ */
+async function checkAtStartup(context: FacilitatorContext): Promise<void> {
+  const { vaultCheck, logger } = context;
+  if (vaultCheck === null) {
+    logger.warn("no SURETY_FACILITATOR_RPC_URL: Core's BLS key is not checked against the Vault");
+    return;
+  }
+  let deployment;
+  try {
+    deployment = await context.deployment();
+  } catch (error) {
+    logger.warn({ err: error }, "Core's public params unavailable at startup; the Vault is checked later");
+    return;
+  }
+  const result = await vaultCheck.check(deployment);
+  if (result.ok) logger.info({ vault: deployment.vault }, "Core's BLS key matches the Vault's operator key");
+  else logger.error({ reason: result.reason }, "Core does not match the Vault on chain: /settle refused");
 }
 
 export async function startFacilitatorServer(
@@ -85,6 +116,7 @@ export async function startFacilitatorServer(
   });
   const { port } = server.address() as AddressInfo;
   context.logger.info({ port, core: config.coreUrl, wallet: context.wallet }, "facilitator listening");
+  await checkAtStartup(context);
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -306,6 +306,7 @@ class Devnet {
       SURETY_FACILITATOR_CORE_URL: this.urls.core,
       SURETY_FACILITATOR_PRIVATE_KEY: devAccount(DEVNET_ROLES.facilitator).privateKey,
       SURETY_FACILITATOR_CHAIN_ID: String(chainId),
+      SURETY_FACILITATOR_RPC_URL: this.urls.rpc,
     };
     const owned = new Set(Object.keys(devnet));
     const user = passThrough((name) => name.startsWith("SURETY_FACILITATOR_") && !owned.has(name));

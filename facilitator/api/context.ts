@@ -5,6 +5,7 @@ import type { FacilitatorConfig } from "../config";
 import type { CoreApi } from "../core-client";
 import type { DeploymentParams } from "../deployment";
 import type { TimestampWindow } from "../verify";
+import type { VaultCheck } from "../vault-check";
 
 export interface FacilitatorContext {
   config: FacilitatorConfig;
@@ -18,6 +19,8 @@ export interface FacilitatorContext {
   deployment(): Promise<DeploymentParams>;
   /** Pinned deployment parameters, when the deployment does not come from Core. */
   pinnedDeployment: DeploymentParams | null;
+  /** Checks Core's key and Vault against the chain; null when no RPC URL is configured. */
+  vaultCheck: VaultCheck | null;
 }
 
 /** The deployment could not be loaded from Core: routes answer 500 (health 503). */

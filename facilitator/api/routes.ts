@@ -8,6 +8,7 @@ import type { ErrorBody } from "../../sdk/errors";
 import { sameAddress } from "../../sdk/wire";
 import { settlePayment } from "../settle";
 import { parsePaymentRequest, verifyPayment } from "../verify";
+import { VAULT_MISMATCH } from "../vault-check";
 import { DeploymentUnavailableError, type FacilitatorContext, loadDeployment } from "./context";
 import {
   settleFailureBody,
@@ -70,6 +71,17 @@ export function settleRouter(context: FacilitatorContext): Router {
         .json(settleFailureBody(DEPLOYMENT_UNAVAILABLE, DEPLOYMENT_UNAVAILABLE, error.message, null, payer));
       return;
     }
+    const check = (await context.vaultCheck?.check(deployment)) ?? { ok: true };
+    if (!check.ok) {
+      context.logger.error(
+        { reason: check.reason },
+        "settlement refused: Core does not match the Vault on chain",
+      );
+      res
+        .status(500)
+        .json(settleFailureBody(VAULT_MISMATCH, VAULT_MISMATCH, check.reason, deployment.network, payer));
+      return;
+    }
     const { clock, timestampWindow, core } = context;
     const outcome = await settlePayment(request, { deployment, clock, timestampWindow, core });
     if (outcome.success) {
@@ -106,8 +118,8 @@ export function supportedRouter(context: FacilitatorContext): Router {
 
 /**
  * Healthy means Core answers now and its public params load (and, with a
- * pinned deployment, describe the same chain and Vault): without them
- * nothing can be settled.
+ * pinned deployment, describe the same chain and Vault), and, with an RPC URL,
+ * the Vault on chain holds Core's BLS key: without them nothing can be settled.
  */
 export function healthRouter(context: FacilitatorContext): Router {
   const router = Router();
@@ -121,6 +133,8 @@ export function healthRouter(context: FacilitatorContext): Router {
       ) {
         throw new Error("Core serves a different chain or Vault than the pinned deployment");
       }
+      const check = (await context.vaultCheck?.check(current)) ?? { ok: true };
+      if (!check.ok) throw new Error(`${VAULT_MISMATCH}: ${check.reason}`);
     } catch (error) {
       const detail = error instanceof Error ? error.message : String(error);
       context.logger.warn({ err: error }, "health check failed");

@@ -4,8 +4,9 @@
  * the in-process Hardhat network's provider. Every call is bounded by a
  * timeout: a hung RPC endpoint makes a health check answer `fail`, never hang.
  */
-import { FetchRequest, Interface, JsonRpcProvider, Network } from "ethers";
-import { g1FromEip2537, type Eip2537G1Point } from "../../sdk/bls";
+import { FetchRequest, JsonRpcProvider, Network } from "ethers";
+import { Vault__factory, type Vault } from "../../typechain-types";
+import { g1FromEip2537 } from "../../sdk/bls";
 import { parseAddress } from "../../sdk/wire";
 
 /** The JSON-RPC surface we need; ethers' JsonRpcProvider and Hardhat's `ethers.provider` both have it. */
@@ -43,18 +44,6 @@ export interface ChainGateway {
 export class ChainError extends Error {
   override readonly name = "ChainError";
 }
-
-/**
- * The Vault getters Core reads at startup (contracts/Vault.sol: `operatorKeySet`, `operatorKey() →
- * BLS.G1Point`, `guaranteeDomainSeparator`, `setupFinished`).
- */
-export const VAULT_KEY_ABI = [
-  "function operatorKeySet() view returns (bool)",
-  "function operatorKey() view returns (tuple(bytes32 x_a, bytes32 x_b, bytes32 y_a, bytes32 y_b))",
-  "function guaranteeDomainSeparator() view returns (bytes32)",
-  "function setupFinished() view returns (bool)",
-];
-const vaultInterface = new Interface(VAULT_KEY_ABI);
 
 function quantity(value: unknown, what: string): number {
   if (typeof value !== "string" || !/^0x[0-9a-fA-F]+$/.test(value)) {
@@ -128,41 +117,43 @@ export class RpcChainGateway implements ChainGateway {
   }
 
   async vaultGuaranteeDomainSeparator(vault: string): Promise<string> {
-    const [separator] = await this.readVault(vault, "guaranteeDomainSeparator");
-    return (separator as string).toLowerCase();
+    const separator = await this.readVault(vault, "guaranteeDomainSeparator", (v) =>
+      v.guaranteeDomainSeparator(),
+    );
+    return separator.toLowerCase();
   }
 
   async vaultSetupFinished(vault: string): Promise<boolean> {
-    const [finished] = await this.readVault(vault, "setupFinished");
-    return finished === true;
+    return (await this.readVault(vault, "setupFinished", (v) => v.setupFinished())) === true;
   }
 
-  private async readVault(
-    vault: string,
-    name: "operatorKeySet" | "operatorKey" | "guaranteeDomainSeparator" | "setupFinished",
-  ) {
+  /**
+   * The Vault at `vault` as a typed contract whose view calls go through this gateway's bounded
+   * `eth_call`, after checking that there is code at the address.
+   */
+  private async readVault<T>(vault: string, name: string, read: (contract: Vault) => Promise<T>): Promise<T> {
     const address = parseAddress(vault, "vault");
     const code = await this.call("eth_getCode", [address, "latest"]);
     if (typeof code !== "string" || code === "0x" || code === "0x0") {
       throw new ChainError(`no contract at the Vault address ${address} on this chain`);
     }
-    const data = await this.call("eth_call", [
-      { to: address, data: vaultInterface.encodeFunctionData(name) },
-      "latest",
-    ]);
+    const contract = Vault__factory.connect(address, {
+      provider: null,
+      call: async (tx) => (await this.call("eth_call", [{ to: tx.to, data: tx.data }, "latest"])) as string,
+    });
     try {
-      return vaultInterface.decodeFunctionResult(name, data as string);
-    } catch {
+      return await read(contract);
+    } catch (error) {
+      if (error instanceof ChainError) throw error;
       throw new ChainError(`the contract at ${address} does not answer Vault.${name}() (is it the Vault?)`);
     }
   }
 
   async vaultOperatorKey(vault: string): Promise<VaultOperatorKey> {
-    const read = (name: "operatorKeySet" | "operatorKey") => this.readVault(vault, name);
-    const [isSet] = await read("operatorKeySet");
+    const isSet = await this.readVault(vault, "operatorKeySet", (v) => v.operatorKeySet());
     if (isSet !== true) return { set: false };
-    const [point] = await read("operatorKey");
-    const { x_a, x_b, y_a, y_b } = point as Eip2537G1Point;
+    const point = await this.readVault(vault, "operatorKey", (v) => v.operatorKey());
+    const { x_a, x_b, y_a, y_b } = point;
     try {
       return { set: true, publicKey: g1FromEip2537({ x_a, x_b, y_a, y_b }, "Vault.operatorKey") };
     } catch (error) {

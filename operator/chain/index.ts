@@ -4,7 +4,6 @@ export {
   type JsonRpcSender,
   RpcChainGateway,
   type RpcChainGatewayOptions,
-  VAULT_KEY_ABI,
   type VaultOperatorKey,
   withTimeout,
 } from "./gateway";

@@ -3,7 +3,7 @@
  * indexer (`TimingsUpdated`). Issuance uses them to bound V2 validation deadlines (contracts security
  * review, finding 1; derivation in docs/operator-async.md).
  */
-import { vaultInterface } from "./abi";
+import { vaultAt } from "./abi";
 import type { VaultTimings } from "./events";
 import type { ChainProvider } from "./indexer";
 
@@ -21,8 +21,7 @@ export class ProtocolTimings {
 
   /** Reads `Vault.timings()`. */
   async load(provider: Pick<ChainProvider, "call">, vault: string): Promise<VaultTimings> {
-    const data = vaultInterface.encodeFunctionData("timings");
-    const [t] = vaultInterface.decodeFunctionResult("timings", await provider.call({ to: vault, data }));
+    const t = await vaultAt(vault, provider).timings();
     const timings: VaultTimings = {
       cycleLength: Number(t.cycleLength),
       commitDelay: Number(t.commitDelay),

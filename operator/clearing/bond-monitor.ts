@@ -8,7 +8,7 @@
  */
 import { getAddress, ZeroAddress } from "ethers";
 import type { Logger } from "../logger";
-import { clearingHouseInterface } from "../chain/abi";
+import { clearingHouseAt } from "../chain/abi";
 import type { ChainProvider } from "../chain/indexer";
 
 export interface BondMonitorOptions {
@@ -38,9 +38,7 @@ export class BondMonitor {
     const assets = new Set<string>([ZeroAddress, ...Object.keys(floors)]);
     for (const asset of await this.options.assets()) assets.add(getAddress(asset));
     for (const asset of [...assets].sort()) {
-      const data = clearingHouseInterface.encodeFunctionData("bondOf", [asset]);
-      const result = await provider.call({ to: clearingHouse, data });
-      const bond = clearingHouseInterface.decodeFunctionResult("bondOf", result)[0] as bigint;
+      const bond = await clearingHouseAt(clearingHouse, provider).bondOf(asset);
       this.latest.set(asset, bond);
       const floor = floors[asset];
       if (floor === undefined) continue;

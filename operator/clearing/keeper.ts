@@ -201,7 +201,14 @@ export class ClearingKeeper {
     fn: "voidUnansweredDebit" | "releaseVetoedDebt" | "coverDefault",
     debt: { cycleId: number; asset: string; debtor: string },
   ): Promise<string | null> {
-    const data = clearingHouseInterface.encodeFunctionData(fn, [debt.cycleId, debt.asset, debt.debtor]);
+    const args: [number, string, string] = [debt.cycleId, debt.asset, debt.debtor];
+    // One call per name: the typed interface checks each function's arguments separately.
+    const data =
+      fn === "coverDefault"
+        ? clearingHouseInterface.encodeFunctionData("coverDefault", args)
+        : fn === "releaseVetoedDebt"
+          ? clearingHouseInterface.encodeFunctionData("releaseVetoedDebt", args)
+          : clearingHouseInterface.encodeFunctionData("voidUnansweredDebit", args);
     return this.trySend(data, { cycle_id: debt.cycleId, asset: debt.asset, debtor: debt.debtor });
   }
 

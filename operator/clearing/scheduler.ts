@@ -19,11 +19,16 @@
  * with half the guarantees (oldest first) until it fits; the rest are taken by the next tick at once.
  * Empty windows commit nothing (the cycle id is not used).
  */
-import { toBigInt } from "ethers";
 import type { Clock } from "../clock";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
-import { CONSUMPTION, clearingHouseInterface, commitErrorsInterface, vaultInterface } from "../chain/abi";
+import {
+  CONSUMPTION,
+  clearingHouseAt,
+  clearingHouseInterface,
+  commitErrorsInterface,
+  vaultAt,
+} from "../chain/abi";
 import type { ChainProvider } from "../chain/indexer";
 import { CallRevertedError, type OperatorSender, type SignedTransaction } from "../chain/sender";
 import type { CycleRecord, Store } from "../store";
@@ -79,9 +84,8 @@ export class ClearingScheduler {
 
   /** The ClearingHouse's last committed cycle id (latest block, not confirmed: only used to avoid duplicates). */
   async chainLastCycleId(): Promise<number> {
-    const data = clearingHouseInterface.encodeFunctionData("lastCycleId");
-    const result = await this.options.provider.call({ to: this.options.deployment.clearingHouse, data });
-    return Number(toBigInt(clearingHouseInterface.decodeFunctionResult("lastCycleId", result)[0] as bigint));
+    const { provider, deployment } = this.options;
+    return Number(await clearingHouseAt(deployment.clearingHouse, provider).lastCycleId());
   }
 
   private async step(): Promise<SchedulerTickResult> {
@@ -193,9 +197,7 @@ export class ClearingScheduler {
   private async excludeRemunerated(ids: readonly string[]): Promise<boolean> {
     if (ids.length === 0) return false;
     const { provider, deployment, store, logger } = this.options;
-    const data = vaultInterface.encodeFunctionData("consumptionOf", [ids]);
-    const raw = await provider.call({ to: deployment.vault, data });
-    const how = vaultInterface.decodeFunctionResult("consumptionOf", raw)[0] as bigint[];
+    const how = await vaultAt(deployment.vault, provider).consumptionOf([...ids]);
     let excluded = false;
     for (let i = 0; i < ids.length; i++) {
       if (Number(how[i]) !== CONSUMPTION.remunerated) continue;

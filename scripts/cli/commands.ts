@@ -85,7 +85,7 @@ async function ensureAllowance(
   amount: bigint,
 ): Promise<void> {
   const token = ctx.token(asset);
-  const allowance = (await token.allowance(ctx.address, spender)) as bigint;
+  const allowance = await token.allowance(ctx.address, spender);
   if (allowance >= amount) return;
   await send(`approve ${formatAmount(amount, asset)} to ${spender}`, () => token.approve(spender, amount));
 }
@@ -110,9 +110,7 @@ export async function balance(ctx: CliContext, flags: Flags): Promise<void> {
   console.log(`On chain (Vault ${await ctx.vault.getAddress()}), ${user}:`);
   for (const asset of assets) {
     const [wallet, deposited, obligations, free, pending, finalizableAt] = await Promise.all([
-      asset.address === ZERO_ADDRESS
-        ? ctx.provider.getBalance(user)
-        : (ctx.token(asset).balanceOf(user) as Promise<bigint>),
+      asset.address === ZERO_ADDRESS ? ctx.provider.getBalance(user) : ctx.token(asset).balanceOf(user),
       ctx.vault.balanceOf(user, asset.address),
       ctx.vault.obligationOf(user, asset.address),
       ctx.vault.freeCollateralOf(user, asset.address),

@@ -5,12 +5,14 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { Contract, JsonRpcProvider, Wallet, formatUnits, parseUnits } from "ethers";
+import { JsonRpcProvider, Wallet, formatUnits, parseUnits } from "ethers";
 import { parseAddress, sameAddress, ZERO_ADDRESS } from "../../sdk/wire";
 import {
   ClearingHouse__factory,
+  IERC20__factory,
   Vault__factory,
   type ClearingHouse,
+  type IERC20,
   type Vault,
 } from "../../typechain-types";
 import { devAccount } from "../devnet/accounts";
@@ -48,12 +50,6 @@ export interface CliOptions {
   core?: string;
   account?: string;
 }
-
-export const ERC20_ABI = [
-  "function approve(address spender, uint256 amount) returns (bool)",
-  "function allowance(address owner, address spender) view returns (uint256)",
-  "function balanceOf(address owner) view returns (uint256)",
-];
 
 export class CliContext {
   readonly provider: JsonRpcProvider;
@@ -175,8 +171,8 @@ export class CliContext {
     return known;
   }
 
-  token(asset: AssetInfo): Contract {
-    return new Contract(asset.address, ERC20_ABI, this.wallet);
+  token(asset: AssetInfo): IERC20 {
+    return IERC20__factory.connect(asset.address, this.wallet);
   }
 
   /** Local account for Core's routes and signatures (no provider needed). */

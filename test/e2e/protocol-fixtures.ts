@@ -26,6 +26,7 @@ import { ManualClock as FacilitatorClock } from "../../facilitator/clock";
 import { facilitatorConfigFromObject } from "../../facilitator/config";
 import { silentFacilitatorLogger } from "../../facilitator/logger";
 import { type FacilitatorServer, startFacilitatorServer } from "../../facilitator/server";
+import { ChainVaultCheck } from "../../facilitator/vault-check";
 import { type BackgroundTasks, createBackgroundTasks } from "../../operator/background";
 import type { ChainProvider } from "../../operator/chain/indexer";
 import { ManualClock } from "../../operator/clock";
@@ -101,6 +102,8 @@ export interface ProtocolStack {
 }
 
 let nextReqId = 1n;
+/** Bound on the facilitator's Vault check (the in-process chain answers in milliseconds). */
+const CHAIN_CHECK_TIMEOUT_MS = 5_000;
 
 export interface ProtocolStackOptions {
   /** The deployment (default `chainFixture`, deploySurety's timings); a module-level function (loadFixture). */
@@ -163,7 +166,12 @@ export async function startProtocolStack(options: ProtocolStackOptions = {}): Pr
         coreUrl: core.url,
         chainId: CHAIN_ID,
       }),
-      { clock: facilitatorClock, logger: silentFacilitatorLogger() },
+      {
+        clock: facilitatorClock,
+        logger: silentFacilitatorLogger(),
+        // Core is checked against the Vault on the test chain, as SURETY_FACILITATOR_RPC_URL does.
+        vaultCheck: new ChainVaultCheck(ethers.provider, CHAIN_CHECK_TIMEOUT_MS),
+      },
     );
   } catch (error) {
     await close();

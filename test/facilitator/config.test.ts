@@ -31,6 +31,7 @@ describe("facilitator config", function () {
       logLevel: "info",
       coreUrl: "http://127.0.0.1:8080",
       privateKey: key,
+      rpcUrl: null,
       chainId: null,
       timestampWindowPastSeconds: 600,
       timestampWindowFutureSeconds: 30,
@@ -46,8 +47,14 @@ describe("facilitator config", function () {
       SURETY_FACILITATOR_PORT: "9000",
       SURETY_FACILITATOR_CORE_URL: "https://core.example/",
       SURETY_FACILITATOR_CHAIN_ID: "8453",
+      SURETY_FACILITATOR_RPC_URL: "http://127.0.0.1:8545",
     });
     expect(config.port).to.equal(9000);
+    expect(config.rpcUrl).to.equal("http://127.0.0.1:8545");
+    expect(loadFacilitatorConfig({ SURETY_FACILITATOR_PRIVATE_KEY: key }).rpcUrl).to.equal(null);
+    expect(() =>
+      loadFacilitatorConfig({ SURETY_FACILITATOR_PRIVATE_KEY: key, SURETY_FACILITATOR_RPC_URL: "ws://node" }),
+    ).to.throw(/SURETY_FACILITATOR_RPC_URL: must use http: or https:/);
     expect(config.coreUrl).to.equal("https://core.example");
     expect(config.chainId).to.equal(8453);
     expect(() => loadFacilitatorConfig({ SURETY_FACILITATOR_PORT: "x" }))

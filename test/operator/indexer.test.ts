@@ -1,8 +1,7 @@
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
-import { Interface, parseEther, ZeroAddress } from "ethers";
-import { artifacts, ethers, network } from "hardhat";
-import { CLEARING_HOUSE_ABI, VALIDATION_REGISTRY_ABI, VAULT_ABI } from "../../operator/chain/abi";
+import { parseEther, ZeroAddress } from "ethers";
+import { ethers, network } from "hardhat";
 import {
   JOURNAL_PRUNED_BELOW_KEY,
   REORG_HISTORY_BLOCKS,
@@ -21,26 +20,6 @@ describe("chain indexer", function () {
   afterEach(async () => {
     await h?.close();
     h = undefined;
-  });
-
-  it("uses ABI fragments identical to the compiled contracts'", async function () {
-    for (const [name, fragments] of [
-      ["Vault", VAULT_ABI],
-      ["ClearingHouse", CLEARING_HOUSE_ABI],
-      ["ValidationRegistry", VALIDATION_REGISTRY_ABI],
-    ] as const) {
-      const compiled = new Interface((await artifacts.readArtifact(name)).abi);
-      const ours = new Interface(fragments);
-      ours.forEachEvent((event) => {
-        expect(compiled.getEvent(event.name)?.topicHash, `${name}.${event.name}`).to.equal(event.topicHash);
-      });
-      ours.forEachFunction((fn) => {
-        expect(compiled.getFunction(fn.name)?.selector, `${name}.${fn.name}`).to.equal(fn.selector);
-      });
-      ours.forEachError((error) => {
-        expect(compiled.getError(error.name)?.selector, `${name}.${error.name}`).to.equal(error.selector);
-      });
-    }
   });
 
   it("credits a deposit only once it has the configured confirmations", async function () {
