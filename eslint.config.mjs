@@ -1,6 +1,6 @@
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
-import importX, { createNodeResolver } from "eslint-plugin-import-x";
+import importPlugin from "eslint-plugin-import";
 
 /** Node built-ins the pure protocol in sdk/ may not use: anything that does I/O (crypto primitives are allowed). */
 const NODE_IO = [
@@ -35,14 +35,14 @@ export default tseslint.config(
   // code of the services and the sdk (type-only imports are erased at compile time and not counted).
   {
     files: ["operator/**/*.ts", "facilitator/**/*.ts", "runtime/**/*.ts", "sdk/**/*.ts"],
-    plugins: { "import-x": importX },
+    plugins: { import: importPlugin },
     settings: {
-      "import-x/resolver-next": [createNodeResolver({ extensions: [".ts", ".js", ".json"] })],
+      "import/resolver": { node: { extensions: [".ts", ".js", ".json"] } },
       // Dependencies are parsed to follow their imports; .ts needs the TypeScript parser.
-      "import-x/parsers": { "@typescript-eslint/parser": [".ts"] },
-      "import-x/extensions": [".ts", ".js"],
+      "import/parsers": { "@typescript-eslint/parser": [".ts"] },
+      "import/extensions": [".ts", ".js"],
     },
-    rules: { "import-x/no-cycle": ["error", { ignoreExternal: true }] },
+    rules: { "import/no-cycle": ["error", { ignoreExternal: true }] },
   },
   // The facilitator speaks to Core over HTTP only; shared plumbing is in runtime/.
   {
