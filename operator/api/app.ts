@@ -5,8 +5,6 @@
  */
 import express, { type Express } from "express";
 import { jsonBodyParser } from "../../runtime/client-errors";
-import { authRouter } from "../auth";
-import { guaranteeRoutes } from "../guarantees/routes";
 import {
   type CoreContext,
   type CoreDeps,
@@ -15,7 +13,9 @@ import {
   type RouteModule,
 } from "./context";
 import { asyncRoutes } from "./async-routes";
+import { authRouter } from "./auth-routes";
 import { errorHandler, notFoundHandler } from "./error-handler";
+import { guaranteeRoutes } from "./guarantee-routes";
 import { openapiRoutes } from "./openapi";
 import { publicRoutes } from "./public-routes";
 import { requestContext } from "./request-context";

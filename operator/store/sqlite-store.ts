@@ -73,6 +73,7 @@ export const AREA_OPERATIONS = {
     "getReserve",
     "deleteReserve",
     "listReserves",
+    "listReleasableReserves",
   ] as const satisfies readonly (keyof ReserveRepository)[],
   guarantees: [
     "insertGuarantee",
