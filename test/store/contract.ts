@@ -502,6 +502,31 @@ export function describeStoreContract(backend: StoreBackend): void {
         await store.deleteReserve(reserve.guaranteeId);
         expect(await store.listReserves(USER)).to.deep.equal([]);
       });
+
+      it("releasable reserves: expired at the given time or backing a consumed guarantee, oldest first", async () => {
+        const store = await open();
+        const reserve = (n: number, expiresAt: number, blockNumber: number) => ({
+          guaranteeId: guarantee(n).guaranteeId,
+          user: USER,
+          asset: ASSET,
+          recipient: RECIPIENT,
+          amount: 1000n,
+          expiresAt,
+          txHash: "0x" + "aa".repeat(32),
+          blockNumber,
+        });
+        await store.insertGuarantee(guarantee(1));
+        await store.insertGuarantee(guarantee(2, { state: "NETTED" }));
+        await store.putReserve(reserve(1, T0 + 100, 7)); // expires later, guarantee still open
+        await store.putReserve(reserve(2, T0 + 100, 6)); // consumed: releasable now
+        await store.putReserve(reserve(3, T0 + 50, 5)); // no guarantee in Core: releasable once expired
+        const ids = async (now: number, limit = 10) =>
+          (await store.listReleasableReserves(now, limit)).map((r) => r.guaranteeId);
+        expect(await ids(T0)).to.deep.equal([guarantee(2).guaranteeId]);
+        expect(await ids(T0 + 50)).to.deep.equal([guarantee(3).guaranteeId, guarantee(2).guaranteeId]);
+        expect(await ids(T0 + 100)).to.deep.equal([3, 2, 1].map((n) => guarantee(n).guaranteeId));
+        expect(await ids(T0 + 100, 1)).to.deep.equal([guarantee(3).guaranteeId]);
+      });
     });
 
     describe("cycles", () => {

@@ -3,6 +3,14 @@ import type { ActiveReserve, GuaranteeState, ReserveRecord, ReserveRepository } 
 import { address } from "../sqlite/common";
 import type { PgConn, Row } from "./common";
 
+/** Guarantee states whose id the Vault has consumed (netted in a committed cycle, or remunerated). */
+const CONSUMED_STATES: readonly GuaranteeState[] = [
+  "NETTED",
+  "SETTLED",
+  "REMUNERATED",
+  "DEFAULT_REMUNERATED",
+];
+
 const ACTIVE = `SELECT r.*, g.state AS g_state, g.user_address AS g_user, g.asset_address AS g_asset,
   g.amount AS g_amount FROM reserves r LEFT JOIN guarantees g ON g.guarantee_id = r.guarantee_id`;
 
@@ -45,6 +53,15 @@ export class PgReserves implements ReserveRepository {
     const { rows } = await this.db.query(
       `${ACTIVE} WHERE r.user_address = $1 ORDER BY r.block_number, r.guarantee_id`,
       [address(user)],
+    );
+    return rows.map(activeFromRow);
+  }
+
+  async listReleasableReserves(nowSeconds: number, limit: number): Promise<ActiveReserve[]> {
+    // Mirrors Vault.releaseReserve: consumed (netted or remunerated, as Core's books say) or expired.
+    const { rows } = await this.db.query(
+      `${ACTIVE} WHERE r.expires_at <= $1 OR g.state = ANY($2::text[]) ORDER BY r.block_number, r.guarantee_id LIMIT $3`,
+      [nowSeconds, [...CONSUMED_STATES], limit],
     );
     return rows.map(activeFromRow);
   }
