@@ -15,6 +15,7 @@ import {
   type RouteModule,
 } from "./context";
 import { asyncRoutes } from "./async-routes";
+import { consoleRoutes } from "./console-routes";
 import { errorHandler, notFoundHandler } from "./error-handler";
 import { openapiRoutes } from "./openapi";
 import { publicRoutes } from "./public-routes";
@@ -36,6 +37,7 @@ export const CORE_ROUTES: readonly RouteModule[] = [
   asyncRoutes,
   webhookAdminRoutes,
   openapiRoutes,
+  consoleRoutes,
 ];
 
 export interface CoreAppOptions extends CoreDeps {
