@@ -6,7 +6,7 @@
  */
 
 import { WEBHOOK_EVENT_TYPES } from "../../sdk/webhooks";
-import { WEBHOOK_DELIVERY_STATUSES } from "../store/webhook-types";
+import { WEBHOOK_DELIVERY_STATUSES } from "../store/repositories/webhooks";
 import {
   ALL_EVENT_TYPES,
   MAX_DESCRIPTION_LENGTH,

@@ -16,121 +16,158 @@ import BetterSqlite3, { type Database } from "better-sqlite3";
 import { AsyncMutex } from "./mutex";
 import { Checkpointer, type CheckpointResult, type FsyncFn, WalSync } from "./sqlite-durability";
 import { migrate } from "./sqlite-migrate";
-import type { AsyncStoreOps } from "./async-types";
-import { SqliteAsyncOps } from "./sqlite-async-ops";
-import { SqliteOps } from "./sqlite-ops";
-import type { Store, StoreOps, StoreTx } from "./types";
-import type { WebhookStoreOps } from "./webhook-types";
-import { SqliteWebhookOps } from "./sqlite-webhook-ops";
+import type {
+  AuthSessionRepository,
+  ChainJournalRepository,
+  CollateralRepository,
+  CycleRepository,
+  GuaranteeRepository,
+  IssuanceRepository,
+  OperatorStateRepository,
+  ReserveRepository,
+  WebhookOutboxRepository,
+} from "./repositories";
+import type { Store, StoreOps, StoreTx } from "./store";
+import { SqliteAuthSessions } from "./sqlite/auth-sessions";
+import { SqliteChainJournal } from "./sqlite/chain-journal";
+import { SqliteCollateral } from "./sqlite/collateral";
+import { SqliteCycles } from "./sqlite/cycles";
+import { SqliteGuarantees } from "./sqlite/guarantees";
+import { SqliteIssuance } from "./sqlite/issuance";
+import { SqliteOperatorState } from "./sqlite/operator-state";
+import { SqliteReserves } from "./sqlite/reserves";
+import { SqliteWebhookOutbox } from "./sqlite/webhooks";
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
 export const BUSY_TIMEOUT_MS = 5_000;
 
-/** Every {@link StoreOps} method; the type check below fails if one is missing. */
-const OPERATIONS = [
-  "insertNonce",
-  "consumeNonce",
-  "deleteExpiredNonces",
-  "insertRefreshToken",
-  "getRefreshToken",
-  "markRefreshTokenRotated",
-  "revokeRefreshTokenFamily",
-  "getCollateral",
-  "creditDeposit",
-  "lockIfAvailable",
-  "insertGuarantee",
-  "getGuarantee",
-  "listGuaranteesByRecipient",
-  "issueGuarantees",
-  "setPendingWithdrawal",
-  "listCollateral",
-  "lockedTotals",
-] as const satisfies readonly (keyof StoreOps)[];
-/** The operations of the asynchronous side (async-types.ts), implemented by {@link SqliteAsyncOps}. */
-const ASYNC_OPERATIONS = [
-  "getChainCursor",
-  "setChainCursor",
-  "recordChainBlock",
-  "listChainBlocks",
-  "deleteChainBlocks",
-  "getChainEvent",
-  "insertChainEvent",
-  "listChainEventsAbove",
-  "deleteChainEvent",
-  "deleteChainEventsBelow",
-  "adjustCollateral",
-  "putReserve",
-  "getReserve",
-  "deleteReserve",
-  "listReserves",
-  "getClearingGuarantee",
-  "listGuarantees",
-  "transitionGuarantee",
-  "assignGuaranteesToCycle",
-  "setGuaranteeExcluded",
-  "setValidationRequestHash",
-  "insertCycle",
-  "getCycle",
-  "latestCycle",
-  "listCycles",
-  "updateCycle",
-  "deleteCycle",
-  "putCycleDebt",
-  "getCycleDebt",
-  "listCycleDebts",
-  "deleteCycleDebt",
-  "putCycleClaim",
-  "listCycleClaims",
-  "deleteCycleClaim",
-  "putWithdrawal",
-  "getWithdrawal",
-  "deleteWithdrawal",
-  "listWithdrawals",
-  "insertValidationResponse",
-  "deleteValidationResponse",
-  "latestValidationResponse",
-  "getOperatorState",
-  "setOperatorState",
-] as const satisfies readonly (keyof AsyncStoreOps)[];
-/** The webhook outbox's operations (webhook-types.ts), implemented by {@link SqliteWebhookOps}. */
-const WEBHOOK_OPERATIONS = [
-  "putWebhookSubscription",
-  "getWebhookSubscription",
-  "listWebhookSubscriptions",
-  "deleteWebhookSubscription",
-  "insertWebhookEvent",
-  "retractWebhookEvent",
-  "claimDueWebhookDeliveries",
-  "recordWebhookAttempt",
-  "listWebhookDeliveries",
-  "getWebhookDelivery",
-] as const satisfies readonly (keyof WebhookStoreOps)[];
-type MissingOperation = Exclude<
-  keyof StoreOps,
-  (typeof OPERATIONS)[number] | (typeof ASYNC_OPERATIONS)[number] | (typeof WEBHOOK_OPERATIONS)[number]
->;
+/** Each repository's operations, by area; the type checks below fail if one is missing or misplaced. */
+const AREA_OPERATIONS = {
+  authSessions: [
+    "insertNonce",
+    "consumeNonce",
+    "deleteExpiredNonces",
+    "insertRefreshToken",
+    "getRefreshToken",
+    "markRefreshTokenRotated",
+    "revokeRefreshTokenFamily",
+  ] as const satisfies readonly (keyof AuthSessionRepository)[],
+  collateral: [
+    "getCollateral",
+    "creditDeposit",
+    "lockIfAvailable",
+    "setPendingWithdrawal",
+    "listCollateral",
+    "lockedTotals",
+    "adjustCollateral",
+    "putWithdrawal",
+    "getWithdrawal",
+    "deleteWithdrawal",
+    "listWithdrawals",
+  ] as const satisfies readonly (keyof CollateralRepository)[],
+  reserves: [
+    "putReserve",
+    "getReserve",
+    "deleteReserve",
+    "listReserves",
+  ] as const satisfies readonly (keyof ReserveRepository)[],
+  guarantees: [
+    "insertGuarantee",
+    "getGuarantee",
+    "listGuaranteesByRecipient",
+    "getClearingGuarantee",
+    "listGuarantees",
+    "transitionGuarantee",
+    "assignGuaranteesToCycle",
+    "setGuaranteeExcluded",
+    "setValidationRequestHash",
+    "insertValidationResponse",
+    "deleteValidationResponse",
+    "latestValidationResponse",
+  ] as const satisfies readonly (keyof GuaranteeRepository)[],
+  issuance: ["issueGuarantees"] as const satisfies readonly (keyof IssuanceRepository)[],
+  cycles: [
+    "insertCycle",
+    "getCycle",
+    "latestCycle",
+    "listCycles",
+    "updateCycle",
+    "deleteCycle",
+    "putCycleDebt",
+    "getCycleDebt",
+    "listCycleDebts",
+    "deleteCycleDebt",
+    "putCycleClaim",
+    "listCycleClaims",
+    "deleteCycleClaim",
+  ] as const satisfies readonly (keyof CycleRepository)[],
+  chainJournal: [
+    "getChainCursor",
+    "setChainCursor",
+    "recordChainBlock",
+    "listChainBlocks",
+    "deleteChainBlocks",
+    "getChainEvent",
+    "insertChainEvent",
+    "listChainEventsAbove",
+    "deleteChainEvent",
+    "deleteChainEventsBelow",
+  ] as const satisfies readonly (keyof ChainJournalRepository)[],
+  webhooks: [
+    "putWebhookSubscription",
+    "getWebhookSubscription",
+    "listWebhookSubscriptions",
+    "deleteWebhookSubscription",
+    "insertWebhookEvent",
+    "retractWebhookEvent",
+    "claimDueWebhookDeliveries",
+    "recordWebhookAttempt",
+    "listWebhookDeliveries",
+    "getWebhookDelivery",
+  ] as const satisfies readonly (keyof WebhookOutboxRepository)[],
+  operatorState: [
+    "getOperatorState",
+    "setOperatorState",
+  ] as const satisfies readonly (keyof OperatorStateRepository)[],
+};
+type ListedOperation = (typeof AREA_OPERATIONS)[keyof typeof AREA_OPERATIONS][number];
+type MissingOperation = Exclude<keyof StoreOps, ListedOperation>;
 const allOperationsListed: [MissingOperation] extends [never] ? true : false = true;
 void allOperationsListed;
+
+/** The synchronous repositories on one connection, by area (the keys of {@link AREA_OPERATIONS}). */
+type SqliteAreas = Record<keyof typeof AREA_OPERATIONS, object>;
+
+function sqliteAreas(db: Database): SqliteAreas {
+  const reserves = new SqliteReserves(db);
+  const collateral = new SqliteCollateral(db, reserves);
+  const guarantees = new SqliteGuarantees(db);
+  const webhooks = new SqliteWebhookOutbox(db);
+  return {
+    authSessions: new SqliteAuthSessions(db),
+    collateral,
+    reserves,
+    guarantees,
+    issuance: new SqliteIssuance(db, collateral, guarantees, webhooks),
+    cycles: new SqliteCycles(db),
+    chainJournal: new SqliteChainJournal(db),
+    webhooks,
+    operatorState: new SqliteOperatorState(db),
+  };
+}
 
 type Runner = <T>(task: () => T) => Promise<T>;
 
 /** Binds each synchronous operation to `run`, which decides when it may execute. */
-function asyncView(
-  ops: SqliteOps,
-  asyncOps: SqliteAsyncOps,
-  webhookOps: SqliteWebhookOps,
-  run: Runner,
-): StoreOps {
+function asyncView(areas: SqliteAreas, run: Runner): StoreOps {
   const view: Record<string, unknown> = {};
-  const bind = (target: object, names: readonly string[]) => {
+  for (const [area, names] of Object.entries(AREA_OPERATIONS) as [keyof SqliteAreas, readonly string[]][]) {
+    const target = areas[area];
     for (const name of names) {
       const method = (target as Record<string, (...args: unknown[]) => unknown>)[name];
       view[name] = (...args: unknown[]) => run(() => method.apply(target, args));
     }
-  };
-  bind(ops, OPERATIONS);
-  bind(asyncOps, ASYNC_OPERATIONS);
-  bind(webhookOps, WEBHOOK_OPERATIONS);
+  }
   return view as unknown as StoreOps;
 }
 
@@ -152,18 +189,16 @@ interface Durability {
   checkpointer: Checkpointer;
 }
 
-// The async-side operations are delegated in the constructor (declaration merging gives their types).
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
-export interface SqliteStore extends AsyncStoreOps, WebhookStoreOps {}
+// The operations are delegated in the constructor (declaration merging gives their types).
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface SqliteStore extends StoreOps {}
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class SqliteStore implements Store {
   private readonly mutex = new AsyncMutex();
   /** Marks async contexts running inside one of this store's transactions. */
   private readonly inTransaction = new AsyncLocalStorage<boolean>();
-  private readonly ops: SqliteOps;
-  private readonly asyncOps: SqliteAsyncOps;
-  private readonly webhookOps: SqliteWebhookOps;
+  private readonly areas: SqliteAreas;
   private readonly outer: StoreOps;
   private closed = false;
   /** `total_changes()` of the connection: a change since the last look means a commit to make durable. */
@@ -176,18 +211,16 @@ export class SqliteStore implements Store {
   ) {
     this.totalChanges = db.prepare("SELECT total_changes()").pluck();
     this.lastTotalChanges = this.totalChanges.get() as number;
-    this.webhookOps = new SqliteWebhookOps(db);
-    this.ops = new SqliteOps(db, this.webhookOps);
-    this.asyncOps = new SqliteAsyncOps(db);
-    this.outer = asyncView(this.ops, this.asyncOps, this.webhookOps, (task) => {
+    this.areas = sqliteAreas(db);
+    this.outer = asyncView(this.areas, (task) => {
       if (this.inTransaction.getStore()) {
         // Waiting for the mutex here would deadlock on our own transaction.
         return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
       }
       return this.durable(this.mutex.run(() => this.checkedOpen(task)));
     });
-    for (const name of [...ASYNC_OPERATIONS, ...WEBHOOK_OPERATIONS]) {
-      (this as unknown as Record<string, unknown>)[name] = this.outer[name];
+    for (const names of Object.values(AREA_OPERATIONS)) {
+      for (const name of names) (this as unknown as Record<string, unknown>)[name] = this.outer[name];
     }
   }
 
@@ -253,7 +286,7 @@ export class SqliteStore implements Store {
       this.mutex.run(() =>
         this.checkedOpen(async () => {
           let active = true;
-          const tx = asyncView(this.ops, this.asyncOps, this.webhookOps, async (task) => {
+          const tx = asyncView(this.areas, async (task) => {
             if (!active) throw new Error("transaction handle used after its transaction ended");
             return task();
           });
@@ -300,26 +333,4 @@ export class SqliteStore implements Store {
     if (this.closed) throw new Error("store is closed");
     return task();
   }
-
-  insertNonce: StoreOps["insertNonce"] = (...args) => this.outer.insertNonce(...args);
-  consumeNonce: StoreOps["consumeNonce"] = (...args) => this.outer.consumeNonce(...args);
-  deleteExpiredNonces: StoreOps["deleteExpiredNonces"] = (...args) => this.outer.deleteExpiredNonces(...args);
-  insertRefreshToken: StoreOps["insertRefreshToken"] = (...args) => this.outer.insertRefreshToken(...args);
-  getRefreshToken: StoreOps["getRefreshToken"] = (...args) => this.outer.getRefreshToken(...args);
-  markRefreshTokenRotated: StoreOps["markRefreshTokenRotated"] = (...args) =>
-    this.outer.markRefreshTokenRotated(...args);
-  revokeRefreshTokenFamily: StoreOps["revokeRefreshTokenFamily"] = (...args) =>
-    this.outer.revokeRefreshTokenFamily(...args);
-  getCollateral: StoreOps["getCollateral"] = (...args) => this.outer.getCollateral(...args);
-  creditDeposit: StoreOps["creditDeposit"] = (...args) => this.outer.creditDeposit(...args);
-  lockIfAvailable: StoreOps["lockIfAvailable"] = (...args) => this.outer.lockIfAvailable(...args);
-  insertGuarantee: StoreOps["insertGuarantee"] = (...args) => this.outer.insertGuarantee(...args);
-  getGuarantee: StoreOps["getGuarantee"] = (...args) => this.outer.getGuarantee(...args);
-  listGuaranteesByRecipient: StoreOps["listGuaranteesByRecipient"] = (...args) =>
-    this.outer.listGuaranteesByRecipient(...args);
-  issueGuarantees: StoreOps["issueGuarantees"] = (...args) => this.outer.issueGuarantees(...args);
-  setPendingWithdrawal: StoreOps["setPendingWithdrawal"] = (...args) =>
-    this.outer.setPendingWithdrawal(...args);
-  listCollateral: StoreOps["listCollateral"] = (...args) => this.outer.listCollateral(...args);
-  lockedTotals: StoreOps["lockedTotals"] = (...args) => this.outer.lockedTotals(...args);
 }

@@ -1,21 +1,15 @@
 /**
- * Sellers' on-chain reserves on a better-sqlite3 connection (schema: migration 6). Shared by
- * {@link SqliteAsyncOps} (the indexer writes them) and {@link SqliteOps} (issuance's check-and-lock reads
- * them in its own transaction).
+ * {@link ReserveRepository} on a better-sqlite3 connection (schema: migration 6). The indexer writes them;
+ * {@link SqliteCollateral}'s check-and-lock reads them in its own transaction.
  */
 import type { Database, Statement } from "better-sqlite3";
-import { getAddress } from "ethers";
-import type { ActiveReserve, ReserveRecord } from "./async-types";
-import type { GuaranteeState } from "./types";
-
-type Row = Record<string, unknown>;
-
-const addr = (value: string): string => getAddress(value.toLowerCase());
+import type { ActiveReserve, GuaranteeState, ReserveRecord, ReserveRepository } from "../repositories";
+import { address as addr, type Row, type SyncOf } from "./common";
 
 const ACTIVE_COLUMNS = `r.*, g.state AS g_state, g.user_address AS g_user, g.asset_address AS g_asset,
   g.amount AS g_amount`;
 
-export class SqliteReserves {
+export class SqliteReserves implements SyncOf<ReserveRepository> {
   private readonly put: Statement;
   private readonly get: Statement;
   private readonly remove: Statement;

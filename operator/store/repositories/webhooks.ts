@@ -70,7 +70,7 @@ export interface WebhookDeliveryQuery {
   limit: number;
 }
 
-/** Per-subscription delivery lanes for {@link WebhookStoreOps.claimDueWebhookDeliveries}. */
+/** Per-subscription delivery lanes for {@link WebhookOutboxRepository.claimDueWebhookDeliveries}. */
 export interface WebhookLanes {
   /** Most deliveries of one subscription under way at once. */
   perSubscription: number;
@@ -78,7 +78,7 @@ export interface WebhookLanes {
   inFlight: ReadonlyMap<string, number>;
 }
 
-export interface WebhookStoreOps {
+export interface WebhookOutboxRepository {
   /** Inserts or replaces the subscription with this id (its existing deliveries stay). */
   putWebhookSubscription(record: WebhookSubscriptionRecord): Promise<void>;
   getWebhookSubscription(id: string): Promise<WebhookSubscriptionRecord | null>;

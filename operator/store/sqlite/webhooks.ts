@@ -1,10 +1,10 @@
 /**
- * {@link WebhookStoreOps} on a better-sqlite3 connection, synchronous (SqliteStore makes them async).
+ * {@link WebhookOutboxRepository} on a better-sqlite3 connection, synchronous (SqliteStore makes them async).
  * Schema: migration 3 (migrations.ts).
  */
-import { type Atomic, atomicRunner } from "./sqlite-atomic";
+import { type Atomic, atomicRunner } from "../sqlite-atomic";
 import type { Database, Statement } from "better-sqlite3";
-import type { SyncOf } from "./sqlite-ops";
+import type { SyncOf } from "./common";
 import type {
   DueWebhookDelivery,
   OutboxEvent,
@@ -13,10 +13,10 @@ import type {
   WebhookDeliveryRecord,
   WebhookDeliveryStatus,
   WebhookLanes,
-  WebhookStoreOps,
+  WebhookOutboxRepository,
   WebhookSubscriptionRecord,
   WebhookSubscriptionSource,
-} from "./webhook-types";
+} from "../repositories";
 
 /** Longest `last_error` kept (a receiver's error page could be large). */
 const MAX_ERROR_LENGTH = 500;
@@ -130,7 +130,7 @@ function prepare(db: Database) {
   };
 }
 
-export class SqliteWebhookOps implements SyncOf<WebhookStoreOps> {
+export class SqliteWebhookOutbox implements SyncOf<WebhookOutboxRepository> {
   private readonly stmt: ReturnType<typeof prepare>;
   private readonly atomic: Atomic;
 

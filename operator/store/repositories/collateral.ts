@@ -1,0 +1,90 @@
+/**
+ * Collateral and locks (docs/protocol.md, "Collateral and safety invariants"): per (user, asset) balances,
+ * the check-and-lock, the chain's adjustments, and the Vault's withdrawal requests.
+ */
+import type { ActiveReserve } from "./reserves";
+
+export interface CollateralBalance {
+  user: string;
+  asset: string;
+  deposited: bigint;
+  /** Sum of unresolved guarantees and unpaid net debits. */
+  locked: bigint;
+  pendingWithdrawal: bigint;
+}
+
+/**
+ * Largest total `locked` the balance may carry (deposits × collateral factor − pending withdrawals, less
+ * what the payer's on-chain reserves hold beyond Core's locks: operator/guarantees/capacity.ts). The store
+ * reads the payer's active reserves in the same transaction as the balance.
+ */
+export type CapacityFn = (balance: CollateralBalance, reserves: readonly ActiveReserve[]) => bigint;
+
+export type LockResult =
+  | { locked: true; balance: CollateralBalance; capacity: bigint }
+  | { locked: false; balance: CollateralBalance; capacity: bigint };
+
+/** Signed changes to a collateral row; the result must stay ≥ 0 (the store clamps and reports). */
+export interface CollateralDelta {
+  deposited?: bigint;
+  locked?: bigint;
+}
+
+/** What {@link adjustCollateral} actually changed (after clamping at zero). */
+export interface CollateralAdjustment {
+  balance: CollateralBalance;
+  applied: { deposited: bigint; locked: bigint };
+}
+
+export const WITHDRAWAL_STATES = ["PENDING", "CANCELLED", "FINALIZED"] as const;
+export type WithdrawalState = (typeof WITHDRAWAL_STATES)[number];
+
+export interface WithdrawalRecord {
+  withdrawalId: number;
+  user: string;
+  asset: string;
+  amount: bigint;
+  /** As emitted by `WithdrawalRequested` (the Vault's `withdrawalFinalizableAt` may be later). */
+  finalizableAt: number;
+  /** Block time of the request. */
+  requestedAt: number;
+  state: WithdrawalState;
+  paid: bigint | null;
+  closedAt: number | null;
+}
+
+export interface CollateralRepository {
+  /** Zero balance when the pair has never been seen. */
+  getCollateral(user: string, asset: string): Promise<CollateralBalance>;
+  creditDeposit(user: string, asset: string, amount: bigint, now: number): Promise<CollateralBalance>;
+  /**
+   * Check-and-lock (docs/protocol.md, "Collateral and safety invariants"): adds `amount` to `locked` iff the
+   * new total stays ≤ `capacity(balance)`; otherwise changes nothing.
+   */
+  lockIfAvailable(
+    user: string,
+    asset: string,
+    amount: bigint,
+    capacity: CapacityFn,
+    now: number,
+  ): Promise<LockResult>;
+  /** Sets the amount of `asset` the user has asked to withdraw (the Vault's pending request; 0 clears it). */
+  setPendingWithdrawal(user: string, asset: string, amount: bigint, now: number): Promise<CollateralBalance>;
+  /** Every (user, asset) balance of `user` the store knows, by asset address. */
+  listCollateral(user: string): Promise<CollateralBalance[]>;
+  /** Sum of `locked` over all users, per asset (metrics). */
+  lockedTotals(): Promise<Map<string, bigint>>;
+  /** Adds the signed deltas; a result below zero is clamped to zero and `applied` says what changed. */
+  adjustCollateral(
+    user: string,
+    asset: string,
+    delta: CollateralDelta,
+    now: number,
+  ): Promise<CollateralAdjustment>;
+
+  // --- withdrawals ---
+  putWithdrawal(record: WithdrawalRecord): Promise<void>;
+  getWithdrawal(withdrawalId: number): Promise<WithdrawalRecord | null>;
+  deleteWithdrawal(withdrawalId: number): Promise<void>;
+  listWithdrawals(user: string, states?: readonly WithdrawalState[]): Promise<WithdrawalRecord[]>;
+}

@@ -1,0 +1,87 @@
+/** Clearing cycles (docs/clearing.md): the planned and committed cycles, their debts and claims. */
+
+export const CYCLE_STATES = ["PLANNED", "SENT", "COMMITTED", "FINALIZED", "VETOED"] as const;
+export type CycleState = (typeof CYCLE_STATES)[number];
+
+export interface CycleRecord {
+  cycleId: number;
+  state: CycleState;
+  root: string;
+  /** JSON of `StandardMerkleTree.dump()`. */
+  treeDump: string;
+  /** JSON of the commitCycle arguments (bigints as decimal strings). */
+  args: string;
+  guaranteeIds: string[];
+  /** The cutoff (Core's clock) the cycle closed at. */
+  cutoff: number;
+  plannedAt: number;
+  txHash: string | null;
+  txNonce: number | null;
+  /** The signed commit transaction, kept so a restart rebroadcasts exactly it (same hash). */
+  rawTx: string | null;
+  sentAt: number | null;
+  committedBlock: number | null;
+  committedAt: number | null;
+  paymentDeadline: number | null;
+  defaultDeadline: number | null;
+  finalizedAt: number | null;
+  /** Debits can be challenged (and the cycle vetoed) until then (chain time, from `CycleChallengeWindow`). */
+  challengeDeadline: number | null;
+  /** Challenges can be answered until then. */
+  answerDeadline: number | null;
+  /** Block time of the guardian's `CycleVetoed`. */
+  vetoedAt: number | null;
+  /**
+   * False for a cycle committed on chain that Core did not plan (the operator key used outside Core): its
+   * record is built from the commit's events, it has no net-position tree (`treeDump` "null") and no
+   * guarantees of Core's, and the keeper never answers its challenges (docs/clearing.md).
+   */
+  plannedByCore: boolean;
+}
+
+export const DEBT_STATUSES = [
+  "OPEN",
+  "PAID",
+  "COVERED",
+  "CHALLENGED",
+  "ANSWERED",
+  "VOIDED",
+  "REFUNDED",
+] as const;
+export type DebtStatus = (typeof DEBT_STATUSES)[number];
+
+export interface CycleDebtRecord {
+  cycleId: number;
+  asset: string;
+  debtor: string;
+  amount: bigint;
+  status: DebtStatus;
+  /** What arrived at the ClearingHouse for a covered debt (its DefaultCovered `covered`). */
+  covered: bigint | null;
+  resolvedTx: string | null;
+}
+
+export interface CycleClaimRecord {
+  cycleId: number;
+  asset: string;
+  participant: string;
+  amount: bigint;
+  txHash: string;
+}
+
+export interface CycleRepository {
+  insertCycle(record: CycleRecord): Promise<void>;
+  getCycle(cycleId: number): Promise<CycleRecord | null>;
+  /** The cycle with the highest id (any state), or null. */
+  latestCycle(): Promise<CycleRecord | null>;
+  listCycles(states: readonly CycleState[]): Promise<CycleRecord[]>;
+  updateCycle(cycleId: number, changes: Partial<Omit<CycleRecord, "cycleId">>): Promise<void>;
+  deleteCycle(cycleId: number): Promise<void>;
+  putCycleDebt(record: CycleDebtRecord): Promise<void>;
+  getCycleDebt(cycleId: number, asset: string, debtor: string): Promise<CycleDebtRecord | null>;
+  listCycleDebts(query: { cycleId?: number; status?: DebtStatus }): Promise<CycleDebtRecord[]>;
+  deleteCycleDebt(cycleId: number, asset: string, debtor: string): Promise<void>;
+  putCycleClaim(record: CycleClaimRecord): Promise<void>;
+  listCycleClaims(cycleId: number): Promise<CycleClaimRecord[]>;
+  deleteCycleClaim(cycleId: number, asset: string, participant: string): Promise<void>;
+}

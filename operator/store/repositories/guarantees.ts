@@ -1,0 +1,137 @@
+/**
+ * Guarantees (docs/protocol.md, "Guarantee lifecycle"): the issued records, their state transitions, the
+ * clearing columns (cycle assignment, exclusion, V2 validation request hash) and the V2 validation
+ * responses indexed from the ValidationRegistry.
+ */
+import type { Page, PageRequest } from "./common";
+
+/** The lifecycle of docs/protocol.md, "Guarantee lifecycle" (docs/operator-async.md has the transitions). */
+export const GUARANTEE_STATES = [
+  "PENDING_VALIDATION",
+  "FINALIZED_PAYABLE",
+  "DISPUTED",
+  "CANCELLED",
+  "NETTED",
+  "SETTLED",
+  "REMUNERATED",
+  "DEFAULT_REMUNERATED",
+] as const;
+export type GuaranteeState = (typeof GUARANTEE_STATES)[number];
+
+/** States in which a guarantee's own amount is locked in Core (before it enters a cycle). */
+export const PRE_CYCLE_LOCKED_STATES: readonly GuaranteeState[] = [
+  "PENDING_VALIDATION",
+  "FINALIZED_PAYABLE",
+  "DISPUTED",
+];
+
+export interface GuaranteeRecord {
+  /** 0x-prefixed 32-byte id, lower case. */
+  guaranteeId: string;
+  version: 1 | 2;
+  user: string;
+  recipient: string;
+  reqId: bigint;
+  amount: bigint;
+  asset: string;
+  /** Claim timestamp (unix seconds). */
+  timestamp: number;
+  /** V2 validation policy in its wire (JSON) form; null for V1. */
+  policy: Record<string, unknown> | null;
+  scheme: "eip712" | "eip191";
+  /** Payer signature, 0x hex. */
+  signature: string;
+  /** BLS certificate (hex strings as returned to the caller). */
+  certificateClaims: string;
+  certificateSignature: string;
+  state: GuaranteeState;
+  createdAt: number;
+}
+
+/** A guarantee as read back from the store. */
+export interface StoredGuarantee extends GuaranteeRecord {
+  /** Last state change (unix seconds). */
+  updatedAt: number;
+  /** The clearing cycle it is planned or netted in (null while unassigned). */
+  cycleId: number | null;
+  /** Why the clearing scheduler will not net it (e.g. consumed on chain first); null normally. */
+  excludedReason: string | null;
+}
+
+/** A guarantee with the clearing columns. */
+export interface ClearingGuarantee extends StoredGuarantee {
+  seq: number;
+  validationRequestHash: string | null;
+}
+
+export interface ValidationResponseRecord {
+  txHash: string;
+  logIndex: number;
+  requestHash: string;
+  validator: string;
+  agentId: bigint;
+  response: number;
+  tag: string;
+  blockNumber: number;
+  blockTimestamp: number;
+}
+
+/** Filter of {@link listGuarantees}. */
+export interface GuaranteeQuery {
+  states?: readonly GuaranteeState[];
+  cycleId?: number;
+  user?: string;
+  asset?: string;
+  version?: 1 | 2;
+  /** Only guarantees with no cycle assigned and not excluded (what the scheduler may net). */
+  unassigned?: boolean;
+  /** Only those without a validation request hash yet. */
+  missingRequestHash?: boolean;
+  /** seq > afterSeq (paging). */
+  afterSeq?: number;
+  limit?: number;
+}
+
+export interface GuaranteeRepository {
+  /** Throws {@link DuplicateGuaranteeError} when the id exists. */
+  insertGuarantee(record: GuaranteeRecord): Promise<void>;
+  getGuarantee(guaranteeId: string): Promise<StoredGuarantee | null>;
+  /** Oldest first; the cursor is stable under concurrent inserts (new rows only ever append). */
+  listGuaranteesByRecipient(recipient: string, page?: PageRequest): Promise<Page<StoredGuarantee>>;
+
+  // --- clearing and lifecycle ---
+  getClearingGuarantee(guaranteeId: string): Promise<ClearingGuarantee | null>;
+  listGuarantees(query: GuaranteeQuery): Promise<ClearingGuarantee[]>;
+  /**
+   * Sets the state iff the current one is in `from`; returns the guarantee as it was before, or null
+   * (unknown id or another state: nothing changed).
+   */
+  transitionGuarantee(
+    guaranteeId: string,
+    from: readonly GuaranteeState[],
+    to: GuaranteeState,
+    now: number,
+  ): Promise<ClearingGuarantee | null>;
+  /** Sets `cycle_id` of the given guarantees (null unassigns). */
+  assignGuaranteesToCycle(guaranteeIds: readonly string[], cycleId: number | null): Promise<void>;
+  setGuaranteeExcluded(guaranteeId: string, reason: string | null): Promise<void>;
+  setValidationRequestHash(guaranteeId: string, requestHash: string): Promise<void>;
+
+  // --- V2 validation responses ---
+  insertValidationResponse(record: ValidationResponseRecord): Promise<void>;
+  deleteValidationResponse(txHash: string, logIndex: number): Promise<void>;
+  /** The latest response of `validator` to `requestHash` in a block at or before `maxTimestamp`. */
+  latestValidationResponse(
+    requestHash: string,
+    validator: string,
+    maxTimestamp?: number,
+  ): Promise<ValidationResponseRecord | null>;
+}
+
+/** A guarantee with this id is already stored (HTTP 409). */
+export class DuplicateGuaranteeError extends Error {
+  override readonly name = "DuplicateGuaranteeError";
+  constructor(readonly guaranteeId: string) {
+    super(`guarantee ${guaranteeId} already exists`);
+  }
+}

@@ -1,0 +1,36 @@
+/** Sellers' on-chain reserves (docs/contracts.md, "Seller's reserve"), as the indexer sees them. */
+import type { GuaranteeState } from "./guarantees";
+
+/**
+ * A seller's reserve the Vault holds (Vault.registerReserve; docs/contracts.md, "Seller's reserve"): indexed
+ * from ReserveRegistered, removed on ReserveReleased. An expired reserve still holds until someone calls
+ * `releaseReserve`, as on chain.
+ */
+export interface ReserveRecord {
+  /** 0x-prefixed 32-byte id, lower case. */
+  guaranteeId: string;
+  user: string;
+  asset: string;
+  recipient: string;
+  amount: bigint;
+  /** Unix seconds from which `releaseReserve` may free it (validation deadline + withdrawal grace). */
+  expiresAt: number;
+  /** The registration (lower case hash) and its block. */
+  txHash: string;
+  blockNumber: number;
+}
+
+/** An active reserve with what Core itself locks for the guarantee it backs (capacity.ts takes the max). */
+export interface ActiveReserve extends ReserveRecord {
+  /** The guarantee as Core holds it, or null if Core has no guarantee under that id. */
+  guarantee: { state: GuaranteeState; user: string; asset: string; amount: bigint } | null;
+}
+
+export interface ReserveRepository {
+  /** Inserts or replaces the reserve of `record.guaranteeId`. */
+  putReserve(record: ReserveRecord): Promise<void>;
+  getReserve(guaranteeId: string): Promise<ReserveRecord | null>;
+  deleteReserve(guaranteeId: string): Promise<void>;
+  /** `user`'s active reserves (in `asset` only, when given) with the guarantees they back, oldest first. */
+  listReserves(user: string, asset?: string): Promise<ActiveReserve[]>;
+}

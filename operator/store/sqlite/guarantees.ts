@@ -1,0 +1,259 @@
+/** {@link GuaranteeRepository} on a better-sqlite3 connection: records, transitions, clearing columns, V2 responses. */
+import type { Database, Statement } from "better-sqlite3";
+import { type Atomic, atomicRunner } from "../sqlite-atomic";
+import { WireError } from "../../../sdk/errors";
+import {
+  type ClearingGuarantee,
+  DEFAULT_PAGE_SIZE,
+  DuplicateGuaranteeError,
+  type GuaranteeQuery,
+  type GuaranteeRecord,
+  type GuaranteeRepository,
+  type GuaranteeState,
+  MAX_PAGE_SIZE,
+  type Page,
+  type PageRequest,
+  type StoredGuarantee,
+  type ValidationResponseRecord,
+} from "../repositories";
+import {
+  address,
+  bytes32,
+  nonNegative,
+  positive,
+  guaranteeFromRow,
+  type GuaranteeRow,
+  type Row,
+  type SyncOf,
+} from "./common";
+
+/** Largest page {@link SqliteGuarantees.listGuarantees} returns when no limit is given. */
+export const DEFAULT_GUARANTEE_QUERY_LIMIT = 100_000;
+
+// Cursors are opaque to clients; today they carry the insertion sequence number.
+const CURSOR_PREFIX = "g";
+
+export class SqliteGuarantees implements SyncOf<GuaranteeRepository> {
+  private readonly stmt: ReturnType<typeof prepare>;
+  private readonly atomic: Atomic;
+
+  constructor(private readonly db: Database) {
+    this.stmt = prepare(db);
+    this.atomic = atomicRunner(db);
+  }
+
+  insertGuarantee(record: GuaranteeRecord): void {
+    try {
+      this.stmt.insertGuarantee.run(
+        record.guaranteeId.toLowerCase(),
+        record.version,
+        address(record.user),
+        address(record.recipient),
+        nonNegative(record.reqId, "req_id").toString(),
+        positive(record.amount, "amount").toString(),
+        address(record.asset),
+        record.timestamp,
+        record.policy === null ? null : JSON.stringify(record.policy),
+        record.scheme,
+        record.signature,
+        record.certificateClaims,
+        record.certificateSignature,
+        record.state,
+        record.createdAt,
+        record.createdAt,
+      );
+    } catch (error) {
+      if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
+        throw new DuplicateGuaranteeError(record.guaranteeId.toLowerCase());
+      }
+      throw error;
+    }
+  }
+
+  getGuarantee(guaranteeId: string): StoredGuarantee | null {
+    const row = this.stmt.getGuarantee.get(guaranteeId.toLowerCase()) as GuaranteeRow | undefined;
+    return row ? guaranteeFromRow(row) : null;
+  }
+
+  listGuaranteesByRecipient(recipient: string, page: PageRequest = {}): Page<StoredGuarantee> {
+    const limit = pageSize(page.limit);
+    const after = page.cursor === undefined || page.cursor === null ? 0 : decodeCursor(page.cursor);
+    // One extra row tells whether another page exists.
+    const rows = this.stmt.listByRecipient.all(address(recipient), after, limit + 1) as GuaranteeRow[];
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    return {
+      items: items.map(guaranteeFromRow),
+      nextCursor: rows.length > limit && last ? encodeCursor(last.seq) : null,
+    };
+  }
+
+  getClearingGuarantee(guaranteeId: string): ClearingGuarantee | null {
+    const row = this.stmt.getGuarantee.get(bytes32(guaranteeId)) as Row | undefined;
+    return row ? clearingGuaranteeFromRow(row) : null;
+  }
+
+  listGuarantees(query: GuaranteeQuery): ClearingGuarantee[] {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (query.states && query.states.length > 0) {
+      where.push(`state IN (${query.states.map(() => "?").join(", ")})`);
+      params.push(...query.states);
+    }
+    if (query.cycleId !== undefined) {
+      where.push("cycle_id = ?");
+      params.push(query.cycleId);
+    }
+    if (query.user !== undefined) {
+      where.push("user_address = ?");
+      params.push(address(query.user));
+    }
+    if (query.asset !== undefined) {
+      where.push("asset_address = ?");
+      params.push(address(query.asset));
+    }
+    if (query.version !== undefined) {
+      where.push("version = ?");
+      params.push(query.version);
+    }
+    if (query.unassigned) where.push("cycle_id IS NULL AND excluded_reason IS NULL");
+    if (query.missingRequestHash) where.push("validation_request_hash IS NULL");
+    if (query.afterSeq !== undefined) {
+      where.push("seq > ?");
+      params.push(query.afterSeq);
+    }
+    const sql =
+      "SELECT * FROM guarantees" +
+      (where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "") +
+      " ORDER BY seq LIMIT ?";
+    params.push(query.limit ?? DEFAULT_GUARANTEE_QUERY_LIMIT);
+    return (this.db.prepare(sql).all(...params) as Row[]).map(clearingGuaranteeFromRow);
+  }
+
+  transitionGuarantee(
+    guaranteeId: string,
+    from: readonly GuaranteeState[],
+    to: GuaranteeState,
+    now: number,
+  ): ClearingGuarantee | null {
+    return this.atomic(() => {
+      const before = this.getClearingGuarantee(guaranteeId);
+      if (!before || !from.includes(before.state)) return null;
+      this.stmt.setState.run(to, now, bytes32(guaranteeId));
+      return before;
+    });
+  }
+
+  assignGuaranteesToCycle(guaranteeIds: readonly string[], cycleId: number | null): void {
+    this.atomic(() => {
+      for (const id of guaranteeIds) this.stmt.setCycle.run(cycleId, bytes32(id));
+    });
+  }
+
+  setGuaranteeExcluded(guaranteeId: string, reason: string | null): void {
+    this.stmt.setExcluded.run(reason, bytes32(guaranteeId));
+  }
+
+  setValidationRequestHash(guaranteeId: string, requestHash: string): void {
+    this.stmt.setRequestHash.run(bytes32(requestHash), bytes32(guaranteeId));
+  }
+
+  insertValidationResponse(record: ValidationResponseRecord): void {
+    this.stmt.insertResponse.run(
+      bytes32(record.txHash),
+      record.logIndex,
+      bytes32(record.requestHash),
+      address(record.validator),
+      record.agentId.toString(),
+      record.response,
+      record.tag,
+      record.blockNumber,
+      record.blockTimestamp,
+    );
+  }
+
+  deleteValidationResponse(txHash: string, logIndex: number): void {
+    this.stmt.deleteResponse.run(bytes32(txHash), logIndex);
+  }
+
+  latestValidationResponse(
+    requestHash: string,
+    validator: string,
+    maxTimestamp: number = Number.MAX_SAFE_INTEGER,
+  ): ValidationResponseRecord | null {
+    const row = this.stmt.latestResponse.get(bytes32(requestHash), address(validator), maxTimestamp) as
+      | Row
+      | undefined;
+    if (!row) return null;
+    return {
+      txHash: row.tx_hash as string,
+      logIndex: row.log_index as number,
+      requestHash: row.request_hash as string,
+      validator: row.validator as string,
+      agentId: BigInt(row.agent_id as string),
+      response: row.response as number,
+      tag: row.tag as string,
+      blockNumber: row.block_number as number,
+      blockTimestamp: row.block_timestamp as number,
+    };
+  }
+}
+
+function prepare(db: Database) {
+  const p = (sql: string): Statement => db.prepare(sql);
+  return {
+    deleteResponse: p("DELETE FROM validation_responses WHERE tx_hash = ? AND log_index = ?"),
+    getGuarantee: p("SELECT * FROM guarantees WHERE guarantee_id = ?"),
+    insertGuarantee: p(
+      `INSERT INTO guarantees
+         (guarantee_id, seq, version, user_address, recipient_address, req_id, amount, asset_address, timestamp,
+          policy, scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at)
+       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM guarantees), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertResponse: p(
+      `INSERT OR REPLACE INTO validation_responses (tx_hash, log_index, request_hash, validator, agent_id, response, tag,
+         block_number, block_timestamp) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    latestResponse: p(
+      `SELECT * FROM validation_responses WHERE request_hash = ? AND validator = ? AND block_timestamp <= ?
+       ORDER BY block_number DESC, log_index DESC LIMIT 1`,
+    ),
+    listByRecipient: p(
+      "SELECT * FROM guarantees WHERE recipient_address = ? AND seq > ? ORDER BY seq LIMIT ?",
+    ),
+    setCycle: p("UPDATE guarantees SET cycle_id = ? WHERE guarantee_id = ?"),
+    setExcluded: p("UPDATE guarantees SET excluded_reason = ? WHERE guarantee_id = ?"),
+    setRequestHash: p("UPDATE guarantees SET validation_request_hash = ? WHERE guarantee_id = ?"),
+    setState: p("UPDATE guarantees SET state = ?, updated_at = ? WHERE guarantee_id = ?"),
+  };
+}
+
+function clearingGuaranteeFromRow(row: Row): ClearingGuarantee {
+  const guaranteeRow = row as unknown as GuaranteeRow;
+  return {
+    ...guaranteeFromRow(guaranteeRow),
+    seq: guaranteeRow.seq,
+    validationRequestHash: guaranteeRow.validation_request_hash ?? null,
+  };
+}
+
+function pageSize(limit: number | undefined): number {
+  if (limit === undefined) return DEFAULT_PAGE_SIZE;
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
+    throw new WireError("limit", `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+  }
+  return limit;
+}
+
+function encodeCursor(seq: number): string {
+  return Buffer.from(`${CURSOR_PREFIX}${seq}`, "utf8").toString("base64url");
+}
+
+function decodeCursor(cursor: string): number {
+  const text = Buffer.from(cursor, "base64url").toString("utf8");
+  const match = /^g([1-9][0-9]{0,15})$/.exec(text);
+  if (!match || Buffer.from(text, "utf8").toString("base64url") !== cursor) {
+    throw new WireError("cursor", "is not a cursor returned by this API");
+  }
+  return Number(match[1]);
+}

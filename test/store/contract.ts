@@ -1,0 +1,648 @@
+/**
+ * The store's contract: behaviour every backend must have, the same tests for each. A backend is added to
+ * STORE_BACKENDS (backends.ts) and store-contract.test.ts runs this suite against it.
+ */
+import { expect } from "chai";
+import { WireError } from "../../sdk/errors";
+import { MAX_UINT256 } from "../../sdk/wire";
+import {
+  type CapacityFn,
+  DuplicateGuaranteeError,
+  type GuaranteeRecord,
+  type Store,
+} from "../../operator/store";
+import { T0 } from "../operator/helpers";
+
+/** One empty database of a backend, and how to open store instances on it. */
+export interface TestDatabase {
+  /** A new store instance on this database (several instances share it, as Core replicas would). */
+  open(): Promise<Store>;
+  /** Deletes the database; every instance is closed first. */
+  remove(): Promise<void>;
+}
+
+export interface StoreBackend {
+  name: string;
+  /** A fresh, empty, migrated database. */
+  create(): Promise<TestDatabase>;
+}
+
+const USER = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+const RECIPIENT = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
+const OTHER = "0x90F79bf6EB2c4f870365E785982E1f101E93b906";
+const ASSET = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
+const ETH = "0x0000000000000000000000000000000000000000";
+
+/** Capacity = deposits minus pending withdrawals, at a 100 % collateral factor. */
+const fullCapacity: CapacityFn = (b) => b.deposited - b.pendingWithdrawal;
+
+function guarantee(n: number, changes: Partial<GuaranteeRecord> = {}): GuaranteeRecord {
+  return {
+    guaranteeId: "0x" + n.toString(16).padStart(64, "0"),
+    version: 1,
+    user: USER,
+    recipient: RECIPIENT,
+    reqId: BigInt(n),
+    amount: 1000n,
+    asset: ASSET,
+    timestamp: T0,
+    policy: null,
+    scheme: "eip712",
+    signature: "0x" + "ab".repeat(65),
+    certificateClaims: "0x01",
+    certificateSignature: "0x02",
+    state: "FINALIZED_PAYABLE",
+    createdAt: T0,
+    ...changes,
+  };
+}
+
+export function describeStoreContract(backend: StoreBackend): void {
+  describe(`store contract (${backend.name})`, () => {
+    let database: TestDatabase;
+    const opened: Store[] = [];
+
+    async function open(): Promise<Store> {
+      const store = await database.open();
+      opened.push(store);
+      return store;
+    }
+
+    beforeEach(async () => {
+      database = await backend.create();
+    });
+
+    afterEach(async () => {
+      for (const store of opened.splice(0)) await store.close();
+      await database.remove();
+    });
+
+    describe("transactions", () => {
+      it("roll back every step when the body throws", async () => {
+        const store = await open();
+        await store.creditDeposit(USER, ASSET, 100n, T0);
+        const failure = new Error("boom");
+        let caught: unknown;
+        try {
+          await store.transaction(async (tx) => {
+            await tx.creditDeposit(USER, ASSET, 50n, T0);
+            const lock = await tx.lockIfAvailable(USER, ASSET, 120n, fullCapacity, T0);
+            expect(lock.locked).to.equal(true);
+            await tx.insertGuarantee(guarantee(1));
+            await tx.insertNonce({ nonce: "n1", address: USER, issuedAt: T0, expiresAt: T0 + 300 });
+            throw failure;
+          });
+        } catch (error) {
+          caught = error;
+        }
+        expect(caught).to.equal(failure);
+        expect(await store.getCollateral(USER, ASSET)).to.deep.include({ deposited: 100n, locked: 0n });
+        expect(await store.getGuarantee(guarantee(1).guaranteeId)).to.equal(null);
+        expect(await store.consumeNonce("n1", USER, T0)).to.equal("unknown");
+      });
+
+      it("commit every step when the body resolves", async () => {
+        const store = await open();
+        const result = await store.transaction(async (tx) => {
+          await tx.creditDeposit(USER, ASSET, 10n, T0);
+          await tx.insertGuarantee(guarantee(1));
+          return "done";
+        });
+        expect(result).to.equal("done");
+        expect((await store.getCollateral(USER, ASSET)).deposited).to.equal(10n);
+        expect(await store.getGuarantee(guarantee(1).guaranteeId)).to.not.equal(null);
+      });
+
+      it("a failed step inside a transaction rolls back the steps before it", async () => {
+        const store = await open();
+        await store.insertGuarantee(guarantee(1));
+        let caught: unknown;
+        try {
+          await store.transaction(async (tx) => {
+            await tx.creditDeposit(USER, ASSET, 10n, T0);
+            await tx.insertGuarantee(guarantee(1)); // duplicate
+          });
+        } catch (error) {
+          caught = error;
+        }
+        expect(caught).to.be.instanceOf(DuplicateGuaranteeError);
+        expect((await store.getCollateral(USER, ASSET)).deposited).to.equal(0n);
+      });
+
+      it("other callers' writes wait for the transaction instead of joining it", async () => {
+        const store = await open();
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        const tx = store
+          .transaction(async (t) => {
+            await t.creditDeposit(USER, ASSET, 1n, T0);
+            await gate;
+            throw new Error("rolled back");
+          })
+          .catch(() => "rolled back");
+        // Issued while the transaction is open: must not be swept into its rollback.
+        const outside = store.creditDeposit(OTHER, ASSET, 7n, T0);
+        release();
+        expect(await tx).to.equal("rolled back");
+        await outside;
+        expect((await store.getCollateral(OTHER, ASSET)).deposited).to.equal(7n);
+        expect((await store.getCollateral(USER, ASSET)).deposited).to.equal(0n);
+      });
+
+      it("refuses the outer store and nested transactions inside a transaction", async () => {
+        const store = await open();
+        let outerError: unknown;
+        let nestedError: unknown;
+        await store.transaction(async () => {
+          await store.getCollateral(USER, ASSET).catch((error) => (outerError = error));
+          await store.transaction(async () => undefined).catch((error) => (nestedError = error));
+        });
+        expect(String(outerError)).to.match(/use the tx handle/);
+        expect(String(nestedError)).to.match(/do not nest/);
+      });
+    });
+
+    describe("collateral", () => {
+      it("keeps amounts exact up to 2^256 − 1", async () => {
+        const store = await open();
+        const big = MAX_UINT256 - 1n;
+        await store.creditDeposit(USER, ETH, big, T0);
+        await store.creditDeposit(USER, ETH, 1n, T0);
+        expect((await store.getCollateral(USER, ETH)).deposited).to.equal(MAX_UINT256);
+        const lock = await store.lockIfAvailable(USER, ETH, MAX_UINT256, fullCapacity, T0);
+        expect(lock.locked).to.equal(true);
+        expect(lock.balance.locked).to.equal(MAX_UINT256);
+      });
+
+      it("normalises address case", async () => {
+        const store = await open();
+        await store.creditDeposit(USER.toLowerCase(), ASSET.toUpperCase().replace("0X", "0x"), 3n, T0);
+        const balance = await store.getCollateral(USER, ASSET);
+        expect(balance).to.deep.equal({
+          user: USER,
+          asset: ASSET,
+          deposited: 3n,
+          locked: 0n,
+          pendingWithdrawal: 0n,
+        });
+      });
+
+      it("rejects non-positive deposits and locks", async () => {
+        const store = await open();
+        let errors = 0;
+        await store.creditDeposit(USER, ASSET, 0n, T0).catch(() => errors++);
+        await store.creditDeposit(USER, ASSET, -1n, T0).catch(() => errors++);
+        await store.lockIfAvailable(USER, ASSET, 0n, fullCapacity, T0).catch(() => errors++);
+        expect(errors).to.equal(3);
+      });
+
+      it("lockIfAvailable locks up to capacity and not a unit more", async () => {
+        const store = await open();
+        await store.creditDeposit(USER, ASSET, 100n, T0);
+        expect((await store.lockIfAvailable(USER, ASSET, 60n, fullCapacity, T0)).locked).to.equal(true);
+        const refused = await store.lockIfAvailable(USER, ASSET, 41n, fullCapacity, T0);
+        expect(refused).to.deep.include({ locked: false, capacity: 100n });
+        expect(refused.balance.locked).to.equal(60n);
+        expect((await store.lockIfAvailable(USER, ASSET, 40n, fullCapacity, T0)).locked).to.equal(true);
+        expect((await store.lockIfAvailable(USER, ASSET, 1n, fullCapacity, T0)).locked).to.equal(false);
+        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(100n);
+      });
+
+      it("lockIfAvailable applies the capacity function (collateral factor)", async () => {
+        const store = await open();
+        await store.creditDeposit(USER, ASSET, 1000n, T0);
+        const eightyPercent: CapacityFn = (b) => (b.deposited * 8000n) / 10000n;
+        expect((await store.lockIfAvailable(USER, ASSET, 801n, eightyPercent, T0)).locked).to.equal(false);
+        expect((await store.lockIfAvailable(USER, ASSET, 800n, eightyPercent, T0)).locked).to.equal(true);
+      });
+
+      it("concurrent locks never exceed capacity (one connection)", async () => {
+        const store = await open();
+        await store.creditDeposit(USER, ASSET, 1000n, T0);
+        const attempts = Array.from({ length: 200 }, (_, i) =>
+          store.lockIfAvailable(USER, ASSET, BigInt(1 + (i % 13)), fullCapacity, T0),
+        );
+        const results = await Promise.all(attempts);
+        const granted = results.filter((r) => r.locked).length;
+        const grantedAmount = attempts.reduce(
+          (sum, _, i) => (results[i].locked ? sum + BigInt(1 + (i % 13)) : sum),
+          0n,
+        );
+        const balance = await store.getCollateral(USER, ASSET);
+        expect(balance.locked).to.equal(grantedAmount);
+        expect(balance.locked <= 1000n).to.equal(true);
+        expect(granted).to.be.greaterThan(0);
+        expect(granted).to.be.lessThan(200);
+        // Greedy in call order: every refusal happened when the lock would have crossed capacity.
+        for (const r of results.filter((r) => !r.locked)) expect(r.balance.locked <= 1000n).to.equal(true);
+      });
+
+      it("concurrent locks never exceed capacity (two store instances on one database)", async () => {
+        const a = await open();
+        const b = await open();
+        await a.creditDeposit(USER, ASSET, 500n, T0);
+        const attempts = Array.from({ length: 100 }, (_, i) =>
+          (i % 2 === 0 ? a : b).lockIfAvailable(USER, ASSET, 7n, fullCapacity, T0),
+        );
+        const granted = (await Promise.all(attempts)).filter((r) => r.locked).length;
+        expect(granted).to.equal(Math.floor(500 / 7));
+        expect((await a.getCollateral(USER, ASSET)).locked).to.equal(BigInt(granted * 7));
+      });
+
+      it("check-and-lock inside a transaction with other steps is all-or-nothing", async () => {
+        const store = await open();
+        await store.creditDeposit(USER, ASSET, 10n, T0);
+        await store.insertGuarantee(guarantee(1));
+        const attempt = store.transaction(async (tx) => {
+          const lock = await tx.lockIfAvailable(USER, ASSET, 10n, fullCapacity, T0);
+          if (!lock.locked) throw new Error("no capacity");
+          await tx.insertGuarantee(guarantee(1)); // duplicate id → whole unit fails
+        });
+        let caught: unknown;
+        await attempt.catch((error) => (caught = error));
+        expect(caught).to.be.instanceOf(DuplicateGuaranteeError);
+        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(0n);
+      });
+    });
+
+    describe("guarantees", () => {
+      it("round-trips a record, V2 policy included", async () => {
+        const store = await open();
+        const policy = {
+          validation_registry_address: OTHER,
+          min_validation_score: 80,
+          validator_agent_id: "7",
+        };
+        const record = guarantee(2, { version: 2, policy, state: "PENDING_VALIDATION", reqId: MAX_UINT256 });
+        await store.insertGuarantee(record);
+        expect(await store.getGuarantee(record.guaranteeId.toUpperCase().replace("0X", "0x"))).to.deep.equal({
+          ...record,
+          updatedAt: record.createdAt,
+          cycleId: null,
+          excludedReason: null,
+        });
+      });
+
+      it("rejects a duplicate id with DuplicateGuaranteeError", async () => {
+        const store = await open();
+        await store.insertGuarantee(guarantee(1));
+        let caught: unknown;
+        await store.insertGuarantee(guarantee(1, { amount: 5n })).catch((error) => (caught = error));
+        expect(caught).to.be.instanceOf(DuplicateGuaranteeError);
+        expect((await store.getGuarantee(guarantee(1).guaranteeId))?.amount).to.equal(1000n);
+      });
+
+      it("lists by recipient, oldest first, with a stable cursor", async () => {
+        const store = await open();
+        for (let n = 1; n <= 5; n++) await store.insertGuarantee(guarantee(n));
+        await store.insertGuarantee(guarantee(6, { recipient: OTHER }));
+        const first = await store.listGuaranteesByRecipient(RECIPIENT.toLowerCase(), { limit: 2 });
+        expect(first.items.map((g) => g.reqId)).to.deep.equal([1n, 2n]);
+        expect(first.nextCursor).to.be.a("string");
+        await store.insertGuarantee(guarantee(7)); // appended while paging: seen at the end
+        const second = await store.listGuaranteesByRecipient(RECIPIENT, {
+          limit: 2,
+          cursor: first.nextCursor,
+        });
+        expect(second.items.map((g) => g.reqId)).to.deep.equal([3n, 4n]);
+        const third = await store.listGuaranteesByRecipient(RECIPIENT, {
+          limit: 2,
+          cursor: second.nextCursor,
+        });
+        expect(third.items.map((g) => g.reqId)).to.deep.equal([5n, 7n]);
+        expect(third.nextCursor).to.equal(null);
+      });
+
+      it("rejects a forged cursor or an out-of-range limit as WireErrors", async () => {
+        const store = await open();
+        let cursorError: unknown;
+        let limitError: unknown;
+        await store
+          .listGuaranteesByRecipient(RECIPIENT, { cursor: "bm9wZQ" })
+          .catch((e) => (cursorError = e));
+        await store.listGuaranteesByRecipient(RECIPIENT, { limit: 0 }).catch((e) => (limitError = e));
+        expect(cursorError).to.be.instanceOf(WireError).and.have.property("field", "cursor");
+        expect(limitError).to.be.instanceOf(WireError).and.have.property("field", "limit");
+      });
+    });
+
+    describe("nonces and refresh tokens", () => {
+      it("a nonce is spent once, by its address, before expiry", async () => {
+        const store = await open();
+        await store.insertNonce({ nonce: "abc", address: USER, issuedAt: T0, expiresAt: T0 + 300 });
+        expect(await store.consumeNonce("abc", OTHER, T0)).to.equal("address_mismatch");
+        expect(await store.consumeNonce("abc", USER, T0 + 300)).to.equal("expired");
+        expect(await store.consumeNonce("abc", USER.toLowerCase(), T0 + 299)).to.equal("consumed");
+        expect(await store.consumeNonce("abc", USER, T0 + 299)).to.equal("used");
+        expect(await store.consumeNonce("nope", USER, T0)).to.equal("unknown");
+        expect(await store.deleteExpiredNonces(T0 + 301)).to.equal(1);
+      });
+
+      it("rotation is single-use and family revocation covers every token", async () => {
+        const store = await open();
+        const base = { familyId: "f", wallet: USER, scopes: ["s"], issuedAt: T0, expiresAt: T0 + 10 };
+        await store.insertRefreshToken({
+          ...base,
+          tokenHash: "h1",
+          rotatedFrom: null,
+          rotatedAt: null,
+          revokedAt: null,
+        });
+        await store.insertRefreshToken({
+          ...base,
+          tokenHash: "h2",
+          rotatedFrom: "h1",
+          rotatedAt: null,
+          revokedAt: null,
+        });
+        expect(await store.markRefreshTokenRotated("h1", T0)).to.equal(true);
+        expect(await store.markRefreshTokenRotated("h1", T0)).to.equal(false);
+        expect(await store.revokeRefreshTokenFamily("f", T0 + 1)).to.equal(2);
+        expect(await store.getRefreshToken("h2")).to.deep.include({
+          revokedAt: T0 + 1,
+          scopes: ["s"],
+          rotatedFrom: "h1",
+        });
+        expect(await store.markRefreshTokenRotated("h2", T0)).to.equal(false);
+      });
+    });
+
+    it("ping works while open; calls fail cleanly after close", async () => {
+      const store = await open();
+      await store.ping();
+      await store.close();
+      await store.close(); // idempotent
+      let caught: unknown;
+      await store.ping().catch((error) => (caught = error));
+      expect(String(caught)).to.match(/closed/);
+    });
+
+    describe("issuance", () => {
+      it("issues, answers a duplicate with the stored record, refuses beyond capacity, all in one batch", async () => {
+        const store = await open();
+        await store.creditDeposit(USER, ASSET, 2500n, T0);
+        const request = (n: number) => ({ record: guarantee(n), capacity: fullCapacity });
+        const outcomes = await store.issueGuarantees([request(1), request(1), request(2), request(3)], T0);
+        expect(outcomes.map((o) => o.kind)).to.deep.equal([
+          "issued",
+          "duplicate",
+          "issued",
+          "insufficient_collateral",
+        ]);
+        const duplicate = outcomes[1];
+        if (duplicate.kind !== "duplicate") throw new Error("unreachable");
+        expect(duplicate.existing.guaranteeId).to.equal(guarantee(1).guaranteeId);
+        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(2000n);
+        expect(await store.getGuarantee(guarantee(3).guaranteeId)).to.equal(null);
+      });
+
+      it("two store instances issuing the same ids concurrently: each issued once, never over-locked", async () => {
+        const a = await open();
+        const b = await open();
+        await a.creditDeposit(USER, ASSET, 10_000n, T0);
+        const batch = (from: number) =>
+          Array.from({ length: 20 }, (_, i) => ({ record: guarantee(from + i), capacity: fullCapacity }));
+        // Ids 1..20 and 11..30, twice each: 30 distinct guarantees of 1000 against a capacity of 10.
+        const results = await Promise.all([
+          a.issueGuarantees(batch(1), T0),
+          b.issueGuarantees(batch(11), T0),
+          a.issueGuarantees(batch(11), T0),
+          b.issueGuarantees(batch(1), T0),
+        ]);
+        const issued = results.flat().filter((o) => o.kind === "issued").length;
+        expect(issued).to.equal(10);
+        expect((await a.getCollateral(USER, ASSET)).locked).to.equal(10_000n);
+      });
+    });
+
+    describe("collateral adjustments and withdrawals", () => {
+      it("adjustCollateral clamps at zero and reports what it applied", async () => {
+        const store = await open();
+        await store.creditDeposit(USER, ASSET, 10n, T0);
+        const adjustment = await store.adjustCollateral(USER, ASSET, { deposited: -15n, locked: 4n }, T0);
+        expect(adjustment.applied).to.deep.equal({ deposited: -10n, locked: 4n });
+        expect(adjustment.balance).to.include({ deposited: 0n, locked: 4n });
+        expect(await store.lockedTotals()).to.deep.equal(new Map([[ASSET, 4n]]));
+        expect((await store.setPendingWithdrawal(USER, ASSET, 3n, T0)).pendingWithdrawal).to.equal(3n);
+        expect((await store.listCollateral(USER)).map((b) => b.asset)).to.deep.equal([ASSET]);
+      });
+
+      it("withdrawals round-trip and filter by state", async () => {
+        const store = await open();
+        const withdrawal = {
+          withdrawalId: 7,
+          user: USER,
+          asset: ASSET,
+          amount: 5n,
+          finalizableAt: T0 + 60,
+          requestedAt: T0,
+          state: "PENDING" as const,
+          paid: null,
+          closedAt: null,
+        };
+        await store.putWithdrawal(withdrawal);
+        expect(await store.getWithdrawal(7)).to.deep.equal(withdrawal);
+        expect(await store.listWithdrawals(USER, ["FINALIZED"])).to.deep.equal([]);
+        expect(await store.listWithdrawals(USER, ["PENDING"])).to.have.length(1);
+        await store.deleteWithdrawal(7);
+        expect(await store.getWithdrawal(7)).to.equal(null);
+      });
+    });
+
+    describe("guarantee lifecycle and reserves", () => {
+      it("transitions only from the given states and lists by query", async () => {
+        const store = await open();
+        await store.insertGuarantee(guarantee(1));
+        await store.insertGuarantee(guarantee(2, { state: "PENDING_VALIDATION", version: 2 }));
+        expect(
+          await store.transitionGuarantee(guarantee(1).guaranteeId, ["DISPUTED"], "CANCELLED", T0),
+        ).to.equal(null);
+        const before = await store.transitionGuarantee(
+          guarantee(1).guaranteeId,
+          ["FINALIZED_PAYABLE"],
+          "NETTED",
+          T0 + 1,
+        );
+        expect(before?.state).to.equal("FINALIZED_PAYABLE");
+        expect((await store.getGuarantee(guarantee(1).guaranteeId))?.state).to.equal("NETTED");
+        await store.assignGuaranteesToCycle([guarantee(1).guaranteeId], 3);
+        await store.setGuaranteeExcluded(guarantee(2).guaranteeId, "consumed on chain");
+        expect((await store.listGuarantees({ cycleId: 3 })).map((g) => g.guaranteeId)).to.deep.equal([
+          guarantee(1).guaranteeId,
+        ]);
+        expect(await store.listGuarantees({ unassigned: true })).to.deep.equal([]);
+        await store.setValidationRequestHash(guarantee(2).guaranteeId, "0x" + "cd".repeat(32));
+        expect((await store.getClearingGuarantee(guarantee(2).guaranteeId))?.validationRequestHash).to.equal(
+          "0x" + "cd".repeat(32),
+        );
+      });
+
+      it("reserves come back with the guarantee they back", async () => {
+        const store = await open();
+        await store.insertGuarantee(guarantee(1));
+        const reserve = {
+          guaranteeId: guarantee(1).guaranteeId,
+          user: USER,
+          asset: ASSET,
+          recipient: RECIPIENT,
+          amount: 1000n,
+          expiresAt: T0 + 100,
+          txHash: "0x" + "aa".repeat(32),
+          blockNumber: 5,
+        };
+        await store.putReserve(reserve);
+        expect(await store.getReserve(reserve.guaranteeId)).to.deep.equal(reserve);
+        const [active] = await store.listReserves(USER, ASSET);
+        expect(active.guarantee).to.deep.equal({
+          state: "FINALIZED_PAYABLE",
+          user: USER,
+          asset: ASSET,
+          amount: 1000n,
+        });
+        await store.deleteReserve(reserve.guaranteeId);
+        expect(await store.listReserves(USER)).to.deep.equal([]);
+      });
+    });
+
+    describe("cycles", () => {
+      it("insert, update, latest, list by state; debts and claims", async () => {
+        const store = await open();
+        const cycle = {
+          cycleId: 1,
+          state: "PLANNED" as const,
+          root: "0x" + "11".repeat(32),
+          treeDump: "{}",
+          args: "[]",
+          guaranteeIds: [guarantee(1).guaranteeId],
+          cutoff: T0,
+          plannedAt: T0,
+          txHash: null,
+          txNonce: null,
+          rawTx: null,
+          sentAt: null,
+          committedBlock: null,
+          committedAt: null,
+          paymentDeadline: null,
+          defaultDeadline: null,
+          finalizedAt: null,
+          challengeDeadline: null,
+          answerDeadline: null,
+          vetoedAt: null,
+          plannedByCore: true,
+        };
+        await store.insertCycle(cycle);
+        await store.updateCycle(1, { state: "SENT", txNonce: 4, sentAt: T0 + 1 });
+        expect(await store.getCycle(1)).to.deep.equal({
+          ...cycle,
+          state: "SENT",
+          txNonce: 4,
+          sentAt: T0 + 1,
+        });
+        expect((await store.latestCycle())?.cycleId).to.equal(1);
+        expect(await store.listCycles(["PLANNED"])).to.deep.equal([]);
+        const debt = {
+          cycleId: 1,
+          asset: ASSET,
+          debtor: USER,
+          amount: 9n,
+          status: "OPEN" as const,
+          covered: null,
+          resolvedTx: null,
+        };
+        await store.putCycleDebt(debt);
+        expect(await store.getCycleDebt(1, ASSET, USER)).to.deep.equal(debt);
+        expect(await store.listCycleDebts({ status: "OPEN" })).to.deep.equal([debt]);
+        const claim = {
+          cycleId: 1,
+          asset: ASSET,
+          participant: RECIPIENT,
+          amount: 9n,
+          txHash: "0x" + "bb".repeat(32),
+        };
+        await store.putCycleClaim(claim);
+        expect(await store.listCycleClaims(1)).to.deep.equal([claim]);
+        await store.deleteCycleClaim(1, ASSET, RECIPIENT);
+        await store.deleteCycleDebt(1, ASSET, USER);
+        await store.deleteCycle(1);
+        expect(await store.latestCycle()).to.equal(null);
+      });
+    });
+
+    describe("chain journal and operator state", () => {
+      it("cursor, blocks and events, newest first for a rewind", async () => {
+        const store = await open();
+        expect(await store.getChainCursor()).to.equal(null);
+        const cursor = { blockNumber: 3, blockHash: "0x" + "03".repeat(32), blockTimestamp: T0 };
+        await store.setChainCursor(cursor, T0);
+        expect(await store.getChainCursor()).to.deep.equal(cursor);
+        for (const n of [1, 2, 3]) {
+          await store.recordChainBlock({
+            blockNumber: n,
+            blockHash: "0x" + "0".repeat(63) + n,
+            blockTimestamp: T0 + n,
+          });
+          await store.insertChainEvent({
+            txHash: "0x" + "e".repeat(63) + n,
+            logIndex: 0,
+            blockNumber: n,
+            blockHash: "0x" + "0".repeat(63) + n,
+            blockTimestamp: T0 + n,
+            contract: "Vault",
+            name: "Deposited",
+            args: { amount: String(n) },
+            undo: [{ op: "x", n }],
+            appliedAt: T0,
+          });
+        }
+        expect((await store.listChainBlocks(3, 2)).map((b) => b.blockNumber)).to.deep.equal([3, 2]);
+        expect((await store.listChainEventsAbove(1)).map((e) => e.blockNumber)).to.deep.equal([3, 2]);
+        expect((await store.getChainEvent("0x" + "e".repeat(63) + "2", 0))?.undo).to.deep.equal([
+          { op: "x", n: 2 },
+        ]);
+        expect(await store.deleteChainEventsBelow(2)).to.equal(1);
+        await store.deleteChainBlocks(2, 2);
+        expect((await store.listChainBlocks(10, 10)).map((b) => b.blockNumber)).to.deep.equal([2]);
+        await store.setChainCursor(null, T0);
+        expect(await store.getChainCursor()).to.equal(null);
+      });
+
+      it("operator state is a durable key-value map", async () => {
+        const store = await open();
+        expect(await store.getOperatorState("k")).to.equal(null);
+        await store.setOperatorState("k", "v1");
+        await store.setOperatorState("k", "v2");
+        expect(await store.getOperatorState("k")).to.equal("v2");
+        await store.setOperatorState("k", null);
+        expect(await store.getOperatorState("k")).to.equal(null);
+      });
+    });
+
+    describe("webhook outbox", () => {
+      it("fans an event out to matching subscriptions, leases due deliveries, records attempts", async () => {
+        const store = await open();
+        await store.putWebhookSubscription({
+          id: "whk_a",
+          url: "https://a.test/hook",
+          secret: "s",
+          eventTypes: ["*"],
+          description: null,
+          source: "api",
+          createdAt: T0,
+        });
+        expect(
+          await store.insertWebhookEvent(
+            { id: "evt_1", type: "guarantee.issued", createdAt: T0, payload: "{}" },
+            T0,
+          ),
+        ).to.equal(1);
+        const [due] = await store.claimDueWebhookDeliveries(T0, 10, 30);
+        expect(due).to.include({ eventId: "evt_1", subscriptionId: "whk_a", attempts: 1, payload: "{}" });
+        expect(await store.claimDueWebhookDeliveries(T0 + 1, 10, 30)).to.deep.equal([]);
+        await store.recordWebhookAttempt("evt_1", "whk_a", { status: "delivered", statusCode: 200 }, T0 + 2);
+        expect((await store.getWebhookDelivery("evt_1", "whk_a"))?.status).to.equal("delivered");
+        expect(await store.deleteWebhookSubscription("whk_a")).to.equal(true);
+        expect(await store.listWebhookSubscriptions()).to.deep.equal([]);
+      });
+    });
+  });
+}
