@@ -3,7 +3,16 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   {
-    ignores: ["node_modules/", "artifacts/", "cache/", "typechain-types/", "coverage/", "dist/", "console/dist/", ".data/"],
+    ignores: [
+      "node_modules/",
+      "artifacts/",
+      "cache/",
+      "typechain-types/",
+      "coverage/",
+      "dist/",
+      "console/dist/",
+      ".data/",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -52,10 +52,15 @@ async function textOf(page: Page, selector: string): Promise<string> {
   return (await page.locator(selector).first().textContent()) ?? "";
 }
 
+interface PageGlobals {
+  document: { querySelector(selector: string): { textContent: string | null } | null };
+}
+
 /** Waits until `selector`'s text is `expected` (the page re-renders on every poll). */
 async function waitForText(page: Page, selector: string, expected: string): Promise<void> {
   await page.waitForFunction(
-    ([sel, text]) => document.querySelector(sel)?.textContent === text,
+    // Runs in the page; the test's tsconfig has no DOM types, hence the minimal shape of `document`.
+    ([sel, text]) => (globalThis as unknown as PageGlobals).document.querySelector(sel)?.textContent === text,
     [selector, expected] as const,
     { timeout: SHOWS_WITHIN_MS },
   );
