@@ -109,7 +109,12 @@ function render(): void {
   if (!main) return;
   const parts: Node[] = [];
   if (state.error) {
-    parts.push(stateMessage("error", `Cannot read Core: ${state.error}`, ...errorAdvice(lastError)));
+    const stale = state.updatedAt
+      ? [`Below: the last data read, at ${state.updatedAt.toLocaleTimeString()}; it may be out of date.`]
+      : [];
+    parts.push(
+      stateMessage("error", `Cannot read Core: ${state.error}`, ...errorAdvice(lastError), ...stale),
+    );
   }
   const latest = state.cycles.get(state.latestCycleId) ?? null;
   if (view === "health") {
@@ -128,6 +133,8 @@ function render(): void {
   } else if (!state.error) {
     parts.push(stateMessage("loading", "Looking for committed cycles…"));
   }
+  // Last known data under an error is dimmed, so a stale "ok" does not read as current.
+  main.classList.toggle("stale", state.error !== null);
   main.replaceChildren(...(parts.length ? parts : [h("p", {}, "")]));
 }
 

@@ -194,6 +194,16 @@ describe("operator console in headless Chromium: Health and Cycles views on a re
     expect(requests.filter((url) => new URL(url).origin !== origin)).to.deep.equal([]);
     expect(requests.some((url) => url.includes("/console/assets/"))).to.equal(true);
     expect(problems).to.deep.equal([]);
+
+    // Core goes away: the page says so and what to do, keeps the last data on screen, and keeps trying.
+    await s.core.close();
+    await page.waitForSelector("[data-state=error]", { timeout: SHOWS_WITHIN_MS });
+    expect(await textOf(page, "[data-state=error]"))
+      .to.include("Core cannot be reached")
+      .and.include("npm run devnet")
+      .and.include("the last data read");
+    expect(await textOf(page, "[data-testid=chain-head]")).to.match(/^\d+$/);
+    await screenshot(page, "console-error.png");
   });
 
   it("says how to build the console when it is not built (503), and redirects /console to /console/", async function () {
