@@ -29,7 +29,7 @@ import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 /// bytes32 signatureHash]` with `signatureHash = keccak256(payer signature bytes)`. Creditors are paid first
 /// come, first served from the liquidity of their cycle and asset (debits paid + defaults covered + bond
 /// charged for voided debits). Invariant: for every asset, this contract holds
-/// `heldLiquidity(asset) + bondOf(asset)`.
+/// `heldLiquidity(asset) + bondOf(asset)` plus the double-listing refunds set aside ({refundPayable}).
 ///
 /// Timing (W = Vault.challengeWindow()): `challengeDeadline = commit time + W` (challenges, veto);
 /// `answerDeadline = challengeDeadline + W` (answers; unanswered challenges can be voided after it);
@@ -50,6 +50,8 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     bytes32 public constant GUARDIAN_ROLE = keccak256("GUARDIAN_ROLE");
     /// @notice The asset id of ETH.
     address public constant ETH = address(0);
+    /// @notice Denominator of {bondFloorBps} (basis points).
+    uint256 public constant BPS = 10_000;
 
     /// @notice Per-asset totals of a cycle; netting makes them equal.
     struct AssetTotal {
@@ -137,15 +139,23 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     mapping(address asset => uint256) public bondOf;
     /// @notice Unanswered challenges over all cycles (the bond cannot be withdrawn while any is open).
     uint256 public openChallenges;
+    /// @notice Bond floor: a commit is refused unless, for each of its assets, the bond in that asset is at least
+    /// `totalDebit * bondFloorBps / BPS` of the cycle (the debits it puts at risk: each one can be voided and
+    /// charged to the bond). 0 (the default) switches the check off; at most {BPS} (full cover).
+    uint16 public bondFloorBps;
     /// @notice The cycle whose challenge answer used the guarantee `guaranteeId` (0: none). A signed
     /// guarantee justifies at most one challenged debit, ever (answers in a vetoed cycle do not count).
     mapping(bytes32 guaranteeId => uint256 cycleId) public answeredIn;
     /// @notice Whether guarantee `guaranteeId`'s listing in cycle `laterCycleId` was proven a double listing
     /// (each later listing is remedied once, whichever earlier listing proved it).
     mapping(bytes32 guaranteeId => mapping(uint256 laterCycleId => bool)) public doubleListingProven;
-    /// @notice Double-listing refunds owed to `payer` in `asset` that the bond could not pay yet
-    /// ({claimOwedRefund} pays them once the bond is topped up).
+    /// @notice Double-listing refunds owed to `payer` in `asset` that the bond could not cover yet
+    /// ({claimOwedRefund} or {withdrawRefund} take them from the bond once it is topped up).
     mapping(address asset => mapping(address payer => uint256)) public refundOwed;
+    /// @notice Double-listing refunds of `payer` in `asset` already taken from the bond and set aside: the
+    /// payer pulls them with {withdrawRefund} to any address it names (pull payment, so a payer wallet that
+    /// rejects ETH cannot make its own proof revert, and nobody else's call depends on that wallet).
+    mapping(address asset => mapping(address payer => uint256)) public refundPayable;
     /// @notice Sum of {refundOwed} over payers, per asset (no bond is withdrawn while it is not zero).
     mapping(address asset => uint256) public totalRefundOwed;
 
@@ -254,11 +264,17 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         uint256 laterCycleId,
         uint256 amount
     );
-    /// @notice `payer` was refunded `paid` of `asset` from the operator bond for a proven double listing; `owed`
-    /// more is recorded in {refundOwed} because the bond was short.
+    /// @notice For a proven double listing, `paid` of `asset` was taken from the operator bond and set aside for
+    /// `payer` ({refundPayable}, pulled with {withdrawRefund}); `owed` more is recorded in {refundOwed} because
+    /// the bond was short.
     event DoubleListingRefunded(address indexed asset, address indexed payer, uint256 paid, uint256 owed);
-    /// @notice `amount` of `payer`'s owed refund in `asset` was paid from the bond; `stillOwed` remains.
+    /// @notice `amount` of `payer`'s owed refund in `asset` was taken from the bond and set aside for it
+    /// ({refundPayable}); `stillOwed` remains owed.
     event OwedRefundPaid(address indexed asset, address indexed payer, uint256 amount, uint256 stillOwed);
+    /// @notice `payer` withdrew `amount` of its double-listing refunds in `asset` to `to`.
+    event RefundWithdrawn(address indexed asset, address indexed payer, address indexed to, uint256 amount);
+    /// @notice The bond floor is now `bps` basis points of each committed cycle's total debit per asset.
+    event BondFloorSet(uint16 bps);
     /// @notice `from` added `amount` of `asset` to the operator bond, now `bond`.
     event BondPosted(address indexed asset, address indexed from, uint256 amount, uint256 bond);
     /// @notice `amount` of the `asset` bond was withdrawn to `to`; `bond` remains.
@@ -358,6 +374,12 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     error DoubleListingAlreadyProven(bytes32 guaranteeId, uint256 laterCycleId);
     /// @notice Nothing is owed to `payer` in `asset`, or the bond holds none of it yet.
     error NoRefundPayable(address asset, address payer, uint256 owed, uint256 bond);
+    /// @notice `to` is the zero address.
+    error InvalidRecipient(address to);
+    /// @notice The `asset` bond `bond` is below the floor `floor` the cycle's total debit requires ({bondFloorBps}).
+    error BondBelowFloor(address asset, uint256 bond, uint256 floor);
+    /// @notice `bps` exceeds {BPS}.
+    error BondFloorTooHigh(uint16 bps);
 
     /// @param vault_ The Vault (it must then be given this contract with `Vault.setClearingHouse`).
     /// @param admin Receives the admin role.
@@ -657,6 +679,14 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         emit BondPosted(asset, msg.sender, received, bond);
     }
 
+    /// @notice Sets the bond floor ({bondFloorBps}); default admin only, at once. Raising it only makes commits
+    /// stricter; lowering it is visible ({BondFloorSet}) and never touches a cycle already committed.
+    function setBondFloor(uint16 bps) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (bps > BPS) revert BondFloorTooHigh(bps);
+        bondFloorBps = bps;
+        emit BondFloorSet(bps);
+    }
+
     /// @notice Withdraws `amount` of the `asset` bond to `to` (default admin only), only while no challenge
     /// is open, every committed cycle's double-listing deadline has passed (the last cycle's `doubleListingDeadline`, the
     /// latest, after every answer deadline) and no double-listing refund is owed in `asset`: a bond can never leave while a
@@ -693,9 +723,10 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// same signed request); neither a self-payment, nor without payer, nor of zero amount.
     /// @param firstProof StandardMerkleTree proof of `first` under the earlier cycle's guarantees root;
     /// `laterProof` of `later` under the later one's.
-    /// @dev Remedy: `amount = min(first.amount, later.amount)` is refunded to the payer from the `asset` bond
-    /// (what the bond lacks is recorded in {refundOwed} and paid by {claimOwedRefund} once the bond is topped
-    /// up; the bond cannot be withdrawn meanwhile). The later cycle's debts are left as committed (Core's books
+    /// @dev Remedy: `amount = min(first.amount, later.amount)` is taken from the `asset` bond and set aside for
+    /// the payer ({refundPayable}; the payer pulls it with {withdrawRefund}, nothing is sent here); what the
+    /// bond lacks is recorded in {refundOwed} and taken by {claimOwedRefund} / {withdrawRefund} once the bond is
+    /// topped up (the bond cannot be withdrawn meanwhile). The later cycle's debts are left as committed (Core's books
     /// and the cycle's funding stay consistent); the refund gives the payer back what the duplicate cost it,
     /// whether it paid, was covered, or was a creditor whose credit the duplicate reduced. Each later listing is
     /// remedied once ({doubleListingProven}), whichever earlier listing proves it.
@@ -721,22 +752,30 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         doubleListingProven[id][laterCycleId] = true;
         uint256 amount = first.amount < later.amount ? first.amount : later.amount;
         emit DoubleListingProven(id, later.payer, later.asset, firstCycleId, laterCycleId, amount);
-        uint256 paid = _owe(later.asset, later.payer, amount);
-        if (paid != 0) _send(later.asset, later.payer, paid);
+        _owe(later.asset, later.payer, amount);
     }
 
-    /// @notice Pays `payer` what the bond can of its owed double-listing refund in `asset` ({refundOwed});
-    /// anyone may call, the payer is paid.
+    /// @notice Takes what the bond can of `payer`'s owed double-listing refund in `asset` ({refundOwed}) and
+    /// sets it aside for the payer ({refundPayable}); anyone may call (a keeper can secure a payer's refund as
+    /// soon as the bond is topped up, before a voided debit draws on it). Sends nothing.
     function claimOwedRefund(address asset, address payer) external nonReentrant {
-        uint256 owed = refundOwed[asset][payer];
-        uint256 bond = bondOf[asset];
-        uint256 amount = owed < bond ? owed : bond;
-        if (amount == 0) revert NoRefundPayable(asset, payer, owed, bond);
-        bondOf[asset] = bond - amount;
-        refundOwed[asset][payer] = owed - amount;
-        totalRefundOwed[asset] -= amount;
-        emit OwedRefundPaid(asset, payer, amount, owed - amount);
-        _send(asset, payer, amount);
+        if (_coverOwed(asset, payer) == 0)
+            revert NoRefundPayable(asset, payer, refundOwed[asset][payer], bondOf[asset]);
+    }
+
+    /// @notice Sends the caller's double-listing refunds in `asset` to `to`: what is set aside for it
+    /// ({refundPayable}) plus what the bond can now cover of its {refundOwed}. Only the payer itself can pull
+    /// its refund, to any address it names (a contract wallet that cannot receive ETH names another address).
+    function withdrawRefund(address asset, address to) external nonReentrant {
+        if (to == address(0)) revert InvalidRecipient(to);
+        _coverOwed(asset, msg.sender);
+        uint256 amount = refundPayable[asset][msg.sender];
+        if (amount == 0) {
+            revert NoRefundPayable(asset, msg.sender, refundOwed[asset][msg.sender], bondOf[asset]);
+        }
+        refundPayable[asset][msg.sender] = 0;
+        emit RefundWithdrawn(asset, msg.sender, to, amount);
+        _send(asset, to, amount);
     }
 
     // ------------------------------------------------------------------------------------------ views
@@ -796,12 +835,19 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     // -------------------------------------------------------------------------------------- internals
 
     function _commitTotals(uint256 cycleId, AssetTotal[] calldata totals) private {
+        uint256 floorBps = bondFloorBps;
         for (uint256 i = 0; i < totals.length; ++i) {
             AssetTotal calldata total = totals[i];
             CycleAsset storage cycleAsset = _cycleAssets[cycleId][total.asset];
             if (cycleAsset.listed) revert DuplicateCycleAsset(total.asset);
             if (total.totalDebit != total.totalCredit) {
                 revert UnbalancedAsset(total.asset, total.totalDebit, total.totalCredit);
+            }
+            if (floorBps != 0) {
+                // Rounded up; amounts are bounded by Vault balances (uint128), so the product cannot overflow.
+                uint256 floor = (total.totalDebit * floorBps + BPS - 1) / BPS;
+                if (bondOf[total.asset] < floor)
+                    revert BondBelowFloor(total.asset, bondOf[total.asset], floor);
             }
             cycleAsset.listed = true;
             cycleAsset.totalDebit = total.totalDebit;
@@ -939,18 +985,32 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
             revert ListingNotInCycle(l.guaranteeId, cycleId);
     }
 
-    /// @dev Takes `refund` for `payer` from the bond; what the bond lacks is recorded as owed. Returns what to
-    /// send now.
-    function _owe(address asset, address payer, uint256 refund) private returns (uint256 paid) {
+    /// @dev Takes `refund` for `payer` from the bond into {refundPayable}; what the bond lacks is recorded as owed.
+    function _owe(address asset, address payer, uint256 refund) private {
         uint256 bond = bondOf[asset];
-        paid = refund < bond ? refund : bond;
+        uint256 paid = refund < bond ? refund : bond;
         bondOf[asset] = bond - paid;
+        refundPayable[asset][payer] += paid;
         uint256 owed = refund - paid;
         if (owed != 0) {
             refundOwed[asset][payer] += owed;
             totalRefundOwed[asset] += owed;
         }
         emit DoubleListingRefunded(asset, payer, paid, owed);
+    }
+
+    /// @dev Moves what the bond can of `payer`'s owed refund in `asset` into {refundPayable}; returns the amount
+    /// (no event when zero).
+    function _coverOwed(address asset, address payer) private returns (uint256 amount) {
+        uint256 owed = refundOwed[asset][payer];
+        uint256 bond = bondOf[asset];
+        amount = owed < bond ? owed : bond;
+        if (amount == 0) return 0;
+        bondOf[asset] = bond - amount;
+        refundOwed[asset][payer] = owed - amount;
+        totalRefundOwed[asset] -= amount;
+        refundPayable[asset][payer] += amount;
+        emit OwedRefundPaid(asset, payer, amount, owed - amount);
     }
 
     function _committed(uint256 cycleId) private view returns (Cycle storage) {

@@ -1,48 +1,12 @@
 /**
- * Time sources for the operator. Everything that compares against "now" takes a Clock so that tests
- * can move time deterministically instead of sleeping. Two clocks exist (docs/operator-async.md,
- * "Which clock"): the wall clock for Core's own rules (nonce expiry, token lifetimes, the claim
- * timestamp window, webhook timing) and {@link ChainClock}, the time of the head Core has indexed, for
- * every deadline a contract also judges by `block.timestamp`.
+ * Core's time sources. Two clocks exist (docs/operator-async.md, "Which clock"): the wall clock for
+ * Core's own rules (nonce expiry, token lifetimes, the claim timestamp window, webhook timing), shared
+ * with the facilitator in runtime/clock.ts, and {@link ChainClock}, the time of the head Core has
+ * indexed, for every deadline a contract also judges by `block.timestamp`.
  */
-export interface Clock {
-  /** Current unix time in whole seconds. */
-  nowSeconds(): number;
-}
+import { assertWholeSeconds, type Clock } from "../runtime/clock";
 
-/** The wall clock. */
-export const systemClock: Clock = {
-  nowSeconds: () => Math.floor(Date.now() / 1000),
-};
-
-/** A clock that moves only when told to (tests). */
-export class ManualClock implements Clock {
-  constructor(private seconds: number = Math.floor(Date.now() / 1000)) {
-    assertWholeSeconds(seconds);
-  }
-
-  nowSeconds(): number {
-    return this.seconds;
-  }
-
-  /** Moves the clock forward by `seconds` (must be ≥ 0: time does not run backwards). */
-  advance(seconds: number): void {
-    assertWholeSeconds(seconds);
-    this.seconds += seconds;
-  }
-
-  /** Jumps to an absolute unix time (tests that need a specific instant). */
-  set(seconds: number): void {
-    assertWholeSeconds(seconds);
-    this.seconds = seconds;
-  }
-}
-
-function assertWholeSeconds(seconds: number): void {
-  if (!Number.isSafeInteger(seconds) || seconds < 0) {
-    throw new RangeError(`clock seconds must be a non-negative integer, got ${seconds}`);
-  }
-}
+export { type Clock, ManualClock, systemClock } from "../runtime/clock";
 
 /** Core has not indexed any block yet: a chain deadline cannot be judged (yet). */
 export class ChainTimeUnavailableError extends Error {

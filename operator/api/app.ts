@@ -5,8 +5,6 @@
  */
 import express, { type Express } from "express";
 import { jsonBodyParser } from "../../runtime/client-errors";
-import { authRouter } from "../auth";
-import { guaranteeRoutes } from "../guarantees/routes";
 import {
   type CoreContext,
   type CoreDeps,
@@ -15,8 +13,10 @@ import {
   type RouteModule,
 } from "./context";
 import { asyncRoutes } from "./async-routes";
+import { authRouter } from "./auth-routes";
 import { consoleRoutes } from "./console-routes";
 import { errorHandler, notFoundHandler } from "./error-handler";
+import { guaranteeRoutes } from "./guarantee-routes";
 import { openapiRoutes } from "./openapi";
 import { publicRoutes } from "./public-routes";
 import { requestContext } from "./request-context";

@@ -3,6 +3,7 @@
  *
  *   GET  /core/cycles/:id                                  cycle: root, state, deadlines, totals (public)
  *   GET  /core/cycles/:id/participants/:address/proof      net position, proof, claimNetCredit args (public)
+ *   GET  /core/cycles/:id/guarantees?payer=0x…             a payer's guarantee-tree leaves and proofs (public)
  *   POST /core/guarantees/:id/finalize                     payer finalizes a V2 guarantee (bearer = payer)
  *   GET  /core/users/:address/withdrawals                  withdrawals and what is withdrawable (user, facilitators)
  *
@@ -14,6 +15,7 @@ import { formatUint, parseAddress, parseBytes32, sameAddress } from "../../sdk/w
 import { WireError } from "../../sdk/errors";
 import { isFacilitator, principalOf, requireAccessToken } from "../auth";
 import { loadCycleTree, participantPositions } from "../clearing/commit-plan";
+import { ChallengeAnswerError, rebuildCycleGuaranteeTree } from "../clearing/challenge-answer";
 import type { CommitCycleArgsJson } from "../clearing/cycle-json";
 import { withdrawalReadyAt } from "../chain/timings";
 import { guaranteeView } from "../guarantees/view";
@@ -21,6 +23,14 @@ import { freeCollateral, reserveHold } from "../guarantees/capacity";
 import { V2Lifecycle } from "../lifecycle/v2-lifecycle";
 import type { RouteModule } from "./context";
 import { forbidden, notFound } from "./errors";
+
+/** A query parameter given at most once, as a string. */
+function queryString(query: Record<string, unknown>, name: string): string | undefined {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new WireError(name, "must be given once, as a string");
+  return value;
+}
 
 function parseCycleId(value: string): number {
   if (!/^[1-9][0-9]{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) {
@@ -128,6 +138,80 @@ export const asyncRoutes: RouteModule = (context) => {
       }),
     });
   });
+
+  /**
+   * The leaves of the cycle's guarantees tree (sdk/guarantee-tree.ts) whose payer is `payer`, each with its
+   * proof under the committed `guarantees_root`: what `proveDoubleListing` takes, and what a payer checks
+   * its debit against before deciding to `challengeDebit`. Rebuilt from the records the cycle was planned
+   * from; served only when the rebuilt root is the committed one.
+   */
+  // Rebuilding a tree hashes every guarantee of the cycle: the last few trees served are kept (a committed
+  // cycle's tree never changes; the key carries the root), so repeated public requests cost a lookup.
+  const trees = new Map<string, ReturnType<typeof rebuildCycleGuaranteeTree>>();
+  const TREES_KEPT = 8;
+
+  router.get("/core/cycles/:id/guarantees", async (req, res) => {
+    const cycleId = parseCycleId(req.params.id);
+    const payerParam = queryString(req.query as Record<string, unknown>, "payer");
+    if (payerParam === undefined) throw new WireError("payer", "is required (the payer's address)");
+    const payer = parseAddress(payerParam, "payer");
+    const cycle = await committedCycle(cycleId);
+    if (!cycle.plannedByCore) {
+      throw notFound(
+        "guarantees_not_available",
+        `cycle ${cycle.cycleId} was not planned by Core: Core holds no guarantees tree for it`,
+      );
+    }
+    const { guaranteesRoot } = JSON.parse(cycle.args) as CommitCycleArgsJson;
+    const key = `${cycle.cycleId}:${guaranteesRoot.toLowerCase()}`;
+    let tree = trees.get(key);
+    if (tree === undefined) tree = await rebuild(cycle.cycleId, cycle.guaranteeIds, guaranteesRoot);
+    trees.delete(key);
+    trees.set(key, tree);
+    if (trees.size > TREES_KEPT) trees.delete(trees.keys().next().value!);
+    const leaves = [];
+    for (const [index, [guaranteeId, leafPayer, recipient, asset, amount, sigHash]] of tree.entries()) {
+      if (!sameAddress(leafPayer, payer)) continue;
+      leaves.push({
+        guarantee_id: guaranteeId,
+        payer: leafPayer,
+        recipient,
+        asset_address: asset,
+        amount,
+        signature_hash: sigHash,
+        leaf_hash: tree.leafHash([guaranteeId, leafPayer, recipient, asset, amount, sigHash]),
+        proof: tree.getProof(index),
+      });
+    }
+    leaves.sort((a, b) => (BigInt(a.guarantee_id) < BigInt(b.guarantee_id) ? -1 : 1));
+    res.json({
+      cycle_id: cycle.cycleId,
+      state: cycle.state,
+      guarantees_root: tree.root,
+      payer,
+      guarantees: leaves,
+    });
+  });
+
+  /** The guarantees tree of a cycle Core planned, from the records it was planned from (404 if it no longer rebuilds). */
+  async function rebuild(cycleId: number, guaranteeIds: readonly string[], guaranteesRoot: string) {
+    const ids = new Set(guaranteeIds);
+    const guarantees = (await store.listGuarantees({ cycleId })).filter((g) =>
+      ids.has(g.guaranteeId.toLowerCase()),
+    );
+    try {
+      return rebuildCycleGuaranteeTree(BigInt(cycleId), guaranteesRoot, guarantees);
+    } catch (error) {
+      if (!(error instanceof ChallengeAnswerError) && !(error instanceof WireError)) throw error;
+      // Its guarantees moved on (a vetoed cycle's go into a later one) or its records changed: a proof
+      // from what the store holds now would not verify against the committed root.
+      logger.warn({ cycle_id: cycleId, reason: error.message }, "cannot rebuild a guarantees tree");
+      throw notFound(
+        "guarantees_not_available",
+        `the guarantees of cycle ${cycleId} no longer rebuild its committed guarantees root`,
+      );
+    }
+  }
 
   router.post("/core/guarantees/:id/finalize", authenticated, async (req, res) => {
     const id = parseBytes32(req.params.id, "id");

@@ -15,6 +15,7 @@ import { maxV2ValidationDeadline, ProtocolTimings } from "../chain/timings";
 import { type Clock, systemClock } from "../clock";
 import type { OperatorConfig } from "../config";
 import type { DeploymentInfo } from "../deployment";
+import { ContractSignatureChecker } from "../guarantees/contract-signatures";
 import { GuaranteeIssuer } from "../guarantees";
 import type { Logger } from "../logger";
 import { CoreMetrics } from "../metrics";
@@ -100,6 +101,7 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       signer,
       trustedRegistries: trustedRegistries(config, deployment),
       chainSync,
+      contractSignatures: ContractSignatureChecker.over(deps.chain, deps.clock),
       maxValidationDeadline: (now) => {
         const current = timings.get();
         return current ? maxV2ValidationDeadline(current, now, config.v2DeadlineMarginSeconds) : null;

@@ -113,6 +113,7 @@ const ISSUANCE_UNAVAILABLE_CODES = [
   "indexer_stale",
   "indexer_lagging",
   "indexer_starting",
+  "signature_check_unavailable",
 ] as const;
 
 export const CORE_OPENAPI = {
@@ -472,6 +473,36 @@ export const CORE_OPENAPI = {
         claims: {
           type: "array",
           items: object({ asset_address: ref("Address"), participant: ref("Address"), amount: ref("Uint") }),
+        },
+      }),
+      GuaranteeLeafView: object({
+        guarantee_id: ref("Bytes32"),
+        payer: ref("Address"),
+        recipient: ref("Address"),
+        asset_address: ref("Address"),
+        amount: ref("Uint"),
+        signature_hash: { ...ref("Bytes32"), description: "keccak256 of the payer's signature bytes." },
+        leaf_hash: {
+          ...ref("Bytes32"),
+          description:
+            "`ClearingHouse.guaranteeLeafHash(guarantee_id, payer, recipient, asset, amount, signature_hash)`.",
+        },
+        proof: {
+          type: "array",
+          items: ref("Bytes32"),
+          description: "Sibling hashes under `guarantees_root`.",
+        },
+      }),
+      CycleGuarantees: object({
+        cycle_id: { type: "integer", minimum: 1 },
+        state: { enum: ["COMMITTED", "FINALIZED", "VETOED"] },
+        guarantees_root: ref("Bytes32"),
+        payer: ref("Address"),
+        guarantees: {
+          type: "array",
+          items: ref("GuaranteeLeafView"),
+          description:
+            "The payer's leaves in increasing guarantee id order; empty if it has none in the cycle.",
         },
       }),
       CyclePosition: object({
@@ -922,6 +953,31 @@ export const CORE_OPENAPI = {
             "cycle_not_found",
             "position_not_found",
           ]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/cycles/{id}/guarantees": {
+      get: {
+        tags: ["clearing"],
+        summary:
+          "A payer's leaves of a committed cycle's guarantees tree, with Merkle proofs (for proveDoubleListing " +
+          "and for checking a debit before challengeDebit)",
+        parameters: [
+          { name: "id", in: "path", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
+          { name: "payer", in: "query", required: true, schema: ref("Address") },
+        ],
+        responses: {
+          "200": jsonResponse("The payer's leaves and proofs.", ref("CycleGuarantees")),
+          "400": errorResponse("Malformed cycle id; `payer` missing, repeated or malformed.", [
+            "invalid_request",
+            ...PATH_400_CODES,
+          ]),
+          "404": errorResponse(
+            "No such committed cycle, or Core cannot serve its tree (a cycle Core did not plan, or one whose " +
+              "guarantees no longer rebuild its committed root).",
+            ["cycle_not_found", "guarantees_not_available"],
+          ),
           "500": COMMON_ERRORS["500"],
         },
       },

@@ -13,6 +13,5 @@ export {
   SCOPE_ISSUE_GUARANTEES,
 } from "./authority";
 export { AUTH_REALM, authenticate, principalOf, requireAccessToken } from "./middleware";
-export { authRouter } from "./routes";
 export { AuthService, type AuthServiceDeps, type NonceResponse, type TokenResponse } from "./service";
 export { SIWE_CLOCK_SKEW_SECONDS, siweTemplate, type SiweTemplate, verifySiweSignIn } from "./siwe";

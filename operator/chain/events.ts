@@ -10,23 +10,12 @@ import type { Logger } from "../logger";
 import type { CommitCycleArgsJson } from "../clearing/cycle-json";
 import { type CycleRecord, type DebtStatus, PRE_CYCLE_LOCKED_STATES, type WithdrawalRecord } from "../store";
 import { clearingHouseInterface, validationRegistryInterface, vaultInterface } from "./abi";
+import type { ChainEvent, ContractName, EventValue } from "./event-types";
 import type { JournaledTx } from "./journal";
 import type { ChainWebhooks } from "../webhooks/events";
 
-export type ContractName = "Vault" | "ClearingHouse" | "ValidationRegistry";
-
-export type EventValue = bigint | string | boolean | number | EventValue[] | { [key: string]: EventValue };
-
-export interface ChainEvent {
-  contract: ContractName;
-  name: string;
-  args: Record<string, EventValue>;
-  txHash: string;
-  logIndex: number;
-  blockNumber: number;
-  blockHash: string;
-  blockTimestamp: number;
-}
+// Their own module so that webhooks/ can read events without importing the handlers (no cycle).
+export type { ChainEvent, ContractName, EventValue } from "./event-types";
 
 // Defined with the store (collateral capacity reads it too); re-exported for the event handlers' callers.
 export { PRE_CYCLE_LOCKED_STATES };

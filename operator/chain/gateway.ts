@@ -4,7 +4,7 @@
  * the in-process Hardhat network's provider. Every call is bounded by a
  * timeout: a hung RPC endpoint makes a health check answer `fail`, never hang.
  */
-import { FetchRequest, JsonRpcProvider, Network } from "ethers";
+import { FetchRequest, Interface, JsonRpcProvider, Network } from "ethers";
 import { Vault__factory, type Vault } from "../../typechain-types";
 import { g1FromEip2537 } from "../../sdk/bls";
 import { parseAddress } from "../../sdk/wire";
@@ -36,9 +36,25 @@ export interface ChainGateway {
   vaultGuaranteeDomainSeparator(vault: string): Promise<string>;
   /** Whether the Vault's setup is over (`Vault.setupFinished()`: role and key changes are timelocked). */
   vaultSetupFinished(vault: string): Promise<boolean>;
+  /**
+   * Whether `address` has code at the latest block (a contract wallet payer, ERC-1271). Optional: a
+   * gateway without it makes Core accept EOA payer signatures only.
+   */
+  hasCode?(address: string): Promise<boolean>;
+  /**
+   * ERC-1271: whether the contract at `wallet` answers `isValidSignature(hash, signature)` with the magic
+   * value 0x1626ba7e (a revert or any other answer is false), at the latest block.
+   */
+  isValidErc1271Signature?(wallet: string, hash: string, signature: string): Promise<boolean>;
   /** Releases the connection (idempotent). */
   close(): Promise<void>;
 }
+
+/** ERC-1271 `isValidSignature(bytes32,bytes)` and its magic value (the function's selector). */
+const erc1271Interface = new Interface([
+  "function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)",
+]);
+const ERC1271_MAGIC_WORD = "0x1626ba7e" + "00".repeat(28);
 
 /** The chain could not be reached in time or answered something unusable. */
 export class ChainError extends Error {
@@ -125,6 +141,26 @@ export class RpcChainGateway implements ChainGateway {
 
   async vaultSetupFinished(vault: string): Promise<boolean> {
     return (await this.readVault(vault, "setupFinished", (v) => v.setupFinished())) === true;
+  }
+
+  async hasCode(address: string): Promise<boolean> {
+    const code = await this.call("eth_getCode", [parseAddress(address, "address"), "latest"]);
+    if (typeof code !== "string") throw new ChainError(`eth_getCode: node answered ${JSON.stringify(code)}`);
+    return code !== "0x" && code !== "0x0";
+  }
+
+  async isValidErc1271Signature(wallet: string, hash: string, signature: string): Promise<boolean> {
+    const data = erc1271Interface.encodeFunctionData("isValidSignature", [hash, signature]);
+    let answer: unknown;
+    try {
+      answer = await this.call("eth_call", [{ to: parseAddress(wallet, "wallet"), data }, "latest"]);
+    } catch (error) {
+      // A revert is the wallet's "no" (as OpenZeppelin's SignatureChecker reads it); a dead node is not.
+      if (error instanceof ChainError && /revert/i.test(error.message)) return false;
+      throw error;
+    }
+    // As OpenZeppelin's SignatureChecker, which the Vault uses: the first word is exactly bytes32(magic).
+    return typeof answer === "string" && answer.slice(0, 66).toLowerCase() === ERC1271_MAGIC_WORD;
   }
 
   /**

@@ -28,6 +28,9 @@ import {
 import { applyUndo, JournaledTx, type UndoOp } from "./journal";
 import type { ChainSyncMonitor } from "./sync-status";
 import { ChainWebhooks } from "../webhooks/events";
+import { ReorgTooDeepError } from "./reorg-error";
+
+export { ReorgTooDeepError };
 
 /**
  * History kept below the cursor: recorded block hashes and the journal of applied events (with their
@@ -97,15 +100,6 @@ export interface IndexerTickResult {
 /** A log's block disagrees with the header fetched for it: the chain moved while we read it. */
 export class ChainMovedError extends Error {
   override readonly name = "ChainMovedError";
-}
-
-/**
- * The chain reorganised below the history Core keeps ({@link REORG_HISTORY_BLOCKS}): rewinding would
- * have to undo pruned events and would apply them twice. The indexer stops at this error until an
- * operator restores the store from a snapshot of the canonical chain or re-indexes into a new store.
- */
-export class ReorgTooDeepError extends Error {
-  override readonly name = "ReorgTooDeepError";
 }
 
 export class ChainIndexer {

@@ -17,7 +17,7 @@
  */
 import type { Clock } from "../clock";
 import type { Logger } from "../logger";
-import { ReorgTooDeepError } from "./indexer";
+import { ReorgTooDeepError } from "./reorg-error";
 
 export type ChainSyncState = "off" | "starting" | "ok" | "lagging" | "stale" | "halted";
 

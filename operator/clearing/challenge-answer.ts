@@ -9,7 +9,7 @@
  * committed one, or nothing is answered.
  */
 import { SIGNING_SCHEME_CODES } from "../../sdk/eip712";
-import { guaranteeProof } from "../../sdk/guarantee-tree";
+import { guaranteeProof, type GuaranteeTree } from "../../sdk/guarantee-tree";
 import { buildCycleGuaranteeTree, guaranteeLeafOf } from "./commit-plan";
 import { netCycle, type PayableGuarantee } from "./netting";
 
@@ -36,6 +36,26 @@ export class ChallengeAnswerError extends Error {
 }
 
 /**
+ * The guarantees tree of a cycle Core planned, rebuilt from the guarantees it was planned from (the
+ * store's records of the cycle): the keeper's answers and the guarantees endpoint both prove against it.
+ * Throws {@link ChallengeAnswerError} when its root is not the committed `guaranteesRoot` (the records
+ * changed since the plan): a proof from it would not verify on chain.
+ */
+export function rebuildCycleGuaranteeTree(
+  cycleId: bigint,
+  guaranteesRoot: string,
+  guarantees: readonly PayableGuarantee[],
+): GuaranteeTree {
+  const tree = buildCycleGuaranteeTree(netCycle(cycleId, guarantees), guarantees);
+  if (tree.root.toLowerCase() !== guaranteesRoot.toLowerCase()) {
+    throw new ChallengeAnswerError(
+      `rebuilt guarantees root ${tree.root} differs from the committed ${guaranteesRoot}`,
+    );
+  }
+  return tree;
+}
+
+/**
  * The `answerChallenge` argument for `debtor`'s `debit` in `asset`, from every guarantee of the cycle
  * (`guarantees`, the list the cycle was planned from). Throws {@link ChallengeAnswerError} when the rebuilt
  * root differs from `guaranteesRoot` or the debtor's signed outgoing guarantees do not reach the debit.
@@ -48,12 +68,7 @@ export function buildChallengeAnswer(
   debtor: string,
   debit: bigint,
 ): { guarantees: AnswerGuarantee[]; signed: bigint } {
-  const tree = buildCycleGuaranteeTree(netCycle(cycleId, guarantees), guarantees);
-  if (tree.root.toLowerCase() !== guaranteesRoot.toLowerCase()) {
-    throw new ChallengeAnswerError(
-      `rebuilt guarantees root ${tree.root} differs from the committed ${guaranteesRoot}`,
-    );
-  }
+  const tree = rebuildCycleGuaranteeTree(cycleId, guaranteesRoot, guarantees);
   const who = debtor.toLowerCase();
   const what = asset.toLowerCase();
   const outgoing = guarantees

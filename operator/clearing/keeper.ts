@@ -14,6 +14,7 @@
 import type { Clock } from "../clock";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
+import { Interface } from "ethers";
 import { clearingHouseInterface, commitErrorsInterface } from "../chain/abi";
 import { CallRevertedError, type OperatorSender } from "../chain/sender";
 import type { Store } from "../store";
@@ -21,10 +22,23 @@ import { ChallengeAnswerError, buildChallengeAnswer } from "./challenge-answer";
 import { loadCycleTree, participantPositions } from "./commit-plan";
 import { commitArgsFromJson } from "./cycle-json";
 
+/**
+ * The one Vault call the keeper makes, with the reverts that say "not yet" (kept local: the chain
+ * bindings are generated elsewhere, and this is all the keeper needs of the Vault).
+ */
+const reserveInterface = new Interface([
+  "function releaseReserve(bytes32 guaranteeId)",
+  "error ReserveNotFound(bytes32 guaranteeId)",
+  "error ReserveStillActive(bytes32 guaranteeId, uint64 expiresAt)",
+]);
+
+/** Reserves released per tick at most (each is one transaction; the rest wait for the next tick). */
+export const RESERVES_RELEASED_PER_TICK = 50;
+
 export interface ClearingKeeperOptions {
   store: Store;
   sender: OperatorSender;
-  deployment: Pick<DeploymentInfo, "clearingHouse">;
+  deployment: Pick<DeploymentInfo, "clearingHouse" | "vault">;
   /**
    * Chain time (the indexed head, operator/clock.ts ChainClock): `coverDefault` reverts until
    * `block.timestamp` passes the payment deadline, so the keeper judges that deadline by the chain.
@@ -44,6 +58,8 @@ export interface KeeperTickResult {
   released: { cycleId: number; asset: string; debtor: string; txHash: string }[];
   covered: { cycleId: number; asset: string; debtor: string; txHash: string }[];
   claimed: { cycleId: number; asset: string; participant: string; txHash: string }[];
+  /** Sellers' reserves freed (`Vault.releaseReserve`): their guarantee was netted or remunerated, or they expired. */
+  reservesReleased: { guaranteeId: string; user: string; txHash: string }[];
 }
 
 export class ClearingKeeper {
@@ -59,13 +75,43 @@ export class ClearingKeeper {
   }
 
   private async step(): Promise<KeeperTickResult> {
-    const result: KeeperTickResult = { answered: [], voided: [], released: [], covered: [], claimed: [] };
+    const result: KeeperTickResult = {
+      answered: [],
+      voided: [],
+      released: [],
+      covered: [],
+      claimed: [],
+      reservesReleased: [],
+    };
     // Answers first: an unanswered challenge past its deadline voids an honest debit against the bond.
     await this.answerChallenges(result);
     await this.releaseVetoed(result);
     await this.coverDefaults(result);
     if (this.options.claimCredits) await this.claimCredits(result);
+    await this.releaseReserves(result);
     return result;
+  }
+
+  /**
+   * Frees sellers' reserves the Vault no longer needs to hold (netted or remunerated guarantee, or expired
+   * by chain time), so they do not pin the payer's collateral until someone else calls. Candidates come
+   * from Core's books; the estimate re-checks each on chain (a reserve whose netting is not mined yet
+   * reverts `ReserveStillActive` and waits for a later tick).
+   */
+  private async releaseReserves(result: KeeperTickResult): Promise<void> {
+    const { store, chainClock, deployment } = this.options;
+    const due = await store.listReleasableReserves(chainClock.nowSeconds(), RESERVES_RELEASED_PER_TICK);
+    for (const reserve of due) {
+      const data = reserveInterface.encodeFunctionData("releaseReserve", [reserve.guaranteeId]);
+      const txHash = await this.trySend(
+        data,
+        { guarantee_id: reserve.guaranteeId, user: reserve.user, expires_at: reserve.expiresAt },
+        false,
+        { to: deployment.vault, errors: reserveInterface, label: "keeper releaseReserve" },
+      );
+      if (txHash)
+        result.reservesReleased.push({ guaranteeId: reserve.guaranteeId, user: reserve.user, txHash });
+    }
   }
 
   /**
@@ -217,14 +263,16 @@ export class ClearingKeeper {
     context: Record<string, unknown>,
     /** A revert here is a failure to report, not an expected "already done" (challenge answers). */
     revertIsError = false,
+    /** Another contract than the ClearingHouse (the Vault, for reserves). */
+    target?: { to: string; errors: Interface; label: string },
   ): Promise<string | null> {
     const { sender, deployment, logger } = this.options;
     try {
       const signed = await sender.send({
-        to: deployment.clearingHouse,
+        to: target?.to ?? deployment.clearingHouse,
         data,
-        errors: commitErrorsInterface,
-        label: `keeper ${clearingHouseInterface.parseTransaction({ data })?.name ?? "call"}`,
+        errors: target?.errors ?? commitErrorsInterface,
+        label: target?.label ?? `keeper ${clearingHouseInterface.parseTransaction({ data })?.name ?? "call"}`,
       });
       if (signed.alreadyInFlight) {
         // Sent on an earlier tick and not mined yet: the sender follows it (re-send, fee replacement).

@@ -2,4 +2,3 @@ export { GuaranteeIssuer, type GuaranteeIssuerDeps, ISSUANCE_ERRORS } from "./is
 export { IssueBatcher, MAX_ISSUE_BATCH } from "./batcher";
 export { availableCollateral, collateralCapacity, freeCollateral, lockLimit, reserveHold } from "./capacity";
 export { balancesView, type BalanceView, claimsOfRecord, guaranteeView, type GuaranteeView } from "./view";
-export { guaranteeRoutes } from "./routes";

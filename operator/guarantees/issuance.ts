@@ -5,7 +5,8 @@
  *   1. body shape (sdk parser; 400 naming the field)
  *   2. issuance authority for the recipient (403)
  *   3. accepted version, supported asset, V2 policy against the deployment (400)
- *   4. payer signature, recovered natively with a hasher built once (400)
+ *   4. payer signature, recovered natively with a hasher built once; only if that fails, a contract
+ *      wallet's ERC-1271 answer on chain (400; 500 signature_check_unavailable without a chain answer)
  *   5. identity already issued? (409; a byte-identical retry also gets the stored certificate)
  *   6. timestamp window against Core's wall clock, V2 deadline against chain time (400; 500 before
  *      Core has indexed a block)
@@ -29,12 +30,14 @@ import { SignatureError, WireError } from "../../sdk/errors";
 import { certificateDomain, type Deployment, guaranteeId, validationRequestHash } from "../../sdk/ids";
 import { sameAddress } from "../../sdk/wire";
 import { HttpError, badRequest, conflict, forbidden } from "../api/errors";
+import { ChainError } from "../chain/gateway";
 import type { ChainSyncMonitor, ChainSyncStatus } from "../chain/sync-status";
 import { canIssueFor, type Principal } from "../auth";
 import { ChainTimeUnavailableError, type Clock } from "../clock";
 import { collateralFactorBps, type OperatorConfig } from "../config";
 import { type DeploymentInfo, isSupportedAsset } from "../deployment";
 import type { Logger } from "../logger";
+import type { ContractSignatureChecker } from "./contract-signatures";
 import type { CoreMetrics } from "../metrics";
 import { ACCEPTED_GUARANTEE_VERSIONS, sdkDeployment } from "../params";
 import type { GuaranteeRecord, IssueGuaranteeOutcome, StoredGuarantee, Store } from "../store";
@@ -69,6 +72,8 @@ export interface GuaranteeIssuerDeps {
   maxValidationDeadline?: (now: number) => number | null;
   /** Whether the books follow the chain; issuance is refused (500) while they do not. */
   chainSync?: Pick<ChainSyncMonitor, "status">;
+  /** ERC-1271 payer signatures (contract wallets); absent or null: EOA signatures only. */
+  contractSignatures?: ContractSignatureChecker | null;
 }
 
 /** Rejection codes of `POST /core/guarantees` (also the `reason` label of the rejection metric). */
@@ -88,6 +93,7 @@ export const ISSUANCE_ERRORS = {
   deadlineTooFar: "validation_deadline_too_far",
   chainTimeUnavailable: "chain_time_unavailable",
   insufficientCollateral: "insufficient_collateral",
+  signatureCheckUnavailable: "signature_check_unavailable",
   indexerHalted: "indexer_halted",
   indexerStale: "indexer_stale",
   indexerLagging: "indexer_lagging",
@@ -148,6 +154,29 @@ export class GuaranteeIssuer {
     }
   }
 
+  /**
+   * The payer is a contract wallet that accepts the signature (ERC-1271), as the Vault will check it at
+   * `remunerate` and `answerChallenge`. Only reached when the ECDSA recovery failed.
+   */
+  private async contractWalletSigned(signed: SignedGuarantee): Promise<boolean> {
+    const checker = this.deps.contractSignatures;
+    if (!checker) return false;
+    const hash =
+      "0x" + Buffer.from(this.deps.hasher.signedHash(signed.claims, signed.scheme)).toString("hex");
+    try {
+      return await checker.isValid(signed.claims.user, hash, signed.signature);
+    } catch (error) {
+      if (!(error instanceof ChainError)) throw error;
+      this.deps.logger.warn({ payer: signed.claims.user, reason: error.message }, "ERC-1271 check failed");
+      throw new HttpError(
+        ISSUANCE_UNAVAILABLE_STATUS,
+        E.signatureCheckUnavailable,
+        `signature: does not recover to user_address, and Core could not ask the chain whether ` +
+          `${signed.claims.user} is a contract wallet accepting it (${error.message}); nothing was issued`,
+      );
+    }
+  }
+
   private async issueChecked(principal: Principal, body: unknown): Promise<Certificate> {
     const { config, deployment, hasher, clock, metrics } = this.deps;
     const signed = parseSignedGuarantee(body);
@@ -174,9 +203,10 @@ export class GuaranteeIssuer {
     try {
       verifyGuaranteeSignature(hasher, claims, signed.signature, signed.scheme);
     } catch (error) {
-      if (error instanceof SignatureError)
+      if (!(error instanceof SignatureError)) throw error;
+      if (!(await this.contractWalletSigned(signed))) {
         throw badRequest(E.invalidSignature, `signature: ${error.message}`);
-      throw error;
+      }
     }
 
     const existing = await this.deps.store.getGuarantee(id);

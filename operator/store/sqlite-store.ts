@@ -70,6 +70,7 @@ const AREA_OPERATIONS = {
     "getReserve",
     "deleteReserve",
     "listReserves",
+    "listReleasableReserves",
   ] as const satisfies readonly (keyof ReserveRepository)[],
   guarantees: [
     "insertGuarantee",

@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { formatUint } from "../../sdk/wire";
 import { WEBHOOK_API_VERSION, type WebhookEnvelope, type WebhookEventType } from "../../sdk/webhooks";
-import type { ChainEvent } from "../chain/events";
+import type { ChainEvent } from "../chain/event-types";
 import type { CycleRecord, GuaranteeRecord, OutboxEvent, WithdrawalRecord } from "../store";
 
 /** Domain tag of event ids (change it only with a new id scheme). */

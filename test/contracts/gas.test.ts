@@ -269,7 +269,7 @@ describe("Gas", () => {
     });
   }
 
-  it("double listing: proveDoubleListing, claimOwedRefund", async () => {
+  it("double listing: proveDoubleListing, claimOwedRefund, withdrawRefund", async () => {
     const f = await loadFixture(suretyFixture);
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE / 64n }); // one refund's worth
@@ -309,8 +309,39 @@ describe("Gas", () => {
         .proveDoubleListing(2, 3, other, other, guaranteeProof(c2.guaranteeTree, other), []),
     );
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE });
-    await gasOf("claimOwedRefund (ETH)", f.clearingHouse.claimOwedRefund(ETH, f.alice.address));
+    await gasOf("claimOwedRefund (ETH, set aside)", f.clearingHouse.claimOwedRefund(ETH, f.alice.address));
     expect(await f.clearingHouse.totalRefundOwed(ETH)).to.equal(0n);
+    await gasOf(
+      "withdrawRefund (ETH, to the payer)",
+      f.clearingHouse.connect(f.alice).withdrawRefund(ETH, f.alice.address),
+    );
+  });
+
+  it("bond floor: commitCycle with the floor on, setBondFloor", async () => {
+    const f = await loadFixture(suretyFixture);
+    await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE });
+    await gasOf("setBondFloor", f.clearingHouse.connect(f.admin).setBondFloor(5_000));
+    const c = planCycle(1n, [await signedGuarantee(f, f.alice, f.bob.address, 1n, ONE)]);
+    await gasOf(
+      "commitCycle (1 debtor, bond floor on)",
+      f.clearingHouse
+        .connect(f.operator)
+        .commitCycle(c.args.cycleId, c.root, c.args.guaranteesRoot, c.args.totals, c.args.debtors, []),
+    );
+  });
+
+  it("bond floor off: the same commit", async () => {
+    const f = await loadFixture(suretyFixture);
+    await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE });
+    const c = planCycle(1n, [await signedGuarantee(f, f.alice, f.bob.address, 1n, ONE)]);
+    await gasOf(
+      "commitCycle (1 debtor, bond floor off)",
+      f.clearingHouse
+        .connect(f.operator)
+        .commitCycle(c.args.cycleId, c.root, c.args.guaranteesRoot, c.args.totals, c.args.debtors, []),
+    );
   });
 
   it("challenge game: voidUnansweredDebit, vetoCycle, releaseVetoedDebt, postBond, withdrawBond", async () => {

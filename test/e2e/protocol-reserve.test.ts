@@ -5,6 +5,7 @@
  * and the withdrawal view agree with the Vault's `freeCollateralOf`.
  */
 import { network } from "hardhat";
+import { time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { keccak256, parseEther, toUtf8Bytes, ZeroAddress } from "ethers";
 import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
@@ -70,7 +71,7 @@ describe("protocol end to end: sellers' on-chain reserves in Core's capacity and
     expect(refused.body).to.include({ success: false, errorReason: "insufficient_collateral" });
   }
 
-  it("the integrator's case: a reserve of a cancelled guarantee keeps holding 0.03 of 0.1 until released", async function () {
+  it("the integrator's case: a reserve of a cancelled guarantee holds 0.03 of 0.1 until it expires, then the keeper releases it", async function () {
     s = await startProtocolStack();
     const { f, w } = s;
     await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
@@ -114,15 +115,22 @@ describe("protocol end to end: sellers' on-chain reserves in Core's capacity and
     });
     expect(await s.balanceOf("alice", ETH)).to.include({ available: "0" });
 
-    // The reserve expires (deadline + withdrawal grace); it holds until someone releases it, as on chain.
+    // The reserve expires (deadline + withdrawal grace, chain time): Core's keeper releases it in its next
+    // round, not a second earlier (the Vault would refuse: ReserveStillActive).
     const reserve = await f.vault.reserveOf(g.id);
-    await s.advance(Number(reserve.expiresAt) - s.core.context.clock.nowSeconds());
-    await s.round();
+    await s.advance(Number(reserve.expiresAt) - 1 - s.core.context.chainClock.nowSeconds());
+    expect((await s.round()).keeper.reservesReleased).to.deep.equal([]);
     expect(await withdrawable(s, "alice")).to.include({ reserve_hold: eth("0.03"), free: eth("0.07") });
-    await expect(f.vault.connect(w.alice).releaseReserve(g.id))
-      .to.emit(f.vault, "ReserveReleased")
-      .withArgs(g.id, w.alice.address, ETH, parseEther("0.03"));
-    await s.round();
+    await s.advance(1);
+    const { keeper } = await s.round();
+    expect(keeper.reservesReleased.map((r) => [r.guaranteeId, r.user])).to.deep.equal([
+      [g.id, w.alice.address],
+    ]);
+    const receipt = await f.vault.runner!.provider!.getTransactionReceipt(keeper.reservesReleased[0].txHash);
+    const released = receipt!.logs
+      .map((l) => f.vault.interface.parseLog(l))
+      .find((e) => e?.name === "ReserveReleased");
+    expect([...released!.args]).to.deep.equal([g.id, w.alice.address, ETH, parseEther("0.03")]);
     expect(await f.vault.freeCollateralOf(w.alice.address, ETH)).to.equal(parseEther("0.1"));
     expect(await withdrawable(s, "alice")).to.include({
       reserve_hold: "0",
@@ -131,7 +139,7 @@ describe("protocol end to end: sellers' on-chain reserves in Core's capacity and
     });
   });
 
-  it("a remuneration out of the reserve is accounted once; one paid from free collateral leaves the reserve holding", async function () {
+  it("a remuneration out of the reserve is accounted once; one paid from free collateral leaves the reserve, which the keeper releases", async function () {
     s = await startProtocolStack();
     const { f, w } = s;
     await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
@@ -158,21 +166,46 @@ describe("protocol end to end: sellers' on-chain reserves in Core's capacity and
     });
     await expectFreeMatchesChain(s, "alice", "0");
 
-    // b is paid from free collateral after a top-up: its reserve stays until released, in Core as on chain.
+    // b is paid from free collateral after a top-up: its reserve stays on chain until released, and Core's
+    // keeper releases it (consumed: anyone may) in the round that indexes the remuneration.
     await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
     await pass(s, b);
     await f.vault.connect(w.bob).remunerate(...argsOf(b));
-    await s.round();
+    expect(await f.vault.freeCollateralOf(w.alice.address, ETH)).to.equal(parseEther("0.03"));
+    const { keeper } = await s.round();
+    expect(keeper.reservesReleased.map((r) => r.guaranteeId)).to.deep.equal([b.id]);
     expect(await s.stateOf("alice", b.id)).to.equal("REMUNERATED");
     expect(await s.balanceOf("alice", ETH)).to.include({
       deposited: eth("0.1"),
       locked: "0",
-      reserve_hold: eth("0.07"),
+      reserve_hold: "0",
     });
-    await expectFreeMatchesChain(s, "alice", eth("0.03"));
-    await f.vault.connect(w.carol).releaseReserve(b.id); // consumed: anyone may release it
-    await s.round();
     await expectFreeMatchesChain(s, "alice", eth("0.1"));
+    expect((await s.round()).keeper.reservesReleased).to.deep.equal([]);
+  });
+
+  it("the keeper releases the reserve of a guarantee netted in a cycle (chain time), once", async function () {
+    s = await startProtocolStack();
+    const { f, w } = s;
+    await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
+    await s.round();
+    const g = await s.settle("alice", "bob", parseEther("0.03"), ETH, { policy: {} });
+    await register(s, g);
+    await pass(s, g);
+    // Nobody remunerates: Core finalizes it at its deadline and nets it in the next cycle (markNetted), after
+    // which the Vault no longer needs the reserve.
+    const released: string[] = [];
+    for (let i = 0; i < 60 && released.length === 0; i++) {
+      await s.advance(10);
+      const { keeper } = await s.round();
+      released.push(...keeper.reservesReleased.map((r) => r.guaranteeId));
+    }
+    expect(released).to.deep.equal([g.id]);
+    expect(await f.vault.consumption(g.id)).to.equal(2n); // Netted
+    expect((await f.vault.reserveOf(g.id)).user).to.equal(ZeroAddress);
+    expect(await s.stateOf("alice", g.id)).to.be.oneOf(["NETTED", "DEFAULT_REMUNERATED", "SETTLED"]);
+    expect(await s.balanceOf("alice", ETH)).to.include({ reserve_hold: "0" });
+    expect((await s.round()).keeper.reservesReleased).to.deep.equal([]);
   });
 
   it("a reorg that removes the registration rolls the reserve back", async function () {
@@ -180,9 +213,14 @@ describe("protocol end to end: sellers' on-chain reserves in Core's capacity and
     const { f, w } = s;
     await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
     await s.round();
+    // Core's clock on the chain's latest block (the deposit's), so the deadline's 5 s margin below is
+    // counted from the chain's own time whatever offset earlier tests left on the in-process chain.
+    await s.syncClocks();
     const g = await s.settle("alice", "bob", parseEther("0.03"), ETH, { policy: {} });
     const { deadline } = (g.claims as GuaranteeClaimsV2).policy;
-    await s.advance(deadline - 5 - s.core.context.clock.nowSeconds());
+    // Measured from the chain's head, not Core's clock: Core's clock trails the head by the confirmation
+    // depth, and the registration below must be mined before the deadline.
+    await s.advance(deadline - 5 - (await time.latest()));
     await s.round();
 
     const snapshot = (await network.provider.send("evm_snapshot", [])) as string;

@@ -169,9 +169,12 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     const before = await h!.store.getCycleDebt(1, ETH, f.alice.address);
     const leaf = guaranteeLeafOf(toBob);
     const proofs = [first, dup].map((p) => guaranteeProof(p.guaranteeTree, leaf));
-    await expect(
-      f.clearingHouse.connect(f.alice).proveDoubleListing(1, 2, leaf, leaf, proofs[0], proofs[1]),
-    ).to.changeEtherBalance(f.alice, 3n * ONE);
+    await f.clearingHouse.connect(f.alice).proveDoubleListing(1, 2, leaf, leaf, proofs[0], proofs[1]);
+    // The refund is a pull payment: set aside by the proof, pulled by the payer.
+    await expect(f.clearingHouse.connect(f.alice).withdrawRefund(ETH, f.alice.address)).to.changeEtherBalance(
+      f.alice,
+      3n * ONE,
+    );
     await h!.indexer.syncToHead();
     const logged = lines.filter((l) => l.msg?.toString().startsWith("double listing proven"));
     expect(logged).to.have.length(1);

@@ -21,6 +21,7 @@ import { DEFAULT_SCOPES, type Principal } from "../../operator/auth";
 import { ZERO_ADDRESS } from "../../sdk/wire";
 import { DEV_TEST_TOKENS, deploySurety, type Timings } from "../../scripts/deploy";
 import { createCoreContext, type CoreContext } from "../../operator/api";
+import type { ChainGateway } from "../../operator/chain/gateway";
 import { ChainIndexer, type ChainProvider } from "../../operator/chain/indexer";
 import { ChainClock, ManualClock } from "../../operator/clock";
 import { configFromObject, type OperatorConfig, type OperatorConfigInput } from "../../operator/config";
@@ -137,6 +138,8 @@ export async function openCore(
     config?: OperatorConfigInput;
     /** Core's and the indexer's logger (default: silent). */
     logger?: Logger;
+    /** Core's chain gateway (default: a stub without code reads, i.e. EOA payer signatures only). */
+    chain?: ChainGateway;
   } = {},
 ): Promise<CoreHarness> {
   const dir = tempDir();
@@ -152,7 +155,7 @@ export async function openCore(
     chainClock,
     logger,
     deployment: f.deployment,
-    chain: {
+    chain: options.chain ?? {
       chainId: async () => 31337,
       blockNumber: async () => 0,
       vaultOperatorKey: async () => ({ set: false }),

@@ -337,6 +337,18 @@ describe("Core OpenAPI document", () => {
       "invalid_request",
     );
 
+    const leaves = "/core/cycles/{id}/guarantees";
+    const payerLeaves = await call("GET", leaves, `/core/cycles/1/guarantees?payer=${payer.address}`);
+    expect(payerLeaves.status).to.equal(200);
+    expect(payerLeaves.body.guarantees).to.have.length(2);
+    expect((await call("GET", leaves, "/core/cycles/1/guarantees")).body.code).to.equal("invalid_request");
+    expect((await call("GET", leaves, "/core/cycles/1/guarantees?payer=0x12")).body.code).to.equal(
+      "invalid_request",
+    );
+    expect(
+      (await call("GET", leaves, `/core/cycles/9/guarantees?payer=${payer.address}`)).body.code,
+    ).to.equal("cycle_not_found");
+
     // A withdrawal request on chain shows up in Core's view of what is withdrawable.
     await (await vault.requestWithdrawal(ZERO_ADDRESS, 2_000n)).wait();
     await tasks.indexer.tick();

@@ -33,4 +33,9 @@ export interface ReserveRepository {
   deleteReserve(guaranteeId: string): Promise<void>;
   /** `user`'s active reserves (in `asset` only, when given) with the guarantees they back, oldest first. */
   listReserves(user: string, asset?: string): Promise<ActiveReserve[]>;
+  /**
+   * Reserves `Vault.releaseReserve` would free, oldest first, at most `limit`: expired at chain time
+   * `nowSeconds` (`expiresAt <= nowSeconds`) or backing a guarantee Core holds as netted or remunerated.
+   */
+  listReleasableReserves(nowSeconds: number, limit: number): Promise<ActiveReserve[]>;
 }

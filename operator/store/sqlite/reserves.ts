@@ -6,6 +6,14 @@ import type { Database, Statement } from "better-sqlite3";
 import type { ActiveReserve, GuaranteeState, ReserveRecord, ReserveRepository } from "../repositories";
 import { address as addr, type Row, type SyncOf } from "./common";
 
+/** Guarantee states whose id the Vault has consumed (netted in a committed cycle, or remunerated). */
+const CONSUMED_STATES: readonly GuaranteeState[] = [
+  "NETTED",
+  "SETTLED",
+  "REMUNERATED",
+  "DEFAULT_REMUNERATED",
+];
+
 const ACTIVE_COLUMNS = `r.*, g.state AS g_state, g.user_address AS g_user, g.asset_address AS g_asset,
   g.amount AS g_amount`;
 
@@ -15,6 +23,7 @@ export class SqliteReserves implements SyncOf<ReserveRepository> {
   private readonly remove: Statement;
   private readonly listByUser: Statement;
   private readonly listByUserAsset: Statement;
+  private readonly listReleasable: Statement;
 
   constructor(db: Database) {
     this.put = db.prepare(
@@ -29,6 +38,11 @@ export class SqliteReserves implements SyncOf<ReserveRepository> {
     );
     this.listByUserAsset = db.prepare(
       `${active} WHERE r.user_address = ? AND r.asset_address = ? ORDER BY r.block_number, r.guarantee_id`,
+    );
+    // Mirrors Vault.releaseReserve: consumed (netted or remunerated, as Core's books say) or expired.
+    this.listReleasable = db.prepare(
+      `${active} WHERE r.expires_at <= ? OR g.state IN (${CONSUMED_STATES.map(() => "?").join(", ")})
+       ORDER BY r.block_number, r.guarantee_id LIMIT ?`,
     );
   }
 
@@ -58,6 +72,10 @@ export class SqliteReserves implements SyncOf<ReserveRepository> {
     return asset === undefined
       ? activeReserves(this.listByUser.all(addr(user)) as Row[])
       : this.listReservesOfChecksummed(addr(user), addr(asset));
+  }
+
+  listReleasableReserves(nowSeconds: number, limit: number): ActiveReserve[] {
+    return activeReserves(this.listReleasable.all(nowSeconds, ...CONSUMED_STATES, limit) as Row[]);
   }
 
   /**

@@ -4,8 +4,8 @@
  * 401 for invalid credentials (docs/operator-auth.md).
  */
 import { Router } from "express";
-import type { AuthService } from "./service";
-import { parseNonceRequest, parseRefreshTokenRequest, parseVerifyRequest } from "./requests";
+import type { AuthService } from "../auth";
+import { parseNonceRequest, parseRefreshTokenRequest, parseVerifyRequest } from "../auth/requests";
 
 export function authRouter(auth: AuthService): Router {
   const router = Router();

@@ -9,10 +9,10 @@
 import { type Request, Router } from "express";
 import { WireError } from "../../sdk/errors";
 import { parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";
-import { forbidden, notFound } from "../api/errors";
-import type { RouteModule } from "../api/context";
+import { forbidden, notFound } from "./errors";
+import type { RouteModule } from "./context";
 import { isFacilitator, principalOf, requireAccessToken } from "../auth";
-import { balancesView, guaranteeView } from "./view";
+import { balancesView, guaranteeView } from "../guarantees";
 
 function queryString(req: Request, name: string): string | undefined {
   const value = (req.query as Record<string, unknown>)[name];
