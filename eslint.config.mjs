@@ -19,7 +19,16 @@ const nodeIoPatterns = NODE_IO.flatMap((name) => [name, `node:${name}`, `node:${
 
 export default tseslint.config(
   {
-    ignores: ["node_modules/", "artifacts/", "cache/", "typechain-types/", "coverage/", "dist/", ".data/"],
+    ignores: [
+      "node_modules/",
+      "artifacts/",
+      "cache/",
+      "typechain-types/",
+      "coverage/",
+      "dist/",
+      "console/dist/",
+      ".data/",
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,

@@ -381,6 +381,8 @@ class Devnet {
         `  ${label.padEnd(12)} ${url.padEnd(24)} pid ${String(service?.pid).padEnd(8)} log ${rel(service?.logFile ?? "")}`,
       );
     }
+    // Core serves the console (docs/console.md); `npm run devnet` builds it first.
+    lines.push(`  ${"Console".padEnd(12)} ${this.urls.core}/console/`);
     lines.push("", `Contracts (${rel(this.options.deploymentFile)})`);
     for (const [name, contract] of Object.entries(deployment.contracts)) {
       lines.push(`  ${name.padEnd(19)} ${contract.address}  block ${contract.blockNumber}`);
@@ -478,7 +480,7 @@ async function main(): Promise<void> {
   }
   devnet.printSummary();
   say(
-    `${READY_MARKER} rpc=${devnet.urls.rpc} core=${devnet.urls.core} facilitator=${devnet.urls.facilitator} (${seconds(started)})`,
+    `${READY_MARKER} rpc=${devnet.urls.rpc} core=${devnet.urls.core} facilitator=${devnet.urls.facilitator} console=${devnet.urls.core}/console/ (${seconds(started)})`,
   );
   devnet.watch((service) => {
     console.error(

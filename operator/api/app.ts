@@ -14,6 +14,7 @@ import {
 } from "./context";
 import { asyncRoutes } from "./async-routes";
 import { authRouter } from "./auth-routes";
+import { consoleRoutes } from "./console-routes";
 import { errorHandler, notFoundHandler } from "./error-handler";
 import { guaranteeRoutes } from "./guarantee-routes";
 import { openapiRoutes } from "./openapi";
@@ -36,6 +37,7 @@ export const CORE_ROUTES: readonly RouteModule[] = [
   asyncRoutes,
   webhookAdminRoutes,
   openapiRoutes,
+  consoleRoutes,
 ];
 
 export interface CoreAppOptions extends CoreDeps {

@@ -1,0 +1,191 @@
+/** Cycles view: each committed cycle's roots, deadlines, totals per asset, debtors and claimed credits. */
+import type { CycleBody, DebtorStatus } from "./api";
+import { h, row, stateMessage } from "./dom";
+import { type AssetInfo, formatAmount } from "./format";
+import { time } from "./health";
+
+/** Debtor statuses grouped as the operator reads them: settled, covered from collateral, still owed. */
+const GROUP: Record<DebtorStatus, "paid" | "covered" | "open" | "voided"> = {
+  PAID: "paid",
+  COVERED: "covered",
+  OPEN: "open",
+  CHALLENGED: "open",
+  ANSWERED: "open",
+  VOIDED: "voided",
+  REFUNDED: "voided",
+};
+
+function debtorSummary(cycle: CycleBody): string {
+  const counts = { paid: 0, covered: 0, open: 0, voided: 0 };
+  for (const debtor of cycle.debtors) counts[GROUP[debtor.status]] += 1;
+  const parts = [`${counts.paid} paid`, `${counts.covered} covered`, `${counts.open} open`];
+  if (counts.voided) parts.push(`${counts.voided} voided/refunded`);
+  return parts.join(" · ");
+}
+
+/**
+ * A link that downloads the participant's positions and Merkle proofs (public endpoint). None for a cycle
+ * Core did not plan: Core holds no tree for it (the endpoint answers 404 `position_not_found`).
+ */
+function proofLink(cycle: CycleBody, participant: string): Node {
+  if (!cycle.planned_by_core) return h("span", { class: "muted" }, "—");
+  return h(
+    "a",
+    {
+      href: `/core/cycles/${cycle.cycle_id}/participants/${participant}/proof`,
+      download: `surety-cycle-${cycle.cycle_id}-${participant}-proof.json`,
+      "data-testid": "proof-link",
+    },
+    "proof (JSON)",
+  );
+}
+
+function renderCycle(cycle: CycleBody, assets: Map<string, AssetInfo>): HTMLElement {
+  return h(
+    "article",
+    { class: "cycle", "data-testid": "cycle", "data-cycle-id": String(cycle.cycle_id) },
+    h(
+      "h3",
+      {},
+      `Cycle #${cycle.cycle_id} `,
+      h("span", { class: `badge ${cycle.state.toLowerCase()}` }, cycle.state),
+    ),
+    cycle.planned_by_core
+      ? null
+      : h(
+          "div",
+          { class: "state error", role: "alert" },
+          h("p", { class: "title" }, "Not planned by Core"),
+          h(
+            "p",
+            {},
+            "This cycle was committed with the operator key outside Core: treat the key as compromised (docs/clearing.md).",
+          ),
+        ),
+    h(
+      "dl",
+      {},
+      row("Root", h("code", { "data-testid": "cycle-root" }, cycle.root)),
+      row("Guarantees root", h("code", {}, cycle.guarantees_root)),
+      row("Guarantees", cycle.guarantee_count),
+      row("Committed", time(cycle.committed_at), ` in block ${cycle.committed_block}`),
+      row("Commit tx", h("code", {}, cycle.commit_tx)),
+      row("Challenges until", time(cycle.challenge_deadline)),
+      row("Answers until", time(cycle.answer_deadline)),
+      row("Payment deadline", time(cycle.payment_deadline)),
+      row("Default deadline", time(cycle.default_deadline)),
+      cycle.vetoed_at ? row("Vetoed", time(cycle.vetoed_at)) : [],
+      cycle.finalized_at ? row("Finalized", time(cycle.finalized_at)) : [],
+      row("Debtors", h("span", { "data-testid": "debtor-summary" }, debtorSummary(cycle))),
+    ),
+    h("h4", {}, "Totals per asset"),
+    cycle.totals.length === 0
+      ? h("p", { class: "muted" }, "No net positions.")
+      : h(
+          "table",
+          { "data-testid": "cycle-totals" },
+          h(
+            "thead",
+            {},
+            h("tr", {}, h("th", {}, "Asset"), h("th", {}, "Total debit"), h("th", {}, "Total credit")),
+          ),
+          h(
+            "tbody",
+            {},
+            cycle.totals.map((total) =>
+              h(
+                "tr",
+                {},
+                h("td", {}, assets.get(total.asset_address.toLowerCase())?.symbol ?? total.asset_address),
+                h("td", { class: "num" }, formatAmount(total.total_debit, total.asset_address, assets)),
+                h("td", { class: "num" }, formatAmount(total.total_credit, total.asset_address, assets)),
+              ),
+            ),
+          ),
+        ),
+    h("h4", {}, "Debtors"),
+    cycle.debtors.length === 0
+      ? h("p", { class: "muted" }, "No debtor.")
+      : h(
+          "table",
+          {},
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              h("th", {}, "Debtor"),
+              h("th", {}, "Owes"),
+              h("th", {}, "Status"),
+              h("th", {}, "Covered"),
+              h("th", {}, "Proof"),
+            ),
+          ),
+          h(
+            "tbody",
+            {},
+            cycle.debtors.map((debtor) =>
+              h(
+                "tr",
+                {},
+                h("td", {}, h("code", {}, debtor.debtor)),
+                h("td", { class: "num" }, formatAmount(debtor.amount, debtor.asset_address, assets)),
+                h("td", {}, h("span", { class: `badge ${GROUP[debtor.status]}` }, debtor.status)),
+                h(
+                  "td",
+                  { class: "num" },
+                  debtor.covered === null ? "—" : formatAmount(debtor.covered, debtor.asset_address, assets),
+                ),
+                h("td", {}, proofLink(cycle, debtor.debtor)),
+              ),
+            ),
+          ),
+        ),
+    h("h4", {}, "Credits claimed"),
+    cycle.claims.length === 0
+      ? h(
+          "p",
+          { class: "muted" },
+          "None claimed yet (creditors claim with their proof after the challenge deadline).",
+        )
+      : h(
+          "table",
+          {},
+          h("thead", {}, h("tr", {}, h("th", {}, "Creditor"), h("th", {}, "Claimed"), h("th", {}, "Proof"))),
+          h(
+            "tbody",
+            {},
+            cycle.claims.map((claim) =>
+              h(
+                "tr",
+                {},
+                h("td", {}, h("code", {}, claim.participant)),
+                h("td", { class: "num" }, formatAmount(claim.amount, claim.asset_address, assets)),
+                h("td", {}, proofLink(cycle, claim.participant)),
+              ),
+            ),
+          ),
+        ),
+  );
+}
+
+export function renderCycles(
+  cycles: CycleBody[],
+  assets: Map<string, AssetInfo>,
+  cycleLength: number | null,
+): HTMLElement {
+  return h(
+    "section",
+    { class: "cycles", "data-view": "cycles" },
+    h("h2", {}, "Cycles"),
+    cycles.length === 0
+      ? stateMessage(
+          "empty",
+          "No cycle committed yet.",
+          `Core commits a cycle at each cutoff${cycleLength ? ` (every ${cycleLength} s of chain time)` : ""} when guarantees are payable, if it runs with SURETY_OPERATOR_PRIVATE_KEY.`,
+          "On the devnet: buy something through the facilitator (examples/ or npm run smoke), then wait for the next cutoff; this page updates by itself.",
+        )
+      : cycles.map((cycle) => renderCycle(cycle, assets)),
+  );
+}

@@ -1,0 +1,160 @@
+/** Health view: Core's probes and indexer sync, the contracts, and the clearing timings and latest deadlines. */
+import type { CycleBody, HealthBody, WirePublicParams } from "./api";
+import { h, row } from "./dom";
+import { formatSeconds, formatTime } from "./format";
+
+export interface HealthData {
+  health: HealthBody;
+  params: WirePublicParams;
+  latestCycle: CycleBody | null;
+}
+
+const SYNC_ADVICE: Record<string, string> = {
+  starting: "The indexer has not finished a pass yet; this clears by itself within a poll interval.",
+  lagging: "Core is behind the chain by more than its bound: check the RPC node and Core's log.",
+  stale: "No successful indexer pass lately: check the RPC node (SURETY_RPC_URL) and Core's log.",
+  halted:
+    "The chain reorganised below the history Core keeps: Core issues nothing until an operator restores the store (docs/operator-async.md).",
+  off: "This Core runs without background tasks (SURETY_BACKGROUND_TASKS=false): nothing is indexed here.",
+};
+
+export function time(iso: string | null): Node {
+  const t = formatTime(iso);
+  if (t === null) return h("span", { class: "muted" }, "—");
+  return h(
+    "span",
+    { class: "time" },
+    h("span", { class: "chain" }, t.chain),
+    " ",
+    h("span", { class: "local" }, `(${t.local} local)`),
+  );
+}
+
+function badge(value: string): HTMLElement {
+  const kind = value === "ok" ? "ok" : value === "off" ? "off" : "fail";
+  return h("span", { class: `badge ${kind}` }, value);
+}
+
+export function renderHealth({ health, params, latestCycle }: HealthData): HTMLElement {
+  const sync = health.chain_sync;
+  // Core publishes head − confirmations − indexed as lag_blocks, so the confirmation depth follows from the three.
+  const confirmations =
+    sync.head_block !== null && sync.indexed_block !== null && sync.lag_blocks !== null
+      ? sync.head_block - sync.indexed_block - sync.lag_blocks
+      : null;
+  const timings = params.protocol_timings;
+  return h(
+    "section",
+    { class: "health", "data-view": "health" },
+    h("h2", {}, "Health ", badge(health.status)),
+    sync.state !== "ok" && SYNC_ADVICE[sync.state]
+      ? h(
+          "div",
+          { class: "state warn", role: "status" },
+          h("p", { class: "title" }, sync.reason ?? sync.state),
+          h("p", {}, SYNC_ADVICE[sync.state]),
+        )
+      : null,
+    h(
+      "div",
+      { class: "cards" },
+      h(
+        "article",
+        {},
+        h("h3", {}, "Chain and indexer"),
+        h(
+          "dl",
+          {},
+          row("Chain head", h("strong", { "data-testid": "chain-head" }, sync.head_block ?? "not read yet")),
+          row("Indexed block", sync.indexed_block ?? "—"),
+          row(
+            "Indexer lag",
+            sync.lag_blocks === null ? "—" : `${sync.lag_blocks} blocks (bound ${sync.max_lag_blocks})`,
+          ),
+          row("Confirmations", confirmations === null ? "—" : `${confirmations} blocks`),
+          row("Sync state", badge(sync.state)),
+          row(
+            "Last sync",
+            time(sync.last_synced_at),
+            sync.seconds_since_sync === null
+              ? null
+              : ` ${sync.seconds_since_sync} s ago (bound ${sync.max_stale_seconds} s)`,
+          ),
+          row("Store", badge(health.db)),
+          row("Chain RPC", badge(health.chain_rpc)),
+          row("Indexer", badge(health.indexer)),
+        ),
+      ),
+      h(
+        "article",
+        {},
+        h("h3", {}, "Clearing schedule"),
+        timings === null
+          ? h(
+              "p",
+              { class: "muted" },
+              "Core has not read the Vault's timings (it runs without background tasks).",
+            )
+          : h(
+              "dl",
+              {},
+              row("Cycle length", formatSeconds(timings.cycle_length_seconds), " of chain time"),
+              row("Commit delay", formatSeconds(timings.commit_delay_seconds)),
+              row("Challenge window (W)", formatSeconds(timings.challenge_window_seconds)),
+              row("Answer window", formatSeconds(timings.challenge_window_seconds)),
+              row("Payment window (P)", formatSeconds(timings.payment_window_seconds)),
+              row("Default window", formatSeconds(timings.default_window_seconds)),
+              row("Withdrawal grace", formatSeconds(timings.withdrawal_grace_period_seconds)),
+              row(
+                "Next cutoff",
+                h("span", { class: "muted" }, "not published by Core's public API (see docs/console.md)"),
+              ),
+            ),
+        h(
+          "h4",
+          {},
+          latestCycle
+            ? `Latest cycle #${latestCycle.cycle_id} (${latestCycle.state})`
+            : "No cycle committed yet",
+        ),
+        latestCycle
+          ? h(
+              "dl",
+              { "data-testid": "latest-cycle" },
+              row("Committed", time(latestCycle.committed_at)),
+              row("Challenges until", time(latestCycle.challenge_deadline)),
+              row("Answers until", time(latestCycle.answer_deadline)),
+              row("Payment deadline", time(latestCycle.payment_deadline)),
+              row("Default deadline", time(latestCycle.default_deadline)),
+            )
+          : null,
+      ),
+      h(
+        "article",
+        {},
+        h("h3", {}, "Deployment"),
+        h(
+          "dl",
+          {},
+          row("Chain id", params.chain_id),
+          row("Vault", h("code", {}, params.contract_address)),
+          row(
+            "ClearingHouse",
+            params.clearing_house_address ? h("code", {}, params.clearing_house_address) : "—",
+          ),
+          row("Guarantee versions", params.accepted_guarantee_versions.join(", ")),
+          row(
+            "Latest V2 deadline",
+            params.latest_validation_deadline === null
+              ? "—"
+              : time(new Date(params.latest_validation_deadline * 1000).toISOString()),
+          ),
+          row(
+            "Webhook backlog",
+            h("span", { class: "muted" }, "admin only: not on the public API (next increment)"),
+          ),
+        ),
+      ),
+    ),
+  );
+}

@@ -1,0 +1,233 @@
+/**
+ * The operator console (docs/console.md) in a real browser: Debian's Chromium (/usr/bin/chromium) driven
+ * by playwright-core, against the console Core serves at /console/ on the real protocol stack
+ * (test/e2e/protocol-fixtures.ts: Hardhat chain, Core over a SQLite file, facilitator). The console is
+ * built first with Vite, as `npm run devnet` does. The Health view must show the chain head Core reads;
+ * a cycle Core commits must appear in the Cycles view with its root, totals in token units and its
+ * debtor; every request the page makes goes to Core (no CDN). Without Chromium the test fails: the
+ * browser is part of the test's contract (`.ci/run` installs it).
+ *
+ * `SURETY_CONSOLE_SCREENSHOTS=1` also writes the screenshots docs/console.md shows
+ * (`npm run console:screenshots`).
+ */
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import express from "express";
+import { ethers } from "hardhat";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { consoleRouter } from "../../operator/api/console-routes";
+import { chainFixture, type ChainFixture } from "../operator/indexer-fixtures";
+import { cycleOf, type ProtocolStack, startProtocolStack } from "./protocol-fixtures";
+
+/**
+ * The default deployment under a fixture of this file's own: loadFixture snapshots per function, and the
+ * chain time of a snapshot restored later trails the wall clock by the time since it was taken. Sharing
+ * `chainFixture`'s snapshot would make this file (first of test/e2e) the one that takes it, long before
+ * protocol-reserve.test.ts, whose V2 deadline then passes before its reserve is registered.
+ */
+async function consoleDeployment(): Promise<ChainFixture> {
+  return chainFixture();
+}
+
+const ROOT = path.resolve(__dirname, "../..");
+const CHROMIUM = "/usr/bin/chromium";
+/**
+ * What the machine's notes prescribe for Debian's Chromium here: no sandbox (CI runs as root), no GPU, and
+ * none of Chromium's own background connections (the network is closed; they fail at every start).
+ */
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+/** The page polls every 2 s: a change must show within two polls and a slow render. */
+const SHOWS_WITHIN_MS = 10_000;
+const SCREENSHOT_DIR = path.join(ROOT, "docs", "images");
+
+function buildConsole(): void {
+  execFileSync(process.execPath, [path.join(ROOT, "node_modules/vite/bin/vite.js"), "build", "console"], {
+    cwd: ROOT,
+    stdio: "pipe",
+  });
+}
+
+async function textOf(page: Page, selector: string): Promise<string> {
+  return (await page.locator(selector).first().textContent()) ?? "";
+}
+
+interface PageGlobals {
+  document: { querySelector(selector: string): { textContent: string | null } | null };
+}
+
+/** Waits until `selector`'s text is `expected` (the page re-renders on every poll). */
+async function waitForText(page: Page, selector: string, expected: string): Promise<void> {
+  await page.waitForFunction(
+    // Runs in the page; the test's tsconfig has no DOM types, hence the minimal shape of `document`.
+    ([sel, text]) => (globalThis as unknown as PageGlobals).document.querySelector(sel)?.textContent === text,
+    [selector, expected] as const,
+    { timeout: SHOWS_WITHIN_MS },
+  );
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  if (!process.env.SURETY_CONSOLE_SCREENSHOTS) return;
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOT_DIR, name), fullPage: true });
+}
+
+describe("operator console in headless Chromium: Health and Cycles views on a real stack", function () {
+  this.timeout(120_000);
+  let s: ProtocolStack | undefined;
+  let browser: Browser | undefined;
+
+  before(function () {
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(
+        `${CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium; .ci/run does it when absent)`,
+      );
+    }
+    buildConsole();
+  });
+
+  afterEach(async () => {
+    await browser?.close();
+    browser = undefined;
+    await s?.close();
+    s = undefined;
+  });
+
+  it("shows the chain head, then a committed cycle with its root, totals in tUSD and its open debtor", async function () {
+    s = await startProtocolStack({ fixture: consoleDeployment });
+    const { f, w } = s;
+    const usd = f.usdAddress;
+    await s.round(); // first indexer pass: Core knows the head and the chain time
+
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const requests: string[] = [];
+    const problems: string[] = [];
+    page.on("request", (request) => requests.push(request.url()));
+    page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+    page.on("console", (message) => {
+      // Failed loads are judged by their response below: a 404 of a cycle id probe is how the page finds the last.
+      if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
+        problems.push(`console error: ${message.text()}`);
+      }
+    });
+    page.on("response", (answer) => {
+      const probe = answer.status() === 404 && /\/core\/cycles\/\d+$/.test(new URL(answer.url()).pathname);
+      if (answer.status() >= 400 && !probe) problems.push(`${answer.status()} ${answer.url()}`);
+    });
+
+    const consoleUrl = `${s.core.url}/console/`;
+    const response = await page.goto(consoleUrl);
+    expect(response?.status()).to.equal(200);
+    expect(response?.headers()["content-security-policy"]).to.include("default-src 'none'");
+
+    // Health: the head the indexer read, which is the chain's block number (nothing mined since).
+    const health = (await (await fetch(`${s.core.url}/core/health`)).json()) as {
+      chain_sync: { head_block: number };
+    };
+    expect(health.chain_sync.head_block).to.equal(await ethers.provider.getBlockNumber());
+    await waitForText(page, "[data-testid=chain-head]", String(health.chain_sync.head_block));
+    expect(await textOf(page, "section.health h2")).to.equal("Health ok");
+    expect(await textOf(page, "section.health")).to.include("Cycle length");
+    await screenshot(page, "console-health-empty.png");
+
+    // Cycles, none yet: the empty state says what to do.
+    await page.click("nav a[data-view=cycles]");
+    await page.waitForSelector("[data-state=empty]", { timeout: SHOWS_WITHIN_MS });
+    expect(await textOf(page, "[data-state=empty]")).to.include("No cycle committed yet.");
+    await screenshot(page, "console-cycles-empty.png");
+
+    // alice deposits 10 tUSD and buys 1.5 tUSD from bob and 0.25 tUSD from carol; bob buys 0.5 tUSD from
+    // alice. At the cutoff Core commits cycle 1: alice owes 1.25 tUSD net.
+    await f.vault.connect(w.alice).depositToken(usd, 10_000_000n);
+    await f.vault.connect(w.bob).depositToken(usd, 5_000_000n);
+    await s.round();
+    await s.settle("alice", "bob", 1_500_000n, usd);
+    await s.settle("alice", "carol", 250_000n, usd);
+    await s.settle("bob", "alice", 500_000n, usd);
+    await s.advance(f.timings.cycleLength);
+    expect((await s.round()).scheduler).to.include({ action: "committed", cycleId: 1, guarantees: 3 });
+    const committed = await cycleOf(s, 1);
+
+    await page.waitForSelector('[data-testid=cycle][data-cycle-id="1"]', { timeout: SHOWS_WITHIN_MS });
+    const card = '[data-testid=cycle][data-cycle-id="1"]';
+    expect(await textOf(page, `${card} [data-testid=cycle-root]`)).to.equal(committed.root);
+    const totals = await textOf(page, `${card} [data-testid=cycle-totals]`);
+    expect(totals).to.include("tUSD").and.include("1.25 tUSD"); // total debit = total credit = 1.25
+    expect(await textOf(page, `${card} [data-testid=debtor-summary]`)).to.equal(
+      "0 paid · 0 covered · 1 open",
+    );
+    expect(await textOf(page, card))
+      .to.include(w.alice.address)
+      .and.include("COMMITTED");
+    // The debtor's proof downloads from Core's public proof endpoint.
+    const proofHref = await page.locator(`${card} [data-testid=proof-link]`).first().getAttribute("href");
+    expect(proofHref).to.equal(`/core/cycles/1/participants/${w.alice.address}/proof`);
+    const proof = (await (await fetch(`${s.core.url}${proofHref}`)).json()) as { root: string };
+    expect(proof.root).to.equal(committed.root);
+    await screenshot(page, "console-cycles.png");
+
+    // Back on Health, the latest cycle's deadlines are shown in chain time (UTC) and local time.
+    await page.click("nav a[data-view=health]");
+    await page.waitForSelector("[data-testid=latest-cycle]", { timeout: SHOWS_WITHIN_MS });
+    const paymentDeadline = new Date(committed.payment_deadline as string)
+      .toISOString()
+      .replace(".000Z", "Z");
+    expect(await textOf(page, "[data-testid=latest-cycle]"))
+      .to.include(paymentDeadline)
+      .and.include("local");
+    await screenshot(page, "console-health.png");
+
+    // Offline by construction: every request went to Core, and the page logged no error (a CSP refusal would).
+    const origin = new URL(s.core.url).origin;
+    expect(requests.filter((url) => new URL(url).origin !== origin)).to.deep.equal([]);
+    expect(requests.some((url) => url.includes("/console/assets/"))).to.equal(true);
+    expect(problems).to.deep.equal([]);
+
+    // Core goes away: the page says so and what to do, keeps the last data on screen, and keeps trying.
+    await s.core.close();
+    await page.waitForSelector("[data-state=error]", { timeout: SHOWS_WITHIN_MS });
+    expect(await textOf(page, "[data-state=error]"))
+      .to.include("Core cannot be reached")
+      .and.include("npm run devnet")
+      .and.include("the last data read");
+    expect(await textOf(page, "[data-testid=chain-head]")).to.match(/^\d+$/);
+    await screenshot(page, "console-error.png");
+  });
+
+  it("says how to build the console when it is not built (503), and redirects /console to /console/", async function () {
+    const dir = mkdtempSync(path.join(tmpdir(), "surety-console-"));
+    const app = express().use(consoleRouter(dir));
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const missing = await fetch(`${base}/console/`);
+      expect(missing.status).to.equal(503);
+      expect(await missing.text()).to.include("npm run console:build");
+
+      writeFileSync(path.join(dir, "index.html"), "<!doctype html><title>console</title>");
+      const redirect = await fetch(`${base}/console`, { redirect: "manual" });
+      expect(redirect.status).to.equal(301);
+      expect(redirect.headers.get("location")).to.equal("/console/");
+      const served = await fetch(`${base}/console/`);
+      expect(served.status).to.equal(200);
+      expect(served.headers.get("cache-control")).to.equal("no-cache");
+      expect(served.headers.get("content-security-policy")).to.include("connect-src 'self'");
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
