@@ -1,14 +1,12 @@
 /** {@link GuaranteeRepository} on PostgreSQL: records, transitions, clearing columns, V2 responses. */
-import { WireError } from "../../../sdk/errors";
+import { decodeCursor, encodeCursor, pageSize } from "../guarantee-paging";
 import {
   type ClearingGuarantee,
-  DEFAULT_PAGE_SIZE,
   DuplicateGuaranteeError,
   type GuaranteeQuery,
   type GuaranteeRecord,
   type GuaranteeRepository,
   type GuaranteeState,
-  MAX_PAGE_SIZE,
   type Page,
   type PageRequest,
   type StoredGuarantee,
@@ -24,8 +22,6 @@ import {
 } from "../sqlite/common";
 import { DEFAULT_GUARANTEE_QUERY_LIMIT } from "../sqlite/guarantees";
 import { type PgConn, type Row, UNIQUE_VIOLATION } from "./common";
-
-const CURSOR_PREFIX = "g";
 
 const INSERT_GUARANTEE = `INSERT INTO guarantees
   (guarantee_id, version, user_address, recipient_address, req_id, amount, asset_address, timestamp,
@@ -238,25 +234,4 @@ function clearingGuaranteeFromRow(row: GuaranteeRow): ClearingGuarantee {
     seq: row.seq,
     validationRequestHash: row.validation_request_hash ?? null,
   };
-}
-
-function pageSize(limit: number | undefined): number {
-  if (limit === undefined) return DEFAULT_PAGE_SIZE;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
-    throw new WireError("limit", `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-  }
-  return limit;
-}
-
-function encodeCursor(seq: number): string {
-  return Buffer.from(`${CURSOR_PREFIX}${seq}`, "utf8").toString("base64url");
-}
-
-function decodeCursor(cursor: string): number {
-  const text = Buffer.from(cursor, "base64url").toString("utf8");
-  const match = /^g([1-9][0-9]{0,15})$/.exec(text);
-  if (!match || Buffer.from(text, "utf8").toString("base64url") !== cursor) {
-    throw new WireError("cursor", "is not a cursor returned by this API");
-  }
-  return Number(match[1]);
 }

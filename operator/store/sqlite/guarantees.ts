@@ -1,16 +1,14 @@
 /** {@link GuaranteeRepository} on a better-sqlite3 connection: records, transitions, clearing columns, V2 responses. */
 import type { Database, Statement } from "better-sqlite3";
 import { type Atomic, atomicRunner } from "../sqlite-atomic";
-import { WireError } from "../../../sdk/errors";
+import { decodeCursor, encodeCursor, pageSize } from "../guarantee-paging";
 import {
   type ClearingGuarantee,
-  DEFAULT_PAGE_SIZE,
   DuplicateGuaranteeError,
   type GuaranteeQuery,
   type GuaranteeRecord,
   type GuaranteeRepository,
   type GuaranteeState,
-  MAX_PAGE_SIZE,
   type Page,
   type PageRequest,
   type StoredGuarantee,
@@ -29,9 +27,6 @@ import {
 
 /** Largest page {@link SqliteGuarantees.listGuarantees} returns when no limit is given. */
 export const DEFAULT_GUARANTEE_QUERY_LIMIT = 100_000;
-
-// Cursors are opaque to clients; today they carry the insertion sequence number.
-const CURSOR_PREFIX = "g";
 
 export class SqliteGuarantees implements SyncOf<GuaranteeRepository> {
   private readonly stmt: ReturnType<typeof prepare>;
@@ -235,25 +230,4 @@ function clearingGuaranteeFromRow(row: Row): ClearingGuarantee {
     seq: guaranteeRow.seq,
     validationRequestHash: guaranteeRow.validation_request_hash ?? null,
   };
-}
-
-function pageSize(limit: number | undefined): number {
-  if (limit === undefined) return DEFAULT_PAGE_SIZE;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
-    throw new WireError("limit", `must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-  }
-  return limit;
-}
-
-function encodeCursor(seq: number): string {
-  return Buffer.from(`${CURSOR_PREFIX}${seq}`, "utf8").toString("base64url");
-}
-
-function decodeCursor(cursor: string): number {
-  const text = Buffer.from(cursor, "base64url").toString("utf8");
-  const match = /^g([1-9][0-9]{0,15})$/.exec(text);
-  if (!match || Buffer.from(text, "utf8").toString("base64url") !== cursor) {
-    throw new WireError("cursor", "is not a cursor returned by this API");
-  }
-  return Number(match[1]);
 }
