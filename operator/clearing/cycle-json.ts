@@ -1,5 +1,10 @@
-/** The stored (JSON) form of a cycle's commitCycle arguments: bigints as decimal strings. */
-import type { CommitCycleArgs } from "./commit-plan";
+/**
+ * The stored (JSON) form of a cycle's plan: its commitCycle arguments (bigints as decimal strings) and its
+ * tree dump. `cycleCommitArgs` and `cycleTree` are the one place a stored cycle's JSON is read back.
+ */
+import type { CycleRecord } from "../store";
+import { loadCycleTree, type CommitCycleArgs, type CycleTreeDump } from "./commit-plan";
+import type { CycleTree } from "../../sdk/merkle";
 
 export interface CommitCycleArgsJson {
   cycleId: string;
@@ -38,4 +43,14 @@ export function commitArgsFromJson(json: CommitCycleArgsJson): CommitCycleArgs {
     debtors: json.debtors.map((d) => ({ asset: d.asset, debtor: d.debtor, amount: BigInt(d.amount) })),
     nettedV2Ids: [...json.nettedV2Ids],
   };
+}
+
+/** The commitCycle arguments a stored cycle was planned (or indexed) with. */
+export function cycleCommitArgs(cycle: Pick<CycleRecord, "args">): CommitCycleArgs {
+  return commitArgsFromJson(JSON.parse(cycle.args) as CommitCycleArgsJson);
+}
+
+/** A stored cycle's net-position tree, checked against its root (`loadCycleTree`). */
+export function cycleTree(cycle: Pick<CycleRecord, "treeDump" | "root">): CycleTree {
+  return loadCycleTree(JSON.parse(cycle.treeDump) as CycleTreeDump, cycle.root);
 }

@@ -32,8 +32,8 @@ import {
 import type { ChainProvider } from "../chain/indexer";
 import { CallRevertedError, type OperatorSender, type SignedTransaction } from "../chain/sender";
 import type { CycleRecord, Store } from "../store";
-import { buildCommitPlan, type CommitPlan, toCommitCycleCall } from "./commit-plan";
-import { commitArgsFromJson, commitArgsToJson } from "./cycle-json";
+import { buildCommitPlan, type CommitCycleArgs, type CommitPlan, toCommitCycleCall } from "./commit-plan";
+import { commitArgsToJson, cycleCommitArgs } from "./cycle-json";
 import { netCycle } from "./netting";
 
 /** operator_state key of the next cutoff (unix seconds). */
@@ -170,7 +170,7 @@ export class ClearingScheduler {
       const plan = buildCommitPlan(netCycle(BigInt(cycleId), payable), payable);
       if (!plan) return null;
       if (await this.excludeRemunerated(plan.args.nettedV2Ids)) continue;
-      const data = clearingHouseInterface.encodeFunctionData("commitCycle", toCommitCycleCall(plan.args));
+      const data = encodeCommitCycle(plan.args);
       const gas = await sender.estimate(deployment.clearingHouse, data, commitErrorsInterface);
       if (gasBudget !== null && gas > gasBudget && payable.length > 1) {
         limit = Math.ceil(payable.length / 2);
@@ -210,8 +210,7 @@ export class ClearingScheduler {
 
   private async send(record: CycleRecord, gas?: bigint): Promise<SchedulerTickResult> {
     const { sender, deployment } = this.options;
-    const args = commitArgsFromJson(JSON.parse(record.args));
-    const data = clearingHouseInterface.encodeFunctionData("commitCycle", toCommitCycleCall(args));
+    const data = encodeCommitCycle(cycleCommitArgs(record));
     try {
       const signed = await sender.send({
         to: deployment.clearingHouse,
@@ -286,10 +285,7 @@ export class ClearingScheduler {
       return { action: "pending", cycleId: cycle.cycleId, txHash: status.hash }; // mined: lastCycleId lags (reorg)
     }
     // Reverted: find out why by estimating the same call now.
-    const data = clearingHouseInterface.encodeFunctionData(
-      "commitCycle",
-      toCommitCycleCall(commitArgsFromJson(JSON.parse(cycle.args))),
-    );
+    const data = encodeCommitCycle(cycleCommitArgs(cycle));
     try {
       await sender.estimate(this.options.deployment.clearingHouse, data, commitErrorsInterface);
       return this.abandon(cycle, new Error(`commit ${status.hash} reverted (out of gas?)`));
@@ -317,6 +313,11 @@ export class ClearingScheduler {
 /** A plan of Core's not seen committed yet (what the scheduler may still change or drop). */
 function isOwnPlan(cycle: CycleRecord | null): boolean {
   return cycle !== null && cycle.plannedByCore && (cycle.state === "PLANNED" || cycle.state === "SENT");
+}
+
+/** The calldata of `ClearingHouse.commitCycle` for a plan: the one place the scheduler encodes it. */
+function encodeCommitCycle(args: CommitCycleArgs): string {
+  return clearingHouseInterface.encodeFunctionData("commitCycle", toCommitCycleCall(args));
 }
 
 function guaranteeIds(guarantees: readonly { guaranteeId: string }[]): string[] {
