@@ -7,7 +7,7 @@ import { getAddress, type Interface, type Log } from "ethers";
 import { formatUint } from "../../sdk/wire";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
-import type { CommitCycleArgsJson } from "../clearing/cycle-json";
+import { cycleCommitArgs, type CommitCycleArgsJson } from "../clearing/cycle-json";
 import { type CycleRecord, type DebtStatus, PRE_CYCLE_LOCKED_STATES, type WithdrawalRecord } from "../store";
 import { clearingHouseInterface, validationRegistryInterface, vaultInterface } from "./abi";
 import type { ChainEvent, ContractName, EventValue } from "./event-types";
@@ -347,7 +347,7 @@ async function applyCycleCommitted(j: JournaledTx, event: ChainEvent, context: A
     paymentDeadline: num(a.paymentDeadline),
     defaultDeadline: num(a.defaultDeadline),
   });
-  const args = JSON.parse(cycle.args) as CommitCycleArgsJson;
+  const args = cycleCommitArgs(cycle);
   const debtorKeys = new Set(args.debtors.map((d) => `${d.asset.toLowerCase()}:${d.debtor.toLowerCase()}`));
   for (const id of cycle.guaranteeIds) {
     const g = await j.tx.getClearingGuarantee(id);
@@ -367,7 +367,7 @@ async function applyCycleCommitted(j: JournaledTx, event: ChainEvent, context: A
     }
   }
   for (const d of args.debtors) {
-    const amount = BigInt(d.amount);
+    const amount = d.amount;
     await j.putDebt({
       cycleId,
       asset: getAddress(d.asset),
@@ -450,7 +450,7 @@ async function committedCycleData(
  */
 function isCorePlan(cycle: CycleRecord, committed: CommittedCycleData): boolean {
   if (!cycle.plannedByCore) return false;
-  const args = JSON.parse(cycle.args) as CommitCycleArgsJson;
+  const args = cycleCommitArgs(cycle);
   if (cycle.root.toLowerCase() !== committed.root) return false;
   if (committed.guaranteesRoot !== null && args.guaranteesRoot.toLowerCase() !== committed.guaranteesRoot) {
     return false;

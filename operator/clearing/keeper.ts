@@ -19,8 +19,8 @@ import { clearingHouseInterface, commitErrorsInterface } from "../chain/abi";
 import { CallRevertedError, type OperatorSender } from "../chain/sender";
 import type { Store } from "../store";
 import { ChallengeAnswerError, buildChallengeAnswer } from "./challenge-answer";
-import { loadCycleTree, participantPositions } from "./commit-plan";
-import { commitArgsFromJson } from "./cycle-json";
+import { participantPositions } from "./commit-plan";
+import { cycleCommitArgs, cycleTree } from "./cycle-json";
 
 /**
  * The one Vault call the keeper makes, with the reverts that say "not yet" (kept local: the chain
@@ -140,7 +140,7 @@ export class ClearingKeeper {
       );
       let answer: ReturnType<typeof buildChallengeAnswer>;
       try {
-        const { guaranteesRoot } = commitArgsFromJson(JSON.parse(cycle.args));
+        const { guaranteesRoot } = cycleCommitArgs(cycle);
         answer = buildChallengeAnswer(
           BigInt(debt.cycleId),
           guaranteesRoot,
@@ -209,7 +209,7 @@ export class ClearingKeeper {
       const claimed = new Set(
         (await store.listCycleClaims(cycle.cycleId)).map((c) => `${c.asset}:${c.participant}`.toLowerCase()),
       );
-      const tree = loadCycleTree(JSON.parse(cycle.treeDump), cycle.root);
+      const tree = cycleTree(cycle);
       const participants = new Set<string>();
       for (const [, value] of tree.entries()) participants.add(value[2]);
       for (const participant of participants) {

@@ -209,7 +209,7 @@ export class ChainWebhooks {
     log: ChainEvent,
     cycle: CycleRecord,
     deadlines: { payment: number; default: number },
-    debtors: readonly { asset: string; debtor: string; amount: string }[],
+    debtors: readonly { asset: string; debtor: string; amount: bigint | string }[],
     now: number,
   ): OutboxEvent {
     return this.event(
@@ -224,7 +224,7 @@ export class ChainWebhooks {
         debtors: debtors.map((d) => ({
           asset_address: d.asset,
           debtor_address: d.debtor,
-          amount: d.amount,
+          amount: d.amount.toString(),
         })),
         ...this.where(log),
       },
@@ -303,7 +303,7 @@ export class ChainWebhooks {
         debtors: debtors.map((d) => ({
           asset_address: d.asset,
           debtor_address: d.debtor,
-          amount: d.amount,
+          amount: d.amount.toString(),
         })),
         replaced_plan_guarantee_ids: (replacedPlan?.guaranteeIds ?? []).map((id) => id.toLowerCase()),
         ...this.where(log),
