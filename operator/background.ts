@@ -43,6 +43,8 @@ export interface BackgroundDeps {
   wallClock?: Clock;
   /** Exports the bond monitor's readings (`surety_operator_bond`). */
   metrics?: CoreMetrics;
+  /** The V2 lifecycle the routes use (the Core context's); one is built when absent (tests). */
+  lifecycle?: V2Lifecycle;
 }
 
 export interface BackgroundTasks {
@@ -105,7 +107,8 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     onCursor: chainClock instanceof ChainClock ? (cursor) => chainClock.observe(cursor) : undefined,
     syncStatus: deps.chainSync,
   });
-  const lifecycle = new V2Lifecycle({ store, clock, chainClock, logger, chainId: config.chainId });
+  const lifecycle =
+    deps.lifecycle ?? new V2Lifecycle({ store, clock, chainClock, logger, chainId: config.chainId });
   let scheduler: ClearingScheduler | null = null;
   let keeper: ClearingKeeper | null = null;
   let sender: OperatorSender | null = null;

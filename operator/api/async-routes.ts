@@ -13,14 +13,14 @@
 import { Router } from "express";
 import { formatUint, parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";
 import { WireError } from "../../sdk/errors";
-import { isFacilitator, principalOf, requireAccessToken } from "../auth";
-import { loadCycleTree, participantPositions } from "../clearing/commit-plan";
+import { isFacilitator } from "../auth";
+import { principalOf, requireAccessToken } from "./access-middleware";
+import { participantPositions } from "../clearing/commit-plan";
 import { ChallengeAnswerError, rebuildCycleGuaranteeTree } from "../clearing/challenge-answer";
-import type { CommitCycleArgsJson } from "../clearing/cycle-json";
+import { cycleCommitArgs, cycleTree } from "../clearing/cycle-json";
 import { withdrawalReadyAt } from "../chain/timings";
 import { guaranteeView } from "../guarantees/view";
 import { freeCollateral, reserveHold } from "../guarantees/capacity";
-import { V2Lifecycle } from "../lifecycle/v2-lifecycle";
 import type { RouteModule } from "./context";
 import { forbidden, notFound } from "./errors";
 
@@ -42,10 +42,9 @@ function parseCycleId(value: string): number {
 const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
 
 export const asyncRoutes: RouteModule = (context) => {
-  const { store, config, clock, chainClock, logger } = context;
+  const { store, config, logger } = context;
   const router = Router();
   const authenticated = requireAccessToken(context.accessTokens);
-  const lifecycle = new V2Lifecycle({ store, clock, chainClock, logger, chainId: config.chainId });
 
   /** Only cycles seen committed on chain are served (a plan not yet committed may still change). */
   const committedCycle = async (id: number) => {
@@ -58,7 +57,7 @@ export const asyncRoutes: RouteModule = (context) => {
 
   router.get("/core/cycles/:id", async (req, res) => {
     const cycle = await committedCycle(parseCycleId(req.params.id));
-    const args = JSON.parse(cycle.args) as CommitCycleArgsJson;
+    const args = cycleCommitArgs(cycle);
     const debts = await store.listCycleDebts({ cycleId: cycle.cycleId });
     const claims = await store.listCycleClaims(cycle.cycleId);
     res.json({
@@ -79,8 +78,8 @@ export const asyncRoutes: RouteModule = (context) => {
       guarantee_count: cycle.guaranteeIds.length,
       totals: args.totals.map((t) => ({
         asset_address: t.asset,
-        total_debit: t.totalDebit,
-        total_credit: t.totalCredit,
+        total_debit: formatUint(t.totalDebit),
+        total_credit: formatUint(t.totalCredit),
       })),
       debtors: debts.map((d) => ({
         asset_address: d.asset,
@@ -107,7 +106,7 @@ export const asyncRoutes: RouteModule = (context) => {
         `cycle ${cycle.cycleId} was not planned by Core: Core holds no net-position proofs for it`,
       );
     }
-    const tree = loadCycleTree(JSON.parse(cycle.treeDump), cycle.root);
+    const tree = cycleTree(cycle);
     const positions = participantPositions(tree, participant);
     if (positions.length === 0) {
       throw notFound("position_not_found", `${participant} has no net position in cycle ${cycle.cycleId}`);
@@ -162,7 +161,7 @@ export const asyncRoutes: RouteModule = (context) => {
         `cycle ${cycle.cycleId} was not planned by Core: Core holds no guarantees tree for it`,
       );
     }
-    const { guaranteesRoot } = JSON.parse(cycle.args) as CommitCycleArgsJson;
+    const { guaranteesRoot } = cycleCommitArgs(cycle);
     const key = `${cycle.cycleId}:${guaranteesRoot.toLowerCase()}`;
     let tree = trees.get(key);
     if (tree === undefined) tree = await rebuild(cycle.cycleId, cycle.guaranteeIds, guaranteesRoot);
@@ -215,7 +214,7 @@ export const asyncRoutes: RouteModule = (context) => {
 
   router.post("/core/guarantees/:id/finalize", authenticated, async (req, res) => {
     const id = parseBytes32(req.params.id, "id");
-    const finalized = await lifecycle.finalizeByPayer(id, principalOf(req).wallet);
+    const finalized = await context.lifecycle.finalizeByPayer(id, principalOf(req).wallet);
     res.json(guaranteeView(finalized, config.chainId));
   });
 

@@ -17,6 +17,7 @@ import type { OperatorConfig } from "../config";
 import type { DeploymentInfo } from "../deployment";
 import { ContractSignatureChecker } from "../guarantees/contract-signatures";
 import { GuaranteeIssuer } from "../guarantees";
+import { V2Lifecycle } from "../lifecycle/v2-lifecycle";
 import type { Logger } from "../logger";
 import { CoreMetrics } from "../metrics";
 import { buildPublicParams, buildTokensResponse, trustedRegistries } from "../params";
@@ -47,6 +48,8 @@ export interface CoreServices {
   hasher: GuaranteeHasher;
   metrics: CoreMetrics;
   issuer: GuaranteeIssuer;
+  /** The V2 lifecycle: the payer's finalization (routes) and the deadline decisions (background tasks) share it. */
+  lifecycle: V2Lifecycle;
   /** The Vault's timings as Core knows them (loaded at startup, kept current by the indexer). */
   timings: ProtocolTimings;
   /** Whether the books follow the chain: the indexer reports to it; health, issuance and metrics read it. */
@@ -107,6 +110,15 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
         return current ? maxV2ValidationDeadline(current, now, config.v2DeadlineMarginSeconds) : null;
       },
     });
+  const lifecycle =
+    services.lifecycle ??
+    new V2Lifecycle({
+      store: deps.store,
+      clock: deps.clock,
+      chainClock: deps.chainClock,
+      logger: deps.logger,
+      chainId: config.chainId,
+    });
   return {
     ...deps,
     accessTokens,
@@ -115,6 +127,7 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
     hasher,
     metrics,
     issuer,
+    lifecycle,
     timings,
     chainSync,
     publicParams:

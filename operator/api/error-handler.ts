@@ -1,6 +1,7 @@
 /**
  * The one place errors become HTTP responses. Every error body is
- * `{ error, code }` (docs/protocol.md, "Wire values"): HttpErrors as thrown, WireErrors
+ * `{ error, code }` (docs/protocol.md, "Wire values"): HttpErrors as thrown, the domain's refusals
+ * (DomainErrors) with the status of their code (errors.ts, `httpErrorOf`), WireErrors
  * as 400 naming the field, client errors of the body parser and the router
  * (runtime/client-errors.ts) as their 4xx, anything else as a 500 whose
  * details (stack included) go to the log only. Client errors log at debug
@@ -9,9 +10,10 @@
 import type { ErrorRequestHandler, Request, RequestHandler } from "express";
 import { clientErrorAnswer } from "../../runtime/client-errors";
 import { WireError } from "../../sdk/errors";
+import { DomainError } from "../errors";
 import { DuplicateGuaranteeError } from "../store";
 import type { Logger } from "../logger";
-import { type ErrorBody, HttpError, notFound } from "./errors";
+import { type ErrorBody, HttpError, httpErrorOf, notFound } from "./errors";
 
 export interface ErrorResponse {
   status: number;
@@ -24,6 +26,7 @@ function response(status: number, code: string, error: string, headers = {}, ext
 }
 
 export function toErrorResponse(error: unknown): ErrorResponse {
+  if (error instanceof DomainError) error = httpErrorOf(error);
   if (error instanceof HttpError) {
     return response(error.status, error.code, error.message, error.headers, error.extra);
   }
@@ -36,7 +39,7 @@ export function toErrorResponse(error: unknown): ErrorResponse {
 
 /**
  * Server faults are logged as errors (with the error); a client's bad request only at debug level, and
- * so is a 5xx Core chose to answer (an HttpError, e.g. 503 while the books cannot follow the chain):
+ * so is a 5xx Core chose to answer (an HttpError or a DomainError, e.g. 500 indexer_stale while the books cannot follow the chain):
  * its cause is logged once where it is detected, not once per refused request.
  * `fields` go into the line (e.g. the request id, for a caller with no per-request child logger).
  */
@@ -46,7 +49,7 @@ export function logErrorResponse(
   answer: ErrorResponse,
   fields: Record<string, unknown> = {},
 ): void {
-  if (answer.status >= 500 && !(error instanceof HttpError))
+  if (answer.status >= 500 && !(error instanceof HttpError) && !(error instanceof DomainError))
     log?.error({ ...fields, err: error }, "request failed");
   else log?.debug({ ...fields, code: answer.body.code, status: answer.status }, "request rejected");
 }

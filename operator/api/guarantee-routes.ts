@@ -11,7 +11,8 @@ import { WireError } from "../../sdk/errors";
 import { parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";
 import { forbidden, notFound } from "./errors";
 import type { RouteModule } from "./context";
-import { isFacilitator, principalOf, requireAccessToken } from "../auth";
+import { isFacilitator } from "../auth";
+import { principalOf, requireAccessToken } from "./access-middleware";
 import { balancesView, guaranteeView } from "../guarantees";
 
 function queryString(req: Request, name: string): string | undefined {

@@ -12,7 +12,7 @@
 import { type Request, type RequestHandler, Router } from "express";
 import { WireError } from "../../sdk/errors";
 import { sameAddress } from "../../sdk/wire";
-import { principalOf, requireAccessToken } from "../auth";
+import { principalOf, requireAccessToken } from "./access-middleware";
 import {
   WEBHOOK_DELIVERY_STATUSES,
   type WebhookDeliveryRecord,

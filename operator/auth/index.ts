@@ -12,6 +12,7 @@ export {
   type Principal,
   SCOPE_ISSUE_GUARANTEES,
 } from "./authority";
-export { AUTH_REALM, authenticate, principalOf, requireAccessToken } from "./middleware";
+export { authenticate } from "./bearer";
+export { AUTH_ERRORS, AuthError, type AuthErrorCode, BEARER_TOKEN_ERRORS } from "./errors";
 export { AuthService, type AuthServiceDeps, type NonceResponse, type TokenResponse } from "./service";
 export { SIWE_CLOCK_SKEW_SECONDS, siweTemplate, type SiweTemplate, verifySiweSignIn } from "./siwe";

@@ -1,14 +1,14 @@
 /**
  * The sign-in flow (docs/operator-auth.md): nonce → SIWE verify → token pair;
- * refresh with rotation and reuse detection; logout. HTTP-agnostic apart
- * from throwing {@link HttpError}s with the status the endpoint must answer.
+ * refresh with rotation and reuse detection; logout. HTTP-agnostic: refusals are
+ * {@link AuthError}s (401 at the HTTP edge, api/errors.ts).
  */
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../clock";
 import type { OperatorConfig } from "../config";
 import type { NonceConsumption, Store } from "../store";
-import { type HttpError, unauthorized } from "../api/errors";
 import { AccessTokens } from "./access-token";
+import { AUTH_ERRORS, AuthError, type AuthErrorCode } from "./errors";
 import { DEFAULT_SCOPES } from "./authority";
 import { hashRefreshToken, looksLikeRefreshToken, newFamilyId, newRefreshToken } from "./refresh-token";
 import { type SiweSignIn, type SiweTemplate, siweTemplate, verifySiweSignIn } from "./siwe";
@@ -35,26 +35,29 @@ export interface AuthServiceDeps {
   accessTokens: AccessTokens;
 }
 
-const NONCE_ERRORS: Record<Exclude<NonceConsumption, "consumed">, [code: string, message: string]> = {
-  unknown: ["nonce_unknown", "nonce was not issued by this server"],
-  used: ["nonce_used", "nonce has already been used"],
-  expired: ["nonce_expired", "nonce has expired"],
-  address_mismatch: ["nonce_address_mismatch", "nonce was issued to a different address"],
+const NONCE_ERRORS: Record<Exclude<NonceConsumption, "consumed">, [code: AuthErrorCode, message: string]> = {
+  unknown: [AUTH_ERRORS.nonceUnknown, "nonce was not issued by this server"],
+  used: [AUTH_ERRORS.nonceUsed, "nonce has already been used"],
+  expired: [AUTH_ERRORS.nonceExpired, "nonce has expired"],
+  address_mismatch: [AUTH_ERRORS.nonceAddressMismatch, "nonce was issued to a different address"],
 };
 
 type RefreshOutcome =
   | { kind: "rotated"; wallet: string; scopes: readonly string[] }
   | { kind: "unknown" | "revoked" | "reused" | "expired" };
 
-const REFRESH_ERRORS: Record<Exclude<RefreshOutcome["kind"], "rotated">, [code: string, message: string]> = {
-  unknown: ["invalid_refresh_token", "refresh token is not valid"],
-  revoked: ["refresh_token_revoked", "refresh token has been revoked"],
-  reused: ["refresh_token_reused", "refresh token was already used; the session has been revoked"],
-  expired: ["refresh_token_expired", "refresh token has expired"],
+const REFRESH_ERRORS: Record<
+  Exclude<RefreshOutcome["kind"], "rotated">,
+  [code: AuthErrorCode, message: string]
+> = {
+  unknown: [AUTH_ERRORS.invalidRefreshToken, "refresh token is not valid"],
+  revoked: [AUTH_ERRORS.refreshTokenRevoked, "refresh token has been revoked"],
+  reused: [AUTH_ERRORS.refreshTokenReused, "refresh token was already used; the session has been revoked"],
+  expired: [AUTH_ERRORS.refreshTokenExpired, "refresh token has expired"],
 };
 
-function rejectWith([code, message]: [string, string]): HttpError {
-  return unauthorized(code, message);
+function rejectWith([code, message]: [AuthErrorCode, string]): AuthError {
+  return new AuthError(code, message);
 }
 
 export class AuthService {

@@ -10,7 +10,7 @@ import { verifyMessage } from "ethers";
 import { sameAddress } from "../../sdk/wire";
 import { type Clock, isoFromSeconds } from "../clock";
 import type { OperatorConfig } from "../config";
-import { type HttpError, unauthorized } from "../api/errors";
+import { type AuthErrorCode, AuthError } from "./errors";
 
 /** Tolerated clock difference between the wallet's `Issued At` and ours. */
 export const SIWE_CLOCK_SKEW_SECONDS = 30;
@@ -47,8 +47,8 @@ export interface SiweSignIn {
   signature: string;
 }
 
-function reject(code: string, message: string): HttpError {
-  return unauthorized(code, message);
+function reject(code: AuthErrorCode, message: string): AuthError {
+  return new AuthError(code, message);
 }
 
 function parseTime(value: string | undefined, field: string): number | undefined {
@@ -58,7 +58,7 @@ function parseTime(value: string | undefined, field: string): number | undefined
   return ms / 1000;
 }
 
-/** Checks everything but the nonce's state; returns the parsed message. Throws 401 HttpErrors. */
+/** Checks everything but the nonce's state; returns the parsed message. Throws AuthErrors (401 at the HTTP edge). */
 export async function verifySiweSignIn(
   config: SiweConfig,
   clock: Clock,

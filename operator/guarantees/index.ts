@@ -1,4 +1,10 @@
-export { GuaranteeIssuer, type GuaranteeIssuerDeps, ISSUANCE_ERRORS } from "./issuance";
+export {
+  GuaranteeIssuer,
+  type GuaranteeIssuerDeps,
+  ISSUANCE_ERRORS,
+  IssuanceError,
+  type IssuanceErrorCode,
+} from "./issuance";
 export { IssueBatcher, MAX_ISSUE_BATCH } from "./batcher";
 export { availableCollateral, collateralCapacity, freeCollateral, lockLimit, reserveHold } from "./capacity";
 export { balancesView, type BalanceView, claimsOfRecord, guaranteeView, type GuaranteeView } from "./view";

@@ -29,13 +29,13 @@ import { type GuaranteeHasher, verifyGuaranteeSignature } from "../../sdk/eip712
 import { SignatureError, WireError } from "../../sdk/errors";
 import { certificateDomain, type Deployment, guaranteeId, validationRequestHash } from "../../sdk/ids";
 import { sameAddress } from "../../sdk/wire";
-import { HttpError, badRequest, conflict, forbidden } from "../api/errors";
 import { ChainError } from "../chain/gateway";
 import type { ChainSyncMonitor, ChainSyncStatus } from "../chain/sync-status";
 import { canIssueFor, type Principal } from "../auth";
 import { ChainTimeUnavailableError, type Clock } from "../clock";
 import { collateralFactorBps, type OperatorConfig } from "../config";
 import { type DeploymentInfo, isSupportedAsset } from "../deployment";
+import { DomainError } from "../errors";
 import type { Logger } from "../logger";
 import type { ContractSignatureChecker } from "./contract-signatures";
 import type { CoreMetrics } from "../metrics";
@@ -100,15 +100,15 @@ export const ISSUANCE_ERRORS = {
   indexerStarting: "indexer_starting",
 } as const;
 
-/**
- * Status of a refusal because Core cannot judge the chain now (no chain time yet, books behind or
- * halted). The interface lists 500 "Core could not issue the guarantee" for this endpoint and no 503;
- * the code tells a client it is temporary and nothing was locked (docs/operator-api.md).
- */
-export const ISSUANCE_UNAVAILABLE_STATUS = 500;
+export type IssuanceErrorCode = (typeof ISSUANCE_ERRORS)[keyof typeof ISSUANCE_ERRORS];
+
+/** A refusal of `POST /core/guarantees` (statuses: api/errors.ts; docs/operator-api.md). */
+export class IssuanceError extends DomainError<IssuanceErrorCode> {
+  override readonly name = "IssuanceError";
+}
 
 /** The refusal code (status 500, docs/operator-api.md) for each state of the chain sync that refuses issuance. */
-const CHAIN_SYNC_CODES: Readonly<Record<ChainSyncStatus["state"], string | null>> = {
+const CHAIN_SYNC_CODES: Readonly<Record<ChainSyncStatus["state"], IssuanceErrorCode | null>> = {
   off: null,
   ok: null,
   starting: ISSUANCE_ERRORS.indexerStarting,
@@ -117,12 +117,11 @@ const CHAIN_SYNC_CODES: Readonly<Record<ChainSyncStatus["state"], string | null>
   halted: ISSUANCE_ERRORS.indexerHalted,
 };
 
-/** 500 for a chain sync state in which Core cannot judge collateral; null when it can. */
-export function chainSyncRefusal(status: ChainSyncStatus): HttpError | null {
+/** The refusal for a chain sync state in which Core cannot judge collateral; null when it can. */
+export function chainSyncRefusal(status: ChainSyncStatus): IssuanceError | null {
   const code = CHAIN_SYNC_CODES[status.state];
   if (code === null) return null;
-  return new HttpError(
-    ISSUANCE_UNAVAILABLE_STATUS,
+  return new IssuanceError(
     code,
     `Core cannot check collateral against the chain now: ${status.reason}; no guarantee is issued until it can` +
       ` (GET /core/health)`,
@@ -143,7 +142,7 @@ export class GuaranteeIssuer {
     this.domain = certificateDomain(this.sdkDeployment);
   }
 
-  /** Issues the guarantee in `body` for `principal`; throws HttpErrors (and WireErrors → 400). */
+  /** Issues the guarantee in `body` for `principal`; throws IssuanceErrors (and WireErrors: invalid_request). */
   async issue(principal: Principal, body: unknown): Promise<Certificate> {
     try {
       const certificate = await this.issueChecked(principal, body);
@@ -168,8 +167,7 @@ export class GuaranteeIssuer {
     } catch (error) {
       if (!(error instanceof ChainError)) throw error;
       this.deps.logger.warn({ payer: signed.claims.user, reason: error.message }, "ERC-1271 check failed");
-      throw new HttpError(
-        ISSUANCE_UNAVAILABLE_STATUS,
+      throw new IssuanceError(
         E.signatureCheckUnavailable,
         `signature: does not recover to user_address, and Core could not ask the chain whether ` +
           `${signed.claims.user} is a contract wallet accepting it (${error.message}); nothing was issued`,
@@ -183,16 +181,16 @@ export class GuaranteeIssuer {
     const { claims } = signed;
 
     if (!canIssueFor(config, principal, claims.recipient)) {
-      throw forbidden(
+      throw new IssuanceError(
         E.notAuthorized,
         `${principal.wallet} may not request guarantees for recipient ${claims.recipient}`,
       );
     }
     if (!ACCEPTED_GUARANTEE_VERSIONS.includes(claims.version)) {
-      throw badRequest(E.unsupportedVersion, `claims.version: ${claims.version} is not accepted`);
+      throw new IssuanceError(E.unsupportedVersion, `claims.version: ${claims.version} is not accepted`);
     }
     if (!isSupportedAsset(deployment, claims.asset)) {
-      throw badRequest(
+      throw new IssuanceError(
         E.unsupportedAsset,
         `claims.asset_address: ${claims.asset} is not a supported asset (see GET /core/tokens)`,
       );
@@ -205,7 +203,7 @@ export class GuaranteeIssuer {
     } catch (error) {
       if (!(error instanceof SignatureError)) throw error;
       if (!(await this.contractWalletSigned(signed))) {
-        throw badRequest(E.invalidSignature, `signature: ${error.message}`);
+        throw new IssuanceError(E.invalidSignature, `signature: ${error.message}`);
       }
     }
 
@@ -279,13 +277,13 @@ export class GuaranteeIssuer {
     const { policy } = claims;
     const field = "claims.validation_policy";
     if (!this.deps.trustedRegistries.some((registry) => sameAddress(registry, policy.registry))) {
-      throw badRequest(
+      throw new IssuanceError(
         E.untrustedRegistry,
         `${field}.validation_registry_address: ${policy.registry} is not a trusted validation registry (see GET /core/public-params)`,
       );
     }
     if (policy.chainId !== undefined && policy.chainId !== this.deps.config.chainId) {
-      throw badRequest(
+      throw new IssuanceError(
         E.chainIdMismatch,
         `${field}.validation_chain_id: ${policy.chainId} is not this deployment's chain id ${this.deps.config.chainId}`,
       );
@@ -293,7 +291,7 @@ export class GuaranteeIssuer {
     if (policy.requestHash !== undefined) {
       const expected = validationRequestHash(this.deps.config.chainId, policy, id);
       if (policy.requestHash !== expected.toLowerCase()) {
-        throw badRequest(
+        throw new IssuanceError(
           E.requestHashMismatch,
           `${field}.validation_request_hash: does not match the request hash derived from the claims (${expected})`,
         );
@@ -304,13 +302,13 @@ export class GuaranteeIssuer {
   private checkTime(claims: GuaranteeClaims, now: number): void {
     const { timestampWindowPastSeconds: past, timestampWindowFutureSeconds: future } = this.deps.config;
     if (claims.timestamp < now - past) {
-      throw badRequest(
+      throw new IssuanceError(
         E.timestampTooOld,
         `claims.timestamp: ${claims.timestamp} is more than ${past} s before Core's time ${now}`,
       );
     }
     if (claims.timestamp > now + future) {
-      throw badRequest(
+      throw new IssuanceError(
         E.timestampInFuture,
         `claims.timestamp: ${claims.timestamp} is more than ${future} s after Core's time ${now}`,
       );
@@ -325,8 +323,7 @@ export class GuaranteeIssuer {
       chainNow = this.deps.chainClock.nowSeconds();
     } catch (error) {
       if (error instanceof ChainTimeUnavailableError) {
-        throw new HttpError(
-          ISSUANCE_UNAVAILABLE_STATUS,
+        throw new IssuanceError(
           E.chainTimeUnavailable,
           `V2 guarantees cannot be issued yet: ${error.message}`,
         );
@@ -335,21 +332,21 @@ export class GuaranteeIssuer {
     }
     const field = "claims.validation_policy.validation_deadline";
     if (deadline <= chainNow) {
-      throw badRequest(
+      throw new IssuanceError(
         E.deadlinePassed,
         `${field}: ${deadline} is not after the chain's time ${chainNow} (the latest block Core has indexed)`,
       );
     }
     const cap = this.latestValidationDeadline(chainNow);
     if (cap !== null && cap <= chainNow) {
-      throw badRequest(
+      throw new IssuanceError(
         E.deadlineTooFar,
         `${field}: no V2 deadline is accepted with this deployment's timings: the withdrawal grace period ` +
           "does not exceed cycle length + commit delay + SURETY_V2_DEADLINE_MARGIN_SECONDS (docs/operator-async.md)",
       );
     }
     if (cap !== null && deadline > cap) {
-      throw badRequest(
+      throw new IssuanceError(
         E.deadlineTooFar,
         `${field}: ${deadline} is more than ${cap - chainNow} s after the chain's time ${chainNow} (the latest ` +
           `block Core has indexed); a pending V2 guarantee must be resolved before a withdrawal requested now ` +
@@ -367,7 +364,7 @@ export class GuaranteeIssuer {
       case "insufficient_collateral": {
         const { balance, capacity } = outcome;
         const available = capacity > balance.locked ? capacity - balance.locked : 0n;
-        throw badRequest(
+        throw new IssuanceError(
           E.insufficientCollateral,
           `claims.amount: ${signed.claims.amount} exceeds available collateral ${available} of asset ${balance.asset} ` +
             `(deposited ${balance.deposited}, pending withdrawal ${balance.pendingWithdrawal}, ` +
@@ -384,27 +381,21 @@ export class GuaranteeIssuer {
    * scheme, same signature, same signed claims) gets the stored certificate,
    * so a retried settlement is idempotent; anything else gets none.
    */
-  private duplicate(existing: StoredGuarantee, signed: SignedGuarantee): HttpError {
+  private duplicate(existing: StoredGuarantee, signed: SignedGuarantee): IssuanceError {
     const identical =
       existing.scheme === signed.scheme &&
       existing.signature.toLowerCase() === signed.signature.toLowerCase() &&
       this.deps.hasher.digest(claimsOfRecord(existing)) === this.deps.hasher.digest(signed.claims);
     const message = `guarantee ${existing.guaranteeId} (req_id ${existing.reqId} of ${existing.user}) was already issued`;
-    if (!identical) return conflict(E.duplicate, message);
-    return new HttpError(
-      409,
-      E.duplicate,
-      message,
-      {},
-      {
-        certificate: { claims: existing.certificateClaims, signature: existing.certificateSignature },
-      },
-    );
+    if (!identical) return new IssuanceError(E.duplicate, message);
+    return new IssuanceError(E.duplicate, message, {
+      certificate: { claims: existing.certificateClaims, signature: existing.certificateSignature },
+    });
   }
 }
 
 function rejectionReason(error: unknown): string {
-  if (error instanceof HttpError) return error.code;
+  if (error instanceof DomainError) return error.code;
   if (error instanceof WireError) return E.invalidRequest;
   return "internal_error";
 }

@@ -19,8 +19,8 @@
 import { parseValidationPolicy, type ValidationPolicy } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
 import { sameAddress } from "../../sdk/wire";
-import { conflict, forbidden, HttpError, notFound } from "../api/errors";
 import type { Clock } from "../clock";
+import { DomainError } from "../errors";
 import type { Logger } from "../logger";
 import type { ClearingGuarantee, GuaranteeState, Store, ValidationResponseRecord } from "../store";
 
@@ -29,6 +29,19 @@ export const PAYER_FINALIZABLE_STATES: readonly GuaranteeState[] = ["PENDING_VAL
 const WAITING_STATES: readonly GuaranteeState[] = ["PENDING_VALIDATION", "DISPUTED"];
 /** V2 guarantees examined per tick page. */
 const PAGE = 500;
+
+/** Refusals of the payer's finalization (statuses: api/errors.ts; docs/operator-async.md). */
+export const LIFECYCLE_ERRORS = {
+  guaranteeNotFound: "guarantee_not_found",
+  notPayer: "not_payer",
+  invalidState: "invalid_state",
+} as const;
+
+export type LifecycleErrorCode = (typeof LIFECYCLE_ERRORS)[keyof typeof LIFECYCLE_ERRORS];
+
+export class LifecycleError extends DomainError<LifecycleErrorCode> {
+  override readonly name = "LifecycleError";
+}
 
 export interface V2LifecycleOptions {
   store: Store;
@@ -62,20 +75,30 @@ export class V2Lifecycle {
   constructor(private readonly options: V2LifecycleOptions) {}
 
   /**
-   * The payer's decision to pay: FINALIZED_PAYABLE (it enters the next cycle). 404 for a guarantee the
-   * caller cannot see, 403 for a party that is not the payer, 409 from any other state.
+   * The payer's decision to pay: FINALIZED_PAYABLE (it enters the next cycle). Refused with
+   * `guarantee_not_found` for a guarantee the caller cannot see, `not_payer` for a party that is not the
+   * payer, `invalid_state` from any other state.
    */
   async finalizeByPayer(guaranteeId: string, wallet: string): Promise<ClearingGuarantee> {
     const { store, clock } = this.options;
     const g = await store.getClearingGuarantee(guaranteeId);
     if (!g || (!sameAddress(g.user, wallet) && !sameAddress(g.recipient, wallet))) {
-      throw notFound("guarantee_not_found", `no guarantee ${guaranteeId.toLowerCase()} visible to ${wallet}`);
+      throw new LifecycleError(
+        LIFECYCLE_ERRORS.guaranteeNotFound,
+        `no guarantee ${guaranteeId.toLowerCase()} visible to ${wallet}`,
+      );
     }
     if (!sameAddress(g.user, wallet)) {
-      throw forbidden("not_payer", `only the payer ${g.user} may finalize guarantee ${g.guaranteeId}`);
+      throw new LifecycleError(
+        LIFECYCLE_ERRORS.notPayer,
+        `only the payer ${g.user} may finalize guarantee ${g.guaranteeId}`,
+      );
     }
     if (g.version !== 2) {
-      throw conflict("invalid_state", `guarantee ${g.guaranteeId} is V1: it is payable from issuance`);
+      throw new LifecycleError(
+        LIFECYCLE_ERRORS.invalidState,
+        `guarantee ${g.guaranteeId} is V1: it is payable from issuance`,
+      );
     }
     const before = await store.transitionGuarantee(
       g.guaranteeId,
@@ -85,9 +108,8 @@ export class V2Lifecycle {
     );
     if (!before) {
       const current = (await store.getClearingGuarantee(g.guaranteeId))?.state ?? g.state;
-      throw new HttpError(
-        409,
-        "invalid_state",
+      throw new LifecycleError(
+        LIFECYCLE_ERRORS.invalidState,
         `guarantee ${g.guaranteeId} is ${current}; only ${PAYER_FINALIZABLE_STATES.join(" or ")} can be finalized`,
       );
     }

@@ -3,7 +3,8 @@ import { Router } from "express";
 import { decodeJwt } from "jose";
 import { Wallet } from "ethers";
 import { SignJWT } from "jose";
-import { canIssueFor, principalOf, requireAccessToken, SCOPE_ISSUE_GUARANTEES } from "../../operator/auth";
+import { canIssueFor, SCOPE_ISSUE_GUARANTEES } from "../../operator/auth";
+import { principalOf, requireAccessToken } from "../../operator/api/access-middleware";
 import type { RouteModule } from "../../operator/api";
 import {
   type NonceBody,

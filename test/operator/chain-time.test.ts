@@ -12,7 +12,8 @@ import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
 import pino from "pino";
-import { HttpError } from "../../operator/api/errors";
+import { toErrorResponse } from "../../operator/api/error-handler";
+import { DomainError } from "../../operator/errors";
 import { createBackgroundTasks } from "../../operator/background";
 import { ChainClock, ChainTimeUnavailableError } from "../../operator/clock";
 import {
@@ -252,7 +253,7 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
       try {
         await run();
       } catch (error) {
-        if (error instanceof HttpError) return [error.status, error.code];
+        if (error instanceof DomainError) return [toErrorResponse(error).status, error.code];
         throw error;
       }
       return [200, "issued"];

@@ -10,7 +10,8 @@ import { expect } from "chai";
 import { parseEther, ZeroAddress, type Signer, type Wallet } from "ethers";
 import { ethers } from "hardhat";
 import { DEFAULT_SCOPES, type Principal } from "../../operator/auth";
-import { HttpError } from "../../operator/api/errors";
+import { toErrorResponse } from "../../operator/api/error-handler";
+import { DomainError } from "../../operator/errors";
 import { RpcChainGateway } from "../../operator/chain/gateway";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { ContractSignatureChecker } from "../../operator/guarantees/contract-signatures";
@@ -82,8 +83,8 @@ describe("issuance: a contract-wallet payer (ERC-1271)", function () {
     try {
       await promise;
     } catch (error) {
-      if (!(error instanceof HttpError)) throw error;
-      return { status: error.status, code: error.code, message: error.message };
+      if (!(error instanceof DomainError)) throw error;
+      return { status: toErrorResponse(error).status, code: error.code, message: error.message };
     }
     throw new Error("expected a refusal");
   }

@@ -4,7 +4,8 @@ import { keccak256, toUtf8Bytes, ZeroAddress } from "ethers";
 import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
-import { HttpError } from "../../operator/api/errors";
+import { toErrorResponse } from "../../operator/api/error-handler";
+import { IssuanceError } from "../../operator/guarantees";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import {
   advance,
@@ -66,7 +67,8 @@ describe("V2 lifecycle", function () {
       try {
         await tasks.lifecycle.finalizeByPayer(id, wallet);
       } catch (error) {
-        return [(error as HttpError).status, (error as HttpError).code];
+        const { status, body } = toErrorResponse(error);
+        return [status, body.code];
       }
       throw new Error("expected a rejection");
     };
@@ -183,10 +185,10 @@ describe("V2 lifecycle", function () {
       await issueGuarantee(h!, f.alice, f.bob.address, 1n, ETH, { deadline: cap + 1 });
       expect.fail("expected a 400");
     } catch (error) {
-      expect(error).to.be.instanceOf(HttpError);
-      expect((error as HttpError).status).to.equal(400);
-      expect((error as HttpError).code).to.equal("validation_deadline_too_far");
-      expect((error as HttpError).message).to.match(/^claims\.validation_policy\.validation_deadline: /);
+      expect(error).to.be.instanceOf(IssuanceError);
+      expect(toErrorResponse(error).status).to.equal(400);
+      expect((error as IssuanceError).code).to.equal("validation_deadline_too_far");
+      expect((error as IssuanceError).message).to.match(/^claims\.validation_policy\.validation_deadline: /);
     }
   });
 });

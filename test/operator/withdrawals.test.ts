@@ -1,7 +1,7 @@
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { ZeroAddress } from "ethers";
-import { HttpError } from "../../operator/api/errors";
+import type { IssuanceError } from "../../operator/guarantees";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import {
   advance,
@@ -44,7 +44,7 @@ describe("withdrawals against open guarantees", function () {
       await issueGuarantee(h, f.alice, f.bob.address, 1n);
       expect.fail("expected insufficient collateral");
     } catch (error) {
-      expect((error as HttpError).code).to.equal("insufficient_collateral");
+      expect((error as IssuanceError).code).to.equal("insufficient_collateral");
     }
 
     // The open guarantee is committed within the cycle, long before the grace period ends.
