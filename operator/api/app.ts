@@ -12,7 +12,7 @@ import {
   createCoreContext,
   type RouteModule,
 } from "./context";
-import { asyncRoutes } from "./async-routes";
+import { cycleRoutes } from "./cycle-routes";
 import { authRouter } from "./auth-routes";
 import { consoleRoutes } from "./console-routes";
 import { errorHandler, notFoundHandler } from "./error-handler";
@@ -34,7 +34,7 @@ export const CORE_ROUTES: readonly RouteModule[] = [
   guaranteeRoutes,
   (context) => authRouter(context.auth),
   publicRoutes,
-  asyncRoutes,
+  cycleRoutes,
   webhookAdminRoutes,
   openapiRoutes,
   consoleRoutes,

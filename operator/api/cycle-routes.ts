@@ -41,7 +41,7 @@ function parseCycleId(value: string): number {
 
 const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
 
-export const asyncRoutes: RouteModule = (context) => {
+export const cycleRoutes: RouteModule = (context) => {
   const { store, config, logger } = context;
   const router = Router();
   const authenticated = requireAccessToken(context.accessTokens);
