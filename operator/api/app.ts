@@ -17,6 +17,7 @@ import { authRouter } from "./auth-routes";
 import { consoleRoutes } from "./console-routes";
 import { errorHandler, notFoundHandler } from "./error-handler";
 import { guaranteeRoutes } from "./guarantee-routes";
+import { userRoutes } from "./user-routes";
 import { openapiRoutes } from "./openapi";
 import { publicRoutes } from "./public-routes";
 import { requestContext } from "./request-context";
@@ -32,6 +33,7 @@ export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB: the body parser and t
  */
 export const CORE_ROUTES: readonly RouteModule[] = [
   guaranteeRoutes,
+  userRoutes,
   (context) => authRouter(context.auth),
   publicRoutes,
   cycleRoutes,

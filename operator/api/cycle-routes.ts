@@ -1,28 +1,21 @@
 /**
- * Endpoints of Core's asynchronous side (docs/operator-async.md):
+ * The cycle resource of Core's asynchronous side (docs/operator-async.md):
  *
  *   GET  /core/cycles/:id                                  cycle: root, state, deadlines, totals (public)
  *   GET  /core/cycles/:id/participants/:address/proof      net position, proof, claimNetCredit args (public)
  *   GET  /core/cycles/:id/guarantees?payer=0x…             a payer's guarantee-tree leaves and proofs (public)
- *   POST /core/guarantees/:id/finalize                     payer finalizes a V2 guarantee (bearer = payer)
- *   GET  /core/users/:address/withdrawals                  withdrawals and what is withdrawable (user, facilitators)
  *
  * Cycles and proofs are public: the same data is on chain (root, events) and a creditor needs its
  * proof to be paid whoever asks for it.
  */
 import { Router } from "express";
-import { formatUint, parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";
+import { formatUint, parseAddress, sameAddress } from "../../sdk/wire";
 import { WireError } from "../../sdk/errors";
-import { isFacilitator } from "../auth";
-import { principalOf, requireAccessToken } from "./access-middleware";
 import { participantPositions } from "../clearing/commit-plan";
 import { ChallengeAnswerError, rebuildCycleGuaranteeTree } from "../clearing/challenge-answer";
 import { cycleCommitArgs, cycleTree } from "../clearing/cycle-json";
-import { withdrawalReadyAt } from "../chain/timings";
-import { guaranteeView } from "../guarantees/view";
-import { freeCollateral, reserveHold } from "../guarantees/capacity";
 import type { RouteModule } from "./context";
-import { forbidden, notFound } from "./errors";
+import { notFound } from "./errors";
 
 /** A query parameter given at most once, as a string. */
 function queryString(query: Record<string, unknown>, name: string): string | undefined {
@@ -42,9 +35,8 @@ function parseCycleId(value: string): number {
 const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
 
 export const cycleRoutes: RouteModule = (context) => {
-  const { store, config, logger } = context;
+  const { store, logger } = context;
   const router = Router();
-  const authenticated = requireAccessToken(context.accessTokens);
 
   /** Only cycles seen committed on chain are served (a plan not yet committed may still change). */
   const committedCycle = async (id: number) => {
@@ -211,55 +203,6 @@ export const cycleRoutes: RouteModule = (context) => {
       );
     }
   }
-
-  router.post("/core/guarantees/:id/finalize", authenticated, async (req, res) => {
-    const id = parseBytes32(req.params.id, "id");
-    const finalized = await context.lifecycle.finalizeByPayer(id, principalOf(req).wallet);
-    res.json(guaranteeView(finalized, config.chainId));
-  });
-
-  router.get("/core/users/:address/withdrawals", authenticated, async (req, res) => {
-    const user = parseAddress(req.params.address, "address");
-    const { wallet } = principalOf(req);
-    if (!sameAddress(wallet, user) && !isFacilitator(config, wallet)) {
-      throw forbidden("not_authorized_for_user", "withdrawals are visible to the user and facilitators only");
-    }
-    const timings = context.timings.get();
-    // One snapshot of withdrawals, balances and reserves (the indexer may apply events in between reads).
-    const [withdrawals, balances, reserves] = await store.transaction(async (tx) =>
-      Promise.all([tx.listWithdrawals(user), tx.listCollateral(user), tx.listReserves(user)]),
-    );
-    res.json({
-      user_address: user,
-      withdrawable: balances.map((b) => {
-        // Core's locks and the on-chain reserves beyond them (operator/guarantees/capacity.ts).
-        const free = freeCollateral(b, reserves);
-        const open = withdrawals.find((w) => w.state === "PENDING" && sameAddress(w.asset, b.asset));
-        return {
-          asset_address: b.asset,
-          deposited: formatUint(b.deposited),
-          locked: formatUint(b.locked),
-          pending_withdrawal: formatUint(b.pendingWithdrawal),
-          reserve_hold: formatUint(reserveHold(b, reserves)),
-          // What a withdrawal may take without touching collateral held for guarantees, debits and reserves.
-          free: formatUint(free),
-          // What finalizing the open request would pay by Core's books: min(requested, free).
-          finalizable_amount: open ? formatUint(open.amount < free ? open.amount : free) : null,
-          finalizable_at: open ? iso(withdrawalReadyAt(open, timings)) : null,
-        };
-      }),
-      withdrawals: withdrawals.map((w) => ({
-        withdrawal_id: String(w.withdrawalId),
-        asset_address: w.asset,
-        amount: formatUint(w.amount),
-        state: w.state,
-        requested_at: iso(w.requestedAt),
-        finalizable_at: iso(withdrawalReadyAt(w, timings)),
-        paid: w.paid === null ? null : formatUint(w.paid),
-        closed_at: iso(w.closedAt),
-      })),
-    });
-  });
 
   return router;
 };

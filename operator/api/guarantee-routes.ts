@@ -1,10 +1,9 @@
 /**
- * Guarantee endpoints (docs/operator-api.md). All require a bearer token.
- * Issuance authority is `canIssueFor`; reads are limited to the parties:
- * a guarantee to its payer, its recipient and facilitators (anyone else gets
- * the same 404 as for an unknown id, so ids cannot be probed); balances to
- * the user and facilitators; a recipient's list to the recipient and
- * facilitators (403 otherwise).
+ * The guarantee resource (docs/operator-api.md; finalize: docs/operator-async.md). All require a bearer
+ * token. Issuance authority is `canIssueFor`; reads are limited to the parties: a guarantee to its payer,
+ * its recipient and facilitators (anyone else gets the same 404 as for an unknown id, so ids cannot be
+ * probed); a recipient's list to the recipient and facilitators (403 otherwise); the payer alone
+ * finalizes a V2 guarantee.
  */
 import { type Request, Router } from "express";
 import { WireError } from "../../sdk/errors";
@@ -13,7 +12,7 @@ import { forbidden, notFound } from "./errors";
 import type { RouteModule } from "./context";
 import { isFacilitator } from "../auth";
 import { principalOf, requireAccessToken } from "./access-middleware";
-import { balancesView, guaranteeView } from "../guarantees";
+import { guaranteeView } from "../guarantees";
 
 function queryString(req: Request, name: string): string | undefined {
   const value = (req.query as Record<string, unknown>)[name];
@@ -29,7 +28,7 @@ function parseLimit(value: string | undefined): number | undefined {
 }
 
 export const guaranteeRoutes: RouteModule = (context) => {
-  const { store, config, deployment, issuer } = context;
+  const { store, config, issuer } = context;
   const router = Router();
   const authenticated = requireAccessToken(context.accessTokens);
   const isSelfOrFacilitator = (req: Request, address: string) => {
@@ -54,16 +53,10 @@ export const guaranteeRoutes: RouteModule = (context) => {
     res.json(guaranteeView(record, config.chainId));
   });
 
-  router.get("/core/users/:address/balances", authenticated, async (req, res) => {
-    const user = parseAddress(req.params.address, "address");
-    if (!isSelfOrFacilitator(req, user)) {
-      throw forbidden("not_authorized_for_user", "balances are visible to the user and facilitators only");
-    }
-    // One snapshot: an indexed reserve event between the two reads would skew `available`.
-    const [balances, reserves] = await store.transaction(async (tx) =>
-      Promise.all([tx.listCollateral(user), tx.listReserves(user)]),
-    );
-    res.json(balancesView(config, deployment, user, balances, reserves));
+  router.post("/core/guarantees/:id/finalize", authenticated, async (req, res) => {
+    const id = parseBytes32(req.params.id, "id");
+    const finalized = await context.lifecycle.finalizeByPayer(id, principalOf(req).wallet);
+    res.json(guaranteeView(finalized, config.chainId));
   });
 
   router.get("/core/recipients/:address/guarantees", authenticated, async (req, res) => {
