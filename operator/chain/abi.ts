@@ -11,7 +11,7 @@ import {
   type ClearingHouse,
   type Vault,
 } from "../../typechain-types";
-import type { ChainProvider } from "./indexer";
+import type { ChainProvider } from "./provider";
 
 export const vaultInterface = Vault__factory.createInterface();
 export const clearingHouseInterface = ClearingHouse__factory.createInterface();

@@ -12,7 +12,8 @@
  * A restart resumes from the stored cursor; nothing is lost (the cursor moves only with the effects)
  * and nothing is applied twice (the cursor and the journal both say what was applied).
  */
-import type { Block, Log, Provider } from "ethers";
+import type { Block, Log } from "ethers";
+import type { ChainProvider } from "./provider";
 import type { Clock } from "../clock";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
@@ -46,21 +47,7 @@ export const JOURNAL_PRUNED_BELOW_KEY = "indexer.journal_pruned_below";
 /** Recorded blocks examined per page while looking for the common ancestor of a reorg. */
 const ANCESTOR_PAGE = 64;
 
-/** The JSON-RPC surface the indexer and the clearing tasks need (ethers Provider; Hardhat's has it). */
-export type ChainProvider = Pick<
-  Provider,
-  | "getBlockNumber"
-  | "getBlock"
-  | "getLogs"
-  | "getTransactionReceipt"
-  | "getTransactionCount"
-  | "getTransaction"
-  | "call"
-  | "estimateGas"
-  | "getFeeData"
-  | "getNetwork"
-  | "broadcastTransaction"
->;
+export type { ChainProvider } from "./provider";
 
 export interface ChainIndexerOptions {
   store: Store;

@@ -33,7 +33,7 @@ import type { Logger } from "../logger";
 import { silentLogger } from "../logger";
 import { AsyncMutex } from "../store/mutex";
 import type { Store } from "../store";
-import type { ChainProvider } from "./indexer";
+import type { ChainProvider } from "./provider";
 import { type BroadcastOutcome, CallRevertedError, classify, isRevert, revertData } from "./node-errors";
 
 export { type BroadcastOutcome, CallRevertedError } from "./node-errors";

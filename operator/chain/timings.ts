@@ -5,7 +5,7 @@
  */
 import { vaultAt } from "./abi";
 import type { VaultTimings } from "./events";
-import type { ChainProvider } from "./indexer";
+import type { ChainProvider } from "./provider";
 
 export class ProtocolTimings {
   constructor(private value: VaultTimings | null = null) {}

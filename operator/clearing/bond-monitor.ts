@@ -9,7 +9,7 @@
 import { getAddress, ZeroAddress } from "ethers";
 import type { Logger } from "../logger";
 import { clearingHouseAt } from "../chain/abi";
-import type { ChainProvider } from "../chain/indexer";
+import type { ChainProvider } from "../chain/provider";
 
 export interface BondMonitorOptions {
   provider: ChainProvider;

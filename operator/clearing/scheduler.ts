@@ -29,7 +29,7 @@ import {
   commitErrorsInterface,
   vaultAt,
 } from "../chain/abi";
-import type { ChainProvider } from "../chain/indexer";
+import type { ChainProvider } from "../chain/provider";
 import { CallRevertedError, type OperatorSender, type SignedTransaction } from "../chain/sender";
 import type { CycleRecord, Store } from "../store";
 import { buildCommitPlan, type CommitCycleArgs, type CommitPlan, toCommitCycleCall } from "./commit-plan";
