@@ -6,13 +6,15 @@
  *
  * Checks run cheapest first and stop at the first failure, so each invalid
  * payment gets exactly one stable reason (facilitator/invalid-reasons.ts);
- * the signature (the only costly check) runs last.
+ * the signature (the only costly check) runs last. The checks of the claims
+ * themselves are Core's issuance rules (sdk/claim-checks.ts), their reasons
+ * mapped to this endpoint's `invalidReason`s.
  */
 import type { GuaranteeClaims, ValidationPolicy } from "../sdk/claims";
 import { getAddress } from "ethers";
+import { type ClaimCheckReason, checkClaims, checkPolicyIntegrity } from "../sdk/claim-checks";
 import { recoverGuaranteeSignerLowerCase } from "../sdk/eip712";
 import { SignatureError, WireError } from "../sdk/errors";
-import { guaranteeId, validationRequestHash } from "../sdk/ids";
 import {
   type FacilitatorRequest,
   type PaymentRequirements,
@@ -94,6 +96,17 @@ export function verifyPayment(request: FacilitatorRequest, context: Verification
 
 type Problem = [InvalidReason, string];
 
+/** The `invalidReason` of each shared claim check (docs/facilitator.md keeps the facilitator's names). */
+const INVALID_REASON_OF: Readonly<Record<ClaimCheckReason, InvalidReason>> = {
+  unsupported_version: "unsupported_version",
+  untrusted_validation_registry: "untrusted_registry",
+  validation_chain_id_mismatch: "policy_chain_mismatch",
+  validation_request_hash_mismatch: "policy_request_hash_mismatch",
+  timestamp_too_old: "timestamp_too_old",
+  timestamp_in_future: "timestamp_in_future",
+  validation_deadline_passed: "policy_expired",
+};
+
 /** Every check except the signature, in order; null when all pass. */
 function checkPayment(request: FacilitatorRequest, context: VerificationContext): Problem | null {
   const { deployment } = context;
@@ -132,41 +145,30 @@ function checkPayment(request: FacilitatorRequest, context: VerificationContext)
   if (claims.amount !== amount) {
     return ["amount_mismatch", `claims.amount is ${claims.amount}, the requirements ask for ${amount}`];
   }
-  if (!deployment.acceptedVersions.includes(claims.version)) {
-    return [
-      "unsupported_version",
-      `claims.version ${claims.version} is not accepted (accepted: ${deployment.acceptedVersions.join(", ")})`,
-    ];
+  const policyProblem = checkRequiredPolicy(claims, requirements);
+  if (policyProblem !== null) return policyProblem;
+  const problem = checkClaims(claims, deployment, {
+    now: context.clock.nowSeconds(),
+    pastSeconds: context.timestampWindow.pastSeconds,
+    futureSeconds: context.timestampWindow.futureSeconds,
+    clockName: "the facilitator's time",
+  });
+  if (problem !== null) return [INVALID_REASON_OF[problem.reason], problem.message];
+  // The integrity fields of the policy the seller asked for bind to this guarantee as the claims' do.
+  const required = claims.version === 2 ? policyFromExtra(requirements.extra ?? null) : null;
+  if (claims.version === 2 && required !== null) {
+    const extra = checkPolicyIntegrity(required, "paymentRequirements.extra", claims, deployment);
+    if (extra !== null) return [INVALID_REASON_OF[extra.reason], extra.message];
   }
-
-  const now = context.clock.nowSeconds();
-  if (claims.timestamp < now - context.timestampWindow.pastSeconds) {
-    return [
-      "timestamp_too_old",
-      `claims.timestamp is more than ${context.timestampWindow.pastSeconds} s old`,
-    ];
-  }
-  if (claims.timestamp > now + context.timestampWindow.futureSeconds) {
-    return [
-      "timestamp_in_future",
-      `claims.timestamp is more than ${context.timestampWindow.futureSeconds} s in the future`,
-    ];
-  }
-  return checkPolicy(claims, requirements, deployment, now);
+  return null;
 }
 
 /**
- * V2 policy checks. The requirements decide which kind of guarantee the
- * seller accepts: a policy in `extra` demands a V2 guarantee under exactly
- * that policy, and no policy demands a V1 guarantee (a V2 guarantee is only
+ * The requirements decide which kind of guarantee the seller accepts: a policy in `extra` demands a V2
+ * guarantee under exactly that policy, and no policy demands a V1 guarantee (a V2 guarantee is only
  * payable after validation, which a seller who asked for none did not agree to).
  */
-function checkPolicy(
-  claims: GuaranteeClaims,
-  requirements: PaymentRequirements,
-  deployment: DeploymentParams,
-  now: number,
-): Problem | null {
+function checkRequiredPolicy(claims: GuaranteeClaims, requirements: PaymentRequirements): Problem | null {
   const required = policyFromExtra(requirements.extra ?? null);
   if (claims.version === 1) {
     if (required !== null) {
@@ -177,43 +179,18 @@ function checkPolicy(
     }
     return null;
   }
-  const policy = claims.policy;
   if (required === null) {
     return [
       "policy_mismatch",
       "claims carry a validation policy but paymentRequirements.extra asks for none",
     ];
   }
-  const difference = policyDifference(policy, required);
+  const difference = policyDifference(claims.policy, required);
   if (difference !== null) {
     return [
       "policy_mismatch",
       `claims.validation_policy.${difference} differs from paymentRequirements.extra`,
     ];
-  }
-  if (!deployment.trustedRegistries.some((registry) => sameAddress(registry, policy.registry))) {
-    return ["untrusted_registry", `validation registry ${policy.registry} is not trusted by Core`];
-  }
-  if (policy.deadline <= now) {
-    return ["policy_expired", "claims.validation_policy.validation_deadline has passed"];
-  }
-  for (const [source, integrity] of [
-    ["claims.validation_policy", policy],
-    ["paymentRequirements.extra", required],
-  ] as const) {
-    if (integrity.chainId !== undefined && integrity.chainId !== deployment.chainId) {
-      return ["policy_chain_mismatch", `${source}.validation_chain_id is not ${deployment.chainId}`];
-    }
-    if (integrity.requestHash !== undefined) {
-      const id = guaranteeId(deployment, claims.user, claims.reqId);
-      const expected = validationRequestHash(deployment.chainId, policy, id).toLowerCase();
-      if (integrity.requestHash !== expected) {
-        return [
-          "policy_request_hash_mismatch",
-          `${source}.validation_request_hash is not the validation request hash of this guarantee`,
-        ];
-      }
-    }
   }
   return null;
 }

@@ -4,12 +4,13 @@
  * Order of checks, cheapest and least revealing first:
  *   1. body shape (sdk parser; 400 naming the field)
  *   2. issuance authority for the recipient (403)
- *   3. accepted version, supported asset, V2 policy against the deployment (400)
+ *   3. supported asset, then the claim rules shared with the facilitator (sdk/claim-checks.ts: accepted
+ *      version, V2 policy against the deployment) (400)
  *   4. payer signature, recovered natively with a hasher built once; only if that fails, a contract
  *      wallet's ERC-1271 answer on chain (400; 500 signature_check_unavailable without a chain answer)
  *   5. identity already issued? (409; a byte-identical retry also gets the stored certificate)
- *   6. timestamp window against Core's wall clock, V2 deadline against chain time (400; 500 before
- *      Core has indexed a block)
+ *   6. timestamp window against Core's wall clock, V2 deadline against chain time (sdk/claim-checks.ts)
+ *      and Core's deadline cap (400; 500 before Core has indexed a block)
  *   7. the books follow the chain (500 indexer_*: the collateral check would read a chain that is gone
  *      or far behind; chain/sync-status.ts)
  *   8. BLS certificate, then check-and-lock + insert in one store transaction
@@ -26,9 +27,15 @@ import {
   toWireValidationPolicy,
 } from "../../sdk/claims";
 import { type GuaranteeHasher, verifyGuaranteeSignature } from "../../sdk/eip712";
+import {
+  CLAIM_CHECK_REASONS,
+  type ClaimProblem,
+  type ClaimRules,
+  checkClaimRules,
+  checkClaimTimes,
+} from "../../sdk/claim-checks";
 import { SignatureError, WireError } from "../../sdk/errors";
-import { certificateDomain, type Deployment, guaranteeId, validationRequestHash } from "../../sdk/ids";
-import { sameAddress } from "../../sdk/wire";
+import { certificateDomain, type Deployment, guaranteeId } from "../../sdk/ids";
 import { ChainError } from "../chain/gateway";
 import type { ChainSyncMonitor, ChainSyncStatus } from "../chain/sync-status";
 import { canIssueFor, type Principal } from "../auth";
@@ -76,20 +83,17 @@ export interface GuaranteeIssuerDeps {
   contractSignatures?: ContractSignatureChecker | null;
 }
 
-/** Rejection codes of `POST /core/guarantees` (also the `reason` label of the rejection metric). */
+/**
+ * Rejection codes of `POST /core/guarantees` (also the `reason` label of the rejection metric): the claim
+ * checks shared with the facilitator (sdk/claim-checks.ts) under their own codes, and Core's.
+ */
 export const ISSUANCE_ERRORS = {
+  ...CLAIM_CHECK_REASONS,
   invalidRequest: "invalid_request",
   notAuthorized: "not_authorized_for_recipient",
-  unsupportedVersion: "unsupported_version",
   unsupportedAsset: "unsupported_asset",
-  untrustedRegistry: "untrusted_validation_registry",
-  chainIdMismatch: "validation_chain_id_mismatch",
-  requestHashMismatch: "validation_request_hash_mismatch",
   invalidSignature: "invalid_signature",
   duplicate: "duplicate_guarantee",
-  timestampTooOld: "timestamp_too_old",
-  timestampInFuture: "timestamp_in_future",
-  deadlinePassed: "validation_deadline_passed",
   deadlineTooFar: "validation_deadline_too_far",
   chainTimeUnavailable: "chain_time_unavailable",
   insufficientCollateral: "insufficient_collateral",
@@ -135,11 +139,18 @@ export class GuaranteeIssuer {
   private readonly sdkDeployment: Deployment;
   /** The certificate domain, computed once. */
   private readonly domain: string;
+  /** What the claim rules shared with the facilitator are checked against. */
+  private readonly claimRules: ClaimRules;
 
   constructor(private readonly deps: GuaranteeIssuerDeps) {
     this.batcher = new IssueBatcher(deps.store, deps.clock);
     this.sdkDeployment = sdkDeployment(deps.config, deps.deployment);
     this.domain = certificateDomain(this.sdkDeployment);
+    this.claimRules = {
+      ...this.sdkDeployment,
+      acceptedVersions: ACCEPTED_GUARANTEE_VERSIONS,
+      trustedRegistries: deps.trustedRegistries,
+    };
   }
 
   /** Issues the guarantee in `body` for `principal`; throws IssuanceErrors (and WireErrors: invalid_request). */
@@ -186,17 +197,14 @@ export class GuaranteeIssuer {
         `${principal.wallet} may not request guarantees for recipient ${claims.recipient}`,
       );
     }
-    if (!ACCEPTED_GUARANTEE_VERSIONS.includes(claims.version)) {
-      throw new IssuanceError(E.unsupportedVersion, `claims.version: ${claims.version} is not accepted`);
-    }
     if (!isSupportedAsset(deployment, claims.asset)) {
       throw new IssuanceError(
         E.unsupportedAsset,
         `claims.asset_address: ${claims.asset} is not a supported asset (see GET /core/tokens)`,
       );
     }
+    refuse(checkClaimRules(claims, this.claimRules));
     const id = guaranteeId(this.sdkDeployment, claims.user, claims.reqId);
-    if (claims.version === 2) this.checkPolicy(claims, id);
 
     try {
       verifyGuaranteeSignature(hasher, claims, signed.signature, signed.scheme);
@@ -272,55 +280,31 @@ export class GuaranteeIssuer {
     return this.deps.maxValidationDeadline?.(now) ?? null;
   }
 
-  /** V2 policy checks that need no clock: trusted registry, optional chain id and request hash. */
-  private checkPolicy(claims: Extract<GuaranteeClaims, { version: 2 }>, id: string): void {
-    const { policy } = claims;
-    const field = "claims.validation_policy";
-    if (!this.deps.trustedRegistries.some((registry) => sameAddress(registry, policy.registry))) {
-      throw new IssuanceError(
-        E.untrustedRegistry,
-        `${field}.validation_registry_address: ${policy.registry} is not a trusted validation registry (see GET /core/public-params)`,
-      );
-    }
-    if (policy.chainId !== undefined && policy.chainId !== this.deps.config.chainId) {
-      throw new IssuanceError(
-        E.chainIdMismatch,
-        `${field}.validation_chain_id: ${policy.chainId} is not this deployment's chain id ${this.deps.config.chainId}`,
-      );
-    }
-    if (policy.requestHash !== undefined) {
-      const expected = validationRequestHash(this.deps.config.chainId, policy, id);
-      if (policy.requestHash !== expected.toLowerCase()) {
-        throw new IssuanceError(
-          E.requestHashMismatch,
-          `${field}.validation_request_hash: does not match the request hash derived from the claims (${expected})`,
-        );
-      }
-    }
-  }
-
+  /**
+   * The timestamp window against Core's wall clock and the V2 deadline against chain time (sdk/claim-checks.ts),
+   * then Core's own cap on the deadline.
+   */
   private checkTime(claims: GuaranteeClaims, now: number): void {
-    const { timestampWindowPastSeconds: past, timestampWindowFutureSeconds: future } = this.deps.config;
-    if (claims.timestamp < now - past) {
-      throw new IssuanceError(
-        E.timestampTooOld,
-        `claims.timestamp: ${claims.timestamp} is more than ${past} s before Core's time ${now}`,
-      );
-    }
-    if (claims.timestamp > now + future) {
-      throw new IssuanceError(
-        E.timestampInFuture,
-        `claims.timestamp: ${claims.timestamp} is more than ${future} s after Core's time ${now}`,
-      );
-    }
-    if (claims.version === 2) this.checkDeadline(claims.policy.deadline);
+    const { timestampWindowPastSeconds, timestampWindowFutureSeconds } = this.deps.config;
+    let chainNow: number | undefined;
+    refuse(
+      checkClaimTimes(claims, {
+        now,
+        pastSeconds: timestampWindowPastSeconds,
+        futureSeconds: timestampWindowFutureSeconds,
+        clockName: "Core's time",
+        deadlineNow: () => (chainNow = this.chainNow()),
+        deadlineClockName: "the chain's time (the latest block Core has indexed)",
+      }),
+    );
+    if (claims.version === 2 && chainNow !== undefined)
+      this.checkDeadlineCap(claims.policy.deadline, chainNow);
   }
 
-  /** The V2 validation deadline against chain time: not passed, not beyond the cap. */
-  private checkDeadline(deadline: number): void {
-    let chainNow: number;
+  /** Chain time; refused (chain_time_unavailable) before Core has indexed a block. */
+  private chainNow(): number {
     try {
-      chainNow = this.deps.chainClock.nowSeconds();
+      return this.deps.chainClock.nowSeconds();
     } catch (error) {
       if (error instanceof ChainTimeUnavailableError) {
         throw new IssuanceError(
@@ -330,13 +314,11 @@ export class GuaranteeIssuer {
       }
       throw error;
     }
+  }
+
+  /** The V2 validation deadline not beyond Core's cap (docs/operator-async.md, "V2 deadline cap"). */
+  private checkDeadlineCap(deadline: number, chainNow: number): void {
     const field = "claims.validation_policy.validation_deadline";
-    if (deadline <= chainNow) {
-      throw new IssuanceError(
-        E.deadlinePassed,
-        `${field}: ${deadline} is not after the chain's time ${chainNow} (the latest block Core has indexed)`,
-      );
-    }
     const cap = this.latestValidationDeadline(chainNow);
     if (cap !== null && cap <= chainNow) {
       throw new IssuanceError(
@@ -392,6 +374,11 @@ export class GuaranteeIssuer {
       certificate: { claims: existing.certificateClaims, signature: existing.certificateSignature },
     });
   }
+}
+
+/** A shared claim check's problem refused under its own reason code. */
+function refuse(problem: ClaimProblem | null): void {
+  if (problem !== null) throw new IssuanceError(problem.reason, problem.message);
 }
 
 function rejectionReason(error: unknown): string {
