@@ -4,8 +4,8 @@
  * Every value is validated at startup; a bad value stops the process with a
  * message naming the variable and what is wrong with it.
  */
-import { SigningKey, computeAddress } from "ethers";
-import { SECP256K1_N } from "../sdk/eip712";
+import { computeAddress } from "ethers";
+import { parsePrivateKey } from "../sdk/eip712";
 import {
   ConfigProblemsError,
   type FieldTable as ConfigFieldTable,
@@ -70,7 +70,7 @@ const FIELDS: FieldTable = {
   port: { parse: (raw) => integer(raw, 0, MAX_PORT), fallback: () => 8402 },
   logLevel: { parse: logLevel, fallback: () => "info" },
   coreUrl: { parse: httpUrl, fallback: () => "http://127.0.0.1:8080" },
-  privateKey: { parse: privateKey },
+  privateKey: { parse: parsePrivateKey },
   rpcUrl: { parse: (raw) => (raw === null || raw === "" ? null : httpUrl(raw)), fallback: () => null },
   chainId: { parse: optionalChainId, fallback: () => null },
   timestampWindowPastSeconds: {
@@ -153,21 +153,4 @@ function httpUrl(raw: unknown): string {
   const { value, parsed } = absoluteUrl(raw, ["http:", "https:"]);
   if (parsed.search !== "" || parsed.hash !== "") throw new Error("must not carry a query or fragment");
   return value.replace(/\/+$/, "");
-}
-
-function privateKey(raw: unknown): string {
-  // The message never includes the value: it is a secret.
-  if (typeof raw !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(raw.trim())) {
-    throw new Error("must be a 0x-prefixed 32-byte hex secp256k1 private key");
-  }
-  const key = raw.trim().toLowerCase();
-  // ethers does not range-check the scalar: a key must be in [1, n − 1].
-  const scalar = BigInt(key);
-  if (scalar === 0n || scalar >= SECP256K1_N) throw new Error("is not a valid secp256k1 private key");
-  try {
-    new SigningKey(key);
-  } catch {
-    throw new Error("is not a valid secp256k1 private key");
-  }
-  return key;
 }

@@ -7,6 +7,7 @@
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import { parsePrivateKey } from "../sdk/eip712";
 import { parseAddress } from "../sdk/wire";
 import { parseWebhookConfig, type WebhookSubscriptionConfig } from "./webhooks/subscriptions";
 import {
@@ -32,9 +33,6 @@ export const MIN_FEE_BUMP_BPS = 1_000;
 export const MIN_JWT_SECRET_BYTES = 32;
 /** BLS key generation (EIP-2333 / blst keygen) requires at least 32 bytes of input keying material. */
 export const MIN_BLS_IKM_BYTES = 32;
-
-/** Order of the secp256k1 group: private keys are scalars in [1, n − 1]. */
-const SECP256K1_ORDER = BigInt("0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141");
 
 export type { LogLevel };
 
@@ -350,13 +348,7 @@ function hexSecret(raw: unknown, minBytes: number): string {
 
 function privateKey(raw: unknown): string | null {
   if (raw === null || raw === "") return null;
-  const bytes = hexBytes(raw);
-  if (bytes.length !== 32)
-    throw new Error(`must be a 32-byte secp256k1 private key, got ${bytes.length} bytes`);
-  const key = "0x" + bytes.toString("hex");
-  const scalar = BigInt(key);
-  if (scalar === 0n || scalar >= SECP256K1_ORDER) throw new Error("is not a valid secp256k1 private key");
-  return key;
+  return parsePrivateKey(raw);
 }
 
 function jwtSecret(raw: unknown): string {

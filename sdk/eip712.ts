@@ -308,6 +308,21 @@ export async function signGuarantee(
 /** secp256k1 group order n, and n/2: s above it is the malleable twin of a low-s signature. */
 export const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 export const SECP256K1_HALF_N = SECP256K1_N >> 1n;
+
+/**
+ * A secp256k1 private key (Core's operator key, the facilitator's key): `0x` and 32 bytes of hex, a scalar
+ * in [1, n − 1] (ethers does not range-check it); lower case. The message never echoes the value: it is a
+ * secret.
+ */
+export function parsePrivateKey(raw: unknown): string {
+  if (typeof raw !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(raw.trim())) {
+    throw new Error("must be a 0x-prefixed 32-byte hex secp256k1 private key");
+  }
+  const key = raw.trim().toLowerCase();
+  const scalar = BigInt(key);
+  if (scalar === 0n || scalar >= SECP256K1_N) throw new Error("is not a valid secp256k1 private key");
+  return key;
+}
 const SIGNATURE_HEX = /^0[xX][0-9a-fA-F]*$/;
 const SIGNATURE_BYTES = 65;
 
