@@ -28,9 +28,7 @@ import { createLogger, type Logger } from "./logger";
 import { checkChainAndDeployment, type VaultKeyCheck } from "./startup";
 import { PostgresStore, SqliteStore, type Store } from "./store";
 import { createWebhookDispatcher, startDispatcherLoop, syncConfiguredSubscriptions } from "./webhooks";
-import { workerBlsSigner } from "./guarantees/signing-worker";
 import { issuanceFastPath } from "./api/issuance-fast-path";
-import { blsKeyFromSecret } from "../sdk/bls";
 
 /** How long close() waits for in-flight requests before cutting their connections. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -82,7 +80,7 @@ export interface CoreServer {
 }
 
 function workerSigner(config: OperatorConfig) {
-  return workerBlsSigner(blsKeyFromSecret(config.blsSecret, "blsSecret").secretKey);
+  return operatorBlsSigner(config, { worker: true });
 }
 
 function urlHost(host: string): string {

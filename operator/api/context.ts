@@ -6,7 +6,7 @@
  */
 import type { Router } from "express";
 import { Wallet } from "ethers";
-import { blsKeyFromSecret, type BlsSigner, createBlsSigner } from "../../sdk/bls";
+import type { BlsSigner } from "../../sdk/bls";
 import { GuaranteeHasher } from "../../sdk/eip712";
 import type { WirePublicParams, WireTokenList } from "../../sdk/public-params";
 import type { ChainGateway } from "../chain";
@@ -17,6 +17,7 @@ import type { OperatorConfig } from "../config";
 import type { DeploymentInfo } from "../deployment";
 import { ContractSignatureChecker } from "../guarantees/contract-signatures";
 import { GuaranteeIssuer } from "../guarantees";
+import { operatorBlsSigner } from "../guarantees/signing-worker";
 import { V2Lifecycle } from "../lifecycle/v2-lifecycle";
 import type { Logger } from "../logger";
 import { CoreMetrics } from "../metrics";
@@ -64,10 +65,7 @@ export type CoreContext = CoreDeps & CoreServices;
 /** A route module: builds an Express router from the context; mounted at the root. */
 export type RouteModule = (context: CoreContext) => Router;
 
-/** The certificate signer for `config.blsSecret` (IETF KeyGen from the configured key material). */
-export function operatorBlsSigner(config: Pick<OperatorConfig, "blsSecret">): BlsSigner {
-  return createBlsSigner(blsKeyFromSecret(config.blsSecret, "blsSecret").secretKey);
-}
+export { operatorBlsSigner };
 
 export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices> = {}): CoreContext {
   const { config, deployment } = deps;

@@ -14,7 +14,8 @@
  * tests compare its signatures with the sdk signer's.
  */
 import { Worker } from "node:worker_threads";
-import { type BlsSigner, createBlsSigner } from "../../sdk/bls";
+import { blsKeyFromSecret, type BlsSigner, createBlsSigner } from "../../sdk/bls";
+import type { OperatorConfig } from "../config";
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
@@ -98,6 +99,26 @@ export function workerBlsSigner(secretKey: Uint8Array): AsyncBlsSigner {
       await stopping.terminate();
     },
   };
+}
+
+/**
+ * Core's certificate signer for `config.blsSecret` (IETF KeyGen from the configured key material): on a
+ * worker thread with `worker` (`SURETY_BLS_SIGNING_WORKER`), else in-thread. The one place Core builds it.
+ */
+export function operatorBlsSigner(
+  config: Pick<OperatorConfig, "blsSecret">,
+  options: { worker: true },
+): AsyncBlsSigner;
+export function operatorBlsSigner(
+  config: Pick<OperatorConfig, "blsSecret">,
+  options?: { worker?: boolean },
+): BlsSigner;
+export function operatorBlsSigner(
+  config: Pick<OperatorConfig, "blsSecret">,
+  options: { worker?: boolean } = {},
+): BlsSigner {
+  const { secretKey } = blsKeyFromSecret(config.blsSecret, "blsSecret");
+  return options.worker ? workerBlsSigner(secretKey) : createBlsSigner(secretKey);
 }
 
 /** True for a signer that can sign off the event loop. */
