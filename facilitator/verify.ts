@@ -12,7 +12,12 @@
  */
 import type { GuaranteeClaims, ValidationPolicy } from "../sdk/claims";
 import { getAddress } from "ethers";
-import { type ClaimCheckReason, checkClaims, checkPolicyIntegrity } from "../sdk/claim-checks";
+import {
+  type ClaimCheckReason,
+  checkClaimRules,
+  checkClaimTimes,
+  checkPolicyIntegrity,
+} from "../sdk/claim-checks";
 import { recoverGuaranteeSignerLowerCase } from "../sdk/eip712";
 import { SignatureError, WireError } from "../sdk/errors";
 import {
@@ -113,6 +118,8 @@ function checkPayment(request: FacilitatorRequest, context: VerificationContext)
   const requirements = request.paymentRequirements;
   const payload = request.paymentPayload;
   const claims = payload.payload.claims;
+  // The policy the seller asks for, parsed once for every check below.
+  const required = policyFromExtra(requirements.extra ?? null);
 
   if (requirements.scheme !== SCHEME) {
     return ["unsupported_scheme", `paymentRequirements.scheme must be "${SCHEME}"`];
@@ -129,7 +136,7 @@ function checkPayment(request: FacilitatorRequest, context: VerificationContext)
     return ["network_mismatch", "paymentPayload.network differs from paymentRequirements.network"];
   }
   if (payload.x402Version === 2) {
-    const difference = requirementsDifference(payload.accepted, requirements);
+    const difference = requirementsDifference(payload.accepted, requirements, required);
     if (difference !== null) {
       return ["accepted_mismatch", `paymentPayload.accepted.${difference} differs from paymentRequirements`];
     }
@@ -145,21 +152,21 @@ function checkPayment(request: FacilitatorRequest, context: VerificationContext)
   if (claims.amount !== amount) {
     return ["amount_mismatch", `claims.amount is ${claims.amount}, the requirements ask for ${amount}`];
   }
-  const policyProblem = checkRequiredPolicy(claims, requirements);
+  const policyProblem = checkRequiredPolicy(claims, required);
   if (policyProblem !== null) return policyProblem;
-  const problem = checkClaims(claims, deployment, {
-    now: context.clock.nowSeconds(),
-    pastSeconds: context.timestampWindow.pastSeconds,
-    futureSeconds: context.timestampWindow.futureSeconds,
-    clockName: "the facilitator's time",
-  });
+  const problem =
+    checkClaimRules(claims, deployment) ??
+    // The integrity fields of the policy the seller asked for bind to this guarantee as the claims' do.
+    (claims.version === 2 && required !== null
+      ? checkPolicyIntegrity(required, "paymentRequirements.extra", claims, deployment)
+      : null) ??
+    checkClaimTimes(claims, {
+      now: context.clock.nowSeconds(),
+      pastSeconds: context.timestampWindow.pastSeconds,
+      futureSeconds: context.timestampWindow.futureSeconds,
+      clockName: "the facilitator's time",
+    });
   if (problem !== null) return [INVALID_REASON_OF[problem.reason], problem.message];
-  // The integrity fields of the policy the seller asked for bind to this guarantee as the claims' do.
-  const required = claims.version === 2 ? policyFromExtra(requirements.extra ?? null) : null;
-  if (claims.version === 2 && required !== null) {
-    const extra = checkPolicyIntegrity(required, "paymentRequirements.extra", claims, deployment);
-    if (extra !== null) return [INVALID_REASON_OF[extra.reason], extra.message];
-  }
   return null;
 }
 
@@ -168,8 +175,7 @@ function checkPayment(request: FacilitatorRequest, context: VerificationContext)
  * guarantee under exactly that policy, and no policy demands a V1 guarantee (a V2 guarantee is only
  * payable after validation, which a seller who asked for none did not agree to).
  */
-function checkRequiredPolicy(claims: GuaranteeClaims, requirements: PaymentRequirements): Problem | null {
-  const required = policyFromExtra(requirements.extra ?? null);
+function checkRequiredPolicy(claims: GuaranteeClaims, required: ValidationPolicy | null): Problem | null {
   if (claims.version === 1) {
     if (required !== null) {
       return [
@@ -211,6 +217,7 @@ function policyDifference(a: ValidationPolicy, b: ValidationPolicy): string | nu
 function requirementsDifference(
   accepted: PaymentRequirements,
   requirements: PaymentRequirements,
+  requiredPolicy: ValidationPolicy | null,
 ): string | null {
   if (accepted.scheme !== requirements.scheme) return "scheme";
   if (accepted.network !== requirements.network) return "network";
@@ -218,7 +225,6 @@ function requirementsDifference(
   if (!sameAddress(accepted.asset, requirements.asset)) return "asset";
   if (requiredAmount(accepted) !== requiredAmount(requirements)) return "amount";
   const acceptedPolicy = policyFromExtra(accepted.extra ?? null, "paymentPayload.accepted.extra");
-  const requiredPolicy = policyFromExtra(requirements.extra ?? null);
   if ((acceptedPolicy === null) !== (requiredPolicy === null)) return "extra";
   if (
     acceptedPolicy !== null &&

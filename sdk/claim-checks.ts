@@ -7,8 +7,9 @@
  *
  * The checks come in two groups because Core places its signature and identity checks between them
  * (docs/operator-api.md: an issued guarantee is answered idempotently even after its timestamp aged out):
- * {@link checkClaimRules} needs no clock, {@link checkClaimTimes} does; {@link checkClaims} runs both.
- * Each returns the first problem, or null.
+ * {@link checkClaimRules} needs no clock, {@link checkClaimTimes} does; the facilitator runs them in
+ * the same order, checking the integrity fields of the policy a seller asked for in between
+ * ({@link checkPolicyIntegrity}). Each returns the first problem, or null.
  */
 import type { GuaranteeClaims, ValidationPolicy } from "./claims";
 import { type Deployment, guaranteeId, validationRequestHash } from "./ids";
@@ -140,13 +141,4 @@ export function checkClaimTimes(claims: GuaranteeClaims, times: ClaimTimes): Cla
     };
   }
   return null;
-}
-
-/** {@link checkClaimRules}, then {@link checkClaimTimes}. */
-export function checkClaims(
-  claims: GuaranteeClaims,
-  rules: ClaimRules,
-  times: ClaimTimes,
-): ClaimProblem | null {
-  return checkClaimRules(claims, rules) ?? checkClaimTimes(claims, times);
 }
