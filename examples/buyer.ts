@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   const paidFetch = wrapFetchWithPaymentFromConfig(fetch, {
     schemes: [
       { network, client: scheme }, // x402 v2 sellers (@x402/express, @x402/hono, …)
-      { network, client: scheme, x402Version: 1 }, // x402 v1 sellers (sdk/paywall)
+      { network, client: scheme, x402Version: 1 }, // x402 v1 sellers (sdk/kits/paywall)
     ],
     spendControls: scheme.spendControls(),
   });

@@ -7,7 +7,7 @@
  * facilitator (`startFacilitatorServer`, deployment read from Core) → Core
  * (`startCoreServer`, SQLite file in a temp dir, contracts deployed on the
  * Hardhat chain). x402 v1 has no seller in the official 2.x packages: the v1
- * seller is sdk/paywall, the buyer still the official client.
+ * seller is sdk/kits/paywall, the buyer still the official client.
  *
  * Collateral is credited in Core's store directly (this file is about the
  * HTTP purchase path; test/e2e/protocol*.test.ts deposit on chain). All
@@ -32,7 +32,7 @@ import { publicKeyFromArray } from "../../sdk/bls";
 import { type Certificate, decodeCertificateClaims, verifyCertificateSignature } from "../../sdk/certificate";
 import { toWireValidationPolicy } from "../../sdk/claims";
 import { guaranteeId } from "../../sdk/ids";
-import { paywall } from "../../sdk/paywall";
+import { paywall } from "../../sdk/kits/paywall";
 import { ZERO_ADDRESS, formatNetwork } from "../../sdk/wire";
 import { decodeBase64Json, parsePaymentPayload } from "../../sdk/x402";
 import {

@@ -1,7 +1,7 @@
 /**
  * A purchase end to end, every component real and on its own port:
  * buyer (`@x402/fetch` with the svc-credit `SuretyClientScheme`, an ethers
- * Wallet) → seller (Express + sdk/paywall, x402 v1 and v2) →
+ * Wallet) → seller (Express + sdk/kits/paywall, x402 v1 and v2) →
  * facilitator (`startFacilitatorServer`, deployment read from Core) → Core
  * (`startCoreServer`, SQLite file in a temp dir, SIWE session of the
  * facilitator, contracts deployed on the Hardhat chain with Core's key in the
@@ -23,7 +23,7 @@ import { toWireValidationPolicy } from "../../sdk/claims";
 import { guaranteeId } from "../../sdk/ids";
 import { ZERO_ADDRESS, formatNetwork } from "../../sdk/wire";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { type SuretySettlement, paywall } from "../../sdk/paywall";
+import { type SuretySettlement, paywall } from "../../sdk/kits/paywall";
 import { type PaymentPayload, decodePaymentHeader, decodePaymentResponseHeader } from "../../sdk/x402";
 import { SuretyClientScheme, domainFromPublicParams } from "../../sdk/x402-scheme";
 import { officialClient } from "../support/x402-buyer";

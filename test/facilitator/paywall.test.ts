@@ -13,7 +13,7 @@ import { PaymentRequiredV1Schema, PaymentRequiredV2Schema } from "@x402/core/sch
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { SuretyClientScheme, domainFromPublicParams } from "../../sdk/x402-scheme";
 import { WireError } from "../../sdk/errors";
-import { type PaywallOptions, paywall } from "../../sdk/paywall";
+import { type PaywallOptions, paywall } from "../../sdk/kits/paywall";
 import {
   PAYMENT_REQUIRED_HEADER,
   SCHEME,

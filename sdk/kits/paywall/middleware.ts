@@ -17,10 +17,10 @@
  * Answers other than 2xx carry `Cache-Control: no-store`.
  */
 import type { NextFunction, Request, RequestHandler, Response } from "express";
-import type { Certificate } from "../certificate";
-import { type WireClaims, toWireClaims } from "../claims";
-import { WireError } from "../errors";
-import { parseNetwork } from "../wire";
+import type { Certificate } from "../../certificate";
+import { type WireClaims, toWireClaims } from "../../claims";
+import { WireError } from "../../errors";
+import { parseNetwork } from "../../wire";
 import {
   PAYMENT_REQUIRED_HEADER,
   PAYMENT_SIGNATURE_HEADER,
@@ -34,14 +34,14 @@ import {
   parseVerifyResult,
   paymentResponseHeaderName,
   toWirePaymentPayload,
-} from "../x402";
+} from "../../x402";
 import { FacilitatorClient, FacilitatorUnavailableError, type PaywallFetch } from "./facilitator-client";
 import {
   DEFAULT_RETENTION_SECONDS,
   MemoryPaymentLedger,
   type PaymentLedger,
   paymentKey,
-} from "../x402-scheme/ledger";
+} from "../../x402-scheme/ledger";
 import {
   type CompiledRoute,
   type PaywallRoute,

@@ -9,11 +9,11 @@
  * `maxTimeoutSeconds`; v2 requirements carry `amount`, `maxTimeoutSeconds`
  * and an `extra` object, and the v2 402 answer names the `resource`.
  */
-import { type WireValidationPolicy, parseValidationPolicy } from "../claims";
-import { type Certificate, decodeCertificateClaims } from "../certificate";
-import type { GuaranteeClaims, ValidationPolicy } from "../claims";
-import { WireError } from "../errors";
-import { formatUint, parseAddress, parseNetwork, parseObject, parseSafeInteger, parseUint256 } from "../wire";
+import { type WireValidationPolicy, parseValidationPolicy } from "../../claims";
+import { type Certificate, decodeCertificateClaims } from "../../certificate";
+import type { GuaranteeClaims, ValidationPolicy } from "../../claims";
+import { WireError } from "../../errors";
+import { formatUint, parseAddress, parseNetwork, parseObject, parseSafeInteger, parseUint256 } from "../../wire";
 import {
   POLICY_EXTRA_FIELDS,
   type PaymentRequirements,
@@ -21,7 +21,7 @@ import {
   type X402Version,
   extraFromPolicy,
   parsePaymentRequirements,
-} from "../x402";
+} from "../../x402";
 
 /** How long a buyer has to pay, unless the route says otherwise. */
 export const DEFAULT_MAX_TIMEOUT_SECONDS = 60;
