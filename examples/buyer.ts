@@ -19,7 +19,7 @@ import { decodePaymentResponseHeader, wrapFetchWithPaymentFromConfig } from "@x4
 import type { Network } from "@x402/core/types";
 import { Wallet } from "ethers";
 import { ZERO_ADDRESS } from "../sdk/wire";
-import { certificateOfSettlement, suretyClientSchemeFromCore } from "../sdk/x402-scheme";
+import { certificateOfSettlement, suretyClientSchemeFromCore } from "../sdk/kits/x402-scheme";
 
 const HARDHAT_ACCOUNT_1 = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 

@@ -20,7 +20,7 @@ import type { Network } from "@x402/core/types";
 import { paymentMiddleware } from "@x402/express";
 import express from "express";
 import { ZERO_ADDRESS } from "../sdk/wire";
-import { SCHEME, SuretyServerScheme, certificateOfSettlement, suretyPrice } from "../sdk/x402-scheme";
+import { SCHEME, SuretyServerScheme, certificateOfSettlement, suretyPrice } from "../sdk/kits/x402-scheme";
 
 const facilitatorUrl = process.env.FACILITATOR_URL ?? "http://127.0.0.1:8402";
 const port = Number(process.env.SELLER_PORT ?? 4021);

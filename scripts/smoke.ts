@@ -39,7 +39,7 @@ import {
   certificateOfSettlement,
   suretyClientSchemeFromCore,
   suretyPrice,
-} from "../sdk/x402-scheme";
+} from "../sdk/kits/x402-scheme";
 import { Vault__factory } from "../typechain-types";
 import { devAccount } from "./devnet/accounts";
 import type { DevnetDeploymentFile } from "./devnet/contracts";

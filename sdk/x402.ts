@@ -230,7 +230,7 @@ export function extraFromPolicy(
 // ---------------------------------------------------------------------------
 
 /**
- * Requirements built by the `svc-credit` server scheme (sdk/x402-scheme) also
+ * Requirements built by the `svc-credit` server scheme (sdk/kits/x402-scheme) also
  * carry the EIP-712 domain the buyer signs under, flat in `extra` under the
  * SAME names as Core's `GET /core/public-params`: `contract_address` (the
  * Vault, `verifyingContract`), `chain_id` (JSON number), `eip712_name`,

@@ -55,7 +55,7 @@ import {
   SuretyServerScheme,
   domainFromPublicParams,
   suretyPrice,
-} from "../../sdk/x402-scheme";
+} from "../../sdk/kits/x402-scheme";
 import { Eip3009Token__factory, Vault__factory } from "../../typechain-types";
 import { devAccount } from "../devnet/accounts";
 import type { DevnetDeploymentFile } from "../devnet/contracts";

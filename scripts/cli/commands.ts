@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { ContractTransactionResponse, Interface } from "ethers";
-import { domainFromPublicParams, randomReqId } from "../../sdk/x402-scheme";
+import { domainFromPublicParams, randomReqId } from "../../sdk/kits/x402-scheme";
 import {
   decodeCertificateClaims,
   parseCertificate,

@@ -45,7 +45,7 @@ import {
   domainFromPublicParams,
   suretyClientSchemeFromCore,
   suretyPrice,
-} from "../../sdk/x402-scheme";
+} from "../../sdk/kits/x402-scheme";
 import { closeUnreachableServices, unreachableUrl } from "../support/unreachable";
 import { facilitatorConfigFromObject } from "../../facilitator/config";
 import { silentFacilitatorLogger } from "../../facilitator/logger";

@@ -25,7 +25,7 @@ import { ZERO_ADDRESS, formatNetwork } from "../../sdk/wire";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { type SuretySettlement, paywall } from "../../sdk/kits/paywall";
 import { type PaymentPayload, decodePaymentHeader, decodePaymentResponseHeader } from "../../sdk/x402";
-import { SuretyClientScheme, domainFromPublicParams } from "../../sdk/x402-scheme";
+import { SuretyClientScheme, domainFromPublicParams } from "../../sdk/kits/x402-scheme";
 import { officialClient } from "../support/x402-buyer";
 import { facilitatorConfigFromObject } from "../../facilitator/config";
 import { silentFacilitatorLogger } from "../../facilitator/logger";

@@ -11,7 +11,7 @@ import { expect } from "chai";
 import express from "express";
 import { PaymentRequiredV1Schema, PaymentRequiredV2Schema } from "@x402/core/schemas";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { SuretyClientScheme, domainFromPublicParams } from "../../sdk/x402-scheme";
+import { SuretyClientScheme, domainFromPublicParams } from "../../sdk/kits/x402-scheme";
 import { WireError } from "../../sdk/errors";
 import { type PaywallOptions, paywall } from "../../sdk/kits/paywall";
 import {

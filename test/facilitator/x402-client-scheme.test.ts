@@ -22,7 +22,7 @@ import {
   parseSpendingLimits,
   randomReqId,
   selectPaymentOption,
-} from "../../sdk/x402-scheme";
+} from "../../sdk/kits/x402-scheme";
 import { verifyGuaranteeSignature } from "../../sdk/eip712";
 import { WireError } from "../../sdk/errors";
 import {

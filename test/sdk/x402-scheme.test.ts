@@ -28,7 +28,7 @@ import {
   certificateOfSettlement,
   moneyToBaseUnits,
   suretyPrice,
-} from "../../sdk/x402-scheme";
+} from "../../sdk/kits/x402-scheme";
 
 const NETWORK = "eip155:31337" as Network;
 const VAULT = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
@@ -85,7 +85,7 @@ async function rejection(promise: Promise<unknown>): Promise<Error> {
   throw new Error("expected a rejection");
 }
 
-describe("x402 svc-credit scheme (sdk/x402-scheme)", function () {
+describe("x402 svc-credit scheme (sdk/kits/x402-scheme)", function () {
   describe("signing domain in extra", function () {
     it("round-trips under the public-params names", function () {
       expect(extraFromDomain(DOMAIN)).to.deep.equal(DOMAIN_EXTRA);

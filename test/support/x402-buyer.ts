@@ -9,7 +9,7 @@ import { x402Client, x402HTTPClient } from "@x402/core/client";
 import type { Network } from "@x402/core/types";
 import type { SignedGuarantee } from "../../sdk/claims";
 import { decodePaymentHeader } from "../../sdk/x402";
-import { SuretyClientScheme, type SuretyClientSchemeOptions } from "../../sdk/x402-scheme";
+import { SuretyClientScheme, type SuretyClientSchemeOptions } from "../../sdk/kits/x402-scheme";
 
 export interface OfficialPayment {
   x402Version: 1 | 2;

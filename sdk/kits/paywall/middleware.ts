@@ -41,7 +41,7 @@ import {
   MemoryPaymentLedger,
   type PaymentLedger,
   paymentKey,
-} from "../../x402-scheme/ledger";
+} from "../x402-scheme/ledger";
 import {
   type CompiledRoute,
   type PaywallRoute,

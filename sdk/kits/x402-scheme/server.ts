@@ -32,21 +32,21 @@ import type {
   SettleContext,
   SupportedKind,
 } from "@x402/core/types";
-import { type Certificate } from "../certificate";
+import { type Certificate } from "../../certificate";
 import {
   type ValidationPolicy,
   type WireValidationPolicy,
   parseSignedGuarantee,
   toWireValidationPolicy,
-} from "../claims";
+} from "../../claims";
 import { DEFAULT_RETENTION_SECONDS, MemoryPaymentLedger, type PaymentLedger, paymentKey } from "./ledger";
 import {
   type GuaranteeDomainParams,
   type GuaranteeTypedDataDomain,
   guaranteeTypedDataDomain,
-} from "../eip712";
-import { WireError } from "../errors";
-import { formatNetwork, formatUint, parseAddress, parseNetwork, parseObject, parseUint256 } from "../wire";
+} from "../../eip712";
+import { WireError } from "../../errors";
+import { formatNetwork, formatUint, parseAddress, parseNetwork, parseObject, parseUint256 } from "../../wire";
 import {
   SCHEME,
   domainFromExtra,
@@ -54,7 +54,7 @@ import {
   parsePaymentRequirements,
   parseSettleResult,
   policyFromExtra,
-} from "../x402";
+} from "../../x402";
 
 /** The x402 asset-transfer-method key of a scheme with none on the wire. */
 export const DEFAULT_ASSET_TRANSFER_METHOD = "default";

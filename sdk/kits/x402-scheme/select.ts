@@ -6,9 +6,9 @@
  * comparable (1000 base units of a 6-decimal token and of ETH differ by
  * 10^12). An asset the buyer did not list is not allowed at all.
  */
-import { WireError } from "../errors";
-import { type PaymentRequirements, policyFromExtra, requiredAmount } from "../x402";
-import { ZERO_ADDRESS, parseAddress, parseNetwork, parseUint256 } from "../wire";
+import { WireError } from "../../errors";
+import { type PaymentRequirements, policyFromExtra, requiredAmount } from "../../x402";
+import { ZERO_ADDRESS, parseAddress, parseNetwork, parseUint256 } from "../../wire";
 import { type OptionRejection, PaymentError } from "./errors";
 
 /** Largest amount (base units) the buyer pays in one request, per asset address (zero address = ETH). */

@@ -39,7 +39,7 @@ export {
   rejectOption,
   selectPaymentOption,
 } from "./select";
-export { SCHEME } from "../x402";
+export { SCHEME } from "../../x402";
 export {
   DEFAULT_RETENTION_SECONDS,
   MemoryPaymentLedger,

@@ -4,10 +4,10 @@
  * envelope are the client scheme's (client.ts) and the x402 client's.
  */
 import { randomBytes } from "node:crypto";
-import type { GuaranteeClaims } from "../claims";
-import type { GuaranteeSigner } from "../eip712";
-import { parseAddress } from "../wire";
-import { type PaymentRequirements, policyFromExtra, requiredAmount } from "../x402";
+import type { GuaranteeClaims } from "../../claims";
+import type { GuaranteeSigner } from "../../eip712";
+import { parseAddress } from "../../wire";
+import { type PaymentRequirements, policyFromExtra, requiredAmount } from "../../x402";
 import { PaymentError } from "./errors";
 
 /**

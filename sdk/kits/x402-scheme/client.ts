@@ -18,17 +18,17 @@ import type {
   PaymentRequirements as X402PaymentRequirements,
   SchemeNetworkClient,
 } from "@x402/core/types";
-import { type SigningScheme, parseSignatureHex, toWireSignedGuarantee } from "../claims";
+import { type SigningScheme, parseSignatureHex, toWireSignedGuarantee } from "../../claims";
 import {
   type GuaranteeDomainParams,
   type GuaranteeHasher,
   guaranteeHasher,
   signGuarantee,
   verifyGuaranteeSignature,
-} from "../eip712";
-import { SignatureError, WireError } from "../errors";
-import { formatUint } from "../wire";
-import { SCHEME, domainFromExtra, parsePaymentRequirements, requiredAmount } from "../x402";
+} from "../../eip712";
+import { SignatureError, WireError } from "../../errors";
+import { formatUint } from "../../wire";
+import { SCHEME, domainFromExtra, parsePaymentRequirements, requiredAmount } from "../../x402";
 import { type PayerSigner, buildClaims, randomReqId } from "./claims";
 import { domainFromPublicParams, domainNetwork } from "./domain";
 import { PaymentError } from "./errors";

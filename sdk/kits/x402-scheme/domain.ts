@@ -9,9 +9,9 @@ import {
   type GuaranteeDomainParams,
   type GuaranteeTypedDataDomain,
   guaranteeTypedDataDomain,
-} from "../eip712";
-import { WireError } from "../errors";
-import { formatNetwork, parseAddress, parseObject, parseSafeInteger, parseString } from "../wire";
+} from "../../eip712";
+import { WireError } from "../../errors";
+import { formatNetwork, parseAddress, parseObject, parseSafeInteger, parseString } from "../../wire";
 
 const MAX_DOMAIN_TEXT_BYTES = 1024;
 
