@@ -87,16 +87,18 @@ export default tseslint.config(
       ],
     },
   },
-  // sdk/'s pure protocol: no network, no express, no I/O kit of the sdk (paywall, x402-scheme). sdk/webhooks.ts
-  // (envelope format plus a receiver taking node:http types) is exempt until the receiver moves to a kit.
+  // sdk/'s pure protocol: no node built-in beyond the crypto primitives, no network, no HTTP framework,
+  // nothing of the services and none of the sdk's I/O kits (sdk/kits/: buyer and seller scheme, paywall,
+  // webhook receiver).
   {
     files: ["sdk/**/*.ts"],
-    ignores: ["sdk/paywall/**", "sdk/x402-scheme/**", "sdk/webhooks.ts"],
+    ignores: ["sdk/kits/**"],
     rules: {
       "no-restricted-imports": [
         "error",
         {
           patterns: [
+            { group: ["node:*", "!node:crypto"], message: "the pure sdk uses no node built-in but crypto" },
             { group: nodeIoPatterns, message: "the pure sdk does no I/O (only crypto primitives)" },
             { group: ["express", "express/*", "@x402/*"], message: "the pure sdk knows no HTTP framework" },
             {
@@ -104,8 +106,25 @@ export default tseslint.config(
               message: "sdk/ imports nothing of the services",
             },
             {
-              group: ["./paywall", "./paywall/*", "./x402-scheme", "./x402-scheme/*"],
+              group: ["**/kits", "**/kits/**"],
               message: "the pure protocol does not import the sdk's I/O kits",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // The sdk's kits (sdk/kits/) do I/O on top of the pure protocol, and import nothing of the services.
+  {
+    files: ["sdk/kits/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["**/operator/**", "**/facilitator/**", "**/runtime/**", "**/scripts/**"],
+              message: "sdk/kits/ imports the pure sdk, nothing of the services",
             },
           ],
         },

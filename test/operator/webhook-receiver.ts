@@ -8,7 +8,8 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { createWebhookHandler, WebhookDeduplicator, type WebhookEnvelope } from "../../sdk/webhooks";
+import { createWebhookHandler } from "../../sdk/kits/webhook-receiver";
+import { WebhookDeduplicator, type WebhookEnvelope } from "../../sdk/webhooks";
 
 export const RECEIVER_SECRET = "whsec_test_receiver_secret_0123456789";
 

@@ -2,8 +2,8 @@ import { expect } from "chai";
 import express from "express";
 import { createHmac } from "node:crypto";
 import type { AddressInfo } from "node:net";
+import { createWebhookHandler } from "../../sdk/kits/webhook-receiver";
 import {
-  createWebhookHandler,
   parseSignatureHeader,
   signWebhook,
   verifyWebhook,

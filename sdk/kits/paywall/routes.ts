@@ -13,7 +13,14 @@ import { type WireValidationPolicy, parseValidationPolicy } from "../../claims";
 import { type Certificate, decodeCertificateClaims } from "../../certificate";
 import type { GuaranteeClaims, ValidationPolicy } from "../../claims";
 import { WireError } from "../../errors";
-import { formatUint, parseAddress, parseNetwork, parseObject, parseSafeInteger, parseUint256 } from "../../wire";
+import {
+  formatUint,
+  parseAddress,
+  parseNetwork,
+  parseObject,
+  parseSafeInteger,
+  parseUint256,
+} from "../../wire";
 import {
   POLICY_EXTRA_FIELDS,
   type PaymentRequirements,
