@@ -14,16 +14,10 @@ import { WireError } from "../../sdk/errors";
 import { participantPositions } from "../clearing/commit-plan";
 import { ChallengeAnswerError, rebuildCycleGuaranteeTree } from "../clearing/challenge-answer";
 import { cycleCommitArgs, cycleTree } from "../clearing/cycle-json";
+import { query } from "express-validator";
 import type { RouteModule } from "./context";
 import { notFound } from "./errors";
-
-/** A query parameter given at most once, as a string. */
-function queryString(query: Record<string, unknown>, name: string): string | undefined {
-  const value = query[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== "string") throw new WireError(name, "must be given once, as a string");
-  return value;
-}
+import { parsedBy, pathParam, validate, validated } from "./validation";
 
 function parseCycleId(value: string): number {
   if (!/^[1-9][0-9]{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) {
@@ -31,6 +25,14 @@ function parseCycleId(value: string): number {
   }
   return Number(value);
 }
+
+const cycleIdParam = pathParam("id", parseCycleId);
+/** `?payer=`: required, given once. */
+const payerQuery = parsedBy(query("payer"), (value) => {
+  if (value === undefined) throw new WireError("payer", "is required (the payer's address)");
+  if (typeof value !== "string") throw new WireError("payer", "must be given once, as a string");
+  return parseAddress(value, "payer");
+});
 
 const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
 
@@ -47,8 +49,8 @@ export const cycleRoutes: RouteModule = (context) => {
     return cycle;
   };
 
-  router.get("/core/cycles/:id", async (req, res) => {
-    const cycle = await committedCycle(parseCycleId(req.params.id));
+  router.get("/core/cycles/:id", ...validate(cycleIdParam), async (req, res) => {
+    const cycle = await committedCycle(validated<{ id: number }>(req).id);
     const args = cycleCommitArgs(cycle);
     const debts = await store.listCycleDebts({ cycleId: cycle.cycleId });
     const claims = await store.listCycleClaims(cycle.cycleId);
@@ -88,47 +90,51 @@ export const cycleRoutes: RouteModule = (context) => {
     });
   });
 
-  router.get("/core/cycles/:id/participants/:address/proof", async (req, res) => {
-    const cycle = await committedCycle(parseCycleId(req.params.id));
-    const participant = parseAddress(req.params.address, "address");
-    if (!cycle.plannedByCore) {
-      // Indexed from its events only: the net-position tree behind its root was never given to Core.
-      throw notFound(
-        "position_not_found",
-        `cycle ${cycle.cycleId} was not planned by Core: Core holds no net-position proofs for it`,
-      );
-    }
-    const tree = cycleTree(cycle);
-    const positions = participantPositions(tree, participant);
-    if (positions.length === 0) {
-      throw notFound("position_not_found", `${participant} has no net position in cycle ${cycle.cycleId}`);
-    }
-    const claimed = await store.listCycleClaims(cycle.cycleId);
-    // A vetoed cycle never pays a claim (`claimNetCredit` reverts `CycleIsVetoed`): no call to offer.
-    const claimable = cycle.state !== "VETOED";
-    res.json({
-      cycle_id: cycle.cycleId,
-      root: cycle.root,
-      participant,
-      positions: positions.map((p) => {
-        const isClaimed = claimed.some(
-          (c) => sameAddress(c.asset, p.asset) && sameAddress(c.participant, participant),
+  router.get(
+    "/core/cycles/:id/participants/:address/proof",
+    ...validate(cycleIdParam, pathParam("address", parseAddress)),
+    async (req, res) => {
+      const { id, address: participant } = validated<{ id: number; address: string }>(req);
+      const cycle = await committedCycle(id);
+      if (!cycle.plannedByCore) {
+        // Indexed from its events only: the net-position tree behind its root was never given to Core.
+        throw notFound(
+          "position_not_found",
+          `cycle ${cycle.cycleId} was not planned by Core: Core holds no net-position proofs for it`,
         );
-        return {
-          asset_address: p.asset,
-          debit: formatUint(p.debit),
-          credit: formatUint(p.credit),
-          proof: p.proof,
-          claimed: isClaimed,
-          // The exact call for a creditor: ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof).
-          claim_net_credit_args:
-            p.credit > 0n && claimable
-              ? [String(cycle.cycleId), p.asset, participant, formatUint(p.credit), p.proof]
-              : null,
-        };
-      }),
-    });
-  });
+      }
+      const tree = cycleTree(cycle);
+      const positions = participantPositions(tree, participant);
+      if (positions.length === 0) {
+        throw notFound("position_not_found", `${participant} has no net position in cycle ${cycle.cycleId}`);
+      }
+      const claimed = await store.listCycleClaims(cycle.cycleId);
+      // A vetoed cycle never pays a claim (`claimNetCredit` reverts `CycleIsVetoed`): no call to offer.
+      const claimable = cycle.state !== "VETOED";
+      res.json({
+        cycle_id: cycle.cycleId,
+        root: cycle.root,
+        participant,
+        positions: positions.map((p) => {
+          const isClaimed = claimed.some(
+            (c) => sameAddress(c.asset, p.asset) && sameAddress(c.participant, participant),
+          );
+          return {
+            asset_address: p.asset,
+            debit: formatUint(p.debit),
+            credit: formatUint(p.credit),
+            proof: p.proof,
+            claimed: isClaimed,
+            // The exact call for a creditor: ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof).
+            claim_net_credit_args:
+              p.credit > 0n && claimable
+                ? [String(cycle.cycleId), p.asset, participant, formatUint(p.credit), p.proof]
+                : null,
+          };
+        }),
+      });
+    },
+  );
 
   /**
    * The leaves of the cycle's guarantees tree (sdk/guarantee-tree.ts) whose payer is `payer`, each with its
@@ -141,11 +147,8 @@ export const cycleRoutes: RouteModule = (context) => {
   const trees = new Map<string, ReturnType<typeof rebuildCycleGuaranteeTree>>();
   const TREES_KEPT = 8;
 
-  router.get("/core/cycles/:id/guarantees", async (req, res) => {
-    const cycleId = parseCycleId(req.params.id);
-    const payerParam = queryString(req.query as Record<string, unknown>, "payer");
-    if (payerParam === undefined) throw new WireError("payer", "is required (the payer's address)");
-    const payer = parseAddress(payerParam, "payer");
+  router.get("/core/cycles/:id/guarantees", ...validate(cycleIdParam, payerQuery), async (req, res) => {
+    const { id: cycleId, payer } = validated<{ id: number; payer: string }>(req);
     const cycle = await committedCycle(cycleId);
     if (!cycle.plannedByCore) {
       throw notFound(

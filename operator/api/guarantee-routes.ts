@@ -9,23 +9,18 @@ import { type Request, Router } from "express";
 import { WireError } from "../../sdk/errors";
 import { parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";
 import { forbidden, notFound } from "./errors";
+import { pathParam, queryParam, validate, validated } from "./validation";
 import type { RouteModule } from "./context";
 import { isFacilitator } from "../auth";
 import { principalOf, requireAccessToken } from "./access-middleware";
 import { guaranteeView } from "../guarantees";
 
-function queryString(req: Request, name: string): string | undefined {
-  const value = (req.query as Record<string, unknown>)[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== "string") throw new WireError(name, "must be given once, as a string");
-  return value;
-}
-
-function parseLimit(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
+function parseLimit(value: string): number {
   if (!/^[1-9][0-9]{0,5}$/.test(value)) throw new WireError("limit", "must be a positive integer");
   return Number(value);
 }
+
+const guaranteeIdParam = pathParam("id", parseBytes32);
 
 export const guaranteeRoutes: RouteModule = (context) => {
   const { store, config, issuer } = context;
@@ -40,8 +35,8 @@ export const guaranteeRoutes: RouteModule = (context) => {
     res.json(await issuer.issue(principalOf(req), req.body));
   });
 
-  router.get("/core/guarantees/:id", authenticated, async (req, res) => {
-    const id = parseBytes32(req.params.id, "id");
+  router.get("/core/guarantees/:id", authenticated, ...validate(guaranteeIdParam), async (req, res) => {
+    const { id } = validated<{ id: string }>(req);
     const record = await store.getGuarantee(id);
     const { wallet } = principalOf(req);
     const visible =
@@ -53,14 +48,28 @@ export const guaranteeRoutes: RouteModule = (context) => {
     res.json(guaranteeView(record, config.chainId));
   });
 
-  router.post("/core/guarantees/:id/finalize", authenticated, async (req, res) => {
-    const id = parseBytes32(req.params.id, "id");
-    const finalized = await context.lifecycle.finalizeByPayer(id, principalOf(req).wallet);
-    res.json(guaranteeView(finalized, config.chainId));
-  });
+  router.post(
+    "/core/guarantees/:id/finalize",
+    authenticated,
+    ...validate(guaranteeIdParam),
+    async (req, res) => {
+      const { id } = validated<{ id: string }>(req);
+      const finalized = await context.lifecycle.finalizeByPayer(id, principalOf(req).wallet);
+      res.json(guaranteeView(finalized, config.chainId));
+    },
+  );
 
-  router.get("/core/recipients/:address/guarantees", authenticated, async (req, res) => {
-    const recipient = parseAddress(req.params.address, "address");
+  const recipientPage = validate(
+    pathParam("address", parseAddress),
+    queryParam("limit", parseLimit),
+    queryParam("cursor", (value) => value),
+  );
+  router.get("/core/recipients/:address/guarantees", authenticated, ...recipientPage, async (req, res) => {
+    const {
+      address: recipient,
+      limit,
+      cursor,
+    } = validated<{ address: string; limit?: number; cursor?: string }>(req);
     if (!isSelfOrFacilitator(req, recipient)) {
       throw forbidden(
         "not_authorized_for_recipient",
@@ -68,8 +77,8 @@ export const guaranteeRoutes: RouteModule = (context) => {
       );
     }
     const page = await store.listGuaranteesByRecipient(recipient, {
-      limit: parseLimit(queryString(req, "limit")),
-      cursor: queryString(req, "cursor") ?? null,
+      limit,
+      cursor: cursor ?? null,
     });
     res.json({
       recipient_address: recipient,

@@ -15,20 +15,22 @@ import { freeCollateral, reserveHold } from "../guarantees/capacity";
 import { principalOf, requireAccessToken } from "./access-middleware";
 import type { RouteModule } from "./context";
 import { forbidden } from "./errors";
+import { pathParam, validate, validated } from "./validation";
 
 const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
 
 export const userRoutes: RouteModule = (context) => {
   const { store, config, deployment } = context;
   const router = Router();
+  const userParam = validate(pathParam("address", parseAddress));
   const authenticated = requireAccessToken(context.accessTokens);
   const isSelfOrFacilitator = (req: Request, address: string) => {
     const { wallet } = principalOf(req);
     return sameAddress(wallet, address) || isFacilitator(config, wallet);
   };
 
-  router.get("/core/users/:address/balances", authenticated, async (req, res) => {
-    const user = parseAddress(req.params.address, "address");
+  router.get("/core/users/:address/balances", authenticated, ...userParam, async (req, res) => {
+    const { address: user } = validated<{ address: string }>(req);
     if (!isSelfOrFacilitator(req, user)) {
       throw forbidden("not_authorized_for_user", "balances are visible to the user and facilitators only");
     }
@@ -39,8 +41,8 @@ export const userRoutes: RouteModule = (context) => {
     res.json(balancesView(config, deployment, user, balances, reserves));
   });
 
-  router.get("/core/users/:address/withdrawals", authenticated, async (req, res) => {
-    const user = parseAddress(req.params.address, "address");
+  router.get("/core/users/:address/withdrawals", authenticated, ...userParam, async (req, res) => {
+    const { address: user } = validated<{ address: string }>(req);
     if (!isSelfOrFacilitator(req, user)) {
       throw forbidden("not_authorized_for_user", "withdrawals are visible to the user and facilitators only");
     }

@@ -1,7 +1,9 @@
-/** Request bodies of the `/auth/*` endpoints: parsed or a WireError naming the field (→ 400). */
+/**
+ * The fields of the `/auth/*` request bodies: each parsed or refused with a WireError naming the field
+ * (→ 400). api/auth-routes.ts checks the bodies with them (express-validator, api/validation.ts).
+ */
 import { WireError } from "../../sdk/errors";
-import { parseAddress, parseHexBytes, parseObject, parseString } from "../../sdk/wire";
-import type { SiweSignIn } from "./siwe";
+import { parseHexBytes, parseString } from "../../sdk/wire";
 
 /** A SIWE message is a few hundred bytes; anything this large is not one. */
 export const MAX_SIWE_MESSAGE_BYTES = 4096;
@@ -10,29 +12,26 @@ const MAX_REFRESH_TOKEN_BYTES = 256;
 /** EOA signatures: 65-byte r ‖ s ‖ v, or the 64-byte EIP-2098 compact form. */
 const SIGNATURE_LENGTHS = [64, 65];
 
-function body(value: unknown): Record<string, unknown> {
-  return parseObject(value, "body");
+/** `message` of `POST /auth/verify`: a non-empty string of at most {@link MAX_SIWE_MESSAGE_BYTES}. */
+export function parseSiweMessage(value: unknown, field: string): string {
+  const message = parseString(value, field, MAX_SIWE_MESSAGE_BYTES);
+  if (message.length === 0) throw new WireError(field, "must not be empty");
+  return message;
 }
 
-export function parseNonceRequest(value: unknown): { address: string } {
-  return { address: parseAddress(body(value).address, "address") };
-}
-
-export function parseVerifyRequest(value: unknown): SiweSignIn {
-  const fields = body(value);
-  const address = parseAddress(fields.address, "address");
-  const message = parseString(fields.message, "message", MAX_SIWE_MESSAGE_BYTES);
-  if (message.length === 0) throw new WireError("message", "must not be empty");
-  const signature = parseHexBytes(fields.signature, "signature");
+/** `signature` of `POST /auth/verify`: 65 bytes, or 64 in the EIP-2098 compact form. */
+export function parseSiweSignature(value: unknown, field: string): string {
+  const signature = parseHexBytes(value, field);
   const length = (signature.length - 2) / 2;
   if (!SIGNATURE_LENGTHS.includes(length)) {
-    throw new WireError("signature", `must be a 65-byte (or 64-byte compact) signature, got ${length} bytes`);
+    throw new WireError(field, `must be a 65-byte (or 64-byte compact) signature, got ${length} bytes`);
   }
-  return { address, message, signature };
+  return signature;
 }
 
-export function parseRefreshTokenRequest(value: unknown): { refreshToken: string } {
-  const refreshToken = parseString(body(value).refresh_token, "refresh_token", MAX_REFRESH_TOKEN_BYTES);
-  if (refreshToken.length === 0) throw new WireError("refresh_token", "must not be empty");
-  return { refreshToken };
+/** `refresh_token` of `POST /auth/refresh` and `/auth/logout`: a non-empty string, not too long. */
+export function parseRefreshToken(value: unknown, field: string): string {
+  const refreshToken = parseString(value, field, MAX_REFRESH_TOKEN_BYTES);
+  if (refreshToken.length === 0) throw new WireError(field, "must not be empty");
+  return refreshToken;
 }
