@@ -9,7 +9,8 @@
  *
  * Every route needs a bearer token (401 otherwise) of a wallet in `SURETY_ADMIN_WALLETS` (403).
  */
-import { type Request, type RequestHandler, Router } from "express";
+import { type RequestHandler, Router } from "express";
+import { body } from "express-validator";
 import { WireError } from "../../sdk/errors";
 import { sameAddress } from "../../sdk/wire";
 import { principalOf, requireAccessToken } from "./access-middleware";
@@ -19,9 +20,34 @@ import {
   type WebhookDeliveryStatus,
   type WebhookSubscriptionRecord,
 } from "../store";
-import { parseNewSubscription } from "../webhooks/subscriptions";
+import {
+  type NewSubscription,
+  newSubscription,
+  parseDescription,
+  parseEventTypes,
+  parseNewSubscriptionBody,
+  parseWebhookSecret,
+  parseWebhookUrl,
+} from "../webhooks/subscriptions";
 import type { RouteModule } from "./context";
 import { conflict, forbidden, notFound } from "./errors";
+import { bodyField, parsedBy, queryParam, validate, validated, wholeBody } from "./validation";
+
+/** The body of `POST /core/admin/webhooks`: an object of known fields, each parsed as the configuration's are. */
+const newSubscriptionBody = validate(
+  wholeBody(parseNewSubscriptionBody),
+  bodyField("url", parseWebhookUrl),
+  parsedBy(body("secret").optional(), (value) => parseWebhookSecret(value, "secret")),
+  bodyField("event_types", parseEventTypes),
+  bodyField("description", parseDescription),
+);
+
+/** `?limit=&status=&cursor=` of a subscription's deliveries. */
+const deliveryPage = validate(
+  queryParam("limit", parseLimit),
+  queryParam("status", parseStatus),
+  queryParam("cursor", parseCursor),
+);
 
 export const DEFAULT_DELIVERY_PAGE = 50;
 export const MAX_DELIVERY_PAGE = 500;
@@ -54,15 +80,7 @@ function deliveryView(d: WebhookDeliveryRecord) {
   };
 }
 
-function queryString(req: Request, name: string): string | undefined {
-  const value = req.query[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== "string") throw new WireError(name, "must be given once");
-  return value;
-}
-
-function parseLimit(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_DELIVERY_PAGE;
+function parseLimit(raw: string): number {
   const n = /^[0-9]{1,4}$/.test(raw) ? Number(raw) : NaN;
   if (!(n >= 1 && n <= MAX_DELIVERY_PAGE)) {
     throw new WireError("limit", `must be an integer from 1 to ${MAX_DELIVERY_PAGE}`);
@@ -70,14 +88,13 @@ function parseLimit(raw: string | undefined): number {
   return n;
 }
 
-function parseCursor(raw: string | undefined): number | undefined {
-  if (raw === undefined || raw === "") return undefined;
+function parseCursor(raw: string): number | undefined {
+  if (raw === "") return undefined;
   if (!/^[1-9][0-9]{0,15}$/.test(raw)) throw new WireError("cursor", "is not a cursor this API issued");
   return Number(raw);
 }
 
-function parseStatus(raw: string | undefined): WebhookDeliveryStatus | undefined {
-  if (raw === undefined) return undefined;
+function parseStatus(raw: string): WebhookDeliveryStatus {
   if (!(WEBHOOK_DELIVERY_STATUSES as readonly string[]).includes(raw)) {
     throw new WireError("status", `must be one of ${WEBHOOK_DELIVERY_STATUSES.join(", ")}`);
   }
@@ -103,8 +120,11 @@ export const webhookAdminRoutes: RouteModule = (context) => {
     return found;
   };
 
-  router.post("/core/admin/webhooks", ...guarded, async (req, res) => {
-    const record = parseNewSubscription(req.body, clock.nowSeconds());
+  router.post("/core/admin/webhooks", ...guarded, ...newSubscriptionBody, async (req, res) => {
+    const record = newSubscription(
+      validated<NewSubscription & Record<string, unknown>>(req),
+      clock.nowSeconds(),
+    );
     await store.putWebhookSubscription(record);
     logger.info(
       { subscription_id: record.id, url: record.url, by: principalOf(req).wallet },
@@ -135,13 +155,14 @@ export const webhookAdminRoutes: RouteModule = (context) => {
     res.status(204).end();
   });
 
-  router.get("/core/admin/webhooks/:id/deliveries", ...guarded, async (req, res) => {
+  router.get("/core/admin/webhooks/:id/deliveries", ...guarded, ...deliveryPage, async (req, res) => {
     const found = await subscription(String(req.params.id));
-    const limit = parseLimit(queryString(req, "limit"));
+    const query = validated<{ limit?: number; status?: WebhookDeliveryStatus; cursor?: number }>(req);
+    const limit = query.limit ?? DEFAULT_DELIVERY_PAGE;
     const rows = await store.listWebhookDeliveries({
       subscriptionId: found.id,
-      status: parseStatus(queryString(req, "status")),
-      beforeSeq: parseCursor(queryString(req, "cursor")),
+      status: query.status,
+      beforeSeq: query.cursor,
       limit: limit + 1,
     });
     const page = rows.slice(0, limit);

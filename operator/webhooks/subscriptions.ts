@@ -83,7 +83,7 @@ export function parseEventTypes(raw: unknown, field = "event_types"): readonly s
   return types.includes(ALL_EVENT_TYPES) ? [ALL_EVENT_TYPES] : [...new Set(types)];
 }
 
-function parseDescription(raw: unknown, field: string): string | null {
+export function parseDescription(raw: unknown, field = "description"): string | null {
   if (raw === undefined || raw === null) return null;
   if (typeof raw !== "string" || raw.length > MAX_DESCRIPTION_LENGTH) {
     throw new WireError(field, `must be a string of at most ${MAX_DESCRIPTION_LENGTH} characters`);
@@ -150,23 +150,40 @@ export function parseWebhookConfig(raw: unknown): readonly WebhookSubscriptionCo
 }
 
 /** The body of `POST /core/admin/webhooks`; a missing secret is generated (returned once). */
-export function parseNewSubscription(body: unknown, now: number): WebhookSubscriptionRecord {
+/** The fields of a subscription made over the admin API (`POST /core/admin/webhooks`), each parsed. */
+export interface NewSubscription {
+  url: string;
+  /** Absent: Core generates one. */
+  secret?: string;
+  event_types: readonly string[];
+  description?: string | null;
+}
+
+/** The fields `POST /core/admin/webhooks` takes; any other is refused. */
+export const NEW_SUBSCRIPTION_FIELDS = ["url", "secret", "event_types", "description"] as const;
+
+/** A JSON object of {@link NEW_SUBSCRIPTION_FIELDS} only (its fields are parsed one by one). */
+export function parseNewSubscriptionBody(body: unknown): Record<string, unknown> {
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     throw new WireError("body", "must be a JSON object");
   }
   const b = body as Record<string, unknown>;
   for (const key of Object.keys(b)) {
-    if (!["url", "secret", "event_types", "description"].includes(key)) {
+    if (!(NEW_SUBSCRIPTION_FIELDS as readonly string[]).includes(key)) {
       throw new WireError(key, "unknown field");
     }
   }
+  return b;
+}
+
+/** The record of a new API-made subscription: a fresh id, and a fresh secret unless one was given. */
+export function newSubscription(fields: NewSubscription, now: number): WebhookSubscriptionRecord {
   return {
     id: "whk_" + randomBytes(12).toString("hex"),
-    url: parseWebhookUrl(b.url),
-    secret:
-      b.secret === undefined ? "whsec_" + randomBytes(32).toString("hex") : parseWebhookSecret(b.secret),
-    eventTypes: parseEventTypes(b.event_types),
-    description: parseDescription(b.description, "description"),
+    url: fields.url,
+    secret: fields.secret ?? "whsec_" + randomBytes(32).toString("hex"),
+    eventTypes: fields.event_types,
+    description: fields.description ?? null,
     source: "api",
     createdAt: now,
   };
