@@ -3,7 +3,8 @@
  * GET /supported, GET /health). Request parsing comes first so that a
  * malformed body is a 400 even when Core is away.
  */
-import { Router } from "express";
+import { type RequestHandler, type Response, Router } from "express";
+import type { FacilitatorRequest } from "../../sdk/x402";
 import type { ErrorBody } from "../../sdk/errors";
 import { sameAddress } from "../../sdk/wire";
 import { settlePayment } from "../settle";
@@ -21,6 +22,20 @@ import {
 /** `code` of a 500 answer when Core's public params cannot be loaded. */
 export const DEPLOYMENT_UNAVAILABLE = "core_unavailable";
 
+/**
+ * The sdk's parser of a `/verify` or `/settle` body (parsePaymentRequest, the one definition of the x402
+ * envelope), as middleware: the parsed request in `res.locals.paymentRequest`; a malformed body throws its
+ * WireError (→ 400 in the route's failure shape, api/errors.ts).
+ */
+const paymentRequest: RequestHandler = (req, res, next) => {
+  res.locals.paymentRequest = parsePaymentRequest(req.body);
+  next();
+};
+
+function paymentRequestOf(res: Response): FacilitatorRequest {
+  return res.locals.paymentRequest as FacilitatorRequest;
+}
+
 /** A status and the JSON document to answer with. */
 export interface JsonAnswer {
   status: number;
@@ -34,7 +49,14 @@ export interface JsonAnswer {
  * request (→ 400 through the error mapping).
  */
 export async function answerVerify(context: FacilitatorContext, body: unknown): Promise<JsonAnswer> {
-  const request = parsePaymentRequest(body);
+  return answerParsedVerify(context, parsePaymentRequest(body));
+}
+
+/** `/verify` from a parsed request to its answer. */
+async function answerParsedVerify(
+  context: FacilitatorContext,
+  request: FacilitatorRequest,
+): Promise<JsonAnswer> {
   let deployment;
   try {
     deployment = await loadDeployment(context);
@@ -48,8 +70,8 @@ export async function answerVerify(context: FacilitatorContext, body: unknown): 
 
 export function verifyRouter(context: FacilitatorContext): Router {
   const router = Router();
-  router.post("/verify", async (req, res) => {
-    const answer = await answerVerify(context, req.body);
+  router.post("/verify", paymentRequest, async (req, res) => {
+    const answer = await answerParsedVerify(context, paymentRequestOf(res));
     res.status(answer.status).json(answer.body);
   });
   return router;
@@ -58,8 +80,8 @@ export function verifyRouter(context: FacilitatorContext): Router {
 /** Mounted at `/settle` with its own error handler (settle's failure shape). */
 export function settleRouter(context: FacilitatorContext): Router {
   const router = Router();
-  router.post("/", async (req, res) => {
-    const request = parsePaymentRequest(req.body);
+  router.post("/", paymentRequest, async (req, res) => {
+    const request = paymentRequestOf(res);
     const payer = request.paymentPayload.payload.claims.user;
     let deployment;
     try {

@@ -5,7 +5,8 @@
  * probed); a recipient's list to the recipient and facilitators (403 otherwise); the payer alone
  * finalizes a V2 guarantee.
  */
-import { type Request, Router } from "express";
+import { type Request, type RequestHandler, Router } from "express";
+import type { SignedGuarantee } from "../../sdk/claims";
 import { WireError } from "../../sdk/errors";
 import { parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";
 import { forbidden, notFound } from "./errors";
@@ -31,8 +32,13 @@ export const guaranteeRoutes: RouteModule = (context) => {
     return sameAddress(wallet, address) || isFacilitator(config, wallet);
   };
 
-  router.post("/core/guarantees", authenticated, async (req, res) => {
-    res.json(await issuer.issue(principalOf(req), req.body));
+  /** The sdk's parser of a signed guarantee, as middleware: the parsed body in `res.locals.signedGuarantee`. */
+  const signedGuarantee: RequestHandler = (req, res, next) => {
+    res.locals.signedGuarantee = issuer.parseBody(req.body);
+    next();
+  };
+  router.post("/core/guarantees", authenticated, signedGuarantee, async (req, res) => {
+    res.json(await issuer.issueSigned(principalOf(req), res.locals.signedGuarantee as SignedGuarantee));
   });
 
   router.get("/core/guarantees/:id", authenticated, ...validate(guaranteeIdParam), async (req, res) => {

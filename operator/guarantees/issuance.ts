@@ -155,8 +155,26 @@ export class GuaranteeIssuer {
 
   /** Issues the guarantee in `body` for `principal`; throws IssuanceErrors (and WireErrors: invalid_request). */
   async issue(principal: Principal, body: unknown): Promise<Certificate> {
+    return this.issueSigned(principal, this.parseBody(body));
+  }
+
+  /**
+   * The sdk's parser of the body (`parseSignedGuarantee`, the one definition of a signed guarantee); a
+   * malformed body is counted as a rejection (invalid_request) and throws its WireError.
+   */
+  parseBody(body: unknown): SignedGuarantee {
     try {
-      const certificate = await this.issueChecked(principal, body);
+      return parseSignedGuarantee(body);
+    } catch (error) {
+      this.deps.metrics.guaranteeRejected(rejectionReason(error));
+      throw error;
+    }
+  }
+
+  /** Issues a parsed signed guarantee for `principal`; throws IssuanceErrors. */
+  async issueSigned(principal: Principal, signed: SignedGuarantee): Promise<Certificate> {
+    try {
+      const certificate = await this.issueChecked(principal, signed);
       return certificate;
     } catch (error) {
       this.deps.metrics.guaranteeRejected(rejectionReason(error));
@@ -186,9 +204,8 @@ export class GuaranteeIssuer {
     }
   }
 
-  private async issueChecked(principal: Principal, body: unknown): Promise<Certificate> {
+  private async issueChecked(principal: Principal, signed: SignedGuarantee): Promise<Certificate> {
     const { config, deployment, hasher, clock, metrics } = this.deps;
-    const signed = parseSignedGuarantee(body);
     const { claims } = signed;
 
     if (!canIssueFor(config, principal, claims.recipient)) {
