@@ -13,7 +13,7 @@ import { WireError } from "../../sdk/errors";
 import { DomainError } from "../errors";
 import { DuplicateGuaranteeError } from "../store";
 import type { Logger } from "../logger";
-import { type ErrorBody, HttpError, httpErrorOf, notFound } from "./errors";
+import { type ErrorBody, HttpError, httpErrorOf, isMappedRefusal, notFound } from "./errors";
 
 export interface ErrorResponse {
   status: number;
@@ -49,7 +49,7 @@ export function logErrorResponse(
   answer: ErrorResponse,
   fields: Record<string, unknown> = {},
 ): void {
-  if (answer.status >= 500 && !(error instanceof HttpError) && !(error instanceof DomainError))
+  if (answer.status >= 500 && !(error instanceof HttpError) && !isMappedRefusal(error))
     log?.error({ ...fields, err: error }, "request failed");
   else log?.debug({ ...fields, code: answer.body.code, status: answer.status }, "request rejected");
 }

@@ -96,6 +96,11 @@ function bearerChallenge(error: AuthError): Record<string, string> {
   return { "WWW-Authenticate": `Bearer ${params.join(", ")}` };
 }
 
+/** A refusal of a domain listed here: one Core chose to answer (a 5xx of these is not a server fault). */
+export function isMappedRefusal(error: unknown): boolean {
+  return error instanceof AuthError || error instanceof IssuanceError || error instanceof LifecycleError;
+}
+
 /** A domain refusal as the HttpError it is answered with: status from the tables above, details as body fields. */
 export function httpErrorOf(error: DomainError): HttpError {
   if (error instanceof AuthError) {
