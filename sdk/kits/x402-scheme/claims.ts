@@ -1,7 +1,8 @@
 /**
  * The claims a payment signs: built from the chosen requirements, pure
- * (the caller supplies payer, req_id and time). Signing and the x402
- * envelope are the client scheme's (client.ts) and the x402 client's.
+ * (the caller supplies payer, req_id and time); `randomReqId` draws a fresh
+ * req_id from the OS CSPRNG. Signing and the x402 envelope are the client
+ * scheme's (client.ts) and the x402 client's.
  */
 import { randomBytes } from "node:crypto";
 import type { GuaranteeClaims } from "../../claims";

@@ -2,7 +2,9 @@
  * The buyer's side of `svc-credit` in the official x402 client packages
  * (`@x402/fetch`, `@x402/axios`, `@x402/core/client`): a
  * `SchemeNetworkClient` that turns the requirements the x402 client chose
- * into a signed guarantee.
+ * into a signed guarantee. Its I/O: the payer's wallet signs, the wall clock
+ * dates the claims, and `suretyClientSchemeFromCore` reads Core's public params
+ * over `fetch`.
  *
  * The client is the payer's policy, not the seller's: it signs only under the
  * EIP-712 domain it was given (a seller's `extra` naming another Vault or
