@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parsePrivateKey } from "../sdk/eip712";
 import { parseAddress } from "../sdk/wire";
-import { parseWebhookConfig, type WebhookSubscriptionConfig } from "./webhooks/subscriptions";
+import { parseWebhookConfig, type WebhookSubscriptionConfig } from "./webhook-config";
 import {
   ConfigProblemsError,
   type FieldTable as ConfigFieldTable,
