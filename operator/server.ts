@@ -29,7 +29,6 @@ import { checkChainAndDeployment, type VaultKeyCheck } from "./startup";
 import { PostgresStore, SqliteStore, type Store } from "./store";
 import { createWebhookDispatcher, startDispatcherLoop, syncConfiguredSubscriptions } from "./webhooks";
 import { workerBlsSigner } from "./guarantees/signing-worker";
-import { issuanceFastPath } from "./api/issuance-fast-path";
 import { blsKeyFromSecret } from "../sdk/bls";
 
 /** How long close() waits for in-flight requests before cutting their connections. */
@@ -153,8 +152,7 @@ export async function startCoreServer(
       background = await createBackgroundTasks({ ...context, provider, timings: context.timings });
       background.start();
     }
-    // Plain `POST /core/guarantees` requests skip Express (same answers, less garbage); the rest is Express.
-    server.on("request", issuanceFastPath(context, app));
+    server.on("request", app);
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(config.port, config.host, () => {

@@ -12,7 +12,7 @@ import { openapiRouter } from "./openapi";
 import { healthRouter, settleRouter, supportedRouter, verifyRouter } from "./routes";
 
 /** Requests are small JSON documents (a V2 payload is a few KiB); anything larger is refused (413). */
-export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB: the body parser and the fast path both use it
+export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB
 
 export function createFacilitatorApp(context: FacilitatorContext): Express {
   const app = express();

@@ -29,7 +29,7 @@ function challenge(error?: { code: string; description: string }): Record<string
 /**
  * The caller of a request with this `Authorization` header: throws the 401
  * (with its challenge) when the header is missing, malformed, or carries an
- * invalid or expired token. Shared by the middleware and the issuance fast path.
+ * invalid or expired token.
  */
 export async function authenticate(
   accessTokens: AccessTokens,
