@@ -17,6 +17,8 @@ export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB
 export function createFacilitatorApp(context: FacilitatorContext): Express {
   const app = express();
   app.disable("x-powered-by");
+  // Answers are not cached by validators (every route but two GETs is a POST): no SHA-1 of every body for an ETag.
+  app.disable("etag");
   const json = jsonBodyParser(JSON_BODY_LIMIT_BYTES);
 
   const settle = express.Router();
