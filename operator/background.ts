@@ -43,6 +43,11 @@ export interface BackgroundDeps {
   wallClock?: Clock;
   /** Exports the bond monitor's readings (`surety_operator_bond`). */
   metrics?: CoreMetrics;
+  /**
+   * Writes what HTTP workers in other processes read of the background work (chain sync, timings)
+   * to the store after every indexer tick (background-state.ts); none when this process serves HTTP alone.
+   */
+  statePublisher?: { tick(): Promise<unknown> };
 }
 
 export interface BackgroundTasks {
@@ -155,6 +160,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
 
   const tasks: [string, { tick(): Promise<unknown> } | null][] = [
     ["indexer", indexer],
+    ["shared state", deps.statePublisher ?? null],
     ["lifecycle", lifecycle],
     // Before the scheduler and the keeper: they then see what was mined, re-sent or replaced.
     ["sender", sender],
