@@ -46,7 +46,11 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = createLogger(config.logLevel);
+  // In a cluster every line names its process.
+  const logger =
+    config.workers > 1
+      ? createLogger(config.logLevel).child({ pid: process.pid })
+      : createLogger(config.logLevel);
   if (cluster.isPrimary) {
     for (const name of unknownEnvSettings())
       logger.warn({ variable: name }, "unknown SURETY_* variable ignored");

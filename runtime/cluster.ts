@@ -32,8 +32,9 @@ export function reportListening(): void {
 
 export function superviseWorkers(options: SupervisorOptions): void {
   const { count, logger, service } = options;
-  if (__filename.endsWith(".ts")) {
-    // Started through ts-node (`npx ts-node …/main.ts`): workers need it too.
+  const registered = process.execArgv.some((arg) => arg.startsWith("ts-node/register"));
+  if (__filename.endsWith(".ts") && !registered) {
+    // Started through ts-node's own command (`npx ts-node …/main.ts`): workers need it too.
     cluster.setupPrimary({ execArgv: [...process.execArgv, "-r", "ts-node/register/transpile-only"] });
   }
   let stopping = false;
