@@ -8,7 +8,6 @@ import type { AddressInfo } from "node:net";
 import type { Express } from "express";
 import { computeAddress } from "ethers";
 import { createFacilitatorApp } from "./api/app";
-import { verifyFastPath } from "./api/verify-fast-path";
 import type { FacilitatorContext } from "./api/context";
 import { type Clock, systemClock } from "./clock";
 import type { FacilitatorConfig } from "./config";
@@ -105,8 +104,7 @@ export async function startFacilitatorServer(
 ): Promise<FacilitatorServer> {
   const context = createFacilitatorContext(config, deps);
   const app = createFacilitatorApp(context);
-  // Plain `POST /verify` requests skip Express (same answers, a fraction of the CPU); the rest is Express.
-  const server = createServer(verifyFastPath(context, app));
+  const server = createServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.port, config.host, () => {

@@ -45,6 +45,11 @@ export interface BackgroundDeps {
   metrics?: CoreMetrics;
   /** The V2 lifecycle the routes use (the Core context's); one is built when absent (tests). */
   lifecycle?: V2Lifecycle;
+  /**
+   * Writes what HTTP workers in other processes read of the background work (chain sync, timings)
+   * to the store after every indexer tick (background-state.ts); none when this process serves HTTP alone.
+   */
+  statePublisher?: { tick(): Promise<unknown> };
 }
 
 export interface BackgroundTasks {
@@ -158,6 +163,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
 
   const tasks: [string, { tick(): Promise<unknown> } | null][] = [
     ["indexer", indexer],
+    ["shared state", deps.statePublisher ?? null],
     ["lifecycle", lifecycle],
     // Before the scheduler and the keeper: they then see what was mined, re-sent or replaced.
     ["sender", sender],

@@ -34,6 +34,9 @@ export const MIN_JWT_SECRET_BYTES = 32;
 /** BLS key generation (EIP-2333 / blst keygen) requires at least 32 bytes of input keying material. */
 export const MIN_BLS_IKM_BYTES = 32;
 
+/** Upper bound of `workers`: a sanity limit (each worker is a process with its own connection to the store). */
+export const MAX_WORKERS = 64;
+
 export type { LogLevel };
 
 export interface OperatorConfig {
@@ -90,6 +93,12 @@ export interface OperatorConfig {
    * (docs/benchmarks.md: ≈ 30% more guarantees/s on this 2-core machine).
    */
   blsSigningWorker: boolean;
+  /**
+   * HTTP server processes (`SURETY_WORKERS`, default 1). Above 1, operator/main.ts runs a node:cluster:
+   * the primary does the background work and serves no HTTP, the workers serve HTTP on one port
+   * (docs/architecture.md, "Processes").
+   */
+  workers: number;
   // --- asynchronous side (docs/operator-async.md) ---
   /** Run the indexer, clearing scheduler, keeper and V2 lifecycle in the server process. */
   backgroundTasks: boolean;
@@ -188,6 +197,7 @@ const FIELDS: FieldTable = {
   collateralFactorsBps: { parse: factorMap, fallback: () => ({}) },
   trustedValidationRegistries: { parse: addressList, fallback: () => [] },
   blsSigningWorker: { parse: boolean, fallback: () => true },
+  workers: { parse: (raw) => integer(raw, 1, MAX_WORKERS), fallback: () => 1 },
   backgroundTasks: { parse: boolean, fallback: () => true },
   pollIntervalMs: { parse: (raw) => integer(raw, 10, 3_600_000), fallback: () => 1_000 },
   confirmations: { parse: (raw) => integer(raw, 0, 1_000), fallback: (c) => (c.chainId === 31337 ? 0 : 12) },

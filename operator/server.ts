@@ -6,6 +6,10 @@
  * finish (idle keep-alive connections are closed at once, busy ones cut
  * after a drain timeout), then closes the store and chain connection if the
  * server opened them.
+ *
+ * `startCoreBackground`: the same Core without an HTTP listener, for the
+ * process that does the background work while workers serve HTTP
+ * (`SURETY_WORKERS` > 1, operator/main.ts).
  */
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -28,7 +32,7 @@ import { createLogger, type Logger } from "./logger";
 import { checkChainAndDeployment, type VaultKeyCheck } from "./startup";
 import { PostgresStore, SqliteStore, type Store } from "./store";
 import { createWebhookDispatcher, startDispatcherLoop, syncConfiguredSubscriptions } from "./webhooks";
-import { issuanceFastPath } from "./api/issuance-fast-path";
+import { BackgroundStateMirror, BackgroundStatePublisher } from "./background-state";
 
 /** How long close() waits for in-flight requests before cutting their connections. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -66,7 +70,22 @@ export interface CoreServerDeps {
    * "enforce"). "skip" only where no Vault is deployed (tests of Core alone).
    */
   vaultKeyCheck?: VaultKeyCheck;
+  /**
+   * What this process does of Core's work (operator/main.ts decides, {@link CoreProcessRole}); default
+   * "single". startCoreServer takes "single" or "http", startCoreBackground is "background".
+   */
+  role?: CoreProcessRole;
 }
+
+/**
+ * A process's share of Core's work:
+ * - "single": HTTP and, with `config.backgroundTasks`, the background work (one process, the default);
+ * - "background": the background work (indexer, V2 lifecycle, sender, scheduler, keeper, bond monitor,
+ *   webhook dispatcher) and no HTTP; it publishes what HTTP processes read of it to the store;
+ * - "http": HTTP only; the background work runs in another process, and this one reads its state
+ *   (chain time, chain sync, Vault timings) from the store (background-state.ts).
+ */
+export type CoreProcessRole = "single" | "background" | "http";
 
 export interface CoreServer {
   /** Base URL, e.g. `http://127.0.0.1:8080`. */
@@ -79,6 +98,12 @@ export interface CoreServer {
   close(): Promise<void>;
 }
 
+/** Core's background work without HTTP ({@link startCoreBackground}). */
+export interface CoreBackground {
+  context: CoreContext;
+  close(): Promise<void>;
+}
+
 function workerSigner(config: OperatorConfig) {
   return operatorBlsSigner(config, { worker: true });
 }
@@ -87,34 +112,46 @@ function urlHost(host: string): string {
   return host.includes(":") ? `[${host}]` : host;
 }
 
-export async function startCoreServer(
+interface OpenCore {
+  app: Express;
+  context: CoreContext;
+  logger: Logger;
+  /** Stops what was started and closes what was opened, in reverse order. */
+  release(): Promise<void>;
+}
+
+/** Everything but the listener: startup checks, store, app and context, and the role's share of the work. */
+async function openCore(
   config: OperatorConfig,
-  deps: CoreServerDeps = {},
-): Promise<CoreServer> {
+  deps: CoreServerDeps,
+  role: CoreProcessRole,
+): Promise<OpenCore> {
   const logger = deps.logger ?? createLogger(config.logLevel);
   const deployment = deps.deployment ?? loadDeployment(config.deploymentFile);
+  // The background process signs nothing: no signing worker there.
   const ownSigner =
-    deps.services?.signer === undefined && config.blsSigningWorker ? workerSigner(config) : null;
+    deps.services?.signer === undefined && config.blsSigningWorker && role !== "background"
+      ? workerSigner(config)
+      : null;
   const signer = deps.services?.signer ?? ownSigner ?? operatorBlsSigner(config);
   const chain = deps.chain ?? RpcChainGateway.fromUrl(config.rpcUrl, config.chainId, config.rpcTimeoutMs);
   const closeChain = deps.chain === undefined;
   let store: Store | undefined;
   const closeStore = deps.closeStore ?? deps.store === undefined;
   let background: BackgroundTasks | undefined;
+  let mirror: BackgroundStateMirror | undefined;
   let ownProvider: JsonRpcProvider | undefined;
   let webhooks: { stop(): Promise<void> } | undefined;
   const release = async () => {
     await webhooks?.stop();
     await background?.stop();
+    await mirror?.stop();
     ownProvider?.destroy();
     if (closeStore) await store?.close();
     if (closeChain) await chain.close();
     await ownSigner?.close();
   };
 
-  const server = createServer();
-  let app: Express;
-  let context: CoreContext;
   try {
     await checkChainAndDeployment(
       config,
@@ -130,7 +167,7 @@ export async function startCoreServer(
         : await PostgresStore.open(config.databaseUrl));
     // A restart knows the chain time at once (the stored cursor); a fresh store waits for the indexer.
     const chainClock = deps.chainClock ?? new ChainClock(await store.getChainCursor());
-    ({ app, context } = createCoreApp({
+    const { app, context } = createCoreApp({
       config,
       store,
       clock: deps.clock ?? systemClock,
@@ -140,19 +177,48 @@ export async function startCoreServer(
       chain,
       services: { ...deps.services, signer },
       routes: deps.routes,
-    }));
+    });
+    if (role === "http") {
+      // The background work runs in another process: its state comes from the store, never from here.
+      mirror = new BackgroundStateMirror({ ...context, intervalMs: config.pollIntervalMs });
+      await mirror.refresh();
+      mirror.start();
+      return { app, context, logger, release };
+    }
     await syncConfiguredSubscriptions(store, config.webhooks, context.clock.nowSeconds());
-    if (config.backgroundTasks) {
+    // The background process exists to run the background work, whatever `backgroundTasks` says.
+    const runBackground = role === "background" || config.backgroundTasks;
+    if (runBackground) {
       // Independent of the chain tasks: issuance events need no chain connection (docs/webhooks.md).
       webhooks = startDispatcherLoop(createWebhookDispatcher(context), config.pollIntervalMs, logger);
     }
-    if (config.backgroundTasks && (deps.chainProvider !== undefined || deps.chain === undefined)) {
+    if (runBackground && (deps.chainProvider !== undefined || deps.chain === undefined)) {
       const provider = deps.chainProvider ?? (ownProvider = rpcProvider(config));
-      background = await createBackgroundTasks({ ...context, provider, timings: context.timings });
+      background = await createBackgroundTasks({
+        ...context,
+        provider,
+        timings: context.timings,
+        statePublisher: role === "background" ? new BackgroundStatePublisher(context) : undefined,
+      });
       background.start();
+      logger.info({ role }, "background work started");
     }
-    // Plain `POST /core/guarantees` requests skip Express (same answers, less garbage); the rest is Express.
-    server.on("request", issuanceFastPath(context, app));
+    return { app, context, logger, release };
+  } catch (error) {
+    await release();
+    throw error;
+  }
+}
+
+export async function startCoreServer(
+  config: OperatorConfig,
+  deps: CoreServerDeps = {},
+): Promise<CoreServer> {
+  const role = deps.role ?? "single";
+  if (role === "background") throw new Error("startCoreServer serves HTTP: use startCoreBackground");
+  const { app, context, logger, release } = await openCore(config, deps, role);
+  const server = createServer(app);
+  try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(config.port, config.host, () => {
@@ -185,4 +251,22 @@ export async function startCoreServer(
   };
 
   return { url: `http://${urlHost(config.host)}:${port}`, port, app, context, server, close };
+}
+
+/**
+ * Core's background work in this process, without HTTP: startup checks, the store, the background
+ * tasks and the webhook dispatcher (both regardless of `config.backgroundTasks`: this process exists
+ * to run them), publishing their state for the HTTP workers.
+ */
+export async function startCoreBackground(
+  config: OperatorConfig,
+  deps: Omit<CoreServerDeps, "role" | "routes"> = {},
+): Promise<CoreBackground> {
+  const { context, logger, release } = await openCore(config, { ...deps }, "background");
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= release().then(() => logger.info("Core background work stopped"));
+    return closing;
+  };
+  return { context, close };
 }

@@ -1,9 +1,8 @@
 /**
  * Client errors raised below the routes, answered alike by Core and the
  * facilitator: by the JSON body reader (`express.json()`, i.e. body-parser
- * and raw-body, behind {@link jsonBodyParser}; the `node:http` fast paths'
- * reader raises the same types) and by the router, which refuses a path
- * parameter that is not valid percent-encoding.
+ * and raw-body, behind {@link jsonBodyParser}) and by the router, which
+ * refuses a path parameter that is not valid percent-encoding.
  *
  * Why one place: these errors are typed loosely (an http-errors object with a
  * `type` string, or none at all: a zlib error for a body that does not
@@ -30,8 +29,8 @@ export const BODY_DECODE_FAILED = "entity.decode.failed";
 
 /**
  * An error shaped like body-parser's (`type`, `status` and `statusCode`, as
- * http-errors sets them), raised by the fast paths' body reader and by
- * {@link jsonBodyParser} itself, so that one mapping answers all of them.
+ * http-errors sets them), raised by {@link jsonBodyParser} itself, so that
+ * one mapping answers all of them.
  */
 export class BodyError extends Error {
   override readonly name = "BodyError";

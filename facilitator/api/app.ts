@@ -12,11 +12,13 @@ import { openapiRouter } from "./openapi";
 import { healthRouter, settleRouter, supportedRouter, verifyRouter } from "./routes";
 
 /** Requests are small JSON documents (a V2 payload is a few KiB); anything larger is refused (413). */
-export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB: the body parser and the fast path both use it
+export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB
 
 export function createFacilitatorApp(context: FacilitatorContext): Express {
   const app = express();
   app.disable("x-powered-by");
+  // Answers are not cached by validators (every route but two GETs is a POST): no SHA-1 of every body for an ETag.
+  app.disable("etag");
   const json = jsonBodyParser(JSON_BODY_LIMIT_BYTES);
 
   const settle = express.Router();

@@ -43,10 +43,8 @@ export interface JsonAnswer {
 }
 
 /**
- * `/verify` from a parsed JSON body to its answer; shared by the Express
- * route and the `node:http` fast path (verify-fast-path.ts), so both answer
- * alike by construction. Throws WireError naming the field for a malformed
- * request (→ 400 through the error mapping).
+ * `/verify` from a parsed JSON body to its answer. Throws WireError naming
+ * the field for a malformed request (→ 400 through the error mapping).
  */
 export async function answerVerify(context: FacilitatorContext, body: unknown): Promise<JsonAnswer> {
   return answerParsedVerify(context, parsePaymentRequest(body));

@@ -24,7 +24,7 @@ import { requestContext } from "./request-context";
 import { webhookAdminRoutes } from "./webhook-admin-routes";
 
 /** Requests are small JSON documents; anything larger is refused before parsing (413). */
-export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB: the body parser and the fast path both use it
+export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB
 
 /**
  * Route modules every Core serves, in mount order. Their paths are disjoint, so the order changes no

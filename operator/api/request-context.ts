@@ -26,7 +26,7 @@ export function requestIdFrom(incoming: string | undefined): string {
   return incoming !== undefined && REQUEST_ID.test(incoming) ? incoming : randomUUID();
 }
 
-/** The one log line of a request, written when its response closes (same fields for Express and fast paths). */
+/** The one log line of a request, written when its response closes. */
 export function logRequestLine(
   logger: Logger,
   id: string,

@@ -66,6 +66,21 @@ export interface IndexerTickReport {
   cursorBlock: number | null;
 }
 
+/**
+ * What a monitor's verdict is computed from, as plain JSON: the background process writes it to the
+ * store and Core's HTTP workers mirror it (operator/background-state.ts), each judging staleness on
+ * its own wall clock, so a background process that stops writing makes the workers' verdict stale.
+ */
+export interface ChainSyncSnapshot {
+  attachedAt: number | null;
+  lastSyncedAt: number | null;
+  headBlock: number | null;
+  indexedBlock: number | null;
+  confirmations: number;
+  halt: string | null;
+  lastError: string | null;
+}
+
 export interface ChainSyncMonitorOptions {
   limits: ChainSyncLimits;
   /** Wall clock for staleness (see the module comment). */
@@ -121,6 +136,38 @@ export class ChainSyncMonitor {
     if (error instanceof ReorgTooDeepError) this.halt = message;
     else this.lastError = message;
     this.observe(report);
+    this.status();
+  }
+
+  /** The verdict's inputs (see {@link ChainSyncSnapshot}). */
+  snapshot(): ChainSyncSnapshot {
+    return {
+      attachedAt: this.attachedAt,
+      lastSyncedAt: this.lastSyncedAt,
+      headBlock: this.headBlock,
+      indexedBlock: this.indexedBlock,
+      confirmations: this.confirmations,
+      halt: this.halt,
+      lastError: this.lastError,
+    };
+  }
+
+  /**
+   * Takes over the inputs of the monitor the indexer reports to in another process. An indexer
+   * runs somewhere, so this monitor is never `off`: until the other process has started one, it is
+   * `starting` from the time of the first call here.
+   */
+  mirror(snapshot: ChainSyncSnapshot | null): void {
+    this.indexerStarted();
+    if (snapshot !== null) {
+      this.attachedAt = snapshot.attachedAt ?? this.attachedAt;
+      this.lastSyncedAt = snapshot.lastSyncedAt;
+      this.headBlock = snapshot.headBlock;
+      this.indexedBlock = snapshot.indexedBlock;
+      this.confirmations = snapshot.confirmations;
+      this.halt = snapshot.halt;
+      this.lastError = snapshot.lastError;
+    }
     this.status();
   }
 

@@ -132,7 +132,6 @@ describe("startCoreServer", () => {
     });
     try {
       await post(core.url, "/auth/nonce", { address: "0x1234" }, { "x-request-id": "req-1" });
-      // The issuance fast path (operator/api/issuance-fast-path.ts) writes the same line.
       await post(core.url, "/core/guarantees", { user_address: "0x5678" }, { "x-request-id": "req-2" });
     } finally {
       await core.close();
