@@ -15,6 +15,7 @@ import { type CoreApi, CoreClient } from "./core-client";
 import type { DeploymentParams } from "./deployment";
 import { createFacilitatorLogger, type Logger } from "./logger";
 import { ChainVaultCheck, type VaultCheck } from "./vault-check";
+import { ChainContractWallets, type ContractWalletCheck } from "./contract-wallets";
 
 /** How long close() waits for in-flight requests before cutting their connections. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -32,6 +33,8 @@ export interface FacilitatorServerDeps {
   deployment?: DeploymentParams;
   /** Check of Core against the Vault; defaults to one over `config.rpcUrl` (none without it). */
   vaultCheck?: VaultCheck | null;
+  /** ERC-1271 checks of contract-wallet payers; defaults to one over `config.rpcUrl` (none without it). */
+  contractWallets?: ContractWalletCheck | null;
 }
 
 export interface FacilitatorServer {
@@ -73,6 +76,12 @@ export function createFacilitatorContext(
         : config.rpcUrl === null
           ? null
           : ChainVaultCheck.fromUrl(config.rpcUrl, config.coreTimeoutMs),
+    contractWallets:
+      deps.contractWallets !== undefined
+        ? deps.contractWallets
+        : config.rpcUrl === null
+          ? null
+          : new ChainContractWallets(config.rpcUrl, config.coreTimeoutMs, clock),
   };
 }
 

@@ -23,7 +23,12 @@ import type { CoreApi } from "./core-client";
 import { CoreHttpError, CoreProtocolError, CoreUnavailableError } from "./core-http";
 import type { DeploymentParams } from "./deployment";
 import type { InvalidReason } from "./invalid-reasons";
-import { type VerificationContext, verifyPayment } from "./verify";
+import { SIGNATURE_CHECK_UNAVAILABLE } from "./contract-wallets";
+import {
+  SignatureCheckUnavailableError,
+  type VerificationContext,
+  verifyPaymentWithContractWallets,
+} from "./verify";
 
 /** Codes of settlement failures that are not verification failures (`error` / `errorReason`). */
 export const SETTLE_ERRORS = {
@@ -43,6 +48,8 @@ export const SETTLE_ERRORS = {
   invalidCoreResponse: "invalid_core_response",
   /** Core's certificate does not verify against Core's key or does not bind this payment. */
   invalidCertificate: "invalid_certificate",
+  /** The payer may be a contract wallet and the chain could not be asked (ERC-1271). */
+  signatureCheckUnavailable: SIGNATURE_CHECK_UNAVAILABLE,
 } as const;
 
 export type SettleOutcome =
@@ -73,8 +80,7 @@ export async function settlePayment(
   request: FacilitatorRequest,
   context: SettleContext,
 ): Promise<SettleOutcome> {
-  const verification = verifyPayment(request, context);
-  const payer = verification.payer;
+  const payer = request.paymentPayload.payload.claims.user;
   const fail = (status: 400 | 500, error: string, message: string): SettleOutcome => ({
     success: false,
     status,
@@ -82,6 +88,13 @@ export async function settlePayment(
     message,
     payer,
   });
+  let verification;
+  try {
+    verification = await verifyPaymentWithContractWallets(request, context);
+  } catch (error) {
+    if (!(error instanceof SignatureCheckUnavailableError)) throw error;
+    return fail(500, SETTLE_ERRORS.signatureCheckUnavailable, error.message);
+  }
   if (!verification.isValid) return fail(400, verification.invalidReason, verification.message);
 
   const signed = request.paymentPayload.payload;

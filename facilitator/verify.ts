@@ -8,9 +8,17 @@
  * payment gets exactly one stable reason (facilitator/invalid-reasons.ts);
  * the signature (the only costly check) runs last. The checks of the claims
  * themselves are Core's issuance rules (sdk/claim-checks.ts), their reasons
- * mapped to this endpoint's `invalidReason`s.
+ * mapped to this endpoint's `invalidReason`s. {@link verifyPaymentWithContractWallets}
+ * (what the routes call) adds the one check that may ask the chain: a payer
+ * signature the ECDSA recovery refuses is asked of the payer's contract wallet
+ * (ERC-1271, {@link checkContractWalletSignature}).
  */
-import type { GuaranteeClaims, ValidationPolicy } from "../sdk/claims";
+import {
+  type GuaranteeClaims,
+  SIGNATURE_BYTES,
+  type SignedGuarantee,
+  type ValidationPolicy,
+} from "../sdk/claims";
 import { getAddress } from "ethers";
 import {
   type ClaimCheckReason,
@@ -32,6 +40,7 @@ import {
 } from "../sdk/x402";
 import { sameAddress } from "../sdk/wire";
 import type { Clock } from "./clock";
+import { type ContractWalletCheck, ContractWalletUnavailableError } from "./contract-wallets";
 import type { DeploymentParams } from "./deployment";
 import type { InvalidReason } from "./invalid-reasons";
 
@@ -46,6 +55,17 @@ export interface VerificationContext {
   deployment: DeploymentParams;
   clock: Clock;
   timestampWindow: TimestampWindow;
+  /** ERC-1271 checks on chain (`SURETY_FACILITATOR_RPC_URL`); absent or null: EOA payers only. */
+  contractWallets?: ContractWalletCheck | null;
+}
+
+/**
+ * The payer's signature could be neither accepted nor refused: it is not the payer's ECDSA signature,
+ * and the chain could not be asked whether the payer is a contract wallet accepting it. `/verify`
+ * answers 500 `signature_check_unavailable`, `/settle` likewise; the payment may be valid.
+ */
+export class SignatureCheckUnavailableError extends Error {
+  override readonly name = "SignatureCheckUnavailableError";
 }
 
 export type VerifyOutcome =
@@ -111,6 +131,77 @@ const INVALID_REASON_OF: Readonly<Record<ClaimCheckReason, InvalidReason>> = {
   timestamp_in_future: "timestamp_in_future",
   validation_deadline_passed: "policy_expired",
 };
+
+/**
+ * {@link verifyPayment}, then, when only the payer's ECDSA signature failed, the ERC-1271 check of
+ * {@link checkContractWalletSignature}: what `/verify` and `/settle` run. The EOA path stays pure and
+ * synchronous; only a signature that does not recover to `user_address` costs chain reads. Throws
+ * {@link SignatureCheckUnavailableError} when the chain cannot be asked.
+ */
+export async function verifyPaymentWithContractWallets(
+  request: FacilitatorRequest,
+  context: VerificationContext,
+): Promise<VerifyOutcome> {
+  const outcome = verifyPayment(request, context);
+  if (outcome.isValid) return outcome;
+  if (outcome.invalidReason !== "invalid_signature" && outcome.invalidReason !== "signer_mismatch") {
+    return outcome;
+  }
+  const problem = await checkContractWalletSignature(
+    request.paymentPayload.payload,
+    [outcome.invalidReason, outcome.message],
+    context,
+  );
+  if (problem === null) return { isValid: true, invalidReason: null, message: null, payer: outcome.payer };
+  return { isValid: false, invalidReason: problem[0], message: problem[1], payer: outcome.payer };
+}
+
+/**
+ * The payer's signature when ECDSA recovery did not give `user_address` (`ecdsaProblem`), checked as
+ * Core's issuance and the Vault check it: for a payer with code, the wallet's ERC-1271
+ * `isValidSignature` over the scheme's signed hash decides. Null when the wallet accepts;
+ * `signer_mismatch` when the payer is a contract wallet that refuses; otherwise the ECDSA problem
+ * (`invalid_signature`: not a valid ECDSA signature; `signer_mismatch`: another key signed). Throws
+ * {@link SignatureCheckUnavailableError} when the chain cannot be asked.
+ */
+export async function checkContractWalletSignature(
+  signed: SignedGuarantee,
+  ecdsaProblem: Problem,
+  context: VerificationContext,
+): Promise<Problem | null> {
+  const { claims, signature, scheme } = signed;
+  const wallets = context.contractWallets ?? null;
+  if (wallets === null) {
+    // Not an EOA's length: most likely a contract wallet's signature, which needs the chain.
+    if (signature.length !== 2 + 2 * SIGNATURE_BYTES) {
+      return [
+        ecdsaProblem[0],
+        `${ecdsaProblem[1]} (contract-wallet payers are not checked: no RPC URL configured)`,
+      ];
+    }
+    return ecdsaProblem;
+  }
+  const { hasher, chainId } = context.deployment;
+  const hash = "0x" + Buffer.from(hasher.signedHash(claims, scheme)).toString("hex");
+  let verdict;
+  try {
+    verdict = await wallets.verdict(chainId, claims.user, hash, signature);
+  } catch (error) {
+    if (!(error instanceof ContractWalletUnavailableError)) throw error;
+    throw new SignatureCheckUnavailableError(
+      `signature: not the ECDSA signature of user_address (${ecdsaProblem[1]}), and whether ` +
+        `${claims.user} is a contract wallet accepting it could not be checked: ${error.message}`,
+    );
+  }
+  if (verdict === "accepted") return null;
+  if (verdict === "refused") {
+    return [
+      "signer_mismatch",
+      `user_address ${claims.user} is a contract wallet and its isValidSignature (ERC-1271) refuses the signature`,
+    ];
+  }
+  return ecdsaProblem;
+}
 
 /** Every check except the signature, in order; null when all pass. */
 function checkPayment(request: FacilitatorRequest, context: VerificationContext): Problem | null {

@@ -26,8 +26,15 @@ export const SIGNING_SCHEMES: readonly SigningScheme[] = ["eip712", "eip191"];
 export const MAX_VALIDATION_SCORE = 100;
 /** Upper bound on the UTF-8 length of a validation tag, to keep certificates small. */
 export const MAX_VALIDATION_TAG_BYTES = 256;
-/** A secp256k1 signature r ‖ s ‖ v. */
+/** An EOA's secp256k1 signature r ‖ s ‖ v. */
 export const SIGNATURE_BYTES = 65;
+/**
+ * Longest payer signature accepted on the wire. An EOA signs 65 bytes; a contract wallet (ERC-1271)
+ * defines its own format (a multisig concatenates its owners' signatures), so the wire takes any
+ * length from 1 byte up to this bound. 2,048 bytes (e.g. 31 owners' 65-byte signatures) keeps an
+ * x402 payment header (base64 of the JSON payload) well under Node's 16 KiB header limit.
+ */
+export const MAX_PAYER_SIGNATURE_BYTES = 2048;
 
 /** V2 validation policy as signed by the payer (wire form). */
 export interface WireValidationPolicy {
@@ -102,7 +109,10 @@ export type GuaranteeClaims = GuaranteeClaimsV1 | GuaranteeClaimsV2;
 
 export interface SignedGuarantee {
   claims: GuaranteeClaims;
-  /** 65-byte r ‖ s ‖ v signature, lower-case hex. */
+  /**
+   * The payer's signature, lower-case hex: 65 bytes r ‖ s ‖ v for an EOA, any length up to
+   * {@link MAX_PAYER_SIGNATURE_BYTES} for a contract wallet (whatever its `isValidSignature` accepts).
+   */
   signature: string;
   scheme: SigningScheme;
 }
@@ -173,9 +183,20 @@ export function parseSigningScheme(value: unknown, field = "scheme"): SigningSch
   throw new WireError(field, `must be "eip712" or "eip191", got ${JSON.stringify(value) ?? "undefined"}`);
 }
 
-/** A 65-byte signature in hex; its cryptographic checks live in the signing module. */
+/**
+ * The wire parser of a payer signature (the one definition Core, the facilitator and the clients use):
+ * 0x-prefixed hex of 1 to {@link MAX_PAYER_SIGNATURE_BYTES} whole bytes, returned in lower case. Its
+ * length is not fixed at 65 so that contract wallets (ERC-1271) can pay; whether the bytes are an EOA's
+ * r ‖ s ‖ v or a wallet's own format is decided by the checks in eip712.ts and on chain.
+ */
 export function parseSignatureHex(value: unknown, field = "signature"): string {
-  return parseHexBytes(value, field, SIGNATURE_BYTES);
+  const hex = parseHexBytes(value, field);
+  const length = (hex.length - 2) / 2;
+  if (length === 0) throw new WireError(field, "must not be empty");
+  if (length > MAX_PAYER_SIGNATURE_BYTES) {
+    throw new WireError(field, `must be at most ${MAX_PAYER_SIGNATURE_BYTES} bytes, got ${length}`);
+  }
+  return hex;
 }
 
 /** Parses the signed request body of `POST /core/guarantees`. */

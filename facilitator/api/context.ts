@@ -6,6 +6,7 @@ import type { CoreApi } from "../core-client";
 import type { DeploymentParams } from "../deployment";
 import type { TimestampWindow } from "../verify";
 import type { VaultCheck } from "../vault-check";
+import type { ContractWalletCheck } from "../contract-wallets";
 
 export interface FacilitatorContext {
   config: FacilitatorConfig;
@@ -21,6 +22,8 @@ export interface FacilitatorContext {
   pinnedDeployment: DeploymentParams | null;
   /** Checks Core's key and Vault against the chain; null when no RPC URL is configured. */
   vaultCheck: VaultCheck | null;
+  /** ERC-1271 checks of contract-wallet payers on chain; null when no RPC URL is configured (EOAs only). */
+  contractWallets: ContractWalletCheck | null;
 }
 
 /** The deployment could not be loaded from Core: routes answer 500 (health 503). */

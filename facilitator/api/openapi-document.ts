@@ -46,6 +46,7 @@ const SETTLE_ERROR_CODES = [
   "core_unavailable",
   "invalid_core_response",
   "invalid_certificate",
+  "signature_check_unavailable",
   "internal_error",
 ] as const;
 
@@ -234,10 +235,10 @@ export const FACILITATOR_OPENAPI = {
           ]),
           "413": error("Body larger than 64 KiB (after decoding).", ["body_too_large"]),
           "415": error(UNSUPPORTED_MEDIA, ["unsupported_encoding", "unsupported_charset"]),
-          "500": error("Core's public params cannot be loaded, or an unexpected failure.", [
-            "core_unavailable",
-            "internal_error",
-          ]),
+          "500": error(
+            "Core's public params cannot be loaded, the chain cannot be asked about a contract-wallet payer (ERC-1271), or an unexpected failure.",
+            ["core_unavailable", "signature_check_unavailable", "internal_error"],
+          ),
         },
       },
     },

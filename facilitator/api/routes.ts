@@ -8,7 +8,12 @@ import type { FacilitatorRequest } from "../../sdk/x402";
 import type { ErrorBody } from "../../sdk/errors";
 import { sameAddress } from "../../sdk/wire";
 import { settlePayment } from "../settle";
-import { parsePaymentRequest, verifyPayment } from "../verify";
+import { SIGNATURE_CHECK_UNAVAILABLE } from "../contract-wallets";
+import {
+  parsePaymentRequest,
+  SignatureCheckUnavailableError,
+  verifyPaymentWithContractWallets,
+} from "../verify";
 import { VAULT_MISMATCH } from "../vault-check";
 import { DeploymentUnavailableError, type FacilitatorContext, loadDeployment } from "./context";
 import {
@@ -62,8 +67,20 @@ async function answerParsedVerify(
     if (!(error instanceof DeploymentUnavailableError)) throw error;
     return { status: 500, body: { error: error.message, code: DEPLOYMENT_UNAVAILABLE } };
   }
-  const { clock, timestampWindow } = context;
-  return { status: 200, body: verifyBody(verifyPayment(request, { deployment, clock, timestampWindow })) };
+  const { clock, timestampWindow, contractWallets } = context;
+  try {
+    const outcome = await verifyPaymentWithContractWallets(request, {
+      deployment,
+      clock,
+      timestampWindow,
+      contractWallets,
+    });
+    return { status: 200, body: verifyBody(outcome) };
+  } catch (error) {
+    if (!(error instanceof SignatureCheckUnavailableError)) throw error;
+    context.logger.warn({ reason: error.message }, "ERC-1271 check failed");
+    return { status: 500, body: { error: error.message, code: SIGNATURE_CHECK_UNAVAILABLE } };
+  }
 }
 
 export function verifyRouter(context: FacilitatorContext): Router {
@@ -102,8 +119,14 @@ export function settleRouter(context: FacilitatorContext): Router {
         .json(settleFailureBody(VAULT_MISMATCH, VAULT_MISMATCH, check.reason, deployment.network, payer));
       return;
     }
-    const { clock, timestampWindow, core } = context;
-    const outcome = await settlePayment(request, { deployment, clock, timestampWindow, core });
+    const { clock, timestampWindow, core, contractWallets } = context;
+    const outcome = await settlePayment(request, {
+      deployment,
+      clock,
+      timestampWindow,
+      core,
+      contractWallets,
+    });
     if (outcome.success) {
       context.logger.info(
         { guaranteeId: outcome.guaranteeId, replayed: outcome.replayed },

@@ -162,7 +162,12 @@ export const CORE_OPENAPI = {
       },
       Bytes32: { type: "string", pattern: "^0x[0-9a-fA-F]{64}$" },
       HexBytes: { type: "string", pattern: "^0x([0-9a-fA-F]{2})+$" },
-      PayerSignature: { type: "string", pattern: "^0x[0-9a-fA-F]{130}$", description: "65 bytes r‖s‖v." },
+      PayerSignature: {
+        type: "string",
+        pattern: "^0x([0-9a-fA-F]{2}){1,2048}$",
+        description:
+          "1 to 2048 bytes: 65 bytes r‖s‖v for an EOA payer; whatever its isValidSignature accepts for a contract wallet (ERC-1271).",
+      },
       UnixSeconds: { type: "integer", minimum: 0 },
       Certificate: object({
         claims: { ...ref("HexBytes"), description: "ABI-encoded certificate claims (docs/protocol.md)." },

@@ -109,6 +109,13 @@ export interface ApplyContext {
   webhooks?: ChainWebhooks;
 }
 
+/**
+ * Names of the events read back from the journal, taken from the typechain interfaces (a renamed event
+ * fails the type check instead of silently matching nothing).
+ */
+const GUARANTEE_NETTED = vaultInterface.getEvent("GuaranteeNetted").name;
+const CYCLE_COMMITTED = clearingHouseInterface.getEvent("CycleCommitted").name;
+
 const big = (value: EventValue): bigint => value as bigint;
 const ZERO_BYTES32 = "0x" + "00".repeat(32);
 const address = (value: EventValue): string => getAddress(value as string);
@@ -347,6 +354,7 @@ async function applyCycleCommitted(j: JournaledTx, event: ChainEvent, context: A
     paymentDeadline: num(a.paymentDeadline),
     defaultDeadline: num(a.defaultDeadline),
   });
+  await recordV2Nettings(j, event, committed);
   const args = cycleCommitArgs(cycle);
   const debtorKeys = new Set(args.debtors.map((d) => `${d.asset.toLowerCase()}:${d.debtor.toLowerCase()}`));
   for (const id of cycle.guaranteeIds) {
@@ -393,6 +401,12 @@ interface CommittedCycleData {
   answerDeadline: number | null;
   totals: { asset: string; total: bigint }[];
   debtors: { asset: string; debtor: string; amount: bigint }[];
+  /**
+   * The V2 ids the commit marked netted in the Vault (`Vault.GuaranteeNetted`, emitted by `markNetted`
+   * before the ClearingHouse's own logs), lower case, in log order. Ids the Vault skipped as already
+   * consumed (`GuaranteeNettingSkipped`) are not among them.
+   */
+  nettedV2Ids: { guaranteeId: string; logIndex: number }[];
 }
 
 /**
@@ -414,16 +428,22 @@ async function committedCycleData(
     answerDeadline: null,
     totals: [],
     debtors: [],
+    nettedV2Ids: [],
   };
-  const sameTx = (await j.tx.listChainEventsAbove(event.blockNumber - 1))
-    .filter(
-      (e) =>
-        e.txHash === event.txHash &&
-        e.logIndex < event.logIndex &&
-        e.contract === "ClearingHouse" &&
-        Number(e.args.cycleId) === cycleId,
-    )
+  const earlier = (await j.tx.listChainEventsAbove(event.blockNumber - 1))
+    .filter((e) => e.txHash === event.txHash && e.logIndex < event.logIndex)
     .sort((x, y) => x.logIndex - y.logIndex);
+  // GuaranteeNetted carries no cycle id: this commit's are those after an earlier commit of the same
+  // transaction (a contract holding the operator role could commit twice in one call).
+  const previousCommit = earlier
+    .filter((e) => e.contract === "ClearingHouse" && e.name === CYCLE_COMMITTED)
+    .reduce((max, e) => Math.max(max, e.logIndex), -1);
+  for (const e of earlier) {
+    if (e.contract === "Vault" && e.name === GUARANTEE_NETTED && e.logIndex > previousCommit) {
+      data.nettedV2Ids.push({ guaranteeId: String(e.args.guaranteeId).toLowerCase(), logIndex: e.logIndex });
+    }
+  }
+  const sameTx = earlier.filter((e) => e.contract === "ClearingHouse" && Number(e.args.cycleId) === cycleId);
   for (const e of sameTx) {
     const a = e.args as Record<string, string>;
     if (e.name === "CycleAssetCommitted") {
@@ -494,8 +514,7 @@ async function applyForeignCycleCommitted(
       totalCredit: t.total.toString(),
     })),
     debtors,
-    // The events carry only their count; Core's scheduler reads consumption on chain before each commit.
-    nettedV2Ids: [],
+    nettedV2Ids: committed.nettedV2Ids.map((n) => n.guaranteeId),
   };
   const record: CycleRecord = {
     cycleId,
@@ -522,6 +541,9 @@ async function applyForeignCycleCommitted(
   };
   const dropped = replaced && (replaced.state === "PLANNED" || replaced.state === "SENT") ? replaced : null;
   if (dropped) await j.assignCycle(dropped.guaranteeIds, null, cycleId);
+  await recordV2Nettings(j, event, committed);
+  const booked = await bookForeignNettings(j, event, context, committed);
+  record.guaranteeIds = booked.map((g) => g.guaranteeId);
   await j.putCycleRecord(record);
   for (const d of committed.debtors) {
     await j.putDebt({
@@ -535,9 +557,15 @@ async function applyForeignCycleCommitted(
     });
     await j.adjustCollateral(d.debtor, d.asset, { locked: d.amount });
   }
+  const netted = { all: args.nettedV2Ids, booked: record.guaranteeIds };
   await j.emit(
-    context.webhooks?.cycleForeignCommit(event, record, args.guaranteesRoot, debtors, dropped, j.now),
+    context.webhooks?.cycleForeignCommit(event, record, args.guaranteesRoot, debtors, dropped, netted, j.now),
   );
+  for (const g of booked) {
+    if (g.state === "SETTLED") {
+      await j.emit(context.webhooks?.guaranteeSettled(event, g, cycleId, "net_position", j.now));
+    }
+  }
   context.logger.error(
     {
       security_event: "operator_key_used_outside_core",
@@ -545,12 +573,68 @@ async function applyForeignCycleCommitted(
       root: committed.root,
       guarantees_root: committed.guaranteesRoot,
       debtors: debtors.length,
+      netted_v2_ids: args.nettedV2Ids.length,
+      netted_core_guarantees: record.guaranteeIds,
       tx: event.txHash,
       replaced_plan: dropped ? dropped.root : null,
     },
     "a cycle Core did not plan was committed on chain with the operator key: indexed as foreign; " +
       "its challenged debits will be voided against the bond",
   );
+}
+
+/** Records the V2 ids the commit netted in the Vault (one row per `GuaranteeNetted`; journaled). */
+async function recordV2Nettings(j: JournaledTx, event: ChainEvent, committed: CommittedCycleData) {
+  for (const { guaranteeId, logIndex } of committed.nettedV2Ids) {
+    await j.putV2Netting({
+      guaranteeId,
+      cycleId: committed.cycleId,
+      txHash: event.txHash,
+      logIndex,
+      blockNumber: event.blockNumber,
+    });
+  }
+}
+
+/**
+ * Core's own guarantees among the V2 ids a foreign commit netted: consumed on chain, they can no longer be
+ * remunerated, so Core's books treat them as netted by that cycle, as for a cycle of Core's: each leaves its
+ * own lock and joins the foreign cycle (`cycle_id`), NETTED when its payer is a net debtor of that asset in
+ * the cycle (settled with the debit: paid, covered or voided), else SETTLED at once. A veto of the foreign
+ * cycle returns them to FINALIZED_PAYABLE (applyCycleVetoed), and Core's next cycle nets them (the Vault
+ * skips the consumed id; the payer's debit pays the seller). Only unresolved guarantees move
+ * (PENDING_VALIDATION, FINALIZED_PAYABLE, DISPUTED); any other is logged. Returns the moved guarantees as
+ * they are now.
+ */
+async function bookForeignNettings(
+  j: JournaledTx,
+  event: ChainEvent,
+  context: ApplyContext,
+  committed: CommittedCycleData,
+) {
+  const cycleId = committed.cycleId;
+  const debtorKeys = new Set(
+    committed.debtors.map((d) => `${d.asset.toLowerCase()}:${d.debtor.toLowerCase()}`),
+  );
+  const booked = [];
+  for (const { guaranteeId } of committed.nettedV2Ids) {
+    const g = await j.tx.getClearingGuarantee(guaranteeId);
+    if (!g) continue; // not a guarantee Core issued
+    const isDebtor = debtorKeys.has(`${g.asset.toLowerCase()}:${g.user.toLowerCase()}`);
+    const to = isDebtor ? "NETTED" : "SETTLED";
+    const previous = await j.transition(g.guaranteeId, PRE_CYCLE_LOCKED_STATES, to);
+    if (previous === null) {
+      context.logger.error(
+        { guarantee_id: g.guaranteeId, state: g.state, cycle_id: cycleId, tx: event.txHash },
+        "a cycle Core did not plan netted a guarantee Core holds as resolved",
+      );
+      continue;
+    }
+    await j.adjustCollateral(g.user, g.asset, { locked: -g.amount });
+    await j.assignCycle([g.guaranteeId], cycleId, g.cycleId);
+    booked.push({ ...g, state: to, cycleId } as typeof g);
+  }
+  return booked;
 }
 
 /** NetDebitPaid → SETTLED; ClearingHouse.DefaultCovered → DEFAULT_REMUNERATED. Either releases the debit lock. */

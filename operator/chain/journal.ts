@@ -13,6 +13,7 @@ import type {
   OutboxEvent,
   ReserveRecord,
   StoreTx,
+  V2NettingRecord,
   WithdrawalRecord,
 } from "../store";
 
@@ -31,6 +32,7 @@ export type UndoOp =
   | { op: "assign"; guaranteeIds: string[]; cycleId: number | null }
   | { op: "response"; txHash: string; logIndex: number }
   | { op: "reserve"; guaranteeId: string; before: Json | null }
+  | { op: "v2_netting"; guaranteeId: string; before: Json | null }
   | { op: "webhook"; eventId: string };
 
 /** The fields of a cycle that chain events change (what a rewind restores). */
@@ -182,6 +184,17 @@ export class JournaledTx {
     return true;
   }
 
+  /** Records a V2 id a commit netted; the rewind restores what was there before (usually nothing). */
+  async putV2Netting(record: V2NettingRecord): Promise<void> {
+    const before = await this.tx.getV2Netting(record.guaranteeId);
+    await this.tx.putV2Netting(record);
+    this.undo.push({
+      op: "v2_netting",
+      guaranteeId: record.guaranteeId,
+      before: before ? (before as unknown as Json) : null,
+    });
+  }
+
   async putDebt(record: CycleDebtRecord): Promise<void> {
     const before = await this.tx.getCycleDebt(record.cycleId, record.asset, record.debtor);
     await this.tx.putCycleDebt(record);
@@ -271,6 +284,10 @@ export async function applyUndo(tx: StoreTx, undo: readonly UndoOp[], now: numbe
       case "reserve":
         if (step.before === null) await tx.deleteReserve(step.guaranteeId);
         else await tx.putReserve(reserveFromJson(step.before));
+        break;
+      case "v2_netting":
+        if (step.before === null) await tx.deleteV2Netting(step.guaranteeId);
+        else await tx.putV2Netting(step.before as unknown as V2NettingRecord);
         break;
     }
   }

@@ -366,4 +366,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX reserves_user ON reserves (user_address, asset_address);
     `,
   },
+  {
+    // The V2 ids each committed cycle marked netted in the Vault (Vault.GuaranteeNetted, one row per log),
+    // so that a cycle Core did not plan names them (docs/clearing.md, "A cycle Core did not plan").
+    version: 7,
+    name: "V2 ids netted by committed cycles",
+    sql: `
+      CREATE TABLE v2_nettings (
+        guarantee_id TEXT    PRIMARY KEY,
+        cycle_id     INTEGER NOT NULL,
+        tx_hash      TEXT    NOT NULL,
+        log_index    INTEGER NOT NULL,
+        block_number INTEGER NOT NULL
+      ) STRICT;
+      CREATE INDEX v2_nettings_cycle ON v2_nettings (cycle_id);
+    `,
+  },
 ];

@@ -104,6 +104,10 @@ export const AREA_OPERATIONS = {
     "putCycleClaim",
     "listCycleClaims",
     "deleteCycleClaim",
+    "putV2Netting",
+    "getV2Netting",
+    "listV2Nettings",
+    "deleteV2Netting",
   ] as const satisfies readonly (keyof CycleRepository)[],
   chainJournal: [
     "getChainCursor",

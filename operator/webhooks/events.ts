@@ -287,6 +287,7 @@ export class ChainWebhooks {
     guaranteesRoot: string,
     debtors: readonly { asset: string; debtor: string; amount: string }[],
     replacedPlan: CycleRecord | null,
+    netted: { all: readonly string[]; booked: readonly string[] },
     now: number,
   ): OutboxEvent {
     return this.event(
@@ -306,6 +307,8 @@ export class ChainWebhooks {
           amount: d.amount.toString(),
         })),
         replaced_plan_guarantee_ids: (replacedPlan?.guaranteeIds ?? []).map((id) => id.toLowerCase()),
+        netted_v2_guarantee_ids: netted.all.map((id) => id.toLowerCase()),
+        netted_core_guarantee_ids: netted.booked.map((id) => id.toLowerCase()),
         ...this.where(log),
       },
       now,

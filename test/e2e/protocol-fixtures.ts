@@ -27,6 +27,7 @@ import { facilitatorConfigFromObject } from "../../facilitator/config";
 import { silentFacilitatorLogger } from "../../facilitator/logger";
 import { type FacilitatorServer, startFacilitatorServer } from "../../facilitator/server";
 import { ChainVaultCheck } from "../../facilitator/vault-check";
+import type { ContractWalletCheck } from "../../facilitator/contract-wallets";
 import { type BackgroundTasks, createBackgroundTasks } from "../../operator/background";
 import type { ChainProvider } from "../../operator/chain/indexer";
 import { ManualClock } from "../../operator/clock";
@@ -110,6 +111,8 @@ export interface ProtocolStackOptions {
   fixture?: () => Promise<ChainFixture>;
   /** Core settings on top of the stack's own. */
   config?: OperatorConfigInput;
+  /** The facilitator's ERC-1271 checks (default: none, EOA payers only, as without an RPC URL). */
+  contractWallets?: ContractWalletCheck;
 }
 
 /** The stack on a freshly reverted chain (loadFixture): each test starts from the same deployment. */
@@ -171,6 +174,7 @@ export async function startProtocolStack(options: ProtocolStackOptions = {}): Pr
         logger: silentFacilitatorLogger(),
         // Core is checked against the Vault on the test chain, as SURETY_FACILITATOR_RPC_URL does.
         vaultCheck: new ChainVaultCheck(ethers.provider, CHAIN_CHECK_TIMEOUT_MS),
+        contractWallets: options.contractWallets ?? null,
       },
     );
   } catch (error) {

@@ -133,13 +133,23 @@ describe("facilitator HTTP API", function () {
         /^paymentPayload\.payload\.claims\.amount: /,
       ],
       [
-        "a short signature",
+        "an empty signature",
         async () => {
           const body = bodyFor(await sign(v1Claims()), 1);
-          (body.paymentPayload as { payload: Record<string, unknown> }).payload.signature = "0x1234";
+          (body.paymentPayload as { payload: Record<string, unknown> }).payload.signature = "0x";
           return body;
         },
-        /^paymentPayload\.payload\.signature: must be 65 bytes/,
+        /^paymentPayload\.payload\.signature: must not be empty/,
+      ],
+      [
+        "a signature over 2048 bytes",
+        async () => {
+          const body = bodyFor(await sign(v1Claims()), 1);
+          (body.paymentPayload as { payload: Record<string, unknown> }).payload.signature =
+            "0x" + "11".repeat(2049);
+          return body;
+        },
+        /^paymentPayload\.payload\.signature: must be at most 2048 bytes/,
       ],
       [
         "an unknown signing scheme",

@@ -68,7 +68,7 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
    * The operator key commits cycle `cycleId` outside Core: alice owes 0.01 ETH to bob under a real
    * net-position tree, with a guarantees root no signed guarantee is under.
    */
-  async function commitForeign(f: ChainFixture, cycleId: number) {
+  async function commitForeign(f: ChainFixture, cycleId: number, nettedV2Ids: string[] = []) {
     const tree = buildCycleTree([
       { cycleId: BigInt(cycleId), asset: ETH, participant: f.alice.address, debit: DEBIT, credit: 0n },
       { cycleId: BigInt(cycleId), asset: ETH, participant: f.bob.address, debit: 0n, credit: DEBIT },
@@ -81,7 +81,7 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
         keccakText("not a tree of signed guarantees"),
         [{ asset: ETH, totalDebit: DEBIT, totalCredit: DEBIT }],
         [{ asset: ETH, debtor: f.alice.address, amount: DEBIT }],
-        [],
+        nettedV2Ids,
       );
     return { root: tree.root, txHash: (await tx.wait())!.hash };
   }
@@ -196,8 +196,104 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
       guarantees_root: keccakText("not a tree of signed guarantees"),
       debtors: [{ asset_address: ETH, debtor_address: f.alice.address, amount: DEBIT.toString() }],
       replaced_plan_guarantee_ids: [],
+      netted_v2_guarantee_ids: [],
+      netted_core_guarantee_ids: [],
       transaction_hash: txHash,
     });
+  });
+
+  it("names the V2 ids it netted, books Core's own ones as netted by it, and a reorg rewinds both", async function () {
+    const { f } = await setup();
+    await h!.store.putWebhookSubscription({
+      id: "whk_security",
+      url: "https://receiver.test/hook",
+      secret: "s".repeat(32),
+      eventTypes: ["cycle.foreign_commit", "guarantee.settled"],
+      description: null,
+      source: "api",
+      createdAt: h!.clock.nowSeconds(),
+    });
+    // Core's V2 guarantees, waiting for validation with their collateral locked: alice's (a debtor of the
+    // foreign cycle) and bob's (not a debtor); and an id Core never issued.
+    const ofAlice = await issueGuarantee(h!, f.alice, f.carol.address, ONE / 10n, ETH, {});
+    const ofBob = await issueGuarantee(h!, f.bob, f.carol.address, ONE / 20n, ETH, {});
+    const unknown = keccakText("a V2 id Core never issued");
+    expect((await h!.store.getClearingGuarantee(ofAlice.id))!.state).to.equal("PENDING_VALIDATION");
+    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(ONE / 10n);
+
+    const snapshot = (await network.provider.send("evm_snapshot", [])) as string;
+    const netted = [ofAlice.id, unknown, ofBob.id].map((id) => id.toLowerCase());
+    const { txHash } = await commitForeign(f, 1, netted);
+    await h!.indexer.syncToHead();
+
+    // The store records every id the Vault marked, in log order, with the commit's transaction.
+    const nettings = await h!.store.listV2Nettings(1);
+    expect(nettings.map((n) => [n.guaranteeId, n.cycleId, n.txHash])).to.deep.equal(
+      netted.map((id) => [id, 1, txHash.toLowerCase()]),
+    );
+    expect(nettings.map((n) => n.logIndex)).to.deep.equal(
+      [...nettings.map((n) => n.logIndex)].sort((a, b) => a - b),
+    );
+    for (const id of netted) expect(await f.vault.consumptionOf([id])).to.deep.equal([2n]);
+    // Core's books: both guarantees left their own lock and joined the foreign cycle; alice's waits on
+    // her debit (NETTED), bob's has nothing to pay (SETTLED). alice keeps only the foreign debit locked.
+    const a = (await h!.store.getClearingGuarantee(ofAlice.id))!;
+    const b = (await h!.store.getClearingGuarantee(ofBob.id))!;
+    expect([a.state, a.cycleId, b.state, b.cycleId]).to.deep.equal(["NETTED", 1, "SETTLED", 1]);
+    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(DEBIT);
+    expect((await h!.store.getCollateral(f.bob.address, ETH)).locked).to.equal(0n);
+    const cycle = (await h!.store.getCycle(1))!;
+    expect(cycle.guaranteeIds).to.deep.equal([ofAlice.id.toLowerCase(), ofBob.id.toLowerCase()]);
+    expect(JSON.parse(cycle.args).nettedV2Ids).to.deep.equal(netted);
+    expect((await get("/core/cycles/1")).body).to.include({ planned_by_core: false, guarantee_count: 2 });
+
+    const due = await h!.store.claimDueWebhookDeliveries(h!.clock.nowSeconds() + 1, 10, 60);
+    const byType = Object.fromEntries(
+      due.map((d) => [d.eventType, JSON.parse(d.payload) as { data: Record<string, unknown> }]),
+    );
+    expect(byType["cycle.foreign_commit"].data).to.deep.include({
+      netted_v2_guarantee_ids: netted,
+      netted_core_guarantee_ids: [ofAlice.id.toLowerCase(), ofBob.id.toLowerCase()],
+    });
+    expect(byType["guarantee.settled"].data).to.include({
+      guarantee_id: ofBob.id.toLowerCase(),
+      state: "SETTLED",
+      reason: "net_position",
+      cycle_id: "1",
+    });
+
+    // alice pays the foreign debit: her netted guarantee settles with it.
+    await f.clearingHouse.connect(f.alice).payNetDebit(1, ETH, { value: DEBIT });
+    await h!.indexer.syncToHead();
+    expect((await h!.store.getClearingGuarantee(ofAlice.id))!.state).to.equal("SETTLED");
+
+    // A reorg removes the commit: the nettings, the states and the locks come back.
+    await network.provider.send("evm_revert", [snapshot]);
+    await mine(3);
+    expect((await h!.indexer.tick()).rewoundTo).to.not.equal(null);
+    await h!.indexer.syncToHead();
+    expect(await h!.store.listV2Nettings(1)).to.deep.equal([]);
+    expect(await h!.store.getV2Netting(unknown)).to.equal(null);
+    const back = (await h!.store.getClearingGuarantee(ofAlice.id))!;
+    expect([back.state, back.cycleId]).to.deep.equal(["PENDING_VALIDATION", null]);
+    expect((await h!.store.getClearingGuarantee(ofBob.id))!.state).to.equal("PENDING_VALIDATION");
+    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(ONE / 10n);
+    expect((await h!.store.getCollateral(f.bob.address, ETH)).locked).to.equal(ONE / 20n);
+  });
+
+  it("records the V2 ids of Core's own commits too (the Vault's netted set, skipped ids excluded)", async function () {
+    const { f, tasks } = await setup();
+    const issued = await issueGuarantee(h!, f.alice, f.bob.address, ONE / 10n, ETH, {});
+    // The payer finalizes it: payable, so Core's scheduler nets it (a V2 id, marked in the Vault).
+    await tasks.lifecycle.finalizeByPayer(issued.id, f.alice.address);
+    expect((await h!.store.getClearingGuarantee(issued.id))!.state).to.equal("FINALIZED_PAYABLE");
+    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
+    expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1 });
+    await h!.indexer.syncToHead();
+    expect(await h!.store.getCycle(1)).to.include({ plannedByCore: true, state: "COMMITTED" });
+    expect((await h!.store.listV2Nettings(1)).map((n) => n.guaranteeId)).to.deep.equal([
+      issued.id.toLowerCase(),
+    ]);
   });
 
   it("takes the place of Core's own plan whose id it took; the plan's guarantees go into Core's next cycle", async function () {

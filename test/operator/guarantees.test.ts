@@ -161,7 +161,12 @@ describe("POST /core/guarantees", () => {
         (b) => ((b.claims.validation_policy = { x: 1 }), b),
         /^claims\.validation_policy: /,
       ],
-      ["signature (length)", (b) => ((b.signature = "0x1234"), b), /^signature: /],
+      ["signature (empty)", (b) => ((b.signature = "0x"), b), /^signature: must not be empty/],
+      [
+        "signature (over 2048 bytes)",
+        (b) => ((b.signature = "0x" + "11".repeat(2049)), b),
+        /^signature: must be at most 2048 bytes/,
+      ],
       ["signature (type)", (b) => ((b.signature = null), b), /^signature: /],
       ["scheme", (b) => ((b.scheme = "eip1271"), b), /^scheme: /],
     ];

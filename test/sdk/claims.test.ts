@@ -2,6 +2,7 @@ import { expect } from "chai";
 import {
   MAX_VALIDATION_TAG_BYTES,
   parseClaims,
+  MAX_PAYER_SIGNATURE_BYTES,
   parseSignatureHex,
   parseSignedGuarantee,
   parseSigningScheme,
@@ -357,17 +358,19 @@ describe("sdk/claims", () => {
       }
     });
 
-    it("requires a 65-byte hex signature", () => {
+    it("takes a payer signature of 1 to MAX_PAYER_SIGNATURE_BYTES bytes (contract wallets sign other lengths)", () => {
       expect(parseSignatureHex(SIGNATURE)).to.equal(SIGNATURE);
-      for (const value of [
-        "0x" + "11".repeat(64),
-        "0x" + "11".repeat(66),
-        "11".repeat(65),
-        "0x" + "1".repeat(129),
-        "0x",
-        1,
-        null,
-      ]) {
+      for (const length of [1, 64, 66, 130, MAX_PAYER_SIGNATURE_BYTES]) {
+        const value = "0x" + "Ab".repeat(length);
+        expect(parseSignatureHex(value)).to.equal(value.toLowerCase());
+      }
+      expectWireError(
+        () => parseSignatureHex("0x" + "11".repeat(MAX_PAYER_SIGNATURE_BYTES + 1)),
+        "signature",
+        new RegExp(`at most ${MAX_PAYER_SIGNATURE_BYTES} bytes`),
+      );
+      expectWireError(() => parseSignatureHex("0x"), "signature", /must not be empty/);
+      for (const value of ["11".repeat(65), "0x" + "1".repeat(129), "0x", 1, null]) {
         expectWireError(() => parseSignatureHex(value), "signature");
       }
     });

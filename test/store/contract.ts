@@ -591,6 +591,33 @@ export function describeStoreContract(backend: StoreBackend): void {
         await store.deleteCycle(1);
         expect(await store.latestCycle()).to.equal(null);
       });
+
+      it("V2 nettings: keyed by guarantee id (lower case), listed per cycle in log order, replaced and deleted", async () => {
+        const store = await open();
+        const id = (n: number) => "0x" + n.toString(16).padStart(64, "0");
+        const tx = "0x" + "CC".repeat(32);
+        const netting = (n: number, cycleId: number, logIndex: number) => ({
+          guaranteeId: id(n),
+          cycleId,
+          txHash: tx.toLowerCase(),
+          logIndex,
+          blockNumber: 40,
+        });
+        await store.putV2Netting({ ...netting(2, 1, 7), txHash: tx });
+        await store.putV2Netting(netting(1, 1, 8));
+        await store.putV2Netting(netting(3, 2, 1));
+        expect(await store.listV2Nettings(1)).to.deep.equal([netting(2, 1, 7), netting(1, 1, 8)]);
+        expect(await store.getV2Netting(id(3).toUpperCase().replace("0X", "0x"))).to.deep.equal(
+          netting(3, 2, 1),
+        );
+        expect(await store.getV2Netting(id(4))).to.equal(null);
+        // A log applied again after a rewind (another block, log index) replaces the record.
+        await store.putV2Netting({ ...netting(3, 2, 5), blockNumber: 41 });
+        expect(await store.listV2Nettings(2)).to.deep.equal([{ ...netting(3, 2, 5), blockNumber: 41 }]);
+        await store.deleteV2Netting(id(2));
+        expect(await store.listV2Nettings(1)).to.deep.equal([netting(1, 1, 8)]);
+        expect(await store.listV2Nettings(3)).to.deep.equal([]);
+      });
     });
 
     describe("chain journal and operator state", () => {

@@ -6,6 +6,7 @@ import type {
   CycleRepository,
   CycleState,
   DebtStatus,
+  V2NettingRecord,
 } from "../repositories";
 import { address, bytes32 } from "../sqlite/common";
 import type { PgConn, Row } from "./common";
@@ -170,6 +171,50 @@ export class PgCycles implements CycleRepository {
       address(participant),
     ]);
   }
+
+  async putV2Netting(record: V2NettingRecord): Promise<void> {
+    await this.db.query(
+      `INSERT INTO v2_nettings (guarantee_id, cycle_id, tx_hash, log_index, block_number) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (guarantee_id) DO UPDATE SET cycle_id = excluded.cycle_id, tx_hash = excluded.tx_hash,
+         log_index = excluded.log_index, block_number = excluded.block_number`,
+      [
+        bytes32(record.guaranteeId),
+        record.cycleId,
+        bytes32(record.txHash),
+        record.logIndex,
+        record.blockNumber,
+      ],
+    );
+  }
+
+  async getV2Netting(guaranteeId: string): Promise<V2NettingRecord | null> {
+    const { rows } = await this.db.query("SELECT * FROM v2_nettings WHERE guarantee_id = $1", [
+      bytes32(guaranteeId),
+    ]);
+    return rows.length === 0 ? null : nettingFromRow(rows[0]);
+  }
+
+  async listV2Nettings(cycleId: number): Promise<V2NettingRecord[]> {
+    const { rows } = await this.db.query(
+      "SELECT * FROM v2_nettings WHERE cycle_id = $1 ORDER BY tx_hash, log_index",
+      [cycleId],
+    );
+    return rows.map(nettingFromRow);
+  }
+
+  async deleteV2Netting(guaranteeId: string): Promise<void> {
+    await this.db.query("DELETE FROM v2_nettings WHERE guarantee_id = $1", [bytes32(guaranteeId)]);
+  }
+}
+
+function nettingFromRow(row: Row): V2NettingRecord {
+  return {
+    guaranteeId: row.guarantee_id as string,
+    cycleId: Number(row.cycle_id),
+    txHash: row.tx_hash as string,
+    logIndex: Number(row.log_index),
+    blockNumber: Number(row.block_number),
+  };
 }
 
 function cycleFromRow(row: Row): CycleRecord {

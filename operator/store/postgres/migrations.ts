@@ -230,6 +230,20 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX reserves_user ON reserves (user_address, asset_address);
     `,
   },
+  {
+    version: 2,
+    name: "V2 ids netted by committed cycles (SQLite migration 7)",
+    sql: `
+      CREATE TABLE v2_nettings (
+        guarantee_id TEXT   PRIMARY KEY,
+        cycle_id     BIGINT NOT NULL,
+        tx_hash      TEXT   NOT NULL,
+        log_index    BIGINT NOT NULL,
+        block_number BIGINT NOT NULL
+      );
+      CREATE INDEX v2_nettings_cycle ON v2_nettings (cycle_id);
+    `,
+  },
 ];
 
 /** Applies every migration `client`'s database lacks, each in its own transaction under the advisory lock. */

@@ -69,6 +69,20 @@ export interface CycleClaimRecord {
   txHash: string;
 }
 
+/**
+ * A V2 guarantee id a committed cycle marked netted (consumed) in the Vault: one `Vault.GuaranteeNetted`
+ * log of the commit's transaction. An id is netted at most once on chain (consumption is permanent), so
+ * the guarantee id is the key. Recorded for every committed cycle, Core's and foreign ones
+ * (docs/clearing.md, "A cycle Core did not plan").
+ */
+export interface V2NettingRecord {
+  guaranteeId: string;
+  cycleId: number;
+  txHash: string;
+  logIndex: number;
+  blockNumber: number;
+}
+
 export interface CycleRepository {
   insertCycle(record: CycleRecord): Promise<void>;
   getCycle(cycleId: number): Promise<CycleRecord | null>;
@@ -84,4 +98,10 @@ export interface CycleRepository {
   putCycleClaim(record: CycleClaimRecord): Promise<void>;
   listCycleClaims(cycleId: number): Promise<CycleClaimRecord[]>;
   deleteCycleClaim(cycleId: number, asset: string, participant: string): Promise<void>;
+  /** Records a netted V2 id (replacing a record of the same id: a re-applied log after a rewind). */
+  putV2Netting(record: V2NettingRecord): Promise<void>;
+  getV2Netting(guaranteeId: string): Promise<V2NettingRecord | null>;
+  /** The V2 ids `cycleId`'s commit netted, in log order. */
+  listV2Nettings(cycleId: number): Promise<V2NettingRecord[]>;
+  deleteV2Netting(guaranteeId: string): Promise<void>;
 }

@@ -7,6 +7,7 @@ import {
   type CycleRepository,
   type CycleState,
   type DebtStatus,
+  type V2NettingRecord,
 } from "../repositories";
 import { address, bytes32, type Row, type SyncOf } from "./common";
 
@@ -158,12 +159,53 @@ export class SqliteCycles implements SyncOf<CycleRepository> {
   deleteCycleClaim(cycleId: number, asset: string, participant: string): void {
     this.stmt.deleteClaim.run(cycleId, address(asset), address(participant));
   }
+
+  putV2Netting(record: V2NettingRecord): void {
+    this.stmt.putNetting.run(
+      bytes32(record.guaranteeId),
+      record.cycleId,
+      bytes32(record.txHash),
+      record.logIndex,
+      record.blockNumber,
+    );
+  }
+
+  getV2Netting(guaranteeId: string): V2NettingRecord | null {
+    const row = this.stmt.getNetting.get(bytes32(guaranteeId)) as Row | undefined;
+    return row ? nettingFromRow(row) : null;
+  }
+
+  listV2Nettings(cycleId: number): V2NettingRecord[] {
+    return (this.stmt.listNettings.all(cycleId) as Row[]).map(nettingFromRow);
+  }
+
+  deleteV2Netting(guaranteeId: string): void {
+    this.stmt.deleteNetting.run(bytes32(guaranteeId));
+  }
+}
+
+function nettingFromRow(row: Row): V2NettingRecord {
+  return {
+    guaranteeId: row.guarantee_id as string,
+    cycleId: Number(row.cycle_id),
+    txHash: row.tx_hash as string,
+    logIndex: Number(row.log_index),
+    blockNumber: Number(row.block_number),
+  };
 }
 
 function prepare(db: Database) {
   const p = (sql: string): Statement => db.prepare(sql);
   return {
     deleteClaim: p("DELETE FROM cycle_claims WHERE cycle_id = ? AND asset = ? AND participant = ?"),
+    deleteNetting: p("DELETE FROM v2_nettings WHERE guarantee_id = ?"),
+    getNetting: p("SELECT * FROM v2_nettings WHERE guarantee_id = ?"),
+    listNettings: p("SELECT * FROM v2_nettings WHERE cycle_id = ? ORDER BY tx_hash, log_index"),
+    putNetting: p(
+      `INSERT INTO v2_nettings (guarantee_id, cycle_id, tx_hash, log_index, block_number) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (guarantee_id) DO UPDATE SET cycle_id = excluded.cycle_id, tx_hash = excluded.tx_hash,
+         log_index = excluded.log_index, block_number = excluded.block_number`,
+    ),
     deleteCycle: p("DELETE FROM cycles WHERE cycle_id = ?"),
     deleteDebt: p("DELETE FROM cycle_debts WHERE cycle_id = ? AND asset = ? AND debtor = ?"),
     getCycle: p("SELECT * FROM cycles WHERE cycle_id = ?"),
