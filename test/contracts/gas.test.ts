@@ -269,7 +269,7 @@ describe("Gas", () => {
     });
   }
 
-  it("double listing: proveDoubleListing, claimOwedRefund, withdrawRefund", async () => {
+  it("double listing: proveDoubleListing, claimOwedRefund, withdrawPayout", async () => {
     const f = await loadFixture(suretyFixture);
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE / 64n }); // one refund's worth
@@ -312,8 +312,8 @@ describe("Gas", () => {
     await gasOf("claimOwedRefund (ETH, set aside)", f.clearingHouse.claimOwedRefund(ETH, f.alice.address));
     expect(await f.clearingHouse.totalRefundOwed(ETH)).to.equal(0n);
     await gasOf(
-      "withdrawRefund (ETH, to the payer)",
-      f.clearingHouse.connect(f.alice).withdrawRefund(ETH, f.alice.address),
+      "withdrawPayout (ETH, to the payer)",
+      f.clearingHouse.connect(f.alice).withdrawPayout(ETH, f.alice.address),
     );
   });
 
