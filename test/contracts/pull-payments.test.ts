@@ -69,9 +69,9 @@ describe("ClearingHouse pull payments (issue 17)", () => {
     ).to.emit(f.ch, "NetCreditClaimed");
     expect(await f.ch.payoutOf(ETH, f.walletAddress)).to.equal(2n * ONE);
     // Pulling to itself fails only its own call, and leaves the payout in place...
-    await expect(
-      f.call(f.ch.interface.encodeFunctionData("withdrawPayout", [ETH, f.walletAddress])),
-    ).to.be.revertedWithCustomError(f.ch, "FailedCall");
+    await expect(f.call(f.ch.interface.encodeFunctionData("withdrawPayout", [ETH, f.walletAddress])))
+      .to.be.revertedWithCustomError(f.wallet, "EthRefused")
+      .withArgs(f.chAddress, 2n * ONE);
     expect(await f.ch.payoutOf(ETH, f.walletAddress)).to.equal(2n * ONE);
     // ...bob is paid regardless...
     await expect(f.ch.connect(f.bob).withdrawPayout(ETH, f.bob.address)).to.changeEtherBalance(f.bob, ONE);
