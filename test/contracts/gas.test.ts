@@ -201,7 +201,7 @@ describe("Gas", () => {
     );
   });
 
-  it("payNetDebit, claimNetCredit, coverDefault", async () => {
+  it("payNetDebit, claimNetCredit, coverDefault, withdrawPayout", async () => {
     const f = await loadFixture(suretyFixture);
     const { vault, clearingHouse, operator, alice, bob, carol, dave, usdAddress } = f;
     await vault.connect(carol).deposit({ value: 10n * ONE });
@@ -236,6 +236,14 @@ describe("Gas", () => {
         10n * USD,
         c.proofOf(usdAddress, alice.address),
       ),
+    );
+    await gasOf(
+      "withdrawPayout (ETH, a claimed credit)",
+      clearingHouse.connect(bob).withdrawPayout(ETH, bob.address),
+    );
+    await gasOf(
+      "withdrawPayout (token, a claimed credit)",
+      clearingHouse.connect(alice).withdrawPayout(usdAddress, alice.address),
     );
   });
 
@@ -370,8 +378,12 @@ describe("Gas", () => {
       f.clearingHouse.releaseVetoedDebt(2, ETH, f.alice.address),
     );
     await gasOf(
-      "releaseVetoedDebt (paid: refunded)",
+      "releaseVetoedDebt (paid: refund set aside)",
       f.clearingHouse.releaseVetoedDebt(2, ETH, f.carol.address),
+    );
+    await gasOf(
+      "withdrawPayout (ETH, a vetoed debt's refund)",
+      f.clearingHouse.connect(f.carol).withdrawPayout(ETH, f.carol.address),
     );
     await time.increase(PAYMENT_DELAY);
     await gasOf(
