@@ -394,18 +394,24 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// @param guardian Receives the guardian role (vetoes cycles); must not be the operator's key.
     /// @param adminTransferDelay Seconds between `beginDefaultAdminTransfer` and the earliest
     /// `acceptDefaultAdminTransfer` (the default admin changes in two steps, never at once).
+    /// @param bondFloorBps_ The initial bond floor ({bondFloorBps}; 0 = off, at most {BPS}), so that a deployment
+    /// whose admin is not the deployer starts with its floor on.
     constructor(
         IClearingVault vault_,
         address admin,
         address operator,
         address guardian,
-        uint48 adminTransferDelay
+        uint48 adminTransferDelay,
+        uint16 bondFloorBps_
     ) AccessControlDefaultAdminRules(adminTransferDelay, admin) {
         if (address(vault_).code.length == 0) revert InvalidVault(address(vault_));
+        if (bondFloorBps_ > BPS) revert BondFloorTooHigh(bondFloorBps_);
         vault = vault_;
         payerVerifier = new PayerGuaranteeVerifier();
         _grantRole(OPERATOR_ROLE, operator);
         _grantRole(GUARDIAN_ROLE, guardian);
+        bondFloorBps = bondFloorBps_;
+        emit BondFloorSet(bondFloorBps_);
     }
 
     /// @notice Accepts ETH only from the Vault (default coverage).

@@ -523,6 +523,7 @@ describe("ClearingHouse", () => {
           admin.address,
           admin.address,
           0,
+          0,
         ),
       )
         .to.be.revertedWithCustomError(clearingHouse, "InvalidVault")
