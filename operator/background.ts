@@ -12,6 +12,7 @@ import { OperatorSender, type SenderPolicy } from "./chain/sender";
 import type { ChainSyncMonitor } from "./chain/sync-status";
 import type { ProtocolTimings } from "./chain/timings";
 import { ChainClock, ChainTimeUnavailableError, type Clock, systemClock } from "./clock";
+import type { CommitBondGate } from "./clearing/bond-floor";
 import { BondMonitor } from "./clearing/bond-monitor";
 import { ClearingKeeper } from "./clearing/keeper";
 import type { CoreMetrics } from "./metrics";
@@ -43,6 +44,8 @@ export interface BackgroundDeps {
   wallClock?: Clock;
   /** Exports the bond monitor's readings (`surety_operator_bond`). */
   metrics?: CoreMetrics;
+  /** Where the scheduler reports commits held back by the on-chain bond floor (health, metrics). */
+  commitBond?: CommitBondGate;
 }
 
 export interface BackgroundTasks {
@@ -127,6 +130,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
       logger,
       cycleLengthSeconds: config.cycleLengthSeconds ?? vaultTimings.cycleLength,
       gasBudget: BigInt(config.commitGasBudget),
+      bondGate: deps.commitBond,
     });
     if (config.keeperEnabled) {
       keeper = new ClearingKeeper({
