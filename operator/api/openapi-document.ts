@@ -538,7 +538,12 @@ export const CORE_OPENAPI = {
         debit: ref("Uint"),
         credit: ref("Uint"),
         proof: { type: "array", items: ref("Bytes32") },
-        claimed: { type: "boolean" },
+        claimed: {
+          type: "boolean",
+          description:
+            "The credit was claimed on chain (set aside for the participant; withdrawn or not, see " +
+            "`ClearingHouse.payoutOf`).",
+        },
         claim_net_credit_args: {
           ...nullable({
             type: "array",
@@ -554,7 +559,8 @@ export const CORE_OPENAPI = {
           }),
           description:
             "`ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof)` arguments; null for a debtor " +
-            "and in a VETOED cycle (the claim would revert `CycleIsVetoed`).",
+            "and in a VETOED cycle (the claim would revert `CycleIsVetoed`). The claim sends nothing: it sets the " +
+            "credit aside for the participant, who then calls `ClearingHouse.withdrawPayout(asset, to)` (pull payment).",
         },
       }),
       CycleProof: object({

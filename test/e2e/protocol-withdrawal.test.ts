@@ -84,6 +84,7 @@ describe("protocol end to end: withdrawals never escape an obligation", function
     const [position] = (await proofOf(s, 1, "bob")).positions;
     const [cycleId, asset, participant, credit, proof] = position.claim_net_credit_args!;
     await f.clearingHouse.connect(w.bob).claimNetCredit(cycleId, asset, participant, credit, proof);
+    await f.clearingHouse.connect(w.bob).withdrawPayout(asset, w.bob.address); // pull payment
     await s.round();
     expect((await cycleOf(s, 1)).claims).to.have.length(1);
 

@@ -102,6 +102,8 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
       expect(position).to.include({ asset_address: usd, debit: "0", credit: "200", claimed: false });
       const [cycleId, asset, participant, credit, proof] = position.claim_net_credit_args!;
       await f.clearingHouse.connect(w[creditor]).claimNetCredit(cycleId, asset, participant, credit, proof);
+      // Pull payment: the claim sets the credit aside; the creditor withdraws it to its wallet.
+      await f.clearingHouse.connect(w[creditor]).withdrawPayout(asset, participant);
     }
     const [alicePosition] = (await proofOf(s, 1, "alice")).positions;
     expect(alicePosition).to.include({ debit: "400", credit: "0", claim_net_credit_args: null });
@@ -166,9 +168,10 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
 
     // Bob claims in full.
     const bobBefore = await ethers.provider.getBalance(w.bob.address);
-    const fee = await gasCost(
-      await f.clearingHouse.connect(w.bob).claimNetCredit(cycleId, asset, participant, credit, proof),
-    );
+    const fee =
+      (await gasCost(
+        await f.clearingHouse.connect(w.bob).claimNetCredit(cycleId, asset, participant, credit, proof),
+      )) + (await gasCost(await f.clearingHouse.connect(w.bob).withdrawPayout(ETH, w.bob.address)));
     expect(await ethers.provider.getBalance(w.bob.address)).to.equal(bobBefore + parseEther("0.3") - fee);
     await s.round();
 
