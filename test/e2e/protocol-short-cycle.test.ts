@@ -18,6 +18,7 @@ import {
   devnetV2Window,
 } from "../../scripts/devnet/options";
 import { chainFixture } from "../operator/indexer-fixtures";
+import { DEVNET_BOND_FLOOR_BPS } from "../../scripts/devnet/contracts";
 import {
   CHAIN_ID,
   type Issued,
@@ -32,7 +33,8 @@ import {
 const devnet = devnetOptionsFromEnv({ SURETY_DEVNET_CYCLE_SECONDS: String(DEVNET_MIN_CYCLE_SECONDS) });
 
 function minimumCycleDeployment() {
-  return chainFixture(devnet.timings);
+  // As the devnet deploys: its timings, its bond floor and bonds.
+  return chainFixture(devnet.timings, { bondFloorBps: DEVNET_BOND_FLOOR_BPS });
 }
 
 const coreSettings = {

@@ -8,6 +8,7 @@
 import { expect } from "chai";
 import { parseEther, ZeroAddress } from "ethers";
 import { ethers } from "hardhat";
+import { DEVNET_BOND_FLOOR_BPS } from "../../scripts/devnet/contracts";
 import {
   type ProtocolStack,
   cycleOf,
@@ -61,6 +62,13 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
     await s.advance(f.timings.cycleLength);
     expect((await s.round()).scheduler).to.include({ action: "committed", cycleId: 1, guarantees: 3 });
     expect(await f.clearingHouse.lastCycleId()).to.equal(1n);
+    // With the bond floor on (as deployed on the devnet): Core checked its bond first, and it covered the cycle.
+    expect(await f.clearingHouse.bondFloorBps()).to.equal(BigInt(DEVNET_BOND_FLOOR_BPS));
+    expect(s.core.context.commitBond.status()).to.deep.include({
+      state: "ok",
+      floorBps: DEVNET_BOND_FLOOR_BPS,
+      cycleId: 1,
+    });
     expect(await f.vault.obligationOf(w.alice.address, usd)).to.equal(400n);
     expect(await s.stateOf("alice", g1.id)).to.equal("NETTED");
     expect(await s.stateOf("alice", g2.id)).to.equal("NETTED");
