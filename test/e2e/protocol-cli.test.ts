@@ -186,7 +186,8 @@ describe("protocol end to end: the CLI pays, claims and remunerates against a re
     expect(await s.stateOf("alice", v1.id)).to.equal("SETTLED");
     expect(await f.usd.balanceOf(w.bob.address)).to.equal(wallets.bob + 300n);
     expect(await f.vault.balanceOf(w.alice.address, usd)).to.equal(800n);
-    expect(await f.usd.balanceOf(f.clearingHouseAddress)).to.equal(0n);
+    // Only the operator bond is left: every credit was claimed and withdrawn.
+    expect(await f.usd.balanceOf(f.clearingHouseAddress)).to.equal(await f.clearingHouse.bondOf(usd));
     await expectBooksAgree(s, "alice", usd, 0n);
     expect(await s.balanceOf("alice", usd)).to.include({ deposited: "800", available: "800" });
   });

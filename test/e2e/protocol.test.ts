@@ -127,7 +127,7 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
     expect(await f.usd.balanceOf(w.bob.address)).to.equal(walletBefore.bob - 500n + 200n);
     expect(await f.usd.balanceOf(w.carol.address)).to.equal(walletBefore.carol + 200n);
     expect(await f.usd.balanceOf(f.vaultAddress)).to.equal(1_500n); // = the users' Vault balances
-    expect(await f.usd.balanceOf(f.clearingHouseAddress)).to.equal(0n); // every credit claimed
+    expect(await f.usd.balanceOf(f.clearingHouseAddress)).to.equal(await f.clearingHouse.bondOf(usd)); // claimed, withdrawn: the bond is left
     await expectBooksAgree(s, "alice", usd, 0n);
     await expectBooksAgree(s, "bob", usd, 0n);
     expect(await s.balanceOf("alice", usd)).to.include({ deposited: "1000", available: "1000" });
@@ -189,7 +189,9 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
     await expectBooksAgree(s, "alice", ETH, 0n);
     expect(await s.balanceOf("alice", ETH)).to.include({ available: parseEther("0.7").toString() });
     expect(await ethers.provider.getBalance(f.vaultAddress)).to.equal(parseEther("0.7"));
-    expect(await ethers.provider.getBalance(f.clearingHouseAddress)).to.equal(0n);
+    expect(await ethers.provider.getBalance(f.clearingHouseAddress)).to.equal(
+      await f.clearingHouse.bondOf(ETH),
+    );
     expect((await cycleOf(s, 1)).claims).to.deep.equal([
       { asset_address: ETH, participant: w.bob.address, amount: parseEther("0.3").toString() },
     ]);
