@@ -12,9 +12,9 @@ import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { createCoreApp } from "../../operator/api";
-import { OperatorSender } from "../../operator/chain/sender";
+import { OperatorSender, type SendRequest, type SentTransaction } from "../../operator/chain/sender";
 import { CommitBondGate, requiredBond } from "../../operator/clearing/bond-floor";
-import { ClearingScheduler } from "../../operator/clearing/scheduler";
+import { ClearingScheduler, NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { ManualClock } from "../../operator/clock";
 import { silentLogger } from "../../operator/logger";
 import {
@@ -29,6 +29,37 @@ import {
 
 const ETH = ZeroAddress;
 const ONE = parseEther("1");
+
+/** A sender that fails before signing (the node is unreachable): the plan stays PLANNED, as after a crash. */
+class UnreachableSender extends OperatorSender {
+  override send(_request: SendRequest): Promise<SentTransaction> {
+    return Promise.reject(new Error("node unreachable"));
+  }
+}
+
+function schedulerOf(h: CoreHarness, sender: OperatorSender): ClearingScheduler {
+  return new ClearingScheduler({
+    store: h.store,
+    provider,
+    sender,
+    deployment: h.f.deployment,
+    chainClock: h.chainClock,
+    logger: silentLogger(),
+    cycleLengthSeconds: h.f.timings.cycleLength,
+    gasBudget: null,
+    bondGate: h.context.commitBond,
+  });
+}
+
+function senderOf(h: CoreHarness, Sender: typeof OperatorSender = OperatorSender): OperatorSender {
+  return new Sender({
+    privateKey: OPERATOR_KEY,
+    provider,
+    chainId: 31337n,
+    store: h.store,
+    logger: silentLogger(),
+  });
+}
 
 describe("commit bond floor (Core checks its bond before committing)", function () {
   let h: CoreHarness | undefined;
@@ -64,23 +95,7 @@ describe("commit bond floor (Core checks its bond before committing)", function 
     });
     h = await openCore(f, { logger: pino({ level: "info" }, sink) });
     const operatorAddress = new Wallet(OPERATOR_KEY).address;
-    const scheduler = new ClearingScheduler({
-      store: h.store,
-      provider,
-      sender: new OperatorSender({
-        privateKey: OPERATOR_KEY,
-        provider,
-        chainId: 31337n,
-        store: h.store,
-        logger: silentLogger(),
-      }),
-      deployment: h.f.deployment,
-      chainClock: h.chainClock,
-      logger: silentLogger(),
-      cycleLengthSeconds: f.timings.cycleLength,
-      gasBudget: null,
-      bondGate: h.context.commitBond,
-    });
+    const scheduler = schedulerOf(h, senderOf(h));
     const { app } = createCoreApp({
       ...h.context,
       logger: silentLogger(),
@@ -158,5 +173,39 @@ describe("commit bond floor (Core checks its bond before committing)", function 
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+
+  it("a stored plan re-sent after a restart is held back while the bond is short, and stays planned", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const operatorAddress = new Wallet(OPERATOR_KEY).address;
+    await f.clearingHouse.connect(f.admin).setBondFloor(5_000);
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 2n * ONE });
+    await f.vault.connect(f.alice).deposit({ value: parseEther("10") });
+    await h.indexer.syncToHead();
+    await h.syncClock();
+    const g = await issueGuarantee(h, f.alice, f.bob.address, 4n * ONE);
+    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    // Planned while the bond covered it (2 ETH for 4 ETH at 50 %), then the node was unreachable.
+    const failed = await schedulerOf(h, senderOf(h, UnreachableSender))
+      .tick()
+      .then(
+        () => null,
+        (error: Error) => error.message,
+      );
+    expect(failed).to.equal("node unreachable");
+    expect((await h.store.getCycle(1))!.state).to.equal("PLANNED");
+    // Meanwhile the admin withdraws half the bond (allowed: no cycle committed yet).
+    await f.clearingHouse.connect(f.admin).withdrawBond(ETH, ONE, f.admin.address);
+    const nonce = await provider.getTransactionCount(operatorAddress);
+    const restarted = schedulerOf(h, senderOf(h));
+    expect(await restarted.tick()).to.deep.equal({ action: "bond_short", cycleId: 1 });
+    expect(await provider.getTransactionCount(operatorAddress)).to.equal(nonce);
+    expect((await h.store.getCycle(1))!.state).to.equal("PLANNED"); // kept, with its guarantees
+    expect((await h.store.getClearingGuarantee(g.id))!.cycleId).to.equal(1);
+    expect(h.context.commitBond.status()).to.deep.include({ state: "short", cycleId: 1 });
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE });
+    expect(await restarted.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
+    expect(await f.clearingHouse.lastCycleId()).to.equal(1n);
   });
 });
