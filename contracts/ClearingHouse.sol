@@ -28,8 +28,11 @@ import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 /// `[bytes32 guaranteeId, address payer, address recipient, address asset, uint256 amount,
 /// bytes32 signatureHash]` with `signatureHash = keccak256(payer signature bytes)`. Creditors are paid first
 /// come, first served from the liquidity of their cycle and asset (debits paid + defaults covered + bond
-/// charged for voided debits). Invariant: for every asset, this contract holds
-/// `heldLiquidity(asset) + bondOf(asset)` plus the double-listing refunds set aside ({refundPayable}).
+/// charged for voided debits). Every payment out of a cycle is a pull payment: claims, refunds of vetoed debts and
+/// double-listing refunds are set aside for their owner ({payoutOf}), who pulls them with {withdrawPayout} to an
+/// address of its choice, so no recipient wallet can block its own payment or a call batched with it.
+/// Invariant: for every asset, this contract holds `heldLiquidity(asset) + bondOf(asset)` plus the payouts set
+/// aside ({payoutOf}, summed over accounts).
 ///
 /// Timing (W = Vault.challengeWindow()): `challengeDeadline = commit time + W` (challenges, veto);
 /// `answerDeadline = challengeDeadline + W` (answers; unanswered challenges can be voided after it);
@@ -150,12 +153,14 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// (each later listing is remedied once, whichever earlier listing proved it).
     mapping(bytes32 guaranteeId => mapping(uint256 laterCycleId => bool)) public doubleListingProven;
     /// @notice Double-listing refunds owed to `payer` in `asset` that the bond could not cover yet
-    /// ({claimOwedRefund} or {withdrawRefund} take them from the bond once it is topped up).
+    /// ({claimOwedRefund} or {withdrawPayout} take them from the bond once it is topped up).
     mapping(address asset => mapping(address payer => uint256)) public refundOwed;
-    /// @notice Double-listing refunds of `payer` in `asset` already taken from the bond and set aside: the
-    /// payer pulls them with {withdrawRefund} to any address it names (pull payment, so a payer wallet that
-    /// rejects ETH cannot make its own proof revert, and nobody else's call depends on that wallet).
-    mapping(address asset => mapping(address payer => uint256)) public refundPayable;
+    /// @notice What is set aside for `account` in `asset`, all sources in one balance: net credits claimed
+    /// ({claimNetCredit}), paid debts of vetoed cycles refunded ({releaseVetoedDebt}) and double-listing
+    /// refunds taken from the bond ({proveDoubleListing}, {claimOwedRefund}). Only `account` pulls it, with
+    /// {withdrawPayout}, to any address it names: pull payments, so a recipient wallet that rejects ETH (or a
+    /// token that blocks it) cannot make the call that credits it revert, and nobody else's call depends on it.
+    mapping(address asset => mapping(address account => uint256)) public payoutOf;
     /// @notice Sum of {refundOwed} over payers, per asset (no bond is withdrawn while it is not zero).
     mapping(address asset => uint256) public totalRefundOwed;
 
@@ -209,7 +214,7 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         uint256 amount,
         uint256 covered
     );
-    /// @notice `participant` was paid its net credit `amount`.
+    /// @notice `participant`'s net credit `amount` was claimed and set aside for it ({payoutOf}).
     event NetCreditClaimed(
         uint256 indexed cycleId,
         address indexed asset,
@@ -244,8 +249,8 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     );
     /// @notice The guardian vetoed cycle `cycleId`: nothing of it settles; its debts are released or refunded.
     event CycleVetoed(uint256 indexed cycleId, address indexed guardian);
-    /// @notice A debt `amount` of vetoed cycle `cycleId` was released (`refunded` when it had been paid and the
-    /// payment went back to the debtor).
+    /// @notice A debt `amount` of vetoed cycle `cycleId` was released (`refunded` when it had been paid: the
+    /// payment was set aside for the debtor, {payoutOf}).
     event VetoedDebtReleased(
         uint256 indexed cycleId,
         address indexed asset,
@@ -265,14 +270,14 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         uint256 amount
     );
     /// @notice For a proven double listing, `paid` of `asset` was taken from the operator bond and set aside for
-    /// `payer` ({refundPayable}, pulled with {withdrawRefund}); `owed` more is recorded in {refundOwed} because
+    /// `payer` ({payoutOf}, pulled with {withdrawPayout}); `owed` more is recorded in {refundOwed} because
     /// the bond was short.
     event DoubleListingRefunded(address indexed asset, address indexed payer, uint256 paid, uint256 owed);
     /// @notice `amount` of `payer`'s owed refund in `asset` was taken from the bond and set aside for it
-    /// ({refundPayable}); `stillOwed` remains owed.
+    /// ({payoutOf}); `stillOwed` remains owed.
     event OwedRefundPaid(address indexed asset, address indexed payer, uint256 amount, uint256 stillOwed);
-    /// @notice `payer` withdrew `amount` of its double-listing refunds in `asset` to `to`.
-    event RefundWithdrawn(address indexed asset, address indexed payer, address indexed to, uint256 amount);
+    /// @notice `account` withdrew `amount` of `asset` set aside for it ({payoutOf}) to `to`.
+    event PayoutWithdrawn(address indexed asset, address indexed account, address indexed to, uint256 amount);
     /// @notice The bond floor is now `bps` basis points of each committed cycle's total debit per asset.
     event BondFloorSet(uint16 bps);
     /// @notice `from` added `amount` of `asset` to the operator bond, now `bond`.
@@ -376,6 +381,8 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     error NoRefundPayable(address asset, address payer, uint256 owed, uint256 bond);
     /// @notice `to` is the zero address.
     error InvalidRecipient(address to);
+    /// @notice Nothing is set aside for `account` in `asset` ({payoutOf}), nor coverable of an owed refund.
+    error NoPayout(address asset, address account);
     /// @notice The `asset` bond `bond` is below the floor `floor` the cycle's total debit requires ({bondFloorBps}).
     error BondBelowFloor(address asset, uint256 bond, uint256 floor);
     /// @notice `bps` exceeds {BPS}.
@@ -387,18 +394,24 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// @param guardian Receives the guardian role (vetoes cycles); must not be the operator's key.
     /// @param adminTransferDelay Seconds between `beginDefaultAdminTransfer` and the earliest
     /// `acceptDefaultAdminTransfer` (the default admin changes in two steps, never at once).
+    /// @param bondFloorBps_ The initial bond floor ({bondFloorBps}; 0 = off, at most {BPS}), so that a deployment
+    /// whose admin is not the deployer starts with its floor on.
     constructor(
         IClearingVault vault_,
         address admin,
         address operator,
         address guardian,
-        uint48 adminTransferDelay
+        uint48 adminTransferDelay,
+        uint16 bondFloorBps_
     ) AccessControlDefaultAdminRules(adminTransferDelay, admin) {
         if (address(vault_).code.length == 0) revert InvalidVault(address(vault_));
+        if (bondFloorBps_ > BPS) revert BondFloorTooHigh(bondFloorBps_);
         vault = vault_;
         payerVerifier = new PayerGuaranteeVerifier();
         _grantRole(OPERATOR_ROLE, operator);
         _grantRole(GUARDIAN_ROLE, guardian);
+        bondFloorBps = bondFloorBps_;
+        emit BondFloorSet(bondFloorBps_);
     }
 
     /// @notice Accepts ETH only from the Vault (default coverage).
@@ -512,8 +525,10 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         _resolveDebt(cycleId, cycle);
     }
 
-    /// @notice Pays `participant` its net credit in `asset` for cycle `cycleId`; anyone may call once the
-    /// cycle's challenge window has closed (a vetoed cycle pays nothing).
+    /// @notice Claims `participant`'s net credit in `asset` for cycle `cycleId` and sets it aside for the
+    /// participant ({payoutOf}; the participant pulls it with {withdrawPayout}). Anyone may call (Core's keeper
+    /// can) once the cycle's challenge window has closed (a vetoed cycle pays nothing); nothing is sent, so a
+    /// participant that cannot receive the asset never makes a claim revert.
     /// @param credit The participant's net credit (its leaf has debit 0).
     /// @param proof StandardMerkleTree proof of the leaf (cycleId, asset, participant, 0, credit).
     function claimNetCredit(
@@ -542,9 +557,8 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         _claimed[cycleId][asset][participant] = true;
         cycleAsset.claimed += credit;
         heldLiquidity[asset] -= credit;
+        payoutOf[asset][participant] += credit;
         emit NetCreditClaimed(cycleId, asset, participant, credit);
-
-        _send(asset, participant, credit);
     }
 
     // -------------------------------------------------------------------------------- challenge game
@@ -632,8 +646,9 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     }
 
     /// @notice Releases `debtor`'s debt in `asset` of the vetoed cycle `cycleId`; anyone may call. An unpaid
-    /// debt's Vault obligation is released; a paid one is refunded to the debtor (a vetoed cycle never pays a
-    /// claim, so its funded liquidity is exactly its payments).
+    /// debt's Vault obligation is released; a paid one is refunded: set aside for the debtor ({payoutOf},
+    /// pulled with {withdrawPayout}; a vetoed cycle never pays a claim, so its funded liquidity is exactly its
+    /// payments).
     /// @dev Refund rather than carry-over: the re-commit is a new cycle whose debits the debtor can challenge
     /// on their own; crediting an old payment there would need the operator's word for it.
     function releaseVetoedDebt(uint256 cycleId, address asset, address debtor) external nonReentrant {
@@ -652,7 +667,7 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         if (refunded) {
             _cycleAssets[cycleId][asset].funded -= amount;
             heldLiquidity[asset] -= amount;
-            _send(asset, debtor, amount);
+            payoutOf[asset][debtor] += amount;
         } else {
             vault.releaseObligation(debtor, asset, amount);
         }
@@ -724,8 +739,8 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// @param firstProof StandardMerkleTree proof of `first` under the earlier cycle's guarantees root;
     /// `laterProof` of `later` under the later one's.
     /// @dev Remedy: `amount = min(first.amount, later.amount)` is taken from the `asset` bond and set aside for
-    /// the payer ({refundPayable}; the payer pulls it with {withdrawRefund}, nothing is sent here); what the
-    /// bond lacks is recorded in {refundOwed} and taken by {claimOwedRefund} / {withdrawRefund} once the bond is
+    /// the payer ({payoutOf}; the payer pulls it with {withdrawPayout}, nothing is sent here); what the
+    /// bond lacks is recorded in {refundOwed} and taken by {claimOwedRefund} / {withdrawPayout} once the bond is
     /// topped up (the bond cannot be withdrawn meanwhile). The later cycle's debts are left as committed (Core's books
     /// and the cycle's funding stay consistent); the refund gives the payer back what the duplicate cost it,
     /// whether it paid, was covered, or was a creditor whose credit the duplicate reduced. Each later listing is
@@ -756,25 +771,24 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     }
 
     /// @notice Takes what the bond can of `payer`'s owed double-listing refund in `asset` ({refundOwed}) and
-    /// sets it aside for the payer ({refundPayable}); anyone may call (a keeper can secure a payer's refund as
+    /// sets it aside for the payer ({payoutOf}); anyone may call (a keeper can secure a payer's refund as
     /// soon as the bond is topped up, before a voided debit draws on it). Sends nothing.
     function claimOwedRefund(address asset, address payer) external nonReentrant {
         if (_coverOwed(asset, payer) == 0)
             revert NoRefundPayable(asset, payer, refundOwed[asset][payer], bondOf[asset]);
     }
 
-    /// @notice Sends the caller's double-listing refunds in `asset` to `to`: what is set aside for it
-    /// ({refundPayable}) plus what the bond can now cover of its {refundOwed}. Only the payer itself can pull
-    /// its refund, to any address it names (a contract wallet that cannot receive ETH names another address).
-    function withdrawRefund(address asset, address to) external nonReentrant {
+    /// @notice Sends everything set aside for the caller in `asset` ({payoutOf}: claimed net credits, refunds of
+    /// vetoed debts, double-listing refunds) to `to`, plus what the bond can now cover of its {refundOwed}. Only
+    /// the account itself pulls its payout, to any address it names (a contract wallet that cannot receive ETH,
+    /// or an address a token blocks, names another one).
+    function withdrawPayout(address asset, address to) external nonReentrant {
         if (to == address(0)) revert InvalidRecipient(to);
         _coverOwed(asset, msg.sender);
-        uint256 amount = refundPayable[asset][msg.sender];
-        if (amount == 0) {
-            revert NoRefundPayable(asset, msg.sender, refundOwed[asset][msg.sender], bondOf[asset]);
-        }
-        refundPayable[asset][msg.sender] = 0;
-        emit RefundWithdrawn(asset, msg.sender, to, amount);
+        uint256 amount = payoutOf[asset][msg.sender];
+        if (amount == 0) revert NoPayout(asset, msg.sender);
+        payoutOf[asset][msg.sender] = 0;
+        emit PayoutWithdrawn(asset, msg.sender, to, amount);
         _send(asset, to, amount);
     }
 
@@ -985,12 +999,12 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
             revert ListingNotInCycle(l.guaranteeId, cycleId);
     }
 
-    /// @dev Takes `refund` for `payer` from the bond into {refundPayable}; what the bond lacks is recorded as owed.
+    /// @dev Takes `refund` for `payer` from the bond into {payoutOf}; what the bond lacks is recorded as owed.
     function _owe(address asset, address payer, uint256 refund) private {
         uint256 bond = bondOf[asset];
         uint256 paid = refund < bond ? refund : bond;
         bondOf[asset] = bond - paid;
-        refundPayable[asset][payer] += paid;
+        payoutOf[asset][payer] += paid;
         uint256 owed = refund - paid;
         if (owed != 0) {
             refundOwed[asset][payer] += owed;
@@ -999,17 +1013,18 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         emit DoubleListingRefunded(asset, payer, paid, owed);
     }
 
-    /// @dev Moves what the bond can of `payer`'s owed refund in `asset` into {refundPayable}; returns the amount
-    /// (no event when zero).
+    /// @dev Moves what the bond can of `payer`'s owed refund in `asset` into {payoutOf}; returns the amount
+    /// (no event when zero). Nothing owed (the usual case of {withdrawPayout}) costs one slot read.
     function _coverOwed(address asset, address payer) private returns (uint256 amount) {
         uint256 owed = refundOwed[asset][payer];
+        if (owed == 0) return 0;
         uint256 bond = bondOf[asset];
         amount = owed < bond ? owed : bond;
         if (amount == 0) return 0;
         bondOf[asset] = bond - amount;
         refundOwed[asset][payer] = owed - amount;
         totalRefundOwed[asset] -= amount;
-        refundPayable[asset][payer] += amount;
+        payoutOf[asset][payer] += amount;
         emit OwedRefundPaid(asset, payer, amount, owed - amount);
     }
 

@@ -12,6 +12,7 @@ import { OperatorSender, type SenderPolicy } from "./chain/sender";
 import type { ChainSyncMonitor } from "./chain/sync-status";
 import type { ProtocolTimings } from "./chain/timings";
 import { ChainClock, ChainTimeUnavailableError, type Clock, systemClock } from "./clock";
+import type { CommitBondGate } from "./clearing/bond-floor";
 import { BondMonitor } from "./clearing/bond-monitor";
 import { ClearingKeeper } from "./clearing/keeper";
 import type { CoreMetrics } from "./metrics";
@@ -50,6 +51,8 @@ export interface BackgroundDeps {
    * to the store after every indexer tick (background-state.ts); none when this process serves HTTP alone.
    */
   statePublisher?: { tick(): Promise<unknown> };
+  /** Where the scheduler reports commits held back by the on-chain bond floor (health, metrics). */
+  commitBond?: CommitBondGate;
 }
 
 export interface BackgroundTasks {
@@ -135,6 +138,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
       logger,
       cycleLengthSeconds: config.cycleLengthSeconds ?? vaultTimings.cycleLength,
       gasBudget: BigInt(config.commitGasBudget),
+      bondGate: deps.commitBond,
     });
     if (config.keeperEnabled) {
       keeper = new ClearingKeeper({

@@ -22,6 +22,10 @@
  *   here before its deadline passes.
  * - `surety_operator_bond{asset}`: the ClearingHouse's operator bond per asset in base units, as the
  *   background bond monitor last read it (clearing/bond-monitor.ts); no sample before its first read.
+ * - `surety_commit_bond_short` (1 while the scheduler holds a commit back because the operator bond is below
+ *   the ClearingHouse's floor, else 0; no sample when nothing commits in this process) and
+ *   `surety_commit_bond_required{asset}` (what the last checked cycle needs per asset, base units):
+ *   clearing/bond-floor.ts.
  * - Node process metrics with the `surety_core_` prefix.
  */
 import type { Request, RequestHandler, Response } from "express";
@@ -29,6 +33,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
 import { unfinishedTransactions } from "./chain/sender";
 import { CHAIN_SYNC_STATES, type ChainSyncMonitor } from "./chain/sync-status";
 import type { Clock } from "./clock";
+import type { CommitBondGate } from "./clearing/bond-floor";
 import type { Store } from "./store";
 
 /** Latency buckets (seconds) around the issuance target (p99 < 25 ms). */
@@ -45,6 +50,7 @@ export class CoreMetrics {
     store: Store,
     chainSync?: Pick<ChainSyncMonitor, "status">,
     operator?: { address: string; clock: Clock },
+    commitBond?: Pick<CommitBondGate, "status">,
   ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "surety_core_" });
@@ -95,6 +101,7 @@ export class CoreMetrics {
       },
     });
     if (chainSync) this.registerChainSync(chainSync, registers);
+    if (commitBond) this.registerCommitBond(commitBond, registers);
     if (operator) this.registerOperatorTransactions(store, operator, registers);
   }
 
@@ -151,6 +158,29 @@ export class CoreMetrics {
       collect() {
         const { state } = chainSync.status();
         for (const each of CHAIN_SYNC_STATES) this.set({ state: each }, each === state ? 1 : 0);
+      },
+    });
+  }
+
+  private registerCommitBond(gate: Pick<CommitBondGate, "status">, registers: Registry[]): void {
+    new Gauge({
+      name: "surety_commit_bond_short",
+      help: "1 while a clearing commit is held back because the operator bond is below the ClearingHouse floor",
+      registers,
+      collect() {
+        this.reset();
+        const { state } = gate.status();
+        if (state !== "off") this.set(state === "short" ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "surety_commit_bond_required",
+      help: "Bond the last checked cycle needs under the ClearingHouse floor, per asset, in base units",
+      labelNames: ["asset"],
+      registers,
+      collect() {
+        this.reset();
+        for (const { asset, required } of gate.status().assets) this.set({ asset }, Number(required));
       },
     });
   }

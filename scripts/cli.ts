@@ -17,6 +17,7 @@ import {
   requestWithdrawal,
   signGuaranteeCommand,
   voidDebit,
+  withdrawPayout,
 } from "./cli/commands";
 import { CliContext, CliError, PRIVATE_KEY_ENV } from "./cli/context";
 
@@ -71,9 +72,16 @@ const COMMANDS: Record<string, { run: Command; flags: string[]; summary: string 
   },
   "claim-net-credit": {
     run: claimNetCredit,
-    flags: ["asset", "cycle", "participant", "credit", "proof"],
+    flags: ["asset", "cycle", "participant", "credit", "proof", "to"],
     summary:
-      "--cycle <id> [--asset …] [--participant 0x…]  claim a net credit (proof from Core, or --credit n --proof '[…]')",
+      "--cycle <id> [--asset …] [--participant 0x…] [--to 0x…]  claim a net credit (proof from Core, or\n" +
+      "                                                  --credit n --proof '[…]'); your own is then withdrawn to --to",
+  },
+  "withdraw-payout": {
+    run: withdrawPayout,
+    flags: ["asset", "to"],
+    summary:
+      "[--asset …] [--to 0x…]                       withdraw what the ClearingHouse set aside for you (credits, refunds)",
   },
   "register-reserve": {
     run: registerReserve,
@@ -113,6 +121,8 @@ function usage(): string {
     "  npm run cli -- sign-guarantee --account 1 --to 0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC --amount 0.001",
     "  npm run cli -- challenge-debit --account 1 --cycle 3 --asset tUSD",
     "  npm run cli -- void-debit --account 1 --cycle 3 --asset tUSD",
+    "  npm run cli -- claim-net-credit --account 2 --cycle 3 --asset tUSD",
+    "  npm run cli -- withdraw-payout --account 2 --asset tUSD --to 0x90F79bf6EB2c4f870365E785982E1f101E93b906",
   ];
   return lines.join("\n");
 }

@@ -16,6 +16,9 @@
  *                                   (default DEFAULT_ADMIN_TRANSFER_DELAY).
  *   SURETY_TOKENS                   comma-separated ERC-20 addresses to allow-list.
  *   SURETY_TIMINGS                  JSON object overriding DEFAULT_TIMINGS (seconds).
+ *   SURETY_BOND_FLOOR_BPS           the ClearingHouse bond floor in basis points of each cycle's total debit
+ *                                   per asset, 0..10000 (default: DEFAULT_BOND_FLOOR_BPS, full cover, on
+ *                                   any network but hardhat/localhost, where it is 0; the devnet sets its own).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -74,6 +77,15 @@ export const DEV_TEST_TOKENS: readonly TestTokenSpec[] = [
 const DEV_NETWORKS = new Set(["hardhat", "localhost"]);
 
 /**
+ * Bond floor of a production deployment (`ClearingHouse.bondFloorBps`, basis points): full cover. A commit
+ * needs, per asset, a bond of at least the cycle's total debit, which keeps every creditor whole even if
+ * every debit of the cycle is challenged and voided (docs/clearing.md "Bond sizing"). The operator posts the
+ * bond before its first commit (`ClearingHouse.postBond`); the admin may lower the floor (`setBondFloor`),
+ * accepting a first-come shortfall for the rest. `deploySurety` itself defaults to 0 (tests, tools).
+ */
+export const DEFAULT_BOND_FLOOR_BPS = 10_000;
+
+/**
  * Seconds between `beginDefaultAdminTransfer` and the earliest `acceptDefaultAdminTransfer` on the Vault
  * and the ClearingHouse (OpenZeppelin AccessControlDefaultAdminRules): a leaked admin key cannot hand
  * the contracts over at once, and the current admin can cancel in the meantime.
@@ -109,6 +121,8 @@ export interface DeployOptions {
   testTokens?: readonly TestTokenSpec[];
   /** Extra trusted validation registries; the deployed ValidationRegistry is always trusted. */
   trustedRegistries?: string[];
+  /** The ClearingHouse's initial bond floor in basis points, 0..10000 (default 0: off). */
+  bondFloorBps?: number;
 }
 
 export interface DeployedContract {
@@ -149,6 +163,8 @@ export interface DeploymentRecord {
     pendingAdminTransfer: { newAdmin: string; acceptableAfter: number } | null;
     operator: string;
     guardian: string;
+    /** The ClearingHouse's bond floor at deployment (basis points; 0: off). */
+    bondFloorBps: number;
     timings: Timings;
     operatorBlsPublicKey: Eip2537G1Point | null;
     trustedRegistries: string[];
@@ -163,6 +179,7 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
   const operator = options.operator ?? deployer;
   const guardian = options.guardian ?? admin;
   const adminTransferDelay = options.adminTransferDelay ?? DEFAULT_ADMIN_TRANSFER_DELAY;
+  const bondFloorBps = options.bondFloorBps ?? 0;
   const timings: Timings = { ...DEFAULT_TIMINGS, ...options.timings };
   const provider = requireProvider(signer);
   const chainId = Number((await provider.getNetwork()).chainId);
@@ -178,6 +195,7 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
     operator,
     guardian,
     adminTransferDelay,
+    bondFloorBps,
   );
   const clearingHouseAt = await deployedAt(clearingHouse);
 
@@ -222,6 +240,7 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
         pendingAdminTransfer,
         operator,
         guardian,
+        bondFloorBps,
         timings,
         operatorBlsPublicKey: key,
         trustedRegistries,
@@ -303,6 +322,16 @@ function timingsFromEnv(): Partial<Timings> | undefined {
   }
 }
 
+/** SURETY_BOND_FLOOR_BPS, or the default for the network (production: full cover; dev networks: off). */
+export function bondFloorFromEnv(network: string, raw = process.env.SURETY_BOND_FLOOR_BPS): number {
+  if (raw === undefined || raw.trim() === "") return DEV_NETWORKS.has(network) ? 0 : DEFAULT_BOND_FLOOR_BPS;
+  const value = raw.trim();
+  if (!/^[0-9]{1,5}$/.test(value) || Number(value) > 10_000) {
+    throw new Error(`SURETY_BOND_FLOOR_BPS: must be a whole number of basis points 0..10000, got "${raw}"`);
+  }
+  return Number(value);
+}
+
 function adminTransferDelayFromEnv(): number | undefined {
   const raw = process.env.SURETY_ADMIN_TRANSFER_DELAY;
   if (raw === undefined) return undefined;
@@ -330,6 +359,7 @@ async function main(): Promise<void> {
     guardian: process.env.SURETY_GUARDIAN_ADDRESS,
     operatorBlsPublicKey,
     timings: timingsFromEnv(),
+    bondFloorBps: bondFloorFromEnv(network),
     tokens: process.env.SURETY_TOKENS?.split(",")
       .map((s) => s.trim())
       .filter(Boolean),
@@ -342,6 +372,13 @@ async function main(): Promise<void> {
   }
   for (const t of deployment.record.tokens)
     console.log(`  ${t.symbol.padEnd(18)} ${t.address} (${t.decimals} dec)`);
+  const floor = deployment.record.config.bondFloorBps;
+  console.log(
+    floor === 0
+      ? "  Bond floor: off (SURETY_BOND_FLOOR_BPS=0)"
+      : `  Bond floor: ${floor} bps of each cycle's total debit per asset: post the operator bond ` +
+          "(ClearingHouse.postBond) before the first commit, or Core holds its commits back",
+  );
   const pending = deployment.record.config.pendingAdminTransfer;
   if (pending) {
     console.log(

@@ -72,7 +72,10 @@ export interface WirePublicParams {
   active_guarantee_domain_separator: string;
   trusted_validation_registries: string[];
   validation_hash_canonicalization_version: string;
-  /** The ClearingHouse (cycle commits, `payNetDebit`, `claimNetCredit`). */
+  /**
+   * The ClearingHouse (cycle commits, `payNetDebit`, `claimNetCredit`; a claimed credit or refund is pulled
+   * by its owner with `withdrawPayout(asset, to)`).
+   */
   clearing_house_address: string;
   /** The Vault's timings as Core knows them now; null while Core has not read them. */
   protocol_timings: WireProtocolTimings | null;

@@ -11,6 +11,7 @@ import { GuaranteeHasher } from "../../sdk/eip712";
 import type { WirePublicParams, WireTokenList } from "../../sdk/public-params";
 import type { ChainGateway } from "../chain";
 import { ChainSyncMonitor } from "../chain/sync-status";
+import { CommitBondGate } from "../clearing/bond-floor";
 import { maxV2ValidationDeadline, ProtocolTimings } from "../chain/timings";
 import { type Clock, systemClock } from "../clock";
 import type { OperatorConfig } from "../config";
@@ -55,6 +56,8 @@ export interface CoreServices {
   timings: ProtocolTimings;
   /** Whether the books follow the chain: the indexer reports to it; health, issuance and metrics read it. */
   chainSync: ChainSyncMonitor;
+  /** Whether the clearing scheduler holds commits back for a bond below the on-chain floor (health, metrics). */
+  commitBond: CommitBondGate;
   /** `GET /core/public-params` now (the timings and the V2 deadline cap are live). */
   publicParams: () => Readonly<WirePublicParams>;
   tokens: Readonly<WireTokenList>;
@@ -91,7 +94,8 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
   const operator = config.operatorPrivateKey
     ? { address: new Wallet(config.operatorPrivateKey).address, clock: systemClock }
     : undefined;
-  const metrics = services.metrics ?? new CoreMetrics(deps.store, chainSync, operator);
+  const commitBond = services.commitBond ?? new CommitBondGate({ logger: deps.logger, clock: systemClock });
+  const metrics = services.metrics ?? new CoreMetrics(deps.store, chainSync, operator, commitBond);
   const timings = services.timings ?? new ProtocolTimings();
   const issuer =
     services.issuer ??
@@ -128,6 +132,7 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
     lifecycle,
     timings,
     chainSync,
+    commitBond,
     publicParams:
       services.publicParams ??
       (() =>

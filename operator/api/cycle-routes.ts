@@ -125,7 +125,8 @@ export const cycleRoutes: RouteModule = (context) => {
             credit: formatUint(p.credit),
             proof: p.proof,
             claimed: isClaimed,
-            // The exact call for a creditor: ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof).
+            // The exact call for a creditor: ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof);
+            // it sets the credit aside, and the participant pulls it with withdrawPayout(asset, to).
             claim_net_credit_args:
               p.credit > 0n && claimable
                 ? [String(cycle.cycleId), p.asset, participant, formatUint(p.credit), p.proof]

@@ -374,6 +374,34 @@ export const CORE_OPENAPI = {
             "`fail` while issuance is refused (see `chain_sync`); `off`: no indexer runs in this process.",
         },
         chain_sync: ref("ChainSync"),
+        commit_bond: ref("CommitBond"),
+      }),
+      CommitBond: object({
+        state: {
+          enum: ["off", "ok", "short"],
+          description:
+            "`short`: the clearing scheduler holds the next commit back because the operator bond is below the " +
+            "ClearingHouse's floor (nothing is sent until `ClearingHouse.postBond` tops it up); `off`: nothing " +
+            "is committed from this process. Informational: it does not change `status`.",
+        },
+        floor_bps: nullable({
+          type: "integer",
+          minimum: 0,
+          maximum: 10000,
+          description: "`ClearingHouse.bondFloorBps()` at the last check; null before one.",
+        }),
+        cycle_id: nullable({ type: "integer", minimum: 1, description: "The cycle last checked." }),
+        assets: {
+          type: "array",
+          description: "Each asset of that cycle with a non-zero requirement.",
+          items: object({
+            asset: ref("Address"),
+            bond: { ...ref("Uint"), description: "`ClearingHouse.bondOf(asset)` at the check, base units." },
+            required: { ...ref("Uint"), description: "ceil(total debit × floor_bps / 10000), base units." },
+            short: { type: "boolean" },
+          }),
+        },
+        since: nullable({ ...ref("DateTime"), description: "Since when the state holds (wall clock)." }),
       }),
       ChainSync: object({
         state: { enum: ["off", "starting", "ok", "lagging", "stale", "halted"] },
@@ -515,7 +543,12 @@ export const CORE_OPENAPI = {
         debit: ref("Uint"),
         credit: ref("Uint"),
         proof: { type: "array", items: ref("Bytes32") },
-        claimed: { type: "boolean" },
+        claimed: {
+          type: "boolean",
+          description:
+            "The credit was claimed on chain (set aside for the participant; withdrawn or not, see " +
+            "`ClearingHouse.payoutOf`).",
+        },
         claim_net_credit_args: {
           ...nullable({
             type: "array",
@@ -531,7 +564,8 @@ export const CORE_OPENAPI = {
           }),
           description:
             "`ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof)` arguments; null for a debtor " +
-            "and in a VETOED cycle (the claim would revert `CycleIsVetoed`).",
+            "and in a VETOED cycle (the claim would revert `CycleIsVetoed`). The claim sends nothing: it sets the " +
+            "credit aside for the participant, who then calls `ClearingHouse.withdrawPayout(asset, to)` (pull payment).",
         },
       }),
       CycleProof: object({

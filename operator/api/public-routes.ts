@@ -3,11 +3,12 @@
  * startup), `GET /core/public-params` (per request: the timings and the V2
  * deadline cap are live), `GET /core/health` (store and chain probed
  * on every call, each bounded by a timeout; the indexer's sync state as the
- * issuance gate sees it) and `GET /metrics`.
+ * issuance gate sees it; whether commits are held back by the on-chain bond floor) and `GET /metrics`.
  */
 import { Router } from "express";
 import { withTimeout } from "../chain";
 import type { ChainSyncStatus } from "../chain/sync-status";
+import type { CommitBondStatus } from "../clearing/bond-floor";
 import { isoFromSeconds } from "../clock";
 import type { RouteModule } from "./context";
 
@@ -37,6 +38,22 @@ export function chainSyncView(status: ChainSyncStatus) {
     last_synced_at: status.lastSyncedAt === null ? null : isoFromSeconds(status.lastSyncedAt),
     seconds_since_sync: status.secondsSinceSync,
     max_stale_seconds: status.limits.maxStaleSeconds,
+  };
+}
+
+/** `commit_bond` of the health body: the scheduler's last bond-floor verdict (clearing/bond-floor.ts). */
+export function commitBondView(status: CommitBondStatus) {
+  return {
+    state: status.state,
+    floor_bps: status.floorBps,
+    cycle_id: status.cycleId,
+    assets: status.assets.map((a) => ({
+      asset: a.asset,
+      bond: a.bond.toString(),
+      required: a.required.toString(),
+      short: a.bond < a.required,
+    })),
+    since: status.since === null ? null : isoFromSeconds(status.since),
   };
 }
 
@@ -73,6 +90,8 @@ export const publicRoutes: RouteModule = (context) => {
         chain_rpc: chainRpc,
         indexer,
         chain_sync: chainSyncView(sync),
+        // Informational: a held-back commit does not make Core unhealthy (issuance and reads still work).
+        commit_bond: commitBondView(context.commitBond.status()),
       });
   });
 

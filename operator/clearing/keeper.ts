@@ -3,8 +3,11 @@
  * debt still open with `ClearingHouse.coverDefault`, so creditors are funded even if nobody else acts
  * (the grace-period invariant budgets `defaultWindow` for this). "Passed" is by chain time (the indexed
  * head's timestamp), as the ClearingHouse judges it, never by Core's wall clock. Optionally (`claimCredits`) it also
- * claims funded credits on the creditors' behalf: `claimNetCredit` always pays the participant, never
- * the caller, so this only spends the operator's gas.
+ * claims funded credits on the creditors' behalf: `claimNetCredit` sets the credit aside for the participant
+ * (`ClearingHouse.payoutOf`), never for the caller, and sends nothing (pull payment: a creditor that cannot
+ * receive the asset never makes the keeper's call revert); the creditor withdraws it with
+ * `withdrawPayout(asset, to)`. This secures the creditor's share of the cycle's liquidity early and only
+ * spends the operator's gas. A vetoed cycle's paid debts are refunded the same way (set aside for the debtor).
  *
  * Idempotent by construction: every call is estimated first, and a debt already resolved (or a credit
  * claimed or not yet funded) reverts the estimate, so nothing is sent. Open debts are read from Core's
@@ -45,7 +48,7 @@ export interface ClearingKeeperOptions {
    */
   chainClock: Clock;
   logger: Logger;
-  /** Also claim funded credits for creditors (costs the operator gas). */
+  /** Also claim funded credits for creditors (set aside for them; costs the operator gas). */
   claimCredits: boolean;
 }
 

@@ -18,6 +18,11 @@
  * plan's V2 ids are read with `Vault.consumptionOf`: a remunerated one is excluded and the cycle rebuilt. A plan whose estimate exceeds the gas budget is rebuilt
  * with half the guarantees (oldest first) until it fits; the rest are taken by the next tick at once.
  * Empty windows commit nothing (the cycle id is not used).
+ *
+ * Bond floor (bond-floor.ts): before estimating, the plan's totals are checked against the ClearingHouse's
+ * `bondFloorBps` and `bondOf` (latest block). When the bond is short the commit is neither estimated nor sent
+ * and the plan is not stored (its guarantees stay in the pool); every tick asks again, and the cycle is
+ * committed on the first tick after the bond is topped up.
  */
 import type { Clock } from "../clock";
 import type { DeploymentInfo } from "../deployment";
@@ -32,6 +37,8 @@ import {
 import type { ChainProvider } from "../chain/provider";
 import { CallRevertedError, type OperatorSender, type SignedTransaction } from "../chain/sender";
 import type { CycleRecord, Store } from "../store";
+import { systemClock } from "../clock";
+import { CommitBondGate } from "./bond-floor";
 import { buildCommitPlan, type CommitCycleArgs, type CommitPlan, toCommitCycleCall } from "./commit-plan";
 import { commitArgsToJson, cycleCommitArgs } from "./cycle-json";
 import { netCycle } from "./netting";
@@ -55,6 +62,8 @@ export interface ClearingSchedulerOptions {
   gasBudget: bigint | null;
   /** Upper bound of guarantees read for one cycle. */
   maxGuaranteesPerCycle?: number;
+  /** Where the bond-floor verdict is kept for health and metrics (default: a gate of its own). */
+  bondGate?: CommitBondGate;
 }
 
 export type SchedulerTickResult =
@@ -62,17 +71,23 @@ export type SchedulerTickResult =
   | { action: "empty"; nextCutoff: number }
   | { action: "pending"; cycleId: number; txHash: string | null }
   | { action: "committed"; cycleId: number; txHash: string; guarantees: number }
+  /** The operator bond is below the ClearingHouse's floor for this cycle: nothing sent, asked again next tick. */
+  | { action: "bond_short"; cycleId: number }
   | { action: "abandoned"; cycleId: number; reason: string };
 
 export class ClearingScheduler {
   private running: Promise<SchedulerTickResult> | null = null;
   /** Guarantees were left out of the last cycle (gas budget): plan the next one without waiting. */
   private backlog = false;
+  /** The bond-floor check before every commit (bond-floor.ts). */
+  readonly bondGate: CommitBondGate;
 
   constructor(private readonly options: ClearingSchedulerOptions) {
     if (!Number.isSafeInteger(options.cycleLengthSeconds) || options.cycleLengthSeconds < 1) {
       throw new RangeError("cycleLengthSeconds must be a positive integer");
     }
+    this.bondGate = options.bondGate ?? new CommitBondGate({ logger: options.logger, clock: systemClock });
+    this.bondGate.attach();
   }
 
   tick(): Promise<SchedulerTickResult> {
@@ -106,6 +121,7 @@ export class ClearingScheduler {
     const following = nextCutoff + length > now ? nextCutoff + length : now + length;
     const cycleId = Math.max(chainLast, latest?.cycleId ?? 0) + 1;
     const plan = await this.buildFittingPlan(cycleId);
+    if (plan === "bond_short") return { action: "bond_short", cycleId };
     if (!plan) {
       this.backlog = false;
       await store.setOperatorState(NEXT_CUTOFF_KEY, String(following));
@@ -162,7 +178,7 @@ export class ClearingScheduler {
    */
   private async buildFittingPlan(
     cycleId: number,
-  ): Promise<{ plan: CommitPlan; ids: string[]; gas: bigint; partial: boolean } | null> {
+  ): Promise<{ plan: CommitPlan; ids: string[]; gas: bigint; partial: boolean } | "bond_short" | null> {
     const { store, sender, gasBudget, deployment } = this.options;
     let limit = this.options.maxGuaranteesPerCycle;
     for (let attempt = 0; attempt < MAX_REBUILDS; attempt++) {
@@ -170,6 +186,8 @@ export class ClearingScheduler {
       const plan = buildCommitPlan(netCycle(BigInt(cycleId), payable), payable);
       if (!plan) return null;
       if (await this.excludeRemunerated(plan.args.nettedV2Ids)) continue;
+      // Before the estimate: a cycle the bond does not cover would only revert (BondBelowFloor).
+      if (!(await this.bondCovers(cycleId, plan.args.totals))) return "bond_short";
       const data = encodeCommitCycle(plan.args);
       const gas = await sender.estimate(deployment.clearingHouse, data, commitErrorsInterface);
       if (gasBudget !== null && gas > gasBudget && payable.length > 1) {
@@ -208,9 +226,24 @@ export class ClearingScheduler {
     return excluded;
   }
 
+  /** Whether the bond covers the ClearingHouse's floor for these totals (the gate logs and reports it). */
+  private bondCovers(
+    cycleId: number,
+    totals: readonly { asset: string; totalDebit: bigint }[],
+  ): Promise<boolean> {
+    const { provider, deployment } = this.options;
+    return this.bondGate.check(cycleId, totals, clearingHouseAt(deployment.clearingHouse, provider));
+  }
+
   private async send(record: CycleRecord, gas?: bigint): Promise<SchedulerTickResult> {
     const { sender, deployment } = this.options;
-    const data = encodeCommitCycle(cycleCommitArgs(record));
+    const args = cycleCommitArgs(record);
+    // A stored plan sent again (after a restart): the bond may have changed since it was planned. Held
+    // back, it stays planned (its guarantees with it) and is sent once the bond is topped up.
+    if (gas === undefined && !(await this.bondCovers(record.cycleId, args.totals))) {
+      return { action: "bond_short", cycleId: record.cycleId };
+    }
+    const data = encodeCommitCycle(args);
     try {
       const signed = await sender.send({
         to: deployment.clearingHouse,

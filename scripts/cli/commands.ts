@@ -122,6 +122,12 @@ export async function balance(ctx: CliContext, flags: Flags): Promise<void> {
     console.log(`    deposited           ${formatAmount(deposited, asset)}`);
     console.log(`    obligations         ${formatAmount(obligations, asset)}`);
     console.log(`    free collateral     ${formatAmount(free, asset)}`);
+    const payout = await ctx.clearingHouse.payoutOf(asset.address, user);
+    if (payout !== 0n) {
+      console.log(
+        `    ClearingHouse payout ${formatAmount(payout, asset)} (withdraw-payout --asset ${asset.symbol})`,
+      );
+    }
     if (pending.id !== 0n) {
       const at = new Date(Number(finalizableAt) * 1000).toISOString();
       console.log(
@@ -342,12 +348,18 @@ function positionFromProofAnswer(body: unknown, asset: AssetInfo): Position | nu
   return null;
 }
 
+/**
+ * Claims a net credit (Core's proof, or --credit/--proof). The ClearingHouse sets it aside for the participant
+ * (pull payment); when the caller is the participant, its whole payout in the asset is then withdrawn to
+ * `--to` (default: itself). A credit claimed already (e.g. by Core's keeper) is not claimed again.
+ */
 export async function claimNetCredit(ctx: CliContext, flags: Flags): Promise<void> {
   const asset = ctx.asset(str(flags, "asset"));
   const cycleId = parseUint256(required(flags, "cycle"), "--cycle");
   const participant = str(flags, "participant")
     ? parseAddress(str(flags, "participant"), "--participant")
     : ctx.address;
+  const to = str(flags, "to") ? parseAddress(str(flags, "to"), "--to") : ctx.address;
   let position: Position | null;
   if (str(flags, "proof") !== undefined) {
     const proof = JSON.parse(required(flags, "proof")) as unknown;
@@ -362,10 +374,44 @@ export async function claimNetCredit(ctx: CliContext, flags: Flags): Promise<voi
     throw new CliError(`${participant} has no ${asset.symbol} net credit in cycle ${cycleId}`);
   }
   const { credit, proof } = position;
-  await send(`claim net credit ${formatAmount(credit, asset)} (cycle ${cycleId})`, () =>
-    ctx.clearingHouse.connect(ctx.wallet).claimNetCredit(cycleId, asset.address, participant, credit, proof),
+  if (await ctx.clearingHouse.isCreditClaimed(cycleId, asset.address, participant)) {
+    info(`the ${asset.symbol} credit of ${participant} in cycle ${cycleId} was claimed already`);
+  } else {
+    await send(`claim net credit ${formatAmount(credit, asset)} (cycle ${cycleId})`, () =>
+      ctx.clearingHouse
+        .connect(ctx.wallet)
+        .claimNetCredit(cycleId, asset.address, participant, credit, proof),
+    );
+    console.log(`Claimed ${formatAmount(credit, asset)} for ${participant} from cycle ${cycleId}`);
+  }
+  if (!sameAddress(participant, ctx.address)) {
+    console.log(
+      `Set aside for ${participant} in the ClearingHouse: only ${participant} can withdraw it ` +
+        `(withdraw-payout --asset ${asset.symbol})`,
+    );
+    return;
+  }
+  await withdrawPayoutTo(ctx, asset, to);
+}
+
+/** Withdraws everything the ClearingHouse set aside for the caller in the asset (credits, refunds) to `to`. */
+async function withdrawPayoutTo(ctx: CliContext, asset: AssetInfo, to: string): Promise<void> {
+  const payout = await ctx.clearingHouse.payoutOf(asset.address, ctx.address);
+  const owed = await ctx.clearingHouse.refundOwed(asset.address, ctx.address);
+  if (payout === 0n && owed === 0n) {
+    throw new CliError(`nothing is set aside for ${ctx.address} in ${asset.symbol} in the ClearingHouse`);
+  }
+  await send(`withdraw payout ${formatAmount(payout, asset)} to ${to}`, () =>
+    ctx.clearingHouse.connect(ctx.wallet).withdrawPayout(asset.address, to),
   );
-  console.log(`Claimed ${formatAmount(credit, asset)} for ${participant} from cycle ${cycleId}`);
+  console.log(`Withdrew ${formatAmount(payout, asset)} from the ClearingHouse to ${to}`);
+}
+
+/** Withdraws the caller's ClearingHouse payout in one asset (claimed credits, refunds) to `--to` (default: itself). */
+export async function withdrawPayout(ctx: CliContext, flags: Flags): Promise<void> {
+  const asset = ctx.asset(str(flags, "asset"));
+  const to = str(flags, "to") ? parseAddress(str(flags, "to"), "--to") : ctx.address;
+  await withdrawPayoutTo(ctx, asset, to);
 }
 
 /**

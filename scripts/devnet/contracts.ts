@@ -1,18 +1,20 @@
 /**
  * Devnet chain setup: deploys Surety with `deploySurety` (devnet BLS key,
- * two test tokens, short timings), funds the dev accounts with test tokens
- * and writes the deployment record (with the services' URLs) for Core, the
- * CLI and the examples.
+ * two test tokens, short timings, the bond floor on), funds the dev accounts
+ * with test tokens, posts the operator bond in every asset and writes the
+ * deployment record (with the services' URLs) for Core, the CLI and the
+ * examples.
  */
 import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { JsonRpcProvider, Wallet, parseUnits } from "ethers";
+import { JsonRpcProvider, type Signer, Wallet, parseUnits } from "ethers";
 import { blsKeyFromSecret } from "../../sdk/bls";
 import { TestToken__factory } from "../../typechain-types";
 import {
   DEV_TEST_TOKENS,
   DEVNET_BLS_IKM,
   type DeploymentRecord,
+  type SuretyDeployment,
   type Timings,
   deploySurety,
 } from "../deploy";
@@ -50,6 +52,15 @@ export function devnetProvider(rpcUrl: string, chainId: number): JsonRpcProvider
 /** The devnet operator bond in ETH (posted by the deployer; the ClearingHouse pays voided debits from it). */
 export const DEVNET_ETH_BOND = parseUnits("10", 18);
 const ETH_ASSET = "0x0000000000000000000000000000000000000000";
+/**
+ * The devnet's bond floor (`ClearingHouse.bondFloorBps`): 10 % of each cycle's total debit per asset, so the
+ * floor is exercised out of the box while the bonds below cover cycles far larger than any demo (100 ETH,
+ * 1,000,000 tUSD, 1,000 tETH of total debit per cycle). Production deployments default to full cover
+ * (scripts/deploy.ts DEFAULT_BOND_FLOOR_BPS).
+ */
+export const DEVNET_BOND_FLOOR_BPS = 1_000;
+/** Whole tokens of operator bond the deployer mints itself and posts, per test token symbol. */
+export const DEVNET_TOKEN_BONDS: Readonly<Record<string, string>> = { tUSD: "100000", tETH: "100" };
 
 export async function deployDevnetContracts(
   provider: JsonRpcProvider,
@@ -62,6 +73,7 @@ export async function deployDevnetContracts(
     operatorBlsPublicKey: blsKeyFromSecret(DEVNET_BLS_IKM, "DEVNET_BLS_IKM").publicKey,
     timings,
     testTokens: DEV_TEST_TOKENS,
+    bondFloorBps: DEVNET_BOND_FLOOR_BPS,
   });
   const grants: Record<string, string> = {};
   for (const token of deployment.testTokens) {
@@ -75,10 +87,31 @@ export async function deployDevnetContracts(
       ).wait();
     }
   }
-  // An operator bond, so that a debit voided by an unanswered challenge still pays its creditors
-  // (docs/clearing.md "Challenges, veto and bond").
-  await (await deployment.clearingHouse.postBond(ETH_ASSET, 0, { value: DEVNET_ETH_BOND })).wait();
+  await postDevnetBonds(deployment, deployer);
   return { record: deployment.record, grants };
+}
+
+/**
+ * Posts the devnet operator bond in every asset with `signer` (minting itself the test tokens it posts), so
+ * that a debit voided by an unanswered challenge still pays its creditors and Core's commits pass the bond
+ * floor (docs/clearing.md "Challenges, veto and bond"). Also used by the end-to-end fixtures.
+ */
+export async function postDevnetBonds(
+  deployment: Pick<SuretyDeployment, "clearingHouse" | "testTokens">,
+  signer: Signer,
+): Promise<void> {
+  const clearingHouse = deployment.clearingHouse.connect(signer);
+  const chAddress = await clearingHouse.getAddress();
+  await (await clearingHouse.postBond(ETH_ASSET, 0, { value: DEVNET_ETH_BOND })).wait();
+  for (const token of deployment.testTokens) {
+    const [symbol, decimals] = await Promise.all([token.symbol(), token.decimals()]);
+    const amount = parseUnits(DEVNET_TOKEN_BONDS[symbol] ?? "0", decimals);
+    if (amount === 0n) continue;
+    const asSigner = TestToken__factory.connect(await token.getAddress(), signer);
+    await (await asSigner.mint(await signer.getAddress(), amount)).wait();
+    await (await asSigner.approve(chAddress, amount)).wait();
+    await (await clearingHouse.postBond(await token.getAddress(), amount)).wait();
+  }
 }
 
 /** The temp file `writeDevnetDeployment` writes before renaming it (left behind only by a crash). */

@@ -22,6 +22,7 @@ async function fixture() {
     operator.address,
     outsider.address,
     DELAY,
+    0,
   );
   return { admin, next, outsider, operator, vault, clearingHouse };
 }

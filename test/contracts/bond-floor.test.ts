@@ -7,6 +7,7 @@ import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { parseEther } from "ethers";
 
+import { ClearingHouse__factory } from "../../typechain-types";
 import { ETH, planCycle, signedGuarantee, suretyFixture } from "./helpers";
 
 const ONE = parseEther("1");
@@ -70,6 +71,18 @@ describe("Bond floor (issue 17)", () => {
       .withArgs(ETH, ONE, (3n * ONE * 3_334n + 9_999n) / 10_000n);
     await ch.connect(f.admin).setBondFloor(3_333);
     await expect(f.commit()).to.emit(ch, "CycleCommitted");
+  });
+
+  it("the constructor sets the initial floor (a deployment whose admin is not the deployer starts with it on)", async () => {
+    const f = await loadFixture(fixture);
+    const factory = new ClearingHouse__factory(f.admin);
+    const args = [f.vaultAddress, f.outsider.address, f.operator.address, f.guardian.address, 0] as const;
+    const ch = await factory.deploy(...args, 2_500);
+    await expect(ch.deploymentTransaction()).to.emit(ch, "BondFloorSet").withArgs(2_500n);
+    expect(await ch.bondFloorBps()).to.equal(2_500n);
+    await expect(factory.deploy(...args, 10_001))
+      .to.be.revertedWithCustomError(ch, "BondFloorTooHigh")
+      .withArgs(10_001n);
   });
 
   it("only the default admin sets it", async () => {

@@ -399,7 +399,14 @@ describe("Custody review (issue 17), ClearingHouse side", () => {
       await expect(refund)
         .to.emit(f.clearingHouse, "VetoedDebtReleased")
         .withArgs(1n, ETH, f.alice.address, 3n * ONE, true);
-      await expect(refund).to.changeEtherBalances([f.alice, f.clearingHouse], [3n * ONE, -3n * ONE]);
+      // Pull payment: the refund is set aside for alice, who pulls it.
+      await expect(refund).to.changeEtherBalances([f.alice, f.clearingHouse], [0n, 0n]);
+      expect(await f.clearingHouse.payoutOf(ETH, f.alice.address)).to.equal(3n * ONE);
+      const pull = f.clearingHouse.connect(f.alice).withdrawPayout(ETH, f.alice.address);
+      await expect(pull)
+        .to.emit(f.clearingHouse, "PayoutWithdrawn")
+        .withArgs(ETH, f.alice.address, f.alice.address, 3n * ONE);
+      await expect(pull).to.changeEtherBalances([f.alice, f.clearingHouse], [3n * ONE, -3n * ONE]);
       expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).status).to.equal(DEBT.refunded);
       await expect(f.clearingHouse.releaseVetoedDebt(1, ETH, f.alice.address))
         .to.be.revertedWithCustomError(f.clearingHouse, "DebtAlreadyResolved")

@@ -401,8 +401,8 @@ describe("ClearingHouse", () => {
   });
 
   describe("claimNetCredit", () => {
-    it("pays a proven credit from funded liquidity, once; anyone may submit it", async () => {
-      const { clearingHouse, alice, bob, outsider, cycle } = await loadFixture(claimableFixture);
+    it("sets a proven credit aside from funded liquidity, once; anyone may submit it; the creditor pulls it", async () => {
+      const { clearingHouse, alice, bob, carol, outsider, cycle } = await loadFixture(claimableFixture);
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: 3n * ONE });
       const tx = clearingHouse
         .connect(outsider)
@@ -410,7 +410,22 @@ describe("ClearingHouse", () => {
       await expect(tx)
         .to.emit(clearingHouse, "NetCreditClaimed")
         .withArgs(1n, ETH, bob.address, 2n * ONE);
-      await expect(tx).to.changeEtherBalances([bob, clearingHouse, outsider], [2n * ONE, -2n * ONE, 0n]);
+      // Pull payment: the claim sends nothing, the credit waits in bob's payout.
+      await expect(tx).to.changeEtherBalances([bob, clearingHouse, outsider], [0n, 0n, 0n]);
+      expect(await clearingHouse.payoutOf(ETH, bob.address)).to.equal(2n * ONE);
+      // Only bob pulls it, to the address he names; then nothing is left.
+      await expect(clearingHouse.connect(outsider).withdrawPayout(ETH, outsider.address))
+        .to.be.revertedWithCustomError(clearingHouse, "NoPayout")
+        .withArgs(ETH, outsider.address);
+      const pull = clearingHouse.connect(bob).withdrawPayout(ETH, carol.address);
+      await expect(pull)
+        .to.emit(clearingHouse, "PayoutWithdrawn")
+        .withArgs(ETH, bob.address, carol.address, 2n * ONE);
+      await expect(pull).to.changeEtherBalances([carol, bob, clearingHouse], [2n * ONE, 0n, -2n * ONE]);
+      expect(await clearingHouse.payoutOf(ETH, bob.address)).to.equal(0n);
+      await expect(clearingHouse.connect(bob).withdrawPayout(ETH, bob.address))
+        .to.be.revertedWithCustomError(clearingHouse, "NoPayout")
+        .withArgs(ETH, bob.address);
       expect(await clearingHouse.isCreditClaimed(1, ETH, bob.address)).to.equal(true);
       expect((await clearingHouse.getCycleAsset(1, ETH)).claimed).to.equal(2n * ONE);
       expect(await clearingHouse.heldLiquidity(ETH)).to.equal(ONE);
@@ -435,7 +450,14 @@ describe("ClearingHouse", () => {
       await expect(tx)
         .to.emit(clearingHouse, "NetCreditClaimed")
         .withArgs(1n, usdAddress, alice.address, 100n * USD);
-      await expect(tx).to.changeTokenBalances(usd, [alice, clearingHouse], [100n * USD, -100n * USD]);
+      await expect(tx).to.changeTokenBalances(usd, [alice, clearingHouse], [0n, 0n]);
+      // Tokens are pulled like ETH (one flow for every asset; a token-blocked address names another).
+      const pull = clearingHouse.connect(alice).withdrawPayout(usdAddress, alice.address);
+      await expect(pull)
+        .to.emit(clearingHouse, "PayoutWithdrawn")
+        .withArgs(usdAddress, alice.address, alice.address, 100n * USD);
+      await expect(pull).to.changeTokenBalances(usd, [alice, clearingHouse], [100n * USD, -100n * USD]);
+      expect(await clearingHouse.payoutOf(usdAddress, alice.address)).to.equal(0n);
     });
 
     it("refuses credits not yet funded", async () => {
@@ -500,6 +522,7 @@ describe("ClearingHouse", () => {
           admin.address,
           admin.address,
           admin.address,
+          0,
           0,
         ),
       )

@@ -6,7 +6,9 @@ import path from "node:path";
 import { ethers } from "hardhat";
 
 import {
+  bondFloorFromEnv,
   DEFAULT_ADMIN_TRANSFER_DELAY,
+  DEFAULT_BOND_FLOOR_BPS,
   DEFAULT_TIMINGS,
   deploySurety,
   writeDeployment,
@@ -26,6 +28,7 @@ describe("scripts/deploy.ts", () => {
       timings: { withdrawalGracePeriod: 1000 },
       tokens: [await token.getAddress()],
       testTokens: [{ name: "Six", symbol: "SIX", decimals: 6 }],
+      bondFloorBps: 2_000,
     });
     return { deployer, admin, operator, token, deployment };
   }
@@ -78,6 +81,25 @@ describe("scripts/deploy.ts", () => {
     expect(record.tokens[1].address).to.equal(await token.getAddress());
   });
 
+  it("sets the bond floor even though the admin is not the deployer; production defaults to full cover", async () => {
+    const { deployment } = await loadFixture(fixture);
+    expect(await deployment.clearingHouse.bondFloorBps()).to.equal(2_000n);
+    expect(deployment.record.config.bondFloorBps).to.equal(2_000);
+    const [deployer] = await ethers.getSigners();
+    const plain = await deploySurety(deployer);
+    expect(await plain.clearingHouse.bondFloorBps()).to.equal(0n); // the library's default: off
+    // SURETY_BOND_FLOOR_BPS of the deploy script: full cover on a real network, off on dev networks.
+    expect(DEFAULT_BOND_FLOOR_BPS).to.equal(10_000);
+    expect(bondFloorFromEnv("mainnet", undefined)).to.equal(DEFAULT_BOND_FLOOR_BPS);
+    expect(bondFloorFromEnv("custom", " ")).to.equal(DEFAULT_BOND_FLOOR_BPS);
+    expect(bondFloorFromEnv("localhost", undefined)).to.equal(0);
+    expect(bondFloorFromEnv("custom", "2500")).to.equal(2_500);
+    expect(bondFloorFromEnv("localhost", "0")).to.equal(0);
+    for (const bad of ["10001", "-1", "1.5", "ten"]) {
+      expect(() => bondFloorFromEnv("custom", bad)).to.throw(/SURETY_BOND_FLOOR_BPS/);
+    }
+  });
+
   it("writes deployments/<network>.json", async () => {
     const { deployment } = await loadFixture(fixture);
     const dir = mkdtempSync(path.join(tmpdir(), "surety-deploy-"));
@@ -89,6 +111,7 @@ describe("scripts/deploy.ts", () => {
       expect(written.contracts.Vault.address).to.equal(await deployment.vault.getAddress());
       expect(written.contracts.Vault.blockNumber).to.be.a("number");
       expect(written.config.timings.withdrawalGracePeriod).to.equal(1000);
+      expect(written.config.bondFloorBps).to.equal(2_000);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -102,17 +102,17 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
     // Pull payment: the proof sends nothing, it sets the refund aside from the bond for alice...
     await expect(tx).to.changeEtherBalances([f.alice, ch], [0n, 0n]);
     expect(await ch.bondOf(ETH)).to.equal(7n * ONE);
-    expect(await ch.refundPayable(ETH, f.alice.address)).to.equal(3n * ONE);
+    expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(3n * ONE);
     // ...who pulls it (only she can, to the address she names).
-    await expect(ch.connect(f.outsider).withdrawRefund(ETH, f.outsider.address))
-      .to.be.revertedWithCustomError(ch, "NoRefundPayable")
-      .withArgs(ETH, f.outsider.address, 0n, 7n * ONE);
-    const pull = ch.connect(f.alice).withdrawRefund(ETH, f.alice.address);
+    await expect(ch.connect(f.outsider).withdrawPayout(ETH, f.outsider.address))
+      .to.be.revertedWithCustomError(ch, "NoPayout")
+      .withArgs(ETH, f.outsider.address);
+    const pull = ch.connect(f.alice).withdrawPayout(ETH, f.alice.address);
     await expect(pull)
-      .to.emit(ch, "RefundWithdrawn")
+      .to.emit(ch, "PayoutWithdrawn")
       .withArgs(ETH, f.alice.address, f.alice.address, 3n * ONE);
     await expect(pull).to.changeEtherBalances([f.alice, ch], [3n * ONE, -3n * ONE]);
-    expect(await ch.refundPayable(ETH, f.alice.address)).to.equal(0n);
+    expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(0n);
     expect(await ch.doubleListingProven(f.toBob.payable.guaranteeId, 2)).to.equal(true);
     // Cycle 2's creditors are untouched: bob claims his 3 ETH (paid by alice), the refund came from the bond.
     const [bob] = f.c2.leaves.filter((l) => l.participant === f.bob.address);
@@ -242,7 +242,7 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
     await expect(tx)
       .to.emit(ch, "DoubleListingRefunded")
       .withArgs(ETH, f.alice.address, ONE, 2n * ONE);
-    expect(await ch.refundPayable(ETH, f.alice.address)).to.equal(ONE);
+    expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(ONE);
     expect(await ch.refundOwed(ETH, f.alice.address)).to.equal(2n * ONE);
     expect(await ch.totalRefundOwed(ETH)).to.equal(2n * ONE);
     await expect(ch.claimOwedRefund(ETH, f.alice.address))
@@ -268,12 +268,12 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
     await expect(claim).to.changeEtherBalance(f.alice, 0n);
     expect(await ch.totalRefundOwed(ETH)).to.equal(0n);
     // ...and the payer pulls all of it, here to another address of hers.
-    const pull = ch.connect(f.alice).withdrawRefund(ETH, f.carol.address);
+    const pull = ch.connect(f.alice).withdrawPayout(ETH, f.carol.address);
     await expect(pull)
-      .to.emit(ch, "RefundWithdrawn")
+      .to.emit(ch, "PayoutWithdrawn")
       .withArgs(ETH, f.alice.address, f.carol.address, 3n * ONE);
     await expect(pull).to.changeEtherBalances([f.carol, ch], [3n * ONE, -3n * ONE]);
-    await expect(ch.connect(f.alice).withdrawRefund(ETH, ethers.ZeroAddress))
+    await expect(ch.connect(f.alice).withdrawPayout(ETH, ethers.ZeroAddress))
       .to.be.revertedWithCustomError(ch, "InvalidRecipient")
       .withArgs(ethers.ZeroAddress);
     await expect(ch.connect(f.admin).withdrawBond(ETH, 3n * ONE, f.admin.address))
@@ -281,23 +281,23 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
       .withArgs(ETH, f.admin.address, 3n * ONE, 0n);
   });
 
-  it("withdrawRefund takes what a topped-up bond can cover of the owed part, in the same call", async () => {
+  it("withdrawPayout takes what a topped-up bond can cover of the owed part, in the same call", async () => {
     const f = await loadFixture(smallBondFixture);
     const ch = f.clearingHouse;
     await time.increase(W + 1);
     await f.prove(1n, 2n); // 1 ETH set aside, 2 ETH owed
     await ch.connect(f.admin).postBond(ETH, 0, { value: ONE });
-    const pull = ch.connect(f.alice).withdrawRefund(ETH, f.alice.address);
+    const pull = ch.connect(f.alice).withdrawPayout(ETH, f.alice.address);
     await expect(pull)
       .to.emit(ch, "OwedRefundPaid")
       .withArgs(ETH, f.alice.address, ONE, ONE)
-      .and.to.emit(ch, "RefundWithdrawn")
+      .and.to.emit(ch, "PayoutWithdrawn")
       .withArgs(ETH, f.alice.address, f.alice.address, 2n * ONE);
     await expect(pull).to.changeEtherBalance(f.alice, 2n * ONE);
     expect(await ch.refundOwed(ETH, f.alice.address)).to.equal(ONE);
-    await expect(ch.connect(f.alice).withdrawRefund(ETH, f.alice.address))
-      .to.be.revertedWithCustomError(ch, "NoRefundPayable")
-      .withArgs(ETH, f.alice.address, ONE, 0n);
+    await expect(ch.connect(f.alice).withdrawPayout(ETH, f.alice.address))
+      .to.be.revertedWithCustomError(ch, "NoPayout")
+      .withArgs(ETH, f.alice.address);
   });
 
   it("the proof never sends to the payer; the pull goes to the named address and cannot be re-entered", async () => {
@@ -305,13 +305,13 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
     const ch = f.clearingHouse;
     await time.increase(W + 1);
     // The proof transfers nothing (first test), so a payer wallet that rejects ETH cannot make it revert; the
-    // payer pulls to an address it names. That address re-enters withdrawRefund on receipt: refused.
+    // payer pulls to an address it names. That address re-enters withdrawPayout on receipt: refused.
     const Receiver = await ethers.getContractFactory("ReentrantReceiver");
     const wallet = await Receiver.deploy();
-    const reenter = ch.interface.encodeFunctionData("withdrawRefund", [ETH, await wallet.getAddress()]);
+    const reenter = ch.interface.encodeFunctionData("withdrawPayout", [ETH, await wallet.getAddress()]);
     await wallet.arm(await ch.getAddress(), reenter);
     await expect(f.prove(1n, 2n)).to.emit(ch, "DoubleListingRefunded");
-    await expect(ch.connect(f.alice).withdrawRefund(ETH, await wallet.getAddress())).to.changeEtherBalance(
+    await expect(ch.connect(f.alice).withdrawPayout(ETH, await wallet.getAddress())).to.changeEtherBalance(
       wallet,
       3n * ONE,
     );

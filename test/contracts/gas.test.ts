@@ -201,7 +201,7 @@ describe("Gas", () => {
     );
   });
 
-  it("payNetDebit, claimNetCredit, coverDefault", async () => {
+  it("payNetDebit, claimNetCredit, coverDefault, withdrawPayout", async () => {
     const f = await loadFixture(suretyFixture);
     const { vault, clearingHouse, operator, alice, bob, carol, dave, usdAddress } = f;
     await vault.connect(carol).deposit({ value: 10n * ONE });
@@ -237,6 +237,14 @@ describe("Gas", () => {
         c.proofOf(usdAddress, alice.address),
       ),
     );
+    await gasOf(
+      "withdrawPayout (ETH, a claimed credit)",
+      clearingHouse.connect(bob).withdrawPayout(ETH, bob.address),
+    );
+    await gasOf(
+      "withdrawPayout (token, a claimed credit)",
+      clearingHouse.connect(alice).withdrawPayout(usdAddress, alice.address),
+    );
   });
 
   for (const n of [1, 4, 16]) {
@@ -269,7 +277,7 @@ describe("Gas", () => {
     });
   }
 
-  it("double listing: proveDoubleListing, claimOwedRefund, withdrawRefund", async () => {
+  it("double listing: proveDoubleListing, claimOwedRefund, withdrawPayout", async () => {
     const f = await loadFixture(suretyFixture);
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE / 64n }); // one refund's worth
@@ -312,8 +320,8 @@ describe("Gas", () => {
     await gasOf("claimOwedRefund (ETH, set aside)", f.clearingHouse.claimOwedRefund(ETH, f.alice.address));
     expect(await f.clearingHouse.totalRefundOwed(ETH)).to.equal(0n);
     await gasOf(
-      "withdrawRefund (ETH, to the payer)",
-      f.clearingHouse.connect(f.alice).withdrawRefund(ETH, f.alice.address),
+      "withdrawPayout (ETH, to the payer)",
+      f.clearingHouse.connect(f.alice).withdrawPayout(ETH, f.alice.address),
     );
   });
 
@@ -370,8 +378,12 @@ describe("Gas", () => {
       f.clearingHouse.releaseVetoedDebt(2, ETH, f.alice.address),
     );
     await gasOf(
-      "releaseVetoedDebt (paid: refunded)",
+      "releaseVetoedDebt (paid: refund set aside)",
       f.clearingHouse.releaseVetoedDebt(2, ETH, f.carol.address),
+    );
+    await gasOf(
+      "withdrawPayout (ETH, a vetoed debt's refund)",
+      f.clearingHouse.connect(f.carol).withdrawPayout(ETH, f.carol.address),
     );
     await time.increase(PAYMENT_DELAY);
     await gasOf(

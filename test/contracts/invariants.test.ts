@@ -45,9 +45,12 @@ async function expectHoldingsMatchBooks(f: Fixture): Promise<void> {
       asset === ETH
         ? await ethers.provider.getBalance(f.clearingHouseAddress)
         : await f.usd.balanceOf(f.clearingHouseAddress);
+    // The ClearingHouse holds the unclaimed liquidity, the bond and the payouts set aside (pull payments).
+    let payouts = 0n;
+    for (const user of users) payouts += await f.clearingHouse.payoutOf(asset, user);
     expect(vaultHoldings, `Vault holdings (${asset})`).to.equal(sum);
     expect(chHoldings, `ClearingHouse holdings (${asset})`).to.equal(
-      await f.clearingHouse.heldLiquidity(asset),
+      (await f.clearingHouse.heldLiquidity(asset)) + (await f.clearingHouse.bondOf(asset)) + payouts,
     );
   }
 }
@@ -88,6 +91,7 @@ describe("Invariants (docs/protocol.md)", () => {
             return clearingHouse.claimNetCredit(1, ETH, dave.address, 2n * ONE, c.proofOf(ETH, dave.address));
           },
         ],
+        ["dave pulls his payout", () => clearingHouse.connect(dave).withdrawPayout(ETH, dave.address)],
         ["alice finalizes her withdrawal", () => vault.connect(alice).finalizeWithdrawal(ETH)],
         [
           "carol is remunerated by a V2 guarantee of bob",
@@ -147,9 +151,11 @@ describe("Invariants (docs/protocol.md)", () => {
         .withArgs(1n, alice.address, ETH, 10n * ONE, 6n * ONE);
       expect(await vault.balanceOf(alice.address, ETH)).to.equal(4n * ONE);
       await clearingHouse.coverDefault(1, ETH, alice.address);
-      await expect(
-        clearingHouse.claimNetCredit(1, ETH, bob.address, 4n * ONE, c.proofOf(ETH, bob.address)),
-      ).to.changeEtherBalance(bob, 4n * ONE);
+      await clearingHouse.claimNetCredit(1, ETH, bob.address, 4n * ONE, c.proofOf(ETH, bob.address));
+      await expect(clearingHouse.connect(bob).withdrawPayout(ETH, bob.address)).to.changeEtherBalance(
+        bob,
+        4n * ONE,
+      );
       await expectHoldingsMatchBooks(f);
     });
   });
@@ -187,12 +193,16 @@ describe("Invariants (docs/protocol.md)", () => {
       await clearingHouse.coverDefault(1, ETH, alice.address);
       expect(BigInt(await time.latest())).to.be.lessThanOrEqual(defaultDeadline);
 
-      await expect(
-        clearingHouse.claimNetCredit(1, ETH, bob.address, 3n * ONE, c.proofOf(ETH, bob.address)),
-      ).to.changeEtherBalance(bob, 3n * ONE);
-      await expect(
-        clearingHouse.claimNetCredit(1, ETH, carol.address, 4n * ONE, c.proofOf(ETH, carol.address)),
-      ).to.changeEtherBalance(carol, 4n * ONE);
+      await clearingHouse.claimNetCredit(1, ETH, bob.address, 3n * ONE, c.proofOf(ETH, bob.address));
+      await clearingHouse.claimNetCredit(1, ETH, carol.address, 4n * ONE, c.proofOf(ETH, carol.address));
+      await expect(clearingHouse.connect(bob).withdrawPayout(ETH, bob.address)).to.changeEtherBalance(
+        bob,
+        3n * ONE,
+      );
+      await expect(clearingHouse.connect(carol).withdrawPayout(ETH, carol.address)).to.changeEtherBalance(
+        carol,
+        4n * ONE,
+      );
 
       await time.increaseTo(finalizableAt);
       const tx = vault.connect(alice).finalizeWithdrawal(ETH);

@@ -30,26 +30,27 @@ describe("Re-entry is refused", () => {
     expect(await receiver.reentryRevertData()).to.equal(guardError);
   });
 
-  it("ClearingHouse: a creditor cannot claim twice from inside its payment", async () => {
+  it("ClearingHouse: a creditor cannot pull its payout twice from inside its payment", async () => {
     const { clearingHouse, clearingHouseAddress, operator, alice, receiver, receiverAddress, guardError } =
       await loadFixture(fixture);
     const c = buildCycle(1, transfer(ETH, alice.address, receiverAddress, ONE));
     await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
     await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: ONE });
     await time.increase(TIMINGS.challengeWindow + 1);
-    const claim = clearingHouse.interface.encodeFunctionData("claimNetCredit", [
-      1n,
-      ETH,
-      receiverAddress,
-      ONE,
-      c.proofOf(ETH, receiverAddress),
-    ]);
-    await receiver.arm(clearingHouseAddress, claim);
+    // The claim sends nothing (pull payment); the payout is sent by withdrawPayout, which is guarded.
     await expect(clearingHouse.claimNetCredit(1, ETH, receiverAddress, ONE, c.proofOf(ETH, receiverAddress)))
       .to.emit(clearingHouse, "NetCreditClaimed")
       .withArgs(1n, ETH, receiverAddress, ONE);
+    expect(await receiver.reentered()).to.equal(false);
+    const pull = clearingHouse.interface.encodeFunctionData("withdrawPayout", [ETH, receiverAddress]);
+    await receiver.arm(clearingHouseAddress, pull);
+    await expect(receiver.execute(clearingHouseAddress, 0, pull))
+      .to.emit(clearingHouse, "PayoutWithdrawn")
+      .withArgs(ETH, receiverAddress, receiverAddress, ONE);
+    expect(await receiver.reentered()).to.equal(true);
     expect(await receiver.reentrySucceeded()).to.equal(false);
     expect(await receiver.reentryRevertData()).to.equal(guardError);
     expect(await ethers.provider.getBalance(receiverAddress)).to.equal(ONE);
+    expect(await clearingHouse.payoutOf(ETH, receiverAddress)).to.equal(0n);
   });
 });

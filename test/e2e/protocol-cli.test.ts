@@ -13,6 +13,7 @@ import { validationRequestHash } from "../../sdk/ids";
 import {
   challengeDebit,
   claimNetCredit,
+  withdrawPayout,
   deposit,
   type Flags,
   payNetDebit,
@@ -170,8 +171,14 @@ describe("protocol end to end: the CLI pays, claims and remunerates against a re
     expect(await cliError(file, carol, claimNetCredit, { cycle: "1", asset: "tUSD" })).to.match(
       /Core answered 404 .*position_not_found/,
     );
-    expect(await cli(file, bob, claimNetCredit, { cycle: "1", asset: "tUSD" })).to.contain(
-      `Claimed 0.0003 tUSD (300 base units) for ${w.bob.address} from cycle 1`,
+    const claimed = await cli(file, bob, claimNetCredit, { cycle: "1", asset: "tUSD" });
+    expect(claimed).to.contain(`Claimed 0.0003 tUSD (300 base units) for ${w.bob.address} from cycle 1`);
+    // The ClearingHouse sets the credit aside (pull payment); the command withdraws bob's own to his wallet.
+    expect(claimed).to.contain(
+      `Withdrew 0.0003 tUSD (300 base units) from the ClearingHouse to ${w.bob.address}`,
+    );
+    expect(await cliError(file, bob, withdrawPayout, { asset: "tUSD" })).to.match(
+      /nothing is set aside for .* in tUSD in the ClearingHouse/,
     );
     await s.round();
 
@@ -179,7 +186,8 @@ describe("protocol end to end: the CLI pays, claims and remunerates against a re
     expect(await s.stateOf("alice", v1.id)).to.equal("SETTLED");
     expect(await f.usd.balanceOf(w.bob.address)).to.equal(wallets.bob + 300n);
     expect(await f.vault.balanceOf(w.alice.address, usd)).to.equal(800n);
-    expect(await f.usd.balanceOf(f.clearingHouseAddress)).to.equal(0n);
+    // Only the operator bond is left: every credit was claimed and withdrawn.
+    expect(await f.usd.balanceOf(f.clearingHouseAddress)).to.equal(await f.clearingHouse.bondOf(usd));
     await expectBooksAgree(s, "alice", usd, 0n);
     expect(await s.balanceOf("alice", usd)).to.include({ deposited: "800", available: "800" });
   });

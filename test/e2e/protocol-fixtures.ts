@@ -35,6 +35,7 @@ import type { OperatorConfigInput } from "../../operator/config";
 import { silentLogger } from "../../operator/logger";
 import { type CoreServer, startCoreServer } from "../../operator/server";
 import { devAccount } from "../../scripts/devnet/accounts";
+import { DEVNET_BOND_FLOOR_BPS } from "../../scripts/devnet/contracts";
 import { bodyFor } from "../facilitator/helpers";
 import { asyncConfig, chainFixture, type ChainFixture } from "../operator/indexer-fixtures";
 import { hardhatChain, type JsonResponse, request, signIn } from "../operator/helpers";
@@ -106,8 +107,16 @@ let nextReqId = 1n;
 /** Bound on the facilitator's Vault check (the in-process chain answers in milliseconds). */
 const CHAIN_CHECK_TIMEOUT_MS = 5_000;
 
+/**
+ * The default deployment: deploySurety's timings with the bond floor on and the devnet's operator bonds
+ * posted, as on the devnet (Core checks its bond before every commit).
+ */
+export function flooredChainFixture(): Promise<ChainFixture> {
+  return chainFixture(undefined, { bondFloorBps: DEVNET_BOND_FLOOR_BPS });
+}
+
 export interface ProtocolStackOptions {
-  /** The deployment (default `chainFixture`, deploySurety's timings); a module-level function (loadFixture). */
+  /** The deployment (default {@link flooredChainFixture}); a module-level function (loadFixture). */
   fixture?: () => Promise<ChainFixture>;
   /** Core settings on top of the stack's own. */
   config?: OperatorConfigInput;
@@ -117,7 +126,7 @@ export interface ProtocolStackOptions {
 
 /** The stack on a freshly reverted chain (loadFixture): each test starts from the same deployment. */
 export async function startProtocolStack(options: ProtocolStackOptions = {}): Promise<ProtocolStack> {
-  const f = await loadFixture(options.fixture ?? chainFixture);
+  const f = await loadFixture(options.fixture ?? flooredChainFixture);
   const w = Object.fromEntries(
     Object.entries(ACCOUNT).map(([name, index]) => [
       name,

@@ -18,6 +18,7 @@ import {
   devnetV2Window,
 } from "../../scripts/devnet/options";
 import { chainFixture } from "../operator/indexer-fixtures";
+import { DEVNET_BOND_FLOOR_BPS } from "../../scripts/devnet/contracts";
 import {
   CHAIN_ID,
   type Issued,
@@ -32,7 +33,8 @@ import {
 const devnet = devnetOptionsFromEnv({ SURETY_DEVNET_CYCLE_SECONDS: String(DEVNET_MIN_CYCLE_SECONDS) });
 
 function minimumCycleDeployment() {
-  return chainFixture(devnet.timings);
+  // As the devnet deploys: its timings, its bond floor and bonds.
+  return chainFixture(devnet.timings, { bondFloorBps: DEVNET_BOND_FLOOR_BPS });
 }
 
 const coreSettings = {
@@ -199,6 +201,11 @@ describe(`protocol end to end at the devnet's shortest cycle (${DEVNET_MIN_CYCLE
     const [cycleId, asset, participant, credit, proof] = position.claim_net_credit_args!;
     await f.clearingHouse.connect(w.dave).claimNetCredit(cycleId, asset, participant, credit, proof);
     await stack.round();
+    // Pull payment: the credit waits in dave's ClearingHouse payout until he withdraws it.
+    expect(await f.clearingHouse.payoutOf(asset, w.dave.address)).to.equal(400n);
+    const before = await f.usd.balanceOf(w.dave.address);
+    await f.clearingHouse.connect(w.dave).withdrawPayout(asset, w.dave.address);
+    expect((await f.usd.balanceOf(w.dave.address)) - before).to.equal(400n);
     expect((await proofOf(stack, 1, "dave")).positions[0]).to.include({ credit: "400", claimed: true });
     await expectBooksAgree(stack, "alice", usd, 0n);
     await expectBooksAgree(stack, "carol", usd, 0n);

@@ -84,6 +84,7 @@ describe("protocol end to end: withdrawals never escape an obligation", function
     const [position] = (await proofOf(s, 1, "bob")).positions;
     const [cycleId, asset, participant, credit, proof] = position.claim_net_credit_args!;
     await f.clearingHouse.connect(w.bob).claimNetCredit(cycleId, asset, participant, credit, proof);
+    await f.clearingHouse.connect(w.bob).withdrawPayout(asset, w.bob.address); // pull payment
     await s.round();
     expect((await cycleOf(s, 1)).claims).to.have.length(1);
 
@@ -93,7 +94,8 @@ describe("protocol end to end: withdrawals never escape an obligation", function
     expect(await f.vault.balanceOf(w.alice.address, usd)).to.equal(0n);
     expect(await f.vault.obligationOf(w.alice.address, usd)).to.equal(0n);
     expect(await f.usd.balanceOf(f.vaultAddress)).to.equal(0n);
-    expect(await f.usd.balanceOf(f.clearingHouseAddress)).to.equal(0n);
+    // Only the operator bond is left: every credit was claimed and withdrawn.
+    expect(await f.usd.balanceOf(f.clearingHouseAddress)).to.equal(await f.clearingHouse.bondOf(usd));
     await expectBooksAgree(s, "alice", usd, 0n);
     expect(await s.balanceOf("alice", usd)).to.include({
       deposited: "0",

@@ -8,6 +8,7 @@
 import { expect } from "chai";
 import { parseEther, ZeroAddress } from "ethers";
 import { ethers } from "hardhat";
+import { DEVNET_BOND_FLOOR_BPS } from "../../scripts/devnet/contracts";
 import {
   type ProtocolStack,
   cycleOf,
@@ -61,6 +62,13 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
     await s.advance(f.timings.cycleLength);
     expect((await s.round()).scheduler).to.include({ action: "committed", cycleId: 1, guarantees: 3 });
     expect(await f.clearingHouse.lastCycleId()).to.equal(1n);
+    // With the bond floor on (as deployed on the devnet): Core checked its bond first, and it covered the cycle.
+    expect(await f.clearingHouse.bondFloorBps()).to.equal(BigInt(DEVNET_BOND_FLOOR_BPS));
+    expect(s.core.context.commitBond.status()).to.deep.include({
+      state: "ok",
+      floorBps: DEVNET_BOND_FLOOR_BPS,
+      cycleId: 1,
+    });
     expect(await f.vault.obligationOf(w.alice.address, usd)).to.equal(400n);
     expect(await s.stateOf("alice", g1.id)).to.equal("NETTED");
     expect(await s.stateOf("alice", g2.id)).to.equal("NETTED");
@@ -102,6 +110,8 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
       expect(position).to.include({ asset_address: usd, debit: "0", credit: "200", claimed: false });
       const [cycleId, asset, participant, credit, proof] = position.claim_net_credit_args!;
       await f.clearingHouse.connect(w[creditor]).claimNetCredit(cycleId, asset, participant, credit, proof);
+      // Pull payment: the claim sets the credit aside; the creditor withdraws it to its wallet.
+      await f.clearingHouse.connect(w[creditor]).withdrawPayout(asset, participant);
     }
     const [alicePosition] = (await proofOf(s, 1, "alice")).positions;
     expect(alicePosition).to.include({ debit: "400", credit: "0", claim_net_credit_args: null });
@@ -117,7 +127,7 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
     expect(await f.usd.balanceOf(w.bob.address)).to.equal(walletBefore.bob - 500n + 200n);
     expect(await f.usd.balanceOf(w.carol.address)).to.equal(walletBefore.carol + 200n);
     expect(await f.usd.balanceOf(f.vaultAddress)).to.equal(1_500n); // = the users' Vault balances
-    expect(await f.usd.balanceOf(f.clearingHouseAddress)).to.equal(0n); // every credit claimed
+    expect(await f.usd.balanceOf(f.clearingHouseAddress)).to.equal(await f.clearingHouse.bondOf(usd)); // claimed, withdrawn: the bond is left
     await expectBooksAgree(s, "alice", usd, 0n);
     await expectBooksAgree(s, "bob", usd, 0n);
     expect(await s.balanceOf("alice", usd)).to.include({ deposited: "1000", available: "1000" });
@@ -166,9 +176,10 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
 
     // Bob claims in full.
     const bobBefore = await ethers.provider.getBalance(w.bob.address);
-    const fee = await gasCost(
-      await f.clearingHouse.connect(w.bob).claimNetCredit(cycleId, asset, participant, credit, proof),
-    );
+    const fee =
+      (await gasCost(
+        await f.clearingHouse.connect(w.bob).claimNetCredit(cycleId, asset, participant, credit, proof),
+      )) + (await gasCost(await f.clearingHouse.connect(w.bob).withdrawPayout(ETH, w.bob.address)));
     expect(await ethers.provider.getBalance(w.bob.address)).to.equal(bobBefore + parseEther("0.3") - fee);
     await s.round();
 
@@ -178,7 +189,9 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
     await expectBooksAgree(s, "alice", ETH, 0n);
     expect(await s.balanceOf("alice", ETH)).to.include({ available: parseEther("0.7").toString() });
     expect(await ethers.provider.getBalance(f.vaultAddress)).to.equal(parseEther("0.7"));
-    expect(await ethers.provider.getBalance(f.clearingHouseAddress)).to.equal(0n);
+    expect(await ethers.provider.getBalance(f.clearingHouseAddress)).to.equal(
+      await f.clearingHouse.bondOf(ETH),
+    );
     expect((await cycleOf(s, 1)).claims).to.deep.equal([
       { asset_address: ETH, participant: w.bob.address, amount: parseEther("0.3").toString() },
     ]);

@@ -171,7 +171,7 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     const proofs = [first, dup].map((p) => guaranteeProof(p.guaranteeTree, leaf));
     await f.clearingHouse.connect(f.alice).proveDoubleListing(1, 2, leaf, leaf, proofs[0], proofs[1]);
     // The refund is a pull payment: set aside by the proof, pulled by the payer.
-    await expect(f.clearingHouse.connect(f.alice).withdrawRefund(ETH, f.alice.address)).to.changeEtherBalance(
+    await expect(f.clearingHouse.connect(f.alice).withdrawPayout(ETH, f.alice.address)).to.changeEtherBalance(
       f.alice,
       3n * ONE,
     );

@@ -143,6 +143,11 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
       [carol.address, parseEther("1")],
     ]);
     expect((await claimer.tick()).claimed).to.have.length(0);
+    // The keeper's claim set carol's credit aside (pull payment): she withdraws it, to any address.
+    expect(await f.clearingHouse.payoutOf(ETH, carol.address)).to.equal(parseEther("1"));
+    await expect(
+      f.clearingHouse.connect(carol).withdrawPayout(ETH, f.outsider.address),
+    ).to.changeEtherBalance(f.outsider, parseEther("1"));
   });
 
   it("skips an empty window without using a cycle id", async function () {

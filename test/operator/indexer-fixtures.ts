@@ -20,6 +20,7 @@ import { guaranteeId } from "../../sdk/ids";
 import { DEFAULT_SCOPES, type Principal } from "../../operator/auth";
 import { ZERO_ADDRESS } from "../../sdk/wire";
 import { DEV_TEST_TOKENS, deploySurety, type Timings } from "../../scripts/deploy";
+import { postDevnetBonds } from "../../scripts/devnet/contracts";
 import { createCoreContext, type CoreContext } from "../../operator/api";
 import type { ChainGateway } from "../../operator/chain/gateway";
 import { ChainIndexer, type ChainProvider } from "../../operator/chain/indexer";
@@ -38,14 +39,20 @@ export const CORE_BLS_SECRET = "0x" + "5a".repeat(32);
 export const OPERATOR_KEY = "0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d";
 export const TOKEN_MINT = 10n ** 30n;
 
-export async function chainFixture(timings?: Partial<Timings>) {
+/**
+ * @param bondFloor With it, the ClearingHouse's bond floor is on (`bondFloorBps`) and the admin posts the
+ * devnet's operator bonds in every asset (scripts/devnet/contracts.ts), as on the devnet.
+ */
+export async function chainFixture(timings?: Partial<Timings>, bondFloor?: { bondFloorBps: number }) {
   const [admin, operator, alice, bob, carol, dave, validator, outsider] = await ethers.getSigners();
   const deployed = await deploySurety(admin, {
     operator: operator.address,
     operatorBlsPublicKey: blsKeyFromSecret(CORE_BLS_SECRET).publicKey,
     testTokens: DEV_TEST_TOKENS,
     timings,
+    bondFloorBps: bondFloor?.bondFloorBps,
   });
+  if (bondFloor) await postDevnetBonds(deployed, admin);
   const { vault, clearingHouse, validationRegistry, testTokens } = deployed;
   const [usd, teth] = testTokens;
   const vaultAddress = await vault.getAddress();

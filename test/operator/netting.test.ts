@@ -669,17 +669,22 @@ describe("clearing: committing a plan on chain", function () {
     await expect(clearingHouse.connect(outsider).coverDefault(1n, usdAddress, carol.address))
       .to.emit(clearingHouse, "DefaultCovered")
       .withArgs(1n, usdAddress, carol.address, USD(10), USD(10));
-    await expect(claim(bobUsd)).to.changeTokenBalances(usd, [bob, clearingHouse], [USD(90), -USD(90)]);
+    await claim(bobUsd); // set aside for bob (pull payment): he withdraws it
+    await expect(clearingHouse.connect(bob).withdrawPayout(usdAddress, bob.address)).to.changeTokenBalances(
+      usd,
+      [bob, clearingHouse],
+      [USD(90), -USD(90)],
+    );
 
     // ETH: both debtors pay (late, which is allowed while uncovered), then alice claims.
     await clearingHouse.connect(bob).payNetDebit(1n, ETH_ASSET, { value: parseEther("3") });
     await expect(clearingHouse.connect(carol).payNetDebit(1n, ETH_ASSET, { value: parseEther("1") }))
       .to.emit(clearingHouse, "CycleFinalized")
       .withArgs(1n);
-    await expect(claim(aliceEth)).to.changeEtherBalances(
-      [alice, clearingHouse],
-      [parseEther("4"), -parseEther("4")],
-    );
+    await claim(aliceEth);
+    await expect(
+      clearingHouse.connect(alice).withdrawPayout(ETH_ASSET, alice.address),
+    ).to.changeEtherBalances([alice, clearingHouse], [parseEther("4"), -parseEther("4")]);
     await expect(claim(aliceEth)).to.be.revertedWithCustomError(clearingHouse, "CreditAlreadyClaimed");
     expect(await clearingHouse.heldLiquidity(usdAddress)).to.equal(0n);
     expect(await clearingHouse.heldLiquidity(ETH_ASSET)).to.equal(0n);

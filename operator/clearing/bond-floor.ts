@@ -1,0 +1,131 @@
+/**
+ * The on-chain bond floor, checked by Core before it commits (docs/clearing.md "Bond floor, enforced on
+ * chain"). `ClearingHouse.commitCycle` reverts `BondBelowFloor` unless, for every asset of the cycle,
+ * `bondOf(asset) >= ceil(totalDebit × bondFloorBps / 10000)`. The scheduler asks this gate first, with the
+ * plan's totals and the chain's current floor and bonds (latest block, as the commit would see them): when
+ * an asset is short it does not estimate nor send the commit (no gas burnt on a revert), the plan's
+ * guarantees stay in the pool, and it asks again every tick until the bond is topped up.
+ *
+ * The gate is what `GET /core/health` (`commit_bond`), `/metrics` (`surety_commit_bond_short`,
+ * `surety_commit_bond_required{asset}`) and the logs report: one structured error when commits become
+ * held back (`event: "commit_bond_below_floor"`), one info line when they resume; nothing in between,
+ * however many ticks it stays short.
+ */
+import { getAddress } from "ethers";
+import type { Clock } from "../clock";
+import type { Logger } from "../logger";
+
+/** `ClearingHouse.BPS`: the floor is in basis points of a cycle's total debit. */
+export const BOND_FLOOR_BPS_DENOMINATOR = 10_000n;
+
+/** `off`: no scheduler in this process (nothing is committed here); `ok`: the last check passed. */
+export type CommitBondState = "off" | "ok" | "short";
+
+export interface BondRequirement {
+  /** Checksummed asset address (ETH = the zero address). */
+  asset: string;
+  /** `ClearingHouse.bondOf(asset)` at the check. */
+  bond: bigint;
+  /** What the cycle needs: `ceil(totalDebit × floorBps / 10000)`. */
+  required: bigint;
+}
+
+export interface CommitBondStatus {
+  state: CommitBondState;
+  /** `ClearingHouse.bondFloorBps()` at the last check (null before one). */
+  floorBps: number | null;
+  /** The cycle the last check was for (null before one). */
+  cycleId: number | null;
+  /** Every asset of that cycle with a non-zero requirement; the short ones have `bond < required`. */
+  assets: BondRequirement[];
+  /** Wall-clock unix seconds since the state holds (null while off). */
+  since: number | null;
+}
+
+/** What the gate reads of the ClearingHouse (latest block). */
+export interface BondFloorReader {
+  bondFloorBps(): Promise<bigint>;
+  bondOf(asset: string): Promise<bigint>;
+}
+
+/** The bond a cycle with `totalDebit` needs under `floorBps`, rounded up as the contract rounds it. */
+export function requiredBond(totalDebit: bigint, floorBps: bigint): bigint {
+  if (floorBps === 0n || totalDebit === 0n) return 0n;
+  return (totalDebit * floorBps + BOND_FLOOR_BPS_DENOMINATOR - 1n) / BOND_FLOOR_BPS_DENOMINATOR;
+}
+
+export interface CommitBondGateOptions {
+  logger: Logger;
+  /** Wall clock for `since`. */
+  clock: Clock;
+}
+
+export class CommitBondGate {
+  private current: CommitBondStatus = {
+    state: "off",
+    floorBps: null,
+    cycleId: null,
+    assets: [],
+    since: null,
+  };
+
+  constructor(private readonly options: CommitBondGateOptions) {}
+
+  /** A scheduler commits through this gate (from `off` to `ok` until its first check says otherwise). */
+  attach(): void {
+    if (this.current.state === "off") {
+      this.current = { ...this.current, state: "ok", since: this.options.clock.nowSeconds() };
+    }
+  }
+
+  /** What health and metrics show. */
+  status(): CommitBondStatus {
+    return this.current;
+  }
+
+  /**
+   * Checks a cycle's totals against the floor and bonds read from `reader`; true when the commit may be
+   * sent. Logs only when the verdict changes (short ↔ ok).
+   */
+  async check(
+    cycleId: number,
+    totals: readonly { asset: string; totalDebit: bigint }[],
+    reader: BondFloorReader,
+  ): Promise<boolean> {
+    const floorBps = await reader.bondFloorBps();
+    const assets: BondRequirement[] = [];
+    for (const total of totals) {
+      const required = requiredBond(total.totalDebit, floorBps);
+      if (required === 0n) continue;
+      const asset = getAddress(total.asset);
+      assets.push({ asset, bond: await reader.bondOf(asset), required });
+    }
+    const short = assets.filter((a) => a.bond < a.required);
+    const state: CommitBondState = short.length > 0 ? "short" : "ok";
+    const previous = this.current.state;
+    const since = state === previous ? this.current.since : this.options.clock.nowSeconds();
+    this.current = { state, floorBps: Number(floorBps), cycleId, assets, since };
+    if (state === "short" && previous !== "short") {
+      this.options.logger.error(
+        {
+          event: "commit_bond_below_floor",
+          cycle_id: cycleId,
+          floor_bps: Number(floorBps),
+          short: short.map((a) => ({
+            asset: a.asset,
+            bond: a.bond.toString(),
+            required: a.required.toString(),
+            missing: (a.required - a.bond).toString(),
+          })),
+        },
+        "operator bond below the ClearingHouse floor: commits held back until ClearingHouse.postBond tops it up",
+      );
+    } else if (state === "ok" && previous === "short") {
+      this.options.logger.info(
+        { event: "commit_bond_restored", cycle_id: cycleId, floor_bps: Number(floorBps) },
+        "operator bond covers the floor again: commits resume",
+      );
+    }
+    return state === "ok";
+  }
+}
