@@ -29,6 +29,7 @@ export class ProtocolTimings {
       paymentWindow: Number(t.paymentWindow),
       defaultWindow: Number(t.defaultWindow),
       withdrawalGracePeriod: Number(t.withdrawalGracePeriod),
+      confirmationLag: Number(t.confirmationLag),
     };
     this.set(timings);
     return timings;
@@ -41,11 +42,20 @@ export class ProtocolTimings {
  * A pending V2 guarantee has no on-chain reservation. A withdrawal requested at r ≥ now finalizes no
  * earlier than r + grace ≥ now + grace. Core nets a validated-but-unremunerated V2 guarantee once its
  * deadline has passed and been indexed (≤ deadline + margin), in the cycle closing within
- * cycleLength, committed within commitDelay: its obligation is on chain by
- * deadline + margin + cycleLength + commitDelay, which must come strictly before now + grace.
+ * cycleLength, committed within commitDelay and mined within the confirmation lag (Core acts on blocks
+ * `confirmations` deep): its obligation is on chain by
+ * deadline + margin + cycleLength + commitDelay + confirmationLag, which must come strictly before now + grace.
  */
 export function maxV2ValidationDeadline(timings: VaultTimings, now: number, marginSeconds: number): number {
-  return now + timings.withdrawalGracePeriod - timings.cycleLength - timings.commitDelay - marginSeconds - 1;
+  return (
+    now +
+    timings.withdrawalGracePeriod -
+    timings.cycleLength -
+    timings.commitDelay -
+    timings.confirmationLag -
+    marginSeconds -
+    1
+  );
 }
 
 /** When an open withdrawal can finalize: as `Vault.withdrawalFinalizableAt` computes it. */
