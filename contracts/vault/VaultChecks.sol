@@ -79,7 +79,8 @@ contract VaultChecks {
             2 * uint256(t.challengeWindow) +
             t.paymentWindow +
             t.defaultWindow;
-        if (t.withdrawalGracePeriod <= clearingPath) revert GracePeriodTooShort(t.withdrawalGracePeriod, clearingPath);
+        if (t.withdrawalGracePeriod <= clearingPath)
+            revert GracePeriodTooShort(t.withdrawalGracePeriod, clearingPath);
         if (t.withdrawalGracePeriod > MAX_WITHDRAWAL_GRACE_PERIOD) {
             revert GracePeriodTooLong(t.withdrawalGracePeriod, MAX_WITHDRAWAL_GRACE_PERIOD);
         }
@@ -105,8 +106,15 @@ contract VaultChecks {
         GuaranteeSignature.Scheme payerScheme,
         bytes calldata payerSignature
     ) external view {
-        if (!BLSVerifier.verify(key, claims, signature, BLSVerifier.POP_DST)) revert InvalidCertificateSignature();
-        if (!GuaranteeSignature.isValidSignature(payer, GuaranteeSignature.signedHash(digest, payerScheme), payerSignature)) {
+        if (!BLSVerifier.verify(key, claims, signature, BLSVerifier.POP_DST))
+            revert InvalidCertificateSignature();
+        if (
+            !GuaranteeSignature.isValidSignature(
+                payer,
+                GuaranteeSignature.signedHash(digest, payerScheme),
+                payerSignature
+            )
+        ) {
             revert GuaranteeSignature.InvalidPayerSignature(payer);
         }
     }
@@ -138,7 +146,8 @@ contract VaultChecks {
         if (c.guaranteeId != id) revert GuaranteeIdMismatch(id, c.guaranteeId);
         BLS.G1Point memory key = vault.operatorKey();
         if ((key.x_a | key.x_b | key.y_a | key.y_b) == bytes32(0)) revert OperatorKeyNotSet();
-        if (!BLSVerifier.verify(key, claims, signature, BLSVerifier.POP_DST)) revert InvalidCertificateSignature();
+        if (!BLSVerifier.verify(key, claims, signature, BLSVerifier.POP_DST))
+            revert InvalidCertificateSignature();
         GuaranteeSignature.check(
             vault.guaranteeDomainSeparator(),
             GuaranteeSignature.structHashV1(c),
@@ -148,7 +157,15 @@ contract VaultChecks {
         );
         IClearingVault.Timings memory t = vault.timings();
         uint64 registerBy = c.timestamp + t.cycleLength + t.commitDelay + t.confirmationLag;
-        r = V1Reserve(id, c.user, c.recipient, c.asset, c.amount, registerBy, registerBy + 2 * t.challengeWindow);
+        r = V1Reserve(
+            id,
+            c.user,
+            c.recipient,
+            c.asset,
+            c.amount,
+            registerBy,
+            registerBy + 2 * t.challengeWindow
+        );
     }
 
     /// @notice Reverts unless the calling Vault's V1 reserve of `guaranteeId` is proven cleared: its leaf
@@ -171,10 +188,19 @@ contract VaultChecks {
         if (r.user == address(0) || recipient == address(0)) revert Vault.ReserveNotFound(guaranteeId);
         ClearingHouse house = ClearingHouse(payable(vault.clearingHouse()));
         ClearingHouse.Cycle memory cycle = house.getCycle(cycleId);
-        if (cycle.guaranteesRoot == bytes32(0) || cycle.vetoed || block.timestamp <= cycle.challengeDeadline) {
+        if (
+            cycle.guaranteesRoot == bytes32(0) || cycle.vetoed || block.timestamp <= cycle.challengeDeadline
+        ) {
             revert CycleNotSettled(cycleId, cycle.challengeDeadline);
         }
-        bytes32 leaf = house.guaranteeLeafHash(guaranteeId, r.user, recipient, r.asset, r.amount, signatureHash);
+        bytes32 leaf = house.guaranteeLeafHash(
+            guaranteeId,
+            r.user,
+            recipient,
+            r.asset,
+            r.amount,
+            signatureHash
+        );
         if (!MerkleProof.verifyCalldata(proof, cycle.guaranteesRoot, leaf)) {
             revert GuaranteeNotListed(guaranteeId, cycleId);
         }
