@@ -352,7 +352,8 @@ export const CORE_OPENAPI = {
             confirmation_lag_seconds: {
               type: "integer",
               minimum: 0,
-              description: "How far Core's view trails the chain head; counted in the grace-period invariant.",
+              description:
+                "How far Core's view trails the chain head; counted in the grace-period invariant.",
             },
           }),
           description: "The Vault's `timings()` as Core knows them now; null before Core has read them.",

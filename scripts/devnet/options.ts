@@ -110,7 +110,13 @@ export function devnetTimings(cycleLength: number): Timings {
     paymentWindow,
     defaultWindow,
     withdrawalGracePeriod:
-      cycleLength + commitDelay + confirmationLag + 2 * challengeWindow + paymentWindow + defaultWindow + margin,
+      cycleLength +
+      commitDelay +
+      confirmationLag +
+      2 * challengeWindow +
+      paymentWindow +
+      defaultWindow +
+      margin,
     confirmationLag,
   };
 }
