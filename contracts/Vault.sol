@@ -53,8 +53,8 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         uint128 locked;
     }
 
-    /// @notice A seller's on-chain reserve of a pending guarantee's amount (see {registerReserve} for V2,
-    /// {registerV1Reserve} for V1, where `expiresAt` is the time from which the reserve can be collected).
+    /// @notice A seller's on-chain reserve of a pending guarantee's amount (see {registerReserve}: a V2 or
+    /// a V1 certificate, where `expiresAt` is the time from which the reserve can be collected).
     /// @dev Two slots; `amount` fits 96 bits (larger guarantees cannot be reserved).
     struct Reserve {
         address user;
