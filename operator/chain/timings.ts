@@ -66,3 +66,18 @@ export function withdrawalReadyAt(
   const underCurrent = timings ? withdrawal.requestedAt + timings.withdrawalGracePeriod : 0;
   return Math.max(withdrawal.finalizableAt, underCurrent);
 }
+
+/**
+ * Why the Vault's `confirmationLag` looks too short for Core's `confirmations` (null: it does not). Core acts
+ * on blocks `confirmations` deep, so its commits trail the chain by about confirmations × block time plus a
+ * block; the grace-period invariant only protects sellers if the on-chain lag covers that. Core does not know
+ * the block time, so it flags only a lag below one second per confirmation (every chain Core targets has
+ * blocks of at least a second): set `Timings.confirmationLag` to confirmations × block time + one block.
+ */
+export function confirmationLagProblem(timings: VaultTimings, confirmations: number): string | null {
+  if (timings.confirmationLag >= confirmations) return null;
+  return (
+    `the Vault's confirmationLag (${timings.confirmationLag} s) is shorter than Core's ${confirmations} ` +
+    "confirmations take: commits may land after the grace-period invariant assumes; raise it with setTimings"
+  );
+}
