@@ -16,6 +16,7 @@ import {IValidationRegistry} from "./interfaces/IValidationRegistry.sol";
 import {BLSVerifier} from "./lib/BLSVerifier.sol";
 import {CertificateCodec} from "./lib/CertificateCodec.sol";
 import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
+import {VaultChecks} from "./vault/VaultChecks.sol";
 
 /// @title Vault
 /// @notice Holds payers' collateral (ETH as address(0) and allow-listed ERC-20 tokens), the obligations of
@@ -52,7 +53,8 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         uint128 locked;
     }
 
-    /// @notice A seller's on-chain reserve of a pending V2 guarantee's amount (see {registerReserve}).
+    /// @notice A seller's on-chain reserve of a pending guarantee's amount (see {registerReserve}: a V2 or
+    /// a V1 certificate, where `expiresAt` is the time from which the reserve can be collected).
     /// @dev Two slots; `amount` fits 96 bits (larger guarantees cannot be reserved).
     struct Reserve {
         address user;
@@ -83,6 +85,10 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     bytes32 private immutable _DOMAIN_SEPARATOR;
     uint256 private immutable _DOMAIN_CHAIN_ID;
 
+    /// @notice The stateless helper this Vault deployed in its constructor (timing invariant, V1 certificates,
+    /// listings in committed cycles): separate only for the EIP-170 code size limit.
+    VaultChecks public immutable checks;
+
     /// @notice The ClearingHouse allowed to call the clearing hooks (set once).
     address public clearingHouse;
     /// @notice Id the next withdrawal request gets (ids start at 1).
@@ -107,6 +113,9 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     /// @dev The part of `Account.locked` held by reserves (the rest is obligations).
     mapping(address user => mapping(address asset => uint256)) private _reserved;
     mapping(bytes32 guaranteeId => Reserve) private _reserves;
+    /// @notice The recipient of the V1 reserve of `guaranteeId`, whom {collectReserve} pays (zero for a V2
+    /// reserve and for none).
+    mapping(bytes32 guaranteeId => address) public v1ReserveRecipient;
 
     /// @notice `user` deposited `amount` of `asset`; `balance` is the new balance.
     event Deposited(address indexed user, address indexed asset, uint256 amount, uint256 balance);
@@ -155,6 +164,16 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         address asset,
         uint256 amount,
         uint64 expiresAt
+    );
+    /// @notice `amount` of `user`'s collateral is reserved for the V1 guarantee `guaranteeId` to `recipient`
+    /// until the guarantee is proven cleared (netted) or, from `collectableAt`, collected for `recipient`.
+    event V1ReserveRegistered(
+        bytes32 indexed guaranteeId,
+        address indexed user,
+        address indexed recipient,
+        address asset,
+        uint256 amount,
+        uint64 collectableAt
     );
     /// @notice The reserve of `guaranteeId` no longer holds `amount` of `user`'s collateral.
     event ReserveReleased(bytes32 indexed guaranteeId, address indexed user, address asset, uint256 amount);
@@ -250,6 +269,20 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     error ReserveAfterDeadline(uint64 deadline);
     /// @notice `user`'s free collateral `free` in `asset` does not cover `amount`.
     error InsufficientFreeCollateral(address user, address asset, uint256 free, uint256 amount);
+    /// @notice The payer's signature over the guarantee is not `payer`'s (raised by {checks}; the selector of
+    /// GuaranteeSignature's error).
+    error InvalidPayerSignature(address payer);
+    /// @notice The V1 reserve of `guaranteeId` can be collected only from `collectableAt` (until then Core's
+    /// clearing of the guarantee is awaited).
+    error ReserveNotYetCollectable(bytes32 guaranteeId, uint64 collectableAt);
+    /// @notice Only V1 certificates can back a V1 reserve; this one has `version` (raised by {checks}).
+    error NotV1Certificate(uint64 version);
+    /// @notice Cycle `cycleId` is not committed, was vetoed, or its challenge window (until
+    /// `challengeDeadline`) is still open, so it cannot prove a listing (raised by {checks}).
+    error CycleNotSettled(uint256 cycleId, uint64 challengeDeadline);
+    /// @notice The V1 reserve's guarantee (its payer, recipient, asset and amount) is not a leaf of cycle
+    /// `cycleId`'s guarantees root under the given proof (raised by {checks}).
+    error GuaranteeNotListed(bytes32 guaranteeId, uint256 cycleId);
 
     /// @dev Tags of the timelocked operation ids (TimelockedRoles).
     bytes32 private constant _KEY_TAG = keccak256("VAULT_OPERATOR_KEY");
@@ -276,6 +309,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         uint48 adminTransferDelay,
         Timings memory timings_
     ) AccessControlDefaultAdminRules(adminTransferDelay, admin) {
+        checks = new VaultChecks();
         _DOMAIN_CHAIN_ID = block.chainid;
         _DOMAIN_SEPARATOR = GuaranteeSignature.domainSeparator(
             EIP712_NAME,
@@ -398,14 +432,24 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         _send(c.asset, c.recipient, c.amount);
     }
 
-    /// @notice Seller's reserve (issue 17, finding 5): the holder of a V2 certificate registers it so that its
-    /// amount of the payer's collateral can no longer be withdrawn (nor taken by another remuneration) until
-    /// the guarantee is remunerated or netted, or the reserve expires at `validationDeadline +
-    /// withdrawalGracePeriod`. If Core stops, the seller still remunerates on its own ({remunerate}: the
-    /// verdict is on chain) out of the reserved collateral. Anyone may submit. Checks as {remunerate} up to
-    /// the payer's signature, then: not consumed, no reserve yet, non-zero amount, not after the validation
-    /// deadline, free collateral covers the amount.
-    /// @param claims The certificate claims (V2).
+    /// @notice Seller's reserve (issue 17, finding 5): the holder of a certificate registers it so that its
+    /// amount of the payer's collateral can no longer be withdrawn (nor taken by another remuneration).
+    /// Anyone may submit. Checks as {remunerate} up to the payer's signature (a V1 certificate: see below),
+    /// then: not consumed, no reserve yet, non-zero amount, not after the registration deadline, free
+    /// collateral covers the amount.
+    /// V2 (`ReserveRegistered`): the reserve holds until the guarantee is remunerated or netted, or expires at
+    /// `validationDeadline + withdrawalGracePeriod`; registration is open until the validation deadline. If
+    /// Core stops, the seller still remunerates on its own ({remunerate}: the verdict is on chain) out of the
+    /// reserved collateral.
+    /// V1 (`V1ReserveRegistered`; docs/contracts.md "Seller's V1 reserve"): with t the claims' timestamp,
+    /// registration is open until `registerBy = t + cycleLength + commitDelay + confirmationLag` (a live
+    /// Core's commit of the guarantee's cycle lands by then); the reserve ends when the guarantee is shown
+    /// cleared by Core (a commit marked it netted: {releaseReserve}; its leaf proven in a settled cycle:
+    /// {releaseListedReserve}) or, if Core has not cleared it by `collectableAt = registerBy + 2 *
+    /// challengeWindow`, when it is collected for the recipient ({collectReserve}). The certificate and the
+    /// payer's signature are checked by {checks} (`CertificateDomainMismatch`, `GuaranteeIdMismatch`,
+    /// `OperatorKeyNotSet`, `InvalidCertificateSignature`, `InvalidPayerSignature`, codec errors).
+    /// @param claims The certificate claims (V1 or V2).
     /// @param signature Core's BLS signature over them.
     /// @param payerScheme How the payer signed.
     /// @param payerSignature The payer's signature over the guarantee.
@@ -415,42 +459,95 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         GuaranteeSignature.Scheme payerScheme,
         bytes calldata payerSignature
     ) external {
+        if (claims.length >= _WORD && uint256(bytes32(claims[:_WORD])) == CertificateCodec.VERSION_V1) {
+            // Same arguments: {checks} verifies the V1 certificate from this call's calldata.
+            bytes memory result = _check(VaultChecks.verifyV1.selector);
+            VaultChecks.V1Reserve memory v;
+            // A static struct in memory is laid out as its ABI encoding (one word per member), which {checks}
+            // returned with clean values: no decoder needed.
+            assembly ("memory-safe") {
+                v := add(result, 0x20)
+            }
+            _reserve(v.guaranteeId, v.user, v.asset, v.amount, v.registerBy, v.collectableAt);
+            v1ReserveRecipient[v.guaranteeId] = v.recipient;
+            emit V1ReserveRegistered(v.guaranteeId, v.user, v.recipient, v.asset, v.amount, v.collectableAt);
+            return;
+        }
         (
             CertificateCodec.CertificateClaims memory c,
             CertificateCodec.ValidationPolicy memory p
         ) = _verifiedGuarantee(claims, signature, payerScheme, payerSignature);
-        Consumption how = consumption[c.guaranteeId];
-        if (how != Consumption.None) revert GuaranteeAlreadyConsumed(c.guaranteeId, how);
-        if (_reserves[c.guaranteeId].user != address(0)) revert ReserveAlreadyRegistered(c.guaranteeId);
-        if (c.amount == 0) revert ZeroAmount();
-        if (block.timestamp > p.deadline) revert ReserveAfterDeadline(p.deadline);
-        Account storage account = _accounts[c.user][c.asset];
-        uint256 free = _free(account);
-        if (free < c.amount) revert InsufficientFreeCollateral(c.user, c.asset, free, c.amount);
-
         // After the deadline the verdict is final: the seller remunerates, or a live Core nets the guarantee
         // within the clearing path, which the grace period exceeds ({setTimings}).
         uint64 expiresAt = p.deadline + _timings.withdrawalGracePeriod;
-        _reserves[c.guaranteeId] = Reserve({
-            user: c.user,
-            expiresAt: expiresAt,
-            asset: c.asset,
-            amount: SafeCast.toUint96(c.amount)
-        });
-        _reserved[c.user][c.asset] += c.amount;
-        // c.amount <= free < 2^128
-        account.locked += uint128(c.amount);
+        _reserve(c.guaranteeId, c.user, c.asset, c.amount, p.deadline, expiresAt);
         emit ReserveRegistered(c.guaranteeId, c.user, c.recipient, c.asset, c.amount, expiresAt);
     }
 
+    /// @notice Releases the V1 reserve of `guaranteeId` by proving that Core cleared its guarantee: the leaf
+    /// (the reserve's guarantee id, payer, recipient, asset, amount, and a signature hash) is in the guarantees
+    /// root of a cycle that is committed, not vetoed and past its challenge deadline. Marks the guarantee
+    /// netted (`GuaranteeNetted`, if not consumed yet) so it can never be collected or reserved again. Anyone
+    /// may call (Core's keeper, the payer); leaves and proofs: Core's `GET /core/cycles/{id}/guarantees?payer=`.
+    /// @dev Arguments: `(bytes32 guaranteeId, uint256 cycleId, bytes32 signatureHash, bytes32[] proof)`, the
+    /// proof a StandardMerkleTree proof under the cycle's guarantees root; checked by {checks}
+    /// (`ReserveNotFound`, `CycleNotSettled`, `GuaranteeNotListed`).
+    /// @param guaranteeId The reserved V1 guarantee.
+    function releaseListedReserve(
+        bytes32 guaranteeId,
+        uint256 /* cycleId */,
+        bytes32 /* signatureHash */,
+        bytes32[] calldata /* proof */
+    ) external {
+        _check(VaultChecks.checkListing.selector);
+        if (consumption[guaranteeId] == Consumption.None) {
+            consumption[guaranteeId] = Consumption.Netted;
+            emit GuaranteeNetted(guaranteeId);
+        }
+        Reserve memory r = _reserves[guaranteeId];
+        delete v1ReserveRecipient[guaranteeId];
+        _release(guaranteeId, r, _accounts[r.user][r.asset]);
+    }
+
+    /// @notice Pays the recipient of the V1 reserve of `guaranteeId` out of the reserved collateral once Core
+    /// has not cleared the guarantee by the reserve's `collectableAt` (`ReserveNotYetCollectable` before;
+    /// `GuaranteeAlreadyConsumed` once marked netted). The guarantee is then consumed as `Remunerated`: a
+    /// commit that lists it later skips it (`GuaranteeNettingSkipped`), and it cannot answer a challenge of
+    /// its payer's debit. Anyone may call; the money goes to the recipient. Not pausable.
+    /// @dev Pays min(amount, balance): only an over-committed payer (Core's fault) can have less.
+    /// @param guaranteeId The reserved V1 guarantee.
+    function collectReserve(bytes32 guaranteeId) external nonReentrant {
+        Reserve memory r = _reserves[guaranteeId];
+        address recipient = v1ReserveRecipient[guaranteeId];
+        if (r.user == address(0) || recipient == address(0)) revert ReserveNotFound(guaranteeId);
+        Consumption how = consumption[guaranteeId];
+        if (how != Consumption.None) revert GuaranteeAlreadyConsumed(guaranteeId, how);
+        if (block.timestamp < r.expiresAt) revert ReserveNotYetCollectable(guaranteeId, r.expiresAt);
+
+        consumption[guaranteeId] = Consumption.Remunerated;
+        delete v1ReserveRecipient[guaranteeId];
+        Account storage account = _accounts[r.user][r.asset];
+        _release(guaranteeId, r, account);
+        uint128 balance = account.balance;
+        uint128 paid = r.amount < balance ? r.amount : balance;
+        account.balance = balance - paid;
+        emit GuaranteeRemunerated(guaranteeId, r.user, recipient, r.asset, paid);
+        _send(r.asset, recipient, paid);
+    }
+
     /// @notice Frees the collateral a reserve holds once its guarantee was consumed (remunerated or netted)
-    /// or it expired; callable by anyone (Core's keeper, the payer).
+    /// or, for a V2 reserve, it expired; callable by anyone (Core's keeper, the payer). A V1 reserve never
+    /// expires: it is released once its guarantee is consumed (a commit marked it netted), proven cleared
+    /// ({releaseListedReserve}) or collected ({collectReserve}).
     function releaseReserve(bytes32 guaranteeId) external {
         Reserve memory r = _reserves[guaranteeId];
         if (r.user == address(0)) revert ReserveNotFound(guaranteeId);
-        if (consumption[guaranteeId] == Consumption.None && block.timestamp < r.expiresAt) {
-            revert ReserveStillActive(guaranteeId, r.expiresAt);
-        }
+        address recipient = v1ReserveRecipient[guaranteeId];
+        if (
+            consumption[guaranteeId] == Consumption.None &&
+            (recipient != address(0) || block.timestamp < r.expiresAt)
+        ) revert ReserveStillActive(guaranteeId, r.expiresAt);
+        if (recipient != address(0)) delete v1ReserveRecipient[guaranteeId];
         _release(guaranteeId, r, _accounts[r.user][r.asset]);
     }
 
@@ -593,9 +690,10 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         emit TrustedRegistryUpdated(registry, trusted);
     }
 
-    /// @notice Sets all timings at once, enforcing `challengeWindow > 0` and
-    /// `withdrawalGracePeriod > cycleLength + commitDelay + 2 * challengeWindow + paymentWindow + defaultWindow`
-    /// (docs/protocol.md, grace-period invariant; the ClearingHouse's answer window is as long as the challenge window).
+    /// @notice Sets all timings at once, enforcing `challengeWindow > 0` and `withdrawalGracePeriod >
+    /// cycleLength + commitDelay + confirmationLag + 2 * challengeWindow + paymentWindow + defaultWindow`
+    /// (docs/protocol.md, grace-period invariant; the ClearingHouse's answer window is as long as the challenge
+    /// window; Core's commits trail the chain by `confirmationLag`). Checked by {checks}.
     /// @dev A longer grace period also applies to open withdrawal requests (see {withdrawalFinalizableAt});
     /// a shorter one does not.
     function setTimings(Timings calldata timings_) external onlyRole(CONFIG_ROLE) {
@@ -708,6 +806,36 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         return balance > locked ? balance - locked : 0;
     }
 
+    /// @dev Registers a reserve of `amount` of `user`'s free `asset` collateral for `guaranteeId` until
+    /// `expiresAt`; checks, in order: not consumed, no reserve yet, non-zero amount, not after `registerBy`,
+    /// free collateral.
+    function _reserve(
+        bytes32 guaranteeId,
+        address user,
+        address asset,
+        uint256 amount,
+        uint64 registerBy,
+        uint64 expiresAt
+    ) private {
+        Consumption how = consumption[guaranteeId];
+        if (how != Consumption.None) revert GuaranteeAlreadyConsumed(guaranteeId, how);
+        if (_reserves[guaranteeId].user != address(0)) revert ReserveAlreadyRegistered(guaranteeId);
+        if (amount == 0) revert ZeroAmount();
+        if (block.timestamp > registerBy) revert ReserveAfterDeadline(registerBy);
+        Account storage account = _accounts[user][asset];
+        uint256 free = _free(account);
+        if (free < amount) revert InsufficientFreeCollateral(user, asset, free, amount);
+        _reserves[guaranteeId] = Reserve({
+            user: user,
+            expiresAt: expiresAt,
+            asset: asset,
+            amount: SafeCast.toUint96(amount)
+        });
+        _reserved[user][asset] += amount;
+        // amount <= free < 2^128
+        account.locked += uint128(amount);
+    }
+
     /// @dev Releases `guaranteeId`'s reserve (if any) during its remuneration; returns the amount it held. A
     /// reserve of another payer or asset under the same id (only possible if Core certified two guarantees
     /// with one id and the payer signed both) is left alone.
@@ -749,21 +877,20 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         return underCurrentTimings > request.finalizableAt ? underCurrentTimings : request.finalizableAt;
     }
 
-    function _setTimings(Timings memory t) private {
-        if (t.cycleLength == 0) revert ZeroCycleLength();
-        if (t.paymentWindow == 0) revert ZeroPaymentWindow();
-        if (t.challengeWindow == 0) revert ZeroChallengeWindow();
-        // The challenge window is followed by an answer window of the same length (ClearingHouse).
-        uint256 clearingPath = uint256(t.cycleLength) +
-            t.commitDelay +
-            2 * uint256(t.challengeWindow) +
-            t.paymentWindow +
-            t.defaultWindow;
-        if (t.withdrawalGracePeriod <= clearingPath)
-            revert GracePeriodTooShort(t.withdrawalGracePeriod, clearingPath);
-        if (t.withdrawalGracePeriod > MAX_WITHDRAWAL_GRACE_PERIOD) {
-            revert GracePeriodTooLong(t.withdrawalGracePeriod, MAX_WITHDRAWAL_GRACE_PERIOD);
+    /// @dev Calls {checks} with this call's own arguments (its function `selector` takes the same ones and
+    /// reads the rest from this Vault's views), bubbling up its revert.
+    function _check(bytes4 selector) private view returns (bytes memory result) {
+        bool ok;
+        (ok, result) = address(checks).staticcall(bytes.concat(selector, msg.data[4:]));
+        if (!ok) {
+            assembly ("memory-safe") {
+                revert(add(result, 0x20), mload(result))
+            }
         }
+    }
+
+    function _setTimings(Timings memory t) private {
+        checks.checkTimings(t);
         _timings = t;
         emit TimingsUpdated(t);
     }
@@ -790,12 +917,12 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         BLS.G1Point memory key = _unpackedOperatorKey();
         // A set key is never the identity, so all-zero words mean "not set" (one slot less than a flag).
         if ((key.x_a | key.x_b | key.y_a | key.y_b) == bytes32(0)) revert OperatorKeyNotSet();
-        if (!BLSVerifier.verify(key, claims, signature, BLSVerifier.POP_DST)) {
-            revert InvalidCertificateSignature();
-        }
-        GuaranteeSignature.check(
-            _domainSeparator(),
-            GuaranteeSignature.structHashV2(c, p),
+        // Both signatures are checked in {checks} (code size; the key is passed, as read above).
+        checks.checkSignatures(
+            key,
+            claims,
+            signature,
+            GuaranteeSignature.digest(_domainSeparator(), GuaranteeSignature.structHashV2(c, p)),
             c.user,
             payerScheme,
             payerSignature

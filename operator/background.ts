@@ -10,7 +10,7 @@ import { FetchRequest, JsonRpcProvider, Network } from "ethers";
 import { ChainIndexer, type ChainProvider } from "./chain/indexer";
 import { OperatorSender, type SenderPolicy } from "./chain/sender";
 import type { ChainSyncMonitor } from "./chain/sync-status";
-import type { ProtocolTimings } from "./chain/timings";
+import { confirmationLagProblem, type ProtocolTimings } from "./chain/timings";
 import { ChainClock, ChainTimeUnavailableError, type Clock, systemClock } from "./clock";
 import type { CommitBondGate } from "./clearing/bond-floor";
 import { BondMonitor } from "./clearing/bond-monitor";
@@ -103,6 +103,8 @@ export function senderPolicy(
 export async function createBackgroundTasks(deps: BackgroundDeps): Promise<BackgroundTasks> {
   const { config, store, deployment, clock, chainClock, logger, provider, timings } = deps;
   const vaultTimings = await timings.load(provider, deployment.vault);
+  const lagProblem = confirmationLagProblem(vaultTimings, config.confirmations);
+  if (lagProblem) logger.warn({ confirmations: config.confirmations }, lagProblem);
   const indexer = new ChainIndexer({
     store,
     provider,

@@ -37,7 +37,7 @@ import {
   type Vault,
 } from "../typechain-types";
 
-/** Protocol timings in seconds (the Vault owns all six; see docs/protocol.md, grace-period invariant, and docs/clearing.md). */
+/** Protocol timings in seconds (the Vault owns all seven; see docs/protocol.md, grace-period invariant, and docs/clearing.md). */
 export interface Timings {
   cycleLength: number;
   commitDelay: number;
@@ -46,11 +46,17 @@ export interface Timings {
   paymentWindow: number;
   defaultWindow: number;
   withdrawalGracePeriod: number;
+  /**
+   * How far Core's view trails the chain head: about its `confirmations` × the chain's block time, plus one
+   * block (Core reads the latest mined block). Counted in the grace-period invariant.
+   */
+  confirmationLag: number;
 }
 
 /**
- * Devnet defaults: a 60 s cycle; the grace period exceeds the whole clearing path
- * (60 + 30 + 2 × 30 + 120 + 60 = 330 s).
+ * Devnet defaults: a 60 s cycle, a block a second and Core at 0 confirmations (a 1 s lag); the grace
+ * period exceeds the whole clearing path (60 + 30 + 1 + 2 × 30 + 120 + 60 = 331 s). On a public chain set
+ * `confirmationLag` (SURETY_TIMINGS) to Core's confirmations × block time + one block.
  */
 export const DEFAULT_TIMINGS: Timings = {
   cycleLength: 60,
@@ -59,6 +65,7 @@ export const DEFAULT_TIMINGS: Timings = {
   paymentWindow: 120,
   defaultWindow: 60,
   withdrawalGracePeriod: 360,
+  confirmationLag: 1,
 };
 
 /**

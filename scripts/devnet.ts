@@ -394,7 +394,7 @@ class Devnet {
       "",
       `Timings: cycle ${t.cycleLength} s, commit delay ${t.commitDelay} s, challenge window ${t.challengeWindow} s ` +
         `(+ as long to answer), payment window ${t.paymentWindow} s, default window ${t.defaultWindow} s, ` +
-        `withdrawal grace ${t.withdrawalGracePeriod} s`,
+        `withdrawal grace ${t.withdrawalGracePeriod} s, confirmation lag ${t.confirmationLag} s`,
       "",
       "Service accounts",
     );

@@ -40,6 +40,11 @@ export interface WireProtocolTimings {
   default_window_seconds: number;
   /** A withdrawal request finalizes no earlier than this after it was made. */
   withdrawal_grace_period_seconds: number;
+  /**
+   * How far Core's view trails the chain head (it acts on blocks `confirmations` deep): each of its commits
+   * may land this much later, so the grace-period invariant counts it. Absent (an older Core): read as 0.
+   */
+  confirmation_lag_seconds: number;
 }
 
 /** The Vault's timings (seconds), as the contracts name them. */
@@ -50,6 +55,7 @@ export interface ProtocolTimingValues {
   paymentWindow: number;
   defaultWindow: number;
   withdrawalGracePeriod: number;
+  confirmationLag: number;
 }
 
 /**
@@ -161,6 +167,7 @@ export function toWireProtocolTimings(timings: ProtocolTimingValues): WireProtoc
     payment_window_seconds: timings.paymentWindow,
     default_window_seconds: timings.defaultWindow,
     withdrawal_grace_period_seconds: timings.withdrawalGracePeriod,
+    confirmation_lag_seconds: timings.confirmationLag,
   };
 }
 
@@ -176,6 +183,8 @@ export function parseProtocolTimings(value: unknown, field: string): ProtocolTim
     paymentWindow: seconds("payment_window_seconds"),
     defaultWindow: seconds("default_window_seconds"),
     withdrawalGracePeriod: seconds("withdrawal_grace_period_seconds"),
+    // Added with the confirmation lag: a Core from before it serves none (0 = the old invariant).
+    confirmationLag: wire.confirmation_lag_seconds === undefined ? 0 : seconds("confirmation_lag_seconds"),
   };
   if (timings.cycleLength === 0)
     throw new WireError(`${field}.cycle_length_seconds`, "must be greater than zero");

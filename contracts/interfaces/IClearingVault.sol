@@ -3,11 +3,13 @@ pragma solidity ^0.8.28;
 
 /// @title IClearingVault
 /// @notice What the ClearingHouse needs from the Vault: obligation hooks, default coverage, the V2 netting
-/// marks, the guarantees' signing domain, and the clearing timings (the Vault owns all six timing values so
-/// that `withdrawalGracePeriod > cycleLength + commitDelay + 2 * challengeWindow + paymentWindow +
-/// defaultWindow` is checked in one place).
+/// marks, the guarantees' signing domain, and the clearing timings (the Vault owns all seven timing values so
+/// that `withdrawalGracePeriod > cycleLength + commitDelay + confirmationLag + 2 * challengeWindow +
+/// paymentWindow + defaultWindow` is checked in one place).
 interface IClearingVault {
-    /// @notice How a V2 guarantee was consumed on chain (a guarantee is paid at most once).
+    /// @notice How a guarantee was consumed on chain (a guarantee is paid at most once): V2 ids by
+    /// remuneration or netting; V1 ids only when they have a seller's reserve (collected from it:
+    /// `Remunerated`; proven listed in a settled cycle, or marked by a commit: `Netted`).
     enum Consumption {
         None,
         Remunerated,
@@ -29,6 +31,8 @@ interface IClearingVault {
     /// @param paymentWindow Time a debtor has after the answer window to pay before default coverage opens.
     /// @param defaultWindow Time after the payment deadline by which the keeper covers defaults.
     /// @param withdrawalGracePeriod Time between a withdrawal request and its finalisation.
+    /// @param confirmationLag How far Core's view trails the chain head (it acts only on blocks its
+    /// `confirmations` deep: about confirmations × block time), which delays each of its commits.
     struct Timings {
         uint64 cycleLength;
         uint64 commitDelay;
@@ -36,6 +40,7 @@ interface IClearingVault {
         uint64 paymentWindow;
         uint64 defaultWindow;
         uint64 withdrawalGracePeriod;
+        uint64 confirmationLag;
     }
 
     /// @notice Adds each obligation to its debtor's on-chain obligation (called on cycle commit).

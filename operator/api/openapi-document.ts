@@ -354,6 +354,12 @@ export const CORE_OPENAPI = {
             },
             default_window_seconds: { type: "integer", minimum: 0 },
             withdrawal_grace_period_seconds: { type: "integer", minimum: 0 },
+            confirmation_lag_seconds: {
+              type: "integer",
+              minimum: 0,
+              description:
+                "How far Core's view trails the chain head; counted in the grace-period invariant.",
+            },
           }),
           description: "The Vault's `timings()` as Core knows them now; null before Core has read them.",
         }),

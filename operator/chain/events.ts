@@ -28,6 +28,7 @@ export interface VaultTimings {
   paymentWindow: number;
   defaultWindow: number;
   withdrawalGracePeriod: number;
+  confirmationLag: number;
 }
 
 function plain(value: unknown): EventValue {
@@ -196,6 +197,7 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
         paymentWindow: num(t.paymentWindow),
         defaultWindow: num(t.defaultWindow),
         withdrawalGracePeriod: num(t.withdrawalGracePeriod),
+        confirmationLag: num(t.confirmationLag),
       });
       return;
     }

@@ -29,6 +29,7 @@ export class ProtocolTimings {
       paymentWindow: Number(t.paymentWindow),
       defaultWindow: Number(t.defaultWindow),
       withdrawalGracePeriod: Number(t.withdrawalGracePeriod),
+      confirmationLag: Number(t.confirmationLag),
     };
     this.set(timings);
     return timings;
@@ -41,11 +42,20 @@ export class ProtocolTimings {
  * A pending V2 guarantee has no on-chain reservation. A withdrawal requested at r ≥ now finalizes no
  * earlier than r + grace ≥ now + grace. Core nets a validated-but-unremunerated V2 guarantee once its
  * deadline has passed and been indexed (≤ deadline + margin), in the cycle closing within
- * cycleLength, committed within commitDelay: its obligation is on chain by
- * deadline + margin + cycleLength + commitDelay, which must come strictly before now + grace.
+ * cycleLength, committed within commitDelay and mined within the confirmation lag (Core acts on blocks
+ * `confirmations` deep): its obligation is on chain by
+ * deadline + margin + cycleLength + commitDelay + confirmationLag, which must come strictly before now + grace.
  */
 export function maxV2ValidationDeadline(timings: VaultTimings, now: number, marginSeconds: number): number {
-  return now + timings.withdrawalGracePeriod - timings.cycleLength - timings.commitDelay - marginSeconds - 1;
+  return (
+    now +
+    timings.withdrawalGracePeriod -
+    timings.cycleLength -
+    timings.commitDelay -
+    timings.confirmationLag -
+    marginSeconds -
+    1
+  );
 }
 
 /** When an open withdrawal can finalize: as `Vault.withdrawalFinalizableAt` computes it. */
@@ -55,4 +65,19 @@ export function withdrawalReadyAt(
 ): number {
   const underCurrent = timings ? withdrawal.requestedAt + timings.withdrawalGracePeriod : 0;
   return Math.max(withdrawal.finalizableAt, underCurrent);
+}
+
+/**
+ * Why the Vault's `confirmationLag` looks too short for Core's `confirmations` (null: it does not). Core acts
+ * on blocks `confirmations` deep, so its commits trail the chain by about confirmations × block time plus a
+ * block; the grace-period invariant only protects sellers if the on-chain lag covers that. Core does not know
+ * the block time, so it flags only a lag below one second per confirmation (every chain Core targets has
+ * blocks of at least a second): set `Timings.confirmationLag` to confirmations × block time + one block.
+ */
+export function confirmationLagProblem(timings: VaultTimings, confirmations: number): string | null {
+  if (timings.confirmationLag >= confirmations) return null;
+  return (
+    `the Vault's confirmationLag (${timings.confirmationLag} s) is shorter than Core's ${confirmations} ` +
+    "confirmations take: commits may land after the grace-period invariant assumes; raise it with setTimings"
+  );
 }

@@ -62,6 +62,12 @@ export class DevnetOptionsError extends Error {
  * to spare. Every window Core must act within is at least this long.
  */
 export const DEVNET_REACTION_SECONDS = 4;
+/**
+ * Core's confirmation lag on the devnet, in seconds (the Vault's `confirmationLag`): Core acts on blocks 0
+ * deep there, and the latest block is at most one block time (a second) behind the chain's clock.
+ * Generally: confirmations × block time + one block time.
+ */
+export const DEVNET_CONFIRMATION_LAG_SECONDS = 1;
 /** Core's round on the devnet (SURETY_POLL_INTERVAL_MS), as the reaction time above assumes. */
 export const DEVNET_POLL_INTERVAL_MS = 1_000;
 /**
@@ -85,8 +91,8 @@ export const DEVNET_MIN_V2_WINDOW_SECONDS = 10;
 
 /**
  * Timings for a cycle of `cycleLength` seconds: short windows, each at least Core's reaction time, that
- * keep the Vault's invariant (grace > cycle + commit delay + 2 × challenge window + payment + default
- * window; the answer window is as long as the challenge window) with half a cycle (at least 10 s) to
+ * keep the Vault's invariant (grace > cycle + commit delay + confirmation lag + 2 × challenge window +
+ * payment + default window; the answer window is as long as the challenge window) with half a cycle (at least 10 s) to
  * spare. The challenge window is half a cycle, and more than Core's reaction time: a challenge opened in
  * its last second is answered by Core's keeper within the answer window that follows.
  */
@@ -96,6 +102,7 @@ export function devnetTimings(cycleLength: number): Timings {
   const paymentWindow = cycleLength;
   const defaultWindow = Math.max(DEVNET_REACTION_SECONDS + 1, Math.ceil(cycleLength / 2));
   const margin = Math.max(10, Math.ceil(cycleLength / 2));
+  const confirmationLag = DEVNET_CONFIRMATION_LAG_SECONDS;
   return {
     cycleLength,
     commitDelay,
@@ -103,7 +110,14 @@ export function devnetTimings(cycleLength: number): Timings {
     paymentWindow,
     defaultWindow,
     withdrawalGracePeriod:
-      cycleLength + commitDelay + 2 * challengeWindow + paymentWindow + defaultWindow + margin,
+      cycleLength +
+      commitDelay +
+      confirmationLag +
+      2 * challengeWindow +
+      paymentWindow +
+      defaultWindow +
+      margin,
+    confirmationLag,
   };
 }
 
@@ -132,17 +146,29 @@ export function devnetTimingProblems(timings: Timings): string[] {
       );
     }
   }
+  if (t.confirmationLag < DEVNET_CONFIRMATION_LAG_SECONDS) {
+    problems.push(
+      `confirmationLag ${t.confirmationLag} s is shorter than Core's lag behind the chain on the devnet ` +
+        `(${DEVNET_CONFIRMATION_LAG_SECONDS} s: a block a second, 0 confirmations)`,
+    );
+  }
   const clearingPath =
-    t.cycleLength + t.commitDelay + 2 * t.challengeWindow + t.paymentWindow + t.defaultWindow;
+    t.cycleLength +
+    t.commitDelay +
+    t.confirmationLag +
+    2 * t.challengeWindow +
+    t.paymentWindow +
+    t.defaultWindow;
   if (t.withdrawalGracePeriod <= clearingPath) {
     problems.push(
       `withdrawalGracePeriod ${t.withdrawalGracePeriod} s must exceed cycleLength + commitDelay + ` +
-        `2 × challengeWindow + paymentWindow + defaultWindow = ${clearingPath} s (the Vault refuses it)`,
+        `confirmationLag + 2 × challengeWindow + paymentWindow + defaultWindow = ${clearingPath} s ` +
+        "(the Vault refuses it)",
     );
   } else if (devnetV2Window(t) < DEVNET_MIN_V2_WINDOW_SECONDS) {
     problems.push(
       `V2 guarantees would get a validation window of ${devnetV2Window(t)} s (withdrawalGracePeriod − ` +
-        `cycleLength − commitDelay − ${DEVNET_V2_DEADLINE_MARGIN_SECONDS} s margin − 1), less than the ` +
+        `cycleLength − commitDelay − confirmationLag − ${DEVNET_V2_DEADLINE_MARGIN_SECONDS} s margin − 1), less than the ` +
         `${DEVNET_MIN_V2_WINDOW_SECONDS} s minimum: raise withdrawalGracePeriod`,
     );
   }
@@ -236,6 +262,7 @@ const TIMING_NAMES: readonly (keyof Timings)[] = [
   "paymentWindow",
   "defaultWindow",
   "withdrawalGracePeriod",
+  "confirmationLag",
 ];
 
 function timingOverrides(raw: string): Partial<Timings> {

@@ -9,7 +9,11 @@ import { g1ToEip2537 } from "../../sdk/bls";
 import { ValidationRegistry__factory } from "../../typechain-types";
 import { id as hashText, parseEther, type ContractTransactionResponse } from "ethers";
 
-import { guaranteeLeafOf } from "../../operator/clearing/commit-plan";
+import { guaranteeLeafOf, toCommitCycleCall } from "../../operator/clearing/commit-plan";
+import type { GuaranteeClaimsV1 } from "../../sdk/claims";
+import { encodeCertificateClaims } from "../../sdk/certificate";
+import { signGuarantee } from "../../sdk/eip712";
+import { guaranteeId as sdkGuaranteeId } from "../../sdk/ids";
 import { guaranteeProof } from "../../sdk";
 import {
   ETH,
@@ -21,6 +25,7 @@ import {
   planCycle,
   type Position,
   remunerateArgs,
+  signClaims,
   signedGuarantee,
   type SignedTestGuarantee,
   suretyFixture,
@@ -155,6 +160,68 @@ describe("Gas", () => {
       policy.deadline - BigInt(await time.latest()) + (await f.vault.timings()).withdrawalGracePeriod,
     );
     await gasOf("releaseReserve (expired)", f.vault.releaseReserve(second.guaranteeId));
+  });
+
+  it("seller's V1 reserve: registerReserve (V1), releaseListedReserve, releaseReserve (marked), collectReserve", async () => {
+    const f = await loadFixture(suretyFixture);
+    await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    const deployment = { chainId: f.chainId, vault: f.vaultAddress };
+    const domain = { name: "Surety", version: "1", chainId: f.chainId, verifyingContract: f.vaultAddress };
+    const now = await time.latest();
+    const issue = async (reqId: bigint): Promise<SignedTestGuarantee> => {
+      const claims: GuaranteeClaimsV1 = {
+        version: 1,
+        user: f.alice.address,
+        recipient: f.bob.address,
+        reqId,
+        amount: ONE,
+        asset: ETH,
+        timestamp: now,
+      };
+      const signature = await signGuarantee(f.alice, domain, claims, "eip712");
+      return {
+        payable: {
+          guaranteeId: sdkGuaranteeId(deployment, f.alice.address, reqId),
+          version: 1,
+          user: f.alice.address,
+          recipient: f.bob.address,
+          asset: ETH,
+          amount: ONE,
+          signature,
+        },
+        claims: encodeCertificateClaims(claims, deployment),
+        scheme: "eip712",
+        signature,
+      };
+    };
+    const [proven, marked, collected] = [await issue(1n), await issue(2n), await issue(3n)];
+    const register = (g: SignedTestGuarantee) =>
+      f.vault.registerReserve(g.claims, signClaims(g.claims), 0, g.signature);
+    await gasOf("registerReserve (V1, ETH, first reserve of the payer)", register(proven));
+    await gasOf("registerReserve (V1, ETH, second)", register(marked));
+    await register(collected);
+    const plan = planCycle(1n, [proven, marked]);
+    await f.clearingHouse
+      .connect(f.operator)
+      .commitCycle(...toCommitCycleCall({ ...plan.args, nettedV2Ids: [marked.payable.guaranteeId] }));
+    await time.increaseTo((await f.clearingHouse.getCycle(1n)).challengeDeadline + 1n);
+    const leaf = guaranteeLeafOf(proven.payable);
+    await gasOf(
+      "releaseListedReserve (V1, 1-level proof)",
+      f.vault.releaseListedReserve(
+        proven.payable.guaranteeId,
+        1n,
+        leaf.signatureHash,
+        guaranteeProof(plan.guaranteeTree, leaf),
+      ),
+    );
+    await gasOf(
+      "releaseReserve (V1, marked netted by the commit)",
+      f.vault.releaseReserve(marked.payable.guaranteeId),
+    );
+    await time.increaseTo((await f.vault.reserveOf(collected.payable.guaranteeId)).expiresAt);
+    await gasOf("collectReserve (V1, ETH)", f.vault.collectReserve(collected.payable.guaranteeId));
+    await gasOf("setTimings", f.vault.connect(f.admin).setTimings({ ...TIMINGS, confirmationLag: 2 }));
   });
 
   it("timelocked changes: role grant, operator key, trusted registry", async () => {

@@ -220,12 +220,22 @@ describe("Invariants (docs/protocol.md)", () => {
       const path =
         TIMINGS.cycleLength +
         TIMINGS.commitDelay +
+        TIMINGS.confirmationLag +
         2 * TIMINGS.challengeWindow +
         TIMINGS.paymentWindow +
         TIMINGS.defaultWindow;
       await expect(vault.setTimings({ ...TIMINGS, withdrawalGracePeriod: path }))
         .to.be.revertedWithCustomError(vault, "GracePeriodTooShort")
         .withArgs(path, path);
+      // Core's confirmation lag counts: a larger lag needs a longer grace period.
+      await expect(
+        vault.setTimings({
+          ...TIMINGS,
+          confirmationLag: TIMINGS.withdrawalGracePeriod - path + TIMINGS.confirmationLag,
+        }),
+      )
+        .to.be.revertedWithCustomError(vault, "GracePeriodTooShort")
+        .withArgs(TIMINGS.withdrawalGracePeriod, TIMINGS.withdrawalGracePeriod);
       await expect(
         vault.setTimings({ ...TIMINGS, paymentWindow: TIMINGS.withdrawalGracePeriod }),
       ).to.be.revertedWithCustomError(vault, "GracePeriodTooShort");

@@ -407,7 +407,7 @@ describe("Vault", () => {
         .withArgs(outsider.address, await vault.CONFIG_ROLE());
     });
 
-    it("setTimings enforces grace > cycle + commit + 2 × challenge + payment + default windows (docs/protocol.md, grace-period invariant)", async () => {
+    it("setTimings enforces grace > cycle + commit + confirmation lag + 2 × challenge + payment + default windows (docs/protocol.md, grace-period invariant)", async () => {
       const { vault, outsider } = await loadFixture(suretyFixture);
       const t = {
         cycleLength: 10,
@@ -416,8 +416,9 @@ describe("Vault", () => {
         paymentWindow: 20,
         defaultWindow: 15,
         withdrawalGracePeriod: 57,
+        confirmationLag: 0,
       };
-      await expect(vault.setTimings(t)).to.emit(vault, "TimingsUpdated").withArgs([10, 5, 3, 20, 15, 57]);
+      await expect(vault.setTimings(t)).to.emit(vault, "TimingsUpdated").withArgs([10, 5, 3, 20, 15, 57, 0]);
       expect(await vault.challengeWindow()).to.equal(3n);
       expect(await vault.paymentWindow()).to.equal(20n);
       expect(await vault.defaultWindow()).to.equal(15n);
@@ -426,6 +427,14 @@ describe("Vault", () => {
       await expect(vault.setTimings({ ...t, withdrawalGracePeriod: 56 }))
         .to.be.revertedWithCustomError(vault, "GracePeriodTooShort")
         .withArgs(56, 56);
+      // Core's confirmation lag lengthens the clearing path (issue 17, finding 5): 57 no longer exceeds it.
+      await expect(vault.setTimings({ ...t, confirmationLag: 4 }))
+        .to.be.revertedWithCustomError(vault, "GracePeriodTooShort")
+        .withArgs(57, 60);
+      await expect(vault.setTimings({ ...t, confirmationLag: 4, withdrawalGracePeriod: 61 }))
+        .to.emit(vault, "TimingsUpdated")
+        .withArgs([10, 5, 3, 20, 15, 61, 4]);
+      expect((await vault.timings()).confirmationLag).to.equal(4n);
       await expect(vault.setTimings({ ...t, challengeWindow: 0 })).to.be.revertedWithCustomError(
         vault,
         "ZeroChallengeWindow",

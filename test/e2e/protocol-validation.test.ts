@@ -107,7 +107,7 @@ describe("protocol end to end: V2 validation and remuneration", function () {
     const usd = f.usdAddress;
     await f.vault.connect(w.alice).depositToken(usd, 1_000n);
     await s.round();
-    // The latest deadline Core accepts (docs/operator-async.md, V2 deadline cap): 179 s with the test
+    // The latest deadline Core accepts (docs/operator-async.md, V2 deadline cap): 178 s with the test
     // timings, counted from the chain's time as Core has indexed it.
     const t = f.timings;
     const latest =
@@ -115,6 +115,7 @@ describe("protocol end to end: V2 validation and remuneration", function () {
       t.withdrawalGracePeriod -
       t.cycleLength -
       t.commitDelay -
+      t.confirmationLag -
       s.core.context.config.v2DeadlineMarginSeconds -
       1;
     const tooFar = await s.settleRaw(s.claimsFor("alice", "bob", 700n, usd, { deadline: latest + 1 }));

@@ -282,7 +282,7 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
       await h!.indexer.syncToHead();
       const margin = h!.config.v2DeadlineMarginSeconds;
       const t = f.timings;
-      const window = t.withdrawalGracePeriod - t.cycleLength - t.commitDelay - margin - 1;
+      const window = t.withdrawalGracePeriod - t.cycleLength - t.commitDelay - t.confirmationLag - margin - 1;
       const issue = (deadline: number) => () =>
         issueGuarantee(h!, f.alice, f.bob.address, 1n, ETH, { deadline });
 

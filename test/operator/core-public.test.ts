@@ -151,6 +151,7 @@ describe("Core public endpoints", () => {
       payment_window_seconds: Number(onChain.paymentWindow),
       default_window_seconds: Number(onChain.defaultWindow),
       withdrawal_grace_period_seconds: Number(onChain.withdrawalGracePeriod),
+      confirmation_lag_seconds: Number(onChain.confirmationLag),
     });
     const latest = p.latest_validation_deadline as number;
     expect(latest).to.be.a("number").greaterThan(T0);

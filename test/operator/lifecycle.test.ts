@@ -179,7 +179,13 @@ describe("V2 lifecycle", function () {
     const t = f.timings;
     const now = h!.clock.nowSeconds();
     const cap =
-      now + t.withdrawalGracePeriod - t.cycleLength - t.commitDelay - h!.config.v2DeadlineMarginSeconds - 1;
+      now +
+      t.withdrawalGracePeriod -
+      t.cycleLength -
+      t.commitDelay -
+      t.confirmationLag -
+      h!.config.v2DeadlineMarginSeconds -
+      1;
     await issueGuarantee(h!, f.alice, f.bob.address, 1n, ETH, { deadline: cap });
     try {
       await issueGuarantee(h!, f.alice, f.bob.address, 1n, ETH, { deadline: cap + 1 });

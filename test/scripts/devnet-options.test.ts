@@ -50,7 +50,12 @@ describe("devnet options: cycle lengths and timings", function () {
         expect(window, `cycle ${cycle}`).to.be.at.least(DEVNET_REACTION_SECONDS);
       }
       expect(t.withdrawalGracePeriod).to.be.greaterThan(
-        t.cycleLength + t.commitDelay + 2 * t.challengeWindow + t.paymentWindow + t.defaultWindow,
+        t.cycleLength +
+          t.commitDelay +
+          t.confirmationLag +
+          2 * t.challengeWindow +
+          t.paymentWindow +
+          t.defaultWindow,
       );
       expect(devnetV2Window(t), `cycle ${cycle}`).to.be.at.least(DEVNET_MIN_V2_WINDOW_SECONDS);
     }
@@ -60,7 +65,8 @@ describe("devnet options: cycle lengths and timings", function () {
       challengeWindow: 30,
       paymentWindow: 60,
       defaultWindow: 30,
-      withdrawalGracePeriod: 250,
+      withdrawalGracePeriod: 251,
+      confirmationLag: 1,
     });
     expect(devnetTimings(DEVNET_MIN_CYCLE_SECONDS)).to.deep.equal({
       cycleLength: 10,
@@ -68,7 +74,8 @@ describe("devnet options: cycle lengths and timings", function () {
       challengeWindow: 5,
       paymentWindow: 10,
       defaultWindow: 5,
-      withdrawalGracePeriod: 49,
+      withdrawalGracePeriod: 50,
+      confirmationLag: 1,
     });
     expect(devnetV2Window(devnetTimings(60))).to.equal(175);
     expect(devnetV2Window(devnetTimings(10))).to.equal(30);
@@ -86,12 +93,16 @@ describe("devnet options: cycle lengths and timings", function () {
       `defaultWindow 2 s is shorter than Core's reaction time on the devnet (${DEVNET_REACTION_SECONDS} s)`,
     );
     expect(refusal({ SURETY_DEVNET_TIMINGS: JSON.stringify({ withdrawalGracePeriod: 100 }) })).to.include(
-      "withdrawalGracePeriod 100 s must exceed cycleLength + commitDelay + 2 × challengeWindow + " +
-        "paymentWindow + defaultWindow = 220 s",
+      "withdrawalGracePeriod 100 s must exceed cycleLength + commitDelay + confirmationLag + " +
+        "2 × challengeWindow + paymentWindow + defaultWindow = 221 s",
     );
     expect(() =>
-      devnetOptionsFromEnv({ SURETY_DEVNET_TIMINGS: JSON.stringify({ withdrawalGracePeriod: 221 }) }),
+      devnetOptionsFromEnv({ SURETY_DEVNET_TIMINGS: JSON.stringify({ withdrawalGracePeriod: 222 }) }),
     ).to.not.throw();
+    // Core's lag behind the chain cannot be assumed away.
+    expect(refusal({ SURETY_DEVNET_TIMINGS: JSON.stringify({ confirmationLag: 0 }) })).to.include(
+      "confirmationLag 0 s is shorter than Core's lag behind the chain on the devnet",
+    );
     // A challenge window Core could not answer within is refused too.
     expect(refusal({ SURETY_DEVNET_TIMINGS: JSON.stringify({ challengeWindow: 3 }) })).to.include(
       `challengeWindow 3 s is shorter than Core's reaction time on the devnet (${DEVNET_REACTION_SECONDS} s)`,

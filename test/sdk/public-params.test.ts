@@ -22,6 +22,7 @@ const TIMINGS = {
   paymentWindow: 120,
   defaultWindow: 60,
   withdrawalGracePeriod: 360,
+  confirmationLag: 12,
 };
 const key = blsKeyFromSecret("0x" + "55".repeat(32));
 
@@ -82,6 +83,7 @@ describe("sdk/public-params: GET /core/public-params", () => {
       payment_window_seconds: 120,
       default_window_seconds: 60,
       withdrawal_grace_period_seconds: 360,
+      confirmation_lag_seconds: 12,
     });
     expect(params).to.include({
       clearing_house_address: CLEARING_HOUSE,
@@ -120,6 +122,10 @@ describe("sdk/public-params: GET /core/public-params", () => {
       latestValidationDeadline: null,
     });
     expect(parsePublicParams(wire({ protocol_timings: null }))).to.include({ timings: null });
+    // A Core from before the confirmation lag: the lag reads as 0 (the invariant without it).
+    const noLag = wire();
+    delete (noLag.protocol_timings as Record<string, unknown>).confirmation_lag_seconds;
+    expect(parsePublicParams(noLag).timings?.confirmationLag).to.equal(0);
   });
 
   it("normalises: checksummed addresses, distinct sorted versions, distinct registries", () => {
