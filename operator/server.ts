@@ -31,6 +31,7 @@ import { createWebhookDispatcher, startDispatcherLoop, syncConfiguredSubscriptio
 import { workerBlsSigner } from "./guarantees/signing-worker";
 import { issuanceFastPath } from "./api/issuance-fast-path";
 import { blsKeyFromSecret } from "../sdk/bls";
+import { type BackgroundOwnership, coreOwnership, type RunningWork, startReplicaWork } from "./leadership";
 
 /** How long close() waits for in-flight requests before cutting their connections. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -68,6 +69,11 @@ export interface CoreServerDeps {
    * "enforce"). "skip" only where no Vault is deployed (tests of Core alone).
    */
   vaultKeyCheck?: VaultKeyCheck;
+  /**
+   * Who runs the background work (operator/leadership/). Default: a {@link LeaderLease} on a PostgreSQL
+   * store (replicas elect a leader), the process alone otherwise. Stopped by `close()`.
+   */
+  ownership?: BackgroundOwnership;
 }
 
 export interface CoreServer {
@@ -102,12 +108,12 @@ export async function startCoreServer(
   const closeChain = deps.chain === undefined;
   let store: Store | undefined;
   const closeStore = deps.closeStore ?? deps.store === undefined;
-  let background: BackgroundTasks | undefined;
+  let ownership: BackgroundOwnership | undefined;
+  let follower: RunningWork | undefined;
   let ownProvider: JsonRpcProvider | undefined;
-  let webhooks: { stop(): Promise<void> } | undefined;
   const release = async () => {
-    await webhooks?.stop();
-    await background?.stop();
+    await follower?.stop();
+    await ownership?.stop();
     ownProvider?.destroy();
     if (closeStore) await store?.close();
     if (closeChain) await chain.close();
@@ -132,6 +138,7 @@ export async function startCoreServer(
         : await PostgresStore.open(config.databaseUrl));
     // A restart knows the chain time at once (the stored cursor); a fresh store waits for the indexer.
     const chainClock = deps.chainClock ?? new ChainClock(await store.getChainCursor());
+    ownership = deps.ownership ?? coreOwnership(config, store, logger);
     ({ app, context } = createCoreApp({
       config,
       store,
@@ -140,18 +147,40 @@ export async function startCoreServer(
       logger,
       deployment,
       chain,
-      services: { ...deps.services, signer },
+      services: { leadership: ownership, ...deps.services, signer },
       routes: deps.routes,
     }));
     await syncConfiguredSubscriptions(store, config.webhooks, context.clock.nowSeconds());
     if (config.backgroundTasks) {
-      // Independent of the chain tasks: issuance events need no chain connection (docs/webhooks.md).
-      webhooks = startDispatcherLoop(createWebhookDispatcher(context), config.pollIntervalMs, logger);
-    }
-    if (config.backgroundTasks && (deps.chainProvider !== undefined || deps.chain === undefined)) {
-      const provider = deps.chainProvider ?? (ownProvider = rpcProvider(config));
-      background = await createBackgroundTasks({ ...context, provider, timings: context.timings });
-      background.start();
+      const chainTasks = deps.chainProvider !== undefined || deps.chain === undefined;
+      const provider = chainTasks ? (deps.chainProvider ?? (ownProvider = rpcProvider(config))) : null;
+      const termContext = context;
+      // Runs while this process leads, on the term's store (fenced on PostgreSQL: operator/leadership/).
+      follower = await startReplicaWork(ownership, termContext, async ({ store: termStore }) => {
+        const termDeps = { ...termContext, store: termStore };
+        // Independent of the chain tasks: issuance events need no chain connection (docs/webhooks.md).
+        const webhooks = startDispatcherLoop(
+          createWebhookDispatcher(termDeps),
+          config.pollIntervalMs,
+          logger,
+        );
+        let background: BackgroundTasks | undefined;
+        if (provider !== null) {
+          try {
+            background = await createBackgroundTasks({ ...termDeps, provider, timings: context.timings });
+          } catch (error) {
+            await webhooks.stop();
+            throw error;
+          }
+          background.start();
+        }
+        return {
+          stop: async () => {
+            await webhooks.stop();
+            await background?.stop();
+          },
+        };
+      });
     }
     // Plain `POST /core/guarantees` requests skip Express (same answers, less garbage); the rest is Express.
     server.on("request", issuanceFastPath(context, app));

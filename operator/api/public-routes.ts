@@ -9,6 +9,7 @@ import { Router } from "express";
 import { withTimeout } from "../chain";
 import type { ChainSyncStatus } from "../chain/sync-status";
 import { isoFromSeconds } from "../clock";
+import type { LeadershipView } from "../leadership/ownership";
 import type { RouteModule } from "./context";
 
 /** Health answers within this bound even when a dependency hangs. */
@@ -37,6 +38,17 @@ export function chainSyncView(status: ChainSyncStatus) {
     last_synced_at: status.lastSyncedAt === null ? null : isoFromSeconds(status.lastSyncedAt),
     seconds_since_sync: status.secondsSinceSync,
     max_stale_seconds: status.limits.maxStaleSeconds,
+  };
+}
+
+/** `leadership` of the health body: which replica runs the background work (docs/scale-out.md). */
+export function leadershipView(view: LeadershipView) {
+  return {
+    role: view.role,
+    replica: view.self,
+    leader: view.leader,
+    token: view.token,
+    lease_expires_at: view.expiresAt === null ? null : new Date(view.expiresAt).toISOString(),
   };
 }
 
@@ -73,6 +85,7 @@ export const publicRoutes: RouteModule = (context) => {
         chain_rpc: chainRpc,
         indexer,
         chain_sync: chainSyncView(sync),
+        leadership: leadershipView(context.leadership.view()),
       });
   });
 

@@ -66,6 +66,20 @@ export interface IndexerTickReport {
   cursorBlock: number | null;
 }
 
+/**
+ * What a leader publishes of its monitor and a follower replica adopts (operator/leadership/replica-state.ts):
+ * the indexer runs in one replica, every replica's issuance gate and health judge by its ticks.
+ */
+export interface ChainSyncSnapshot {
+  attachedAt: number | null;
+  lastSyncedAt: number | null;
+  headBlock: number | null;
+  indexedBlock: number | null;
+  confirmations: number;
+  halt: string | null;
+  lastError: string | null;
+}
+
 export interface ChainSyncMonitorOptions {
   limits: ChainSyncLimits;
   /** Wall clock for staleness (see the module comment). */
@@ -121,6 +135,40 @@ export class ChainSyncMonitor {
     if (error instanceof ReorgTooDeepError) this.halt = message;
     else this.lastError = message;
     this.observe(report);
+    this.status();
+  }
+
+  /** The indexer's reports so far, for replicas that do not run it ({@link follow}). */
+  snapshot(): ChainSyncSnapshot {
+    return {
+      attachedAt: this.attachedAt,
+      lastSyncedAt: this.lastSyncedAt,
+      headBlock: this.headBlock,
+      indexedBlock: this.indexedBlock,
+      confirmations: this.confirmations,
+      halt: this.halt,
+      lastError: this.lastError,
+    };
+  }
+
+  /**
+   * Judges by another replica's indexer: adopts the leader's published snapshot (null: none published yet,
+   * so `starting` rather than `off`: issuance waits for a leader's first tick). Staleness is then measured
+   * from the leader's last successful tick on this replica's wall clock, so a dead leader makes every
+   * follower `stale` (and refuse issuance) until a new leader's indexer ticks.
+   */
+  follow(snapshot: ChainSyncSnapshot | null): void {
+    if (snapshot === null) {
+      this.indexerStarted();
+      return;
+    }
+    this.attachedAt = snapshot.attachedAt ?? this.attachedAt ?? this.options.clock.nowSeconds();
+    this.lastSyncedAt = snapshot.lastSyncedAt;
+    this.headBlock = snapshot.headBlock;
+    this.indexedBlock = snapshot.indexedBlock;
+    this.confirmations = snapshot.confirmations;
+    this.halt = snapshot.halt;
+    this.lastError = snapshot.lastError;
     this.status();
   }
 
