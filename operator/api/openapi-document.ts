@@ -369,6 +369,26 @@ export const CORE_OPENAPI = {
             "`fail` while issuance is refused (see `chain_sync`); `off`: no indexer runs in this process.",
         },
         chain_sync: ref("ChainSync"),
+        leadership: ref("Leadership"),
+      }),
+      Leadership: object({
+        role: {
+          enum: ["sole", "leader", "follower", "never"],
+          description:
+            "This replica's part in the background work (indexer, clearing, keeper, V2 lifecycle, webhooks): " +
+            "`sole` on a store nobody else shares (SQLite), `leader` / `follower` among replicas on one PostgreSQL " +
+            "database (docs/scale-out.md), `never` for a process that only serves the API.",
+        },
+        replica: { type: "string", description: "This replica's id (name/pid/random, unique per start)." },
+        leader: nullable({
+          type: "string",
+          description: "The leading replica's id as last seen; null: none now.",
+        }),
+        token: nullable({ type: "integer", minimum: 1, description: "Fencing token of the current term." }),
+        lease_expires_at: nullable({
+          ...ref("DateTime"),
+          description: "When the current term's lease runs out unless renewed (the database's clock).",
+        }),
       }),
       ChainSync: object({
         state: { enum: ["off", "starting", "ok", "lagging", "stale", "halted"] },
