@@ -152,17 +152,13 @@ export class ChainSyncMonitor {
   }
 
   /**
-   * Judges by another replica's indexer: adopts the leader's published snapshot (null: none published yet,
-   * so `starting` rather than `off`: issuance waits for a leader's first tick). Staleness is then measured
-   * from the leader's last successful tick on this replica's wall clock, so a dead leader makes every
-   * follower `stale` (and refuse issuance) until a new leader's indexer ticks.
+   * Judges by another replica's indexer: adopts the leader's published snapshot, so this monitor says what
+   * the leader's says (`off` where the leader runs no indexer). Staleness is measured from the leader's last
+   * successful tick on this replica's wall clock, so a dead leader makes every follower `stale` (and refuse
+   * issuance) until a new leader's indexer ticks.
    */
-  follow(snapshot: ChainSyncSnapshot | null): void {
-    if (snapshot === null) {
-      this.indexerStarted();
-      return;
-    }
-    this.attachedAt = snapshot.attachedAt ?? this.attachedAt ?? this.options.clock.nowSeconds();
+  follow(snapshot: ChainSyncSnapshot): void {
+    this.attachedAt = snapshot.attachedAt;
     this.lastSyncedAt = snapshot.lastSyncedAt;
     this.headBlock = snapshot.headBlock;
     this.indexedBlock = snapshot.indexedBlock;

@@ -88,7 +88,8 @@ export class ReplicaStateFollower {
       if (ownership.isLeader()) return; // became leader meanwhile: its own indexer is ahead of this read
       if (chainClock instanceof ChainClock) chainClock.observe(cursor);
       const state = raw === null ? null : (JSON.parse(raw) as PublishedState);
-      chainSync.follow(state?.sync ?? null);
+      // Nothing published yet (no leader has run): this replica's own monitor stays as it is.
+      if (state !== null) chainSync.follow(state.sync);
       if (state?.timings) timings.set(state.timings);
       this.failures.succeeded("replica state");
     } catch (error) {

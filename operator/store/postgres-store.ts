@@ -12,6 +12,7 @@ import pg from "pg";
 import type { Store, StoreOps, StoreTx } from "./store";
 import { AREA_OPERATIONS } from "./sqlite-store";
 import { migratePostgres } from "./postgres/migrations";
+import { AsyncMutex } from "./mutex";
 import type { PgConn } from "./postgres/common";
 import { PgAuthSessions } from "./postgres/auth-sessions";
 import { PgChainJournal } from "./postgres/chain-journal";
@@ -226,9 +227,12 @@ export class PostgresStore implements Store {
     return this.withTransaction(async (conn) => {
       let active = true;
       const areas = pgAreas(conn);
+      // One connection: operations of the body started together (Promise.all) run one after the other, so
+      // their savepoints nest properly instead of interleaving on the connection.
+      const serial = new AsyncMutex();
       const tx = view(async (call) => {
         if (!active) throw new Error("transaction handle used after its transaction ended");
-        return conn.savepoint(() => call(areas, conn));
+        return serial.run(() => conn.savepoint(() => call(areas, conn)));
       });
       try {
         return await this.inTransaction.run(true, () => fn(tx));
