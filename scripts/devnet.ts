@@ -399,6 +399,15 @@ class Devnet {
     );
   }
 
+  /** Whether `dead` is a Core replica and another Core replica still runs. */
+  otherCoreRunning(dead: ServiceProcess): boolean {
+    const isCore = (name: string) => name === "core" || name.startsWith("core-");
+    return (
+      isCore(dead.name) &&
+      this.services.some((other) => other !== dead && isCore(other.name) && other.running)
+    );
+  }
+
   /** Calls `onDeath` once if any service exits while the devnet is up. */
   watch(onDeath: (service: ServiceProcess) => void): void {
     for (const service of this.services) {
@@ -578,6 +587,11 @@ async function main(): Promise<void> {
       ` (${seconds(started)})`,
   );
   devnet.watch((service) => {
+    if (devnet.otherCoreRunning(service)) {
+      // Replicas: the others keep serving, one of them takes the background work over (docs/scale-out.md).
+      say(`${service.name} ${service.describeExit()}; the other Core replicas keep serving`);
+      return;
+    }
     console.error(
       `[devnet] ${service.name} ${service.describeExit()} unexpectedly; its last output:\n${service.tail()}`,
     );
