@@ -14,6 +14,7 @@ import { ManualClock } from "../../facilitator/clock";
 import { CoreClient } from "../../facilitator/core-client";
 import { type CoreFetch, CoreUnavailableError, coreFetch } from "../../facilitator/core-http";
 import { FacilitatorConfigError } from "../../facilitator/config";
+import type { DeploymentParams } from "../../facilitator/deployment";
 import { startTestCore, type TestCore } from "../operator/helpers";
 import { CHAIN_ID, T0, facilitatorConfig, facilitatorWallet, payer, sign, v1Claims } from "./helpers";
 
@@ -58,8 +59,11 @@ describe("facilitator with several Core URLs (failover)", function () {
     };
   }
 
-  const wire = async (reqId: bigint) =>
-    toWireSignedGuarantee(await sign(v1Claims({ asset: ZERO_ADDRESS, amount: 1_000n, reqId })));
+  /** Signed for the running Core's deployment (its Vault address is in the EIP-712 domain). */
+  const wire = async (reqId: bigint, deployment?: DeploymentParams) =>
+    toWireSignedGuarantee(
+      await sign(v1Claims({ asset: ZERO_ADDRESS, amount: 1_000n, reqId }), "eip712", payer, deployment),
+    );
 
   it("takes a comma-separated list of URLs, each checked", function () {
     const config = facilitatorConfig({ coreUrl: ` http://a.test:8080/ ,https://b.test ` });
@@ -98,9 +102,9 @@ describe("facilitator with several Core URLs (failover)", function () {
     expect(log).to.deep.equal(["core GET /core/public-params"]);
 
     // Issuance: the unreachable and the failing Core are passed over; the working one signs in and issues.
-    const body = await wire(9_001n);
+    const body = await wire(9_001n, await client.getDeployment());
     const first = await client.issueGuarantee(body);
-    expect(first.ok && !first.replayed).to.equal(true);
+    expect(first.ok && !first.replayed, JSON.stringify(first)).to.equal(true);
     // The same request again (as after a lost answer), whichever Core it starts at: Core's 409 with the
     // stored certificate is a success with that certificate.
     const again = await client.issueGuarantee(body);
@@ -108,7 +112,7 @@ describe("facilitator with several Core URLs (failover)", function () {
     if (first.ok && again.ok) expect(again.certificate).to.deep.equal(first.certificate);
   });
 
-  it("fails only when no Core answers: unreachable → CoreUnavailableError, all 5xx → the last 5xx", async function () {
+  it("fails only when no Core answers: unreachable → CoreUnavailableError, all failing → the last failure", async function () {
     const unreachable = new CoreClient({
       config: facilitatorConfig({ coreUrl: `${dead},${await deadUrl()}` }),
       clock: new ManualClock(T0),
@@ -124,7 +128,11 @@ describe("facilitator with several Core URLs (failover)", function () {
       config: facilitatorConfig({ coreUrl: `${dead},${failingUrl}` }),
       clock: new ManualClock(T0),
     });
-    const outcome = await failingOnly.issueGuarantee(await wire(9_003n));
-    expect(outcome).to.include({ ok: false, status: 503 });
+    // Its sign-in answered 503 (the 503 Core is also the last one tried): that refusal is what is thrown.
+    const refused = await failingOnly.issueGuarantee(await wire(9_003n)).then(
+      () => null,
+      (thrown: unknown) => thrown,
+    );
+    expect(refused).to.have.property("status", 503);
   });
 });
