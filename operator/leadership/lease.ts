@@ -108,10 +108,13 @@ export class LeaderLease implements BackgroundOwnership {
     if (this.work !== null) throw new Error("the lease is already started");
     this.work = work;
     await this.attempt();
+    // Renewals go on while the first term's work starts (it reads the chain): a start slower than the lease
+    // must not cost the lease.
+    if (!this.stopped) {
+      this.timer = setInterval(() => this.tick(), this.renewIntervalMs);
+      this.timer.unref();
+    }
     await this.transition;
-    if (this.stopped) return;
-    this.timer = setInterval(() => this.tick(), this.renewIntervalMs);
-    this.timer.unref();
   }
 
   async stop(): Promise<void> {

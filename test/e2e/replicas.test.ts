@@ -37,7 +37,9 @@ import { hardhatChain, type JsonResponse, request, signIn } from "../operator/he
 import { startTestPostgres, type TestPostgres } from "../support/embedded-postgres";
 
 const CHAIN_ID = 31337;
-const LEASE_MS = 1_000;
+// Long enough that a loaded machine (the chain, both Cores and the test share one event loop) does not
+// cost the leader its lease between renewals; short enough to wait for a takeover.
+const LEASE_MS = 2_000;
 const POLL_MS = 100;
 const FACILITATOR = new Wallet(keccak256(toUtf8Bytes("surety replicas test: facilitator wallet")));
 
