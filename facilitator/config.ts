@@ -28,7 +28,10 @@ export interface FacilitatorConfig {
   /** TCP port; 0 picks a free port (tests). */
   port: number;
   logLevel: FacilitatorLogLevel;
-  /** Core's base URL, without a trailing slash (e.g. `http://127.0.0.1:8080`). */
+  /**
+   * Core's base URL, without a trailing slash (e.g. `http://127.0.0.1:8080`); several replicas of one
+   * Core as a comma-separated list (`coreUrlsOf` splits it; docs/facilitator.md, "Several Core replicas").
+   */
   coreUrl: string;
   /** The facilitator wallet (0x hex secp256k1 key): its SIWE identity towards Core. */
   privateKey: string;
@@ -69,7 +72,7 @@ const FIELDS: FieldTable = {
   host: { parse: nonEmptyString, fallback: () => "127.0.0.1" },
   port: { parse: (raw) => integer(raw, 0, MAX_PORT), fallback: () => 8402 },
   logLevel: { parse: logLevel, fallback: () => "info" },
-  coreUrl: { parse: httpUrl, fallback: () => "http://127.0.0.1:8080" },
+  coreUrl: { parse: httpUrlList, fallback: () => "http://127.0.0.1:8080" },
   privateKey: { parse: parsePrivateKey },
   rpcUrl: { parse: (raw) => (raw === null || raw === "" ? null : httpUrl(raw)), fallback: () => null },
   chainId: { parse: optionalChainId, fallback: () => null },
@@ -154,3 +157,21 @@ function httpUrl(raw: unknown): string {
   if (parsed.search !== "" || parsed.hash !== "") throw new Error("must not carry a query or fragment");
   return value.replace(/\/+$/, "");
 }
+
+/** One URL, or several separated by commas: each checked as {@link httpUrl}, joined again without spaces. */
+function httpUrlList(raw: unknown): string {
+  if (typeof raw !== "string") return httpUrl(raw);
+  const urls = raw.split(",").map((part) => part.trim());
+  const parsed = urls.map((url, index) => {
+    try {
+      return httpUrl(url);
+    } catch (error) {
+      throw new Error(
+        urls.length === 1 ? (error as Error).message : `URL ${index + 1}: ${(error as Error).message}`,
+      );
+    }
+  });
+  if (new Set(parsed).size !== parsed.length) throw new Error("lists the same URL twice");
+  return parsed.join(",");
+}
+

@@ -2,6 +2,12 @@
  * The facilitator's HTTP client for Core: public parameters (cached) and
  * guarantee issuance under the facilitator's SIWE session. It speaks the
  * interface spec only; nothing here knows Core's internals.
+ *
+ * Several Core replicas (`SURETY_FACILITATOR_CORE_URL=url1,url2,…`, docs/facilitator.md): each URL has
+ * its own SIWE session; each call starts at the next URL in turn (round robin) and moves on to the next
+ * one when a Core cannot be reached, times out or answers 5xx. Retrying an issuance on another replica is
+ * safe: the guarantee id is derived from the signed claims, so a replica that finds it stored answers
+ * 409 with the stored certificate, which is a success here (`replayed`).
  */
 import { Wallet } from "ethers";
 import { type Certificate, parseCertificate } from "../sdk/certificate";
@@ -13,7 +19,10 @@ import type { FacilitatorConfig } from "./config";
 import {
   CoreProtocolError,
   type CoreFetch,
+  CoreHttpError,
+  type CoreRequest,
   type CoreResponse,
+  CoreUnavailableError,
   coreErrorOf,
   coreFetch,
   coreHttpError,
@@ -60,20 +69,79 @@ export interface CoreClientOptions {
     "coreUrl" | "coreTimeoutMs" | "privateKey" | "chainId" | "publicParamsTtlSeconds"
   >;
   clock: Clock;
-  /** Replace the HTTP transport (defaults to fetch against `config.coreUrl`). */
-  fetchCore?: CoreFetch;
+  /**
+   * Replace the HTTP transport: one per Core (defaults to fetch against each URL of `config.coreUrl`, a
+   * comma-separated list).
+   */
+  fetchCore?: CoreFetch | readonly CoreFetch[];
+}
+
+/** The Core URLs of `coreUrl` (one, or several separated by commas). */
+export function coreUrlsOf(coreUrl: string): string[] {
+  return coreUrl.split(",").filter((url) => url !== "");
+}
+
+/** One Core replica: its transport and the facilitator's session with it. */
+interface Endpoint {
+  fetchCore: CoreFetch;
+  session: CoreSession;
 }
 
 export class CoreClient implements CoreApi {
-  private readonly fetchCore: CoreFetch;
-  private readonly session: CoreSession;
+  private readonly endpoints: readonly Endpoint[];
+  /** Where the next call starts (round robin). */
+  private next = 0;
   private loaded: Loaded | null = null;
   private loading: Promise<Loaded> | null = null;
 
   constructor(private readonly options: CoreClientOptions) {
     const { config, clock } = options;
-    this.fetchCore = options.fetchCore ?? coreFetch(config.coreUrl, config.coreTimeoutMs);
-    this.session = new CoreSession(this.fetchCore, new Wallet(config.privateKey), clock);
+    const transports =
+      options.fetchCore === undefined
+        ? coreUrlsOf(config.coreUrl).map((url) => coreFetch(url, config.coreTimeoutMs))
+        : typeof options.fetchCore === "function"
+          ? [options.fetchCore]
+          : [...options.fetchCore];
+    if (transports.length === 0) throw new Error("at least one Core URL is required");
+    const wallet = new Wallet(config.privateKey);
+    this.endpoints = transports.map((fetchCore) => ({
+      fetchCore,
+      session: new CoreSession(fetchCore, wallet, clock),
+    }));
+  }
+
+  /**
+   * Runs `call` on each Core in turn, starting at the next one, until one answers below 500: that answer
+   * (or the last 5xx, when every Core answered one) is returned. When no Core could be reached the last
+   * transport error is thrown, naming how many were tried.
+   */
+  private async failover(call: (endpoint: Endpoint) => Promise<CoreResponse>): Promise<CoreResponse> {
+    const count = this.endpoints.length;
+    const start = this.next;
+    this.next = (start + 1) % count;
+    let lastAnswer: CoreResponse | null = null;
+    let lastError: Error | null = null;
+    for (let i = 0; i < count; i++) {
+      let response: CoreResponse;
+      try {
+        response = await call(this.endpoints[(start + i) % count]);
+      } catch (error) {
+        // Unreachable, or its sign-in failed on its side: the next Core may do better.
+        const serverSide = error instanceof CoreHttpError && error.status >= 500;
+        if (!(error instanceof CoreUnavailableError) && !serverSide) throw error;
+        lastError = error as Error;
+        continue;
+      }
+      if (response.status < 500) return response;
+      lastAnswer = response;
+    }
+    if (lastAnswer !== null) return lastAnswer;
+    if (count === 1 || !(lastError instanceof CoreUnavailableError)) throw lastError!;
+    throw new CoreUnavailableError(`no Core of ${count} could be reached (last: ${lastError.message})`);
+  }
+
+  private request(request: CoreRequest): Promise<CoreResponse> {
+    return this.failover((endpoint) => endpoint.fetchCore(request));
   }
 
   async getPublicParams(options: { fresh?: boolean } = {}): Promise<WirePublicParams> {
@@ -108,7 +176,7 @@ export class CoreClient implements CoreApi {
   }
 
   private async fetchPublicParams(): Promise<Loaded> {
-    const response = await this.fetchCore({ method: "GET", path: "/core/public-params" });
+    const response = await this.request({ method: "GET", path: "/core/public-params" });
     if (response.status !== 200) throw coreHttpError(response);
     let deployment: DeploymentParams;
     try {
@@ -141,20 +209,22 @@ export class CoreClient implements CoreApi {
    * after a lost answer can only meet Core's idempotent 409.
    */
   async issueGuarantee(signed: WireSignedGuarantee): Promise<IssueOutcome> {
-    let response = await this.postGuarantee(signed);
-    if (response.status === 401) response = await this.postGuarantee(signed);
+    const response = await this.failover(async (endpoint) => {
+      const first = await this.postGuarantee(endpoint, signed);
+      return first.status === 401 ? this.postGuarantee(endpoint, signed) : first;
+    });
     return issueOutcome(response);
   }
 
-  private async postGuarantee(signed: WireSignedGuarantee): Promise<CoreResponse> {
-    const token = await this.session.accessToken();
-    const response = await this.fetchCore({
+  private async postGuarantee(endpoint: Endpoint, signed: WireSignedGuarantee): Promise<CoreResponse> {
+    const token = await endpoint.session.accessToken();
+    const response = await endpoint.fetchCore({
       method: "POST",
       path: "/core/guarantees",
       json: signed,
       bearer: token,
     });
-    if (response.status === 401) this.session.invalidate(token);
+    if (response.status === 401) endpoint.session.invalidate(token);
     return response;
   }
 }

@@ -51,6 +51,13 @@ export interface OperatorConfig {
   dbFile: string;
   /** `postgres://…`: the PostgreSQL store (docs/scale-out.md) instead of the SQLite file; null: SQLite. */
   databaseUrl: string | null;
+  /**
+   * Leader lease period of replicas on one PostgreSQL database (docs/scale-out.md): a leader that stops
+   * renewing is replaced within 4/3 of it; renewed every third of it. Unused with SQLite.
+   */
+  leaderLeaseMs: number;
+  /** This replica's name in the lease and in health (a process id and a random suffix are appended); null: the host name. */
+  replicaId: string | null;
   /** Network name; `deploymentFile` defaults to `deployments/<network>.json`. */
   network: string;
   rpcUrl: string;
@@ -165,6 +172,11 @@ const FIELDS: FieldTable = {
   dataDir: { parse: nonEmptyString, fallback: () => ".data" },
   dbFile: { parse: nonEmptyString, fallback: (c) => join(c.dataDir ?? ".data", "operator.sqlite") },
   databaseUrl: { parse: (raw) => url(raw, ["postgres:", "postgresql:"]), fallback: () => null },
+  leaderLeaseMs: { parse: (raw) => integer(raw, 300, 600_000), fallback: () => 10_000 },
+  replicaId: {
+    parse: (raw) => (raw === null || raw === "" ? null : replicaName(raw)),
+    fallback: () => null,
+  },
   network: { parse: networkName, fallback: () => "localhost" },
   rpcUrl: {
     parse: (raw) => url(raw, ["http:", "https:", "ws:", "wss:"]),
@@ -460,4 +472,12 @@ function factorMap(raw: unknown): Readonly<Record<string, number>> {
     }
   }
   return Object.freeze(factors);
+}
+
+function replicaName(raw: unknown): string {
+  const name = nonEmptyString(raw).trim();
+  if (!/^[A-Za-z0-9._:-]{1,64}$/.test(name)) {
+    throw new Error("must be 1-64 characters of letters, digits, '.', '_', ':' or '-'");
+  }
+  return name;
 }

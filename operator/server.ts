@@ -33,6 +33,7 @@ import { checkChainAndDeployment, type VaultKeyCheck } from "./startup";
 import { PostgresStore, SqliteStore, type Store } from "./store";
 import { createWebhookDispatcher, startDispatcherLoop, syncConfiguredSubscriptions } from "./webhooks";
 import { BackgroundStateMirror, BackgroundStatePublisher } from "./background-state";
+import { type BackgroundOwnership, coreOwnership, NeverLeads, type RunningWork, startReplicaWork } from "./leadership";
 
 /** How long close() waits for in-flight requests before cutting their connections. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -75,6 +76,12 @@ export interface CoreServerDeps {
    * "single". startCoreServer takes "single" or "http", startCoreBackground is "background".
    */
   role?: CoreProcessRole;
+  /**
+   * Who runs the background work (operator/leadership/). Default: a {@link LeaderLease} on a PostgreSQL
+   * store (replicas elect a leader), the process alone otherwise; never in an "http" worker. Stopped by
+   * `close()`.
+   */
+  ownership?: BackgroundOwnership;
 }
 
 /**
@@ -138,14 +145,14 @@ async function openCore(
   const closeChain = deps.chain === undefined;
   let store: Store | undefined;
   const closeStore = deps.closeStore ?? deps.store === undefined;
-  let background: BackgroundTasks | undefined;
+  let ownership: BackgroundOwnership | undefined;
+  let follower: RunningWork | undefined;
   let mirror: BackgroundStateMirror | undefined;
   let ownProvider: JsonRpcProvider | undefined;
-  let webhooks: { stop(): Promise<void> } | undefined;
   const release = async () => {
-    await webhooks?.stop();
-    await background?.stop();
     await mirror?.stop();
+    await follower?.stop();
+    await ownership?.stop();
     ownProvider?.destroy();
     if (closeStore) await store?.close();
     if (closeChain) await chain.close();
@@ -167,6 +174,7 @@ async function openCore(
         : await PostgresStore.open(config.databaseUrl));
     // A restart knows the chain time at once (the stored cursor); a fresh store waits for the indexer.
     const chainClock = deps.chainClock ?? new ChainClock(await store.getChainCursor());
+    ownership = deps.ownership ?? (role === "http" ? new NeverLeads() : coreOwnership(config, store, logger));
     const { app, context } = createCoreApp({
       config,
       store,
@@ -175,7 +183,7 @@ async function openCore(
       logger,
       deployment,
       chain,
-      services: { ...deps.services, signer },
+      services: { leadership: ownership, ...deps.services, signer },
       routes: deps.routes,
     });
     if (role === "http") {
@@ -187,21 +195,42 @@ async function openCore(
     }
     await syncConfiguredSubscriptions(store, config.webhooks, context.clock.nowSeconds());
     // The background process exists to run the background work, whatever `backgroundTasks` says.
-    const runBackground = role === "background" || config.backgroundTasks;
-    if (runBackground) {
-      // Independent of the chain tasks: issuance events need no chain connection (docs/webhooks.md).
-      webhooks = startDispatcherLoop(createWebhookDispatcher(context), config.pollIntervalMs, logger);
-    }
-    if (runBackground && (deps.chainProvider !== undefined || deps.chain === undefined)) {
-      const provider = deps.chainProvider ?? (ownProvider = rpcProvider(config));
-      background = await createBackgroundTasks({
-        ...context,
-        provider,
-        timings: context.timings,
-        statePublisher: role === "background" ? new BackgroundStatePublisher(context) : undefined,
+    if (role === "background" || config.backgroundTasks) {
+      const chainTasks = deps.chainProvider !== undefined || deps.chain === undefined;
+      const provider = chainTasks ? (deps.chainProvider ?? (ownProvider = rpcProvider(config))) : null;
+      const termContext = context;
+      // Runs while this process leads, on the term's store (fenced on PostgreSQL: operator/leadership/).
+      follower = await startReplicaWork(ownership, termContext, async ({ store: termStore }) => {
+        const termDeps = { ...termContext, store: termStore };
+        // Independent of the chain tasks: issuance events need no chain connection (docs/webhooks.md).
+        const webhooks = startDispatcherLoop(
+          createWebhookDispatcher(termDeps),
+          config.pollIntervalMs,
+          logger,
+        );
+        let background: BackgroundTasks | undefined;
+        if (provider !== null) {
+          try {
+            background = await createBackgroundTasks({
+              ...termDeps,
+              provider,
+              timings: context.timings,
+              statePublisher: role === "background" ? new BackgroundStatePublisher(termDeps) : undefined,
+            });
+          } catch (error) {
+            await webhooks.stop();
+            throw error;
+          }
+          background.start();
+          logger.info({ role }, "background work started");
+        }
+        return {
+          stop: async () => {
+            await webhooks.stop();
+            await background?.stop();
+          },
+        };
       });
-      background.start();
-      logger.info({ role }, "background work started");
     }
     return { app, context, logger, release };
   } catch (error) {

@@ -9,6 +9,10 @@
  *   4. Core (operator/main.ts) on SURETY_DEVNET_CORE_PORT (8080), state under .data/devnet/;
  *   5. the facilitator (facilitator/main.ts) on SURETY_DEVNET_FACILITATOR_PORT (8402).
  *
+ * `npm run devnet -- --store postgres --replicas 2` (scripts/devnet/topology.ts): an embedded PostgreSQL
+ * server first (scripts/devnet/postgres.ts), then two Cores on it on consecutive ports (the first leads the
+ * background work, docs/scale-out.md), the facilitator given both URLs.
+ *
  * Prints what runs, then `devnet ready: …`. Ctrl-C (SIGINT) or SIGTERM stops every service (each in its
  * own process group) and waits until the ports are free. Settings: scripts/devnet/options.ts, docs/devnet.md.
  */
@@ -34,6 +38,7 @@ import {
 } from "./devnet/options";
 import { isPortFree, portOwner, waitForPortFree } from "./devnet/ports";
 import { ServiceProcess } from "./devnet/service";
+import { DEVNET_LEADER_LEASE_MS, type DevnetTopology, devnetTopology } from "./devnet/topology";
 import { getJson, rpcChainId, waitFor } from "./devnet/wait";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -97,14 +102,31 @@ class Devnet {
   private stopping: Promise<void> | null = null;
   /** Set once this run has wiped the data dir and written its state file there. */
   private ownsDataDir = false;
+  /** Every Core's URL, on consecutive ports from `corePort` (the first is `urls.core`). */
+  readonly coreUrls: string[];
+  /** Each service's port, by service name. */
+  private readonly ports = new Map<string, number>();
+  /** `postgres://…` of the devnet's database (with `--store postgres`). */
+  private databaseUrl: string | null = null;
 
-  constructor(readonly options: DevnetOptions) {
+  constructor(
+    readonly options: DevnetOptions,
+    readonly topology: DevnetTopology = { store: "sqlite", replicas: 1, postgresPort: 0 },
+  ) {
     const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+    this.coreUrls = Array.from(
+      { length: topology.replicas },
+      (_, i) => `http://${host}:${options.corePort + i}`,
+    );
     this.urls = {
       rpc: `http://${host}:${options.rpcPort}`,
-      core: `http://${host}:${options.corePort}`,
+      core: this.coreUrls[0],
       facilitator: `http://${host}:${options.facilitatorPort}`,
     };
+    this.ports.set("chain", options.rpcPort);
+    this.ports.set("facilitator", options.facilitatorPort);
+    for (let i = 0; i < topology.replicas; i++) this.ports.set(coreName(i), options.corePort + i);
+    if (topology.store === "postgres") this.ports.set("postgres", topology.postgresPort);
   }
 
   private get logDir(): string {
@@ -125,9 +147,16 @@ class Devnet {
       this.deployment = writeDevnetDeployment(this.options.deploymentFile, record, this.urls);
       say(`contracts: deployed and dev accounts funded in ${seconds(started)}`);
       say(`contracts: wrote ${displayPath(this.options.deploymentFile)}`);
-      started = Date.now();
-      await this.startCore(chain.chainId);
-      say(`core: healthy at ${this.urls.core} in ${seconds(started)}`);
+      if (this.topology.store === "postgres") {
+        started = Date.now();
+        await this.startPostgres();
+        say(`postgres: ready at ${this.redactedDatabaseUrl()} in ${seconds(started)}`);
+      }
+      for (let i = 0; i < this.topology.replicas; i++) {
+        started = Date.now();
+        await this.startCore(chain.chainId, i);
+        say(`${coreName(i)}: healthy at ${this.coreUrls[i]} in ${seconds(started)}`);
+      }
       started = Date.now();
       await this.startFacilitator(chain.chainId);
       say(`facilitator: healthy at ${this.urls.facilitator} in ${seconds(started)}`);
@@ -156,9 +185,19 @@ class Devnet {
     }
     const ports: [string, number, string][] = [
       ["chain RPC", this.options.rpcPort, "SURETY_DEVNET_RPC_PORT"],
-      ["Core", this.options.corePort, "SURETY_DEVNET_CORE_PORT"],
+      ...this.coreUrls.map(
+        (_, i) =>
+          [i === 0 ? "Core" : `Core ${i + 1}`, this.options.corePort + i, "SURETY_DEVNET_CORE_PORT"] as [
+            string,
+            number,
+            string,
+          ],
+      ),
       ["facilitator", this.options.facilitatorPort, "SURETY_DEVNET_FACILITATOR_PORT"],
     ];
+    if (this.topology.store === "postgres") {
+      ports.push(["PostgreSQL", this.topology.postgresPort, "SURETY_DEVNET_POSTGRES_PORT"]);
+    }
     const busy: string[] = [];
     for (const [what, port, variable] of ports) {
       if (await isPortFree(this.options.host, port)) continue;
@@ -247,14 +286,48 @@ class Devnet {
     return { chainId };
   }
 
-  private coreEnv(chainId: number): NodeJS.ProcessEnv {
+  /** The embedded PostgreSQL server as a service of its own; ready once its database answers. */
+  private async startPostgres(): Promise<void> {
+    const password = randomBytes(12).toString("hex");
+    const port = this.topology.postgresPort;
+    this.databaseUrl = `postgres://postgres:${password}@127.0.0.1:${port}/surety`;
+    const args = [
+      ...tsNodeArgs("scripts/devnet/postgres.ts"),
+      path.join(this.options.dataDir, "postgres"),
+      String(port),
+      password,
+      "surety",
+    ];
+    const service = this.launch("postgres", process.execPath, args, baseEnv());
+    const url = this.databaseUrl;
+    await waitFor(
+      async () => {
+        const { Client } = await import("pg");
+        const client = new Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+        await client.connect();
+        await client.end();
+        return true;
+      },
+      {
+        what: `PostgreSQL at 127.0.0.1:${port}`,
+        timeoutMs: this.options.startupTimeoutMs,
+        abort: this.abortIfDead(service),
+      },
+    );
+  }
+
+  private redactedDatabaseUrl(): string {
+    return (this.databaseUrl ?? "").replace(/:[^:@/]*@/, ":***@");
+  }
+
+  private coreEnv(chainId: number, index = 0): NodeJS.ProcessEnv {
     const facilitator = devAccount(DEVNET_ROLES.facilitator);
     const operator = devAccount(DEVNET_ROLES.operator);
     const devnet: NodeJS.ProcessEnv = {
       SURETY_HOST: this.options.host,
-      SURETY_PORT: String(this.options.corePort),
+      SURETY_PORT: String(this.options.corePort + index),
       SURETY_LOG_LEVEL: this.options.logLevel,
-      SURETY_DATA_DIR: path.join(this.options.dataDir, "core"),
+      SURETY_DATA_DIR: path.join(this.options.dataDir, coreName(index)),
       SURETY_NETWORK: "localhost",
       SURETY_RPC_URL: this.urls.rpc,
       SURETY_CHAIN_ID: String(chainId),
@@ -269,6 +342,11 @@ class Devnet {
       SURETY_POLL_INTERVAL_MS: String(DEVNET_POLL_INTERVAL_MS),
       SURETY_V2_DEADLINE_MARGIN_SECONDS: String(this.options.v2DeadlineMarginSeconds),
     };
+    if (this.databaseUrl !== null) {
+      devnet.SURETY_DATABASE_URL = this.databaseUrl;
+      devnet.SURETY_REPLICA_ID = coreName(index);
+      devnet.SURETY_LEADER_LEASE_MS = String(DEVNET_LEADER_LEASE_MS);
+    }
     // Settings of newer Core versions (clearing cadence): passed only when this Core knows them.
     const optional: NodeJS.ProcessEnv = {
       SURETY_CYCLE_LENGTH_SECONDS: String(this.options.timings.cycleLength),
@@ -281,21 +359,19 @@ class Devnet {
     return { ...baseEnv(), ...user, ...devnet };
   }
 
-  private async startCore(chainId: number): Promise<void> {
+  private async startCore(chainId: number, index = 0): Promise<void> {
     const service = this.launch(
-      "core",
+      coreName(index),
       process.execPath,
       tsNodeArgs("operator/main.ts"),
-      this.coreEnv(chainId),
+      this.coreEnv(chainId, index),
     );
-    await waitFor(
-      async () => ((await getJson(`${this.urls.core}/core/health`)).status === 200 ? true : undefined),
-      {
-        what: `Core health at ${this.urls.core}/core/health`,
-        timeoutMs: this.options.startupTimeoutMs,
-        abort: this.abortIfDead(service),
-      },
-    );
+    const url = this.coreUrls[index];
+    await waitFor(async () => ((await getJson(`${url}/core/health`)).status === 200 ? true : undefined), {
+      what: `Core health at ${url}/core/health`,
+      timeoutMs: this.options.startupTimeoutMs,
+      abort: this.abortIfDead(service),
+    });
   }
 
   private async startFacilitator(chainId: number): Promise<void> {
@@ -303,7 +379,8 @@ class Devnet {
       SURETY_FACILITATOR_HOST: this.options.host,
       SURETY_FACILITATOR_PORT: String(this.options.facilitatorPort),
       SURETY_FACILITATOR_LOG_LEVEL: this.options.logLevel,
-      SURETY_FACILITATOR_CORE_URL: this.urls.core,
+      // Several replicas: the facilitator spreads its calls over them and fails over (docs/facilitator.md).
+      SURETY_FACILITATOR_CORE_URL: this.coreUrls.join(","),
       SURETY_FACILITATOR_PRIVATE_KEY: devAccount(DEVNET_ROLES.facilitator).privateKey,
       SURETY_FACILITATOR_CHAIN_ID: String(chainId),
       SURETY_FACILITATOR_RPC_URL: this.urls.rpc,
@@ -319,6 +396,15 @@ class Devnet {
         timeoutMs: this.options.startupTimeoutMs,
         abort: this.abortIfDead(service),
       },
+    );
+  }
+
+  /** Whether `dead` is a Core replica and another Core replica still runs. */
+  otherCoreRunning(dead: ServiceProcess): boolean {
+    const isCore = (name: string) => name === "core" || name.startsWith("core-");
+    return (
+      isCore(dead.name) &&
+      this.services.some((other) => other !== dead && isCore(other.name) && other.running)
     );
   }
 
@@ -354,9 +440,7 @@ class Devnet {
   }
 
   private portOf(name: string): number {
-    if (name === "chain") return this.options.rpcPort;
-    if (name === "core") return this.options.corePort;
-    return this.options.facilitatorPort;
+    return this.ports.get(name) ?? this.options.facilitatorPort;
   }
 
   /** Second Ctrl-C: no more waiting. */
@@ -371,11 +455,17 @@ class Devnet {
     const rel = displayPath;
     const lines: string[] = ["", `Surety devnet is running (chain id ${deployment.chainId})`, "", "Services"];
     const byName = new Map(this.services.map((s) => [s.name, s]));
-    for (const [name, label, url] of [
+    const rows: [string, string, string][] = [
       ["chain", "Chain RPC", this.urls.rpc],
-      ["core", "Core", this.urls.core],
+      ...(this.topology.store === "postgres"
+        ? [["postgres", "PostgreSQL", `127.0.0.1:${this.topology.postgresPort}`] as [string, string, string]]
+        : []),
+      ...this.coreUrls.map(
+        (url, i) => [coreName(i), i === 0 ? "Core" : `Core ${i + 1}`, url] as [string, string, string],
+      ),
       ["facilitator", "Facilitator", this.urls.facilitator],
-    ] as const) {
+    ];
+    for (const [name, label, url] of rows) {
       const service = byName.get(name);
       lines.push(
         `  ${label.padEnd(12)} ${url.padEnd(24)} pid ${String(service?.pid).padEnd(8)} log ${rel(service?.logFile ?? "")}`,
@@ -383,6 +473,16 @@ class Devnet {
     }
     // Core serves the console (docs/console.md); `npm run devnet` builds it first.
     lines.push(`  ${"Console".padEnd(12)} ${this.urls.core}/console/`);
+    if (this.databaseUrl !== null) {
+      lines.push(
+        "",
+        `Store: PostgreSQL ${this.databaseUrl} (SURETY_DATABASE_URL of every Core)`,
+        this.topology.replicas > 1
+          ? `  ${this.topology.replicas} Core replicas share it; one leads the background work (GET /core/health, "leadership"); ` +
+              `kill it and another takes over within ${(2 * DEVNET_LEADER_LEASE_MS) / 1000} s`
+          : "  one Core; add --replicas 2 for a second one on the same database",
+      );
+    }
     lines.push("", `Contracts (${rel(this.options.deploymentFile)})`);
     for (const [name, contract] of Object.entries(deployment.contracts)) {
       lines.push(`  ${name.padEnd(19)} ${contract.address}  block ${contract.blockNumber}`);
@@ -434,8 +534,10 @@ class Devnet {
 
 async function main(): Promise<void> {
   let options: DevnetOptions;
+  let topology: DevnetTopology;
   try {
     options = devnetOptionsFromEnv();
+    topology = devnetTopology(process.argv.slice(2));
   } catch (error) {
     if (error instanceof DevnetOptionsError) {
       console.error(error.message);
@@ -443,7 +545,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const devnet = new Devnet(options);
+  const devnet = new Devnet(options, topology);
   let exitCode = 0;
   const shutdown = async (reason: string, code: number) => {
     exitCode = Math.max(exitCode, code);
@@ -480,9 +582,16 @@ async function main(): Promise<void> {
   }
   devnet.printSummary();
   say(
-    `${READY_MARKER} rpc=${devnet.urls.rpc} core=${devnet.urls.core} facilitator=${devnet.urls.facilitator} console=${devnet.urls.core}/console/ (${seconds(started)})`,
+    `${READY_MARKER} rpc=${devnet.urls.rpc} core=${devnet.urls.core} facilitator=${devnet.urls.facilitator} console=${devnet.urls.core}/console/` +
+      (devnet.coreUrls.length > 1 ? ` cores=${devnet.coreUrls.join(",")}` : "") +
+      ` (${seconds(started)})`,
   );
   devnet.watch((service) => {
+    if (devnet.otherCoreRunning(service)) {
+      // Replicas: the others keep serving, one of them takes the background work over (docs/scale-out.md).
+      say(`${service.name} ${service.describeExit()}; the other Core replicas keep serving`);
+      return;
+    }
     console.error(
       `[devnet] ${service.name} ${service.describeExit()} unexpectedly; its last output:\n${service.tail()}`,
     );
@@ -495,4 +604,9 @@ if (require.main === module) {
     console.error(error);
     process.exit(1);
   });
+}
+
+/** Service name of the `index`-th Core: `core`, then `core-2`, `core-3`, … */
+function coreName(index: number): string {
+  return index === 0 ? "core" : `core-${index + 1}`;
 }

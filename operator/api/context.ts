@@ -25,6 +25,7 @@ import { CoreMetrics } from "../metrics";
 import { buildPublicParams, buildTokensResponse, trustedRegistries } from "../params";
 import type { Store } from "../store";
 import { AccessTokens, AuthService } from "../auth";
+import { type LeadershipView, SoleOwnership } from "../leadership/ownership";
 
 export interface CoreDeps {
   config: OperatorConfig;
@@ -61,6 +62,8 @@ export interface CoreServices {
   /** `GET /core/public-params` now (the timings and the V2 deadline cap are live). */
   publicParams: () => Readonly<WirePublicParams>;
   tokens: Readonly<WireTokenList>;
+  /** Who runs the background work (`leadership` in `GET /core/health`; docs/scale-out.md). */
+  leadership: { view(): LeadershipView };
 }
 
 export type CoreContext = CoreDeps & CoreServices;
@@ -142,5 +145,6 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
           latestValidationDeadline: issuer.latestValidationDeadline(),
         })),
     tokens: services.tokens ?? buildTokensResponse(config, deployment),
+    leadership: services.leadership ?? new SoleOwnership(deps.store),
   };
 }

@@ -381,6 +381,7 @@ export const CORE_OPENAPI = {
         },
         chain_sync: ref("ChainSync"),
         commit_bond: ref("CommitBond"),
+        leadership: ref("Leadership"),
       }),
       CommitBond: object({
         state: {
@@ -408,6 +409,25 @@ export const CORE_OPENAPI = {
           }),
         },
         since: nullable({ ...ref("DateTime"), description: "Since when the state holds (wall clock)." }),
+      }),
+      Leadership: object({
+        role: {
+          enum: ["sole", "leader", "follower", "never"],
+          description:
+            "This replica's part in the background work (indexer, clearing, keeper, V2 lifecycle, webhooks): " +
+            "`sole` on a store nobody else shares (SQLite), `leader` / `follower` among replicas on one PostgreSQL " +
+            "database (docs/scale-out.md), `never` for a process that only serves the API.",
+        },
+        replica: { type: "string", description: "This replica's id (name/pid/random, unique per start)." },
+        leader: nullable({
+          type: "string",
+          description: "The leading replica's id as last seen; null: none now.",
+        }),
+        token: nullable({ type: "integer", minimum: 1, description: "Fencing token of the current term." }),
+        lease_expires_at: nullable({
+          ...ref("DateTime"),
+          description: "When the current term's lease runs out unless renewed (the database's clock).",
+        }),
       }),
       ChainSync: object({
         state: { enum: ["off", "starting", "ok", "lagging", "stale", "halted"] },

@@ -10,6 +10,7 @@ import { withTimeout } from "../chain";
 import type { ChainSyncStatus } from "../chain/sync-status";
 import type { CommitBondStatus } from "../clearing/bond-floor";
 import { isoFromSeconds } from "../clock";
+import type { LeadershipView } from "../leadership/ownership";
 import type { RouteModule } from "./context";
 
 /** Health answers within this bound even when a dependency hangs. */
@@ -57,6 +58,17 @@ export function commitBondView(status: CommitBondStatus) {
   };
 }
 
+/** `leadership` of the health body: which replica runs the background work (docs/scale-out.md). */
+export function leadershipView(view: LeadershipView) {
+  return {
+    role: view.role,
+    replica: view.self,
+    leader: view.leader,
+    token: view.token,
+    lease_expires_at: view.expiresAt === null ? null : new Date(view.expiresAt).toISOString(),
+  };
+}
+
 export const publicRoutes: RouteModule = (context) => {
   const { store, chain, config, logger } = context;
   const timeoutMs = Math.min(HEALTH_PROBE_TIMEOUT_MS, config.rpcTimeoutMs);
@@ -92,6 +104,7 @@ export const publicRoutes: RouteModule = (context) => {
         chain_sync: chainSyncView(sync),
         // Informational: a held-back commit does not make Core unhealthy (issuance and reads still work).
         commit_bond: commitBondView(context.commitBond.status()),
+        leadership: leadershipView(context.leadership.view()),
       });
   });
 

@@ -70,6 +70,7 @@ export interface IndexerTickReport {
  * What a monitor's verdict is computed from, as plain JSON: the background process writes it to the
  * store and Core's HTTP workers mirror it (operator/background-state.ts), each judging staleness on
  * its own wall clock, so a background process that stops writing makes the workers' verdict stale.
+ * A follower replica adopts the leader's published snapshot the same way (operator/leadership/replica-state.ts).
  */
 export interface ChainSyncSnapshot {
   attachedAt: number | null;
@@ -139,7 +140,7 @@ export class ChainSyncMonitor {
     this.status();
   }
 
-  /** The verdict's inputs (see {@link ChainSyncSnapshot}). */
+  /** The verdict's inputs (see {@link ChainSyncSnapshot}), for other processes and replicas. */
   snapshot(): ChainSyncSnapshot {
     return {
       attachedAt: this.attachedAt,
@@ -168,6 +169,23 @@ export class ChainSyncMonitor {
       this.halt = snapshot.halt;
       this.lastError = snapshot.lastError;
     }
+    this.status();
+  }
+
+  /**
+   * Judges by another replica's indexer: adopts the leader's published snapshot, so this monitor says what
+   * the leader's says (`off` where the leader runs no indexer). Staleness is measured from the leader's last
+   * successful tick on this replica's wall clock, so a dead leader makes every follower `stale` (and refuse
+   * issuance) until a new leader's indexer ticks.
+   */
+  follow(snapshot: ChainSyncSnapshot): void {
+    this.attachedAt = snapshot.attachedAt;
+    this.lastSyncedAt = snapshot.lastSyncedAt;
+    this.headBlock = snapshot.headBlock;
+    this.indexedBlock = snapshot.indexedBlock;
+    this.confirmations = snapshot.confirmations;
+    this.halt = snapshot.halt;
+    this.lastError = snapshot.lastError;
     this.status();
   }
 

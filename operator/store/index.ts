@@ -5,3 +5,4 @@ export { MIGRATIONS, type Migration } from "./migrations";
 export { migrate, appliedMigrations } from "./sqlite-migrate";
 export { PostgresStore, type PostgresStoreOptions, PG_POOL_SIZE } from "./postgres-store";
 export { PG_MIGRATIONS, migratePostgres, type PgMigration } from "./postgres/migrations";
+export { LeaseLostError, type LeaseFence, type LeaseState } from "./postgres/leases";

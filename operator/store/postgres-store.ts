@@ -12,6 +12,7 @@ import pg from "pg";
 import type { Store, StoreOps, StoreTx } from "./store";
 import { AREA_OPERATIONS } from "./sqlite-store";
 import { migratePostgres } from "./postgres/migrations";
+import { AsyncMutex } from "./mutex";
 import type { PgConn } from "./postgres/common";
 import { PgAuthSessions } from "./postgres/auth-sessions";
 import { PgChainJournal } from "./postgres/chain-journal";
@@ -22,6 +23,7 @@ import { PgIssuance } from "./postgres/issuance";
 import { PgOperatorState } from "./postgres/operator-state";
 import { PgReserves } from "./postgres/reserves";
 import { PgWebhookOutbox } from "./postgres/webhooks";
+import { type LeaseFence, type LeaseState, PgLeases } from "./postgres/leases";
 
 /** Connections per store instance (per Core process): concurrent operations beyond it queue in the pool. */
 export const PG_POOL_SIZE = 10;
@@ -123,7 +125,16 @@ export class PostgresStore implements Store {
   private readonly inTransaction = new AsyncLocalStorage<boolean>();
   private closed = false;
 
-  private constructor(private readonly pool: pg.Pool) {
+  /**
+   * @param fence when set, every transaction of this store (each operation, each `transaction(fn)`) first
+   *   checks that the lease term is still current ({@link PostgresStore.fenced}).
+   * @param ownsPool whether `close()` ends the pool (false for a fenced view of another store's pool).
+   */
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly fence: LeaseFence | null = null,
+    private readonly ownsPool = true,
+  ) {
     const outer = view((call) => {
       if (this.inTransaction.getStore()) {
         // Another connection could wait on a row lock our own transaction holds: refuse, as SQLite does.
@@ -161,15 +172,41 @@ export class PostgresStore implements Store {
     return new PostgresStore(pool);
   }
 
+  /**
+   * The same database, every transaction fenced by `fence` (docs/scale-out.md, "Leader lease and fencing"):
+   * it begins with the lease check (share-locking the lease row until COMMIT) and fails with
+   * `LeaseLostError`, writing nothing, once `fence`'s term is over. Background work of a leader runs on such
+   * a view, so a replica that lost its lease (paused, partitioned) cannot write, nor journal an on-chain
+   * send. Shares this store's pool; closing the view closes nothing.
+   */
+  fenced(fence: LeaseFence): PostgresStore {
+    return new PostgresStore(this.pool, { ...fence }, false);
+  }
+
+  /** Leader leases (operator/leadership/lease.ts), each call its own transaction, never fenced. */
+  readonly leases = {
+    acquire: (name: string, holder: string, ttlMs: number): Promise<LeaseState> =>
+      this.unfenced((conn) => new PgLeases(conn).acquire(name, holder, ttlMs)),
+    get: (name: string): Promise<LeaseState | null> => this.unfenced((conn) => new PgLeases(conn).get(name)),
+    release: (fence: LeaseFence): Promise<boolean> =>
+      this.unfenced((conn) => new PgLeases(conn).release(fence)),
+  };
+
+  private unfenced<T>(body: (conn: PgConn) => Promise<T>): Promise<T> {
+    return this.withTransaction(body, false);
+  }
+
   /** Runs `body` on one pooled connection between BEGIN and COMMIT; ROLLBACK if it throws. */
-  private async withTransaction<T>(body: (conn: PgConn) => Promise<T>): Promise<T> {
+  private async withTransaction<T>(body: (conn: PgConn) => Promise<T>, fenced = true): Promise<T> {
     if (this.closed) throw new Error("store is closed");
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
       await client.query("BEGIN");
       try {
-        const result = await body(connOf(client));
+        const conn = connOf(client);
+        if (fenced && this.fence !== null) await new PgLeases(conn).check(this.fence);
+        const result = await body(conn);
         await client.query("COMMIT");
         return result;
       } catch (error) {
@@ -190,9 +227,12 @@ export class PostgresStore implements Store {
     return this.withTransaction(async (conn) => {
       let active = true;
       const areas = pgAreas(conn);
+      // One connection: operations of the body started together (Promise.all) run one after the other, so
+      // their savepoints nest properly instead of interleaving on the connection.
+      const serial = new AsyncMutex();
       const tx = view(async (call) => {
         if (!active) throw new Error("transaction handle used after its transaction ended");
-        return conn.savepoint(() => call(areas, conn));
+        return serial.run(() => conn.savepoint(() => call(areas, conn)));
       });
       try {
         return await this.inTransaction.run(true, () => fn(tx));
@@ -210,6 +250,7 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    if (!this.ownsPool) return;
     // Waits for checked-out connections (running operations) to be released.
     await this.pool.end();
   }

@@ -37,6 +37,7 @@ export const DEVNET_ENV_HELP: Readonly<Record<string, string>> = {
   SURETY_DEVNET_RPC_PORT: "Hardhat node port (default 8545)",
   SURETY_DEVNET_CORE_PORT: "Core port (default 8080)",
   SURETY_DEVNET_FACILITATOR_PORT: "facilitator port (default 8402)",
+  SURETY_DEVNET_POSTGRES_PORT: "embedded PostgreSQL port with --store postgres (default 55432)",
   SURETY_DEVNET_CYCLE_SECONDS:
     "clearing cycle length in seconds (default 60, at least 10); the other timings follow it",
   SURETY_DEVNET_TIMINGS: 'JSON object overriding single timings, e.g. {"paymentWindow":30}',

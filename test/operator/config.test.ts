@@ -61,6 +61,18 @@ describe("operator config", () => {
     expect(problems.join("\n")).to.match(/SURETY_DATABASE_URL: /);
   });
 
+  it("SURETY_LEADER_LEASE_MS and SURETY_REPLICA_ID: defaults, bounds, names", () => {
+    const defaults = loadConfig({ ...SECRETS });
+    expect([defaults.leaderLeaseMs, defaults.replicaId]).to.deep.equal([10_000, null]);
+    const set = loadConfig({ ...SECRETS, SURETY_LEADER_LEASE_MS: "3000", SURETY_REPLICA_ID: "core-eu.1" });
+    expect([set.leaderLeaseMs, set.replicaId]).to.deep.equal([3_000, "core-eu.1"]);
+    const problems = problemsOf(() =>
+      loadConfig({ ...SECRETS, SURETY_LEADER_LEASE_MS: "100", SURETY_REPLICA_ID: "core 1/x" }),
+    ).join("\n");
+    expect(problems).to.match(/SURETY_LEADER_LEASE_MS: /);
+    expect(problems).to.match(/SURETY_REPLICA_ID: must be 1-64 characters/);
+  });
+
   it("reads SURETY_* variables, normalising lists and maps", () => {
     const config = loadConfig({
       ...SECRETS,

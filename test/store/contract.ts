@@ -113,6 +113,28 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(await store.getGuarantee(guarantee(1).guaranteeId)).to.not.equal(null);
       });
 
+      it("steps of one transaction started together (Promise.all) all run, and a failed one alone is undone", async () => {
+        const store = await open();
+        await store.insertGuarantee(guarantee(1));
+        const [collateral, stored, dup, reserves] = await store.transaction(async (tx) => {
+          await tx.creditDeposit(USER, ASSET, 10n, T0);
+          return Promise.all([
+            tx.listCollateral(USER),
+            tx.getGuarantee(guarantee(1).guaranteeId),
+            tx.insertGuarantee(guarantee(1)).then(
+              () => null,
+              (error: unknown) => error,
+            ),
+            tx.listReserves(USER),
+          ]);
+        });
+        expect(collateral.map((c) => c.deposited)).to.deep.equal([10n]);
+        expect(stored).to.not.equal(null);
+        expect(dup).to.be.instanceOf(DuplicateGuaranteeError);
+        expect(reserves).to.deep.equal([]);
+        expect((await store.getCollateral(USER, ASSET)).deposited).to.equal(10n);
+      });
+
       it("a failed step inside a transaction rolls back the steps before it", async () => {
         const store = await open();
         await store.insertGuarantee(guarantee(1));

@@ -244,6 +244,21 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX v2_nettings_cycle ON v2_nettings (cycle_id);
     `,
   },
+  {
+    // Leader leases of replicas on one database (docs/scale-out.md, "Leader lease and fencing"): one row per
+    // lease name; times are the database's own clock in unix milliseconds, so replicas' clocks never meet.
+    version: 3,
+    name: "leader leases",
+    sql: `
+      CREATE TABLE leader_leases (
+        name           TEXT   PRIMARY KEY,
+        holder         TEXT   NOT NULL,
+        token          BIGINT NOT NULL CHECK (token > 0),
+        acquired_at_ms BIGINT NOT NULL,
+        expires_at_ms  BIGINT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** Applies every migration `client`'s database lacks, each in its own transaction under the advisory lock. */

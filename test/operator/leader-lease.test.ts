@@ -1,0 +1,174 @@
+/**
+ * The leader lease and its fencing on a real PostgreSQL server (operator/leadership/lease.ts,
+ * operator/store/postgres/leases.ts): one leader at a time, takeover within two lease periods once the
+ * leader stops renewing, and a deposed leader's writes refused by the fencing token.
+ */
+import { expect } from "chai";
+import { LeaderLease } from "../../operator/leadership";
+import { silentLogger } from "../../operator/logger";
+import { LeaseLostError, PostgresStore } from "../../operator/store";
+import { startTestPostgres, type TestPostgres } from "../support/embedded-postgres";
+
+/** Short, so takeover is observed in real time (a lease is about real time: no clock to move by hand). */
+const LEASE_MS = 600;
+
+/** Polls `check` every 20 ms until it holds; fails after `timeoutMs`. Answers the time it took. */
+async function until(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what: string,
+): Promise<number> {
+  const start = performance.now();
+  for (;;) {
+    if (await check()) return performance.now() - start;
+    if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("leader lease with fencing (PostgreSQL)", function () {
+  this.timeout(60_000);
+  let server: TestPostgres;
+  let databases = 0;
+  const open: { stop(): Promise<void> }[] = [];
+
+  before(async () => {
+    server = await startTestPostgres();
+  });
+  afterEach(async () => {
+    for (const item of open.splice(0).reverse()) await item.stop();
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  async function database(): Promise<string> {
+    return server.createDatabase(`lease_${process.pid}_${++databases}`);
+  }
+
+  async function store(url: string): Promise<PostgresStore> {
+    const s = await PostgresStore.open(url, { poolSize: 3 });
+    open.push({ stop: () => s.close() });
+    return s;
+  }
+
+  /** A lease whose terms record their tokens and stops; stopped after the test. */
+  function lease(s: PostgresStore, self: string) {
+    const terms: { token: number; stopped: boolean; store: PostgresStore }[] = [];
+    const l = new LeaderLease({ store: s, self, leaseMs: LEASE_MS, logger: silentLogger() });
+    open.push({ stop: () => l.stop() });
+    const started = l.start(async ({ token, store: termStore }) => {
+      const term = { token, stopped: false, store: termStore as PostgresStore };
+      terms.push(term);
+      return { stop: async () => void (term.stopped = true) };
+    });
+    return { lease: l, terms, started };
+  }
+
+  it("grants the lease to one replica, renews it with the same token, and the other follows", async () => {
+    const url = await database();
+    const a = lease(await store(url), "a");
+    await a.started;
+    const b = lease(await store(url), "b");
+    await b.started;
+    expect(a.lease.isLeader()).to.equal(true);
+    expect(b.lease.isLeader()).to.equal(false);
+    expect(a.terms.map((t) => t.token)).to.deep.equal([1]);
+    // Three lease periods: renewed all along, never a second term anywhere.
+    await new Promise((resolve) => setTimeout(resolve, 3 * LEASE_MS));
+    expect(a.lease.isLeader()).to.equal(true);
+    expect(a.terms).to.have.length(1);
+    expect(b.terms).to.have.length(0);
+    expect(b.lease.view()).to.include({ role: "follower", leader: "a", token: 1 });
+    expect(a.lease.view()).to.include({ role: "leader", self: "a", leader: "a" });
+  });
+
+  it("hands over within two lease periods when the leader stops renewing; the old term's writes are refused", async () => {
+    const url = await database();
+    const a = lease(await store(url), "a");
+    await a.started;
+    const b = lease(await store(url), "b");
+    await b.started;
+    const oldTerm = a.terms[0];
+    await oldTerm.store.setOperatorState("probe", "written by a");
+
+    const frozenAt = performance.now();
+    a.lease.abandon(); // a frozen leader: its work would go on, its lease is not renewed
+    await until(() => b.lease.isLeader(), 4 * LEASE_MS, "b to lead");
+    const takeover = performance.now() - frozenAt;
+    expect(takeover, `takeover after ${Math.round(takeover)} ms`).to.be.below(2 * LEASE_MS);
+    expect(b.terms.map((t) => t.token)).to.deep.equal([2]);
+
+    // The old term can neither write nor read through its fenced store; the new one can.
+    let refused: unknown;
+    await oldTerm.store
+      .setOperatorState("probe", "written by a after losing")
+      .catch((e: unknown) => (refused = e));
+    expect(refused).to.be.instanceOf(LeaseLostError);
+    await oldTerm.store
+      .transaction((tx) => tx.setOperatorState("probe", "a again"))
+      .catch((e: unknown) => (refused = e));
+    expect(refused).to.be.instanceOf(LeaseLostError);
+    await b.terms[0].store.setOperatorState("probe", "written by b");
+    expect(await (await store(url)).getOperatorState("probe")).to.equal("written by b");
+  });
+
+  it("a stopped leader gives the lease up: the follower's next try takes it with the next token", async () => {
+    const url = await database();
+    const a = lease(await store(url), "a");
+    await a.started;
+    const b = lease(await store(url), "b");
+    await b.started;
+    await a.lease.stop();
+    expect(a.terms[0].stopped).to.equal(true);
+    const waited = await until(() => b.lease.isLeader(), 2 * LEASE_MS, "b to lead");
+    expect(waited).to.be.below(LEASE_MS); // one try interval, not a lease period
+    expect(b.terms.map((t) => t.token)).to.deep.equal([2]);
+  });
+
+  it("a frozen leader counts itself deposed once its lease time is up; its fenced reads fail too", async () => {
+    const url = await database();
+    const s = await store(url);
+    const a = lease(s, "a");
+    await a.started;
+    // Another holder takes the lease as soon as it has expired (a's renewals are held back meanwhile).
+    a.lease.abandon();
+    await until(
+      async () => (await s.leases.acquire("core.background", "c", LEASE_MS)).holder === "c",
+      4 * LEASE_MS,
+      "c",
+    );
+    expect(a.lease.isLeader()).to.equal(false);
+    let refused: unknown;
+    await a.terms[0].store.getOperatorState("probe").catch((e: unknown) => (refused = e));
+    expect(refused).to.be.instanceOf(LeaseLostError);
+  });
+
+  it("a fenced transaction holds the lease row: a takeover waits for its COMMIT", async () => {
+    const url = await database();
+    const s = await store(url);
+    const first = await s.leases.acquire("x", "a", 200);
+    const fenced = s.fenced({ name: "x", holder: "a", token: first.token });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const writing = fenced.transaction(async (tx) => {
+      await tx.setOperatorState("k", "a");
+      await held; // the lease expires while the write is in its transaction
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const other = await store(url);
+    let takenAt = 0;
+    const taking = other.leases.acquire("x", "b", 200).then((state) => {
+      takenAt = performance.now();
+      return state;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(takenAt, "the takeover waited for the fenced transaction").to.equal(0);
+    const committedAt = performance.now();
+    release();
+    await writing;
+    const taken = await taking;
+    expect(taken).to.include({ holder: "b", token: first.token + 1 });
+    expect(takenAt).to.be.at.least(committedAt);
+  });
+});
