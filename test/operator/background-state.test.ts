@@ -1,0 +1,94 @@
+/**
+ * What Core's HTTP workers know of background work running in another process
+ * (operator/background-state.ts): two stores on one SQLite file stand for the two processes. The
+ * worker's chain clock follows the indexer's stored cursor, its chain-sync verdict the published
+ * one, judged on its own wall clock (a background process that stops publishing turns it stale),
+ * and the Vault timings come across too.
+ */
+import { expect } from "chai";
+import { join } from "node:path";
+import { BackgroundStateMirror, BackgroundStatePublisher } from "../../operator/background-state";
+import { ChainSyncMonitor } from "../../operator/chain/sync-status";
+import { ProtocolTimings } from "../../operator/chain/timings";
+import { ChainClock, ManualClock } from "../../operator/clock";
+import { silentLogger } from "../../operator/logger";
+import { SqliteStore } from "../../operator/store";
+import { T0, tempDir } from "./helpers";
+
+const LIMITS = { maxLagBlocks: 5, maxStaleSeconds: 30 };
+const TIMINGS = {
+  cycleLength: 3_600,
+  commitDelay: 600,
+  challengeWindow: 600,
+  paymentWindow: 3_600,
+  defaultWindow: 3_600,
+  withdrawalGracePeriod: 86_400,
+};
+
+describe("background state shared through the store (Core workers)", function () {
+  it("a worker mirrors chain time, the chain-sync verdict and the timings, and goes stale when publishing stops", async function () {
+    const dir = tempDir();
+    const file = join(dir.path, "core.sqlite");
+    const primaryStore = SqliteStore.open(file);
+    const workerStore = SqliteStore.open(file);
+    try {
+      const wall = new ManualClock(T0);
+      const logger = silentLogger();
+      const primarySync = new ChainSyncMonitor({ limits: LIMITS, clock: wall, logger });
+      const primaryTimings = new ProtocolTimings(TIMINGS);
+      const publisher = new BackgroundStatePublisher({
+        store: primaryStore,
+        chainSync: primarySync,
+        timings: primaryTimings,
+      });
+      const workerSync = new ChainSyncMonitor({ limits: LIMITS, clock: wall, logger });
+      const workerClock = new ChainClock();
+      const workerTimings = new ProtocolTimings();
+      const mirror = new BackgroundStateMirror({
+        store: workerStore,
+        chainSync: workerSync,
+        chainClock: workerClock,
+        timings: workerTimings,
+        logger,
+        intervalMs: 1_000,
+      });
+
+      // Nothing published yet: the worker is not "off" (an indexer runs elsewhere) but starting, not ready.
+      expect(workerSync.status().state).to.equal("off");
+      await mirror.refresh();
+      expect(workerSync.status()).to.include({ state: "starting", ready: false });
+      expect(workerClock.current()).to.equal(null);
+
+      // The indexer ticks in the primary: cursor stored, verdict published.
+      await primaryStore.setChainCursor(
+        { blockNumber: 42, blockHash: "0x" + "ab".repeat(32), blockTimestamp: T0 - 12 },
+        T0,
+      );
+      primarySync.tickSucceeded({ head: 44, confirmations: 0, cursorBlock: 42 });
+      await publisher.tick();
+      await mirror.refresh();
+      expect(workerSync.status()).to.include({ state: "ok", ready: true, indexedBlock: 42, lagBlocks: 2 });
+      expect(workerClock.nowSeconds()).to.equal(T0 - 12);
+      expect(workerTimings.get()).to.deep.equal(TIMINGS);
+
+      // A lagging verdict crosses over as well.
+      primarySync.tickSucceeded({ head: 60, confirmations: 0, cursorBlock: 42 });
+      await publisher.tick();
+      await mirror.refresh();
+      expect(workerSync.status()).to.include({ state: "lagging", ready: false, lagBlocks: 18 });
+      primarySync.tickSucceeded({ head: 60, confirmations: 0, cursorBlock: 60 });
+      await publisher.tick();
+
+      // The primary stops publishing: on the worker's own wall clock the verdict ages into stale.
+      await mirror.refresh();
+      expect(workerSync.status().state).to.equal("ok");
+      wall.advance(LIMITS.maxStaleSeconds + 1);
+      await mirror.refresh();
+      expect(workerSync.status()).to.include({ state: "stale", ready: false });
+    } finally {
+      await workerStore.close();
+      await primaryStore.close();
+      dir.remove();
+    }
+  });
+});
