@@ -100,7 +100,7 @@ function rowOf(i: number, participants: string[], assets: string[]) {
 
 const elapsed = (start: bigint): number => Number(process.hrtime.bigint() - start) / 1e6;
 
-async function loadSqlite(
+export async function loadSqlite(
   file: string,
   size: number,
   participants: number,
@@ -141,7 +141,7 @@ async function loadSqlite(
   }
 }
 
-async function loadPostgres(
+export async function loadPostgres(
   url: string,
   size: number,
   participants: number,
