@@ -7,6 +7,7 @@
  */
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { AbiCoder, getBytes, keccak256 } from "ethers";
+import { type Keccak256Fn, compactMerkleRoot, nobleKeccak256, sortHashes } from "./compact-merkle";
 import { WireError } from "./errors";
 import { MAX_UINT256, formatUint, parseAddress } from "./wire";
 
@@ -119,4 +120,80 @@ export function verifyGuaranteeProof(root: string, leaf: GuaranteeLeaf, proof: r
   return StandardMerkleTree.verify(root, [...GUARANTEE_LEAF_ENCODING], toGuaranteeLeafValues(leaf), [
     ...proof,
   ]);
+}
+
+/** A guarantee as the store holds it, for {@link GuaranteeLeafHasher} (hex strings, any letter case). */
+export interface StoredGuaranteeLeaf {
+  guaranteeId: string;
+  payer: string;
+  recipient: string;
+  asset: string;
+  amount: bigint;
+  /** The payer's signature bytes (0x hex); null or undefined: the leaf's signature hash is zero. */
+  signature?: string | null;
+}
+
+const HEX_ADDRESS = /^0[xX][0-9a-fA-F]{40}$/;
+const HEX_BYTES32 = /^0[xX][0-9a-fA-F]{64}$/;
+const HEX_BYTES = /^0[xX](?:[0-9a-fA-F]{2})*$/;
+
+/**
+ * The leaf hash of {@link guaranteeLeafHash} without objects in between: the ABI encoding is written
+ * into one reused 192-byte buffer (six static words) and hashed with the given keccak, the result into a
+ * caller's buffer. For cycles of millions of guarantees (docs/clearing.md "Netting in the database");
+ * tested equal to `guaranteeLeafHash` and the tree's own hashing.
+ */
+export class GuaranteeLeafHasher {
+  private readonly encoded = Buffer.alloc(6 * 32);
+
+  constructor(private readonly keccak: Keccak256Fn = nobleKeccak256) {}
+
+  /** Writes the leaf's 32-byte hash to `out` at byte `offset`. Throws WireError on a malformed field. */
+  hashInto(leaf: StoredGuaranteeLeaf, out: Buffer, offset: number, field = "leaf"): void {
+    const e = this.encoded;
+    if (!HEX_BYTES32.test(leaf.guaranteeId)) {
+      throw new WireError(`${field}.guaranteeId`, "must be a 0x-prefixed 32-byte hex string");
+    }
+    for (const [name, value] of [
+      ["payer", leaf.payer],
+      ["recipient", leaf.recipient],
+      ["asset", leaf.asset],
+    ] as const) {
+      if (!HEX_ADDRESS.test(value))
+        throw new WireError(`${field}.${name}`, "must be a 0x-prefixed 20-byte hex address");
+    }
+    if (typeof leaf.amount !== "bigint" || leaf.amount <= 0n || leaf.amount > MAX_UINT256) {
+      throw new WireError(`${field}.amount`, "must be a bigint between 1 and 2^256 − 1");
+    }
+    e.write(leaf.guaranteeId.slice(2), 0, "hex");
+    e.fill(0, 32, 44);
+    e.write(leaf.payer.slice(2), 44, "hex");
+    e.fill(0, 64, 76);
+    e.write(leaf.recipient.slice(2), 76, "hex");
+    e.fill(0, 96, 108);
+    e.write(leaf.asset.slice(2), 108, "hex");
+    e.write(leaf.amount.toString(16).padStart(64, "0"), 128, "hex");
+    const signature = leaf.signature;
+    if (signature === null || signature === undefined) {
+      e.fill(0, 160, 192);
+    } else {
+      if (!HEX_BYTES.test(signature))
+        throw new WireError(`${field}.signature`, "must be 0x-prefixed hex of whole bytes");
+      e.set(this.keccak(Buffer.from(signature.slice(2), "hex")), 160);
+    }
+    out.set(this.keccak(this.keccak(e)), offset);
+  }
+}
+
+/**
+ * The guarantees root from the cycle's leaf hashes (`count` × 32 bytes, any order, e.g. as streamed from
+ * the store): the same root as {@link buildGuaranteeTree} over the same guarantees.
+ */
+export function guaranteesRootOfHashes(
+  leafHashes: Buffer,
+  count = leafHashes.length / 32,
+  keccak: Keccak256Fn = nobleKeccak256,
+): string {
+  if (count < 1) throw new WireError("leaves", "must be a non-empty array of guarantees");
+  return compactMerkleRoot(sortHashes(leafHashes, count), keccak);
 }

@@ -9,9 +9,9 @@
  * committed one, or nothing is answered.
  */
 import { SIGNING_SCHEME_CODES } from "../../sdk/eip712";
-import { guaranteeProof, type GuaranteeTree } from "../../sdk/guarantee-tree";
-import { buildCycleGuaranteeTree, guaranteeLeafOf } from "./commit-plan";
-import { netCycle, type PayableGuarantee } from "./netting";
+import { buildGuaranteeTree, guaranteeProof, type GuaranteeTree } from "../../sdk/guarantee-tree";
+import { guaranteeLeafOf } from "./commit-plan";
+import type { PayableGuarantee } from "./netting";
 
 /** A stored guarantee of the cycle: what the answer needs of it. */
 export interface AnswerableGuarantee extends PayableGuarantee {
@@ -46,7 +46,9 @@ export function rebuildCycleGuaranteeTree(
   guaranteesRoot: string,
   guarantees: readonly PayableGuarantee[],
 ): GuaranteeTree {
-  const tree = buildCycleGuaranteeTree(netCycle(cycleId, guarantees), guarantees);
+  // One leaf per guarantee (buildGuaranteeTree refuses an empty list or an id listed twice, WireError).
+  if (cycleId < 1n) throw new ChallengeAnswerError(`cycle id ${cycleId} is not a cycle`);
+  const tree = buildGuaranteeTree(guarantees.map(guaranteeLeafOf));
   if (tree.root.toLowerCase() !== guaranteesRoot.toLowerCase()) {
     throw new ChallengeAnswerError(
       `rebuilt guarantees root ${tree.root} differs from the committed ${guaranteesRoot}`,

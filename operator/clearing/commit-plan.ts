@@ -89,7 +89,7 @@ export function placeholderLeaf(cycleId: bigint): NetPositionLeaf {
 }
 
 /** The Merkle leaves of a cycle in deterministic (asset, participant) order; netting already sorts. */
-export function cycleLeaves(netting: NettingResult): NetPositionLeaf[] {
+export function cycleLeaves(netting: Pick<NettingResult, "cycleId" | "assets">): NetPositionLeaf[] {
   const leaves: NetPositionLeaf[] = [];
   for (const asset of netting.assets) {
     for (const p of asset.positions) {

@@ -2,9 +2,10 @@
  * Clearing scheduler (docs/protocol.md, "Clearing cycles"; docs/operator-async.md): closes a cycle every
  * `cycleLengthSeconds` of chain time (the indexed head's timestamp, operator/clock.ts ChainClock: the
  * commit budget `commitDelay` is part of the Vault's grace-period invariant, which withdrawals are
- * judged against by `block.timestamp`), nets every FINALIZED_PAYABLE guarantee not yet in a cycle
- * (netCycle → buildCommitPlan), stores the plan (tree dump, root, arguments, guarantee ids) BEFORE
- * sending, and commits it with the operator account.
+ * judged against by `block.timestamp`), reserves every FINALIZED_PAYABLE guarantee not yet in a cycle
+ * for the next cycle id and nets them in the store (planStoredCycle, db-netting.ts: SQL sums, streamed
+ * leaf hashes), stores the plan (tree dump, root, arguments, guarantee ids) BEFORE sending, and commits
+ * it with the operator account. A reservation whose plan is dropped or never stored is released.
  *
  * Never two commits for one cycle: at most one cycle is outstanding (planned or sent, not yet seen on
  * chain); it is resolved first on every tick, against the ClearingHouse's `lastCycleId` (ids are
@@ -39,13 +40,19 @@ import { CallRevertedError, type OperatorSender, type SignedTransaction } from "
 import type { CycleRecord, Store } from "../store";
 import { systemClock } from "../clock";
 import { CommitBondGate } from "./bond-floor";
-import { buildCommitPlan, type CommitCycleArgs, type CommitPlan, toCommitCycleCall } from "./commit-plan";
+import { type CommitCycleArgs, toCommitCycleCall } from "./commit-plan";
 import { commitArgsToJson, cycleCommitArgs } from "./cycle-json";
-import { netCycle } from "./netting";
+import { planStoredCycle, type StoredCyclePlan } from "./db-netting";
 
 /** operator_state key of the next cutoff (unix seconds). */
 export const NEXT_CUTOFF_KEY = "clearing.next_cutoff";
 const EXCLUDED_CONSUMED = "remunerated on chain before its commit";
+/**
+ * Guarantees per cycle unless configured: the cap the store's list limit used to impose. Netting itself
+ * scales past it (docs/clearing.md "Netting in the database"); what does not yet is the per-guarantee work
+ * after the commit (the cycle record's id list, one state transition per guarantee in the indexer).
+ */
+export const DEFAULT_MAX_GUARANTEES_PER_CYCLE = 100_000;
 /** Rebuild attempts per tick (each drops a consumed id or halves the cycle). */
 const MAX_REBUILDS = 32;
 
@@ -60,7 +67,7 @@ export interface ClearingSchedulerOptions {
   cycleLengthSeconds: number;
   /** Largest gas one commit may use (null: no limit). */
   gasBudget: bigint | null;
-  /** Upper bound of guarantees read for one cycle. */
+  /** Upper bound of guarantees in one cycle (default {@link DEFAULT_MAX_GUARANTEES_PER_CYCLE}). */
   maxGuaranteesPerCycle?: number;
   /** Where the bond-floor verdict is kept for health and metrics (default: a gate of its own). */
   bondGate?: CommitBondGate;
@@ -150,11 +157,16 @@ export class ClearingScheduler {
       vetoedAt: null,
       plannedByCore: true,
     };
-    await store.transaction(async (tx) => {
-      await tx.insertCycle(record);
-      await tx.assignGuaranteesToCycle(plan.ids, cycleId);
-      await tx.setOperatorState(NEXT_CUTOFF_KEY, String(following));
-    });
+    try {
+      // The guarantees are already assigned to the cycle (the reservation the plan was netted from).
+      await store.transaction(async (tx) => {
+        await tx.insertCycle(record);
+        await tx.setOperatorState(NEXT_CUTOFF_KEY, String(following));
+      });
+    } catch (error) {
+      await store.releaseCycleGuarantees(cycleId).catch(() => undefined);
+      throw error;
+    }
     this.backlog = plan.partial;
     this.options.logger.info(
       { cycle_id: cycleId, guarantees: plan.ids.length, root: plan.plan.root, partial: plan.partial },
@@ -174,38 +186,55 @@ export class ClearingScheduler {
 
   /**
    * Nets the unassigned payable guarantees into a plan the chain accepts within the gas budget:
-   * consumed V2 ids are excluded, an oversized cycle is halved. Null when nothing is payable.
+   * consumed V2 ids are excluded, an oversized cycle is halved. Null when nothing is payable. The
+   * guarantees stay reserved for `cycleId` (their `cycle_id`) when a plan is returned; otherwise, or on
+   * an error, the reservation is released.
    */
   private async buildFittingPlan(
     cycleId: number,
-  ): Promise<{ plan: CommitPlan; ids: string[]; gas: bigint; partial: boolean } | "bond_short" | null> {
+  ): Promise<{ plan: StoredCyclePlan; ids: string[]; gas: bigint; partial: boolean } | "bond_short" | null> {
     const { store, sender, gasBudget, deployment } = this.options;
-    let limit = this.options.maxGuaranteesPerCycle;
-    for (let attempt = 0; attempt < MAX_REBUILDS; attempt++) {
-      const payable = await store.listGuarantees({ states: ["FINALIZED_PAYABLE"], unassigned: true, limit });
-      const plan = buildCommitPlan(netCycle(BigInt(cycleId), payable), payable);
-      if (!plan) return null;
-      if (await this.excludeRemunerated(plan.args.nettedV2Ids)) continue;
-      // Before the estimate: a cycle the bond does not cover would only revert (BondBelowFloor).
-      if (!(await this.bondCovers(cycleId, plan.args.totals))) return "bond_short";
-      const data = encodeCommitCycle(plan.args);
-      const gas = await sender.estimate(deployment.clearingHouse, data, commitErrorsInterface);
-      if (gasBudget !== null && gas > gasBudget && payable.length > 1) {
-        limit = Math.ceil(payable.length / 2);
-        this.options.logger.warn(
-          { cycle_id: cycleId, gas, budget: gasBudget, next_limit: limit },
-          "cycle over gas budget: splitting",
-        );
-        continue;
+    let limit = this.options.maxGuaranteesPerCycle ?? DEFAULT_MAX_GUARANTEES_PER_CYCLE;
+    // No cycle row has this id yet: a reservation under it is one a crash left before its plan was stored.
+    await store.releaseCycleGuarantees(cycleId);
+    try {
+      for (let attempt = 0; attempt < MAX_REBUILDS; attempt++) {
+        const reserved = await store.reservePayableGuarantees(cycleId, limit);
+        if (reserved === 0) return null;
+        const plan = await planStoredCycle(store, cycleId);
+        if (!plan) throw new Error(`cycle ${cycleId}: ${reserved} guarantees reserved, none to net`);
+        if (await this.excludeRemunerated(plan.args.nettedV2Ids)) {
+          await store.releaseCycleGuarantees(cycleId);
+          continue;
+        }
+        // Before the estimate: a cycle the bond does not cover would only revert (BondBelowFloor).
+        if (!(await this.bondCovers(cycleId, plan.args.totals))) {
+          await store.releaseCycleGuarantees(cycleId);
+          return "bond_short";
+        }
+        const data = encodeCommitCycle(plan.args);
+        const gas = await sender.estimate(deployment.clearingHouse, data, commitErrorsInterface);
+        if (gasBudget !== null && gas > gasBudget && reserved > 1) {
+          await store.releaseCycleGuarantees(cycleId);
+          limit = Math.ceil(reserved / 2);
+          this.options.logger.warn(
+            { cycle_id: cycleId, gas, budget: gasBudget, next_limit: limit },
+            "cycle over gas budget: splitting",
+          );
+          continue;
+        }
+        const left = await store.listGuarantees({
+          states: ["FINALIZED_PAYABLE"],
+          unassigned: true,
+          limit: 1,
+        });
+        return { plan, ids: await store.listCycleGuaranteeIds(cycleId), gas, partial: left.length > 0 };
       }
-      const all = await store.listGuarantees({
-        states: ["FINALIZED_PAYABLE"],
-        unassigned: true,
-        limit: payable.length + 1,
-      });
-      return { plan, ids: guaranteeIds(payable), gas, partial: all.length > payable.length };
+      throw new Error(`cycle ${cycleId}: no committable plan after ${MAX_REBUILDS} rebuilds`);
+    } catch (error) {
+      await store.releaseCycleGuarantees(cycleId).catch(() => undefined);
+      throw error;
     }
-    throw new Error(`cycle ${cycleId}: no committable plan after ${MAX_REBUILDS} rebuilds`);
   }
 
   /**
@@ -351,8 +380,4 @@ function isOwnPlan(cycle: CycleRecord | null): boolean {
 /** The calldata of `ClearingHouse.commitCycle` for a plan: the one place the scheduler encodes it. */
 function encodeCommitCycle(args: CommitCycleArgs): string {
   return clearingHouseInterface.encodeFunctionData("commitCycle", toCommitCycleCall(args));
-}
-
-function guaranteeIds(guarantees: readonly { guaranteeId: string }[]): string[] {
-  return guarantees.map((g) => g.guaranteeId.toLowerCase());
 }

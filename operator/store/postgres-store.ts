@@ -19,6 +19,7 @@ import { PgChainJournal } from "./postgres/chain-journal";
 import { PgCollateral } from "./postgres/collateral";
 import { PgCycles } from "./postgres/cycles";
 import { PgGuarantees } from "./postgres/guarantees";
+import { PgCycleNetting } from "./postgres/netting";
 import { PgIssuance } from "./postgres/issuance";
 import { PgOperatorState } from "./postgres/operator-state";
 import { PgReserves } from "./postgres/reserves";
@@ -64,6 +65,7 @@ function pgAreas(conn: PgConn): PgAreas {
     guarantees,
     issuance: new PgIssuance(conn, collateral, guarantees, webhooks),
     cycles: new PgCycles(conn),
+    netting: new PgCycleNetting(conn),
     chainJournal: new PgChainJournal(conn),
     webhooks,
     operatorState: new PgOperatorState(conn),

@@ -20,6 +20,7 @@ import type {
   AuthSessionRepository,
   ChainJournalRepository,
   CollateralRepository,
+  CycleNettingRepository,
   CycleRepository,
   GuaranteeRepository,
   IssuanceRepository,
@@ -33,6 +34,7 @@ import { SqliteChainJournal } from "./sqlite/chain-journal";
 import { SqliteCollateral } from "./sqlite/collateral";
 import { SqliteCycles } from "./sqlite/cycles";
 import { SqliteGuarantees } from "./sqlite/guarantees";
+import { SqliteCycleNetting } from "./sqlite/netting";
 import { SqliteIssuance } from "./sqlite/issuance";
 import { SqliteOperatorState } from "./sqlite/operator-state";
 import { SqliteReserves } from "./sqlite/reserves";
@@ -109,6 +111,14 @@ export const AREA_OPERATIONS = {
     "listV2Nettings",
     "deleteV2Netting",
   ] as const satisfies readonly (keyof CycleRepository)[],
+  netting: [
+    "reservePayableGuarantees",
+    "releaseCycleGuarantees",
+    "aggregateCycleGuarantees",
+    "listCycleNettedV2Ids",
+    "listCycleGuaranteeIds",
+    "scanCycleLeaves",
+  ] as const satisfies readonly (keyof CycleNettingRepository)[],
   chainJournal: [
     "getChainCursor",
     "setChainCursor",
@@ -158,6 +168,7 @@ function sqliteAreas(db: Database): SqliteAreas {
     guarantees,
     issuance: new SqliteIssuance(db, collateral, guarantees, webhooks),
     cycles: new SqliteCycles(db),
+    netting: new SqliteCycleNetting(db),
     chainJournal: new SqliteChainJournal(db),
     webhooks,
     operatorState: new SqliteOperatorState(db),

@@ -12,6 +12,7 @@ import type { CollateralRepository } from "./repositories/collateral";
 import type { CycleRepository } from "./repositories/cycles";
 import type { GuaranteeRepository } from "./repositories/guarantees";
 import type { IssuanceRepository } from "./repositories/issuance";
+import type { CycleNettingRepository } from "./repositories/netting";
 import type { OperatorStateRepository } from "./repositories/operator-state";
 import type { ReserveRepository } from "./repositories/reserves";
 import type { WebhookOutboxRepository } from "./repositories/webhooks";
@@ -24,6 +25,7 @@ export interface StoreOps
     GuaranteeRepository,
     IssuanceRepository,
     CycleRepository,
+    CycleNettingRepository,
     ChainJournalRepository,
     WebhookOutboxRepository,
     OperatorStateRepository {}

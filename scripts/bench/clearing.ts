@@ -4,6 +4,8 @@
  *
  *   npx ts-node --transpile-only scripts/bench/clearing.ts [sizes] [participants] [assets]
  *   e.g. scripts/bench/clearing.ts 10000,100000,1000000 1000 2        (the defaults)
+ *   npx ts-node --transpile-only scripts/bench/clearing.ts --store sqlite|postgres [sizes] [participants] [assets] [runs]
+ *   (clearing in the database, the way Core plans a cycle: scripts/bench/clearing-db.ts)
  *
  * Each size runs in its own child process (--max-old-space-size=4096 --expose-gc) so that memory figures
  * do not mix: `input MB` is the heap the generated guarantees occupy; `peak heap + MB` the most heap netting
@@ -17,6 +19,7 @@ import { fork } from "node:child_process";
 import { ZeroAddress, getAddress } from "ethers";
 import { buildCommitPlan } from "../../operator/clearing/commit-plan";
 import { netCycle, type PayableGuarantee } from "../../operator/clearing/netting";
+import { benchClearingInDatabase } from "./clearing-db";
 import { median } from "./stats";
 
 const DEFAULT_SIZES = [10_000, 100_000, 1_000_000];
@@ -250,6 +253,12 @@ if (require.main !== module) {
 } else if (process.argv.includes("--child")) {
   process.once("message", (request) => {
     process.send?.(runChild(request as ChildRequest), undefined, {}, () => process.disconnect());
+  });
+} else if (process.argv[2] === "--store") {
+  // Clearing in the database (scripts/bench/clearing-db.ts).
+  benchClearingInDatabase(process.argv.slice(3)).catch((error: unknown) => {
+    console.error(error);
+    process.exitCode = 1;
   });
 } else {
   main().catch((error: unknown) => {

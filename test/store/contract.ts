@@ -642,6 +642,89 @@ export function describeStoreContract(backend: StoreBackend): void {
       });
     });
 
+    describe("cycle netting (clearing in the database)", () => {
+      const THIRD = "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65";
+      const ids = (ns: number[]) => ns.map((n) => guarantee(n).guaranteeId);
+
+      it("reserves the oldest payable unassigned guarantees, releases them", async () => {
+        const store = await open();
+        for (let n = 1; n <= 6; n++) await store.insertGuarantee(guarantee(n));
+        await store.insertGuarantee(guarantee(7, { state: "PENDING_VALIDATION" }));
+        await store.assignGuaranteesToCycle([guarantee(2).guaranteeId], 1);
+        await store.setGuaranteeExcluded(guarantee(3).guaranteeId, "consumed");
+        expect(await store.reservePayableGuarantees(2, 2)).to.equal(2);
+        expect(await store.listCycleGuaranteeIds(2)).to.deep.equal(ids([1, 4]));
+        expect(await store.reservePayableGuarantees(3)).to.equal(2);
+        expect(await store.listCycleGuaranteeIds(3)).to.deep.equal(ids([5, 6]));
+        expect(await store.reservePayableGuarantees(4)).to.equal(0);
+        expect(await store.releaseCycleGuarantees(2)).to.equal(2);
+        expect((await store.getClearingGuarantee(guarantee(1).guaranteeId))?.cycleId).to.equal(null);
+        expect(await store.listCycleGuaranteeIds(1)).to.deep.equal(ids([2]));
+        let error: unknown;
+        await store.reservePayableGuarantees(2, 0).catch((e: unknown) => (error = e));
+        expect(error).to.be.instanceOf(RangeError);
+      });
+
+      it("sums flows per asset and participant; self-payments count in volume only and are not listed", async () => {
+        const store = await open();
+        const rows: GuaranteeRecord[] = [
+          guarantee(1, { user: USER, recipient: RECIPIENT, amount: 700n, version: 2 }),
+          guarantee(2, { user: RECIPIENT, recipient: USER, amount: 200n }),
+          guarantee(3, { user: OTHER, recipient: OTHER, amount: 5n, version: 2 }), // self-payment
+          guarantee(4, { user: USER, recipient: USER, amount: 9n, asset: ETH }), // self-payment, ETH only
+          guarantee(5, { user: THIRD, recipient: RECIPIENT, amount: 1n, version: 2 }), // dust
+          guarantee(6, { user: THIRD, recipient: THIRD, amount: 3n, asset: ETH, version: 2 }),
+        ];
+        for (const row of rows) await store.insertGuarantee(row);
+        expect(await store.reservePayableGuarantees(9)).to.equal(6);
+        const aggregates = await store.aggregateCycleGuarantees(9);
+        expect(aggregates.guaranteeCount).to.equal(6);
+        expect(aggregates.assets).to.deep.equal([
+          { asset: ETH, guaranteeCount: 2, grossAmount: 12n },
+          { asset: ASSET, guaranteeCount: 4, grossAmount: 906n },
+        ]);
+        const flows = [...aggregates.flows].sort((a, b) => (a.participant < b.participant ? -1 : 1));
+        expect(flows).to.deep.equal(
+          [
+            { asset: ASSET, participant: RECIPIENT, received: 701n, paid: 200n },
+            { asset: ASSET, participant: USER, received: 200n, paid: 700n },
+            { asset: ASSET, participant: THIRD, received: 0n, paid: 1n },
+          ].sort((a, b) => (a.participant < b.participant ? -1 : 1)),
+        );
+        // V2, not self-payments, sorted by id.
+        expect(await store.listCycleNettedV2Ids(9)).to.deep.equal(ids([1, 5]));
+        const scanned: string[] = [];
+        expect(await store.scanCycleLeaves(9, (row) => scanned.push(row.guaranteeId))).to.equal(6);
+        expect(scanned.sort()).to.deep.equal(ids([1, 2, 3, 4, 5, 6]).sort());
+        const all = await store.aggregateCycleGuarantees(10);
+        expect(all).to.deep.equal({ guaranteeCount: 0, assets: [], flows: [] });
+      });
+
+      it("sums exactly up to 2^256 − 1 per guarantee, over many assets", async () => {
+        const store = await open();
+        const assets = Array.from({ length: 12 }, (_, i) => "0x" + (i + 1).toString(16).padStart(40, "0"));
+        let n = 0;
+        const expected = new Map<string, bigint>();
+        for (const asset of assets) {
+          for (const amount of [MAX_UINT256, MAX_UINT256 - 1n, 10n ** 18n + 1n, 1n]) {
+            await store.insertGuarantee(guarantee(++n, { asset, amount }));
+            expected.set(asset, (expected.get(asset) ?? 0n) + amount);
+          }
+        }
+        await store.reservePayableGuarantees(4);
+        const aggregates = await store.aggregateCycleGuarantees(4);
+        expect(aggregates.assets.map((a) => a.grossAmount)).to.deep.equal(assets.map((a) => expected.get(a)));
+        for (const flow of aggregates.flows) {
+          const total = expected.get(flow.asset.toLowerCase());
+          expect(flow.participant === USER ? flow.paid : flow.received).to.equal(total);
+        }
+        expect(aggregates.flows).to.have.length(24);
+        let scanned = 0n;
+        await store.scanCycleLeaves(4, (row) => (scanned += row.amount));
+        expect(scanned).to.equal([...expected.values()].reduce((a, b) => a + b, 0n));
+      });
+    });
+
     describe("chain journal and operator state", () => {
       it("cursor, blocks and events, newest first for a rewind", async () => {
         const store = await open();

@@ -8,3 +8,4 @@ export * from "./cycles";
 export * from "./chain-journal";
 export * from "./webhooks";
 export * from "./operator-state";
+export * from "./netting";

@@ -1,0 +1,207 @@
+/**
+ * Clearing in the database (docs/clearing.md "Netting in the database"): a cycle's plan computed from the
+ * guarantees the store holds for it, without loading them. The store sums each (asset, participant)'s
+ * flows in SQL and streams the rows once for the guarantees root (one 32-byte hash per guarantee in a
+ * compact buffer, sdk/compact-merkle.ts), so Core's memory grows with participants × assets plus 32 bytes
+ * (plus the sort's 12 bytes) per guarantee, never with one object per guarantee.
+ *
+ * The result is exactly what `netCycle` + `buildCommitPlan` (netting.ts, commit-plan.ts) give for the same
+ * guarantees: the same positions, roots and commitCycle arguments (test/operator/db-netting.test.ts checks
+ * it on random cycles, on both backends).
+ */
+import { buildCycleTree } from "../../sdk/merkle";
+import { GuaranteeLeafHasher, guaranteesRootOfHashes } from "../../sdk/guarantee-tree";
+import { ZERO_ADDRESS } from "../../sdk/wire";
+import type { CycleNettingRepository } from "../store";
+import { type CommitCycleArgs, type CycleTreeDump, cycleLeaves, placeholderLeaf } from "./commit-plan";
+import { fastKeccak256 } from "./native-keccak";
+import {
+  type AssetNetting,
+  type AssetTotal,
+  type DebtorObligation,
+  MAX_NET_DEBIT,
+  NettingInvariantError,
+} from "./netting";
+import type { NetPositionLeaf, CycleTree } from "../../sdk/merkle";
+import { MAX_UINT256 } from "../../sdk/wire";
+import type { Keccak256Fn } from "../../sdk/compact-merkle";
+
+/** The netting of a stored cycle: {@link NettingResult} without its per-guarantee id lists. */
+export interface StoredCycleNetting {
+  cycleId: bigint;
+  /** Guarantees of the cycle, self-payments included (what Core moves to NETTED / SETTLED). */
+  guaranteeCount: number;
+  assets: AssetNetting[];
+  totals: AssetTotal[];
+  obligations: DebtorObligation[];
+  /** Lower case, sorted. */
+  nettedV2Ids: string[];
+}
+
+/** A stored cycle's commit plan: {@link CommitPlan} without the guarantees tree object. */
+export interface StoredCyclePlan {
+  cycleId: bigint;
+  netting: StoredCycleNetting;
+  root: string;
+  leaves: NetPositionLeaf[];
+  placeholder: boolean;
+  args: CommitCycleArgs;
+  tree: CycleTree;
+  treeDump: CycleTreeDump;
+}
+
+const lower = (a: string, b: string): number => {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+/** Nets the guarantees assigned to `cycleId` in the store (aggregated there); null when it has none. */
+export async function netStoredCycle(
+  store: Pick<CycleNettingRepository, "aggregateCycleGuarantees" | "listCycleNettedV2Ids">,
+  cycleId: number,
+): Promise<StoredCycleNetting | null> {
+  if (!Number.isSafeInteger(cycleId) || cycleId < 1)
+    throw new RangeError("cycleId must be a positive integer");
+  const aggregates = await store.aggregateCycleGuarantees(cycleId);
+  if (aggregates.guaranteeCount === 0) return null;
+  const byAsset = new Map<string, { participant: string; net: bigint }[]>();
+  for (const flow of aggregates.flows) {
+    if (flow.participant.toLowerCase() === ZERO_ADDRESS) {
+      throw new NettingInvariantError(`cycle ${cycleId}: the zero address is a participant in ${flow.asset}`);
+    }
+    const net = flow.received - flow.paid;
+    if (net === 0n) continue;
+    const key = flow.asset.toLowerCase();
+    let list = byAsset.get(key);
+    if (list === undefined) byAsset.set(key, (list = []));
+    list.push({ participant: flow.participant, net });
+  }
+  const netting: StoredCycleNetting = {
+    cycleId: BigInt(cycleId),
+    guaranteeCount: aggregates.guaranteeCount,
+    assets: [],
+    totals: [],
+    obligations: [],
+    nettedV2Ids: await store.listCycleNettedV2Ids(cycleId),
+  };
+  for (const volume of aggregates.assets) {
+    const asset = volume.asset;
+    const positions = (byAsset.get(asset.toLowerCase()) ?? []).sort((a, b) =>
+      lower(a.participant, b.participant),
+    );
+    const assetNetting: AssetNetting = {
+      asset,
+      guaranteeCount: volume.guaranteeCount,
+      grossAmount: volume.grossAmount,
+      positions: [],
+      totalDebit: 0n,
+      totalCredit: 0n,
+    };
+    for (const { participant, net } of positions) {
+      const debit = net < 0n ? -net : 0n;
+      const credit = net > 0n ? net : 0n;
+      if (debit > MAX_NET_DEBIT) {
+        throw new NettingInvariantError(`net debit of ${participant} in ${asset} exceeds uint248: ${debit}`);
+      }
+      assetNetting.positions.push({ participant, net, debit, credit });
+      assetNetting.totalDebit += debit;
+      assetNetting.totalCredit += credit;
+      if (debit > 0n) netting.obligations.push({ asset, debtor: participant, amount: debit });
+    }
+    if (assetNetting.totalDebit !== assetNetting.totalCredit) {
+      throw new NettingInvariantError(
+        `asset ${asset}: total debit ${assetNetting.totalDebit} != total credit ${assetNetting.totalCredit}`,
+      );
+    }
+    if (assetNetting.totalDebit > MAX_UINT256) {
+      throw new NettingInvariantError(`asset ${asset}: total ${assetNetting.totalDebit} exceeds uint256`);
+    }
+    netting.assets.push(assetNetting);
+    if (assetNetting.totalDebit > 0n) {
+      netting.totals.push({
+        asset,
+        totalDebit: assetNetting.totalDebit,
+        totalCredit: assetNetting.totalCredit,
+      });
+    }
+  }
+  return netting;
+}
+
+/**
+ * The guarantees root of the guarantees assigned to `cycleId`, streamed from the store (one leaf hash
+ * per row into a compact buffer). `expectedCount` is the netting's count: a different number of rows
+ * means the cycle's assignment changed meanwhile, and nothing is planned from a moving set.
+ */
+export async function storedGuaranteesRoot(
+  store: Pick<CycleNettingRepository, "scanCycleLeaves">,
+  cycleId: number,
+  expectedCount: number,
+  keccak: Keccak256Fn = fastKeccak256,
+): Promise<string> {
+  const hashes = Buffer.allocUnsafe(expectedCount * 32);
+  const hasher = new GuaranteeLeafHasher(keccak);
+  let index = 0;
+  const scanned = await store.scanCycleLeaves(cycleId, (row) => {
+    if (index >= expectedCount) throw new Error(`cycle ${cycleId} gained guarantees while it was planned`);
+    hasher.hashInto(
+      {
+        guaranteeId: row.guaranteeId,
+        payer: row.user,
+        recipient: row.recipient,
+        asset: row.asset,
+        amount: row.amount,
+        signature: row.signature,
+      },
+      hashes,
+      index * 32,
+      `guarantees[${row.guaranteeId}]`,
+    );
+    index++;
+  });
+  if (scanned !== expectedCount) {
+    throw new Error(
+      `cycle ${cycleId} has ${scanned} guarantees, netted ${expectedCount}: changed while planned`,
+    );
+  }
+  return guaranteesRootOfHashes(hashes, expectedCount, keccak);
+}
+
+/**
+ * The commit plan of the guarantees assigned to `cycleId` (see the module comment); null when there are
+ * none. Same rules as `buildCommitPlan`: a cycle whose positions all net to zero gets the placeholder leaf.
+ */
+export async function planStoredCycle(
+  store: Pick<
+    CycleNettingRepository,
+    "aggregateCycleGuarantees" | "listCycleNettedV2Ids" | "scanCycleLeaves"
+  >,
+  cycleId: number,
+  keccak: Keccak256Fn = fastKeccak256,
+): Promise<StoredCyclePlan | null> {
+  const netting = await netStoredCycle(store, cycleId);
+  if (netting === null) return null;
+  const guaranteesRoot = await storedGuaranteesRoot(store, cycleId, netting.guaranteeCount, keccak);
+  const leaves = cycleLeaves(netting);
+  const placeholder = leaves.length === 0;
+  const tree = buildCycleTree(placeholder ? [placeholderLeaf(netting.cycleId)] : leaves);
+  const args: CommitCycleArgs = {
+    cycleId: netting.cycleId,
+    root: tree.root,
+    guaranteesRoot,
+    totals: netting.totals.map((t) => ({ ...t })),
+    debtors: netting.obligations.map((o) => ({ ...o })),
+    nettedV2Ids: [...netting.nettedV2Ids],
+  };
+  return {
+    cycleId: netting.cycleId,
+    netting,
+    root: tree.root,
+    leaves,
+    placeholder,
+    args,
+    tree,
+    treeDump: tree.dump(),
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * {@link CycleNettingRepository} on PostgreSQL: amounts are NUMERIC(78, 0), so the database sums them
+ * exactly; the leaves are streamed with a server-side cursor inside the operation's transaction, a batch
+ * of {@link LEAF_BATCH} rows at a time.
+ */
+import type { CycleAggregates, CycleLeafRow, CycleNettingRepository } from "../repositories";
+import type { PgConn, Row } from "./common";
+
+/** Rows fetched per round trip while streaming leaves. */
+export const LEAF_BATCH = 10_000;
+
+const PAYABLE = "state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL";
+
+const byLowerCase = (a: string, b: string): number => {
+  const x = a.toLowerCase();
+  const y = b.toLowerCase();
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+export class PgCycleNetting implements CycleNettingRepository {
+  constructor(private readonly db: PgConn) {}
+
+  async reservePayableGuarantees(cycleId: number, limit?: number): Promise<number> {
+    if (limit === undefined) {
+      return (await this.db.query(`UPDATE guarantees SET cycle_id = $1 WHERE ${PAYABLE}`, [cycleId]))
+        .rowCount;
+    }
+    if (!Number.isSafeInteger(limit) || limit < 1) {
+      throw new RangeError(`limit must be a positive integer, got ${limit}`);
+    }
+    const result = await this.db.query(
+      `UPDATE guarantees SET cycle_id = $1
+       WHERE seq IN (SELECT seq FROM guarantees WHERE ${PAYABLE} ORDER BY seq LIMIT $2)`,
+      [cycleId, limit],
+    );
+    return result.rowCount;
+  }
+
+  async releaseCycleGuarantees(cycleId: number): Promise<number> {
+    return (await this.db.query("UPDATE guarantees SET cycle_id = NULL WHERE cycle_id = $1", [cycleId]))
+      .rowCount;
+  }
+
+  async aggregateCycleGuarantees(cycleId: number): Promise<CycleAggregates> {
+    const volumes = await this.db.query(
+      `SELECT asset_address AS asset, COUNT(*)::bigint AS n, SUM(amount)::text AS gross
+       FROM guarantees WHERE cycle_id = $1 GROUP BY asset_address`,
+      [cycleId],
+    );
+    // One pass: each guarantee is a credit of its recipient and a debit of its payer.
+    const flows = await this.db.query(
+      `SELECT asset, participant, SUM(received)::text AS received, SUM(paid)::text AS paid FROM (
+         SELECT asset_address AS asset, p.participant, p.received, p.paid
+         FROM guarantees g
+         CROSS JOIN LATERAL (VALUES (g.recipient_address, g.amount, 0::numeric),
+                                    (g.user_address, 0::numeric, g.amount)) AS p(participant, received, paid)
+         WHERE g.cycle_id = $1 AND g.user_address <> g.recipient_address
+       ) f GROUP BY asset, participant`,
+      [cycleId],
+    );
+    let guaranteeCount = 0;
+    const assets = volumes.rows.map((row: Row) => {
+      guaranteeCount += Number(row.n);
+      return {
+        asset: row.asset as string,
+        guaranteeCount: Number(row.n),
+        grossAmount: BigInt(row.gross as string),
+      };
+    });
+    assets.sort((a, b) => byLowerCase(a.asset, b.asset));
+    return {
+      guaranteeCount,
+      assets,
+      flows: flows.rows.map((row: Row) => ({
+        asset: row.asset as string,
+        participant: row.participant as string,
+        received: BigInt(row.received as string),
+        paid: BigInt(row.paid as string),
+      })),
+    };
+  }
+
+  async listCycleNettedV2Ids(cycleId: number): Promise<string[]> {
+    const result = await this.db.query<{ guarantee_id: string }>(
+      `SELECT guarantee_id FROM guarantees
+       WHERE cycle_id = $1 AND version = 2 AND user_address <> recipient_address ORDER BY guarantee_id COLLATE "C"`,
+      [cycleId],
+    );
+    return result.rows.map((row) => row.guarantee_id);
+  }
+
+  async listCycleGuaranteeIds(cycleId: number): Promise<string[]> {
+    const result = await this.db.query<{ guarantee_id: string }>(
+      "SELECT guarantee_id FROM guarantees WHERE cycle_id = $1 ORDER BY seq",
+      [cycleId],
+    );
+    return result.rows.map((row) => row.guarantee_id);
+  }
+
+  async scanCycleLeaves(cycleId: number, visit: (row: CycleLeafRow) => void): Promise<number> {
+    // The operation runs inside its own transaction (postgres-store.ts), where a cursor lives until COMMIT.
+    await this.db.query(
+      `DECLARE cycle_leaves NO SCROLL CURSOR FOR
+       SELECT guarantee_id, user_address, recipient_address, asset_address, amount::text, signature
+       FROM guarantees WHERE cycle_id = $1`,
+      [cycleId],
+    );
+    let count = 0;
+    try {
+      for (;;) {
+        const batch = await this.db.query(`FETCH ${LEAF_BATCH} FROM cycle_leaves`);
+        for (const row of batch.rows) {
+          visit({
+            guaranteeId: row.guarantee_id as string,
+            user: row.user_address as string,
+            recipient: row.recipient_address as string,
+            asset: row.asset_address as string,
+            amount: BigInt(row.amount as string),
+            signature: row.signature as string,
+          });
+          count++;
+        }
+        if (batch.rows.length < LEAF_BATCH) break;
+      }
+    } finally {
+      await this.db.query("CLOSE cycle_leaves");
+    }
+    return count;
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * OpenZeppelin's StandardMerkleTree (`@openzeppelin/merkle-tree`, the tree of merkle.ts and
+ * guarantee-tree.ts) computed over a compact buffer of 32-byte leaf hashes instead of one JS object per
+ * leaf, for trees of millions of leaves (a clearing cycle's guarantees root, docs/clearing.md).
+ *
+ * Same definition, bit for bit, as `StandardMerkleTree.of(values, encoding)` (default options):
+ * 1. leaves are hashed (`keccak256(keccak256(abi.encode(...)))`, the caller's job) and sorted ascending by
+ *    hash (bytewise), so the input order never matters;
+ * 2. the tree is the complete binary tree of `makeMerkleTree` in heap layout: `2n − 1` nodes, sorted leaf
+ *    `i` at heap index `2n − 2 − i`, node `j` = `keccak256(sort(child 2j+1, child 2j+2))`;
+ * 3. the root is node 0; a proof is the siblings from the leaf's heap index up to the root.
+ *
+ * Built level by level (the deepest level holds only leaves, the one above it internal nodes then leaves),
+ * so the memory is the sorted leaf buffer plus one level (≤ n × 32 bytes), never 2n − 1 strings.
+ * Tested equal to `StandardMerkleTree` (root and every proof) in test/sdk/compact-merkle.test.ts.
+ */
+import { keccak_256 } from "@noble/hashes/sha3.js";
+
+/** A keccak256 implementation (the default is @noble/hashes; Core passes a native one). */
+export type Keccak256Fn = (data: Uint8Array) => Uint8Array;
+
+const HASH = 32;
+/** Leaves the sort can order (24 bits of index in its 64-bit sort key). */
+export const MAX_COMPACT_LEAVES = 1 << 24;
+
+export const nobleKeccak256: Keccak256Fn = (data) => keccak_256(data);
+
+function compare32(a: Buffer, ai: number, b: Buffer, bi: number): number {
+  return a.compare(b, bi * HASH, bi * HASH + HASH, ai * HASH, ai * HASH + HASH);
+}
+
+/**
+ * Sorts `count` 32-byte hashes ascending (bytewise), as StandardMerkleTree sorts leaves. Returns a new
+ * buffer. One native numeric sort of 64-bit keys (40 bits of hash prefix, 24 bits of index), then the
+ * rare runs with an equal prefix are ordered by their full hash.
+ */
+export function sortHashes(hashes: Buffer, count = hashes.length / HASH): Buffer {
+  if (!Number.isInteger(count) || count < 0 || hashes.length < count * HASH) {
+    throw new RangeError("hashes must hold count × 32 bytes");
+  }
+  if (count > MAX_COMPACT_LEAVES) throw new RangeError(`at most ${MAX_COMPACT_LEAVES} leaves`);
+  const keys = new BigUint64Array(count);
+  const view = new DataView(keys.buffer);
+  for (let i = 0; i < count; i++) {
+    const at = i * HASH;
+    // Little-endian u64 = lo word then hi word: hi = hash bytes 0..3, lo = byte 4 then the 24-bit index.
+    view.setUint32(i * 8, ((hashes[at + 4] << 24) | i) >>> 0, true);
+    view.setUint32(i * 8 + 4, hashes.readUInt32BE(at), true);
+  }
+  keys.sort();
+  const order = new Uint32Array(count);
+  for (let i = 0; i < count; i++) order[i] = view.getUint32(i * 8, true) & 0xffffff;
+  // Equal 40-bit prefixes: order each such run by the full hash (only the key's low bits differ).
+  let start = 0;
+  for (let i = 1; i <= count; i++) {
+    const samePrefix =
+      i < count &&
+      view.getUint32(i * 8 + 4, true) === view.getUint32(start * 8 + 4, true) &&
+      view.getUint32(i * 8, true) >>> 24 === view.getUint32(start * 8, true) >>> 24;
+    if (samePrefix) continue;
+    if (i - start > 1) {
+      const run = Array.from(order.subarray(start, i)).sort((a, b) => compare32(hashes, a, hashes, b));
+      order.set(run, start);
+    }
+    start = i;
+  }
+  const sorted = Buffer.allocUnsafe(count * HASH);
+  for (let i = 0; i < count; i++) hashes.copy(sorted, i * HASH, order[i] * HASH, order[i] * HASH + HASH);
+  return sorted;
+}
+
+/** keccak256 of the two 32-byte nodes in ascending order, written to `out` at `outAt`. */
+function hashPair(
+  keccak: Keccak256Fn,
+  scratch: Buffer,
+  src: Buffer,
+  left: number,
+  right: number,
+  out: Buffer,
+  outAt: number,
+): void {
+  const a = left * HASH;
+  const b = right * HASH;
+  const aFirst = src.compare(src, b, b + HASH, a, a + HASH) <= 0;
+  src.copy(scratch, 0, aFirst ? a : b, (aFirst ? a : b) + HASH);
+  src.copy(scratch, HASH, aFirst ? b : a, (aFirst ? b : a) + HASH);
+  const digest = keccak(scratch);
+  out.set(digest, outAt * HASH);
+}
+
+/** The levels' geometry for `n` leaves: deepest depth D and how many nodes it holds. */
+function geometry(n: number): { depth: number; deepest: number } {
+  const total = 2 * n - 1;
+  const depth = 31 - Math.clz32(total);
+  return { depth, deepest: total - (2 ** depth - 1) };
+}
+
+/**
+ * Node values of every level, deepest first (level k is a buffer of 32-byte nodes in heap order), from
+ * leaf hashes already sorted ascending. Calls `visit(level, nodes)` for each level; used for the root
+ * and for proofs.
+ */
+function forEachLevel(
+  sorted: Buffer,
+  n: number,
+  keccak: Keccak256Fn,
+  visit: (depth: number, nodes: Buffer, count: number) => void,
+): Buffer {
+  const { depth, deepest } = geometry(n);
+  // Deepest level: heap indices 2^D − 1 .. 2n − 2, i.e. sorted leaves L[2n − 2^D − 1] down to L[0].
+  let level = Buffer.allocUnsafe(deepest * HASH);
+  for (let k = 0; k < deepest; k++) {
+    const leaf = deepest - 1 - k;
+    sorted.copy(level, k * HASH, leaf * HASH, leaf * HASH + HASH);
+  }
+  let count = deepest;
+  visit(depth, level, count);
+  const scratch = Buffer.allocUnsafe(2 * HASH);
+  for (let d = depth - 1; d >= 0; d--) {
+    const width = 2 ** d;
+    const internal = count / 2;
+    const next = Buffer.allocUnsafe(width * HASH);
+    for (let k = 0; k < internal; k++) hashPair(keccak, scratch, level, 2 * k, 2 * k + 1, next, k);
+    // The rest of this level are leaves (only at depth D − 1): heap index j holds L[2n − 2 − j].
+    const first = width - 1;
+    for (let k = internal; k < width; k++) {
+      const leaf = 2 * n - 2 - (first + k);
+      sorted.copy(next, k * HASH, leaf * HASH, leaf * HASH + HASH);
+    }
+    level = next;
+    count = width;
+    visit(d, level, count);
+  }
+  return level;
+}
+
+function checkLeaves(sortedLeafHashes: Buffer): number {
+  const n = sortedLeafHashes.length / HASH;
+  if (!Number.isInteger(n) || n < 1) throw new RangeError("a tree needs at least one 32-byte leaf hash");
+  return n;
+}
+
+/** The StandardMerkleTree root (0x hex) of leaf hashes already sorted with {@link sortHashes}. */
+export function compactMerkleRoot(sortedLeafHashes: Buffer, keccak: Keccak256Fn = nobleKeccak256): string {
+  const n = checkLeaves(sortedLeafHashes);
+  if (n === 1) return "0x" + sortedLeafHashes.toString("hex", 0, HASH);
+  const root = forEachLevel(sortedLeafHashes, n, keccak, () => undefined);
+  return "0x" + root.toString("hex", 0, HASH);
+}
+
+/**
+ * The proofs (sibling hashes, leaf to root, 0x hex) of the sorted leaves at `indices` (positions in the
+ * sorted buffer): what `StandardMerkleTree.getProof` returns for those leaves. One pass over the levels.
+ */
+export function compactMerkleProofs(
+  sortedLeafHashes: Buffer,
+  indices: readonly number[],
+  keccak: Keccak256Fn = nobleKeccak256,
+): string[][] {
+  const n = checkLeaves(sortedLeafHashes);
+  for (const i of indices) {
+    if (!Number.isInteger(i) || i < 0 || i >= n) throw new RangeError(`leaf index ${i} out of range`);
+  }
+  const proofs = indices.map(() => [] as string[]);
+  if (n === 1) return proofs;
+  // Current heap index of each requested node, climbing one level per visit.
+  const heap = indices.map((i) => 2 * n - 2 - i);
+  const levels = new Map<number, Buffer>();
+  forEachLevel(sortedLeafHashes, n, keccak, (d, nodes) => levels.set(d, nodes));
+  const depthOf = (j: number): number => 31 - Math.clz32(j + 1);
+  const nodeAt = (j: number): string => {
+    const d = depthOf(j);
+    const at = j - (2 ** d - 1);
+    return "0x" + (levels.get(d) as Buffer).toString("hex", at * HASH, at * HASH + HASH);
+  };
+  for (let p = 0; p < heap.length; p++) {
+    let j = heap[p];
+    while (j > 0) {
+      const sibling = j % 2 === 1 ? j + 1 : j - 1;
+      proofs[p].push(nodeAt(sibling));
+      j = Math.floor((j - 1) / 2);
+    }
+  }
+  return proofs;
+}
