@@ -23,6 +23,7 @@ const TIMINGS = {
   paymentWindow: 3_600,
   defaultWindow: 3_600,
   withdrawalGracePeriod: 86_400,
+  confirmationLag: 1,
 };
 
 describe("background state shared through the store (Core workers)", function () {
