@@ -217,7 +217,9 @@ describe("Core with SURETY_WORKERS = 3 (node:cluster over one SQLite file)", fun
     const lines = run.lines();
     const primary = run.child.pid;
     const requestPids = new Set(lines.filter((l) => l.msg === "request").map((l) => l.pid));
-    expect(requestPids.size, "requests served by several workers").to.be.greaterThan(1);
+    // Which worker accepts a connection is the kernel's and the cluster's choice (and kept-alive connections
+    // stay on one worker), so only "never the primary" is asserted, not a spread.
+    expect(requestPids.size, "requests were served").to.be.greaterThan(0);
     expect(requestPids.has(primary!), "the primary serves no HTTP").to.equal(false);
     const background = lines.filter((l) => l.msg === "background work started");
     expect(background.map((l) => l.pid)).to.deep.equal([primary]);
