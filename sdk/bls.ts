@@ -86,8 +86,11 @@ interface MinSigBackend {
   verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array, dst: Uint8Array): boolean;
 }
 
-/** IETF BLS KeyGen (draft-irtf-cfrg-bls-signature-04 §2.3, as blst implements it), key_info empty. */
-function nobleKeygen(ikm: Uint8Array): Uint8Array {
+/**
+ * IETF BLS KeyGen (draft-irtf-cfrg-bls-signature-04 §2.3, as blst implements it; key_info empty) in pure
+ * JavaScript: what the @noble/curves fallback derives keys with. Prefer {@link blsKeyFromSecret}.
+ */
+export function ietfKeygen(ikm: Uint8Array): Uint8Array {
   let salt: Uint8Array = new TextEncoder().encode("BLS-SIG-KEYGEN-SALT-");
   const keyLength = 48; // ceil(3 * ceil(log2(r)) / 16)
   for (;;) {
@@ -100,7 +103,7 @@ function nobleKeygen(ikm: Uint8Array): Uint8Array {
 
 const short = bls12_381.shortSignatures;
 const nobleBackend: MinSigBackend = {
-  keygen: nobleKeygen,
+  keygen: ietfKeygen,
   publicKey: (secretKey) => short.getPublicKey(secretKey).toBytes(true),
   sign: (secretKey, message, dst) => short.sign(short.hash(message, dst), secretKey).toBytes(true),
   verify: (publicKey, message, signature, dst) => {
