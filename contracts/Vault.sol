@@ -798,8 +798,14 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         BLS.G2Point memory key = _unpackedOperatorKey();
         // A set key is never the identity, so all-zero words mean "not set" (one slot less than a flag).
         if (
-            (key.x_c0_a | key.x_c0_b | key.x_c1_a | key.x_c1_b | key.y_c0_a | key.y_c0_b | key.y_c1_a | key.y_c1_b) ==
-            bytes32(0)
+            (key.x_c0_a |
+                key.x_c0_b |
+                key.x_c1_a |
+                key.x_c1_b |
+                key.y_c0_a |
+                key.y_c0_b |
+                key.y_c1_a |
+                key.y_c1_b) == bytes32(0)
         ) revert OperatorKeyNotSet();
         if (!BLSVerifier.verify(key, claims, signature, BLSVerifier.POP_DST)) {
             revert InvalidCertificateSignature();

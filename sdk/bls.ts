@@ -97,7 +97,8 @@ export function ietfKeygen(ikm: Uint8Array): Uint8Array {
     salt = sha256(salt);
     const okm = hkdf(sha256, Uint8Array.from([...ikm, 0]), salt, Uint8Array.from([0, keyLength]), keyLength);
     const secret = BigInt("0x" + bytesToHex(okm)) % GROUP_ORDER;
-    if (secret !== 0n) return hexToBytes(secret.toString(16).padStart(2 * SECRET_KEY_LENGTH, "0"), "secretKey");
+    if (secret !== 0n)
+      return hexToBytes(secret.toString(16).padStart(2 * SECRET_KEY_LENGTH, "0"), "secretKey");
   }
 }
 
@@ -215,7 +216,8 @@ export function publicKeyToArray(publicKey: Uint8Array): number[] {
 
 /** Parses the spec's `public_key` array (96 integers 0..255 forming a valid G2 point). */
 export function publicKeyFromArray(value: unknown, field = "public_key"): Uint8Array {
-  if (!Array.isArray(value)) throw new BlsError(field, `must be an array of ${PUBLIC_KEY_LENGTH} byte values`);
+  if (!Array.isArray(value))
+    throw new BlsError(field, `must be an array of ${PUBLIC_KEY_LENGTH} byte values`);
   if (value.length !== PUBLIC_KEY_LENGTH) {
     throw new BlsError(field, `must have ${PUBLIC_KEY_LENGTH} elements, got ${value.length}`);
   }

@@ -55,14 +55,22 @@ library BLSVerifier {
 
     /// @dev The negated generator of G2, -G2 = (x, -y), so that the single pairing check
     /// e(H(m), pk) * e(sig, -G2) == 1 expresses e(H(m), pk) == e(sig, G2).
-    bytes32 private constant NEG_G2_X_C0_A = 0x00000000000000000000000000000000024aa2b2f08f0a91260805272dc51051;
-    bytes32 private constant NEG_G2_X_C0_B = 0xc6e47ad4fa403b02b4510b647ae3d1770bac0326a805bbefd48056c8c121bdb8;
-    bytes32 private constant NEG_G2_X_C1_A = 0x0000000000000000000000000000000013e02b6052719f607dacd3a088274f65;
-    bytes32 private constant NEG_G2_X_C1_B = 0x596bd0d09920b61ab5da61bbdc7f5049334cf11213945d57e5ac7d055d042b7e;
-    bytes32 private constant NEG_G2_Y_C0_A = 0x000000000000000000000000000000000d1b3cc2c7027888be51d9ef691d77bc;
-    bytes32 private constant NEG_G2_Y_C0_B = 0xb679afda66c73f17f9ee3837a55024f78c71363275a75d75d86bab79f74782aa;
-    bytes32 private constant NEG_G2_Y_C1_A = 0x0000000000000000000000000000000013fa4d4a0ad8b1ce186ed5061789213d;
-    bytes32 private constant NEG_G2_Y_C1_B = 0x993923066dddaf1040bc3ff59f825c78df74f2d75467e25e0f55f8a00fa030ed;
+    bytes32 private constant NEG_G2_X_C0_A =
+        0x00000000000000000000000000000000024aa2b2f08f0a91260805272dc51051;
+    bytes32 private constant NEG_G2_X_C0_B =
+        0xc6e47ad4fa403b02b4510b647ae3d1770bac0326a805bbefd48056c8c121bdb8;
+    bytes32 private constant NEG_G2_X_C1_A =
+        0x0000000000000000000000000000000013e02b6052719f607dacd3a088274f65;
+    bytes32 private constant NEG_G2_X_C1_B =
+        0x596bd0d09920b61ab5da61bbdc7f5049334cf11213945d57e5ac7d055d042b7e;
+    bytes32 private constant NEG_G2_Y_C0_A =
+        0x000000000000000000000000000000000d1b3cc2c7027888be51d9ef691d77bc;
+    bytes32 private constant NEG_G2_Y_C0_B =
+        0xb679afda66c73f17f9ee3837a55024f78c71363275a75d75d86bab79f74782aa;
+    bytes32 private constant NEG_G2_Y_C1_A =
+        0x0000000000000000000000000000000013fa4d4a0ad8b1ce186ed5061789213d;
+    bytes32 private constant NEG_G2_Y_C1_B =
+        0x993923066dddaf1040bc3ff59f825c78df74f2d75467e25e0f55f8a00fa030ed;
 
     /// @dev The pairing precompile returns a 32-byte word equal to 1 when the product is the identity.
     uint256 private constant PAIRING_RESULT_LENGTH = 32;
@@ -203,7 +211,10 @@ library BLSVerifier {
             mstore(add(s, 0x2c0), NEG_G2_Y_C1_A)
             mstore(add(s, 0x2e0), NEG_G2_Y_C1_B)
             let ok := staticcall(gas(), BLS12_PAIRING_CHECK, s, 0x300, 0x00, PAIRING_RESULT_LENGTH)
-            valid := and(ok, and(eq(returndatasize(), PAIRING_RESULT_LENGTH), eq(mload(0x00), PAIRING_SUCCESS)))
+            valid := and(
+                ok,
+                and(eq(returndatasize(), PAIRING_RESULT_LENGTH), eq(mload(0x00), PAIRING_SUCCESS))
+            )
         }
     }
 

@@ -16,7 +16,13 @@
  * is no worker: signAsync signs in-thread.
  */
 import { Worker } from "node:worker_threads";
-import { type BlsSigner, blsBackend, CERTIFICATE_DST, createBlsSigner, NATIVE_BLS_ADDON } from "../../sdk/bls";
+import {
+  type BlsSigner,
+  blsBackend,
+  CERTIFICATE_DST,
+  createBlsSigner,
+  NATIVE_BLS_ADDON,
+} from "../../sdk/bls";
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");

@@ -35,7 +35,13 @@ import { netCycle, type PayableGuarantee } from "../../operator/clearing/netting
 import { ethers } from "hardhat";
 
 import { time } from "@nomicfoundation/hardhat-network-helpers";
-import { blsKeyFromSecret, blsSign, signatureToEip2537, type BlsKeyPair, type Eip2537G2Point } from "../../sdk/bls";
+import {
+  blsKeyFromSecret,
+  blsSign,
+  signatureToEip2537,
+  type BlsKeyPair,
+  type Eip2537G2Point,
+} from "../../sdk/bls";
 import { DEFAULT_TIMINGS, DEV_TEST_TOKENS, deploySurety } from "../../scripts/deploy";
 import { FeeOnTransferToken__factory } from "../../typechain-types";
 

@@ -161,8 +161,23 @@ describe("Timelocked roles and changes", () => {
     const keyOperation = (key: ReturnType<typeof publicKeyToEip2537>) =>
       keccak256(
         AbiCoder.defaultAbiCoder().encode(
-          ["bytes32", ...["bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32"]],
-          [ethers.id("VAULT_OPERATOR_KEY"), ...[key.x_c0_a, key.x_c0_b, key.x_c1_a, key.x_c1_b, key.y_c0_a, key.y_c0_b, key.y_c1_a, key.y_c1_b]],
+          [
+            "bytes32",
+            ...["bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32"],
+          ],
+          [
+            ethers.id("VAULT_OPERATOR_KEY"),
+            ...[
+              key.x_c0_a,
+              key.x_c0_b,
+              key.x_c1_a,
+              key.x_c1_b,
+              key.y_c0_a,
+              key.y_c0_b,
+              key.y_c1_a,
+              key.y_c1_b,
+            ],
+          ],
         ),
       );
 
@@ -176,7 +191,21 @@ describe("Timelocked roles and changes", () => {
       const readyAt = BigInt(scheduledAt) + DELAY;
       await expect(tx)
         .to.emit(vault, "OperatorKeyScheduled")
-        .withArgs(keyHash(next), [next.x_c0_a, next.x_c0_b, next.x_c1_a, next.x_c1_b, next.y_c0_a, next.y_c0_b, next.y_c1_a, next.y_c1_b], op, readyAt);
+        .withArgs(
+          keyHash(next),
+          [
+            next.x_c0_a,
+            next.x_c0_b,
+            next.x_c1_a,
+            next.x_c1_b,
+            next.y_c0_a,
+            next.y_c0_b,
+            next.y_c1_a,
+            next.y_c1_b,
+          ],
+          op,
+          readyAt,
+        );
       expect(await vault.operationReadyAt(op)).to.equal(readyAt);
       await expect(vault.setOperatorKey(next))
         .to.be.revertedWithCustomError(vault, "OperationNotReady")
@@ -188,9 +217,36 @@ describe("Timelocked roles and changes", () => {
       await time.increaseTo(readyAt);
       await expect(vault.setOperatorKey(next))
         .to.emit(vault, "OperatorKeyRotated")
-        .withArgs(keyHash(next), [next.x_c0_a, next.x_c0_b, next.x_c1_a, next.x_c1_b, next.y_c0_a, next.y_c0_b, next.y_c1_a, next.y_c1_b]);
+        .withArgs(keyHash(next), [
+          next.x_c0_a,
+          next.x_c0_b,
+          next.x_c1_a,
+          next.x_c1_b,
+          next.y_c0_a,
+          next.y_c0_b,
+          next.y_c1_a,
+          next.y_c1_b,
+        ]);
       const stored = await vault.operatorKey();
-      expect([stored.x_c0_a, stored.x_c0_b, stored.x_c1_a, stored.x_c1_b, stored.y_c0_a, stored.y_c0_b, stored.y_c1_a, stored.y_c1_b]).to.deep.equal([next.x_c0_a, next.x_c0_b, next.x_c1_a, next.x_c1_b, next.y_c0_a, next.y_c0_b, next.y_c1_a, next.y_c1_b]);
+      expect([
+        stored.x_c0_a,
+        stored.x_c0_b,
+        stored.x_c1_a,
+        stored.x_c1_b,
+        stored.y_c0_a,
+        stored.y_c0_b,
+        stored.y_c1_a,
+        stored.y_c1_b,
+      ]).to.deep.equal([
+        next.x_c0_a,
+        next.x_c0_b,
+        next.x_c1_a,
+        next.x_c1_b,
+        next.y_c0_a,
+        next.y_c0_b,
+        next.y_c1_a,
+        next.y_c1_b,
+      ]);
       expect(await vault.operationReadyAt(op)).to.equal(0n);
     });
 

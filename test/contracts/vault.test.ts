@@ -338,9 +338,36 @@ describe("Vault", () => {
       );
       await expect(vault.setOperatorKey(key))
         .to.emit(vault, "OperatorKeyRotated")
-        .withArgs(keccak256(encoded), [key.x_c0_a, key.x_c0_b, key.x_c1_a, key.x_c1_b, key.y_c0_a, key.y_c0_b, key.y_c1_a, key.y_c1_b]);
+        .withArgs(keccak256(encoded), [
+          key.x_c0_a,
+          key.x_c0_b,
+          key.x_c1_a,
+          key.x_c1_b,
+          key.y_c0_a,
+          key.y_c0_b,
+          key.y_c1_a,
+          key.y_c1_b,
+        ]);
       const stored = await vault.operatorKey();
-      expect([stored.x_c0_a, stored.x_c0_b, stored.x_c1_a, stored.x_c1_b, stored.y_c0_a, stored.y_c0_b, stored.y_c1_a, stored.y_c1_b]).to.deep.equal([key.x_c0_a, key.x_c0_b, key.x_c1_a, key.x_c1_b, key.y_c0_a, key.y_c0_b, key.y_c1_a, key.y_c1_b]);
+      expect([
+        stored.x_c0_a,
+        stored.x_c0_b,
+        stored.x_c1_a,
+        stored.x_c1_b,
+        stored.y_c0_a,
+        stored.y_c0_b,
+        stored.y_c1_a,
+        stored.y_c1_b,
+      ]).to.deep.equal([
+        key.x_c0_a,
+        key.x_c0_b,
+        key.x_c1_a,
+        key.x_c1_b,
+        key.y_c0_a,
+        key.y_c0_b,
+        key.y_c1_a,
+        key.y_c1_b,
+      ]);
       expect(await vault.operatorKeySet()).to.equal(true);
     });
 

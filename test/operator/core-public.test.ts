@@ -7,7 +7,12 @@ import { ethers } from "hardhat";
 import { time } from "@nomicfoundation/hardhat-network-helpers";
 import { DEFAULT_TIMINGS, writeDeployment } from "../../scripts/deploy";
 import { Vault__factory } from "../../typechain-types";
-import { blsKeyFromSecret, publicKeyFromEip2537, publicKeyToEip2537, publicKeyFromArray } from "../../sdk/bls";
+import {
+  blsKeyFromSecret,
+  publicKeyFromEip2537,
+  publicKeyToEip2537,
+  publicKeyFromArray,
+} from "../../sdk/bls";
 import { certificateDomain, VALIDATION_HASH_CANONICALIZATION_VERSION } from "../../sdk/ids";
 import { RpcChainGateway } from "../../operator/chain";
 import { DeploymentError, loadDeployment, parseDeployment } from "../../operator/deployment";

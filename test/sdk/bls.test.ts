@@ -321,7 +321,11 @@ describe("sdk/bls", () => {
     it("rejects malformed EIP-2537 points, naming the field", () => {
       const g1 = signatureToEip2537(signature);
       const g2 = publicKeyToEip2537(keys.publicKey);
-      expectBlsError(() => signatureFromEip2537({ ...g1, y_b: "0x1234" }), "signature.y_b", /32 bytes, got 2/);
+      expectBlsError(
+        () => signatureFromEip2537({ ...g1, y_b: "0x1234" }),
+        "signature.y_b",
+        /32 bytes, got 2/,
+      );
       expectBlsError(() => signatureFromEip2537({ ...g1, x_a: "nope" }), "signature.x_a", /hex string/);
       const missing = { ...g1 } as Partial<typeof g1>;
       delete missing.y_a;
