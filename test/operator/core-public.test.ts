@@ -118,7 +118,7 @@ describe("Core public endpoints", () => {
       ].sort(),
     );
     expect(response.headers.get("cache-control")).to.equal("no-store");
-    expect(p.public_key).to.be.an("array").with.length(48);
+    expect(p.public_key).to.be.an("array").with.length(96);
     expect(
       p.public_key.every((b: unknown) => Number.isInteger(b) && (b as number) >= 0 && (b as number) <= 255),
     ).to.be.true;
