@@ -40,6 +40,21 @@ export default tseslint.config(
       eqeqeq: ["error", "always"],
     },
   },
+  // The native BLS addon's build script and loader: plain CommonJS run by Node (npm's postinstall).
+  {
+    files: ["native/**/*.js"],
+    languageOptions: {
+      sourceType: "commonjs",
+      globals: {
+        require: "readonly",
+        module: "writable",
+        process: "readonly",
+        console: "readonly",
+        __dirname: "readonly",
+      },
+    },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
   // The layers of docs/architecture.md, "Layers and what may import what": no import cycle in the
   // code of the services and the sdk (type-only imports are erased at compile time and not counted).
   {

@@ -13,7 +13,6 @@ import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
 import {TimelockedRoles} from "./access/TimelockedRoles.sol";
 import {IClearingVault} from "./interfaces/IClearingVault.sol";
 import {IValidationRegistry} from "./interfaces/IValidationRegistry.sol";
-import {BLSVerifier} from "./lib/BLSVerifier.sol";
 import {CertificateCodec} from "./lib/CertificateCodec.sol";
 import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 import {VaultChecks} from "./vault/VaultChecks.sol";
@@ -63,13 +62,16 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         uint96 amount;
     }
 
-    /// @dev The operator's BLS key in three words instead of EIP-2537's four: each coordinate's top 16 bytes
-    /// are zero, so `high` holds x's and y's high 16 bytes side by side (one cold slot less per
-    /// remuneration). All zero while no key is set (the identity is never accepted as a key).
-    struct PackedG1 {
-        bytes32 high;
-        bytes32 xLow;
-        bytes32 yLow;
+    /// @dev The operator's BLS key (G2) in six words instead of EIP-2537's eight: each Fp element's top 16
+    /// bytes are zero, so `xHigh` and `yHigh` hold the high 16 bytes of c0 and c1 side by side (two cold
+    /// slots less per remuneration). All zero while no key is set (the identity is never accepted as a key).
+    struct PackedG2 {
+        bytes32 xHigh;
+        bytes32 xC0Low;
+        bytes32 xC1Low;
+        bytes32 yHigh;
+        bytes32 yC0Low;
+        bytes32 yC1Low;
     }
 
     /// @notice An open withdrawal request (one per user and asset).
@@ -95,7 +97,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     uint256 public nextWithdrawalId = 1;
 
     Timings private _timings;
-    PackedG1 private _operatorKey;
+    PackedG2 private _operatorKey;
 
     /// @notice Whether the deployment wiring is over ({finishSetup}): from then on role grants, operator key
     /// changes and new trusted registries are timelocked.
@@ -180,7 +182,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     /// @notice The ClearingHouse was set.
     event ClearingHouseSet(address indexed clearingHouse);
     /// @notice The operator's BLS key changed; `keyHash` is keccak256 of the EIP-2537 encoding.
-    event OperatorKeyRotated(bytes32 indexed keyHash, BLS.G1Point key);
+    event OperatorKeyRotated(bytes32 indexed keyHash, BLS.G2Point key);
     /// @notice `token` was added to (`allowed`) or removed from the deposit allow-list.
     event TokenAllowListUpdated(address indexed token, bool allowed);
     /// @notice `registry` was added to (`trusted`) or removed from the trusted validation registries.
@@ -190,7 +192,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     /// @notice Setup is over: role grants, operator key changes and new trusted registries are timelocked.
     event SetupFinished();
     /// @notice `key` was scheduled (as `operation`) to become the operator key from `readyAt`.
-    event OperatorKeyScheduled(bytes32 indexed keyHash, BLS.G1Point key, bytes32 operation, uint48 readyAt);
+    event OperatorKeyScheduled(bytes32 indexed keyHash, BLS.G2Point key, bytes32 operation, uint48 readyAt);
     /// @notice The operator key `keyHash` was removed at once (remuneration stops until a new key is due).
     event OperatorKeyRevoked(bytes32 indexed keyHash);
     /// @notice `registry` was scheduled (as `operation`) to become trusted from `readyAt`.
@@ -232,7 +234,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     error GracePeriodTooShort(uint64 withdrawalGracePeriod, uint256 minimumExclusive);
     /// @notice `withdrawalGracePeriod` exceeds {MAX_WITHDRAWAL_GRACE_PERIOD}.
     error GracePeriodTooLong(uint64 withdrawalGracePeriod, uint64 maximum);
-    /// @notice The BLS key is not a valid G1 point of the prime-order subgroup (or is the identity).
+    /// @notice The BLS key is not a valid G2 point of the prime-order subgroup (or is the identity).
     error InvalidOperatorKey();
     /// @notice `registry` is the zero address or has no code.
     error InvalidRegistry(address registry);
@@ -394,7 +396,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     /// @notice V2 validation path: pays a V2 guarantee whose validation passed from the payer's free
     /// collateral to the recipient. Anyone may submit it; the money always goes to the recipient.
     /// @param claims The raw certificate claims (docs/protocol.md, "Certificates"), exactly as Core signed them.
-    /// @param signature Core's BLS signature over `claims` (G2, EIP-2537 form, POP tag).
+    /// @param signature Core's BLS signature over `claims` (G1, EIP-2537 form, POP tag).
     /// @param payerScheme How the payer signed the guarantee (0 = EIP-712, 1 = EIP-191).
     /// @param payerSignature The payer's own signature over the guarantee (the one Core was given): 65 bytes
     /// for an EOA, anything its ERC-1271 `isValidSignature` accepts for a contract wallet.
@@ -406,7 +408,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     /// score >= minScore, the policy's tag and a last update no later than the deadline. Not pausable.
     function remunerate(
         bytes calldata claims,
-        BLS.G2Point calldata signature,
+        BLS.G1Point calldata signature,
         GuaranteeSignature.Scheme payerScheme,
         bytes calldata payerSignature
     ) external nonReentrant {
@@ -455,7 +457,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     /// @param payerSignature The payer's signature over the guarantee.
     function registerReserve(
         bytes calldata claims,
-        BLS.G2Point calldata signature,
+        BLS.G1Point calldata signature,
         GuaranteeSignature.Scheme payerScheme,
         bytes calldata payerSignature
     ) external {
@@ -628,13 +630,13 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         emit SetupFinished();
     }
 
-    /// @notice Sets the operator's BLS public key (G1, EIP-2537 encoding). During setup at once; afterwards the
+    /// @notice Sets the operator's BLS public key (G2, EIP-2537 encoding). During setup at once; afterwards the
     /// first call schedules `key` ({OperatorKeyScheduled}) and a second call from {timelockDelay} later makes
     /// it the key. Certificates signed with the previous key verify until then, and stop verifying after.
-    /// @dev Rejects points off the curve, outside the prime-order subgroup (the G1 MSM precompile checks
+    /// @dev Rejects points off the curve, outside the prime-order subgroup (the G2 MSM precompile checks
     /// both) and the identity. Reverts {OperationNotReady} for a second call before the delay; the default
     /// admin cancels a schedule with `cancelOperation`.
-    function setOperatorKey(BLS.G1Point calldata key) external onlyRole(KEY_MANAGER_ROLE) {
+    function setOperatorKey(BLS.G2Point calldata key) external onlyRole(KEY_MANAGER_ROLE) {
         _checkOperatorKey(key);
         if (!_inSetup()) {
             bytes32 operation = keccak256(abi.encode(_KEY_TAG, key));
@@ -649,10 +651,13 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
             }
             _executeOperation(operation);
         }
-        _operatorKey = PackedG1({
-            high: (key.x_a << _HALF_WORD_BITS) | (key.y_a & _LOW_HALF_MASK),
-            xLow: key.x_b,
-            yLow: key.y_b
+        _operatorKey = PackedG2({
+            xHigh: (key.x_c0_a << _HALF_WORD_BITS) | (key.x_c1_a & _LOW_HALF_MASK),
+            xC0Low: key.x_c0_b,
+            xC1Low: key.x_c1_b,
+            yHigh: (key.y_c0_a << _HALF_WORD_BITS) | (key.y_c1_a & _LOW_HALF_MASK),
+            yC0Low: key.y_c0_b,
+            yC1Low: key.y_c1_b
         });
         emit OperatorKeyRotated(keccak256(abi.encode(key)), key);
     }
@@ -761,16 +766,14 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     }
 
     /// @notice The operator's BLS public key (EIP-2537 encoding; all zero while none is set).
-    function operatorKey() external view returns (BLS.G1Point memory) {
+    function operatorKey() external view returns (BLS.G2Point memory) {
         return _unpackedOperatorKey();
     }
 
     /// @notice Whether the operator's BLS key has been set.
     function operatorKeySet() public view returns (bool) {
-        return
-            _operatorKey.xLow != bytes32(0) ||
-            _operatorKey.high != bytes32(0) ||
-            _operatorKey.yLow != bytes32(0);
+        PackedG2 memory key = _operatorKey;
+        return (key.xHigh | key.xC0Low | key.xC1Low | key.yHigh | key.yC0Low | key.yC1Low) != bytes32(0);
     }
 
     /// @notice All timings.
@@ -858,12 +861,16 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         emit ReserveReleased(guaranteeId, r.user, r.asset, r.amount);
     }
 
-    function _unpackedOperatorKey() private view returns (BLS.G1Point memory key) {
-        PackedG1 memory packed = _operatorKey;
-        key.x_a = packed.high >> _HALF_WORD_BITS;
-        key.x_b = packed.xLow;
-        key.y_a = packed.high & _LOW_HALF_MASK;
-        key.y_b = packed.yLow;
+    function _unpackedOperatorKey() private view returns (BLS.G2Point memory key) {
+        PackedG2 memory packed = _operatorKey;
+        key.x_c0_a = packed.xHigh >> _HALF_WORD_BITS;
+        key.x_c0_b = packed.xC0Low;
+        key.x_c1_a = packed.xHigh & _LOW_HALF_MASK;
+        key.x_c1_b = packed.xC1Low;
+        key.y_c0_a = packed.yHigh >> _HALF_WORD_BITS;
+        key.y_c0_b = packed.yC0Low;
+        key.y_c1_a = packed.yHigh & _LOW_HALF_MASK;
+        key.y_c1_b = packed.yC1Low;
     }
 
     function _send(address asset, address to, uint256 amount) private {
@@ -898,7 +905,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     /// @dev The certificate (V2, this deployment, Core's key) and the payer's own signature over it.
     function _verifiedGuarantee(
         bytes calldata claims,
-        BLS.G2Point calldata signature,
+        BLS.G1Point calldata signature,
         GuaranteeSignature.Scheme payerScheme,
         bytes calldata payerSignature
     )
@@ -914,12 +921,9 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         if (c.domain != domain) revert CertificateDomainMismatch(domain, c.domain);
         bytes32 id = CertificateCodec.guaranteeId(block.chainid, address(this), c.user, c.reqId);
         if (c.guaranteeId != id) revert GuaranteeIdMismatch(id, c.guaranteeId);
-        BLS.G1Point memory key = _unpackedOperatorKey();
-        // A set key is never the identity, so all-zero words mean "not set" (one slot less than a flag).
-        if ((key.x_a | key.x_b | key.y_a | key.y_b) == bytes32(0)) revert OperatorKeyNotSet();
-        // Both signatures are checked in {checks} (code size; the key is passed, as read above).
+        // Both signatures, and that a key is set, are checked in {checks} (code size).
         checks.checkSignatures(
-            key,
+            _unpackedOperatorKey(),
             claims,
             signature,
             GuaranteeSignature.digest(_domainSeparator(), GuaranteeSignature.structHashV2(c, p)),
@@ -957,7 +961,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         return !setupFinished;
     }
 
-    function _checkOperatorKey(BLS.G1Point calldata key) private view {
-        if (!BLSVerifier.isValidPublicKey(key)) revert InvalidOperatorKey();
+    function _checkOperatorKey(BLS.G2Point calldata key) private view {
+        checks.checkOperatorKey(key); // reverts InvalidOperatorKey (code size: the check lives in {checks})
     }
 }

@@ -23,7 +23,7 @@ export interface DeploymentParams {
   acceptedVersions: readonly GuaranteeVersion[];
   /** Checksummed addresses of the V2 validation registries Core accepts. */
   trustedRegistries: readonly string[];
-  /** Core's BLS public key, 48 compressed bytes. */
+  /** Core's BLS public key, 96 compressed bytes (G2). */
   blsPublicKey: Uint8Array;
   /** Certificate domain (`active_guarantee_domain_separator`), lower-case hex. */
   certificateDomain: string;

@@ -6,7 +6,7 @@
  * `/health` answers 503 until the two agree again. Reads go through the typechain Vault binding.
  */
 import { FetchRequest, hexlify, JsonRpcProvider, type ContractRunner } from "ethers";
-import { g1FromEip2537 } from "../sdk/bls";
+import { publicKeyFromEip2537 } from "../sdk/bls";
 import { Vault__factory } from "../typechain-types";
 import type { DeploymentParams } from "./deployment";
 
@@ -78,7 +78,7 @@ export class ChainVaultCheck implements VaultCheck {
         return { ok: false, reason: `the Vault at ${vault} has no operator key` };
       }
       const point = await contract.operatorKey();
-      const onChain = g1FromEip2537(point, "Vault.operatorKey");
+      const onChain = publicKeyFromEip2537(point, "Vault.operatorKey");
       if (hexlify(onChain) !== hexlify(deployment.blsPublicKey)) {
         return {
           ok: false,

@@ -5,7 +5,7 @@
  * whose key differs from the Vault's would issue certificates that no
  * contract accepts, so it refuses to start.
  */
-import { g1ToEip2537 } from "../sdk/bls";
+import { publicKeyToEip2537 } from "../sdk/bls";
 import { GuaranteeHasher } from "../sdk/eip712";
 import type { ChainGateway } from "./chain";
 import type { OperatorConfig } from "./config";
@@ -61,7 +61,7 @@ export async function checkChainAndDeployment(
     throw new StartupError(
       `the Vault at ${deployment.vault} has no operator BLS key; set it (KEY_MANAGER_ROLE: Vault.setOperatorKey; after setup ` +
         `a first call schedules it and a second one after the timelock delay sets it) ` +
-        `to Core's key ${expected} (EIP-2537: ${JSON.stringify(g1ToEip2537(operatorPublicKey))})`,
+        `to Core's key ${expected} (EIP-2537: ${JSON.stringify(publicKeyToEip2537(operatorPublicKey))})`,
     );
   }
   if (hex(onChain.publicKey) !== expected) {

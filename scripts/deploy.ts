@@ -4,7 +4,7 @@
  * `npx hardhat run scripts/deploy.ts --network <name>` deploys and writes `deployments/<network>.json`.
  *
  * Environment for the hardhat-run entry:
- *   SURETY_OPERATOR_BLS_PUBLIC_KEY  48-byte compressed G1 key (hex), or
+ *   SURETY_OPERATOR_BLS_PUBLIC_KEY  96-byte compressed G2 key (hex), or
  *   SURETY_OPERATOR_BLS_IKM         key material the key is derived from (hex, >= 32 bytes);
  *                                   on hardhat/localhost the public DEVNET_BLS_IKM is the fallback.
  *   SURETY_OPERATOR_ADDRESS         account given the ClearingHouse operator role (default: deployer).
@@ -25,7 +25,7 @@ import path from "node:path";
 import { getBytes, type ContractRunner, type Signer } from "ethers";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 
-import { blsKeyFromSecret, g1ToEip2537, type Eip2537G1Point } from "../sdk/bls";
+import { blsKeyFromSecret, publicKeyToEip2537, type Eip2537G2Point } from "../sdk/bls";
 import {
   ClearingHouse__factory,
   TestToken__factory,
@@ -118,8 +118,8 @@ export interface DeployOptions {
   operator?: string;
   /** Receives the ClearingHouse guardian role, i.e. vetoes cycles (default: `admin`). */
   guardian?: string;
-  /** Operator BLS key: 48-byte compressed (bytes or hex) or already in EIP-2537 form. Unset: no key. */
-  operatorBlsPublicKey?: Uint8Array | string | Eip2537G1Point;
+  /** Operator BLS key: 96-byte compressed G2 (bytes or hex) or already in EIP-2537 form. Unset: no key. */
+  operatorBlsPublicKey?: Uint8Array | string | Eip2537G2Point;
   /** Overrides of DEFAULT_TIMINGS. */
   timings?: Partial<Timings>;
   /** Existing ERC-20 tokens to allow-list. */
@@ -173,7 +173,7 @@ export interface DeploymentRecord {
     /** The ClearingHouse's bond floor at deployment (basis points; 0: off). */
     bondFloorBps: number;
     timings: Timings;
-    operatorBlsPublicKey: Eip2537G1Point | null;
+    operatorBlsPublicKey: Eip2537G2Point | null;
     trustedRegistries: string[];
   };
   tokens: TokenInfo[];
@@ -266,10 +266,10 @@ export function writeDeployment(network: string, record: DeploymentRecord, rootD
   return file;
 }
 
-/** Accepts a compressed G1 key (bytes or hex) or an EIP-2537 struct. */
-export function toEip2537(key: Uint8Array | string | Eip2537G1Point): Eip2537G1Point {
-  if (typeof key === "string") return g1ToEip2537(getBytes(key));
-  if (key instanceof Uint8Array) return g1ToEip2537(key);
+/** Accepts a compressed G2 key (bytes or hex) or an EIP-2537 struct. */
+export function toEip2537(key: Uint8Array | string | Eip2537G2Point): Eip2537G2Point {
+  if (typeof key === "string") return publicKeyToEip2537(getBytes(key));
+  if (key instanceof Uint8Array) return publicKeyToEip2537(key);
   return key;
 }
 

@@ -12,7 +12,7 @@ import {
   blsKeyFromSecret,
   certificateDomain,
   createBlsSigner,
-  g1ToEip2537,
+  publicKeyToEip2537,
   guaranteeDigest,
   guaranteeId,
   publicKeyToArray,
@@ -58,7 +58,7 @@ export interface VectorFile {
     ikm: string;
     secret_key: string;
     public_key: number[];
-    public_key_eip2537: ReturnType<typeof g1ToEip2537>;
+    public_key_eip2537: ReturnType<typeof publicKeyToEip2537>;
   };
   guarantees: GuaranteeVector[];
 }
@@ -158,7 +158,7 @@ export async function buildVectors(): Promise<VectorFile> {
       ikm: BLS_IKM,
       secret_key: hexlify(blsKey.secretKey),
       public_key: publicKeyToArray(blsKey.publicKey),
-      public_key_eip2537: g1ToEip2537(blsKey.publicKey),
+      public_key_eip2537: publicKeyToEip2537(blsKey.publicKey),
     },
     guarantees,
   };

@@ -1,23 +1,29 @@
 /**
- * BLS12-381 helpers for Surety certificates (docs/protocol.md, "Certificates"): minimal-pubkey-size variant,
- * public key in G1 (48 bytes compressed), signature in G2 (96 bytes compressed), hash-to-curve tag
- * CERTIFICATE_DST. Signing and verifying use @chainsafe/blst (native, the operator's hot path);
- * point (de)compression into the EIP-2537 form the contracts take uses @noble/curves.
+ * BLS12-381 helpers for Surety certificates (docs/protocol.md, "Certificates"): minimal-signature-size
+ * variant, signature in G1 (48 bytes compressed), public key in G2 (96 bytes compressed), hash-to-curve
+ * tag CERTIFICATE_DST. Signing and verifying use blst's C library through the Node-API addon in
+ * native/blst-minsig (built by `npm ci`; the operator's hot path), or @noble/curves when the addon is
+ * not built (same bytes, ≈ 40× slower: {@link blsBackend} says which). Point (de)compression into the
+ * EIP-2537 form the contracts take uses @noble/curves.
  *
  * Pure: no I/O, no clocks, no randomness (keys derive from caller-supplied key material).
  */
-import { PublicKey, SecretKey, Signature, verify as blstVerify } from "@chainsafe/blst";
 import { bls12_381 } from "@noble/curves/bls12-381.js";
+import { hkdf } from "@noble/hashes/hkdf.js";
+import { sha256 } from "@noble/hashes/sha2.js";
 import { WireError } from "./errors";
 
-/** Hash-to-curve tag of certificate signatures: the one @chainsafe/blst hard-codes (proof of possession). */
-export const CERTIFICATE_DST = "BLS_SIG_BLS12381G2_XMD:SHA-256_SSWU_RO_POP_";
+/**
+ * Hash-to-curve tag of certificate signatures: the IETF BLS proof-of-possession ciphersuite with
+ * signatures in G1 (draft-irtf-cfrg-bls-signature §4.2.3). The Vault verifies with the same tag.
+ */
+export const CERTIFICATE_DST = "BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_";
 
 export const SECRET_KEY_LENGTH = 32;
-/** Compressed G1 point. */
-export const PUBLIC_KEY_LENGTH = 48;
 /** Compressed G2 point. */
-export const SIGNATURE_LENGTH = 96;
+export const PUBLIC_KEY_LENGTH = 96;
+/** Compressed G1 point. */
+export const SIGNATURE_LENGTH = 48;
 /** IETF BLS KeyGen needs at least 32 bytes of input key material. */
 export const MIN_IKM_LENGTH = 32;
 /** EIP-2537 encodes an Fp element in 64 bytes (16 zero bytes, then the 48-byte big-endian value). */
@@ -28,11 +34,11 @@ export const EIP2537_G2_LENGTH = 4 * EIP2537_FP_LENGTH;
 const WORD_LENGTH = 32;
 const BYTE_MAX = 255;
 const FP_MODULUS = bls12_381.fields.Fp.ORDER;
+const GROUP_ORDER = bls12_381.fields.Fr.ORDER;
+const DST_BYTES = new TextEncoder().encode(CERTIFICATE_DST);
+const G1_COMPRESSED_LENGTH = 48;
+const G2_COMPRESSED_LENGTH = 96;
 
-/**
- * Invalid BLS input. Same shape as the SDK's WireError (`field`, `reason`, message
- * `"<field>: <reason>"`), so HTTP layers can answer 400 naming the field.
- */
 /** A malformed BLS key, signature or point encoding; a {@link WireError} so HTTP layers answer 400. */
 export class BlsError extends WireError {
   override readonly name: string = "BlsError";
@@ -41,7 +47,7 @@ export class BlsError extends WireError {
 export interface BlsKeyPair {
   /** 32-byte big-endian scalar. Keep secret. */
   secretKey: Uint8Array;
-  /** 48-byte compressed G1 point. */
+  /** 96-byte compressed G2 point. */
   publicKey: Uint8Array;
 }
 
@@ -69,11 +75,78 @@ const G1_FIELDS = ["x_a", "x_b", "y_a", "y_b"] as const;
 const G2_FIELDS = ["x_c0_a", "x_c0_b", "x_c1_a", "x_c1_b", "y_c0_a", "y_c0_b", "y_c1_a", "y_c1_b"] as const;
 
 // ---------------------------------------------------------------------------------------------
-// Keys, signing, verification (blst)
+// Backends: blst (native addon) or @noble/curves, byte for byte the same
+// ---------------------------------------------------------------------------------------------
+
+/** The min-sig operations, as native/blst-minsig exports them (secret keys already range-checked). */
+interface MinSigBackend {
+  keygen(ikm: Uint8Array): Uint8Array;
+  publicKey(secretKey: Uint8Array): Uint8Array;
+  sign(secretKey: Uint8Array, message: Uint8Array, dst: Uint8Array): Uint8Array;
+  verify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array, dst: Uint8Array): boolean;
+}
+
+/**
+ * IETF BLS KeyGen (draft-irtf-cfrg-bls-signature-04 §2.3, as blst implements it; key_info empty) in pure
+ * JavaScript: what the @noble/curves fallback derives keys with. Prefer {@link blsKeyFromSecret}.
+ */
+export function ietfKeygen(ikm: Uint8Array): Uint8Array {
+  let salt: Uint8Array = new TextEncoder().encode("BLS-SIG-KEYGEN-SALT-");
+  const keyLength = 48; // ceil(3 * ceil(log2(r)) / 16)
+  for (;;) {
+    salt = sha256(salt);
+    const okm = hkdf(sha256, Uint8Array.from([...ikm, 0]), salt, Uint8Array.from([0, keyLength]), keyLength);
+    const secret = BigInt("0x" + bytesToHex(okm)) % GROUP_ORDER;
+    if (secret !== 0n)
+      return hexToBytes(secret.toString(16).padStart(2 * SECRET_KEY_LENGTH, "0"), "secretKey");
+  }
+}
+
+const short = bls12_381.shortSignatures;
+const nobleBackend: MinSigBackend = {
+  keygen: ietfKeygen,
+  publicKey: (secretKey) => short.getPublicKey(secretKey).toBytes(true),
+  sign: (secretKey, message, dst) => short.sign(short.hash(message, dst), secretKey).toBytes(true),
+  verify: (publicKey, message, signature, dst) => {
+    const pk = bls12_381.G2.Point.fromBytes(publicKey);
+    const sig = bls12_381.G1.Point.fromBytes(signature);
+    pk.assertValidity();
+    sig.assertValidity();
+    if (pk.is0() || sig.is0()) return false;
+    return short.verify(sig, short.hash(message, dst), pk);
+  },
+};
+
+/** Where the addon lives (the worker thread of operator/guarantees/signing-worker.ts loads it too). */
+export const NATIVE_BLS_ADDON = require.resolve("../native/blst-minsig");
+
+function loadBackend(): { name: "blst" | "noble"; backend: MinSigBackend } {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return { name: "blst", backend: require(NATIVE_BLS_ADDON) as MinSigBackend };
+  } catch {
+    return { name: "noble", backend: nobleBackend };
+  }
+}
+
+const loaded = loadBackend();
+const backend = loaded.backend;
+
+/**
+ * Which implementation signs and verifies: `blst` (the native addon, ≈ 5–8k signatures/s per core) or
+ * `noble` (pure JavaScript, ≈ 130/s) when the addon was not built (`SURETY_SKIP_BLS_ADDON=1`).
+ */
+export function blsBackend(): "blst" | "noble" {
+  return loaded.name;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys, signing, verification
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Derives a key pair from input key material with the IETF BLS KeyGen (blst `SecretKey.fromKeygen`).
+ * Derives a key pair from input key material with the IETF BLS KeyGen (blst `blst_keygen`; the same
+ * scalar as @chainsafe/blst's `SecretKey.fromKeygen`).
  * @param ikm at least 32 bytes, as bytes or hex (with or without 0x).
  */
 export function blsKeyFromSecret(ikm: Uint8Array | string, field = "ikm"): BlsKeyPair {
@@ -85,7 +158,7 @@ export function blsKeyFromSecret(ikm: Uint8Array | string, field = "ikm"): BlsKe
       `must be at least ${MIN_IKM_LENGTH} bytes of key material, got ${material.length}`,
     );
   }
-  return keyPairOf(SecretKey.fromKeygen(material));
+  return keyPairOf(Uint8Array.from(backend.keygen(material)));
 }
 
 /**
@@ -96,9 +169,9 @@ export function blsKeyFromSecretKeyBytes(secretKey: Uint8Array | string, field =
   return keyPairOf(parseSecretKey(secretKey, field));
 }
 
-/** Signs `message` with CERTIFICATE_DST; returns the 96-byte compressed G2 signature. */
+/** Signs `message` with CERTIFICATE_DST; returns the 48-byte compressed G1 signature. */
 export function blsSign(secretKey: Uint8Array, message: Uint8Array): Uint8Array {
-  return parseSecretKey(secretKey, "secretKey").sign(message).toBytes(true);
+  return Uint8Array.from(backend.sign(parseSecretKey(secretKey, "secretKey"), message, DST_BYTES));
 }
 
 /** A signer that parses the secret key once (for the issuance hot path). */
@@ -110,8 +183,8 @@ export interface BlsSigner {
 export function createBlsSigner(secretKey: Uint8Array | string): BlsSigner {
   const key = parseSecretKey(secretKey, "secretKey");
   return {
-    publicKey: key.toPublicKey().toBytes(true),
-    sign: (message) => key.sign(message).toBytes(true),
+    publicKey: Uint8Array.from(backend.publicKey(key)),
+    sign: (message) => backend.sign(key, message, DST_BYTES),
   };
 }
 
@@ -122,12 +195,10 @@ export function createBlsSigner(secretKey: Uint8Array | string): BlsSigner {
 export function blsVerify(publicKey: Uint8Array, message: Uint8Array, signature: Uint8Array): boolean {
   try {
     if (!(message instanceof Uint8Array)) return false;
-    // blst also parses uncompressed encodings; the wire format is compressed only.
+    // Compressed encodings only (the wire format).
     if (!(publicKey instanceof Uint8Array) || publicKey.length !== PUBLIC_KEY_LENGTH) return false;
     if (!(signature instanceof Uint8Array) || signature.length !== SIGNATURE_LENGTH) return false;
-    const pk = PublicKey.fromBytes(publicKey, true);
-    const sig = Signature.fromBytes(signature, true);
-    return blstVerify(message, pk, sig, true, true);
+    return backend.verify(publicKey, message, signature, DST_BYTES);
   } catch {
     return false;
   }
@@ -137,15 +208,16 @@ export function blsVerify(publicKey: Uint8Array, message: Uint8Array, signature:
 // The `public_key` JSON array form (public params)
 // ---------------------------------------------------------------------------------------------
 
-/** The spec's `public_key` form: the 48 compressed bytes as an array of numbers. */
+/** The spec's `public_key` form: the 96 compressed bytes as an array of numbers. */
 export function publicKeyToArray(publicKey: Uint8Array): number[] {
-  decodeG1(publicKey, "publicKey");
+  decodeG2(publicKey, "publicKey");
   return Array.from(publicKey);
 }
 
-/** Parses the spec's `public_key` array (48 integers 0..255 forming a valid G1 point). */
+/** Parses the spec's `public_key` array (96 integers 0..255 forming a valid G2 point). */
 export function publicKeyFromArray(value: unknown, field = "public_key"): Uint8Array {
-  if (!Array.isArray(value)) throw new BlsError(field, "must be an array of 48 byte values");
+  if (!Array.isArray(value))
+    throw new BlsError(field, `must be an array of ${PUBLIC_KEY_LENGTH} byte values`);
   if (value.length !== PUBLIC_KEY_LENGTH) {
     throw new BlsError(field, `must have ${PUBLIC_KEY_LENGTH} elements, got ${value.length}`);
   }
@@ -156,7 +228,7 @@ export function publicKeyFromArray(value: unknown, field = "public_key"): Uint8A
     }
     bytes[i] = item;
   });
-  decodeG1(bytes, field);
+  decodeG2(bytes, field);
   return bytes;
 }
 
@@ -164,40 +236,60 @@ export function publicKeyFromArray(value: unknown, field = "public_key"): Uint8A
 // EIP-2537 conversions (contract call arguments)
 // ---------------------------------------------------------------------------------------------
 
-/** Compressed public key (48 bytes) → solady `BLS.G1Point`. */
-export function g1ToEip2537(publicKey: Uint8Array): Eip2537G1Point {
-  return wordsToStruct(G1_FIELDS, bytesToWords(g1ToEip2537Bytes(publicKey)));
+/** Compressed public key (96 bytes, G2) → solady `BLS.G2Point` (`Vault.setOperatorKey`, `operatorKey()`). */
+export function publicKeyToEip2537(publicKey: Uint8Array): Eip2537G2Point {
+  return g2ToEip2537(publicKey, "publicKey");
 }
 
-/** Compressed signature (96 bytes) → solady `BLS.G2Point`. */
-export function g2ToEip2537(signature: Uint8Array): Eip2537G2Point {
-  return wordsToStruct(G2_FIELDS, bytesToWords(g2ToEip2537Bytes(signature)));
+/** solady `BLS.G2Point` (e.g. `Vault.operatorKey()`) → 96-byte compressed public key (validated). */
+export function publicKeyFromEip2537(point: Eip2537G2Point, field = "publicKey"): Uint8Array {
+  return g2FromEip2537(point, field);
 }
 
-/** Compressed public key (48 bytes) → 128-byte EIP-2537 encoding (x ‖ y). */
-export function g1ToEip2537Bytes(publicKey: Uint8Array): Uint8Array {
-  const { x, y } = decodeG1(publicKey, "publicKey").toAffine();
+/** Compressed signature (48 bytes, G1) → solady `BLS.G1Point` (`Vault.remunerate`). */
+export function signatureToEip2537(signature: Uint8Array): Eip2537G1Point {
+  return g1ToEip2537(signature, "signature");
+}
+
+/** solady `BLS.G1Point` → 48-byte compressed signature (validated). */
+export function signatureFromEip2537(point: Eip2537G1Point, field = "signature"): Uint8Array {
+  return g1FromEip2537(point, field);
+}
+
+/** Compressed G1 point (48 bytes) → solady `BLS.G1Point`. */
+export function g1ToEip2537(point: Uint8Array, field = "point"): Eip2537G1Point {
+  return wordsToStruct(G1_FIELDS, bytesToWords(g1ToEip2537Bytes(point, field)));
+}
+
+/** Compressed G2 point (96 bytes) → solady `BLS.G2Point`. */
+export function g2ToEip2537(point: Uint8Array, field = "point"): Eip2537G2Point {
+  return wordsToStruct(G2_FIELDS, bytesToWords(g2ToEip2537Bytes(point, field)));
+}
+
+/** Compressed G1 point (48 bytes) → 128-byte EIP-2537 encoding (x ‖ y). */
+export function g1ToEip2537Bytes(point: Uint8Array, field = "point"): Uint8Array {
+  const { x, y } = decodeG1(point, field).toAffine();
   return concat([fpToBytes(x), fpToBytes(y)]);
 }
 
-/** Compressed signature (96 bytes) → 256-byte EIP-2537 encoding (x.c0 ‖ x.c1 ‖ y.c0 ‖ y.c1). */
-export function g2ToEip2537Bytes(signature: Uint8Array): Uint8Array {
-  const { x, y } = decodeG2(signature, "signature").toAffine();
+/** Compressed G2 point (96 bytes) → 256-byte EIP-2537 encoding (x.c0 ‖ x.c1 ‖ y.c0 ‖ y.c1). */
+export function g2ToEip2537Bytes(point: Uint8Array, field = "point"): Uint8Array {
+  const { x, y } = decodeG2(point, field).toAffine();
   return concat([fpToBytes(x.c0), fpToBytes(x.c1), fpToBytes(y.c0), fpToBytes(y.c1)]);
 }
 
-/** solady `BLS.G1Point` (e.g. an ethers Result) → 48-byte compressed public key. */
-export function g1FromEip2537(point: Eip2537G1Point, field = "publicKey"): Uint8Array {
+/** solady `BLS.G1Point` (e.g. an ethers Result) → 48-byte compressed point. */
+export function g1FromEip2537(point: Eip2537G1Point, field = "point"): Uint8Array {
   return g1FromEip2537Bytes(structToBytes(point, G1_FIELDS, field), field);
 }
 
-/** solady `BLS.G2Point` (e.g. an ethers Result) → 96-byte compressed signature. */
-export function g2FromEip2537(point: Eip2537G2Point, field = "signature"): Uint8Array {
+/** solady `BLS.G2Point` (e.g. an ethers Result) → 96-byte compressed point. */
+export function g2FromEip2537(point: Eip2537G2Point, field = "point"): Uint8Array {
   return g2FromEip2537Bytes(structToBytes(point, G2_FIELDS, field), field);
 }
 
 /** 128-byte EIP-2537 G1 encoding → 48-byte compressed point (validated: on curve, in G1, not infinity). */
-export function g1FromEip2537Bytes(encoded: Uint8Array, field = "publicKey"): Uint8Array {
+export function g1FromEip2537Bytes(encoded: Uint8Array, field = "point"): Uint8Array {
   expectLength(encoded, EIP2537_G1_LENGTH, field);
   const x = fpFromBytes(encoded, 0, `${field}.x`);
   const y = fpFromBytes(encoded, 1, `${field}.y`);
@@ -206,7 +298,7 @@ export function g1FromEip2537Bytes(encoded: Uint8Array, field = "publicKey"): Ui
 }
 
 /** 256-byte EIP-2537 G2 encoding → 96-byte compressed point (validated: on curve, in G2, not infinity). */
-export function g2FromEip2537Bytes(encoded: Uint8Array, field = "signature"): Uint8Array {
+export function g2FromEip2537Bytes(encoded: Uint8Array, field = "point"): Uint8Array {
   expectLength(encoded, EIP2537_G2_LENGTH, field);
   const x = { c0: fpFromBytes(encoded, 0, `${field}.x.c0`), c1: fpFromBytes(encoded, 1, `${field}.x.c1`) };
   const y = { c0: fpFromBytes(encoded, 2, `${field}.y.c0`), c1: fpFromBytes(encoded, 3, `${field}.y.c1`) };
@@ -218,19 +310,20 @@ export function g2FromEip2537Bytes(encoded: Uint8Array, field = "signature"): Ui
 // Internals
 // ---------------------------------------------------------------------------------------------
 
-function keyPairOf(key: SecretKey): BlsKeyPair {
-  return { secretKey: key.toBytes(), publicKey: key.toPublicKey().toBytes(true) };
+function keyPairOf(secretKey: Uint8Array): BlsKeyPair {
+  return { secretKey, publicKey: Uint8Array.from(backend.publicKey(secretKey)) };
 }
 
-function parseSecretKey(secretKey: Uint8Array | string, field: string): SecretKey {
+/** A 32-byte big-endian scalar, 0 < sk < r (a copy). */
+function parseSecretKey(secretKey: Uint8Array | string, field: string): Uint8Array {
   const bytes = typeof secretKey === "string" ? hexToBytes(secretKey, field) : secretKey;
   if (!(bytes instanceof Uint8Array)) throw new BlsError(field, "must be bytes or a hex string");
   expectLength(bytes, SECRET_KEY_LENGTH, field);
-  try {
-    return SecretKey.fromBytes(bytes);
-  } catch {
+  const scalar = BigInt("0x" + bytesToHex(bytes));
+  if (scalar === 0n || scalar >= GROUP_ORDER) {
     throw new BlsError(field, "is not a valid secret key (must be non-zero and below the group order)");
   }
+  return Uint8Array.from(bytes);
 }
 
 type G1Point = ReturnType<typeof bls12_381.G1.Point.fromBytes>;
@@ -239,13 +332,13 @@ type G2Point = ReturnType<typeof bls12_381.G2.Point.fromBytes>;
 /** Compressed G1 → noble point; rejects bad encodings, off-curve, out-of-subgroup and infinity. */
 function decodeG1(bytes: Uint8Array, field: string): G1Point {
   if (!(bytes instanceof Uint8Array)) throw new BlsError(field, "must be a Uint8Array");
-  expectLength(bytes, PUBLIC_KEY_LENGTH, field);
+  expectLength(bytes, G1_COMPRESSED_LENGTH, field);
   return validated(() => bls12_381.G1.Point.fromBytes(bytes), field);
 }
 
 function decodeG2(bytes: Uint8Array, field: string): G2Point {
   if (!(bytes instanceof Uint8Array)) throw new BlsError(field, "must be a Uint8Array");
-  expectLength(bytes, SIGNATURE_LENGTH, field);
+  expectLength(bytes, G2_COMPRESSED_LENGTH, field);
   return validated(() => bls12_381.G2.Point.fromBytes(bytes), field);
 }
 

@@ -11,7 +11,7 @@
  */
 import { AbiCoder, getBytes, hexlify } from "ethers";
 import { toHex, WORD_BYTES, writeAddress, writeBytes32, writeUint } from "./abi-words";
-import { type BlsSigner, type Eip2537G2Point, blsVerify, g2ToEip2537 } from "./bls";
+import { type BlsSigner, type Eip2537G1Point, blsVerify, SIGNATURE_LENGTH, signatureToEip2537 } from "./bls";
 import { MAX_VALIDATION_SCORE, MAX_VALIDATION_TAG_BYTES } from "./claims";
 import type { GuaranteeClaims, SigningScheme, ValidationPolicy } from "./claims";
 import { toPayerSignatureArgs } from "./eip712";
@@ -46,8 +46,8 @@ export const CERTIFICATE_POLICY_TYPES: readonly string[] = [
   "uint64", // deadline
 ];
 
-/** A BLS12-381 G2 signature, compressed (docs/protocol.md, "Certificates"). */
-export const CERTIFICATE_SIGNATURE_BYTES = 96;
+/** A BLS12-381 G1 signature, compressed (docs/protocol.md, "Certificates"). */
+export const CERTIFICATE_SIGNATURE_BYTES = SIGNATURE_LENGTH;
 /** V1 certificates carry no policy. */
 const EMPTY_POLICY_HEX = "0x";
 const EMPTY_POLICY = Buffer.alloc(0);
@@ -56,7 +56,7 @@ const EMPTY_POLICY = Buffer.alloc(0);
 export interface Certificate {
   /** ABI-encoded certificate claims (the BLS message). */
   claims: string;
-  /** 96-byte compressed G2 BLS signature over `claims`. */
+  /** 48-byte compressed G1 BLS signature over `claims`. */
   signature: string;
 }
 
@@ -243,7 +243,7 @@ export function certificateMatchesRequest(
   return encodeBound(decoded.claims, decoded) === expected;
 }
 
-/** Parses a `{claims, signature}` certificate: non-empty claims hex and a 96-byte signature. */
+/** Parses a `{claims, signature}` certificate: non-empty claims hex and a 48-byte signature. */
 export function parseCertificate(value: unknown, field = "certificate"): Certificate {
   const wire = parseObject(value, field);
   const claims = parseHexBytes(wire.claims, `${field}.claims`);
@@ -280,15 +280,15 @@ export interface PayerSignature {
 }
 
 /**
- * The arguments of `Vault.remunerate(bytes claims, BLS.G2Point signature, uint8 payerScheme, bytes
+ * The arguments of `Vault.remunerate(bytes claims, BLS.G1Point signature, uint8 payerScheme, bytes
  * payerSignature)`, by name. docs/protocol.md ("Remunerating a V2 guarantee on chain") describes the
  * encoding for integrators in other languages.
  */
 export interface RemunerateArgs {
   /** The certificate claims, unchanged (the BLS message). */
   claims: string;
-  /** Core's BLS signature, decompressed to the EIP-2537 G2 point. */
-  signature: Eip2537G2Point;
+  /** Core's BLS signature, decompressed to the EIP-2537 G1 point. */
+  signature: Eip2537G1Point;
   /** `GuaranteeSignature.Scheme`: 0 = eip712, 1 = eip191 ({@link SIGNING_SCHEME_CODES}). */
   payerScheme: 0 | 1;
   /** The payer's signature bytes. */
@@ -300,13 +300,13 @@ export function toRemunerateArgs(certificate: Certificate, payer: PayerSignature
   const { scheme, signature } = toPayerSignatureArgs(payer.scheme, payer.signature);
   return {
     claims: certificate.claims,
-    signature: g2ToEip2537(getBytes(certificate.signature)),
+    signature: signatureToEip2537(getBytes(certificate.signature)),
     payerScheme: scheme,
     payerSignature: signature,
   };
 }
 
 /** {@link RemunerateArgs} as the positional argument list of `Vault.remunerate`, in ABI order. */
-export function remunerateCallArgs(args: RemunerateArgs): [string, Eip2537G2Point, 0 | 1, string] {
+export function remunerateCallArgs(args: RemunerateArgs): [string, Eip2537G1Point, 0 | 1, string] {
   return [args.claims, args.signature, args.payerScheme, args.payerSignature];
 }

@@ -64,7 +64,7 @@ export interface ProtocolTimingValues {
  * additions (docs/operator-api.md), which {@link parsePublicParams} reads as null when absent.
  */
 export interface WirePublicParams {
-  /** Core's BLS public key: the 48 compressed G1 bytes as numbers. */
+  /** Core's BLS public key: the 96 compressed G2 bytes as numbers. */
   public_key: number[];
   /** Vault address (the EIP-712 `verifyingContract`). */
   contract_address: string;
@@ -94,7 +94,7 @@ export interface WirePublicParams {
 
 /** The public params, parsed and cross-checked. */
 export interface PublicParams {
-  /** Core's BLS public key, 48 compressed bytes (a valid G1 point). */
+  /** Core's BLS public key, 96 compressed bytes (a valid G2 point). */
   blsPublicKey: Uint8Array;
   /** Vault address, checksummed. */
   vault: string;

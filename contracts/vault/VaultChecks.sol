@@ -56,6 +56,8 @@ contract VaultChecks {
     error OperatorKeyNotSet();
     /// @notice The BLS signature does not verify against the operator key.
     error InvalidCertificateSignature();
+    /// @notice The BLS key is not a valid G2 point of the prime-order subgroup (or is the identity).
+    error InvalidOperatorKey();
     /// @notice Cycle `cycleId` is not committed, was vetoed, or its challenge window (until
     /// `challengeDeadline`) is still open: it cannot prove a listing yet (or ever).
     error CycleNotSettled(uint256 cycleId, uint64 challengeDeadline);
@@ -98,14 +100,15 @@ contract VaultChecks {
     /// @param payerScheme How the payer signed.
     /// @param payerSignature The payer's signature.
     function checkSignatures(
-        BLS.G1Point calldata key,
+        BLS.G2Point calldata key,
         bytes calldata claims,
-        BLS.G2Point calldata signature,
+        BLS.G1Point calldata signature,
         bytes32 digest,
         address payer,
         GuaranteeSignature.Scheme payerScheme,
         bytes calldata payerSignature
     ) external view {
+        _requireKeySet(key);
         if (!BLSVerifier.verify(key, claims, signature, BLSVerifier.POP_DST))
             revert InvalidCertificateSignature();
         if (
@@ -133,7 +136,7 @@ contract VaultChecks {
     /// @return r The guarantee's fields and its reserve's times.
     function verifyV1(
         bytes calldata claims,
-        BLS.G2Point calldata signature,
+        BLS.G1Point calldata signature,
         GuaranteeSignature.Scheme payerScheme,
         bytes calldata payerSignature
     ) external view returns (V1Reserve memory r) {
@@ -144,8 +147,8 @@ contract VaultChecks {
         if (c.domain != domain) revert CertificateDomainMismatch(domain, c.domain);
         bytes32 id = CertificateCodec.guaranteeId(block.chainid, address(vault), c.user, c.reqId);
         if (c.guaranteeId != id) revert GuaranteeIdMismatch(id, c.guaranteeId);
-        BLS.G1Point memory key = vault.operatorKey();
-        if ((key.x_a | key.x_b | key.y_a | key.y_b) == bytes32(0)) revert OperatorKeyNotSet();
+        BLS.G2Point memory key = vault.operatorKey();
+        _requireKeySet(key);
         if (!BLSVerifier.verify(key, claims, signature, BLSVerifier.POP_DST))
             revert InvalidCertificateSignature();
         GuaranteeSignature.check(
@@ -204,5 +207,26 @@ contract VaultChecks {
         if (!MerkleProof.verifyCalldata(proof, cycle.guaranteesRoot, leaf)) {
             revert GuaranteeNotListed(guaranteeId, cycleId);
         }
+    }
+
+    /// @notice Reverts `InvalidOperatorKey` unless `key` is a valid operator key: a G2 point of the
+    /// prime-order subgroup, not the identity (EIP-2537 encoding).
+    /// @param key The candidate operator key.
+    function checkOperatorKey(BLS.G2Point calldata key) external view {
+        if (!BLSVerifier.isValidPublicKey(key)) revert InvalidOperatorKey();
+    }
+
+    /// @dev A set key is never the identity, so all-zero words mean "not set" (one slot less than a flag).
+    function _requireKeySet(BLS.G2Point memory key) private pure {
+        if (
+            (key.x_c0_a |
+                key.x_c0_b |
+                key.x_c1_a |
+                key.x_c1_b |
+                key.y_c0_a |
+                key.y_c0_b |
+                key.y_c1_a |
+                key.y_c1_b) == bytes32(0)
+        ) revert OperatorKeyNotSet();
     }
 }

@@ -88,7 +88,7 @@ export const FACILITATOR_OPENAPI = {
       Network: { type: "string", pattern: "^eip155:[0-9]+$", description: "CAIP-2." },
       Certificate: object({
         claims: { type: "string", pattern: "^0x([0-9a-fA-F]{2})+$" },
-        signature: { type: "string", pattern: "^0x[0-9a-fA-F]{192}$" },
+        signature: { type: "string", pattern: "^0x[0-9a-fA-F]{96}$" },
       }),
       SignedGuarantee: {
         type: "object",

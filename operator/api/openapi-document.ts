@@ -173,8 +173,8 @@ export const CORE_OPENAPI = {
         claims: { ...ref("HexBytes"), description: "ABI-encoded certificate claims (docs/protocol.md)." },
         signature: {
           type: "string",
-          pattern: "^0x[0-9a-fA-F]{192}$",
-          description: "96-byte BLS G2 signature.",
+          pattern: "^0x[0-9a-fA-F]{96}$",
+          description: "48-byte BLS G1 signature.",
         },
       }),
       ValidationPolicy: object(
@@ -320,9 +320,9 @@ export const CORE_OPENAPI = {
         public_key: {
           type: "array",
           items: { type: "integer", minimum: 0, maximum: 255 },
-          minItems: 48,
-          maxItems: 48,
-          description: "Core's BLS12-381 G1 key, 48 compressed bytes.",
+          minItems: 96,
+          maxItems: 96,
+          description: "Core's BLS12-381 G2 key, 96 compressed bytes.",
         },
         contract_address: ref("Address"),
         ethereum_http_rpc_url: { type: "string", format: "uri" },

@@ -6,7 +6,7 @@
  */
 import { FetchRequest, Interface, JsonRpcProvider, Network } from "ethers";
 import { Vault__factory, type Vault } from "../../typechain-types";
-import { g1FromEip2537 } from "../../sdk/bls";
+import { publicKeyFromEip2537 } from "../../sdk/bls";
 import { parseAddress } from "../../sdk/wire";
 
 /** The JSON-RPC surface we need; ethers' JsonRpcProvider and Hardhat's `ethers.provider` both have it. */
@@ -23,7 +23,7 @@ export interface ChainGateway {
   /** Latest block number (a cheap liveness probe). */
   blockNumber(): Promise<number>;
   /**
-   * The operator BLS key stored in the Vault at `vault` (48 compressed bytes),
+   * The operator BLS key stored in the Vault at `vault` (96 compressed bytes, G2),
    * or `{ set: false }`. Throws {@link ChainError} when there is no contract
    * at `vault` or it does not answer the Vault's getters.
    */
@@ -189,11 +189,17 @@ export class RpcChainGateway implements ChainGateway {
     const isSet = await this.readVault(vault, "operatorKeySet", (v) => v.operatorKeySet());
     if (isSet !== true) return { set: false };
     const point = await this.readVault(vault, "operatorKey", (v) => v.operatorKey());
-    const { x_a, x_b, y_a, y_b } = point;
+    const { x_c0_a, x_c0_b, x_c1_a, x_c1_b, y_c0_a, y_c0_b, y_c1_a, y_c1_b } = point;
     try {
-      return { set: true, publicKey: g1FromEip2537({ x_a, x_b, y_a, y_b }, "Vault.operatorKey") };
+      return {
+        set: true,
+        publicKey: publicKeyFromEip2537(
+          { x_c0_a, x_c0_b, x_c1_a, x_c1_b, y_c0_a, y_c0_b, y_c1_a, y_c1_b },
+          "Vault.operatorKey",
+        ),
+      };
     } catch (error) {
-      throw new ChainError(`Vault.operatorKey() is not a valid G1 point: ${(error as Error).message}`);
+      throw new ChainError(`Vault.operatorKey() is not a valid G2 point: ${(error as Error).message}`);
     }
   }
 

@@ -1,28 +1,38 @@
 /**
- * Certificate signing on a worker thread. The blst signature is the largest
- * single cost of an issuance (≈ 0.5 ms of ≈ 1 ms CPU); on its own thread it
- * overlaps with HTTP parsing, verification and the store on the event loop.
+ * Certificate signing on a worker thread. The BLS signature is the largest
+ * single cost of an issuance; on its own thread it overlaps with HTTP parsing,
+ * verification and the store on the event loop.
  * Measured with `npm run bench:issuance` (docs/benchmarks.md): it costs
  * ≈ 0.1–0.2 ms more CPU per guarantee (messages between threads) and takes
- * ≈ 0.5 ms off the event loop; it won in every run on this 2-core machine,
- * so it is Core's default (`SURETY_BLS_SIGNING_WORKER=false` signs in-thread
- * with the sdk's `createBlsSigner`).
+ * the signature off the event loop; it won in every run on this 2-core machine
+ * with G2 signatures (≈ 0.5 ms each), so it is Core's default
+ * (`SURETY_BLS_SIGNING_WORKER=false` signs in-thread with the sdk's
+ * `createBlsSigner`).
  *
  * The worker runs a few lines of plain JavaScript (no TypeScript loader in
- * worker threads) that call blst exactly as sdk/bls.ts does:
- * `SecretKey.sign(message).toBytes(true)`, blst's POP tag being fixed. The
- * tests compare its signatures with the sdk signer's.
+ * worker threads) that call the native addon exactly as sdk/bls.ts does:
+ * `sign(secretKey, message, CERTIFICATE_DST)`. The tests compare its
+ * signatures with the sdk signer's. Without the addon (pure-JS fallback) there
+ * is no worker: signAsync signs in-thread.
  */
 import { Worker } from "node:worker_threads";
-import { blsKeyFromSecret, type BlsSigner, createBlsSigner } from "../../sdk/bls";
+import {
+  blsKeyFromSecret,
+  type BlsSigner,
+  blsBackend,
+  CERTIFICATE_DST,
+  createBlsSigner,
+  NATIVE_BLS_ADDON,
+} from "../../sdk/bls";
 import type { OperatorConfig } from "../config";
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require("node:worker_threads");
-const { SecretKey } = require("@chainsafe/blst");
-const key = SecretKey.fromBytes(workerData.secretKey);
+const addon = require(workerData.addon);
+const key = workerData.secretKey;
+const dst = new TextEncoder().encode(workerData.dst);
 parentPort.on("message", ({ id, messages }) => {
-  parentPort.postMessage({ id, signatures: messages.map((message) => key.sign(message).toBytes(true)) });
+  parentPort.postMessage({ id, signatures: messages.map((message) => addon.sign(key, message, dst)) });
 });
 `;
 
@@ -47,9 +57,15 @@ interface Request {
  */
 export function workerBlsSigner(secretKey: Uint8Array): AsyncBlsSigner {
   const local = createBlsSigner(secretKey); // also validates the key
-  let worker: Worker | null = new Worker(WORKER_SOURCE, { eval: true, workerData: { secretKey } });
+  let worker: Worker | null =
+    blsBackend() === "blst"
+      ? new Worker(WORKER_SOURCE, {
+          eval: true,
+          workerData: { secretKey, addon: NATIVE_BLS_ADDON, dst: CERTIFICATE_DST },
+        })
+      : null;
   // Never keeps the process alive on its own (close() is still the way to stop it).
-  worker.unref();
+  worker?.unref();
   let queued: Request[] = [];
   let scheduled = false;
   let nextId = 0;
@@ -63,13 +79,13 @@ export function workerBlsSigner(secretKey: Uint8Array): AsyncBlsSigner {
     for (const requests of inFlight.values()) signLocally(requests);
     inFlight.clear();
   };
-  worker.on("message", ({ id, signatures }: { id: number; signatures: Uint8Array[] }) => {
+  worker?.on("message", ({ id, signatures }: { id: number; signatures: Uint8Array[] }) => {
     const requests = inFlight.get(id);
     inFlight.delete(id);
     requests?.forEach((request, i) => request.resolve(signatures[i]));
   });
-  worker.on("error", fail);
-  worker.on("exit", fail);
+  worker?.on("error", fail);
+  worker?.on("exit", fail);
 
   const flush = () => {
     scheduled = false;

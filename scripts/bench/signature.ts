@@ -1,12 +1,17 @@
 /**
  * Micro-benchmark of payer-signature verification (docs/protocol.md, "Payer signatures"):
- * ethers' generic path against the hot path of sdk/eip712.ts.
+ * ethers' generic path against the hot path of sdk/eip712.ts; and of certificate signing
+ * (docs/protocol.md, "Certificates"): Core's G1 signer (native/blst-minsig) against the G2 signer it
+ * replaced (@chainsafe/blst, min-pk) and the pure-JS fallback (@noble/curves), on 640-byte claims.
  *
  *   npx ts-node scripts/bench/signature.ts [opsPerRun] [runs]
  *
  * Each row is the median over `runs` runs of the mean time per operation within a run.
  */
+import { SecretKey, Signature, verify as blstVerifyG2 } from "@chainsafe/blst";
+import { bls12_381 } from "@noble/curves/bls12-381.js";
 import { TypedDataEncoder, Wallet, keccak256, toUtf8Bytes, verifyTypedData } from "ethers";
+import { CERTIFICATE_DST, blsBackend, blsKeyFromSecret, blsVerify, createBlsSigner } from "../../sdk/bls";
 import type { GuaranteeClaims, GuaranteeClaimsV2, SigningScheme } from "../../sdk/claims";
 import {
   GuaranteeHasher,
@@ -28,15 +33,18 @@ interface Row {
   msPerOp: number;
 }
 
+/** The pure-JS BLS rows run this many ops per run (≈ 130 signatures/s). */
+const SLOW_OPS_PER_RUN = 20;
+
 /** Runs `op(i)` for every i; the result is accumulated so that the JIT cannot drop the work. */
-function bench(name: string, op: (i: number) => unknown): Row {
+function bench(name: string, op: (i: number) => unknown, opsPerRun = OPS_PER_RUN): Row {
   let sink = 0;
-  for (let i = 0; i < WARMUP_OPS; i++) sink += String(op(i)).length;
+  for (let i = 0; i < Math.min(WARMUP_OPS, opsPerRun); i++) sink += String(op(i)).length;
   const perRun: number[] = [];
   for (let run = 0; run < RUNS; run++) {
     const start = process.hrtime.bigint();
-    for (let i = 0; i < OPS_PER_RUN; i++) sink += String(op(i)).length;
-    perRun.push(Number(process.hrtime.bigint() - start) / 1e6 / OPS_PER_RUN);
+    for (let i = 0; i < opsPerRun; i++) sink += String(op(i)).length;
+    perRun.push(Number(process.hrtime.bigint() - start) / 1e6 / opsPerRun);
   }
   if (sink < 0) console.log(sink);
   return { name, msPerOp: median(perRun) };
@@ -114,6 +122,8 @@ async function main(): Promise<void> {
     }
   }
 
+  rows.push(...blsRows());
+
   const width = Math.max(...rows.map((row) => row.name.length));
   console.log(`Node ${process.version}; ${RUNS} runs × ${OPS_PER_RUN} ops; median ms/op`);
   console.log(`${"operation".padEnd(width)}  ${"ms/op".padStart(8)}  ${"ops/s".padStart(9)}`);
@@ -121,6 +131,46 @@ async function main(): Promise<void> {
     const perSecond = Math.round(1000 / row.msPerOp).toLocaleString("en-US");
     console.log(`${row.name.padEnd(width)}  ${row.msPerOp.toFixed(4).padStart(8)}  ${perSecond.padStart(9)}`);
   }
+}
+
+/** Certificate signatures over 64 distinct 640-byte claims (the size of a V2 certificate's claims). */
+function blsRows(): Row[] {
+  const keys = blsKeyFromSecret("0x" + "42".repeat(32));
+  const messages = Array.from({ length: 64 }, (_, i) =>
+    Uint8Array.from({ length: 640 }, (_, j) => (i * 251 + j * 7) & 0xff),
+  );
+  const signer = createBlsSigner(keys.secretKey);
+  const g1Signatures = messages.map((message) => signer.sign(message));
+  const g2Key = SecretKey.fromBytes(keys.secretKey);
+  const g2PublicKey = g2Key.toPublicKey();
+  const g2Signatures = messages.map((message) => g2Key.sign(message));
+  const short = bls12_381.shortSignatures;
+  const dst = new TextEncoder().encode(CERTIFICATE_DST);
+  return [
+    bench(`BLS sign G1 (${blsBackend()}: native/blst-minsig, Core's signer)`, (i) =>
+      signer.sign(messages[i & 63]),
+    ),
+    bench("BLS sign G2 (@chainsafe/blst min-pk, Core's signer before issue 15)", (i) =>
+      g2Key.sign(messages[i & 63]).toBytes(true),
+    ),
+    bench(
+      "BLS sign G1 (@noble/curves shortSignatures, the fallback)",
+      (i) => short.sign(short.hash(messages[i & 63], dst), keys.secretKey).toBytes(true),
+      SLOW_OPS_PER_RUN,
+    ),
+    bench(`BLS verify G1 (${blsBackend()}, sdk blsVerify)`, (i) =>
+      blsVerify(keys.publicKey, messages[i & 63], g1Signatures[i & 63]),
+    ),
+    bench("BLS verify G2 (@chainsafe/blst, before issue 15)", (i) =>
+      blstVerifyG2(
+        messages[i & 63],
+        g2PublicKey,
+        Signature.fromBytes(g2Signatures[i & 63].toBytes(true)),
+        true,
+        true,
+      ),
+    ),
+  ];
 }
 
 main().catch((error: unknown) => {

@@ -13,7 +13,7 @@ import {
   deploySurety,
   writeDeployment,
 } from "../../scripts/deploy";
-import { g1ToEip2537 } from "../../sdk/bls";
+import { publicKeyToEip2537 } from "../../sdk/bls";
 import { TestToken__factory } from "../../typechain-types";
 import { OPERATOR_BLS } from "./helpers";
 
@@ -64,8 +64,8 @@ describe("scripts/deploy.ts", () => {
       .withArgs(await vault.DEFAULT_ADMIN_ROLE(), admin.address, admin.address);
     expect(await vault.defaultAdmin()).to.equal(admin.address);
     expect(await vault.hasRole(await vault.DEFAULT_ADMIN_ROLE(), deployer.address)).to.equal(false);
-    const key = g1ToEip2537(OPERATOR_BLS.publicKey);
-    expect((await vault.operatorKey()).x_b).to.equal(key.x_b);
+    const key = publicKeyToEip2537(OPERATOR_BLS.publicKey);
+    expect((await vault.operatorKey()).x_c0_b).to.equal(key.x_c0_b);
     expect((await vault.timings()).withdrawalGracePeriod).to.equal(1000n);
     expect((await vault.timings()).cycleLength).to.equal(BigInt(DEFAULT_TIMINGS.cycleLength));
   });

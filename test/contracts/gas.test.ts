@@ -5,7 +5,7 @@
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { ethers } from "hardhat";
-import { g1ToEip2537 } from "../../sdk/bls";
+import { publicKeyToEip2537 } from "../../sdk/bls";
 import { ValidationRegistry__factory } from "../../typechain-types";
 import { id as hashText, parseEther, type ContractTransactionResponse } from "ethers";
 
@@ -229,7 +229,7 @@ describe("Gas", () => {
     const role = await f.clearingHouse.OPERATOR_ROLE();
     const delay = await f.vault.timelockDelay();
     await gasOf("scheduleRoleGrant", f.clearingHouse.scheduleRoleGrant(role, f.carol.address));
-    const key = g1ToEip2537(OTHER_BLS.publicKey);
+    const key = publicKeyToEip2537(OTHER_BLS.publicKey);
     await gasOf("setOperatorKey (after setup: schedules)", f.vault.setOperatorKey(key));
     const registry = await (await new ValidationRegistry__factory(f.admin).deploy()).getAddress();
     await gasOf("setTrustedRegistry (after setup: schedules)", f.vault.setTrustedRegistry(registry, true));

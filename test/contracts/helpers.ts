@@ -35,7 +35,13 @@ import { netCycle, type PayableGuarantee } from "../../operator/clearing/netting
 import { ethers } from "hardhat";
 
 import { time } from "@nomicfoundation/hardhat-network-helpers";
-import { blsKeyFromSecret, blsSign, g2ToEip2537, type BlsKeyPair, type Eip2537G1Point } from "../../sdk/bls";
+import {
+  blsKeyFromSecret,
+  blsSign,
+  signatureToEip2537,
+  type BlsKeyPair,
+  type Eip2537G2Point,
+} from "../../sdk/bls";
 import { DEFAULT_TIMINGS, DEV_TEST_TOKENS, deploySurety } from "../../scripts/deploy";
 import { FeeOnTransferToken__factory } from "../../typechain-types";
 
@@ -213,7 +219,7 @@ export function validationRequestHash(chainId: BigNumberish, p: PolicyFields, id
 
 /** Signs raw claims bytes with a BLS key; returns the contract's signature argument. */
 export function signClaims(claims: string, key: BlsKeyPair = OPERATOR_BLS) {
-  return g2ToEip2537(blsSign(key.secretKey, getBytes(claims)));
+  return signatureToEip2537(blsSign(key.secretKey, getBytes(claims)));
 }
 
 export interface V2Input {
@@ -230,8 +236,8 @@ export interface V2Input {
 
 /** Replaces the operator key after setup: schedule (first call), wait the timelock delay, execute (second). */
 export async function rotateOperatorKey(
-  vault: { setOperatorKey(key: Eip2537G1Point): Promise<unknown>; timelockDelay(): Promise<bigint> },
-  key: Eip2537G1Point,
+  vault: { setOperatorKey(key: Eip2537G2Point): Promise<unknown>; timelockDelay(): Promise<bigint> },
+  key: Eip2537G2Point,
 ): Promise<void> {
   await vault.setOperatorKey(key);
   await time.increase(await vault.timelockDelay());

@@ -24,7 +24,7 @@ import {
   transfer,
   v2Certificate,
 } from "./helpers";
-import { g1ToEip2537 } from "../../sdk/bls";
+import { publicKeyToEip2537 } from "../../sdk/bls";
 
 const ONE = parseEther("1");
 const USD = 1_000_000n;
@@ -312,12 +312,12 @@ describe("Security review", () => {
       await v2.request();
       await v2.answer(90);
       await f.vault.remunerate(...remunerateArgs(v2.cert));
-      await rotateOperatorKey(f.vault, g1ToEip2537(OTHER_BLS.publicKey));
+      await rotateOperatorKey(f.vault, publicKeyToEip2537(OTHER_BLS.publicKey));
       await expect(f.vault.remunerate(...remunerateArgs(v2.cert))).to.be.revertedWithCustomError(
         f.vault,
         "InvalidCertificateSignature",
       );
-      await rotateOperatorKey(f.vault, g1ToEip2537(OPERATOR_BLS.publicKey));
+      await rotateOperatorKey(f.vault, publicKeyToEip2537(OPERATOR_BLS.publicKey));
       await expect(f.vault.remunerate(...remunerateArgs(v2.cert)))
         .to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed")
         .withArgs(v2.cert.guaranteeId, 1n);

@@ -8,17 +8,17 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { AbiCoder, keccak256 } from "ethers";
 
-import { g1ToEip2537 } from "../../sdk/bls";
+import { publicKeyToEip2537 } from "../../sdk/bls";
 import { ValidationRegistry__factory, Vault__factory } from "../../typechain-types";
 import { OPERATOR_BLS, OTHER_BLS, TIMINGS, suretyFixture } from "./helpers";
 
 const DELAY = 3n * 86_400n; // deploySurety's default (DEFAULT_ADMIN_TRANSFER_DELAY)
 
-function keyHash(key: ReturnType<typeof g1ToEip2537>): string {
+function keyHash(key: ReturnType<typeof publicKeyToEip2537>): string {
   return keccak256(
     AbiCoder.defaultAbiCoder().encode(
-      ["bytes32", "bytes32", "bytes32", "bytes32"],
-      [key.x_a, key.x_b, key.y_a, key.y_b],
+      ["bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32"],
+      [key.x_c0_a, key.x_c0_b, key.x_c1_a, key.x_c1_b, key.y_c0_a, key.y_c0_b, key.y_c1_a, key.y_c1_b],
     ),
   );
 }
@@ -134,7 +134,7 @@ describe("Timelocked roles and changes", () => {
       "RoleGranted",
     );
     await expect(vault.setTrustedRegistry(registry, true)).to.emit(vault, "TrustedRegistryUpdated");
-    await expect(vault.connect(outsider).setOperatorKey(g1ToEip2537(OPERATOR_BLS.publicKey))).to.emit(
+    await expect(vault.connect(outsider).setOperatorKey(publicKeyToEip2537(OPERATOR_BLS.publicKey))).to.emit(
       vault,
       "OperatorKeyRotated",
     );
@@ -151,24 +151,39 @@ describe("Timelocked roles and changes", () => {
     await expect(vault.setTrustedRegistry(registry, false)).to.emit(vault, "TrustedRegistryUpdated");
     await expect(vault.setTrustedRegistry(registry, true)).to.emit(vault, "TrustedRegistryScheduled");
     expect(await vault.isTrustedRegistry(registry)).to.equal(false);
-    await expect(vault.connect(outsider).setOperatorKey(g1ToEip2537(OTHER_BLS.publicKey))).to.emit(
+    await expect(vault.connect(outsider).setOperatorKey(publicKeyToEip2537(OTHER_BLS.publicKey))).to.emit(
       vault,
       "OperatorKeyScheduled",
     );
   });
 
   describe("operator key", () => {
-    const keyOperation = (key: ReturnType<typeof g1ToEip2537>) =>
+    const keyOperation = (key: ReturnType<typeof publicKeyToEip2537>) =>
       keccak256(
         AbiCoder.defaultAbiCoder().encode(
-          ["bytes32", "bytes32", "bytes32", "bytes32", "bytes32"],
-          [ethers.id("VAULT_OPERATOR_KEY"), key.x_a, key.x_b, key.y_a, key.y_b],
+          [
+            "bytes32",
+            ...["bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32"],
+          ],
+          [
+            ethers.id("VAULT_OPERATOR_KEY"),
+            ...[
+              key.x_c0_a,
+              key.x_c0_b,
+              key.x_c1_a,
+              key.x_c1_b,
+              key.y_c0_a,
+              key.y_c0_b,
+              key.y_c1_a,
+              key.y_c1_b,
+            ],
+          ],
         ),
       );
 
     it("a first call schedules, a second one after the delay sets it; the old key verifies until then", async () => {
       const { vault, admin, outsider } = await loadFixture(suretyFixture);
-      const next = g1ToEip2537(OTHER_BLS.publicKey);
+      const next = publicKeyToEip2537(OTHER_BLS.publicKey);
       const op = keyOperation(next);
       const scheduledAt = (await time.latest()) + 1;
       await time.setNextBlockTimestamp(scheduledAt); // independent of earlier files' time offset
@@ -176,33 +191,69 @@ describe("Timelocked roles and changes", () => {
       const readyAt = BigInt(scheduledAt) + DELAY;
       await expect(tx)
         .to.emit(vault, "OperatorKeyScheduled")
-        .withArgs(keyHash(next), [next.x_a, next.x_b, next.y_a, next.y_b], op, readyAt);
+        .withArgs(
+          keyHash(next),
+          [
+            next.x_c0_a,
+            next.x_c0_b,
+            next.x_c1_a,
+            next.x_c1_b,
+            next.y_c0_a,
+            next.y_c0_b,
+            next.y_c1_a,
+            next.y_c1_b,
+          ],
+          op,
+          readyAt,
+        );
       expect(await vault.operationReadyAt(op)).to.equal(readyAt);
       await expect(vault.setOperatorKey(next))
         .to.be.revertedWithCustomError(vault, "OperationNotReady")
         .withArgs(op, readyAt);
-      expect((await vault.operatorKey()).x_b).to.equal(g1ToEip2537(OPERATOR_BLS.publicKey).x_b);
+      expect((await vault.operatorKey()).x_c0_b).to.equal(publicKeyToEip2537(OPERATOR_BLS.publicKey).x_c0_b);
       await expect(vault.connect(outsider).setOperatorKey(next))
         .to.be.revertedWithCustomError(vault, "AccessControlUnauthorizedAccount")
         .withArgs(outsider.address, await vault.KEY_MANAGER_ROLE());
       await time.increaseTo(readyAt);
       await expect(vault.setOperatorKey(next))
         .to.emit(vault, "OperatorKeyRotated")
-        .withArgs(keyHash(next), [next.x_a, next.x_b, next.y_a, next.y_b]);
+        .withArgs(keyHash(next), [
+          next.x_c0_a,
+          next.x_c0_b,
+          next.x_c1_a,
+          next.x_c1_b,
+          next.y_c0_a,
+          next.y_c0_b,
+          next.y_c1_a,
+          next.y_c1_b,
+        ]);
       const stored = await vault.operatorKey();
-      expect([stored.x_a, stored.x_b, stored.y_a, stored.y_b]).to.deep.equal([
-        next.x_a,
-        next.x_b,
-        next.y_a,
-        next.y_b,
+      expect([
+        stored.x_c0_a,
+        stored.x_c0_b,
+        stored.x_c1_a,
+        stored.x_c1_b,
+        stored.y_c0_a,
+        stored.y_c0_b,
+        stored.y_c1_a,
+        stored.y_c1_b,
+      ]).to.deep.equal([
+        next.x_c0_a,
+        next.x_c0_b,
+        next.x_c1_a,
+        next.x_c1_b,
+        next.y_c0_a,
+        next.y_c0_b,
+        next.y_c1_a,
+        next.y_c1_b,
       ]);
       expect(await vault.operationReadyAt(op)).to.equal(0n);
     });
 
     it("cancel (default admin), invalid keys refused at scheduling, revoke at once", async () => {
       const { vault, outsider } = await loadFixture(suretyFixture);
-      const next = g1ToEip2537(OTHER_BLS.publicKey);
-      const offCurve = { ...next, y_b: ethers.toBeHex(BigInt(next.y_b) ^ 1n, 32) };
+      const next = publicKeyToEip2537(OTHER_BLS.publicKey);
+      const offCurve = { ...next, y_c1_b: ethers.toBeHex(BigInt(next.y_c1_b) ^ 1n, 32) };
       await expect(vault.setOperatorKey(offCurve)).to.be.revertedWithCustomError(vault, "InvalidOperatorKey");
       await vault.setOperatorKey(next);
       await expect(vault.cancelOperation(keyOperation(next)))
@@ -212,7 +263,7 @@ describe("Timelocked roles and changes", () => {
       // Cancelled: the next call schedules afresh instead of setting the key.
       await expect(vault.setOperatorKey(next)).to.emit(vault, "OperatorKeyScheduled");
 
-      const current = g1ToEip2537(OPERATOR_BLS.publicKey);
+      const current = publicKeyToEip2537(OPERATOR_BLS.publicKey);
       await expect(vault.connect(outsider).revokeOperatorKey()).to.be.revertedWithCustomError(
         vault,
         "AccessControlUnauthorizedAccount",

@@ -4,7 +4,7 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { ZeroAddress, id as hashText, keccak256, AbiCoder, parseEther } from "ethers";
 
-import { g1ToEip2537 } from "../../sdk/bls";
+import { publicKeyToEip2537 } from "../../sdk/bls";
 import { FeeOnTransferToken__factory, Vault__factory } from "../../typechain-types";
 import { ETH, OPERATOR_BLS, OTHER_BLS, TIMINGS, suretyFixture } from "./helpers";
 
@@ -325,26 +325,48 @@ describe("Vault", () => {
     it("setOperatorKey stores a valid G1 key and emits its hash (setup phase only)", async () => {
       const { admin, vault: wired } = await loadFixture(suretyFixture);
       // After setup the first call only schedules (test/contracts/timelock.test.ts).
-      await expect(wired.setOperatorKey(g1ToEip2537(OTHER_BLS.publicKey))).to.emit(
+      await expect(wired.setOperatorKey(publicKeyToEip2537(OTHER_BLS.publicKey))).to.emit(
         wired,
         "OperatorKeyScheduled",
       );
       const vault = await new Vault__factory(admin).deploy(admin.address, 0, TIMINGS);
       expect(await vault.operatorKeySet()).to.equal(false);
-      const key = g1ToEip2537(OTHER_BLS.publicKey);
+      const key = publicKeyToEip2537(OTHER_BLS.publicKey);
       const encoded = AbiCoder.defaultAbiCoder().encode(
-        ["bytes32", "bytes32", "bytes32", "bytes32"],
-        [key.x_a, key.x_b, key.y_a, key.y_b],
+        ["bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32", "bytes32"],
+        [key.x_c0_a, key.x_c0_b, key.x_c1_a, key.x_c1_b, key.y_c0_a, key.y_c0_b, key.y_c1_a, key.y_c1_b],
       );
       await expect(vault.setOperatorKey(key))
         .to.emit(vault, "OperatorKeyRotated")
-        .withArgs(keccak256(encoded), [key.x_a, key.x_b, key.y_a, key.y_b]);
+        .withArgs(keccak256(encoded), [
+          key.x_c0_a,
+          key.x_c0_b,
+          key.x_c1_a,
+          key.x_c1_b,
+          key.y_c0_a,
+          key.y_c0_b,
+          key.y_c1_a,
+          key.y_c1_b,
+        ]);
       const stored = await vault.operatorKey();
-      expect([stored.x_a, stored.x_b, stored.y_a, stored.y_b]).to.deep.equal([
-        key.x_a,
-        key.x_b,
-        key.y_a,
-        key.y_b,
+      expect([
+        stored.x_c0_a,
+        stored.x_c0_b,
+        stored.x_c1_a,
+        stored.x_c1_b,
+        stored.y_c0_a,
+        stored.y_c0_b,
+        stored.y_c1_a,
+        stored.y_c1_b,
+      ]).to.deep.equal([
+        key.x_c0_a,
+        key.x_c0_b,
+        key.x_c1_a,
+        key.x_c1_b,
+        key.y_c0_a,
+        key.y_c0_b,
+        key.y_c1_a,
+        key.y_c1_b,
       ]);
       expect(await vault.operatorKeySet()).to.equal(true);
     });
@@ -354,10 +376,19 @@ describe("Vault", () => {
       const vault = await new Vault__factory(admin).deploy(admin.address, 0, TIMINGS);
       const zero = ethers.ZeroHash;
       await expect(
-        vault.setOperatorKey({ x_a: zero, x_b: zero, y_a: zero, y_b: zero }),
+        vault.setOperatorKey({
+          x_c0_a: zero,
+          x_c0_b: zero,
+          x_c1_a: zero,
+          x_c1_b: zero,
+          y_c0_a: zero,
+          y_c0_b: zero,
+          y_c1_a: zero,
+          y_c1_b: zero,
+        }),
       ).to.be.revertedWithCustomError(vault, "InvalidOperatorKey");
-      const key = g1ToEip2537(OPERATOR_BLS.publicKey);
-      const offCurve = { ...key, y_b: ethers.toBeHex(BigInt(key.y_b) ^ 1n, 32) };
+      const key = publicKeyToEip2537(OPERATOR_BLS.publicKey);
+      const offCurve = { ...key, y_c1_b: ethers.toBeHex(BigInt(key.y_c1_b) ^ 1n, 32) };
       await expect(vault.setOperatorKey(offCurve)).to.be.revertedWithCustomError(vault, "InvalidOperatorKey");
       await expect(vault.connect(outsider).setOperatorKey(key))
         .to.be.revertedWithCustomError(vault, "AccessControlUnauthorizedAccount")

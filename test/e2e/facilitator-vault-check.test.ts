@@ -7,7 +7,7 @@
 import { expect } from "chai";
 import { hexlify } from "ethers";
 import { ethers } from "hardhat";
-import { blsKeyFromSecret, g1ToEip2537 } from "../../sdk/bls";
+import { blsKeyFromSecret, publicKeyToEip2537 } from "../../sdk/bls";
 import { ChainVaultCheck, VAULT_MISMATCH } from "../../facilitator/vault-check";
 import { testDeployment } from "../facilitator/helpers";
 import { request } from "../operator/helpers";
@@ -27,9 +27,9 @@ describe("facilitator: Core's BLS key and Vault against the chain", function () 
   /** Makes `key` the Vault's operator key: scheduled, then executed after the timelock (the stack's clocks follow). */
   async function rotateTo(stack: ProtocolStack, key: Uint8Array): Promise<void> {
     const vault = stack.f.vault.connect(stack.f.admin);
-    await (await vault.setOperatorKey(g1ToEip2537(key))).wait();
+    await (await vault.setOperatorKey(publicKeyToEip2537(key))).wait();
     await stack.advance(Number(await vault.timelockDelay()));
-    await (await vault.setOperatorKey(g1ToEip2537(key))).wait();
+    await (await vault.setOperatorKey(publicKeyToEip2537(key))).wait();
     // Past the facilitator's public-params TTL: the next request reloads them and checks again.
     await stack.advance(61);
   }

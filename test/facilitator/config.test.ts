@@ -117,7 +117,7 @@ describe("facilitator deployment from Core's public params", function () {
     });
     expect(deployment.acceptedVersions).to.deep.equal([1, 2]);
     expect(deployment.trustedRegistries).to.deep.equal([REGISTRY]);
-    expect(deployment.blsPublicKey).to.have.length(48);
+    expect(deployment.blsPublicKey).to.have.length(96);
   });
 
   it("names the field of unusable params", function () {

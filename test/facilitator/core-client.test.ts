@@ -14,7 +14,7 @@ import { createServer as createTcpServer, type Server as TcpServer, type Socket 
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { ethers } from "hardhat";
-import { blsKeyFromSecret, g2ToEip2537, publicKeyFromArray } from "../../sdk/bls";
+import { blsKeyFromSecret, signatureToEip2537, publicKeyFromArray } from "../../sdk/bls";
 import {
   type Certificate,
   certificateMatchesRequest,
@@ -376,12 +376,13 @@ describe("facilitator /settle against a real Core", function () {
     // On chain: the BLS verifier the Vault uses, with the key the Vault holds.
     const [signer] = await ethers.getSigners();
     const verifier = await new BLSVerifierHarness__factory(signer).deploy();
-    const { x_a, x_b, y_a, y_b } = await t.contracts.surety.vault.operatorKey(); // ethers Results are read-only
+    const { x_c0_a, x_c0_b, x_c1_a, x_c1_b, y_c0_a, y_c0_b, y_c1_a, y_c1_b } =
+      await t.contracts.surety.vault.operatorKey(); // ethers Results are read-only
     expect(
       await verifier.verify(
-        { x_a, x_b, y_a, y_b },
+        { x_c0_a, x_c0_b, x_c1_a, x_c1_b, y_c0_a, y_c0_b, y_c1_a, y_c1_b },
         certificate.claims,
-        g2ToEip2537(Buffer.from(certificate.signature.slice(2), "hex")),
+        signatureToEip2537(Buffer.from(certificate.signature.slice(2), "hex")),
         await verifier.popDst(),
       ),
     ).to.equal(true);

@@ -7,7 +7,12 @@ import { ethers } from "hardhat";
 import { time } from "@nomicfoundation/hardhat-network-helpers";
 import { DEFAULT_TIMINGS, writeDeployment } from "../../scripts/deploy";
 import { Vault__factory } from "../../typechain-types";
-import { blsKeyFromSecret, g1FromEip2537, g1ToEip2537, publicKeyFromArray } from "../../sdk/bls";
+import {
+  blsKeyFromSecret,
+  publicKeyFromEip2537,
+  publicKeyToEip2537,
+  publicKeyFromArray,
+} from "../../sdk/bls";
 import { certificateDomain, VALIDATION_HASH_CANONICALIZATION_VERSION } from "../../sdk/ids";
 import { RpcChainGateway } from "../../operator/chain";
 import { DeploymentError, loadDeployment, parseDeployment } from "../../operator/deployment";
@@ -113,7 +118,7 @@ describe("Core public endpoints", () => {
       ].sort(),
     );
     expect(response.headers.get("cache-control")).to.equal("no-store");
-    expect(p.public_key).to.be.an("array").with.length(48);
+    expect(p.public_key).to.be.an("array").with.length(96);
     expect(
       p.public_key.every((b: unknown) => Number.isInteger(b) && (b as number) >= 0 && (b as number) <= 255),
     ).to.be.true;
@@ -363,7 +368,7 @@ describe("Core startup", () => {
     it("starts when the Vault's operator key is Core's key", async () => {
       const onChain = await contracts.surety.vault.operatorKey();
       expect(await contracts.surety.vault.operatorKeySet()).to.equal(true);
-      expect(g1FromEip2537(onChain)).to.deep.equal(TEST_BLS_PUBLIC_KEY);
+      expect(publicKeyFromEip2537(onChain)).to.deep.equal(TEST_BLS_PUBLIC_KEY);
       const core = await startCoreServer(testConfig(dir.path), {
         logger: silentLogger(),
         deployment: contracts.deployment,
@@ -418,7 +423,7 @@ describe("Core startup", () => {
     it("refuses a Vault still in setup (grants and key changes would be immediate)", async () => {
       const [admin] = await ethers.getSigners();
       const open = await new Vault__factory(admin).deploy(admin.address, 0, DEFAULT_TIMINGS);
-      await (await open.setOperatorKey(g1ToEip2537(TEST_BLS_PUBLIC_KEY))).wait();
+      await (await open.setOperatorKey(publicKeyToEip2537(TEST_BLS_PUBLIC_KEY))).wait();
       const vault = await open.getAddress();
       const error = await startupError(() =>
         startCoreServer(testConfig(dir.path), {
@@ -434,9 +439,9 @@ describe("Core startup", () => {
       const rotated = blsKeyFromSecret("0x" + "44".repeat(32)).publicKey;
       // After setup a new key is scheduled and executed once the Vault's timelock delay has passed.
       const { vault } = contracts.surety;
-      await (await vault.setOperatorKey(g1ToEip2537(rotated))).wait(); // schedules
+      await (await vault.setOperatorKey(publicKeyToEip2537(rotated))).wait(); // schedules
       await time.increase(await vault.timelockDelay());
-      await (await vault.setOperatorKey(g1ToEip2537(rotated))).wait(); // executes
+      await (await vault.setOperatorKey(publicKeyToEip2537(rotated))).wait(); // executes
       try {
         const error = await startupError(() =>
           startCoreServer(testConfig(dir.path), { deployment: contracts.deployment, chain: hardhatChain() }),

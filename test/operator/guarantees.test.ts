@@ -62,7 +62,7 @@ describe("POST /core/guarantees", () => {
     expect(Object.keys(response.body).sort()).to.deep.equal(["claims", "signature"]);
     const certificate = response.body as { claims: string; signature: string };
     expect(certificate.claims).to.match(/^0x[0-9a-f]+$/);
-    expect(certificate.signature).to.match(/^0x[0-9a-f]{192}$/);
+    expect(certificate.signature).to.match(/^0x[0-9a-f]{96}$/);
     expect(verifyCertificateSignature(t.core.context.signer.publicKey, certificate)).to.equal(true);
     const decoded = decodeCertificateClaims(certificate.claims);
     const id = guaranteeId(IDS, claims.user, claims.reqId).toLowerCase();

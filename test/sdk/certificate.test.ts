@@ -531,10 +531,10 @@ describe("sdk/certificate: certificateMatchesRequest", () => {
 
 describe("sdk/certificate: parseCertificate", () => {
   const claims = encodeCertificateClaims(v1, deployment);
-  const signature = "0x" + "a5".repeat(96);
+  const signature = "0x" + "a5".repeat(48);
 
-  it("accepts claims hex and a 96-byte signature, normalised to lower case", () => {
-    const upper = { claims: "0x" + claims.slice(2).toUpperCase(), signature: "0x" + "A5".repeat(96) };
+  it("accepts claims hex and a 48-byte signature, normalised to lower case", () => {
+    const upper = { claims: "0x" + claims.slice(2).toUpperCase(), signature: "0x" + "A5".repeat(48) };
     expect(parseCertificate(upper)).to.deep.equal({ claims, signature });
   });
 
@@ -546,14 +546,14 @@ describe("sdk/certificate: parseCertificate", () => {
     expectWireError(() => parseCertificate({ claims: "abc", signature }), "certificate.claims");
     expectWireError(() => parseCertificate({ claims }), "certificate.signature", /got undefined/);
     expectWireError(
-      () => parseCertificate({ claims, signature: "0x" + "a5".repeat(95) }),
+      () => parseCertificate({ claims, signature: "0x" + "a5".repeat(47) }),
       "certificate.signature",
-      /96 bytes/,
+      /48 bytes/,
     );
     expectWireError(
-      () => parseCertificate({ claims, signature: "0x" + "a5".repeat(97) }),
+      () => parseCertificate({ claims, signature: "0x" + "a5".repeat(49) }),
       "certificate.signature",
-      /96 bytes/,
+      /48 bytes/,
     );
     expectWireError(() => parseCertificate({ claims, signature: 5 }), "certificate.signature");
   });

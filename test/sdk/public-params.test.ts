@@ -91,7 +91,7 @@ describe("sdk/public-params: GET /core/public-params", () => {
     });
     const unknown = buildWirePublicParams({ ...input, timings: null, latestValidationDeadline: null });
     expect(unknown).to.include({ protocol_timings: null, latest_validation_deadline: null });
-    expect(params.public_key).to.have.length(48);
+    expect(params.public_key).to.have.length(96);
     expect(params.max_accepted_guarantee_version).to.equal(2);
     expect(params.active_guarantee_domain_separator).to.equal(
       certificateDomain({ chainId: 31337, vault: VAULT }),

@@ -45,7 +45,7 @@ const DOMAIN_EXTRA = {
 };
 const NOW = 1_750_000_000;
 const payer = new Wallet("0x" + "61".repeat(32));
-const certificate = { claims: "0x" + "ab".repeat(40), signature: "0x" + "cd".repeat(96) };
+const certificate = { claims: "0x" + "ab".repeat(40), signature: "0x" + "cd".repeat(48) };
 
 function policy(deadline = NOW + 3600) {
   return {

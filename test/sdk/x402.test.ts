@@ -465,7 +465,7 @@ describe("sdk/x402: parseFacilitatorRequest (/verify, /settle bodies)", () => {
 });
 
 describe("sdk/x402: facilitator results", () => {
-  const certificate = { claims: "0x" + "00".repeat(352), signature: "0x" + "a5".repeat(96) };
+  const certificate = { claims: "0x" + "00".repeat(352), signature: "0x" + "a5".repeat(48) };
 
   it("parses verify results", () => {
     expect(parseVerifyResult({ isValid: true, invalidReason: null, certificate: null })).to.deep.equal({
@@ -512,7 +512,7 @@ describe("sdk/x402: facilitator results", () => {
     expectWireError(
       () => parseSettleResult({ ...ok, certificate: { ...certificate, signature: "0x00" } }),
       "settleResult.certificate.signature",
-      /96 bytes/,
+      /48 bytes/,
     );
     expectWireError(
       () => parseSettleResult({ ...ok, certificate: null }),
@@ -688,7 +688,7 @@ describe("sdk/x402: header encoding", () => {
       error: null,
       txHash: null,
       networkId: NETWORK,
-      certificate: { claims: "0x" + "01".repeat(352), signature: "0x" + "a5".repeat(96) },
+      certificate: { claims: "0x" + "01".repeat(352), signature: "0x" + "a5".repeat(48) },
     };
     expect(decodePaymentResponseHeader(encodePaymentResponseHeader(result))).to.deep.equal(result);
     const bad = Buffer.from(JSON.stringify({ ...result, success: "yes" })).toString("base64");
