@@ -107,7 +107,7 @@ describe("facilitator: contract-wallet payers (ERC-1271) on a real chain", funct
     expect(settled.body.success).to.equal(true);
     const id = guaranteeId({ chainId: CHAIN_ID, vault: stack.f.vaultAddress }, payer, claims.reqId);
     expect(settled.body.transaction.toLowerCase()).to.equal(id.toLowerCase());
-    expect(settled.body.certificate.signature).to.match(/^0x[0-9a-f]{192}$/);
+    expect(settled.body.certificate.signature).to.match(/^0x[0-9a-f]{96}$/); // 48-byte G1 signature
 
     // Core stored the wallet's own signature bytes (what answerChallenge and remunerate will pass on).
     const view = await stack.coreAs("carol", "GET", `/core/guarantees/${id}`);
