@@ -183,7 +183,9 @@ export class ClearingScheduler {
     let limit = this.options.maxGuaranteesPerCycle;
     for (let attempt = 0; attempt < MAX_REBUILDS; attempt++) {
       const payable = await store.listGuarantees({ states: ["FINALIZED_PAYABLE"], unassigned: true, limit });
-      const plan = buildCommitPlan(netCycle(BigInt(cycleId), payable), payable);
+      // Reserved V1 ids are marked netted by the commit (docs/clearing.md, "Reserved V1 ids").
+      const reservedV1Ids = new Set(await store.listV1ReserveIds());
+      const plan = buildCommitPlan(netCycle(BigInt(cycleId), payable, reservedV1Ids), payable);
       if (!plan) return null;
       if (await this.excludeRemunerated(plan.args.nettedV2Ids)) continue;
       // Before the estimate: a cycle the bond does not cover would only revert (BondBelowFloor).

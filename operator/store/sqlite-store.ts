@@ -74,6 +74,7 @@ export const AREA_OPERATIONS = {
     "deleteReserve",
     "listReserves",
     "listReleasableReserves",
+    "listV1ReserveIds",
   ] as const satisfies readonly (keyof ReserveRepository)[],
   guarantees: [
     "insertGuarantee",
