@@ -1,0 +1,63 @@
+/**
+ * A seller's V1 reserve in Core's clearing, end to end (docs/contracts.md, "Seller's V1 reserve";
+ * docs/clearing.md, "Reserved V1 ids"; test/e2e/protocol-fixtures.ts): Core indexes V1ReserveRegistered,
+ * lists the reserved V1 id in its commit's nettedV2Ids so the Vault marks it netted, and its keeper then
+ * releases the reserve. The seller is paid once, through clearing: the reserve can never be collected.
+ */
+import { expect } from "chai";
+import { parseEther, ZeroAddress } from "ethers";
+import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
+import { type Issued, type ProtocolStack, startProtocolStack } from "./protocol-fixtures";
+
+const ETH = ZeroAddress;
+const NETTED = 2n;
+
+describe("protocol end to end: a seller's V1 reserve is marked netted by Core's commit", function () {
+  let s: ProtocolStack | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+
+  const argsOf = (g: Issued) => remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer));
+
+  it("a reserved V1 guarantee is netted and marked by the commit, the keeper releases the reserve, and it cannot be collected", async function () {
+    s = await startProtocolStack();
+    const { f, w } = s;
+    await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
+    await s.round();
+    const g = await s.settle("alice", "bob", parseEther("0.03"), ETH);
+    const other = await s.settle("alice", "bob", parseEther("0.01"), ETH);
+    await expect(f.vault.connect(w.bob).registerReserve(...argsOf(g))).to.emit(
+      f.vault,
+      "V1ReserveRegistered",
+    );
+    expect(await f.vault.v1ReserveRecipient(g.id)).to.equal(w.bob.address);
+    await s.round();
+    // Core holds it as a V1 reserve: never released as expired, its id to be marked by the commit.
+    expect(await s.core.context.store.listV1ReserveIds()).to.deep.equal([g.id.toLowerCase()]);
+
+    const released: string[] = [];
+    for (let i = 0; i < 60 && released.length === 0; i++) {
+      await s.advance(10);
+      const { keeper } = await s.round();
+      released.push(...keeper.reservesReleased.map((r) => r.guaranteeId));
+    }
+    expect(released).to.deep.equal([g.id]);
+    // The commit marked the reserved V1 id netted (an unreserved V1 id is not listed: no gas for nothing).
+    expect(await f.vault.consumption(g.id)).to.equal(NETTED);
+    expect(await f.vault.consumption(other.id)).to.equal(0n);
+    expect((await f.vault.reserveOf(g.id)).user).to.equal(ZeroAddress);
+    expect(await f.vault.v1ReserveRecipient(g.id)).to.equal(ZeroAddress);
+    expect(await s.stateOf("alice", g.id)).to.be.oneOf(["NETTED", "DEFAULT_REMUNERATED", "SETTLED"]);
+    expect(await s.core.context.store.listV1ReserveIds()).to.deep.equal([]);
+
+    // Past its collectableAt the seller cannot collect it: it was paid through clearing.
+    await s.advance(3600 * 24 * 30);
+    await expect(f.vault.connect(w.bob).collectReserve(g.id)).to.be.revertedWithCustomError(
+      f.vault,
+      "ReserveNotFound",
+    );
+    expect((await s.round()).keeper.reservesReleased).to.deep.equal([]);
+  });
+});
