@@ -4,6 +4,7 @@
  * lists the reserved V1 id in its commit's nettedV2Ids so the Vault marks it netted, and its keeper then
  * releases the reserve. The seller is paid once, through clearing: the reserve can never be collected.
  */
+import { time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { parseEther, ZeroAddress } from "ethers";
 import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
@@ -59,5 +60,47 @@ describe("protocol end to end: a seller's V1 reserve is marked netted by Core's 
       "ReserveNotFound",
     );
     expect((await s.round()).keeper.reservesReleased).to.deep.equal([]);
+  });
+
+  it("the race: a V1 reserve registered after the commit netted its guarantee unmarked is released by the keeper's releaseListedReserve once the cycle is settled, before collectableAt", async function () {
+    s = await startProtocolStack();
+    const { f, w } = s;
+    await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
+    await s.round();
+    const g = await s.settle("alice", "bob", parseEther("0.03"), ETH);
+    // Core nets and commits the cycle before any reserve exists: the V1 id is not marked.
+    for (let i = 0; i < 60 && (await s.stateOf("alice", g.id)) !== "NETTED"; i++) {
+      await s.advance(5);
+      await s.round();
+    }
+    expect(await s.stateOf("alice", g.id)).to.equal("NETTED");
+    expect(await f.vault.consumption(g.id)).to.equal(0n);
+
+    // The seller registers now (still before registerBy): the same state as a registration mined between
+    // Core's planning and its commit.
+    await expect(f.vault.connect(w.bob).registerReserve(...argsOf(g))).to.emit(
+      f.vault,
+      "V1ReserveRegistered",
+    );
+    const { expiresAt: collectableAt } = await f.vault.reserveOf(g.id);
+    const released: { guaranteeId: string; txHash: string }[] = [];
+    for (let i = 0; i < 200 && released.length === 0; i++) {
+      await s.advance(10);
+      const { keeper } = await s.round();
+      released.push(...keeper.reservesReleased);
+    }
+    expect(released.map((r) => r.guaranteeId)).to.deep.equal([g.id]);
+    const tx = await f.vault.runner!.provider!.getTransaction(released[0].txHash);
+    expect(f.vault.interface.parseTransaction(tx!)?.name).to.equal("releaseListedReserve");
+    expect(BigInt(await time.latest())).to.be.lessThan(collectableAt);
+    expect(await f.vault.consumption(g.id)).to.equal(NETTED);
+    expect((await f.vault.reserveOf(g.id)).user).to.equal(ZeroAddress);
+    await s.advance(Number(collectableAt) - (await time.latest()) + 1);
+    await expect(f.vault.connect(w.bob).collectReserve(g.id)).to.be.revertedWithCustomError(
+      f.vault,
+      "ReserveNotFound",
+    );
+    await s.round();
+    expect(await s.core.context.store.listV1ReserveIds()).to.deep.equal([]);
   });
 });
