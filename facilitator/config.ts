@@ -174,4 +174,3 @@ function httpUrlList(raw: unknown): string {
   if (new Set(parsed).size !== parsed.length) throw new Error("lists the same URL twice");
   return parsed.join(",");
 }
-

@@ -33,7 +33,13 @@ import { checkChainAndDeployment, type VaultKeyCheck } from "./startup";
 import { PostgresStore, SqliteStore, type Store } from "./store";
 import { createWebhookDispatcher, startDispatcherLoop, syncConfiguredSubscriptions } from "./webhooks";
 import { BackgroundStateMirror, BackgroundStatePublisher } from "./background-state";
-import { type BackgroundOwnership, coreOwnership, NeverLeads, type RunningWork, startReplicaWork } from "./leadership";
+import {
+  type BackgroundOwnership,
+  coreOwnership,
+  NeverLeads,
+  type RunningWork,
+  startReplicaWork,
+} from "./leadership";
 
 /** How long close() waits for in-flight requests before cutting their connections. */
 export const DRAIN_TIMEOUT_MS = 10_000;
