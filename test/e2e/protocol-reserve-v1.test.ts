@@ -53,6 +53,17 @@ describe("protocol end to end: a seller's V1 reserve is marked netted by Core's 
     expect(await s.stateOf("alice", g.id)).to.be.oneOf(["NETTED", "DEFAULT_REMUNERATED", "SETTLED"]);
     expect(await s.core.context.store.listV1ReserveIds()).to.deep.equal([]);
 
+    // The seller is paid through clearing: its credit in the cycle counts the reserved guarantee once.
+    const store = s.core.context.store;
+    const cycleId = (await store.getClearingGuarantee(g.id))!.cycleId!;
+    const sameCycle = (await store.getClearingGuarantee(other.id))!.cycleId === cycleId;
+    const proof = await s.coreAs("bob", "GET", `/core/cycles/${cycleId}/participants/${w.bob.address}/proof`);
+    expect(proof.status).to.equal(200);
+    const positions = proof.body.positions as { asset_address: string; credit: string }[];
+    expect(positions.find((p) => p.asset_address === ETH)?.credit).to.equal(
+      (parseEther("0.03") + (sameCycle ? parseEther("0.01") : 0n)).toString(),
+    );
+
     // Past its collectableAt the seller cannot collect it: it was paid through clearing.
     await s.advance(3600 * 24 * 30);
     await expect(f.vault.connect(w.bob).collectReserve(g.id)).to.be.revertedWithCustomError(
