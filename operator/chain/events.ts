@@ -185,6 +185,7 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
       await applyRemunerated(j, event, context);
       return;
     case "Vault.ReserveRegistered":
+    case "Vault.V1ReserveRegistered":
     case "Vault.ReserveReleased":
       await applyReserve(j, event, context);
       return;
@@ -283,7 +284,8 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
 }
 
 /**
- * A seller's reserve (docs/operator-async.md, "Sellers' reserves"): registered → Core holds it as the
+ * A seller's reserve (docs/operator-async.md, "Sellers' reserves"), V2 or V1 (`V1ReserveRegistered`, kept
+ * apart: it never expires, and the scheduler lists its id as netted): registered → Core holds it as the
  * Vault does until ReserveReleased (also emitted by a remuneration paid out of it, before
  * GuaranteeRemunerated, which then reduces the deposit once). Capacity counts it beyond Core's own lock
  * of the guarantee only (operator/guarantees/capacity.ts).
@@ -291,16 +293,19 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
 async function applyReserve(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
   const a = event.args;
   const id = (a.guaranteeId as string).toLowerCase();
-  if (event.name === "ReserveRegistered") {
+  if (event.name === "ReserveRegistered" || event.name === "V1ReserveRegistered") {
+    const v1 = event.name === "V1ReserveRegistered";
     await j.putReserve({
       guaranteeId: id,
       user: address(a.user),
       asset: address(a.asset),
       recipient: address(a.recipient),
       amount: big(a.amount),
-      expiresAt: num(a.expiresAt),
+      // A V1 reserve never expires; Core stores its collectableAt (the keeper's releaseListedReserve deadline).
+      expiresAt: num(v1 ? a.collectableAt : a.expiresAt),
       txHash: event.txHash,
       blockNumber: event.blockNumber,
+      ...(v1 ? { v1: true } : {}),
     });
     return;
   }

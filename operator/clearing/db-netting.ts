@@ -175,13 +175,24 @@ export async function storedGuaranteesRoot(
 export async function planStoredCycle(
   store: Pick<
     CycleNettingRepository,
-    "aggregateCycleGuarantees" | "listCycleNettedV2Ids" | "scanCycleLeaves"
+    "aggregateCycleGuarantees" | "listCycleNettedV2Ids" | "scanCycleLeaves" | "listCycleGuaranteeIds"
   >,
   cycleId: number,
   keccak: Keccak256Fn = fastKeccak256,
+  reservedV1Ids: ReadonlySet<string> = new Set(),
 ): Promise<StoredCyclePlan | null> {
   const netting = await netStoredCycle(store, cycleId);
   if (netting === null) return null;
+  if (reservedV1Ids.size > 0) {
+    // A V1 guarantee with a seller's reserve is marked netted too (as netCycle does; docs/clearing.md,
+    // "Reserved V1 ids"): the commit consumes it, so the reserve is released and never collected.
+    const reserved = (await store.listCycleGuaranteeIds(cycleId))
+      .map((id) => id.toLowerCase())
+      .filter((id) => reservedV1Ids.has(id));
+    netting.nettedV2Ids = [
+      ...new Set([...netting.nettedV2Ids.map((id) => id.toLowerCase()), ...reserved]),
+    ].sort(lower);
+  }
   const guaranteesRoot = await storedGuaranteesRoot(store, cycleId, netting.guaranteeCount, keccak);
   const leaves = cycleLeaves(netting);
   const placeholder = leaves.length === 0;

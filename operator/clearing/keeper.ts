@@ -21,7 +21,9 @@ import { Interface } from "ethers";
 import { clearingHouseInterface, commitErrorsInterface } from "../chain/abi";
 import { CallRevertedError, type OperatorSender } from "../chain/sender";
 import type { Store } from "../store";
-import { ChallengeAnswerError, buildChallengeAnswer } from "./challenge-answer";
+import { WireError } from "../../sdk/errors";
+import type { ActiveReserve } from "../store/repositories";
+import { ChallengeAnswerError, buildChallengeAnswer, rebuildCycleGuaranteeTree } from "./challenge-answer";
 import { participantPositions } from "./commit-plan";
 import { cycleCommitArgs, cycleTree } from "./cycle-json";
 
@@ -31,6 +33,9 @@ import { cycleCommitArgs, cycleTree } from "./cycle-json";
  */
 const reserveInterface = new Interface([
   "function releaseReserve(bytes32 guaranteeId)",
+  "function releaseListedReserve(bytes32 guaranteeId, uint256 cycleId, bytes32 signatureHash, bytes32[] proof)",
+  "error CycleNotSettled(uint256 cycleId)",
+  "error GuaranteeNotListed(bytes32 guaranteeId, uint256 cycleId)",
   "error ReserveNotFound(bytes32 guaranteeId)",
   "error ReserveStillActive(bytes32 guaranteeId, uint64 expiresAt)",
 ]);
@@ -112,9 +117,66 @@ export class ClearingKeeper {
         false,
         { to: deployment.vault, errors: reserveInterface, label: "keeper releaseReserve" },
       );
-      if (txHash)
-        result.reservesReleased.push({ guaranteeId: reserve.guaranteeId, user: reserve.user, txHash });
+      const released = txHash ?? (reserve.v1 === true ? await this.releaseListed(reserve) : null);
+      if (released)
+        result.reservesReleased.push({
+          guaranteeId: reserve.guaranteeId,
+          user: reserve.user,
+          txHash: released,
+        });
     }
+  }
+
+  /**
+   * The backstop for a V1 reserve whose guarantee Core netted but its commit did not mark (the reserve was
+   * registered after Core planned the cycle; docs/clearing.md, "Reserved V1 ids"): once the cycle is past its
+   * challenge deadline, not vetoed, proves the guarantee's leaf in the cycle's guarantees tree
+   * (`Vault.releaseListedReserve`), which marks it netted and frees the reserve before its `collectableAt`
+   * (at least one challenge window later). Null when not possible yet or the chain refuses.
+   */
+  private async releaseListed(reserve: ActiveReserve): Promise<string | null> {
+    const { store, chainClock, deployment, logger } = this.options;
+    const guarantee = await store.getClearingGuarantee(reserve.guaranteeId);
+    if (!guarantee || guarantee.cycleId === null) return null;
+    const cycle = await store.getCycle(guarantee.cycleId);
+    if (!cycle || !cycle.plannedByCore || (cycle.state !== "COMMITTED" && cycle.state !== "FINALIZED"))
+      return null;
+    if (cycle.challengeDeadline === null || chainClock.nowSeconds() <= cycle.challengeDeadline) return null;
+    const context = { guarantee_id: reserve.guaranteeId, user: reserve.user, cycle_id: cycle.cycleId };
+    const ids = new Set(cycle.guaranteeIds.map((id) => id.toLowerCase()));
+    const guarantees = (await store.listGuarantees({ cycleId: cycle.cycleId })).filter((g) =>
+      ids.has(g.guaranteeId.toLowerCase()),
+    );
+    let tree;
+    try {
+      tree = rebuildCycleGuaranteeTree(
+        BigInt(cycle.cycleId),
+        cycleCommitArgs(cycle).guaranteesRoot,
+        guarantees,
+      );
+    } catch (error) {
+      if (!(error instanceof ChallengeAnswerError) && !(error instanceof WireError)) throw error;
+      logger.error(
+        { ...context, reason: error.message },
+        "cannot rebuild the guarantees tree for a V1 reserve",
+      );
+      return null;
+    }
+    for (const [index, [guaranteeId, , , , , sigHash]] of tree.entries()) {
+      if (String(guaranteeId).toLowerCase() !== reserve.guaranteeId.toLowerCase()) continue;
+      const data = reserveInterface.encodeFunctionData("releaseListedReserve", [
+        reserve.guaranteeId,
+        cycle.cycleId,
+        sigHash,
+        tree.getProof(index),
+      ]);
+      return this.trySend(data, context, true, {
+        to: deployment.vault,
+        errors: reserveInterface,
+        label: "keeper releaseListedReserve",
+      });
+    }
+    return null;
   }
 
   /**

@@ -11,6 +11,10 @@
  * - A guarantee whose payer is its recipient is netted like any other (it contributes nothing) and is
  *   also listed in `selfPaymentIds`, so Core can settle it and release its lock; its V2 id is not in
  *   `nettedV2Ids` (it would only cost commit gas: remunerating a self-payment pays the payer).
+ * - A V1 guarantee whose id is in `reservedV1Ids` (the seller registered a V1 reserve for it,
+ *   `Vault.V1ReserveRegistered`) is listed in `nettedV2Ids` too, self-payment or not: the commit's
+ *   `markNetted` then consumes it, so the reserve can be released and never collected (the seller would
+ *   otherwise be paid twice: by the reserve and by the clearing; docs/clearing.md, "Reserved V1 ids").
  * - Addresses are compared case-insensitively (keys are lower case) and returned EIP-55 checksummed.
  * - Output order is deterministic: assets, participants and V2 ids sorted by their lower-case hex.
  *
@@ -94,7 +98,10 @@ export interface NettingResult {
   totals: AssetTotal[];
   /** Net debtors sorted by (asset, debtor): commitCycle's `debtors`. */
   obligations: DebtorObligation[];
-  /** V2 guarantee ids netted, self-payments left out (lower case, sorted): commitCycle's `nettedV2Ids`. */
+  /**
+   * V2 guarantee ids netted, self-payments left out, plus the reserved V1 ids netted (lower case, sorted):
+   * commitCycle's `nettedV2Ids`.
+   */
   nettedV2Ids: string[];
   /** Every guarantee id netted (lower case, input order): Core moves them to NETTED. */
   includedIds: string[];
@@ -145,7 +152,11 @@ const byKey = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
  * duplicate id (a guarantee netted twice would be paid twice), and NettingInvariantError if the result
  * could not be committed; never returns a partial result.
  */
-export function netCycle(cycleId: bigint, guarantees: Iterable<PayableGuarantee>): NettingResult {
+export function netCycle(
+  cycleId: bigint,
+  guarantees: Iterable<PayableGuarantee>,
+  reservedV1Ids: ReadonlySet<string> = new Set(),
+): NettingResult {
   const id = checkCycleId(cycleId);
   const addresses = new AddressKeys();
   const assets = new Map<string, AssetAccumulator>();
@@ -193,7 +204,7 @@ export function netCycle(cycleId: bigint, guarantees: Iterable<PayableGuarantee>
     includedIds.push(guaranteeId);
     // A self-payment's V2 id is not listed (contracts finding 6): marking it costs ~24k gas of commit and
     // protects nothing, since remunerating it later moves the payer's collateral to the payer.
-    if (g.version === 2 && payer !== recipient) nettedV2Ids.push(guaranteeId);
+    if (g.version === 2 ? payer !== recipient : reservedV1Ids.has(guaranteeId)) nettedV2Ids.push(guaranteeId);
     index += 1;
   }
 

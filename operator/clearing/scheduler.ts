@@ -201,7 +201,9 @@ export class ClearingScheduler {
       for (let attempt = 0; attempt < MAX_REBUILDS; attempt++) {
         const reserved = await store.reservePayableGuarantees(cycleId, limit);
         if (reserved === 0) return null;
-        const plan = await planStoredCycle(store, cycleId);
+        // Reserved V1 ids are marked netted by the commit (docs/clearing.md, "Reserved V1 ids").
+        const reservedV1Ids = new Set((await store.listV1ReserveIds()).map((id) => id.toLowerCase()));
+        const plan = await planStoredCycle(store, cycleId, undefined, reservedV1Ids);
         if (!plan) throw new Error(`cycle ${cycleId}: ${reserved} guarantees reserved, none to net`);
         if (await this.excludeRemunerated(plan.args.nettedV2Ids)) {
           await store.releaseCycleGuarantees(cycleId);

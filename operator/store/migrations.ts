@@ -382,4 +382,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX v2_nettings_cycle ON v2_nettings (cycle_id);
     `,
   },
+  {
+    // V1 reserves (Vault.V1ReserveRegistered; docs/contracts.md "Seller's V1 reserve"): they never expire, so
+    // the keeper must not call releaseReserve on them at expires_at (which holds their collectableAt), and
+    // the scheduler lists their ids in the commit's nettedV2Ids (docs/clearing.md, "Reserved V1 ids").
+    version: 8,
+    name: "V1 reserves",
+    sql: `
+      ALTER TABLE reserves ADD COLUMN v1 INTEGER NOT NULL DEFAULT 0 CHECK (v1 IN (0, 1));
+    `,
+  },
 ];

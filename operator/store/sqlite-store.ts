@@ -76,6 +76,7 @@ export const AREA_OPERATIONS = {
     "deleteReserve",
     "listReserves",
     "listReleasableReserves",
+    "listV1ReserveIds",
   ] as const satisfies readonly (keyof ReserveRepository)[],
   guarantees: [
     "insertGuarantee",

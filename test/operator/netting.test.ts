@@ -210,6 +210,15 @@ describe("clearing: netting", function () {
       expect(isEmptyCycle(result)).to.be.false;
     });
 
+    it("also lists the reserved V1 ids of the cycle (docs/clearing.md, Reserved V1 ids), nothing else changes", function () {
+      // gid(3) and gid(8) are V1 with a seller's reserve; gid(42) is reserved but not in this cycle.
+      const reserved = netCycle(7n, handExample(PEOPLE, TOKEN), new Set([gid(8), gid(3), gid(42)]));
+      expect(reserved.nettedV2Ids).to.deep.equal([2, 3, 4, 6, 8].map(gid));
+      expect(reserved.includedIds).to.deep.equal(result.includedIds);
+      expect(reserved.obligations).to.deep.equal(result.obligations);
+      expect(reserved.totals).to.deep.equal(result.totals);
+    });
+
     it("builds one leaf per non-zero position and commit arguments equal to the netting", function () {
       const p = plan(result);
       expect(p.placeholder).to.be.false;

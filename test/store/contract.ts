@@ -549,6 +549,33 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(await ids(T0 + 100)).to.deep.equal([3, 2, 1].map((n) => guarantee(n).guaranteeId));
         expect(await ids(T0 + 100, 1)).to.deep.equal([guarantee(3).guaranteeId]);
       });
+
+      it("V1 reserves: kept apart (v1), never releasable as expired, only once consumed; listed by id", async () => {
+        const store = await open();
+        const v1 = (n: number, blockNumber: number, isV1 = true) => ({
+          guaranteeId: guarantee(n).guaranteeId,
+          user: USER,
+          asset: ASSET,
+          recipient: RECIPIENT,
+          amount: 1000n,
+          expiresAt: T0 + 100, // collectableAt
+          txHash: "0x" + "aa".repeat(32),
+          blockNumber,
+          ...(isV1 ? { v1: true } : {}),
+        });
+        await store.insertGuarantee(guarantee(1));
+        await store.insertGuarantee(guarantee(2, { state: "NETTED" }));
+        await store.putReserve(v1(1, 7));
+        await store.putReserve(v1(2, 6));
+        await store.putReserve(v1(3, 5, false)); // a V2 one
+        expect(await store.getReserve(guarantee(1).guaranteeId)).to.deep.equal(v1(1, 7));
+        expect((await store.getReserve(guarantee(3).guaranteeId))?.v1).to.equal(undefined);
+        expect(await store.listV1ReserveIds()).to.deep.equal([2, 1].map((n) => guarantee(n).guaranteeId));
+        const ids = async (now: number) =>
+          (await store.listReleasableReserves(now, 10)).map((r) => r.guaranteeId);
+        expect(await ids(T0)).to.deep.equal([guarantee(2).guaranteeId]);
+        expect(await ids(T0 + 1000)).to.deep.equal([3, 2].map((n) => guarantee(n).guaranteeId));
+      });
     });
 
     describe("cycles", () => {

@@ -259,6 +259,13 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: "V1 reserves (SQLite migration 8)",
+    sql: `
+      ALTER TABLE reserves ADD COLUMN v1 BOOLEAN NOT NULL DEFAULT FALSE;
+    `,
+  },
 ];
 
 /** Applies every migration `client`'s database lacks, each in its own transaction under the advisory lock. */

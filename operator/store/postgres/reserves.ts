@@ -20,10 +20,11 @@ export class PgReserves implements ReserveRepository {
   async putReserve(record: ReserveRecord): Promise<void> {
     await this.db.query(
       `INSERT INTO reserves (guarantee_id, user_address, asset_address, recipient, amount, expires_at, tx_hash,
-         block_number) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         block_number, v1) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
        ON CONFLICT (guarantee_id) DO UPDATE SET user_address = excluded.user_address,
          asset_address = excluded.asset_address, recipient = excluded.recipient, amount = excluded.amount,
-         expires_at = excluded.expires_at, tx_hash = excluded.tx_hash, block_number = excluded.block_number`,
+         expires_at = excluded.expires_at, tx_hash = excluded.tx_hash, block_number = excluded.block_number,
+         v1 = excluded.v1`,
       [
         record.guaranteeId.toLowerCase(),
         address(record.user),
@@ -33,6 +34,7 @@ export class PgReserves implements ReserveRepository {
         record.expiresAt,
         record.txHash.toLowerCase(),
         record.blockNumber,
+        record.v1 === true,
       ],
     );
   }
@@ -58,12 +60,19 @@ export class PgReserves implements ReserveRepository {
   }
 
   async listReleasableReserves(nowSeconds: number, limit: number): Promise<ActiveReserve[]> {
-    // Mirrors Vault.releaseReserve: consumed (netted or remunerated, as Core's books say) or expired.
+    // Mirrors Vault.releaseReserve: consumed (netted or remunerated, as Core's books say) or, V2 only, expired.
     const { rows } = await this.db.query(
-      `${ACTIVE} WHERE r.expires_at <= $1 OR g.state = ANY($2::text[]) ORDER BY r.block_number, r.guarantee_id LIMIT $3`,
+      `${ACTIVE} WHERE (NOT r.v1 AND r.expires_at <= $1) OR g.state = ANY($2::text[]) ORDER BY r.block_number, r.guarantee_id LIMIT $3`,
       [nowSeconds, [...CONSUMED_STATES], limit],
     );
     return rows.map(activeFromRow);
+  }
+
+  async listV1ReserveIds(): Promise<string[]> {
+    const { rows } = await this.db.query(
+      "SELECT guarantee_id FROM reserves WHERE v1 ORDER BY block_number, guarantee_id",
+    );
+    return rows.map((row) => row.guarantee_id as string);
   }
 
   /** As {@link listReserves} for addresses already checksummed (the check-and-lock's balance). */
@@ -101,5 +110,6 @@ function reserveFromRow(row: Row): ReserveRecord {
     expiresAt: row.expires_at as number,
     txHash: row.tx_hash as string,
     blockNumber: row.block_number as number,
+    ...(row.v1 === true ? { v1: true } : {}),
   };
 }

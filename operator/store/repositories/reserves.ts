@@ -13,8 +13,16 @@ export interface ReserveRecord {
   asset: string;
   recipient: string;
   amount: bigint;
-  /** Unix seconds from which `releaseReserve` may free it (validation deadline + withdrawal grace). */
+  /**
+   * V2: unix seconds from which `releaseReserve` may free it (validation deadline + withdrawal grace).
+   * V1: its `collectableAt`, from which the recipient may collect it unless Core cleared the guarantee.
+   */
   expiresAt: number;
+  /**
+   * A V1 reserve (`V1ReserveRegistered`): it never expires (`releaseReserve` reverts until the guarantee is
+   * consumed); Core lists its id in the commit's `nettedV2Ids`. Absent means V2.
+   */
+  v1?: boolean;
   /** The registration (lower case hash) and its block. */
   txHash: string;
   blockNumber: number;
@@ -34,8 +42,10 @@ export interface ReserveRepository {
   /** `user`'s active reserves (in `asset` only, when given) with the guarantees they back, oldest first. */
   listReserves(user: string, asset?: string): Promise<ActiveReserve[]>;
   /**
-   * Reserves `Vault.releaseReserve` would free, oldest first, at most `limit`: expired at chain time
-   * `nowSeconds` (`expiresAt <= nowSeconds`) or backing a guarantee Core holds as netted or remunerated.
+   * Reserves `Vault.releaseReserve` would free, oldest first, at most `limit`: V2 ones expired at chain time
+   * `nowSeconds` (`expiresAt <= nowSeconds`), or any backing a guarantee Core holds as netted or remunerated.
    */
   listReleasableReserves(nowSeconds: number, limit: number): Promise<ActiveReserve[]>;
+  /** Ids (lower case) of every V1 reserve the Vault holds, oldest first. */
+  listV1ReserveIds(): Promise<string[]>;
 }

@@ -24,11 +24,12 @@ export class SqliteReserves implements SyncOf<ReserveRepository> {
   private readonly listByUser: Statement;
   private readonly listByUserAsset: Statement;
   private readonly listReleasable: Statement;
+  private readonly listV1: Statement;
 
   constructor(db: Database) {
     this.put = db.prepare(
       `INSERT OR REPLACE INTO reserves (guarantee_id, user_address, asset_address, recipient, amount, expires_at,
-         tx_hash, block_number) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+         tx_hash, block_number, v1) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.get = db.prepare("SELECT * FROM reserves WHERE guarantee_id = ?");
     this.remove = db.prepare("DELETE FROM reserves WHERE guarantee_id = ?");
@@ -39,10 +40,13 @@ export class SqliteReserves implements SyncOf<ReserveRepository> {
     this.listByUserAsset = db.prepare(
       `${active} WHERE r.user_address = ? AND r.asset_address = ? ORDER BY r.block_number, r.guarantee_id`,
     );
-    // Mirrors Vault.releaseReserve: consumed (netted or remunerated, as Core's books say) or expired.
+    // Mirrors Vault.releaseReserve: consumed (netted or remunerated, as Core's books say) or, V2 only, expired.
     this.listReleasable = db.prepare(
-      `${active} WHERE r.expires_at <= ? OR g.state IN (${CONSUMED_STATES.map(() => "?").join(", ")})
+      `${active} WHERE (r.v1 = 0 AND r.expires_at <= ?) OR g.state IN (${CONSUMED_STATES.map(() => "?").join(", ")})
        ORDER BY r.block_number, r.guarantee_id LIMIT ?`,
+    );
+    this.listV1 = db.prepare(
+      "SELECT guarantee_id FROM reserves WHERE v1 = 1 ORDER BY block_number, guarantee_id",
     );
   }
 
@@ -56,6 +60,7 @@ export class SqliteReserves implements SyncOf<ReserveRepository> {
       record.expiresAt,
       record.txHash.toLowerCase(),
       record.blockNumber,
+      record.v1 === true ? 1 : 0,
     );
   }
 
@@ -76,6 +81,10 @@ export class SqliteReserves implements SyncOf<ReserveRepository> {
 
   listReleasableReserves(nowSeconds: number, limit: number): ActiveReserve[] {
     return activeReserves(this.listReleasable.all(nowSeconds, ...CONSUMED_STATES, limit) as Row[]);
+  }
+
+  listV1ReserveIds(): string[] {
+    return (this.listV1.all() as Row[]).map((row) => row.guarantee_id as string);
   }
 
   /**
@@ -113,5 +122,6 @@ function reserveFromRow(row: Row): ReserveRecord {
     expiresAt: row.expires_at as number,
     txHash: row.tx_hash as string,
     blockNumber: row.block_number as number,
+    ...(row.v1 === 1 ? { v1: true } : {}),
   };
 }
