@@ -160,15 +160,7 @@ export class ChainSyncMonitor {
    */
   mirror(snapshot: ChainSyncSnapshot | null): void {
     this.indexerStarted();
-    if (snapshot !== null) {
-      this.attachedAt = snapshot.attachedAt ?? this.attachedAt;
-      this.lastSyncedAt = snapshot.lastSyncedAt;
-      this.headBlock = snapshot.headBlock;
-      this.indexedBlock = snapshot.indexedBlock;
-      this.confirmations = snapshot.confirmations;
-      this.halt = snapshot.halt;
-      this.lastError = snapshot.lastError;
-    }
+    if (snapshot !== null) this.adopt({ ...snapshot, attachedAt: snapshot.attachedAt ?? this.attachedAt });
     this.status();
   }
 
@@ -179,6 +171,12 @@ export class ChainSyncMonitor {
    * issuance) until a new leader's indexer ticks.
    */
   follow(snapshot: ChainSyncSnapshot): void {
+    this.adopt(snapshot);
+    this.status();
+  }
+
+  /** Takes every input of the verdict from `snapshot` (mirror of another process, or the leader's view). */
+  private adopt(snapshot: ChainSyncSnapshot): void {
     this.attachedAt = snapshot.attachedAt;
     this.lastSyncedAt = snapshot.lastSyncedAt;
     this.headBlock = snapshot.headBlock;
@@ -186,7 +184,6 @@ export class ChainSyncMonitor {
     this.confirmations = snapshot.confirmations;
     this.halt = snapshot.halt;
     this.lastError = snapshot.lastError;
-    this.status();
   }
 
   private observe(report: IndexerTickReport): void {
