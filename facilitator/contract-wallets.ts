@@ -16,11 +16,9 @@
 import { FetchRequest, isError, JsonRpcProvider, Network, type Provider } from "ethers";
 import { IERC1271__factory } from "../typechain-types";
 import type { Clock } from "./clock";
+import { CodePresenceCache, NO_CODE_TTL_SECONDS } from "../runtime/code-presence";
 
-/** Default seconds an address seen without code is not asked again. */
-export const NO_CODE_TTL_SECONDS = 60;
-/** Addresses remembered at most (the oldest "no code" entries go first). */
-const MAX_CACHED_ADDRESSES = 10_000;
+export { NO_CODE_TTL_SECONDS } from "../runtime/code-presence";
 /** `isValidSignature(bytes32,bytes)`'s selector, as the first 32-byte word a wallet must return. */
 const ERC1271_MAGIC_WORD = "0x1626ba7e" + "00".repeat(28);
 const erc1271 = IERC1271__factory.createInterface();
@@ -53,17 +51,18 @@ export interface ContractWalletCheck {
 
 /** A {@link ContractWalletCheck} over a JSON-RPC node, one provider per chain id. */
 export class ChainContractWallets implements ContractWalletCheck {
-  /** lower-case address → true (has code), or the clock second until which "no code" holds. */
-  private readonly code = new Map<string, true | number>();
+  private readonly code: CodePresenceCache;
   private readonly providers = new Map<number, Provider>();
 
   /** `timeoutMs` bounds each chain read: a dead node makes the check fail, never hang. */
   constructor(
     private readonly url: string,
     private readonly timeoutMs: number,
-    private readonly clock: Clock,
-    private readonly noCodeTtlSeconds = NO_CODE_TTL_SECONDS,
-  ) {}
+    clock: Clock,
+    noCodeTtlSeconds = NO_CODE_TTL_SECONDS,
+  ) {
+    this.code = new CodePresenceCache(clock, noCodeTtlSeconds);
+  }
 
   async verdict(
     chainId: number,
@@ -102,25 +101,18 @@ export class ChainContractWallets implements ContractWalletCheck {
     return provider;
   }
 
-  private async isContract(provider: Provider, address: string): Promise<boolean> {
-    const key = address.toLowerCase();
-    const cached = this.code.get(key);
-    const now = this.clock.nowSeconds();
-    if (cached === true) return true;
-    if (cached !== undefined && now < cached) return false;
-    let code: string;
-    try {
-      code = await this.bounded(provider.getCode(address), `eth_getCode of ${address}`);
-    } catch (error) {
-      throw unavailable(error);
-    }
-    const has = code !== "0x" && code !== "0x0";
-    if (this.code.size >= MAX_CACHED_ADDRESSES) this.evict(now);
-    this.code.set(key, has ? true : now + this.noCodeTtlSeconds);
-    return has;
+  private isContract(provider: Provider, address: string): Promise<boolean> {
+    return this.code.isContract(address, async () => {
+      let code: string;
+      try {
+        code = await this.bounded(provider.getCode(address), `eth_getCode of ${address}`);
+      } catch (error) {
+        throw unavailable(error);
+      }
+      return code !== "0x" && code !== "0x0";
+    });
   }
 
-  /** `promise`, or a rejection after `timeoutMs`. */
   private async bounded<T>(promise: Promise<T>, what: string): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_resolve, reject) => {
@@ -136,19 +128,6 @@ export class ChainContractWallets implements ContractWalletCheck {
       timer.unref();
     });
     return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-  }
-
-  /** Drops expired "no code" entries, or all of them if none expired (contracts stay cached). */
-  private evict(now: number): void {
-    let dropped = 0;
-    for (const [key, value] of this.code) {
-      if (value !== true && value <= now) {
-        this.code.delete(key);
-        dropped++;
-      }
-    }
-    if (dropped > 0) return;
-    for (const [key, value] of this.code) if (value !== true) this.code.delete(key);
   }
 
   /** Stops the providers (idempotent). */

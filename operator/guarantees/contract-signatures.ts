@@ -12,21 +12,20 @@
  */
 import type { ChainGateway } from "../chain/gateway";
 import type { Clock } from "../clock";
+import { CodePresenceCache, NO_CODE_TTL_SECONDS } from "../../runtime/code-presence";
 
-/** Default seconds an address seen without code is not asked again. */
-export const NO_CODE_TTL_SECONDS = 60;
-/** Addresses remembered at most (the oldest "no code" entries go first). */
-const MAX_CACHED_ADDRESSES = 10_000;
+export { NO_CODE_TTL_SECONDS } from "../../runtime/code-presence";
 
 export class ContractSignatureChecker {
-  /** lower-case address → true (has code), or the wall-clock second until which "no code" holds. */
-  private readonly code = new Map<string, true | number>();
+  private readonly code: CodePresenceCache;
 
   constructor(
     private readonly chain: Required<Pick<ChainGateway, "hasCode" | "isValidErc1271Signature">>,
-    private readonly clock: Clock,
-    private readonly noCodeTtlSeconds = NO_CODE_TTL_SECONDS,
-  ) {}
+    clock: Clock,
+    noCodeTtlSeconds = NO_CODE_TTL_SECONDS,
+  ) {
+    this.code = new CodePresenceCache(clock, noCodeTtlSeconds);
+  }
 
   /** A checker over `chain`, or null when the gateway cannot read code (EOA signatures only). */
   static over(chain: ChainGateway, clock: Clock): ContractSignatureChecker | null {
@@ -43,32 +42,7 @@ export class ContractSignatureChecker {
    * for an address without code. Throws the gateway's ChainError when the chain cannot be asked.
    */
   async isValid(payer: string, hash: string, signature: string): Promise<boolean> {
-    if (!(await this.isContract(payer))) return false;
+    if (!(await this.code.isContract(payer, () => this.chain.hasCode(payer)))) return false;
     return this.chain.isValidErc1271Signature(payer, hash, signature);
-  }
-
-  private async isContract(address: string): Promise<boolean> {
-    const key = address.toLowerCase();
-    const cached = this.code.get(key);
-    const now = this.clock.nowSeconds();
-    if (cached === true) return true;
-    if (cached !== undefined && now < cached) return false;
-    const has = await this.chain.hasCode(address);
-    if (this.code.size >= MAX_CACHED_ADDRESSES) this.evict(now);
-    this.code.set(key, has ? true : now + this.noCodeTtlSeconds);
-    return has;
-  }
-
-  /** Drops expired "no code" entries, or all of them if none expired (contracts stay cached). */
-  private evict(now: number): void {
-    let dropped = 0;
-    for (const [key, value] of this.code) {
-      if (value !== true && value <= now) {
-        this.code.delete(key);
-        dropped++;
-      }
-    }
-    if (dropped > 0) return;
-    for (const [key, value] of this.code) if (value !== true) this.code.delete(key);
   }
 }
