@@ -240,6 +240,11 @@ describe("Gas", () => {
     await gasOf("setTrustedRegistry (executes)", f.vault.setTrustedRegistry(registry, true));
     await gasOf("setTimings (executes the scheduled timings)", f.vault.setTimings(timings));
     await gasOf("revokeOperatorKey", f.vault.revokeOperatorKey());
+    // The guardian of schedules: the default admin cancels one (here a second timings change).
+    const unwanted = { ...TIMINGS, challengeWindow: 1 };
+    const scheduled = await (await f.vault.setTimings(unwanted)).wait();
+    const operation = f.vault.interface.parseLog(scheduled!.logs[0])!.args.operation as string;
+    await gasOf("cancelOperation", f.vault.cancelOperation(operation));
   });
 
   for (const n of [2, 10, 100]) {
