@@ -103,12 +103,16 @@ export class ReplicaStateFollower {
       // Nothing published yet (no leader has run): this replica's own monitor stays as it is.
       if (state !== null) chainSync.follow(state.sync);
       if (state?.timings) timings.set(state.timings);
-      // Nothing published yet: unknown (issuance refused) until a leader's scheduler has said something.
-      commitBond.mirror(
-        parseCommitBondSnapshot(state?.commitBond),
-        typeof state?.publishedAt === "number" ? state.publishedAt : null,
-        chainSync.limits.maxStaleSeconds,
-      );
+      // Nothing published yet (no leader has run) or a leader that publishes no verdict (an earlier
+      // version, during a rolling upgrade): this replica's own gate stays as it is, like its sync monitor.
+      // A published verdict is judged by its age: stale reads `unknown`, never `ok`.
+      if (state !== null && state.commitBond !== undefined) {
+        commitBond.mirror(
+          parseCommitBondSnapshot(state.commitBond),
+          typeof state.publishedAt === "number" ? state.publishedAt : null,
+          chainSync.limits.maxStaleSeconds,
+        );
+      }
       this.failures.succeeded("replica state");
     } catch (error) {
       this.failures.failed("replica state", error);
