@@ -32,9 +32,6 @@ export const BOND_FLOOR_BPS_DENOMINATOR = 10_000n;
  */
 export type CommitBondState = "off" | "ok" | "short" | "unknown";
 
-/** The states in which issuance is refused (a commit could not follow the guarantee). */
-export const COMMIT_BOND_REFUSING_STATES: ReadonlySet<CommitBondState> = new Set(["short", "unknown"]);
-
 export interface BondRequirement {
   /** Checksummed asset address (ETH = the zero address). */
   asset: string;
