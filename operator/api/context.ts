@@ -109,6 +109,7 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       signer,
       trustedRegistries: trustedRegistries(config, deployment),
       chainSync,
+      commitBond,
       contractSignatures: ContractSignatureChecker.over(deps.chain, deps.clock),
       maxValidationDeadline: (now) => {
         const current = timings.get();

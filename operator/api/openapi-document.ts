@@ -106,7 +106,10 @@ const ISSUANCE_400_CODES = [
   "insufficient_collateral",
 ] as const;
 
-/** 500 of `POST /core/guarantees` with a cause: the chain cannot be judged now (docs/operator-api.md). */
+/**
+ * 500 of `POST /core/guarantees` with a cause: the chain cannot be judged now, or what is issued could not
+ * be committed (docs/operator-api.md).
+ */
 const ISSUANCE_UNAVAILABLE_CODES = [
   "chain_time_unavailable",
   "indexer_halted",
@@ -114,6 +117,8 @@ const ISSUANCE_UNAVAILABLE_CODES = [
   "indexer_lagging",
   "indexer_starting",
   "signature_check_unavailable",
+  "commit_bond_short",
+  "commit_bond_unknown",
 ] as const;
 
 export const CORE_OPENAPI = {
@@ -385,11 +390,13 @@ export const CORE_OPENAPI = {
       }),
       CommitBond: object({
         state: {
-          enum: ["off", "ok", "short"],
+          enum: ["off", "ok", "short", "unknown"],
           description:
             "`short`: the clearing scheduler holds the next commit back because the operator bond is below the " +
             "ClearingHouse's floor (nothing is sent until `ClearingHouse.postBond` tops it up); `off`: nothing " +
-            "is committed from this process. Informational: it does not change `status`.",
+            "is committed; `unknown`: the verdict published by the process or replica that runs the scheduler " +
+            "is missing or stale. Issuance is refused while `short` (`commit_bond_short`) or `unknown` " +
+            "(`commit_bond_unknown`); it does not change `status`.",
         },
         floor_bps: nullable({
           type: "integer",

@@ -122,6 +122,20 @@ const ZERO_BYTES32 = "0x" + "00".repeat(32);
 const address = (value: EventValue): string => getAddress(value as string);
 const num = (value: EventValue): number => Number(value as bigint);
 
+/** A `Timings` tuple of an event (TimingsUpdated, TimingsScheduled). */
+function timingsOf(value: EventValue): VaultTimings {
+  const t = value as Record<string, EventValue>;
+  return {
+    cycleLength: num(t.cycleLength),
+    commitDelay: num(t.commitDelay),
+    challengeWindow: num(t.challengeWindow),
+    paymentWindow: num(t.paymentWindow),
+    defaultWindow: num(t.defaultWindow),
+    withdrawalGracePeriod: num(t.withdrawalGracePeriod),
+    confirmationLag: num(t.confirmationLag),
+  };
+}
+
 /** Applies one event's effects through `j` (event → state table in docs/operator-async.md). */
 export async function applyEvent(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
   const a = event.args;
@@ -189,19 +203,25 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
     case "Vault.ReserveReleased":
       await applyReserve(j, event, context);
       return;
-    case "Vault.TimingsUpdated": {
-      const t = a.timings as Record<string, EventValue>;
-      context.onTimings?.({
-        cycleLength: num(t.cycleLength),
-        commitDelay: num(t.commitDelay),
-        challengeWindow: num(t.challengeWindow),
-        paymentWindow: num(t.paymentWindow),
-        defaultWindow: num(t.defaultWindow),
-        withdrawalGracePeriod: num(t.withdrawalGracePeriod),
-        confirmationLag: num(t.confirmationLag),
-      });
+    case "Vault.TimingsUpdated":
+      context.onTimings?.(timingsOf(a.timings));
       return;
-    }
+    case "Vault.TimingsScheduled":
+      // CONFIG_ROLE scheduled new timings (timelocked, docs/contracts.md "Timelocked grants and changes"):
+      // nothing changes before a second setTimings executes them (TimingsUpdated), but a shorter window
+      // from an unknown hand is the first sign of an attack, and Core's own settings (confirmations,
+      // cycle length) may need to follow: someone must look now, while the admin can still cancel.
+      context.logger.error(
+        {
+          event: "timings_scheduled",
+          operation: a.operation,
+          ready_at: num(a.readyAt),
+          timings: timingsOf(a.timings),
+          tx_hash: event.txHash,
+        },
+        "Vault timings change scheduled: it takes effect when executed after readyAt unless the admin cancels it",
+      );
+      return;
     case "ClearingHouse.CycleCommitted":
       await applyCycleCommitted(j, event, context);
       return;
