@@ -25,13 +25,7 @@ import { silentLogger } from "../../operator/logger";
 import { type CoreServer, startCoreServer } from "../../operator/server";
 import { PostgresStore } from "../../operator/store";
 import { ZERO_ADDRESS } from "../../sdk/wire";
-import {
-  asyncConfig,
-  chainFixture,
-  provider,
-  tempDir,
-  type ChainFixture,
-} from "../operator/indexer-fixtures";
+import { asyncConfig, chainFixture, provider, tempDir } from "../operator/indexer-fixtures";
 import { hardhatChain, type JsonResponse, request, signIn } from "../operator/helpers";
 import { startTestPostgres, type TestPostgres } from "../support/embedded-postgres";
 
