@@ -23,6 +23,11 @@ export interface TestDatabase {
 
 export interface StoreBackend {
   name: string;
+  /**
+   * One writer at a time on the database (SQLite): a write waits until the transaction in flight ends, so
+   * tests of writers that overlap run them one after the other there.
+   */
+  serializesWriters?: boolean;
   /** A fresh, empty, migrated database. */
   create(): Promise<TestDatabase>;
 }
@@ -333,6 +338,52 @@ export function describeStoreContract(backend: StoreBackend): void {
         });
         expect(third.items.map((g) => g.reqId)).to.deep.equal([5n, 7n]);
         expect(third.nextCursor).to.equal(null);
+      });
+
+      it("paging never skips a row committed after later rows (two concurrent transactions)", async () => {
+        const writer = await open();
+        const reader = await open();
+        await writer.insertGuarantee(guarantee(1));
+        // Transaction A inserts #2 (taking the lower seq) and stays open...
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        let inserted!: () => void;
+        const entered = new Promise<void>((resolve) => (inserted = resolve));
+        const a = writer.transaction(async (tx) => {
+          await tx.insertGuarantee(guarantee(2));
+          inserted();
+          await gate;
+        });
+        await entered;
+        // ...while others insert and commit #3 and #4 (on a backend with one writer at a time, they wait
+        // for A, and the reader below only sees #1).
+        const others = (async () => {
+          await writer.insertGuarantee(guarantee(3));
+          await writer.insertGuarantee(guarantee(4));
+        })();
+        if (!backend.serializesWriters) await others;
+
+        // A tailing reader pages through what it sees now, one row per page, keeping the last cursor.
+        const seen: bigint[] = [];
+        let cursor: string | null = null;
+        const readOn = async () => {
+          for (;;) {
+            const page: Awaited<ReturnType<Store["listGuaranteesByRecipient"]>> =
+              await reader.listGuaranteesByRecipient(RECIPIENT, { limit: 1, cursor });
+            seen.push(...page.items.map((g) => g.reqId));
+            if (page.nextCursor === null) return;
+            cursor = page.nextCursor;
+          }
+        };
+        await readOn();
+        expect(seen, "a row of A, still in flight, is not listed").to.not.include(2n);
+
+        // A commits last; the reader goes on from its last cursor and must meet #2 too.
+        release();
+        await a;
+        await others;
+        await readOn();
+        expect([...new Set(seen)].sort((x, y) => (x < y ? -1 : 1))).to.deep.equal([1n, 2n, 3n, 4n]);
       });
 
       it("rejects a forged cursor or an out-of-range limit as WireErrors", async () => {
