@@ -63,7 +63,7 @@ function pgAreas(conn: PgConn): PgAreas {
     collateral,
     reserves,
     guarantees,
-    issuance: new PgIssuance(conn, collateral, guarantees, webhooks),
+    issuance: new PgIssuance(conn, collateral, reserves, guarantees, webhooks),
     cycles: new PgCycles(conn),
     netting: new PgCycleNetting(conn),
     chainJournal: new PgChainJournal(conn),

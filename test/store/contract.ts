@@ -469,6 +469,61 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(await store.getGuarantee(guarantee(3).guaranteeId)).to.equal(null);
       });
 
+      it("a batch of distinct ids over two payers: stored duplicate, issued, refused, webhook events; each payer's total once", async () => {
+        const store = await open();
+        await store.putWebhookSubscription({
+          id: "whk_a",
+          url: "https://a.test/hook",
+          secret: "s",
+          eventTypes: ["guarantee.issued"],
+          description: null,
+          source: "api",
+          createdAt: T0,
+        });
+        await store.creditDeposit(USER, ASSET, 2500n, T0);
+        await store.creditDeposit(OTHER, ASSET, 1000n, T0);
+        await store.issueGuarantees([{ record: guarantee(1), capacity: fullCapacity }], T0);
+        const request = (n: number, user = USER) => ({
+          record: guarantee(n, { user }),
+          capacity: fullCapacity,
+          events: [{ id: `evt_${n}`, type: "guarantee.issued", createdAt: T0, payload: `{"n":${n}}` }],
+        });
+        const outcomes = await store.issueGuarantees(
+          [request(1), request(2), request(3, OTHER), request(4), request(5, OTHER)],
+          T0,
+        );
+        expect(outcomes.map((o) => o.kind)).to.deep.equal([
+          "duplicate",
+          "issued",
+          "issued",
+          "insufficient_collateral",
+          "insufficient_collateral",
+        ]);
+        const second = outcomes[1];
+        if (second.kind !== "issued") throw new Error("unreachable");
+        expect(second.balance).to.include({ locked: 2000n });
+        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(2000n);
+        expect((await store.getCollateral(OTHER, ASSET)).locked).to.equal(1000n);
+        expect(await store.getGuarantee(guarantee(4).guaranteeId)).to.equal(null);
+        // Events only for what was issued in this batch.
+        const due = await store.claimDueWebhookDeliveries(T0, 10, 30);
+        expect(due.map((d) => d.eventId).sort()).to.deep.equal(["evt_2", "evt_3"]);
+      });
+
+      it("an item the database refuses fails alone; the rest of its batch is issued", async () => {
+        const store = await open();
+        await store.creditDeposit(USER, ASSET, 5000n, T0);
+        const refused = guarantee(2, { version: 3 as 1 }); // CHECK (version IN (1, 2))
+        const outcomes = await store.issueGuarantees(
+          [1, 2, 3].map((n) => ({ record: n === 2 ? refused : guarantee(n), capacity: fullCapacity })),
+          T0,
+        );
+        expect(outcomes.map((o) => o.kind)).to.deep.equal(["issued", "failed", "issued"]);
+        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(2000n);
+        expect(await store.getGuarantee(refused.guaranteeId)).to.equal(null);
+        expect(await store.getGuarantee(guarantee(3).guaranteeId)).to.not.equal(null);
+      });
+
       it("two store instances issuing the same ids concurrently: each issued once, never over-locked", async () => {
         const a = await open();
         const b = await open();

@@ -79,6 +79,15 @@ export class PgGuarantees implements GuaranteeRepository {
     return row ? guaranteeFromRow(row) : null;
   }
 
+  /** The stored records among `guaranteeIds`, in one statement, by lower-case id. */
+  async getGuarantees(guaranteeIds: readonly string[]): Promise<Map<string, StoredGuarantee>> {
+    const { rows } = await this.db.query<GuaranteeRow & Row>(
+      "SELECT * FROM guarantees WHERE guarantee_id = ANY($1::text[])",
+      [guaranteeIds.map(bytes32)],
+    );
+    return new Map(rows.map((row) => [String(row.guarantee_id).toLowerCase(), guaranteeFromRow(row)]));
+  }
+
   private async row(guaranteeId: string): Promise<GuaranteeRow | undefined> {
     const { rows } = await this.db.query<GuaranteeRow & Row>(
       "SELECT * FROM guarantees WHERE guarantee_id = $1",
