@@ -59,7 +59,11 @@ const COMMON_ERRORS = {
     "`Content-Encoding` other than identity, gzip, deflate or br; charset other than UTF-8.",
     ["unsupported_encoding", "unsupported_charset"],
   ),
-  "500": jsonResponse("Unexpected failure; details go to the log only.", ref("InternalError")),
+  "500": jsonResponse(
+    "Unexpected failure (`internal_error`, details go to the log only), or the database is unavailable " +
+      "(`store_unavailable`: PostgreSQL down or restarting; retry later).",
+    { oneOf: [ref("InternalError"), ref("StoreUnavailable")] },
+  ),
 };
 const UNAUTHORIZED = {
   ...errorResponse("Bearer token missing, invalid or expired.", BEARER_FAILURE_CODES),
@@ -154,6 +158,10 @@ export const CORE_OPENAPI = {
         additionalProperties: false,
       },
       InternalError: object({ error: { const: "internal error" }, code: { const: "internal_error" } }),
+      StoreUnavailable: object({
+        error: { const: "the database is unavailable" },
+        code: { const: "store_unavailable" },
+      }),
       Address: { type: "string", pattern: "^0x[0-9a-fA-F]{40}$", description: "Any case in; EIP-55 out." },
       Uint: {
         type: "string",
@@ -879,10 +887,18 @@ export const CORE_OPENAPI = {
               "Core could not issue the guarantee: an unexpected failure (`internal_error`, details in the log " +
               "only), or Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging " +
               "or starting), or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the " +
-              "validation deadline by. Nothing is issued or locked; `GET /core/health` shows why; retry later.",
+              "validation deadline by, or the database is unavailable (`store_unavailable`). Nothing is issued or " +
+              "locked (for `store_unavailable`: unless the connection broke during the commit, which a retry of the " +
+              "same body tells: 409 with the stored certificate); `GET /core/health` shows why; retry later.",
             content: {
               "application/json": {
-                schema: { oneOf: [ref("InternalError"), errorSchema(ISSUANCE_UNAVAILABLE_CODES)] },
+                schema: {
+                  oneOf: [
+                    ref("InternalError"),
+                    ref("StoreUnavailable"),
+                    errorSchema(ISSUANCE_UNAVAILABLE_CODES),
+                  ],
+                },
               },
             },
           },

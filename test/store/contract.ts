@@ -23,6 +23,11 @@ export interface TestDatabase {
 
 export interface StoreBackend {
   name: string;
+  /**
+   * One writer at a time on the database (SQLite): a write waits until the transaction in flight ends, so
+   * tests of writers that overlap run them one after the other there.
+   */
+  serializesWriters?: boolean;
   /** A fresh, empty, migrated database. */
   create(): Promise<TestDatabase>;
 }
@@ -335,6 +340,52 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(third.nextCursor).to.equal(null);
       });
 
+      it("paging never skips a row committed after later rows (two concurrent transactions)", async () => {
+        const writer = await open();
+        const reader = await open();
+        await writer.insertGuarantee(guarantee(1));
+        // Transaction A inserts #2 (taking the lower seq) and stays open...
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        let inserted!: () => void;
+        const entered = new Promise<void>((resolve) => (inserted = resolve));
+        const a = writer.transaction(async (tx) => {
+          await tx.insertGuarantee(guarantee(2));
+          inserted();
+          await gate;
+        });
+        await entered;
+        // ...while others insert and commit #3 and #4 (on a backend with one writer at a time, they wait
+        // for A, and the reader below only sees #1).
+        const others = (async () => {
+          await writer.insertGuarantee(guarantee(3));
+          await writer.insertGuarantee(guarantee(4));
+        })();
+        if (!backend.serializesWriters) await others;
+
+        // A tailing reader pages through what it sees now, one row per page, keeping the last cursor.
+        const seen: bigint[] = [];
+        let cursor: string | null = null;
+        const readOn = async () => {
+          for (;;) {
+            const page: Awaited<ReturnType<Store["listGuaranteesByRecipient"]>> =
+              await reader.listGuaranteesByRecipient(RECIPIENT, { limit: 1, cursor });
+            seen.push(...page.items.map((g) => g.reqId));
+            if (page.nextCursor === null) return;
+            cursor = page.nextCursor;
+          }
+        };
+        await readOn();
+        expect(seen, "a row of A, still in flight, is not listed").to.not.include(2n);
+
+        // A commits last; the reader goes on from its last cursor and must meet #2 too.
+        release();
+        await a;
+        await others;
+        await readOn();
+        expect([...new Set(seen)].sort((x, y) => (x < y ? -1 : 1))).to.deep.equal([1n, 2n, 3n, 4n]);
+      });
+
       it("rejects a forged cursor or an out-of-range limit as WireErrors", async () => {
         const store = await open();
         let cursorError: unknown;
@@ -416,6 +467,61 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(duplicate.existing.guaranteeId).to.equal(guarantee(1).guaranteeId);
         expect((await store.getCollateral(USER, ASSET)).locked).to.equal(2000n);
         expect(await store.getGuarantee(guarantee(3).guaranteeId)).to.equal(null);
+      });
+
+      it("a batch of distinct ids over two payers: stored duplicate, issued, refused, webhook events; each payer's total once", async () => {
+        const store = await open();
+        await store.putWebhookSubscription({
+          id: "whk_a",
+          url: "https://a.test/hook",
+          secret: "s",
+          eventTypes: ["guarantee.issued"],
+          description: null,
+          source: "api",
+          createdAt: T0,
+        });
+        await store.creditDeposit(USER, ASSET, 2500n, T0);
+        await store.creditDeposit(OTHER, ASSET, 1000n, T0);
+        await store.issueGuarantees([{ record: guarantee(1), capacity: fullCapacity }], T0);
+        const request = (n: number, user = USER) => ({
+          record: guarantee(n, { user }),
+          capacity: fullCapacity,
+          events: [{ id: `evt_${n}`, type: "guarantee.issued", createdAt: T0, payload: `{"n":${n}}` }],
+        });
+        const outcomes = await store.issueGuarantees(
+          [request(1), request(2), request(3, OTHER), request(4), request(5, OTHER)],
+          T0,
+        );
+        expect(outcomes.map((o) => o.kind)).to.deep.equal([
+          "duplicate",
+          "issued",
+          "issued",
+          "insufficient_collateral",
+          "insufficient_collateral",
+        ]);
+        const second = outcomes[1];
+        if (second.kind !== "issued") throw new Error("unreachable");
+        expect(second.balance).to.include({ locked: 2000n });
+        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(2000n);
+        expect((await store.getCollateral(OTHER, ASSET)).locked).to.equal(1000n);
+        expect(await store.getGuarantee(guarantee(4).guaranteeId)).to.equal(null);
+        // Events only for what was issued in this batch.
+        const due = await store.claimDueWebhookDeliveries(T0, 10, 30);
+        expect(due.map((d) => d.eventId).sort()).to.deep.equal(["evt_2", "evt_3"]);
+      });
+
+      it("an item the database refuses fails alone; the rest of its batch is issued", async () => {
+        const store = await open();
+        await store.creditDeposit(USER, ASSET, 5000n, T0);
+        const refused = guarantee(2, { version: 3 as 1 }); // CHECK (version IN (1, 2))
+        const outcomes = await store.issueGuarantees(
+          [1, 2, 3].map((n) => ({ record: n === 2 ? refused : guarantee(n), capacity: fullCapacity })),
+          T0,
+        );
+        expect(outcomes.map((o) => o.kind)).to.deep.equal(["issued", "failed", "issued"]);
+        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(2000n);
+        expect(await store.getGuarantee(refused.guaranteeId)).to.equal(null);
+        expect(await store.getGuarantee(guarantee(3).guaranteeId)).to.not.equal(null);
       });
 
       it("two store instances issuing the same ids concurrently: each issued once, never over-locked", async () => {

@@ -58,6 +58,42 @@ export class PgCollateral implements CollateralRepository {
     );
   }
 
+  /**
+   * The balances of already checksummed pairs whose rows this transaction has locked ({@link lockRows}), in
+   * one statement, by `user\nasset`.
+   */
+  async balancesOfLocked(
+    pairs: readonly { user: string; asset: string }[],
+  ): Promise<Map<string, CollateralBalance>> {
+    const { rows } = await this.db.query(
+      `SELECT c.user_address, c.asset_address, c.deposited, c.locked, c.pending_withdrawal
+       FROM collateral c JOIN unnest($1::text[], $2::text[]) AS t(u, a)
+         ON c.user_address = t.u AND c.asset_address = t.a`,
+      [pairs.map((p) => p.user), pairs.map((p) => p.asset)],
+    );
+    const out = new Map<string, CollateralBalance>();
+    for (const row of rows) {
+      const key = { user: row.user_address as string, asset: row.asset_address as string };
+      out.set(`${key.user}\n${key.asset}`, balanceOf(key, row));
+    }
+    return out;
+  }
+
+  /** Writes the `locked` totals of rows this transaction has locked, in one statement. */
+  async writeLockedTotals(balances: readonly CollateralBalance[], now: number): Promise<void> {
+    await this.db.query(
+      `UPDATE collateral c SET locked = t.l::numeric, updated_at = $4
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS t(u, a, l)
+       WHERE c.user_address = t.u AND c.asset_address = t.a`,
+      [
+        balances.map((b) => b.user),
+        balances.map((b) => b.asset),
+        balances.map((b) => nonNegative(b.locked, "locked").toString()),
+        now,
+      ],
+    );
+  }
+
   /** The balance of an already checksummed pair, locked for the rest of the transaction. */
   private async lockedBalance(user: string, asset: string, now: number): Promise<CollateralBalance> {
     await this.lockRows([{ user, asset }], now);

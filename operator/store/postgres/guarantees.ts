@@ -1,5 +1,5 @@
 /** {@link GuaranteeRepository} on PostgreSQL: records, transitions, clearing columns, V2 responses. */
-import { decodeCursor, encodeCursor, pageSize } from "../guarantee-paging";
+import { decodeXidCursor, encodeXidCursor, pageSize } from "../guarantee-paging";
 import {
   type ClearingGuarantee,
   DuplicateGuaranteeError,
@@ -79,6 +79,15 @@ export class PgGuarantees implements GuaranteeRepository {
     return row ? guaranteeFromRow(row) : null;
   }
 
+  /** The stored records among `guaranteeIds`, in one statement, by lower-case id. */
+  async getGuarantees(guaranteeIds: readonly string[]): Promise<Map<string, StoredGuarantee>> {
+    const { rows } = await this.db.query<GuaranteeRow & Row>(
+      "SELECT * FROM guarantees WHERE guarantee_id = ANY($1::text[])",
+      [guaranteeIds.map(bytes32)],
+    );
+    return new Map(rows.map((row) => [String(row.guarantee_id).toLowerCase(), guaranteeFromRow(row)]));
+  }
+
   private async row(guaranteeId: string): Promise<GuaranteeRow | undefined> {
     const { rows } = await this.db.query<GuaranteeRow & Row>(
       "SELECT * FROM guarantees WHERE guarantee_id = $1",
@@ -87,18 +96,31 @@ export class PgGuarantees implements GuaranteeRepository {
     return rows[0];
   }
 
+  /**
+   * Pages on (inserting transaction id, seq), and returns only rows whose transaction is older than every
+   * transaction still in flight (`ins_xid < pg_snapshot_xmin`). `seq` alone is not commit-ordered here:
+   * transactions commit in any order, so a reader could page past seq 12 before seq 11 commits and never see
+   * 11. Every row that becomes visible later belongs to a transaction still in flight now (or not begun),
+   * whose id is at least that xmin, above every row returned: it sorts after the cursor, never behind it.
+   * The price: a row shows up only once every older transaction has ended (issuance transactions are
+   * short). docs/scale-out.md, "Paging under concurrent inserts".
+   */
   async listGuaranteesByRecipient(recipient: string, page: PageRequest = {}): Promise<Page<StoredGuarantee>> {
     const limit = pageSize(page.limit);
-    const after = page.cursor === undefined || page.cursor === null ? 0 : decodeCursor(page.cursor);
-    const { rows } = await this.db.query<GuaranteeRow & Row>(
-      "SELECT * FROM guarantees WHERE recipient_address = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-      [address(recipient), after, limit + 1],
+    const after =
+      page.cursor === undefined || page.cursor === null ? { xid: "0", seq: 0 } : decodeXidCursor(page.cursor);
+    const { rows } = await this.db.query<GuaranteeRow & Row & { ins_xid: string }>(
+      `SELECT * FROM guarantees
+       WHERE recipient_address = $1 AND (ins_xid, seq) > ($2::xid8, $3::bigint)
+         AND ins_xid < pg_snapshot_xmin(pg_current_snapshot())
+       ORDER BY ins_xid, seq LIMIT $4`,
+      [address(recipient), after.xid, after.seq, limit + 1],
     );
     const items = rows.slice(0, limit);
     const last = items.at(-1);
     return {
       items: items.map(guaranteeFromRow),
-      nextCursor: rows.length > limit && last ? encodeCursor(last.seq) : null,
+      nextCursor: rows.length > limit && last ? encodeXidCursor(String(last.ins_xid), last.seq) : null,
     };
   }
 

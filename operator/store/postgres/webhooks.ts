@@ -57,7 +57,16 @@ export class PgWebhookOutbox implements WebhookOutboxRepository {
   }
 
   async insertWebhookEvent(event: OutboxEvent, now: number): Promise<number> {
-    const { rows } = await this.db.query("SELECT id, event_types FROM webhook_subscriptions");
+    return this.insertWebhookEventTo(event, now, await this.subscriptions());
+  }
+
+  /** Every subscription's id and event types (read once for a batch of events). */
+  async subscriptions(): Promise<readonly Row[]> {
+    return (await this.db.query("SELECT id, event_types FROM webhook_subscriptions")).rows;
+  }
+
+  /** {@link insertWebhookEvent} with the subscriptions already read in this transaction. */
+  async insertWebhookEventTo(event: OutboxEvent, now: number, rows: readonly Row[]): Promise<number> {
     const targets = rows.filter((s) => {
       const types = JSON.parse(s.event_types as string) as string[];
       return types.includes("*") || types.includes(event.type);
