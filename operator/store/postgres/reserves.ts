@@ -75,7 +75,6 @@ export class PgReserves implements ReserveRepository {
     return rows.map((row) => row.guarantee_id as string);
   }
 
-  /** As {@link listReserves} for addresses already checksummed (the check-and-lock's balance). */
   /** The active reserves of already checksummed pairs, in one statement, by `user\nasset`. */
   async listReservesOfPairs(
     pairs: readonly { user: string; asset: string }[],
@@ -93,6 +92,7 @@ export class PgReserves implements ReserveRepository {
     return out;
   }
 
+  /** As {@link listReserves} for addresses already checksummed (the check-and-lock's balance). */
   async listReservesOfChecksummed(user: string, asset: string): Promise<ActiveReserve[]> {
     const { rows } = await this.db.query(
       `${ACTIVE} WHERE r.user_address = $1 AND r.asset_address = $2 ORDER BY r.block_number, r.guarantee_id`,
