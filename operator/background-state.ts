@@ -18,7 +18,7 @@
  */
 import type { ChainSyncMonitor, ChainSyncSnapshot } from "./chain/sync-status";
 import type { CommitBondGate, CommitBondSnapshot } from "./clearing/bond-floor";
-import type { ProtocolTimings } from "./chain/timings";
+import { parseScheduledTimings, type ProtocolTimings, type ScheduledTimings } from "./chain/timings";
 import type { VaultTimings } from "./chain/events";
 import { ChainClock, type Clock, systemClock } from "./clock";
 import type { Logger } from "./logger";
@@ -31,6 +31,8 @@ export const BACKGROUND_STATE_KEY = "background_state";
 export interface BackgroundState {
   chainSync: ChainSyncSnapshot;
   timings: VaultTimings | null;
+  /** Timings changes scheduled on the Vault and not yet executed or cancelled (the V2 deadline cap counts them). */
+  scheduledTimings: ScheduledTimings[];
   /** The scheduler's bond-floor verdict (null from a version that published none: read as `unknown`). */
   commitBond: CommitBondSnapshot | null;
   /** Wall-clock unix seconds of the publication (null from a version that published none). */
@@ -56,6 +58,7 @@ export function parseBackgroundState(raw: string | null): BackgroundState | null
     return {
       chainSync: value.chainSync as ChainSyncSnapshot,
       timings: value.timings ?? null,
+      scheduledTimings: parseScheduledTimings(value.scheduledTimings),
       commitBond: parseCommitBondSnapshot(value.commitBond),
       publishedAt: typeof value.publishedAt === "number" ? value.publishedAt : null,
     };
@@ -81,6 +84,7 @@ export class BackgroundStatePublisher {
     const state: BackgroundState = {
       chainSync: this.deps.chainSync.snapshot(),
       timings: this.deps.timings.get(),
+      scheduledTimings: this.deps.timings.scheduled(),
       commitBond: this.deps.commitBond.snapshot(),
       publishedAt: (this.deps.wallClock ?? systemClock).nowSeconds(),
     };
@@ -118,6 +122,7 @@ export class BackgroundStateMirror {
     const state = parseBackgroundState(raw);
     if (chainClock instanceof ChainClock) chainClock.observe(cursor);
     if (state?.timings) timings.set(state.timings);
+    if (state) timings.setScheduled(state.scheduledTimings);
     chainSync.mirror(state?.chainSync ?? null);
     // Judged on this worker's wall clock against the same bound as the chain sync's staleness.
     commitBond.mirror(

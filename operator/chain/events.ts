@@ -31,6 +31,15 @@ export interface VaultTimings {
   confirmationLag: number;
 }
 
+/** A `setTimings` change waiting out the Vault's timelock (`TimingsScheduled`). */
+export interface ScheduledTimings {
+  /** The timelock's operation id (lower-case hex). */
+  operation: string;
+  /** Chain time from which a second `setTimings` can execute it. */
+  readyAt: number;
+  timings: VaultTimings;
+}
+
 function plain(value: unknown): EventValue {
   if (typeof value === "bigint" || typeof value === "boolean" || typeof value === "number") return value;
   if (typeof value === "string") return value;
@@ -106,6 +115,10 @@ export interface ApplyContext {
   logger: Logger;
   /** Called when the Vault's timings change (issuance caps V2 deadlines with them). */
   onTimings?: (timings: VaultTimings) => void;
+  /** Called when a timings change is scheduled (`TimingsScheduled`): the V2 deadline cap counts it until it executes. */
+  onTimingsScheduled?: (change: ScheduledTimings) => void;
+  /** Called when the Vault's admin cancels a timelocked operation (`OperationCancelled`). */
+  onOperationCancelled?: (operation: string) => void;
   /** Builds the webhook events applied logs announce (written to the outbox with the change). */
   webhooks?: ChainWebhooks;
 }
@@ -208,9 +221,15 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
       return;
     case "Vault.TimingsScheduled":
       // CONFIG_ROLE scheduled new timings (timelocked, docs/contracts.md "Timelocked grants and changes"):
-      // nothing changes before a second setTimings executes them (TimingsUpdated), but a shorter window
-      // from an unknown hand is the first sign of an attack, and Core's own settings (confirmations,
-      // cycle length) may need to follow: someone must look now, while the admin can still cancel.
+      // they are not in force before a second setTimings executes them (TimingsUpdated), but V2 deadlines
+      // issued meanwhile must hold under them too (the cap counts them: timings.ts). A shorter window from
+      // an unknown hand is the first sign of an attack, and Core's own settings (confirmations, cycle
+      // length) may need to follow: someone must look now, while the admin can still cancel.
+      context.onTimingsScheduled?.({
+        operation: (a.operation as string).toLowerCase(),
+        readyAt: num(a.readyAt),
+        timings: timingsOf(a.timings),
+      });
       context.logger.error(
         {
           event: "timings_scheduled",
@@ -221,6 +240,9 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
         },
         "Vault timings change scheduled: it takes effect when executed after readyAt unless the admin cancels it",
       );
+      return;
+    case "Vault.OperationCancelled":
+      context.onOperationCancelled?.((a.operation as string).toLowerCase());
       return;
     case "ClearingHouse.CycleCommitted":
       await applyCycleCommitted(j, event, context);

@@ -18,7 +18,7 @@
  */
 import { type ChainSyncMonitor, type ChainSyncSnapshot } from "../chain/sync-status";
 import type { VaultTimings } from "../chain/events";
-import type { ProtocolTimings } from "../chain/timings";
+import { parseScheduledTimings, type ProtocolTimings, type ScheduledTimings } from "../chain/timings";
 import type { CommitBondGate, CommitBondSnapshot } from "../clearing/bond-floor";
 import { parseCommitBondSnapshot } from "../background-state";
 import { ChainClock, type Clock, systemClock } from "../clock";
@@ -36,6 +36,8 @@ interface PublishedState {
   token: number;
   sync: ChainSyncSnapshot;
   timings: VaultTimings | null;
+  /** Timings changes scheduled and not yet executed or cancelled (absent from a version that published none). */
+  scheduledTimings?: ScheduledTimings[];
   /** The leader's bond-floor verdict (absent from a version that published none: `unknown`). */
   commitBond?: CommitBondSnapshot | null;
   /** Wall-clock unix seconds of the publication (absent from a version that published none). */
@@ -62,6 +64,7 @@ export function publishReplicaState(
       token: deps.token,
       sync: deps.chainSync.snapshot(),
       timings: deps.timings.get(),
+      scheduledTimings: deps.timings.scheduled(),
       commitBond: deps.commitBond.snapshot(),
       publishedAt: systemClock.nowSeconds(),
     };
@@ -103,6 +106,7 @@ export class ReplicaStateFollower {
       // Nothing published yet (no leader has run): this replica's own monitor stays as it is.
       if (state !== null) chainSync.follow(state.sync);
       if (state?.timings) timings.set(state.timings);
+      if (state !== null) timings.setScheduled(parseScheduledTimings(state.scheduledTimings));
       // Nothing published yet (no leader has run) or a leader that publishes no verdict (an earlier
       // version, during a rolling upgrade): this replica's own gate stays as it is, like its sync monitor.
       // A published verdict is judged by its age: stale reads `unknown`, never `ok`.

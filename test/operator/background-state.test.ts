@@ -29,7 +29,7 @@ const TIMINGS = {
 };
 
 describe("background state shared through the store (Core workers)", function () {
-  it("a worker mirrors chain time, the chain-sync verdict and the timings, and goes stale when publishing stops", async function () {
+  it("a worker mirrors chain time, the chain-sync verdict, the timings in force and scheduled, and goes stale when publishing stops", async function () {
     const dir = tempDir();
     const file = join(dir.path, "core.sqlite");
     const primaryStore = SqliteStore.open(file);
@@ -76,6 +76,24 @@ describe("background state shared through the store (Core workers)", function ()
       expect(workerSync.status()).to.include({ state: "ok", ready: true, indexedBlock: 42, lagBlocks: 2 });
       expect(workerClock.nowSeconds()).to.equal(T0 - 12);
       expect(workerTimings.get()).to.deep.equal(TIMINGS);
+      expect(workerTimings.scheduled()).to.deep.equal([]);
+
+      // A timings change scheduled on the Vault (the indexer's TimingsScheduled) crosses over: the worker's
+      // V2 deadline cap counts it too; once cancelled (or executed) it is gone from the worker as well.
+      const change = {
+        operation: "0x" + "cd".repeat(32),
+        readyAt: T0 + 86_400,
+        timings: { ...TIMINGS, withdrawalGracePeriod: TIMINGS.withdrawalGracePeriod - 20 },
+      };
+      primaryTimings.schedule(change);
+      await publisher.tick();
+      await mirror.refresh();
+      expect(workerTimings.scheduled()).to.deep.equal([change]);
+      expect(workerTimings.bounding()).to.deep.equal([TIMINGS, change.timings]);
+      primaryTimings.cancel(change.operation);
+      await publisher.tick();
+      await mirror.refresh();
+      expect(workerTimings.scheduled()).to.deep.equal([]);
 
       // A lagging verdict crosses over as well.
       primarySync.tickSucceeded({ head: 60, confirmations: 0, cursorBlock: 42 });
