@@ -1,14 +1,14 @@
 /**
  * The user resource (docs/operator-api.md, docs/operator-async.md): a user's collateral balances and its
- * withdrawals with what is withdrawable. Both require a bearer token of the user or of a facilitator (403
- * otherwise).
+ * withdrawals with what is withdrawable. Both require a bearer token of the user, of a facilitator or of
+ * an admin wallet (403 otherwise).
  *
  *   GET  /core/users/:address/balances       deposited, locked, available per asset
  *   GET  /core/users/:address/withdrawals    withdrawals and what is withdrawable
  */
 import { type Request, Router } from "express";
 import { formatUint, parseAddress, sameAddress } from "../../sdk/wire";
-import { isFacilitator } from "../auth";
+import { isAdmin, isFacilitator } from "../auth";
 import { withdrawalReadyAt } from "../chain/timings";
 import { balancesView } from "../guarantees";
 import { freeCollateral, reserveHold } from "../guarantees/capacity";
@@ -26,13 +26,16 @@ export const userRoutes: RouteModule = (context) => {
   const authenticated = requireAccessToken(context.accessTokens);
   const isSelfOrFacilitator = (req: Request, address: string) => {
     const { wallet } = principalOf(req);
-    return sameAddress(wallet, address) || isFacilitator(config, wallet);
+    return sameAddress(wallet, address) || isFacilitator(config, wallet) || isAdmin(config, wallet);
   };
 
   router.get("/core/users/:address/balances", authenticated, ...userParam, async (req, res) => {
     const { address: user } = validated<{ address: string }>(req);
     if (!isSelfOrFacilitator(req, user)) {
-      throw forbidden("not_authorized_for_user", "balances are visible to the user and facilitators only");
+      throw forbidden(
+        "not_authorized_for_user",
+        "balances are visible to the user, facilitators and admin wallets only",
+      );
     }
     // One snapshot: an indexed reserve event between the two reads would skew `available`.
     const [balances, reserves] = await store.transaction(async (tx) =>
@@ -44,7 +47,10 @@ export const userRoutes: RouteModule = (context) => {
   router.get("/core/users/:address/withdrawals", authenticated, ...userParam, async (req, res) => {
     const { address: user } = validated<{ address: string }>(req);
     if (!isSelfOrFacilitator(req, user)) {
-      throw forbidden("not_authorized_for_user", "withdrawals are visible to the user and facilitators only");
+      throw forbidden(
+        "not_authorized_for_user",
+        "withdrawals are visible to the user, facilitators and admin wallets only",
+      );
     }
     const timings = context.timings.get();
     // One snapshot of withdrawals, balances and reserves (the indexer may apply events in between reads).
