@@ -510,7 +510,7 @@ class Devnet {
         `  ${label.padEnd(28)} #${String(index).padEnd(3)} ${account.address}  key ${account.privateKey}`,
       );
     };
-    role("deployer, admin, console admin", DEVNET_ROLES.deployer);
+    role("deployer, admin, Core admin", DEVNET_ROLES.deployer);
     role("Core operator (OPERATOR_ROLE)", DEVNET_ROLES.operator);
     role("guardian (GUARDIAN_ROLE, vetoes)", DEVNET_ROLES.guardian);
     role("facilitator wallet", DEVNET_ROLES.facilitator);
