@@ -124,6 +124,18 @@ export interface BalancesBody {
   }[];
 }
 
+/** `GET /core/users` (admin wallets). */
+export interface CollateralListBody {
+  balances: {
+    user_address: string;
+    asset_address: string;
+    deposited: string;
+    locked: string;
+    pending_withdrawal: string;
+  }[];
+  next_cursor: string | null;
+}
+
 /** `GET /core/users/{address}/withdrawals`. */
 export interface WithdrawalsBody {
   user_address: string;

@@ -1,16 +1,23 @@
 /**
  * Collateral view: one payer's balances per asset as Core's books hold them (deposited, locked, pending
  * withdrawal, held by sellers' reserves, available) and its withdrawal requests. A wallet reads its own;
- * admin wallets search any address (`GET /core/users/{address}/balances` and `/withdrawals`).
+ * admin wallets see every payer's balances (`GET /core/users`) and search any address
+ * (`GET /core/users/{address}/balances` and `/withdrawals`).
  */
-import type { BalancesBody, WithdrawalsBody } from "./api";
+import type { BalancesBody, CollateralListBody, WithdrawalsBody } from "./api";
 import { h, stateMessage } from "./dom";
 import { type AssetInfo, formatAmount } from "./format";
 import { time } from "./health";
 import type { Session } from "./session";
 
 export function renderAddressForm(address: string, session: Session, apply: (address: string) => void) {
-  const input = h("input", { name: "address", value: address, size: "44", spellcheck: "false" });
+  const input = h("input", {
+    name: "address",
+    value: address,
+    size: "44",
+    spellcheck: "false",
+    placeholder: session.admin ? "every payer" : session.address,
+  });
   const form = h(
     "form",
     { class: "filters", "data-testid": "collateral-search" },
@@ -119,5 +126,57 @@ export function renderCollateral(
             ),
           ),
         ),
+  );
+}
+
+/** The admin's list: every payer's non-empty balance per asset, each payer linking to its details. */
+export function renderCollateralList(list: CollateralListBody, assets: Map<string, AssetInfo>): HTMLElement {
+  if (list.balances.length === 0) {
+    return stateMessage(
+      "empty",
+      "Core holds no collateral yet.",
+      "Payers deposit with Vault.deposit (ETH) or Vault.depositToken; each shows here once Core has indexed it.",
+    );
+  }
+  const amount = (value: string, asset: string) =>
+    h("td", { class: "num" }, formatAmount(value, asset, assets));
+  return h(
+    "div",
+    {},
+    h(
+      "table",
+      { "data-testid": "collateral-list" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ["Payer", "Asset", "Deposited", "Locked", "Pending withdrawal"].map((l) => h("th", {}, l)),
+        ),
+      ),
+      h(
+        "tbody",
+        {},
+        list.balances.map((b) =>
+          h(
+            "tr",
+            { "data-user": b.user_address },
+            h(
+              "td",
+              {},
+              h("a", { href: `#/collateral?address=${b.user_address}` }, h("code", {}, b.user_address)),
+            ),
+            h("td", {}, assets.get(b.asset_address.toLowerCase())?.symbol ?? h("code", {}, b.asset_address)),
+            amount(b.deposited, b.asset_address),
+            amount(b.locked, b.asset_address),
+            amount(b.pending_withdrawal, b.asset_address),
+          ),
+        ),
+      ),
+    ),
+    list.next_cursor
+      ? h("p", { class: "muted" }, "First 100 rows shown: search an address for the others.")
+      : null,
   );
 }

@@ -9,6 +9,7 @@ import "./style.css";
 import {
   ApiError,
   type BalancesBody,
+  type CollateralListBody,
   type CycleBody,
   type DeliveriesBody,
   getJson,
@@ -24,7 +25,7 @@ import {
   type WithdrawalsBody,
 } from "./api";
 import { type CertificateCheck, checkCertificate } from "./certificate";
-import { renderAddressForm, renderCollateral } from "./collateral";
+import { renderAddressForm, renderCollateral, renderCollateralList } from "./collateral";
 import { renderCycles } from "./cycles";
 import { h, stateMessage } from "./dom";
 import { assetTable } from "./format";
@@ -78,6 +79,7 @@ type Private =
   | { view: "guarantees"; list: GuaranteeListBody; filter: GuaranteeFilter }
   | { view: "guarantee"; guarantee: GuaranteeBody; timeline: TimelineBody }
   | { view: "collateral"; balances: BalancesBody; withdrawals: WithdrawalsBody }
+  | { view: "collateral-list"; list: CollateralListBody }
   | { view: "webhooks"; list: WebhooksBody; deliveries: Map<string, DeliveriesBody> };
 
 interface State {
@@ -149,6 +151,10 @@ async function readPrivate(route: Route, session: Session): Promise<Private | nu
       return { view: "guarantee", guarantee, timeline };
     }
     case "collateral": {
+      // An admin without an address to search sees every payer.
+      if (session.admin && !route.query.get("address")) {
+        return { view: "collateral-list", list: await authedJson<CollateralListBody>("/core/users") };
+      }
       const address = route.query.get("address") || session.address;
       const [balances, withdrawals] = await Promise.all([
         authedJson<BalancesBody>(`/core/users/${address}/balances`),
@@ -283,7 +289,19 @@ const PRIVATE_VIEWS: Partial<Record<ViewName, string>> = {
 
 let controlsKey: string | null = null;
 
+/** Titles of the views whose heading sits above their controls. */
+const TITLES: Partial<Record<ViewName, string>> = {
+  guarantees: "Guarantees",
+  collateral: "Collateral",
+  webhooks: "Webhooks",
+};
+
 function renderControls(route: Route, session: Session | null): Node[] {
+  const title = TITLES[route.view];
+  return [...(title ? [h("h2", {}, title)] : []), ...renderForms(route, session)];
+}
+
+function renderForms(route: Route, session: Session | null): Node[] {
   if (!session) return [];
   if (route.view === "guarantees") {
     const filter: GuaranteeFilter = {};
@@ -293,7 +311,7 @@ function renderControls(route: Route, session: Session | null): Node[] {
     ];
   }
   if (route.view === "collateral") {
-    const address = route.query.get("address") || session.address;
+    const address = route.query.get("address") || (session.admin ? "" : session.address);
     return [renderAddressForm(address, session, (next) => (location.hash = `#/collateral?address=${next}`))];
   }
   return [];
@@ -348,6 +366,8 @@ function privateContent(route: Route, session: Session | null): Node[] {
     }
     case "collateral":
       return [renderCollateral(data.balances, data.withdrawals, assets)];
+    case "collateral-list":
+      return [renderCollateralList(data.list, assets)];
     case "webhooks":
       return [renderWebhooks(data.list, data.deliveries)];
   }
@@ -409,20 +429,7 @@ function render(): void {
       );
     } else if (!state.error) parts.push(stateMessage("loading", "Looking for committed cycles…"));
   } else {
-    const titles: Partial<Record<ViewName, string>> = {
-      guarantees: "Guarantees",
-      collateral: "Collateral",
-      webhooks: "Webhooks",
-    };
-    const title = titles[route.view];
-    parts.push(
-      h(
-        "section",
-        { "data-view": route.view },
-        title ? h("h2", {}, title) : null,
-        ...privateContent(route, session),
-      ),
-    );
+    parts.push(h("section", { "data-view": route.view }, ...privateContent(route, session)));
   }
   // Last known data under an error is dimmed, so a stale "ok" does not read as current.
   main.classList.toggle("stale", state.error !== null);

@@ -573,6 +573,22 @@ export const CORE_OPENAPI = {
         ),
         latest_committed_cycle_id: { type: "integer", minimum: 0 },
       }),
+      CollateralList: object({
+        balances: {
+          type: "array",
+          items: object({
+            user_address: ref("Address"),
+            asset_address: ref("Address"),
+            deposited: ref("Uint"),
+            locked: ref("Uint"),
+            pending_withdrawal: ref("Uint"),
+          }),
+        },
+        next_cursor: {
+          ...nullable({ type: "string", pattern: "^0x[0-9a-fA-F]{40}:0x[0-9a-fA-F]{40}$" }),
+          description: "Pass as `cursor` for the next page; null on the last.",
+        },
+      }),
       GuaranteeList: object({
         guarantees: { type: "array", items: ref("Guarantee") },
         next_cursor: nullable({ type: "string" }),
@@ -1062,6 +1078,35 @@ export const CORE_OPENAPI = {
           "400": errorResponse("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
           "404": errorResponse("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/users": {
+      get: {
+        tags: ["admin"],
+        summary: "Every payer's non-empty balances, by user then asset, paginated (admin wallets)",
+        security: [{ bearer: [] }],
+        parameters: [
+          { name: "asset", in: "query", required: false, schema: ref("Address") },
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: 1, maximum: 500, default: 100 },
+          },
+          {
+            name: "cursor",
+            in: "query",
+            required: false,
+            schema: { type: "string" },
+            description: "`next_cursor` of the previous page.",
+          },
+        ],
+        responses: {
+          "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("CollateralList")),
+          "400": errorResponse("`asset`, `limit` or `cursor` malformed or repeated.", ["invalid_request"]),
+          ...ADMIN_FAILURES,
           "500": COMMON_ERRORS["500"],
         },
       },

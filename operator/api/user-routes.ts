@@ -3,10 +3,12 @@
  * withdrawals with what is withdrawable. Both require a bearer token of the user, of a facilitator or of
  * an admin wallet (403 otherwise).
  *
+ *   GET  /core/users?asset&limit&cursor       every payer's non-empty balances (admin wallets only)
  *   GET  /core/users/:address/balances       deposited, locked, available per asset
  *   GET  /core/users/:address/withdrawals    withdrawals and what is withdrawable
  */
 import { type Request, Router } from "express";
+import { WireError } from "../../sdk/errors";
 import { formatUint, parseAddress, sameAddress } from "../../sdk/wire";
 import { isAdmin, isFacilitator } from "../auth";
 import { withdrawalReadyAt } from "../chain/timings";
@@ -15,7 +17,26 @@ import { freeCollateral, reserveHold } from "../guarantees/capacity";
 import { principalOf, requireAccessToken } from "./access-middleware";
 import type { RouteModule } from "./context";
 import { forbidden } from "./errors";
-import { pathParam, validate, validated } from "./validation";
+import { pathParam, queryParam, validate, validated } from "./validation";
+
+export const DEFAULT_COLLATERAL_PAGE = 100;
+export const MAX_COLLATERAL_PAGE = 500;
+
+function parseCollateralPage(raw: string): number {
+  const n = /^[0-9]{1,3}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= MAX_COLLATERAL_PAGE)) {
+    throw new WireError("limit", `must be an integer from 1 to ${MAX_COLLATERAL_PAGE}`);
+  }
+  return n;
+}
+
+/** `cursor`: `<user>:<asset>` of the last row of the previous page (what `next_cursor` carries). */
+function parseCollateralCursor(raw: string): { user: string; asset: string } {
+  const [user, asset, ...more] = raw.split(":");
+  if (asset === undefined || more.length > 0)
+    throw new WireError("cursor", "is not a cursor this API issued");
+  return { user: parseAddress(user, "cursor"), asset: parseAddress(asset, "cursor") };
+}
 
 const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
 
@@ -28,6 +49,43 @@ export const userRoutes: RouteModule = (context) => {
     const { wallet } = principalOf(req);
     return sameAddress(wallet, address) || isFacilitator(config, wallet) || isAdmin(config, wallet);
   };
+
+  router.get(
+    "/core/users",
+    authenticated,
+    ...validate(
+      queryParam("asset", parseAddress),
+      queryParam("limit", parseCollateralPage),
+      queryParam("cursor", parseCollateralCursor),
+    ),
+    async (req, res) => {
+      const { wallet } = principalOf(req);
+      if (!isAdmin(config, wallet)) {
+        throw forbidden("not_admin", `${wallet} is not an admin wallet (SURETY_ADMIN_WALLETS)`);
+      }
+      const query = validated<{ asset?: string; limit?: number; cursor?: { user: string; asset: string } }>(
+        req,
+      );
+      const limit = query.limit ?? DEFAULT_COLLATERAL_PAGE;
+      const rows = await store.listAllCollateral({
+        after: query.cursor,
+        asset: query.asset,
+        limit: limit + 1,
+      });
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      res.json({
+        balances: page.map((b) => ({
+          user_address: b.user,
+          asset_address: b.asset,
+          deposited: formatUint(b.deposited),
+          locked: formatUint(b.locked),
+          pending_withdrawal: formatUint(b.pendingWithdrawal),
+        })),
+        next_cursor: rows.length > limit ? `${last.user}:${last.asset}` : null,
+      });
+    },
+  );
 
   router.get("/core/users/:address/balances", authenticated, ...userParam, async (req, res) => {
     const { address: user } = validated<{ address: string }>(req);

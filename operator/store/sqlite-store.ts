@@ -63,6 +63,7 @@ export const AREA_OPERATIONS = {
     "lockIfAvailable",
     "setPendingWithdrawal",
     "listCollateral",
+    "listAllCollateral",
     "lockedTotals",
     "adjustCollateral",
     "putWithdrawal",

@@ -349,6 +349,7 @@ describe("operator console in headless Chromium on a real stack", function () {
       (status === 404 && path === `/core/guarantees/${id}/timeline`) ||
       (status === 403 && path.startsWith("/core/guarantees")) ||
       (status === 403 && path.startsWith(`/core/users/${w.alice.address}`)) ||
+      (status === 403 && path === "/core/users") ||
       notAdmin(status, path);
     watchProblems(stranger, problems, refused);
     await stranger.goto(`${url}/console/#/guarantee/${id}`);
@@ -383,7 +384,15 @@ describe("operator console in headless Chromium on a real stack", function () {
     await screenshot(admin, "console-webhooks.png");
     await go(admin, "#/guarantees");
     await admin.waitForSelector(row, { timeout: SHOWS_WITHIN_MS });
-    await go(admin, `#/collateral?address=${w.alice.address}`);
+    // Every payer's collateral (GET /core/users), then one payer's details through its link.
+    await go(admin, "#/collateral");
+    const aliceRow = `[data-testid=collateral-list] tr[data-user="${w.alice.address}"]`;
+    await admin.waitForSelector(aliceRow, { timeout: SHOWS_WITHIN_MS });
+    expect(await textOf(admin, aliceRow))
+      .to.include("10 tUSD")
+      .and.include("1.5 tUSD");
+    await screenshot(admin, "console-collateral-list.png");
+    await admin.click(`${aliceRow} a`);
     await admin.waitForSelector("[data-testid=collateral-table]", { timeout: SHOWS_WITHIN_MS });
     await go(admin, "#/health");
     await admin.waitForSelector("[data-testid=health-backlog]", { timeout: SHOWS_WITHIN_MS });

@@ -283,6 +283,51 @@ describe("Core read endpoints", () => {
     });
   });
 
+  describe("GET /core/users (admin wallets)", () => {
+    it("pages every non-empty balance by user then asset; 403 for anyone else, facilitators too", async () => {
+      const store = t.core.context.store;
+      await store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
+      await store.creditDeposit(payer.address, TUSD, 7n, T0);
+      await store.creditDeposit(stranger.address, TUSD, 5n, T0);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const query: string = cursor ? `?limit=2&cursor=${cursor}` : "?limit=2";
+        const page = await get(`/core/users${query}`, admin);
+        expect(page.status, JSON.stringify(page.body)).to.equal(200);
+        seen.push(
+          ...page.body.balances.map(
+            (b: { user_address: string; asset_address: string; deposited: string }) =>
+              `${b.user_address}/${b.asset_address}/${b.deposited}`,
+          ),
+        );
+        cursor = page.body.next_cursor;
+      } while (cursor !== null);
+      expect(seen).to.have.members([
+        `${payer.address}/${ZERO_ADDRESS}/10000`,
+        `${payer.address}/${TUSD}/7`,
+        `${stranger.address}/${TUSD}/5`,
+      ]);
+      const tusd = await get(`/core/users?asset=${TUSD}`, admin);
+      expect(tusd.body.balances).to.have.length(2);
+      for (const reader of [payer, facilitator, stranger]) {
+        const refused = await get("/core/users", reader);
+        expect(refused.status).to.equal(403);
+        expect(refused.body.code).to.equal("not_admin");
+      }
+      for (const [query, field] of [
+        ["limit=0", "limit"],
+        ["limit=501", "limit"],
+        ["cursor=0x12:0x34", "cursor"],
+        ["asset=eth", "asset"],
+      ]) {
+        const bad = await get(`/core/users?${query}`, admin);
+        expect(bad.status, query).to.equal(400);
+        expect(bad.body.error, query).to.match(new RegExp(`^${field}: `));
+      }
+    });
+  });
+
   describe("GET /core/recipients/:address/guarantees", () => {
     it("pages oldest first with next_cursor until null", async () => {
       await t.core.context.store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);

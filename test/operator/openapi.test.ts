@@ -565,6 +565,17 @@ describe("Core OpenAPI document", () => {
     const again = await call("DELETE", one, `/core/admin/webhooks/${generated.body.id}`, adminAuth);
     expect(again.body.code).to.equal("webhook_not_found");
 
+    // The admin's list of every payer's collateral.
+    const users = "/core/users";
+    const listed = await call("GET", users, "/core/users?limit=1", adminAuth);
+    expect(listed.status).to.equal(200);
+    expect(listed.body.balances[0]).to.include({ user_address: payer.address, asset_address: ZERO_ADDRESS });
+    expect((await call("GET", users, "/core/users")).status).to.equal(401);
+    expect((await call("GET", users, "/core/users", strangerAuth)).body.code).to.equal("not_admin");
+    expect((await call("GET", users, "/core/users?cursor=nope", adminAuth)).body.code).to.equal(
+      "invalid_request",
+    );
+
     // Every documented status of the admin routes was seen, but for the 500 nothing here can cause.
     const unexercised = checker
       .documentedResponses()

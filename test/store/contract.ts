@@ -218,6 +218,39 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(errors).to.equal(3);
       });
 
+      it("lists every non-empty balance by user then asset (byte order), paged after a key, by asset", async () => {
+        const store = await open();
+        await store.creditDeposit(OTHER, ASSET, 5n, T0);
+        await store.creditDeposit(USER, ETH, 1n, T0);
+        await store.creditDeposit(USER.toLowerCase(), ASSET, 2n, T0);
+        await store.creditDeposit(RECIPIENT, ETH, 3n, T0);
+        await store.setPendingWithdrawal(RECIPIENT, ASSET, 0n, T0); // an all-zero row is not listed
+        const keys = (list: { user: string; asset: string }[]) => list.map((b) => `${b.user}/${b.asset}`);
+        // Byte order of the checksummed strings: "0x3C44…" < "0x5FbD…" < "0x7099…" < "0x90F7…".
+        const all = await store.listAllCollateral({ limit: 10 });
+        expect(keys(all)).to.deep.equal([
+          `${RECIPIENT}/${ETH}`,
+          `${USER}/${ETH}`,
+          `${USER}/${ASSET}`,
+          `${OTHER}/${ASSET}`,
+        ]);
+        expect(all[2]).to.deep.equal({
+          user: USER,
+          asset: ASSET,
+          deposited: 2n,
+          locked: 0n,
+          pendingWithdrawal: 0n,
+        });
+        const first = await store.listAllCollateral({ limit: 2 });
+        const rest = await store.listAllCollateral({ after: first[1], limit: 2 });
+        expect(keys([...first, ...rest])).to.deep.equal(keys(all));
+        expect(await store.listAllCollateral({ after: rest[1], limit: 2 })).to.deep.equal([]);
+        expect(keys(await store.listAllCollateral({ asset: ASSET.toLowerCase(), limit: 10 }))).to.deep.equal([
+          `${USER}/${ASSET}`,
+          `${OTHER}/${ASSET}`,
+        ]);
+      });
+
       it("lockIfAvailable locks up to capacity and not a unit more", async () => {
         const store = await open();
         await store.creditDeposit(USER, ASSET, 100n, T0);
