@@ -223,6 +223,39 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(errors).to.equal(3);
       });
 
+      it("lists every non-empty balance by user then asset (byte order), paged after a key, by asset", async () => {
+        const store = await open();
+        await store.creditDeposit(OTHER, ASSET, 5n, T0);
+        await store.creditDeposit(USER, ETH, 1n, T0);
+        await store.creditDeposit(USER.toLowerCase(), ASSET, 2n, T0);
+        await store.creditDeposit(RECIPIENT, ETH, 3n, T0);
+        await store.setPendingWithdrawal(RECIPIENT, ASSET, 0n, T0); // an all-zero row is not listed
+        const keys = (list: { user: string; asset: string }[]) => list.map((b) => `${b.user}/${b.asset}`);
+        // Byte order of the checksummed strings: "0x3C44…" < "0x5FbD…" < "0x7099…" < "0x90F7…".
+        const all = await store.listAllCollateral({ limit: 10 });
+        expect(keys(all)).to.deep.equal([
+          `${RECIPIENT}/${ETH}`,
+          `${USER}/${ETH}`,
+          `${USER}/${ASSET}`,
+          `${OTHER}/${ASSET}`,
+        ]);
+        expect(all[2]).to.deep.equal({
+          user: USER,
+          asset: ASSET,
+          deposited: 2n,
+          locked: 0n,
+          pendingWithdrawal: 0n,
+        });
+        const first = await store.listAllCollateral({ limit: 2 });
+        const rest = await store.listAllCollateral({ after: first[1], limit: 2 });
+        expect(keys([...first, ...rest])).to.deep.equal(keys(all));
+        expect(await store.listAllCollateral({ after: rest[1], limit: 2 })).to.deep.equal([]);
+        expect(keys(await store.listAllCollateral({ asset: ASSET.toLowerCase(), limit: 10 }))).to.deep.equal([
+          `${USER}/${ASSET}`,
+          `${OTHER}/${ASSET}`,
+        ]);
+      });
+
       it("lockIfAvailable locks up to capacity and not a unit more", async () => {
         const store = await open();
         await store.creditDeposit(USER, ASSET, 100n, T0);
@@ -605,6 +638,29 @@ export function describeStoreContract(backend: StoreBackend): void {
         );
       });
 
+      it("lists by recipient, payer, state and asset, oldest or newest first, paged by seq", async () => {
+        const store = await open();
+        await store.insertGuarantee(guarantee(1));
+        await store.insertGuarantee(guarantee(2, { recipient: OTHER, state: "NETTED" }));
+        await store.insertGuarantee(guarantee(3, { user: OTHER, asset: ETH }));
+        await store.insertGuarantee(guarantee(4, { recipient: RECIPIENT.toLowerCase() }));
+        const ids = (list: { guaranteeId: string }[]) => list.map((g) => Number(BigInt(g.guaranteeId)));
+        expect(ids(await store.listGuarantees({ recipient: RECIPIENT.toLowerCase() }))).to.deep.equal([
+          1, 3, 4,
+        ]);
+        expect(ids(await store.listGuarantees({ recipient: RECIPIENT, newestFirst: true }))).to.deep.equal([
+          4, 3, 1,
+        ]);
+        expect(ids(await store.listGuarantees({ user: USER, recipient: OTHER }))).to.deep.equal([2]);
+        expect(ids(await store.listGuarantees({ asset: ETH }))).to.deep.equal([3]);
+        expect(ids(await store.listGuarantees({ states: ["NETTED"], user: USER }))).to.deep.equal([2]);
+        const newest = await store.listGuarantees({ newestFirst: true, limit: 2 });
+        expect(ids(newest)).to.deep.equal([4, 3]);
+        const next = await store.listGuarantees({ newestFirst: true, beforeSeq: newest[1].seq, limit: 2 });
+        expect(ids(next)).to.deep.equal([2, 1]);
+        expect(await store.listGuarantees({ newestFirst: true, beforeSeq: next[1].seq })).to.deep.equal([]);
+      });
+
       it("reserves come back with the guarantee they back", async () => {
         const store = await open();
         await store.insertGuarantee(guarantee(1));
@@ -745,6 +801,46 @@ export function describeStoreContract(backend: StoreBackend): void {
         await store.deleteCycleDebt(1, ASSET, USER);
         await store.deleteCycle(1);
         expect(await store.latestCycle()).to.equal(null);
+      });
+
+      it("lists cycle ids by state, newest first, below a given id", async () => {
+        const store = await open();
+        for (const [cycleId, state] of [
+          [1, "FINALIZED"],
+          [2, "COMMITTED"],
+          [3, "VETOED"],
+          [4, "PLANNED"],
+        ] as const) {
+          await store.insertCycle({
+            cycleId,
+            state,
+            root: "0x" + "11".repeat(32),
+            treeDump: "{}",
+            args: "[]",
+            guaranteeIds: [],
+            cutoff: T0,
+            plannedAt: T0,
+            txHash: null,
+            txNonce: null,
+            rawTx: null,
+            sentAt: null,
+            committedBlock: null,
+            committedAt: null,
+            paymentDeadline: null,
+            defaultDeadline: null,
+            finalizedAt: null,
+            challengeDeadline: null,
+            answerDeadline: null,
+            vetoedAt: null,
+            plannedByCore: true,
+          });
+        }
+        const committed = ["COMMITTED", "FINALIZED", "VETOED"] as const;
+        expect(await store.listCycleIds(committed, { limit: 10 })).to.deep.equal([3, 2, 1]);
+        expect(await store.listCycleIds(committed, { limit: 2 })).to.deep.equal([3, 2]);
+        expect(await store.listCycleIds(committed, { beforeId: 2, limit: 2 })).to.deep.equal([1]);
+        expect(await store.listCycleIds(["PLANNED"], { limit: 5 })).to.deep.equal([4]);
+        expect(await store.listCycleIds([], { limit: 5 })).to.deep.equal([]);
       });
 
       it("V2 nettings: keyed by guarantee id (lower case), listed per cycle in log order, replaced and deleted", async () => {
@@ -930,8 +1026,49 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(await store.claimDueWebhookDeliveries(T0 + 1, 10, 30)).to.deep.equal([]);
         await store.recordWebhookAttempt("evt_1", "whk_a", { status: "delivered", statusCode: 200 }, T0 + 2);
         expect((await store.getWebhookDelivery("evt_1", "whk_a"))?.status).to.equal("delivered");
+        expect(await store.webhookBacklog()).to.deep.equal([]);
         expect(await store.deleteWebhookSubscription("whk_a")).to.equal(true);
         expect(await store.listWebhookSubscriptions()).to.deep.equal([]);
+      });
+      it("counts each subscription's pending and failed deliveries, with the oldest pending and its attempts", async () => {
+        const store = await open();
+        for (const id of ["whk_a", "whk_b", "whk_c"]) {
+          await store.putWebhookSubscription({
+            id,
+            url: `https://${id}.test/hook`,
+            secret: "s",
+            eventTypes: ["*"],
+            description: null,
+            source: "api",
+            createdAt: T0,
+          });
+        }
+        for (let n = 1; n <= 3; n++) {
+          await store.insertWebhookEvent(
+            { id: `evt_${n}`, type: "guarantee.issued", createdAt: T0 + n, payload: "{}" },
+            T0 + n,
+          );
+        }
+        // evt_1: delivered to a, failed at b, retried at c; evt_2 and evt_3 pending everywhere.
+        await store.claimDueWebhookDeliveries(T0 + 1, 3, 30);
+        await store.recordWebhookAttempt("evt_1", "whk_a", { status: "delivered", statusCode: 200 }, T0 + 5);
+        await store.recordWebhookAttempt(
+          "evt_1",
+          "whk_b",
+          { status: "failed", error: "gone", statusCode: 410 },
+          T0 + 5,
+        );
+        await store.recordWebhookAttempt(
+          "evt_1",
+          "whk_c",
+          { status: "pending", nextAttemptAt: T0 + 60, error: "busy", statusCode: 503 },
+          T0 + 5,
+        );
+        expect(await store.webhookBacklog()).to.deep.equal([
+          { subscriptionId: "whk_a", pending: 2, failed: 0, oldestPendingAt: T0 + 2, maxPendingAttempts: 0 },
+          { subscriptionId: "whk_b", pending: 2, failed: 1, oldestPendingAt: T0 + 2, maxPendingAttempts: 0 },
+          { subscriptionId: "whk_c", pending: 3, failed: 0, oldestPendingAt: T0 + 1, maxPendingAttempts: 1 },
+        ]);
       });
     });
   });

@@ -158,6 +158,37 @@ export class PgCollateral implements CollateralRepository {
     return rows.map((row) => balanceOf({ user: key, asset: row.asset_address as string }, row));
   }
 
+  async listAllCollateral(page: {
+    after?: { user: string; asset: string };
+    asset?: string;
+    limit: number;
+  }): Promise<CollateralBalance[]> {
+    const where = ["(deposited <> 0 OR locked <> 0 OR pending_withdrawal <> 0)"];
+    const params: unknown[] = [];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    if (page.after) {
+      // COLLATE "C": byte order, as SQLite's, whatever the database's locale.
+      const user = param(address(page.after.user));
+      const asset = param(address(page.after.asset));
+      where.push(
+        `(user_address COLLATE "C" > ${user} OR (user_address = ${user} AND asset_address COLLATE "C" > ${asset}))`,
+      );
+    }
+    if (page.asset !== undefined) where.push(`asset_address = ${param(address(page.asset))}`);
+    const { rows } = await this.db.query(
+      `SELECT user_address, asset_address, deposited, locked, pending_withdrawal FROM collateral
+       WHERE ${where.join(" AND ")}
+       ORDER BY user_address COLLATE "C", asset_address COLLATE "C" LIMIT ${param(page.limit)}`,
+      params,
+    );
+    return rows.map((row) =>
+      balanceOf({ user: row.user_address as string, asset: row.asset_address as string }, row),
+    );
+  }
+
   async lockedTotals(): Promise<Map<string, bigint>> {
     const { rows } = await this.db.query(
       "SELECT asset_address, sum(locked)::text AS locked FROM collateral WHERE locked <> 0 GROUP BY asset_address",

@@ -140,15 +140,17 @@ export class PgGuarantees implements GuaranteeRepository {
       where.push(`state = ANY(${param([...query.states])}::text[])`);
     if (query.cycleId !== undefined) where.push(`cycle_id = ${param(query.cycleId)}`);
     if (query.user !== undefined) where.push(`user_address = ${param(address(query.user))}`);
+    if (query.recipient !== undefined) where.push(`recipient_address = ${param(address(query.recipient))}`);
     if (query.asset !== undefined) where.push(`asset_address = ${param(address(query.asset))}`);
     if (query.version !== undefined) where.push(`version = ${param(query.version)}`);
     if (query.unassigned) where.push("cycle_id IS NULL AND excluded_reason IS NULL");
     if (query.missingRequestHash) where.push("validation_request_hash IS NULL");
     if (query.afterSeq !== undefined) where.push(`seq > ${param(query.afterSeq)}`);
+    if (query.beforeSeq !== undefined) where.push(`seq < ${param(query.beforeSeq)}`);
     const sql =
       "SELECT * FROM guarantees" +
       (where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "") +
-      ` ORDER BY seq LIMIT ${param(query.limit ?? DEFAULT_GUARANTEE_QUERY_LIMIT)}`;
+      ` ORDER BY seq${query.newestFirst ? " DESC" : ""} LIMIT ${param(query.limit ?? DEFAULT_GUARANTEE_QUERY_LIMIT)}`;
     const { rows } = await this.db.query<GuaranteeRow & Row>(sql, params);
     return rows.map(clearingGuaranteeFromRow);
   }

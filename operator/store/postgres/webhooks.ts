@@ -3,6 +3,7 @@ import type {
   DueWebhookDelivery,
   OutboxEvent,
   WebhookAttemptOutcome,
+  WebhookBacklog,
   WebhookDeliveryQuery,
   WebhookDeliveryRecord,
   WebhookDeliveryStatus,
@@ -176,6 +177,19 @@ export class PgWebhookOutbox implements WebhookOutboxRepository {
     );
   }
 
+  async webhookBacklog(): Promise<WebhookBacklog[]> {
+    const { rows } = await this.db.query(
+      `SELECT subscription_id,
+         SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending,
+         SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed,
+         MIN(CASE WHEN status = 'pending' THEN created_at END) AS oldest_pending_at,
+         MAX(CASE WHEN status = 'pending' THEN attempts ELSE 0 END) AS max_pending_attempts
+       FROM webhook_deliveries WHERE status IN ('pending', 'failed')
+       GROUP BY subscription_id ORDER BY subscription_id`,
+    );
+    return rows.map(backlogFromRow);
+  }
+
   async listWebhookDeliveries(
     query: WebhookDeliveryQuery,
   ): Promise<(WebhookDeliveryRecord & { seq: number })[]> {
@@ -235,5 +249,15 @@ function deliveryFromRow(row: Row): WebhookDeliveryRecord & { seq: number } {
     lastStatusCode: (row.last_status_code as number | null) ?? null,
     deliveredAt: (row.delivered_at as number | null) ?? null,
     createdAt: row.created_at as number,
+  };
+}
+
+function backlogFromRow(row: Record<string, unknown>): WebhookBacklog {
+  return {
+    subscriptionId: String(row.subscription_id),
+    pending: Number(row.pending),
+    failed: Number(row.failed),
+    oldestPendingAt: row.oldest_pending_at === null ? null : Number(row.oldest_pending_at),
+    maxPendingAttempts: Number(row.max_pending_attempts),
   };
 }
