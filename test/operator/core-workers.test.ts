@@ -224,7 +224,17 @@ describe("Core with SURETY_WORKERS = 3 (node:cluster over one SQLite file)", fun
     const background = lines.filter((l) => l.msg === "background work started");
     expect(background.map((l) => l.pid)).to.deep.equal([primary]);
     expect(background[0]).to.include({ role: "background" });
-    expect(lines.filter((l) => l.msg === "Core listening").map((l) => l.pid)).to.have.length(WORKERS);
+    // Every worker comes up, each in its own time (a loaded machine starts the last one well after the first
+    // answered): wait for all of them rather than read the lines once.
+    await until("every worker listening", run, async () =>
+      run.lines().filter((l) => l.msg === "Core listening").length >= WORKERS ? true : undefined,
+    );
+    expect(
+      run
+        .lines()
+        .filter((l) => l.msg === "Core listening")
+        .map((l) => l.pid),
+    ).to.have.length(WORKERS);
 
     run.child.kill("SIGTERM");
     const code = await Promise.race([
