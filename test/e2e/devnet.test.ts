@@ -85,7 +85,7 @@ function killLeftovers(dataDir: string): void {
 }
 
 describe("npm run devnet (scripts/devnet.ts)", function () {
-  this.timeout(90_000);
+  this.timeout(START_TIMEOUT_MS + 60_000); // the start, then the checks and a clean stop
   let dir: string;
   let run: Run | undefined;
 
