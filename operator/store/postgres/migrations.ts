@@ -266,6 +266,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE reserves ADD COLUMN v1 BOOLEAN NOT NULL DEFAULT FALSE;
     `,
   },
+  {
+    // Each guarantee's leaf in its cycle's guarantees root, computed once when it is stored (SQLite
+    // migration 9; null for the rows stored before: the plan hashes their fields itself).
+    version: 5,
+    name: "guarantee leaf hashes (SQLite migration 9)",
+    sql: `
+      ALTER TABLE guarantees ADD COLUMN leaf_hash BYTEA CHECK (leaf_hash IS NULL OR length(leaf_hash) = 32);
+    `,
+  },
 ];
 
 /** Applies every migration `client`'s database lacks, each in its own transaction under the advisory lock. */

@@ -32,16 +32,29 @@ export interface CycleAggregates {
   flows: CycleFlow[];
 }
 
-/** A guarantee of a cycle as its guarantees-root leaf needs it (sdk/guarantee-tree.ts). */
-export interface CycleLeafRow {
-  /** Lower case, as stored. */
-  guaranteeId: string;
-  user: string;
-  recipient: string;
-  asset: string;
-  amount: bigint;
-  /** The payer's signature, 0x hex. */
-  signature: string;
+/**
+ * A guarantee of a cycle as its guarantees-root leaf needs it (sdk/guarantee-tree.ts): the leaf hash
+ * stored at issuance, or — for a guarantee stored before the `leaf_hash` column existed, or with a field
+ * that could not be hashed then — the fields to hash it from.
+ */
+export type CycleLeafRow =
+  | { leafHash: Buffer }
+  | {
+      leafHash: null;
+      /** Lower case, as stored. */
+      guaranteeId: string;
+      user: string;
+      recipient: string;
+      asset: string;
+      amount: bigint;
+      /** The payer's signature, 0x hex. */
+      signature: string;
+    };
+
+/** What one pass over a cycle's guarantees gives (see {@link CycleNettingRepository.scanCycle}). */
+export interface CycleScan extends CycleAggregates {
+  /** As {@link CycleNettingRepository.listCycleNettedV2Ids}. */
+  nettedV2Ids: string[];
 }
 
 export interface CycleNettingRepository {
@@ -54,6 +67,8 @@ export interface CycleNettingRepository {
   reservePayableGuarantees(cycleId: number, limit?: number): Promise<number>;
   /** Unassigns every guarantee of `cycleId` (a plan dropped or never stored); returns how many. */
   releaseCycleGuarantees(cycleId: number): Promise<number>;
+  /** How many guarantees are assigned to `cycleId` (an index count). */
+  countCycleGuarantees(cycleId: number): Promise<number>;
   /** Net flows per (asset, participant) and volumes per asset of the cycle's guarantees, summed in SQL. */
   aggregateCycleGuarantees(cycleId: number): Promise<CycleAggregates>;
   /** The cycle's V2 guarantee ids that are not self-payments (commitCycle's `nettedV2Ids`), lower case, sorted. */
@@ -65,4 +80,11 @@ export interface CycleNettingRepository {
    * returns how many. `visit` is synchronous; if it throws, the scan stops and the error propagates.
    */
   scanCycleLeaves(cycleId: number, visit: (row: CycleLeafRow) => void): Promise<number>;
+  /**
+   * Everything a cycle's plan reads, in as few passes as the backend allows: the aggregates, the netted
+   * V2 ids and one `visit` per guarantee (as {@link scanCycleLeaves}), all from one snapshot of the
+   * cycle. SQLite reads the covering cycle index once and sums in JS; PostgreSQL sums in SQL and streams
+   * the leaf hashes with cursors.
+   */
+  scanCycle(cycleId: number, visit: (row: CycleLeafRow) => void): Promise<CycleScan>;
 }
