@@ -1,8 +1,9 @@
 /**
  * {@link CycleNettingRepository} on better-sqlite3. A cycle is read in one pass over the covering cycle index
- * (`guarantees_cycle`: cycle id, asset, payer, recipient, amount, version, id, leaf hash; migration 9), so
- * planning never reads the ≈ 800-byte rows. Amounts are decimal TEXT (uint256) and SQLite's integers are
- * 64-bit, so the pass sums them in JS, exactly (see {@link Sum}), while it hands each stored leaf hash on.
+ * (`guarantees_cycle`, migration 9: cycle id, seq, asset, payer, recipient, amount, version, id, leaf hash;
+ * partial: only assigned guarantees), so planning never reads the ≈ 800-byte rows. Amounts are decimal
+ * TEXT (uint256) and SQLite's integers are 64-bit, so the pass sums them in JS, exactly (see {@link Sum}),
+ * while it hands each stored leaf hash on.
  */
 import type { Database, Statement } from "better-sqlite3";
 import type {
