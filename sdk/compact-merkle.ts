@@ -31,10 +31,11 @@ function compare32(a: Buffer, ai: number, b: Buffer, bi: number): number {
 
 /**
  * Sorts `count` 32-byte hashes ascending (bytewise), as StandardMerkleTree sorts leaves. Returns a new
- * buffer. One native numeric sort of 64-bit keys (40 bits of hash prefix, 24 bits of index), then the
- * rare runs with an equal prefix are ordered by their full hash.
+ * buffer, or with `inPlace` the input buffer itself, reordered (no second copy of the hashes: the
+ * permutation is applied cycle by cycle). One native numeric sort of 64-bit keys (40 bits of hash
+ * prefix, 24 bits of index), then the rare runs with an equal prefix are ordered by their full hash.
  */
-export function sortHashes(hashes: Buffer, count = hashes.length / HASH): Buffer {
+export function sortHashes(hashes: Buffer, count = hashes.length / HASH, inPlace = false): Buffer {
   if (!Number.isInteger(count) || count < 0 || hashes.length < count * HASH) {
     throw new RangeError("hashes must hold count × 32 bytes");
   }
@@ -64,9 +65,33 @@ export function sortHashes(hashes: Buffer, count = hashes.length / HASH): Buffer
     }
     start = i;
   }
+  if (inPlace) {
+    permuteInPlace(hashes, order);
+    return hashes;
+  }
   const sorted = Buffer.allocUnsafe(count * HASH);
   for (let i = 0; i < count; i++) hashes.copy(sorted, i * HASH, order[i] * HASH, order[i] * HASH + HASH);
   return sorted;
+}
+
+/** Moves hash `order[i]` to position `i` for every i, within `hashes` (consumes `order`). */
+function permuteInPlace(hashes: Buffer, order: Uint32Array): void {
+  const saved = Buffer.allocUnsafe(HASH);
+  for (let i = 0; i < order.length; i++) {
+    if (order[i] === i) continue; // in place already, or placed by an earlier cycle
+    hashes.copy(saved, 0, i * HASH, i * HASH + HASH);
+    let j = i;
+    for (;;) {
+      const k = order[j];
+      order[j] = j;
+      if (k === i) {
+        saved.copy(hashes, j * HASH);
+        break;
+      }
+      hashes.copy(hashes, j * HASH, k * HASH, k * HASH + HASH);
+      j = k;
+    }
+  }
 }
 
 /** keccak256 of the two 32-byte nodes in ascending order, written to `out` at `outAt`. */

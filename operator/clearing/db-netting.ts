@@ -202,7 +202,7 @@ export async function storedGuaranteesRoot(
   const scanned = await store.scanCycleLeaves(cycleId, leaves.visit);
   checkScanned(cycleId, scanned, expectedCount);
   checkScanned(cycleId, leaves.count, expectedCount);
-  return guaranteesRootOfHashes(leaves.hashes, expectedCount, keccak);
+  return guaranteesRootOfHashes(leaves.hashes, expectedCount, keccak, true);
 }
 
 /**
@@ -234,7 +234,7 @@ export async function planStoredCycle(
       ...new Set([...netting.nettedV2Ids.map((id) => id.toLowerCase()), ...reserved]),
     ].sort(lower);
   }
-  const guaranteesRoot = guaranteesRootOfHashes(leafHashes.hashes, count, keccak);
+  const guaranteesRoot = guaranteesRootOfHashes(leafHashes.hashes, count, keccak, true);
   const leaves = cycleLeaves(netting);
   const placeholder = leaves.length === 0;
   const tree = buildCycleTree(placeholder ? [placeholderLeaf(netting.cycleId)] : leaves);
