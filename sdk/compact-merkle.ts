@@ -165,12 +165,35 @@ function checkLeaves(sortedLeafHashes: Buffer): number {
   return n;
 }
 
-/** The StandardMerkleTree root (0x hex) of leaf hashes already sorted with {@link sortHashes}. */
+/**
+ * The StandardMerkleTree root (0x hex) of leaf hashes already sorted with {@link sortHashes}. Same levels
+ * as {@link forEachLevel}, but the level above the deepest is computed straight from the sorted leaves
+ * into one buffer and every level above it in place there (node k of a level only reads nodes 2k and
+ * 2k + 1 of the one below), so the memory beyond the leaves is one level, allocated once.
+ */
 export function compactMerkleRoot(sortedLeafHashes: Buffer, keccak: Keccak256Fn = nobleKeccak256): string {
   const n = checkLeaves(sortedLeafHashes);
   if (n === 1) return "0x" + sortedLeafHashes.toString("hex", 0, HASH);
-  const root = forEachLevel(sortedLeafHashes, n, keccak, () => undefined);
-  return "0x" + root.toString("hex", 0, HASH);
+  const { depth, deepest } = geometry(n);
+  const sorted = sortedLeafHashes;
+  // Depth D − 1: its first `deepest / 2` nodes hash the pairs of depth D — heap indices 2^D − 1 + 2k and
+  // 2^D + 2k, i.e. sorted leaves deepest − 1 − 2k and deepest − 2 − 2k — the rest are leaves.
+  const width = 2 ** (depth - 1);
+  const internal = deepest / 2;
+  const level = Buffer.allocUnsafe(width * HASH);
+  const scratch = Buffer.allocUnsafe(2 * HASH);
+  for (let k = 0; k < internal; k++) {
+    hashPair(keccak, scratch, sorted, deepest - 1 - 2 * k, deepest - 2 - 2 * k, level, k);
+  }
+  const first = width - 1;
+  for (let k = internal; k < width; k++) {
+    const leaf = 2 * n - 2 - (first + k);
+    sorted.copy(level, k * HASH, leaf * HASH, leaf * HASH + HASH);
+  }
+  for (let count = width; count > 1; count /= 2) {
+    for (let k = 0; k < count / 2; k++) hashPair(keccak, scratch, level, 2 * k, 2 * k + 1, level, k);
+  }
+  return "0x" + level.toString("hex", 0, HASH);
 }
 
 /**

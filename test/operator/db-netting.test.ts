@@ -24,6 +24,8 @@ import {
   SqliteStore,
   type Store,
 } from "../../operator/store";
+import type { PgConn } from "../../operator/store/postgres/common";
+import { PgCycleNetting } from "../../operator/store/postgres/netting";
 import { STORE_BACKENDS, sharedTestPostgres, stopTestPostgresBackend } from "../store/backends";
 import type { TestDatabase } from "../store/contract";
 import { T0, tempDir } from "./helpers";
@@ -293,6 +295,53 @@ for (const backend of LEGACY_BACKENDS) {
     });
   });
 }
+
+describe("PostgreSQL: stored leaf hashes read in pages (one bytea per page)", function () {
+  this.timeout(120_000);
+
+  it("pages of 5 give every leaf once, old rows (no leaf hash) after them", async () => {
+    const pg = await sharedTestPostgres();
+    const name = `db_netting_pages_${process.pid}_${Date.now()}`;
+    const url = await pg.createDatabase(name);
+    const store = await PostgresStore.open(url);
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      const cycle = randomCycle(31, 40);
+      for (const record of cycle.records) await store.insertGuarantee(record);
+      // Three rows as stored before the leaf_hash column.
+      const old = cycle.payable.slice(0, 3).map((r) => r.guaranteeId.toLowerCase());
+      await client.query("UPDATE guarantees SET leaf_hash = NULL WHERE guarantee_id = ANY($1::text[])", [
+        old,
+      ]);
+      expect(await store.reservePayableGuarantees(5)).to.equal(cycle.payable.length);
+      const whole: string[] = [];
+      await store.scanCycleLeaves(5, (row) =>
+        whole.push(row.leafHash === null ? `old ${row.guaranteeId}` : row.leafHash.toString("hex")),
+      );
+      const conn = {
+        query: (text: string, params?: readonly unknown[]) => client.query(text, params as unknown[]),
+        savepoint: <T>(body: () => Promise<T>) => body(),
+      };
+      const paged: string[] = [];
+      await client.query("BEGIN");
+      const scanned = await new PgCycleNetting(conn as unknown as PgConn, 5).scanCycleLeaves(5, (row) =>
+        paged.push(row.leafHash === null ? `old ${row.guaranteeId}` : row.leafHash.toString("hex")),
+      );
+      await client.query("COMMIT");
+      expect(scanned).to.equal(cycle.payable.length);
+      expect(new Set(paged).size).to.equal(cycle.payable.length);
+      expect([...paged].sort()).to.deep.equal([...whole].sort());
+      expect(paged.filter((h) => h.startsWith("old "))).to.have.length(3);
+      await store.releaseCycleGuarantees(5);
+      await compareStored(store, cycle, 5);
+    } finally {
+      await client.end();
+      await store.close();
+      await pg.dropDatabase(name);
+    }
+  });
+});
 
 after(async function () {
   this.timeout(60_000);

@@ -1,13 +1,16 @@
 /**
  * {@link CycleNettingRepository} on PostgreSQL: amounts are NUMERIC(78, 0), so the database sums them
- * exactly; the leaf hashes and the V2 ids are streamed with server-side cursors inside the operation's
- * transaction, a batch of {@link LEAF_BATCH} rows at a time, so the driver never buffers a whole cycle.
+ * exactly; the V2 ids are streamed with a server-side cursor inside the operation's transaction, a batch
+ * of {@link LEAF_BATCH} rows at a time, and the stored leaf hashes are read in pages of {@link HASH_PAGE}
+ * concatenated into one bytea, so the driver never buffers a whole cycle nor builds an object per leaf.
  */
 import type { CycleAggregates, CycleLeafRow, CycleNettingRepository, CycleScan } from "../repositories";
 import type { PgConn, Row } from "./common";
 
-/** Rows fetched per round trip while streaming leaves. */
+/** Rows fetched per round trip while streaming rows through a cursor. */
 export const LEAF_BATCH = 10_000;
+/** Stored leaf hashes per page (one bytea of 32 bytes each). */
+export const HASH_PAGE = 50_000;
 
 const PAYABLE = "state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL";
 
@@ -18,7 +21,11 @@ const byLowerCase = (a: string, b: string): number => {
 };
 
 export class PgCycleNetting implements CycleNettingRepository {
-  constructor(private readonly db: PgConn) {}
+  /** `hashPage`: stored leaf hashes per page (tests page through small cycles with a small one). */
+  constructor(
+    private readonly db: PgConn,
+    private readonly hashPage = HASH_PAGE,
+  ) {}
 
   async reservePayableGuarantees(cycleId: number, limit?: number): Promise<number> {
     if (limit === undefined) {
@@ -107,11 +114,25 @@ export class PgCycleNetting implements CycleNettingRepository {
   }
 
   async scanCycleLeaves(cycleId: number, visit: (row: CycleLeafRow) => void): Promise<number> {
-    let count = await this.stream(
-      "SELECT leaf_hash FROM guarantees WHERE cycle_id = $1 AND leaf_hash IS NOT NULL",
-      [cycleId],
-      (row) => visit({ leafHash: row.leaf_hash as Buffer }),
-    );
+    // Pages of `hashPage` stored leaf hashes, each as one bytea (in seq order, over the partial cycle
+    // index), so the driver builds one value per page instead of one row object per guarantee.
+    let count = 0;
+    let after = 0;
+    for (;;) {
+      const page = await this.db.query(
+        `SELECT COUNT(*)::int AS n, MAX(seq) AS last, string_agg(leaf_hash, ''::bytea ORDER BY seq) AS hashes
+         FROM (SELECT seq, leaf_hash FROM guarantees
+               WHERE cycle_id = $1 AND seq > $2 AND leaf_hash IS NOT NULL ORDER BY seq LIMIT ${this.hashPage}) page`,
+        [cycleId, after],
+      );
+      const n = page.rows[0].n as number;
+      if (n === 0) break;
+      const hashes = page.rows[0].hashes as Buffer;
+      for (let i = 0; i < n; i++) visit({ leafHash: hashes.subarray(i * 32, i * 32 + 32) });
+      count += n;
+      after = Number(page.rows[0].last);
+      if (n < this.hashPage) break;
+    }
     // Guarantees stored before the leaf_hash column (or unhashable then): their fields.
     count += await this.stream(
       `SELECT guarantee_id, user_address, recipient_address, asset_address, amount::text AS amount, signature
