@@ -1,9 +1,10 @@
 /**
  * Clearing in the database (docs/clearing.md "Netting in the database"): a cycle's plan computed from the
  * guarantees the store holds for it, without loading them. The store sums each (asset, participant)'s
- * flows in SQL and streams the rows once for the guarantees root (one 32-byte hash per guarantee in a
- * compact buffer, sdk/compact-merkle.ts), so Core's memory grows with participants × assets plus 32 bytes
- * (plus the sort's 12 bytes) per guarantee, never with one object per guarantee.
+ * flows (PostgreSQL in SQL, SQLite in one pass over its covering cycle index) and hands on each
+ * guarantee's leaf hash, stored when the guarantee was (a compact buffer of 32 bytes per guarantee,
+ * sorted in place, sdk/compact-merkle.ts), so Core's memory grows with participants × assets plus
+ * ≈ 76 bytes per guarantee (leaf hash, sort keys, one tree level), never with one object per guarantee.
  *
  * The result is exactly what `netCycle` + `buildCommitPlan` (netting.ts, commit-plan.ts) give for the same
  * guarantees: the same positions, roots and commitCycle arguments (test/operator/db-netting.test.ts checks

@@ -1,8 +1,9 @@
 /**
  * Clearing in the database (docs/clearing.md "Netting in the database"): the scheduler reserves the payable
  * guarantees for a cycle id, then nets them where they are stored, so Core's memory grows with the
- * participants and assets of a cycle, not with its guarantees. The per-guarantee work that cannot be done
- * in SQL (the guarantees root hashes each leaf with keccak256) streams the rows through a callback.
+ * participants and assets of a cycle, not with its guarantees. Each guarantee's leaf in the guarantees
+ * root (keccak256, which SQL lacks) is computed once when the guarantee is stored (`leaf_hash`); the
+ * plan streams those hashes through a callback.
  */
 
 /** What one participant received and paid in one asset within a cycle (self-payments left out). */
@@ -69,7 +70,10 @@ export interface CycleNettingRepository {
   releaseCycleGuarantees(cycleId: number): Promise<number>;
   /** How many guarantees are assigned to `cycleId` (an index count). */
   countCycleGuarantees(cycleId: number): Promise<number>;
-  /** Net flows per (asset, participant) and volumes per asset of the cycle's guarantees, summed in SQL. */
+  /**
+   * Net flows per (asset, participant) and volumes per asset of the cycle's guarantees, summed in the
+   * database (PostgreSQL in SQL; SQLite in one pass over its covering cycle index, exactly, in JS).
+   */
   aggregateCycleGuarantees(cycleId: number): Promise<CycleAggregates>;
   /** The cycle's V2 guarantee ids that are not self-payments (commitCycle's `nettedV2Ids`), lower case, sorted. */
   listCycleNettedV2Ids(cycleId: number): Promise<string[]>;
