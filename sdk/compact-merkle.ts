@@ -31,10 +31,11 @@ function compare32(a: Buffer, ai: number, b: Buffer, bi: number): number {
 
 /**
  * Sorts `count` 32-byte hashes ascending (bytewise), as StandardMerkleTree sorts leaves. Returns a new
- * buffer. One native numeric sort of 64-bit keys (40 bits of hash prefix, 24 bits of index), then the
- * rare runs with an equal prefix are ordered by their full hash.
+ * buffer, or with `inPlace` the input buffer itself, reordered (no second copy of the hashes: the
+ * permutation is applied cycle by cycle). One native numeric sort of 64-bit keys (40 bits of hash
+ * prefix, 24 bits of index), then the rare runs with an equal prefix are ordered by their full hash.
  */
-export function sortHashes(hashes: Buffer, count = hashes.length / HASH): Buffer {
+export function sortHashes(hashes: Buffer, count = hashes.length / HASH, inPlace = false): Buffer {
   if (!Number.isInteger(count) || count < 0 || hashes.length < count * HASH) {
     throw new RangeError("hashes must hold count × 32 bytes");
   }
@@ -64,9 +65,33 @@ export function sortHashes(hashes: Buffer, count = hashes.length / HASH): Buffer
     }
     start = i;
   }
+  if (inPlace) {
+    permuteInPlace(hashes, order);
+    return hashes;
+  }
   const sorted = Buffer.allocUnsafe(count * HASH);
   for (let i = 0; i < count; i++) hashes.copy(sorted, i * HASH, order[i] * HASH, order[i] * HASH + HASH);
   return sorted;
+}
+
+/** Moves hash `order[i]` to position `i` for every i, within `hashes` (consumes `order`). */
+function permuteInPlace(hashes: Buffer, order: Uint32Array): void {
+  const saved = Buffer.allocUnsafe(HASH);
+  for (let i = 0; i < order.length; i++) {
+    if (order[i] === i) continue; // in place already, or placed by an earlier cycle
+    hashes.copy(saved, 0, i * HASH, i * HASH + HASH);
+    let j = i;
+    for (;;) {
+      const k = order[j];
+      order[j] = j;
+      if (k === i) {
+        saved.copy(hashes, j * HASH);
+        break;
+      }
+      hashes.copy(hashes, j * HASH, k * HASH, k * HASH + HASH);
+      j = k;
+    }
+  }
 }
 
 /** keccak256 of the two 32-byte nodes in ascending order, written to `out` at `outAt`. */
@@ -140,12 +165,35 @@ function checkLeaves(sortedLeafHashes: Buffer): number {
   return n;
 }
 
-/** The StandardMerkleTree root (0x hex) of leaf hashes already sorted with {@link sortHashes}. */
+/**
+ * The StandardMerkleTree root (0x hex) of leaf hashes already sorted with {@link sortHashes}. Same levels
+ * as {@link forEachLevel}, but the level above the deepest is computed straight from the sorted leaves
+ * into one buffer and every level above it in place there (node k of a level only reads nodes 2k and
+ * 2k + 1 of the one below), so the memory beyond the leaves is one level, allocated once.
+ */
 export function compactMerkleRoot(sortedLeafHashes: Buffer, keccak: Keccak256Fn = nobleKeccak256): string {
   const n = checkLeaves(sortedLeafHashes);
   if (n === 1) return "0x" + sortedLeafHashes.toString("hex", 0, HASH);
-  const root = forEachLevel(sortedLeafHashes, n, keccak, () => undefined);
-  return "0x" + root.toString("hex", 0, HASH);
+  const { depth, deepest } = geometry(n);
+  const sorted = sortedLeafHashes;
+  // Depth D − 1: its first `deepest / 2` nodes hash the pairs of depth D — heap indices 2^D − 1 + 2k and
+  // 2^D + 2k, i.e. sorted leaves deepest − 1 − 2k and deepest − 2 − 2k — the rest are leaves.
+  const width = 2 ** (depth - 1);
+  const internal = deepest / 2;
+  const level = Buffer.allocUnsafe(width * HASH);
+  const scratch = Buffer.allocUnsafe(2 * HASH);
+  for (let k = 0; k < internal; k++) {
+    hashPair(keccak, scratch, sorted, deepest - 1 - 2 * k, deepest - 2 - 2 * k, level, k);
+  }
+  const first = width - 1;
+  for (let k = internal; k < width; k++) {
+    const leaf = 2 * n - 2 - (first + k);
+    sorted.copy(level, k * HASH, leaf * HASH, leaf * HASH + HASH);
+  }
+  for (let count = width; count > 1; count /= 2) {
+    for (let k = 0; k < count / 2; k++) hashPair(keccak, scratch, level, 2 * k, 2 * k + 1, level, k);
+  }
+  return "0x" + level.toString("hex", 0, HASH);
 }
 
 /**

@@ -187,13 +187,15 @@ export class GuaranteeLeafHasher {
 
 /**
  * The guarantees root from the cycle's leaf hashes (`count` × 32 bytes, any order, e.g. as streamed from
- * the store): the same root as {@link buildGuaranteeTree} over the same guarantees.
+ * the store): the same root as {@link buildGuaranteeTree} over the same guarantees. With `inPlace` the
+ * hashes are sorted within `leafHashes` (its order is lost; no second copy of them is made).
  */
 export function guaranteesRootOfHashes(
   leafHashes: Buffer,
   count = leafHashes.length / 32,
   keccak: Keccak256Fn = nobleKeccak256,
+  inPlace = false,
 ): string {
   if (count < 1) throw new WireError("leaves", "must be a non-empty array of guarantees");
-  return compactMerkleRoot(sortHashes(leafHashes, count), keccak);
+  return compactMerkleRoot(sortHashes(leafHashes, count, inPlace), keccak);
 }

@@ -1,9 +1,10 @@
 /**
  * Clearing in the database (docs/clearing.md "Netting in the database"): a cycle's plan computed from the
  * guarantees the store holds for it, without loading them. The store sums each (asset, participant)'s
- * flows in SQL and streams the rows once for the guarantees root (one 32-byte hash per guarantee in a
- * compact buffer, sdk/compact-merkle.ts), so Core's memory grows with participants × assets plus 32 bytes
- * (plus the sort's 12 bytes) per guarantee, never with one object per guarantee.
+ * flows (PostgreSQL in SQL, SQLite in one pass over its covering cycle index) and hands on each
+ * guarantee's leaf hash, stored when the guarantee was (a compact buffer of 32 bytes per guarantee,
+ * sorted in place, sdk/compact-merkle.ts), so Core's memory grows with participants × assets plus
+ * ≈ 76 bytes per guarantee (leaf hash, sort keys, one tree level), never with one object per guarantee.
  *
  * The result is exactly what `netCycle` + `buildCommitPlan` (netting.ts, commit-plan.ts) give for the same
  * guarantees: the same positions, roots and commitCycle arguments (test/operator/db-netting.test.ts checks
@@ -12,7 +13,7 @@
 import { buildCycleTree } from "../../sdk/merkle";
 import { GuaranteeLeafHasher, guaranteesRootOfHashes } from "../../sdk/guarantee-tree";
 import { ZERO_ADDRESS } from "../../sdk/wire";
-import type { CycleNettingRepository } from "../store";
+import type { CycleAggregates, CycleLeafRow, CycleNettingRepository } from "../store";
 import { type CommitCycleArgs, type CycleTreeDump, cycleLeaves, placeholderLeaf } from "./commit-plan";
 import { fastKeccak256 } from "./native-keccak";
 import {
@@ -61,10 +62,23 @@ export async function netStoredCycle(
   store: Pick<CycleNettingRepository, "aggregateCycleGuarantees" | "listCycleNettedV2Ids">,
   cycleId: number,
 ): Promise<StoredCycleNetting | null> {
-  if (!Number.isSafeInteger(cycleId) || cycleId < 1)
-    throw new RangeError("cycleId must be a positive integer");
+  checkCycleId(cycleId);
   const aggregates = await store.aggregateCycleGuarantees(cycleId);
   if (aggregates.guaranteeCount === 0) return null;
+  return nettingOfAggregates(cycleId, aggregates, await store.listCycleNettedV2Ids(cycleId));
+}
+
+function checkCycleId(cycleId: number): void {
+  if (!Number.isSafeInteger(cycleId) || cycleId < 1)
+    throw new RangeError("cycleId must be a positive integer");
+}
+
+/** The netting rules (netting.ts) applied to a cycle's aggregates. */
+function nettingOfAggregates(
+  cycleId: number,
+  aggregates: CycleAggregates,
+  nettedV2Ids: string[],
+): StoredCycleNetting {
   const byAsset = new Map<string, { participant: string; net: bigint }[]>();
   for (const flow of aggregates.flows) {
     if (flow.participant.toLowerCase() === ZERO_ADDRESS) {
@@ -83,7 +97,7 @@ export async function netStoredCycle(
     assets: [],
     totals: [],
     obligations: [],
-    nettedV2Ids: await store.listCycleNettedV2Ids(cycleId),
+    nettedV2Ids,
   };
   for (const volume of aggregates.assets) {
     const asset = volume.asset;
@@ -130,6 +144,51 @@ export async function netStoredCycle(
 }
 
 /**
+ * A `visit` for the store's leaf scans that writes each guarantee's leaf hash (stored at issuance, or
+ * hashed here from the fields of a row stored before the `leaf_hash` column) into `hashes`. More rows than
+ * `expectedCount` means the cycle's assignment changed meanwhile, and nothing is planned from a moving set.
+ */
+function leafCollector(cycleId: number, expectedCount: number, keccak: Keccak256Fn) {
+  const hashes = Buffer.allocUnsafe(expectedCount * 32);
+  const hasher = new GuaranteeLeafHasher(keccak);
+  const collector = {
+    hashes,
+    count: 0,
+    visit(row: CycleLeafRow): void {
+      if (collector.count >= expectedCount)
+        throw new Error(`cycle ${cycleId} gained guarantees while it was planned`);
+      if (row.leafHash !== null) {
+        row.leafHash.copy(hashes, collector.count * 32, 0, 32);
+      } else {
+        hasher.hashInto(
+          {
+            guaranteeId: row.guaranteeId,
+            payer: row.user,
+            recipient: row.recipient,
+            asset: row.asset,
+            amount: row.amount,
+            signature: row.signature,
+          },
+          hashes,
+          collector.count * 32,
+          `guarantees[${row.guaranteeId}]`,
+        );
+      }
+      collector.count++;
+    },
+  };
+  return collector;
+}
+
+function checkScanned(cycleId: number, scanned: number, expectedCount: number): void {
+  if (scanned !== expectedCount) {
+    throw new Error(
+      `cycle ${cycleId} has ${scanned} guarantees, netted ${expectedCount}: changed while planned`,
+    );
+  }
+}
+
+/**
  * The guarantees root of the guarantees assigned to `cycleId`, streamed from the store (one leaf hash
  * per row into a compact buffer). `expectedCount` is the netting's count: a different number of rows
  * means the cycle's assignment changed meanwhile, and nothing is planned from a moving set.
@@ -140,32 +199,11 @@ export async function storedGuaranteesRoot(
   expectedCount: number,
   keccak: Keccak256Fn = fastKeccak256,
 ): Promise<string> {
-  const hashes = Buffer.allocUnsafe(expectedCount * 32);
-  const hasher = new GuaranteeLeafHasher(keccak);
-  let index = 0;
-  const scanned = await store.scanCycleLeaves(cycleId, (row) => {
-    if (index >= expectedCount) throw new Error(`cycle ${cycleId} gained guarantees while it was planned`);
-    hasher.hashInto(
-      {
-        guaranteeId: row.guaranteeId,
-        payer: row.user,
-        recipient: row.recipient,
-        asset: row.asset,
-        amount: row.amount,
-        signature: row.signature,
-      },
-      hashes,
-      index * 32,
-      `guarantees[${row.guaranteeId}]`,
-    );
-    index++;
-  });
-  if (scanned !== expectedCount) {
-    throw new Error(
-      `cycle ${cycleId} has ${scanned} guarantees, netted ${expectedCount}: changed while planned`,
-    );
-  }
-  return guaranteesRootOfHashes(hashes, expectedCount, keccak);
+  const leaves = leafCollector(cycleId, expectedCount, keccak);
+  const scanned = await store.scanCycleLeaves(cycleId, leaves.visit);
+  checkScanned(cycleId, scanned, expectedCount);
+  checkScanned(cycleId, leaves.count, expectedCount);
+  return guaranteesRootOfHashes(leaves.hashes, expectedCount, keccak, true);
 }
 
 /**
@@ -173,16 +211,20 @@ export async function storedGuaranteesRoot(
  * none. Same rules as `buildCommitPlan`: a cycle whose positions all net to zero gets the placeholder leaf.
  */
 export async function planStoredCycle(
-  store: Pick<
-    CycleNettingRepository,
-    "aggregateCycleGuarantees" | "listCycleNettedV2Ids" | "scanCycleLeaves" | "listCycleGuaranteeIds"
-  >,
+  store: Pick<CycleNettingRepository, "countCycleGuarantees" | "scanCycle" | "listCycleGuaranteeIds">,
   cycleId: number,
   keccak: Keccak256Fn = fastKeccak256,
   reservedV1Ids: ReadonlySet<string> = new Set(),
 ): Promise<StoredCyclePlan | null> {
-  const netting = await netStoredCycle(store, cycleId);
-  if (netting === null) return null;
+  checkCycleId(cycleId);
+  const count = await store.countCycleGuarantees(cycleId);
+  if (count === 0) return null;
+  // One pass (SQLite) or three streamed reads in one transaction (PostgreSQL): sums, V2 ids, leaf hashes.
+  const leafHashes = leafCollector(cycleId, count, keccak);
+  const scan = await store.scanCycle(cycleId, leafHashes.visit);
+  checkScanned(cycleId, scan.guaranteeCount, count);
+  checkScanned(cycleId, leafHashes.count, count);
+  const netting = nettingOfAggregates(cycleId, scan, scan.nettedV2Ids);
   if (reservedV1Ids.size > 0) {
     // A V1 guarantee with a seller's reserve is marked netted too (as netCycle does; docs/clearing.md,
     // "Reserved V1 ids"): the commit consumes it, so the reserve is released and never collected.
@@ -193,7 +235,7 @@ export async function planStoredCycle(
       ...new Set([...netting.nettedV2Ids.map((id) => id.toLowerCase()), ...reserved]),
     ].sort(lower);
   }
-  const guaranteesRoot = await storedGuaranteesRoot(store, cycleId, netting.guaranteeCount, keccak);
+  const guaranteesRoot = guaranteesRootOfHashes(leafHashes.hashes, count, keccak, true);
   const leaves = cycleLeaves(netting);
   const placeholder = leaves.length === 0;
   const tree = buildCycleTree(placeholder ? [placeholderLeaf(netting.cycleId)] : leaves);

@@ -117,10 +117,12 @@ export const AREA_OPERATIONS = {
   netting: [
     "reservePayableGuarantees",
     "releaseCycleGuarantees",
+    "countCycleGuarantees",
     "aggregateCycleGuarantees",
     "listCycleNettedV2Ids",
     "listCycleGuaranteeIds",
     "scanCycleLeaves",
+    "scanCycle",
   ] as const satisfies readonly (keyof CycleNettingRepository)[],
   chainJournal: [
     "getChainCursor",

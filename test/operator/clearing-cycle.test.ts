@@ -215,6 +215,39 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     expect((await h.store.getCycle(2))?.txHash).to.equal(sent.txHash);
   });
 
+  it("a crash between reserving and storing the plan loses no guarantee and lists none twice", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    await f.vault.connect(f.alice).deposit({ value: 1_000n });
+    await f.vault.connect(f.bob).deposit({ value: 1_000n });
+    await h.indexer.syncToHead();
+    await h.syncClock();
+    const issued = [
+      await issueGuarantee(h, f.alice, f.bob.address, 300n),
+      await issueGuarantee(h, f.bob, f.carol.address, 200n),
+      await issueGuarantee(h, f.alice, f.carol.address, 100n),
+    ];
+    const ids = issued.map((g) => g.id.toLowerCase());
+    // What a Core that crashed after reserving cycle 1 (two of the three) leaves: assigned, no cycle row.
+    expect(await h.store.reservePayableGuarantees(1, 2)).to.equal(2);
+    expect(await h.store.getCycle(1)).to.equal(null);
+    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+
+    const result = await clearingTasks(h).scheduler.tick();
+    expect(result).to.include({ action: "committed", cycleId: 1, guarantees: 3 });
+    const cycle = (await h.store.getCycle(1))!;
+    expect([...cycle.guaranteeIds].map((id) => id.toLowerCase()).sort()).to.deep.equal([...ids].sort());
+    expect(await h.store.listCycleGuaranteeIds(1)).to.have.length(3);
+    await h.indexer.syncToHead();
+    expect((await h.store.getCycle(1))?.state).to.equal("COMMITTED");
+    const after = await Promise.all(ids.map((id) => h!.store.getClearingGuarantee(id)));
+    expect(after.map((g) => g!.cycleId)).to.deep.equal([1, 1, 1]);
+    expect(after.every((g) => g!.state === "NETTED" || g!.state === "SETTLED")).to.equal(true);
+    // Nothing is left to net, and the next window is empty.
+    await advance(h, f.timings.cycleLength);
+    expect((await clearingTasks(h).scheduler.tick()).action).to.equal("empty");
+  });
+
   it("splits a cycle that would exceed the gas budget and commits the rest at once", async function () {
     const f = await loadFixture(chainFixture);
     h = await openCore(f);

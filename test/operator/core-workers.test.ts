@@ -226,11 +226,12 @@ describe("Core with SURETY_WORKERS = 3 (node:cluster over one SQLite file)", fun
     expect(background[0]).to.include({ role: "background" });
     // Every worker comes up, each in its own time (a loaded machine starts the last one well after the first
     // answered): wait for all of them rather than read the lines once.
-    await until("every worker listening", run, async () =>
-      run.lines().filter((l) => l.msg === "Core listening").length >= WORKERS ? true : undefined,
+    const core = run;
+    await until("every worker listening", core, async () =>
+      core.lines().filter((l) => l.msg === "Core listening").length >= WORKERS ? true : undefined,
     );
     expect(
-      run
+      core
         .lines()
         .filter((l) => l.msg === "Core listening")
         .map((l) => l.pid),

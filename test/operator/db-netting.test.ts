@@ -3,16 +3,32 @@
  * (netCycle + buildCommitPlan, the oracle): the same positions, roots, tree dump and commitCycle arguments
  * on random cycles, on every store backend.
  */
+import { join } from "node:path";
+import BetterSqlite3 from "better-sqlite3";
 import { expect } from "chai";
+import { Client, type PoolClient } from "pg";
 import { getAddress, hexlify, randomBytes } from "ethers";
 import { buildCommitPlan } from "../../operator/clearing/commit-plan";
-import { planStoredCycle } from "../../operator/clearing/db-netting";
+import { netStoredCycle, planStoredCycle, storedGuaranteesRoot } from "../../operator/clearing/db-netting";
 import { nobleKeccak256 } from "../../sdk/compact-merkle";
 import { netCycle } from "../../operator/clearing/netting";
-import type { GuaranteeRecord, GuaranteeState, Store } from "../../operator/store";
-import { STORE_BACKENDS, stopTestPostgresBackend } from "../store/backends";
+import {
+  type CycleLeafRow,
+  type GuaranteeRecord,
+  type GuaranteeState,
+  MIGRATIONS,
+  migrate,
+  PG_MIGRATIONS,
+  migratePostgres,
+  PostgresStore,
+  SqliteStore,
+  type Store,
+} from "../../operator/store";
+import type { PgConn } from "../../operator/store/postgres/common";
+import { PgCycleNetting } from "../../operator/store/postgres/netting";
+import { STORE_BACKENDS, sharedTestPostgres, stopTestPostgresBackend } from "../store/backends";
 import type { TestDatabase } from "../store/contract";
-import { T0 } from "./helpers";
+import { T0, tempDir } from "./helpers";
 
 const ETH = "0x0000000000000000000000000000000000000000";
 
@@ -82,6 +98,35 @@ function randomCycle(seed: number, size: number, options: { allSelf?: boolean } 
 const plain = (value: unknown): unknown =>
   JSON.parse(JSON.stringify(value, (_, v: unknown) => (typeof v === "bigint" ? `${v}n` : v)));
 
+/** Reserves the stored payable guarantees for `cycleId` and checks the stored plan against the oracle. */
+async function compareStored(store: Store, cycle: RandomCycle, cycleId: number): Promise<void> {
+  expect(await store.reservePayableGuarantees(cycleId)).to.equal(cycle.payable.length);
+  const stored = await planStoredCycle(store, cycleId);
+  const netting = netCycle(BigInt(cycleId), cycle.payable);
+  const oracle = buildCommitPlan(netting, cycle.payable);
+  if (oracle === null) {
+    expect(stored).to.equal(null);
+    return;
+  }
+  expect(stored).to.not.equal(null);
+  expect(stored!.root).to.equal(oracle.root);
+  expect(stored!.args.guaranteesRoot).to.equal(oracle.args.guaranteesRoot);
+  expect(plain(stored!.args)).to.deep.equal(plain(oracle.args));
+  expect(stored!.treeDump).to.deep.equal(oracle.treeDump);
+  expect(stored!.placeholder).to.equal(oracle.placeholder);
+  expect(plain(stored!.leaves)).to.deep.equal(plain(oracle.leaves));
+  expect(plain(stored!.netting.assets)).to.deep.equal(plain(netting.assets));
+  expect(stored!.netting.guaranteeCount).to.equal(netting.includedIds.length);
+  expect((await store.listCycleGuaranteeIds(cycleId)).sort()).to.deep.equal([...netting.includedIds].sort());
+  // The pure-JS keccak gives the same roots; so do the separate reads (aggregates, then the leaves).
+  expect((await planStoredCycle(store, cycleId, nobleKeccak256))!.args).to.deep.equal(stored!.args);
+  const separate = await netStoredCycle(store, cycleId);
+  expect(plain(separate)).to.deep.equal(plain(stored!.netting));
+  expect(await storedGuaranteesRoot(store, cycleId, separate!.guaranteeCount)).to.equal(
+    oracle.args.guaranteesRoot,
+  );
+}
+
 for (const backend of STORE_BACKENDS) {
   describe(`clearing in the database equals the in-memory netting (${backend.name})`, function () {
     this.timeout(120_000);
@@ -100,28 +145,7 @@ for (const backend of STORE_BACKENDS) {
 
     async function compare(cycle: RandomCycle, cycleId: number): Promise<void> {
       for (const record of cycle.records) await store.insertGuarantee(record);
-      expect(await store.reservePayableGuarantees(cycleId)).to.equal(cycle.payable.length);
-      const stored = await planStoredCycle(store, cycleId);
-      const netting = netCycle(BigInt(cycleId), cycle.payable);
-      const oracle = buildCommitPlan(netting, cycle.payable);
-      if (oracle === null) {
-        expect(stored).to.equal(null);
-        return;
-      }
-      expect(stored).to.not.equal(null);
-      expect(stored!.root).to.equal(oracle.root);
-      expect(stored!.args.guaranteesRoot).to.equal(oracle.args.guaranteesRoot);
-      expect(plain(stored!.args)).to.deep.equal(plain(oracle.args));
-      expect(stored!.treeDump).to.deep.equal(oracle.treeDump);
-      expect(stored!.placeholder).to.equal(oracle.placeholder);
-      expect(plain(stored!.leaves)).to.deep.equal(plain(oracle.leaves));
-      expect(plain(stored!.netting.assets)).to.deep.equal(plain(netting.assets));
-      expect(stored!.netting.guaranteeCount).to.equal(netting.includedIds.length);
-      expect((await store.listCycleGuaranteeIds(cycleId)).sort()).to.deep.equal(
-        [...netting.includedIds].sort(),
-      );
-      // The pure-JS keccak gives the same roots.
-      expect((await planStoredCycle(store, cycleId, nobleKeccak256))!.args).to.deep.equal(stored!.args);
+      await compareStored(store, cycle, cycleId);
     }
 
     for (const seed of [1, 2, 3]) {
@@ -147,6 +171,177 @@ for (const backend of STORE_BACKENDS) {
     });
   });
 }
+
+/** The guarantees columns of the schema before the leaf hash (SQLite migration 9, PostgreSQL 6). */
+const LEGACY_COLUMNS =
+  "guarantee_id, version, user_address, recipient_address, req_id, amount, asset_address, timestamp, policy, " +
+  "scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at";
+
+/** A record as an operator of the previous schema stored it (addresses checksummed, id lower case). */
+function legacyRow(record: GuaranteeRecord): unknown[] {
+  return [
+    record.guaranteeId.toLowerCase(),
+    record.version,
+    getAddress(record.user),
+    getAddress(record.recipient),
+    record.reqId.toString(),
+    record.amount.toString(),
+    getAddress(record.asset),
+    record.timestamp,
+    null,
+    record.scheme,
+    record.signature,
+    record.certificateClaims,
+    record.certificateSignature,
+    record.state,
+    record.createdAt,
+    record.createdAt,
+  ];
+}
+
+/**
+ * A store of the previous schema with guarantees in it, opened by this operator (which migrates it):
+ * the old guarantees have no leaf hash, the plan hashes their fields; new ones are hashed at issuance.
+ */
+interface LegacyBackend {
+  name: string;
+  /** Creates the old-schema database holding `records`, opens it with the current store. */
+  openWith(records: readonly GuaranteeRecord[]): Promise<{ store: Store; remove(): Promise<void> }>;
+}
+
+const LEGACY_BACKENDS: LegacyBackend[] = [
+  {
+    name: "SQLite",
+    async openWith(records) {
+      const dir = tempDir();
+      const file = join(dir.path, "operator.sqlite");
+      const db = new BetterSqlite3(file);
+      try {
+        db.pragma("journal_mode = WAL");
+        migrate(
+          db,
+          MIGRATIONS.filter((m) => m.version <= 8),
+        );
+        const insert = db.prepare(
+          `INSERT INTO guarantees (seq, ${LEGACY_COLUMNS}) VALUES (?, ${LEGACY_COLUMNS.split(",")
+            .map(() => "?")
+            .join(", ")})`,
+        );
+        db.transaction(() => records.forEach((record, i) => insert.run(i + 1, ...legacyRow(record))))();
+      } finally {
+        db.close();
+      }
+      const store = await SqliteStore.open(file);
+      return { store, remove: async () => dir.remove() };
+    },
+  },
+  {
+    name: "PostgreSQL",
+    async openWith(records) {
+      const pg = await sharedTestPostgres();
+      const name = `db_netting_legacy_${process.pid}_${Date.now()}`;
+      const url = await pg.createDatabase(name);
+      const client = new Client({ connectionString: url });
+      await client.connect();
+      try {
+        await migratePostgres(
+          client as unknown as PoolClient,
+          PG_MIGRATIONS.filter((m) => m.version <= 5),
+        );
+        for (const record of records) {
+          const row = legacyRow(record);
+          await client.query(
+            `INSERT INTO guarantees (${LEGACY_COLUMNS}) VALUES (${row.map((_, i) => `$${i + 1}`).join(", ")})`,
+            row,
+          );
+        }
+      } finally {
+        await client.end();
+      }
+      const store = await PostgresStore.open(url);
+      return { store, remove: async () => pg.dropDatabase(name) };
+    },
+  },
+];
+
+for (const backend of LEGACY_BACKENDS) {
+  describe(`leaf hashes of guarantees stored before the leaf_hash column (${backend.name})`, function () {
+    this.timeout(120_000);
+
+    it("the migrated store plans the same roots; old rows are hashed from their fields, new ones at issuance", async () => {
+      const old = randomCycle(21, 150);
+      const fresh = randomCycle(22, 150);
+      const { store, remove } = await backend.openWith(old.records);
+      try {
+        for (const record of fresh.records) await store.insertGuarantee(record);
+        const both: RandomCycle = {
+          records: [...old.records, ...fresh.records],
+          payable: [...old.payable, ...fresh.payable],
+        };
+        expect(await store.reservePayableGuarantees(4)).to.equal(both.payable.length);
+        let unhashed = 0;
+        let hashed = 0;
+        await store.scanCycleLeaves(4, (row: CycleLeafRow) =>
+          row.leafHash === null ? unhashed++ : hashed++,
+        );
+        expect(unhashed).to.equal(old.payable.length);
+        expect(hashed).to.equal(fresh.payable.length);
+        await store.releaseCycleGuarantees(4);
+        await compareStored(store, both, 4);
+      } finally {
+        await store.close();
+        await remove();
+      }
+    });
+  });
+}
+
+describe("PostgreSQL: stored leaf hashes read in pages (one bytea per page)", function () {
+  this.timeout(120_000);
+
+  it("pages of 5 give every leaf once, old rows (no leaf hash) after them", async () => {
+    const pg = await sharedTestPostgres();
+    const name = `db_netting_pages_${process.pid}_${Date.now()}`;
+    const url = await pg.createDatabase(name);
+    const store = await PostgresStore.open(url);
+    const client = new Client({ connectionString: url });
+    await client.connect();
+    try {
+      const cycle = randomCycle(31, 40);
+      for (const record of cycle.records) await store.insertGuarantee(record);
+      // Three rows as stored before the leaf_hash column.
+      const old = cycle.payable.slice(0, 3).map((r) => r.guaranteeId.toLowerCase());
+      await client.query("UPDATE guarantees SET leaf_hash = NULL WHERE guarantee_id = ANY($1::text[])", [
+        old,
+      ]);
+      expect(await store.reservePayableGuarantees(5)).to.equal(cycle.payable.length);
+      const whole: string[] = [];
+      await store.scanCycleLeaves(5, (row) =>
+        whole.push(row.leafHash === null ? `old ${row.guaranteeId}` : row.leafHash.toString("hex")),
+      );
+      const conn = {
+        query: (text: string, params?: readonly unknown[]) => client.query(text, params as unknown[]),
+        savepoint: <T>(body: () => Promise<T>) => body(),
+      };
+      const paged: string[] = [];
+      await client.query("BEGIN");
+      const scanned = await new PgCycleNetting(conn as unknown as PgConn, 5).scanCycleLeaves(5, (row) =>
+        paged.push(row.leafHash === null ? `old ${row.guaranteeId}` : row.leafHash.toString("hex")),
+      );
+      await client.query("COMMIT");
+      expect(scanned).to.equal(cycle.payable.length);
+      expect(new Set(paged).size).to.equal(cycle.payable.length);
+      expect([...paged].sort()).to.deep.equal([...whole].sort());
+      expect(paged.filter((h) => h.startsWith("old "))).to.have.length(3);
+      await store.releaseCycleGuarantees(5);
+      await compareStored(store, cycle, 5);
+    } finally {
+      await client.end();
+      await store.close();
+      await pg.dropDatabase(name);
+    }
+  });
+});
 
 after(async function () {
   this.timeout(60_000);

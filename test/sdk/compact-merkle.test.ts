@@ -54,6 +54,21 @@ describe("compact StandardMerkleTree (sdk/compact-merkle.ts)", () => {
     expect(sorted.equals(Buffer.concat(expected))).to.equal(true);
   });
 
+  it("sorts in place (the input buffer reordered, same result) for every size from 1 to 300 and a few larger ones", () => {
+    for (const n of [...Array.from({ length: 300 }, (_, i) => i + 1), 1000, 4097, 20000]) {
+      const input = Buffer.from(randomBytes(n * 32));
+      // Some duplicates and shared prefixes, some already-placed hashes.
+      if (n > 4) input.copy(input, 0, 32, 64);
+      if (n > 8) input.copy(input, 96, 128, 133);
+      const copy = sortHashes(input, n);
+      const inPlace = sortHashes(input, n, true);
+      expect(inPlace, `n = ${n}`).to.equal(input);
+      expect(inPlace.equals(copy), `n = ${n}`).to.equal(true);
+      // Sorting sorted hashes in place leaves them as they are.
+      expect(sortHashes(input, n, true).equals(copy), `n = ${n}, sorted input`).to.equal(true);
+    }
+  });
+
   it("the native keccak equals @noble/hashes", () => {
     for (const size of [0, 1, 31, 32, 64, 135, 136, 137, 192, 1000]) {
       const data = Buffer.from(randomBytes(size));

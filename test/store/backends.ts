@@ -29,8 +29,7 @@ let databases = 0;
 export const postgresBackend: StoreBackend = {
   name: "PostgreSQL",
   async create() {
-    server ??= startTestPostgres();
-    const pg = await server;
+    const pg = await sharedTestPostgres();
     const name = `store_contract_${process.pid}_${++databases}`;
     const url = await pg.createDatabase(name);
     return {
@@ -39,6 +38,12 @@ export const postgresBackend: StoreBackend = {
     };
   },
 };
+
+/** The embedded server of the whole test run (started on first use). */
+export function sharedTestPostgres(): Promise<TestPostgres> {
+  server ??= startTestPostgres();
+  return server;
+}
 
 /** Stops the embedded server if a test started it. */
 export async function stopTestPostgresBackend(): Promise<void> {

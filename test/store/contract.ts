@@ -4,9 +4,12 @@
  */
 import { expect } from "chai";
 import { WireError } from "../../sdk/errors";
+import { guaranteeLeafHash, signatureHash } from "../../sdk/guarantee-tree";
 import { MAX_UINT256 } from "../../sdk/wire";
 import {
   type CapacityFn,
+  type CycleFlow,
+  type CycleLeafRow,
   DuplicateGuaranteeError,
   type GuaranteeRecord,
   type Store,
@@ -61,6 +64,26 @@ function guarantee(n: number, changes: Partial<GuaranteeRecord> = {}): Guarantee
     ...changes,
   };
 }
+
+/** The guarantees-root leaf of a record, by the sdk's own definition. */
+const leafHashOf = (record: GuaranteeRecord): string =>
+  guaranteeLeafHash({
+    guaranteeId: record.guaranteeId,
+    payer: record.user,
+    recipient: record.recipient,
+    asset: record.asset,
+    amount: record.amount,
+    signatureHash: signatureHash(record.signature),
+  });
+
+const byParticipant = (flows: CycleFlow[]): CycleFlow[] =>
+  [...flows].sort((a, b) =>
+    a.asset + a.participant < b.asset + b.participant
+      ? -1
+      : a.asset + a.participant > b.asset + b.participant
+        ? 1
+        : 0,
+  );
 
 export function describeStoreContract(backend: StoreBackend): void {
   describe(`store contract (${backend.name})`, () => {
@@ -922,11 +945,34 @@ export function describeStoreContract(backend: StoreBackend): void {
         );
         // V2, not self-payments, sorted by id.
         expect(await store.listCycleNettedV2Ids(9)).to.deep.equal(ids([1, 5]));
+        // Each guarantee's leaf hash was stored at issuance: the tree's own leaf hash.
         const scanned: string[] = [];
-        expect(await store.scanCycleLeaves(9, (row) => scanned.push(row.guaranteeId))).to.equal(6);
-        expect(scanned.sort()).to.deep.equal(ids([1, 2, 3, 4, 5, 6]).sort());
+        const collect = (row: CycleLeafRow): void => {
+          expect(row.leafHash).to.not.equal(null);
+          scanned.push("0x" + (row.leafHash as Buffer).toString("hex"));
+        };
+        expect(await store.scanCycleLeaves(9, collect)).to.equal(6);
+        expect(scanned.sort()).to.deep.equal(rows.map(leafHashOf).sort());
+        expect(await store.countCycleGuarantees(9)).to.equal(6);
+        // The one-pass scan gives the same aggregates, V2 ids and leaves.
+        scanned.length = 0;
+        const scan = await store.scanCycle(9, collect);
+        expect(scanned.sort()).to.deep.equal(rows.map(leafHashOf).sort());
+        expect(scan.nettedV2Ids).to.deep.equal(ids([1, 5]));
+        expect({ ...scan, nettedV2Ids: undefined, flows: byParticipant(scan.flows) }).to.deep.equal({
+          ...aggregates,
+          nettedV2Ids: undefined,
+          flows: byParticipant(aggregates.flows),
+        });
         const all = await store.aggregateCycleGuarantees(10);
         expect(all).to.deep.equal({ guaranteeCount: 0, assets: [], flows: [] });
+        expect(await store.countCycleGuarantees(10)).to.equal(0);
+        expect(await store.scanCycle(10, collect)).to.deep.equal({
+          guaranteeCount: 0,
+          assets: [],
+          flows: [],
+          nettedV2Ids: [],
+        });
       });
 
       it("sums exactly up to 2^256 − 1 per guarantee, over many assets", async () => {
@@ -948,9 +994,12 @@ export function describeStoreContract(backend: StoreBackend): void {
           expect(flow.participant === USER ? flow.paid : flow.received).to.equal(total);
         }
         expect(aggregates.flows).to.have.length(24);
-        let scanned = 0n;
-        await store.scanCycleLeaves(4, (row) => (scanned += row.amount));
-        expect(scanned).to.equal([...expected.values()].reduce((a, b) => a + b, 0n));
+        const scan = await store.scanCycle(4, () => undefined);
+        expect(scan).to.deep.include({
+          guaranteeCount: aggregates.guaranteeCount,
+          assets: aggregates.assets,
+        });
+        expect(byParticipant(scan.flows)).to.deep.equal(byParticipant(aggregates.flows));
       });
     });
 

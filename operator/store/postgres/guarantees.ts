@@ -19,14 +19,15 @@ import {
   type GuaranteeRow,
   nonNegative,
   positive,
+  storedLeafHash,
 } from "../sqlite/common";
 import { DEFAULT_GUARANTEE_QUERY_LIMIT } from "../sqlite/guarantees";
 import { type PgConn, type Row, UNIQUE_VIOLATION } from "./common";
 
 const INSERT_GUARANTEE = `INSERT INTO guarantees
   (guarantee_id, version, user_address, recipient_address, req_id, amount, asset_address, timestamp,
-   policy, scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)`;
+   policy, scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at, leaf_hash)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16)`;
 
 export class PgGuarantees implements GuaranteeRepository {
   constructor(private readonly db: PgConn) {}
@@ -48,6 +49,7 @@ export class PgGuarantees implements GuaranteeRepository {
       record.certificateSignature,
       record.state,
       record.createdAt,
+      storedLeafHash(record),
     ];
   }
 

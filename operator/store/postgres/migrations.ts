@@ -278,6 +278,18 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       DROP INDEX guarantees_recipient;
     `,
   },
+  {
+    // Each guarantee's leaf in its cycle's guarantees root, computed once when it is stored (SQLite
+    // migration 9; null for the rows stored before: the plan hashes their fields itself). The cycle index
+    // holds only assigned guarantees (issuance never writes it), in seq order.
+    version: 6,
+    name: "guarantee leaf hashes, partial cycle index (SQLite migration 9)",
+    sql: `
+      ALTER TABLE guarantees ADD COLUMN leaf_hash BYTEA CHECK (leaf_hash IS NULL OR length(leaf_hash) = 32);
+      DROP INDEX guarantees_cycle;
+      CREATE INDEX guarantees_cycle ON guarantees (cycle_id, seq) WHERE cycle_id IS NOT NULL;
+    `,
+  },
 ];
 
 /** Applies every migration `client`'s database lacks, each in its own transaction under the advisory lock. */

@@ -1,13 +1,16 @@
 /**
  * {@link CycleNettingRepository} on PostgreSQL: amounts are NUMERIC(78, 0), so the database sums them
- * exactly; the leaves are streamed with a server-side cursor inside the operation's transaction, a batch
- * of {@link LEAF_BATCH} rows at a time.
+ * exactly; the V2 ids are streamed with a server-side cursor inside the operation's transaction, a batch
+ * of {@link LEAF_BATCH} rows at a time, and the stored leaf hashes are read in pages of {@link HASH_PAGE}
+ * concatenated into one bytea, so the driver never buffers a whole cycle nor builds an object per leaf.
  */
-import type { CycleAggregates, CycleLeafRow, CycleNettingRepository } from "../repositories";
+import type { CycleAggregates, CycleLeafRow, CycleNettingRepository, CycleScan } from "../repositories";
 import type { PgConn, Row } from "./common";
 
-/** Rows fetched per round trip while streaming leaves. */
+/** Rows fetched per round trip while streaming rows through a cursor. */
 export const LEAF_BATCH = 10_000;
+/** Stored leaf hashes per page (one bytea of 32 bytes each). */
+export const HASH_PAGE = 50_000;
 
 const PAYABLE = "state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL";
 
@@ -18,7 +21,11 @@ const byLowerCase = (a: string, b: string): number => {
 };
 
 export class PgCycleNetting implements CycleNettingRepository {
-  constructor(private readonly db: PgConn) {}
+  /** `hashPage`: stored leaf hashes per page (tests page through small cycles with a small one). */
+  constructor(
+    private readonly db: PgConn,
+    private readonly hashPage = HASH_PAGE,
+  ) {}
 
   async reservePayableGuarantees(cycleId: number, limit?: number): Promise<number> {
     if (limit === undefined) {
@@ -39,6 +46,13 @@ export class PgCycleNetting implements CycleNettingRepository {
   async releaseCycleGuarantees(cycleId: number): Promise<number> {
     return (await this.db.query("UPDATE guarantees SET cycle_id = NULL WHERE cycle_id = $1", [cycleId]))
       .rowCount;
+  }
+
+  async countCycleGuarantees(cycleId: number): Promise<number> {
+    const result = await this.db.query("SELECT COUNT(*)::bigint AS n FROM guarantees WHERE cycle_id = $1", [
+      cycleId,
+    ]);
+    return Number(result.rows[0].n);
   }
 
   async aggregateCycleGuarantees(cycleId: number): Promise<CycleAggregates> {
@@ -81,12 +95,14 @@ export class PgCycleNetting implements CycleNettingRepository {
   }
 
   async listCycleNettedV2Ids(cycleId: number): Promise<string[]> {
-    const result = await this.db.query<{ guarantee_id: string }>(
+    const ids: string[] = [];
+    await this.stream(
       `SELECT guarantee_id FROM guarantees
        WHERE cycle_id = $1 AND version = 2 AND user_address <> recipient_address ORDER BY guarantee_id COLLATE "C"`,
       [cycleId],
+      (row) => void ids.push(row.guarantee_id as string),
     );
-    return result.rows.map((row) => row.guarantee_id);
+    return ids;
   }
 
   async listCycleGuaranteeIds(cycleId: number): Promise<string[]> {
@@ -98,32 +114,73 @@ export class PgCycleNetting implements CycleNettingRepository {
   }
 
   async scanCycleLeaves(cycleId: number, visit: (row: CycleLeafRow) => void): Promise<number> {
-    // The operation runs inside its own transaction (postgres-store.ts), where a cursor lives until COMMIT.
-    await this.db.query(
-      `DECLARE cycle_leaves NO SCROLL CURSOR FOR
-       SELECT guarantee_id, user_address, recipient_address, asset_address, amount::text, signature
-       FROM guarantees WHERE cycle_id = $1`,
+    // Pages of `hashPage` stored leaf hashes, each as one bytea (in seq order, over the partial cycle
+    // index), so the driver builds one value per page instead of one row object per guarantee.
+    let count = 0;
+    let after = 0;
+    for (;;) {
+      const page = await this.db.query(
+        `SELECT COUNT(*)::int AS n, MAX(seq) AS last, string_agg(leaf_hash, ''::bytea ORDER BY seq) AS hashes
+         FROM (SELECT seq, leaf_hash FROM guarantees
+               WHERE cycle_id = $1 AND seq > $2 AND leaf_hash IS NOT NULL ORDER BY seq LIMIT ${this.hashPage}) page`,
+        [cycleId, after],
+      );
+      const n = page.rows[0].n as number;
+      if (n === 0) break;
+      const hashes = page.rows[0].hashes as Buffer;
+      for (let i = 0; i < n; i++) visit({ leafHash: hashes.subarray(i * 32, i * 32 + 32) });
+      count += n;
+      after = Number(page.rows[0].last);
+      if (n < this.hashPage) break;
+    }
+    // Guarantees stored before the leaf_hash column (or unhashable then): their fields.
+    count += await this.stream(
+      `SELECT guarantee_id, user_address, recipient_address, asset_address, amount::text AS amount, signature
+       FROM guarantees WHERE cycle_id = $1 AND leaf_hash IS NULL`,
       [cycleId],
+      (row) =>
+        visit({
+          leafHash: null,
+          guaranteeId: row.guarantee_id as string,
+          user: row.user_address as string,
+          recipient: row.recipient_address as string,
+          asset: row.asset_address as string,
+          amount: BigInt(row.amount as string),
+          signature: row.signature as string,
+        }),
     );
+    return count;
+  }
+
+  async scanCycle(cycleId: number, visit: (row: CycleLeafRow) => void): Promise<CycleScan> {
+    // The operation's transaction (postgres-store.ts) holds the reserved set still for every read below.
+    const aggregates = await this.aggregateCycleGuarantees(cycleId);
+    const nettedV2Ids = await this.listCycleNettedV2Ids(cycleId);
+    const scanned = await this.scanCycleLeaves(cycleId, visit);
+    if (scanned !== aggregates.guaranteeCount) {
+      throw new Error(`cycle ${cycleId}: ${scanned} leaves, ${aggregates.guaranteeCount} guarantees summed`);
+    }
+    return { ...aggregates, nettedV2Ids };
+  }
+
+  /**
+   * Runs `sql` through a server-side cursor (the operation runs inside its own transaction, postgres-store.ts,
+   * where a cursor lives until COMMIT), {@link LEAF_BATCH} rows per round trip.
+   */
+  private async stream(sql: string, params: unknown[], visit: (row: Row) => void): Promise<number> {
+    await this.db.query(`DECLARE cycle_rows NO SCROLL CURSOR FOR ${sql}`, params);
     let count = 0;
     try {
       for (;;) {
-        const batch = await this.db.query(`FETCH ${LEAF_BATCH} FROM cycle_leaves`);
+        const batch = await this.db.query(`FETCH ${LEAF_BATCH} FROM cycle_rows`);
         for (const row of batch.rows) {
-          visit({
-            guaranteeId: row.guarantee_id as string,
-            user: row.user_address as string,
-            recipient: row.recipient_address as string,
-            asset: row.asset_address as string,
-            amount: BigInt(row.amount as string),
-            signature: row.signature as string,
-          });
+          visit(row);
           count++;
         }
         if (batch.rows.length < LEAF_BATCH) break;
       }
     } finally {
-      await this.db.query("CLOSE cycle_leaves");
+      await this.db.query("CLOSE cycle_rows");
     }
     return count;
   }

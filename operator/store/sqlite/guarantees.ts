@@ -23,6 +23,7 @@ import {
   type GuaranteeRow,
   type Row,
   type SyncOf,
+  storedLeafHash,
 } from "./common";
 
 /** Largest page {@link SqliteGuarantees.listGuarantees} returns when no limit is given. */
@@ -56,6 +57,7 @@ export class SqliteGuarantees implements SyncOf<GuaranteeRepository> {
         record.state,
         record.createdAt,
         record.createdAt,
+        storedLeafHash(record),
       );
     } catch (error) {
       if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
@@ -210,8 +212,9 @@ function prepare(db: Database) {
     insertGuarantee: p(
       `INSERT INTO guarantees
          (guarantee_id, seq, version, user_address, recipient_address, req_id, amount, asset_address, timestamp,
-          policy, scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at)
-       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM guarantees), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          policy, scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at,
+          leaf_hash)
+       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM guarantees), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     insertResponse: p(
       `INSERT OR REPLACE INTO validation_responses (tx_hash, log_index, request_hash, validator, agent_id, response, tag,
