@@ -142,7 +142,7 @@ const PLAIN_JSON_TYPES: ReadonlySet<string> = new Set([
 ]);
 const DECIMAL_LENGTH = /^[0-9]{1,9}$/;
 /** The first character after JSON's whitespace (RFC 8259 §2), as body-parser's strict mode reads it. */
-const JSON_WHITESPACE_THEN = /^[\x20\x09\x0a\x0d]*([^\x20\x09\x0a\x0d])/;
+const JSON_WHITESPACE_THEN = /^[ \t\n\r]*([^ \t\n\r])/;
 
 /**
  * Reads the body almost every request carries, a JSON document of known length with no
