@@ -100,7 +100,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     PackedG2 private _operatorKey;
 
     /// @notice Whether the deployment wiring is over ({finishSetup}): from then on role grants, operator key
-    /// changes and new trusted registries are timelocked.
+    /// changes, new trusted registries and timing changes are timelocked.
     bool public setupFinished;
 
     /// @notice Whether `token` may be deposited.
@@ -189,7 +189,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     event TrustedRegistryUpdated(address indexed registry, bool trusted);
     /// @notice The protocol timings changed.
     event TimingsUpdated(Timings timings);
-    /// @notice Setup is over: role grants, operator key changes and new trusted registries are timelocked.
+    /// @notice Setup is over: role grants, operator key changes, new trusted registries and timings are timelocked.
     event SetupFinished();
     /// @notice `key` was scheduled (as `operation`) to become the operator key from `readyAt`.
     event OperatorKeyScheduled(bytes32 indexed keyHash, BLS.G2Point key, bytes32 operation, uint48 readyAt);
@@ -197,6 +197,8 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     event OperatorKeyRevoked(bytes32 indexed keyHash);
     /// @notice `registry` was scheduled (as `operation`) to become trusted from `readyAt`.
     event TrustedRegistryScheduled(address indexed registry, bytes32 operation, uint48 readyAt);
+    /// @notice `timings` were scheduled (as `operation`) to replace the current timings from `readyAt`.
+    event TimingsScheduled(Timings timings, bytes32 operation, uint48 readyAt);
 
     /// @notice The amount is zero.
     error ZeroAmount();
@@ -289,6 +291,7 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     /// @dev Tags of the timelocked operation ids (TimelockedRoles).
     bytes32 private constant _KEY_TAG = keccak256("VAULT_OPERATOR_KEY");
     bytes32 private constant _REGISTRY_TAG = keccak256("VAULT_TRUSTED_REGISTRY");
+    bytes32 private constant _TIMINGS_TAG = keccak256("VAULT_TIMINGS");
 
     /// @dev Bytes in a word (the claims' version word).
     uint256 private constant _WORD = 32;
@@ -322,7 +325,9 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
         _grantRole(CONFIG_ROLE, admin);
         _grantRole(KEY_MANAGER_ROLE, admin);
         _grantRole(PAUSER_ROLE, admin);
-        _setTimings(timings_);
+        checks.checkTimings(timings_);
+        _timings = timings_;
+        emit TimingsUpdated(timings_);
     }
 
     // ------------------------------------------------------------------ deposits
@@ -623,7 +628,8 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     }
 
     /// @notice Ends the setup phase, for good: from now on granting CONFIG_ROLE or KEY_MANAGER_ROLE, changing
-    /// the operator key and trusting a new registry take {timelockDelay} (deployment calls this last).
+    /// the operator key, trusting a new registry and changing the timings take {timelockDelay} (deployment
+    /// calls this last).
     function finishSetup() external onlyRole(DEFAULT_ADMIN_ROLE) {
         if (setupFinished) revert SetupAlreadyFinished();
         setupFinished = true;
@@ -698,11 +704,24 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
     /// @notice Sets all timings at once, enforcing `challengeWindow > 0` and `withdrawalGracePeriod >
     /// cycleLength + commitDelay + confirmationLag + 2 * challengeWindow + paymentWindow + defaultWindow`
     /// (docs/protocol.md, grace-period invariant; the ClearingHouse's answer window is as long as the challenge
-    /// window; Core's commits trail the chain by `confirmationLag`). Checked by {checks}.
+    /// window; Core's commits trail the chain by `confirmationLag`). Checked by {checks}. During setup at once;
+    /// afterwards every change (shorter or longer) is timelocked: a first call schedules `timings_`
+    /// ({TimingsScheduled}) and a second call from {timelockDelay} later sets them.
     /// @dev A longer grace period also applies to open withdrawal requests (see {withdrawalFinalizableAt});
-    /// a shorter one does not.
+    /// a shorter one does not. Reverts {OperationNotReady} for a second call before the delay; the default
+    /// admin cancels a schedule with `cancelOperation` (docs/contracts.md, threat model: CONFIG_ROLE).
     function setTimings(Timings calldata timings_) external onlyRole(CONFIG_ROLE) {
-        _setTimings(timings_);
+        checks.checkTimings(timings_);
+        if (!_inSetup()) {
+            bytes32 operation = keccak256(abi.encode(_TIMINGS_TAG, timings_));
+            if (operationReadyAt(operation) == 0) {
+                emit TimingsScheduled(timings_, operation, _scheduleOperation(operation));
+                return;
+            }
+            _executeOperation(operation);
+        }
+        _timings = timings_;
+        emit TimingsUpdated(timings_);
     }
 
     /// @notice Pauses deposits, withdrawal requests and withdrawal finalisation.
@@ -894,12 +913,6 @@ contract Vault is IClearingVault, TimelockedRoles, Pausable, ReentrancyGuardTran
                 revert(add(result, 0x20), mload(result))
             }
         }
-    }
-
-    function _setTimings(Timings memory t) private {
-        checks.checkTimings(t);
-        _timings = t;
-        emit TimingsUpdated(t);
     }
 
     /// @dev The certificate (V2, this deployment, Core's key) and the payer's own signature over it.

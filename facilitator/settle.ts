@@ -120,7 +120,8 @@ export async function settlePayment(
       return fail(500, SETTLE_ERRORS.coreUnauthorized, `Core refused the session: ${error}`);
     if (status === 403)
       return fail(500, SETTLE_ERRORS.coreForbidden, `Core refused the facilitator: ${error}`);
-    return fail(500, SETTLE_ERRORS.coreError, `Core answered ${status}: ${error}`);
+    // Core's cause (e.g. indexer_stale, commit_bond_short) stays readable in the message, as in CoreHttpError.
+    return fail(500, SETTLE_ERRORS.coreError, `Core answered ${status}${code ? ` ${code}` : ""}: ${error}`);
   }
 
   const problem = certificateProblem(outcome.certificate, request, context.deployment);

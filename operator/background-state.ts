@@ -8,6 +8,7 @@
  * | chain time (`ChainClock`) | the indexer's cursor (`chain_cursor`), in the indexer's own transactions | {@link BackgroundStateMirror}: `getChainCursor()` |
  * | whether the books follow the chain (`ChainSyncMonitor`: issuance gate, health, metrics) | {@link BackgroundStatePublisher}, after every indexer tick | the mirror: `operator_state` key {@link BACKGROUND_STATE_KEY} |
  * | the Vault's timings (`ProtocolTimings`: V2 deadline cap, public params) | the publisher (loaded at startup, followed by the indexer) | the mirror, same key |
+ * | whether clearing commits can be sent (`CommitBondGate`: issuance gate, health) | the publisher (the scheduler's last bond-floor verdict) | the mirror, same key; older than `SURETY_INDEXER_MAX_STALE_SECONDS` (by `publishedAt`) or missing reads `unknown` (issuance refused), never `ok` |
  *
  * The mirror refreshes every `intervalMs` (Core's poll interval). A worker therefore sees a change at
  * most one interval after the background process wrote it; chain time lagging that much more only
@@ -16,9 +17,10 @@
  * (issuance refused) after `SURETY_INDEXER_MAX_STALE_SECONDS`, exactly as a stopped indexer does.
  */
 import type { ChainSyncMonitor, ChainSyncSnapshot } from "./chain/sync-status";
-import type { ProtocolTimings } from "./chain/timings";
+import type { CommitBondGate, CommitBondSnapshot } from "./clearing/bond-floor";
+import { parseScheduledTimings, type ProtocolTimings, type ScheduledTimings } from "./chain/timings";
 import type { VaultTimings } from "./chain/events";
-import { ChainClock, type Clock } from "./clock";
+import { ChainClock, type Clock, systemClock } from "./clock";
 import type { Logger } from "./logger";
 import type { Store } from "./store";
 
@@ -29,6 +31,22 @@ export const BACKGROUND_STATE_KEY = "background_state";
 export interface BackgroundState {
   chainSync: ChainSyncSnapshot;
   timings: VaultTimings | null;
+  /** Timings changes scheduled on the Vault and not yet executed or cancelled (the V2 deadline cap counts them). */
+  scheduledTimings: ScheduledTimings[];
+  /** The scheduler's bond-floor verdict (null from a version that published none: read as `unknown`). */
+  commitBond: CommitBondSnapshot | null;
+  /** Wall-clock unix seconds of the publication (null from a version that published none). */
+  publishedAt: number | null;
+}
+
+const COMMIT_BOND_SNAPSHOT_STATES: ReadonlySet<unknown> = new Set(["off", "ok", "short"]);
+
+/** A published commit-bond verdict, or null when absent or malformed. */
+export function parseCommitBondSnapshot(value: unknown): CommitBondSnapshot | null {
+  if (typeof value !== "object" || value === null) return null;
+  const v = value as Partial<CommitBondSnapshot>;
+  if (!COMMIT_BOND_SNAPSHOT_STATES.has(v.state) || !Array.isArray(v.assets)) return null;
+  return value as CommitBondSnapshot;
 }
 
 /** Parses a published document; null for none or one this version cannot read (then the worker stays `starting`/stale). */
@@ -37,7 +55,13 @@ export function parseBackgroundState(raw: string | null): BackgroundState | null
   try {
     const value = JSON.parse(raw) as Partial<BackgroundState>;
     if (typeof value !== "object" || value === null || typeof value.chainSync !== "object") return null;
-    return { chainSync: value.chainSync as ChainSyncSnapshot, timings: value.timings ?? null };
+    return {
+      chainSync: value.chainSync as ChainSyncSnapshot,
+      timings: value.timings ?? null,
+      scheduledTimings: parseScheduledTimings(value.scheduledTimings),
+      commitBond: parseCommitBondSnapshot(value.commitBond),
+      publishedAt: typeof value.publishedAt === "number" ? value.publishedAt : null,
+    };
   } catch {
     return null;
   }
@@ -46,13 +70,23 @@ export function parseBackgroundState(raw: string | null): BackgroundState | null
 /** In the background process: writes the state after every indexer tick (a background task of its own). */
 export class BackgroundStatePublisher {
   constructor(
-    private readonly deps: { store: Store; chainSync: ChainSyncMonitor; timings: ProtocolTimings },
+    private readonly deps: {
+      store: Store;
+      chainSync: ChainSyncMonitor;
+      timings: ProtocolTimings;
+      commitBond: CommitBondGate;
+      /** Wall clock of `publishedAt` (default: the system clock). */
+      wallClock?: Clock;
+    },
   ) {}
 
   async tick(): Promise<void> {
     const state: BackgroundState = {
       chainSync: this.deps.chainSync.snapshot(),
       timings: this.deps.timings.get(),
+      scheduledTimings: this.deps.timings.scheduled(),
+      commitBond: this.deps.commitBond.snapshot(),
+      publishedAt: (this.deps.wallClock ?? systemClock).nowSeconds(),
     };
     await this.deps.store.setOperatorState(BACKGROUND_STATE_KEY, JSON.stringify(state));
   }
@@ -64,6 +98,7 @@ export interface BackgroundStateMirrorDeps {
   /** Only a {@link ChainClock} is fed (an injected test clock is left alone). */
   chainClock: Clock;
   timings: ProtocolTimings;
+  commitBond: CommitBondGate;
   logger: Logger;
   /** How often to read the store (Core's poll interval). */
   intervalMs: number;
@@ -79,7 +114,7 @@ export class BackgroundStateMirror {
 
   /** Reads the store once now. */
   async refresh(): Promise<void> {
-    const { store, chainSync, chainClock, timings } = this.deps;
+    const { store, chainSync, chainClock, timings, commitBond } = this.deps;
     const [cursor, raw] = await Promise.all([
       store.getChainCursor(),
       store.getOperatorState(BACKGROUND_STATE_KEY),
@@ -87,7 +122,14 @@ export class BackgroundStateMirror {
     const state = parseBackgroundState(raw);
     if (chainClock instanceof ChainClock) chainClock.observe(cursor);
     if (state?.timings) timings.set(state.timings);
+    if (state) timings.setScheduled(state.scheduledTimings);
     chainSync.mirror(state?.chainSync ?? null);
+    // Judged on this worker's wall clock against the same bound as the chain sync's staleness.
+    commitBond.mirror(
+      state?.commitBond ?? null,
+      state?.publishedAt ?? null,
+      chainSync.limits.maxStaleSeconds,
+    );
   }
 
   /** Refreshes every interval until {@link stop}; a failed read is logged once and retried (the verdict ages meanwhile). */

@@ -10,7 +10,12 @@ import { FetchRequest, JsonRpcProvider, Network } from "ethers";
 import { ChainIndexer, type ChainProvider } from "./chain/indexer";
 import { OperatorSender, type SenderPolicy } from "./chain/sender";
 import type { ChainSyncMonitor } from "./chain/sync-status";
-import { confirmationLagProblem, type ProtocolTimings } from "./chain/timings";
+import {
+  confirmationLagProblem,
+  parseScheduledTimings,
+  type ProtocolTimings,
+  type ScheduledTimings,
+} from "./chain/timings";
 import { ChainClock, ChainTimeUnavailableError, type Clock, systemClock } from "./clock";
 import type { CommitBondGate } from "./clearing/bond-floor";
 import { BondMonitor } from "./clearing/bond-monitor";
@@ -70,6 +75,32 @@ export interface BackgroundTasks {
   stop(): Promise<void>;
 }
 
+/** `operator_state` key of the scheduled timings changes, kept for a restart or the next leader. */
+export const SCHEDULED_TIMINGS_KEY = "vault.scheduled_timings";
+
+async function storedScheduledTimings(store: Pick<Store, "getOperatorState">): Promise<ScheduledTimings[]> {
+  const raw = await store.getOperatorState(SCHEDULED_TIMINGS_KEY);
+  if (raw === null) return [];
+  try {
+    return parseScheduledTimings(JSON.parse(raw));
+  } catch {
+    return []; // unreadable: nothing to restore (the Vault still enforces; the indexer sees later schedules)
+  }
+}
+
+/** A background task: writes the scheduled timings changes to the store when they changed (after the indexer). */
+function scheduledTimingsKeeper(store: Pick<Store, "setOperatorState">, timings: ProtocolTimings) {
+  let written: string | null = null;
+  return {
+    async tick(): Promise<void> {
+      const value = JSON.stringify(timings.scheduled());
+      if (value === written) return;
+      await store.setOperatorState(SCHEDULED_TIMINGS_KEY, value);
+      written = value;
+    },
+  };
+}
+
 /** A JSON-RPC provider fixed to the configured chain (no network detection loop). */
 export function rpcProvider(
   config: Pick<OperatorConfig, "rpcUrl" | "chainId" | "rpcTimeoutMs">,
@@ -103,6 +134,15 @@ export function senderPolicy(
 export async function createBackgroundTasks(deps: BackgroundDeps): Promise<BackgroundTasks> {
   const { config, store, deployment, clock, chainClock, logger, provider, timings } = deps;
   const vaultTimings = await timings.load(provider, deployment.vault);
+  // Timings changes scheduled before this process started (a restart, a new leader: the indexer resumes
+  // past their events) were kept in the store; the Vault says which of them are still scheduled.
+  await timings.restoreScheduled(provider, deployment.vault, await storedScheduledTimings(store));
+  if (timings.scheduled().length > 0) {
+    logger.warn(
+      { scheduled_timings: timings.scheduled() },
+      "Vault timings changes are scheduled: V2 deadlines are capped under them too until they execute or are cancelled",
+    );
+  }
   const lagProblem = confirmationLagProblem(vaultTimings, config.confirmations);
   if (lagProblem) logger.warn({ confirmations: config.confirmations }, lagProblem);
   const indexer = new ChainIndexer({
@@ -114,6 +154,8 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     confirmations: config.confirmations,
     maxBlocksPerTick: config.indexerMaxBlocksPerTick,
     onTimings: (t) => timings.set(t),
+    onTimingsScheduled: (change) => timings.schedule(change),
+    onOperationCancelled: (operation) => timings.cancel(operation),
     onCursor: chainClock instanceof ChainClock ? (cursor) => chainClock.observe(cursor) : undefined,
     syncStatus: deps.chainSync,
   });
@@ -169,6 +211,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
 
   const tasks: [string, { tick(): Promise<unknown> } | null][] = [
     ["indexer", indexer],
+    ["scheduled timings", scheduledTimingsKeeper(store, timings)],
     ["shared state", deps.statePublisher ?? null],
     ["lifecycle", lifecycle],
     // Before the scheduler and the keeper: they then see what was mined, re-sent or replaced.

@@ -356,7 +356,13 @@ class Devnet {
     }
     const ownedByDevnet = new Set(Object.keys(devnet));
     const user = passThrough((name) => !name.startsWith("SURETY_FACILITATOR_") && !ownedByDevnet.has(name));
-    return { ...baseEnv(), ...user, ...devnet };
+    // A default, not owned: the console's admin (docs/console.md) is the deployer unless the user names
+    // admin wallets (SURETY_ADMIN_WALLETS, or a config file, which the environment would override).
+    const defaults: NodeJS.ProcessEnv =
+      user.SURETY_CONFIG_FILE === undefined
+        ? { SURETY_ADMIN_WALLETS: devAccount(DEVNET_ROLES.deployer).address }
+        : {};
+    return { ...baseEnv(), ...defaults, ...user, ...devnet };
   }
 
   private async startCore(chainId: number, index = 0): Promise<void> {
@@ -504,7 +510,7 @@ class Devnet {
         `  ${label.padEnd(28)} #${String(index).padEnd(3)} ${account.address}  key ${account.privateKey}`,
       );
     };
-    role("deployer, admin", DEVNET_ROLES.deployer);
+    role("deployer, admin, Core admin", DEVNET_ROLES.deployer);
     role("Core operator (OPERATOR_ROLE)", DEVNET_ROLES.operator);
     role("guardian (GUARDIAN_ROLE, vetoes)", DEVNET_ROLES.guardian);
     role("facilitator wallet", DEVNET_ROLES.facilitator);

@@ -11,19 +11,13 @@
 import { bls12_381 } from "@noble/curves/bls12-381.js";
 import { hkdf } from "@noble/hashes/hkdf.js";
 import { sha256 } from "@noble/hashes/sha2.js";
+import { CERTIFICATE_DST, nobleVerify, PUBLIC_KEY_LENGTH, SIGNATURE_LENGTH } from "./bls-verify";
 import { WireError } from "./errors";
 
-/**
- * Hash-to-curve tag of certificate signatures: the IETF BLS proof-of-possession ciphersuite with
- * signatures in G1 (draft-irtf-cfrg-bls-signature §4.2.3). The Vault verifies with the same tag.
- */
-export const CERTIFICATE_DST = "BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_";
+// The tag and the compressed lengths are defined once, in the pure verifier (the browser's too).
+export { CERTIFICATE_DST, PUBLIC_KEY_LENGTH, SIGNATURE_LENGTH };
 
 export const SECRET_KEY_LENGTH = 32;
-/** Compressed G2 point. */
-export const PUBLIC_KEY_LENGTH = 96;
-/** Compressed G1 point. */
-export const SIGNATURE_LENGTH = 48;
 /** IETF BLS KeyGen needs at least 32 bytes of input key material. */
 export const MIN_IKM_LENGTH = 32;
 /** EIP-2537 encodes an Fp element in 64 bytes (16 zero bytes, then the 48-byte big-endian value). */
@@ -107,14 +101,7 @@ const nobleBackend: MinSigBackend = {
   keygen: ietfKeygen,
   publicKey: (secretKey) => short.getPublicKey(secretKey).toBytes(true),
   sign: (secretKey, message, dst) => short.sign(short.hash(message, dst), secretKey).toBytes(true),
-  verify: (publicKey, message, signature, dst) => {
-    const pk = bls12_381.G2.Point.fromBytes(publicKey);
-    const sig = bls12_381.G1.Point.fromBytes(signature);
-    pk.assertValidity();
-    sig.assertValidity();
-    if (pk.is0() || sig.is0()) return false;
-    return short.verify(sig, short.hash(message, dst), pk);
-  },
+  verify: nobleVerify,
 };
 
 /** Where the addon lives (the worker thread of operator/guarantees/signing-worker.ts loads it too). */

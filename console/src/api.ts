@@ -1,5 +1,6 @@
 /**
- * Reads of Core's public endpoints (docs/operator-api.md). The console is served by the Core it reads, so
+ * Reads of Core's endpoints (docs/operator-api.md): the public ones, and after a sign-in (session.ts) the
+ * ones the signed-in wallet may read, with its bearer token. The console is served by the Core it reads, so
  * every URL is same-origin and relative to the site root. Bodies are typed as the docs define them; the
  * public-params and token shapes come from the sdk, their one definition.
  */
@@ -24,6 +25,174 @@ export interface HealthBody {
     seconds_since_sync: number | null;
     max_stale_seconds: number;
   };
+  leadership?: {
+    role: string;
+    replica: string | null;
+    leader: string | null;
+    token: number | null;
+    lease_expires_at: string | null;
+  };
+}
+
+/** `GET /core/clearing/schedule`. */
+export interface ScheduleBody {
+  chain_time: string | null;
+  cycle_length_seconds: number | null;
+  commit_delay_seconds: number | null;
+  next_cutoff: string | null;
+  next_commit_by: string | null;
+  seconds_to_cutoff: number | null;
+  pending_cycle: {
+    cycle_id: number;
+    state: "PLANNED" | "SENT";
+    cutoff: string;
+    planned_at: string;
+    commit_tx: string | null;
+    sent_at: string | null;
+  } | null;
+  latest_committed_cycle_id: number;
+}
+
+export const GUARANTEE_STATES = [
+  "PENDING_VALIDATION",
+  "FINALIZED_PAYABLE",
+  "DISPUTED",
+  "CANCELLED",
+  "NETTED",
+  "SETTLED",
+  "REMUNERATED",
+  "DEFAULT_REMUNERATED",
+] as const;
+export type GuaranteeState = (typeof GUARANTEE_STATES)[number];
+
+/** `GET /core/guarantees/{id}` (and each item of the list). */
+export interface GuaranteeBody {
+  guarantee_id: string;
+  state: GuaranteeState;
+  claims: {
+    version: 1 | 2;
+    user_address: string;
+    recipient_address: string;
+    req_id: string;
+    amount: string;
+    asset_address: string;
+    timestamp: number;
+    validation_policy?: Record<string, unknown>;
+  };
+  scheme: string;
+  signature: string;
+  certificate: { claims: string; signature: string };
+  created_at: string;
+  updated_at: string;
+  cycle_id: number | null;
+  excluded_reason: string | null;
+  validation_request_hash: string | null;
+}
+
+export interface GuaranteeListBody {
+  guarantees: GuaranteeBody[];
+  next_cursor: string | null;
+}
+
+export interface TimelineBody {
+  guarantee_id: string;
+  state: GuaranteeState;
+  timeline: {
+    kind: string;
+    at: string | null;
+    clock: "chain" | "core";
+    tx_hash: string | null;
+    block_number: number | null;
+    cycle_id: number | null;
+    detail: Record<string, string | number>;
+  }[];
+}
+
+/** `GET /core/users/{address}/balances`. */
+export interface BalancesBody {
+  user_address: string;
+  balances: {
+    asset_address: string;
+    symbol: string | null;
+    decimals: number | null;
+    deposited: string;
+    locked: string;
+    pending_withdrawal: string;
+    reserve_hold: string;
+    available: string;
+    collateral_factor_bps: number;
+  }[];
+}
+
+/** `GET /core/users` (admin wallets). */
+export interface CollateralListBody {
+  balances: {
+    user_address: string;
+    asset_address: string;
+    deposited: string;
+    locked: string;
+    pending_withdrawal: string;
+  }[];
+  next_cursor: string | null;
+}
+
+/** `GET /core/users/{address}/withdrawals`. */
+export interface WithdrawalsBody {
+  user_address: string;
+  withdrawals: {
+    withdrawal_id: string;
+    asset_address: string;
+    amount: string;
+    state: string;
+    requested_at: string | null;
+    finalizable_at: string | null;
+    paid: string | null;
+    closed_at: string | null;
+  }[];
+}
+
+export interface WebhookBacklogBody {
+  pending: number;
+  failed: number;
+  oldest_pending_at: string | null;
+}
+
+/** `GET /core/admin/webhooks`. */
+export interface WebhooksBody {
+  webhooks: {
+    id: string;
+    url: string;
+    event_types: string[];
+    description: string | null;
+    source: "config" | "api";
+    created_at: string;
+    backlog: WebhookBacklogBody & { max_pending_attempts: number };
+  }[];
+  backlog: WebhookBacklogBody;
+}
+
+/** `GET /core/admin/webhooks/{id}/deliveries`. */
+export interface DeliveriesBody {
+  webhook_id: string;
+  deliveries: {
+    event_id: string;
+    event_type: string;
+    status: string;
+    attempts: number;
+    last_error: string | null;
+    last_status_code: number | null;
+    next_attempt_at: string | null;
+    last_attempt_at: string | null;
+    delivered_at: string | null;
+    created_at: string;
+  }[];
+  next_cursor: string | null;
+}
+
+/** `GET /core/cycles`. */
+export interface CycleListBody {
+  cycles: CycleBody[];
+  next_cursor: string | null;
 }
 
 export type DebtorStatus = "OPEN" | "PAID" | "COVERED" | "CHALLENGED" | "ANSWERED" | "VOIDED" | "REFUNDED";
@@ -84,10 +253,23 @@ async function readJson(response: Response, path: string): Promise<unknown> {
  * GET a public JSON endpoint. `accept` lists non-2xx statuses whose body is still the endpoint's shape
  * (health answers 503 with its full body).
  */
-export async function getJson<T>(path: string, accept: readonly number[] = []): Promise<T> {
+export function getJson<T>(path: string, accept: readonly number[] = []): Promise<T> {
+  return requestJson<T>(path, {}, accept);
+}
+
+/** A JSON request to Core (`init` adds a method, a body, a bearer token); a non-2xx answer throws {@link ApiError}. */
+export async function requestJson<T>(
+  path: string,
+  init: RequestInit,
+  accept: readonly number[] = [],
+): Promise<T> {
   let response: Response;
   try {
-    response = await fetch(path, { headers: { accept: "application/json" }, cache: "no-store" });
+    response = await fetch(path, {
+      ...init,
+      headers: { accept: "application/json", ...(init.headers as Record<string, string> | undefined) },
+      cache: "no-store",
+    });
   } catch (error) {
     throw new ApiError(
       `Core cannot be reached (${(error as Error).message}): is it running, and is this page served by it?`,
@@ -95,6 +277,7 @@ export async function getJson<T>(path: string, accept: readonly number[] = []): 
       null,
     );
   }
+  if (response.status === 204) return undefined as T;
   const body = await readJson(response, path);
   if (response.ok || accept.includes(response.status)) return body as T;
   const { error, code } = (body ?? {}) as { error?: unknown; code?: unknown };
@@ -105,35 +288,7 @@ export async function getJson<T>(path: string, accept: readonly number[] = []): 
   );
 }
 
-/** A cycle, or null when Core has not seen it committed (404 `cycle_not_found`). */
-export async function getCycle(id: number): Promise<CycleBody | null> {
-  try {
-    return await getJson<CycleBody>(`/core/cycles/${id}`);
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404 && error.code === "cycle_not_found") return null;
-    throw error;
-  }
-}
-
-/**
- * The highest committed cycle id, or 0 when none. Core lists no cycles, but ids are consecutive from 1
- * (ClearingHouse: `lastCycleId + 1`), so an exponential probe then a binary search finds the last one in
- * O(log n) reads. `from` is a known committed id to start above (0 when none is known).
- */
-export async function findLatestCycleId(from: number): Promise<number> {
-  let low = from; // known to exist (or 0)
-  let step = 1;
-  let high = from + step;
-  while ((await getCycle(high)) !== null) {
-    low = high;
-    step *= 2;
-    high = low + step;
-  }
-  // low exists (or is 0), high does not: the last id is in [low, high).
-  while (high - low > 1) {
-    const mid = Math.floor((low + high) / 2);
-    if ((await getCycle(mid)) !== null) low = mid;
-    else high = mid;
-  }
-  return low;
+/** The newest committed cycles (`GET /core/cycles`, newest first). */
+export function listCycles(limit: number): Promise<CycleListBody> {
+  return getJson<CycleListBody>(`/core/cycles?limit=${limit}`);
 }

@@ -1,12 +1,20 @@
-/** Health view: Core's probes and indexer sync, the contracts, and the clearing timings and latest deadlines. */
-import type { CycleBody, HealthBody, WirePublicParams } from "./api";
+/**
+ * Health view: Core's probes and indexer sync, who leads the background work, the clearing schedule in
+ * chain time (next cutoff, commit due, a cycle under way) with the timings and the latest deadlines, the
+ * contracts, and the webhook backlog (admin wallets).
+ */
+import type { CycleBody, HealthBody, ScheduleBody, WebhookBacklogBody, WirePublicParams } from "./api";
 import { h, row } from "./dom";
 import { formatSeconds, formatTime } from "./format";
 
 export interface HealthData {
   health: HealthBody;
   params: WirePublicParams;
+  schedule: ScheduleBody | null;
   latestCycle: CycleBody | null;
+  /** The admin's view of the webhook outbox; null when the signed-in wallet is not admin (or none is). */
+  backlog: WebhookBacklogBody | null;
+  signedIn: boolean;
 }
 
 const SYNC_ADVICE: Record<string, string> = {
@@ -35,7 +43,86 @@ function badge(value: string): HTMLElement {
   return h("span", { class: `badge ${kind}` }, value);
 }
 
-export function renderHealth({ health, params, latestCycle }: HealthData): HTMLElement {
+function scheduleRows(schedule: ScheduleBody | null): HTMLElement[] {
+  if (!schedule) return row("Next cutoff", h("span", { class: "muted" }, "reading…"));
+  const pending = schedule.pending_cycle;
+  return [
+    ...row("Chain time", h("span", { "data-testid": "chain-time" }, time(schedule.chain_time))),
+    ...row(
+      "Next cutoff",
+      schedule.next_cutoff === null
+        ? h("span", { class: "muted" }, "not set yet (the scheduler sets it on its first run)")
+        : h(
+            "span",
+            { "data-testid": "next-cutoff" },
+            time(schedule.next_cutoff),
+            schedule.seconds_to_cutoff === null
+              ? null
+              : schedule.seconds_to_cutoff >= 0
+                ? ` in ${formatSeconds(schedule.seconds_to_cutoff)} of chain time`
+                : ` passed ${formatSeconds(-schedule.seconds_to_cutoff)} ago: commit under way`,
+          ),
+    ),
+    ...row("Commit due by", time(schedule.next_commit_by)),
+    ...row(
+      "Cycle under way",
+      pending === null
+        ? h("span", { class: "muted" }, "none")
+        : h(
+            "span",
+            {},
+            `#${pending.cycle_id} ${pending.state}, cutoff `,
+            time(pending.cutoff),
+            pending.commit_tx ? " tx " : null,
+            pending.commit_tx ? h("code", {}, pending.commit_tx) : null,
+          ),
+    ),
+  ];
+}
+
+function leaderRows(health: HealthBody): HTMLElement[] {
+  const l = health.leadership;
+  if (!l) return [];
+  return [
+    ...row(
+      "Background work",
+      h("span", { "data-testid": "leadership" }, l.role, l.replica ? ` (this replica: ${l.replica})` : ""),
+    ),
+    ...row("Leader", l.leader ?? h("span", { class: "muted" }, "single Core (no lease)")),
+    l.lease_expires_at ? row("Lease until", time(l.lease_expires_at)) : [],
+  ].flat();
+}
+
+function backlogRow(backlog: WebhookBacklogBody | null, signedIn: boolean): HTMLElement[] {
+  if (backlog === null) {
+    return row(
+      "Webhook backlog",
+      h(
+        "span",
+        { class: "muted" },
+        signedIn ? "admin wallets only" : "sign in with an admin wallet to see it",
+      ),
+    );
+  }
+  return row(
+    "Webhook backlog",
+    h(
+      "span",
+      { "data-testid": "health-backlog" },
+      `${backlog.pending} pending, ${backlog.failed} failed`,
+      backlog.oldest_pending_at ? [", oldest since ", time(backlog.oldest_pending_at)] : null,
+    ),
+  );
+}
+
+export function renderHealth({
+  health,
+  params,
+  schedule,
+  latestCycle,
+  backlog,
+  signedIn,
+}: HealthData): HTMLElement {
   const sync = health.chain_sync;
   // Core publishes head − confirmations − indexed as lag_blocks, so the confirmation depth follows from the three.
   const confirmations =
@@ -83,6 +170,7 @@ export function renderHealth({ health, params, latestCycle }: HealthData): HTMLE
           row("Store", badge(health.db)),
           row("Chain RPC", badge(health.chain_rpc)),
           row("Indexer", badge(health.indexer)),
+          leaderRows(health),
         ),
       ),
       h(
@@ -105,10 +193,7 @@ export function renderHealth({ health, params, latestCycle }: HealthData): HTMLE
               row("Payment window (P)", formatSeconds(timings.payment_window_seconds)),
               row("Default window", formatSeconds(timings.default_window_seconds)),
               row("Withdrawal grace", formatSeconds(timings.withdrawal_grace_period_seconds)),
-              row(
-                "Next cutoff",
-                h("span", { class: "muted" }, "not published by Core's public API (see docs/console.md)"),
-              ),
+              scheduleRows(schedule),
             ),
         h(
           "h4",
@@ -149,10 +234,7 @@ export function renderHealth({ health, params, latestCycle }: HealthData): HTMLE
               ? "—"
               : time(new Date(params.latest_validation_deadline * 1000).toISOString()),
           ),
-          row(
-            "Webhook backlog",
-            h("span", { class: "muted" }, "admin only: not on the public API (next increment)"),
-          ),
+          backlogRow(backlog, signedIn),
         ),
       ),
     ),

@@ -21,6 +21,7 @@ import { userRoutes } from "./user-routes";
 import { openapiRoutes } from "./openapi";
 import { publicRoutes } from "./public-routes";
 import { requestContext } from "./request-context";
+import { scheduleRoutes } from "./schedule-routes";
 import { webhookAdminRoutes } from "./webhook-admin-routes";
 
 /** Requests are small JSON documents; anything larger is refused before parsing (413). */
@@ -37,6 +38,7 @@ export const CORE_ROUTES: readonly RouteModule[] = [
   (context) => authRouter(context.auth),
   publicRoutes,
   cycleRoutes,
+  scheduleRoutes,
   webhookAdminRoutes,
   openapiRoutes,
   consoleRoutes,

@@ -12,7 +12,7 @@ import type { WirePublicParams, WireTokenList } from "../../sdk/public-params";
 import type { ChainGateway } from "../chain";
 import { ChainSyncMonitor } from "../chain/sync-status";
 import { CommitBondGate } from "../clearing/bond-floor";
-import { maxV2ValidationDeadline, ProtocolTimings } from "../chain/timings";
+import { ProtocolTimings, strictestV2ValidationDeadline } from "../chain/timings";
 import { type Clock, systemClock } from "../clock";
 import type { OperatorConfig } from "../config";
 import type { DeploymentInfo } from "../deployment";
@@ -109,11 +109,11 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       signer,
       trustedRegistries: trustedRegistries(config, deployment),
       chainSync,
+      commitBond,
       contractSignatures: ContractSignatureChecker.over(deps.chain, deps.clock),
-      maxValidationDeadline: (now) => {
-        const current = timings.get();
-        return current ? maxV2ValidationDeadline(current, now, config.v2DeadlineMarginSeconds) : null;
-      },
+      // Under the timings in force and every scheduled change (operator/chain/timings.ts).
+      maxValidationDeadline: (now) =>
+        strictestV2ValidationDeadline(timings.bounding(), now, config.v2DeadlineMarginSeconds),
     });
   const lifecycle =
     services.lifecycle ??

@@ -1,6 +1,7 @@
 /**
  * The cycle resource of Core's asynchronous side (docs/operator-async.md):
  *
+ *   GET  /core/cycles?limit&before                         committed cycles, newest first (public)
  *   GET  /core/cycles/:id                                  cycle: root, state, deadlines, totals (public)
  *   GET  /core/cycles/:id/participants/:address/proof      net position, proof, claimNetCredit args (public)
  *   GET  /core/cycles/:id/guarantees?payer=0x…             a payer's guarantee-tree leaves and proofs (public)
@@ -15,9 +16,11 @@ import { participantPositions } from "../clearing/commit-plan";
 import { ChallengeAnswerError, rebuildCycleGuaranteeTree } from "../clearing/challenge-answer";
 import { cycleCommitArgs, cycleTree } from "../clearing/cycle-json";
 import { query } from "express-validator";
+import { COMMITTED_CYCLE_STATES } from "../clearing/schedule";
+import type { CycleRecord, StoreOps } from "../store";
 import type { RouteModule } from "./context";
 import { notFound } from "./errors";
-import { parsedBy, pathParam, validate, validated } from "./validation";
+import { parsedBy, pathParam, queryParam, validate, validated } from "./validation";
 
 function parseCycleId(value: string): number {
   if (!/^[1-9][0-9]{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) {
@@ -36,6 +39,70 @@ const payerQuery = parsedBy(query("payer"), (value) => {
 
 const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
 
+/** Cycles per page of `GET /core/cycles` (each is a full cycle view: debtors and claims included). */
+export const DEFAULT_CYCLE_PAGE = 10;
+export const MAX_CYCLE_PAGE = 50;
+
+function parseCyclePage(value: string): number {
+  const n = /^[0-9]{1,3}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= 1 && n <= MAX_CYCLE_PAGE))
+    throw new WireError("limit", `must be an integer from 1 to ${MAX_CYCLE_PAGE}`);
+  return n;
+}
+
+function parseBefore(value: string): number {
+  if (!/^[1-9][0-9]{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) {
+    throw new WireError(
+      "before",
+      "must be a positive integer cycle id (the next_cursor of the previous page)",
+    );
+  }
+  return Number(value);
+}
+
+/** The body of `GET /core/cycles/{id}` (and of each item of `GET /core/cycles`). */
+async function cycleView(store: StoreOps, cycle: CycleRecord) {
+  const args = cycleCommitArgs(cycle);
+  const [debts, claims] = await Promise.all([
+    store.listCycleDebts({ cycleId: cycle.cycleId }),
+    store.listCycleClaims(cycle.cycleId),
+  ]);
+  return {
+    cycle_id: cycle.cycleId,
+    state: cycle.state,
+    planned_by_core: cycle.plannedByCore,
+    root: cycle.root,
+    guarantees_root: args.guaranteesRoot,
+    challenge_deadline: iso(cycle.challengeDeadline),
+    answer_deadline: iso(cycle.answerDeadline),
+    vetoed_at: iso(cycle.vetoedAt),
+    committed_at: iso(cycle.committedAt),
+    committed_block: cycle.committedBlock,
+    commit_tx: cycle.txHash,
+    payment_deadline: iso(cycle.paymentDeadline),
+    default_deadline: iso(cycle.defaultDeadline),
+    finalized_at: iso(cycle.finalizedAt),
+    guarantee_count: cycle.guaranteeIds.length,
+    totals: args.totals.map((t) => ({
+      asset_address: t.asset,
+      total_debit: formatUint(t.totalDebit),
+      total_credit: formatUint(t.totalCredit),
+    })),
+    debtors: debts.map((d) => ({
+      asset_address: d.asset,
+      debtor: d.debtor,
+      amount: formatUint(d.amount),
+      status: d.status,
+      covered: d.covered === null ? null : formatUint(d.covered),
+    })),
+    claims: claims.map((c) => ({
+      asset_address: c.asset,
+      participant: c.participant,
+      amount: formatUint(c.amount),
+    })),
+  };
+}
+
 export const cycleRoutes: RouteModule = (context) => {
   const { store, logger } = context;
   const router = Router();
@@ -43,51 +110,34 @@ export const cycleRoutes: RouteModule = (context) => {
   /** Only cycles seen committed on chain are served (a plan not yet committed may still change). */
   const committedCycle = async (id: number) => {
     const cycle = await store.getCycle(id);
-    if (!cycle || (cycle.state !== "COMMITTED" && cycle.state !== "FINALIZED" && cycle.state !== "VETOED")) {
+    if (!cycle || !(COMMITTED_CYCLE_STATES as readonly string[]).includes(cycle.state)) {
       throw notFound("cycle_not_found", `no committed cycle ${id}`);
     }
     return cycle;
   };
 
+  router.get(
+    "/core/cycles",
+    ...validate(queryParam("limit", parseCyclePage), queryParam("before", parseBefore)),
+    async (req, res) => {
+      const { limit = DEFAULT_CYCLE_PAGE, before } = validated<{ limit?: number; before?: number }>(req);
+      // One snapshot: the indexer may move a cycle (finalized, vetoed) between the reads.
+      const page = await store.transaction(async (tx) => {
+        const ids = await tx.listCycleIds(COMMITTED_CYCLE_STATES, { beforeId: before, limit: limit + 1 });
+        const shown = ids.slice(0, limit);
+        const cycles = await Promise.all(shown.map((id) => tx.getCycle(id)));
+        const views = await Promise.all(
+          cycles.filter((c): c is CycleRecord => c !== null).map((c) => cycleView(tx, c)),
+        );
+        return { views, more: ids.length > limit, last: shown[shown.length - 1] };
+      });
+      res.json({ cycles: page.views, next_cursor: page.more ? String(page.last) : null });
+    },
+  );
+
   router.get("/core/cycles/:id", ...validate(cycleIdParam), async (req, res) => {
     const cycle = await committedCycle(validated<{ id: number }>(req).id);
-    const args = cycleCommitArgs(cycle);
-    const debts = await store.listCycleDebts({ cycleId: cycle.cycleId });
-    const claims = await store.listCycleClaims(cycle.cycleId);
-    res.json({
-      cycle_id: cycle.cycleId,
-      state: cycle.state,
-      planned_by_core: cycle.plannedByCore,
-      root: cycle.root,
-      guarantees_root: args.guaranteesRoot,
-      challenge_deadline: iso(cycle.challengeDeadline),
-      answer_deadline: iso(cycle.answerDeadline),
-      vetoed_at: iso(cycle.vetoedAt),
-      committed_at: iso(cycle.committedAt),
-      committed_block: cycle.committedBlock,
-      commit_tx: cycle.txHash,
-      payment_deadline: iso(cycle.paymentDeadline),
-      default_deadline: iso(cycle.defaultDeadline),
-      finalized_at: iso(cycle.finalizedAt),
-      guarantee_count: cycle.guaranteeIds.length,
-      totals: args.totals.map((t) => ({
-        asset_address: t.asset,
-        total_debit: formatUint(t.totalDebit),
-        total_credit: formatUint(t.totalCredit),
-      })),
-      debtors: debts.map((d) => ({
-        asset_address: d.asset,
-        debtor: d.debtor,
-        amount: formatUint(d.amount),
-        status: d.status,
-        covered: d.covered === null ? null : formatUint(d.covered),
-      })),
-      claims: claims.map((c) => ({
-        asset_address: c.asset,
-        participant: c.participant,
-        amount: formatUint(c.amount),
-      })),
-    });
+    res.json(await cycleView(store, cycle));
   });
 
   router.get(

@@ -11,7 +11,7 @@ import type { ErrorRequestHandler, Request, RequestHandler } from "express";
 import { clientErrorAnswer } from "../../runtime/client-errors";
 import { WireError } from "../../sdk/errors";
 import { DomainError } from "../errors";
-import { DuplicateGuaranteeError } from "../store";
+import { DuplicateGuaranteeError, StoreUnavailableError } from "../store";
 import type { Logger } from "../logger";
 import { type ErrorBody, HttpError, httpErrorOf, isMappedRefusal, notFound } from "./errors";
 
@@ -32,6 +32,10 @@ export function toErrorResponse(error: unknown): ErrorResponse {
   }
   if (error instanceof WireError) return response(400, "invalid_request", error.message);
   if (error instanceof DuplicateGuaranteeError) return response(409, "duplicate_guarantee", error.message);
+  // The database is away (docs/scale-out.md, "Failure modes"): the spec's 500, with a code a client can
+  // retry on (issuance is idempotent by the guarantee id). Logged where it is detected, not per request.
+  if (error instanceof StoreUnavailableError)
+    return response(500, "store_unavailable", "the database is unavailable");
   const client = clientErrorAnswer(error);
   if (client !== undefined) return response(client.status, client.code, client.message);
   return response(500, "internal_error", "internal error");
@@ -49,7 +53,12 @@ export function logErrorResponse(
   answer: ErrorResponse,
   fields: Record<string, unknown> = {},
 ): void {
-  if (answer.status >= 500 && !(error instanceof HttpError) && !isMappedRefusal(error))
+  if (
+    answer.status >= 500 &&
+    !(error instanceof HttpError) &&
+    !(error instanceof StoreUnavailableError) &&
+    !isMappedRefusal(error)
+  )
     log?.error({ ...fields, err: error }, "request failed");
   else log?.debug({ ...fields, code: answer.body.code, status: answer.status }, "request rejected");
 }

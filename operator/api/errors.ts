@@ -78,6 +78,8 @@ const ISSUANCE_STATUS: Record<IssuanceErrorCode, number> = {
   [ISSUANCE_ERRORS.indexerStale]: 500,
   [ISSUANCE_ERRORS.indexerLagging]: 500,
   [ISSUANCE_ERRORS.indexerStarting]: 500,
+  [ISSUANCE_ERRORS.commitBondShort]: 500,
+  [ISSUANCE_ERRORS.commitBondUnknown]: 500,
 };
 
 /** `POST /core/guarantees/{id}/finalize` (docs/operator-async.md). */

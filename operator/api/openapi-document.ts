@@ -59,7 +59,11 @@ const COMMON_ERRORS = {
     "`Content-Encoding` other than identity, gzip, deflate or br; charset other than UTF-8.",
     ["unsupported_encoding", "unsupported_charset"],
   ),
-  "500": jsonResponse("Unexpected failure; details go to the log only.", ref("InternalError")),
+  "500": jsonResponse(
+    "Unexpected failure (`internal_error`, details go to the log only), or the database is unavailable " +
+      "(`store_unavailable`: PostgreSQL down or restarting; retry later).",
+    { oneOf: [ref("InternalError"), ref("StoreUnavailable")] },
+  ),
 };
 const UNAUTHORIZED = {
   ...errorResponse("Bearer token missing, invalid or expired.", BEARER_FAILURE_CODES),
@@ -106,7 +110,10 @@ const ISSUANCE_400_CODES = [
   "insufficient_collateral",
 ] as const;
 
-/** 500 of `POST /core/guarantees` with a cause: the chain cannot be judged now (docs/operator-api.md). */
+/**
+ * 500 of `POST /core/guarantees` with a cause: the chain cannot be judged now, or what is issued could not
+ * be committed (docs/operator-api.md).
+ */
 const ISSUANCE_UNAVAILABLE_CODES = [
   "chain_time_unavailable",
   "indexer_halted",
@@ -114,6 +121,8 @@ const ISSUANCE_UNAVAILABLE_CODES = [
   "indexer_lagging",
   "indexer_starting",
   "signature_check_unavailable",
+  "commit_bond_short",
+  "commit_bond_unknown",
 ] as const;
 
 export const CORE_OPENAPI = {
@@ -149,6 +158,10 @@ export const CORE_OPENAPI = {
         additionalProperties: false,
       },
       InternalError: object({ error: { const: "internal error" }, code: { const: "internal_error" } }),
+      StoreUnavailable: object({
+        error: { const: "the database is unavailable" },
+        code: { const: "store_unavailable" },
+      }),
       Address: { type: "string", pattern: "^0x[0-9a-fA-F]{40}$", description: "Any case in; EIP-55 out." },
       Uint: {
         type: "string",
@@ -385,11 +398,13 @@ export const CORE_OPENAPI = {
       }),
       CommitBond: object({
         state: {
-          enum: ["off", "ok", "short"],
+          enum: ["off", "ok", "short", "unknown"],
           description:
             "`short`: the clearing scheduler holds the next commit back because the operator bond is below the " +
             "ClearingHouse's floor (nothing is sent until `ClearingHouse.postBond` tops it up); `off`: nothing " +
-            "is committed from this process. Informational: it does not change `status`.",
+            "is committed; `unknown`: the verdict published by the process or replica that runs the scheduler " +
+            "is missing or stale. Issuance is refused while `short` (`commit_bond_short`) or `unknown` " +
+            "(`commit_bond_unknown`); it does not change `status`.",
         },
         floor_bps: nullable({
           type: "integer",
@@ -533,6 +548,98 @@ export const CORE_OPENAPI = {
           type: "array",
           items: object({ asset_address: ref("Address"), participant: ref("Address"), amount: ref("Uint") }),
         },
+      }),
+      Cycles: object({
+        cycles: { type: "array", items: ref("Cycle") },
+        next_cursor: {
+          ...nullable({ type: "string", pattern: "^[1-9][0-9]*$" }),
+          description: "Pass as `before` for the next (older) page; null on the last.",
+        },
+      }),
+      ClearingSchedule: object({
+        chain_time: {
+          ...nullable(ref("DateTime")),
+          description: "The newest indexed block's timestamp; null before Core indexed a block.",
+        },
+        cycle_length_seconds: nullable({ type: "integer", minimum: 1 }),
+        commit_delay_seconds: nullable({ type: "integer", minimum: 0 }),
+        next_cutoff: {
+          ...nullable(ref("DateTime")),
+          description: "Chain time at which the next cycle closes; null before the scheduler's first run.",
+        },
+        next_commit_by: {
+          ...nullable(ref("DateTime")),
+          description: "`next_cutoff + commit_delay_seconds`: that cycle's commit is due on chain by then.",
+        },
+        seconds_to_cutoff: {
+          ...nullable({ type: "integer" }),
+          description:
+            "`next_cutoff − chain_time` (negative: the cutoff has passed, the commit is under way).",
+        },
+        pending_cycle: nullable(
+          object({
+            cycle_id: { type: "integer", minimum: 1 },
+            state: { enum: ["PLANNED", "SENT"] },
+            cutoff: ref("DateTime"),
+            planned_at: ref("DateTime"),
+            commit_tx: nullable(ref("Bytes32")),
+            sent_at: nullable(ref("DateTime")),
+          }),
+        ),
+        latest_committed_cycle_id: { type: "integer", minimum: 0 },
+      }),
+      CollateralList: object({
+        balances: {
+          type: "array",
+          items: object({
+            user_address: ref("Address"),
+            asset_address: ref("Address"),
+            deposited: ref("Uint"),
+            locked: ref("Uint"),
+            pending_withdrawal: ref("Uint"),
+          }),
+        },
+        next_cursor: {
+          ...nullable({ type: "string", pattern: "^0x[0-9a-fA-F]{40}:0x[0-9a-fA-F]{40}$" }),
+          description: "Pass as `cursor` for the next page; null on the last.",
+        },
+      }),
+      GuaranteeList: object({
+        guarantees: { type: "array", items: ref("Guarantee") },
+        next_cursor: nullable({ type: "string" }),
+      }),
+      TimelineEntry: object({
+        kind: {
+          enum: [
+            "issued",
+            "reserve_registered",
+            "validation_response",
+            "cycle_planned",
+            "netted",
+            "debt_paid",
+            "debt_covered",
+            "debt_voided",
+            "debt_refunded",
+            "credit_claimed",
+            "cycle_finalized",
+            "cycle_vetoed",
+            "state",
+          ],
+        },
+        at: { ...nullable(ref("DateTime")), description: "Null when Core keeps no time for the step." },
+        clock: { enum: ["chain", "core"], description: "A block's timestamp, or Core's own clock." },
+        tx_hash: nullable(ref("Bytes32")),
+        block_number: nullable({ type: "integer", minimum: 0 }),
+        cycle_id: nullable({ type: "integer", minimum: 1 }),
+        detail: {
+          type: "object",
+          additionalProperties: { anyOf: [{ type: "string" }, { type: "integer" }] },
+        },
+      }),
+      GuaranteeTimeline: object({
+        guarantee_id: ref("Bytes32"),
+        state: ref("GuaranteeState"),
+        timeline: { type: "array", items: ref("TimelineEntry") },
       }),
       GuaranteeLeafView: object({
         guarantee_id: ref("Bytes32"),
@@ -699,7 +806,40 @@ export const CORE_OPENAPI = {
         }),
         description: "The only answer that shows the secret.",
       },
-      WebhookSubscriptions: object({ webhooks: { type: "array", items: ref("WebhookSubscription") } }),
+      WebhookBacklog: object({
+        pending: { type: "integer", minimum: 0, description: "Deliveries still to be sent (incl. retries)." },
+        failed: {
+          type: "integer",
+          minimum: 0,
+          description: "Deliveries that gave up after their last attempt.",
+        },
+        oldest_pending_at: {
+          ...nullable(ref("DateTime")),
+          description: "When the oldest pending delivery was created; null when none is pending.",
+        },
+        max_pending_attempts: {
+          type: "integer",
+          minimum: 0,
+          description: "Most attempts among the pending deliveries (how far into the retries).",
+        },
+      }),
+      ListedWebhookSubscription: object({
+        id: { type: "string", pattern: "^[A-Za-z0-9_-]{1,64}$" },
+        url: { type: "string", format: "uri" },
+        event_types: ref("WebhookEventTypes"),
+        description: nullable({ type: "string", maxLength: MAX_DESCRIPTION_LENGTH }),
+        source: { enum: ["config", "api"] },
+        created_at: ref("DateTime"),
+        backlog: ref("WebhookBacklog"),
+      }),
+      WebhookSubscriptions: object({
+        webhooks: { type: "array", items: ref("ListedWebhookSubscription") },
+        backlog: object({
+          pending: { type: "integer", minimum: 0 },
+          failed: { type: "integer", minimum: 0 },
+          oldest_pending_at: nullable(ref("DateTime")),
+        }),
+      }),
       WebhookDelivery: object({
         event_id: { type: "string", pattern: "^evt_[0-9a-f]{32}$" },
         event_type: { enum: [...WEBHOOK_EVENT_TYPES] },
@@ -872,20 +1012,88 @@ export const CORE_OPENAPI = {
               "Core could not issue the guarantee: an unexpected failure (`internal_error`, details in the log " +
               "only), or Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging " +
               "or starting), or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the " +
-              "validation deadline by. Nothing is issued or locked; `GET /core/health` shows why; retry later.",
+              "validation deadline by, or the database is unavailable (`store_unavailable`). Nothing is issued or " +
+              "locked (for `store_unavailable`: unless the connection broke during the commit, which a retry of the " +
+              "same body tells: 409 with the stored certificate); `GET /core/health` shows why; retry later.",
             content: {
               "application/json": {
-                schema: { oneOf: [ref("InternalError"), errorSchema(ISSUANCE_UNAVAILABLE_CODES)] },
+                schema: {
+                  oneOf: [
+                    ref("InternalError"),
+                    ref("StoreUnavailable"),
+                    errorSchema(ISSUANCE_UNAVAILABLE_CODES),
+                  ],
+                },
               },
             },
           },
+        },
+      },
+      get: {
+        tags: ["guarantees"],
+        summary: "Guarantees by payer, recipient, state and asset, newest first, paginated",
+        description:
+          "A caller sees the guarantees it is payer or recipient of (it must name itself in `payer` or " +
+          "`recipient`); facilitators and admin wallets see all, with any filter.",
+        security: [{ bearer: [] }],
+        parameters: [
+          { name: "payer", in: "query", required: false, schema: ref("Address") },
+          { name: "recipient", in: "query", required: false, schema: ref("Address") },
+          { name: "state", in: "query", required: false, schema: ref("GuaranteeState") },
+          { name: "asset", in: "query", required: false, schema: ref("Address") },
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: 1, maximum: 500, default: 50 },
+          },
+          {
+            name: "cursor",
+            in: "query",
+            required: false,
+            schema: { type: "string" },
+            description: "`next_cursor` of the previous page.",
+          },
+        ],
+        responses: {
+          "200": jsonResponse(
+            "One page, newest first; `next_cursor` is null on the last.",
+            ref("GuaranteeList"),
+          ),
+          "400": errorResponse("A parameter malformed or repeated (the message names it).", [
+            "invalid_request",
+          ]),
+          "401": UNAUTHORIZED,
+          "403": errorResponse("The caller named neither itself as payer nor as recipient.", [
+            "not_authorized_for_guarantees",
+          ]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/guarantees/{id}/timeline": {
+      get: {
+        tags: ["guarantees"],
+        summary:
+          "What moved a guarantee, with the transactions (payer, recipient, facilitators, admin wallets)",
+        security: [{ bearer: [] }],
+        parameters: [{ name: "id", in: "path", required: true, schema: ref("Bytes32") }],
+        responses: {
+          "200": jsonResponse(
+            "Its steps, oldest first; the last is the state it is in.",
+            ref("GuaranteeTimeline"),
+          ),
+          "400": errorResponse("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
+          "401": UNAUTHORIZED,
+          "404": errorResponse("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
+          "500": COMMON_ERRORS["500"],
         },
       },
     },
     "/core/guarantees/{id}": {
       get: {
         tags: ["guarantees"],
-        summary: "One guarantee, visible to its payer, its recipient and facilitators",
+        summary: "One guarantee, visible to its payer, its recipient, facilitators and admin wallets",
         security: [{ bearer: [] }],
         parameters: [{ name: "id", in: "path", required: true, schema: ref("Bytes32") }],
         responses: {
@@ -893,6 +1101,35 @@ export const CORE_OPENAPI = {
           "400": errorResponse("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
           "404": errorResponse("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/users": {
+      get: {
+        tags: ["admin"],
+        summary: "Every payer's non-empty balances, by user then asset, paginated (admin wallets)",
+        security: [{ bearer: [] }],
+        parameters: [
+          { name: "asset", in: "query", required: false, schema: ref("Address") },
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: 1, maximum: 500, default: 100 },
+          },
+          {
+            name: "cursor",
+            in: "query",
+            required: false,
+            schema: { type: "string" },
+            description: "`next_cursor` of the previous page.",
+          },
+        ],
+        responses: {
+          "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("CollateralList")),
+          "400": errorResponse("`asset`, `limit` or `cursor` malformed or repeated.", ["invalid_request"]),
+          ...ADMIN_FAILURES,
           "500": COMMON_ERRORS["500"],
         },
       },
@@ -907,7 +1144,9 @@ export const CORE_OPENAPI = {
           "200": jsonResponse("ETH, then the deployment's tokens, then other assets.", ref("Balances")),
           "400": errorResponse("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
-          "403": errorResponse("Only the user and facilitators may read.", ["not_authorized_for_user"]),
+          "403": errorResponse("Only the user, facilitators and admin wallets may read.", [
+            "not_authorized_for_user",
+          ]),
           "500": COMMON_ERRORS["500"],
         },
       },
@@ -983,7 +1222,45 @@ export const CORE_OPENAPI = {
           "200": jsonResponse("Withdrawable amounts and withdrawal requests.", ref("Withdrawals")),
           "400": errorResponse("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
-          "403": errorResponse("Only the user and facilitators may read.", ["not_authorized_for_user"]),
+          "403": errorResponse("Only the user, facilitators and admin wallets may read.", [
+            "not_authorized_for_user",
+          ]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/cycles": {
+      get: {
+        tags: ["clearing"],
+        summary: "Committed cycles (committed, finalized, vetoed), newest first, paginated",
+        parameters: [
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: 1, maximum: 50, default: 10 },
+          },
+          {
+            name: "before",
+            in: "query",
+            required: false,
+            schema: { type: "string", pattern: "^[1-9][0-9]*$" },
+            description: "Only cycles with a lower id: the `next_cursor` of the previous page.",
+          },
+        ],
+        responses: {
+          "200": jsonResponse("One page of cycles, each as `GET /core/cycles/{id}`.", ref("Cycles")),
+          "400": errorResponse("`limit` or `before` malformed or repeated.", ["invalid_request"]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/clearing/schedule": {
+      get: {
+        tags: ["clearing"],
+        summary: "The clearing schedule in chain time: next cutoff, commit due, a cycle under way",
+        responses: {
+          "200": jsonResponse("Core's schedule now.", ref("ClearingSchedule")),
           "500": COMMON_ERRORS["500"],
         },
       },
@@ -1065,7 +1342,7 @@ export const CORE_OPENAPI = {
       },
       get: {
         tags: ["admin"],
-        summary: "Every subscription, configured and API-made (secrets never shown)",
+        summary: "Every subscription, configured and API-made (secrets never shown), with its backlog",
         security: [{ bearer: [] }],
         responses: {
           "200": jsonResponse("The subscriptions.", ref("WebhookSubscriptions")),

@@ -1,21 +1,42 @@
 /**
  * The user resource (docs/operator-api.md, docs/operator-async.md): a user's collateral balances and its
- * withdrawals with what is withdrawable. Both require a bearer token of the user or of a facilitator (403
- * otherwise).
+ * withdrawals with what is withdrawable. Both require a bearer token of the user, of a facilitator or of
+ * an admin wallet (403 otherwise).
  *
+ *   GET  /core/users?asset&limit&cursor       every payer's non-empty balances (admin wallets only)
  *   GET  /core/users/:address/balances       deposited, locked, available per asset
  *   GET  /core/users/:address/withdrawals    withdrawals and what is withdrawable
  */
 import { type Request, Router } from "express";
+import { WireError } from "../../sdk/errors";
 import { formatUint, parseAddress, sameAddress } from "../../sdk/wire";
-import { isFacilitator } from "../auth";
+import { isAdmin, isFacilitator } from "../auth";
 import { withdrawalReadyAt } from "../chain/timings";
 import { balancesView } from "../guarantees";
 import { freeCollateral, reserveHold } from "../guarantees/capacity";
 import { principalOf, requireAccessToken } from "./access-middleware";
 import type { RouteModule } from "./context";
 import { forbidden } from "./errors";
-import { pathParam, validate, validated } from "./validation";
+import { pathParam, queryParam, validate, validated } from "./validation";
+
+export const DEFAULT_COLLATERAL_PAGE = 100;
+export const MAX_COLLATERAL_PAGE = 500;
+
+function parseCollateralPage(raw: string): number {
+  const n = /^[0-9]{1,3}$/.test(raw) ? Number(raw) : NaN;
+  if (!(n >= 1 && n <= MAX_COLLATERAL_PAGE)) {
+    throw new WireError("limit", `must be an integer from 1 to ${MAX_COLLATERAL_PAGE}`);
+  }
+  return n;
+}
+
+/** `cursor`: `<user>:<asset>` of the last row of the previous page (what `next_cursor` carries). */
+function parseCollateralCursor(raw: string): { user: string; asset: string } {
+  const [user, asset, ...more] = raw.split(":");
+  if (asset === undefined || more.length > 0)
+    throw new WireError("cursor", "is not a cursor this API issued");
+  return { user: parseAddress(user, "cursor"), asset: parseAddress(asset, "cursor") };
+}
 
 const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
 
@@ -26,13 +47,53 @@ export const userRoutes: RouteModule = (context) => {
   const authenticated = requireAccessToken(context.accessTokens);
   const isSelfOrFacilitator = (req: Request, address: string) => {
     const { wallet } = principalOf(req);
-    return sameAddress(wallet, address) || isFacilitator(config, wallet);
+    return sameAddress(wallet, address) || isFacilitator(config, wallet) || isAdmin(config, wallet);
   };
+
+  router.get(
+    "/core/users",
+    authenticated,
+    ...validate(
+      queryParam("asset", parseAddress),
+      queryParam("limit", parseCollateralPage),
+      queryParam("cursor", parseCollateralCursor),
+    ),
+    async (req, res) => {
+      const { wallet } = principalOf(req);
+      if (!isAdmin(config, wallet)) {
+        throw forbidden("not_admin", `${wallet} is not an admin wallet (SURETY_ADMIN_WALLETS)`);
+      }
+      const query = validated<{ asset?: string; limit?: number; cursor?: { user: string; asset: string } }>(
+        req,
+      );
+      const limit = query.limit ?? DEFAULT_COLLATERAL_PAGE;
+      const rows = await store.listAllCollateral({
+        after: query.cursor,
+        asset: query.asset,
+        limit: limit + 1,
+      });
+      const page = rows.slice(0, limit);
+      const last = page[page.length - 1];
+      res.json({
+        balances: page.map((b) => ({
+          user_address: b.user,
+          asset_address: b.asset,
+          deposited: formatUint(b.deposited),
+          locked: formatUint(b.locked),
+          pending_withdrawal: formatUint(b.pendingWithdrawal),
+        })),
+        next_cursor: rows.length > limit ? `${last.user}:${last.asset}` : null,
+      });
+    },
+  );
 
   router.get("/core/users/:address/balances", authenticated, ...userParam, async (req, res) => {
     const { address: user } = validated<{ address: string }>(req);
     if (!isSelfOrFacilitator(req, user)) {
-      throw forbidden("not_authorized_for_user", "balances are visible to the user and facilitators only");
+      throw forbidden(
+        "not_authorized_for_user",
+        "balances are visible to the user, facilitators and admin wallets only",
+      );
     }
     // One snapshot: an indexed reserve event between the two reads would skew `available`.
     const [balances, reserves] = await store.transaction(async (tx) =>
@@ -44,7 +105,10 @@ export const userRoutes: RouteModule = (context) => {
   router.get("/core/users/:address/withdrawals", authenticated, ...userParam, async (req, res) => {
     const { address: user } = validated<{ address: string }>(req);
     if (!isSelfOrFacilitator(req, user)) {
-      throw forbidden("not_authorized_for_user", "withdrawals are visible to the user and facilitators only");
+      throw forbidden(
+        "not_authorized_for_user",
+        "withdrawals are visible to the user, facilitators and admin wallets only",
+      );
     }
     const timings = context.timings.get();
     // One snapshot of withdrawals, balances and reserves (the indexer may apply events in between reads).

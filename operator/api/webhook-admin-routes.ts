@@ -2,7 +2,7 @@
  * Admin API for webhook subscriptions (docs/webhooks.md):
  *
  *   POST   /core/admin/webhooks                  create (answers the secret, once)
- *   GET    /core/admin/webhooks                  list (secrets never shown)
+ *   GET    /core/admin/webhooks                  list (secrets never shown), with each one's backlog
  *   GET    /core/admin/webhooks/:id              one subscription
  *   DELETE /core/admin/webhooks/:id              remove it and its deliveries (API-made ones only)
  *   GET    /core/admin/webhooks/:id/deliveries   delivery status, newest first (?status=&limit=&cursor=)
@@ -12,10 +12,11 @@
 import { type RequestHandler, Router } from "express";
 import { body } from "express-validator";
 import { WireError } from "../../sdk/errors";
-import { sameAddress } from "../../sdk/wire";
 import { principalOf, requireAccessToken } from "./access-middleware";
+import { isAdmin } from "../auth";
 import {
   WEBHOOK_DELIVERY_STATUSES,
+  type WebhookBacklog,
   type WebhookDeliveryRecord,
   type WebhookDeliveryStatus,
   type WebhookSubscriptionRecord,
@@ -65,6 +66,17 @@ function subscriptionView(s: WebhookSubscriptionRecord) {
   };
 }
 
+/** `backlog` of a subscription: what is still to be sent and what gave up (zeros when nothing is). */
+function backlogView(subscriptionId: string, all: readonly WebhookBacklog[]) {
+  const b = all.find((item) => item.subscriptionId === subscriptionId);
+  return {
+    pending: b?.pending ?? 0,
+    failed: b?.failed ?? 0,
+    oldest_pending_at: iso(b?.oldestPendingAt ?? null),
+    max_pending_attempts: b?.maxPendingAttempts ?? 0,
+  };
+}
+
 function deliveryView(d: WebhookDeliveryRecord) {
   return {
     event_id: d.eventId,
@@ -107,7 +119,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
   const authenticated = requireAccessToken(context.accessTokens);
   const admin: RequestHandler = (req, _res, next) => {
     const { wallet } = principalOf(req);
-    if (!config.adminWallets.some((a) => sameAddress(a, wallet))) {
+    if (!isAdmin(config, wallet)) {
       throw forbidden("not_admin", `${wallet} is not an admin wallet (SURETY_ADMIN_WALLETS)`);
     }
     next();
@@ -134,8 +146,20 @@ export const webhookAdminRoutes: RouteModule = (context) => {
   });
 
   router.get("/core/admin/webhooks", ...guarded, async (_req, res) => {
-    const all = await store.listWebhookSubscriptions();
-    res.json({ webhooks: all.map(subscriptionView) });
+    const [all, backlog] = await Promise.all([store.listWebhookSubscriptions(), store.webhookBacklog()]);
+    const oldest = backlog.reduce<number | null>(
+      (min, b) =>
+        b.oldestPendingAt !== null && (min === null || b.oldestPendingAt < min) ? b.oldestPendingAt : min,
+      null,
+    );
+    res.json({
+      webhooks: all.map((s) => ({ ...subscriptionView(s), backlog: backlogView(s.id, backlog) })),
+      backlog: {
+        pending: backlog.reduce((sum, b) => sum + b.pending, 0),
+        failed: backlog.reduce((sum, b) => sum + b.failed, 0),
+        oldest_pending_at: iso(oldest),
+      },
+    });
   });
 
   router.get("/core/admin/webhooks/:id", ...guarded, async (req, res) => {

@@ -31,6 +31,11 @@ export function isFacilitator(config: Pick<OperatorConfig, "facilitators">, wall
   return config.facilitators.some((facilitator) => sameAddress(facilitator, wallet));
 }
 
+/** A wallet of `SURETY_ADMIN_WALLETS`: the admin API, and every read of the console (docs/operator-auth.md). */
+export function isAdmin(config: Pick<OperatorConfig, "adminWallets">, wallet: string): boolean {
+  return config.adminWallets.some((admin) => sameAddress(admin, wallet));
+}
+
 /**
  * Issuance authority: the token must carry {@link SCOPE_ISSUE_GUARANTEES},
  * and the recipient must be the caller itself unless the caller is a

@@ -8,6 +8,7 @@ export {
   canIssueFor,
   DEFAULT_SCOPES,
   hasScope,
+  isAdmin,
   isFacilitator,
   type Principal,
   SCOPE_ISSUE_GUARANTEES,

@@ -31,6 +31,15 @@ export interface VaultTimings {
   confirmationLag: number;
 }
 
+/** A `setTimings` change waiting out the Vault's timelock (`TimingsScheduled`). */
+export interface ScheduledTimings {
+  /** The timelock's operation id (lower-case hex). */
+  operation: string;
+  /** Chain time from which a second `setTimings` can execute it. */
+  readyAt: number;
+  timings: VaultTimings;
+}
+
 function plain(value: unknown): EventValue {
   if (typeof value === "bigint" || typeof value === "boolean" || typeof value === "number") return value;
   if (typeof value === "string") return value;
@@ -106,6 +115,10 @@ export interface ApplyContext {
   logger: Logger;
   /** Called when the Vault's timings change (issuance caps V2 deadlines with them). */
   onTimings?: (timings: VaultTimings) => void;
+  /** Called when a timings change is scheduled (`TimingsScheduled`): the V2 deadline cap counts it until it executes. */
+  onTimingsScheduled?: (change: ScheduledTimings) => void;
+  /** Called when the Vault's admin cancels a timelocked operation (`OperationCancelled`). */
+  onOperationCancelled?: (operation: string) => void;
   /** Builds the webhook events applied logs announce (written to the outbox with the change). */
   webhooks?: ChainWebhooks;
 }
@@ -121,6 +134,20 @@ const big = (value: EventValue): bigint => value as bigint;
 const ZERO_BYTES32 = "0x" + "00".repeat(32);
 const address = (value: EventValue): string => getAddress(value as string);
 const num = (value: EventValue): number => Number(value as bigint);
+
+/** A `Timings` tuple of an event (TimingsUpdated, TimingsScheduled). */
+function timingsOf(value: EventValue): VaultTimings {
+  const t = value as Record<string, EventValue>;
+  return {
+    cycleLength: num(t.cycleLength),
+    commitDelay: num(t.commitDelay),
+    challengeWindow: num(t.challengeWindow),
+    paymentWindow: num(t.paymentWindow),
+    defaultWindow: num(t.defaultWindow),
+    withdrawalGracePeriod: num(t.withdrawalGracePeriod),
+    confirmationLag: num(t.confirmationLag),
+  };
+}
 
 /** Applies one event's effects through `j` (event → state table in docs/operator-async.md). */
 export async function applyEvent(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
@@ -189,19 +216,34 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
     case "Vault.ReserveReleased":
       await applyReserve(j, event, context);
       return;
-    case "Vault.TimingsUpdated": {
-      const t = a.timings as Record<string, EventValue>;
-      context.onTimings?.({
-        cycleLength: num(t.cycleLength),
-        commitDelay: num(t.commitDelay),
-        challengeWindow: num(t.challengeWindow),
-        paymentWindow: num(t.paymentWindow),
-        defaultWindow: num(t.defaultWindow),
-        withdrawalGracePeriod: num(t.withdrawalGracePeriod),
-        confirmationLag: num(t.confirmationLag),
-      });
+    case "Vault.TimingsUpdated":
+      context.onTimings?.(timingsOf(a.timings));
       return;
-    }
+    case "Vault.TimingsScheduled":
+      // CONFIG_ROLE scheduled new timings (timelocked, docs/contracts.md "Timelocked grants and changes"):
+      // they are not in force before a second setTimings executes them (TimingsUpdated), but V2 deadlines
+      // issued meanwhile must hold under them too (the cap counts them: timings.ts). A shorter window from
+      // an unknown hand is the first sign of an attack, and Core's own settings (confirmations, cycle
+      // length) may need to follow: someone must look now, while the admin can still cancel.
+      context.onTimingsScheduled?.({
+        operation: (a.operation as string).toLowerCase(),
+        readyAt: num(a.readyAt),
+        timings: timingsOf(a.timings),
+      });
+      context.logger.error(
+        {
+          event: "timings_scheduled",
+          operation: a.operation,
+          ready_at: num(a.readyAt),
+          timings: timingsOf(a.timings),
+          tx_hash: event.txHash,
+        },
+        "Vault timings change scheduled: it takes effect when executed after readyAt unless the admin cancels it",
+      );
+      return;
+    case "Vault.OperationCancelled":
+      context.onOperationCancelled?.((a.operation as string).toLowerCase());
+      return;
     case "ClearingHouse.CycleCommitted":
       await applyCycleCommitted(j, event, context);
       return;

@@ -63,6 +63,8 @@ export interface ChainIndexerOptions {
   /** Largest block range fetched and applied per tick. */
   maxBlocksPerTick: number;
   onTimings?: (timings: VaultTimings) => void;
+  onTimingsScheduled?: ApplyContext["onTimingsScheduled"];
+  onOperationCancelled?: ApplyContext["onOperationCancelled"];
   /** Told the cursor after every completed tick (Core's chain clock follows it: operator/clock.ts). */
   onCursor?: (cursor: ChainCursor | null) => void;
   /** Told the outcome of every tick: health, the issuance gate and metrics read it (sync-status.ts). */
@@ -105,6 +107,8 @@ export class ChainIndexer {
     this.applyContext = {
       logger: options.logger,
       onTimings: options.onTimings,
+      onTimingsScheduled: options.onTimingsScheduled,
+      onOperationCancelled: options.onOperationCancelled,
       webhooks: new ChainWebhooks(
         { chainId: options.deployment.chainId, vault: options.deployment.vault },
         options.confirmations,

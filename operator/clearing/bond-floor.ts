@@ -10,6 +10,13 @@
  * `surety_commit_bond_required{asset}`) and the logs report: one structured error when commits become
  * held back (`event: "commit_bond_below_floor"`), one info line when they resume; nothing in between,
  * however many ticks it stays short.
+ *
+ * Issuance reads the same verdict (docs/clearing.md "Bond floor, enforced on chain"): while commits are held
+ * back, a new guarantee would sit uncommitted while its payer's withdrawal clock runs, so `POST
+ * /core/guarantees` answers 500 `commit_bond_short` until the bond is topped up. Where the scheduler runs in
+ * another process (Core's cluster primary, or the leader replica) this process's gate is a mirror of the
+ * verdict published in the store ({@link CommitBondGate.mirror}); a publication missing or older than the
+ * bound reads `unknown`, which issuance refuses too (`commit_bond_unknown`), never `ok`.
  */
 import { getAddress } from "ethers";
 import type { Clock } from "../clock";
@@ -18,8 +25,12 @@ import type { Logger } from "../logger";
 /** `ClearingHouse.BPS`: the floor is in basis points of a cycle's total debit. */
 export const BOND_FLOOR_BPS_DENOMINATOR = 10_000n;
 
-/** `off`: no scheduler in this process (nothing is committed here); `ok`: the last check passed. */
-export type CommitBondState = "off" | "ok" | "short";
+/**
+ * `off`: no scheduler anywhere reports here (nothing is committed); `ok`: the last check passed; `short`:
+ * commits are held back; `unknown`: mirrored from another process whose last publication is missing or
+ * stale (issuance is refused as for `short`).
+ */
+export type CommitBondState = "off" | "ok" | "short" | "unknown";
 
 export interface BondRequirement {
   /** Checksummed asset address (ETH = the zero address). */
@@ -39,6 +50,15 @@ export interface CommitBondStatus {
   /** Every asset of that cycle with a non-zero requirement; the short ones have `bond < required`. */
   assets: BondRequirement[];
   /** Wall-clock unix seconds since the state holds (null while off). */
+  since: number | null;
+}
+
+/** A verdict as another process publishes it in the store (JSON: amounts as decimal strings). */
+export interface CommitBondSnapshot {
+  state: Exclude<CommitBondState, "unknown">;
+  floorBps: number | null;
+  cycleId: number | null;
+  assets: { asset: string; bond: string; required: string }[];
   since: number | null;
 }
 
@@ -68,19 +88,64 @@ export class CommitBondGate {
     assets: [],
     since: null,
   };
+  /** Set while the verdict comes from another process (mirror); null while this process's scheduler decides. */
+  private mirrored: {
+    snapshot: CommitBondSnapshot | null;
+    publishedAt: number | null;
+    maxStaleSeconds: number;
+  } | null = null;
 
   constructor(private readonly options: CommitBondGateOptions) {}
 
   /** A scheduler commits through this gate (from `off` to `ok` until its first check says otherwise). */
   attach(): void {
+    this.mirrored = null;
     if (this.current.state === "off") {
       this.current = { ...this.current, state: "ok", since: this.options.clock.nowSeconds() };
     }
   }
 
-  /** What health and metrics show. */
+  /** What health, metrics and issuance read (a mirror judges its publication's age now). */
   status(): CommitBondStatus {
-    return this.current;
+    if (this.mirrored === null) return this.current;
+    const { snapshot, publishedAt, maxStaleSeconds } = this.mirrored;
+    const age = publishedAt === null ? null : this.options.clock.nowSeconds() - publishedAt;
+    if (snapshot === null || age === null || age > maxStaleSeconds) {
+      return {
+        state: "unknown",
+        floorBps: snapshot?.floorBps ?? null,
+        cycleId: snapshot?.cycleId ?? null,
+        assets: snapshot === null ? [] : assetsOf(snapshot),
+        since: publishedAt,
+      };
+    }
+    return { ...snapshot, assets: assetsOf(snapshot) };
+  }
+
+  /** This process's own verdict in publishable form (what {@link mirror} takes in another process). */
+  snapshot(): CommitBondSnapshot {
+    const own = this.current;
+    return {
+      state: own.state === "unknown" ? "off" : own.state,
+      floorBps: own.floorBps,
+      cycleId: own.cycleId,
+      assets: own.assets.map((a) => ({
+        asset: a.asset,
+        bond: a.bond.toString(),
+        required: a.required.toString(),
+      })),
+      since: own.since,
+    };
+  }
+
+  /**
+   * Takes the verdict of the process that runs the scheduler: `snapshot` as published at `publishedAt`
+   * (wall-clock unix seconds; null: nothing published). Judged on this process's wall clock: older than
+   * `maxStaleSeconds` (or nothing) reads `unknown`. A later {@link attach} or {@link check} (this process
+   * starts committing, e.g. a replica that became leader) ends the mirroring.
+   */
+  mirror(snapshot: CommitBondSnapshot | null, publishedAt: number | null, maxStaleSeconds: number): void {
+    this.mirrored = { snapshot, publishedAt, maxStaleSeconds };
   }
 
   /**
@@ -92,6 +157,7 @@ export class CommitBondGate {
     totals: readonly { asset: string; totalDebit: bigint }[],
     reader: BondFloorReader,
   ): Promise<boolean> {
+    this.mirrored = null;
     const floorBps = await reader.bondFloorBps();
     const assets: BondRequirement[] = [];
     for (const total of totals) {
@@ -128,4 +194,8 @@ export class CommitBondGate {
     }
     return state === "ok";
   }
+}
+
+function assetsOf(snapshot: CommitBondSnapshot): BondRequirement[] {
+  return snapshot.assets.map((a) => ({ asset: a.asset, bond: BigInt(a.bond), required: BigInt(a.required) }));
 }

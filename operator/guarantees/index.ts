@@ -8,3 +8,4 @@ export {
 export { IssueBatcher, MAX_ISSUE_BATCH } from "./batcher";
 export { availableCollateral, collateralCapacity, freeCollateral, lockLimit, reserveHold } from "./capacity";
 export { balancesView, type BalanceView, claimsOfRecord, guaranteeView, type GuaranteeView } from "./view";
+export { guaranteeTimeline, type TimelineEntry } from "./timeline";

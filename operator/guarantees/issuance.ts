@@ -38,6 +38,7 @@ import { SignatureError, WireError } from "../../sdk/errors";
 import { certificateDomain, type Deployment, guaranteeId } from "../../sdk/ids";
 import { ChainError } from "../chain/gateway";
 import type { ChainSyncMonitor, ChainSyncStatus } from "../chain/sync-status";
+import type { CommitBondGate, CommitBondStatus } from "../clearing/bond-floor";
 import { canIssueFor, type Principal } from "../auth";
 import { ChainTimeUnavailableError, type Clock } from "../clock";
 import { collateralFactorBps, type OperatorConfig } from "../config";
@@ -79,6 +80,11 @@ export interface GuaranteeIssuerDeps {
   maxValidationDeadline?: (now: number) => number | null;
   /** Whether the books follow the chain; issuance is refused (500) while they do not. */
   chainSync?: Pick<ChainSyncMonitor, "status">;
+  /**
+   * Whether clearing commits can be sent (operator bond at the ClearingHouse floor); issuance is refused
+   * (500) while they are held back or the verdict is unknown (operator/clearing/bond-floor.ts).
+   */
+  commitBond?: Pick<CommitBondGate, "status">;
   /** ERC-1271 payer signatures (contract wallets); absent or null: EOA signatures only. */
   contractSignatures?: ContractSignatureChecker | null;
 }
@@ -102,6 +108,8 @@ export const ISSUANCE_ERRORS = {
   indexerStale: "indexer_stale",
   indexerLagging: "indexer_lagging",
   indexerStarting: "indexer_starting",
+  commitBondShort: "commit_bond_short",
+  commitBondUnknown: "commit_bond_unknown",
 } as const;
 
 export type IssuanceErrorCode = (typeof ISSUANCE_ERRORS)[keyof typeof ISSUANCE_ERRORS];
@@ -130,6 +138,35 @@ export function chainSyncRefusal(status: ChainSyncStatus): IssuanceError | null 
     `Core cannot check collateral against the chain now: ${status.reason}; no guarantee is issued until it can` +
       ` (GET /core/health)`,
   );
+}
+
+/**
+ * The refusal while Core cannot commit what it would issue (null when it can): with the operator bond below
+ * the ClearingHouse's floor the scheduler sends no commit, so a new guarantee would stay uncommitted while
+ * its payer's withdrawal clock runs and the withdrawal could finalize first (docs/clearing.md "Bond floor,
+ * enforced on chain").
+ */
+export function commitBondRefusal(status: CommitBondStatus): IssuanceError | null {
+  if (status.state === "short") {
+    const short = status.assets
+      .filter((a) => a.bond < a.required)
+      .map((a) => `${a.asset} bond ${a.bond} < required ${a.required}`)
+      .join(", ");
+    return new IssuanceError(
+      ISSUANCE_ERRORS.commitBondShort,
+      `Core cannot commit clearing cycles now: the operator bond is below the ClearingHouse floor` +
+        ` (${short || "cycle " + String(status.cycleId)}); no guarantee is issued until it is topped up` +
+        ` (GET /core/health commit_bond)`,
+    );
+  }
+  if (status.state === "unknown") {
+    return new IssuanceError(
+      ISSUANCE_ERRORS.commitBondUnknown,
+      "Core cannot tell whether clearing cycles can be committed (the clearing scheduler's verdict is" +
+        " missing or stale); no guarantee is issued until it can (GET /core/health commit_bond)",
+    );
+  }
+  return null;
 }
 
 const E = ISSUANCE_ERRORS;
@@ -240,6 +277,9 @@ export class GuaranteeIssuer {
     const sync = this.deps.chainSync?.status();
     const refusal = sync === undefined ? null : chainSyncRefusal(sync);
     if (refusal !== null) throw refusal;
+    const bond = this.deps.commitBond?.status();
+    const bondRefusal = bond === undefined ? null : commitBondRefusal(bond);
+    if (bondRefusal !== null) throw bondRefusal;
 
     const encoded = encodeCertificateClaims(claims, { domain: this.domain, guaranteeId: id });
     const message = Buffer.from(encoded.slice(2), "hex");

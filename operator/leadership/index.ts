@@ -10,6 +10,7 @@ import type { Logger } from "../logger";
 import { PostgresStore, type Store } from "../store";
 import { LeaderLease, replicaId } from "./lease";
 import { type BackgroundOwnership, type LeadWork, type RunningWork, SoleOwnership } from "./ownership";
+import type { CommitBondGate } from "../clearing/bond-floor";
 import { publishReplicaState, ReplicaStateFollower } from "./replica-state";
 
 export * from "./ownership";
@@ -39,6 +40,7 @@ export interface ReplicaContext {
   chainClock: Clock;
   chainSync: ChainSyncMonitor;
   timings: ProtocolTimings;
+  commitBond: CommitBondGate;
   logger: Logger;
 }
 
@@ -60,6 +62,7 @@ export async function startReplicaWork(
     chainClock: context.chainClock,
     chainSync: context.chainSync,
     timings: context.timings,
+    commitBond: context.commitBond,
     logger: context.logger,
     intervalMs: context.config.pollIntervalMs,
   };

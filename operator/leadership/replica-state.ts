@@ -6,7 +6,10 @@
  * - whether the books follow the chain (`ChainSyncMonitor`, fed by the indexer's ticks: the issuance gate
  *   and `/core/health`): the leader publishes its monitor's snapshot, followers adopt it;
  * - the Vault's timings (`ProtocolTimings`, loaded by the background tasks and updated by the indexer:
- *   the V2 deadline cap and public params): published with the snapshot.
+ *   the V2 deadline cap and public params): published with the snapshot;
+ * - whether clearing commits can be sent (`CommitBondGate`, fed by the leader's scheduler: the issuance gate
+ *   and `/core/health`): published with the snapshot and its time; a follower reads a publication older
+ *   than `SURETY_INDEXER_MAX_STALE_SECONDS`, or none, as `unknown` (issuance refused), never `ok`.
  *
  * The leader publishes every interval through its term's fenced store ({@link publishReplicaState});
  * every replica pulls every interval while it does not lead ({@link ReplicaStateFollower}). Everything
@@ -15,7 +18,9 @@
  */
 import { type ChainSyncMonitor, type ChainSyncSnapshot } from "../chain/sync-status";
 import type { VaultTimings } from "../chain/events";
-import type { ProtocolTimings } from "../chain/timings";
+import { parseScheduledTimings, type ProtocolTimings, type ScheduledTimings } from "../chain/timings";
+import type { CommitBondGate, CommitBondSnapshot } from "../clearing/bond-floor";
+import { parseCommitBondSnapshot } from "../background-state";
 import { ChainClock, type Clock, systemClock } from "../clock";
 import { FailureLog } from "../failure-log";
 import type { Logger } from "../logger";
@@ -31,12 +36,19 @@ interface PublishedState {
   token: number;
   sync: ChainSyncSnapshot;
   timings: VaultTimings | null;
+  /** Timings changes scheduled and not yet executed or cancelled (absent from a version that published none). */
+  scheduledTimings?: ScheduledTimings[];
+  /** The leader's bond-floor verdict (absent from a version that published none: `unknown`). */
+  commitBond?: CommitBondSnapshot | null;
+  /** Wall-clock unix seconds of the publication (absent from a version that published none). */
+  publishedAt?: number;
 }
 
 export interface ReplicaStateDeps {
   chainClock: Clock;
   chainSync: ChainSyncMonitor;
   timings: ProtocolTimings;
+  commitBond: CommitBondGate;
   logger: Logger;
   intervalMs: number;
 }
@@ -52,6 +64,9 @@ export function publishReplicaState(
       token: deps.token,
       sync: deps.chainSync.snapshot(),
       timings: deps.timings.get(),
+      scheduledTimings: deps.timings.scheduled(),
+      commitBond: deps.commitBond.snapshot(),
+      publishedAt: systemClock.nowSeconds(),
     };
     try {
       await deps.store.setOperatorState(REPLICA_STATE_KEY, JSON.stringify(state));
@@ -78,7 +93,7 @@ export class ReplicaStateFollower {
 
   /** One pull (skipped while leading: then this replica's own tasks feed the same objects). */
   async tick(): Promise<void> {
-    const { store, chainClock, chainSync, timings, ownership } = this.deps;
+    const { store, chainClock, chainSync, timings, commitBond, ownership } = this.deps;
     if (ownership.isLeader()) return;
     try {
       const [cursor, raw] = await Promise.all([
@@ -91,6 +106,17 @@ export class ReplicaStateFollower {
       // Nothing published yet (no leader has run): this replica's own monitor stays as it is.
       if (state !== null) chainSync.follow(state.sync);
       if (state?.timings) timings.set(state.timings);
+      if (state !== null) timings.setScheduled(parseScheduledTimings(state.scheduledTimings));
+      // Nothing published yet (no leader has run) or a leader that publishes no verdict (an earlier
+      // version, during a rolling upgrade): this replica's own gate stays as it is, like its sync monitor.
+      // A published verdict is judged by its age: stale reads `unknown`, never `ok`.
+      if (state !== null && state.commitBond !== undefined) {
+        commitBond.mirror(
+          parseCommitBondSnapshot(state.commitBond),
+          typeof state.publishedAt === "number" ? state.publishedAt : null,
+          chainSync.limits.maxStaleSeconds,
+        );
+      }
       this.failures.succeeded("replica state");
     } catch (error) {
       this.failures.failed("replica state", error);

@@ -9,11 +9,11 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
-import type { Store, StoreOps, StoreTx } from "./store";
+import { type Store, type StoreOps, type StoreTx, StoreUnavailableError } from "./store";
 import { AREA_OPERATIONS } from "./sqlite-store";
 import { migratePostgres } from "./postgres/migrations";
 import { AsyncMutex } from "./mutex";
-import type { PgConn } from "./postgres/common";
+import { isConnectionError, type PgConn } from "./postgres/common";
 import { PgAuthSessions } from "./postgres/auth-sessions";
 import { PgChainJournal } from "./postgres/chain-journal";
 import { PgCollateral } from "./postgres/collateral";
@@ -63,7 +63,7 @@ function pgAreas(conn: PgConn): PgAreas {
     collateral,
     reserves,
     guarantees,
-    issuance: new PgIssuance(conn, collateral, guarantees, webhooks),
+    issuance: new PgIssuance(conn, collateral, reserves, guarantees, webhooks),
     cycles: new PgCycles(conn),
     netting: new PgCycleNetting(conn),
     chainJournal: new PgChainJournal(conn),
@@ -198,11 +198,28 @@ export class PostgresStore implements Store {
     return this.withTransaction(body, false);
   }
 
-  /** Runs `body` on one pooled connection between BEGIN and COMMIT; ROLLBACK if it throws. */
+  /**
+   * Runs `body` on one pooled connection between BEGIN and COMMIT; ROLLBACK if it throws. A failure of the
+   * connection (server down, restarting, connection lost) is thrown as {@link StoreUnavailableError}.
+   */
   private async withTransaction<T>(body: (conn: PgConn) => Promise<T>, fenced = true): Promise<T> {
     if (this.closed) throw new Error("store is closed");
+    try {
+      return await this.onConnection(body, fenced);
+    } catch (error) {
+      throw isConnectionError(error) ? new StoreUnavailableError(error) : error;
+    }
+  }
+
+  private async onConnection<T>(body: (conn: PgConn) => Promise<T>, fenced: boolean): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
+    // A checked-out client has no error listener of the pool's: if the server ends the connection while no
+    // statement runs on it (a restart, an administrator's terminate, a network cut between two statements
+    // of a transaction body), the client emits 'error', which unhandled would end the process. The
+    // connection is then discarded on release, and the body's next statement fails.
+    const onError = (error: Error) => (broken ??= error);
+    client.on("error", onError);
     try {
       await client.query("BEGIN");
       try {
@@ -220,6 +237,7 @@ export class PostgresStore implements Store {
       if (!(error as { code?: string }).code) broken ??= error as Error;
       throw error;
     } finally {
+      client.off("error", onError);
       client.release(broken);
     }
   }
@@ -246,7 +264,11 @@ export class PostgresStore implements Store {
 
   async ping(): Promise<void> {
     if (this.closed) throw new Error("store is closed");
-    await this.pool.query("SELECT 1");
+    try {
+      await this.pool.query("SELECT 1");
+    } catch (error) {
+      throw isConnectionError(error) ? new StoreUnavailableError(error) : error;
+    }
   }
 
   async close(): Promise<void> {

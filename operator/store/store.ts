@@ -44,3 +44,16 @@ export interface Store extends StoreOps {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * The database could not be reached, or dropped the connection, during an operation (PostgreSQL: server
+ * down or restarting, connection refused, reset or terminated). The operation wrote nothing, except when the
+ * connection broke while its COMMIT was under way: then its outcome is unknown, and a retry of an idempotent
+ * operation (issuance, by the guarantee id) tells. Core answers it 500 `store_unavailable`.
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = "StoreUnavailableError";
+  constructor(override readonly cause: unknown) {
+    super(`the database is unavailable: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}

@@ -4,7 +4,16 @@
  *
  *   npm run bench:issuance [-- --duration 10 --connections 64 --payers 50]
  *   BENCH_SIGN_IN_THREAD=1 npm run bench:issuance   # BLS signing on the event loop (Core's default: a worker)
+ *   npm run bench:issuance -- --store postgres [--replicas 2] [--phases max]
  *   BENCH_CORE_WORKERS=2 npm run bench:issuance     # Core as a node:cluster: 2 HTTP workers + the background process
+ *
+ * `--store postgres`: Core on PostgreSQL (docs/scale-out.md): the database at SURETY_DATABASE_URL, or, when
+ * it is unset, an embedded PostgreSQL server the bench starts (scripts/bench/postgres.ts; fsync on) and
+ * whose CPU time it counts per guarantee next to Core's. `--replicas N`: N Core processes on that one
+ * database (each its own port and pool, one of them leading the background work); the load is split over
+ * them (N autocannon instances, connections / N each, disjoint guarantees), latencies merged into one
+ * histogram. `--phases max`: only phase 1 and the floor (the half-rate phases need one Core URL). The last
+ * line, `RESULT {…}`, is the run's figures as JSON, for scripts that take medians over runs.
  *
  * The parent process pre-signs guarantees and drives the load with
  * autocannon and, for the fixed-rate phases, its own open-loop generator on
@@ -25,7 +34,7 @@
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import cluster, { type Worker } from "node:cluster";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { createServer } from "node:http";
 import { constants, createHistogram, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
@@ -44,11 +53,12 @@ import { RpcChainGateway } from "../../operator/chain";
 import { configFromObject } from "../../operator/config";
 import { parseDeployment } from "../../operator/deployment";
 import { startCoreBackground, startCoreServer } from "../../operator/server";
-import { SqliteStore } from "../../operator/store";
+import { PostgresStore, SqliteStore, type Store } from "../../operator/store";
 import { deploySurety } from "../deploy";
 import { formatSteal, stealMeter } from "./host-steal";
 import { type LoadFigures, openLoop, type OpenLoopResult } from "./open-loop";
 import { median } from "./stats";
+import { type BenchPostgres, startBenchPostgres } from "./postgres";
 
 /** The part of autocannon's API used here (the package ships no type declarations). */
 interface AutocannonOptions {
@@ -71,8 +81,17 @@ interface AutocannonResult {
   timeouts: number;
   "2xx": number;
 }
+interface AutocannonInstance {
+  on(
+    event: "response",
+    listener: (client: unknown, statusCode: number, bytes: number, responseTimeMs: number) => void,
+  ): void;
+}
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const autocannon = require("autocannon") as (options: AutocannonOptions) => Promise<AutocannonResult>;
+const autocannon = require("autocannon") as (
+  options: AutocannonOptions,
+  done: (error: Error | null, result: AutocannonResult) => void,
+) => AutocannonInstance;
 
 type Signer = Pick<Wallet, "address" | "privateKey" | "signMessage">;
 
@@ -98,6 +117,14 @@ function arg(name: string, fallback: number): number {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
+function textArg<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i < 0) return fallback;
+  const value = process.argv[i + 1] as T;
+  if (!allowed.includes(value)) throw new Error(`--${name}: one of ${allowed.join(", ")}`);
+  return value;
+}
+
 // ------------------------------------------------------------------ server (child process)
 
 /**
@@ -108,7 +135,8 @@ function arg(name: string, fallback: number): number {
  */
 const CORE_WORKERS = Number(process.env.BENCH_CORE_WORKERS ?? 1);
 
-function benchConfig(dataDir: string) {
+function benchConfig() {
+  const dataDir = process.env.BENCH_DATA_DIR as string;
   return configFromObject({
     host: "127.0.0.1",
     port: 0,
@@ -124,6 +152,10 @@ function benchConfig(dataDir: string) {
     timestampWindowPastSeconds: 3_600,
     // BENCH_SIGN_IN_THREAD=1: certificates are signed on the event loop instead of Core's signing worker.
     blsSigningWorker: !process.env.BENCH_SIGN_IN_THREAD,
+    // --store postgres: every replica on the one database; the replicas elect a leader (docs/scale-out.md).
+    ...(process.env.BENCH_DATABASE_URL
+      ? { databaseUrl: process.env.BENCH_DATABASE_URL, replicaId: process.env.BENCH_REPLICA_ID }
+      : {}),
   });
 }
 
@@ -145,7 +177,7 @@ function benchChain() {
   return RpcChainGateway.fromUrl(process.env.BENCH_RPC_URL as string, CHAIN_ID, RPC_TIMEOUT_MS);
 }
 
-async function creditPayers(store: SqliteStore): Promise<void> {
+async function creditPayers(store: Store): Promise<void> {
   const payers = (process.env.BENCH_PAYERS as string).split(",");
   const now = Math.floor(Date.now() / 1000);
   for (const payer of payers) await store.creditDeposit(payer, ZERO_ADDRESS, DEPOSIT, now);
@@ -153,9 +185,13 @@ async function creditPayers(store: SqliteStore): Promise<void> {
 
 async function serve(): Promise<void> {
   if (CORE_WORKERS > 1) return cluster.isPrimary ? servePrimary() : serveWorker();
-  const config = benchConfig(process.env.BENCH_DATA_DIR as string);
-  const store = SqliteStore.open(config.dbFile);
-  await creditPayers(store);
+  const config = benchConfig();
+  const store: Store =
+    config.databaseUrl === null
+      ? SqliteStore.open(config.dbFile)
+      : await PostgresStore.open(config.databaseUrl);
+  // Several replicas on one database: the first credits the payers.
+  if (process.env.BENCH_CREDIT === "1") await creditPayers(store);
   const chain = benchChain();
   const core = await startCoreServer(config, {
     store,
@@ -185,7 +221,7 @@ async function serve(): Promise<void> {
 
 /** The cluster's primary: background work, N HTTP workers; answers the parent for all of them. */
 async function servePrimary(): Promise<void> {
-  const config = benchConfig(process.env.BENCH_DATA_DIR as string);
+  const config = benchConfig();
   const store = SqliteStore.open(config.dbFile);
   await creditPayers(store);
   const chain = benchChain();
@@ -246,7 +282,7 @@ async function servePrimary(): Promise<void> {
 
 /** An HTTP worker of the cluster over the primary's SQLite file (its own store, chain client and signer). */
 async function serveWorker(): Promise<void> {
-  const config = benchConfig(process.env.BENCH_DATA_DIR as string);
+  const config = benchConfig();
   const chain = benchChain();
   const core = await startCoreServer(config, {
     role: "http",
@@ -493,6 +529,7 @@ async function startServer(
   dataDir: string,
   payers: string[],
   rpcUrl: string,
+  extraEnv: Record<string, string> = { BENCH_CREDIT: "1" },
 ): Promise<{ url: string; child: ChildProcess }> {
   const deployment = CORE_WORKERS > 1 ? { BENCH_DEPLOYMENT: await deployContracts(rpcUrl) } : {};
   const child = fork(__filename, ["--serve"], {
@@ -506,10 +543,11 @@ async function startServer(
     ],
     env: {
       ...process.env,
-      ...deployment,
       BENCH_DATA_DIR: dataDir,
       BENCH_PAYERS: payers.join(","),
       BENCH_RPC_URL: rpcUrl,
+      ...deployment,
+      ...extraEnv,
     },
     stdio: ["ignore", "ignore", "inherit", "ipc"],
   });
@@ -600,24 +638,31 @@ async function load(
   token: string,
   bodies: string[],
   options: { connections: number; duration: number; overallRate?: number },
+  onResponse?: (responseTimeMs: number) => void,
 ): Promise<LoadResult> {
   let next = 0;
-  const result = await autocannon({
-    url,
-    connections: options.connections,
-    duration: options.duration,
-    overallRate: options.overallRate,
-    requests: [
+  const result = await new Promise<AutocannonResult>((resolve, reject) => {
+    const instance = autocannon(
       {
-        method: "POST",
-        path: "/core/guarantees",
-        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-        setupRequest: (request: Record<string, unknown>) => ({
-          ...request,
-          body: bodies[next++ % bodies.length],
-        }),
+        url,
+        connections: options.connections,
+        duration: options.duration,
+        overallRate: options.overallRate,
+        requests: [
+          {
+            method: "POST",
+            path: "/core/guarantees",
+            headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+            setupRequest: (request: Record<string, unknown>) => ({
+              ...request,
+              body: bodies[next++ % bodies.length],
+            }),
+          },
+        ],
       },
-    ],
+      (error, done) => (error ? reject(error) : resolve(done)),
+    );
+    if (onResponse) instance.on("response", (_client, _status, _bytes, ms) => onResponse(ms));
   });
   return {
     requests: result.requests.total,
@@ -626,6 +671,44 @@ async function load(
     perSecond: result["2xx"] / options.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
+  };
+}
+
+/**
+ * {@link load} spread over several Core replicas: one autocannon instance per URL, `connections / N`
+ * connections each, every instance its own share of `bodies` (no guarantee sent twice). Counts are summed;
+ * p50 and p99 come from one histogram of every response's latency (µs resolution).
+ */
+async function loadReplicas(
+  urls: string[],
+  token: string,
+  bodies: string[],
+  options: { connections: number; duration: number },
+): Promise<LoadResult> {
+  const latency = createHistogram();
+  const record = (ms: number) => latency.record(Math.max(1, Math.round(ms * 1000)));
+  const parts = await Promise.all(
+    urls.map((url, i) =>
+      load(
+        url,
+        token,
+        bodies.filter((_, j) => j % urls.length === i),
+        {
+          connections: Math.max(1, Math.round(options.connections / urls.length)),
+          duration: options.duration,
+        },
+        record,
+      ),
+    ),
+  );
+  const sum = (pick: (r: LoadResult) => number) => parts.reduce((total, r) => total + pick(r), 0);
+  return {
+    requests: sum((r) => r.requests),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    perSecond: sum((r) => r.perSecond),
+    p50: Number((latency.percentile(50) / 1000).toFixed(1)),
+    p99: Number((latency.percentile(99) / 1000).toFixed(1)),
   };
 }
 
@@ -675,16 +758,24 @@ async function main(): Promise<void> {
   const duration = arg("duration", 10);
   const connections = arg("connections", 64);
   const payerCount = arg("payers", 50);
+  const storeKind = textArg("store", ["sqlite", "postgres"] as const, "sqlite");
+  const replicas = arg("replicas", 1);
+  if (!Number.isSafeInteger(replicas) || replicas < 1) throw new Error("--replicas: a whole number ≥ 1");
+  if (replicas > 1 && storeKind !== "postgres") throw new Error("--replicas > 1 needs --store postgres");
+  if (CORE_WORKERS > 1 && (storeKind !== "sqlite" || replicas > 1)) {
+    throw new Error("BENCH_CORE_WORKERS: one Core on SQLite (SURETY_WORKERS shares one SQLite file)");
+  }
+  // The half-rate phases drive one Core URL: with several replicas only the max phase runs.
+  const halfPhases = textArg("phases", ["all", "max"] as const, "all") === "all" && replicas === 1;
   const halfConnectionsIndex = process.argv.indexOf("--half-connections");
   const halfConnections = (
     halfConnectionsIndex >= 0 ? process.argv[halfConnectionsIndex + 1] : HALF_RATE_CONNECTIONS
   )
     .split(",")
     .map(Number);
+  const loadBefore = loadavg();
   console.log(
-    `load average before the run: ${loadavg()
-      .map((l) => l.toFixed(2))
-      .join(" ")} (${cpus().length} cores)`,
+    `load average before the run: ${loadBefore.map((l) => l.toFixed(2)).join(" ")} (${cpus().length} cores)`,
   );
 
   const payers = Array.from({ length: payerCount }, () => Wallet.createRandom());
@@ -692,8 +783,9 @@ async function main(): Promise<void> {
   const hasher = new GuaranteeHasher({ ...EIP712, chainId: CHAIN_ID, verifyingContract: VAULT });
   // Enough distinct guarantees for every phase at up to MAX_EXPECTED_RATE: none is ever sent twice.
   const perPhase = Math.ceil(duration * MAX_EXPECTED_RATE);
-  const halfTotal =
-    Math.ceil(duration * (arg("half-rate", 0) || MAX_EXPECTED_RATE / 2)) * (2 + halfConnections.length);
+  const halfTotal = halfPhases
+    ? Math.ceil(duration * (arg("half-rate", 0) || MAX_EXPECTED_RATE / 2)) * (2 + halfConnections.length)
+    : 0;
   const started = Date.now();
   const phase1 = presign(hasher, payers, recipient.address, perPhase, 1);
   const phase2 = presign(hasher, payers, recipient.address, halfTotal, 1 + perPhase);
@@ -702,19 +794,54 @@ async function main(): Promise<void> {
   );
 
   const dataDir = mkdtempSync(join(tmpdir(), "surety-bench-"));
+  let postgres: BenchPostgres | undefined;
+  let databaseUrl: string | undefined;
+  if (storeKind === "postgres") {
+    databaseUrl = process.env.SURETY_DATABASE_URL || undefined;
+    if (databaseUrl === undefined) {
+      postgres = await startBenchPostgres();
+      databaseUrl = postgres.url;
+      console.log("store: an embedded PostgreSQL server started by the bench (fsync on)");
+    } else console.log("store: PostgreSQL at SURETY_DATABASE_URL (its CPU is not counted here)");
+  } else console.log("store: SQLite file, one Core process");
   const { rpcUrl, chain } = await startChain();
-  let core: { url: string; child: ChildProcess };
+  const cores: { url: string; child: ChildProcess }[] = [];
   try {
-    core = await startServer(
-      dataDir,
-      payers.map((p) => p.address),
-      rpcUrl,
-    );
+    for (let i = 0; i < replicas; i++) {
+      const replicaDir = join(dataDir, `core-${i}`);
+      mkdirSync(replicaDir);
+      cores.push(
+        await startServer(
+          replicaDir,
+          payers.map((p) => p.address),
+          rpcUrl,
+          {
+            BENCH_CREDIT: i === 0 ? "1" : "0",
+            ...(databaseUrl === undefined
+              ? {}
+              : { BENCH_DATABASE_URL: databaseUrl, BENCH_REPLICA_ID: `bench-core-${i}` }),
+          },
+        ),
+      );
+    }
   } catch (error) {
+    for (const core of cores) core.child.kill("SIGTERM");
     await stopChild(chain);
+    await postgres?.stop();
     throw error;
   }
-  const { url, child } = core;
+  const urls = cores.map((c) => c.url);
+  const children = cores.map((c) => c.child);
+  const { url, child } = cores[0];
+  const usageOfAll = async () => {
+    const usages = await Promise.all(children.map((c) => askUsage(c)));
+    return {
+      cpuMs: usages.reduce((total, u) => total + u.cpuMs, 0),
+      loopMs: usages.reduce((total, u) => total + u.eventLoopBusyMs, 0),
+      first: usages[0],
+      database: postgres?.cpuMs() ?? null,
+    };
+  };
   try {
     const token = await signIn(url, recipient);
     // Warm up the JIT and the connection pool on a slice that phase 1 does not reuse.
@@ -727,74 +854,91 @@ async function main(): Promise<void> {
     });
     if (sample.status !== 200)
       throw new Error(`Core refused a guarantee: ${sample.status} ${await sample.text()}`);
-    await load(
-      url,
+    await loadReplicas(
+      urls,
       token,
       warm.map((w) => w.body),
       { connections, duration: 2 },
     );
 
-    const before = await askUsage(child);
+    const before = await usageOfAll();
     const maxSteal = stealMeter();
-    const max = await load(
-      url,
+    const max = await loadReplicas(
+      urls,
       token,
       phase1.map((p) => p.body),
       { connections, duration },
     );
     max.steal = maxSteal();
-    const after = await askUsage(child);
+    const after = await usageOfAll();
+    const loadAfter = loadavg();
     const issued = max.perSecond * duration;
     const cpuPerGuarantee = (after.cpuMs - before.cpuMs) / issued;
-    const loopPerGuarantee = (after.eventLoopBusyMs - before.eventLoopBusyMs) / issued;
-    // --half-rate fixes the offered rate (to compare runs); by default it is half the measured maximum.
+    const loopPerGuarantee = (after.loopMs - before.loopMs) / issued;
+    const dbPerGuarantee =
+      after.database === null || before.database === null
+        ? null
+        : (after.database - before.database) / issued;
+
     const halfRate = arg("half-rate", 0) || Math.max(1, Math.floor(max.perSecond / 2));
-    let used = 0;
-    const halfBodies = (count = Math.ceil(halfRate * duration)) => {
-      const slice = phase2.slice(used, used + count);
-      used += slice.length;
-      if (slice.length < count) throw new Error("not enough pre-signed guarantees");
-      return slice.map((p) => p.body);
-    };
-    // autocannon's overallRate (per-connection quota per second: bursty), kept for comparison with older figures.
-    // A second more than asked for: autocannon may start another second's quota before it stops.
-    const burstSteal = stealMeter();
-    const burst = await load(url, token, halfBodies(Math.ceil(halfRate * (duration + 1))), {
-      connections,
-      duration,
-      overallRate: halfRate,
-    });
-    burst.steal = burstSteal();
-    const burstUsage = await askUsage(child);
+    let burst: LoadResult | undefined;
+    let burstUsage: CoreUsage | undefined;
     const open: { connections: number; result: LoadResult; usage: CoreUsage }[] = [];
-    for (const openConnections of halfConnections) {
-      const openSteal = stealMeter();
-      const result = await openLoad(url, token, halfBodies(), {
-        connections: openConnections,
+    if (halfPhases) {
+      // --half-rate fixes the offered rate (to compare runs); by default it is half the measured maximum.
+      let used = 0;
+      const halfBodies = (count = Math.ceil(halfRate * duration)) => {
+        const slice = phase2.slice(used, used + count);
+        used += slice.length;
+        if (slice.length < count) throw new Error("not enough pre-signed guarantees");
+        return slice.map((p) => p.body);
+      };
+      // autocannon's overallRate (per-connection quota per second: bursty), kept for comparison with older figures.
+      // A second more than asked for: autocannon may start another second's quota before it stops.
+      const burstSteal = stealMeter();
+      burst = await load(url, token, halfBodies(Math.ceil(halfRate * (duration + 1))), {
+        connections,
         duration,
-        rate: halfRate,
+        overallRate: halfRate,
       });
-      result.steal = openSteal();
-      open.push({ connections: openConnections, result, usage: await askUsage(child) });
+      burst.steal = burstSteal();
+      burstUsage = await askUsage(child);
+      for (const openConnections of halfConnections) {
+        const openSteal = stealMeter();
+        const result = await openLoad(url, token, halfBodies(), {
+          connections: openConnections,
+          duration,
+          rate: halfRate,
+        });
+        result.steal = openSteal();
+        open.push({ connections: openConnections, result, usage: await askUsage(child) });
+      }
     }
     const floorMs = cryptoFloor(hasher, phase1);
     const floorPerSecond = 1000 / floorMs;
 
     console.log(
       `\nNode ${process.version}, ${duration} s per phase, ${connections} connections, ${payerCount} payers, ` +
+        `store ${storeKind}, ${replicas} Core process${replicas > 1 ? "es" : ""}` +
         (CORE_WORKERS > 1
-          ? `Core: ${CORE_WORKERS} HTTP workers + the background process (figures summed over all)`
-          : "Core: one process"),
+          ? `, as ${CORE_WORKERS} HTTP workers + the background process (figures summed over all)`
+          : ""),
     );
     console.log(
       `max rate : ${max.perSecond.toFixed(0)} guarantees/s   p50 ${max.p50} ms   p99 ${max.p99} ms` +
         `   (${max.requests} requests, ${max.non2xx} non-2xx, ${max.errors} errors; ${formatSteal(max.steal ?? null)})`,
     );
     console.log(
-      `Core at max rate: ${cpuPerGuarantee.toFixed(2)} ms CPU/guarantee (all threads), ` +
+      `Core at max rate: ${cpuPerGuarantee.toFixed(2)} ms CPU/guarantee (all threads` +
+        `${replicas > 1 ? `, all ${replicas} processes` : ""}), ` +
         `event loop busy ${loopPerGuarantee.toFixed(2)} ms/guarantee`,
     );
-    console.log(`  ${pauses(after)}`);
+    if (dbPerGuarantee !== null) {
+      console.log(
+        `PostgreSQL server at max rate: ${dbPerGuarantee.toFixed(2)} ms CPU/guarantee (all its processes)`,
+      );
+    }
+    console.log(`  ${pauses(after.first)}`);
     const row = (label: string, r: LoadResult, usage: CoreUsage) =>
       console.log(
         `${label}: ${r.perSecond.toFixed(0)}/s issued   p50 ${r.p50} ms   p99 ${r.p99} ms` +
@@ -804,22 +948,47 @@ async function main(): Promise<void> {
               `its event-loop delay max ${r.loopDelayMax.toFixed(1)} ms`
             : ""),
       );
-    console.log(`half rate, ${halfRate}/s offered:`);
-    row(`  autocannon overallRate, ${connections} connections (bursty)`, burst, burstUsage);
-    for (const { connections: c, result, usage } of open) row(`  open loop, ${c} connections`, result, usage);
+    if (burst && burstUsage) {
+      console.log(`half rate, ${halfRate}/s offered:`);
+      row(`  autocannon overallRate, ${connections} connections (bursty)`, burst, burstUsage);
+      for (const { connections: c, result, usage } of open)
+        row(`  open loop, ${c} connections`, result, usage);
+    }
     console.log(
       `crypto floor: ${floorMs.toFixed(3)} ms/guarantee (${floorPerSecond.toFixed(0)}/s on one core; ` +
         `native recovery + blst sign, median of ${FLOOR_RUNS} runs × ${FLOOR_OPS})`,
     );
     console.log(`ratio measured / floor: ${(max.perSecond / floorPerSecond).toFixed(2)}`);
-    const halves = [burst, ...open.map((o) => o.result)];
+    const halves = [...(burst ? [burst] : []), ...open.map((o) => o.result)];
     if (max.non2xx > 0 || max.errors > 0 || halves.some((h) => h.non2xx > 0 || h.errors > 0)) {
       console.log("WARNING: some requests failed; the figures above count 2xx only");
     }
+    console.log(
+      "RESULT " +
+        JSON.stringify({
+          store: storeKind,
+          replicas,
+          perSecond: Math.round(max.perSecond),
+          p50Ms: max.p50,
+          p99Ms: max.p99,
+          failed: max.non2xx + max.errors,
+          coreCpuMsPerGuarantee: Number(cpuPerGuarantee.toFixed(3)),
+          dbCpuMsPerGuarantee: dbPerGuarantee === null ? null : Number(dbPerGuarantee.toFixed(3)),
+          floorMsPerGuarantee: Number(floorMs.toFixed(3)),
+          steal: max.steal ?? null,
+          loadBefore: Number(loadBefore[0].toFixed(2)),
+          loadAfter: Number(loadAfter[0].toFixed(2)),
+        }),
+    );
   } finally {
-    child.send("stop");
-    await new Promise((resolve) => child.once("exit", resolve));
+    for (const c of children) {
+      if (c.exitCode !== null || c.signalCode !== null) continue;
+      const exited = new Promise((resolve) => c.once("exit", resolve));
+      c.send("stop");
+      await exited;
+    }
     await stopChild(chain);
+    await postgres?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -9,10 +9,15 @@ import { id as hashText, parseEther } from "ethers";
 
 import {
   ETH,
+  GUARANTEES_ROOT,
+  TIMINGS,
+  buildCycle,
   payerSignature,
   remunerateArgs,
   signingKeyOf,
   suretyFixture,
+  timingsOperation,
+  transfer,
   v2Certificate,
   type PolicyFields,
   type V2Input,
@@ -198,6 +203,11 @@ describe("Custody (issue 17)", () => {
       await expect(f.vault.remunerate(...remunerateArgs(cert)))
         .to.be.revertedWithCustomError(f.vault, "ValidationScoreTooLow")
         .withArgs(0, 50);
+      // Honest path: the named validator's own pass (an update before the deadline) pays.
+      await f.validationRegistry
+        .connect(f.validator)
+        .validationResponse(cert.requestHash, 100, "", hashText("e"), "delivery");
+      await expect(f.vault.remunerate(...remunerateArgs(cert))).to.emit(f.vault, "GuaranteeRemunerated");
     });
   });
   describe("finding 3: a leaked admin key cannot hand out the roles that move funds or keys at once", () => {
@@ -234,6 +244,28 @@ describe("Custody (issue 17)", () => {
           "OperationNotReady",
         );
       }
+    });
+
+    it("CONFIG_ROLE cannot shrink the challenge window at once: scheduled in public, cancellable, cycles keep their W", async () => {
+      const f = await loadFixture(fixture);
+      // The thief holding CONFIG_ROLE (here the admin's key) wants W = 1 s for the cycle it will commit.
+      const shrunk = { ...TIMINGS, challengeWindow: 1 };
+      await expect(f.vault.connect(f.admin).setTimings(shrunk)).to.emit(f.vault, "TimingsScheduled");
+      expect(await f.vault.challengeWindow()).to.equal(BigInt(TIMINGS.challengeWindow));
+      // A cycle committed now still gives every payer (and the guardian) the full window.
+      const c = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, 4n * ONE));
+      await f.clearingHouse
+        .connect(f.operator)
+        .commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+      const cycle = await f.clearingHouse.getCycle(1);
+      expect(cycle.challengeDeadline - cycle.committedAt).to.equal(BigInt(TIMINGS.challengeWindow));
+      // The schedule is public for the whole delay: the admin cancels it, payers could leave meanwhile.
+      await expect(f.vault.connect(f.admin).cancelOperation(timingsOperation(shrunk)))
+        .to.emit(f.vault, "OperationCancelled")
+        .withArgs(timingsOperation(shrunk));
+      await time.increase(await f.vault.timelockDelay());
+      await expect(f.vault.connect(f.admin).setTimings(shrunk)).to.emit(f.vault, "TimingsScheduled");
+      expect(await f.vault.challengeWindow()).to.equal(BigInt(TIMINGS.challengeWindow));
     });
   });
 });

@@ -221,10 +221,9 @@ describe("Gas", () => {
     );
     await time.increaseTo((await f.vault.reserveOf(collected.payable.guaranteeId)).expiresAt);
     await gasOf("collectReserve (V1, ETH)", f.vault.collectReserve(collected.payable.guaranteeId));
-    await gasOf("setTimings", f.vault.connect(f.admin).setTimings({ ...TIMINGS, confirmationLag: 2 }));
   });
 
-  it("timelocked changes: role grant, operator key, trusted registry", async () => {
+  it("timelocked changes: role grant, operator key, trusted registry, timings", async () => {
     const f = await loadFixture(suretyFixture);
     const role = await f.clearingHouse.OPERATOR_ROLE();
     const delay = await f.vault.timelockDelay();
@@ -233,11 +232,19 @@ describe("Gas", () => {
     await gasOf("setOperatorKey (after setup: schedules)", f.vault.setOperatorKey(key));
     const registry = await (await new ValidationRegistry__factory(f.admin).deploy()).getAddress();
     await gasOf("setTrustedRegistry (after setup: schedules)", f.vault.setTrustedRegistry(registry, true));
+    const timings = { ...TIMINGS, confirmationLag: 2 };
+    await gasOf("setTimings (after setup: schedules)", f.vault.setTimings(timings));
     await time.increase(delay);
     await gasOf("executeRoleGrant", f.clearingHouse.executeRoleGrant(role, f.carol.address));
     await gasOf("setOperatorKey (executes the scheduled key)", f.vault.setOperatorKey(key));
     await gasOf("setTrustedRegistry (executes)", f.vault.setTrustedRegistry(registry, true));
+    await gasOf("setTimings (executes the scheduled timings)", f.vault.setTimings(timings));
     await gasOf("revokeOperatorKey", f.vault.revokeOperatorKey());
+    // The guardian of schedules: the default admin cancels one (here a second timings change).
+    const unwanted = { ...TIMINGS, challengeWindow: 1 };
+    const scheduled = await (await f.vault.setTimings(unwanted)).wait();
+    const operation = f.vault.interface.parseLog(scheduled!.logs[0])!.args.operation as string;
+    await gasOf("cancelOperation", f.vault.cancelOperation(operation));
   });
 
   for (const n of [2, 10, 100]) {

@@ -244,6 +244,40 @@ export async function rotateOperatorKey(
   await vault.setOperatorKey(key);
 }
 
+/** The Vault's timings as `setTimings` takes them (scripts/deploy.ts). */
+type TimingsInput = typeof DEFAULT_TIMINGS;
+
+/** The timelocked operation id of `setTimings(timings)`: keccak256(abi.encode(keccak256("VAULT_TIMINGS"), timings)). */
+export function timingsOperation(timings: TimingsInput): string {
+  return keccak256(
+    AbiCoder.defaultAbiCoder().encode(
+      ["bytes32", "tuple(uint64,uint64,uint64,uint64,uint64,uint64,uint64)"],
+      [
+        hashText("VAULT_TIMINGS"),
+        [
+          timings.cycleLength,
+          timings.commitDelay,
+          timings.challengeWindow,
+          timings.paymentWindow,
+          timings.defaultWindow,
+          timings.withdrawalGracePeriod,
+          timings.confirmationLag,
+        ],
+      ],
+    ),
+  );
+}
+
+/** Changes the timings after setup: schedule (first call), wait the timelock delay, execute (second). */
+export async function applyTimings(
+  vault: { setTimings(timings: TimingsInput): Promise<unknown>; timelockDelay(): Promise<bigint> },
+  timings: TimingsInput,
+): Promise<void> {
+  await vault.setTimings(timings);
+  await time.increase(await vault.timelockDelay());
+  await vault.setTimings(timings);
+}
+
 /** Hardhat's default accounts: tests sign as any of them without a round trip to the node. */
 const HARDHAT_MNEMONIC = "test test test test test test test test test test test junk";
 const HARDHAT_ACCOUNTS = 20;

@@ -121,26 +121,41 @@ describe("Security review", () => {
   });
 
   describe("timing changes protect withdrawals already requested (invariant 3 after a setter)", () => {
-    async function requestedFixture() {
+    // Cycles become ten times longer: a guarantee accepted now may be committed much later.
+    const longer = {
+      ...TIMINGS,
+      cycleLength: TIMINGS.cycleLength * 10,
+      withdrawalGracePeriod: TIMINGS.withdrawalGracePeriod * 10,
+    };
+    const shorterPath = {
+      ...TIMINGS,
+      cycleLength: 1,
+      withdrawalGracePeriod: TIMINGS.withdrawalGracePeriod - 50,
+    };
+
+    /**
+     * Alice asks to withdraw all her collateral while a timing change is scheduled (setTimings is
+     * timelocked after setup), ten seconds before it is due; then the change executes.
+     */
+    async function changedAfterRequest(timings: typeof TIMINGS) {
       const f = await suretyFixture();
       await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+      await f.vault.setTimings(timings);
+      await time.increase((await f.vault.timelockDelay()) - 10n);
       await f.vault.connect(f.alice).requestWithdrawal(ETH, 10n * ONE);
       const requestedAt = BigInt(await time.latest());
       const { id, finalizableAt } = await f.vault.pendingWithdrawal(f.alice.address, ETH);
+      await time.increase(10);
+      await expect(f.vault.setTimings(timings)).to.emit(f.vault, "TimingsUpdated");
       return { ...f, requestedAt, id, finalizableAt };
     }
+    const lengthenedFixture = () => changedAfterRequest(longer);
+    const shortenedFixture = () => changedAfterRequest(shorterPath);
 
     it("a lengthened clearing path delays an open request to request time + the new grace period", async () => {
       const { vault, clearingHouse, operator, alice, bob, requestedAt, id, finalizableAt } =
-        await loadFixture(requestedFixture);
+        await loadFixture(lengthenedFixture);
       expect(finalizableAt).to.equal(requestedAt + BigInt(TIMINGS.withdrawalGracePeriod));
-      // Cycles become ten times longer: a guarantee accepted now may be committed much later.
-      const longer = {
-        ...TIMINGS,
-        cycleLength: TIMINGS.cycleLength * 10,
-        withdrawalGracePeriod: TIMINGS.withdrawalGracePeriod * 10,
-      };
-      await vault.setTimings(longer);
       const newReadyAt = requestedAt + BigInt(longer.withdrawalGracePeriod);
       expect(await vault.withdrawalFinalizableAt(alice.address, ETH)).to.equal(newReadyAt);
 
@@ -158,13 +173,7 @@ describe("Security review", () => {
     });
 
     it("a shortened grace period never speeds an open request up", async () => {
-      const { vault, alice, finalizableAt, id } = await loadFixture(requestedFixture);
-      const shorterPath = {
-        ...TIMINGS,
-        cycleLength: 1,
-        withdrawalGracePeriod: TIMINGS.withdrawalGracePeriod - 50,
-      };
-      await vault.setTimings(shorterPath);
+      const { vault, alice, finalizableAt, id } = await loadFixture(shortenedFixture);
       expect(await vault.withdrawalFinalizableAt(alice.address, ETH)).to.equal(finalizableAt);
       await time.setNextBlockTimestamp(finalizableAt - 1n);
       await expect(vault.connect(alice).finalizeWithdrawal(ETH))
@@ -174,7 +183,7 @@ describe("Security review", () => {
     });
 
     it("withdrawalFinalizableAt is zero without an open request", async () => {
-      const { vault, bob } = await loadFixture(requestedFixture);
+      const { vault, bob } = await loadFixture(shortenedFixture);
       expect(await vault.withdrawalFinalizableAt(bob.address, ETH)).to.equal(0n);
     });
   });

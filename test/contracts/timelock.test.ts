@@ -10,7 +10,7 @@ import { AbiCoder, keccak256 } from "ethers";
 
 import { publicKeyToEip2537 } from "../../sdk/bls";
 import { ValidationRegistry__factory, Vault__factory } from "../../typechain-types";
-import { OPERATOR_BLS, OTHER_BLS, TIMINGS, suretyFixture } from "./helpers";
+import { OPERATOR_BLS, OTHER_BLS, TIMINGS, suretyFixture, timingsOperation } from "./helpers";
 
 const DELAY = 3n * 86_400n; // deploySurety's default (DEFAULT_ADMIN_TRANSFER_DELAY)
 
@@ -270,6 +270,134 @@ describe("Timelocked roles and changes", () => {
       );
       await expect(vault.revokeOperatorKey()).to.emit(vault, "OperatorKeyRevoked").withArgs(keyHash(current));
       expect(await vault.operatorKeySet()).to.equal(false);
+    });
+  });
+
+  describe("timings (issue 17: no immediate shrinking of the challenge window)", () => {
+    // Every window shorter (the challenge window to a single second); the grace period still exceeds the path.
+    const shorter = { ...TIMINGS, challengeWindow: 1, cycleLength: 10, withdrawalGracePeriod: 300 };
+    const asTuple = (t: typeof TIMINGS) => [
+      t.cycleLength,
+      t.commitDelay,
+      t.challengeWindow,
+      t.paymentWindow,
+      t.defaultWindow,
+      t.withdrawalGracePeriod,
+      t.confirmationLag,
+    ];
+
+    it("a first call schedules, a second one after the delay sets them; the old timings hold until then", async () => {
+      const { vault, admin, outsider, carol } = await loadFixture(suretyFixture);
+      const op = timingsOperation(shorter);
+      const scheduledAt = (await time.latest()) + 1;
+      await time.setNextBlockTimestamp(scheduledAt); // independent of earlier files' time offset
+      const readyAt = BigInt(scheduledAt) + DELAY;
+      await expect(vault.connect(admin).setTimings(shorter))
+        .to.emit(vault, "TimingsScheduled")
+        .withArgs(asTuple(shorter), op, readyAt)
+        .and.not.to.emit(vault, "TimingsUpdated");
+      expect(await vault.operationReadyAt(op)).to.equal(readyAt);
+      expect(await vault.challengeWindow()).to.equal(BigInt(TIMINGS.challengeWindow));
+      await expect(vault.setTimings(shorter))
+        .to.be.revertedWithCustomError(vault, "OperationNotReady")
+        .withArgs(op, readyAt);
+      // Only CONFIG_ROLE may execute it, too (unlike a role grant, the caller's intent is the change).
+      await expect(vault.connect(carol).setTimings(shorter))
+        .to.be.revertedWithCustomError(vault, "AccessControlUnauthorizedAccount")
+        .withArgs(carol.address, await vault.CONFIG_ROLE());
+      await expect(vault.connect(outsider).setTimings(shorter))
+        .to.be.revertedWithCustomError(vault, "AccessControlUnauthorizedAccount")
+        .withArgs(outsider.address, await vault.CONFIG_ROLE());
+      await time.setNextBlockTimestamp(readyAt - 1n);
+      await expect(vault.setTimings(shorter))
+        .to.be.revertedWithCustomError(vault, "OperationNotReady")
+        .withArgs(op, readyAt);
+      await time.setNextBlockTimestamp(readyAt);
+      await expect(vault.setTimings(shorter))
+        .to.emit(vault, "TimingsUpdated")
+        .withArgs(asTuple(shorter))
+        .and.not.to.emit(vault, "TimingsScheduled");
+      expect(await vault.challengeWindow()).to.equal(1n);
+      expect((await vault.timings()).withdrawalGracePeriod).to.equal(300n);
+      expect(await vault.operationReadyAt(op)).to.equal(0n);
+      // Consumed: the next call with the same timings schedules afresh.
+      await expect(vault.setTimings(shorter)).to.emit(vault, "TimingsScheduled");
+    });
+
+    it("the default admin cancels a schedule (then it cannot execute); a duplicate schedule reverts", async () => {
+      const { vault, outsider } = await loadFixture(suretyFixture);
+      const op = timingsOperation(shorter);
+      await vault.setTimings(shorter);
+      const readyAt = await vault.operationReadyAt(op);
+      await vault.setTimings(TIMINGS); // another operation: scheduling the current timings is allowed too
+      await expect(vault.connect(outsider).cancelOperation(op))
+        .to.be.revertedWithCustomError(vault, "AccessControlUnauthorizedAccount")
+        .withArgs(outsider.address, ethers.ZeroHash);
+      await expect(vault.cancelOperation(op)).to.emit(vault, "OperationCancelled").withArgs(op);
+      expect(await vault.operationReadyAt(op)).to.equal(0n);
+      await time.increaseTo(readyAt);
+      // Cancelled: the call schedules again instead of changing the timings.
+      await expect(vault.setTimings(shorter))
+        .to.emit(vault, "TimingsScheduled")
+        .and.not.to.emit(vault, "TimingsUpdated");
+      expect(await vault.challengeWindow()).to.equal(BigInt(TIMINGS.challengeWindow));
+      const again = await vault.operationReadyAt(op);
+      await expect(vault.connect(outsider).setTimings(shorter)).to.be.revertedWithCustomError(
+        vault,
+        "AccessControlUnauthorizedAccount",
+      );
+      // Scheduling the same timings while scheduled is refused (it is the execution call until due).
+      await expect(vault.setTimings(shorter))
+        .to.be.revertedWithCustomError(vault, "OperationNotReady")
+        .withArgs(op, again);
+    });
+
+    it("timings that break the invariant cannot even be scheduled", async () => {
+      const { vault } = await loadFixture(suretyFixture);
+      await expect(vault.setTimings({ ...TIMINGS, challengeWindow: 0 })).to.be.revertedWithCustomError(
+        vault,
+        "ZeroChallengeWindow",
+      );
+      await expect(vault.setTimings({ ...TIMINGS, withdrawalGracePeriod: 10 }))
+        .to.be.revertedWithCustomError(vault, "GracePeriodTooShort")
+        .withArgs(10, 331); // the clearing path of the deployed timings (scripts/deploy.ts)
+      const max = await vault.MAX_WITHDRAWAL_GRACE_PERIOD();
+      await expect(vault.setTimings({ ...TIMINGS, withdrawalGracePeriod: max + 1n }))
+        .to.be.revertedWithCustomError(vault, "GracePeriodTooLong")
+        .withArgs(max + 1n, max);
+      expect(await vault.operationReadyAt(timingsOperation({ ...TIMINGS, challengeWindow: 0 }))).to.equal(0n);
+    });
+
+    it("a longer window is timelocked too (a longer grace period would hold open withdrawals at once)", async () => {
+      const { vault } = await loadFixture(suretyFixture);
+      const longer = {
+        ...TIMINGS,
+        challengeWindow: TIMINGS.challengeWindow * 2,
+        withdrawalGracePeriod: 30 * 86_400,
+      };
+      await expect(vault.setTimings(longer)).to.emit(vault, "TimingsScheduled");
+      expect((await vault.timings()).withdrawalGracePeriod).to.equal(BigInt(TIMINGS.withdrawalGracePeriod));
+    });
+
+    it("during setup a change applies at once", async () => {
+      const [admin, outsider] = await ethers.getSigners();
+      const vault = await new Vault__factory(admin).deploy(admin.address, Number(DELAY), TIMINGS);
+      await expect(vault.setTimings(shorter))
+        .to.emit(vault, "TimingsUpdated")
+        .withArgs(asTuple(shorter))
+        .and.not.to.emit(vault, "TimingsScheduled");
+      expect(await vault.challengeWindow()).to.equal(1n);
+      expect(await vault.operationReadyAt(timingsOperation(shorter))).to.equal(0n);
+      await expect(vault.connect(outsider).setTimings(TIMINGS))
+        .to.be.revertedWithCustomError(vault, "AccessControlUnauthorizedAccount")
+        .withArgs(outsider.address, await vault.CONFIG_ROLE());
+      await expect(vault.setTimings({ ...TIMINGS, challengeWindow: 0 })).to.be.revertedWithCustomError(
+        vault,
+        "ZeroChallengeWindow",
+      );
+      await vault.finishSetup();
+      await expect(vault.setTimings(TIMINGS)).to.emit(vault, "TimingsScheduled");
+      expect(await vault.challengeWindow()).to.equal(1n);
     });
   });
 

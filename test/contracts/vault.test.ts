@@ -6,7 +6,7 @@ import { ZeroAddress, id as hashText, keccak256, AbiCoder, parseEther } from "et
 
 import { publicKeyToEip2537 } from "../../sdk/bls";
 import { FeeOnTransferToken__factory, Vault__factory } from "../../typechain-types";
-import { ETH, OPERATOR_BLS, OTHER_BLS, TIMINGS, suretyFixture } from "./helpers";
+import { ETH, OPERATOR_BLS, OTHER_BLS, TIMINGS, applyTimings, suretyFixture } from "./helpers";
 
 const ONE = parseEther("1");
 const USD = 1_000_000n; // 1 tUSD (6 decimals)
@@ -449,6 +449,8 @@ describe("Vault", () => {
         withdrawalGracePeriod: 57,
         confirmationLag: 0,
       };
+      await expect(vault.setTimings(t)).to.emit(vault, "TimingsScheduled");
+      await time.increase(await vault.timelockDelay());
       await expect(vault.setTimings(t)).to.emit(vault, "TimingsUpdated").withArgs([10, 5, 3, 20, 15, 57, 0]);
       expect(await vault.challengeWindow()).to.equal(3n);
       expect(await vault.paymentWindow()).to.equal(20n);
@@ -462,6 +464,8 @@ describe("Vault", () => {
       await expect(vault.setTimings({ ...t, confirmationLag: 4 }))
         .to.be.revertedWithCustomError(vault, "GracePeriodTooShort")
         .withArgs(57, 60);
+      await vault.setTimings({ ...t, confirmationLag: 4, withdrawalGracePeriod: 61 });
+      await time.increase(await vault.timelockDelay());
       await expect(vault.setTimings({ ...t, confirmationLag: 4, withdrawalGracePeriod: 61 }))
         .to.emit(vault, "TimingsUpdated")
         .withArgs([10, 5, 3, 20, 15, 61, 4]);
@@ -499,7 +503,7 @@ describe("Vault", () => {
       await vault.connect(alice).requestWithdrawal(ETH, ONE);
       const { requestedAt, finalizableAt } = await vault.pendingWithdrawal(alice.address, ETH);
       expect(finalizableAt).to.equal(requestedAt + BigInt(TIMINGS.withdrawalGracePeriod));
-      await vault.setTimings({ ...TIMINGS, withdrawalGracePeriod: TIMINGS.withdrawalGracePeriod * 10 });
+      await applyTimings(vault, { ...TIMINGS, withdrawalGracePeriod: TIMINGS.withdrawalGracePeriod * 10 });
       expect((await vault.pendingWithdrawal(alice.address, ETH)).finalizableAt).to.equal(finalizableAt);
       expect(await vault.withdrawalFinalizableAt(alice.address, ETH)).to.equal(
         requestedAt + BigInt(TIMINGS.withdrawalGracePeriod * 10),

@@ -17,8 +17,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import express from "express";
+import { getBytes, Wallet } from "ethers";
 import { ethers } from "hardhat";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { consoleRouter } from "../../operator/api/console-routes";
 import { chainFixture, type ChainFixture } from "../operator/indexer-fixtures";
 import { cycleOf, type ProtocolStack, startProtocolStack } from "./protocol-fixtures";
@@ -77,13 +78,70 @@ async function waitForText(page: Page, selector: string, expected: string): Prom
   );
 }
 
+/** Waits until `selector`'s text contains `expected`. */
+async function waitForTextIncluding(page: Page, selector: string, expected: string): Promise<void> {
+  await page.waitForFunction(
+    ([sel, text]) =>
+      ((globalThis as unknown as PageGlobals).document.querySelector(sel)?.textContent ?? "").includes(text),
+    [selector, expected] as const,
+    { timeout: SHOWS_WITHIN_MS },
+  );
+}
+
+/** Goes to a view of the page already open (same document: the session in memory stays). */
+async function go(page: Page, hash: string): Promise<void> {
+  await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
+}
+
+/**
+ * A browser context with an EIP-1193 wallet backed by `wallet` (a dev key): `window.ethereum` answers
+ * `eth_requestAccounts` with the address in lower case (as wallets often do) and `personal_sign` through a
+ * function exposed to the page, which signs in Node with ethers.
+ */
+async function walletContext(browser: Browser, wallet: Wallet): Promise<BrowserContext> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.exposeFunction("__suretyDevSign", (hexMessage: string) =>
+    wallet.signMessage(getBytes(hexMessage)),
+  );
+  await context.addInitScript({
+    content: `window.ethereum = {
+      async request({ method, params }) {
+        if (method === "eth_requestAccounts" || method === "eth_accounts") return [${JSON.stringify(wallet.address.toLowerCase())}];
+        if (method === "eth_chainId") return "0x7a69";
+        if (method === "personal_sign") return window.__suretyDevSign(params[0]);
+        throw Object.assign(new Error("unsupported method " + method), { code: 4200 });
+      },
+    };`,
+  });
+  return context;
+}
+
+/** Problems a page reports: uncaught errors, console errors, answers ≥ 400 other than `expected`. */
+function watchProblems(page: Page, problems: string[], expected: (status: number, path: string) => boolean) {
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("console", (message) => {
+    if (message.type() === "error" && !message.text().startsWith("Failed to load resource")) {
+      problems.push(`console error: ${message.text()}`);
+    }
+  });
+  page.on("response", (answer) => {
+    const status = answer.status();
+    if (status >= 400 && !expected(status, new URL(answer.url()).pathname)) {
+      problems.push(`${status} ${answer.url()}`);
+    }
+  });
+}
+
 async function screenshot(page: Page, name: string): Promise<void> {
   if (!process.env.SURETY_CONSOLE_SCREENSHOTS) return;
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOT_DIR, name), fullPage: true });
 }
 
-describe("operator console in headless Chromium: Health and Cycles views on a real stack", function () {
+/** In `SURETY_ADMIN_WALLETS` of the stack below (no funds needed: it only signs in). */
+const ADMIN = new Wallet("0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a");
+
+describe("operator console in headless Chromium on a real stack", function () {
   this.timeout(120_000);
   let s: ProtocolStack | undefined;
   let browser: Browser | undefined;
@@ -204,6 +262,155 @@ describe("operator console in headless Chromium: Health and Cycles views on a re
       .and.include("the last data read");
     expect(await textOf(page, "[data-testid=chain-head]")).to.match(/^\d+$/);
     await screenshot(page, "console-error.png");
+  });
+
+  it("a payer signs in with its wallet and follows its purchase to NETTED, certificate checked in the browser; a stranger sees nothing private; the admin sees all", async function () {
+    s = await startProtocolStack({
+      fixture: consoleDeployment,
+      config: {
+        adminWallets: ADMIN.address,
+        // Nothing listens there and no dispatcher runs in these rounds: deliveries stay pending (backlog).
+        webhooks: JSON.stringify([
+          { id: "ledger", url: "http://127.0.0.1:9/hook", secret: "s".repeat(32), event_types: ["*"] },
+        ]),
+      },
+    });
+    const { f, w } = s;
+    const usd = f.usdAddress;
+    const url = s.core.url;
+    await s.round();
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    const problems: string[] = [];
+    const requests: string[] = [];
+
+    // The payer's browser: before signing in, private views say to sign in.
+    // Sign-in asks the admin API whether the wallet is admin: 403 `not_admin` is the expected answer.
+    const notAdmin = (status: number, path: string) => status === 403 && path === "/core/admin/webhooks";
+    const payer = await (await walletContext(browser, w.alice)).newPage();
+    watchProblems(payer, problems, notAdmin);
+    payer.on("request", (request) => requests.push(request.url()));
+    await payer.goto(`${url}/console/#/guarantees`);
+    await waitForTextIncluding(payer, "[data-state=empty]", "Sign in to see guarantees.");
+    await payer.click("[data-testid=sign-in]");
+    await waitForText(
+      payer,
+      "[data-testid=signed-in-as]",
+      `${w.alice.address.slice(0, 6)}…${w.alice.address.slice(-4)}`,
+    );
+    await waitForTextIncluding(payer, "[data-state=empty]", "No guarantee matches.");
+
+    // A deposit on chain shows in the payer's collateral once Core indexed it, in token units.
+    await f.vault.connect(w.alice).depositToken(usd, 10_000_000n);
+    await s.round();
+    await go(payer, "#/collateral");
+    await payer.waitForSelector("[data-testid=collateral-table]", { timeout: SHOWS_WITHIN_MS });
+    expect(await textOf(payer, "[data-testid=collateral-table]"))
+      .to.include("tUSD")
+      .and.include("10");
+    expect(await textOf(payer, "[data-testid=available]")).to.equal("10 tUSD");
+
+    // A purchase through the facilitator: the guarantee appears in the payer's list by itself.
+    const issued = await s.settle("alice", "bob", 1_500_000n, usd);
+    const id = issued.id.toLowerCase();
+    const row = `[data-testid=guarantee-row][data-guarantee-id="${id}"]`;
+    await go(payer, "#/guarantees");
+    await payer.waitForSelector(row, { timeout: SHOWS_WITHIN_MS });
+    expect(await textOf(payer, `${row} [data-testid=guarantee-state]`)).to.equal("FINALIZED_PAYABLE");
+    expect(await textOf(payer, row)).to.include("1.5 tUSD");
+
+    // The cycle: at the cutoff (chain time moved, no sleep) Core commits it and the guarantee is NETTED.
+    await s.advance(f.timings.cycleLength);
+    expect((await s.round()).scheduler).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
+    const committed = await cycleOf(s, 1);
+    await waitForText(payer, `${row} [data-testid=guarantee-state]`, "NETTED");
+    await screenshot(payer, "console-guarantees.png");
+
+    // Its page: the certificate's BLS signature checked in the browser against Core's key, and the timeline.
+    await payer.click(`${row} a`);
+    await payer.waitForSelector("[data-testid=certificate-check][data-result=pass]", {
+      timeout: SHOWS_WITHIN_MS,
+    });
+    expect(await textOf(payer, "[data-testid=certificate-check]")).to.include("BLS signature valid");
+    expect(await textOf(payer, "[data-testid=guarantee-id]")).to.equal(id);
+    await payer.waitForSelector("[data-testid=timeline] li[data-kind=netted]", { timeout: SHOWS_WITHIN_MS });
+    expect(
+      await textOf(payer, "[data-testid=timeline] li[data-kind=netted] [data-testid=timeline-tx]"),
+    ).to.equal(committed.commit_tx);
+    expect(await textOf(payer, "[data-testid=timeline] li[data-kind=issued]")).to.include("local");
+    await screenshot(payer, "console-guarantee.png");
+    await go(payer, "#/collateral");
+    await payer.waitForSelector("[data-testid=collateral-table]", { timeout: SHOWS_WITHIN_MS });
+    await screenshot(payer, "console-collateral.png");
+
+    // A stranger's wallet: signed in, it sees none of the payer's data, and is told why.
+    const stranger = await (await walletContext(browser, w.dave)).newPage();
+    const refused = (status: number, path: string) =>
+      (status === 404 && path === `/core/guarantees/${id}`) ||
+      (status === 404 && path === `/core/guarantees/${id}/timeline`) ||
+      (status === 403 && path.startsWith("/core/guarantees")) ||
+      (status === 403 && path.startsWith(`/core/users/${w.alice.address}`)) ||
+      (status === 403 && path === "/core/users") ||
+      notAdmin(status, path);
+    watchProblems(stranger, problems, refused);
+    await stranger.goto(`${url}/console/#/guarantee/${id}`);
+    await stranger.click("[data-testid=sign-in]");
+    await waitForTextIncluding(stranger, "[data-state=error]", "neither its payer nor its recipient");
+    await go(stranger, `#/guarantees?payer=${w.alice.address}`);
+    await waitForTextIncluding(stranger, "[data-state=error]", "only its own data");
+    await go(stranger, `#/collateral?address=${w.alice.address}`);
+    await waitForTextIncluding(stranger, "[data-state=error]", "only its own data");
+    await go(stranger, "#/guarantees");
+    await waitForTextIncluding(stranger, "[data-state=empty]", "No guarantee matches.");
+    await go(stranger, "#/webhooks");
+    await waitForTextIncluding(stranger, "[data-state=empty]", "admin wallets only");
+    const seen = (await stranger.locator("body").textContent()) ?? "";
+    expect(seen).not.to.include(id);
+    expect(seen).not.to.include("1.5 tUSD");
+
+    // The admin wallet: every guarantee, any payer's collateral, webhooks with their backlog, on Health too.
+    const admin = await (await walletContext(browser, ADMIN)).newPage();
+    watchProblems(admin, problems, () => false);
+    await admin.goto(`${url}/console/#/webhooks`);
+    await admin.click("[data-testid=sign-in]");
+    await waitForText(
+      admin,
+      "[data-testid=signed-in-as]",
+      `${ADMIN.address.slice(0, 6)}…${ADMIN.address.slice(-4)} (admin)`,
+    );
+    await admin.waitForSelector('[data-testid=webhook][data-webhook-id="ledger"]', {
+      timeout: SHOWS_WITHIN_MS,
+    });
+    expect(await textOf(admin, "[data-testid=webhook-backlog]")).to.match(/^[1-9]\d* pending, 0 failed/);
+    await screenshot(admin, "console-webhooks.png");
+    await go(admin, "#/guarantees");
+    await admin.waitForSelector(row, { timeout: SHOWS_WITHIN_MS });
+    // Every payer's collateral (GET /core/users), then one payer's details through its link.
+    await go(admin, "#/collateral");
+    const aliceRow = `[data-testid=collateral-list] tr[data-user="${w.alice.address}"]`;
+    await admin.waitForSelector(aliceRow, { timeout: SHOWS_WITHIN_MS });
+    expect(await textOf(admin, aliceRow))
+      .to.include("10 tUSD")
+      .and.include("1.5 tUSD");
+    await screenshot(admin, "console-collateral-list.png");
+    await admin.click(`${aliceRow} a`);
+    await admin.waitForSelector("[data-testid=collateral-table]", { timeout: SHOWS_WITHIN_MS });
+    await go(admin, "#/health");
+    await admin.waitForSelector("[data-testid=health-backlog]", { timeout: SHOWS_WITHIN_MS });
+    await admin.waitForSelector("[data-testid=next-cutoff]", { timeout: SHOWS_WITHIN_MS });
+    const schedule = (await (await fetch(`${url}/core/clearing/schedule`)).json()) as { next_cutoff: string };
+    expect(await textOf(admin, "[data-testid=next-cutoff]")).to.include(
+      schedule.next_cutoff.replace(".000Z", "Z"),
+    );
+    await screenshot(admin, "console-health-admin.png");
+
+    // Sign-out: the private views ask to sign in again.
+    await go(payer, "#/guarantees");
+    await payer.click("[data-testid=sign-out]");
+    await waitForTextIncluding(payer, "[data-state=empty]", "Sign in to see guarantees.");
+
+    const origin = new URL(url).origin;
+    expect(requests.filter((r) => new URL(r).origin !== origin)).to.deep.equal([]);
+    expect(problems).to.deep.equal([]);
   });
 
   it("says how to build the console when it is not built (503), and redirects /console to /console/", async function () {

@@ -79,9 +79,11 @@ describe("protocol end to end: a seller's V1 reserve is marked netted by Core's 
     await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
     await s.round();
     const g = await s.settle("alice", "bob", parseEther("0.03"), ETH);
-    // Core nets and commits the cycle before any reserve exists: the V1 id is not marked.
-    for (let i = 0; i < 60 && (await s.stateOf("alice", g.id)) !== "NETTED"; i++) {
-      await s.advance(5);
+    // Core nets and commits the cycle before any reserve exists: the V1 id is not marked. Chain time moves a
+    // second per round: the registration below must still come before registerBy, however many rounds a
+    // loaded machine needs between the cutoff and the indexed commit (5 s steps overshot it under load).
+    for (let i = 0; i < 300 && (await s.stateOf("alice", g.id)) !== "NETTED"; i++) {
+      await s.advance(1);
       await s.round();
     }
     expect(await s.stateOf("alice", g.id)).to.equal("NETTED");

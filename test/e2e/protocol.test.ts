@@ -97,7 +97,7 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
     expect((await cycleOf(s, 1)).debtors[0]).to.include({ status: "ANSWERED" });
 
     // alice pays her net debit from her wallet; Core follows: SETTLED, lock released, cycle FINALIZED.
-    await f.clearingHouse.connect(w.alice).payNetDebit(1, usd);
+    const payment = await f.clearingHouse.connect(w.alice).payNetDebit(1, usd);
     await s.round();
     expect(await f.vault.obligationOf(w.alice.address, usd)).to.equal(0n);
     for (const g of [g1, g2]) expect(await s.stateOf("alice", g.id)).to.equal("SETTLED");
@@ -105,11 +105,15 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
 
     // The creditors claim with the proofs Core serves, once the challenge window has closed.
     await s.advance(f.timings.challengeWindow + 1);
+    const claimTx: Record<string, string> = {};
     for (const creditor of ["bob", "carol"] as const) {
       const [position] = (await proofOf(s, 1, creditor)).positions;
       expect(position).to.include({ asset_address: usd, debit: "0", credit: "200", claimed: false });
       const [cycleId, asset, participant, credit, proof] = position.claim_net_credit_args!;
-      await f.clearingHouse.connect(w[creditor]).claimNetCredit(cycleId, asset, participant, credit, proof);
+      const claim = await f.clearingHouse
+        .connect(w[creditor])
+        .claimNetCredit(cycleId, asset, participant, credit, proof);
+      claimTx[creditor] = claim.hash;
       // Pull payment: the claim sets the credit aside; the creditor withdraws it to its wallet.
       await f.clearingHouse.connect(w[creditor]).withdrawPayout(asset, participant);
     }
@@ -133,6 +137,36 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
     expect(await s.balanceOf("alice", usd)).to.include({ deposited: "1000", available: "1000" });
     for (const g of [g1, g2]) expect(await s.stateOf("alice", g.id)).to.equal("SETTLED");
     expect(await s.stateOf("bob", g3.id)).to.equal("SETTLED");
+
+    // Each guarantee's timeline names the transactions that moved it (GET /core/guarantees/{id}/timeline).
+    const steps = async (who: "alice" | "bob" | "carol", id: string) => {
+      const answer = await s!.coreAs(who, "GET", `/core/guarantees/${id}/timeline`);
+      expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
+      return (answer.body.timeline as { kind: string; tx_hash: string | null }[]).map((step) => [
+        step.kind,
+        step.tx_hash,
+      ]);
+    };
+    for (const [g, recipient] of [
+      [g1, "bob"],
+      [g2, "carol"],
+    ] as const) {
+      expect(await steps(recipient, g.id)).to.deep.equal([
+        ["issued", null],
+        ["netted", committed.commit_tx],
+        ["debt_paid", payment.hash],
+        ["credit_claimed", claimTx[recipient]],
+        ["cycle_finalized", null],
+        ["state", null],
+      ]);
+    }
+    // bob's purchase from alice: bob is a net creditor (no debit to pay) and alice claims nothing.
+    expect(await steps("bob", g3.id)).to.deep.equal([
+      ["issued", null],
+      ["netted", committed.commit_tx],
+      ["cycle_finalized", null],
+      ["state", null],
+    ]);
   });
 
   it("b. a debtor who does not pay is covered from collateral after the deadline; the creditor is paid in full: DEFAULT_REMUNERATED", async function () {

@@ -268,7 +268,7 @@ describe("Core replicas on one PostgreSQL database", function () {
     expect(stored.locked <= stored.deposited).to.equal(true);
   });
 
-  it("the leader killed mid-cycle: the other replica takes over, commits the cycle once, every certificate stays readable", async () => {
+  it("the leader killed mid-cycle: the other replica takes over, commits the cycle once, its keeper covers a default on time, every certificate stays readable", async () => {
     const { f, a, b, observer } = await setup();
     const facilitator = await startFacilitator([a.core.url, b.core.url]);
     const alice = await deposit(f, [a, b], 1_000n);
@@ -334,6 +334,45 @@ describe("Core replicas on one PostgreSQL database", function () {
       expect(answer.body.state).to.equal("NETTED");
       expect(parseCertificate(answer.body.certificate)).to.deep.equal(parseCertificate(certificate));
     }
+
+    // The keeper covers on time: alice never pays her debit. Once the chain passes the payment deadline,
+    // the new leader's keeper covers it from her collateral (coverDefault), before the default deadline.
+    const [debt] = await observer.listCycleDebts({ cycleId: sent.cycleId });
+    expect(debt).to.include({ debtor: alice.address, status: "OPEN", amount: 600n });
+    expect(committed.paymentDeadline).to.be.a("number");
+    expect(committed.defaultDeadline).to.be.a("number");
+    // Not before the deadline: the debtor may still pay.
+    await mine(1);
+    expect(await f.clearingHouse.queryFilter(f.clearingHouse.filters.DefaultCovered())).to.deep.equal([]);
+    await time.increaseTo(committed.paymentDeadline! + 1);
+    const coveredAt = performance.now();
+    const covered = await until(
+      async () => {
+        const [row] = await observer.listCycleDebts({ cycleId: sent.cycleId });
+        return row?.status === "COVERED" ? row : null;
+      },
+      15_000,
+      "replica b's keeper to cover alice's debit",
+    );
+    expect(covered.covered).to.equal(600n);
+    const defaults = await f.clearingHouse.queryFilter(f.clearingHouse.filters.DefaultCovered());
+    expect(defaults, "covered once, by one keeper").to.have.length(1);
+    const coverBlock = await ethers.provider.getBlock(defaults[0].blockNumber);
+    expect(coverBlock!.timestamp, "covered before the default deadline").to.be.at.most(
+      committed.defaultDeadline!,
+    );
+    const coverTx = await ethers.provider.getTransaction(defaults[0].transactionHash);
+    expect(coverTx!.from, "sent by the operator account").to.equal(f.operator.address);
+    // Covered within a few keeper ticks of the deadline passing (wall clock, for the report only).
+    expect(performance.now() - coveredAt).to.be.below(15_000);
+    for (const { id } of settled) {
+      const answer = await request(b.core.url, "GET", `/core/guarantees/${id}`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(answer.status).to.equal(200);
+      expect(answer.body.state).to.equal("DEFAULT_REMUNERATED");
+    }
+    expect(await f.clearingHouse.queryFilter(f.clearingHouse.filters.CycleCommitted())).to.have.length(1);
 
     // The facilitator still settles with replica a down: its connection error moves the call to b.
     for (let i = 0; i < 2; i++) {

@@ -3,7 +3,8 @@
  * operator/clearing/bond-floor.ts): on a real chain with `bondFloorBps` set, Core checks its bond before a
  * commit, sends nothing while it is short (the operator account's nonce does not move), logs one structured
  * error, shows it in `GET /core/health` and `/metrics`, and commits on the first tick after the bond is
- * topped up.
+ * topped up. Meanwhile issuance is refused (500 `commit_bond_short`, nothing locked): a guarantee issued
+ * while no commit can go out would let its payer's withdrawal finalize before it is committed.
  */
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
@@ -17,9 +18,17 @@ import { CommitBondGate, requiredBond } from "../../operator/clearing/bond-floor
 import { ClearingScheduler, NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { ManualClock } from "../../operator/clock";
 import { silentLogger } from "../../operator/logger";
+import { commitBondRefusal, IssuanceError } from "../../operator/guarantees/issuance";
+import { DEFAULT_SCOPES } from "../../operator/auth";
+import { CORE_OPENAPI } from "../../operator/api/openapi-document";
+import { signGuarantee } from "../../sdk/eip712";
+import { toWireSignedGuarantee, type GuaranteeClaims } from "../../sdk/claims";
+import { guaranteeId } from "../../sdk/ids";
+import { OpenApiChecker } from "../openapi/validator";
 import {
   advance,
   chainFixture,
+  domainOf,
   type CoreHarness,
   issueGuarantee,
   OPERATOR_KEY,
@@ -29,6 +38,8 @@ import {
 
 const ETH = ZeroAddress;
 const ONE = parseEther("1");
+const openapi = new OpenApiChecker(CORE_OPENAPI);
+let nextReqId = 1_000_000n;
 
 /** A sender that fails before signing (the node is unreachable): the plan stays PLANNED, as after a crash. */
 class UnreachableSender extends OperatorSender {
@@ -82,6 +93,31 @@ describe("commit bond floor (Core checks its bond before committing)", function 
     expect(gate.status()).to.deep.include({ state: "off", since: null });
     gate.attach();
     expect(gate.status()).to.deep.include({ state: "ok", since: 1_000 });
+  });
+
+  it("the issuance gate: refused while short (naming each short asset) or unknown, not while ok or off", () => {
+    const gate = new CommitBondGate({ logger: silentLogger(), clock: new ManualClock(1_000) });
+    expect(commitBondRefusal(gate.status())).to.equal(null); // off: nothing is committed anywhere
+    gate.attach();
+    expect(commitBondRefusal(gate.status())).to.equal(null);
+    const short = commitBondRefusal({
+      state: "short",
+      floorBps: 5_000,
+      cycleId: 4,
+      assets: [
+        { asset: ETH, bond: 1n, required: 3n },
+        { asset: "0x00000000000000000000000000000000000000aa", bond: 9n, required: 9n },
+      ],
+      since: 1_000,
+    });
+    expect(short).to.be.instanceOf(IssuanceError);
+    expect(short).to.include({ code: "commit_bond_short" });
+    expect(short!.message)
+      .to.include(`${ETH} bond 1 < required 3`)
+      .and.not.include("0x00000000000000000000000000000000000000aa");
+    expect(commitBondRefusal({ ...gate.status(), state: "unknown" })).to.include({
+      code: "commit_bond_unknown",
+    });
   });
 
   it("short bond: no commit is sent; logged once, in health and metrics; committed after the top-up", async function () {
@@ -150,7 +186,7 @@ describe("commit bond floor (Core checks its bond before committing)", function 
         ],
       });
       const held = await health();
-      expect(held.status).to.equal(200); // informational: issuance and reads still work
+      expect(held.status).to.equal(200); // informational: reads still work (issuance is refused: below)
       expect(held.body.commit_bond).to.deep.include({
         state: "short",
         floor_bps: 5_000,
@@ -207,5 +243,81 @@ describe("commit bond floor (Core checks its bond before committing)", function 
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE });
     expect(await restarted.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
     expect(await f.clearingHouse.lastCycleId()).to.equal(1n);
+  });
+
+  it("issuance answers 500 commit_bond_short while commits are held back, locks nothing, and resumes after the top-up", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const harness = h;
+    const scheduler = schedulerOf(harness, senderOf(harness));
+    const { app } = createCoreApp({
+      ...harness.context,
+      logger: silentLogger(),
+      services: { commitBond: harness.context.commitBond },
+    });
+    const server = app.listen(0, "127.0.0.1");
+    await new Promise((resolve) => server.once("listening", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const { token } = await harness.context.accessTokens.issue(f.bob.address, DEFAULT_SCOPES);
+    /** POST /core/guarantees of a V1 guarantee of alice to bob, checked against the OpenAPI document. */
+    const post = async (amount: bigint) => {
+      const claims: GuaranteeClaims = {
+        version: 1,
+        user: f.alice.address,
+        recipient: f.bob.address,
+        reqId: nextReqId++,
+        amount,
+        asset: ETH,
+        timestamp: harness.clock.nowSeconds(),
+      };
+      const signature = await signGuarantee(f.alice as unknown as Wallet, domainOf(f), claims, "eip712");
+      const response = await fetch(`${base}/core/guarantees`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+        body: JSON.stringify(
+          toWireSignedGuarantee({ claims, signature: signature.toLowerCase(), scheme: "eip712" }),
+        ),
+      });
+      const result = {
+        status: response.status,
+        headers: response.headers,
+        body: (await response.json()) as Record<string, unknown>,
+      };
+      openapi.check("POST", "/core/guarantees", result);
+      const id = guaranteeId({ chainId: 31337n, vault: f.vaultAddress }, f.alice.address, claims.reqId);
+      return { ...result, id };
+    };
+    const locked = async () => (await harness.store.getCollateral(f.alice.address, ETH)).locked;
+    try {
+      // Floor 50 %; the bond holds 1 ETH; alice owes 4 ETH in the first cycle: 2 ETH needed.
+      await f.clearingHouse.connect(f.admin).setBondFloor(5_000);
+      await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE });
+      await f.vault.connect(f.alice).deposit({ value: parseEther("10") });
+      await harness.indexer.syncToHead();
+      await harness.syncClock();
+      expect((await post(4n * ONE)).status).to.equal(200);
+      const lockedBefore = await locked();
+      expect(lockedBefore).to.equal(4n * ONE);
+
+      expect((await scheduler.tick()).action).to.equal("waiting");
+      await advance(harness, f.timings.cycleLength);
+      expect(await scheduler.tick()).to.deep.equal({ action: "bond_short", cycleId: 1 });
+      const refused = await post(ONE);
+      expect(refused.status).to.equal(500);
+      expect(refused.body.code).to.equal("commit_bond_short");
+      expect(refused.body.error).to.include("operator bond is below the ClearingHouse floor");
+      expect(refused.body.error).to.include(`${ETH} bond ${ONE} < required ${2n * ONE}`);
+      // Nothing locked, nothing stored for the refused guarantee.
+      expect(await locked()).to.equal(lockedBefore);
+      expect(await harness.store.getGuarantee(refused.id)).to.equal(null);
+
+      // The top-up: the next tick commits, and issuance resumes.
+      await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE });
+      expect(await scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
+      expect(harness.context.commitBond.status().state).to.equal("ok");
+      expect((await post(ONE)).status).to.equal(200);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

@@ -20,6 +20,7 @@ import { silentLogger } from "../../operator/logger";
 import { startCoreServer } from "../../operator/server";
 import { StartupError } from "../../operator/startup";
 import { ZERO_ADDRESS } from "../../sdk/wire";
+import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import {
   deployTestContracts,
   hardhatChain,
@@ -179,6 +180,77 @@ describe("Core public endpoints", () => {
     expect((await request(url, "GET", "/core/public-params")).body.latest_validation_deadline).to.equal(
       latest + 10,
     );
+  });
+
+  it("GET /core/clearing/schedule: chain time, the stored next cutoff, the commit due after it, a cycle under way", async () => {
+    const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+    // Before the scheduler's first run and before the timings are read: what is unknown is null.
+    const first = await request(url, "GET", "/core/clearing/schedule");
+    expect(first.status).to.equal(200);
+    expect(first.headers.get("cache-control")).to.equal("no-store");
+    expect(first.body).to.deep.equal({
+      chain_time: iso(T0),
+      cycle_length_seconds: null,
+      commit_delay_seconds: null,
+      next_cutoff: null,
+      next_commit_by: null,
+      seconds_to_cutoff: null,
+      pending_cycle: null,
+      latest_committed_cycle_id: 0,
+    });
+
+    const vault = t.contracts.surety.vault;
+    const timings = await t.core.context.timings.load(ethers.provider, await vault.getAddress());
+    const store = t.core.context.store;
+    await store.setOperatorState(NEXT_CUTOFF_KEY, String(T0 + 40));
+    await store.insertCycle({
+      cycleId: 1,
+      state: "SENT",
+      root: "0x" + "11".repeat(32),
+      treeDump: "null",
+      args: "[]",
+      guaranteeIds: [],
+      cutoff: T0 - 20,
+      plannedAt: T0 - 19,
+      txHash: "0x" + "ab".repeat(32),
+      txNonce: 0,
+      rawTx: null,
+      sentAt: T0 - 18,
+      committedBlock: null,
+      committedAt: null,
+      paymentDeadline: null,
+      defaultDeadline: null,
+      finalizedAt: null,
+      challengeDeadline: null,
+      answerDeadline: null,
+      vetoedAt: null,
+      plannedByCore: true,
+    });
+    t.clock.advance(10); // chain time (this Core's chain clock is its manual clock)
+    const later = (await request(url, "GET", "/core/clearing/schedule")).body;
+    expect(later).to.deep.equal({
+      chain_time: iso(T0 + 10),
+      cycle_length_seconds: timings.cycleLength,
+      commit_delay_seconds: timings.commitDelay,
+      next_cutoff: iso(T0 + 40),
+      next_commit_by: iso(T0 + 40 + timings.commitDelay),
+      seconds_to_cutoff: 30,
+      pending_cycle: {
+        cycle_id: 1,
+        state: "SENT",
+        cutoff: iso(T0 - 20),
+        planned_at: iso(T0 - 19),
+        commit_tx: "0x" + "ab".repeat(32),
+        sent_at: iso(T0 - 18),
+      },
+      latest_committed_cycle_id: 0,
+    });
+    // Seen committed: no longer under way, and the latest committed id.
+    await store.updateCycle(1, { state: "COMMITTED", committedAt: T0 + 5, committedBlock: 9 });
+    expect((await request(url, "GET", "/core/clearing/schedule")).body).to.include({
+      pending_cycle: null,
+      latest_committed_cycle_id: 1,
+    });
   });
 
   describe("GET /core/health", () => {

@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { parseValidationPolicy } from "../../sdk/claims";
 import { guaranteeId, validationRequestHash } from "../../sdk/ids";
+import { Wallet } from "ethers";
 import { ZERO_ADDRESS } from "../../sdk/wire";
 import { request, signIn, startTestCore, T0, TEST_CHAIN_ID, TEST_DEPLOYMENT, type TestCore } from "./helpers";
 import {
@@ -18,6 +19,8 @@ import {
 } from "./guarantee-fixtures";
 
 const IDS = { chainId: TEST_CHAIN_ID, vault: TEST_DEPLOYMENT.vault };
+/** In `SURETY_ADMIN_WALLETS` (the console's admin): reads every guarantee and balance. */
+const admin = new Wallet("0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a");
 
 describe("Core read endpoints", () => {
   let t: TestCore;
@@ -25,9 +28,13 @@ describe("Core read endpoints", () => {
   const tokens: Record<string, string> = {};
 
   beforeEach(async () => {
-    t = await startTestCore({ facilitators: [facilitator.address], collateralFactorsBps: { [TETH]: 5_000 } });
+    t = await startTestCore({
+      facilitators: [facilitator.address],
+      collateralFactorsBps: { [TETH]: 5_000 },
+      adminWallets: admin.address,
+    });
     url = t.core.url;
-    for (const wallet of [payer, recipient, facilitator, stranger]) {
+    for (const wallet of [payer, recipient, facilitator, stranger, admin]) {
       tokens[wallet.address] = (await signIn(url, wallet)).access_token;
     }
   });
@@ -143,8 +150,11 @@ describe("Core read endpoints", () => {
       ]);
     });
 
-    it("visible to the user and facilitators; 403 for others; 401 without a token; 400 bad address", async () => {
+    it("visible to the user, facilitators and admin wallets; 403 for others; 401 without a token; 400 bad address", async () => {
       expect((await get(`/core/users/${payer.address}/balances`, facilitator)).status).to.equal(200);
+      expect((await get(`/core/users/${payer.address}/balances`, admin)).status).to.equal(200);
+      expect((await get(`/core/users/${payer.address}/withdrawals`, admin)).status).to.equal(200);
+      expect((await get(`/core/users/${payer.address}/withdrawals`, stranger)).status).to.equal(403);
       const other = await get(`/core/users/${payer.address}/balances`, stranger);
       expect(other.status).to.equal(403);
       expect(other.body.code).to.equal("not_authorized_for_user");
@@ -152,6 +162,169 @@ describe("Core read endpoints", () => {
       const bad = await get("/core/users/0x12/balances", payer);
       expect(bad.status).to.equal(400);
       expect(bad.body.error).to.match(/^address: /);
+    });
+  });
+
+  describe("GET /core/guarantees?payer&recipient&state&asset (and the timeline)", () => {
+    /** Three guarantees: two of payer's (tUSD, ETH) to recipient, one of stranger's to recipient. */
+    async function issueThree() {
+      const store = t.core.context.store;
+      await store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
+      await store.creditDeposit(payer.address, TUSD, 10_000n, T0);
+      await store.creditDeposit(stranger.address, ZERO_ADDRESS, 10_000n, T0);
+      const token = tokens[recipient.address];
+      expect(
+        (await issue(url, token, await signedBody(v1Claims({ reqId: 1n, asset: TUSD })))).status,
+      ).to.equal(200);
+      expect((await issue(url, token, await signedBody(v1Claims({ reqId: 2n })))).status).to.equal(200);
+      const strangers = await signedBody(v1Claims({ reqId: 3n, user: stranger.address }), "eip712", stranger);
+      expect((await issue(url, token, strangers)).status).to.equal(200);
+    }
+    const reqIds = (body: { guarantees: { claims: { req_id: string } }[] }) =>
+      body.guarantees.map((g) => g.claims.req_id);
+
+    it("a party sees its own, newest first, filtered by state and asset, paged", async () => {
+      await issueThree();
+      const own = await get(`/core/guarantees?payer=${payer.address}`, payer);
+      expect(own.status, JSON.stringify(own.body)).to.equal(200);
+      expect(reqIds(own.body)).to.deep.equal(["2", "1"]);
+      expect(
+        reqIds((await get(`/core/guarantees?recipient=${recipient.address}`, recipient)).body),
+      ).to.deep.equal(["3", "2", "1"]);
+      expect(
+        reqIds((await get(`/core/guarantees?payer=${payer.address}&asset=${TUSD}`, payer)).body),
+      ).to.deep.equal(["1"]);
+      expect(
+        reqIds((await get(`/core/guarantees?payer=${payer.address}&state=NETTED`, payer)).body),
+      ).to.deep.equal([]);
+      const first = await get(`/core/guarantees?recipient=${recipient.address}&limit=2`, recipient);
+      expect(reqIds(first.body)).to.deep.equal(["3", "2"]);
+      const second = await get(
+        `/core/guarantees?recipient=${recipient.address}&limit=2&cursor=${first.body.next_cursor}`,
+        recipient,
+      );
+      expect(reqIds(second.body)).to.deep.equal(["1"]);
+      expect(second.body.next_cursor).to.equal(null);
+    });
+
+    it("a payer cannot read another payer's guarantees; admin wallets and facilitators read all", async () => {
+      await issueThree();
+      for (const query of [`payer=${payer.address}`, `recipient=${recipient.address}`, "", `asset=${TUSD}`]) {
+        const refused = await get(`/core/guarantees?${query}`, stranger);
+        expect(refused.status, query).to.equal(403);
+        expect(refused.body.code).to.equal("not_authorized_for_guarantees");
+      }
+      // Naming itself is not a way around: payer=self and recipient=other lists only its own.
+      const own = await get(
+        `/core/guarantees?payer=${stranger.address}&recipient=${recipient.address}`,
+        stranger,
+      );
+      expect(reqIds(own.body)).to.deep.equal(["3"]);
+      expect((await get(`/core/guarantees?payer=${payer.address}`, recipient)).status).to.equal(403);
+      expect(reqIds((await get("/core/guarantees", admin)).body)).to.deep.equal(["3", "2", "1"]);
+      expect(reqIds((await get(`/core/guarantees?payer=${payer.address}`, facilitator)).body)).to.deep.equal([
+        "2",
+        "1",
+      ]);
+      expect((await get("/core/guarantees")).status).to.equal(401);
+    });
+
+    it("400 names the malformed or repeated parameter", async () => {
+      for (const [query, field] of [
+        ["payer=0x12", "payer"],
+        ["recipient=nope", "recipient"],
+        ["state=netted", "state"],
+        ["asset=0x", "asset"],
+        ["limit=0", "limit"],
+        ["cursor=bm9wZQ", "cursor"],
+        [`payer=${payer.address}&payer=${payer.address}`, "payer"],
+      ]) {
+        const response = await get(`/core/guarantees?${query}`, admin);
+        expect(response.status, query).to.equal(400);
+        expect(response.body.error, query).to.match(new RegExp(`^${field}: `));
+      }
+    });
+
+    it("the timeline: to the parties and admin wallets, 404 to others", async () => {
+      await issueThree();
+      const id = guaranteeId(IDS, payer.address, 2n).toLowerCase();
+      for (const reader of [payer, recipient, admin, facilitator]) {
+        const response = await get(`/core/guarantees/${id}/timeline`, reader);
+        expect(response.status).to.equal(200);
+        expect(response.body).to.deep.equal({
+          guarantee_id: id,
+          state: "FINALIZED_PAYABLE",
+          timeline: [
+            {
+              kind: "issued",
+              at: new Date(T0 * 1000).toISOString(),
+              clock: "core",
+              tx_hash: null,
+              block_number: null,
+              cycle_id: null,
+              detail: { amount: "1000", version: 1 },
+            },
+            {
+              kind: "state",
+              at: new Date(T0 * 1000).toISOString(),
+              clock: "core",
+              tx_hash: null,
+              block_number: null,
+              cycle_id: null,
+              detail: { state: "FINALIZED_PAYABLE" },
+            },
+          ],
+        });
+      }
+      expect((await get(`/core/guarantees/${id}/timeline`, stranger)).body.code).to.equal(
+        "guarantee_not_found",
+      );
+      expect((await get(`/core/guarantees/${id}`, admin)).status).to.equal(200);
+    });
+  });
+
+  describe("GET /core/users (admin wallets)", () => {
+    it("pages every non-empty balance by user then asset; 403 for anyone else, facilitators too", async () => {
+      const store = t.core.context.store;
+      await store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
+      await store.creditDeposit(payer.address, TUSD, 7n, T0);
+      await store.creditDeposit(stranger.address, TUSD, 5n, T0);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const query: string = cursor ? `?limit=2&cursor=${cursor}` : "?limit=2";
+        const page = await get(`/core/users${query}`, admin);
+        expect(page.status, JSON.stringify(page.body)).to.equal(200);
+        seen.push(
+          ...page.body.balances.map(
+            (b: { user_address: string; asset_address: string; deposited: string }) =>
+              `${b.user_address}/${b.asset_address}/${b.deposited}`,
+          ),
+        );
+        cursor = page.body.next_cursor;
+      } while (cursor !== null);
+      expect(seen).to.have.members([
+        `${payer.address}/${ZERO_ADDRESS}/10000`,
+        `${payer.address}/${TUSD}/7`,
+        `${stranger.address}/${TUSD}/5`,
+      ]);
+      const tusd = await get(`/core/users?asset=${TUSD}`, admin);
+      expect(tusd.body.balances).to.have.length(2);
+      for (const reader of [payer, facilitator, stranger]) {
+        const refused = await get("/core/users", reader);
+        expect(refused.status).to.equal(403);
+        expect(refused.body.code).to.equal("not_admin");
+      }
+      for (const [query, field] of [
+        ["limit=0", "limit"],
+        ["limit=501", "limit"],
+        ["cursor=0x12:0x34", "cursor"],
+        ["asset=eth", "asset"],
+      ]) {
+        const bad = await get(`/core/users?${query}`, admin);
+        expect(bad.status, query).to.equal(400);
+        expect(bad.body.error, query).to.match(new RegExp(`^${field}: `));
+      }
     });
   });
 

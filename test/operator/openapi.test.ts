@@ -311,6 +311,53 @@ describe("Core OpenAPI document", () => {
     expect((await call("GET", cycle, "/core/cycles/2")).body.code).to.equal("cycle_not_found");
     expect((await call("GET", cycle, "/core/cycles/x")).body.code).to.equal("invalid_request");
 
+    // The cycle list, the schedule, the filtered guarantee list and a guarantee's timeline.
+    const cycles = await call("GET", "/core/cycles", "/core/cycles?limit=5");
+    expect(cycles.body.cycles.map((c: { cycle_id: number }) => c.cycle_id)).to.deep.equal([1]);
+    expect(cycles.body.next_cursor).to.equal(null);
+    expect((await call("GET", "/core/cycles", "/core/cycles?before=1")).body.cycles).to.deep.equal([]);
+    expect((await call("GET", "/core/cycles", "/core/cycles?limit=51")).body.code).to.equal(
+      "invalid_request",
+    );
+    const schedule = await call("GET", "/core/clearing/schedule", "/core/clearing/schedule");
+    expect(schedule.status).to.equal(200);
+    expect(schedule.body).to.include({ latest_committed_cycle_id: 1, pending_cycle: null });
+    const list = "/core/guarantees";
+    const mine = await call(
+      "GET",
+      list,
+      `/core/guarantees?payer=${payer.address}&state=NETTED`,
+      as(payerToken),
+    );
+    expect(mine.status).to.equal(200);
+    expect(mine.body.guarantees.map((g: { guarantee_id: string }) => g.guarantee_id)).to.have.members([
+      v1Id.toLowerCase(),
+      v2Id.toLowerCase(),
+    ]);
+    expect((await call("GET", list, `/core/guarantees?payer=${payer.address}`)).status).to.equal(401);
+    expect(
+      (await call("GET", list, `/core/guarantees?payer=${payer.address}`, as(strangerToken))).body.code,
+    ).to.equal("not_authorized_for_guarantees");
+    expect((await call("GET", list, "/core/guarantees?state=LOST", as(payerToken))).body.code).to.equal(
+      "invalid_request",
+    );
+    const timeline = "/core/guarantees/{id}/timeline";
+    const steps = await call("GET", timeline, `/core/guarantees/${v2Id}/timeline`, as(recipientToken));
+    expect(steps.status).to.equal(200);
+    expect(steps.body.timeline.map((step: { kind: string }) => step.kind)).to.deep.equal([
+      "issued",
+      "netted",
+      "state",
+    ]);
+    expect(steps.body.timeline[1]).to.include({ cycle_id: 1, tx_hash: one.body.commit_tx, clock: "chain" });
+    expect((await call("GET", timeline, `/core/guarantees/${v2Id}/timeline`)).status).to.equal(401);
+    expect(
+      (await call("GET", timeline, `/core/guarantees/${v2Id}/timeline`, as(strangerToken))).body.code,
+    ).to.equal("guarantee_not_found");
+    expect(
+      (await call("GET", timeline, "/core/guarantees/0x12/timeline", as(payerToken))).body.code,
+    ).to.equal("invalid_request");
+
     const proof = "/core/cycles/{id}/participants/{address}/proof";
     const credit = await call("GET", proof, `/core/cycles/1/participants/${recipient.address}/proof`);
     expect(credit.status).to.equal(200);
@@ -517,6 +564,17 @@ describe("Core OpenAPI document", () => {
     expect(removed.body).to.equal(undefined);
     const again = await call("DELETE", one, `/core/admin/webhooks/${generated.body.id}`, adminAuth);
     expect(again.body.code).to.equal("webhook_not_found");
+
+    // The admin's list of every payer's collateral.
+    const users = "/core/users";
+    const listed = await call("GET", users, "/core/users?limit=1", adminAuth);
+    expect(listed.status).to.equal(200);
+    expect(listed.body.balances[0]).to.include({ user_address: payer.address, asset_address: ZERO_ADDRESS });
+    expect((await call("GET", users, "/core/users")).status).to.equal(401);
+    expect((await call("GET", users, "/core/users", strangerAuth)).body.code).to.equal("not_admin");
+    expect((await call("GET", users, "/core/users?cursor=nope", adminAuth)).body.code).to.equal(
+      "invalid_request",
+    );
 
     // Every documented status of the admin routes was seen, but for the 500 nothing here can cause.
     const unexercised = checker

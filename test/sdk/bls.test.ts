@@ -21,6 +21,7 @@ import {
   signatureFromEip2537,
   signatureToEip2537,
 } from "../../sdk/bls";
+import { verifyCertificateSignature } from "../../sdk/bls-verify";
 
 const IKM = "0x" + "11".repeat(32);
 const OTHER_IKM = "0x" + "22".repeat(32);
@@ -187,6 +188,23 @@ describe("sdk/bls", () => {
       expect(blsVerify(blsKeyFromSecret(OTHER_IKM).publicKey, MESSAGE, signature)).to.be.false;
       const otherSig = blsSign(blsKeyFromSecret(OTHER_IKM).secretKey, MESSAGE);
       expect(blsVerify(keys.publicKey, MESSAGE, otherSig)).to.be.false;
+    });
+
+    it("the pure verifier (the console's, in the browser) agrees with blsVerify on good and bad input", () => {
+      const infinitySig = Uint8Array.from([0xc0, ...new Array(47).fill(0)]);
+      const cases: [Uint8Array, Uint8Array, Uint8Array][] = [
+        [keys.publicKey, MESSAGE, signature],
+        [keys.publicKey, flipBit(MESSAGE, 0), signature],
+        [keys.publicKey, MESSAGE, flipBit(signature, 47)],
+        [blsKeyFromSecret(OTHER_IKM).publicKey, MESSAGE, signature],
+        [keys.publicKey, MESSAGE, infinitySig],
+        [keys.publicKey.subarray(1), MESSAGE, signature],
+        [keys.publicKey, MESSAGE, signature.subarray(1)],
+      ];
+      for (const [pk, message, sig] of cases) {
+        expect(verifyCertificateSignature(pk, message, sig)).to.equal(blsVerify(pk, message, sig));
+      }
+      expect(verifyCertificateSignature(keys.publicKey, MESSAGE, signature)).to.be.true;
     });
 
     it("returns false, never throws, for malformed keys and signatures", () => {

@@ -8,6 +8,7 @@ import type { StoreBackend } from "./contract";
 /** SQLite: one file in a fresh temp dir; every instance opens its own connection to it. */
 export const sqliteBackend: StoreBackend = {
   name: "SQLite",
+  serializesWriters: true,
   async create() {
     const dir = tempDir();
     const file = join(dir.path, "operator.sqlite");

@@ -23,6 +23,11 @@ export interface TestDatabase {
 
 export interface StoreBackend {
   name: string;
+  /**
+   * One writer at a time on the database (SQLite): a write waits until the transaction in flight ends, so
+   * tests of writers that overlap run them one after the other there.
+   */
+  serializesWriters?: boolean;
   /** A fresh, empty, migrated database. */
   create(): Promise<TestDatabase>;
 }
@@ -218,6 +223,39 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(errors).to.equal(3);
       });
 
+      it("lists every non-empty balance by user then asset (byte order), paged after a key, by asset", async () => {
+        const store = await open();
+        await store.creditDeposit(OTHER, ASSET, 5n, T0);
+        await store.creditDeposit(USER, ETH, 1n, T0);
+        await store.creditDeposit(USER.toLowerCase(), ASSET, 2n, T0);
+        await store.creditDeposit(RECIPIENT, ETH, 3n, T0);
+        await store.setPendingWithdrawal(RECIPIENT, ASSET, 0n, T0); // an all-zero row is not listed
+        const keys = (list: { user: string; asset: string }[]) => list.map((b) => `${b.user}/${b.asset}`);
+        // Byte order of the checksummed strings: "0x3C44…" < "0x5FbD…" < "0x7099…" < "0x90F7…".
+        const all = await store.listAllCollateral({ limit: 10 });
+        expect(keys(all)).to.deep.equal([
+          `${RECIPIENT}/${ETH}`,
+          `${USER}/${ETH}`,
+          `${USER}/${ASSET}`,
+          `${OTHER}/${ASSET}`,
+        ]);
+        expect(all[2]).to.deep.equal({
+          user: USER,
+          asset: ASSET,
+          deposited: 2n,
+          locked: 0n,
+          pendingWithdrawal: 0n,
+        });
+        const first = await store.listAllCollateral({ limit: 2 });
+        const rest = await store.listAllCollateral({ after: first[1], limit: 2 });
+        expect(keys([...first, ...rest])).to.deep.equal(keys(all));
+        expect(await store.listAllCollateral({ after: rest[1], limit: 2 })).to.deep.equal([]);
+        expect(keys(await store.listAllCollateral({ asset: ASSET.toLowerCase(), limit: 10 }))).to.deep.equal([
+          `${USER}/${ASSET}`,
+          `${OTHER}/${ASSET}`,
+        ]);
+      });
+
       it("lockIfAvailable locks up to capacity and not a unit more", async () => {
         const store = await open();
         await store.creditDeposit(USER, ASSET, 100n, T0);
@@ -335,6 +373,52 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(third.nextCursor).to.equal(null);
       });
 
+      it("paging never skips a row committed after later rows (two concurrent transactions)", async () => {
+        const writer = await open();
+        const reader = await open();
+        await writer.insertGuarantee(guarantee(1));
+        // Transaction A inserts #2 (taking the lower seq) and stays open...
+        let release!: () => void;
+        const gate = new Promise<void>((resolve) => (release = resolve));
+        let inserted!: () => void;
+        const entered = new Promise<void>((resolve) => (inserted = resolve));
+        const a = writer.transaction(async (tx) => {
+          await tx.insertGuarantee(guarantee(2));
+          inserted();
+          await gate;
+        });
+        await entered;
+        // ...while others insert and commit #3 and #4 (on a backend with one writer at a time, they wait
+        // for A, and the reader below only sees #1).
+        const others = (async () => {
+          await writer.insertGuarantee(guarantee(3));
+          await writer.insertGuarantee(guarantee(4));
+        })();
+        if (!backend.serializesWriters) await others;
+
+        // A tailing reader pages through what it sees now, one row per page, keeping the last cursor.
+        const seen: bigint[] = [];
+        let cursor: string | null = null;
+        const readOn = async () => {
+          for (;;) {
+            const page: Awaited<ReturnType<Store["listGuaranteesByRecipient"]>> =
+              await reader.listGuaranteesByRecipient(RECIPIENT, { limit: 1, cursor });
+            seen.push(...page.items.map((g) => g.reqId));
+            if (page.nextCursor === null) return;
+            cursor = page.nextCursor;
+          }
+        };
+        await readOn();
+        expect(seen, "a row of A, still in flight, is not listed").to.not.include(2n);
+
+        // A commits last; the reader goes on from its last cursor and must meet #2 too.
+        release();
+        await a;
+        await others;
+        await readOn();
+        expect([...new Set(seen)].sort((x, y) => (x < y ? -1 : 1))).to.deep.equal([1n, 2n, 3n, 4n]);
+      });
+
       it("rejects a forged cursor or an out-of-range limit as WireErrors", async () => {
         const store = await open();
         let cursorError: unknown;
@@ -418,6 +502,61 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(await store.getGuarantee(guarantee(3).guaranteeId)).to.equal(null);
       });
 
+      it("a batch of distinct ids over two payers: stored duplicate, issued, refused, webhook events; each payer's total once", async () => {
+        const store = await open();
+        await store.putWebhookSubscription({
+          id: "whk_a",
+          url: "https://a.test/hook",
+          secret: "s",
+          eventTypes: ["guarantee.issued"],
+          description: null,
+          source: "api",
+          createdAt: T0,
+        });
+        await store.creditDeposit(USER, ASSET, 2500n, T0);
+        await store.creditDeposit(OTHER, ASSET, 1000n, T0);
+        await store.issueGuarantees([{ record: guarantee(1), capacity: fullCapacity }], T0);
+        const request = (n: number, user = USER) => ({
+          record: guarantee(n, { user }),
+          capacity: fullCapacity,
+          events: [{ id: `evt_${n}`, type: "guarantee.issued", createdAt: T0, payload: `{"n":${n}}` }],
+        });
+        const outcomes = await store.issueGuarantees(
+          [request(1), request(2), request(3, OTHER), request(4), request(5, OTHER)],
+          T0,
+        );
+        expect(outcomes.map((o) => o.kind)).to.deep.equal([
+          "duplicate",
+          "issued",
+          "issued",
+          "insufficient_collateral",
+          "insufficient_collateral",
+        ]);
+        const second = outcomes[1];
+        if (second.kind !== "issued") throw new Error("unreachable");
+        expect(second.balance).to.include({ locked: 2000n });
+        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(2000n);
+        expect((await store.getCollateral(OTHER, ASSET)).locked).to.equal(1000n);
+        expect(await store.getGuarantee(guarantee(4).guaranteeId)).to.equal(null);
+        // Events only for what was issued in this batch.
+        const due = await store.claimDueWebhookDeliveries(T0, 10, 30);
+        expect(due.map((d) => d.eventId).sort()).to.deep.equal(["evt_2", "evt_3"]);
+      });
+
+      it("an item the database refuses fails alone; the rest of its batch is issued", async () => {
+        const store = await open();
+        await store.creditDeposit(USER, ASSET, 5000n, T0);
+        const refused = guarantee(2, { version: 3 as 1 }); // CHECK (version IN (1, 2))
+        const outcomes = await store.issueGuarantees(
+          [1, 2, 3].map((n) => ({ record: n === 2 ? refused : guarantee(n), capacity: fullCapacity })),
+          T0,
+        );
+        expect(outcomes.map((o) => o.kind)).to.deep.equal(["issued", "failed", "issued"]);
+        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(2000n);
+        expect(await store.getGuarantee(refused.guaranteeId)).to.equal(null);
+        expect(await store.getGuarantee(guarantee(3).guaranteeId)).to.not.equal(null);
+      });
+
       it("two store instances issuing the same ids concurrently: each issued once, never over-locked", async () => {
         const a = await open();
         const b = await open();
@@ -497,6 +636,29 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect((await store.getClearingGuarantee(guarantee(2).guaranteeId))?.validationRequestHash).to.equal(
           "0x" + "cd".repeat(32),
         );
+      });
+
+      it("lists by recipient, payer, state and asset, oldest or newest first, paged by seq", async () => {
+        const store = await open();
+        await store.insertGuarantee(guarantee(1));
+        await store.insertGuarantee(guarantee(2, { recipient: OTHER, state: "NETTED" }));
+        await store.insertGuarantee(guarantee(3, { user: OTHER, asset: ETH }));
+        await store.insertGuarantee(guarantee(4, { recipient: RECIPIENT.toLowerCase() }));
+        const ids = (list: { guaranteeId: string }[]) => list.map((g) => Number(BigInt(g.guaranteeId)));
+        expect(ids(await store.listGuarantees({ recipient: RECIPIENT.toLowerCase() }))).to.deep.equal([
+          1, 3, 4,
+        ]);
+        expect(ids(await store.listGuarantees({ recipient: RECIPIENT, newestFirst: true }))).to.deep.equal([
+          4, 3, 1,
+        ]);
+        expect(ids(await store.listGuarantees({ user: USER, recipient: OTHER }))).to.deep.equal([2]);
+        expect(ids(await store.listGuarantees({ asset: ETH }))).to.deep.equal([3]);
+        expect(ids(await store.listGuarantees({ states: ["NETTED"], user: USER }))).to.deep.equal([2]);
+        const newest = await store.listGuarantees({ newestFirst: true, limit: 2 });
+        expect(ids(newest)).to.deep.equal([4, 3]);
+        const next = await store.listGuarantees({ newestFirst: true, beforeSeq: newest[1].seq, limit: 2 });
+        expect(ids(next)).to.deep.equal([2, 1]);
+        expect(await store.listGuarantees({ newestFirst: true, beforeSeq: next[1].seq })).to.deep.equal([]);
       });
 
       it("reserves come back with the guarantee they back", async () => {
@@ -639,6 +801,46 @@ export function describeStoreContract(backend: StoreBackend): void {
         await store.deleteCycleDebt(1, ASSET, USER);
         await store.deleteCycle(1);
         expect(await store.latestCycle()).to.equal(null);
+      });
+
+      it("lists cycle ids by state, newest first, below a given id", async () => {
+        const store = await open();
+        for (const [cycleId, state] of [
+          [1, "FINALIZED"],
+          [2, "COMMITTED"],
+          [3, "VETOED"],
+          [4, "PLANNED"],
+        ] as const) {
+          await store.insertCycle({
+            cycleId,
+            state,
+            root: "0x" + "11".repeat(32),
+            treeDump: "{}",
+            args: "[]",
+            guaranteeIds: [],
+            cutoff: T0,
+            plannedAt: T0,
+            txHash: null,
+            txNonce: null,
+            rawTx: null,
+            sentAt: null,
+            committedBlock: null,
+            committedAt: null,
+            paymentDeadline: null,
+            defaultDeadline: null,
+            finalizedAt: null,
+            challengeDeadline: null,
+            answerDeadline: null,
+            vetoedAt: null,
+            plannedByCore: true,
+          });
+        }
+        const committed = ["COMMITTED", "FINALIZED", "VETOED"] as const;
+        expect(await store.listCycleIds(committed, { limit: 10 })).to.deep.equal([3, 2, 1]);
+        expect(await store.listCycleIds(committed, { limit: 2 })).to.deep.equal([3, 2]);
+        expect(await store.listCycleIds(committed, { beforeId: 2, limit: 2 })).to.deep.equal([1]);
+        expect(await store.listCycleIds(["PLANNED"], { limit: 5 })).to.deep.equal([4]);
+        expect(await store.listCycleIds([], { limit: 5 })).to.deep.equal([]);
       });
 
       it("V2 nettings: keyed by guarantee id (lower case), listed per cycle in log order, replaced and deleted", async () => {
@@ -824,8 +1026,49 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(await store.claimDueWebhookDeliveries(T0 + 1, 10, 30)).to.deep.equal([]);
         await store.recordWebhookAttempt("evt_1", "whk_a", { status: "delivered", statusCode: 200 }, T0 + 2);
         expect((await store.getWebhookDelivery("evt_1", "whk_a"))?.status).to.equal("delivered");
+        expect(await store.webhookBacklog()).to.deep.equal([]);
         expect(await store.deleteWebhookSubscription("whk_a")).to.equal(true);
         expect(await store.listWebhookSubscriptions()).to.deep.equal([]);
+      });
+      it("counts each subscription's pending and failed deliveries, with the oldest pending and its attempts", async () => {
+        const store = await open();
+        for (const id of ["whk_a", "whk_b", "whk_c"]) {
+          await store.putWebhookSubscription({
+            id,
+            url: `https://${id}.test/hook`,
+            secret: "s",
+            eventTypes: ["*"],
+            description: null,
+            source: "api",
+            createdAt: T0,
+          });
+        }
+        for (let n = 1; n <= 3; n++) {
+          await store.insertWebhookEvent(
+            { id: `evt_${n}`, type: "guarantee.issued", createdAt: T0 + n, payload: "{}" },
+            T0 + n,
+          );
+        }
+        // evt_1: delivered to a, failed at b, retried at c; evt_2 and evt_3 pending everywhere.
+        await store.claimDueWebhookDeliveries(T0 + 1, 3, 30);
+        await store.recordWebhookAttempt("evt_1", "whk_a", { status: "delivered", statusCode: 200 }, T0 + 5);
+        await store.recordWebhookAttempt(
+          "evt_1",
+          "whk_b",
+          { status: "failed", error: "gone", statusCode: 410 },
+          T0 + 5,
+        );
+        await store.recordWebhookAttempt(
+          "evt_1",
+          "whk_c",
+          { status: "pending", nextAttemptAt: T0 + 60, error: "busy", statusCode: 503 },
+          T0 + 5,
+        );
+        expect(await store.webhookBacklog()).to.deep.equal([
+          { subscriptionId: "whk_a", pending: 2, failed: 0, oldestPendingAt: T0 + 2, maxPendingAttempts: 0 },
+          { subscriptionId: "whk_b", pending: 2, failed: 1, oldestPendingAt: T0 + 2, maxPendingAttempts: 0 },
+          { subscriptionId: "whk_c", pending: 3, failed: 0, oldestPendingAt: T0 + 1, maxPendingAttempts: 1 },
+        ]);
       });
     });
   });

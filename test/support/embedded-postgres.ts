@@ -17,6 +17,13 @@ export interface TestPostgres {
   /** Creates an empty database and returns its URL (one per test keeps tests independent). */
   createDatabase(name: string): Promise<string>;
   dropDatabase(name: string): Promise<void>;
+  /**
+   * Shuts the server down (a fast shutdown: sessions terminated, in-flight transactions rolled back) and
+   * keeps its data directory; {@link TestPostgres.restartServer} starts it again on the same directory
+   * and port. For tests of what clients do while the database is away.
+   */
+  stopServer(): Promise<void>;
+  restartServer(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -49,7 +56,8 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     user: USER,
     password: PASSWORD,
     authMethod: "scram-sha-256",
-    persistent: false,
+    // The data directory outlives stopServer() (a restart reuses it); stop() removes it with its parent.
+    persistent: true,
     // fsync stays on: the tests check what an acknowledged commit guarantees.
     onLog: () => undefined,
     onError: () => undefined,
@@ -85,6 +93,13 @@ export async function startTestPostgres(): Promise<TestPostgres> {
     async dropDatabase(name) {
       if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`not a plain database name: ${name}`);
       await admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+    async stopServer() {
+      await server.stop();
+    },
+    async restartServer() {
+      if (stopped) throw new Error("the test server is stopped for good");
+      await server.start();
     },
     async stop() {
       if (stopped) return;

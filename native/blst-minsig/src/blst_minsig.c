@@ -164,8 +164,10 @@ static napi_value verify(napi_env env, napi_callback_info info) {
     blst_p1_affine signature;
     if (pk_length == PUBLIC_KEY_LENGTH && sig_length == SIGNATURE_LENGTH &&
         blst_p2_uncompress(&pk, pk_bytes) == BLST_SUCCESS && blst_p1_uncompress(&signature, sig_bytes) == BLST_SUCCESS &&
-        !blst_p2_affine_is_inf(&pk) && !blst_p1_affine_is_inf(&signature) && blst_p2_affine_in_g2(&pk) &&
-        blst_p1_affine_in_g1(&signature)) {
+        !blst_p2_affine_is_inf(&pk) && !blst_p1_affine_is_inf(&signature)) {
+        // blst_core_verify_pk_in_g2 checks both points' subgroup membership itself (pk_groupcheck and
+        // sig_groupcheck are set in its PAIRING_Aggregate_PK_in_G2 call): checking them here as well
+        // ran the costly G2 check twice per verification.
         ok = blst_core_verify_pk_in_g2(&pk, &signature, true, message, message_length, dst, dst_length, NULL, 0) ==
              BLST_SUCCESS;
     }

@@ -58,6 +58,42 @@ export class PgCollateral implements CollateralRepository {
     );
   }
 
+  /**
+   * The balances of already checksummed pairs whose rows this transaction has locked ({@link lockRows}), in
+   * one statement, by `user\nasset`.
+   */
+  async balancesOfLocked(
+    pairs: readonly { user: string; asset: string }[],
+  ): Promise<Map<string, CollateralBalance>> {
+    const { rows } = await this.db.query(
+      `SELECT c.user_address, c.asset_address, c.deposited, c.locked, c.pending_withdrawal
+       FROM collateral c JOIN unnest($1::text[], $2::text[]) AS t(u, a)
+         ON c.user_address = t.u AND c.asset_address = t.a`,
+      [pairs.map((p) => p.user), pairs.map((p) => p.asset)],
+    );
+    const out = new Map<string, CollateralBalance>();
+    for (const row of rows) {
+      const key = { user: row.user_address as string, asset: row.asset_address as string };
+      out.set(`${key.user}\n${key.asset}`, balanceOf(key, row));
+    }
+    return out;
+  }
+
+  /** Writes the `locked` totals of rows this transaction has locked, in one statement. */
+  async writeLockedTotals(balances: readonly CollateralBalance[], now: number): Promise<void> {
+    await this.db.query(
+      `UPDATE collateral c SET locked = t.l::numeric, updated_at = $4
+       FROM unnest($1::text[], $2::text[], $3::text[]) AS t(u, a, l)
+       WHERE c.user_address = t.u AND c.asset_address = t.a`,
+      [
+        balances.map((b) => b.user),
+        balances.map((b) => b.asset),
+        balances.map((b) => nonNegative(b.locked, "locked").toString()),
+        now,
+      ],
+    );
+  }
+
   /** The balance of an already checksummed pair, locked for the rest of the transaction. */
   private async lockedBalance(user: string, asset: string, now: number): Promise<CollateralBalance> {
     await this.lockRows([{ user, asset }], now);
@@ -120,6 +156,37 @@ export class PgCollateral implements CollateralRepository {
       [key],
     );
     return rows.map((row) => balanceOf({ user: key, asset: row.asset_address as string }, row));
+  }
+
+  async listAllCollateral(page: {
+    after?: { user: string; asset: string };
+    asset?: string;
+    limit: number;
+  }): Promise<CollateralBalance[]> {
+    const where = ["(deposited <> 0 OR locked <> 0 OR pending_withdrawal <> 0)"];
+    const params: unknown[] = [];
+    const param = (value: unknown) => {
+      params.push(value);
+      return `$${params.length}`;
+    };
+    if (page.after) {
+      // COLLATE "C": byte order, as SQLite's, whatever the database's locale.
+      const user = param(address(page.after.user));
+      const asset = param(address(page.after.asset));
+      where.push(
+        `(user_address COLLATE "C" > ${user} OR (user_address = ${user} AND asset_address COLLATE "C" > ${asset}))`,
+      );
+    }
+    if (page.asset !== undefined) where.push(`asset_address = ${param(address(page.asset))}`);
+    const { rows } = await this.db.query(
+      `SELECT user_address, asset_address, deposited, locked, pending_withdrawal FROM collateral
+       WHERE ${where.join(" AND ")}
+       ORDER BY user_address COLLATE "C", asset_address COLLATE "C" LIMIT ${param(page.limit)}`,
+      params,
+    );
+    return rows.map((row) =>
+      balanceOf({ user: row.user_address as string, asset: row.asset_address as string }, row),
+    );
   }
 
   async lockedTotals(): Promise<Map<string, bigint>> {

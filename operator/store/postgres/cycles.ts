@@ -68,6 +68,18 @@ export class PgCycles implements CycleRepository {
     return rows.map(cycleFromRow);
   }
 
+  async listCycleIds(
+    states: readonly CycleState[],
+    page: { beforeId?: number; limit: number },
+  ): Promise<number[]> {
+    if (states.length === 0) return [];
+    const { rows } = await this.db.query<{ cycle_id: string | number }>(
+      "SELECT cycle_id FROM cycles WHERE state = ANY($1::text[]) AND cycle_id < $2 ORDER BY cycle_id DESC LIMIT $3",
+      [[...states], page.beforeId ?? Number.MAX_SAFE_INTEGER, page.limit],
+    );
+    return rows.map((row) => Number(row.cycle_id));
+  }
+
   async updateCycle(cycleId: number, changes: Partial<Omit<CycleRecord, "cycleId">>): Promise<void> {
     const entries = Object.entries(changes) as [keyof typeof CYCLE_COLUMNS, unknown][];
     if (entries.length === 0) return;

@@ -1,5 +1,5 @@
 /** {@link GuaranteeRepository} on PostgreSQL: records, transitions, clearing columns, V2 responses. */
-import { decodeCursor, encodeCursor, pageSize } from "../guarantee-paging";
+import { decodeXidCursor, encodeXidCursor, pageSize } from "../guarantee-paging";
 import {
   type ClearingGuarantee,
   DuplicateGuaranteeError,
@@ -79,6 +79,15 @@ export class PgGuarantees implements GuaranteeRepository {
     return row ? guaranteeFromRow(row) : null;
   }
 
+  /** The stored records among `guaranteeIds`, in one statement, by lower-case id. */
+  async getGuarantees(guaranteeIds: readonly string[]): Promise<Map<string, StoredGuarantee>> {
+    const { rows } = await this.db.query<GuaranteeRow & Row>(
+      "SELECT * FROM guarantees WHERE guarantee_id = ANY($1::text[])",
+      [guaranteeIds.map(bytes32)],
+    );
+    return new Map(rows.map((row) => [String(row.guarantee_id).toLowerCase(), guaranteeFromRow(row)]));
+  }
+
   private async row(guaranteeId: string): Promise<GuaranteeRow | undefined> {
     const { rows } = await this.db.query<GuaranteeRow & Row>(
       "SELECT * FROM guarantees WHERE guarantee_id = $1",
@@ -87,18 +96,31 @@ export class PgGuarantees implements GuaranteeRepository {
     return rows[0];
   }
 
+  /**
+   * Pages on (inserting transaction id, seq), and returns only rows whose transaction is older than every
+   * transaction still in flight (`ins_xid < pg_snapshot_xmin`). `seq` alone is not commit-ordered here:
+   * transactions commit in any order, so a reader could page past seq 12 before seq 11 commits and never see
+   * 11. Every row that becomes visible later belongs to a transaction still in flight now (or not begun),
+   * whose id is at least that xmin, above every row returned: it sorts after the cursor, never behind it.
+   * The price: a row shows up only once every older transaction has ended (issuance transactions are
+   * short). docs/scale-out.md, "Paging under concurrent inserts".
+   */
   async listGuaranteesByRecipient(recipient: string, page: PageRequest = {}): Promise<Page<StoredGuarantee>> {
     const limit = pageSize(page.limit);
-    const after = page.cursor === undefined || page.cursor === null ? 0 : decodeCursor(page.cursor);
-    const { rows } = await this.db.query<GuaranteeRow & Row>(
-      "SELECT * FROM guarantees WHERE recipient_address = $1 AND seq > $2 ORDER BY seq LIMIT $3",
-      [address(recipient), after, limit + 1],
+    const after =
+      page.cursor === undefined || page.cursor === null ? { xid: "0", seq: 0 } : decodeXidCursor(page.cursor);
+    const { rows } = await this.db.query<GuaranteeRow & Row & { ins_xid: string }>(
+      `SELECT * FROM guarantees
+       WHERE recipient_address = $1 AND (ins_xid, seq) > ($2::xid8, $3::bigint)
+         AND ins_xid < pg_snapshot_xmin(pg_current_snapshot())
+       ORDER BY ins_xid, seq LIMIT $4`,
+      [address(recipient), after.xid, after.seq, limit + 1],
     );
     const items = rows.slice(0, limit);
     const last = items.at(-1);
     return {
       items: items.map(guaranteeFromRow),
-      nextCursor: rows.length > limit && last ? encodeCursor(last.seq) : null,
+      nextCursor: rows.length > limit && last ? encodeXidCursor(String(last.ins_xid), last.seq) : null,
     };
   }
 
@@ -118,15 +140,17 @@ export class PgGuarantees implements GuaranteeRepository {
       where.push(`state = ANY(${param([...query.states])}::text[])`);
     if (query.cycleId !== undefined) where.push(`cycle_id = ${param(query.cycleId)}`);
     if (query.user !== undefined) where.push(`user_address = ${param(address(query.user))}`);
+    if (query.recipient !== undefined) where.push(`recipient_address = ${param(address(query.recipient))}`);
     if (query.asset !== undefined) where.push(`asset_address = ${param(address(query.asset))}`);
     if (query.version !== undefined) where.push(`version = ${param(query.version)}`);
     if (query.unassigned) where.push("cycle_id IS NULL AND excluded_reason IS NULL");
     if (query.missingRequestHash) where.push("validation_request_hash IS NULL");
     if (query.afterSeq !== undefined) where.push(`seq > ${param(query.afterSeq)}`);
+    if (query.beforeSeq !== undefined) where.push(`seq < ${param(query.beforeSeq)}`);
     const sql =
       "SELECT * FROM guarantees" +
       (where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "") +
-      ` ORDER BY seq LIMIT ${param(query.limit ?? DEFAULT_GUARANTEE_QUERY_LIMIT)}`;
+      ` ORDER BY seq${query.newestFirst ? " DESC" : ""} LIMIT ${param(query.limit ?? DEFAULT_GUARANTEE_QUERY_LIMIT)}`;
     const { rows } = await this.db.query<GuaranteeRow & Row>(sql, params);
     return rows.map(clearingGuaranteeFromRow);
   }

@@ -266,6 +266,18 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE reserves ADD COLUMN v1 BOOLEAN NOT NULL DEFAULT FALSE;
     `,
   },
+  {
+    // Paging by recipient in commit-safe order (guarantees.ts, listGuaranteesByRecipient): the id of the
+    // inserting transaction. Rows stored before this migration all get the migration's own id (one
+    // transaction), so they keep their seq order.
+    version: 5,
+    name: "guarantees.ins_xid (paging under concurrent inserts; PostgreSQL only)",
+    sql: `
+      ALTER TABLE guarantees ADD COLUMN ins_xid xid8 NOT NULL DEFAULT pg_current_xact_id();
+      CREATE INDEX guarantees_recipient_xid ON guarantees (recipient_address, ins_xid, seq);
+      DROP INDEX guarantees_recipient;
+    `,
+  },
 ];
 
 /** Applies every migration `client`'s database lacks, each in its own transaction under the advisory lock. */

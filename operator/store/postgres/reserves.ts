@@ -75,6 +75,23 @@ export class PgReserves implements ReserveRepository {
     return rows.map((row) => row.guarantee_id as string);
   }
 
+  /** The active reserves of already checksummed pairs, in one statement, by `user\nasset`. */
+  async listReservesOfPairs(
+    pairs: readonly { user: string; asset: string }[],
+  ): Promise<Map<string, ActiveReserve[]>> {
+    const { rows } = await this.db.query(
+      `${ACTIVE} JOIN unnest($1::text[], $2::text[]) AS t(u, a) ON r.user_address = t.u AND r.asset_address = t.a
+       ORDER BY r.block_number, r.guarantee_id`,
+      [pairs.map((p) => p.user), pairs.map((p) => p.asset)],
+    );
+    const out = new Map<string, ActiveReserve[]>();
+    for (const row of rows) {
+      const key = `${row.user_address as string}\n${row.asset_address as string}`;
+      out.set(key, [...(out.get(key) ?? []), activeFromRow(row)]);
+    }
+    return out;
+  }
+
   /** As {@link listReserves} for addresses already checksummed (the check-and-lock's balance). */
   async listReservesOfChecksummed(user: string, asset: string): Promise<ActiveReserve[]> {
     const { rows } = await this.db.query(

@@ -3,6 +3,7 @@ import type {
   DueWebhookDelivery,
   OutboxEvent,
   WebhookAttemptOutcome,
+  WebhookBacklog,
   WebhookDeliveryQuery,
   WebhookDeliveryRecord,
   WebhookDeliveryStatus,
@@ -57,7 +58,16 @@ export class PgWebhookOutbox implements WebhookOutboxRepository {
   }
 
   async insertWebhookEvent(event: OutboxEvent, now: number): Promise<number> {
-    const { rows } = await this.db.query("SELECT id, event_types FROM webhook_subscriptions");
+    return this.insertWebhookEventTo(event, now, await this.subscriptions());
+  }
+
+  /** Every subscription's id and event types (read once for a batch of events). */
+  async subscriptions(): Promise<readonly Row[]> {
+    return (await this.db.query("SELECT id, event_types FROM webhook_subscriptions")).rows;
+  }
+
+  /** {@link insertWebhookEvent} with the subscriptions already read in this transaction. */
+  async insertWebhookEventTo(event: OutboxEvent, now: number, rows: readonly Row[]): Promise<number> {
     const targets = rows.filter((s) => {
       const types = JSON.parse(s.event_types as string) as string[];
       return types.includes("*") || types.includes(event.type);
@@ -167,6 +177,19 @@ export class PgWebhookOutbox implements WebhookOutboxRepository {
     );
   }
 
+  async webhookBacklog(): Promise<WebhookBacklog[]> {
+    const { rows } = await this.db.query(
+      `SELECT subscription_id,
+         SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending,
+         SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed,
+         MIN(CASE WHEN status = 'pending' THEN created_at END) AS oldest_pending_at,
+         MAX(CASE WHEN status = 'pending' THEN attempts ELSE 0 END) AS max_pending_attempts
+       FROM webhook_deliveries WHERE status IN ('pending', 'failed')
+       GROUP BY subscription_id ORDER BY subscription_id`,
+    );
+    return rows.map(backlogFromRow);
+  }
+
   async listWebhookDeliveries(
     query: WebhookDeliveryQuery,
   ): Promise<(WebhookDeliveryRecord & { seq: number })[]> {
@@ -226,5 +249,15 @@ function deliveryFromRow(row: Row): WebhookDeliveryRecord & { seq: number } {
     lastStatusCode: (row.last_status_code as number | null) ?? null,
     deliveredAt: (row.delivered_at as number | null) ?? null,
     createdAt: row.created_at as number,
+  };
+}
+
+function backlogFromRow(row: Record<string, unknown>): WebhookBacklog {
+  return {
+    subscriptionId: String(row.subscription_id),
+    pending: Number(row.pending),
+    failed: Number(row.failed),
+    oldestPendingAt: row.oldest_pending_at === null ? null : Number(row.oldest_pending_at),
+    maxPendingAttempts: Number(row.max_pending_attempts),
   };
 }

@@ -72,6 +72,16 @@ export interface CollateralRepository {
   setPendingWithdrawal(user: string, asset: string, amount: bigint, now: number): Promise<CollateralBalance>;
   /** Every (user, asset) balance of `user` the store knows, by asset address. */
   listCollateral(user: string): Promise<CollateralBalance[]>;
+  /**
+   * Every (user, asset) balance with something in it (deposited, locked or pending withdrawal), ordered by
+   * user then asset address (byte order of the checksummed strings), those after `after` (paging), only
+   * `asset`'s when given, at most `limit` (the admin's collateral list).
+   */
+  listAllCollateral(page: {
+    after?: { user: string; asset: string };
+    asset?: string;
+    limit: number;
+  }): Promise<CollateralBalance[]>;
   /** Sum of `locked` over all users, per asset (metrics). */
   lockedTotals(): Promise<Map<string, bigint>>;
   /** Adds the signed deltas; a result below zero is clamped to zero and `applied` says what changed. */

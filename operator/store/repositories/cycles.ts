@@ -89,6 +89,8 @@ export interface CycleRepository {
   /** The cycle with the highest id (any state), or null. */
   latestCycle(): Promise<CycleRecord | null>;
   listCycles(states: readonly CycleState[]): Promise<CycleRecord[]>;
+  /** Ids of cycles in `states` below `beforeId` (all when absent), newest first, at most `limit`. */
+  listCycleIds(states: readonly CycleState[], page: { beforeId?: number; limit: number }): Promise<number[]>;
   updateCycle(cycleId: number, changes: Partial<Omit<CycleRecord, "cycleId">>): Promise<void>;
   deleteCycle(cycleId: number): Promise<void>;
   putCycleDebt(record: CycleDebtRecord): Promise<void>;

@@ -81,6 +81,7 @@ export interface GuaranteeQuery {
   states?: readonly GuaranteeState[];
   cycleId?: number;
   user?: string;
+  recipient?: string;
   asset?: string;
   version?: 1 | 2;
   /** Only guarantees with no cycle assigned and not excluded (what the scheduler may net). */
@@ -89,6 +90,10 @@ export interface GuaranteeQuery {
   missingRequestHash?: boolean;
   /** seq > afterSeq (paging). */
   afterSeq?: number;
+  /** seq < beforeSeq (paging newest first). */
+  beforeSeq?: number;
+  /** Order by seq descending (newest first) instead of ascending. */
+  newestFirst?: boolean;
   limit?: number;
 }
 

@@ -78,6 +78,17 @@ export interface WebhookLanes {
   inFlight: ReadonlyMap<string, number>;
 }
 
+/** A subscription's backlog: deliveries still to be sent and those that gave up ({@link webhookBacklog}). */
+export interface WebhookBacklog {
+  subscriptionId: string;
+  pending: number;
+  failed: number;
+  /** `created_at` of its oldest pending delivery; null when none is pending. */
+  oldestPendingAt: number | null;
+  /** Most attempts among its pending deliveries (0 when none): how far into the retries it is. */
+  maxPendingAttempts: number;
+}
+
 export interface WebhookOutboxRepository {
   /** Inserts or replaces the subscription with this id (its existing deliveries stay). */
   putWebhookSubscription(record: WebhookSubscriptionRecord): Promise<void>;
@@ -115,6 +126,11 @@ export interface WebhookOutboxRepository {
     outcome: WebhookAttemptOutcome,
     now: number,
   ): Promise<void>;
+  /**
+   * Pending and failed deliveries per subscription (only subscriptions with some; delivered and cancelled
+   * ones are not counted: the query reads the status index, not every delivery ever made).
+   */
+  webhookBacklog(): Promise<WebhookBacklog[]>;
   /** Deliveries of a subscription, newest first, with their row sequence for paging. */
   listWebhookDeliveries(query: WebhookDeliveryQuery): Promise<(WebhookDeliveryRecord & { seq: number })[]>;
   getWebhookDelivery(eventId: string, subscriptionId: string): Promise<WebhookDeliveryRecord | null>;

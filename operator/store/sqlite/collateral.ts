@@ -29,7 +29,7 @@ export class SqliteCollateral implements SyncOf<CollateralRepository> {
   private readonly atomic: Atomic;
 
   constructor(
-    db: Database,
+    private readonly db: Database,
     /** Read by the check-and-lock: the payer's on-chain reserves hold collateral too. */
     private readonly reserves: SqliteReserves,
   ) {
@@ -90,6 +90,39 @@ export class SqliteCollateral implements SyncOf<CollateralRepository> {
     const rows = this.stmt.listCollateral.all(key) as Required<CollateralRow>[];
     return rows.map((row) => ({
       user: key,
+      asset: row.asset_address,
+      deposited: BigInt(row.deposited),
+      locked: BigInt(row.locked),
+      pendingWithdrawal: BigInt(row.pending_withdrawal),
+    }));
+  }
+
+  listAllCollateral(page: {
+    after?: { user: string; asset: string };
+    asset?: string;
+    limit: number;
+  }): CollateralBalance[] {
+    const where = ["NOT (deposited = '0' AND locked = '0' AND pending_withdrawal = '0')"];
+    const params: unknown[] = [];
+    if (page.after) {
+      // SQLite compares TEXT bytewise (BINARY collation): the order the contract names.
+      where.push("(user_address > ? OR (user_address = ? AND asset_address > ?))");
+      const user = address(page.after.user);
+      params.push(user, user, address(page.after.asset));
+    }
+    if (page.asset !== undefined) {
+      where.push("asset_address = ?");
+      params.push(address(page.asset));
+    }
+    params.push(page.limit);
+    const rows = this.db
+      .prepare(
+        `SELECT user_address, asset_address, deposited, locked, pending_withdrawal FROM collateral
+         WHERE ${where.join(" AND ")} ORDER BY user_address, asset_address LIMIT ?`,
+      )
+      .all(...params) as Required<CollateralRow & { user_address: string }>[];
+    return rows.map((row) => ({
+      user: row.user_address,
       asset: row.asset_address,
       deposited: BigInt(row.deposited),
       locked: BigInt(row.locked),

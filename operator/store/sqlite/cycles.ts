@@ -83,6 +83,17 @@ export class SqliteCycles implements SyncOf<CycleRepository> {
     return (this.db.prepare(sql).all(...states) as Row[]).map(cycleFromRow);
   }
 
+  listCycleIds(states: readonly CycleState[], page: { beforeId?: number; limit: number }): number[] {
+    if (states.length === 0) return [];
+    const sql =
+      `SELECT cycle_id FROM cycles WHERE state IN (${states.map(() => "?").join(", ")}) AND cycle_id < ?` +
+      " ORDER BY cycle_id DESC LIMIT ?";
+    const rows = this.db
+      .prepare(sql)
+      .all(...states, page.beforeId ?? Number.MAX_SAFE_INTEGER, page.limit) as { cycle_id: number }[];
+    return rows.map((row) => Number(row.cycle_id));
+  }
+
   updateCycle(cycleId: number, changes: Partial<Omit<CycleRecord, "cycleId">>): void {
     const entries = Object.entries(changes) as [keyof typeof CYCLE_COLUMNS, unknown][];
     if (entries.length === 0) return;

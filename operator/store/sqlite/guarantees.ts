@@ -103,6 +103,10 @@ export class SqliteGuarantees implements SyncOf<GuaranteeRepository> {
       where.push("user_address = ?");
       params.push(address(query.user));
     }
+    if (query.recipient !== undefined) {
+      where.push("recipient_address = ?");
+      params.push(address(query.recipient));
+    }
     if (query.asset !== undefined) {
       where.push("asset_address = ?");
       params.push(address(query.asset));
@@ -117,10 +121,14 @@ export class SqliteGuarantees implements SyncOf<GuaranteeRepository> {
       where.push("seq > ?");
       params.push(query.afterSeq);
     }
+    if (query.beforeSeq !== undefined) {
+      where.push("seq < ?");
+      params.push(query.beforeSeq);
+    }
     const sql =
       "SELECT * FROM guarantees" +
       (where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "") +
-      " ORDER BY seq LIMIT ?";
+      ` ORDER BY seq${query.newestFirst ? " DESC" : ""} LIMIT ?`;
     params.push(query.limit ?? DEFAULT_GUARANTEE_QUERY_LIMIT);
     return (this.db.prepare(sql).all(...params) as Row[]).map(clearingGuaranteeFromRow);
   }

@@ -9,6 +9,7 @@ import type {
   DueWebhookDelivery,
   OutboxEvent,
   WebhookAttemptOutcome,
+  WebhookBacklog,
   WebhookDeliveryQuery,
   WebhookDeliveryRecord,
   WebhookDeliveryStatus,
@@ -262,6 +263,21 @@ export class SqliteWebhookOutbox implements SyncOf<WebhookOutboxRepository> {
     }
   }
 
+  webhookBacklog(): WebhookBacklog[] {
+    const rows = this.db
+      .prepare(
+        `SELECT subscription_id,
+         SUM(CASE WHEN status = 'pending' THEN 1 ELSE 0 END) AS pending,
+         SUM(CASE WHEN status = 'failed' THEN 1 ELSE 0 END) AS failed,
+         MIN(CASE WHEN status = 'pending' THEN created_at END) AS oldest_pending_at,
+         MAX(CASE WHEN status = 'pending' THEN attempts ELSE 0 END) AS max_pending_attempts
+       FROM webhook_deliveries WHERE status IN ('pending', 'failed')
+       GROUP BY subscription_id ORDER BY subscription_id`,
+      )
+      .all() as Record<string, unknown>[];
+    return rows.map(backlogFromRow);
+  }
+
   listWebhookDeliveries(query: WebhookDeliveryQuery): (WebhookDeliveryRecord & { seq: number })[] {
     const where = ["d.subscription_id = ?"];
     const params: unknown[] = [query.subscriptionId];
@@ -287,4 +303,14 @@ export class SqliteWebhookOutbox implements SyncOf<WebhookOutboxRepository> {
     void _seq;
     return delivery;
   }
+}
+
+function backlogFromRow(row: Record<string, unknown>): WebhookBacklog {
+  return {
+    subscriptionId: String(row.subscription_id),
+    pending: Number(row.pending),
+    failed: Number(row.failed),
+    oldestPendingAt: row.oldest_pending_at === null ? null : Number(row.oldest_pending_at),
+    maxPendingAttempts: Number(row.max_pending_attempts),
+  };
 }
