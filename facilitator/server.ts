@@ -3,7 +3,6 @@
  * one). `close()` stops accepting connections, closes idle keep-alive
  * connections at once and cuts busy ones after a drain timeout.
  */
-import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Express } from "express";
 import { computeAddress } from "ethers";
@@ -16,6 +15,7 @@ import type { DeploymentParams } from "./deployment";
 import { createFacilitatorLogger, type Logger } from "./logger";
 import { ChainVaultCheck, type VaultCheck } from "./vault-check";
 import { ChainContractWallets, type ContractWalletCheck } from "./contract-wallets";
+import { createExpressServer } from "../runtime/express-server";
 
 /** How long close() waits for in-flight requests before cutting their connections. */
 export const DRAIN_TIMEOUT_MS = 10_000;
@@ -113,7 +113,7 @@ export async function startFacilitatorServer(
 ): Promise<FacilitatorServer> {
   const context = createFacilitatorContext(config, deps);
   const app = createFacilitatorApp(context);
-  const server = createServer(app);
+  const server = createExpressServer(app);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.port, config.host, () => {

@@ -11,7 +11,7 @@
  * process that does the background work while workers serve HTTP
  * (`SURETY_WORKERS` > 1, operator/main.ts).
  */
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Express } from "express";
 import {
@@ -33,6 +33,7 @@ import { checkChainAndDeployment, type VaultKeyCheck } from "./startup";
 import { PostgresStore, SqliteStore, type Store } from "./store";
 import { createWebhookDispatcher, startDispatcherLoop, syncConfiguredSubscriptions } from "./webhooks";
 import { BackgroundStateMirror, BackgroundStatePublisher } from "./background-state";
+import { createExpressServer } from "../runtime/express-server";
 import {
   type BackgroundOwnership,
   coreOwnership,
@@ -252,7 +253,7 @@ export async function startCoreServer(
   const role = deps.role ?? "single";
   if (role === "background") throw new Error("startCoreServer serves HTTP: use startCoreBackground");
   const { app, context, logger, release } = await openCore(config, deps, role);
-  const server = createServer(app);
+  const server = createExpressServer(app);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

@@ -7,6 +7,7 @@ import { type RequestHandler, type Response, Router } from "express";
 import type { FacilitatorRequest } from "../../sdk/x402";
 import type { ErrorBody } from "../../sdk/errors";
 import { sameAddress } from "../../sdk/wire";
+import { sendJson } from "../../runtime/json-answer";
 import { settlePayment } from "../settle";
 import { SIGNATURE_CHECK_UNAVAILABLE } from "../contract-wallets";
 import {
@@ -87,7 +88,8 @@ export function verifyRouter(context: FacilitatorContext): Router {
   const router = Router();
   router.post("/verify", paymentRequest, async (req, res) => {
     const answer = await answerParsedVerify(context, paymentRequestOf(res));
-    res.status(answer.status).json(answer.body);
+    // The hot route: res.status().json()'s bytes without Express's send path (runtime/json-answer.ts).
+    sendJson(res, answer.status, answer.body);
   });
   return router;
 }

@@ -5,6 +5,7 @@
  *   npm run bench:issuance [-- --duration 10 --connections 64 --payers 50]
  *   BENCH_SIGN_IN_THREAD=1 npm run bench:issuance   # BLS signing on the event loop (Core's default: a worker)
  *   npm run bench:issuance -- --store postgres [--replicas 2] [--phases max]
+ *   BENCH_CORE_WORKERS=2 npm run bench:issuance     # Core as a node:cluster: 2 HTTP workers + the background process
  *
  * `--store postgres`: Core on PostgreSQL (docs/scale-out.md): the database at SURETY_DATABASE_URL, or, when
  * it is unset, an embedded PostgreSQL server the bench starts (scripts/bench/postgres.ts; fsync on) and
@@ -32,13 +33,14 @@
  *      guarantee (median of several runs), and the ratio measured / floor.
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
+import cluster, { type Worker } from "node:cluster";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector";
 import { createServer } from "node:http";
 import { constants, createHistogram, monitorEventLoopDelay, PerformanceObserver } from "node:perf_hooks";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
-import { getBytes, Wallet } from "ethers";
+import { getBytes, JsonRpcProvider, NonceManager, Wallet } from "ethers";
 import secp256k1 from "secp256k1";
 import { SiweMessage } from "siwe";
 import { blsKeyFromSecret, createBlsSigner } from "../../sdk/bls";
@@ -46,11 +48,13 @@ import { encodeCertificateClaims } from "../../sdk/certificate";
 import { type GuaranteeClaimsV1, toWireSignedGuarantee } from "../../sdk/claims";
 import { GuaranteeHasher, verifyGuaranteeSignature } from "../../sdk/eip712";
 import { ZERO_ADDRESS } from "../../sdk/wire";
+import { rpcProvider } from "../../operator/background";
 import { RpcChainGateway } from "../../operator/chain";
 import { configFromObject } from "../../operator/config";
 import { parseDeployment } from "../../operator/deployment";
-import { startCoreServer } from "../../operator/server";
+import { startCoreBackground, startCoreServer } from "../../operator/server";
 import { PostgresStore, SqliteStore, type Store } from "../../operator/store";
+import { deploySurety } from "../deploy";
 import { formatSteal, stealMeter } from "./host-steal";
 import { type LoadFigures, openLoop, type OpenLoopResult } from "./open-loop";
 import { median } from "./stats";
@@ -123,10 +127,17 @@ function textArg<T extends string>(name: string, allowed: readonly T[], fallback
 
 // ------------------------------------------------------------------ server (child process)
 
-async function serve(): Promise<void> {
+/**
+ * BENCH_CORE_WORKERS=N (N > 1): Core as operator/main.ts runs it with `SURETY_WORKERS=N`: this child is
+ * the cluster's primary and does the background work, N node:cluster workers serve HTTP on one port over
+ * the one SQLite file. The figures add up every process (CPU, event-loop busy, GC) or take the worst
+ * (event-loop delay, Core's time per request: the highest worker's percentile).
+ */
+const CORE_WORKERS = Number(process.env.BENCH_CORE_WORKERS ?? 1);
+
+function benchConfig() {
   const dataDir = process.env.BENCH_DATA_DIR as string;
-  const payers = (process.env.BENCH_PAYERS as string).split(",");
-  const config = configFromObject({
+  return configFromObject({
     host: "127.0.0.1",
     port: 0,
     logLevel: process.env.BENCH_LOG_LEVEL ?? "info",
@@ -146,16 +157,12 @@ async function serve(): Promise<void> {
       ? { databaseUrl: process.env.BENCH_DATABASE_URL, replicaId: process.env.BENCH_REPLICA_ID }
       : {}),
   });
-  const store: Store =
-    config.databaseUrl === null
-      ? SqliteStore.open(config.dbFile)
-      : await PostgresStore.open(config.databaseUrl);
-  const now = Math.floor(Date.now() / 1000);
-  // Several replicas on one database: the first credits the payers.
-  if (process.env.BENCH_CREDIT === "1") {
-    for (const payer of payers) await store.creditDeposit(payer, ZERO_ADDRESS, DEPOSIT, now);
-  }
-  const deployment = parseDeployment({
+}
+
+function benchDeployment() {
+  // BENCH_CORE_WORKERS: contracts deployed on the chain (the background process indexes them).
+  if (process.env.BENCH_DEPLOYMENT) return parseDeployment(JSON.parse(process.env.BENCH_DEPLOYMENT));
+  return parseDeployment({
     chainId: CHAIN_ID,
     contracts: {
       Vault: { address: VAULT },
@@ -164,11 +171,32 @@ async function serve(): Promise<void> {
     },
     tokens: [],
   });
-  const chain = RpcChainGateway.fromUrl(process.env.BENCH_RPC_URL as string, CHAIN_ID, RPC_TIMEOUT_MS);
+}
+
+function benchChain() {
+  return RpcChainGateway.fromUrl(process.env.BENCH_RPC_URL as string, CHAIN_ID, RPC_TIMEOUT_MS);
+}
+
+async function creditPayers(store: Store): Promise<void> {
+  const payers = (process.env.BENCH_PAYERS as string).split(",");
+  const now = Math.floor(Date.now() / 1000);
+  for (const payer of payers) await store.creditDeposit(payer, ZERO_ADDRESS, DEPOSIT, now);
+}
+
+async function serve(): Promise<void> {
+  if (CORE_WORKERS > 1) return cluster.isPrimary ? servePrimary() : serveWorker();
+  const config = benchConfig();
+  const store: Store =
+    config.databaseUrl === null
+      ? SqliteStore.open(config.dbFile)
+      : await PostgresStore.open(config.databaseUrl);
+  // Several replicas on one database: the first credits the payers.
+  if (process.env.BENCH_CREDIT === "1") await creditPayers(store);
+  const chain = benchChain();
   const core = await startCoreServer(config, {
     store,
     closeStore: true,
-    deployment,
+    deployment: benchDeployment(),
     chain,
     vaultKeyCheck: "skip",
   });
@@ -189,6 +217,115 @@ async function serve(): Promise<void> {
       });
     if (message === "usage") process.send?.(coreUsage());
   });
+}
+
+/** The cluster's primary: background work, N HTTP workers; answers the parent for all of them. */
+async function servePrimary(): Promise<void> {
+  const config = benchConfig();
+  const store = SqliteStore.open(config.dbFile);
+  await creditPayers(store);
+  const chain = benchChain();
+  // The workers issue only once the background process has indexed the chain (its indexer runs on the
+  // `hardhat node`, where no Vault is deployed: it finds no events); a single Core runs no indexer here.
+  const provider = rpcProvider({ ...config, rpcUrl: process.env.BENCH_RPC_URL as string });
+  const background = await startCoreBackground(config, {
+    store,
+    closeStore: true,
+    deployment: benchDeployment(),
+    chain,
+    chainProvider: provider,
+    vaultKeyCheck: "skip",
+  });
+  startPauseMonitors();
+  const workers: Worker[] = Array.from({ length: CORE_WORKERS }, () => cluster.fork());
+  const urls = await Promise.all(
+    workers.map(
+      (worker) =>
+        new Promise<string>((resolve, reject) => {
+          worker.once("message", (message: { url: string }) => resolve(message.url));
+          worker.once("exit", (code) =>
+            reject(new Error(`Core worker exited with ${code} before listening`)),
+          );
+        }),
+    ),
+  );
+  if (urls.some((url) => url !== urls[0])) throw new Error(`workers listen on different URLs: ${urls}`);
+  const usages = () =>
+    Promise.all(
+      workers.map(
+        (worker) =>
+          new Promise<CoreUsage>((resolve) => {
+            worker.once("message", resolve);
+            worker.send("usage");
+          }),
+      ),
+    );
+  process.send?.({ url: urls[0] });
+  process.on("message", (message) => {
+    if (message === "usage") void usages().then((all) => process.send?.(sumUsage([coreUsage(), ...all])));
+    if (message === "stop") {
+      void Promise.all(
+        workers.map((worker) => {
+          const exited = new Promise((resolve) => worker.once("exit", resolve));
+          worker.send("stop");
+          return exited;
+        }),
+      ).then(async () => {
+        await background.close();
+        provider.destroy();
+        await chain.close();
+        process.exit(0);
+      });
+    }
+  });
+}
+
+/** An HTTP worker of the cluster over the primary's SQLite file (its own store, chain client and signer). */
+async function serveWorker(): Promise<void> {
+  const config = benchConfig();
+  const chain = benchChain();
+  const core = await startCoreServer(config, {
+    role: "http",
+    deployment: benchDeployment(),
+    chain,
+    vaultKeyCheck: "skip",
+  });
+  startPauseMonitors();
+  core.server.prependListener("request", (_req, res) => {
+    const started = process.hrtime.bigint();
+    res.once("finish", () => serverTime.record(process.hrtime.bigint() - started));
+  });
+  process.send?.({ url: core.url });
+  process.on("message", (message) => {
+    if (message === "stop")
+      void core.close().then(async () => {
+        await chain.close();
+        process.exit(0);
+      });
+    if (message === "usage") process.send?.(coreUsage());
+  });
+}
+
+/** Every process's figures as one: sums, and the worst of the percentiles and maxima. */
+function sumUsage(all: CoreUsage[]): CoreUsage {
+  const sum = (pick: (u: CoreUsage) => number) => all.reduce((total, u) => total + pick(u), 0);
+  // A process that saw no request reports NaN (null through IPC) for its time per request.
+  const worst = (pick: (u: CoreUsage) => number) =>
+    Math.max(...all.map(pick).filter((v) => v !== null && !Number.isNaN(v)));
+  return {
+    cpuMs: sum((u) => u.cpuMs),
+    eventLoopBusyMs: sum((u) => u.eventLoopBusyMs),
+    loopDelayP50Ms: worst((u) => u.loopDelayP50Ms),
+    loopDelayP99Ms: worst((u) => u.loopDelayP99Ms),
+    loopDelayMaxMs: worst((u) => u.loopDelayMaxMs),
+    gcCount: sum((u) => u.gcCount),
+    gcTotalMs: sum((u) => u.gcTotalMs),
+    gcMaxMs: worst((u) => u.gcMaxMs),
+    gcMajorCount: sum((u) => u.gcMajorCount),
+    gcMajorMs: sum((u) => u.gcMajorMs),
+    serverP50Ms: worst((u) => u.serverP50Ms),
+    serverP99Ms: worst((u) => u.serverP99Ms),
+  };
 }
 
 /** Bytes between heap samples: small enough to see per-request allocations. */
@@ -364,12 +501,37 @@ async function stopChild(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** hardhat node's first default account (a published development key): deploys the contracts. */
+const HARDHAT_DEPLOYER_KEY = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+
+/**
+ * The contracts on the bench's chain (deploySurety, Core's BLS key as the operator key), for a Core whose
+ * background process runs the indexer. On a fresh `hardhat node` the Vault lands at {@link VAULT}, the
+ * address the guarantees are signed for.
+ */
+async function deployContracts(rpcUrl: string): Promise<string> {
+  const provider = new JsonRpcProvider(rpcUrl, CHAIN_ID, { staticNetwork: true });
+  try {
+    const signer = new NonceManager(new Wallet(HARDHAT_DEPLOYER_KEY, provider));
+    const { record } = await deploySurety(signer, {
+      operatorBlsPublicKey: blsKeyFromSecret(BLS_SECRET).publicKey,
+    });
+    if (record.contracts.Vault.address.toLowerCase() !== VAULT.toLowerCase()) {
+      throw new Error(`the Vault was deployed at ${record.contracts.Vault.address}, not at ${VAULT}`);
+    }
+    return JSON.stringify(record);
+  } finally {
+    provider.destroy();
+  }
+}
+
 async function startServer(
   dataDir: string,
   payers: string[],
   rpcUrl: string,
   extraEnv: Record<string, string> = { BENCH_CREDIT: "1" },
 ): Promise<{ url: string; child: ChildProcess }> {
+  const deployment = CORE_WORKERS > 1 ? { BENCH_DEPLOYMENT: await deployContracts(rpcUrl) } : {};
   const child = fork(__filename, ["--serve"], {
     // BENCH_CPU_PROF=<dir> writes a V8 CPU profile of Core (open it in Chrome DevTools).
     execArgv: [
@@ -384,6 +546,7 @@ async function startServer(
       BENCH_DATA_DIR: dataDir,
       BENCH_PAYERS: payers.join(","),
       BENCH_RPC_URL: rpcUrl,
+      ...deployment,
       ...extraEnv,
     },
     stdio: ["ignore", "ignore", "inherit", "ipc"],
@@ -599,6 +762,9 @@ async function main(): Promise<void> {
   const replicas = arg("replicas", 1);
   if (!Number.isSafeInteger(replicas) || replicas < 1) throw new Error("--replicas: a whole number ≥ 1");
   if (replicas > 1 && storeKind !== "postgres") throw new Error("--replicas > 1 needs --store postgres");
+  if (CORE_WORKERS > 1 && (storeKind !== "sqlite" || replicas > 1)) {
+    throw new Error("BENCH_CORE_WORKERS: one Core on SQLite (SURETY_WORKERS shares one SQLite file)");
+  }
   // The half-rate phases drive one Core URL: with several replicas only the max phase runs.
   const halfPhases = textArg("phases", ["all", "max"] as const, "all") === "all" && replicas === 1;
   const halfConnectionsIndex = process.argv.indexOf("--half-connections");
@@ -680,6 +846,14 @@ async function main(): Promise<void> {
     const token = await signIn(url, recipient);
     // Warm up the JIT and the connection pool on a slice that phase 1 does not reuse.
     const warm = presign(hasher, payers, recipient.address, 2_000, 10_000_000);
+    // One guarantee first: a Core that refuses them all would otherwise be measured refusing.
+    const sample = await fetch(url + "/core/guarantees", {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      body: warm[0].body,
+    });
+    if (sample.status !== 200)
+      throw new Error(`Core refused a guarantee: ${sample.status} ${await sample.text()}`);
     await loadReplicas(
       urls,
       token,
@@ -745,7 +919,10 @@ async function main(): Promise<void> {
 
     console.log(
       `\nNode ${process.version}, ${duration} s per phase, ${connections} connections, ${payerCount} payers, ` +
-        `store ${storeKind}, ${replicas} Core process${replicas > 1 ? "es" : ""}`,
+        `store ${storeKind}, ${replicas} Core process${replicas > 1 ? "es" : ""}` +
+        (CORE_WORKERS > 1
+          ? `, as ${CORE_WORKERS} HTTP workers + the background process (figures summed over all)`
+          : ""),
     );
     console.log(
       `max rate : ${max.perSecond.toFixed(0)} guarantees/s   p50 ${max.p50} ms   p99 ${max.p99} ms` +

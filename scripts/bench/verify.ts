@@ -1,8 +1,9 @@
 /**
  * Throughput and latency of the facilitator's `POST /verify` under load,
- * next to two references measured in the same run: a bare Express JSON
- * handler (the stack the other routes use) and a bare `node:http` JSON
- * handler (the floor of Node's HTTP stack, which `/verify`'s fast path uses).
+ * next to three references measured in the same run: a bare Express JSON
+ * handler on the server our services use (runtime/express-server.ts), the
+ * same handler on `http.createServer(app)` (Express as most apps run it),
+ * and a bare `node:http` JSON handler (the floor of Node's HTTP stack).
  *
  *   npm run bench:verify            (= ts-node --transpile-only scripts/bench/verify.ts)
  *   BENCH_DURATION=10 BENCH_CONNECTIONS=64 BENCH_PAYLOADS=2000 BENCH_RUNS=3 npm run bench:verify
@@ -40,6 +41,7 @@ import { facilitatorConfigFromObject } from "../../facilitator/config";
 import { type DeploymentParams, deploymentFromPublicParams } from "../../facilitator/deployment";
 import { silentFacilitatorLogger } from "../../facilitator/logger";
 import { startFacilitatorServer } from "../../facilitator/server";
+import { createExpressServer } from "../../runtime/express-server";
 import { verifyBody } from "../../facilitator/api/responses";
 import { parsePaymentRequest, verifyPayment } from "../../facilitator/verify";
 import { recoverGuaranteeSignerLowerCase } from "../../sdk/eip712";
@@ -129,15 +131,16 @@ async function listen(kind: string): Promise<number> {
     return server.port;
   }
   let server;
-  if (kind === "express") {
-    // Same Express version and JSON parser as the facilitator's other routes, a constant answer.
+  if (kind === "express" || kind === "express-plain") {
+    // Same Express version, settings and JSON parser as the facilitator, a constant answer.
     const app = express();
     app.disable("x-powered-by");
+    app.disable("etag");
     app.use(express.json({ limit: "64kb" }));
     app.post("/verify", (_req, res) => {
       res.json(BARE_ANSWER);
     });
-    server = createServer(app);
+    server = kind === "express" ? createExpressServer(app) : createServer(app);
   } else {
     // node:http alone: read the body, JSON.parse it, answer a constant JSON document.
     server = createServer((req, res) => {
@@ -404,10 +407,11 @@ function breakdown(bodies: string[]): void {
   console.table(Object.fromEntries(Object.entries(rows).map(([k, v]) => [k, { µs: Number(v.toFixed(1)) }])));
 }
 
-const KINDS = ["facilitator", "express", "http"] as const;
+const KINDS = ["facilitator", "express", "express-plain", "http"] as const;
 const LABELS: Record<(typeof KINDS)[number], string> = {
   facilitator: "facilitator /verify",
   express: "bare Express JSON",
+  "express-plain": "bare Express, createServer(app)",
   http: "bare node:http JSON",
 };
 
@@ -437,7 +441,7 @@ async function main(): Promise<void> {
       ["latency", LATENCY_CONNECTIONS],
     ] as const) {
       console.log(`${phase}: ${connections} connections`);
-      const runs: Record<string, RunResult[]> = { facilitator: [], express: [], http: [] };
+      const runs: Record<string, RunResult[]> = Object.fromEntries(KINDS.map((kind) => [kind, []]));
       for (let run = 0; run < RUNS; run++) {
         console.log(`  run ${run + 1}, load average ${loadAverage()}`);
         for (const kind of KINDS) {
@@ -447,7 +451,7 @@ async function main(): Promise<void> {
           }
           runs[kind].push(result);
           console.log(
-            `    ${LABELS[kind].padEnd(20)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  ` +
+            `    ${LABELS[kind].padEnd(32)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  ` +
               `p50 ${result.p50} ms  p99 ${result.p99} ms  server CPU ${result.cpuMicros.toFixed(0)} µs/request  ` +
               `(${result.total} requests)`,
           );
@@ -482,6 +486,11 @@ async function main(): Promise<void> {
   if (PROFILE_DIR !== undefined) printProfile(PROFILE_DIR);
 }
 
+/** Our own files are named from the repository root in the profile tables. */
+const REPO_ROOT = new RegExp(
+  `^(file://)?${join(__dirname, "..", "..").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/`,
+);
+
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
@@ -510,7 +519,7 @@ function printProfile(dir: string): void {
     if (frame.functionName === "(idle)") return; // the facilitator waits while the bare server is measured
     const micros = profile.timeDeltas[i];
     busy += micros;
-    const file = frame.url.replace(/^.*node_modules\//, "").replace(/^.*\/work\/main\//, "");
+    const file = frame.url.replace(/^.*node_modules\//, "").replace(REPO_ROOT, "");
     add(byFunction, `${frame.functionName || "(anonymous)"} ${file}`.trim(), micros);
     add(byModule, moduleOf(frame.url, frame.functionName), micros);
   });
@@ -536,8 +545,7 @@ function moduleOf(url: string, functionName: string): string {
   const dependency = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (dependency !== null) return dependency[1];
   if (url.startsWith("node:")) return "node internals (http, streams, events)";
-  const own = /\/work\/main\/(.*)$/.exec(url);
-  return own !== null ? own[1] : url;
+  return url.replace(REPO_ROOT, "");
 }
 
 const serveFlag = process.argv.find((arg) => arg.startsWith("--serve="));
