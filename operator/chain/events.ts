@@ -406,6 +406,9 @@ async function applyCycleCommitted(j: JournaledTx, event: ChainEvent, context: A
   await recordV2Nettings(j, event, committed);
   const args = cycleCommitArgs(cycle);
   const debtorKeys = new Set(args.debtors.map((d) => `${d.asset.toLowerCase()}:${d.debtor.toLowerCase()}`));
+  // The plan reserved a key range (no cycle_id written then): its guarantees join the cycle now. A plan
+  // from before key ranges assigned them at reservation (a no-op here); a rewind returns them to the pool.
+  const joined: string[] = [];
   for (const id of cycle.guaranteeIds) {
     const g = await j.tx.getClearingGuarantee(id);
     if (!g) continue;
@@ -419,10 +422,12 @@ async function applyCycleCommitted(j: JournaledTx, event: ChainEvent, context: A
       continue;
     }
     await j.adjustCollateral(g.user, g.asset, { locked: -g.amount });
+    if (g.cycleId === null) joined.push(id);
     if (!isDebtor) {
       await j.emit(context.webhooks?.guaranteeSettled(event, g, cycleId, "net_position", j.now));
     }
   }
+  await j.assignCycle(joined, cycleId, null);
   for (const d of args.debtors) {
     const amount = d.amount;
     await j.putDebt({

@@ -2,10 +2,12 @@
  * Clearing scheduler (docs/protocol.md, "Clearing cycles"; docs/operator-async.md): closes a cycle every
  * `cycleLengthSeconds` of chain time (the indexed head's timestamp, operator/clock.ts ChainClock: the
  * commit budget `commitDelay` is part of the Vault's grace-period invariant, which withdrawals are
- * judged against by `block.timestamp`), reserves every FINALIZED_PAYABLE guarantee not yet in a cycle
- * for the next cycle id and nets them in the store (planStoredCycle, db-netting.ts: SQL sums, streamed
- * leaf hashes), stores the plan (tree dump, root, arguments, guarantee ids) BEFORE sending, and commits
- * it with the operator account. A reservation whose plan is dropped or never stored is released.
+ * judged against by `block.timestamp`), reserves the payable pool's oldest keys for the next cycle id (one
+ * key range, no write per guarantee: docs/clearing.md "Netting in the database") and nets them in the store
+ * (planStoredCycle, db-netting.ts: SQL sums, streamed leaf hashes), stores the plan (tree dump, root,
+ * arguments, guarantee ids) BEFORE sending, and commits it with the operator account. A reservation whose
+ * plan is dropped or never stored is released. Each guarantee's `cycle_id` is written when the commit is
+ * indexed (events.ts), with its state.
  *
  * Never two commits for one cycle: at most one cycle is outstanding (planned or sent, not yet seen on
  * chain); it is resolved first on every tick, against the ClearingHouse's `lastCycleId` (ids are
@@ -225,12 +227,8 @@ export class ClearingScheduler {
           );
           continue;
         }
-        const left = await store.listGuarantees({
-          states: ["FINALIZED_PAYABLE"],
-          unassigned: true,
-          limit: 1,
-        });
-        return { plan, ids: await store.listCycleGuaranteeIds(cycleId), gas, partial: left.length > 0 };
+        const partial = await store.hasUnreservedPayable();
+        return { plan, ids: await store.listCycleGuaranteeIds(cycleId), gas, partial };
       }
       throw new Error(`cycle ${cycleId}: no committable plan after ${MAX_REBUILDS} rebuilds`);
     } catch (error) {
@@ -364,6 +362,9 @@ export class ClearingScheduler {
       // Only Core's own, uncommitted plan: a cycle the indexer recorded under this id (one Core did not
       // plan took it) stays, and its plan's guarantees were already returned to the pool then.
       if (!isOwnPlan(await tx.getCycle(cycle.cycleId))) return;
+      // Its reservation is dropped and its guarantees take fresh keys (a plan from before key ranges
+      // assigned them by cycle_id): the next reservation takes them again.
+      await tx.releaseCycleGuarantees(cycle.cycleId);
       await tx.assignGuaranteesToCycle(cycle.guaranteeIds, null);
       await tx.deleteCycle(cycle.cycleId);
     });

@@ -408,4 +408,29 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE cycle_id IS NOT NULL;
     `,
   },
+  {
+    // Reservation by key range (docs/clearing.md "Netting in the database"): a guarantee gets a payable key
+    // from a counter each time it enters the pool (stored payable, finalized, returned by a veto or an
+    // abandoned plan), and a cycle reserves a range of keys (one row in cycle_reservations) instead of
+    // writing cycle_id on each guarantee; cycle_id is written when the commit is indexed, together with the
+    // state. The pool index covers everything a plan reads; the cycle index is a plain lookup again.
+    // Rows payable and unassigned now keep their seq order (keys = seq); reserved rows keep their cycle_id.
+    version: 10,
+    name: "payable keys, cycle reservations by key range",
+    sql: `
+      ALTER TABLE guarantees ADD COLUMN payable_seq INTEGER;
+      UPDATE guarantees SET payable_seq = seq WHERE state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL;
+      DROP INDEX guarantees_cycle;
+      CREATE INDEX guarantees_cycle ON guarantees (cycle_id, seq) WHERE cycle_id IS NOT NULL;
+      CREATE INDEX guarantees_pool ON guarantees
+        (payable_seq, asset_address, user_address, recipient_address, amount, version, guarantee_id, leaf_hash)
+        WHERE state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL;
+      CREATE TABLE cycle_reservations (
+        cycle_id INTEGER PRIMARY KEY CHECK (cycle_id > 0),
+        after_seq INTEGER NOT NULL CHECK (after_seq >= 0),
+        upto_seq INTEGER NOT NULL,
+        CHECK (upto_seq > after_seq)
+      ) STRICT;
+    `,
+  },
 ];

@@ -117,6 +117,7 @@ export const AREA_OPERATIONS = {
   netting: [
     "reservePayableGuarantees",
     "releaseCycleGuarantees",
+    "hasUnreservedPayable",
     "countCycleGuarantees",
     "aggregateCycleGuarantees",
     "listCycleNettedV2Ids",

@@ -898,7 +898,7 @@ export function describeStoreContract(backend: StoreBackend): void {
       const THIRD = "0x15d34AAf54267DB7D7c367839AAf71A00a2C6A65";
       const ids = (ns: number[]) => ns.map((n) => guarantee(n).guaranteeId);
 
-      it("reserves the oldest payable unassigned guarantees, releases them", async () => {
+      it("reserves the oldest payable unassigned guarantees as one key range, releases them", async () => {
         const store = await open();
         for (let n = 1; n <= 6; n++) await store.insertGuarantee(guarantee(n));
         await store.insertGuarantee(guarantee(7, { state: "PENDING_VALIDATION" }));
@@ -906,15 +906,92 @@ export function describeStoreContract(backend: StoreBackend): void {
         await store.setGuaranteeExcluded(guarantee(3).guaranteeId, "consumed");
         expect(await store.reservePayableGuarantees(2, 2)).to.equal(2);
         expect(await store.listCycleGuaranteeIds(2)).to.deep.equal(ids([1, 4]));
+        // A reservation writes no guarantee: cycle_id is set when the commit is indexed.
+        expect((await store.getClearingGuarantee(guarantee(1).guaranteeId))?.cycleId).to.equal(null);
         expect(await store.reservePayableGuarantees(3)).to.equal(2);
         expect(await store.listCycleGuaranteeIds(3)).to.deep.equal(ids([5, 6]));
+        expect(await store.hasUnreservedPayable()).to.equal(false);
         expect(await store.reservePayableGuarantees(4)).to.equal(0);
+        expect(await store.countCycleGuarantees(4)).to.equal(0);
+        // Released below a later range: its guarantees take fresh keys, and the next range has them.
         expect(await store.releaseCycleGuarantees(2)).to.equal(2);
-        expect((await store.getClearingGuarantee(guarantee(1).guaranteeId))?.cycleId).to.equal(null);
-        expect(await store.listCycleGuaranteeIds(1)).to.deep.equal(ids([2]));
+        expect(await store.listCycleGuaranteeIds(2)).to.deep.equal([]);
+        expect(await store.hasUnreservedPayable()).to.equal(true);
+        expect(await store.reservePayableGuarantees(4)).to.equal(2);
+        expect(await store.listCycleGuaranteeIds(4)).to.deep.equal(ids([1, 4]));
+        expect(await store.listCycleGuaranteeIds(3)).to.deep.equal(ids([5, 6]));
+        // The last range released: its guarantees are the next range again, same keys.
+        expect(await store.releaseCycleGuarantees(4)).to.equal(2);
+        expect(await store.reservePayableGuarantees(4)).to.equal(2);
+        expect(await store.listCycleGuaranteeIds(4)).to.deep.equal(ids([1, 4]));
+        expect((await store.listGuarantees({ cycleId: 1 })).map((g) => g.guaranteeId)).to.deep.equal(
+          ids([2]),
+        );
         let error: unknown;
         await store.reservePayableGuarantees(2, 0).catch((e: unknown) => (error = e));
         expect(error).to.be.instanceOf(RangeError);
+      });
+
+      it("a guarantee that enters the pool after a reservation is never in its range, and is in the next", async () => {
+        const store = await open();
+        await store.insertGuarantee(guarantee(1));
+        await store.insertGuarantee(guarantee(2, { state: "PENDING_VALIDATION", version: 2 }));
+        await store.insertGuarantee(guarantee(3));
+        await store.setGuaranteeExcluded(guarantee(3).guaranteeId, "consumed");
+        expect(await store.reservePayableGuarantees(1)).to.equal(1);
+        // Stored payable, finalized, no longer excluded: all after the range.
+        await store.insertGuarantee(guarantee(4));
+        await store.transitionGuarantee(
+          guarantee(2).guaranteeId,
+          ["PENDING_VALIDATION"],
+          "FINALIZED_PAYABLE",
+          T0,
+        );
+        await store.setGuaranteeExcluded(guarantee(3).guaranteeId, null);
+        expect(await store.countCycleGuarantees(1)).to.equal(1);
+        expect(await store.listCycleGuaranteeIds(1)).to.deep.equal(ids([1]));
+        expect(await store.hasUnreservedPayable()).to.equal(true);
+        expect(await store.reservePayableGuarantees(2)).to.equal(3);
+        expect(await store.listCycleGuaranteeIds(2)).to.deep.equal(ids([4, 2, 3]));
+        // Cycle 1 committed (cycle_id and state written at indexing), then vetoed: back to the pool,
+        // after every range.
+        await store.assignGuaranteesToCycle([guarantee(1).guaranteeId], 1);
+        await store.transitionGuarantee(guarantee(1).guaranteeId, ["FINALIZED_PAYABLE"], "NETTED", T0);
+        expect(await store.countCycleGuarantees(1)).to.equal(0);
+        expect(await store.hasUnreservedPayable()).to.equal(false);
+        await store.transitionGuarantee(guarantee(1).guaranteeId, ["NETTED"], "FINALIZED_PAYABLE", T0);
+        await store.assignGuaranteesToCycle([guarantee(1).guaranteeId], null);
+        expect(await store.listCycleGuaranteeIds(2)).to.deep.equal(ids([4, 2, 3]));
+        expect(await store.reservePayableGuarantees(3)).to.equal(1);
+        expect(await store.listCycleGuaranteeIds(3)).to.deep.equal(ids([1]));
+      });
+
+      it("a range ends before every transaction still in flight: a payable guarantee it has not seen commit is in the next", async function () {
+        if (backend.serializesWriters) this.skip(); // one writer at a time: nothing is in flight meanwhile
+        const [a, b] = [await open(), await open()];
+        await a.insertGuarantee(guarantee(1));
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let inserted!: () => void;
+        const insertedInFlight = new Promise<void>((resolve) => (inserted = resolve));
+        // Stored in a transaction that stays open while another replica stores one and reserves.
+        const inFlight = a.transaction(async (tx) => {
+          await tx.insertGuarantee(guarantee(2));
+          inserted();
+          await held;
+        });
+        try {
+          await insertedInFlight;
+          await b.insertGuarantee(guarantee(3)); // committed, but its transaction began after 2's
+          expect(await b.reservePayableGuarantees(1)).to.equal(1);
+          expect(await b.listCycleGuaranteeIds(1)).to.deep.equal(ids([1]));
+        } finally {
+          release();
+          await inFlight;
+        }
+        expect(await b.countCycleGuarantees(1)).to.equal(1);
+        expect(await b.reservePayableGuarantees(2)).to.equal(2);
+        expect(await b.listCycleGuaranteeIds(2)).to.deep.equal(ids([2, 3]));
       });
 
       it("sums flows per asset and participant; self-payments count in volume only and are not listed", async () => {

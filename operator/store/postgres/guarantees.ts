@@ -26,8 +26,18 @@ import { type PgConn, type Row, UNIQUE_VIOLATION } from "./common";
 
 const INSERT_GUARANTEE = `INSERT INTO guarantees
   (guarantee_id, version, user_address, recipient_address, req_id, amount, asset_address, timestamp,
-   policy, scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at, leaf_hash)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16)`;
+   policy, scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at, leaf_hash,
+   payable_xid, payable_seq)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15, $16,
+    CASE WHEN $14 = 'FINALIZED_PAYABLE' THEN pg_current_xact_id() END,
+    CASE WHEN $14 = 'FINALIZED_PAYABLE' THEN nextval('guarantees_payable_seq') END)`;
+
+/**
+ * A guarantee's key in the payable pool, taken each time it enters it (docs/clearing.md "Netting in the
+ * database"): this transaction's id and the next number of the sequence. A cycle's range ends below every
+ * transaction in flight, so a key taken by a transaction that commits later is always after it.
+ */
+const FRESH_PAYABLE_KEY = "payable_xid = pg_current_xact_id(), payable_seq = nextval('guarantees_payable_seq')";
 
 export class PgGuarantees implements GuaranteeRepository {
   constructor(private readonly db: PgConn) {}
@@ -170,27 +180,33 @@ export class PgGuarantees implements GuaranteeRepository {
     );
     const before = rows[0] ? clearingGuaranteeFromRow(rows[0]) : null;
     if (!before || !from.includes(before.state)) return null;
-    await this.db.query("UPDATE guarantees SET state = $1, updated_at = $2 WHERE guarantee_id = $3", [
-      to,
-      now,
-      bytes32(guaranteeId),
-    ]);
+    await this.db.query(
+      to === "FINALIZED_PAYABLE"
+        ? `UPDATE guarantees SET state = $1, updated_at = $2, ${FRESH_PAYABLE_KEY} WHERE guarantee_id = $3`
+        : "UPDATE guarantees SET state = $1, updated_at = $2 WHERE guarantee_id = $3",
+      [to, now, bytes32(guaranteeId)],
+    );
     return before;
   }
 
   async assignGuaranteesToCycle(guaranteeIds: readonly string[], cycleId: number | null): Promise<void> {
     if (guaranteeIds.length === 0) return;
-    await this.db.query("UPDATE guarantees SET cycle_id = $1 WHERE guarantee_id = ANY($2::text[])", [
-      cycleId,
-      guaranteeIds.map(bytes32),
-    ]);
+    // Back in the pool (no cycle): a fresh payable key, after every reserved range.
+    await this.db.query(
+      cycleId === null
+        ? `UPDATE guarantees SET cycle_id = NULL, ${FRESH_PAYABLE_KEY} WHERE guarantee_id = ANY($1::text[])`
+        : "UPDATE guarantees SET cycle_id = $2 WHERE guarantee_id = ANY($1::text[])",
+      cycleId === null ? [guaranteeIds.map(bytes32)] : [guaranteeIds.map(bytes32), cycleId],
+    );
   }
 
   async setGuaranteeExcluded(guaranteeId: string, reason: string | null): Promise<void> {
-    await this.db.query("UPDATE guarantees SET excluded_reason = $1 WHERE guarantee_id = $2", [
-      reason,
-      bytes32(guaranteeId),
-    ]);
+    await this.db.query(
+      reason === null
+        ? `UPDATE guarantees SET excluded_reason = NULL, ${FRESH_PAYABLE_KEY} WHERE guarantee_id = $1`
+        : "UPDATE guarantees SET excluded_reason = $2 WHERE guarantee_id = $1",
+      reason === null ? [bytes32(guaranteeId)] : [bytes32(guaranteeId), reason],
+    );
   }
 
   async setValidationRequestHash(guaranteeId: string, requestHash: string): Promise<void> {

@@ -290,6 +290,31 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX guarantees_cycle ON guarantees (cycle_id, seq) WHERE cycle_id IS NOT NULL;
     `,
   },
+  {
+    // Reservation by key range (SQLite migration 10; docs/clearing.md "Netting in the database"): a
+    // guarantee's payable key is (transaction id, sequence number), taken each time it enters the pool;
+    // a cycle reserves a range of keys that ends below every transaction still in flight. Rows payable and
+    // unassigned now keep their order (ins_xid, seq); reserved rows keep their cycle_id.
+    version: 7,
+    name: "payable keys, cycle reservations by key range (SQLite migration 10)",
+    sql: `
+      CREATE SEQUENCE guarantees_payable_seq AS BIGINT;
+      ALTER TABLE guarantees ADD COLUMN payable_xid xid8, ADD COLUMN payable_seq BIGINT;
+      UPDATE guarantees SET payable_xid = ins_xid, payable_seq = seq
+        WHERE state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL;
+      SELECT setval('guarantees_payable_seq', COALESCE((SELECT MAX(seq) FROM guarantees), 0) + 1, false);
+      CREATE INDEX guarantees_pool ON guarantees (payable_xid, payable_seq)
+        WHERE state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL;
+      CREATE TABLE cycle_reservations (
+        cycle_id BIGINT PRIMARY KEY CHECK (cycle_id > 0),
+        after_xid xid8 NOT NULL,
+        after_seq BIGINT NOT NULL,
+        upto_xid xid8 NOT NULL,
+        upto_seq BIGINT NOT NULL,
+        CHECK ((upto_xid, upto_seq) > (after_xid, after_seq))
+      );
+    `,
+  },
 ];
 
 /** Applies every migration `client`'s database lacks, each in its own transaction under the advisory lock. */

@@ -12,7 +12,21 @@ export const LEAF_BATCH = 10_000;
 /** Stored leaf hashes per page (one bytea of 32 bytes each). */
 export const HASH_PAGE = 50_000;
 
-const PAYABLE = "state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL";
+/** The payable pool (the partial predicate of the index `guarantees_pool`, migration 7). */
+const POOL = "state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL";
+/** A reserved range of the pool: keys in (($1, $2), ($3, $4)]. */
+const IN_RANGE = `${POOL} AND (payable_xid, payable_seq) > ($1::xid8, $2::bigint)
+  AND (payable_xid, payable_seq) <= ($3::xid8, $4::bigint)`;
+
+/** A reserved range of payable keys, (after, upto], as the driver reads xid8 and bigint (text, number). */
+interface KeyRange {
+  afterXid: string;
+  afterSeq: number;
+  uptoXid: string;
+  uptoSeq: number;
+}
+
+const rangeParams = (r: KeyRange): unknown[] => [r.afterXid, r.afterSeq, r.uptoXid, r.uptoSeq];
 
 const byLowerCase = (a: string, b: string): number => {
   const x = a.toLowerCase();
@@ -28,38 +42,124 @@ export class PgCycleNetting implements CycleNettingRepository {
   ) {}
 
   async reservePayableGuarantees(cycleId: number, limit?: number): Promise<number> {
-    if (limit === undefined) {
-      return (await this.db.query(`UPDATE guarantees SET cycle_id = $1 WHERE ${PAYABLE}`, [cycleId]))
-        .rowCount;
-    }
-    if (!Number.isSafeInteger(limit) || limit < 1) {
+    if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) {
       throw new RangeError(`limit must be a positive integer, got ${limit}`);
     }
-    const result = await this.db.query(
-      `UPDATE guarantees SET cycle_id = $1
-       WHERE seq IN (SELECT seq FROM guarantees WHERE ${PAYABLE} ORDER BY seq LIMIT $2)`,
-      [cycleId, limit],
+    await this.releaseCycleGuarantees(cycleId);
+    const after = await this.lastUpto();
+    // The oldest keys after every reserved range and below every transaction in flight: a guarantee that
+    // becomes payable in a transaction not yet committed gets a key after this range.
+    const { rows } = await this.db.query(
+      `WITH taken AS (
+         SELECT payable_xid, payable_seq FROM guarantees
+         WHERE ${POOL} AND (payable_xid, payable_seq) > ($1::xid8, $2::bigint)
+           AND (payable_xid, payable_seq) < (pg_snapshot_xmin(pg_current_snapshot()), 0)
+         ORDER BY payable_xid, payable_seq ${limit === undefined ? "" : `LIMIT ${limit}`})
+       SELECT (SELECT COUNT(*)::bigint FROM taken) AS n, last.payable_xid::text AS upto_xid, last.payable_seq AS upto_seq
+       FROM (SELECT payable_xid, payable_seq FROM taken ORDER BY payable_xid DESC, payable_seq DESC LIMIT 1) last`,
+      [after.xid, after.seq],
     );
-    return result.rowCount;
+    if (rows.length === 0) return 0;
+    await this.db.query(
+      `INSERT INTO cycle_reservations (cycle_id, after_xid, after_seq, upto_xid, upto_seq)
+       VALUES ($1, $2::xid8, $3, $4::xid8, $5)`,
+      [cycleId, after.xid, after.seq, rows[0].upto_xid, rows[0].upto_seq],
+    );
+    return Number(rows[0].n);
   }
 
   async releaseCycleGuarantees(cycleId: number): Promise<number> {
-    return (await this.db.query("UPDATE guarantees SET cycle_id = NULL WHERE cycle_id = $1", [cycleId]))
-      .rowCount;
+    let released = 0;
+    const range = await this.reservation(cycleId);
+    if (range !== null) {
+      await this.db.query("DELETE FROM cycle_reservations WHERE cycle_id = $1", [cycleId]);
+      const last = await this.lastUpto();
+      // A range below a later one: its guarantees take fresh keys, after every reserved range.
+      const later = (await this.db.query("SELECT ($1::xid8, $2::bigint) > ($3::xid8, $4::bigint) AS later", [
+        last.xid,
+        last.seq,
+        range.uptoXid,
+        range.uptoSeq,
+      ])).rows[0].later as boolean;
+      released += later
+        ? (
+            await this.db.query(
+              `UPDATE guarantees SET payable_xid = pg_current_xact_id(), payable_seq = nextval('guarantees_payable_seq')
+               WHERE ${IN_RANGE}`,
+              rangeParams(range),
+            )
+          ).rowCount
+        : await this.countRange(range);
+    }
+    // Guarantees assigned to the cycle by cycle_id (a reservation made before key ranges, migration 7).
+    released += (
+      await this.db.query(
+        `UPDATE guarantees SET cycle_id = NULL, payable_xid = pg_current_xact_id(),
+           payable_seq = nextval('guarantees_payable_seq') WHERE cycle_id = $1`,
+        [cycleId],
+      )
+    ).rowCount;
+    return released;
+  }
+
+  async hasUnreservedPayable(): Promise<boolean> {
+    const after = await this.lastUpto();
+    const { rows } = await this.db.query(
+      `SELECT 1 FROM guarantees WHERE ${POOL} AND (payable_xid, payable_seq) > ($1::xid8, $2::bigint) LIMIT 1`,
+      [after.xid, after.seq],
+    );
+    return rows.length > 0;
   }
 
   async countCycleGuarantees(cycleId: number): Promise<number> {
-    const result = await this.db.query("SELECT COUNT(*)::bigint AS n FROM guarantees WHERE cycle_id = $1", [
-      cycleId,
-    ]);
-    return Number(result.rows[0].n);
+    const range = await this.reservation(cycleId);
+    return range === null ? 0 : this.countRange(range);
+  }
+
+  /** The key range reserved for `cycleId`, if any. */
+  private async reservation(cycleId: number): Promise<KeyRange | null> {
+    const { rows } = await this.db.query(
+      `SELECT after_xid::text AS after_xid, after_seq, upto_xid::text AS upto_xid, upto_seq
+       FROM cycle_reservations WHERE cycle_id = $1`,
+      [cycleId],
+    );
+    if (rows.length === 0) return null;
+    const row = rows[0];
+    return {
+      afterXid: row.after_xid as string,
+      afterSeq: Number(row.after_seq),
+      uptoXid: row.upto_xid as string,
+      uptoSeq: Number(row.upto_seq),
+    };
+  }
+
+  /** The end of the last reserved range ((0, 0) before any). */
+  private async lastUpto(): Promise<{ xid: string; seq: number }> {
+    const { rows } = await this.db.query(
+      `SELECT upto_xid::text AS xid, upto_seq AS seq FROM cycle_reservations
+       ORDER BY upto_xid DESC, upto_seq DESC LIMIT 1`,
+    );
+    return rows.length === 0 ? { xid: "0", seq: 0 } : { xid: rows[0].xid as string, seq: Number(rows[0].seq) };
+  }
+
+  private async countRange(range: KeyRange): Promise<number> {
+    const { rows } = await this.db.query(
+      `SELECT COUNT(*)::bigint AS n FROM guarantees WHERE ${IN_RANGE}`,
+      rangeParams(range),
+    );
+    return Number(rows[0].n);
   }
 
   async aggregateCycleGuarantees(cycleId: number): Promise<CycleAggregates> {
+    const range = await this.reservation(cycleId);
+    return range === null ? { guaranteeCount: 0, assets: [], flows: [] } : this.aggregateRange(range);
+  }
+
+  private async aggregateRange(range: KeyRange): Promise<CycleAggregates> {
     const volumes = await this.db.query(
       `SELECT asset_address AS asset, COUNT(*)::bigint AS n, SUM(amount)::text AS gross
-       FROM guarantees WHERE cycle_id = $1 GROUP BY asset_address`,
-      [cycleId],
+       FROM guarantees WHERE ${IN_RANGE} GROUP BY asset_address`,
+      rangeParams(range),
     );
     // One pass: each guarantee is a credit of its recipient and a debit of its payer.
     const flows = await this.db.query(
@@ -68,9 +168,9 @@ export class PgCycleNetting implements CycleNettingRepository {
          FROM guarantees g
          CROSS JOIN LATERAL (VALUES (g.recipient_address, g.amount, 0::numeric),
                                     (g.user_address, 0::numeric, g.amount)) AS p(participant, received, paid)
-         WHERE g.cycle_id = $1 AND g.user_address <> g.recipient_address
+         WHERE ${IN_RANGE} AND g.user_address <> g.recipient_address
        ) f GROUP BY asset, participant`,
-      [cycleId],
+      rangeParams(range),
     );
     let guaranteeCount = 0;
     const assets = volumes.rows.map((row: Row) => {
@@ -95,49 +195,66 @@ export class PgCycleNetting implements CycleNettingRepository {
   }
 
   async listCycleNettedV2Ids(cycleId: number): Promise<string[]> {
+    const range = await this.reservation(cycleId);
+    return range === null ? [] : this.nettedV2IdsOf(range);
+  }
+
+  private async nettedV2IdsOf(range: KeyRange): Promise<string[]> {
     const ids: string[] = [];
     await this.stream(
       `SELECT guarantee_id FROM guarantees
-       WHERE cycle_id = $1 AND version = 2 AND user_address <> recipient_address ORDER BY guarantee_id COLLATE "C"`,
-      [cycleId],
+       WHERE ${IN_RANGE} AND version = 2 AND user_address <> recipient_address ORDER BY guarantee_id COLLATE "C"`,
+      rangeParams(range),
       (row) => void ids.push(row.guarantee_id as string),
     );
     return ids;
   }
 
   async listCycleGuaranteeIds(cycleId: number): Promise<string[]> {
+    const range = await this.reservation(cycleId);
+    if (range === null) return [];
     const result = await this.db.query<{ guarantee_id: string }>(
-      "SELECT guarantee_id FROM guarantees WHERE cycle_id = $1 ORDER BY seq",
-      [cycleId],
+      `SELECT guarantee_id FROM guarantees WHERE ${IN_RANGE} ORDER BY payable_xid, payable_seq`,
+      rangeParams(range),
     );
     return result.rows.map((row) => row.guarantee_id);
   }
 
   async scanCycleLeaves(cycleId: number, visit: (row: CycleLeafRow) => void): Promise<number> {
-    // Pages of `hashPage` stored leaf hashes, each as one bytea (in seq order, over the partial cycle
-    // index), so the driver builds one value per page instead of one row object per guarantee.
+    const range = await this.reservation(cycleId);
+    return range === null ? 0 : this.scanLeaves(range, visit);
+  }
+
+  private async scanLeaves(range: KeyRange, visit: (row: CycleLeafRow) => void): Promise<number> {
+    // Pages of `hashPage` stored leaf hashes, each as one bytea (in key order, over the pool index), so
+    // the driver builds one value per page instead of one row object per guarantee.
     let count = 0;
-    let after = 0;
+    const page: KeyRange = { ...range };
     for (;;) {
-      const page = await this.db.query(
-        `SELECT COUNT(*)::int AS n, MAX(seq) AS last, string_agg(leaf_hash, ''::bytea ORDER BY seq) AS hashes
-         FROM (SELECT seq, leaf_hash FROM guarantees
-               WHERE cycle_id = $1 AND seq > $2 AND leaf_hash IS NOT NULL ORDER BY seq LIMIT ${this.hashPage}) page`,
-        [cycleId, after],
+      const { rows } = await this.db.query(
+        `WITH page AS (
+           SELECT payable_xid, payable_seq, leaf_hash FROM guarantees WHERE ${IN_RANGE} AND leaf_hash IS NOT NULL
+           ORDER BY payable_xid, payable_seq LIMIT ${this.hashPage})
+         SELECT (SELECT COUNT(*)::int FROM page) AS n,
+           (SELECT string_agg(leaf_hash, ''::bytea ORDER BY payable_xid, payable_seq) FROM page) AS hashes,
+           last.payable_xid::text AS last_xid, last.payable_seq AS last_seq
+         FROM (SELECT payable_xid, payable_seq FROM page ORDER BY payable_xid DESC, payable_seq DESC LIMIT 1) last`,
+        rangeParams(page),
       );
-      const n = page.rows[0].n as number;
-      if (n === 0) break;
-      const hashes = page.rows[0].hashes as Buffer;
+      if (rows.length === 0) break;
+      const n = rows[0].n as number;
+      const hashes = rows[0].hashes as Buffer;
       for (let i = 0; i < n; i++) visit({ leafHash: hashes.subarray(i * 32, i * 32 + 32) });
       count += n;
-      after = Number(page.rows[0].last);
+      page.afterXid = rows[0].last_xid as string;
+      page.afterSeq = Number(rows[0].last_seq);
       if (n < this.hashPage) break;
     }
     // Guarantees stored before the leaf_hash column (or unhashable then): their fields.
     count += await this.stream(
       `SELECT guarantee_id, user_address, recipient_address, asset_address, amount::text AS amount, signature
-       FROM guarantees WHERE cycle_id = $1 AND leaf_hash IS NULL`,
-      [cycleId],
+       FROM guarantees WHERE ${IN_RANGE} AND leaf_hash IS NULL`,
+      rangeParams(range),
       (row) =>
         visit({
           leafHash: null,
@@ -153,10 +270,11 @@ export class PgCycleNetting implements CycleNettingRepository {
   }
 
   async scanCycle(cycleId: number, visit: (row: CycleLeafRow) => void): Promise<CycleScan> {
-    // The operation's transaction (postgres-store.ts) holds the reserved set still for every read below.
-    const aggregates = await this.aggregateCycleGuarantees(cycleId);
-    const nettedV2Ids = await this.listCycleNettedV2Ids(cycleId);
-    const scanned = await this.scanCycleLeaves(cycleId, visit);
+    const range = await this.reservation(cycleId);
+    if (range === null) return { guaranteeCount: 0, assets: [], flows: [], nettedV2Ids: [] };
+    const aggregates = await this.aggregateRange(range);
+    const nettedV2Ids = await this.nettedV2IdsOf(range);
+    const scanned = await this.scanLeaves(range, visit);
     if (scanned !== aggregates.guaranteeCount) {
       throw new Error(`cycle ${cycleId}: ${scanned} leaves, ${aggregates.guaranteeCount} guarantees summed`);
     }

@@ -58,17 +58,34 @@ export interface CycleScan extends CycleAggregates {
   nettedV2Ids: string[];
 }
 
+/**
+ * A cycle's guarantees from reservation to commit: a range of payable keys (docs/clearing.md "Netting in the
+ * database"). Each guarantee takes a fresh key from a counter whenever it enters the payable pool
+ * (FINALIZED_PAYABLE, no cycle, not excluded: stored payable, finalized, returned to the pool by a veto, a
+ * dropped plan or a rewind); a reservation records the range (after, upto] of the oldest keys (one row,
+ * whatever the guarantee count), and every read below is over that range of the pool. `cycle_id` is written
+ * on each guarantee when the commit is indexed (with its state), not when it is reserved. On PostgreSQL a
+ * key is (inserting-or-updating transaction id, sequence number) and a range ends below every transaction
+ * still in flight (`pg_snapshot_xmin`), so a guarantee that becomes payable later always gets a key after
+ * it, whatever order transactions commit in.
+ */
 export interface CycleNettingRepository {
   /**
-   * Assigns up to `limit` (default: all) of the oldest payable guarantees — FINALIZED_PAYABLE, no cycle,
-   * not excluded — to `cycleId` in one statement; returns how many. A reservation the cycle is then
-   * netted from (by `cycle_id`), so a guarantee that becomes payable meanwhile is never assigned without
-   * being netted. Undone by {@link releaseCycleGuarantees}.
+   * Reserves the `limit` (default: all) oldest keys of the pool after every other reserved range for
+   * `cycleId` (replacing a reservation of its own); returns how many guarantees that is (0: nothing
+   * reserved). A guarantee that becomes payable meanwhile gets a later key, so it is never netted in this
+   * cycle without being in its range. Undone by {@link releaseCycleGuarantees}.
    */
   reservePayableGuarantees(cycleId: number, limit?: number): Promise<number>;
-  /** Unassigns every guarantee of `cycleId` (a plan dropped or never stored); returns how many. */
+  /**
+   * Drops `cycleId`'s reservation (its guarantees stay in the pool: fresh keys when a later range exists),
+   * and returns to the pool any guarantee assigned to it by `cycle_id` (a reservation made before key
+   * ranges); returns how many guarantees that was. Only for a cycle not committed.
+   */
   releaseCycleGuarantees(cycleId: number): Promise<number>;
-  /** How many guarantees are assigned to `cycleId` (an index count). */
+  /** Whether a guarantee of the pool lies after every reserved range (the next cycle has work). */
+  hasUnreservedPayable(): Promise<boolean>;
+  /** How many guarantees `cycleId` reserved (an index count over its range). */
   countCycleGuarantees(cycleId: number): Promise<number>;
   /**
    * Net flows per (asset, participant) and volumes per asset of the cycle's guarantees, summed in the

@@ -26,6 +26,16 @@ import {
   storedLeafHash,
 } from "./common";
 
+/**
+ * A guarantee's key in the payable pool when it enters it (docs/clearing.md "Netting in the database"): one
+ * past every key in the pool and every reserved range, so a cycle's range (cycle_reservations) never gains
+ * a guarantee after it was reserved. SQLite has one writer at a time: the statement's own transaction
+ * orders it. The pool index's partial predicate makes the first MAX one index step.
+ */
+export const NEXT_PAYABLE_KEY = `(SELECT MAX(COALESCE((SELECT MAX(payable_seq) FROM guarantees
+    WHERE state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL), 0),
+  COALESCE((SELECT MAX(upto_seq) FROM cycle_reservations), 0)) + 1)`;
+
 /** Largest page {@link SqliteGuarantees.listGuarantees} returns when no limit is given. */
 export const DEFAULT_GUARANTEE_QUERY_LIMIT = 100_000;
 
@@ -40,25 +50,24 @@ export class SqliteGuarantees implements SyncOf<GuaranteeRepository> {
 
   insertGuarantee(record: GuaranteeRecord): void {
     try {
-      this.stmt.insertGuarantee.run(
-        record.guaranteeId.toLowerCase(),
-        record.version,
-        address(record.user),
-        address(record.recipient),
-        nonNegative(record.reqId, "req_id").toString(),
-        positive(record.amount, "amount").toString(),
-        address(record.asset),
-        record.timestamp,
-        record.policy === null ? null : JSON.stringify(record.policy),
-        record.scheme,
-        record.signature,
-        record.certificateClaims,
-        record.certificateSignature,
-        record.state,
-        record.createdAt,
-        record.createdAt,
-        storedLeafHash(record),
-      );
+      this.stmt.insertGuarantee.run({
+        id: record.guaranteeId.toLowerCase(),
+        version: record.version,
+        user: address(record.user),
+        recipient: address(record.recipient),
+        reqId: nonNegative(record.reqId, "req_id").toString(),
+        amount: positive(record.amount, "amount").toString(),
+        asset: address(record.asset),
+        timestamp: record.timestamp,
+        policy: record.policy === null ? null : JSON.stringify(record.policy),
+        scheme: record.scheme,
+        signature: record.signature,
+        claims: record.certificateClaims,
+        certificate: record.certificateSignature,
+        state: record.state,
+        createdAt: record.createdAt,
+        leafHash: storedLeafHash(record),
+      });
     } catch (error) {
       if ((error as { code?: string }).code === "SQLITE_CONSTRAINT_PRIMARYKEY") {
         throw new DuplicateGuaranteeError(record.guaranteeId.toLowerCase());
@@ -144,19 +153,19 @@ export class SqliteGuarantees implements SyncOf<GuaranteeRepository> {
     return this.atomic(() => {
       const before = this.getClearingGuarantee(guaranteeId);
       if (!before || !from.includes(before.state)) return null;
-      this.stmt.setState.run(to, now, bytes32(guaranteeId));
+      this.stmt.setState.run({ state: to, now, id: bytes32(guaranteeId) });
       return before;
     });
   }
 
   assignGuaranteesToCycle(guaranteeIds: readonly string[], cycleId: number | null): void {
     this.atomic(() => {
-      for (const id of guaranteeIds) this.stmt.setCycle.run(cycleId, bytes32(id));
+      for (const id of guaranteeIds) this.stmt.setCycle.run({ cycleId, id: bytes32(id) });
     });
   }
 
   setGuaranteeExcluded(guaranteeId: string, reason: string | null): void {
-    this.stmt.setExcluded.run(reason, bytes32(guaranteeId));
+    this.stmt.setExcluded.run({ reason, id: bytes32(guaranteeId) });
   }
 
   setValidationRequestHash(guaranteeId: string, requestHash: string): void {
@@ -213,8 +222,10 @@ function prepare(db: Database) {
       `INSERT INTO guarantees
          (guarantee_id, seq, version, user_address, recipient_address, req_id, amount, asset_address, timestamp,
           policy, scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at,
-          leaf_hash)
-       VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM guarantees), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          leaf_hash, payable_seq)
+       VALUES (@id, (SELECT COALESCE(MAX(seq), 0) + 1 FROM guarantees), @version, @user, @recipient, @reqId, @amount,
+         @asset, @timestamp, @policy, @scheme, @signature, @claims, @certificate, @state, @createdAt, @createdAt,
+         @leafHash, CASE WHEN @state = 'FINALIZED_PAYABLE' THEN ${NEXT_PAYABLE_KEY} END)`,
     ),
     insertResponse: p(
       `INSERT OR REPLACE INTO validation_responses (tx_hash, log_index, request_hash, validator, agent_id, response, tag,
@@ -227,10 +238,23 @@ function prepare(db: Database) {
     listByRecipient: p(
       "SELECT * FROM guarantees WHERE recipient_address = ? AND seq > ? ORDER BY seq LIMIT ?",
     ),
-    setCycle: p("UPDATE guarantees SET cycle_id = ? WHERE guarantee_id = ?"),
-    setExcluded: p("UPDATE guarantees SET excluded_reason = ? WHERE guarantee_id = ?"),
+    // Back in the pool (no cycle, not excluded): a fresh payable key, after every reserved range.
+    setCycle: p(
+      `UPDATE guarantees SET cycle_id = @cycleId,
+         payable_seq = CASE WHEN @cycleId IS NULL THEN ${NEXT_PAYABLE_KEY} ELSE payable_seq END
+       WHERE guarantee_id = @id`,
+    ),
+    setExcluded: p(
+      `UPDATE guarantees SET excluded_reason = @reason,
+         payable_seq = CASE WHEN @reason IS NULL THEN ${NEXT_PAYABLE_KEY} ELSE payable_seq END
+       WHERE guarantee_id = @id`,
+    ),
     setRequestHash: p("UPDATE guarantees SET validation_request_hash = ? WHERE guarantee_id = ?"),
-    setState: p("UPDATE guarantees SET state = ?, updated_at = ? WHERE guarantee_id = ?"),
+    setState: p(
+      `UPDATE guarantees SET state = @state, updated_at = @now,
+         payable_seq = CASE WHEN @state = 'FINALIZED_PAYABLE' THEN ${NEXT_PAYABLE_KEY} ELSE payable_seq END
+       WHERE guarantee_id = @id`,
+    ),
   };
 }
 

@@ -15,6 +15,7 @@ import type {
   CycleScan,
 } from "../repositories";
 import type { SyncOf } from "./common";
+import { NEXT_PAYABLE_KEY } from "./guarantees";
 
 /** Amounts of at most this many digits are below 2^53 and summed as doubles (exact). */
 const SMALL_DIGITS = 15;
@@ -69,19 +70,44 @@ export class SqliteCycleNetting implements SyncOf<CycleNettingRepository> {
   }
 
   reservePayableGuarantees(cycleId: number, limit?: number): number {
-    const result =
-      limit === undefined
-        ? this.stmt.reserveAll.run(cycleId)
-        : this.stmt.reserveOldest.run(cycleId, checkLimit(limit));
-    return result.changes;
+    const take = limit === undefined ? -1 : checkLimit(limit);
+    return this.db.transaction(() => {
+      this.releaseCycleGuarantees(cycleId);
+      const after = this.stmt.lastUpto.pluck().get() as number;
+      const range = this.stmt.poolRange.get(after, take) as { n: number; upto: number | null };
+      if (range.n === 0 || range.upto === null) return 0;
+      this.stmt.insertReservation.run(cycleId, after, range.upto);
+      return range.n;
+    })();
   }
 
   releaseCycleGuarantees(cycleId: number): number {
-    return this.stmt.release.run(cycleId).changes;
+    return this.db.transaction(() => {
+      let released = 0;
+      const range = this.reservation(cycleId);
+      if (range !== undefined) {
+        const ids = this.stmt.rangeIds.pluck().all(range.after, range.upto) as string[];
+        released += ids.length;
+        this.stmt.deleteReservation.run(cycleId);
+        // A range below a later one: its guarantees take fresh keys, after every reserved range.
+        if ((this.stmt.lastUpto.pluck().get() as number) > range.upto) {
+          for (const id of ids) this.stmt.freshKey.run(id);
+        }
+      }
+      // Guarantees assigned to the cycle by cycle_id (a reservation made before key ranges, migration 10).
+      const assigned = this.stmt.assignedIds.pluck().all(cycleId) as string[];
+      for (const id of assigned) this.stmt.unassign.run(id);
+      return released + assigned.length;
+    })();
+  }
+
+  hasUnreservedPayable(): boolean {
+    return this.stmt.unreserved.get() !== undefined;
   }
 
   countCycleGuarantees(cycleId: number): number {
-    return this.stmt.count.pluck().get(cycleId) as number;
+    const range = this.reservation(cycleId);
+    return range === undefined ? 0 : (this.stmt.count.pluck().get(range.after, range.upto) as number);
   }
 
   aggregateCycleGuarantees(cycleId: number): CycleAggregates {
@@ -90,11 +116,13 @@ export class SqliteCycleNetting implements SyncOf<CycleNettingRepository> {
   }
 
   listCycleNettedV2Ids(cycleId: number): string[] {
-    return this.stmt.nettedV2Ids.pluck().all(cycleId) as string[];
+    const range = this.reservation(cycleId);
+    return range === undefined ? [] : (this.stmt.nettedV2Ids.pluck().all(range.after, range.upto) as string[]);
   }
 
   listCycleGuaranteeIds(cycleId: number): string[] {
-    return this.stmt.guaranteeIds.pluck().all(cycleId) as string[];
+    const range = this.reservation(cycleId);
+    return range === undefined ? [] : (this.stmt.rangeIds.pluck().all(range.after, range.upto) as string[]);
   }
 
   scanCycleLeaves(cycleId: number, visit: (row: CycleLeafRow) => void): number {
@@ -103,15 +131,25 @@ export class SqliteCycleNetting implements SyncOf<CycleNettingRepository> {
 
   scanCycle(cycleId: number, visit: (row: CycleLeafRow) => void): CycleScan {
     // One read transaction: the pass and the rows without a stored leaf hash see the same cycle.
-    return this.db.transaction(() => this.scanCycleIn(cycleId, visit))();
+    return this.db.transaction(() => {
+      const range = this.reservation(cycleId);
+      if (range === undefined) return { guaranteeCount: 0, assets: [], flows: [], nettedV2Ids: [] };
+      return this.scanRange(range, visit);
+    })();
   }
 
-  private scanCycleIn(cycleId: number, visit: (row: CycleLeafRow) => void): CycleScan {
+  /** The key range reserved for `cycleId` (cycle_reservations), if any. */
+  private reservation(cycleId: number): KeyRange | undefined {
+    const row = this.stmt.reservation.get(cycleId) as { after_seq: number; upto_seq: number } | undefined;
+    return row === undefined ? undefined : { after: row.after_seq, upto: row.upto_seq };
+  }
+
+  private scanRange(range: KeyRange, visit: (row: CycleLeafRow) => void): CycleScan {
     const byAsset = new Map<string, AssetSums>();
     const nettedV2Ids: string[] = [];
     let guaranteeCount = 0;
     let unhashed = 0;
-    for (const row of this.stmt.pass.raw().iterate(cycleId) as Iterable<unknown[]>) {
+    for (const row of this.stmt.pass.raw().iterate(range.after, range.upto) as Iterable<unknown[]>) {
       const asset = row[0] as string;
       const user = row[1] as string;
       const recipient = row[2] as string;
@@ -134,7 +172,7 @@ export class SqliteCycleNetting implements SyncOf<CycleNettingRepository> {
       guaranteeCount++;
     }
     if (unhashed > 0) {
-      for (const row of this.stmt.unhashed.raw().iterate(cycleId) as Iterable<unknown[]>) {
+      for (const row of this.stmt.unhashed.raw().iterate(range.after, range.upto) as Iterable<unknown[]>) {
         visit({
           leafHash: null,
           guaranteeId: row[0] as string,
@@ -161,6 +199,12 @@ export class SqliteCycleNetting implements SyncOf<CycleNettingRepository> {
   }
 }
 
+/** A reserved range of payable keys: (after, upto]. */
+interface KeyRange {
+  after: number;
+  upto: number;
+}
+
 function participant(sums: AssetSums, who: string): [Sum, Sum] {
   let pair = sums.participants.get(who);
   if (pair === undefined) {
@@ -176,30 +220,45 @@ function checkLimit(limit: number): number {
   return limit;
 }
 
-const PAYABLE = "state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL";
+/** The payable pool (the partial predicate of the covering index `guarantees_pool`, migration 10). */
+const POOL = "state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL";
+/** A reserved range of the pool: its keys in (?, ?]. Every column is in `guarantees_pool`: index-only. */
+const IN_RANGE = `${POOL} AND payable_seq > ? AND payable_seq <= ?`;
 
 function prepare(db: Database) {
   const p = (sql: string): Statement => db.prepare(sql);
   return {
-    count: p("SELECT COUNT(*) FROM guarantees WHERE cycle_id = ?"),
-    guaranteeIds: p("SELECT guarantee_id FROM guarantees WHERE cycle_id = ? ORDER BY seq"),
-    // Every column is in guarantees_cycle: an index-only scan.
+    reservation: p("SELECT after_seq, upto_seq FROM cycle_reservations WHERE cycle_id = ?"),
+    lastUpto: p("SELECT COALESCE(MAX(upto_seq), 0) FROM cycle_reservations"),
+    insertReservation: p("INSERT INTO cycle_reservations (cycle_id, after_seq, upto_seq) VALUES (?, ?, ?)"),
+    deleteReservation: p("DELETE FROM cycle_reservations WHERE cycle_id = ?"),
+    // The oldest `limit` (−1: all) keys of the pool after `after`: how many, and the last.
+    poolRange: p(
+      `SELECT COUNT(*) AS n, MAX(payable_seq) AS upto FROM (SELECT payable_seq FROM guarantees INDEXED BY guarantees_pool
+         WHERE ${POOL} AND payable_seq > ? ORDER BY payable_seq LIMIT ?)`,
+    ),
+    unreserved: p(
+      `SELECT 1 FROM guarantees INDEXED BY guarantees_pool
+       WHERE ${POOL} AND payable_seq > (SELECT COALESCE(MAX(upto_seq), 0) FROM cycle_reservations) LIMIT 1`,
+    ),
+    count: p(`SELECT COUNT(*) FROM guarantees INDEXED BY guarantees_pool WHERE ${IN_RANGE}`),
+    rangeIds: p(
+      `SELECT guarantee_id FROM guarantees INDEXED BY guarantees_pool WHERE ${IN_RANGE} ORDER BY payable_seq`,
+    ),
     pass: p(
       `SELECT asset_address, user_address, recipient_address, amount, version, guarantee_id, leaf_hash
-       FROM guarantees INDEXED BY guarantees_cycle WHERE cycle_id = ?`,
+       FROM guarantees INDEXED BY guarantees_pool WHERE ${IN_RANGE}`,
     ),
     unhashed: p(
       `SELECT guarantee_id, user_address, recipient_address, asset_address, amount, signature
-       FROM guarantees WHERE cycle_id = ? AND leaf_hash IS NULL`,
+       FROM guarantees WHERE ${IN_RANGE} AND leaf_hash IS NULL`,
     ),
     nettedV2Ids: p(
-      `SELECT guarantee_id FROM guarantees WHERE cycle_id = ? AND version = 2 AND user_address <> recipient_address
-       ORDER BY guarantee_id`,
+      `SELECT guarantee_id FROM guarantees INDEXED BY guarantees_pool
+       WHERE ${IN_RANGE} AND version = 2 AND user_address <> recipient_address ORDER BY guarantee_id`,
     ),
-    release: p("UPDATE guarantees SET cycle_id = NULL WHERE cycle_id = ?"),
-    reserveAll: p(`UPDATE guarantees SET cycle_id = ? WHERE ${PAYABLE}`),
-    reserveOldest: p(
-      `UPDATE guarantees SET cycle_id = ? WHERE seq IN (SELECT seq FROM guarantees WHERE ${PAYABLE} ORDER BY seq LIMIT ?)`,
-    ),
+    freshKey: p(`UPDATE guarantees SET payable_seq = ${NEXT_PAYABLE_KEY} WHERE guarantee_id = ?`),
+    assignedIds: p("SELECT guarantee_id FROM guarantees WHERE cycle_id = ? ORDER BY seq"),
+    unassign: p(`UPDATE guarantees SET cycle_id = NULL, payable_seq = ${NEXT_PAYABLE_KEY} WHERE guarantee_id = ?`),
   };
 }
