@@ -53,7 +53,11 @@ const TYPES = {
 
 type PgAreas = Record<keyof typeof AREA_OPERATIONS, object>;
 
-function pgAreas(conn: PgConn): PgAreas {
+/** Runs `body` on another pooled connection in its own transaction (committed data only). */
+type NettingFork = <T>(body: (netting: PgCycleNetting) => Promise<T>) => Promise<T>;
+
+/** `fork`: only for an operation of its own (never inside `transaction(fn)`, whose writes it could not see). */
+function pgAreas(conn: PgConn, fork?: NettingFork): PgAreas {
   const reserves = new PgReserves(conn);
   const collateral = new PgCollateral(conn, reserves);
   const guarantees = new PgGuarantees(conn);
@@ -65,7 +69,7 @@ function pgAreas(conn: PgConn): PgAreas {
     guarantees,
     issuance: new PgIssuance(conn, collateral, reserves, guarantees, webhooks),
     cycles: new PgCycles(conn),
-    netting: new PgCycleNetting(conn),
+    netting: new PgCycleNetting(conn, undefined, fork),
     chainJournal: new PgChainJournal(conn),
     webhooks,
     operatorState: new PgOperatorState(conn),
@@ -142,12 +146,16 @@ export class PostgresStore implements Store {
         // Another connection could wait on a row lock our own transaction holds: refuse, as SQLite does.
         return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
       }
-      return this.withTransaction((conn) => call(pgAreas(conn), conn));
+      return this.withTransaction((conn) => call(pgAreas(conn, this.forkNetting), conn));
     });
     for (const names of Object.values(AREA_OPERATIONS)) {
       for (const name of names) (this as unknown as Record<string, unknown>)[name] = outer[name];
     }
   }
+
+  /** A cycle's sums on a second connection while the first streams its leaves (PgCycleNetting.scanCycle). */
+  private readonly forkNetting: NettingFork = (body) =>
+    this.withTransaction((conn) => body(new PgCycleNetting(conn)));
 
   /** Connects to `url` (`postgres://…`) and applies missing migrations. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {

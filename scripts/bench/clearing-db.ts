@@ -143,8 +143,8 @@ export async function loadSqlite(
     const insert = db.prepare(
       `INSERT INTO guarantees (guarantee_id, seq, version, user_address, recipient_address, req_id, amount,
          asset_address, timestamp, policy, scheme, signature, certificate_claims, certificate_signature, state,
-         created_at, updated_at, leaf_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${T}, NULL, 'eip712', ?, '0x01', '0x02', 'FINALIZED_PAYABLE', ${T}, ${T}, ?)`,
+         created_at, updated_at, leaf_hash, payable_seq)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ${T}, NULL, 'eip712', ?, '0x01', '0x02', 'FINALIZED_PAYABLE', ${T}, ${T}, ?, ?)`,
     );
     const p = participantsOf(participants);
     const a = assetsOf(assetCount);
@@ -153,7 +153,19 @@ export async function loadSqlite(
         const r = rowOf(i, p, a);
         const hash = Buffer.allocUnsafe(32);
         leafHashInto(r, hash, 0);
-        insert.run(r.id, i, r.version, r.user, r.recipient, String(i), r.amount, r.asset, r.signature, hash);
+        insert.run(
+          r.id,
+          i,
+          r.version,
+          r.user,
+          r.recipient,
+          String(i),
+          r.amount,
+          r.asset,
+          r.signature,
+          hash,
+          i,
+        );
       }
     });
     for (let from = 1; from <= size; from += SQLITE_BATCH)
@@ -176,7 +188,7 @@ export async function loadPostgres(
   const client = new Client({ connectionString: url });
   await client.connect();
   try {
-    await client.query("TRUNCATE guarantees");
+    await client.query("TRUNCATE guarantees, cycle_reservations");
     await client.query(
       "CREATE TEMP TABLE bench_participants (idx INTEGER PRIMARY KEY, address TEXT NOT NULL)",
     );
@@ -206,11 +218,12 @@ export async function loadPostgres(
       await client.query(
         `INSERT INTO guarantees (guarantee_id, version, user_address, recipient_address, req_id, amount, asset_address,
            timestamp, policy, scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at,
-           leaf_hash)
+           leaf_hash, payable_xid, payable_seq)
          SELECT '0x' || encode(sha256(int8send(i)), 'hex'), 1 + (i % 2), pp.address, rp.address, i,
            ('x' || substr(md5(i::text), 1, 10))::bit(40)::bigint % ${MAX_AMOUNT} + 1, aa.address, ${T}, NULL, 'eip712',
            '0x' || encode(sha256(int8send(i)) || sha256(int8send(-i)) || '\\x1b'::bytea, 'hex'),
-           '0x01', '0x02', 'FINALIZED_PAYABLE', ${T}, ${T}, substring($3::bytea FROM ((i - $1) * 32 + 1)::int FOR 32)
+           '0x01', '0x02', 'FINALIZED_PAYABLE', ${T}, ${T}, substring($3::bytea FROM ((i - $1) * 32 + 1)::int FOR 32),
+           pg_current_xact_id(), nextval('guarantees_payable_seq')
          FROM generate_series($1::bigint, $2::bigint) AS i
          JOIN bench_participants pp ON pp.idx = (i * ${PAYER_STRIDE}) % ${participants}
          JOIN bench_participants rp

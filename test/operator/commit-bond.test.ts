@@ -238,11 +238,20 @@ describe("commit bond floor (Core checks its bond before committing)", function 
     expect(await restarted.tick()).to.deep.equal({ action: "bond_short", cycleId: 1 });
     expect(await provider.getTransactionCount(operatorAddress)).to.equal(nonce);
     expect((await h.store.getCycle(1))!.state).to.equal("PLANNED"); // kept, with its guarantees
-    expect((await h.store.getClearingGuarantee(g.id))!.cycleId).to.equal(1);
+    // Its guarantee stays reserved for it (the cycle's key range; cycle_id is written at indexing).
+    expect((await h.store.getCycle(1))!.guaranteeIds.map((id) => id.toLowerCase())).to.deep.equal([
+      g.id.toLowerCase(),
+    ]);
+    expect((await h.store.listCycleGuaranteeIds(1)).map((id) => id.toLowerCase())).to.deep.equal([
+      g.id.toLowerCase(),
+    ]);
+    expect(await h.store.hasUnreservedPayable()).to.equal(false);
     expect(h.context.commitBond.status()).to.deep.include({ state: "short", cycleId: 1 });
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE });
     expect(await restarted.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
     expect(await f.clearingHouse.lastCycleId()).to.equal(1n);
+    await h.indexer.syncToHead();
+    expect((await h.store.getClearingGuarantee(g.id))!.cycleId).to.equal(1);
   });
 
   it("issuance answers 500 commit_bond_short while commits are held back, locks nothing, and resumes after the top-up", async function () {

@@ -205,14 +205,23 @@ function legacyRow(record: GuaranteeRecord): unknown[] {
  */
 interface LegacyBackend {
   name: string;
-  /** Creates the old-schema database holding `records`, opens it with the current store. */
-  openWith(records: readonly GuaranteeRecord[]): Promise<{ store: Store; remove(): Promise<void> }>;
+  /**
+   * Creates the old-schema database holding `records` (those in `reserved` assigned to cycle 9, as the
+   * reservation wrote `cycle_id` before key ranges), opens it with the current store.
+   */
+  openWith(
+    records: readonly GuaranteeRecord[],
+    reserved?: readonly string[],
+  ): Promise<{ store: Store; remove(): Promise<void> }>;
 }
+
+/** The cycle id a legacy store's reservation assigned by `cycle_id`. */
+const LEGACY_CYCLE = 9;
 
 const LEGACY_BACKENDS: LegacyBackend[] = [
   {
     name: "SQLite",
-    async openWith(records) {
+    async openWith(records, reserved = []) {
       const dir = tempDir();
       const file = join(dir.path, "operator.sqlite");
       const db = new BetterSqlite3(file);
@@ -228,6 +237,8 @@ const LEGACY_BACKENDS: LegacyBackend[] = [
             .join(", ")})`,
         );
         db.transaction(() => records.forEach((record, i) => insert.run(i + 1, ...legacyRow(record))))();
+        const assign = db.prepare(`UPDATE guarantees SET cycle_id = ${LEGACY_CYCLE} WHERE guarantee_id = ?`);
+        for (const id of reserved) assign.run(id.toLowerCase());
       } finally {
         db.close();
       }
@@ -237,7 +248,7 @@ const LEGACY_BACKENDS: LegacyBackend[] = [
   },
   {
     name: "PostgreSQL",
-    async openWith(records) {
+    async openWith(records, reserved = []) {
       const pg = await sharedTestPostgres();
       const name = `db_netting_legacy_${process.pid}_${Date.now()}`;
       const url = await pg.createDatabase(name);
@@ -255,6 +266,10 @@ const LEGACY_BACKENDS: LegacyBackend[] = [
             row,
           );
         }
+        await client.query(
+          `UPDATE guarantees SET cycle_id = ${LEGACY_CYCLE} WHERE guarantee_id = ANY($1::text[])`,
+          [reserved.map((id) => id.toLowerCase())],
+        );
       } finally {
         await client.end();
       }
@@ -288,6 +303,27 @@ for (const backend of LEGACY_BACKENDS) {
         expect(hashed).to.equal(fresh.payable.length);
         await store.releaseCycleGuarantees(4);
         await compareStored(store, both, 4);
+      } finally {
+        await store.close();
+        await remove();
+      }
+    });
+
+    it("a reservation made by cycle_id before key ranges stays out of the pool until released, then joins the next range", async () => {
+      const old = randomCycle(23, 60);
+      const reserved = old.payable.slice(0, 10).map((r) => r.guaranteeId);
+      const { store, remove } = await backend.openWith(old.records, reserved);
+      try {
+        expect(await store.reservePayableGuarantees(4)).to.equal(old.payable.length - 10);
+        expect(await store.hasUnreservedPayable()).to.equal(false);
+        // A release of the old cycle id (what the scheduler does before planning it, or abandoning it).
+        expect(await store.releaseCycleGuarantees(LEGACY_CYCLE)).to.equal(10);
+        expect((await store.getClearingGuarantee(reserved[0]))?.cycleId).to.equal(null);
+        expect(await store.hasUnreservedPayable()).to.equal(true);
+        expect(await store.reservePayableGuarantees(5)).to.equal(10);
+        expect((await store.listCycleGuaranteeIds(5)).map((id) => id.toLowerCase()).sort()).to.deep.equal(
+          reserved.map((id) => id.toLowerCase()).sort(),
+        );
       } finally {
         await store.close();
         await remove();

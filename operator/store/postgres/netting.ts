@@ -35,10 +35,15 @@ const byLowerCase = (a: string, b: string): number => {
 };
 
 export class PgCycleNetting implements CycleNettingRepository {
-  /** `hashPage`: stored leaf hashes per page (tests page through small cycles with a small one). */
+  /**
+   * @param hashPage stored leaf hashes per page (tests page through small cycles with a small one).
+   * @param fork runs a read on another pooled connection (an operation of its own; never inside a store
+   *   transaction): `scanCycle` then sums there while this connection streams the leaves.
+   */
   constructor(
     private readonly db: PgConn,
     private readonly hashPage = HASH_PAGE,
+    private readonly fork?: <T>(body: (netting: PgCycleNetting) => Promise<T>) => Promise<T>,
   ) {}
 
   async reservePayableGuarantees(cycleId: number, limit?: number): Promise<number> {
@@ -75,12 +80,14 @@ export class PgCycleNetting implements CycleNettingRepository {
       await this.db.query("DELETE FROM cycle_reservations WHERE cycle_id = $1", [cycleId]);
       const last = await this.lastUpto();
       // A range below a later one: its guarantees take fresh keys, after every reserved range.
-      const later = (await this.db.query("SELECT ($1::xid8, $2::bigint) > ($3::xid8, $4::bigint) AS later", [
-        last.xid,
-        last.seq,
-        range.uptoXid,
-        range.uptoSeq,
-      ])).rows[0].later as boolean;
+      const later = (
+        await this.db.query("SELECT ($1::xid8, $2::bigint) > ($3::xid8, $4::bigint) AS later", [
+          last.xid,
+          last.seq,
+          range.uptoXid,
+          range.uptoSeq,
+        ])
+      ).rows[0].later as boolean;
       released += later
         ? (
             await this.db.query(
@@ -139,7 +146,9 @@ export class PgCycleNetting implements CycleNettingRepository {
       `SELECT upto_xid::text AS xid, upto_seq AS seq FROM cycle_reservations
        ORDER BY upto_xid DESC, upto_seq DESC LIMIT 1`,
     );
-    return rows.length === 0 ? { xid: "0", seq: 0 } : { xid: rows[0].xid as string, seq: Number(rows[0].seq) };
+    return rows.length === 0
+      ? { xid: "0", seq: 0 }
+      : { xid: rows[0].xid as string, seq: Number(rows[0].seq) };
   }
 
   private async countRange(range: KeyRange): Promise<number> {
@@ -272,9 +281,14 @@ export class PgCycleNetting implements CycleNettingRepository {
   async scanCycle(cycleId: number, visit: (row: CycleLeafRow) => void): Promise<CycleScan> {
     const range = await this.reservation(cycleId);
     if (range === null) return { guaranteeCount: 0, assets: [], flows: [], nettedV2Ids: [] };
-    const aggregates = await this.aggregateRange(range);
+    // The sums (server CPU) on a second connection while this one streams the V2 ids and leaf hashes. A
+    // guarantee can leave the range between the two reads (a state change), never join it: the counts
+    // below then differ and nothing is planned from the moving set.
+    const sums = this.fork ? this.fork((other) => other.aggregateRange(range)) : null;
+    sums?.catch(() => undefined); // awaited below; not unhandled if the scan fails first
     const nettedV2Ids = await this.nettedV2IdsOf(range);
     const scanned = await this.scanLeaves(range, visit);
+    const aggregates = sums ? await sums : await this.aggregateRange(range);
     if (scanned !== aggregates.guaranteeCount) {
       throw new Error(`cycle ${cycleId}: ${scanned} leaves, ${aggregates.guaranteeCount} guarantees summed`);
     }

@@ -86,12 +86,14 @@ export class SqliteCycleNetting implements SyncOf<CycleNettingRepository> {
       let released = 0;
       const range = this.reservation(cycleId);
       if (range !== undefined) {
-        const ids = this.stmt.rangeIds.pluck().all(range.after, range.upto) as string[];
-        released += ids.length;
         this.stmt.deleteReservation.run(cycleId);
-        // A range below a later one: its guarantees take fresh keys, after every reserved range.
         if ((this.stmt.lastUpto.pluck().get() as number) > range.upto) {
+          // A range below a later one: its guarantees take fresh keys, after every reserved range.
+          const ids = this.stmt.rangeIds.pluck().all(range.after, range.upto) as string[];
           for (const id of ids) this.stmt.freshKey.run(id);
+          released += ids.length;
+        } else {
+          released += this.stmt.count.pluck().get(range.after, range.upto) as number;
         }
       }
       // Guarantees assigned to the cycle by cycle_id (a reservation made before key ranges, migration 10).
@@ -117,7 +119,9 @@ export class SqliteCycleNetting implements SyncOf<CycleNettingRepository> {
 
   listCycleNettedV2Ids(cycleId: number): string[] {
     const range = this.reservation(cycleId);
-    return range === undefined ? [] : (this.stmt.nettedV2Ids.pluck().all(range.after, range.upto) as string[]);
+    return range === undefined
+      ? []
+      : (this.stmt.nettedV2Ids.pluck().all(range.after, range.upto) as string[]);
   }
 
   listCycleGuaranteeIds(cycleId: number): string[] {
@@ -259,6 +263,8 @@ function prepare(db: Database) {
     ),
     freshKey: p(`UPDATE guarantees SET payable_seq = ${NEXT_PAYABLE_KEY} WHERE guarantee_id = ?`),
     assignedIds: p("SELECT guarantee_id FROM guarantees WHERE cycle_id = ? ORDER BY seq"),
-    unassign: p(`UPDATE guarantees SET cycle_id = NULL, payable_seq = ${NEXT_PAYABLE_KEY} WHERE guarantee_id = ?`),
+    unassign: p(
+      `UPDATE guarantees SET cycle_id = NULL, payable_seq = ${NEXT_PAYABLE_KEY} WHERE guarantee_id = ?`,
+    ),
   };
 }
