@@ -1,15 +1,16 @@
 /**
  * {@link CycleNettingRepository} on PostgreSQL: amounts are NUMERIC(78, 0), so the database sums them
- * exactly; the V2 ids are streamed with a server-side cursor inside the operation's transaction, a batch
- * of {@link LEAF_BATCH} rows at a time, and the stored leaf hashes are read in pages of {@link HASH_PAGE}
- * concatenated into one bytea, so the driver never buffers a whole cycle nor builds an object per leaf.
+ * exactly (one scan, grouping sets); the leaf hashes and the V2 ids are read in pages of {@link HASH_PAGE}
+ * guarantees, each page as two byteas, so the driver never buffers a whole cycle nor builds an object per
+ * guarantee. `scanCycle` runs the sums on a second pooled connection meanwhile.
  */
 import type { CycleAggregates, CycleLeafRow, CycleNettingRepository, CycleScan } from "../repositories";
+import { sortHashes } from "../../../sdk/compact-merkle";
 import type { PgConn, Row } from "./common";
 
-/** Rows fetched per round trip while streaming rows through a cursor. */
+/** Rows fetched per round trip while streaming rows through a cursor (rows without a leaf hash). */
 export const LEAF_BATCH = 10_000;
-/** Stored leaf hashes per page (one bytea of 32 bytes each). */
+/** Guarantees per page of leaf hashes and V2 ids (one bytea of 32 bytes each per page). */
 export const HASH_PAGE = 50_000;
 
 /** The payable pool (the partial predicate of the index `guarantees_pool`, migration 7). */
@@ -165,58 +166,44 @@ export class PgCycleNetting implements CycleNettingRepository {
   }
 
   private async aggregateRange(range: KeyRange): Promise<CycleAggregates> {
-    const volumes = await this.db.query(
-      `SELECT asset_address AS asset, COUNT(*)::bigint AS n, SUM(amount)::text AS gross
-       FROM guarantees WHERE ${IN_RANGE} GROUP BY asset_address`,
-      rangeParams(range),
-    );
-    // One pass: each guarantee is a credit of its recipient and a debit of its payer.
-    const flows = await this.db.query(
-      `SELECT asset, participant, SUM(received)::text AS received, SUM(paid)::text AS paid FROM (
-         SELECT asset_address AS asset, p.participant, p.received, p.paid
-         FROM guarantees g
-         CROSS JOIN LATERAL (VALUES (g.recipient_address, g.amount, 0::numeric),
-                                    (g.user_address, 0::numeric, g.amount)) AS p(participant, received, paid)
-         WHERE ${IN_RANGE} AND g.user_address <> g.recipient_address
-       ) f GROUP BY asset, participant`,
+    // One scan, three hashed groupings: per (asset, recipient) what it received, per (asset, payer) what it
+    // paid (self-payments left out of both), per asset the volume (self-payments in).
+    const { rows } = await this.db.query(
+      `SELECT asset_address AS asset, recipient_address AS recipient, user_address AS payer,
+         COUNT(*)::bigint AS n, SUM(amount)::text AS gross,
+         COALESCE(SUM(amount) FILTER (WHERE user_address <> recipient_address), 0)::text AS flow
+       FROM guarantees WHERE ${IN_RANGE}
+       GROUP BY GROUPING SETS ((asset_address), (asset_address, recipient_address), (asset_address, user_address))`,
       rangeParams(range),
     );
     let guaranteeCount = 0;
-    const assets = volumes.rows.map((row: Row) => {
-      guaranteeCount += Number(row.n);
-      return {
-        asset: row.asset as string,
-        guaranteeCount: Number(row.n),
-        grossAmount: BigInt(row.gross as string),
-      };
-    });
-    assets.sort((a, b) => byLowerCase(a.asset, b.asset));
-    return {
-      guaranteeCount,
-      assets,
-      flows: flows.rows.map((row: Row) => ({
-        asset: row.asset as string,
-        participant: row.participant as string,
-        received: BigInt(row.received as string),
-        paid: BigInt(row.paid as string),
-      })),
+    const assets: CycleAggregates["assets"] = [];
+    const flows = new Map<string, CycleAggregates["flows"][number]>();
+    const flowOf = (asset: string, participant: string) => {
+      const key = `${asset}:${participant}`;
+      let flow = flows.get(key);
+      if (flow === undefined) flows.set(key, (flow = { asset, participant, received: 0n, paid: 0n }));
+      return flow;
     };
+    for (const row of rows as Row[]) {
+      const asset = row.asset as string;
+      if (row.recipient === null && row.payer === null) {
+        guaranteeCount += Number(row.n);
+        assets.push({ asset, guaranteeCount: Number(row.n), grossAmount: BigInt(row.gross as string) });
+        continue;
+      }
+      const amount = BigInt(row.flow as string);
+      if (amount === 0n) continue; // only self-payments in this group
+      if (row.recipient !== null) flowOf(asset, row.recipient as string).received += amount;
+      else flowOf(asset, row.payer as string).paid += amount;
+    }
+    assets.sort((a, b) => byLowerCase(a.asset, b.asset));
+    return { guaranteeCount, assets, flows: [...flows.values()] };
   }
 
   async listCycleNettedV2Ids(cycleId: number): Promise<string[]> {
     const range = await this.reservation(cycleId);
-    return range === null ? [] : this.nettedV2IdsOf(range);
-  }
-
-  private async nettedV2IdsOf(range: KeyRange): Promise<string[]> {
-    const ids: string[] = [];
-    await this.stream(
-      `SELECT guarantee_id FROM guarantees
-       WHERE ${IN_RANGE} AND version = 2 AND user_address <> recipient_address ORDER BY guarantee_id COLLATE "C"`,
-      rangeParams(range),
-      (row) => void ids.push(row.guarantee_id as string),
-    );
-    return ids;
+    return range === null ? [] : (await this.pages(range, () => undefined)).nettedV2Ids;
   }
 
   async listCycleGuaranteeIds(cycleId: number): Promise<string[]> {
@@ -231,51 +218,76 @@ export class PgCycleNetting implements CycleNettingRepository {
 
   async scanCycleLeaves(cycleId: number, visit: (row: CycleLeafRow) => void): Promise<number> {
     const range = await this.reservation(cycleId);
-    return range === null ? 0 : this.scanLeaves(range, visit);
+    return range === null ? 0 : (await this.pages(range, visit)).count;
   }
 
-  private async scanLeaves(range: KeyRange, visit: (row: CycleLeafRow) => void): Promise<number> {
-    // Pages of `hashPage` stored leaf hashes, each as one bytea (in key order, over the pool index), so
-    // the driver builds one value per page instead of one row object per guarantee.
+  /**
+   * One pass over the range in key order, `hashPage` guarantees per round trip, each page as two byteas:
+   * the stored leaf hashes and the ids of the V2 guarantees that are not self-payments (32 bytes each),
+   * so the driver builds a few values per page instead of one row object per guarantee. The ids are
+   * sorted here (bytewise: the order of their lower-case hex). Rows without a stored leaf hash (stored
+   * before the column) are read with their fields afterwards, only when a page had one.
+   */
+  private async pages(
+    range: KeyRange,
+    visit: (row: CycleLeafRow) => void,
+  ): Promise<{ count: number; nettedV2Ids: string[] }> {
     let count = 0;
+    let unhashed = 0;
+    const v2: Buffer[] = [];
+    let v2Count = 0;
     const page: KeyRange = { ...range };
     for (;;) {
       const { rows } = await this.db.query(
-        `WITH page AS (
-           SELECT payable_xid, payable_seq, leaf_hash FROM guarantees WHERE ${IN_RANGE} AND leaf_hash IS NOT NULL
-           ORDER BY payable_xid, payable_seq LIMIT ${this.hashPage})
-         SELECT (SELECT COUNT(*)::int FROM page) AS n,
-           (SELECT string_agg(leaf_hash, ''::bytea ORDER BY payable_xid, payable_seq) FROM page) AS hashes,
-           last.payable_xid::text AS last_xid, last.payable_seq AS last_seq
-         FROM (SELECT payable_xid, payable_seq FROM page ORDER BY payable_xid DESC, payable_seq DESC LIMIT 1) last`,
+        `WITH page AS MATERIALIZED (
+           SELECT payable_xid, payable_seq, leaf_hash, guarantee_id, version, user_address, recipient_address
+           FROM guarantees WHERE ${IN_RANGE} ORDER BY payable_xid, payable_seq LIMIT ${this.hashPage})
+         SELECT agg.n, agg.hashed, agg.hashes, agg.v2, last.payable_xid::text AS last_xid, last.payable_seq AS last_seq
+         FROM (SELECT COUNT(*)::int AS n, COUNT(leaf_hash)::int AS hashed, string_agg(leaf_hash, ''::bytea) AS hashes,
+                 string_agg(decode(substr(guarantee_id, 3), 'hex'), ''::bytea)
+                   FILTER (WHERE version = 2 AND user_address <> recipient_address) AS v2
+               FROM page) agg,
+              (SELECT payable_xid, payable_seq FROM page ORDER BY payable_xid DESC, payable_seq DESC LIMIT 1) last`,
         rangeParams(page),
       );
       if (rows.length === 0) break;
-      const n = rows[0].n as number;
-      const hashes = rows[0].hashes as Buffer;
-      for (let i = 0; i < n; i++) visit({ leafHash: hashes.subarray(i * 32, i * 32 + 32) });
+      const row = rows[0] as Row;
+      const n = row.n as number;
+      const hashed = row.hashed as number;
+      const hashes = row.hashes as Buffer | null;
+      for (let i = 0; i < hashed; i++) visit({ leafHash: (hashes as Buffer).subarray(i * 32, i * 32 + 32) });
+      unhashed += n - hashed;
+      if (row.v2 !== null) {
+        v2.push(row.v2 as Buffer);
+        v2Count += (row.v2 as Buffer).length / 32;
+      }
       count += n;
-      page.afterXid = rows[0].last_xid as string;
-      page.afterSeq = Number(rows[0].last_seq);
+      page.afterXid = row.last_xid as string;
+      page.afterSeq = Number(row.last_seq);
       if (n < this.hashPage) break;
     }
-    // Guarantees stored before the leaf_hash column (or unhashable then): their fields.
-    count += await this.stream(
-      `SELECT guarantee_id, user_address, recipient_address, asset_address, amount::text AS amount, signature
-       FROM guarantees WHERE ${IN_RANGE} AND leaf_hash IS NULL`,
-      rangeParams(range),
-      (row) =>
-        visit({
-          leafHash: null,
-          guaranteeId: row.guarantee_id as string,
-          user: row.user_address as string,
-          recipient: row.recipient_address as string,
-          asset: row.asset_address as string,
-          amount: BigInt(row.amount as string),
-          signature: row.signature as string,
-        }),
-    );
-    return count;
+    if (unhashed > 0) {
+      // Guarantees stored before the leaf_hash column (or unhashable then): their fields.
+      await this.stream(
+        `SELECT guarantee_id, user_address, recipient_address, asset_address, amount::text AS amount, signature
+         FROM guarantees WHERE ${IN_RANGE} AND leaf_hash IS NULL`,
+        rangeParams(range),
+        (r) =>
+          visit({
+            leafHash: null,
+            guaranteeId: r.guarantee_id as string,
+            user: r.user_address as string,
+            recipient: r.recipient_address as string,
+            asset: r.asset_address as string,
+            amount: BigInt(r.amount as string),
+            signature: r.signature as string,
+          }),
+      );
+    }
+    const ids = sortHashes(Buffer.concat(v2, v2Count * 32), v2Count, true);
+    const nettedV2Ids = new Array<string>(v2Count);
+    for (let i = 0; i < v2Count; i++) nettedV2Ids[i] = "0x" + ids.toString("hex", i * 32, i * 32 + 32);
+    return { count, nettedV2Ids };
   }
 
   async scanCycle(cycleId: number, visit: (row: CycleLeafRow) => void): Promise<CycleScan> {
@@ -286,8 +298,7 @@ export class PgCycleNetting implements CycleNettingRepository {
     // below then differ and nothing is planned from the moving set.
     const sums = this.fork ? this.fork((other) => other.aggregateRange(range)) : null;
     sums?.catch(() => undefined); // awaited below; not unhandled if the scan fails first
-    const nettedV2Ids = await this.nettedV2IdsOf(range);
-    const scanned = await this.scanLeaves(range, visit);
+    const { count: scanned, nettedV2Ids } = await this.pages(range, visit);
     const aggregates = sums ? await sums : await this.aggregateRange(range);
     if (scanned !== aggregates.guaranteeCount) {
       throw new Error(`cycle ${cycleId}: ${scanned} leaves, ${aggregates.guaranteeCount} guarantees summed`);
