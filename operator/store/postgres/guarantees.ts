@@ -37,7 +37,7 @@ const INSERT_GUARANTEE = `INSERT INTO guarantees
  * database"): this transaction's id and the next number of the sequence. A cycle's range ends below every
  * transaction in flight, so a key taken by a transaction that commits later is always after it.
  */
-const FRESH_PAYABLE_KEY =
+export const FRESH_PAYABLE_KEY =
   "payable_xid = pg_current_xact_id(), payable_seq = nextval('guarantees_payable_seq')";
 
 export class PgGuarantees implements GuaranteeRepository {

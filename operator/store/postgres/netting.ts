@@ -7,6 +7,7 @@
 import type { CycleAggregates, CycleLeafRow, CycleNettingRepository, CycleScan } from "../repositories";
 import { sortHashes } from "../../../sdk/compact-merkle";
 import type { PgConn, Row } from "./common";
+import { FRESH_PAYABLE_KEY } from "./guarantees";
 
 /** Rows fetched per round trip while streaming rows through a cursor (rows without a leaf hash). */
 export const LEAF_BATCH = 10_000;
@@ -92,8 +93,7 @@ export class PgCycleNetting implements CycleNettingRepository {
       released += later
         ? (
             await this.db.query(
-              `UPDATE guarantees SET payable_xid = pg_current_xact_id(), payable_seq = nextval('guarantees_payable_seq')
-               WHERE ${IN_RANGE}`,
+              `UPDATE guarantees SET ${FRESH_PAYABLE_KEY} WHERE ${IN_RANGE}`,
               rangeParams(range),
             )
           ).rowCount
@@ -101,11 +101,9 @@ export class PgCycleNetting implements CycleNettingRepository {
     }
     // Guarantees assigned to the cycle by cycle_id (a reservation made before key ranges, migration 7).
     released += (
-      await this.db.query(
-        `UPDATE guarantees SET cycle_id = NULL, payable_xid = pg_current_xact_id(),
-           payable_seq = nextval('guarantees_payable_seq') WHERE cycle_id = $1`,
-        [cycleId],
-      )
+      await this.db.query(`UPDATE guarantees SET cycle_id = NULL, ${FRESH_PAYABLE_KEY} WHERE cycle_id = $1`, [
+        cycleId,
+      ])
     ).rowCount;
     return released;
   }
