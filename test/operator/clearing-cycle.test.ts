@@ -215,6 +215,44 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     expect((await h.store.getCycle(2))?.txHash).to.equal(sent.txHash);
   });
 
+  it("a guarantee issued while a cycle is sent joins the next cycle, never the sent one (key ranges)", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    await f.vault.connect(f.alice).deposit({ value: 1_000n });
+    await h.indexer.syncToHead();
+    await h.syncClock();
+    const first = await issueGuarantee(h, f.alice, f.bob.address, 300n);
+    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    expect(await clearingTasks(h).scheduler.tick()).to.include({
+      action: "committed",
+      cycleId: 1,
+      guarantees: 1,
+    });
+    // Sent (mined, not yet indexed): the reservation wrote no guarantee.
+    expect((await h.store.getClearingGuarantee(first.id))!.cycleId).to.equal(null);
+    const second = await issueGuarantee(h, f.alice, f.carol.address, 200n);
+    expect(await h.store.hasUnreservedPayable()).to.equal(true);
+    expect((await clearingTasks(h).scheduler.tick()).action).to.equal("waiting");
+    await h.indexer.syncToHead();
+    expect(await h.store.getClearingGuarantee(first.id)).to.deep.include({ cycleId: 1, state: "NETTED" });
+    expect(await h.store.getClearingGuarantee(second.id)).to.deep.include({
+      cycleId: null,
+      state: "FINALIZED_PAYABLE",
+    });
+    await advance(h, f.timings.cycleLength);
+    expect(await clearingTasks(h).scheduler.tick()).to.include({
+      action: "committed",
+      cycleId: 2,
+      guarantees: 1,
+    });
+    expect((await h.store.getCycle(2))!.guaranteeIds.map((id) => id.toLowerCase())).to.deep.equal([
+      second.id.toLowerCase(),
+    ]);
+    await h.indexer.syncToHead();
+    expect(await h.store.getClearingGuarantee(second.id)).to.deep.include({ cycleId: 2, state: "NETTED" });
+    expect((await h.store.getClearingGuarantee(first.id))!.cycleId).to.equal(1);
+  });
+
   it("a crash between reserving and storing the plan loses no guarantee and lists none twice", async function () {
     const f = await loadFixture(chainFixture);
     h = await openCore(f);
