@@ -13,7 +13,7 @@
 import { buildCycleTree } from "../../sdk/merkle";
 import { GuaranteeLeafHasher, guaranteesRootOfHashes } from "../../sdk/guarantee-tree";
 import { ZERO_ADDRESS } from "../../sdk/wire";
-import type { CycleAggregates, CycleLeafRow, CycleNettingRepository } from "../store";
+import type { CycleAggregates, CycleLeafRow, CycleNettingRepository, GuaranteeRepository } from "../store";
 import { type CommitCycleArgs, type CycleTreeDump, cycleLeaves, placeholderLeaf } from "./commit-plan";
 import { fastKeccak256 } from "./native-keccak";
 import {
@@ -56,6 +56,67 @@ const lower = (a: string, b: string): number => {
   const y = b.toLowerCase();
   return x < y ? -1 : x > y ? 1 : 0;
 };
+
+/** Lower-case hex ids in code-unit order (= `lower` order once lower-cased), sorted in place. */
+function sortedLowerCase(ids: string[]): string[] {
+  let sorted = true;
+  for (let i = 0; i < ids.length; i++) {
+    ids[i] = ids[i].toLowerCase();
+    if (i > 0 && ids[i - 1] > ids[i]) sorted = false;
+  }
+  return sorted ? ids : ids.sort();
+}
+
+/**
+ * The union of two id lists, lower case, sorted, each id once: `[...new Set([...a, ...b])].sort(lower)`
+ * after lower-casing, as one linear merge. The store hands the V2 ids sorted already (500,000 at 1M
+ * guarantees), so nothing is sorted but the few reserved V1 ids, and `lower` never runs per comparison.
+ */
+function mergeIds(a: string[], b: string[]): string[] {
+  const x = sortedLowerCase(a);
+  const y = sortedLowerCase(b);
+  const out: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < x.length || j < y.length) {
+    const next = j >= y.length || (i < x.length && x[i] <= y[j]) ? x[i++] : y[j++];
+    if (out.length === 0 || out[out.length - 1] !== next) out.push(next);
+  }
+  return out;
+}
+
+/** Reserved ids up to this many (or one per 1,000 guarantees of the cycle) are looked up one by one. */
+export const RESERVED_LOOKUPS = 64;
+
+/**
+ * The ids of `reservedV1Ids` (lower case) that belong to cycle `cycleId` of `count` guarantees. A few
+ * (Core passes every V1 reserve the Vault holds, usually a handful) are looked up by id, one indexed read
+ * each; many, and the cycle's ids are listed once (1M strings at 1M guarantees: ≈ 1.7 s of CPU and
+ * ≈ 180 MB of heap on SQLite, measured with bench:clearing and BENCH_RESERVED_V1=1000).
+ */
+async function reservedInCycle(
+  store: Pick<CycleNettingRepository, "listCycleGuaranteeIds"> & Pick<GuaranteeRepository, "getGuarantee">,
+  cycleId: number,
+  count: number,
+  reservedV1Ids: ReadonlySet<string>,
+): Promise<string[]> {
+  const reserved: string[] = [];
+  if (reservedV1Ids.size <= Math.max(RESERVED_LOOKUPS, count / 1000)) {
+    for (const id of reservedV1Ids) {
+      // As the listing below: only a lower-case entry can match a (lower-cased) stored id.
+      if (id !== id.toLowerCase()) continue;
+      const guarantee = await store.getGuarantee(id);
+      if (guarantee !== null && guarantee.cycleId === cycleId)
+        reserved.push(guarantee.guaranteeId.toLowerCase());
+    }
+    return reserved;
+  }
+  for (const id of await store.listCycleGuaranteeIds(cycleId)) {
+    const key = id.toLowerCase();
+    if (reservedV1Ids.has(key)) reserved.push(key);
+  }
+  return reserved;
+}
 
 /** Nets the guarantees assigned to `cycleId` in the store (aggregated there); null when it has none. */
 export async function netStoredCycle(
@@ -215,7 +276,8 @@ export async function storedGuaranteesRoot(
  * none. Same rules as `buildCommitPlan`: a cycle whose positions all net to zero gets the placeholder leaf.
  */
 export async function planStoredCycle(
-  store: Pick<CycleNettingRepository, "countCycleGuarantees" | "scanCycle" | "listCycleGuaranteeIds">,
+  store: Pick<CycleNettingRepository, "countCycleGuarantees" | "scanCycle" | "listCycleGuaranteeIds"> &
+    Pick<GuaranteeRepository, "getGuarantee">,
   cycleId: number,
   keccak: Keccak256Fn = fastKeccak256,
   reservedV1Ids: ReadonlySet<string> = new Set(),
@@ -232,12 +294,10 @@ export async function planStoredCycle(
   if (reservedV1Ids.size > 0) {
     // A V1 guarantee with a seller's reserve is marked netted too (as netCycle does; docs/clearing.md,
     // "Reserved V1 ids"): the commit consumes it, so the reserve is released and never collected.
-    const reserved = (await store.listCycleGuaranteeIds(cycleId))
-      .map((id) => id.toLowerCase())
-      .filter((id) => reservedV1Ids.has(id));
-    netting.nettedV2Ids = [
-      ...new Set([...netting.nettedV2Ids.map((id) => id.toLowerCase()), ...reserved]),
-    ].sort(lower);
+    netting.nettedV2Ids = mergeIds(
+      netting.nettedV2Ids,
+      await reservedInCycle(store, cycleId, count, reservedV1Ids),
+    );
   }
   const guaranteesRoot = guaranteesRootOfHashes(leafHashes.hashes, count, keccak, true);
   const leaves = cycleLeaves(netting);
