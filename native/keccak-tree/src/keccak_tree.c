@@ -269,7 +269,8 @@ static napi_value js_hash_pairs(napi_env env, napi_callback_info info) {
         napi_throw_range_error(env, NULL, "hashPairs: src needs count × 64 bytes, dst count × 32");
         return NULL;
     }
-    if (reversed && count > 1 && src < dst + count * HASH && dst < src + count * 2 * HASH) {
+    uintptr_t src_at = (uintptr_t)src, dst_at = (uintptr_t)dst;
+    if (reversed && count > 1 && src_at < dst_at + count * HASH && dst_at < src_at + count * 2 * HASH) {
         napi_throw_range_error(env, NULL, "hashPairs: reversed pairs cannot be hashed in place");
         return NULL;
     }
