@@ -16,8 +16,22 @@
  */
 import { keccak_256 } from "@noble/hashes/sha3.js";
 
-/** A keccak256 implementation (the default is @noble/hashes; Core passes a native one). */
-export type Keccak256Fn = (data: Uint8Array) => Uint8Array;
+/**
+ * A keccak256 implementation (the default is @noble/hashes; Core passes a native one,
+ * operator/clearing/native-keccak.ts). It may carry bulk routines of the same implementation; without
+ * them the functions below do the same work in JavaScript, with the same bytes out.
+ */
+export interface Keccak256Fn {
+  (data: Uint8Array): Uint8Array;
+  /**
+   * One tree level: for k < count, `dst` node k (32 bytes at 32k) = keccak256 of the 64-byte pair j of
+   * `src` (bytes 64j..64j + 64) with its two halves in ascending order, j = k, or count − 1 − k when
+   * `reversed`. `dst` may be `src` itself when not reversed.
+   */
+  hashPairs?(src: Uint8Array, dst: Uint8Array, count: number, reversed: boolean): void;
+  /** Sorts the first `count` 32-byte hashes of `hashes` ascending (bytewise), in place. */
+  sortHashes?(hashes: Uint8Array, count: number): void;
+}
 
 const HASH = 32;
 /** Leaves the sort can order (24 bits of index in its 64-bit sort key). */
@@ -32,14 +46,26 @@ function compare32(a: Buffer, ai: number, b: Buffer, bi: number): number {
 /**
  * Sorts `count` 32-byte hashes ascending (bytewise), as StandardMerkleTree sorts leaves. Returns a new
  * buffer, or with `inPlace` the input buffer itself, reordered (no second copy of the hashes: the
- * permutation is applied cycle by cycle). One native numeric sort of 64-bit keys (40 bits of hash
- * prefix, 24 bits of index), then the rare runs with an equal prefix are ordered by their full hash.
+ * permutation is applied cycle by cycle). With a `keccak` that has a native `sortHashes`, that sorts;
+ * otherwise one numeric sort of 64-bit keys (40 bits of hash prefix, 24 bits of index), then the rare
+ * runs with an equal prefix are ordered by their full hash.
  */
-export function sortHashes(hashes: Buffer, count = hashes.length / HASH, inPlace = false): Buffer {
+export function sortHashes(
+  hashes: Buffer,
+  count = hashes.length / HASH,
+  inPlace = false,
+  keccak?: Keccak256Fn,
+): Buffer {
   if (!Number.isInteger(count) || count < 0 || hashes.length < count * HASH) {
     throw new RangeError("hashes must hold count × 32 bytes");
   }
   if (count > MAX_COMPACT_LEAVES) throw new RangeError(`at most ${MAX_COMPACT_LEAVES} leaves`);
+  if (keccak?.sortHashes !== undefined) {
+    // The native sort (an in-place radix sort): equal hashes are equal bytes, so the order is the same.
+    const target = inPlace ? hashes : Buffer.from(hashes.subarray(0, count * HASH));
+    keccak.sortHashes(target, count);
+    return target;
+  }
   const keys = new BigUint64Array(count);
   const view = new DataView(keys.buffer);
   for (let i = 0; i < count; i++) {
@@ -94,23 +120,35 @@ function permuteInPlace(hashes: Buffer, order: Uint32Array): void {
   }
 }
 
-/** keccak256 of the two 32-byte nodes in ascending order, written to `out` at `outAt`. */
-function hashPair(
+/**
+ * {@link Keccak256Fn.hashPairs} with `keccak`'s own bulk routine when it has one, else in JavaScript
+ * (one `keccak` call per pair; same bytes).
+ */
+export function hashPairs(
   keccak: Keccak256Fn,
-  scratch: Buffer,
   src: Buffer,
-  left: number,
-  right: number,
-  out: Buffer,
-  outAt: number,
+  dst: Buffer,
+  count: number,
+  reversed: boolean,
 ): void {
-  const a = left * HASH;
-  const b = right * HASH;
-  const aFirst = src.compare(src, b, b + HASH, a, a + HASH) <= 0;
-  src.copy(scratch, 0, aFirst ? a : b, (aFirst ? a : b) + HASH);
-  src.copy(scratch, HASH, aFirst ? b : a, (aFirst ? b : a) + HASH);
-  const digest = keccak(scratch);
-  out.set(digest, outAt * HASH);
+  if (src.length < count * 2 * HASH || dst.length < count * HASH) {
+    throw new RangeError("hashPairs: src needs count × 64 bytes, dst count × 32");
+  }
+  if (keccak.hashPairs !== undefined) {
+    keccak.hashPairs(src, dst, count, reversed);
+    return;
+  }
+  const overlap = src.buffer === dst.buffer && reversed && count > 1;
+  const input = overlap ? Buffer.from(src.subarray(0, count * 2 * HASH)) : src;
+  const scratch = Buffer.allocUnsafe(2 * HASH);
+  for (let k = 0; k < count; k++) {
+    const a = (reversed ? count - 1 - k : k) * 2 * HASH;
+    const b = a + HASH;
+    const aFirst = input.compare(input, b, b + HASH, a, a + HASH) <= 0;
+    input.copy(scratch, 0, aFirst ? a : b, (aFirst ? a : b) + HASH);
+    input.copy(scratch, HASH, aFirst ? b : a, (aFirst ? b : a) + HASH);
+    dst.set(keccak(scratch), k * HASH);
+  }
 }
 
 /** The levels' geometry for `n` leaves: deepest depth D and how many nodes it holds. */
@@ -140,12 +178,11 @@ function forEachLevel(
   }
   let count = deepest;
   visit(depth, level, count);
-  const scratch = Buffer.allocUnsafe(2 * HASH);
   for (let d = depth - 1; d >= 0; d--) {
     const width = 2 ** d;
     const internal = count / 2;
     const next = Buffer.allocUnsafe(width * HASH);
-    for (let k = 0; k < internal; k++) hashPair(keccak, scratch, level, 2 * k, 2 * k + 1, next, k);
+    hashPairs(keccak, level, next, internal, false);
     // The rest of this level are leaves (only at depth D − 1): heap index j holds L[2n − 2 − j].
     const first = width - 1;
     for (let k = internal; k < width; k++) {
@@ -180,19 +217,16 @@ export function compactMerkleRoot(sortedLeafHashes: Buffer, keccak: Keccak256Fn 
   // 2^D + 2k, i.e. sorted leaves deepest − 1 − 2k and deepest − 2 − 2k — the rest are leaves.
   const width = 2 ** (depth - 1);
   const internal = deepest / 2;
+  // Pair k is the 64 contiguous bytes of leaves deepest − 2 − 2k and deepest − 1 − 2k (the pair's order
+  // does not matter: it is hashed sorted), i.e. pair (internal − 1 − k) of the sorted buffer.
   const level = Buffer.allocUnsafe(width * HASH);
-  const scratch = Buffer.allocUnsafe(2 * HASH);
-  for (let k = 0; k < internal; k++) {
-    hashPair(keccak, scratch, sorted, deepest - 1 - 2 * k, deepest - 2 - 2 * k, level, k);
-  }
+  hashPairs(keccak, sorted, level, internal, true);
   const first = width - 1;
   for (let k = internal; k < width; k++) {
     const leaf = 2 * n - 2 - (first + k);
     sorted.copy(level, k * HASH, leaf * HASH, leaf * HASH + HASH);
   }
-  for (let count = width; count > 1; count /= 2) {
-    for (let k = 0; k < count / 2; k++) hashPair(keccak, scratch, level, 2 * k, 2 * k + 1, level, k);
-  }
+  for (let count = width; count > 1; count /= 2) hashPairs(keccak, level, level, count / 2, false);
   return "0x" + level.toString("hex", 0, HASH);
 }
 

@@ -188,7 +188,9 @@ export class GuaranteeLeafHasher {
 /**
  * The guarantees root from the cycle's leaf hashes (`count` × 32 bytes, any order, e.g. as streamed from
  * the store): the same root as {@link buildGuaranteeTree} over the same guarantees. With `inPlace` the
- * hashes are sorted within `leafHashes` (its order is lost; no second copy of them is made).
+ * hashes are sorted within `leafHashes` (its order is lost; no second copy of them is made). A `keccak`
+ * with native bulk routines (operator/clearing/native-keccak.ts) sorts and hashes each tree level in one
+ * call each.
  */
 export function guaranteesRootOfHashes(
   leafHashes: Buffer,
@@ -197,5 +199,5 @@ export function guaranteesRootOfHashes(
   inPlace = false,
 ): string {
   if (count < 1) throw new WireError("leaves", "must be a non-empty array of guarantees");
-  return compactMerkleRoot(sortHashes(leafHashes, count, inPlace), keccak);
+  return compactMerkleRoot(sortHashes(leafHashes, count, inPlace, keccak), keccak);
 }

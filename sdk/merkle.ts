@@ -5,6 +5,7 @@
  * leaves, sorted pairs).
  */
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
+import { keccak_256 } from "@noble/hashes/sha3.js";
 import { AbiCoder, keccak256 } from "ethers";
 import { WireError } from "./errors";
 import { MAX_UINT256, formatUint, parseAddress } from "./wire";
@@ -109,9 +110,67 @@ export function buildCycleTree(leaves: readonly NetPositionLeaf[]): CycleTree {
     const key = `${checked.asset}/${checked.participant}`;
     if (seen.has(key)) throw new WireError(field, "duplicate (asset, participant) position in the cycle");
     seen.add(key);
-    return toLeafValues(checked);
+    return checked;
   });
-  return StandardMerkleTree.of(values, [...MERKLE_LEAF_ENCODING]);
+  return CycleTreeOfHashes.build(values);
+}
+
+const hex = (bytes: Uint8Array): string =>
+  "0x" + Buffer.from(bytes.buffer, bytes.byteOffset, 32).toString("hex");
+const byHex = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * `StandardMerkleTree.of(values, MERKLE_LEAF_ENCODING)` with the leaves hashed here: five static ABI words
+ * written into one buffer, keccak256 twice (the same bytes as `abi.encode`, see {@link leafHash}). The
+ * package's own encoder costs ≈ 0.3 ms per leaf, 0.6 s for a cycle of 1,000 participants in 2 assets;
+ * this one ≈ 100× less. Same tree as `of` builds it, node for node (OpenZeppelin's `makeMerkleTree`:
+ * leaves sorted by hash, sorted leaf i at index 2n − 2 − i, node j = keccak256 of its sorted children), so
+ * the same root, proofs and `dump()` (tested against `StandardMerkleTree.of` in test/sdk/merkle.test.ts).
+ */
+class CycleTreeOfHashes extends StandardMerkleTree<NetPositionLeafValues> {
+  /** The tree of leaves already normalised ({@link normaliseLeaf}). */
+  static build(leaves: readonly NetPositionLeaf[]): CycleTree {
+    const n = leaves.length;
+    const encoded = Buffer.alloc(5 * 32);
+    const word = (index: number, value: bigint): void => {
+      encoded.write(value.toString(16).padStart(64, "0"), index * 32, "hex");
+    };
+    const hashed = leaves.map((leaf, index) => {
+      word(0, leaf.cycleId);
+      encoded.fill(0, 32, 44);
+      encoded.write(leaf.asset.slice(2), 44, "hex");
+      encoded.fill(0, 64, 76);
+      encoded.write(leaf.participant.slice(2), 76, "hex");
+      word(3, leaf.debit);
+      word(4, leaf.credit);
+      return { hash: hex(keccak_256(keccak_256(encoded))), index };
+    });
+    hashed.sort((a, b) => byHex(a.hash, b.hash));
+    const tree = new Array<string>(2 * n - 1);
+    // The leaves are normalised already: toLeafValues without checking them again.
+    const values = leaves.map((leaf) => ({
+      value: [
+        formatUint(leaf.cycleId),
+        leaf.asset,
+        leaf.participant,
+        formatUint(leaf.debit),
+        formatUint(leaf.credit),
+      ] as NetPositionLeafValues,
+      treeIndex: 0,
+    }));
+    hashed.forEach(({ hash, index }, k) => {
+      tree[2 * n - 2 - k] = hash;
+      values[index].treeIndex = 2 * n - 2 - k;
+    });
+    const pair = Buffer.alloc(64);
+    for (let j = n - 2; j >= 0; j--) {
+      const [a, b] = [tree[2 * j + 1], tree[2 * j + 2]].sort(byHex);
+      pair.write(a.slice(2), 0, "hex");
+      pair.write(b.slice(2), 32, "hex");
+      tree[j] = hex(keccak_256(pair));
+    }
+    return new CycleTreeOfHashes(tree, values, [...MERKLE_LEAF_ENCODING]);
+  }
 }
 
 /** The proof of a leaf (0x-hex sibling hashes); throws WireError if the leaf is not in the tree. */

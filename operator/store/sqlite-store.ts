@@ -122,6 +122,7 @@ export const AREA_OPERATIONS = {
     "aggregateCycleGuarantees",
     "listCycleNettedV2Ids",
     "listCycleGuaranteeIds",
+    "listCycleGuaranteesAmong",
     "scanCycleLeaves",
     "scanCycle",
   ] as const satisfies readonly (keyof CycleNettingRepository)[],

@@ -8,6 +8,10 @@
  *   npm run bench:clearing -- --store sqlite 1000000 [participants] [assets] [runs]
  *   npm run bench:clearing -- --store postgres 1000000,10000000 [participants] [assets] [runs]
  *
+ * `BENCH_RESERVED_V1=K` passes the ids of K of the cycle's V1 guarantees as sellers' reserves, as Core's
+ * scheduler passes `listV1ReserveIds()` (docs/clearing.md, "Reserved V1 ids"): the plan then also reads the
+ * cycle's ids and lists those K among the V2 ids. Default 0.
+ *
  * PostgreSQL: `SURETY_DATABASE_URL` (a database the bench may fill and empty), else an embedded server
  * from test/support (binaries from `npm ci`, temp dir, free port, stopped at the end). Rows are generated
  * on the server (`generate_series`, sha256/md5 of the row number) and on SQLite by the same formulas in
@@ -23,7 +27,7 @@ import BetterSqlite3 from "better-sqlite3";
 import { getAddress } from "ethers";
 import { Client } from "pg";
 import { planStoredCycle } from "../../operator/clearing/db-netting";
-import { fastKeccak256 } from "../../operator/clearing/native-keccak";
+import { fastKeccak256, keccakBackend } from "../../operator/clearing/native-keccak";
 import { GuaranteeLeafHasher } from "../../sdk/guarantee-tree";
 import { PostgresStore, SqliteStore, type Store } from "../../operator/store";
 import { startTestPostgres, type TestPostgres } from "../../test/support/embedded-postgres";
@@ -45,6 +49,8 @@ interface ChildRequest {
   /** SQLite file or postgres:// URL. */
   location: string;
   runs: number;
+  /** How many of the cycle's V1 ids to pass as reserved (BENCH_RESERVED_V1). */
+  reservedV1: number;
 }
 
 interface ChildReport {
@@ -61,6 +67,8 @@ interface ChildReport {
   root: string;
   guaranteesRoot: string;
   rssAfterOpenMb: number;
+  /** Peak RSS when the first plan is done: one cycle's worth (later runs add the earlier ones' garbage). */
+  firstPlanMaxRssMb: number;
   maxRssMb: number;
 }
 
@@ -258,8 +266,13 @@ async function runChild(request: ChildRequest): Promise<ChildReport> {
     root: "",
     guaranteesRoot: "",
     rssAfterOpenMb,
+    firstPlanMaxRssMb: 0,
     maxRssMb: 0,
   };
+  // V1 rows are the even ones (version 1 + i mod 2): ids of rows 2, 4, …, 2K.
+  const reservedV1Ids = new Set(
+    Array.from({ length: request.reservedV1 }, (_, k) => "0x" + sha256(int8(2 * (k + 1))).toString("hex")),
+  );
   try {
     await store.releaseCycleGuarantees(CYCLE_ID);
     for (let run = 0; run < request.runs; run++) {
@@ -271,10 +284,11 @@ async function runChild(request: ChildRequest): Promise<ChildReport> {
       report.reserveCpuMs.push((reserveUsed.user + reserveUsed.system) / 1000);
       const cpu = process.cpuUsage();
       start = process.hrtime.bigint();
-      const plan = await planStoredCycle(store, CYCLE_ID);
+      const plan = await planStoredCycle(store, CYCLE_ID, undefined, reservedV1Ids);
       report.planMs.push(elapsed(start));
       const used = process.cpuUsage(cpu);
       report.planCpuMs.push((used.user + used.system) / 1000);
+      if (run === 0) report.firstPlanMaxRssMb = process.resourceUsage().maxRSS / 1024;
       if (plan === null) throw new Error("the bench cycle is empty");
       if (report.root !== "" && report.guaranteesRoot !== plan.args.guaranteesRoot) {
         throw new Error("guarantees root changed between runs");
@@ -325,6 +339,7 @@ export async function benchClearingInDatabase(args: string[]): Promise<void> {
   const participants = Number(args[2] ?? 1000);
   const assets = Number(args[3] ?? 2);
   const runs = Number(args[4] ?? 3);
+  const reservedV1 = Number(process.env.BENCH_RESERVED_V1 ?? 0);
   const dir = mkdtempSync(join(tmpdir(), "surety-bench-clearing-"));
   let embedded: TestPostgres | undefined;
   try {
@@ -339,12 +354,12 @@ export async function benchClearingInDatabase(args: string[]): Promise<void> {
     }
     console.log(
       `clearing in the database: ${backend}, ${participants} participants, ${assets} assets, ${runs} runs per size, ` +
-        `node ${process.version}, load average ${loadavg()
+        `${reservedV1} reserved V1 ids, keccak ${keccakBackend()}, node ${process.version}, load average ${loadavg()
           .map((l) => l.toFixed(2))
           .join(" ")}\n`,
     );
     console.log(
-      "guarantees | load s | reserve ms (median, range) | reserve CPU ms | plan ms (median, range) | plan CPU ms | of which scan CPU ms | total ms | leaves | debtors | V2 ids | RSS after open MB | peak RSS MB | guarantees root",
+      "guarantees | load s | reserve ms (median, range) | reserve CPU ms | plan ms (median, range) | plan CPU ms | of which scan CPU ms | total ms | leaves | debtors | V2 ids | RSS after open MB | peak RSS, 1st plan MB | peak RSS MB | guarantees root",
     );
     for (const size of sizes) {
       if (backend === "sqlite") rmSync(location, { force: true });
@@ -352,7 +367,7 @@ export async function benchClearingInDatabase(args: string[]): Promise<void> {
       if (backend === "sqlite") await loadSqlite(location, size, participants, assets);
       else await loadPostgres(location, size, participants, assets);
       const loadS = elapsed(loadStart) / 1000;
-      const r = await spawnChild({ backend, location, runs });
+      const r = await spawnChild({ backend, location, runs, reservedV1 });
       const reserve = median(r.reserveMs);
       const plan = median(r.planMs);
       console.log(
@@ -369,6 +384,7 @@ export async function benchClearingInDatabase(args: string[]): Promise<void> {
           r.debtors,
           r.v2Ids,
           fmt(r.rssAfterOpenMb),
+          fmt(r.firstPlanMaxRssMb),
           fmt(r.maxRssMb),
           r.guaranteesRoot,
         ].join(" | "),

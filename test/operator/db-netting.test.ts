@@ -169,6 +169,35 @@ for (const backend of STORE_BACKENDS) {
     it("a single guarantee", async () => {
       await compare(randomCycle(5, 1), 2);
     });
+
+    for (const [label, every] of [
+      ["a few of the cycle's V1 ids", 3],
+      ["every V1 id of the cycle", 1],
+    ] as const) {
+      it(`lists the cycle's reserved V1 ids among the V2 ids as netCycle does: ${label} (docs/clearing.md, Reserved V1 ids)`, async () => {
+        const cycle = randomCycle(21, 300);
+        for (const record of cycle.records) await store.insertGuarantee(record);
+        const v1 = cycle.records.filter((r) => r.version === 1);
+        // V1 ids (payable or not, self-payments included), an id of no stored guarantee, and one in upper
+        // case (Core lower-cases them; such an entry matches nothing, as in netCycle).
+        const reserved = new Set([
+          ...v1.filter((_, i) => i % every === 0 && i !== 1).map((r) => r.guaranteeId.toLowerCase()),
+          hexlify(randomBytes(32)),
+          "0x" + v1[1].guaranteeId.slice(2).toUpperCase(),
+        ]);
+        expect(await store.reservePayableGuarantees(4)).to.equal(cycle.payable.length);
+        const stored = await planStoredCycle(store, 4, undefined, reserved);
+        const netting = netCycle(4n, cycle.payable, reserved);
+        const oracle = buildCommitPlan(netting, cycle.payable)!;
+        expect(plain(stored!.args)).to.deep.equal(plain(oracle.args));
+        expect(stored!.netting.nettedV2Ids).to.deep.equal(netting.nettedV2Ids);
+        const listedV1 = cycle.payable.filter(
+          (r) => r.version === 1 && reserved.has(r.guaranteeId.toLowerCase()),
+        );
+        expect(listedV1.length).to.be.greaterThan(0);
+        for (const r of listedV1) expect(stored!.args.nettedV2Ids).to.include(r.guaranteeId.toLowerCase());
+      });
+    }
   });
 }
 

@@ -1,6 +1,6 @@
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { expect } from "chai";
-import { AbiCoder, keccak256 } from "ethers";
+import { AbiCoder, getAddress, keccak256, randomBytes } from "ethers";
 import { WireError } from "../../sdk/errors";
 import {
   MERKLE_LEAF_ENCODING,
@@ -135,5 +135,31 @@ describe("sdk/merkle", () => {
       () => buildCycleTree([...leaves, { ...leaves[1], participant: BOB.toLowerCase(), credit: 1n }]),
       "leaves[5]",
     );
+  });
+
+  it("builds the tree StandardMerkleTree.of builds (dump, root, every proof) for random cycles of 1 to 40 and 2,000 leaves", () => {
+    const word = (): bigint =>
+      BigInt("0x" + Buffer.from(randomBytes(1 + (randomBytes(1)[0] % 32))).toString("hex"));
+    const address = (): string => getAddress("0x" + Buffer.from(randomBytes(20)).toString("hex"));
+    for (const n of [...Array.from({ length: 40 }, (_, i) => i + 1), 2000]) {
+      const cycleId = word();
+      const random: NetPositionLeaf[] = Array.from({ length: n }, (_, i) => ({
+        cycleId,
+        asset: i % 3 === 0 ? ZERO_ADDRESS : address(),
+        participant: i % 5 === 0 ? address().toLowerCase() : address(),
+        debit: i % 2 === 0 ? word() : 0n,
+        credit: i % 2 === 0 ? 0n : i % 7 === 0 ? MAX_UINT256 : word(),
+      }));
+      const tree = buildCycleTree(random);
+      const reference = StandardMerkleTree.of(random.map(toLeafValues), [...MERKLE_LEAF_ENCODING]);
+      expect(tree.dump(), `n = ${n}`).to.deep.equal(reference.dump());
+      expect(tree.root).to.equal(reference.root);
+      for (const [i, leaf] of random.entries()) {
+        if (n === 2000 && i % 97 !== 0) continue;
+        expect(proofFor(tree, leaf), `proof ${i} of ${n}`).to.deep.equal(reference.getProof(i));
+        expect(tree.leafHash(toLeafValues(leaf))).to.equal(leafHash(leaf));
+      }
+      expect(() => tree.validate()).to.not.throw();
+    }
   });
 });

@@ -910,6 +910,10 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect((await store.getClearingGuarantee(guarantee(1).guaranteeId))?.cycleId).to.equal(null);
         expect(await store.reservePayableGuarantees(3)).to.equal(2);
         expect(await store.listCycleGuaranteeIds(3)).to.deep.equal(ids([5, 6]));
+        // Membership of given ids: only those of the range (not another range's, not one assigned by cycle_id).
+        expect(await store.listCycleGuaranteesAmong(3, ids([1, 2, 6, 7, 99]))).to.deep.equal(ids([6]));
+        expect(await store.listCycleGuaranteesAmong(3, [])).to.deep.equal([]);
+        expect(await store.listCycleGuaranteesAmong(8, ids([6]))).to.deep.equal([]);
         expect(await store.hasUnreservedPayable()).to.equal(false);
         expect(await store.reservePayableGuarantees(4)).to.equal(0);
         expect(await store.countCycleGuarantees(4)).to.equal(0);

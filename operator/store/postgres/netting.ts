@@ -214,6 +214,16 @@ export class PgCycleNetting implements CycleNettingRepository {
     return result.rows.map((row) => row.guarantee_id);
   }
 
+  async listCycleGuaranteesAmong(cycleId: number, guaranteeIds: readonly string[]): Promise<string[]> {
+    const range = await this.reservation(cycleId);
+    if (range === null || guaranteeIds.length === 0) return [];
+    const result = await this.db.query<{ guarantee_id: string }>(
+      `SELECT guarantee_id FROM guarantees WHERE guarantee_id = ANY($5::text[]) AND ${IN_RANGE}`,
+      [...rangeParams(range), guaranteeIds],
+    );
+    return result.rows.map((row) => row.guarantee_id);
+  }
+
   async scanCycleLeaves(cycleId: number, visit: (row: CycleLeafRow) => void): Promise<number> {
     const range = await this.reservation(cycleId);
     return range === null ? 0 : (await this.pages(range, visit)).count;

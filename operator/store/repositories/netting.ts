@@ -94,6 +94,8 @@ export interface CycleNettingRepository {
   aggregateCycleGuarantees(cycleId: number): Promise<CycleAggregates>;
   /** The cycle's V2 guarantee ids that are not self-payments (commitCycle's `nettedV2Ids`), lower case, sorted. */
   listCycleNettedV2Ids(cycleId: number): Promise<string[]>;
+  /** The ids among `guaranteeIds` (lower case, as stored) that `cycleId` reserved; any order. */
+  listCycleGuaranteesAmong(cycleId: number, guaranteeIds: readonly string[]): Promise<string[]>;
   /** Every guarantee id of the cycle, lower case, oldest first. */
   listCycleGuaranteeIds(cycleId: number): Promise<string[]>;
   /**

@@ -129,6 +129,14 @@ export class SqliteCycleNetting implements SyncOf<CycleNettingRepository> {
     return range === undefined ? [] : (this.stmt.rangeIds.pluck().all(range.after, range.upto) as string[]);
   }
 
+  listCycleGuaranteesAmong(cycleId: number, guaranteeIds: readonly string[]): string[] {
+    const range = this.reservation(cycleId);
+    if (range === undefined || guaranteeIds.length === 0) return [];
+    return this.stmt.rangeAmong
+      .pluck()
+      .all(JSON.stringify(guaranteeIds), range.after, range.upto) as string[];
+  }
+
   scanCycleLeaves(cycleId: number, visit: (row: CycleLeafRow) => void): number {
     return this.scanCycle(cycleId, visit).guaranteeCount;
   }
@@ -248,6 +256,9 @@ function prepare(db: Database) {
     count: p(`SELECT COUNT(*) FROM guarantees INDEXED BY guarantees_pool WHERE ${IN_RANGE}`),
     rangeIds: p(
       `SELECT guarantee_id FROM guarantees INDEXED BY guarantees_pool WHERE ${IN_RANGE} ORDER BY payable_seq`,
+    ),
+    rangeAmong: p(
+      `SELECT guarantee_id FROM guarantees WHERE guarantee_id IN (SELECT value FROM json_each(?)) AND ${IN_RANGE}`,
     ),
     pass: p(
       `SELECT asset_address, user_address, recipient_address, amount, version, guarantee_id, leaf_hash

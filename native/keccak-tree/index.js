@@ -1,0 +1,3 @@
+// Loads the compiled addon (build.js); throws when it was not built.
+"use strict";
+module.exports = require("./build/Release/keccak_tree.node");
