@@ -1,6 +1,8 @@
 /**
  * Core entry point: load and validate config, start the server, stop
- * cleanly on SIGINT/SIGTERM. Run with `npx ts-node operator/main.ts`.
+ * cleanly on SIGINT/SIGTERM. Run with `npm run operator` (ts-node, from the sources) or, built once with
+ * `npm run operator:build`, `npm run operator:start` (`node dist/operator/main.js`: no TypeScript compiler
+ * in the process; docs/operations.md).
  *
  * With `SURETY_WORKERS` > 1 Core is a node:cluster (docs/architecture.md,
  * "Processes"): the primary runs the background work (indexer, V2 lifecycle,
@@ -13,6 +15,8 @@
 import cluster from "node:cluster";
 import { reportListening, superviseWorkers } from "../runtime/cluster";
 import { stopOnSignals } from "../runtime/signals";
+import { blsBackend } from "../sdk/bls";
+import { keccakBackend } from "./clearing/native-keccak";
 import { ConfigError, loadConfig, type OperatorConfig, unknownEnvSettings } from "./config";
 import { DeploymentError } from "./deployment";
 import { createLogger, type Logger } from "./logger";
@@ -72,7 +76,14 @@ async function main(): Promise<void> {
     }
     const server = await startCoreServer(config, { logger, role });
     logger.info(
-      { url: server.url, chain_id: config.chainId, db: describeDatabase(config) },
+      {
+        url: server.url,
+        chain_id: config.chainId,
+        db: describeDatabase(config),
+        // Which native addons this process found (a compiled or moved build that lost them says so here).
+        bls: blsBackend(),
+        keccak: keccakBackend(),
+      },
       "Core listening",
     );
     reportListening();

@@ -104,11 +104,27 @@ const nobleBackend: MinSigBackend = {
   verify: nobleVerify,
 };
 
-/** Where the addon lives (the worker thread of operator/guarantees/signing-worker.ts loads it too). */
-export const NATIVE_BLS_ADDON = require.resolve("../native/blst-minsig");
+/**
+ * Where the addon lives (the worker thread of operator/guarantees/signing-worker.ts loads it too): the
+ * repository's `native/blst-minsig`, reached from `sdk/` in the sources or from `dist/sdk/` when compiled
+ * (`npm run operator:build`); null when it is in neither place.
+ */
+export const NATIVE_BLS_ADDON: string | null = resolveFirst(["../native/blst-minsig", "../../native/blst-minsig"]);
+
+function resolveFirst(candidates: readonly string[]): string | null {
+  for (const candidate of candidates) {
+    try {
+      return require.resolve(candidate);
+    } catch {
+      // not there: the next candidate
+    }
+  }
+  return null;
+}
 
 function loadBackend(): { name: "blst" | "noble"; backend: MinSigBackend } {
   try {
+    if (NATIVE_BLS_ADDON === null) return { name: "noble", backend: nobleBackend };
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return { name: "blst", backend: require(NATIVE_BLS_ADDON) as MinSigBackend };
   } catch {

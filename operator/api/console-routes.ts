@@ -7,10 +7,11 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import express, { Router } from "express";
+import { PACKAGE_ROOT } from "../../runtime/package-root";
 import type { RouteModule } from "./context";
 
 /** Where `npm run console:build` writes the console. */
-export const CONSOLE_DIST_DIR = path.resolve(__dirname, "../../console/dist");
+export const CONSOLE_DIST_DIR = path.join(PACKAGE_ROOT, "console", "dist");
 
 /** URL prefix of the console. */
 export const CONSOLE_PATH = "/console";

@@ -11,6 +11,8 @@
  * versions in sdk/compact-merkle.ts); any mismatch or missing piece falls to the next. All give the same
  * bytes (test/operator/native-keccak.test.ts).
  */
+import { join } from "node:path";
+import { PACKAGE_ROOT } from "../../runtime/package-root";
 import createKeccak from "keccak";
 import { type Keccak256Fn, hashPairs, nobleKeccak256, sortHashes } from "../../sdk/compact-merkle";
 
@@ -31,7 +33,7 @@ interface KeccakTreeAddon {
 export type KeccakBackend = "native" | "keccak" | "noble";
 
 /** Where the addon lives (absent when `npm ci` ran with SURETY_SKIP_KECCAK_ADDON=1). */
-export const NATIVE_KECCAK_ADDON = "../../native/keccak-tree";
+export const NATIVE_KECCAK_ADDON = join(PACKAGE_ROOT, "native", "keccak-tree");
 
 /** keccak256: rate 1088 bits, capacity 512, the original Keccak padding (delimited suffix 0x01). */
 const RATE = 1088;

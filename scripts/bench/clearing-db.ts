@@ -8,6 +8,10 @@
  *   npm run bench:clearing -- --store sqlite 1000000 [participants] [assets] [runs]
  *   npm run bench:clearing -- --store postgres 1000000,10000000 [participants] [assets] [runs]
  *
+ * The child runs compiled (this file and its imports built to `dist/` with tsconfig.bench.json, the build of
+ * `npm run operator:build`), as `npm run operator:start` runs Core; `BENCH_CHILD_TS_NODE=1` runs it under
+ * ts-node instead, as `npm run operator` does (≈ 100 MB more RSS: the TypeScript compiler).
+ *
  * `BENCH_RESERVED_V1=K` passes the ids of K of the cycle's V1 guarantees as sellers' reserves, as Core's
  * scheduler passes `listV1ReserveIds()` (docs/clearing.md, "Reserved V1 ids"): the plan then also reads the
  * cycle's ids and lists those K among the V2 ids. Default 0.
@@ -18,7 +22,7 @@
  * JS, so both backends hold the same guarantees and must give the same roots (printed). Secondary
  * indexes are dropped for the load and rebuilt after it (the schema is unchanged), then ANALYZEd.
  */
-import { fork } from "node:child_process";
+import { fork, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -313,10 +317,33 @@ async function runChild(request: ChildRequest): Promise<ChildReport> {
   return report;
 }
 
-function spawnChild(request: ChildRequest): Promise<ChildReport> {
+/** The child runs under ts-node (as `npm run operator`) instead of compiled (as `npm run operator:start`). */
+const CHILD_TS_NODE = process.env.BENCH_CHILD_TS_NODE === "1";
+
+/**
+ * Compiles this file and what it imports (the store, the plan) to `dist/` with the build Core's compiled
+ * start uses (tsconfig.build.json), so the child runs as `npm run operator:start` runs Core: plain node,
+ * no TypeScript compiler in the process. Returns the compiled file.
+ */
+function compileChild(): string {
+  const root = join(__dirname, "..", "..");
+  const build = spawnSync(
+    process.execPath,
+    [require.resolve("typescript/bin/tsc"), "-p", "tsconfig.bench.json"],
+    {
+      cwd: root,
+      encoding: "utf8",
+    },
+  );
+  if (build.status !== 0)
+    throw new Error(`tsc -p tsconfig.bench.json failed:\n${build.stdout}${build.stderr}`);
+  return join(root, "dist", "scripts", "bench", "clearing-db.js");
+}
+
+function spawnChild(request: ChildRequest, compiled: string | null): Promise<ChildReport> {
   return new Promise((resolve, reject) => {
-    const child = fork(__filename, ["--db-child"], {
-      execArgv: ["-r", "ts-node/register/transpile-only"],
+    const child = fork(compiled ?? __filename, ["--db-child"], {
+      execArgv: compiled === null ? ["-r", "ts-node/register/transpile-only"] : [],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     let report: ChildReport | undefined;
@@ -340,6 +367,7 @@ export async function benchClearingInDatabase(args: string[]): Promise<void> {
   const assets = Number(args[3] ?? 2);
   const runs = Number(args[4] ?? 3);
   const reservedV1 = Number(process.env.BENCH_RESERVED_V1 ?? 0);
+  const compiled = CHILD_TS_NODE ? null : compileChild();
   const dir = mkdtempSync(join(tmpdir(), "surety-bench-clearing-"));
   let embedded: TestPostgres | undefined;
   try {
@@ -354,7 +382,8 @@ export async function benchClearingInDatabase(args: string[]): Promise<void> {
     }
     console.log(
       `clearing in the database: ${backend}, ${participants} participants, ${assets} assets, ${runs} runs per size, ` +
-        `${reservedV1} reserved V1 ids, keccak ${keccakBackend()}, node ${process.version}, load average ${loadavg()
+        `${reservedV1} reserved V1 ids, keccak ${keccakBackend()}, the child (Core) ${compiled === null ? "under ts-node" : "compiled"}, ` +
+        `node ${process.version}, load average ${loadavg()
           .map((l) => l.toFixed(2))
           .join(" ")}\n`,
     );
@@ -367,7 +396,7 @@ export async function benchClearingInDatabase(args: string[]): Promise<void> {
       if (backend === "sqlite") await loadSqlite(location, size, participants, assets);
       else await loadPostgres(location, size, participants, assets);
       const loadS = elapsed(loadStart) / 1000;
-      const r = await spawnChild({ backend, location, runs, reservedV1 });
+      const r = await spawnChild({ backend, location, runs, reservedV1 }, compiled);
       const reserve = median(r.reserveMs);
       const plan = median(r.planMs);
       console.log(

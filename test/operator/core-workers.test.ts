@@ -6,134 +6,40 @@
  * is visible); several workers hammered at once for one payer lock no more than the deposit, and
  * each duplicate of one guarantee is a 409 carrying the one certificate. SIGTERM stops every process.
  */
-import { type ChildProcess, spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { join, resolve } from "node:path";
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { ethers, network } from "hardhat";
-import { JsonRpcServer } from "hardhat/internal/hardhat-network/jsonrpc/server";
+import { ethers } from "hardhat";
 import { ZERO_ADDRESS } from "../../sdk/wire";
+import { coreOnTestChain, type CoreRun, START_TIMEOUT_MS, startCore, stopCore, until } from "./core-process";
 import { facilitator, payer, recipient, signedBody, v1Claims } from "./guarantee-fixtures";
-import {
-  deployTestContracts,
-  request,
-  signIn,
-  TEST_BLS_SECRET,
-  TEST_CHAIN_ID,
-  TEST_DOMAIN,
-  TEST_URI,
-  tempDir,
-} from "./helpers";
+import { request, signIn } from "./helpers";
 
-const ROOT = resolve(__dirname, "../..");
 const WORKERS = 3;
-const START_TIMEOUT_MS = 240_000;
-const STOP_TIMEOUT_MS = 30_000;
 const AMOUNT = 1_000n;
 /** Covers exactly this many guarantees of AMOUNT. */
 const COVERED = 10;
 const ATTEMPTS = 40;
 const DUPLICATES = 12;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolvePort(port));
-    });
-  });
-}
-
-interface LogLine {
-  pid: number;
-  msg: string;
-  [field: string]: unknown;
-}
-
-interface Run {
-  child: ChildProcess;
-  lines: () => LogLine[];
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function startCore(env: Record<string, string>): Run {
-  const inherited = Object.fromEntries(
-    Object.entries(process.env).filter(([name]) => !name.startsWith("SURETY_")),
-  );
-  const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "operator/main.ts"], {
-    cwd: ROOT,
-    env: { ...inherited, ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)));
-  const lines = () =>
-    output
-      .split("\n")
-      .filter((line) => line.startsWith("{"))
-      .map((line) => JSON.parse(line) as LogLine);
-  return { child, lines, output: () => output, exited };
-}
-
-async function until<T>(what: string, run: Run, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (run.child.exitCode !== null) throw new Error(`Core exited (${run.child.exitCode}):\n${run.output()}`);
-    if (Date.now() > deadline)
-      throw new Error(`${what}: not within ${START_TIMEOUT_MS} ms:\n${run.output()}`);
-    await new Promise((done) => setTimeout(done, 250));
-  }
-}
-
 describe("Core with SURETY_WORKERS = 3 (node:cluster over one SQLite file)", function () {
   this.timeout(3 * START_TIMEOUT_MS);
-  let run: Run | undefined;
-  let rpc: JsonRpcServer | undefined;
-  let dir: ReturnType<typeof tempDir> | undefined;
+  let run: CoreRun | undefined;
+  let chain: Awaited<ReturnType<typeof coreOnTestChain>> | undefined;
 
   after(async () => {
     if (run && run.child.exitCode === null) {
       run.child.kill("SIGKILL");
       await run.exited;
     }
-    await rpc?.close();
-    dir?.remove();
+    await chain?.close();
   });
 
   it("runs the background work once, shares chain state through the store, never over-locks, 409s every duplicate", async function () {
-    const contracts = await deployTestContracts();
-    rpc = new JsonRpcServer({ hostname: "127.0.0.1", port: 0, provider: network.provider });
-    const { port: rpcPort } = await rpc.listen();
-    dir = tempDir();
-    const deploymentFile = join(dir.path, "hardhat.json");
-    writeFileSync(deploymentFile, JSON.stringify(contracts.json));
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
-    run = startCore({
+    chain = await coreOnTestChain();
+    const { contracts, url } = chain;
+    run = startCore(["-r", "ts-node/register/transpile-only", "operator/main.ts"], {
+      ...chain.env,
       SURETY_WORKERS: String(WORKERS),
-      SURETY_HOST: "127.0.0.1",
-      SURETY_PORT: String(port),
-      SURETY_LOG_LEVEL: "info",
-      SURETY_DATA_DIR: dir.path,
-      SURETY_NETWORK: "hardhat",
-      SURETY_DEPLOYMENT_FILE: deploymentFile,
-      SURETY_RPC_URL: `http://127.0.0.1:${rpcPort}`,
-      SURETY_CHAIN_ID: String(TEST_CHAIN_ID),
-      SURETY_BLS_SECRET: TEST_BLS_SECRET,
-      SURETY_JWT_SECRET: "test-jwt-secret-of-at-least-32-bytes!!",
-      SURETY_SIWE_DOMAIN: TEST_DOMAIN,
-      SURETY_SIWE_URI: TEST_URI,
-      SURETY_FACILITATORS: facilitator.address,
-      SURETY_POLL_INTERVAL_MS: "100",
     });
 
     // Health is ok only once a worker has read the primary's indexer verdict from the store.
@@ -237,12 +143,7 @@ describe("Core with SURETY_WORKERS = 3 (node:cluster over one SQLite file)", fun
         .map((l) => l.pid),
     ).to.have.length(WORKERS);
 
-    run.child.kill("SIGTERM");
-    const code = await Promise.race([
-      run.exited,
-      new Promise<string>((done) => setTimeout(() => done("timeout"), STOP_TIMEOUT_MS)),
-    ]);
-    expect(code).to.equal(0);
+    expect(await stopCore(run)).to.equal(0);
     expect(run.lines().filter((l) => l.msg === "Core stopped")).to.have.length(WORKERS);
     expect(run.lines().some((l) => l.msg === "Core background work stopped")).to.equal(true);
   });
