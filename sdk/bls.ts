@@ -109,7 +109,10 @@ const nobleBackend: MinSigBackend = {
  * repository's `native/blst-minsig`, reached from `sdk/` in the sources or from `dist/sdk/` when compiled
  * (`npm run operator:build`); null when it is in neither place.
  */
-export const NATIVE_BLS_ADDON: string | null = resolveFirst(["../native/blst-minsig", "../../native/blst-minsig"]);
+export const NATIVE_BLS_ADDON: string | null = resolveFirst([
+  "../native/blst-minsig",
+  "../../native/blst-minsig",
+]);
 
 function resolveFirst(candidates: readonly string[]): string | null {
   for (const candidate of candidates) {
