@@ -2,7 +2,7 @@
  * Core entry point: load and validate config, start the server, stop
  * cleanly on SIGINT/SIGTERM. Run with `npm run operator` (ts-node, from the sources) or, built once with
  * `npm run operator:build`, `npm run operator:start` (`node dist/operator/main.js`: no TypeScript compiler
- * in the process; docs/operations.md).
+ * in the process; docs/scale-out.md "Running Core compiled").
  *
  * With `SURETY_WORKERS` > 1 Core is a node:cluster (docs/architecture.md,
  * "Processes"): the primary runs the background work (indexer, V2 lifecycle,

@@ -1,6 +1,6 @@
 /**
  * The directory of this package's `package.json`: the repository's root, whether this code runs from its
- * TypeScript sources (ts-node) or compiled to `dist/` (`npm run operator:build`, docs/operations.md). The
+ * TypeScript sources (ts-node) or compiled to `dist/` (`npm run operator:build`, docs/scale-out.md "Running Core compiled"). The
  * native addons (`native/`, built by `npm ci`) and built assets (`console/dist/`) live there, never next
  * to the compiled files, so paths to them are taken from here rather than from `__dirname`.
  */

@@ -1,6 +1,6 @@
 /**
  * Core compiled to JavaScript (`npm run operator:build`, then `npm run operator:start` =
- * `node dist/operator/main.js`; docs/operations.md), as an operator would run it to keep the TypeScript
+ * `node dist/operator/main.js`; docs/scale-out.md "Running Core compiled"), as an operator would run it to keep the TypeScript
  * compiler out of the process (≈ 100 MB less RSS, docs/benchmarks.md): the build succeeds, the compiled
  * Core finds both native addons (BLS signing, keccak tree) from `dist/`, serves health and issues a
  * guarantee with a certificate, and stops on SIGTERM.
