@@ -343,7 +343,11 @@ function compileChild(): string {
 function spawnChild(request: ChildRequest, compiled: string | null): Promise<ChildReport> {
   return new Promise((resolve, reject) => {
     const child = fork(compiled ?? __filename, ["--db-child"], {
-      execArgv: compiled === null ? ["-r", "ts-node/register/transpile-only"] : [],
+      execArgv: [
+        ...(compiled === null ? ["-r", "ts-node/register/transpile-only"] : []),
+        // BENCH_CHILD_NODE_ARGS="--max-old-space-size=192 …": Node options for the child (Core).
+        ...(process.env.BENCH_CHILD_NODE_ARGS ? process.env.BENCH_CHILD_NODE_ARGS.split(" ") : []),
+      ],
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });
     let report: ChildReport | undefined;
