@@ -1,7 +1,7 @@
 /**
  * Clearing in the database (docs/clearing.md "Netting in the database"): a cycle's plan computed from the
  * guarantees the store holds for it, without loading them. The store sums each (asset, participant)'s
- * flows (PostgreSQL in SQL, SQLite in one pass over its covering cycle index) and hands on each
+ * flows (PostgreSQL in SQL, SQLite in one pass over its covering pool index) and hands on each
  * guarantee's leaf hash, stored when the guarantee was (a compact buffer of 32 bytes per guarantee,
  * sorted in place, sdk/compact-merkle.ts), so Core's memory grows with participants × assets plus
  * ≈ 76 bytes per guarantee (leaf hash, sort keys, one tree level), never with one object per guarantee.
@@ -102,7 +102,7 @@ async function reservedInCycle(
   return (await store.listCycleGuaranteesAmong(cycleId, ids)).map((id) => id.toLowerCase()).sort();
 }
 
-/** Nets the guarantees assigned to `cycleId` in the store (aggregated there); null when it has none. */
+/** Nets the guarantees `cycleId` reserved in the store (aggregated there); null when it has none. */
 export async function netStoredCycle(
   store: Pick<CycleNettingRepository, "aggregateCycleGuarantees" | "listCycleNettedV2Ids">,
   cycleId: number,
@@ -238,7 +238,7 @@ function checkScanned(cycleId: number, scanned: number, expectedCount: number): 
 }
 
 /**
- * The guarantees root of the guarantees assigned to `cycleId`, streamed from the store (one leaf hash
+ * The guarantees root of the guarantees `cycleId` reserved, streamed from the store (one leaf hash
  * per row into a compact buffer). `expectedCount` is the netting's count: a different number of rows
  * means the cycle's assignment changed meanwhile, and nothing is planned from a moving set.
  */
@@ -256,7 +256,7 @@ export async function storedGuaranteesRoot(
 }
 
 /**
- * The commit plan of the guarantees assigned to `cycleId` (see the module comment); null when there are
+ * The commit plan of the guarantees `cycleId` reserved (see the module comment); null when there are
  * none. Same rules as `buildCommitPlan`: a cycle whose positions all net to zero gets the placeholder leaf.
  */
 export async function planStoredCycle(

@@ -160,7 +160,7 @@ export class ClearingScheduler {
       plannedByCore: true,
     };
     try {
-      // The guarantees are already assigned to the cycle (the reservation the plan was netted from).
+      // The guarantees are already reserved for the cycle (the key range the plan was netted from).
       await store.transaction(async (tx) => {
         await tx.insertCycle(record);
         await tx.setOperatorState(NEXT_CUTOFF_KEY, String(following));

@@ -25,7 +25,7 @@ export interface CycleAssetVolume {
 
 /** The aggregates a cycle is netted from: O(participants × assets) rows, whatever the guarantee count. */
 export interface CycleAggregates {
-  /** Guarantees assigned to the cycle (self-payments included). */
+  /** Guarantees the cycle reserved (self-payments included). */
   guaranteeCount: number;
   /** Sorted by lower-case asset. */
   assets: CycleAssetVolume[];

@@ -1,7 +1,8 @@
 /**
- * {@link CycleNettingRepository} on better-sqlite3. A cycle is read in one pass over the covering cycle index
- * (`guarantees_cycle`, migration 9: cycle id, seq, asset, payer, recipient, amount, version, id, leaf hash;
- * partial: only assigned guarantees), so planning never reads the ≈ 800-byte rows. Amounts are decimal
+ * {@link CycleNettingRepository} on better-sqlite3. A cycle is a range of payable keys (cycle_reservations,
+ * migration 10), read in one pass over the covering pool index (`guarantees_pool`: payable key, asset,
+ * payer, recipient, amount, version, id, leaf hash; partial: only the payable pool), so planning never
+ * reads the ≈ 800-byte rows. Amounts are decimal
  * TEXT (uint256) and SQLite's integers are 64-bit, so the pass sums them in JS, exactly (see {@link Sum}),
  * while it hands each stored leaf hash on.
  */
