@@ -433,4 +433,13 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
     `,
   },
+  {
+    // Every payable key taken at issuance reads the last reserved range's end (NEXT_PAYABLE_KEY): one row per
+    // cycle accumulates, so MAX(upto_seq) must be an index step, not a scan of every cycle's row.
+    version: 11,
+    name: "index on the end of each reserved range",
+    sql: `
+      CREATE INDEX cycle_reservations_upto ON cycle_reservations (upto_seq);
+    `,
+  },
 ];

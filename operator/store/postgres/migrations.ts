@@ -315,6 +315,15 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    // The last reserved range's end (each reservation and release reads it) as an index step, not a scan of
+    // one row per cycle ever reserved (SQLite migration 11).
+    version: 8,
+    name: "index on the end of each reserved range (SQLite migration 11)",
+    sql: `
+      CREATE INDEX cycle_reservations_upto ON cycle_reservations (upto_xid, upto_seq);
+    `,
+  },
 ];
 
 /** Applies every migration `client`'s database lacks, each in its own transaction under the advisory lock. */
