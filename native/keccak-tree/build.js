@@ -4,26 +4,11 @@
 // SURETY_SKIP_KECCAK_ADDON=1 skips the build: operator/clearing/native-keccak.ts then uses JavaScript
 // (the `keccak` package and @noble/hashes; same results, the guarantees root ≈ 5× slower).
 "use strict";
-const { spawnSync } = require("node:child_process");
-const path = require("node:path");
-
-if (process.env.SURETY_SKIP_KECCAK_ADDON === "1") {
-  console.log(
-    "keccak-tree: SURETY_SKIP_KECCAK_ADDON=1, not built (the guarantees root is hashed in JavaScript)",
-  );
-  process.exit(0);
-}
-// npm hands its own node-gyp to lifecycle scripts; outside npm, use the pinned one in node_modules.
-const nodeGyp = process.env.npm_config_node_gyp || require.resolve("node-gyp/bin/node-gyp.js");
-const result = spawnSync(process.execPath, [nodeGyp, "rebuild", "--release"], {
-  cwd: __dirname,
-  stdio: "inherit",
+require("../build-addon").buildAddon({
+  dir: __dirname,
+  name: "keccak-tree",
+  file: "keccak_tree.node",
+  skipVariable: "SURETY_SKIP_KECCAK_ADDON",
+  skipped: "the guarantees root is hashed in JavaScript",
+  withoutIt: "slower guarantees roots in JavaScript",
 });
-if (result.status !== 0) {
-  console.error(
-    `keccak-tree: the native keccak addon failed to build (node-gyp exit ${result.status}); ` +
-      "set SURETY_SKIP_KECCAK_ADDON=1 to install without it (slower guarantees roots in JavaScript)",
-  );
-  process.exit(result.status || 1);
-}
-console.log(`keccak-tree: built ${path.join(__dirname, "build/Release/keccak_tree.node")}`);
