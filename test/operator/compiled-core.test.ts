@@ -13,6 +13,7 @@ import { Wallet } from "ethers";
 import { ethers } from "hardhat";
 import {
   coreOnTestChain,
+  killCore,
   type CoreRun,
   ROOT,
   START_TIMEOUT_MS,
@@ -29,10 +30,7 @@ describe("Core compiled to JavaScript (npm run operator:build / operator:start)"
   let chain: Awaited<ReturnType<typeof coreOnTestChain>> | undefined;
 
   after(async () => {
-    if (run && run.child.exitCode === null) {
-      run.child.kill("SIGKILL");
-      await run.exited;
-    }
+    await killCore(run);
     await chain?.close();
   });
 

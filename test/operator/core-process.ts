@@ -82,6 +82,14 @@ export async function until<T>(what: string, run: CoreRun, probe: () => Promise<
   }
 }
 
+/** Kills a Core still running (a test's `after` hook: whatever the test left). */
+export async function killCore(run: CoreRun | undefined): Promise<void> {
+  if (run && run.child.exitCode === null) {
+    run.child.kill("SIGKILL");
+    await run.exited;
+  }
+}
+
 /** SIGTERM, then Core's exit code ("timeout" when it does not stop within STOP_TIMEOUT_MS). */
 export async function stopCore(run: CoreRun): Promise<number | null | "timeout"> {
   run.child.kill("SIGTERM");

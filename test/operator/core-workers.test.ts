@@ -10,7 +10,15 @@ import { expect } from "chai";
 import { Wallet } from "ethers";
 import { ethers } from "hardhat";
 import { ZERO_ADDRESS } from "../../sdk/wire";
-import { coreOnTestChain, type CoreRun, START_TIMEOUT_MS, startCore, stopCore, until } from "./core-process";
+import {
+  coreOnTestChain,
+  killCore,
+  type CoreRun,
+  START_TIMEOUT_MS,
+  startCore,
+  stopCore,
+  until,
+} from "./core-process";
 import { facilitator, payer, recipient, signedBody, v1Claims } from "./guarantee-fixtures";
 import { request, signIn } from "./helpers";
 
@@ -27,10 +35,7 @@ describe("Core with SURETY_WORKERS = 3 (node:cluster over one SQLite file)", fun
   let chain: Awaited<ReturnType<typeof coreOnTestChain>> | undefined;
 
   after(async () => {
-    if (run && run.child.exitCode === null) {
-      run.child.kill("SIGKILL");
-      await run.exited;
-    }
+    await killCore(run);
     await chain?.close();
   });
 
