@@ -362,10 +362,9 @@ export class ClearingScheduler {
       // Only Core's own, uncommitted plan: a cycle the indexer recorded under this id (one Core did not
       // plan took it) stays, and its plan's guarantees were already returned to the pool then.
       if (!isOwnPlan(await tx.getCycle(cycle.cycleId))) return;
-      // Its reservation is dropped and its guarantees take fresh keys (a plan from before key ranges
-      // assigned them by cycle_id): the next reservation takes them again.
+      // Its reservation is dropped (and a plan's from before key ranges, by cycle_id, unassigned): its
+      // guarantees are in the pool for the next reservation.
       await tx.releaseCycleGuarantees(cycle.cycleId);
-      await tx.assignGuaranteesToCycle(cycle.guaranteeIds, null);
       await tx.deleteCycle(cycle.cycleId);
     });
     this.backlog = true;

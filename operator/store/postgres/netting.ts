@@ -80,15 +80,13 @@ export class PgCycleNetting implements CycleNettingRepository {
     const range = await this.reservation(cycleId);
     if (range !== null) {
       await this.db.query("DELETE FROM cycle_reservations WHERE cycle_id = $1", [cycleId]);
-      const last = await this.lastUpto();
       // A range below a later one: its guarantees take fresh keys, after every reserved range.
       const later = (
-        await this.db.query("SELECT ($1::xid8, $2::bigint) > ($3::xid8, $4::bigint) AS later", [
-          last.xid,
-          last.seq,
-          range.uptoXid,
-          range.uptoSeq,
-        ])
+        await this.db.query(
+          `SELECT EXISTS (SELECT 1 FROM cycle_reservations
+             WHERE (upto_xid, upto_seq) > ($1::xid8, $2::bigint)) AS later`,
+          [range.uptoXid, range.uptoSeq],
+        )
       ).rows[0].later as boolean;
       released += later
         ? (
