@@ -34,14 +34,6 @@ const config: HardhatUserConfig = {
         },
       },
     ],
-    overrides: {
-      // The Vault sits at the EIP-170 code-size limit (24,576 bytes; docs/contracts.md, "Code size"):
-      // optimised for size (runs: 1) rather than for call cost.
-      "contracts/Vault.sol": {
-        version: SOLC_VERSION,
-        settings: { evmVersion: "cancun", optimizer: { enabled: true, runs: 1 }, viaIR: false },
-      },
-    },
   },
   networks: {
     hardhat: {

@@ -4,16 +4,16 @@ pragma solidity ^0.8.28;
 import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {Address} from "@openzeppelin/contracts/utils/Address.sol";
 import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
-import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 
 import {TimelockedRoles} from "./access/TimelockedRoles.sol";
-import {PayerGuaranteeVerifier} from "./clearing/PayerGuaranteeVerifier.sol";
+import {ClearingBooks} from "./clearing/ClearingBooks.sol";
+import {CycleCommitLogic} from "./clearing/CycleCommitLogic.sol";
+import {IClearingHouse} from "./interfaces/IClearingHouse.sol";
 import {IClearingVault} from "./interfaces/IClearingVault.sol";
-import {CertificateCodec} from "./lib/CertificateCodec.sol";
-import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
+import {IGuaranteeVerifier} from "./interfaces/IGuaranteeVerifier.sol";
+import {GuaranteeLeaf as GuaranteeLeafHash} from "./lib/GuaranteeLeaf.sol";
 
 /// @title ClearingHouse
 /// @notice Settles multilateral netting cycles committed by the operator, optimistically: a commit opens a
@@ -43,7 +43,7 @@ import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 /// Vault.timings().withdrawalGracePeriod` (snapshot at commit): until then a guarantee listed in this cycle and in an
 /// earlier one can be proven double-listed ({proveDoubleListing}); never earlier than the previous cycle's, so
 /// the last cycle's is the latest, and the bond stays locked until it ({withdrawBond}).
-contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
+contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransient {
     using SafeERC20 for IERC20;
 
     /// @notice Role that commits cycles (the operator, Core).
@@ -56,337 +56,13 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// @notice Denominator of {bondFloorBps} (basis points).
     uint256 public constant BPS = 10_000;
 
-    /// @notice Per-asset totals of a cycle; netting makes them equal.
-    struct AssetTotal {
-        address asset;
-        uint256 totalDebit;
-        uint256 totalCredit;
-    }
-
-    /// @notice State of a debtor's net debit in a cycle.
-    /// @dev Open → Paid | Covered | Challenged; Challenged → Answered | Voided; Answered → Paid | Covered.
-    /// In a vetoed cycle, any unresolved debt → Voided and a paid one → Refunded.
-    enum DebtStatus {
-        None,
-        Open,
-        Paid,
-        Covered,
-        Challenged,
-        Answered,
-        Voided,
-        Refunded
-    }
-
-    /// @notice A committed cycle.
-    struct Cycle {
-        bytes32 root;
-        bytes32 guaranteesRoot;
-        uint64 committedAt;
-        uint64 challengeDeadline;
-        uint64 answerDeadline;
-        uint64 paymentDeadline;
-        uint64 defaultDeadline;
-        uint32 openDebts;
-        uint32 openChallenges;
-        bool finalized;
-        bool vetoed;
-        uint64 doubleListingDeadline; // packed into the slot of defaultDeadline..vetoed (no extra write)
-    }
-
-    /// @notice One asset of a committed cycle.
-    struct CycleAsset {
-        bool listed;
-        uint256 totalDebit;
-        uint256 funded;
-        uint256 claimed;
-        uint256 shortfall;
-    }
-
-    /// @notice A debtor's net debit in one cycle and asset.
-    struct Debt {
-        uint248 amount; // packed with the status into one slot (commit writes one slot per debtor)
-        DebtStatus status;
-    }
-
-    /// @notice One payer-signed guarantee offered in answer to a challenge.
-    /// @param claims The guarantee's certificate claims (CertificateCodec encoding: every signed field).
-    /// @param scheme How the payer signed (GuaranteeSignature.Scheme).
-    /// @param signature The payer's signature (its keccak256 is the leaf's `signatureHash`).
-    /// @param proof StandardMerkleTree proof of the guarantee's leaf under the cycle's `guaranteesRoot`.
-    struct SignedGuarantee {
-        bytes claims;
-        GuaranteeSignature.Scheme scheme;
-        bytes signature;
-        bytes32[] proof;
-    }
-
-    /// @notice One leaf of a cycle's guarantees root (the fields `guaranteeLeafHash` hashes).
-    struct GuaranteeLeaf {
-        bytes32 guaranteeId;
-        address payer;
-        address recipient;
-        address asset;
-        uint256 amount;
-        bytes32 signatureHash;
-    }
-
     /// @notice The Vault holding collateral and obligations.
     IClearingVault public immutable vault;
-    /// @notice Decodes answer guarantees and checks payer signatures (deployed by the constructor).
-    PayerGuaranteeVerifier public immutable payerVerifier;
-    /// @notice Id of the last committed cycle (0 before the first; ids go 1, 2, 3, ...).
-    uint256 public lastCycleId;
-    /// @notice Liquidity this contract holds for unclaimed credits, per asset.
-    mapping(address asset => uint256) public heldLiquidity;
-    /// @notice The operator bond per asset: what voided debits are charged to.
-    mapping(address asset => uint256) public bondOf;
-    /// @notice Unanswered challenges over all cycles (the bond cannot be withdrawn while any is open).
-    uint256 public openChallenges;
-    /// @notice Bond floor: a commit is refused unless, for each of its assets, the bond in that asset is at least
-    /// `totalDebit * bondFloorBps / BPS` of the cycle (the debits it puts at risk: each one can be voided and
-    /// charged to the bond). 0 (the default) switches the check off; at most {BPS} (full cover).
-    uint16 public bondFloorBps;
-    /// @notice The cycle whose challenge answer used the guarantee `guaranteeId` (0: none). A signed
-    /// guarantee justifies at most one challenged debit, ever (answers in a vetoed cycle do not count).
-    mapping(bytes32 guaranteeId => uint256 cycleId) public answeredIn;
-    /// @notice Whether guarantee `guaranteeId`'s listing in cycle `laterCycleId` was proven a double listing
-    /// (each later listing is remedied once, whichever earlier listing proved it).
-    mapping(bytes32 guaranteeId => mapping(uint256 laterCycleId => bool)) public doubleListingProven;
-    /// @notice Double-listing refunds owed to `payer` in `asset` that the bond could not cover yet
-    /// ({claimOwedRefund} or {withdrawPayout} take them from the bond once it is topped up).
-    mapping(address asset => mapping(address payer => uint256)) public refundOwed;
-    /// @notice What is set aside for `account` in `asset`, all sources in one balance: net credits claimed
-    /// ({claimNetCredit}), paid debts of vetoed cycles refunded ({releaseVetoedDebt}) and double-listing
-    /// refunds taken from the bond ({proveDoubleListing}, {claimOwedRefund}). Only `account` pulls it, with
-    /// {withdrawPayout}, to any address it names: pull payments, so a recipient wallet that rejects ETH (or a
-    /// token that blocks it) cannot make the call that credits it revert, and nobody else's call depends on it.
-    mapping(address asset => mapping(address account => uint256)) public payoutOf;
-    /// @notice Sum of {refundOwed} over payers, per asset (no bond is withdrawn while it is not zero).
-    mapping(address asset => uint256) public totalRefundOwed;
+    /// @notice Decodes answer guarantees and checks payer signatures (shared with the Vault).
+    IGuaranteeVerifier public immutable guaranteeVerifier;
 
-    mapping(uint256 cycleId => Cycle) private _cycles;
-    mapping(uint256 cycleId => mapping(address asset => CycleAsset)) private _cycleAssets;
-    mapping(uint256 cycleId => mapping(address asset => mapping(address debtor => Debt))) private _debts;
-    mapping(uint256 cycleId => mapping(address asset => mapping(address participant => bool)))
-        private _claimed;
-
-    /// @notice Cycle `cycleId` was committed with Merkle root `root`; `nettedV2Count` V2 ids were newly marked
-    /// consumed (listed ids already consumed were skipped, see the Vault's `GuaranteeNettingSkipped`).
-    event CycleCommitted(
-        uint256 indexed cycleId,
-        bytes32 root,
-        uint64 paymentDeadline,
-        uint64 defaultDeadline,
-        uint256 assetCount,
-        uint256 debtorCount,
-        uint256 nettedV2Count
-    );
-    /// @notice Cycle `cycleId` carries the guarantees root `guaranteesRoot`; debits can be challenged (and
-    /// the cycle vetoed) until `challengeDeadline`, challenges answered until `answerDeadline`.
-    event CycleChallengeWindow(
-        uint256 indexed cycleId,
-        bytes32 guaranteesRoot,
-        uint64 challengeDeadline,
-        uint64 answerDeadline
-    );
-    /// @notice Cycle `cycleId` nets `total` of `asset` (total debit = total credit).
-    event CycleAssetCommitted(uint256 indexed cycleId, address indexed asset, uint256 total);
-    /// @notice `debtor` owes `amount` of `asset` in cycle `cycleId`.
-    event NetDebitRecorded(
-        uint256 indexed cycleId,
-        address indexed asset,
-        address indexed debtor,
-        uint256 amount
-    );
-    /// @notice `debtor` paid its net debit; `late` when paid after the payment deadline.
-    event NetDebitPaid(
-        uint256 indexed cycleId,
-        address indexed asset,
-        address indexed debtor,
-        uint256 amount,
-        bool late
-    );
-    /// @notice `debtor` defaulted on `amount`; `covered` of it was taken from its Vault collateral.
-    event DefaultCovered(
-        uint256 indexed cycleId,
-        address indexed asset,
-        address indexed debtor,
-        uint256 amount,
-        uint256 covered
-    );
-    /// @notice `participant`'s net credit `amount` was claimed and set aside for it ({payoutOf}).
-    event NetCreditClaimed(
-        uint256 indexed cycleId,
-        address indexed asset,
-        address indexed participant,
-        uint256 amount
-    );
-    /// @notice Every debtor of cycle `cycleId` is resolved (paid, covered or voided).
-    event CycleFinalized(uint256 indexed cycleId);
-    /// @notice `debtor` challenged its net debit `amount` in `asset` for cycle `cycleId`.
-    event DebitChallenged(
-        uint256 indexed cycleId,
-        address indexed asset,
-        address indexed debtor,
-        uint256 amount
-    );
-    /// @notice The challenge was answered with `count` signed guarantees of the debtor totalling `signed`.
-    event ChallengeAnswered(
-        uint256 indexed cycleId,
-        address indexed asset,
-        address indexed debtor,
-        uint256 count,
-        uint256 signed
-    );
-    /// @notice An unanswered challenge voided `debtor`'s debit `amount`; `fromBond` of it was paid into the
-    /// cycle from the operator bond (the rest is shortfall).
-    event DebitVoided(
-        uint256 indexed cycleId,
-        address indexed asset,
-        address indexed debtor,
-        uint256 amount,
-        uint256 fromBond
-    );
-    /// @notice The guardian vetoed cycle `cycleId`: nothing of it settles; its debts are released or refunded.
-    event CycleVetoed(uint256 indexed cycleId, address indexed guardian);
-    /// @notice A debt `amount` of vetoed cycle `cycleId` was released (`refunded` when it had been paid: the
-    /// payment was set aside for the debtor, {payoutOf}).
-    event VetoedDebtReleased(
-        uint256 indexed cycleId,
-        address indexed asset,
-        address indexed debtor,
-        uint256 amount,
-        bool refunded
-    );
-    /// @notice Guarantee `guaranteeId` of `payer` in `asset` was listed both in cycle `firstCycleId` and in the
-    /// later cycle `laterCycleId`: the later listing is fraudulent and `amount` (the smaller listed amount) is
-    /// refunded to the payer from the operator bond ({DoubleListingRefunded} follows).
-    event DoubleListingProven(
-        bytes32 indexed guaranteeId,
-        address indexed payer,
-        address indexed asset,
-        uint256 firstCycleId,
-        uint256 laterCycleId,
-        uint256 amount
-    );
-    /// @notice For a proven double listing, `paid` of `asset` was taken from the operator bond and set aside for
-    /// `payer` ({payoutOf}, pulled with {withdrawPayout}); `owed` more is recorded in {refundOwed} because
-    /// the bond was short.
-    event DoubleListingRefunded(address indexed asset, address indexed payer, uint256 paid, uint256 owed);
-    /// @notice `amount` of `payer`'s owed refund in `asset` was taken from the bond and set aside for it
-    /// ({payoutOf}); `stillOwed` remains owed.
-    event OwedRefundPaid(address indexed asset, address indexed payer, uint256 amount, uint256 stillOwed);
-    /// @notice `account` withdrew `amount` of `asset` set aside for it ({payoutOf}) to `to`.
-    event PayoutWithdrawn(address indexed asset, address indexed account, address indexed to, uint256 amount);
-    /// @notice The bond floor is now `bps` basis points of each committed cycle's total debit per asset.
-    event BondFloorSet(uint16 bps);
-    /// @notice `from` added `amount` of `asset` to the operator bond, now `bond`.
-    event BondPosted(address indexed asset, address indexed from, uint256 amount, uint256 bond);
-    /// @notice `amount` of the `asset` bond was withdrawn to `to`; `bond` remains.
-    event BondWithdrawn(address indexed asset, address indexed to, uint256 amount, uint256 bond);
-
-    /// @notice The next cycle must have id `expected`, not `cycleId`.
-    error UnexpectedCycleId(uint256 expected, uint256 cycleId);
-    /// @notice The Merkle root is zero.
-    error EmptyRoot();
-    /// @notice `asset` appears twice in a cycle's totals.
-    error DuplicateCycleAsset(address asset);
-    /// @notice `asset`'s total debit and total credit differ.
-    error UnbalancedAsset(address asset, uint256 totalDebit, uint256 totalCredit);
-    /// @notice `asset` is not part of cycle `cycleId`.
-    error UnknownCycleAsset(uint256 cycleId, address asset);
-    /// @notice A debtor obligation has a zero amount or a zero debtor address.
-    error InvalidObligation(address asset, address debtor, uint256 amount);
-    /// @notice `debtor` appears twice for `asset` in a cycle.
-    error DuplicateDebtor(address asset, address debtor);
-    /// @notice The debtors' obligations in `asset` sum to `sum`, not the total debit `totalDebit`.
-    error ObligationSumMismatch(address asset, uint256 sum, uint256 totalDebit);
-    /// @notice Cycle `cycleId` has not been committed.
-    error UnknownCycle(uint256 cycleId);
-    /// @notice `debtor` owes nothing in `asset` in cycle `cycleId`.
-    error NoDebt(uint256 cycleId, address asset, address debtor);
-    /// @notice `debtor`'s debt in `asset` in cycle `cycleId` is `status`, which does not allow this call.
-    error DebtAlreadyResolved(uint256 cycleId, address asset, address debtor, DebtStatus status);
-    /// @notice The payment must be exactly `expected`; `received` arrived.
-    error IncorrectPayment(uint256 expected, uint256 received);
-    /// @notice ETH was sent with a token payment.
-    error UnexpectedEth(uint256 value);
-    /// @notice Default coverage opens only after the payment deadline `paymentDeadline`.
-    error PaymentWindowOpen(uint256 cycleId, uint64 paymentDeadline);
-    /// @notice A net credit must be greater than zero.
-    error ZeroCredit();
-    /// @notice `participant` already claimed its credit in `asset` in cycle `cycleId`.
-    error CreditAlreadyClaimed(uint256 cycleId, address asset, address participant);
-    /// @notice The proof does not show the leaf (cycleId, asset, participant, 0, credit) under the root.
-    error InvalidMerkleProof();
-    /// @notice Only `available` of the cycle's `asset` liquidity is funded and unclaimed; `credit` is due.
-    error CreditNotYetFunded(uint256 cycleId, address asset, uint256 available, uint256 credit);
-    /// @notice Only the Vault may send ETH here (default coverage); `sender` is not it.
-    error UnexpectedEthSender(address sender);
-    /// @notice The Vault address has no code.
-    error InvalidVault(address vault);
-    /// @notice Cycle `cycleId` was vetoed: nothing of it can be paid, covered, claimed or challenged.
-    error CycleIsVetoed(uint256 cycleId);
-    /// @notice Cycle `cycleId` was not vetoed.
-    error CycleNotVetoed(uint256 cycleId);
-    /// @notice The challenge window of cycle `cycleId` closed at `challengeDeadline`.
-    error ChallengeWindowClosed(uint256 cycleId, uint64 challengeDeadline);
-    /// @notice Claims of cycle `cycleId` open only after its challenge deadline `challengeDeadline`.
-    error ChallengeWindowOpen(uint256 cycleId, uint64 challengeDeadline);
-    /// @notice The answer window of cycle `cycleId` closed at `answerDeadline`.
-    error AnswerWindowClosed(uint256 cycleId, uint64 answerDeadline);
-    /// @notice An unanswered challenge of cycle `cycleId` can be voided only after `answerDeadline`.
-    error AnswerWindowOpen(uint256 cycleId, uint64 answerDeadline);
-    /// @notice The answer's guarantees are not in strictly increasing id order (or repeat `guaranteeId`).
-    error GuaranteesNotSorted(bytes32 guaranteeId);
-    /// @notice The claims' guarantee id `actual` is not the id `expected` derived from their payer and reqId.
-    error GuaranteeIdMismatch(bytes32 expected, bytes32 actual);
-    /// @notice Guarantee `guaranteeId` is not an outgoing payment of `debtor` in `asset` (other payer, other
-    /// asset, or a self-payment, which adds nothing to a debit).
-    error GuaranteeNotOwed(bytes32 guaranteeId, address debtor, address asset);
-    /// @notice Guarantee `guaranteeId` was remunerated on chain: it cannot also justify a netted debit.
-    error GuaranteeRemunerated(bytes32 guaranteeId);
-    /// @notice Guarantee `guaranteeId` already answered a challenge in cycle `cycleId`.
-    error GuaranteeAlreadyUsed(bytes32 guaranteeId, uint256 cycleId);
-    /// @notice Guarantee `guaranteeId` is not in the cycle's guarantees root under that signature.
-    error GuaranteeNotInCycle(bytes32 guaranteeId);
-    /// @notice The payer's signature over guarantee `guaranteeId` does not verify.
-    error InvalidGuaranteeSignature(bytes32 guaranteeId);
-    /// @notice The answer's guarantees total `signed`, less than the challenged debit `debit`.
-    error InsufficientSignedAmount(uint256 signed, uint256 debit);
-    /// @notice The amount is zero.
-    error ZeroAmount();
-    /// @notice The bond is `bond`; `amount` cannot be withdrawn.
-    error BondTooSmall(address asset, uint256 bond, uint256 amount);
-    /// @notice The bond can be withdrawn only when no challenge is open and the last cycle's double-listing
-    /// deadline (`lockedUntil`, the latest) has passed.
-    error BondInUse(uint256 openChallenges, uint64 lockedUntil);
-    /// @notice `owed` of `asset` is owed to payers as double-listing refunds: the bond pays them first.
-    error RefundsOwed(address asset, uint256 owed);
-    /// @notice A double-listing proof needs two different cycles, the earlier first: `firstCycleId` <
-    /// `laterCycleId`.
-    error ListingsNotOrdered(uint256 firstCycleId, uint256 laterCycleId);
-    /// @notice The two listings are not of the same guarantee of the same payer in the same asset.
-    error ListingsDiffer(bytes32 firstGuaranteeId, bytes32 laterGuaranteeId);
-    /// @notice Guarantee `guaranteeId`'s listing charges no one (a self-payment, no payer, or a zero amount):
-    /// listing it twice harms nobody.
-    error UnchargedListing(bytes32 guaranteeId);
-    /// @notice The proof does not show guarantee `guaranteeId`'s leaf under the guarantees root of `cycleId`.
-    error ListingNotInCycle(bytes32 guaranteeId, uint256 cycleId);
-    /// @notice Double listings of cycle `cycleId` could be proven until `doubleListingDeadline`.
-    error DoubleListingProofClosed(uint256 cycleId, uint64 doubleListingDeadline);
-    /// @notice Guarantee `guaranteeId`'s listing in cycle `laterCycleId` was already proven double.
-    error DoubleListingAlreadyProven(bytes32 guaranteeId, uint256 laterCycleId);
-    /// @notice Nothing is owed to `payer` in `asset`, or the bond holds none of it yet.
-    error NoRefundPayable(address asset, address payer, uint256 owed, uint256 bond);
-    /// @notice `to` is the zero address.
-    error InvalidRecipient(address to);
-    /// @notice Nothing is set aside for `account` in `asset` ({payoutOf}), nor coverable of an owed refund.
-    error NoPayout(address asset, address account);
-    /// @notice The `asset` bond `bond` is below the floor `floor` the cycle's total debit requires ({bondFloorBps}).
-    error BondBelowFloor(address asset, uint256 bond, uint256 floor);
-    /// @notice `bps` exceeds {BPS}.
-    error BondFloorTooHigh(uint16 bps);
+    /// @dev Cycles, debts, liquidity, the bond, payouts and the challenge game's marks (views below).
+    ClearingBooks.Books private _books;
 
     /// @param vault_ The Vault (it must then be given this contract with `Vault.setClearingHouse`).
     /// @param admin Receives the admin role.
@@ -396,21 +72,24 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// `acceptDefaultAdminTransfer` (the default admin changes in two steps, never at once).
     /// @param bondFloorBps_ The initial bond floor ({bondFloorBps}; 0 = off, at most {BPS}), so that a deployment
     /// whose admin is not the deployer starts with its floor on.
+    /// @param verifier The {IGuaranteeVerifier} (a contract; the Vault's own).
     constructor(
         IClearingVault vault_,
         address admin,
         address operator,
         address guardian,
         uint48 adminTransferDelay,
-        uint16 bondFloorBps_
+        uint16 bondFloorBps_,
+        IGuaranteeVerifier verifier
     ) AccessControlDefaultAdminRules(adminTransferDelay, admin) {
         if (address(vault_).code.length == 0) revert InvalidVault(address(vault_));
+        if (address(verifier).code.length == 0) revert InvalidGuaranteeVerifier(address(verifier));
         if (bondFloorBps_ > BPS) revert BondFloorTooHigh(bondFloorBps_);
         vault = vault_;
-        payerVerifier = new PayerGuaranteeVerifier();
+        guaranteeVerifier = verifier;
         _grantRole(OPERATOR_ROLE, operator);
         _grantRole(GUARDIAN_ROLE, guardian);
-        bondFloorBps = bondFloorBps_;
+        _books.bondFloorBps = bondFloorBps_;
         emit BondFloorSet(bondFloorBps_);
     }
 
@@ -441,30 +120,16 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         IClearingVault.Obligation[] calldata debtors,
         bytes32[] calldata nettedV2Ids
     ) external onlyRole(OPERATOR_ROLE) nonReentrant {
-        if (cycleId != lastCycleId + 1) revert UnexpectedCycleId(lastCycleId + 1, cycleId);
-        if (root == bytes32(0) || guaranteesRoot == bytes32(0)) revert EmptyRoot();
-        lastCycleId = cycleId;
-        uint256 nettedCount = vault.markNetted(nettedV2Ids);
-        _commitTotals(cycleId, totals);
-        _commitDebtors(cycleId, totals, debtors);
-
-        Cycle storage cycle = _cycles[cycleId];
-        cycle.root = root;
-        cycle.guaranteesRoot = guaranteesRoot;
-        cycle.openDebts = SafeCast.toUint32(debtors.length);
-        (uint64 paymentDeadline, uint64 defaultDeadline) = _setDeadlines(cycleId, cycle);
-        emit CycleCommitted(
+        CycleCommitLogic.commitCycle(
+            _books,
+            vault,
             cycleId,
             root,
-            paymentDeadline,
-            defaultDeadline,
-            totals.length,
-            debtors.length,
-            nettedCount
+            guaranteesRoot,
+            totals,
+            debtors,
+            nettedV2Ids
         );
-        if (debtors.length == 0) _finalize(cycleId, cycle);
-
-        vault.recordObligations(debtors);
     }
 
     // ------------------------------------------------------------------------------------- settlement
@@ -481,9 +146,9 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         } else if (msg.value != 0) {
             revert UnexpectedEth(msg.value);
         }
-        Cycle storage cycle = _cycles[cycleId];
+        Cycle storage cycle = _books.cycles[cycleId];
         debt.status = DebtStatus.Paid;
-        _fund(cycleId, asset, amount);
+        ClearingBooks.fund(_books, cycleId, asset, amount);
         emit NetDebitPaid(cycleId, asset, msg.sender, amount, block.timestamp > cycle.paymentDeadline);
         _resolveDebt(cycleId, cycle);
 
@@ -508,7 +173,7 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// state-changing entry point is `nonReentrant`.
     function coverDefault(uint256 cycleId, address asset, address debtor) external nonReentrant {
         Debt storage debt = _payableDebt(cycleId, asset, debtor);
-        Cycle storage cycle = _cycles[cycleId];
+        Cycle storage cycle = _books.cycles[cycleId];
         if (block.timestamp <= cycle.paymentDeadline)
             revert PaymentWindowOpen(cycleId, cycle.paymentDeadline);
         uint256 amount = debt.amount;
@@ -519,8 +184,8 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         uint256 arrived = _holdings(asset) - before;
         uint256 covered = arrived < moved ? arrived : moved;
 
-        _fund(cycleId, asset, covered);
-        _cycleAssets[cycleId][asset].shortfall += amount - covered;
+        ClearingBooks.fund(_books, cycleId, asset, covered);
+        _books.cycleAssets[cycleId][asset].shortfall += amount - covered;
         emit DefaultCovered(cycleId, asset, debtor, amount, covered);
         _resolveDebt(cycleId, cycle);
     }
@@ -538,14 +203,15 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         uint256 credit,
         bytes32[] calldata proof
     ) external nonReentrant {
-        Cycle storage cycle = _committed(cycleId);
+        Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
         if (cycle.vetoed) revert CycleIsVetoed(cycleId);
         if (block.timestamp <= cycle.challengeDeadline)
             revert ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
-        CycleAsset storage cycleAsset = _cycleAssets[cycleId][asset];
+        CycleAsset storage cycleAsset = _books.cycleAssets[cycleId][asset];
         if (!cycleAsset.listed) revert UnknownCycleAsset(cycleId, asset);
         if (credit == 0) revert ZeroCredit();
-        if (_claimed[cycleId][asset][participant]) revert CreditAlreadyClaimed(cycleId, asset, participant);
+        if (_books.claimed[cycleId][asset][participant])
+            revert CreditAlreadyClaimed(cycleId, asset, participant);
         if (
             !MerkleProof.verifyCalldata(proof, cycle.root, leafHash(cycleId, asset, participant, 0, credit))
         ) {
@@ -554,10 +220,10 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         uint256 available = cycleAsset.funded - cycleAsset.claimed;
         if (available < credit) revert CreditNotYetFunded(cycleId, asset, available, credit);
 
-        _claimed[cycleId][asset][participant] = true;
+        _books.claimed[cycleId][asset][participant] = true;
         cycleAsset.claimed += credit;
-        heldLiquidity[asset] -= credit;
-        payoutOf[asset][participant] += credit;
+        _books.heldLiquidity[asset] -= credit;
+        _books.payoutOf[asset][participant] += credit;
         emit NetCreditClaimed(cycleId, asset, participant, credit);
     }
 
@@ -567,14 +233,14 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// challenge window. Until answered the debit can be neither paid nor covered; answered, it is as before;
     /// unanswered by the answer deadline, anyone can void it ({voidUnansweredDebit}).
     function challengeDebit(uint256 cycleId, address asset) external nonReentrant {
-        Cycle storage cycle = _committed(cycleId);
+        Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
         if (cycle.vetoed) revert CycleIsVetoed(cycleId);
         if (block.timestamp > cycle.challengeDeadline)
             revert ChallengeWindowClosed(cycleId, cycle.challengeDeadline);
-        Debt storage debt = _debtIn(cycleId, asset, msg.sender, DebtStatus.Open);
+        Debt storage debt = ClearingBooks.debtIn(_books, cycleId, asset, msg.sender, DebtStatus.Open);
         debt.status = DebtStatus.Challenged;
         cycle.openChallenges += 1;
-        openChallenges += 1;
+        _books.openChallenges += 1;
         emit DebitChallenged(cycleId, asset, msg.sender, debt.amount);
     }
 
@@ -594,15 +260,15 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         address debtor,
         SignedGuarantee[] calldata guarantees
     ) external nonReentrant {
-        Cycle storage cycle = _committed(cycleId);
+        Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
         if (cycle.vetoed) revert CycleIsVetoed(cycleId);
         if (block.timestamp > cycle.answerDeadline) revert AnswerWindowClosed(cycleId, cycle.answerDeadline);
-        Debt storage debt = _debtIn(cycleId, asset, debtor, DebtStatus.Challenged);
+        Debt storage debt = ClearingBooks.debtIn(_books, cycleId, asset, debtor, DebtStatus.Challenged);
         uint256 signed = _checkAnswer(cycleId, cycle.guaranteesRoot, asset, debtor, guarantees);
         if (signed < debt.amount) revert InsufficientSignedAmount(signed, debt.amount);
         debt.status = DebtStatus.Answered;
         cycle.openChallenges -= 1;
-        openChallenges -= 1;
+        _books.openChallenges -= 1;
         emit ChallengeAnswered(cycleId, asset, debtor, guarantees.length, signed);
     }
 
@@ -610,19 +276,19 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// passed without an answer; anyone may call. The obligation is released (the debtor keeps its
     /// collateral) and the cycle is funded from the operator bond instead (shortfall if the bond is short).
     function voidUnansweredDebit(uint256 cycleId, address asset, address debtor) external nonReentrant {
-        Cycle storage cycle = _committed(cycleId);
+        Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
         if (cycle.vetoed) revert CycleIsVetoed(cycleId);
         if (block.timestamp <= cycle.answerDeadline) revert AnswerWindowOpen(cycleId, cycle.answerDeadline);
-        Debt storage debt = _debtIn(cycleId, asset, debtor, DebtStatus.Challenged);
+        Debt storage debt = ClearingBooks.debtIn(_books, cycleId, asset, debtor, DebtStatus.Challenged);
         uint256 amount = debt.amount;
         debt.status = DebtStatus.Voided;
         cycle.openChallenges -= 1;
-        openChallenges -= 1;
-        uint256 bond = bondOf[asset];
+        _books.openChallenges -= 1;
+        uint256 bond = _books.bondOf[asset];
         uint256 fromBond = amount < bond ? amount : bond;
-        bondOf[asset] = bond - fromBond;
-        _fund(cycleId, asset, fromBond);
-        _cycleAssets[cycleId][asset].shortfall += amount - fromBond;
+        _books.bondOf[asset] = bond - fromBond;
+        ClearingBooks.fund(_books, cycleId, asset, fromBond);
+        _books.cycleAssets[cycleId][asset].shortfall += amount - fromBond;
         emit DebitVoided(cycleId, asset, debtor, amount, fromBond);
         _resolveDebt(cycleId, cycle);
 
@@ -635,12 +301,12 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// coverage or challenge). Its debts are then released one by one ({releaseVetoedDebt}); the operator
     /// re-commits the cycle's guarantees, correctly, as a new cycle.
     function vetoCycle(uint256 cycleId) external onlyRole(GUARDIAN_ROLE) {
-        Cycle storage cycle = _committed(cycleId);
+        Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
         if (cycle.vetoed) revert CycleIsVetoed(cycleId);
         if (block.timestamp > cycle.challengeDeadline)
             revert ChallengeWindowClosed(cycleId, cycle.challengeDeadline);
         cycle.vetoed = true;
-        openChallenges -= cycle.openChallenges;
+        _books.openChallenges -= cycle.openChallenges;
         cycle.openChallenges = 0;
         emit CycleVetoed(cycleId, msg.sender);
     }
@@ -652,9 +318,9 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// @dev Refund rather than carry-over: the re-commit is a new cycle whose debits the debtor can challenge
     /// on their own; crediting an old payment there would need the operator's word for it.
     function releaseVetoedDebt(uint256 cycleId, address asset, address debtor) external nonReentrant {
-        Cycle storage cycle = _committed(cycleId);
+        Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
         if (!cycle.vetoed) revert CycleNotVetoed(cycleId);
-        Debt storage debt = _debts[cycleId][asset][debtor];
+        Debt storage debt = _books.debts[cycleId][asset][debtor];
         DebtStatus status = debt.status;
         if (status == DebtStatus.None) revert NoDebt(cycleId, asset, debtor);
         if (status == DebtStatus.Voided || status == DebtStatus.Refunded) {
@@ -665,9 +331,9 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         debt.status = refunded ? DebtStatus.Refunded : DebtStatus.Voided;
         emit VetoedDebtReleased(cycleId, asset, debtor, amount, refunded);
         if (refunded) {
-            _cycleAssets[cycleId][asset].funded -= amount;
-            heldLiquidity[asset] -= amount;
-            payoutOf[asset][debtor] += amount;
+            _books.cycleAssets[cycleId][asset].funded -= amount;
+            _books.heldLiquidity[asset] -= amount;
+            _books.payoutOf[asset][debtor] += amount;
         } else {
             vault.releaseObligation(debtor, asset, amount);
         }
@@ -689,8 +355,8 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
             received = IERC20(asset).balanceOf(address(this)) - before;
         }
         if (received == 0) revert ZeroAmount();
-        uint256 bond = bondOf[asset] + received;
-        bondOf[asset] = bond;
+        uint256 bond = _books.bondOf[asset] + received;
+        _books.bondOf[asset] = bond;
         emit BondPosted(asset, msg.sender, received, bond);
     }
 
@@ -698,7 +364,7 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// stricter; lowering it is visible ({BondFloorSet}) and never touches a cycle already committed.
     function setBondFloor(uint16 bps) external onlyRole(DEFAULT_ADMIN_ROLE) {
         if (bps > BPS) revert BondFloorTooHigh(bps);
-        bondFloorBps = bps;
+        _books.bondFloorBps = bps;
         emit BondFloorSet(bps);
     }
 
@@ -711,16 +377,16 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         uint256 amount,
         address to
     ) external onlyRole(DEFAULT_ADMIN_ROLE) nonReentrant {
-        uint64 lockedUntil = _cycles[lastCycleId].doubleListingDeadline;
-        if (openChallenges != 0 || block.timestamp <= lockedUntil) {
-            revert BondInUse(openChallenges, lockedUntil);
+        uint64 lockedUntil = _books.cycles[_books.lastCycleId].doubleListingDeadline;
+        if (_books.openChallenges != 0 || block.timestamp <= lockedUntil) {
+            revert BondInUse(_books.openChallenges, lockedUntil);
         }
-        if (totalRefundOwed[asset] != 0) revert RefundsOwed(asset, totalRefundOwed[asset]);
-        uint256 bond = bondOf[asset];
+        if (_books.totalRefundOwed[asset] != 0) revert RefundsOwed(asset, _books.totalRefundOwed[asset]);
+        uint256 bond = _books.bondOf[asset];
         if (amount == 0 || amount > bond) revert BondTooSmall(asset, bond, amount);
-        bondOf[asset] = bond - amount;
+        _books.bondOf[asset] = bond - amount;
         emit BondWithdrawn(asset, to, amount, bond - amount);
-        _send(asset, to, amount);
+        ClearingBooks.send(asset, to, amount);
     }
 
     // ------------------------------------------------------------------------------- double listing
@@ -763,8 +429,8 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         if (block.timestamp > cycle.doubleListingDeadline) {
             revert DoubleListingProofClosed(laterCycleId, cycle.doubleListingDeadline);
         }
-        if (doubleListingProven[id][laterCycleId]) revert DoubleListingAlreadyProven(id, laterCycleId);
-        doubleListingProven[id][laterCycleId] = true;
+        if (_books.doubleListingProven[id][laterCycleId]) revert DoubleListingAlreadyProven(id, laterCycleId);
+        _books.doubleListingProven[id][laterCycleId] = true;
         uint256 amount = first.amount < later.amount ? first.amount : later.amount;
         emit DoubleListingProven(id, later.payer, later.asset, firstCycleId, laterCycleId, amount);
         _owe(later.asset, later.payer, amount);
@@ -775,7 +441,7 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// soon as the bond is topped up, before a voided debit draws on it). Sends nothing.
     function claimOwedRefund(address asset, address payer) external nonReentrant {
         if (_coverOwed(asset, payer) == 0)
-            revert NoRefundPayable(asset, payer, refundOwed[asset][payer], bondOf[asset]);
+            revert NoRefundPayable(asset, payer, _books.refundOwed[asset][payer], _books.bondOf[asset]);
     }
 
     /// @notice Sends everything set aside for the caller in `asset` ({payoutOf}: claimed net credits, refunds of
@@ -785,28 +451,28 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     function withdrawPayout(address asset, address to) external nonReentrant {
         if (to == address(0)) revert InvalidRecipient(to);
         _coverOwed(asset, msg.sender);
-        uint256 amount = payoutOf[asset][msg.sender];
+        uint256 amount = _books.payoutOf[asset][msg.sender];
         if (amount == 0) revert NoPayout(asset, msg.sender);
-        payoutOf[asset][msg.sender] = 0;
+        _books.payoutOf[asset][msg.sender] = 0;
         emit PayoutWithdrawn(asset, msg.sender, to, amount);
-        _send(asset, to, amount);
+        ClearingBooks.send(asset, to, amount);
     }
 
     // ------------------------------------------------------------------------------------------ views
 
     /// @notice A committed cycle (all zero if not committed).
     function getCycle(uint256 cycleId) external view returns (Cycle memory) {
-        return _cycles[cycleId];
+        return _books.cycles[cycleId];
     }
 
     /// @notice One asset of a committed cycle (all zero if not part of it).
     function getCycleAsset(uint256 cycleId, address asset) external view returns (CycleAsset memory) {
-        return _cycleAssets[cycleId][asset];
+        return _books.cycleAssets[cycleId][asset];
     }
 
     /// @notice `debtor`'s net debit in `asset` for cycle `cycleId`.
     function debtOf(uint256 cycleId, address asset, address debtor) external view returns (Debt memory) {
-        return _debts[cycleId][asset][debtor];
+        return _books.debts[cycleId][asset][debtor];
     }
 
     /// @notice Whether `participant` has claimed its credit in `asset` for cycle `cycleId`.
@@ -815,7 +481,7 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         address asset,
         address participant
     ) external view returns (bool) {
-        return _claimed[cycleId][asset][participant];
+        return _books.claimed[cycleId][asset][participant];
     }
 
     /// @notice The StandardMerkleTree leaf hash of a net position (double keccak of the ABI encoding).
@@ -838,85 +504,73 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         uint256 amount,
         bytes32 signatureHash
     ) public pure returns (bytes32) {
-        return
-            keccak256(
-                bytes.concat(
-                    keccak256(abi.encode(guaranteeId, payer, recipient, asset, amount, signatureHash))
-                )
-            );
+        return GuaranteeLeafHash.hash(guaranteeId, payer, recipient, asset, amount, signatureHash);
+    }
+
+    /// @notice Id of the last committed cycle (0 before the first; ids go 1, 2, 3, ...).
+    function lastCycleId() external view returns (uint256) {
+        return _books.lastCycleId;
+    }
+
+    /// @notice Liquidity this contract holds for unclaimed credits, per asset.
+    function heldLiquidity(address asset) external view returns (uint256) {
+        return _books.heldLiquidity[asset];
+    }
+
+    /// @notice The operator bond per asset: what voided debits are charged to.
+    function bondOf(address asset) external view returns (uint256) {
+        return _books.bondOf[asset];
+    }
+
+    /// @notice Unanswered challenges over all cycles (the bond cannot be withdrawn while any is open).
+    function openChallenges() external view returns (uint256) {
+        return _books.openChallenges;
+    }
+
+    /// @notice Bond floor: a commit is refused unless, for each of its assets, the bond in that asset is at least
+    /// `totalDebit * bondFloorBps / BPS` of the cycle (the debits it puts at risk: each one can be voided and
+    /// charged to the bond). 0 (the default) switches the check off; at most {BPS} (full cover).
+    function bondFloorBps() external view returns (uint16) {
+        return _books.bondFloorBps;
+    }
+
+    /// @notice The cycle whose challenge answer used the guarantee `guaranteeId` (0: none). A signed
+    /// guarantee justifies at most one challenged debit, ever (answers in a vetoed cycle do not count).
+    function answeredIn(bytes32 guaranteeId) external view returns (uint256 cycleId) {
+        return _books.answeredIn[guaranteeId];
+    }
+
+    /// @notice Whether guarantee `guaranteeId`'s listing in cycle `laterCycleId` was proven a double listing
+    /// (each later listing is remedied once, whichever earlier listing proved it).
+    function doubleListingProven(bytes32 guaranteeId, uint256 laterCycleId) external view returns (bool) {
+        return _books.doubleListingProven[guaranteeId][laterCycleId];
+    }
+
+    /// @notice Double-listing refunds owed to `payer` in `asset` that the bond could not cover yet
+    /// ({claimOwedRefund} or {withdrawPayout} take them from the bond once it is topped up).
+    function refundOwed(address asset, address payer) external view returns (uint256) {
+        return _books.refundOwed[asset][payer];
+    }
+
+    /// @notice What is set aside for `account` in `asset`, all sources in one balance: net credits claimed
+    /// ({claimNetCredit}), paid debts of vetoed cycles refunded ({releaseVetoedDebt}) and double-listing
+    /// refunds taken from the bond ({proveDoubleListing}, {claimOwedRefund}). Only `account` pulls it, with
+    /// {withdrawPayout}, to any address it names: pull payments, so a recipient wallet that rejects ETH (or a
+    /// token that blocks it) cannot make the call that credits it revert, and nobody else's call depends on it.
+    function payoutOf(address asset, address account) external view returns (uint256) {
+        return _books.payoutOf[asset][account];
+    }
+
+    /// @notice Sum of {refundOwed} over payers, per asset (no bond is withdrawn while it is not zero).
+    function totalRefundOwed(address asset) external view returns (uint256) {
+        return _books.totalRefundOwed[asset];
     }
 
     // -------------------------------------------------------------------------------------- internals
 
-    function _commitTotals(uint256 cycleId, AssetTotal[] calldata totals) private {
-        uint256 floorBps = bondFloorBps;
-        for (uint256 i = 0; i < totals.length; ++i) {
-            AssetTotal calldata total = totals[i];
-            CycleAsset storage cycleAsset = _cycleAssets[cycleId][total.asset];
-            if (cycleAsset.listed) revert DuplicateCycleAsset(total.asset);
-            if (total.totalDebit != total.totalCredit) {
-                revert UnbalancedAsset(total.asset, total.totalDebit, total.totalCredit);
-            }
-            if (floorBps != 0) {
-                // Rounded up; amounts are bounded by Vault balances (uint128), so the product cannot overflow.
-                uint256 floor = (total.totalDebit * floorBps + BPS - 1) / BPS;
-                if (bondOf[total.asset] < floor)
-                    revert BondBelowFloor(total.asset, bondOf[total.asset], floor);
-            }
-            cycleAsset.listed = true;
-            cycleAsset.totalDebit = total.totalDebit;
-            emit CycleAssetCommitted(cycleId, total.asset, total.totalDebit);
-        }
-    }
-
-    function _commitDebtors(
-        uint256 cycleId,
-        AssetTotal[] calldata totals,
-        IClearingVault.Obligation[] calldata debtors
-    ) private {
-        uint256[] memory sums = new uint256[](totals.length);
-        for (uint256 i = 0; i < debtors.length; ++i) {
-            IClearingVault.Obligation calldata o = debtors[i];
-            if (o.amount == 0 || o.debtor == address(0))
-                revert InvalidObligation(o.asset, o.debtor, o.amount);
-            sums[_indexOfAsset(cycleId, totals, o.asset)] += o.amount;
-            Debt storage debt = _debts[cycleId][o.asset][o.debtor];
-            if (debt.status != DebtStatus.None) revert DuplicateDebtor(o.asset, o.debtor);
-            debt.amount = SafeCast.toUint248(o.amount);
-            debt.status = DebtStatus.Open;
-            emit NetDebitRecorded(cycleId, o.asset, o.debtor, o.amount);
-        }
-        for (uint256 i = 0; i < totals.length; ++i) {
-            if (sums[i] != totals[i].totalDebit) {
-                revert ObligationSumMismatch(totals[i].asset, sums[i], totals[i].totalDebit);
-            }
-        }
-    }
-
-    /// @dev Writes the cycle's deadlines from the Vault's current timings and announces its window.
-    function _setDeadlines(
-        uint256 cycleId,
-        Cycle storage cycle
-    ) private returns (uint64 paymentDeadline, uint64 defaultDeadline) {
-        IClearingVault.Timings memory t = vault.timings(); // one call for the four timings used here
-        uint64 challengeDeadline = uint64(block.timestamp) + t.challengeWindow;
-        uint64 answerDeadline = challengeDeadline + t.challengeWindow;
-        paymentDeadline = answerDeadline + t.paymentWindow;
-        defaultDeadline = paymentDeadline + t.defaultWindow;
-        // Never earlier than the previous cycle's (timings may be lowered): the last cycle's deadline is then
-        // the latest, which is what {withdrawBond} waits for.
-        uint64 doubleListingDeadline = defaultDeadline + t.withdrawalGracePeriod;
-        uint64 previous = _cycles[cycleId - 1].doubleListingDeadline;
-        cycle.doubleListingDeadline = doubleListingDeadline > previous ? doubleListingDeadline : previous;
-        cycle.committedAt = uint64(block.timestamp);
-        cycle.challengeDeadline = challengeDeadline;
-        cycle.answerDeadline = answerDeadline;
-        cycle.paymentDeadline = paymentDeadline;
-        cycle.defaultDeadline = defaultDeadline;
-        emit CycleChallengeWindow(cycleId, cycle.guaranteesRoot, challengeDeadline, answerDeadline);
-    }
-
-    /// @dev Checks every guarantee of an answer and marks it used; returns their total amount.
+    /// @dev Checks every guarantee of an answer and marks it used; returns their total amount. Each is
+    /// checked by {guaranteeVerifier} (decoding, id, owed by the debtor, in the root, signed by it), then here:
+    /// not remunerated, not used by another answer.
     function _checkAnswer(
         uint256 cycleId,
         bytes32 guaranteesRoot,
@@ -924,53 +578,34 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         address debtor,
         SignedGuarantee[] calldata guarantees
     ) private returns (uint256 signed) {
-        bytes32 separator = vault.guaranteeDomainSeparator();
+        IGuaranteeVerifier.Answer memory answer = IGuaranteeVerifier.Answer(
+            address(vault),
+            vault.guaranteeDomainSeparator(),
+            guaranteesRoot,
+            asset,
+            debtor
+        );
         uint256 previous;
         for (uint256 i = 0; i < guarantees.length; ++i) {
-            (bytes32 id, uint256 amount) = _checkGuarantee(
-                guaranteesRoot,
-                separator,
-                asset,
-                debtor,
-                guarantees[i]
+            SignedGuarantee calldata g = guarantees[i];
+            (bytes32 id, uint256 amount) = guaranteeVerifier.checkAnswerGuarantee(
+                answer,
+                g.claims,
+                g.scheme,
+                g.signature,
+                g.proof
             );
+            if (vault.consumption(id) == IClearingVault.Consumption.Remunerated)
+                revert GuaranteeRemunerated(id);
+            // An answer in a vetoed cycle does not count: the re-commit must be able to use the guarantee again.
+            uint256 usedIn = _books.answeredIn[id];
+            if (usedIn != 0 && !_books.cycles[usedIn].vetoed) revert GuaranteeAlreadyUsed(id, usedIn);
             // Strictly increasing ids: no guarantee counted twice in one answer.
             if (i != 0 && uint256(id) <= previous) revert GuaranteesNotSorted(id);
             previous = uint256(id);
-            answeredIn[id] = cycleId;
+            _books.answeredIn[id] = cycleId;
             signed += amount;
         }
-    }
-
-    /// @dev One guarantee of an answer: the debtor's signed outgoing payment in `asset`, in the root, unused.
-    /// The claims are decoded and the signature checked by {payerVerifier}; the checks keep their order.
-    function _checkGuarantee(
-        bytes32 guaranteesRoot,
-        bytes32 separator,
-        address asset,
-        address debtor,
-        SignedGuarantee calldata g
-    ) private view returns (bytes32 id, uint256 amount) {
-        PayerGuaranteeVerifier.Checked memory c = payerVerifier.check(
-            separator,
-            g.claims,
-            g.scheme,
-            g.signature
-        );
-        id = c.guaranteeId;
-        bytes32 expected = CertificateCodec.guaranteeId(block.chainid, address(vault), c.user, c.reqId);
-        if (id != expected) revert GuaranteeIdMismatch(expected, id);
-        if (c.user != debtor || c.asset != asset || c.recipient == debtor) {
-            revert GuaranteeNotOwed(id, debtor, asset);
-        }
-        if (vault.consumption(id) == IClearingVault.Consumption.Remunerated) revert GuaranteeRemunerated(id);
-        // An answer in a vetoed cycle does not count: the re-commit must be able to use the guarantee again.
-        uint256 usedIn = answeredIn[id];
-        if (usedIn != 0 && !_cycles[usedIn].vetoed) revert GuaranteeAlreadyUsed(id, usedIn);
-        amount = c.amount;
-        bytes32 leaf = guaranteeLeafHash(id, debtor, c.recipient, asset, amount, keccak256(g.signature));
-        if (!MerkleProof.verifyCalldata(g.proof, guaranteesRoot, leaf)) revert GuaranteeNotInCycle(id);
-        if (!c.signatureValid) revert InvalidGuaranteeSignature(id);
     }
 
     /// @dev A listing that charges its payer something (not a self-payment, which nets to zero), in a cycle
@@ -983,7 +618,7 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         if (l.payer == address(0) || l.payer == l.recipient || l.amount == 0) {
             revert UnchargedListing(l.guaranteeId);
         }
-        cycle = _committed(cycleId);
+        cycle = ClearingBooks.committed(_books, cycleId);
         if (cycle.vetoed) revert CycleIsVetoed(cycleId);
         if (block.timestamp <= cycle.challengeDeadline)
             revert ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
@@ -1001,14 +636,14 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
 
     /// @dev Takes `refund` for `payer` from the bond into {payoutOf}; what the bond lacks is recorded as owed.
     function _owe(address asset, address payer, uint256 refund) private {
-        uint256 bond = bondOf[asset];
+        uint256 bond = _books.bondOf[asset];
         uint256 paid = refund < bond ? refund : bond;
-        bondOf[asset] = bond - paid;
-        payoutOf[asset][payer] += paid;
+        _books.bondOf[asset] = bond - paid;
+        _books.payoutOf[asset][payer] += paid;
         uint256 owed = refund - paid;
         if (owed != 0) {
-            refundOwed[asset][payer] += owed;
-            totalRefundOwed[asset] += owed;
+            _books.refundOwed[asset][payer] += owed;
+            _books.totalRefundOwed[asset] += owed;
         }
         emit DoubleListingRefunded(asset, payer, paid, owed);
     }
@@ -1016,33 +651,16 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
     /// @dev Moves what the bond can of `payer`'s owed refund in `asset` into {payoutOf}; returns the amount
     /// (no event when zero). Nothing owed (the usual case of {withdrawPayout}) costs one slot read.
     function _coverOwed(address asset, address payer) private returns (uint256 amount) {
-        uint256 owed = refundOwed[asset][payer];
+        uint256 owed = _books.refundOwed[asset][payer];
         if (owed == 0) return 0;
-        uint256 bond = bondOf[asset];
+        uint256 bond = _books.bondOf[asset];
         amount = owed < bond ? owed : bond;
         if (amount == 0) return 0;
-        bondOf[asset] = bond - amount;
-        refundOwed[asset][payer] = owed - amount;
-        totalRefundOwed[asset] -= amount;
-        payoutOf[asset][payer] += amount;
+        _books.bondOf[asset] = bond - amount;
+        _books.refundOwed[asset][payer] = owed - amount;
+        _books.totalRefundOwed[asset] -= amount;
+        _books.payoutOf[asset][payer] += amount;
         emit OwedRefundPaid(asset, payer, amount, owed - amount);
-    }
-
-    function _committed(uint256 cycleId) private view returns (Cycle storage) {
-        if (cycleId == 0 || cycleId > lastCycleId) revert UnknownCycle(cycleId);
-        return _cycles[cycleId];
-    }
-
-    /// @dev The debt, which must be in `status`.
-    function _debtIn(
-        uint256 cycleId,
-        address asset,
-        address debtor,
-        DebtStatus status
-    ) private view returns (Debt storage debt) {
-        debt = _debts[cycleId][asset][debtor];
-        if (debt.status == DebtStatus.None) revert NoDebt(cycleId, asset, debtor);
-        if (debt.status != status) revert DebtAlreadyResolved(cycleId, asset, debtor, debt.status);
     }
 
     /// @dev A debt that may be paid or covered: open or answered, in a cycle that was not vetoed.
@@ -1051,10 +669,10 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         address asset,
         address debtor
     ) private view returns (Debt storage debt) {
-        debt = _debts[cycleId][asset][debtor];
+        debt = _books.debts[cycleId][asset][debtor];
         DebtStatus status = debt.status;
         if (status == DebtStatus.None) revert NoDebt(cycleId, asset, debtor);
-        if (_cycles[cycleId].vetoed) revert CycleIsVetoed(cycleId);
+        if (_books.cycles[cycleId].vetoed) revert CycleIsVetoed(cycleId);
         if (status != DebtStatus.Open && status != DebtStatus.Answered) {
             revert DebtAlreadyResolved(cycleId, asset, debtor, status);
         }
@@ -1065,35 +683,9 @@ contract ClearingHouse is TimelockedRoles, ReentrancyGuardTransient {
         return asset == ETH ? address(this).balance : IERC20(asset).balanceOf(address(this));
     }
 
-    function _send(address asset, address to, uint256 amount) private {
-        if (asset == ETH) Address.sendValue(payable(to), amount);
-        else IERC20(asset).safeTransfer(to, amount);
-    }
-
-    function _fund(uint256 cycleId, address asset, uint256 amount) private {
-        _cycleAssets[cycleId][asset].funded += amount;
-        heldLiquidity[asset] += amount;
-    }
-
     function _resolveDebt(uint256 cycleId, Cycle storage c) private {
         c.openDebts -= 1;
-        if (c.openDebts == 0) _finalize(cycleId, c);
-    }
-
-    function _finalize(uint256 cycleId, Cycle storage c) private {
-        c.finalized = true;
-        emit CycleFinalized(cycleId);
-    }
-
-    function _indexOfAsset(
-        uint256 cycleId,
-        AssetTotal[] calldata totals,
-        address asset
-    ) private pure returns (uint256) {
-        for (uint256 j = 0; j < totals.length; ++j) {
-            if (totals[j].asset == asset) return j;
-        }
-        revert UnknownCycleAsset(cycleId, asset);
+        if (c.openDebts == 0) ClearingBooks.finalize(cycleId, c);
     }
 
     /// @dev OPERATOR_ROLE commits cycles (obligations on payers' collateral): its grants are timelocked.

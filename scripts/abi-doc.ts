@@ -18,14 +18,17 @@ export const ABI_DOC_PATH = path.join(__dirname, "..", "docs", "abi.md");
 
 /** What the page documents: what `scripts/deploy.ts` deploys, test tokens last. */
 export const ABI_DOC_CONTRACTS: readonly { fqn: string; role: string }[] = [
-  { fqn: "contracts/Vault.sol:Vault", role: "holds collateral; withdrawals; V2 `remunerate`; timings" },
   {
-    fqn: "contracts/ClearingHouse.sol:ClearingHouse",
-    role: "clearing cycles: commit, pay, claim, default cover",
+    fqn: "contracts/Vault.sol:Vault",
+    role: "holds collateral; withdrawals; V2 `remunerate` and reserves (run by its linked libraries RemunerationLogic and ReserveLogic); timings",
   },
   {
-    fqn: "contracts/clearing/PayerGuaranteeVerifier.sol:PayerGuaranteeVerifier",
-    role: "deployed by the ClearingHouse (`payerVerifier()`): decodes answer claims, checks payer signatures; its reverts reach `answerChallenge` callers",
+    fqn: "contracts/ClearingHouse.sol:ClearingHouse",
+    role: "clearing cycles: commit (linked library CycleCommitLogic), pay, claim, default cover, challenges, veto, double listings, bond",
+  },
+  {
+    fqn: "contracts/GuaranteeVerifier.sol:GuaranteeVerifier",
+    role: "stateless, shared by the Vault (`guaranteeVerifier()`) and the ClearingHouse: decodes claims, checks Core's BLS certificate and the payer's signature; its reverts reach the callers of `remunerate`, `registerReserve` and `answerChallenge`",
   },
   {
     fqn: "contracts/ValidationRegistry.sol:ValidationRegistry",

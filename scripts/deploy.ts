@@ -1,6 +1,7 @@
 /**
- * Deploys and wires Surety's contracts: ValidationRegistry, Vault, ClearingHouse (+ TestTokens on dev
- * networks). `deploySurety` is reusable (tests, devnet script); running this file with
+ * Deploys and wires Surety's contracts: ValidationRegistry, GuaranteeVerifier, the Vault's and the
+ * ClearingHouse's logic libraries, Vault, ClearingHouse (+ TestTokens on dev networks); the one place that
+ * knows the wiring (docs/contracts.md, "The contracts at a glance"). `deploySurety` is reusable (tests, devnet script); running this file with
  * `npx hardhat run scripts/deploy.ts --network <name>` deploys and writes `deployments/<network>.json`.
  *
  * Environment for the hardhat-run entry:
@@ -28,10 +29,15 @@ import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { blsKeyFromSecret, publicKeyToEip2537, type Eip2537G2Point } from "../sdk/bls";
 import {
   ClearingHouse__factory,
+  CycleCommitLogic__factory,
+  GuaranteeVerifier__factory,
+  RemunerationLogic__factory,
+  ReserveLogic__factory,
   TestToken__factory,
   ValidationRegistry__factory,
   Vault__factory,
   type ClearingHouse,
+  type GuaranteeVerifier,
   type TestToken,
   type ValidationRegistry,
   type Vault,
@@ -148,6 +154,7 @@ export interface TokenInfo extends DeployedContract {
 /** What deploySurety returns: live contract handles plus the JSON-ready record. */
 export interface SuretyDeployment {
   vault: Vault;
+  guaranteeVerifier: GuaranteeVerifier;
   clearingHouse: ClearingHouse;
   validationRegistry: ValidationRegistry;
   testTokens: TestToken[];
@@ -161,6 +168,13 @@ export interface DeploymentRecord {
     Vault: DeployedContract;
     ClearingHouse: DeployedContract;
     ValidationRegistry: DeployedContract;
+    /** Stateless certificate and payer-signature checks, called by the Vault and the ClearingHouse. */
+    GuaranteeVerifier: DeployedContract;
+    /** External libraries linked into the Vault (they run in its context: its storage, events, address). */
+    RemunerationLogic: DeployedContract;
+    ReserveLogic: DeployedContract;
+    /** The external library linked into the ClearingHouse. */
+    CycleCommitLogic: DeployedContract;
   };
   config: {
     admin: string;
@@ -193,17 +207,22 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
 
   const registry = await new ValidationRegistry__factory(signer).deploy();
   const registryAt = await deployedAt(registry);
+  const verifier = await new GuaranteeVerifier__factory(signer).deploy();
+  const verifierAt = await deployedAt(verifier);
   // The deployer administers until wiring is done, then hands the roles to `admin`.
-  const vault = await new Vault__factory(signer).deploy(deployer, adminTransferDelay, timings);
-  const vaultAt = await deployedAt(vault);
-  const clearingHouse = await new ClearingHouse__factory(signer).deploy(
-    await vault.getAddress(),
-    admin,
-    operator,
-    guardian,
+  const vaultLibraries = await deployVaultLibraries(signer);
+  const vault = await new Vault__factory(vaultLinks(vaultLibraries), signer).deploy(
+    deployer,
     adminTransferDelay,
-    bondFloorBps,
+    timings,
+    verifierAt.address,
   );
+  const vaultAt = await deployedAt(vault);
+  const clearingLibraries = await deployClearingHouseLibraries(signer);
+  const clearingHouse = await new ClearingHouse__factory(
+    clearingHouseLinks(clearingLibraries),
+    signer,
+  ).deploy(vaultAt.address, admin, operator, guardian, adminTransferDelay, bondFloorBps, verifierAt.address);
   const clearingHouseAt = await deployedAt(clearingHouse);
 
   await (await vault.setClearingHouse(await clearingHouse.getAddress())).wait();
@@ -235,12 +254,21 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
 
   return {
     vault,
+    guaranteeVerifier: verifier,
     clearingHouse,
     validationRegistry: registry,
     testTokens,
     record: {
       chainId,
-      contracts: { Vault: vaultAt, ClearingHouse: clearingHouseAt, ValidationRegistry: registryAt },
+      contracts: {
+        Vault: vaultAt,
+        ClearingHouse: clearingHouseAt,
+        ValidationRegistry: registryAt,
+        GuaranteeVerifier: verifierAt,
+        RemunerationLogic: vaultLibraries.RemunerationLogic,
+        ReserveLogic: vaultLibraries.ReserveLogic,
+        CycleCommitLogic: clearingLibraries.CycleCommitLogic,
+      },
       config: {
         admin,
         adminTransferDelay,
@@ -255,6 +283,74 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
       tokens,
     },
   };
+}
+
+/** The Vault's logic libraries (deployed once; any number of Vaults may link them). */
+export interface VaultLibraries {
+  RemunerationLogic: DeployedContract;
+  ReserveLogic: DeployedContract;
+}
+
+/** The ClearingHouse's logic library. */
+export interface ClearingHouseLibraries {
+  CycleCommitLogic: DeployedContract;
+}
+
+/** Deploys the libraries a Vault links. */
+export async function deployVaultLibraries(signer: Signer): Promise<VaultLibraries> {
+  return {
+    RemunerationLogic: await deployedAt(await new RemunerationLogic__factory(signer).deploy()),
+    ReserveLogic: await deployedAt(await new ReserveLogic__factory(signer).deploy()),
+  };
+}
+
+/** Deploys the libraries a ClearingHouse links. */
+export async function deployClearingHouseLibraries(signer: Signer): Promise<ClearingHouseLibraries> {
+  return {
+    CycleCommitLogic: await deployedAt(await new CycleCommitLogic__factory(signer).deploy()),
+  };
+}
+
+/** The Vault factory's link map (library fully qualified name → address). */
+export function vaultLinks(libraries: VaultLibraries) {
+  return {
+    "contracts/vault/RemunerationLogic.sol:RemunerationLogic": libraries.RemunerationLogic.address,
+    "contracts/vault/ReserveLogic.sol:ReserveLogic": libraries.ReserveLogic.address,
+  };
+}
+
+/** The ClearingHouse factory's link map. */
+export function clearingHouseLinks(libraries: ClearingHouseLibraries) {
+  return {
+    "contracts/clearing/CycleCommitLogic.sol:CycleCommitLogic": libraries.CycleCommitLogic.address,
+  };
+}
+
+/** A GuaranteeVerifier (stateless: one per deployment serves the Vault and the ClearingHouse). */
+export async function deployGuaranteeVerifier(signer: Signer): Promise<string> {
+  return (await deployedAt(await new GuaranteeVerifier__factory(signer).deploy())).address;
+}
+
+/** A Vault factory linked to freshly deployed Vault libraries (tests and tools that deploy a Vault alone). */
+export async function vaultFactory(signer: Signer): Promise<Vault__factory> {
+  return new Vault__factory(vaultLinks(await deployVaultLibraries(signer)), signer);
+}
+
+/** A ClearingHouse factory linked to freshly deployed ClearingHouse libraries. */
+export async function clearingHouseFactory(signer: Signer): Promise<ClearingHouse__factory> {
+  return new ClearingHouse__factory(clearingHouseLinks(await deployClearingHouseLibraries(signer)), signer);
+}
+
+/** A Vault on its own (tests, tools), with a new GuaranteeVerifier unless one is given. */
+export async function deployVault(
+  signer: Signer,
+  args: { admin: string; adminTransferDelay: number | bigint; timings: Timings; verifier?: string },
+): Promise<Vault> {
+  const verifier = args.verifier ?? (await deployGuaranteeVerifier(signer));
+  const factory = await vaultFactory(signer);
+  const vault = await factory.deploy(args.admin, args.adminTransferDelay, args.timings, verifier);
+  await vault.waitForDeployment();
+  return vault;
 }
 
 /** Writes `deployments/<network>.json` under `rootDir` and returns its path. */

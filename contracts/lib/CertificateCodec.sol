@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
+import {IGuaranteeErrors} from "../interfaces/IGuaranteeErrors.sol";
+
 /// @title CertificateCodec
 /// @notice Decodes the claims a Surety certificate signs and derives the hashes that bind them
 /// (docs/protocol.md, "Identities" and "Certificates"). The TypeScript SDK holds the one encoder; tests check both agree.
@@ -11,7 +13,8 @@ pragma solidity ^0.8.28;
 ///
 /// Decoding is strict: the bytes must be the canonical ABI encoding of the decoded values (so one set
 /// of claims has exactly one byte string, and one BLS signature), the version must be 1 or 2, a V1
-/// policy must be empty and a V2 policy must not be. Malformed ABI data reverts in `abi.decode`.
+/// policy must be empty and a V2 policy must not be. Malformed ABI data reverts in `abi.decode`. The errors
+/// are {IGuaranteeErrors}', so every contract that decodes claims carries them in its ABI.
 library CertificateCodec {
     /// @notice The claims of a certificate, in encoding order.
     struct CertificateClaims {
@@ -56,28 +59,20 @@ library CertificateCodec {
     /// @notice Tag of the validation request hash.
     bytes32 internal constant VALIDATION_REQUEST_TAG = keccak256("SURETY_VALIDATION_REQUEST_V1");
 
-    /// @notice The claims carry a version other than 1 or 2.
-    error UnsupportedClaimsVersion(uint64 version);
-
-    /// @notice A V1 claim carries a non-empty policy, or a V2 claim carries an empty one.
-    error PolicyMismatch(uint64 version, uint256 policyLength);
-
-    /// @notice The bytes decode, but are not the canonical ABI encoding of what they decode to.
-    error NonCanonicalEncoding();
-
     /// @notice Decodes certificate claims.
     /// @param data The raw claims bytes (the BLS-signed message).
     /// @return claims The decoded claims; `policy` is left encoded (see `decodePolicy`).
     function decodeClaims(bytes memory data) internal pure returns (CertificateClaims memory claims) {
         bytes memory tuple = _asTuple(data);
         claims = abi.decode(tuple, (CertificateClaims));
-        if (keccak256(abi.encode(claims)) != keccak256(tuple)) revert NonCanonicalEncoding();
+        if (keccak256(abi.encode(claims)) != keccak256(tuple)) revert IGuaranteeErrors.NonCanonicalEncoding();
         if (claims.version == VERSION_V1) {
-            if (claims.policy.length != 0) revert PolicyMismatch(claims.version, claims.policy.length);
+            if (claims.policy.length != 0)
+                revert IGuaranteeErrors.PolicyMismatch(claims.version, claims.policy.length);
         } else if (claims.version == VERSION_V2) {
-            if (claims.policy.length == 0) revert PolicyMismatch(claims.version, 0);
+            if (claims.policy.length == 0) revert IGuaranteeErrors.PolicyMismatch(claims.version, 0);
         } else {
-            revert UnsupportedClaimsVersion(claims.version);
+            revert IGuaranteeErrors.UnsupportedClaimsVersion(claims.version);
         }
     }
 
@@ -99,11 +94,11 @@ library CertificateCodec {
         uint256 length = data.length;
         // Fixed part: the claims head, the policy's length word, the policy head, the tag's length word.
         uint256 tagStart = (CLAIM_HEAD_WORDS + 1 + POLICY_HEAD_WORDS + 1) * WORD;
-        if (length < tagStart) revert NonCanonicalEncoding();
+        if (length < tagStart) revert IGuaranteeErrors.NonCanonicalEncoding();
         uint256 version = _word(data, 0);
         if (version != VERSION_V2) {
-            if (version > type(uint64).max) revert NonCanonicalEncoding();
-            revert UnsupportedClaimsVersion(uint64(version));
+            if (version > type(uint64).max) revert IGuaranteeErrors.NonCanonicalEncoding();
+            revert IGuaranteeErrors.UnsupportedClaimsVersion(uint64(version));
         }
         c.version = VERSION_V2;
         c.domain = bytes32(_word(data, 1));
@@ -114,27 +109,30 @@ library CertificateCodec {
         c.amount = _word(data, 6);
         c.asset = _address(data, 7);
         c.timestamp = _uint64(data, 8);
-        if (_word(data, 9) != CLAIM_HEAD_WORDS * WORD) revert NonCanonicalEncoding();
+        if (_word(data, 9) != CLAIM_HEAD_WORDS * WORD) revert IGuaranteeErrors.NonCanonicalEncoding();
         uint256 policyLength = _word(data, CLAIM_HEAD_WORDS);
-        if (policyLength == 0) revert PolicyMismatch(VERSION_V2, 0);
-        if (policyLength != length - (CLAIM_HEAD_WORDS + 1) * WORD) revert NonCanonicalEncoding();
+        if (policyLength == 0) revert IGuaranteeErrors.PolicyMismatch(VERSION_V2, 0);
+        if (policyLength != length - (CLAIM_HEAD_WORDS + 1) * WORD)
+            revert IGuaranteeErrors.NonCanonicalEncoding();
         uint256 q = CLAIM_HEAD_WORDS + 1;
         p.registry = _address(data, q);
         p.validator = _address(data, q + 1);
         p.agentId = _word(data, q + 2);
         uint256 minScore = _word(data, q + 3);
-        if (minScore > type(uint8).max) revert NonCanonicalEncoding();
+        if (minScore > type(uint8).max) revert IGuaranteeErrors.NonCanonicalEncoding();
         p.minScore = uint8(minScore);
         p.jobHash = bytes32(_word(data, q + 4));
-        if (_word(data, q + 5) != POLICY_HEAD_WORDS * WORD) revert NonCanonicalEncoding();
+        if (_word(data, q + 5) != POLICY_HEAD_WORDS * WORD) revert IGuaranteeErrors.NonCanonicalEncoding();
         p.deadline = _uint64(data, q + 6);
         uint256 tagLength = _word(data, q + POLICY_HEAD_WORDS);
         // The tag fills the rest, padded with zeros to a whole word, and nothing follows it.
         uint256 rest = length - tagStart;
-        if (tagLength > rest || rest - tagLength >= WORD || rest % WORD != 0) revert NonCanonicalEncoding();
+        if (tagLength > rest || rest - tagLength >= WORD || rest % WORD != 0)
+            revert IGuaranteeErrors.NonCanonicalEncoding();
         if (rest != tagLength) {
             uint256 paddingBits = (rest - tagLength) * 8;
-            if (_word(data, length / WORD - 1) & ((1 << paddingBits) - 1) != 0) revert NonCanonicalEncoding();
+            if (_word(data, length / WORD - 1) & ((1 << paddingBits) - 1) != 0)
+                revert IGuaranteeErrors.NonCanonicalEncoding();
         }
         p.tag = string(data[tagStart:tagStart + tagLength]);
     }
@@ -145,7 +143,7 @@ library CertificateCodec {
     function decodePolicy(bytes memory data) internal pure returns (ValidationPolicy memory policy) {
         bytes memory tuple = _asTuple(data);
         policy = abi.decode(tuple, (ValidationPolicy));
-        if (keccak256(abi.encode(policy)) != keccak256(tuple)) revert NonCanonicalEncoding();
+        if (keccak256(abi.encode(policy)) != keccak256(tuple)) revert IGuaranteeErrors.NonCanonicalEncoding();
     }
 
     /// @notice The certificate domain separator of a deployment (`active_guarantee_domain_separator`).
@@ -205,14 +203,14 @@ library CertificateCodec {
     /// @dev Word `index` as an address; canonical encoding leaves its top 12 bytes zero.
     function _address(bytes calldata data, uint256 index) private pure returns (address) {
         uint256 value = _word(data, index);
-        if (value > type(uint160).max) revert NonCanonicalEncoding();
+        if (value > type(uint160).max) revert IGuaranteeErrors.NonCanonicalEncoding();
         return address(uint160(value));
     }
 
     /// @dev Word `index` as a uint64, canonical.
     function _uint64(bytes calldata data, uint256 index) private pure returns (uint64) {
         uint256 value = _word(data, index);
-        if (value > type(uint64).max) revert NonCanonicalEncoding();
+        if (value > type(uint64).max) revert IGuaranteeErrors.NonCanonicalEncoding();
         return uint64(value);
     }
 

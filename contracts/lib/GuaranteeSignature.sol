@@ -5,6 +5,7 @@ import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
 
+import {IGuaranteeErrors} from "../interfaces/IGuaranteeErrors.sol";
 import {CertificateCodec} from "./CertificateCodec.sol";
 
 /// @title GuaranteeSignature
@@ -44,10 +45,6 @@ library GuaranteeSignature {
     uint256 private constant ECDSA_SIGNATURE_LENGTH = 65;
     /// @dev v = 0 / 1 is the raw recovery id; ecrecover wants 27 / 28.
     uint8 private constant RECOVERY_ID_OFFSET = 27;
-
-    /// @notice `payer` did not sign the guarantee (wrong key, wrong scheme, malformed or high-s signature,
-    /// or a contract wallet that refused it).
-    error InvalidPayerSignature(address payer);
 
     /// @notice The EIP-712 domain separator (`hashStruct(EIP712Domain)`).
     /// @param name The domain name (the Vault's {EIP712} name).
@@ -183,6 +180,7 @@ library GuaranteeSignature {
         Scheme scheme,
         bytes memory signature
     ) internal view {
-        if (!verify(separator, hashOfStruct, payer, scheme, signature)) revert InvalidPayerSignature(payer);
+        if (!verify(separator, hashOfStruct, payer, scheme, signature))
+            revert IGuaranteeErrors.InvalidPayerSignature(payer);
     }
 }

@@ -8,21 +8,28 @@
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { ethers } from "hardhat";
-import { ClearingHouse__factory, Vault__factory } from "../../typechain-types";
+import { clearingHouseFactory, deployVault } from "../../scripts/deploy";
 import { TIMINGS } from "./helpers";
 
 const DELAY = 3_600;
 
 async function fixture() {
   const [admin, next, outsider, operator] = await ethers.getSigners();
-  const vault = await new Vault__factory(admin).deploy(admin.address, DELAY, TIMINGS);
-  const clearingHouse = await new ClearingHouse__factory(admin).deploy(
+  const vault = await deployVault(admin, {
+    admin: admin.address,
+    adminTransferDelay: DELAY,
+    timings: TIMINGS,
+  });
+  const clearingHouse = await (
+    await clearingHouseFactory(admin)
+  ).deploy(
     await vault.getAddress(),
     admin.address,
     operator.address,
     outsider.address,
     DELAY,
     0,
+    await vault.guaranteeVerifier(),
   );
   return { admin, next, outsider, operator, vault, clearingHouse };
 }

@@ -7,7 +7,7 @@ import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { parseEther } from "ethers";
 
-import { ClearingHouse__factory } from "../../typechain-types";
+import { clearingHouseFactory } from "../../scripts/deploy";
 import { ETH, planCycle, signedGuarantee, suretyFixture } from "./helpers";
 
 const ONE = parseEther("1");
@@ -75,12 +75,13 @@ describe("Bond floor (issue 17)", () => {
 
   it("the constructor sets the initial floor (a deployment whose admin is not the deployer starts with it on)", async () => {
     const f = await loadFixture(fixture);
-    const factory = new ClearingHouse__factory(f.admin);
+    const factory = await clearingHouseFactory(f.admin);
+    const verifier = await f.vault.guaranteeVerifier();
     const args = [f.vaultAddress, f.outsider.address, f.operator.address, f.guardian.address, 0] as const;
-    const ch = await factory.deploy(...args, 2_500);
+    const ch = await factory.deploy(...args, 2_500, verifier);
     await expect(ch.deploymentTransaction()).to.emit(ch, "BondFloorSet").withArgs(2_500n);
     expect(await ch.bondFloorBps()).to.equal(2_500n);
-    await expect(factory.deploy(...args, 10_001))
+    await expect(factory.deploy(...args, 10_001, verifier))
       .to.be.revertedWithCustomError(ch, "BondFloorTooHigh")
       .withArgs(10_001n);
   });

@@ -88,13 +88,19 @@ describe("Custody review (issue 17), ClearingHouse side", () => {
         asset: ETH,
         amount: ONE,
       };
-      const plan = buildCommitPlan(netCycle(1n, [...spam, honest]), [...spam, honest])!;
-      expect(plan.args.nettedV2Ids).to.deep.equal([honest.guaranteeId.toLowerCase()]);
-      const receipt = await (
-        await f.clearingHouse.connect(f.operator).commitCycle(...toCommitCycleCall(plan.args))
-      ).wait();
-      // One debtor and one listed id: the spam adds no per-id cost (it would be ≈ 30M gas listed).
-      expect(receipt!.gasUsed).to.be.lessThan(300_000n);
+      const commitGas = async (guarantees: PayableGuarantee[]) => {
+        const g = await loadFixture(suretyFixture);
+        const plan = buildCommitPlan(netCycle(1n, guarantees), guarantees)!;
+        expect(plan.args.nettedV2Ids).to.deep.equal([honest.guaranteeId.toLowerCase()]);
+        const tx = await g.clearingHouse.connect(g.operator).commitCycle(...toCommitCycleCall(plan.args));
+        return (await tx.wait())!.gasUsed;
+      };
+      const alone = await commitGas([honest]);
+      const withSpam = await commitGas([...spam, honest]);
+      // One debtor and one listed id either way: the spam adds no per-id cost (it would be ≈ 30M gas
+      // listed). Compared with the same commit without it, so it holds under coverage instrumentation too.
+      // (The two guarantees roots differ, so their calldata bytes may cost a few gas apart.)
+      expect(Number(withSpam)).to.be.closeTo(Number(alone), 200);
       expect(await f.vault.consumption(spam[0].guaranteeId)).to.equal(0n);
     });
   });

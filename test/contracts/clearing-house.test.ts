@@ -4,7 +4,7 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { ZeroAddress, id as hashText, parseEther } from "ethers";
 
-import { ClearingHouse__factory } from "../../typechain-types";
+import { clearingHouseFactory } from "../../scripts/deploy";
 import {
   ETH,
   GUARANTEES_ROOT,
@@ -517,13 +517,14 @@ describe("ClearingHouse", () => {
     it("needs a Vault contract", async () => {
       const { clearingHouse, vault, admin, outsider } = await loadFixture(suretyFixture);
       await expect(
-        new ClearingHouse__factory(admin).deploy(
+        (await clearingHouseFactory(admin)).deploy(
           outsider.address,
           admin.address,
           admin.address,
           admin.address,
           0,
           0,
+          await vault.guaranteeVerifier(),
         ),
       )
         .to.be.revertedWithCustomError(clearingHouse, "InvalidVault")

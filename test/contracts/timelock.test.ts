@@ -9,7 +9,8 @@ import { ethers } from "hardhat";
 import { AbiCoder, keccak256 } from "ethers";
 
 import { publicKeyToEip2537 } from "../../sdk/bls";
-import { ValidationRegistry__factory, Vault__factory } from "../../typechain-types";
+import { deployVault } from "../../scripts/deploy";
+import { ValidationRegistry__factory } from "../../typechain-types";
 import { OPERATOR_BLS, OTHER_BLS, TIMINGS, suretyFixture, timingsOperation } from "./helpers";
 
 const DELAY = 3n * 86_400n; // deploySurety's default (DEFAULT_ADMIN_TRANSFER_DELAY)
@@ -127,7 +128,11 @@ describe("Timelocked roles and changes", () => {
 
   it("setup: grants, key and registries are immediate until finishSetup (once, admin only)", async () => {
     const [admin, outsider] = await ethers.getSigners();
-    const vault = await new Vault__factory(admin).deploy(admin.address, Number(DELAY), TIMINGS);
+    const vault = await deployVault(admin, {
+      admin: admin.address,
+      adminTransferDelay: Number(DELAY),
+      timings: TIMINGS,
+    });
     const registry = await new ValidationRegistry__factory(admin).deploy();
     await expect(vault.grantRole(await vault.KEY_MANAGER_ROLE(), outsider.address)).to.emit(
       vault,
@@ -381,7 +386,11 @@ describe("Timelocked roles and changes", () => {
 
     it("during setup a change applies at once", async () => {
       const [admin, outsider] = await ethers.getSigners();
-      const vault = await new Vault__factory(admin).deploy(admin.address, Number(DELAY), TIMINGS);
+      const vault = await deployVault(admin, {
+        admin: admin.address,
+        adminTransferDelay: Number(DELAY),
+        timings: TIMINGS,
+      });
       await expect(vault.setTimings(shorter))
         .to.emit(vault, "TimingsUpdated")
         .withArgs(asTuple(shorter))

@@ -5,7 +5,8 @@ import { ethers } from "hardhat";
 import { ZeroAddress, id as hashText, keccak256, AbiCoder, parseEther } from "ethers";
 
 import { publicKeyToEip2537 } from "../../sdk/bls";
-import { FeeOnTransferToken__factory, Vault__factory } from "../../typechain-types";
+import { deployVault, vaultFactory, deployGuaranteeVerifier } from "../../scripts/deploy";
+import { FeeOnTransferToken__factory } from "../../typechain-types";
 import { ETH, OPERATOR_BLS, OTHER_BLS, TIMINGS, applyTimings, suretyFixture } from "./helpers";
 
 const ONE = parseEther("1");
@@ -309,7 +310,11 @@ describe("Vault", () => {
       await expect(vault.setClearingHouse(clearingHouseAddress))
         .to.be.revertedWithCustomError(vault, "ClearingHouseAlreadySet")
         .withArgs(clearingHouseAddress);
-      const fresh = await new Vault__factory(admin).deploy(admin.address, 0, TIMINGS);
+      const fresh = await deployVault(admin, {
+        admin: admin.address,
+        adminTransferDelay: 0,
+        timings: TIMINGS,
+      });
       await expect(fresh.setClearingHouse(outsider.address))
         .to.be.revertedWithCustomError(fresh, "InvalidClearingHouse")
         .withArgs(outsider.address);
@@ -329,7 +334,11 @@ describe("Vault", () => {
         wired,
         "OperatorKeyScheduled",
       );
-      const vault = await new Vault__factory(admin).deploy(admin.address, 0, TIMINGS);
+      const vault = await deployVault(admin, {
+        admin: admin.address,
+        adminTransferDelay: 0,
+        timings: TIMINGS,
+      });
       expect(await vault.operatorKeySet()).to.equal(false);
       const key = publicKeyToEip2537(OTHER_BLS.publicKey);
       const encoded = AbiCoder.defaultAbiCoder().encode(
@@ -373,7 +382,11 @@ describe("Vault", () => {
 
     it("setOperatorKey rejects the identity, off-curve points, and other callers", async () => {
       const { admin, outsider } = await loadFixture(suretyFixture);
-      const vault = await new Vault__factory(admin).deploy(admin.address, 0, TIMINGS);
+      const vault = await deployVault(admin, {
+        admin: admin.address,
+        adminTransferDelay: 0,
+        timings: TIMINGS,
+      });
       const zero = ethers.ZeroHash;
       await expect(
         vault.setOperatorKey({
@@ -494,7 +507,12 @@ describe("Vault", () => {
     it("the constructor checks timings too", async () => {
       const { admin, vault } = await loadFixture(suretyFixture);
       await expect(
-        new Vault__factory(admin).deploy(admin.address, 0, { ...TIMINGS, withdrawalGracePeriod: 1 }),
+        (await vaultFactory(admin)).deploy(
+          admin.address,
+          0,
+          { ...TIMINGS, withdrawalGracePeriod: 1 },
+          await deployGuaranteeVerifier(admin),
+        ),
       ).to.be.revertedWithCustomError(vault, "GracePeriodTooShort");
     });
 

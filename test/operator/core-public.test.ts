@@ -5,8 +5,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ethers } from "hardhat";
 import { time } from "@nomicfoundation/hardhat-network-helpers";
-import { DEFAULT_TIMINGS, writeDeployment } from "../../scripts/deploy";
-import { Vault__factory } from "../../typechain-types";
+import { DEFAULT_TIMINGS, deployVault, writeDeployment } from "../../scripts/deploy";
 import {
   blsKeyFromSecret,
   publicKeyFromEip2537,
@@ -456,7 +455,11 @@ describe("Core startup", () => {
 
     it("refuses a Vault without an operator key, naming Core's key to set", async () => {
       const [admin] = await ethers.getSigners();
-      const keyless = await new Vault__factory(admin).deploy(admin.address, 0, DEFAULT_TIMINGS);
+      const keyless = await deployVault(admin, {
+        admin: admin.address,
+        adminTransferDelay: 0,
+        timings: DEFAULT_TIMINGS,
+      });
       const vault = await keyless.getAddress();
       const error = await startupError(() =>
         startCoreServer(testConfig(dir.path), {
@@ -494,7 +497,11 @@ describe("Core startup", () => {
 
     it("refuses a Vault still in setup (grants and key changes would be immediate)", async () => {
       const [admin] = await ethers.getSigners();
-      const open = await new Vault__factory(admin).deploy(admin.address, 0, DEFAULT_TIMINGS);
+      const open = await deployVault(admin, {
+        admin: admin.address,
+        adminTransferDelay: 0,
+        timings: DEFAULT_TIMINGS,
+      });
       await (await open.setOperatorKey(publicKeyToEip2537(TEST_BLS_PUBLIC_KEY))).wait();
       const vault = await open.getAddress();
       const error = await startupError(() =>

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {Address} from "@openzeppelin/contracts/utils/Address.sol";
+
+import {IClearingHouse} from "../interfaces/IClearingHouse.sol";
+
+/// @title ClearingBooks
+/// @notice The ClearingHouse's books as one storage struct, and the operations on them that the
+/// ClearingHouse and its logic library ({CycleCommitLogic}) share. The libraries run
+/// in the ClearingHouse's context (DELEGATECALL) and receive the books as a storage pointer.
+library ClearingBooks {
+    using SafeERC20 for IERC20;
+
+    /// @notice The asset id of ETH.
+    address internal constant ETH = address(0);
+
+    /// @notice Everything the ClearingHouse records (the public views are the ClearingHouse's).
+    struct Books {
+        uint256 lastCycleId;
+        mapping(address asset => uint256) heldLiquidity;
+        mapping(address asset => uint256) bondOf;
+        uint256 openChallenges;
+        uint16 bondFloorBps;
+        mapping(bytes32 guaranteeId => uint256 cycleId) answeredIn;
+        mapping(bytes32 guaranteeId => mapping(uint256 laterCycleId => bool)) doubleListingProven;
+        mapping(address asset => mapping(address payer => uint256)) refundOwed;
+        mapping(address asset => mapping(address account => uint256)) payoutOf;
+        mapping(address asset => uint256) totalRefundOwed;
+        mapping(uint256 cycleId => IClearingHouse.Cycle) cycles;
+        mapping(uint256 cycleId => mapping(address asset => IClearingHouse.CycleAsset)) cycleAssets;
+        mapping(uint256 cycleId => mapping(address asset => mapping(address debtor => IClearingHouse.Debt))) debts;
+        mapping(uint256 cycleId => mapping(address asset => mapping(address participant => bool))) claimed;
+    }
+
+    /// @notice The committed cycle `cycleId`; reverts `UnknownCycle` otherwise.
+    function committed(
+        Books storage books,
+        uint256 cycleId
+    ) internal view returns (IClearingHouse.Cycle storage) {
+        if (cycleId == 0 || cycleId > books.lastCycleId) revert IClearingHouse.UnknownCycle(cycleId);
+        return books.cycles[cycleId];
+    }
+
+    /// @notice `debtor`'s debt in `asset` of cycle `cycleId`, which must be in `status` (`NoDebt`,
+    /// `DebtAlreadyResolved` otherwise).
+    function debtIn(
+        Books storage books,
+        uint256 cycleId,
+        address asset,
+        address debtor,
+        IClearingHouse.DebtStatus status
+    ) internal view returns (IClearingHouse.Debt storage debt) {
+        debt = books.debts[cycleId][asset][debtor];
+        if (debt.status == IClearingHouse.DebtStatus.None)
+            revert IClearingHouse.NoDebt(cycleId, asset, debtor);
+        if (debt.status != status)
+            revert IClearingHouse.DebtAlreadyResolved(cycleId, asset, debtor, debt.status);
+    }
+
+    /// @notice Adds `amount` to what cycle `cycleId` holds of `asset` for its creditors.
+    function fund(Books storage books, uint256 cycleId, address asset, uint256 amount) internal {
+        books.cycleAssets[cycleId][asset].funded += amount;
+        books.heldLiquidity[asset] += amount;
+    }
+
+    /// @notice Marks cycle `cycleId` finalized (every debtor resolved).
+    function finalize(uint256 cycleId, IClearingHouse.Cycle storage c) internal {
+        c.finalized = true;
+        emit IClearingHouse.CycleFinalized(cycleId);
+    }
+
+    /// @notice Sends `amount` of `asset` (ETH or an ERC-20) to `to`.
+    function send(address asset, address to, uint256 amount) internal {
+        if (asset == ETH) Address.sendValue(payable(to), amount);
+        else IERC20(asset).safeTransfer(to, amount);
+    }
+}

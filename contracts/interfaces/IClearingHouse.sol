@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {IGuaranteeErrors} from "./IGuaranteeErrors.sol";
+import {GuaranteeSignature} from "../lib/GuaranteeSignature.sol";
+
+/// @title IClearingHouse
+/// @notice The ClearingHouse's records, events and errors: committed cycles and their debts, settlement
+/// (payment, default cover, credit claims, payouts), the challenge game, the guardian's veto, double
+/// listings and the operator bond. Its logic library ({CycleCommitLogic}) emits and
+/// revert with these declarations, so one ABI decodes every ClearingHouse log and revert.
+interface IClearingHouse is IGuaranteeErrors {
+    /// @notice Per-asset totals of a cycle; netting makes them equal.
+    struct AssetTotal {
+        address asset;
+        uint256 totalDebit;
+        uint256 totalCredit;
+    }
+
+    /// @notice State of a debtor's net debit in a cycle.
+    /// @dev Open → Paid | Covered | Challenged; Challenged → Answered | Voided; Answered → Paid | Covered.
+    /// In a vetoed cycle, any unresolved debt → Voided and a paid one → Refunded.
+    enum DebtStatus {
+        None,
+        Open,
+        Paid,
+        Covered,
+        Challenged,
+        Answered,
+        Voided,
+        Refunded
+    }
+
+    /// @notice A committed cycle.
+    struct Cycle {
+        bytes32 root;
+        bytes32 guaranteesRoot;
+        uint64 committedAt;
+        uint64 challengeDeadline;
+        uint64 answerDeadline;
+        uint64 paymentDeadline;
+        uint64 defaultDeadline;
+        uint32 openDebts;
+        uint32 openChallenges;
+        bool finalized;
+        bool vetoed;
+        uint64 doubleListingDeadline; // packed into the slot of defaultDeadline..vetoed (no extra write)
+    }
+
+    /// @notice One asset of a committed cycle.
+    struct CycleAsset {
+        bool listed;
+        uint256 totalDebit;
+        uint256 funded;
+        uint256 claimed;
+        uint256 shortfall;
+    }
+
+    /// @notice A debtor's net debit in one cycle and asset.
+    struct Debt {
+        uint248 amount; // packed with the status into one slot (commit writes one slot per debtor)
+        DebtStatus status;
+    }
+
+    /// @notice One payer-signed guarantee offered in answer to a challenge.
+    /// @param claims The guarantee's certificate claims (CertificateCodec encoding: every signed field).
+    /// @param scheme How the payer signed (GuaranteeSignature.Scheme).
+    /// @param signature The payer's signature (its keccak256 is the leaf's `signatureHash`).
+    /// @param proof StandardMerkleTree proof of the guarantee's leaf under the cycle's `guaranteesRoot`.
+    struct SignedGuarantee {
+        bytes claims;
+        GuaranteeSignature.Scheme scheme;
+        bytes signature;
+        bytes32[] proof;
+    }
+
+    /// @notice One leaf of a cycle's guarantees root (the fields `guaranteeLeafHash` hashes).
+    struct GuaranteeLeaf {
+        bytes32 guaranteeId;
+        address payer;
+        address recipient;
+        address asset;
+        uint256 amount;
+        bytes32 signatureHash;
+    }
+
+    /// @notice Cycle `cycleId` was committed with Merkle root `root`; `nettedV2Count` V2 ids were newly marked
+    /// consumed (listed ids already consumed were skipped, see the Vault's `GuaranteeNettingSkipped`).
+    event CycleCommitted(
+        uint256 indexed cycleId,
+        bytes32 root,
+        uint64 paymentDeadline,
+        uint64 defaultDeadline,
+        uint256 assetCount,
+        uint256 debtorCount,
+        uint256 nettedV2Count
+    );
+    /// @notice Cycle `cycleId` carries the guarantees root `guaranteesRoot`; debits can be challenged (and
+    /// the cycle vetoed) until `challengeDeadline`, challenges answered until `answerDeadline`.
+    event CycleChallengeWindow(
+        uint256 indexed cycleId,
+        bytes32 guaranteesRoot,
+        uint64 challengeDeadline,
+        uint64 answerDeadline
+    );
+    /// @notice Cycle `cycleId` nets `total` of `asset` (total debit = total credit).
+    event CycleAssetCommitted(uint256 indexed cycleId, address indexed asset, uint256 total);
+    /// @notice `debtor` owes `amount` of `asset` in cycle `cycleId`.
+    event NetDebitRecorded(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 amount
+    );
+    /// @notice `debtor` paid its net debit; `late` when paid after the payment deadline.
+    event NetDebitPaid(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 amount,
+        bool late
+    );
+    /// @notice `debtor` defaulted on `amount`; `covered` of it was taken from its Vault collateral.
+    event DefaultCovered(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 amount,
+        uint256 covered
+    );
+    /// @notice `participant`'s net credit `amount` was claimed and set aside for it ({payoutOf}).
+    event NetCreditClaimed(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed participant,
+        uint256 amount
+    );
+    /// @notice Every debtor of cycle `cycleId` is resolved (paid, covered or voided).
+    event CycleFinalized(uint256 indexed cycleId);
+    /// @notice `debtor` challenged its net debit `amount` in `asset` for cycle `cycleId`.
+    event DebitChallenged(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 amount
+    );
+    /// @notice The challenge was answered with `count` signed guarantees of the debtor totalling `signed`.
+    event ChallengeAnswered(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 count,
+        uint256 signed
+    );
+    /// @notice An unanswered challenge voided `debtor`'s debit `amount`; `fromBond` of it was paid into the
+    /// cycle from the operator bond (the rest is shortfall).
+    event DebitVoided(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 amount,
+        uint256 fromBond
+    );
+    /// @notice The guardian vetoed cycle `cycleId`: nothing of it settles; its debts are released or refunded.
+    event CycleVetoed(uint256 indexed cycleId, address indexed guardian);
+    /// @notice A debt `amount` of vetoed cycle `cycleId` was released (`refunded` when it had been paid: the
+    /// payment was set aside for the debtor, {payoutOf}).
+    event VetoedDebtReleased(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 amount,
+        bool refunded
+    );
+    /// @notice Guarantee `guaranteeId` of `payer` in `asset` was listed both in cycle `firstCycleId` and in the
+    /// later cycle `laterCycleId`: the later listing is fraudulent and `amount` (the smaller listed amount) is
+    /// refunded to the payer from the operator bond ({DoubleListingRefunded} follows).
+    event DoubleListingProven(
+        bytes32 indexed guaranteeId,
+        address indexed payer,
+        address indexed asset,
+        uint256 firstCycleId,
+        uint256 laterCycleId,
+        uint256 amount
+    );
+    /// @notice For a proven double listing, `paid` of `asset` was taken from the operator bond and set aside for
+    /// `payer` ({payoutOf}, pulled with {withdrawPayout}); `owed` more is recorded in {refundOwed} because
+    /// the bond was short.
+    event DoubleListingRefunded(address indexed asset, address indexed payer, uint256 paid, uint256 owed);
+    /// @notice `amount` of `payer`'s owed refund in `asset` was taken from the bond and set aside for it
+    /// ({payoutOf}); `stillOwed` remains owed.
+    event OwedRefundPaid(address indexed asset, address indexed payer, uint256 amount, uint256 stillOwed);
+    /// @notice `account` withdrew `amount` of `asset` set aside for it ({payoutOf}) to `to`.
+    event PayoutWithdrawn(address indexed asset, address indexed account, address indexed to, uint256 amount);
+    /// @notice The bond floor is now `bps` basis points of each committed cycle's total debit per asset.
+    event BondFloorSet(uint16 bps);
+    /// @notice `from` added `amount` of `asset` to the operator bond, now `bond`.
+    event BondPosted(address indexed asset, address indexed from, uint256 amount, uint256 bond);
+    /// @notice `amount` of the `asset` bond was withdrawn to `to`; `bond` remains.
+    event BondWithdrawn(address indexed asset, address indexed to, uint256 amount, uint256 bond);
+
+    /// @notice The next cycle must have id `expected`, not `cycleId`.
+    error UnexpectedCycleId(uint256 expected, uint256 cycleId);
+    /// @notice The Merkle root is zero.
+    error EmptyRoot();
+    /// @notice `asset` appears twice in a cycle's totals.
+    error DuplicateCycleAsset(address asset);
+    /// @notice `asset`'s total debit and total credit differ.
+    error UnbalancedAsset(address asset, uint256 totalDebit, uint256 totalCredit);
+    /// @notice `asset` is not part of cycle `cycleId`.
+    error UnknownCycleAsset(uint256 cycleId, address asset);
+    /// @notice A debtor obligation has a zero amount or a zero debtor address.
+    error InvalidObligation(address asset, address debtor, uint256 amount);
+    /// @notice `debtor` appears twice for `asset` in a cycle.
+    error DuplicateDebtor(address asset, address debtor);
+    /// @notice The debtors' obligations in `asset` sum to `sum`, not the total debit `totalDebit`.
+    error ObligationSumMismatch(address asset, uint256 sum, uint256 totalDebit);
+    /// @notice Cycle `cycleId` has not been committed.
+    error UnknownCycle(uint256 cycleId);
+    /// @notice `debtor` owes nothing in `asset` in cycle `cycleId`.
+    error NoDebt(uint256 cycleId, address asset, address debtor);
+    /// @notice `debtor`'s debt in `asset` in cycle `cycleId` is `status`, which does not allow this call.
+    error DebtAlreadyResolved(uint256 cycleId, address asset, address debtor, DebtStatus status);
+    /// @notice The payment must be exactly `expected`; `received` arrived.
+    error IncorrectPayment(uint256 expected, uint256 received);
+    /// @notice ETH was sent with a token payment.
+    error UnexpectedEth(uint256 value);
+    /// @notice Default coverage opens only after the payment deadline `paymentDeadline`.
+    error PaymentWindowOpen(uint256 cycleId, uint64 paymentDeadline);
+    /// @notice A net credit must be greater than zero.
+    error ZeroCredit();
+    /// @notice `participant` already claimed its credit in `asset` in cycle `cycleId`.
+    error CreditAlreadyClaimed(uint256 cycleId, address asset, address participant);
+    /// @notice The proof does not show the leaf (cycleId, asset, participant, 0, credit) under the root.
+    error InvalidMerkleProof();
+    /// @notice Only `available` of the cycle's `asset` liquidity is funded and unclaimed; `credit` is due.
+    error CreditNotYetFunded(uint256 cycleId, address asset, uint256 available, uint256 credit);
+    /// @notice Only the Vault may send ETH here (default coverage); `sender` is not it.
+    error UnexpectedEthSender(address sender);
+    /// @notice The Vault address has no code.
+    error InvalidVault(address vault);
+    /// @notice Cycle `cycleId` was vetoed: nothing of it can be paid, covered, claimed or challenged.
+    error CycleIsVetoed(uint256 cycleId);
+    /// @notice Cycle `cycleId` was not vetoed.
+    error CycleNotVetoed(uint256 cycleId);
+    /// @notice The challenge window of cycle `cycleId` closed at `challengeDeadline`.
+    error ChallengeWindowClosed(uint256 cycleId, uint64 challengeDeadline);
+    /// @notice Claims of cycle `cycleId` open only after its challenge deadline `challengeDeadline`.
+    error ChallengeWindowOpen(uint256 cycleId, uint64 challengeDeadline);
+    /// @notice The answer window of cycle `cycleId` closed at `answerDeadline`.
+    error AnswerWindowClosed(uint256 cycleId, uint64 answerDeadline);
+    /// @notice An unanswered challenge of cycle `cycleId` can be voided only after `answerDeadline`.
+    error AnswerWindowOpen(uint256 cycleId, uint64 answerDeadline);
+    /// @notice The answer's guarantees are not in strictly increasing id order (or repeat `guaranteeId`).
+    error GuaranteesNotSorted(bytes32 guaranteeId);
+    /// @notice Guarantee `guaranteeId` was remunerated on chain: it cannot also justify a netted debit.
+    error GuaranteeRemunerated(bytes32 guaranteeId);
+    /// @notice Guarantee `guaranteeId` already answered a challenge in cycle `cycleId`.
+    error GuaranteeAlreadyUsed(bytes32 guaranteeId, uint256 cycleId);
+    /// @notice The answer's guarantees total `signed`, less than the challenged debit `debit`.
+    error InsufficientSignedAmount(uint256 signed, uint256 debit);
+    /// @notice The amount is zero.
+    error ZeroAmount();
+    /// @notice The bond is `bond`; `amount` cannot be withdrawn.
+    error BondTooSmall(address asset, uint256 bond, uint256 amount);
+    /// @notice The bond can be withdrawn only when no challenge is open and the last cycle's double-listing
+    /// deadline (`lockedUntil`, the latest) has passed.
+    error BondInUse(uint256 openChallenges, uint64 lockedUntil);
+    /// @notice `owed` of `asset` is owed to payers as double-listing refunds: the bond pays them first.
+    error RefundsOwed(address asset, uint256 owed);
+    /// @notice A double-listing proof needs two different cycles, the earlier first: `firstCycleId` <
+    /// `laterCycleId`.
+    error ListingsNotOrdered(uint256 firstCycleId, uint256 laterCycleId);
+    /// @notice The two listings are not of the same guarantee of the same payer in the same asset.
+    error ListingsDiffer(bytes32 firstGuaranteeId, bytes32 laterGuaranteeId);
+    /// @notice Guarantee `guaranteeId`'s listing charges no one (a self-payment, no payer, or a zero amount):
+    /// listing it twice harms nobody.
+    error UnchargedListing(bytes32 guaranteeId);
+    /// @notice The proof does not show guarantee `guaranteeId`'s leaf under the guarantees root of `cycleId`.
+    error ListingNotInCycle(bytes32 guaranteeId, uint256 cycleId);
+    /// @notice Double listings of cycle `cycleId` could be proven until `doubleListingDeadline`.
+    error DoubleListingProofClosed(uint256 cycleId, uint64 doubleListingDeadline);
+    /// @notice Guarantee `guaranteeId`'s listing in cycle `laterCycleId` was already proven double.
+    error DoubleListingAlreadyProven(bytes32 guaranteeId, uint256 laterCycleId);
+    /// @notice Nothing is owed to `payer` in `asset`, or the bond holds none of it yet.
+    error NoRefundPayable(address asset, address payer, uint256 owed, uint256 bond);
+    /// @notice `to` is the zero address.
+    error InvalidRecipient(address to);
+    /// @notice Nothing is set aside for `account` in `asset` ({payoutOf}), nor coverable of an owed refund.
+    error NoPayout(address asset, address account);
+    /// @notice The `asset` bond `bond` is below the floor `floor` the cycle's total debit requires ({bondFloorBps}).
+    error BondBelowFloor(address asset, uint256 bond, uint256 floor);
+    /// @notice `bps` exceeds {BPS}.
+    error BondFloorTooHigh(uint16 bps);
+
+    /// @notice A committed cycle (all zero if not committed).
+    function getCycle(uint256 cycleId) external view returns (Cycle memory);
+}

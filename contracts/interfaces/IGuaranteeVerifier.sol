@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
+
+import {GuaranteeSignature} from "../lib/GuaranteeSignature.sol";
+import {IGuaranteeErrors} from "./IGuaranteeErrors.sol";
+
+/// @title IGuaranteeVerifier
+/// @notice Checks what a guarantee carries: its claims (CertificateCodec encoding), Core's BLS certificate
+/// over them (G1 signature, G2 key, POP tag) and the payer's own signature (EIP-712 / EIP-191 / ERC-1271)
+/// under the Vault's EIP-712 domain. Stateless and trusting no caller: everything it checks against (key,
+/// domain, Vault) is an argument. One deployment serves the Vault and the ClearingHouse.
+interface IGuaranteeVerifier is IGuaranteeErrors {
+    /// @notice The fields of a V1 certificate a seller's reserve needs.
+    struct V1Guarantee {
+        bytes32 guaranteeId;
+        address user;
+        address recipient;
+        address asset;
+        uint256 amount;
+        uint64 timestamp;
+    }
+
+    /// @notice What every guarantee of one challenge answer is checked against.
+    struct Answer {
+        address vault;
+        bytes32 separator;
+        bytes32 guaranteesRoot;
+        address asset;
+        address debtor;
+    }
+
+    /// @notice Reverts unless `signature` is `key`'s BLS signature over `claims` (`OperatorKeyNotSet` for an
+    /// all-zero key, `InvalidCertificateSignature`) and `payerSignature` is `payer`'s signature of the
+    /// guarantee's EIP-712 `digest` with `payerScheme` (`InvalidPayerSignature`), in that order.
+    /// @param key The operator's BLS key (EIP-2537 G2; all zero: none set).
+    /// @param claims The certificate claims (the BLS-signed message).
+    /// @param signature Core's BLS signature (G1).
+    /// @param digest The guarantee's EIP-712 digest under the Vault's domain.
+    /// @param payer The guarantee's `user`.
+    /// @param payerScheme How the payer signed.
+    /// @param payerSignature The payer's signature.
+    function checkSignatures(
+        BLS.G2Point calldata key,
+        bytes calldata claims,
+        BLS.G1Point calldata signature,
+        bytes32 digest,
+        address payer,
+        GuaranteeSignature.Scheme payerScheme,
+        bytes calldata payerSignature
+    ) external view;
+
+    /// @notice Decodes and verifies a V1 certificate of `vault`: V1 claims (strict codec; `NotV1Certificate`
+    /// otherwise), the Vault's certificate domain on this chain, the guarantee id derived from its fields,
+    /// Core's BLS signature against `key`, and the payer's signature under `separator`.
+    /// @param vault The Vault the certificate must be for.
+    /// @param separator The Vault's EIP-712 domain separator.
+    /// @param key The operator's BLS key.
+    /// @param claims The certificate claims.
+    /// @param signature Core's BLS signature over `claims`.
+    /// @param payerScheme How the payer signed.
+    /// @param payerSignature The payer's signature over the guarantee.
+    /// @return g The guarantee's fields.
+    function verifyV1(
+        address vault,
+        bytes32 separator,
+        BLS.G2Point calldata key,
+        bytes calldata claims,
+        BLS.G1Point calldata signature,
+        GuaranteeSignature.Scheme payerScheme,
+        bytes calldata payerSignature
+    ) external view returns (V1Guarantee memory g);
+
+    /// @notice One guarantee of a challenge answer (the ClearingHouse checks the rest: not remunerated, not
+    /// used by another answer): its claims (V1 or V2) decode, its id is `vault`'s id of its payer and reqId
+    /// (`GuaranteeIdMismatch`), it is an outgoing payment of `debtor` in `asset` (`GuaranteeNotOwed`), its
+    /// leaf is under `guaranteesRoot` (`GuaranteeNotInCycle`) and `signature` is the payer's under
+    /// `separator` (`InvalidGuaranteeSignature`), in that order.
+    /// @param answer What every guarantee of the answer is checked against.
+    /// @param claims The certificate claims.
+    /// @param scheme How the payer signed.
+    /// @param signature The payer's signature (its keccak256 is the leaf's signature hash).
+    /// @param proof StandardMerkleTree proof of the leaf under `answer.guaranteesRoot`.
+    /// @return guaranteeId The guarantee's id.
+    /// @return amount Its amount.
+    function checkAnswerGuarantee(
+        Answer calldata answer,
+        bytes calldata claims,
+        GuaranteeSignature.Scheme scheme,
+        bytes calldata signature,
+        bytes32[] calldata proof
+    ) external view returns (bytes32 guaranteeId, uint256 amount);
+
+    /// @notice Whether `key` is usable as the operator key: a G2 point of the prime-order subgroup, not the
+    /// identity (EIP-2537 encoding).
+    /// @param key The candidate key.
+    function isValidOperatorKey(BLS.G2Point calldata key) external view returns (bool);
+}

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
+
+import {IClearingVault} from "../interfaces/IClearingVault.sol";
+import {IValidationRegistry} from "../interfaces/IValidationRegistry.sol";
+import {IVault} from "../interfaces/IVault.sol";
+import {CertificateCodec} from "../lib/CertificateCodec.sol";
+import {GuaranteeSignature} from "../lib/GuaranteeSignature.sol";
+import {VaultCertificates} from "./VaultCertificates.sol";
+import {VaultLedger} from "./VaultLedger.sol";
+
+/// @title RemunerationLogic
+/// @notice V2 remuneration: pays a guarantee whose validation passed from its payer's collateral to its
+/// recipient. An external library: the Vault delegates {IVault-remunerate} to it, so it runs on the Vault's
+/// books and emits the Vault's events (its code is not part of the Vault's EIP-170 budget).
+library RemunerationLogic {
+    /// @notice See {IVault-remunerate}; `books` and `authority` are the Vault's.
+    function remunerate(
+        VaultLedger.Books storage books,
+        VaultCertificates.Authority memory authority,
+        bytes calldata claims,
+        BLS.G1Point calldata signature,
+        GuaranteeSignature.Scheme payerScheme,
+        bytes calldata payerSignature
+    ) external {
+        (
+            CertificateCodec.CertificateClaims memory c,
+            CertificateCodec.ValidationPolicy memory p
+        ) = VaultCertificates.verifiedV2(authority, claims, signature, payerScheme, payerSignature);
+        _pay(books, c, p);
+    }
+
+    /// @dev Pays the verified guarantee `c` (policy `p`) once: not consumed, non-zero, validation passed, free
+    /// collateral (with the guarantee's own reserve if needed).
+    function _pay(
+        VaultLedger.Books storage books,
+        CertificateCodec.CertificateClaims memory c,
+        CertificateCodec.ValidationPolicy memory p
+    ) private {
+        IClearingVault.Consumption how = books.consumption[c.guaranteeId];
+        if (how != IClearingVault.Consumption.None)
+            revert IVault.GuaranteeAlreadyConsumed(c.guaranteeId, how);
+        if (c.amount == 0) revert IVault.ZeroAmount();
+        _checkValidation(books, p, c.guaranteeId);
+        VaultLedger.Account storage account = books.accounts[c.user][c.asset];
+        uint256 free = VaultLedger.free(account);
+        // The guarantee's own reserve is read only when it is needed (one storage read less otherwise); a
+        // reserve left behind is released by anyone afterwards ({IVault-releaseReserve}).
+        if (free < c.amount) {
+            IVault.Reserve memory r = books.reserves[c.guaranteeId];
+            // A reserve of another payer or asset under the same id (only possible if Core certified two
+            // guarantees with one id and the payer signed both) is left alone; a payer is never address(0).
+            if (r.user == c.user && r.asset == c.asset) {
+                VaultLedger.release(books, c.guaranteeId, r, account);
+                free += r.amount;
+            }
+        }
+        if (free < c.amount) revert IVault.InsufficientFreeCollateral(c.user, c.asset, free, c.amount);
+
+        books.consumption[c.guaranteeId] = IClearingVault.Consumption.Remunerated;
+        // c.amount <= free <= balance < 2^128
+        account.balance -= uint128(c.amount);
+        emit IVault.GuaranteeRemunerated(c.guaranteeId, c.user, c.recipient, c.asset, c.amount);
+        VaultLedger.send(c.asset, c.recipient, c.amount);
+    }
+
+    /// @dev The verdict of the validator the signed policy names, in a trusted registry; the request hash
+    /// binds its agent id.
+    function _checkValidation(
+        VaultLedger.Books storage books,
+        CertificateCodec.ValidationPolicy memory p,
+        bytes32 guaranteeId
+    ) private view {
+        if (!books.isTrustedRegistry[p.registry]) revert IVault.UntrustedRegistry(p.registry);
+        bytes32 requestHash = CertificateCodec.validationRequestHash(block.chainid, p, guaranteeId);
+        (bool responded, uint8 response, bytes32 tagHash, uint64 lastUpdate) = IValidationRegistry(p.registry)
+            .verdictOf(requestHash, p.validator);
+        if (!responded) revert IVault.ValidationResponseMissing(requestHash);
+        if (response < p.minScore) revert IVault.ValidationScoreTooLow(response, p.minScore);
+        if (tagHash != keccak256(bytes(p.tag))) revert IVault.ValidationTagMismatch(p.tag, tagHash);
+        if (lastUpdate > p.deadline) revert IVault.ValidationAfterDeadline(lastUpdate, p.deadline);
+    }
+}

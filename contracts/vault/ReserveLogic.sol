@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
+import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
+import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
+
+import {IClearingHouse} from "../interfaces/IClearingHouse.sol";
+import {IClearingVault} from "../interfaces/IClearingVault.sol";
+import {IGuaranteeVerifier} from "../interfaces/IGuaranteeVerifier.sol";
+import {IVault} from "../interfaces/IVault.sol";
+import {CertificateCodec} from "../lib/CertificateCodec.sol";
+import {GuaranteeLeaf} from "../lib/GuaranteeLeaf.sol";
+import {GuaranteeSignature} from "../lib/GuaranteeSignature.sol";
+import {VaultCertificates} from "./VaultCertificates.sol";
+import {VaultLedger} from "./VaultLedger.sol";
+
+/// @title ReserveLogic
+/// @notice The seller's reserve: registering a certificate (V1 or V2) so that its amount of the payer's
+/// collateral can no longer be withdrawn, and releasing a V1 reserve whose guarantee is proven listed in a
+/// settled cycle. An external library the Vault delegates to (its books, its events); collecting and
+/// releasing a reserve stay in the Vault itself (cheap paths a DELEGATECALL would make dearer).
+library ReserveLogic {
+    /// @notice See {IVault-registerReserve}; `books`, `timings` and `authority` are the Vault's.
+    function registerReserve(
+        VaultLedger.Books storage books,
+        IClearingVault.Timings storage timings,
+        VaultCertificates.Authority memory authority,
+        bytes calldata claims,
+        BLS.G1Point calldata signature,
+        GuaranteeSignature.Scheme payerScheme,
+        bytes calldata payerSignature
+    ) external {
+        if (VaultCertificates.isV1(claims)) {
+            IGuaranteeVerifier.V1Guarantee memory g = authority.verifier.verifyV1(
+                address(this),
+                authority.separator,
+                authority.key,
+                claims,
+                signature,
+                payerScheme,
+                payerSignature
+            );
+            // A live Core's commit of the guarantee's cycle lands by `registerBy`; from `collectableAt` that
+            // cycle is past its challenge window and a listing has had one more window to be proven.
+            IClearingVault.Timings memory t = timings;
+            uint64 registerBy = g.timestamp + t.cycleLength + t.commitDelay + t.confirmationLag;
+            uint64 collectableAt = registerBy + 2 * t.challengeWindow;
+            _reserve(books, g.guaranteeId, g.user, g.asset, g.amount, registerBy, collectableAt);
+            books.v1ReserveRecipient[g.guaranteeId] = g.recipient;
+            emit IVault.V1ReserveRegistered(
+                g.guaranteeId,
+                g.user,
+                g.recipient,
+                g.asset,
+                g.amount,
+                collectableAt
+            );
+            return;
+        }
+        (
+            CertificateCodec.CertificateClaims memory c,
+            CertificateCodec.ValidationPolicy memory p
+        ) = VaultCertificates.verifiedV2(authority, claims, signature, payerScheme, payerSignature);
+        // After the deadline the verdict is final: the seller remunerates, or a live Core nets the guarantee
+        // within the clearing path, which the grace period exceeds.
+        uint64 expiresAt = p.deadline + timings.withdrawalGracePeriod;
+        _reserve(books, c.guaranteeId, c.user, c.asset, c.amount, p.deadline, expiresAt);
+        emit IVault.ReserveRegistered(c.guaranteeId, c.user, c.recipient, c.asset, c.amount, expiresAt);
+    }
+
+    /// @notice See {IVault-releaseListedReserve}; `clearingHouse` is the Vault's.
+    function releaseListedReserve(
+        VaultLedger.Books storage books,
+        IClearingHouse clearingHouse,
+        bytes32 guaranteeId,
+        uint256 cycleId,
+        bytes32 signatureHash,
+        bytes32[] calldata proof
+    ) external {
+        IVault.Reserve memory r = books.reserves[guaranteeId];
+        address recipient = books.v1ReserveRecipient[guaranteeId];
+        if (r.user == address(0) || recipient == address(0)) revert IVault.ReserveNotFound(guaranteeId);
+        IClearingHouse.Cycle memory cycle = clearingHouse.getCycle(cycleId);
+        // No veto can undo the listing any more once the cycle is past its challenge deadline.
+        if (
+            cycle.guaranteesRoot == bytes32(0) || cycle.vetoed || block.timestamp <= cycle.challengeDeadline
+        ) {
+            revert IVault.CycleNotSettled(cycleId, cycle.challengeDeadline);
+        }
+        bytes32 leaf = GuaranteeLeaf.hash(guaranteeId, r.user, recipient, r.asset, r.amount, signatureHash);
+        if (!MerkleProof.verifyCalldata(proof, cycle.guaranteesRoot, leaf)) {
+            revert IVault.GuaranteeNotListed(guaranteeId, cycleId);
+        }
+        if (books.consumption[guaranteeId] == IClearingVault.Consumption.None) {
+            books.consumption[guaranteeId] = IClearingVault.Consumption.Netted;
+            emit IVault.GuaranteeNetted(guaranteeId);
+        }
+        delete books.v1ReserveRecipient[guaranteeId];
+        VaultLedger.release(books, guaranteeId, r, books.accounts[r.user][r.asset]);
+    }
+
+    /// @dev Registers a reserve of `amount` of `user`'s free `asset` collateral for `guaranteeId` until
+    /// `expiresAt`; checks, in order: not consumed, no reserve yet, non-zero amount, not after `registerBy`,
+    /// free collateral.
+    function _reserve(
+        VaultLedger.Books storage books,
+        bytes32 guaranteeId,
+        address user,
+        address asset,
+        uint256 amount,
+        uint64 registerBy,
+        uint64 expiresAt
+    ) private {
+        IClearingVault.Consumption how = books.consumption[guaranteeId];
+        if (how != IClearingVault.Consumption.None) revert IVault.GuaranteeAlreadyConsumed(guaranteeId, how);
+        if (books.reserves[guaranteeId].user != address(0))
+            revert IVault.ReserveAlreadyRegistered(guaranteeId);
+        if (amount == 0) revert IVault.ZeroAmount();
+        if (block.timestamp > registerBy) revert IVault.ReserveAfterDeadline(registerBy);
+        VaultLedger.Account storage account = books.accounts[user][asset];
+        uint256 free = VaultLedger.free(account);
+        if (free < amount) revert IVault.InsufficientFreeCollateral(user, asset, free, amount);
+        books.reserves[guaranteeId] = IVault.Reserve({
+            user: user,
+            expiresAt: expiresAt,
+            asset: asset,
+            amount: SafeCast.toUint96(amount)
+        });
+        books.reserved[user][asset] += amount;
+        // amount <= free < 2^128
+        account.locked += uint128(amount);
+    }
+}
