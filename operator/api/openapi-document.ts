@@ -855,7 +855,8 @@ export const CORE_OPENAPI = {
         },
         next_attempt_at: {
           ...nullable(ref("DateTime")),
-          description: "Null once delivered, failed or cancelled.",
+          description:
+            "When the next attempt may start, to the millisecond; null once delivered, failed or cancelled.",
         },
         last_attempt_at: nullable(ref("DateTime")),
         delivered_at: nullable(ref("DateTime")),

@@ -305,7 +305,7 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
       expect((await h.indexer.tick()).rewoundTo).to.not.equal(null);
       expect(await h.store.getWebhookDelivery(pending.eventId, "hook")).to.include({
         status: "cancelled",
-        nextAttemptAt: null,
+        nextAttemptAtMs: null,
       });
       expect((await dispatcher.tick()).attempted).to.equal(0);
       expect(receiver.requests).to.have.length(0);
