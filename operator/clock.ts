@@ -6,7 +6,7 @@
  */
 import { assertWholeSeconds, type Clock } from "../runtime/clock";
 
-export { type Clock, ManualClock, systemClock } from "../runtime/clock";
+export { type Clock, ManualClock, nowMilliseconds, systemClock } from "../runtime/clock";
 
 /** Core has not indexed any block yet: a chain deadline cannot be judged (yet). */
 export class ChainTimeUnavailableError extends Error {

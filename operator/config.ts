@@ -137,6 +137,21 @@ export interface OperatorConfig {
   txMaxFeePerGasGwei: number | null;
   /** Operator bond floor per asset (checksummed address → base units): a warning is logged below it. */
   bondFloors: Readonly<Record<string, bigint>>;
+  // --- health warnings (docs/monitoring.md): `warn` in GET /core/health, never a 503 ---
+  /** Warn when a subscription's oldest pending webhook delivery is older than this (seconds). */
+  healthWebhookBacklogSeconds: number;
+  /** Warn when the next cutoff is this far past its time, or this far beyond one cycle length away (chain seconds). */
+  healthCutoffLatenessSeconds: number;
+  /** Warn when an owed commit has less than this left before cutoff + commitDelay; null: half the Vault's commitDelay. */
+  healthCommitSlackSeconds: number | null;
+  /** Warn when an unpaid debt past its payment deadline has less than this left before its default deadline; null: half the Vault's defaultWindow. */
+  healthCoverSlackSeconds: number | null;
+  /** Warn when the operator bond is less than this many basis points above what the last checked cycle needs. */
+  healthBondMarginBps: number;
+  /** Warn when the indexer is more than this many blocks behind the confirmed head; null: half of `indexerMaxLagBlocks`. */
+  healthIndexerLagBlocks: number | null;
+  /** Warn when the indexer's last successful tick is older than this; null: half of `indexerMaxStaleSeconds`. */
+  healthIndexerStaleSeconds: number | null;
   // --- webhooks (docs/webhooks.md) ---
   /** Wallets allowed on the admin API (`/core/admin/*`), checksummed. */
   adminWallets: readonly string[];
@@ -233,6 +248,13 @@ const FIELDS: FieldTable = {
   },
   txMaxFeePerGasGwei: { parse: (raw) => optionalInteger(raw, 1, 10_000_000), fallback: () => null },
   bondFloors: { parse: bondFloorMap, fallback: () => ({}) },
+  healthWebhookBacklogSeconds: { parse: (raw) => integer(raw, 1, 30 * 86_400), fallback: () => 300 },
+  healthCutoffLatenessSeconds: { parse: (raw) => integer(raw, 1, 86_400), fallback: () => 10 },
+  healthCommitSlackSeconds: { parse: optionalNonNegativeInteger, fallback: () => null },
+  healthCoverSlackSeconds: { parse: optionalNonNegativeInteger, fallback: () => null },
+  healthBondMarginBps: { parse: (raw) => integer(raw, 0, 1_000_000), fallback: () => 2_000 },
+  healthIndexerLagBlocks: { parse: optionalNonNegativeInteger, fallback: () => null },
+  healthIndexerStaleSeconds: { parse: optionalNonNegativeInteger, fallback: () => null },
   adminWallets: { parse: addressList, fallback: () => [] },
   webhooks: { parse: parseWebhookConfig, fallback: () => [] },
   webhookTimeoutMs: { parse: (raw) => integer(raw, 100, 120_000), fallback: () => 10_000 },
@@ -326,6 +348,11 @@ function nonNegativeInteger(raw: unknown): number {
 function optionalPositiveInteger(raw: unknown): number | null {
   if (raw === null || raw === "") return null;
   return positiveInteger(raw);
+}
+
+function optionalNonNegativeInteger(raw: unknown): number | null {
+  if (raw === null || raw === "") return null;
+  return nonNegativeInteger(raw);
 }
 
 function optionalInteger(raw: unknown, min: number, max: number): number | null {

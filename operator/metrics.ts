@@ -26,6 +26,13 @@
  *   the ClearingHouse's floor, else 0; no sample when nothing commits in this process) and
  *   `surety_commit_bond_required{asset}` (what the last checked cycle needs per asset, base units):
  *   clearing/bond-floor.ts.
+ * - The figures the health warnings judge (health.ts, docs/monitoring.md), read at scrape time through
+ *   one evaluation: `surety_webhook_backlog_oldest_seconds{subscription}`,
+ *   `surety_webhook_backlog_pending{subscription}`, `surety_webhook_deliveries_failed{subscription}`,
+ *   `surety_clearing_cutoff_lateness_seconds`, `surety_clearing_commit_slack_seconds`,
+ *   `surety_keeper_cover_slack_seconds`, `surety_keeper_debts_awaiting_cover`,
+ *   `surety_commit_bond_margin_ratio{asset}`, `surety_operator_bond_floor{asset}` and
+ *   `surety_health_warnings{check}` (how many warnings each check raises now).
  * - Node process metrics with the `surety_core_` prefix.
  */
 import type { Request, RequestHandler, Response } from "express";
@@ -34,6 +41,7 @@ import { unfinishedTransactions } from "./chain/sender";
 import { CHAIN_SYNC_STATES, type ChainSyncMonitor } from "./chain/sync-status";
 import type { Clock } from "./clock";
 import type { CommitBondGate } from "./clearing/bond-floor";
+import { HEALTH_CHECKS, type HealthMonitor, type HealthReport } from "./health";
 import type { Store } from "./store";
 
 /** Latency buckets (seconds) around the issuance target (p99 < 25 ms). */
@@ -51,6 +59,7 @@ export class CoreMetrics {
     chainSync?: Pick<ChainSyncMonitor, "status">,
     operator?: { address: string; clock: Clock },
     commitBond?: Pick<CommitBondGate, "status">,
+    health?: Pick<HealthMonitor, "evaluate">,
   ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "surety_core_" });
@@ -103,6 +112,106 @@ export class CoreMetrics {
     if (chainSync) this.registerChainSync(chainSync, registers);
     if (commitBond) this.registerCommitBond(commitBond, registers);
     if (operator) this.registerOperatorTransactions(store, operator, registers);
+    if (health) this.registerHealth(health, registers);
+  }
+
+  /** Gauges of the health figures: one evaluation per scrape (every collect shares it). */
+  private registerHealth(health: Pick<HealthMonitor, "evaluate">, registers: Registry[]): void {
+    const gauge = (
+      name: string,
+      help: string,
+      labelNames: string[],
+      fill: (set: (labels: Record<string, string>, value: number) => void, report: HealthReport) => void,
+    ) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers,
+        async collect() {
+          const report = await health.evaluate();
+          this.reset();
+          fill((labels, value) => this.set(labels, value), report);
+        },
+      });
+    gauge(
+      "surety_webhook_backlog_oldest_seconds",
+      "Age of the subscription's oldest pending webhook delivery, seconds (0 when none is pending)",
+      ["subscription"],
+      (set, { figures }) => {
+        for (const w of figures.webhooks) set({ subscription: w.subscriptionId }, w.oldestPendingSeconds);
+      },
+    );
+    gauge(
+      "surety_webhook_backlog_pending",
+      "Webhook deliveries of the subscription still to be sent",
+      ["subscription"],
+      (set, { figures }) => {
+        for (const w of figures.webhooks) set({ subscription: w.subscriptionId }, w.pending);
+      },
+    );
+    gauge(
+      "surety_webhook_deliveries_failed",
+      "Webhook deliveries of the subscription that gave up after the last attempt",
+      ["subscription"],
+      (set, { figures }) => {
+        for (const w of figures.webhooks) set({ subscription: w.subscriptionId }, w.failed);
+      },
+    );
+    gauge(
+      "surety_clearing_cutoff_lateness_seconds",
+      "How far the next clearing cutoff is past its time, or beyond one cycle length away (chain seconds)",
+      [],
+      (set, { figures }) => {
+        if (figures.cutoffLatenessSeconds !== null) set({}, figures.cutoffLatenessSeconds);
+      },
+    );
+    gauge(
+      "surety_clearing_commit_slack_seconds",
+      "Chain seconds left before the earliest owed clearing commit is due (cutoff + commitDelay); negative: late",
+      [],
+      (set, { figures }) => {
+        if (figures.commitSlackSeconds !== null) set({}, figures.commitSlackSeconds);
+      },
+    );
+    gauge(
+      "surety_keeper_cover_slack_seconds",
+      "Chain seconds left before the earliest default deadline of an unpaid debt past its payment deadline",
+      [],
+      (set, { figures }) => {
+        if (figures.coverSlackSeconds !== null) set({}, figures.coverSlackSeconds);
+      },
+    );
+    gauge(
+      "surety_keeper_debts_awaiting_cover",
+      "Unpaid debts past their payment deadline that the keeper must cover before their default deadline",
+      [],
+      (set, { figures }) => set({}, figures.debtsAwaitingCover),
+    );
+    gauge(
+      "surety_commit_bond_margin_ratio",
+      "Operator bond above what the last checked cycle needs under the ClearingHouse floor: (bond - required) / required",
+      ["asset"],
+      (set, { figures }) => {
+        for (const m of figures.bondMargins) set({ asset: m.asset }, m.marginRatio);
+      },
+    );
+    gauge(
+      "surety_operator_bond_floor",
+      "Operator bond floor per asset (SURETY_BOND_FLOORS), base units: compare with surety_operator_bond",
+      ["asset"],
+      (set, { figures }) => {
+        for (const f of figures.bondFloors) set({ asset: f.asset }, Number(f.floor));
+      },
+    );
+    gauge(
+      "surety_health_warnings",
+      "Warnings each health check raises now (GET /core/health `warnings`); 0 when ok or off",
+      ["check"],
+      (set, { warnings }) => {
+        for (const check of HEALTH_CHECKS) set({ check }, warnings.filter((w) => w.check === check).length);
+      },
+    );
   }
 
   private registerOperatorTransactions(
@@ -190,6 +299,11 @@ export class CoreMetrics {
   /** Where `surety_operator_bond` reads (the background bond monitor; set once it exists). */
   observeBond(source: { values(): ReadonlyMap<string, bigint> }): void {
     this.bondSource = source;
+  }
+
+  /** The bond per asset as the bond monitor last read it (empty where none runs in this process). */
+  bondValues(): ReadonlyMap<string, bigint> {
+    return this.bondSource?.values() ?? new Map<string, bigint>();
   }
 
   guaranteeIssued(version: number, scheme: string): void {

@@ -7,33 +7,59 @@
 export interface Clock {
   /** Current unix time in whole seconds. */
   nowSeconds(): number;
+  /**
+   * Current unix time in milliseconds, for schedules finer than a second (webhook retries). Optional:
+   * a clock without it reads as its whole seconds ({@link nowMilliseconds}).
+   */
+  nowMilliseconds?(): number;
+}
+
+/** `clock`'s time in milliseconds: its own reading when it has one, else its whole seconds × 1000. */
+export function nowMilliseconds(clock: Clock): number {
+  return clock.nowMilliseconds?.() ?? clock.nowSeconds() * 1000;
 }
 
 /** The wall clock. */
 export const systemClock: Clock = {
   nowSeconds: () => Math.floor(Date.now() / 1000),
+  nowMilliseconds: () => Date.now(),
 };
 
-/** A clock that moves only when told to (tests). */
+/** A clock that moves only when told to (tests); it keeps milliseconds, and reads whole seconds rounded down. */
 export class ManualClock implements Clock {
-  constructor(private seconds: number = Math.floor(Date.now() / 1000)) {
+  private milliseconds: number;
+
+  constructor(seconds: number = Math.floor(Date.now() / 1000)) {
     assertWholeSeconds(seconds);
+    this.milliseconds = seconds * 1000;
   }
 
   nowSeconds(): number {
-    return this.seconds;
+    return Math.floor(this.milliseconds / 1000);
+  }
+
+  nowMilliseconds(): number {
+    return this.milliseconds;
   }
 
   /** Moves the clock forward by `seconds` (must be ≥ 0: time does not run backwards). */
   advance(seconds: number): void {
     assertWholeSeconds(seconds);
-    this.seconds += seconds;
+    this.milliseconds += seconds * 1000;
+  }
+
+  /** Moves the clock forward by `milliseconds` (a non-negative integer). */
+  advanceMilliseconds(milliseconds: number): void {
+    if (!Number.isSafeInteger(milliseconds) || milliseconds < 0) {
+      throw new RangeError(`clock milliseconds must be a non-negative integer, got ${milliseconds}`);
+    }
+    this.milliseconds += milliseconds;
   }
 
   /** Jumps to an absolute unix time (tests that need a specific instant). */
   set(seconds: number): void {
     assertWholeSeconds(seconds);
-    this.seconds = seconds;
+    this.milliseconds = seconds * 1000;
   }
 }
 

@@ -21,6 +21,7 @@ import { GuaranteeIssuer } from "../guarantees";
 import { operatorBlsSigner } from "../guarantees/signing-worker";
 import { V2Lifecycle } from "../lifecycle/v2-lifecycle";
 import type { Logger } from "../logger";
+import { HealthMonitor } from "../health";
 import { CoreMetrics } from "../metrics";
 import { buildPublicParams, buildTokensResponse, trustedRegistries } from "../params";
 import type { Store } from "../store";
@@ -64,6 +65,8 @@ export interface CoreServices {
   tokens: Readonly<WireTokenList>;
   /** Who runs the background work (`leadership` in `GET /core/health`; docs/scale-out.md). */
   leadership: { view(): LeadershipView };
+  /** The warnings of `GET /core/health` and the figures `/metrics` exports for them (docs/monitoring.md). */
+  health: HealthMonitor;
 }
 
 export type CoreContext = CoreDeps & CoreServices;
@@ -98,8 +101,24 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
     ? { address: new Wallet(config.operatorPrivateKey).address, clock: systemClock }
     : undefined;
   const commitBond = services.commitBond ?? new CommitBondGate({ logger: deps.logger, clock: systemClock });
-  const metrics = services.metrics ?? new CoreMetrics(deps.store, chainSync, operator, commitBond);
   const timings = services.timings ?? new ProtocolTimings();
+  // The bond monitor reports to the metrics (CoreMetrics.observeBond); health reads it from there.
+  const bonds = { read: (): ReadonlyMap<string, bigint> => new Map() };
+  const health =
+    services.health ??
+    new HealthMonitor({
+      store: deps.store,
+      clock: deps.clock,
+      chainClock: deps.chainClock,
+      config,
+      timings,
+      chainSync,
+      commitBond,
+      bonds: () => bonds.read(),
+      logger: deps.logger,
+    });
+  const metrics = services.metrics ?? new CoreMetrics(deps.store, chainSync, operator, commitBond, health);
+  bonds.read = () => metrics.bondValues();
   const issuer =
     services.issuer ??
     new GuaranteeIssuer({
@@ -146,5 +165,6 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
         })),
     tokens: services.tokens ?? buildTokensResponse(config, deployment),
     leadership: services.leadership ?? new SoleOwnership(deps.store),
+    health,
   };
 }

@@ -15,6 +15,7 @@ import {
   MIN_WEBHOOK_SECRET_LENGTH,
 } from "../webhooks/subscriptions";
 import { DEFAULT_DELIVERY_PAGE, MAX_DELIVERY_PAGE } from "./webhook-admin-routes";
+import { HEALTH_CHECKS } from "../health";
 
 type Schema = Record<string, unknown>;
 
@@ -383,18 +384,46 @@ export const CORE_OPENAPI = {
             "chain time Core has indexed (it moves forward as Core indexes blocks); null: no cap, or no block indexed yet.",
         }),
       }),
-      Health: object({
-        status: { enum: ["ok", "fail"] },
-        db: { enum: ["ok", "fail"] },
-        chain_rpc: { enum: ["ok", "fail"] },
-        indexer: {
-          enum: ["ok", "fail", "off"],
-          description:
-            "`fail` while issuance is refused (see `chain_sync`); `off`: no indexer runs in this process.",
+      Health: object(
+        {
+          status: { enum: ["ok", "fail"] },
+          db: { enum: ["ok", "fail"] },
+          chain_rpc: { enum: ["ok", "fail"] },
+          indexer: {
+            enum: ["ok", "fail", "off"],
+            description:
+              "`fail` while issuance is refused (see `chain_sync`); `off`: no indexer runs in this process.",
+          },
+          chain_sync: ref("ChainSync"),
+          commit_bond: ref("CommitBond"),
+          leadership: ref("Leadership"),
+          checks: {
+            ...object(Object.fromEntries(HEALTH_CHECKS.map((c) => [c, { enum: ["ok", "warn", "off"] }]))),
+            description:
+              "Added, optional (docs/monitoring.md): each warning check, `warn` while it raises a warning, `off` " +
+              "when this process has nothing to judge it by. A warning never changes `status` nor the HTTP status.",
+          },
+          warnings: {
+            type: "array",
+            description: "Added, optional: which checks warn and why; empty when none does.",
+            items: ref("HealthWarning"),
+          },
         },
-        chain_sync: ref("ChainSync"),
-        commit_bond: ref("CommitBond"),
-        leadership: ref("Leadership"),
+        ["status", "db", "chain_rpc", "indexer", "chain_sync", "commit_bond", "leadership"],
+      ),
+      HealthWarning: object({
+        check: { enum: [...HEALTH_CHECKS] },
+        subject: nullable({
+          type: "string",
+          description:
+            "What it is about: a webhook subscription id, an asset, a cycle; null for Core as a whole.",
+        }),
+        reason: { type: "string", description: "Why, in words, with the figure and the threshold." },
+        value: {
+          type: "number",
+          description: "The figure judged (seconds, blocks, basis points, base units).",
+        },
+        threshold: { type: "number", description: "The threshold it was judged against." },
       }),
       CommitBond: object({
         state: {
@@ -855,7 +884,8 @@ export const CORE_OPENAPI = {
         },
         next_attempt_at: {
           ...nullable(ref("DateTime")),
-          description: "Null once delivered, failed or cancelled.",
+          description:
+            "When the next attempt may start, to the millisecond; null once delivered, failed or cancelled.",
         },
         last_attempt_at: nullable(ref("DateTime")),
         delivered_at: nullable(ref("DateTime")),

@@ -3,12 +3,14 @@
  * startup), `GET /core/public-params` (per request: the timings and the V2
  * deadline cap are live), `GET /core/health` (store and chain probed
  * on every call, each bounded by a timeout; the indexer's sync state as the
- * issuance gate sees it; whether commits are held back by the on-chain bond floor) and `GET /metrics`.
+ * issuance gate sees it; whether commits are held back by the on-chain bond floor; the warnings of
+ * operator/health.ts, which never change `status` nor the HTTP status) and `GET /metrics`.
  */
 import { Router } from "express";
 import { withTimeout } from "../chain";
 import type { ChainSyncStatus } from "../chain/sync-status";
 import type { CommitBondStatus } from "../clearing/bond-floor";
+import { HEALTH_CHECKS, type HealthCheckName, type HealthCheckState, type HealthReport } from "../health";
 import { isoFromSeconds } from "../clock";
 import type { LeadershipView } from "../leadership/ownership";
 import type { RouteModule } from "./context";
@@ -58,6 +60,23 @@ export function commitBondView(status: CommitBondStatus) {
   };
 }
 
+/** `checks` and `warnings` of the health body: every check `off` when they could not be judged in time. */
+export function warningsView(report: HealthReport | null) {
+  const checks = Object.fromEntries(
+    HEALTH_CHECKS.map((c) => [c, report === null ? "off" : report.checks[c]]),
+  ) as Record<HealthCheckName, HealthCheckState>;
+  return {
+    checks,
+    warnings: (report?.warnings ?? []).map((w) => ({
+      check: w.check,
+      subject: w.subject,
+      reason: w.reason,
+      value: w.value,
+      threshold: w.threshold,
+    })),
+  };
+}
+
 /** `leadership` of the health body: which replica runs the background work (docs/scale-out.md). */
 export function leadershipView(view: LeadershipView) {
   return {
@@ -84,9 +103,13 @@ export const publicRoutes: RouteModule = (context) => {
   });
 
   router.get("/core/health", async (_req, res) => {
-    const [db, chainRpc] = await Promise.all([
+    const [db, chainRpc, report] = await Promise.all([
       probe(() => store.ping(), timeoutMs, "store ping"),
       probe(() => chain.blockNumber(), timeoutMs, "eth_blockNumber"),
+      withTimeout(context.health.evaluate(), timeoutMs, "health warnings").catch((error: unknown) => {
+        logger.debug({ err: error }, "health warnings could not be judged");
+        return null;
+      }),
     ]);
     const sync = context.chainSync.status();
     // "off": no indexer in this process, nothing to judge by (the sync monitor logs its own changes).
@@ -105,6 +128,8 @@ export const publicRoutes: RouteModule = (context) => {
         // Informational: a held-back commit does not make Core unhealthy (issuance and reads still work).
         commit_bond: commitBondView(context.commitBond.status()),
         leadership: leadershipView(context.leadership.view()),
+        // Warnings: still working, heading for trouble (docs/monitoring.md). Never a 503, never `status`.
+        ...warningsView(report),
       });
   });
 

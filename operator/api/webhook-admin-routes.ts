@@ -85,7 +85,8 @@ function deliveryView(d: WebhookDeliveryRecord) {
     attempts: d.attempts,
     last_error: d.lastError,
     last_status_code: d.lastStatusCode,
-    next_attempt_at: iso(d.nextAttemptAt),
+    // To the millisecond: when the retry may start, never rounded down.
+    next_attempt_at: d.nextAttemptAtMs === null ? null : new Date(d.nextAttemptAtMs).toISOString(),
     last_attempt_at: iso(d.lastAttemptAt),
     delivered_at: iso(d.deliveredAt),
     created_at: iso(d.createdAt),

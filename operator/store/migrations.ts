@@ -442,4 +442,16 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX cycle_reservations_upto ON cycle_reservations (upto_seq);
     `,
   },
+  {
+    // Webhook retries to the millisecond (docs/webhooks.md): a due time kept in whole seconds let a retry
+    // start up to a second before its backoff had run. The column says its unit; rows migrate in place
+    // (seconds × 1000: exactly the instant they were due at). Its index follows the rename.
+    version: 12,
+    name: "webhook due times in milliseconds",
+    sql: `
+      ALTER TABLE webhook_deliveries RENAME COLUMN next_attempt_at TO next_attempt_at_ms;
+      UPDATE webhook_deliveries SET next_attempt_at_ms = next_attempt_at_ms * 1000
+        WHERE next_attempt_at_ms IS NOT NULL;
+    `,
+  },
 ];

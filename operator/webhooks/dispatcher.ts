@@ -12,7 +12,7 @@
  * (the loop's next poll, or the one an attempt's end triggers) serves the other subscriptions.
  */
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from "../../sdk/webhooks";
-import type { Clock } from "../clock";
+import { type Clock, nowMilliseconds } from "../clock";
 import type { Logger } from "../logger";
 import type { DueWebhookDelivery, Store, WebhookAttemptOutcome } from "../store";
 
@@ -22,7 +22,7 @@ export const DEFAULT_BATCH_SIZE = 20;
 /** Most attempts under way at once to one subscription's endpoint. */
 export const DEFAULT_LANE_WIDTH = 8;
 /** Lease beyond the attempt timeout before a claimed delivery is due again (crash recovery). */
-const LEASE_MARGIN_SECONDS = 30;
+const LEASE_MARGIN_MS = 30_000;
 /** Response bytes read from a receiver (for the error message); the rest is discarded. */
 const MAX_ERROR_BODY = 200;
 
@@ -52,8 +52,11 @@ export interface WebhookDispatcherOptions extends RetryPolicy {
   batchSize?: number;
   /** Most attempts under way at once per subscription (default {@link DEFAULT_LANE_WIDTH}). */
   laneWidth?: number;
-  /** Extra delay added to a backoff delay (default: up to 10% of it, random); `() => 0` in tests. */
-  jitter?: (delaySeconds: number) => number;
+  /**
+   * Extra delay in milliseconds added to a backoff delay of `delayMs` milliseconds (default: a random
+   * whole number of milliseconds in [0, 10 % of it)); `() => 0` in tests.
+   */
+  jitter?: (delayMs: number) => number;
   fetch?: WebhookFetch;
 }
 
@@ -83,7 +86,22 @@ type SendResult =
   | { ok: true; statusCode: number }
   | { ok: false; message: string; statusCode: number | null };
 
-const defaultJitter = (delay: number) => Math.floor(Math.random() * (delay / 10));
+/** Up to 10 % of the delay, to the millisecond (below 1 % of a second it would vanish into rounding). */
+export const defaultJitter = (delayMs: number): number => Math.floor(Math.random() * (delayMs / 10));
+
+/**
+ * When the retry after the `attempts`-th failed attempt may start, unix milliseconds: the attempt's end
+ * plus the backoff and the jitter, never rounded down (docs/webhooks.md, "Delivery model").
+ */
+export function retryAtMs(
+  policy: RetryPolicy,
+  attempts: number,
+  failedAtMs: number,
+  jitter: (delayMs: number) => number = defaultJitter,
+): number {
+  const delayMs = backoffSeconds(policy, attempts) * 1000;
+  return failedAtMs + delayMs + Math.max(0, Math.floor(jitter(delayMs)));
+}
 
 export class WebhookDispatcher {
   /** The claim of the latest round: claims run one at a time, so lane counts are exact. */
@@ -93,8 +111,8 @@ export class WebhookDispatcher {
   /** Every attempt under way (settles once recorded, never rejects). */
   private readonly running = new Set<Promise<void>>();
   private readonly fetch: WebhookFetch;
-  private readonly jitter: (delaySeconds: number) => number;
-  private readonly leaseSeconds: number;
+  private readonly jitter: (delayMs: number) => number;
+  private readonly leaseMs: number;
   private readonly laneWidth: number;
 
   constructor(private readonly options: WebhookDispatcherOptions) {
@@ -109,7 +127,7 @@ export class WebhookDispatcher {
     }
     this.fetch = options.fetch ?? ((url, init) => fetch(url, init));
     this.jitter = options.jitter ?? defaultJitter;
-    this.leaseSeconds = Math.ceil(options.timeoutMs / 1000) + LEASE_MARGIN_SECONDS;
+    this.leaseMs = options.timeoutMs + LEASE_MARGIN_MS;
   }
 
   /**
@@ -141,9 +159,9 @@ export class WebhookDispatcher {
   private async claimAndStart(): Promise<DispatchRound> {
     const { store, clock, logger } = this.options;
     const due = await store.claimDueWebhookDeliveries(
-      clock.nowSeconds(),
+      nowMilliseconds(clock),
       this.options.batchSize ?? DEFAULT_BATCH_SIZE,
-      this.leaseSeconds,
+      this.leaseMs,
       // A copy: the store may run the claim later than this call (its queue), by when the map has moved.
       { perSubscription: this.laneWidth, inFlight: new Map(this.inFlight) },
     );
@@ -186,18 +204,28 @@ export class WebhookDispatcher {
   private async attempt(delivery: DueWebhookDelivery): Promise<WebhookAttemptOutcome> {
     const { store, clock, logger } = this.options;
     const sent = await this.send(delivery);
-    const now = clock.nowSeconds();
+    const nowMs = nowMilliseconds(clock);
     let outcome: WebhookAttemptOutcome;
     if (sent.ok) {
       outcome = { status: "delivered", statusCode: sent.statusCode };
     } else if (delivery.attempts >= this.options.maxAttempts) {
       outcome = { status: "failed", error: sent.message, statusCode: sent.statusCode };
     } else {
-      const delay = backoffSeconds(this.options, delivery.attempts);
-      const next = now + delay + Math.max(0, Math.floor(this.jitter(delay)));
-      outcome = { status: "pending", nextAttemptAt: next, error: sent.message, statusCode: sent.statusCode };
+      // Counted from the attempt's end, in milliseconds: the retry never starts before its delay has run.
+      const next = retryAtMs(this.options, delivery.attempts, nowMs, this.jitter);
+      outcome = {
+        status: "pending",
+        nextAttemptAtMs: next,
+        error: sent.message,
+        statusCode: sent.statusCode,
+      };
     }
-    await store.recordWebhookAttempt(delivery.eventId, delivery.subscriptionId, outcome, now);
+    await store.recordWebhookAttempt(
+      delivery.eventId,
+      delivery.subscriptionId,
+      outcome,
+      Math.floor(nowMs / 1000),
+    );
     if (outcome.status !== "delivered") {
       const log = outcome.status === "failed" ? logger.warn.bind(logger) : logger.debug.bind(logger);
       log(

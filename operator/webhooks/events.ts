@@ -34,10 +34,11 @@ export function webhookEventId(source: WebhookSource, key: string): string {
   return "evt_" + digest.slice(0, EVENT_ID_HEX_CHARS);
 }
 
-/** `collateral.deposited` `status`: applied at a confirmation depth of at least one block. */
+/**
+ * `collateral.deposited` `status`, the only value the spec gives: the event is written when the indexer
+ * applies the deposit, i.e. once it is `SURETY_CONFIRMATIONS` deep, the depth Core's books treat as final.
+ */
 export const DEPOSIT_FINALIZED = "finalized";
-/** `collateral.deposited` `status` when Core runs with 0 confirmations: a reorg can still undo it. */
-export const DEPOSIT_UNCONFIRMED = "unconfirmed";
 
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 const isoOrNull = (seconds: number | null) => (seconds === null ? null : iso(seconds));
@@ -89,8 +90,8 @@ export function guaranteeIssuedEvent(source: WebhookSource, record: GuaranteeRec
  */
 export class ChainWebhooks {
   /**
-   * @param confirmations the depth at which the indexer applies logs (`SURETY_CONFIRMATIONS`):
-   * what `collateral.deposited` may call final.
+   * @param confirmations the depth at which the indexer applies logs (`SURETY_CONFIRMATIONS`): every
+   * chain event, `collateral.deposited` included, is written once its log is that deep.
    */
   constructor(
     readonly source: WebhookSource,
@@ -118,10 +119,11 @@ export class ChainWebhooks {
   }
 
   /**
-   * Spec "Events": exactly these fields. `status` is `finalized` when the deposit was applied at
-   * Core's confirmation depth, the depth its own books treat as final; with 0 confirmations nothing
-   * is final (the log is applied as soon as it is mined and a reorg can still remove it after the
-   * event was delivered), so the status says `unconfirmed` instead of claiming what is not so.
+   * Spec "Events": exactly these fields, "emitted after a finalized deposit" with `status`
+   * `finalized`. The indexer calls this only when it applies the deposit, which it does once the log
+   * is Core's configured confirmation depth deep (the depth its books credit collateral at), so the
+   * event never precedes the deposit's finality by that depth. No earlier, unconfirmed notice exists:
+   * the spec lists no such event type (docs/webhooks.md).
    */
   deposited(log: ChainEvent, user: string, asset: string, amount: bigint, now: number): OutboxEvent {
     return this.event(
@@ -132,7 +134,7 @@ export class ChainWebhooks {
         asset_address: asset,
         amount: formatUint(amount),
         ...this.where(log),
-        status: this.confirmations > 0 ? DEPOSIT_FINALIZED : DEPOSIT_UNCONFIRMED,
+        status: DEPOSIT_FINALIZED,
       },
       now,
     );

@@ -54,6 +54,38 @@ describe("operator config", () => {
     expect(config.databaseUrl).to.equal(null);
   });
 
+  it("holds the health warning thresholds to their documented defaults and ranges (docs/monitoring.md)", () => {
+    expect(loadConfig({ ...SECRETS })).to.deep.include({
+      healthWebhookBacklogSeconds: 300,
+      healthCutoffLatenessSeconds: 10,
+      healthCommitSlackSeconds: null, // half the Vault's commitDelay
+      healthCoverSlackSeconds: null, // half the Vault's defaultWindow
+      healthBondMarginBps: 2_000,
+      healthIndexerLagBlocks: null, // half of SURETY_INDEXER_MAX_LAG_BLOCKS
+      healthIndexerStaleSeconds: null, // half of SURETY_INDEXER_MAX_STALE_SECONDS
+    });
+    const set = loadConfig({
+      ...SECRETS,
+      SURETY_HEALTH_WEBHOOK_BACKLOG_SECONDS: "60",
+      SURETY_HEALTH_COMMIT_SLACK_SECONDS: "0",
+      SURETY_HEALTH_INDEXER_LAG_BLOCKS: "8",
+    });
+    expect(set).to.deep.include({
+      healthWebhookBacklogSeconds: 60,
+      healthCommitSlackSeconds: 0,
+      healthIndexerLagBlocks: 8,
+    });
+    const problems = problemsOf(() =>
+      loadConfig({
+        ...SECRETS,
+        SURETY_HEALTH_WEBHOOK_BACKLOG_SECONDS: "0",
+        SURETY_HEALTH_BOND_MARGIN_BPS: "x",
+      }),
+    );
+    expect(problems.join("\n")).to.include("SURETY_HEALTH_WEBHOOK_BACKLOG_SECONDS");
+    expect(problems.join("\n")).to.include("SURETY_HEALTH_BOND_MARGIN_BPS");
+  });
+
   it("SURETY_DATABASE_URL selects PostgreSQL: a postgres:// URL, nothing else", () => {
     const url = "postgres://core:secret@db.internal:5432/surety";
     expect(loadConfig({ ...SECRETS, SURETY_DATABASE_URL: url }).databaseUrl).to.equal(url);

@@ -187,7 +187,7 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
     });
     const { root, txHash } = await commitForeign(f, 1);
     await h!.indexer.syncToHead();
-    const due = await h!.store.claimDueWebhookDeliveries(h!.clock.nowSeconds() + 1, 10, 60);
+    const due = await h!.store.claimDueWebhookDeliveries((h!.clock.nowSeconds() + 1) * 1000, 10, 60_000);
     expect(due.map((d) => d.eventType)).to.deep.equal(["cycle.foreign_commit"]);
     const envelope = JSON.parse(due[0].payload) as { type: string; data: Record<string, unknown> };
     expect(envelope.data).to.deep.include({
@@ -247,7 +247,7 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
     expect(JSON.parse(cycle.args).nettedV2Ids).to.deep.equal(netted);
     expect((await get("/core/cycles/1")).body).to.include({ planned_by_core: false, guarantee_count: 2 });
 
-    const due = await h!.store.claimDueWebhookDeliveries(h!.clock.nowSeconds() + 1, 10, 60);
+    const due = await h!.store.claimDueWebhookDeliveries((h!.clock.nowSeconds() + 1) * 1000, 10, 60_000);
     const byType = Object.fromEntries(
       due.map((d) => [d.eventType, JSON.parse(d.payload) as { data: Record<string, unknown> }]),
     );

@@ -184,7 +184,7 @@ describe("webhooks: one hanging receiver delays no other", function () {
           ["a", 1],
           ["c", 2],
         ]);
-        const claimed = await store.claimDueWebhookDeliveries(T0 + 10, 10, 60, {
+        const claimed = await store.claimDueWebhookDeliveries((T0 + 10) * 1000, 10, 60_000, {
           perSubscription: 2,
           inFlight,
         });
@@ -193,7 +193,7 @@ describe("webhooks: one hanging receiver delays no other", function () {
         expect(claimed.map(key)).to.deep.equal(["a:1", "b:1", "b:2"]);
 
         // The limit cuts across lanes in turns: every lane's first before any lane's second.
-        const next = await store.claimDueWebhookDeliveries(T0 + 10, 2, 60, {
+        const next = await store.claimDueWebhookDeliveries((T0 + 10) * 1000, 2, 60_000, {
           perSubscription: 3,
           inFlight: new Map(),
         });

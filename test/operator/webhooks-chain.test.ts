@@ -305,23 +305,26 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
       expect((await h.indexer.tick()).rewoundTo).to.not.equal(null);
       expect(await h.store.getWebhookDelivery(pending.eventId, "hook")).to.include({
         status: "cancelled",
-        nextAttemptAt: null,
+        nextAttemptAtMs: null,
       });
       expect((await dispatcher.tick()).attempted).to.equal(0);
       expect(receiver.requests).to.have.length(0);
     });
 
-    it("at 0 confirmations a deposit is announced `unconfirmed`: a reorg can still take it away", async function () {
+    it("at 0 confirmations (the devnet's depth) a deposit is final when mined: `finalized`, the only status", async function () {
       const { f, h, receiver, dispatcher } = await setup({ confirmations: 0 });
       const snapshot = await network.provider.send("evm_snapshot");
-      await f.vault.connect(f.bob).deposit({ value: 999n });
+      const receipt = (await (await f.vault.connect(f.bob).deposit({ value: 999n })).wait())!;
       await h.indexer.syncToHead();
       await dispatcher.tick();
       expect(
-        receiver.ofType("collateral.deposited").map((e) => [e.data.amount, e.data.status]),
-      ).to.deep.equal([["999", "unconfirmed"]]);
+        receiver
+          .ofType("collateral.deposited")
+          .map((e) => [e.data.amount, e.data.status, e.data.block_number]),
+      ).to.deep.equal([["999", "finalized", receipt.blockNumber]]);
 
-      // Delivered at the head, then reorged out: the books follow the chain, the delivery cannot be unsent.
+      // Core's finality assumption is its configured depth: a reorg below it takes the deposit out of
+      // the books; a delivery already made cannot be unsent (docs/webhooks.md, "Event ids, retries and reorgs").
       await network.provider.send("evm_revert", [snapshot]);
       await mine(3);
       expect((await h.indexer.tick()).rewoundTo).to.not.equal(null);

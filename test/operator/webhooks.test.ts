@@ -8,7 +8,9 @@ import { silentLogger } from "../../operator/logger";
 import { SqliteStore } from "../../operator/store";
 import {
   createWebhookDispatcher,
+  defaultJitter,
   guaranteeIssuedEvent,
+  retryAtMs,
   WebhookDispatcher,
   type WebhookDispatcher as Dispatcher,
 } from "../../operator/webhooks";
@@ -157,6 +159,55 @@ describe("webhooks: outbox, signed delivery, retries, admin API", function () {
     expect(d.delivered_at).to.equal(new Date((T0 + 70) * 1000).toISOString());
   });
 
+  it("never retries early: the first gaps are 2 s and 4 s plus up to 10 % jitter, to the millisecond", async function () {
+    // docs/webhooks.md: min(max, base · 2^(n−1)) after the n-th failure, plus up to 10 % jitter. The
+    // dispatcher's own random jitter, the clock moved by hand in milliseconds (no timers, no sleeps).
+    const { t, receiver, token } = await setup(["*"], { webhookBackoffBaseSeconds: 2 });
+    const dispatcher = createWebhookDispatcher(t.core.context);
+    const store = t.core.context.store;
+    receiver.refuseNext = 3;
+    await issue(t.core.url, token, await signedBody(v1Claims({ reqId: 12n })));
+    // The first attempt fails 0.7 s into a second: with due times in whole seconds the retry started 0.7 s early.
+    t.clock.advanceMilliseconds(700);
+    let failedAt = t.clock.nowMilliseconds();
+    expect(await dispatcher.tick()).to.include({ attempted: 1, retrying: 1 });
+    const gaps: number[] = [];
+    for (const [base, attempts] of [
+      [2_000, 2],
+      [4_000, 3],
+    ] as const) {
+      const [pending] = await store.listWebhookDeliveries({ subscriptionId: "test-hook", limit: 1 });
+      const due = pending.nextAttemptAtMs!;
+      const gap = due - failedAt;
+      expect(gap, `gap after ${attempts - 1} failures`)
+        .to.be.at.least(base)
+        .and.below(base * 1.1);
+      gaps.push(gap);
+      // Not a millisecond early: one before, nothing is claimed; at it, the retry starts.
+      t.clock.advanceMilliseconds(due - 1 - t.clock.nowMilliseconds());
+      expect((await dispatcher.tick()).attempted, `${gap - 1} ms after the failure`).to.equal(0);
+      t.clock.advanceMilliseconds(1);
+      failedAt = t.clock.nowMilliseconds();
+      expect(await dispatcher.tick()).to.include({ attempted: 1, retrying: 1 });
+      expect((await store.getWebhookDelivery(pending.eventId, "test-hook"))?.attempts).to.equal(attempts);
+    }
+    expect(gaps).to.have.length(2);
+    expect(receiver.requests.map((r) => r.status)).to.deep.equal([503, 503, 503]);
+  });
+
+  it("jitter: up to 10 % of the delay, in whole milliseconds, added to the attempt's end", function () {
+    const policy = { maxAttempts: 12, backoffBaseSeconds: 2, backoffMaxSeconds: 21_600 };
+    const end = T0 * 1000 + 700;
+    expect(retryAtMs(policy, 1, end, () => 0)).to.equal(end + 2_000);
+    expect(retryAtMs(policy, 1, end, (d) => d / 10 - 1)).to.equal(end + 2_199);
+    expect(retryAtMs(policy, 2, end, () => 0.9)).to.equal(end + 4_000); // rounded down, never negative
+    expect(retryAtMs(policy, 3, end, () => -5)).to.equal(end + 8_000);
+    for (let i = 0; i < 200; i++) {
+      const jitter = defaultJitter(2_000);
+      expect(Number.isInteger(jitter) && jitter >= 0 && jitter < 200, String(jitter)).to.equal(true);
+    }
+  });
+
   it("gives up after the configured attempts and marks the delivery failed", async function () {
     const { t, receiver, token } = await setup(["*"], { webhookMaxAttempts: 2 });
     const dispatcher = createWebhookDispatcher(t.core.context, RETRY);
@@ -274,7 +325,7 @@ describe("webhooks: outbox, signed delivery, retries, admin API", function () {
 
       // Crash mid-attempt: a claimed delivery whose outcome was never recorded is sent again after its lease.
       await store.insertWebhookEvent(second, clock.nowSeconds());
-      const [claimed] = await store.claimDueWebhookDeliveries(clock.nowSeconds(), 10, 60);
+      const [claimed] = await store.claimDueWebhookDeliveries(clock.nowMilliseconds(), 10, 60_000);
       expect(claimed).to.include({ eventId: second.id, attempts: 1 });
       await store.close();
       store = SqliteStore.open(file);

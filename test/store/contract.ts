@@ -562,7 +562,7 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect((await store.getCollateral(OTHER, ASSET)).locked).to.equal(1000n);
         expect(await store.getGuarantee(guarantee(4).guaranteeId)).to.equal(null);
         // Events only for what was issued in this batch.
-        const due = await store.claimDueWebhookDeliveries(T0, 10, 30);
+        const due = await store.claimDueWebhookDeliveries(T0 * 1000, 10, 30_000);
         expect(due.map((d) => d.eventId).sort()).to.deep.equal(["evt_2", "evt_3"]);
       });
 
@@ -1151,9 +1151,9 @@ export function describeStoreContract(backend: StoreBackend): void {
             T0,
           ),
         ).to.equal(1);
-        const [due] = await store.claimDueWebhookDeliveries(T0, 10, 30);
+        const [due] = await store.claimDueWebhookDeliveries(T0 * 1000, 10, 30_000);
         expect(due).to.include({ eventId: "evt_1", subscriptionId: "whk_a", attempts: 1, payload: "{}" });
-        expect(await store.claimDueWebhookDeliveries(T0 + 1, 10, 30)).to.deep.equal([]);
+        expect(await store.claimDueWebhookDeliveries((T0 + 1) * 1000, 10, 30_000)).to.deep.equal([]);
         await store.recordWebhookAttempt("evt_1", "whk_a", { status: "delivered", statusCode: 200 }, T0 + 2);
         expect((await store.getWebhookDelivery("evt_1", "whk_a"))?.status).to.equal("delivered");
         expect(await store.webhookBacklog()).to.deep.equal([]);
@@ -1180,7 +1180,7 @@ export function describeStoreContract(backend: StoreBackend): void {
           );
         }
         // evt_1: delivered to a, failed at b, retried at c; evt_2 and evt_3 pending everywhere.
-        await store.claimDueWebhookDeliveries(T0 + 1, 3, 30);
+        await store.claimDueWebhookDeliveries((T0 + 1) * 1000, 3, 30_000);
         await store.recordWebhookAttempt("evt_1", "whk_a", { status: "delivered", statusCode: 200 }, T0 + 5);
         await store.recordWebhookAttempt(
           "evt_1",
@@ -1191,7 +1191,7 @@ export function describeStoreContract(backend: StoreBackend): void {
         await store.recordWebhookAttempt(
           "evt_1",
           "whk_c",
-          { status: "pending", nextAttemptAt: T0 + 60, error: "busy", statusCode: 503 },
+          { status: "pending", nextAttemptAtMs: (T0 + 60) * 1000, error: "busy", statusCode: 503 },
           T0 + 5,
         );
         expect(await store.webhookBacklog()).to.deep.equal([

@@ -324,6 +324,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX cycle_reservations_upto ON cycle_reservations (upto_xid, upto_seq);
     `,
   },
+  {
+    // Webhook retries to the millisecond (SQLite migration 12; docs/webhooks.md): BIGINT already holds
+    // unix milliseconds; the column is renamed to say its unit and its rows converted in place.
+    version: 9,
+    name: "webhook due times in milliseconds (SQLite migration 12)",
+    sql: `
+      ALTER TABLE webhook_deliveries RENAME COLUMN next_attempt_at TO next_attempt_at_ms;
+      UPDATE webhook_deliveries SET next_attempt_at_ms = next_attempt_at_ms * 1000
+        WHERE next_attempt_at_ms IS NOT NULL;
+    `,
+  },
 ];
 
 /** Applies every migration `client`'s database lacks, each in its own transaction under the advisory lock. */

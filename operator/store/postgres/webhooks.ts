@@ -1,4 +1,4 @@
-/** {@link WebhookOutboxRepository} on PostgreSQL (docs/webhooks.md). */
+/** {@link WebhookOutboxRepository} on PostgreSQL (docs/webhooks.md); `next_attempt_at_ms` since migration 9. */
 import type {
   DueWebhookDelivery,
   OutboxEvent,
@@ -79,9 +79,9 @@ export class PgWebhookOutbox implements WebhookOutboxRepository {
     );
     if (revived.rowCount === 1) {
       await this.db.query(
-        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $1, last_error = NULL
+        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at_ms = $1, last_error = NULL
          WHERE event_id = $2 AND status = 'cancelled'`,
-        [now, event.id],
+        [now * 1000, event.id],
       );
     } else {
       await this.db.query(
@@ -90,10 +90,10 @@ export class PgWebhookOutbox implements WebhookOutboxRepository {
       );
     }
     const created = await this.db.query(
-      `INSERT INTO webhook_deliveries (event_id, subscription_id, status, next_attempt_at, created_at)
-       SELECT $1, id, 'pending', $2, $2 FROM unnest($3::text[]) AS id
+      `INSERT INTO webhook_deliveries (event_id, subscription_id, status, next_attempt_at_ms, created_at)
+       SELECT $1, id, 'pending', $2, $3 FROM unnest($4::text[]) AS id
        ON CONFLICT (event_id, subscription_id) DO NOTHING`,
-      [event.id, now, targets.map((t) => t.id as string)],
+      [event.id, now * 1000, now, targets.map((t) => t.id as string)],
     );
     return created.rowCount;
   }
@@ -101,7 +101,7 @@ export class PgWebhookOutbox implements WebhookOutboxRepository {
   async retractWebhookEvent(eventId: string, now: number): Promise<void> {
     await this.db.query("UPDATE webhook_events SET retracted_at = $1 WHERE id = $2", [now, eventId]);
     await this.db.query(
-      `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL,
+      `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at_ms = NULL,
          last_error = 'retracted: the chain event was undone by a reorganisation'
        WHERE event_id = $1 AND status IN ('pending', 'failed')`,
       [eventId],
@@ -109,39 +109,40 @@ export class PgWebhookOutbox implements WebhookOutboxRepository {
   }
 
   async claimDueWebhookDeliveries(
-    now: number,
+    nowMs: number,
     limit: number,
-    leaseSeconds: number,
+    leaseMs: number,
     lanes?: WebhookLanes,
   ): Promise<DueWebhookDelivery[]> {
+    const now = Math.floor(nowMs / 1000);
     const { rows } =
       lanes === undefined
         ? await this.db.query(
-            `${DUE_SELECT} WHERE d.status = 'pending' AND d.next_attempt_at <= $1
-             ORDER BY d.next_attempt_at, d.seq LIMIT $2`,
-            [now, limit],
+            `${DUE_SELECT} WHERE d.status = 'pending' AND d.next_attempt_at_ms <= $1
+             ORDER BY d.next_attempt_at_ms, d.seq LIMIT $2`,
+            [nowMs, limit],
           )
         : await this.db.query(
             // As SQLite's: rank each subscription's due deliveries, keep what its lane has room for, rank 1
             // of every subscription before rank 2 of any.
             `WITH ranked AS (
-               SELECT seq, subscription_id, next_attempt_at,
-                 ROW_NUMBER() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at, seq) AS lane_rank
-               FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= $1
+               SELECT seq, subscription_id, next_attempt_at_ms,
+                 ROW_NUMBER() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at_ms, seq) AS lane_rank
+               FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at_ms <= $1
              ), picked AS (
-               SELECT seq, lane_rank, next_attempt_at FROM ranked
+               SELECT seq, lane_rank, next_attempt_at_ms FROM ranked
                WHERE lane_rank <= $2 - COALESCE(
                  (SELECT value::int FROM jsonb_each_text($3::jsonb) WHERE key = ranked.subscription_id), 0)
-               ORDER BY lane_rank, next_attempt_at, seq LIMIT $4
+               ORDER BY lane_rank, next_attempt_at_ms, seq LIMIT $4
              )
              ${DUE_SELECT.replace("FROM webhook_deliveries d", "FROM picked p JOIN webhook_deliveries d ON d.seq = p.seq")}
-             ORDER BY p.lane_rank, p.next_attempt_at, p.seq`,
-            [now, lanes.perSubscription, JSON.stringify(Object.fromEntries(lanes.inFlight)), limit],
+             ORDER BY p.lane_rank, p.next_attempt_at_ms, p.seq`,
+            [nowMs, lanes.perSubscription, JSON.stringify(Object.fromEntries(lanes.inFlight)), limit],
           );
     if (rows.length > 0) {
       await this.db.query(
-        "UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = $1, next_attempt_at = $2 WHERE seq = ANY($3::bigint[])",
-        [now, now + leaseSeconds, rows.map((row) => row.seq as number)],
+        "UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = $1, next_attempt_at_ms = $2 WHERE seq = ANY($3::bigint[])",
+        [now, nowMs + leaseMs, rows.map((row) => row.seq as number)],
       );
     }
     return rows.map((row) => ({
@@ -149,7 +150,7 @@ export class PgWebhookOutbox implements WebhookOutboxRepository {
         ...row,
         attempts: (row.attempts as number) + 1,
         last_attempt_at: now,
-        next_attempt_at: now + leaseSeconds,
+        next_attempt_at_ms: nowMs + leaseMs,
       }),
       url: row.url as string,
       secret: row.secret as string,
@@ -167,10 +168,10 @@ export class PgWebhookOutbox implements WebhookOutboxRepository {
       outcome.status === "delivered"
         ? ["delivered", null, null, outcome.statusCode, now]
         : outcome.status === "pending"
-          ? ["pending", outcome.nextAttemptAt, truncate(outcome.error), outcome.statusCode, null]
+          ? ["pending", outcome.nextAttemptAtMs, truncate(outcome.error), outcome.statusCode, null]
           : ["failed", null, truncate(outcome.error), outcome.statusCode, null];
     await this.db.query(
-      `UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2, last_error = $3, last_status_code = $4,
+      `UPDATE webhook_deliveries SET status = $1, next_attempt_at_ms = $2, last_error = $3, last_status_code = $4,
          delivered_at = $5
        WHERE event_id = $6 AND subscription_id = $7 AND status = 'pending'`,
       [status, next, error, code, delivered, eventId, subscriptionId],
@@ -243,7 +244,7 @@ function deliveryFromRow(row: Row): WebhookDeliveryRecord & { seq: number } {
     eventType: row.type as string,
     status: row.status as WebhookDeliveryStatus,
     attempts: row.attempts as number,
-    nextAttemptAt: (row.next_attempt_at as number | null) ?? null,
+    nextAttemptAtMs: (row.next_attempt_at_ms as number | null) ?? null,
     lastAttemptAt: (row.last_attempt_at as number | null) ?? null,
     lastError: (row.last_error as string | null) ?? null,
     lastStatusCode: (row.last_status_code as number | null) ?? null,

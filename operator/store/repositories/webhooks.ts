@@ -2,7 +2,9 @@
  * Repository operations of the webhook outbox (docs/webhooks.md): subscriptions, events and one
  * delivery row per (event, subscription). Events are inserted in the same store transaction as the
  * state change they announce (fan-out to the matching subscriptions happens in that insert), so an
- * event exists iff its change was committed. Times are unix seconds.
+ * event exists iff its change was committed. Times are unix seconds, except when a delivery is due
+ * (`nextAttemptAtMs`, the claim's `nowMs` and lease): unix milliseconds, so a retry never starts
+ * before its backoff has run (docs/webhooks.md; SQLite migration 12, PostgreSQL 9).
  */
 
 export const WEBHOOK_DELIVERY_STATUSES = ["pending", "delivered", "failed", "cancelled"] as const;
@@ -41,8 +43,8 @@ export interface WebhookDeliveryRecord {
   status: WebhookDeliveryStatus;
   /** Attempts started (an attempt is counted when it starts, so one cut by a crash counts too). */
   attempts: number;
-  /** When the next attempt may start (null once delivered, failed or cancelled). */
-  nextAttemptAt: number | null;
+  /** When the next attempt may start, unix milliseconds (null once delivered, failed or cancelled). */
+  nextAttemptAtMs: number | null;
   lastAttemptAt: number | null;
   lastError: string | null;
   lastStatusCode: number | null;
@@ -59,7 +61,7 @@ export interface DueWebhookDelivery extends WebhookDeliveryRecord {
 
 export type WebhookAttemptOutcome =
   | { status: "delivered"; statusCode: number }
-  | { status: "pending"; nextAttemptAt: number; error: string; statusCode: number | null }
+  | { status: "pending"; nextAttemptAtMs: number; error: string; statusCode: number | null }
   | { status: "failed"; error: string; statusCode: number | null };
 
 export interface WebhookDeliveryQuery {
@@ -98,7 +100,7 @@ export interface WebhookOutboxRepository {
   deleteWebhookSubscription(id: string): Promise<boolean>;
 
   /**
-   * Adds the event with one pending delivery (due at `now`) per subscription of its type, and returns
+   * Adds the event with one pending delivery (due at once) per subscription of its type, and returns
    * how many deliveries were created. Nothing is stored when no subscription wants the type. An id
    * already stored (the same source applied again, e.g. after a reorg rewind) is revived: its payload
    * is replaced and its cancelled deliveries are pending again; delivered ones are never resent.
@@ -107,17 +109,18 @@ export interface WebhookOutboxRepository {
   /** The source of the event was undone (reorg): its not yet delivered deliveries are cancelled. */
   retractWebhookEvent(eventId: string, now: number): Promise<void>;
   /**
-   * Up to `limit` pending deliveries due at `now`. Each is leased: its attempt count goes up and it
-   * is not due again before `now + leaseSeconds`, so an attempt cut short by a crash is retried once
+   * Up to `limit` pending deliveries due at `nowMs` (unix milliseconds). Each is leased: its attempt
+   * count goes up, `lastAttemptAt` is `nowMs` in whole seconds, and it is not due again before
+   * `nowMs + leaseMs`, so an attempt cut short by a crash is retried once
    * the lease has run out (at-least-once). With `lanes`, at most `perSubscription` minus the
    * subscription's `inFlight` count are taken per subscription, and the subscriptions take turns:
    * every subscription's oldest due delivery comes before any subscription's second (then oldest
    * first). Without, oldest first.
    */
   claimDueWebhookDeliveries(
-    now: number,
+    nowMs: number,
     limit: number,
-    leaseSeconds: number,
+    leaseMs: number,
     lanes?: WebhookLanes,
   ): Promise<DueWebhookDelivery[]>;
   recordWebhookAttempt(

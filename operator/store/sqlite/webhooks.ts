@@ -1,6 +1,6 @@
 /**
  * {@link WebhookOutboxRepository} on a better-sqlite3 connection, synchronous (SqliteStore makes them async).
- * Schema: migration 3 (migrations.ts).
+ * Schema: migration 3 (migrations.ts); `next_attempt_at_ms` in milliseconds since migration 12.
  */
 import { type Atomic, atomicRunner } from "../sqlite-atomic";
 import type { Database, Statement } from "better-sqlite3";
@@ -44,7 +44,7 @@ function deliveryFromRow(row: Row): WebhookDeliveryRecord & { seq: number } {
     eventType: row.type as string,
     status: row.status as WebhookDeliveryStatus,
     attempts: row.attempts as number,
-    nextAttemptAt: (row.next_attempt_at as number | null) ?? null,
+    nextAttemptAtMs: (row.next_attempt_at_ms as number | null) ?? null,
     lastAttemptAt: (row.last_attempt_at as number | null) ?? null,
     lastError: (row.last_error as string | null) ?? null,
     lastStatusCode: (row.last_status_code as number | null) ?? null,
@@ -79,16 +79,16 @@ function prepare(db: Database) {
     insertEvent: s("INSERT INTO webhook_events (id, type, created_at, payload) VALUES (?, ?, ?, ?)"),
     reviveEvent: s("UPDATE webhook_events SET payload = ?, retracted_at = NULL WHERE id = ?"),
     insertDelivery: s(
-      `INSERT INTO webhook_deliveries (event_id, subscription_id, status, next_attempt_at, created_at)
+      `INSERT INTO webhook_deliveries (event_id, subscription_id, status, next_attempt_at_ms, created_at)
        VALUES (?, ?, 'pending', ?, ?) ON CONFLICT (event_id, subscription_id) DO NOTHING`,
     ),
     revivedDeliveries: s(
-      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = ?, last_error = NULL
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at_ms = ?, last_error = NULL
        WHERE event_id = ? AND status = 'cancelled'`,
     ),
     retractEvent: s("UPDATE webhook_events SET retracted_at = ? WHERE id = ?"),
     cancelDeliveries: s(
-      `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at = NULL,
+      `UPDATE webhook_deliveries SET status = 'cancelled', next_attempt_at_ms = NULL,
          last_error = 'retracted: the chain event was undone by a reorganisation'
        WHERE event_id = ? AND status IN ('pending', 'failed')`,
     ),
@@ -96,34 +96,34 @@ function prepare(db: Database) {
       `SELECT d.*, e.type, e.payload, s.url, s.secret FROM webhook_deliveries d
        JOIN webhook_events e ON e.id = d.event_id
        JOIN webhook_subscriptions s ON s.id = d.subscription_id
-       WHERE d.status = 'pending' AND d.next_attempt_at <= ?
-       ORDER BY d.next_attempt_at, d.seq LIMIT ?`,
+       WHERE d.status = 'pending' AND d.next_attempt_at_ms <= ?
+       ORDER BY d.next_attempt_at_ms, d.seq LIMIT ?`,
     ),
     // Lanes: rank each subscription's due deliveries (on the delivery rows alone, payloads are
     // joined only for the rows taken), keep the ranks the lane has room for, and take rank 1 of
     // every subscription before rank 2 of any, so a subscription's backlog cannot crowd out others.
     dueInLanes: s(
       `WITH ranked AS (
-         SELECT seq, subscription_id, next_attempt_at,
-           ROW_NUMBER() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at, seq) AS lane_rank
-         FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at <= ?
+         SELECT seq, subscription_id, next_attempt_at_ms,
+           ROW_NUMBER() OVER (PARTITION BY subscription_id ORDER BY next_attempt_at_ms, seq) AS lane_rank
+         FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at_ms <= ?
        ), picked AS (
-         SELECT seq, lane_rank, next_attempt_at FROM ranked
+         SELECT seq, lane_rank, next_attempt_at_ms FROM ranked
          WHERE lane_rank <= ? - COALESCE((SELECT value FROM json_each(?) WHERE key = ranked.subscription_id), 0)
-         ORDER BY lane_rank, next_attempt_at, seq LIMIT ?
+         ORDER BY lane_rank, next_attempt_at_ms, seq LIMIT ?
        )
        SELECT d.*, e.type, e.payload, s.url, s.secret FROM picked p
        JOIN webhook_deliveries d ON d.seq = p.seq
        JOIN webhook_events e ON e.id = d.event_id
        JOIN webhook_subscriptions s ON s.id = d.subscription_id
-       ORDER BY p.lane_rank, p.next_attempt_at, p.seq`,
+       ORDER BY p.lane_rank, p.next_attempt_at_ms, p.seq`,
     ),
     lease: s(
-      `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = ?, next_attempt_at = ?
+      `UPDATE webhook_deliveries SET attempts = attempts + 1, last_attempt_at = ?, next_attempt_at_ms = ?
        WHERE seq = ?`,
     ),
     record: s(
-      `UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, last_error = ?, last_status_code = ?,
+      `UPDATE webhook_deliveries SET status = ?, next_attempt_at_ms = ?, last_error = ?, last_status_code = ?,
          delivered_at = ?
        WHERE event_id = ? AND subscription_id = ? AND status = 'pending'`,
     ),
@@ -174,13 +174,13 @@ export class SqliteWebhookOutbox implements SyncOf<WebhookOutboxRepository> {
     return this.atomic(() => {
       if (this.stmt.getEvent.get(event.id)) {
         this.stmt.reviveEvent.run(event.payload, event.id);
-        this.stmt.revivedDeliveries.run(now, event.id);
+        this.stmt.revivedDeliveries.run(now * 1000, event.id);
       } else {
         this.stmt.insertEvent.run(event.id, event.type, event.createdAt, event.payload);
       }
       let created = 0;
       for (const target of targets) {
-        created += this.stmt.insertDelivery.run(event.id, target.id, now, now).changes;
+        created += this.stmt.insertDelivery.run(event.id, target.id, now * 1000, now).changes;
       }
       return created;
     });
@@ -194,29 +194,30 @@ export class SqliteWebhookOutbox implements SyncOf<WebhookOutboxRepository> {
   }
 
   claimDueWebhookDeliveries(
-    now: number,
+    nowMs: number,
     limit: number,
-    leaseSeconds: number,
+    leaseMs: number,
     lanes?: WebhookLanes,
   ): DueWebhookDelivery[] {
+    const now = Math.floor(nowMs / 1000);
     return this.atomic(() => {
       const rows = (
         lanes === undefined
-          ? this.stmt.due.all(now, limit)
+          ? this.stmt.due.all(nowMs, limit)
           : this.stmt.dueInLanes.all(
-              now,
+              nowMs,
               lanes.perSubscription,
               JSON.stringify(Object.fromEntries(lanes.inFlight)),
               limit,
             )
       ) as Row[];
       return rows.map((row) => {
-        this.stmt.lease.run(now, now + leaseSeconds, row.seq);
+        this.stmt.lease.run(now, nowMs + leaseMs, row.seq);
         const delivery = deliveryFromRow({
           ...row,
           attempts: (row.attempts as number) + 1,
           last_attempt_at: now,
-          next_attempt_at: now + leaseSeconds,
+          next_attempt_at_ms: nowMs + leaseMs,
         });
         return {
           ...delivery,
@@ -241,7 +242,7 @@ export class SqliteWebhookOutbox implements SyncOf<WebhookOutboxRepository> {
       case "pending":
         this.stmt.record.run(
           "pending",
-          outcome.nextAttemptAt,
+          outcome.nextAttemptAtMs,
           truncate(outcome.error),
           outcome.statusCode,
           null,
