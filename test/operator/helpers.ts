@@ -49,7 +49,9 @@ const DEPLOYER_BALANCE = 10n ** 21n; // 1,000 ETH: far more than the deployment'
  * setOperatorKey and setTrustedRegistry, then the tokens. The fixture checks
  * the record against these, so a change in deploySurety's order fails loudly.
  */
-const CREATE_NONCE = { ValidationRegistry: 0, Vault: 1, ClearingHouse: 2, tUSD: 6, tETH: 7 } as const;
+// deploySurety's order: registry, verifier, the Vault's two libraries, Vault, the ClearingHouse's library,
+// ClearingHouse, three wiring transactions (clearing house, operator key, trusted registry), test tokens.
+const CREATE_NONCE = { ValidationRegistry: 0, Vault: 4, ClearingHouse: 6, tUSD: 10, tETH: 11 } as const;
 const createdAt = (nonce: number) => getCreateAddress({ from: TEST_DEPLOYER, nonce });
 
 /**
