@@ -45,10 +45,13 @@ describe("Core's BLS signer: no silent slow path", function () {
     let core: TestCore | undefined;
     after(async () => core?.stop());
 
-    it("starts without the setting", async function () {
+    it("names blst in metrics", async function () {
       expect(blsBackend()).to.equal("blst");
       core = await startTestCore();
       expect((await request(core.core.url, "GET", "/core/health")).status).to.equal(200);
+      const metrics = await (await fetch(`${core.core.url}/metrics`)).text();
+      expect(metrics).to.match(/^surety_bls_signer_info\{backend="blst"\} 1$/m);
+      expect(metrics).not.to.match(/backend="noble"/);
     });
   });
 
@@ -78,7 +81,7 @@ describe("Core's BLS signer: no silent slow path", function () {
       expect(run.lines().some((line) => line.msg === "Core listening")).to.equal(false);
     });
 
-    it("starts with SURETY_ALLOW_SLOW_BLS=true and says noble in its log", async function () {
+    it("starts with SURETY_ALLOW_SLOW_BLS=true and says noble in its log and metrics", async function () {
       chain = await coreOnTestChain();
       const { url, contracts } = chain;
       run = startCore([...WITHOUT_ADDON, "operator/main.ts"], {
@@ -97,6 +100,8 @@ describe("Core's BLS signer: no silent slow path", function () {
         const response = await request(url, "GET", "/core/health");
         return response.status === 200 ? response : undefined;
       });
+      const metrics = await (await fetch(`${url}/metrics`)).text();
+      expect(metrics).to.match(/^surety_bls_signer_info\{backend="noble"\} 1$/m);
 
       // The fallback signs the same certificates: one issued here verifies against the Vault's key.
       const vault = contracts.surety.vault.connect(new Wallet(payer.privateKey, ethers.provider));
