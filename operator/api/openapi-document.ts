@@ -395,6 +395,12 @@ export const CORE_OPENAPI = {
         chain_sync: ref("ChainSync"),
         commit_bond: ref("CommitBond"),
         leadership: ref("Leadership"),
+        bls_signer: {
+          enum: ["blst", "noble"],
+          description:
+            "The BLS implementation signing certificates: `blst` (the native addon native/blst-minsig) or `noble` " +
+            "(the pure-JavaScript fallback, about 40 certificates/s; Core starts on it only with SURETY_ALLOW_SLOW_BLS).",
+        },
       }),
       CommitBond: object({
         state: {

@@ -6,6 +6,7 @@
  * issuance gate sees it; whether commits are held back by the on-chain bond floor) and `GET /metrics`.
  */
 import { Router } from "express";
+import { blsBackend } from "../../sdk/bls";
 import { withTimeout } from "../chain";
 import type { ChainSyncStatus } from "../chain/sync-status";
 import type { CommitBondStatus } from "../clearing/bond-floor";
@@ -105,6 +106,8 @@ export const publicRoutes: RouteModule = (context) => {
         // Informational: a held-back commit does not make Core unhealthy (issuance and reads still work).
         commit_bond: commitBondView(context.commitBond.status()),
         leadership: leadershipView(context.leadership.view()),
+        // Which BLS implementation signs certificates: the native addon, or the slow pure-JS fallback.
+        bls_signer: blsBackend(),
       });
   });
 

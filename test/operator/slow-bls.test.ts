@@ -45,10 +45,11 @@ describe("Core's BLS signer: no silent slow path", function () {
     let core: TestCore | undefined;
     after(async () => core?.stop());
 
-    it("names blst in metrics", async function () {
+    it("names blst in health and metrics", async function () {
       expect(blsBackend()).to.equal("blst");
       core = await startTestCore();
-      expect((await request(core.core.url, "GET", "/core/health")).status).to.equal(200);
+      const health = await request(core.core.url, "GET", "/core/health");
+      expect(health.body).to.have.property("bls_signer", "blst");
       const metrics = await (await fetch(`${core.core.url}/metrics`)).text();
       expect(metrics).to.match(/^surety_bls_signer_info\{backend="blst"\} 1$/m);
       expect(metrics).not.to.match(/backend="noble"/);
@@ -81,7 +82,7 @@ describe("Core's BLS signer: no silent slow path", function () {
       expect(run.lines().some((line) => line.msg === "Core listening")).to.equal(false);
     });
 
-    it("starts with SURETY_ALLOW_SLOW_BLS=true and says noble in its log and metrics", async function () {
+    it("starts with SURETY_ALLOW_SLOW_BLS=true and says noble in its log, health and metrics", async function () {
       chain = await coreOnTestChain();
       const { url, contracts } = chain;
       run = startCore([...WITHOUT_ADDON, "operator/main.ts"], {
@@ -96,10 +97,11 @@ describe("Core's BLS signer: no silent slow path", function () {
       expect(core.lines().find((line) => line.level === 40 && line.bls === "noble")?.msg).to.match(
         /pure-JavaScript BLS fallback/,
       );
-      await until("healthy", core, async () => {
+      const health = await until("healthy", core, async () => {
         const response = await request(url, "GET", "/core/health");
         return response.status === 200 ? response : undefined;
       });
+      expect(health.body).to.have.property("bls_signer", "noble");
       const metrics = await (await fetch(`${url}/metrics`)).text();
       expect(metrics).to.match(/^surety_bls_signer_info\{backend="noble"\} 1$/m);
 
