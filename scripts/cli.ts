@@ -20,7 +20,7 @@ import {
   withdrawPayout,
 } from "./cli/commands";
 import { CliContext, CliError, PRIVATE_KEY_ENV, SESSION_FILE_ENV } from "./cli/context";
-import { login, logout } from "./cli/reads";
+import { cycles, guarantee, guarantees, login, logout } from "./cli/reads";
 
 type Command = (ctx: CliContext, flags: Flags) => Promise<void>;
 
@@ -35,6 +35,27 @@ const COMMANDS: Record<string, { run: Command; flags: string[]; summary: string;
     run: logout,
     flags: [],
     summary: "[--session f]                               revoke the stored session on Core and forget it",
+  },
+  guarantees: {
+    run: guarantees,
+    flags: ["as", "state", "asset", "limit", "cursor", "json"],
+    summary:
+      "[--as payer|recipient] [--state S] [--asset …] [--limit n] [--cursor c] [--json]\n" +
+      "                                                  your guarantees, newest first (signed in)",
+  },
+  guarantee: {
+    run: guarantee,
+    flags: ["id", "json"],
+    positional: "id",
+    summary:
+      "<id> [--json]                                one guarantee, its timeline, its certificate checked\n" +
+      "                                                  against the Vault's operator key (signed in)",
+  },
+  cycles: {
+    run: cycles,
+    flags: ["limit", "before", "json"],
+    summary:
+      "[--limit n] [--before id] [--json]          committed clearing cycles, newest first (your debits with a key)",
   },
   deposit: {
     run: deposit,
@@ -135,6 +156,9 @@ function usage(): string {
     "  npm run cli -- balance --account 1",
     "  npm run cli -- sign-guarantee --account 1 --to 0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC --amount 0.001",
     "  npm run cli -- login --account 1",
+    "  npm run cli -- guarantees --as payer --state FINALIZED_PAYABLE",
+    "  npm run cli -- guarantee 0x9c…(the 32-byte id)",
+    "  npm run cli -- cycles --limit 3",
     "  npm run cli -- challenge-debit --account 1 --cycle 3 --asset tUSD",
     "  npm run cli -- void-debit --account 1 --cycle 3 --asset tUSD",
     "  npm run cli -- claim-net-credit --account 2 --cycle 3 --asset tUSD",
