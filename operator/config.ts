@@ -101,6 +101,13 @@ export interface OperatorConfig {
    */
   blsSigningWorker: boolean;
   /**
+   * Start even when certificates would be signed by the pure-JavaScript BLS fallback (@noble/curves,
+   * ≈ 40 certificates/s) because the native addon native/blst-minsig is missing (`SURETY_ALLOW_SLOW_BLS`,
+   * default false: Core refuses to start, naming the fix). For tests and development machines without a
+   * C toolchain; never for serving payments.
+   */
+  allowSlowBls: boolean;
+  /**
    * HTTP server processes (`SURETY_WORKERS`, default 1). Above 1, operator/main.ts runs a node:cluster:
    * the primary does the background work and serves no HTTP, the workers serve HTTP on one port
    * (docs/architecture.md, "Processes").
@@ -224,6 +231,7 @@ const FIELDS: FieldTable = {
   collateralFactorsBps: { parse: factorMap, fallback: () => ({}) },
   trustedValidationRegistries: { parse: addressList, fallback: () => [] },
   blsSigningWorker: { parse: boolean, fallback: () => true },
+  allowSlowBls: { parse: boolean, fallback: () => false },
   workers: { parse: (raw) => integer(raw, 1, MAX_WORKERS), fallback: () => 1 },
   backgroundTasks: { parse: boolean, fallback: () => true },
   pollIntervalMs: { parse: (raw) => integer(raw, 10, 3_600_000), fallback: () => 1_000 },

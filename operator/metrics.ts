@@ -33,6 +33,9 @@
  *   `surety_keeper_cover_slack_seconds`, `surety_keeper_debts_awaiting_cover`,
  *   `surety_commit_bond_margin_ratio{asset}`, `surety_operator_bond_floor{asset}` and
  *   `surety_health_warnings{check}` (how many warnings each check raises now).
+ * - `surety_bls_signer_info{backend}`: 1 for the BLS implementation that signs certificates in this
+ *   process, `blst` (the native addon) or `noble` (the pure-JavaScript fallback, ≈ 40 certificates/s; Core
+ *   starts on it only with `SURETY_ALLOW_SLOW_BLS`).
  * - Node process metrics with the `surety_core_` prefix.
  */
 import type { Request, RequestHandler, Response } from "express";
@@ -43,6 +46,7 @@ import type { Clock } from "./clock";
 import type { CommitBondGate } from "./clearing/bond-floor";
 import { HEALTH_CHECKS, type HealthMonitor, type HealthReport } from "./health";
 import type { Store } from "./store";
+import { blsBackend } from "../sdk/bls";
 
 /** Latency buckets (seconds) around the issuance target (p99 < 25 ms). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -109,6 +113,12 @@ export class CoreMetrics {
         for (const [asset, bond] of bonds()) this.set({ asset }, Number(bond));
       },
     });
+    new Gauge({
+      name: "surety_bls_signer_info",
+      help: "1 for the BLS implementation signing certificates: blst (native addon) or noble (pure-JS fallback, about 40/s)",
+      labelNames: ["backend"],
+      registers,
+    }).set({ backend: blsBackend() }, 1);
     if (chainSync) this.registerChainSync(chainSync, registers);
     if (commitBond) this.registerCommitBond(commitBond, registers);
     if (operator) this.registerOperatorTransactions(store, operator, registers);

@@ -29,11 +29,12 @@ import { ChainClock, type Clock, systemClock } from "./clock";
 import type { OperatorConfig } from "./config";
 import { type DeploymentInfo, loadDeployment } from "./deployment";
 import { createLogger, type Logger } from "./logger";
-import { checkChainAndDeployment, type VaultKeyCheck } from "./startup";
+import { checkBlsBackend, checkChainAndDeployment, type VaultKeyCheck } from "./startup";
 import { PostgresStore, SqliteStore, type Store } from "./store";
 import { createWebhookDispatcher, startDispatcherLoop, syncConfiguredSubscriptions } from "./webhooks";
 import { BackgroundStateMirror, BackgroundStatePublisher } from "./background-state";
 import { createExpressServer } from "../runtime/express-server";
+import { blsBackend } from "../sdk/bls";
 import {
   type BackgroundOwnership,
   coreOwnership,
@@ -141,6 +142,14 @@ async function openCore(
   role: CoreProcessRole,
 ): Promise<OpenCore> {
   const logger = deps.logger ?? createLogger(config.logLevel);
+  // Before anything is opened: a Core on the pure-JS signer refuses to start unless allowed.
+  checkBlsBackend(config);
+  if (blsBackend() === "noble") {
+    logger.warn(
+      { bls: "noble", allow_slow_bls: true },
+      "signing certificates with the pure-JavaScript BLS fallback (about 40/s): SURETY_ALLOW_SLOW_BLS is set; npm rebuild builds native/blst-minsig",
+    );
+  }
   const deployment = deps.deployment ?? loadDeployment(config.deploymentFile);
   // The background process signs nothing: no signing worker there.
   const ownSigner =

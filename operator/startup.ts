@@ -3,9 +3,10 @@
  * deployment file and the node agree on the chain id, and the BLS key Core
  * signs certificates with is the one the Vault verifies them with. A Core
  * whose key differs from the Vault's would issue certificates that no
- * contract accepts, so it refuses to start.
+ * contract accepts, so it refuses to start. Nor does it start on the slow
+ * pure-JavaScript BLS signer unless told to ({@link checkBlsBackend}).
  */
-import { publicKeyToEip2537 } from "../sdk/bls";
+import { blsBackend, publicKeyToEip2537 } from "../sdk/bls";
 import { GuaranteeHasher } from "../sdk/eip712";
 import type { ChainGateway } from "./chain";
 import type { OperatorConfig } from "./config";
@@ -21,6 +22,26 @@ export class StartupError extends Error {
  * `skip` is for tests and tools that run Core without a deployed Vault.
  */
 export type VaultKeyCheck = "enforce" | "skip";
+
+/**
+ * Refuses to start when certificates would be signed by the pure-JavaScript fallback (sdk/bls.ts picks
+ * `noble` when the native addon native/blst-minsig is not built or does not load: a `node_modules` copied
+ * rather than installed, a failed build), unless `allowSlowBls` (`SURETY_ALLOW_SLOW_BLS`) says so. The
+ * fallback signs the same bytes ≈ 40 certificates/s, a few tens of milliseconds added to every paid
+ * request: a Core running on it unnoticed is a silent slow path. `backend` is for tests.
+ */
+export function checkBlsBackend(
+  config: Pick<OperatorConfig, "allowSlowBls">,
+  backend: "blst" | "noble" = blsBackend(),
+): void {
+  if (backend === "blst" || config.allowSlowBls) return;
+  throw new StartupError(
+    "the native BLS signer (native/blst-minsig) is not built or does not load, so certificates would be " +
+      "signed by the pure-JavaScript fallback (@noble/curves, about 40 certificates/s). Build it: " +
+      "`npm rebuild` (or `npm run postinstall`) in the repository, with python3, make and a C compiler; " +
+      "or set SURETY_ALLOW_SLOW_BLS=true to start on the fallback anyway (tests, development)",
+  );
+}
 
 function hex(bytes: Uint8Array): string {
   return "0x" + Buffer.from(bytes).toString("hex");

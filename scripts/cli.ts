@@ -19,11 +19,44 @@ import {
   voidDebit,
   withdrawPayout,
 } from "./cli/commands";
-import { CliContext, CliError, PRIVATE_KEY_ENV } from "./cli/context";
+import { CliContext, CliError, PRIVATE_KEY_ENV, SESSION_FILE_ENV } from "./cli/context";
+import { cycles, guarantee, guarantees, login, logout } from "./cli/reads";
 
 type Command = (ctx: CliContext, flags: Flags) => Promise<void>;
 
-const COMMANDS: Record<string, { run: Command; flags: string[]; summary: string }> = {
+const COMMANDS: Record<string, { run: Command; flags: string[]; summary: string; positional?: string }> = {
+  login: {
+    run: login,
+    flags: [],
+    summary:
+      "[--account i | --key-file f] [--session f]  sign in to Core (SIWE); the session is stored for the reads",
+  },
+  logout: {
+    run: logout,
+    flags: [],
+    summary: "[--session f]                               revoke the stored session on Core and forget it",
+  },
+  guarantees: {
+    run: guarantees,
+    flags: ["as", "state", "asset", "limit", "cursor", "json"],
+    summary:
+      "[--as payer|recipient] [--state S] [--asset …] [--limit n] [--cursor c] [--json]\n" +
+      "                                                  your guarantees, newest first (signed in)",
+  },
+  guarantee: {
+    run: guarantee,
+    flags: ["id", "json"],
+    positional: "id",
+    summary:
+      "<id> [--json]                                one guarantee, its timeline, its certificate checked\n" +
+      "                                                  against the Vault's operator key (signed in)",
+  },
+  cycles: {
+    run: cycles,
+    flags: ["limit", "before", "json"],
+    summary:
+      "[--limit n] [--before id] [--json]          committed clearing cycles, newest first (your debits with a key)",
+  },
   deposit: {
     run: deposit,
     flags: ["asset", "amount", "base-units"],
@@ -97,7 +130,8 @@ const COMMANDS: Record<string, { run: Command; flags: string[]; summary: string 
   },
 };
 
-const COMMON_FLAGS = ["network", "deployment", "rpc", "core", "account", "help"];
+const COMMON_FLAGS = ["network", "deployment", "rpc", "core", "account", "key-file", "session", "help"];
+const BOOLEAN_FLAGS = new Set(["base-units", "help", "json"]);
 
 function usage(): string {
   const lines = [
@@ -111,7 +145,9 @@ function usage(): string {
     "  --deployment <file>   an explicit deployment file instead",
     "  --rpc <url>           chain RPC (default: SURETY_RPC_URL, the file's urls.rpc, http://127.0.0.1:8545)",
     "  --core <url>          Core (default: SURETY_CORE_URL, the file's urls.core, http://127.0.0.1:8080)",
-    `  --account <i>         act as Hardhat dev account i (chain 31337 only); otherwise ${PRIVATE_KEY_ENV}`,
+    `  --account <i>         act as Hardhat dev account i (chain 31337 only); otherwise --key-file or ${PRIVATE_KEY_ENV}`,
+    "  --key-file <file>     act as the key in this file (0x + 64 hex digits)",
+    `  --session <file>      login's session file (default: ${SESSION_FILE_ENV}, else ~/.config/surety/cli-session.json)`,
     "  --base-units          --amount is in base units (wei, 10^-6 tUSD …) instead of whole tokens",
     "",
     "Examples:",
@@ -119,6 +155,10 @@ function usage(): string {
     "  npm run cli -- deposit --account 1 --asset tUSD --amount 250",
     "  npm run cli -- balance --account 1",
     "  npm run cli -- sign-guarantee --account 1 --to 0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC --amount 0.001",
+    "  npm run cli -- login --account 1",
+    "  npm run cli -- guarantees --as payer --state FINALIZED_PAYABLE",
+    "  npm run cli -- guarantee 0x9c…(the 32-byte id)",
+    "  npm run cli -- cycles --limit 3",
     "  npm run cli -- challenge-debit --account 1 --cycle 3 --asset tUSD",
     "  npm run cli -- void-debit --account 1 --cycle 3 --asset tUSD",
     "  npm run cli -- claim-net-credit --account 2 --cycle 3 --asset tUSD",
@@ -140,14 +180,24 @@ async function main(argv: string[]): Promise<number> {
   }
   const allowed = new Set([...COMMON_FLAGS, ...command.flags]);
   const options = Object.fromEntries(
-    [...allowed].map((flag) => [
-      flag,
-      { type: flag === "base-units" || flag === "help" ? "boolean" : "string" },
-    ]),
+    [...allowed].map((flag) => [flag, { type: BOOLEAN_FLAGS.has(flag) ? "boolean" : "string" }]),
   ) as Record<string, { type: "string" | "boolean" }>;
   let values: Flags;
   try {
-    ({ values } = parseArgs({ args: rest, options, strict: true, allowPositionals: false }));
+    let positionals: string[];
+    ({ values, positionals } = parseArgs({
+      args: rest,
+      options,
+      strict: true,
+      allowPositionals: command.positional !== undefined,
+    }));
+    // A command's one positional argument (`guarantee <id>`) is its flag of the same name.
+    if (command.positional !== undefined && positionals.length > 0) {
+      if (positionals.length > 1 || values[command.positional] !== undefined) {
+        throw new Error(`takes one ${command.positional}`);
+      }
+      values[command.positional] = positionals[0];
+    }
   } catch (error) {
     console.error(`${name}: ${(error as Error).message}\n  ${name} ${command.summary}`);
     return 2;
@@ -162,6 +212,8 @@ async function main(argv: string[]): Promise<number> {
     rpc: values.rpc as string | undefined,
     core: values.core as string | undefined,
     account: values.account as string | undefined,
+    keyFile: values["key-file"] as string | undefined,
+    session: values.session as string | undefined,
   });
   try {
     await command.run(ctx, values);

@@ -408,8 +408,14 @@ export const CORE_OPENAPI = {
             description: "Added, optional: which checks warn and why; empty when none does.",
             items: ref("HealthWarning"),
           },
+          bls_signer: {
+            enum: ["blst", "noble"],
+            description:
+              "The BLS implementation signing certificates: `blst` (the native addon native/blst-minsig) or `noble` " +
+              "(the pure-JavaScript fallback, about 40 certificates/s; Core starts on it only with SURETY_ALLOW_SLOW_BLS).",
+          },
         },
-        ["status", "db", "chain_rpc", "indexer", "chain_sync", "commit_bond", "leadership"],
+        ["status", "db", "chain_rpc", "indexer", "chain_sync", "commit_bond", "leadership", "bls_signer"],
       ),
       HealthWarning: object({
         check: { enum: [...HEALTH_CHECKS] },

@@ -7,6 +7,7 @@
  * operator/health.ts, which never change `status` nor the HTTP status) and `GET /metrics`.
  */
 import { Router } from "express";
+import { blsBackend } from "../../sdk/bls";
 import { withTimeout } from "../chain";
 import type { ChainSyncStatus } from "../chain/sync-status";
 import type { CommitBondStatus } from "../clearing/bond-floor";
@@ -130,6 +131,8 @@ export const publicRoutes: RouteModule = (context) => {
         leadership: leadershipView(context.leadership.view()),
         // Warnings: still working, heading for trouble (docs/monitoring.md). Never a 503, never `status`.
         ...warningsView(report),
+        // Which BLS implementation signs certificates: the native addon, or the slow pure-JS fallback.
+        bls_signer: blsBackend(),
       });
   });
 

@@ -4,6 +4,7 @@
  * turn `--asset` / `--amount` into an address and base units.
  */
 import { readFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { JsonRpcProvider, Wallet, formatUnits, parseUnits } from "ethers";
 import { parseAddress, sameAddress, ZERO_ADDRESS } from "../../sdk/wire";
@@ -20,6 +21,19 @@ import { devAccount } from "../devnet/accounts";
 /** Chain id of Hardhat networks: the only one where `--account <index>` (public dev keys) is allowed. */
 export const DEV_CHAIN_ID = 31337;
 export const PRIVATE_KEY_ENV = "SURETY_CLI_PRIVATE_KEY";
+/** Where `login` keeps its session tokens unless `--session` says otherwise. */
+export const SESSION_FILE_ENV = "SURETY_CLI_SESSION_FILE";
+
+/**
+ * The session file: SURETY_CLI_SESSION_FILE, else `surety/cli-session.json` under the user's config
+ * directory (`$XDG_CONFIG_HOME`, else `~/.config`).
+ */
+export function defaultSessionFile(env: NodeJS.ProcessEnv = process.env, home = os.homedir()): string {
+  const explicit = env[SESSION_FILE_ENV];
+  if (explicit) return path.resolve(explicit);
+  const configHome = env.XDG_CONFIG_HOME && path.isAbsolute(env.XDG_CONFIG_HOME) ? env.XDG_CONFIG_HOME : null;
+  return path.join(configHome ?? path.join(home, ".config"), "surety", "cli-session.json");
+}
 
 export class CliError extends Error {
   override readonly name = "CliError";
@@ -49,6 +63,10 @@ export interface CliOptions {
   rpc?: string;
   core?: string;
   account?: string;
+  /** A file holding the caller's private key (0x + 64 hex digits), instead of `account` or the variable. */
+  keyFile?: string;
+  /** The session file of `login` (default: {@link defaultSessionFile}). */
+  session?: string;
 }
 
 export class CliContext {
@@ -111,12 +129,34 @@ export class CliContext {
     return new CliContext(json, file, options);
   }
 
-  /** The caller: `--account <index>` (dev chains only) or the key in SURETY_CLI_PRIVATE_KEY. */
+  /** Whether a key was given (`--account`, `--key-file` or SURETY_CLI_PRIVATE_KEY): {@link wallet} can be built. */
+  get hasKey(): boolean {
+    return (
+      this.options.account !== undefined ||
+      this.options.keyFile !== undefined ||
+      Boolean(process.env[PRIVATE_KEY_ENV])
+    );
+  }
+
+  /** Where `login` keeps the session tokens (`--session`, else {@link defaultSessionFile}). */
+  get sessionFile(): string {
+    return this.options.session !== undefined ? path.resolve(this.options.session) : defaultSessionFile();
+  }
+
+  /**
+   * The caller: `--account <index>` (dev chains only), the key in the file `--key-file`, or the key in
+   * SURETY_CLI_PRIVATE_KEY.
+   */
   get wallet(): Wallet {
     if (this.walletCache) return this.walletCache;
     const key = process.env[PRIVATE_KEY_ENV];
     let privateKey: string;
-    if (this.options.account !== undefined) {
+    if (this.options.account !== undefined && this.options.keyFile !== undefined) {
+      throw new CliError("--account and --key-file: give one key, not both");
+    }
+    if (this.options.keyFile !== undefined) {
+      privateKey = readKeyFile(this.options.keyFile);
+    } else if (this.options.account !== undefined) {
       if (this.deployment.chainId !== DEV_CHAIN_ID) {
         throw new CliError(
           `--account uses Hardhat's public dev keys and only works on chain ${DEV_CHAIN_ID}; set ${PRIVATE_KEY_ENV} instead`,
@@ -134,7 +174,9 @@ export class CliContext {
         throw new CliError(`${PRIVATE_KEY_ENV}: must be 0x + 64 hex digits`);
       privateKey = key.trim();
     } else {
-      throw new CliError(`no key: pass --account <dev account index> (devnet) or set ${PRIVATE_KEY_ENV}`);
+      throw new CliError(
+        `no key: pass --account <dev account index> (devnet) or --key-file <file>, or set ${PRIVATE_KEY_ENV}`,
+      );
     }
     this.walletCache = new Wallet(privateKey, this.provider);
     return this.walletCache;
@@ -179,6 +221,21 @@ export class CliContext {
   get address(): string {
     return this.wallet.address;
   }
+}
+
+/** The private key in `file`: 0x + 64 hex digits, surrounding whitespace ignored; never echoed in errors. */
+export function readKeyFile(file: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    throw new CliError(`--key-file: cannot read ${file}: ${(error as Error).message}`);
+  }
+  const key = text.trim();
+  if (!/^(0x)?[0-9a-fA-F]{64}$/.test(key)) {
+    throw new CliError(`--key-file: ${file} must hold one private key, 0x + 64 hex digits`);
+  }
+  return key.startsWith("0x") ? key : `0x${key}`;
 }
 
 /** `--amount` in whole units (`1.5`), or base units with `--base-units`. */
