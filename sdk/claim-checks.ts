@@ -1,7 +1,7 @@
 /**
  * The rules a guarantee's claims must meet that both Core's issuance (`POST /core/guarantees`) and the
  * facilitator's `/verify` apply: accepted version, the V2 policy's trusted registry, chain id and request
- * hash, the timestamp window and the V2 validation deadline. One definition, one set of reason codes
+ * hash, the timestamp window, the V2 validation deadline and its cap (`latest_validation_deadline`). One definition, one set of reason codes
  * (Core answers them as its error `code`s; the facilitator maps them to its x402 `invalidReason`s,
  * docs/facilitator.md). Pure: the times are given.
  *
@@ -23,6 +23,7 @@ export const CLAIM_CHECK_REASONS = {
   timestampTooOld: "timestamp_too_old",
   timestampInFuture: "timestamp_in_future",
   deadlinePassed: "validation_deadline_passed",
+  deadlineTooFar: "validation_deadline_too_far",
 } as const;
 
 export type ClaimCheckReason = (typeof CLAIM_CHECK_REASONS)[keyof typeof CLAIM_CHECK_REASONS];
@@ -141,4 +142,50 @@ export function checkClaimTimes(claims: GuaranteeClaims, times: ClaimTimes): Cla
     };
   }
   return null;
+}
+
+/**
+ * The latest V2 validation deadline accepted (docs/operator-async.md, "V2 deadline cap at issuance"): Core
+ * computes it from the Vault's timings and its chain time, and publishes it as `latest_validation_deadline`
+ * in `GET /core/public-params`.
+ */
+export interface DeadlineCap {
+  /** The latest `validation_deadline` accepted (unix seconds); null: no cap. */
+  latest: number | null;
+  /** The time the cap was counted from (Core: its chain time), when known: named in messages. */
+  now?: number;
+  /** Names `now` in messages. */
+  clockName?: string;
+}
+
+/**
+ * For V2 claims, that `validation_deadline` is not after the latest accepted one: a pending V2 guarantee
+ * must be resolved before a withdrawal requested now could finalize. Core applies it at issuance with the
+ * cap at its chain time; the facilitator with the `latest_validation_deadline` of the public params it
+ * holds (Core's cap only moves forward with chain time, so an older value is only stricter).
+ */
+export function checkDeadlineCap(claims: GuaranteeClaims, cap: DeadlineCap): ClaimProblem | null {
+  if (claims.version !== 2 || cap.latest === null) return null;
+  const { latest, now } = cap;
+  const field = `${POLICY}.validation_deadline`;
+  if (now !== undefined && latest <= now) {
+    return {
+      reason: S.deadlineTooFar,
+      message:
+        `${field}: no V2 deadline is accepted with this deployment's timings: the withdrawal grace period ` +
+        "does not exceed cycle length + commit delay + SURETY_V2_DEADLINE_MARGIN_SECONDS (docs/operator-async.md)",
+    };
+  }
+  const { deadline } = claims.policy;
+  if (deadline <= latest) return null;
+  const beyond =
+    now === undefined
+      ? "is after the latest deadline accepted (latest_validation_deadline, GET /core/public-params)"
+      : `is more than ${latest - now} s after ${cap.clockName ?? "now"} ${now}`;
+  return {
+    reason: S.deadlineTooFar,
+    message:
+      `${field}: ${deadline} ${beyond}; a pending V2 guarantee must be resolved before a withdrawal ` +
+      `requested now could finalize (latest accepted: ${latest})`,
+  };
 }

@@ -9,8 +9,9 @@
  *   4. payer signature, recovered natively with a hasher built once; only if that fails, a contract
  *      wallet's ERC-1271 answer on chain (400; 500 signature_check_unavailable without a chain answer)
  *   5. identity already issued? (409; a byte-identical retry also gets the stored certificate)
- *   6. timestamp window against Core's wall clock, V2 deadline against chain time (sdk/claim-checks.ts)
- *      and Core's deadline cap (400; 500 before Core has indexed a block)
+ *   6. timestamp window against Core's wall clock, V2 deadline against chain time and its cap
+ *      (sdk/claim-checks.ts; the cap is Core's, published as latest_validation_deadline) (400; 500 before
+ *      Core has indexed a block)
  *   7. the books follow the chain (500 indexer_*: the collateral check would read a chain that is gone
  *      or far behind; chain/sync-status.ts)
  *   8. BLS certificate, then check-and-lock + insert in one store transaction
@@ -33,6 +34,7 @@ import {
   type ClaimRules,
   checkClaimRules,
   checkClaimTimes,
+  checkDeadlineCap,
 } from "../../sdk/claim-checks";
 import { SignatureError, WireError } from "../../sdk/errors";
 import { certificateDomain, type Deployment, guaranteeId } from "../../sdk/ids";
@@ -100,7 +102,6 @@ export const ISSUANCE_ERRORS = {
   unsupportedAsset: "unsupported_asset",
   invalidSignature: "invalid_signature",
   duplicate: "duplicate_guarantee",
-  deadlineTooFar: "validation_deadline_too_far",
   chainTimeUnavailable: "chain_time_unavailable",
   insufficientCollateral: "insufficient_collateral",
   signatureCheckUnavailable: "signature_check_unavailable",
@@ -338,8 +339,8 @@ export class GuaranteeIssuer {
   }
 
   /**
-   * The timestamp window against Core's wall clock and the V2 deadline against chain time (sdk/claim-checks.ts),
-   * then Core's own cap on the deadline.
+   * The timestamp window against Core's wall clock, the V2 deadline against chain time, then Core's cap on
+   * the deadline (docs/operator-async.md, "V2 deadline cap"): all three rules of sdk/claim-checks.ts.
    */
   private checkTime(claims: GuaranteeClaims, now: number): void {
     const { timestampWindowPastSeconds, timestampWindowFutureSeconds } = this.deps.config;
@@ -354,8 +355,15 @@ export class GuaranteeIssuer {
         deadlineClockName: "the chain's time (the latest block Core has indexed)",
       }),
     );
-    if (claims.version === 2 && chainNow !== undefined)
-      this.checkDeadlineCap(claims.policy.deadline, chainNow);
+    if (claims.version === 2 && chainNow !== undefined) {
+      refuse(
+        checkDeadlineCap(claims, {
+          latest: this.latestValidationDeadline(chainNow),
+          now: chainNow,
+          clockName: "the chain's time (the latest block Core has indexed)",
+        }),
+      );
+    }
   }
 
   /** Chain time; refused (chain_time_unavailable) before Core has indexed a block. */
@@ -370,27 +378,6 @@ export class GuaranteeIssuer {
         );
       }
       throw error;
-    }
-  }
-
-  /** The V2 validation deadline not beyond Core's cap (docs/operator-async.md, "V2 deadline cap"). */
-  private checkDeadlineCap(deadline: number, chainNow: number): void {
-    const field = "claims.validation_policy.validation_deadline";
-    const cap = this.latestValidationDeadline(chainNow);
-    if (cap !== null && cap <= chainNow) {
-      throw new IssuanceError(
-        E.deadlineTooFar,
-        `${field}: no V2 deadline is accepted with this deployment's timings: the withdrawal grace period ` +
-          "does not exceed cycle length + commit delay + SURETY_V2_DEADLINE_MARGIN_SECONDS (docs/operator-async.md)",
-      );
-    }
-    if (cap !== null && deadline > cap) {
-      throw new IssuanceError(
-        E.deadlineTooFar,
-        `${field}: ${deadline} is more than ${cap - chainNow} s after the chain's time ${chainNow} (the latest ` +
-          `block Core has indexed); a pending V2 guarantee must be resolved before a withdrawal requested now ` +
-          `could finalize (latest accepted: ${cap})`,
-      );
     }
   }
 
