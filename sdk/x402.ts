@@ -43,6 +43,7 @@ import {
   parseSafeInteger,
   parseString,
   parseUint256,
+  sameAddress,
 } from "./wire";
 
 /** The payment scheme id of this service, in payloads, requirements and supported kinds. */
@@ -279,6 +280,22 @@ export function domainFromExtra(
     chainId,
     verifyingContract: parseAddress(object.contract_address, `${field}.contract_address`),
   });
+}
+
+/**
+ * The first field (its `extra` name) in which two signing domains differ, or null when they are the same
+ * domain: what a buyer (`domain_mismatch` before signing), a seller pinning its domain and the facilitator
+ * (`domain_mismatch` in `/verify`) compare.
+ */
+export function domainDifference(
+  a: GuaranteeTypedDataDomain,
+  b: GuaranteeTypedDataDomain,
+): "chain_id" | "contract_address" | "eip712_name" | "eip712_version" | null {
+  if (a.chainId !== b.chainId) return "chain_id";
+  if (!sameAddress(a.verifyingContract, b.verifyingContract)) return "contract_address";
+  if (a.name !== b.name) return "eip712_name";
+  if (a.version !== b.version) return "eip712_version";
+  return null;
 }
 
 // ---------------------------------------------------------------------------

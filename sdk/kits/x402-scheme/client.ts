@@ -30,7 +30,13 @@ import {
 } from "../../eip712";
 import { SignatureError, WireError } from "../../errors";
 import { formatUint } from "../../wire";
-import { SCHEME, domainFromExtra, parsePaymentRequirements, requiredAmount } from "../../x402";
+import {
+  SCHEME,
+  domainDifference,
+  domainFromExtra,
+  parsePaymentRequirements,
+  requiredAmount,
+} from "../../x402";
 import { type PayerSigner, buildClaims, randomReqId } from "./claims";
 import { domainFromPublicParams, domainNetwork } from "./domain";
 import { PaymentError } from "./errors";
@@ -123,13 +129,7 @@ export class SuretyClientScheme implements SchemeNetworkClient {
     }
     const domain = this.hasher.domain;
     const offered = domainFromExtra(parsed.extra ?? null);
-    if (
-      offered !== null &&
-      (offered.chainId !== domain.chainId ||
-        offered.verifyingContract !== domain.verifyingContract ||
-        offered.name !== domain.name ||
-        offered.version !== domain.version)
-    ) {
+    if (offered !== null && domainDifference(offered, domain) !== null) {
       throw new PaymentError(
         "domain_mismatch",
         `the seller asks for a guarantee on Vault ${offered.verifyingContract} (chain ${offered.chainId}); ` +

@@ -49,6 +49,7 @@ import { WireError } from "../../errors";
 import { formatNetwork, formatUint, parseAddress, parseNetwork, parseObject, parseUint256 } from "../../wire";
 import {
   SCHEME,
+  domainDifference,
   domainFromExtra,
   extraFromDomain,
   parsePaymentRequirements,
@@ -205,7 +206,7 @@ export class SuretyServerScheme implements SchemeNetworkServer {
 
   private domainFor(network: string, supportedKind: SupportedKind): GuaranteeTypedDataDomain {
     const advertised = domainFromExtra(supportedKind.extra ?? null, "supported.kinds[].extra");
-    if (this.pinned !== null && advertised !== null && !sameDomain(this.pinned, advertised)) {
+    if (this.pinned !== null && advertised !== null && domainDifference(this.pinned, advertised) !== null) {
       throw new Error(
         `svc-credit: the facilitator signs for Vault ${advertised.verifyingContract} (chain ${advertised.chainId}), ` +
           `the scheme is pinned to ${this.pinned.verifyingContract} (chain ${this.pinned.chainId})`,
@@ -238,15 +239,6 @@ function paymentIdentity(context: SettleContext): { key: string; timestamp: numb
     if (error instanceof WireError) return null;
     throw error;
   }
-}
-
-function sameDomain(a: GuaranteeTypedDataDomain, b: GuaranteeTypedDataDomain): boolean {
-  return (
-    a.chainId === b.chainId &&
-    a.verifyingContract === b.verifyingContract &&
-    a.name === b.name &&
-    a.version === b.version
-  );
 }
 
 /** `"$0.01"`, `"0.01"` or `0.01` in base units of a `decimals` asset; exact or an error. */
