@@ -2,7 +2,7 @@
  * The deployment parameters the facilitator checks payments against, derived
  * once from Core's `GET /core/public-params` (interface spec "Public
  * parameters"): chain, Vault, EIP-712 domain (as a ready {@link GuaranteeHasher}),
- * accepted guarantee versions, trusted V2 registries and Core's BLS key.
+ * accepted guarantee versions, trusted V2 registries, Core's BLS key and its V2 deadline cap.
  * The body is parsed and cross-checked by the sdk (`parsePublicParams`):
  * every problem is a WireError naming the field, so a Core that serves
  * something unusable is reported precisely.
@@ -27,6 +27,12 @@ export interface DeploymentParams {
   blsPublicKey: Uint8Array;
   /** Certificate domain (`active_guarantee_domain_separator`), lower-case hex. */
   certificateDomain: string;
+  /**
+   * Core's V2 deadline cap when the params were served (`latest_validation_deadline`, unix seconds); null
+   * when Core applies none (or serves none). It only moves forward with chain time, so an older value is
+   * stricter than Core's cap now (api/routes.ts reloads the params before refusing on it).
+   */
+  latestValidationDeadline: number | null;
 }
 
 /**
@@ -52,5 +58,6 @@ export function deploymentFromPublicParams(value: unknown, field = "public_param
     trustedRegistries: params.trustedRegistries,
     blsPublicKey: params.blsPublicKey,
     certificateDomain: params.certificateDomain,
+    latestValidationDeadline: params.latestValidationDeadline,
   });
 }

@@ -41,6 +41,16 @@ export const INVALID_REASONS = [
   "invalid_signature",
   /** The signature is valid but was made by someone other than `claims.user_address`. */
   "signer_mismatch",
+  /**
+   * The policy's validation deadline is after Core's cap (`latest_validation_deadline` of its public
+   * params): Core refuses to issue it under the same code.
+   */
+  "validation_deadline_too_far",
+  /**
+   * `extra` of the requirements (or of v2 `accepted`) names an EIP-712 domain (`chain_id`,
+   * `contract_address`, `eip712_name`, `eip712_version`) other than the deployment's.
+   */
+  "domain_mismatch",
 ] as const;
 
 export type InvalidReason = (typeof INVALID_REASONS)[number];

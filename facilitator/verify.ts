@@ -24,14 +24,18 @@ import {
   type ClaimCheckReason,
   checkClaimRules,
   checkClaimTimes,
+  checkDeadlineCap,
   checkPolicyIntegrity,
 } from "../sdk/claim-checks";
+import type { GuaranteeTypedDataDomain } from "../sdk/eip712";
 import { recoverGuaranteeSignerLowerCase } from "../sdk/eip712";
 import { SignatureError, WireError } from "../sdk/errors";
 import {
   type FacilitatorRequest,
   type PaymentRequirements,
   SCHEME,
+  domainDifference,
+  domainFromExtra,
   parseFacilitatorRequest,
   payloadNetwork,
   payloadScheme,
@@ -130,6 +134,8 @@ const INVALID_REASON_OF: Readonly<Record<ClaimCheckReason, InvalidReason>> = {
   timestamp_too_old: "timestamp_too_old",
   timestamp_in_future: "timestamp_in_future",
   validation_deadline_passed: "policy_expired",
+  // Core's own code: /settle answered it before /verify checked it too, and sellers may branch on it.
+  validation_deadline_too_far: "validation_deadline_too_far",
 };
 
 /**
@@ -226,6 +232,16 @@ function checkPayment(request: FacilitatorRequest, context: VerificationContext)
   if (network !== undefined && network !== requirements.network) {
     return ["network_mismatch", "paymentPayload.network differs from paymentRequirements.network"];
   }
+  const domainProblem =
+    checkExtraDomain(requirements.extra ?? null, "paymentRequirements.extra", deployment.hasher.domain) ??
+    (payload.x402Version === 2
+      ? checkExtraDomain(
+          payload.accepted.extra ?? null,
+          "paymentPayload.accepted.extra",
+          deployment.hasher.domain,
+        )
+      : null);
+  if (domainProblem !== null) return domainProblem;
   if (payload.x402Version === 2) {
     const difference = requirementsDifference(payload.accepted, requirements, required);
     if (difference !== null) {
@@ -256,9 +272,38 @@ function checkPayment(request: FacilitatorRequest, context: VerificationContext)
       pastSeconds: context.timestampWindow.pastSeconds,
       futureSeconds: context.timestampWindow.futureSeconds,
       clockName: "the facilitator's time",
-    });
+    }) ??
+    // Core's cap as its public params gave it (api/routes.ts reloads them before a refusal stands).
+    checkDeadlineCap(claims, { latest: deployment.latestValidationDeadline });
   if (problem !== null) return [INVALID_REASON_OF[problem.reason], problem.message];
   return null;
+}
+
+/**
+ * The EIP-712 domain a seller's `extra` names (`chain_id`, `contract_address`, `eip712_name`,
+ * `eip712_version`: what buyers sign under) against the deployment's; null when `extra` names none or the
+ * same one.
+ */
+function checkExtraDomain(
+  extra: Record<string, unknown> | null,
+  field: string,
+  domain: GuaranteeTypedDataDomain,
+): Problem | null {
+  const named = domainFromExtra(extra, field);
+  if (named === null) return null;
+  const difference = domainDifference(named, domain);
+  if (difference === null) return null;
+  const values = {
+    chain_id: [named.chainId, domain.chainId],
+    contract_address: [named.verifyingContract, domain.verifyingContract],
+    eip712_name: [JSON.stringify(named.name), JSON.stringify(domain.name)],
+    eip712_version: [JSON.stringify(named.version), JSON.stringify(domain.version)],
+  }[difference];
+  return [
+    "domain_mismatch",
+    `${field}.${difference}: ${values[0]} is not this deployment's (${values[1]}): the signing domain ` +
+      "would not be the Vault's",
+  ];
 }
 
 /**

@@ -4,6 +4,7 @@
  * malformed body is a 400 even when Core is away.
  */
 import { type RequestHandler, type Response, Router } from "express";
+import { checkDeadlineCap } from "../../sdk/claim-checks";
 import type { FacilitatorRequest } from "../../sdk/x402";
 import type { ErrorBody } from "../../sdk/errors";
 import { sameAddress } from "../../sdk/wire";
@@ -16,6 +17,7 @@ import {
   verifyPaymentWithContractWallets,
 } from "../verify";
 import { VAULT_MISMATCH } from "../vault-check";
+import type { DeploymentParams } from "../deployment";
 import { DeploymentUnavailableError, type FacilitatorContext, loadDeployment } from "./context";
 import {
   settleFailureBody,
@@ -40,6 +42,37 @@ const paymentRequest: RequestHandler = (req, res, next) => {
 
 function paymentRequestOf(res: Response): FacilitatorRequest {
   return res.locals.paymentRequest as FacilitatorRequest;
+}
+
+/** When each context last reloaded Core's public params for a deadline its cached cap refused (clock seconds). */
+const capReloadedAt = new WeakMap<FacilitatorContext, number>();
+
+/**
+ * The deployment to check `request` against. Core's V2 deadline cap (`latest_validation_deadline`) moves
+ * forward with chain time, so cached public params (up to `publicParamsTtlSeconds` old) can refuse a
+ * deadline Core accepts now: when the cached cap refuses this payment's deadline, the params are loaded
+ * again (at most once per second per process, so refused payments cannot make every request a Core round
+ * trip) and the payment is checked against them. A pinned deployment is used as it is; a failed reload
+ * keeps the cached params.
+ */
+async function deploymentForDeadline(
+  context: FacilitatorContext,
+  request: FacilitatorRequest,
+  deployment: DeploymentParams,
+): Promise<DeploymentParams> {
+  if (context.pinnedDeployment !== null) return deployment;
+  const { claims } = request.paymentPayload.payload;
+  if (checkDeadlineCap(claims, { latest: deployment.latestValidationDeadline }) === null) return deployment;
+  const now = context.clock.nowSeconds();
+  const last = capReloadedAt.get(context);
+  if (last !== undefined && last >= now) return deployment;
+  capReloadedAt.set(context, now);
+  try {
+    return await context.core.getDeployment({ fresh: true });
+  } catch (error) {
+    context.logger.warn({ err: error }, "public params could not be reloaded for the V2 deadline cap");
+    return deployment;
+  }
 }
 
 /** A status and the JSON document to answer with. */
@@ -68,6 +101,7 @@ async function answerParsedVerify(
     if (!(error instanceof DeploymentUnavailableError)) throw error;
     return { status: 500, body: { error: error.message, code: DEPLOYMENT_UNAVAILABLE } };
   }
+  deployment = await deploymentForDeadline(context, request, deployment);
   const { clock, timestampWindow, contractWallets } = context;
   try {
     const outcome = await verifyPaymentWithContractWallets(request, {
@@ -110,6 +144,7 @@ export function settleRouter(context: FacilitatorContext): Router {
         .json(settleFailureBody(DEPLOYMENT_UNAVAILABLE, DEPLOYMENT_UNAVAILABLE, error.message, null, payer));
       return;
     }
+    deployment = await deploymentForDeadline(context, request, deployment);
     const check = (await context.vaultCheck?.check(deployment)) ?? { ok: true };
     if (!check.ok) {
       context.logger.error(

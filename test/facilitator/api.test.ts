@@ -6,7 +6,7 @@
  * params cache and Core going away mid-run are in core-client.test.ts.
  */
 import { expect } from "chai";
-import { SCHEME } from "../../sdk/x402";
+import { SCHEME, extraFromDomain } from "../../sdk/x402";
 import {
   NETWORK,
   T0,
@@ -18,6 +18,8 @@ import {
   request,
   sign,
   startTestFacilitator,
+  stranger,
+  testPolicy,
   type TestFacilitator,
   v1Claims,
   v2Claims,
@@ -78,6 +80,54 @@ describe("facilitator HTTP API", function () {
       expect(response.body.invalidReason).to.equal("amount_mismatch");
       expect(response.body.invalidMessage).to.be.a("string");
       expect(response.body.certificate).to.equal(null);
+    });
+
+    it("answers isValid false domain_mismatch when extra names another chain or Vault than the deployment's", async function () {
+      const signed = await sign(v1Claims());
+      const domain = testDeployment().hasher.domain;
+      for (const [field, other] of [
+        ["chain_id", { ...domain, chainId: 1n }],
+        ["contract_address", { ...domain, verifyingContract: stranger.address }],
+      ] as const) {
+        const body = bodyFor(signed, 2, { extra: extraFromDomain(other) });
+        const response = await post(`${facilitator.url}/verify`, body);
+        expect(response.status).to.equal(200);
+        expect(response.body).to.include({ isValid: false, invalidReason: "domain_mismatch" });
+        expect(response.body.invalidMessage).to.match(
+          new RegExp(`^paymentRequirements\\.extra\\.${field}: `),
+        );
+      }
+      const own = await post(
+        `${facilitator.url}/verify`,
+        bodyFor(signed, 2, { extra: extraFromDomain(domain) }),
+      );
+      expect(own.body).to.include({ isValid: true });
+    });
+
+    it("answers isValid false validation_deadline_too_far past Core's latest_validation_deadline, as /settle refuses it", async function () {
+      const capped = await startTestFacilitator(
+        { coreUrl: coreDownUrl },
+        { deployment: testDeployment({ latest_validation_deadline: T0 + 100 }) },
+      );
+      try {
+        const beyond = await sign(v2Claims({}, testPolicy({ deadline: T0 + 101 })));
+        const verified = await post(`${capped.url}/verify`, bodyFor(beyond, 2));
+        expect(verified.status).to.equal(200);
+        expect(verified.body).to.include({ isValid: false, invalidReason: "validation_deadline_too_far" });
+        expect(verified.body.invalidMessage).to.include(`latest accepted: ${T0 + 100}`);
+        // /settle refuses it under the same code before any Core round trip (Core is down here).
+        const settled = await post(`${capped.url}/settle`, bodyFor(beyond, 2));
+        expect(settled.status).to.equal(400);
+        expectSettleFailureShape(settled.body);
+        expect(settled.body).to.include({
+          error: "validation_deadline_too_far",
+          errorReason: "validation_deadline_too_far",
+        });
+        const atCap = await sign(v2Claims({}, testPolicy({ deadline: T0 + 100 })));
+        expect((await post(`${capped.url}/verify`, bodyFor(atCap, 2))).body.isValid).to.equal(true);
+      } finally {
+        await capped.stop();
+      }
     });
 
     it("resolves the x402 version from the payload when the body omits it", async function () {

@@ -561,3 +561,80 @@ describe("facilitator Core transport", function () {
     expect(error).to.be.instanceOf(CoreUnavailableError);
   });
 });
+
+describe("facilitator and Core's V2 deadline cap (real Core)", function () {
+  let t: TestCore;
+  let facilitator: TestFacilitator;
+  let deployment: DeploymentParams;
+
+  before(async function () {
+    t = await startTestCore({ facilitators: [facilitatorWallet.address] });
+    await depositOnChain(t, DEPOSIT);
+    // Core's cap needs the Vault's timings (read at startup by a Core running its background tasks).
+    await t.core.context.timings.load(ethers.provider, await t.contracts.surety.vault.getAddress());
+    facilitator = await startTestFacilitator({ coreUrl: t.core.url }, {});
+    deployment = await facilitator.server.context.core.getDeployment();
+  });
+
+  after(async function () {
+    await facilitator?.stop();
+    await t?.stop();
+  });
+
+  async function latestValidationDeadline(): Promise<number> {
+    const params = await request(`${t.core.url}/core/public-params`, "GET");
+    expect(params.body.latest_validation_deadline).to.be.a("number");
+    return params.body.latest_validation_deadline as number;
+  }
+
+  async function signedWithDeadline(deadline: number) {
+    const claims = v2Claims({ asset: ZERO_ADDRESS }, testPolicy({ registry: REGISTRY, deadline }));
+    return sign(claims, "eip712", payer, deployment);
+  }
+
+  async function locked(): Promise<bigint> {
+    return (await t.core.context.store.getCollateral(payer.address, ZERO_ADDRESS)).locked;
+  }
+
+  it("/verify refuses a deadline past latest_validation_deadline (validation_deadline_too_far), as /settle does", async function () {
+    const cap = await latestValidationDeadline();
+    expect(deployment.latestValidationDeadline).to.equal(cap);
+    const beyond = await signedWithDeadline(cap + 1);
+    const verified = await post(`${facilitator.url}/verify`, bodyFor(beyond, 2));
+    expect(verified.status).to.equal(200);
+    expect(verified.body).to.include({ isValid: false, invalidReason: "validation_deadline_too_far" });
+    expect(verified.body.invalidMessage).to.include(`latest accepted: ${cap}`);
+
+    const lockedBefore = await locked();
+    const settled = await post(`${facilitator.url}/settle`, bodyFor(beyond, 2));
+    expect(settled.status).to.equal(400);
+    expect(settled.body).to.include({ success: false, errorReason: "validation_deadline_too_far" });
+    expect(await locked()).to.equal(lockedBefore);
+
+    const atCap = await signedWithDeadline(cap);
+    const valid = await post(`${facilitator.url}/verify`, bodyFor(atCap, 2));
+    expect(valid.body, JSON.stringify(valid.body)).to.include({ isValid: true });
+  });
+
+  it("follows Core's cap as chain time moves: cached params are reloaded before the cap refuses a payment", async function () {
+    const cached = (await facilitator.server.context.core.getDeployment()).latestValidationDeadline!;
+    t.clock.advance(10); // this test Core's chain clock is its manual clock
+    const cap = await latestValidationDeadline();
+    expect(cap).to.equal(cached + 10);
+    facilitator.clock.advance(1); // within the params' TTL: the cache still holds `cached`
+    expect((await facilitator.server.context.core.getDeployment()).latestValidationDeadline).to.equal(cached);
+
+    const lockedBefore = await locked();
+    const atCap = await signedWithDeadline(cap);
+    const verified = await post(`${facilitator.url}/verify`, bodyFor(atCap, 2));
+    expect(verified.body, JSON.stringify(verified.body)).to.include({ isValid: true });
+    const settled = await post(`${facilitator.url}/settle`, bodyFor(atCap, 2));
+    expect(settled.status, JSON.stringify(settled.body)).to.equal(200);
+    expect(await locked()).to.equal(lockedBefore + atCap.claims.amount);
+
+    const beyond = await signedWithDeadline(cap + 1);
+    const refused = await post(`${facilitator.url}/settle`, bodyFor(beyond, 2));
+    expect(refused.status).to.equal(400);
+    expect(refused.body.errorReason).to.equal("validation_deadline_too_far");
+  });
+});

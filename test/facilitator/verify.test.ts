@@ -8,7 +8,7 @@ import type { SignedGuarantee } from "../../sdk/claims";
 import { SECP256K1_N } from "../../sdk/eip712";
 import { WireError } from "../../sdk/errors";
 import { guaranteeId, validationRequestHash } from "../../sdk/ids";
-import { type X402Version, extraFromPolicy } from "../../sdk/x402";
+import { type X402Version, extraFromDomain, extraFromPolicy } from "../../sdk/x402";
 import { ManualClock } from "../../facilitator/clock";
 import type { DeploymentParams } from "../../facilitator/deployment";
 import { INVALID_REASONS, type InvalidReason } from "../../facilitator/invalid-reasons";
@@ -125,6 +125,52 @@ describe("facilitator verifyPayment", function () {
   });
 
   describe("invalid payments, one reason each", function () {
+    const DOMAIN = deployment.hasher.domain;
+    for (const [what, domain] of [
+      ["chain_id", { ...DOMAIN, chainId: 1n }],
+      ["contract_address", { ...DOMAIN, verifyingContract: stranger.address }],
+      ["eip712_name", { ...DOMAIN, name: "Other" }],
+      ["eip712_version", { ...DOMAIN, version: "2" }],
+    ] as const) {
+      it(`domain_mismatch: extra names another ${what} than the deployment's (requirements, v2 accepted)`, async function () {
+        const signed = await sign(v1Claims());
+        const extra = extraFromDomain(domain);
+        const outcome = verifyBody(bodyFor(signed, 1, { extra }));
+        expectInvalid(outcome, "domain_mismatch");
+        expect(outcome.message).to.match(new RegExp(`^paymentRequirements\\.extra\\.${what}: `));
+        // v2: the requirements name the deployment's domain, the buyer's accepted copy another.
+        const body = bodyFor(signed, 2, { extra: extraFromDomain(DOMAIN) });
+        const accepted = { ...(body.paymentPayload as { accepted: object }).accepted, extra };
+        const tampered = { ...body, paymentPayload: { ...(body.paymentPayload as object), accepted } };
+        const v2 = verifyBody(tampered);
+        expectInvalid(v2, "domain_mismatch");
+        expect(v2.message).to.match(new RegExp(`^paymentPayload\\.accepted\\.extra\\.${what}: `));
+      });
+    }
+
+    it("the deployment's own domain in extra, in any address case, passes (with a V2 policy beside it)", async function () {
+      const signed = await sign(v2Claims());
+      const extra = {
+        ...extraFromPolicy(signed.claims.version === 2 ? signed.claims.policy : testPolicy()),
+        ...extraFromDomain(DOMAIN),
+        contract_address: VAULT.toLowerCase(),
+      };
+      expectValid(verifyBody(bodyFor(signed, 2, { extra })));
+    });
+
+    it("validation_deadline_too_far: the V2 deadline is after Core's latest_validation_deadline", async function () {
+      const capped = testDeployment({ latest_validation_deadline: T0 + 100 });
+      const atCap = await sign(v2Claims({}, testPolicy({ deadline: T0 + 100 })));
+      expectValid(verifyBody(bodyFor(atCap, 2), { deployment: capped }));
+      const beyond = await sign(v2Claims({}, testPolicy({ deadline: T0 + 101 })));
+      const outcome = verifyBody(bodyFor(beyond, 1), { deployment: capped });
+      expectInvalid(outcome, "validation_deadline_too_far");
+      expect(outcome.message).to.include("latest accepted: " + (T0 + 100));
+      // V1 guarantees have no deadline; no cap (null) accepts any future deadline.
+      expectValid(verifyBody(bodyFor(await sign(v1Claims()), 2), { deployment: capped }));
+      expectValid(verifyBody(bodyFor(beyond, 2)));
+    });
+
     it("unsupported_scheme: requirements in another scheme", async function () {
       expectInvalid(
         verifyBody(bodyFor(await sign(v1Claims()), 1, { scheme: "exact" })),
