@@ -6,7 +6,7 @@
  * caller's (it needs the store); this module only reads the nonce out.
  */
 import { SiweErrorType, SiweMessage } from "siwe";
-import { verifyMessage } from "ethers";
+import { getAddress, isHexString, verifyMessage } from "ethers";
 import { sameAddress } from "../../sdk/wire";
 import { type Clock, isoFromSeconds } from "../clock";
 import type { OperatorConfig } from "../config";
@@ -58,6 +58,59 @@ function parseTime(value: string | undefined, field: string): number | undefined
   return ms / 1000;
 }
 
+/** Longest excerpt of the offending line quoted in a parse refusal. */
+const MAX_QUOTED_LINE = 80;
+
+/** `text` as a JSON string (control characters such as `\r` visible), cut to {@link MAX_QUOTED_LINE}. */
+function quoted(text: string): string {
+  return JSON.stringify(text.length > MAX_QUOTED_LINE ? `${text.slice(0, MAX_QUOTED_LINE)}…` : text);
+}
+
+/**
+ * What is wrong with a message the siwe package's ABNF parser refused, on one line. The parser throws its
+ * findings (`line 2: invalid EIP-55 address - 0x…`, each ending in a newline) followed by its internal state
+ * (`Invalid message: {"success":false,"state":103,…}`); the findings are kept (an address not in EIP-55 form
+ * is named with its checksummed form), and when there are none the line where parsing stopped is quoted.
+ */
+export function siweParseProblem(message: string, error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  const findings: string[] = [];
+  let stoppedAt: number | null = null;
+  let matched: number | null = null;
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (line === "" || /^invalid message: max line number was \d+$/.test(line)) continue;
+    const state = /^Invalid message: (\{.*\})$/.exec(line);
+    if (state !== null) {
+      try {
+        const result = JSON.parse(state[1]) as { maxMatched?: unknown; matched?: unknown };
+        if (typeof result.maxMatched === "number") stoppedAt = result.maxMatched;
+        if (typeof result.matched === "number") matched = result.matched;
+      } catch {
+        // not the parser's state after all: nothing to add
+      }
+      continue;
+    }
+    const eip55 = /^line (\d+): invalid EIP-55 address - (\S+)$/.exec(line);
+    if (eip55 !== null) {
+      const [, lineNumber, address] = eip55;
+      const checksummed = isHexString(address, 20) ? ` (EIP-55: ${getAddress(address.toLowerCase())})` : "";
+      findings.push(`line ${lineNumber}: address ${address} is not in EIP-55 checksummed form${checksummed}`);
+      continue;
+    }
+    findings.push(line);
+  }
+  if (findings.length > 0) return findings.join("; ");
+  if (stoppedAt === null) return "it does not follow the EIP-4361 format";
+  const lines = message.split("\n");
+  const lineIndex = message.slice(0, stoppedAt).split("\n").length - 1;
+  const lineNumber = Math.min(lineIndex, lines.length - 1) + 1;
+  if (matched !== null && matched > 0 && matched < message.length) {
+    return `unexpected text after the last field, at line ${lineNumber} (no trailing newline is allowed)`;
+  }
+  return `line ${lineNumber} does not fit the format: ${quoted(lines[lineNumber - 1])}`;
+}
+
 /** Checks everything but the nonce's state; returns the parsed message. Throws AuthErrors (401 at the HTTP edge). */
 export async function verifySiweSignIn(
   config: SiweConfig,
@@ -68,8 +121,10 @@ export async function verifySiweSignIn(
   try {
     parsed = new SiweMessage(input.message);
   } catch (error) {
-    const detail = error instanceof Error ? error.message : String(error);
-    throw reject("invalid_siwe_message", `message is not a valid EIP-4361 message: ${detail}`);
+    throw reject(
+      "invalid_siwe_message",
+      `message is not a valid EIP-4361 message: ${siweParseProblem(input.message, error)}`,
+    );
   }
   // The signature is checked over the re-serialised message; insisting on the
   // canonical form means the fields we checked are exactly the bytes signed.

@@ -253,11 +253,49 @@ describe("operator auth (SIWE, tokens)", () => {
       expectError(await post(url, "/auth/verify", { ...body, message }), 401, "invalid_signature");
     });
 
-    it("401 for a message that is not EIP-4361", async () => {
+    it("401 for a message that is not EIP-4361, naming the line in one line of text", async () => {
       const message = "please let me in";
       const signature = await alice.signMessage(message);
       const response = await post(url, "/auth/verify", { address: alice.address, message, signature });
       expectError(response, 401, "invalid_siwe_message");
+      // Not the ABNF parser's internal state ({"success":false,"state":103,…}).
+      expect(response.body.error).to.equal(
+        'message is not a valid EIP-4361 message: line 1 does not fit the format: "please let me in"',
+      );
+    });
+
+    it("401 naming the EIP-55 form for a message whose address is not checksummed, without a stray newline", async () => {
+      const template = await requestNonce(url, alice.address);
+      const canonical = siweMessageFor(alice.address, template);
+      const lower = alice.address.toLowerCase();
+      const message = canonical.replace(alice.address, lower);
+      const signature = await alice.signMessage(message);
+      const response = await post(url, "/auth/verify", { address: alice.address, message, signature });
+      expectError(response, 401, "invalid_siwe_message");
+      expect(response.body.error).to.equal(
+        `message is not a valid EIP-4361 message: line 2: address ${lower} is not in EIP-55 checksummed ` +
+          `form (EIP-55: ${alice.address})`,
+      );
+    });
+
+    it("401 naming what is wrong for a missing field, CRLF line ends and a trailing newline", async () => {
+      const template = await requestNonce(url, alice.address);
+      const canonical = siweMessageFor(alice.address, template);
+      const cases: [string, string][] = [
+        [canonical.replace(/\nNonce: [^\n]*/, ""), 'line 9 does not fit the format: "Issued At: '],
+        [canonical.replace(/\n/g, "\r\n"), `line 1 does not fit the format: "${TEST_DOMAIN} wants you`],
+        [
+          canonical + "\n",
+          "unexpected text after the last field, at line 12 (no trailing newline is allowed)",
+        ],
+      ];
+      for (const [message, expected] of cases) {
+        const signature = await alice.signMessage(message);
+        const response = await post(url, "/auth/verify", { address: alice.address, message, signature });
+        expectError(response, 401, "invalid_siwe_message");
+        expect(response.body.error).to.include(`message is not a valid EIP-4361 message: ${expected}`);
+        expect(response.body.error).to.not.match(/\n|"state"/);
+      }
     });
 
     it("a rejected attempt does not burn the nonce", async () => {
