@@ -7,7 +7,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
-import { TypedDataEncoder, getBytes, hashMessage, keccak256, toUtf8Bytes } from "ethers";
+import { TypedDataEncoder, Wallet, getBytes, hashMessage, hexlify, id, keccak256, toUtf8Bytes } from "ethers";
+import { bls12_381 } from "@noble/curves/bls12-381.js";
 import {
   CERTIFICATE_DOMAIN_TAG,
   CERTIFICATE_DST,
@@ -25,6 +26,7 @@ import {
   parsePaymentRequired,
   recoverGuaranteeSigner,
   validationRequestHash,
+  blsKeyFromSecret,
   type GuaranteeClaimsV2,
 } from "../../sdk";
 import { SiweMessage } from "siwe";
@@ -96,6 +98,68 @@ describe("docs/protocol.md worked examples", () => {
     expect(words.length * 32).to.equal((certificate.claims.length - 2) / 2);
     for (const word of words) expectOnPage(word, "a claims word");
     expectOnPage(certificate.signature, "the certificate signature");
+  });
+});
+
+describe("docs/protocol.md key material and the V2 vector", () => {
+  it("quote the vectors' BLS IKM, its KeyGen secret and public key, and the payers' keys with their derivation", () => {
+    expectOnPage("surety test vectors: operator BLS key", "the IKM's text");
+    expect(id("surety test vectors: operator BLS key")).to.equal(vectors.bls.ikm);
+    expectOnPage(vectors.bls.ikm, "the vectors' IKM");
+    const key = blsKeyFromSecret(vectors.bls.ikm);
+    expect(hexlify(key.secretKey)).to.equal(vectors.bls.secret_key);
+    expectOnPage(vectors.bls.secret_key, "the vectors' BLS secret key");
+    expect(Array.from(key.publicKey)).to.deep.equal(vectors.bls.public_key);
+    expectOnPage(hexlify(key.publicKey), "the vectors' BLS public key");
+    for (const [n, used] of [
+      [1, "v1-eth"],
+      [2, "v1-token-extremes"],
+    ] as const) {
+      const secret = id(`surety test vectors: payer ${n}`);
+      expectOnPage(`surety test vectors: payer ${n}`, "a payer key's text");
+      expectOnPage(secret, `payer ${n}'s key`);
+      expectOnPage(new Wallet(secret).address, `payer ${n}'s address`);
+      expect(vector(used).signer).to.equal(new Wallet(secret).address);
+    }
+  });
+
+  it("give the V2 vector's claims as JSON, with both its signatures", () => {
+    const v2 = vector("v2-validation-unicode-tag");
+    expect(jsonBlockAfter(page, "The whole V2 vector's claims as they travel")).to.deep.equal(v2.claims);
+    for (const { signature } of v2.signatures) expectOnPage(signature, "a V2 vector signature");
+  });
+
+  it("the recipe from curve primitives verifies v1-eth with the vectors' key, and refuses a changed byte", () => {
+    const dst = "BLS_SIG_BLS12381G1_XMD:SHA-256_SSWU_RO_POP_";
+    expect(dst).to.equal(CERTIFICATE_DST);
+    expectOnPage(`the 43 ASCII bytes \`${dst}\``, "the tag with its length");
+    expect(dst.length).to.equal(43);
+    const { G1, G2 } = bls12_381;
+    const { certificate } = vector("v1-eth");
+    const recipe = (claims: Uint8Array): boolean => {
+      // 2. hash_to_curve onto G1 (RFC 9380 BLS12381G1_XMD:SHA-256_SSWU_RO_) with the tag.
+      const h = G1.hashToCurve(claims, { DST: dst });
+      // 3–5. decompress the signature (G1) and the key (G2); on curve, in the subgroup, not infinity.
+      const signature = G1.Point.fromBytes(getBytes(certificate.signature));
+      const publicKey = G2.Point.fromBytes(Uint8Array.from(vectors.bls.public_key));
+      for (const point of [signature, publicKey]) {
+        point.assertValidity();
+        expect(point.is0()).to.equal(false);
+      }
+      // 6. e(signature, −g2) · e(H, public_key) = 1 in GT.
+      const gt = bls12_381.pairingBatch([
+        { g1: signature, g2: G2.Point.BASE.negate() },
+        { g1: G1.Point.fromAffine(h.toAffine()), g2: publicKey },
+      ]);
+      return bls12_381.fields.Fp12.eql(gt, bls12_381.fields.Fp12.ONE);
+    };
+    const claims = getBytes(certificate.claims);
+    expect(recipe(claims)).to.equal(true);
+    const changed = Uint8Array.from(claims);
+    changed[changed.length - 1] ^= 1;
+    expect(recipe(changed)).to.equal(false);
+    expectOnPage("0xd201000000010001", "the G1 effective cofactor");
+    expectOnPage("0x" + bls12_381.fields.Fr.ORDER.toString(16), "the group order r");
   });
 });
 
