@@ -9,6 +9,9 @@
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import { x402Client, x402HTTPClient } from "@x402/core/client";
+import { wrapFetchWithPayment, x402Client as FetchX402Client } from "@x402/fetch";
+import { wrapAxiosWithPayment, x402Client as AxiosX402Client } from "@x402/axios";
+import axios from "axios";
 import { PaymentRequiredV1Schema, PaymentRequiredV2Schema } from "@x402/core/schemas";
 import type { Network } from "@x402/core/types";
 import {
@@ -317,6 +320,88 @@ describe("buyer client (pure parts)", function () {
       );
       expect(signed).to.equal(false);
     });
+  });
+
+  describe("refusal codes through @x402/fetch and @x402/axios (docs/x402-integration.md)", function () {
+    // A seller whose 402 names another Vault (domain_mismatch) or asks more than the limit (amount_over_limit).
+    const otherVault = option({
+      extra: {
+        contract_address: seller.address,
+        chain_id: CHAIN_ID,
+        eip712_name: "Surety",
+        eip712_version: "1",
+      },
+    });
+    const tooDear = option({ amount: "999999" });
+    const required = (accepts: Record<string, unknown>[]) => encodeBase64Json(v2Required(accepts));
+    const scheme = () =>
+      new SuretyClientScheme({
+        signer: payer,
+        domain,
+        maxAmountPerRequest: { [TOKEN]: 5_000n },
+        clock: { nowSeconds: () => T0 },
+      });
+    const network = NETWORK as Network;
+
+    for (const [what, accepts, code, reason] of [
+      ["another Vault", [otherVault], "domain_mismatch", undefined],
+      ["a price over the limit", [tooDear], "no_acceptable_option", "amount_over_limit"],
+    ] as const) {
+      it(`${what}: only the message reaches the caller; onPaymentCreationFailure sees the PaymentError`, async function () {
+        // @x402/fetch (@x402/core 2.27), spendControls off so that the scheme's own limit decides.
+        let refusal: PaymentError | null = null;
+        const client = FetchX402Client.fromConfig({
+          schemes: [{ network, client: scheme() }],
+          spendControls: false,
+        });
+        client.onPaymentCreationFailure(async ({ error }) => {
+          if (error instanceof PaymentError) refusal = error;
+        });
+        const sellerFetch = async () =>
+          new Response("{}", { status: 402, headers: { "PAYMENT-REQUIRED": required([...accepts]) } });
+        const failure = await wrapFetchWithPayment(
+          sellerFetch,
+          client,
+        )("https://seller.test/weather").then(
+          () => expect.fail("should refuse"),
+          (error: Error) => error,
+        );
+        expect(failure).to.not.be.instanceOf(PaymentError);
+        expect(failure.message).to.match(/^Failed to create payment payload: /);
+        expect(refusal).to.be.instanceOf(PaymentError);
+        expect(refusal!.code).to.equal(code);
+        if (reason !== undefined) expect(refusal!.rejections[0].reason).to.equal(reason);
+        expect(failure.message).to.equal(`Failed to create payment payload: ${refusal!.message}`);
+
+        // @x402/axios 2.11 (its own @x402/core 2.11: no spendControls at all): the same hook.
+        let axiosRefusal: PaymentError | null = null;
+        const axiosClient = AxiosX402Client.fromConfig({ schemes: [{ network, client: scheme() }] });
+        axiosClient.onPaymentCreationFailure(async ({ error }) => {
+          if (error instanceof PaymentError) axiosRefusal = error;
+        });
+        const instance = axios.create({
+          adapter: async (config) => {
+            const response = {
+              data: {},
+              status: 402,
+              statusText: "Payment Required",
+              headers: { "payment-required": required([...accepts]) },
+              config,
+              request: {},
+            };
+            throw new axios.AxiosError("402", "ERR_BAD_REQUEST", config, {}, response);
+          },
+        });
+        const axiosFailure = await wrapAxiosWithPayment(instance, axiosClient)
+          .get("https://seller.test/weather")
+          .then(
+            () => expect.fail("should refuse"),
+            (error: Error) => error,
+          );
+        expect(axiosFailure.message).to.equal(`Failed to create payment payload: ${axiosRefusal!.message}`);
+        expect(axiosRefusal!.code).to.equal(code);
+      });
+    }
   });
 
   it("the reference x402 schemas accept what the buyer parses", function () {
