@@ -8,7 +8,8 @@
  * payment gets exactly one stable reason (facilitator/invalid-reasons.ts);
  * the signature (the only costly check) runs last. The checks of the claims
  * themselves are Core's issuance rules (sdk/claim-checks.ts), their reasons
- * mapped to this endpoint's `invalidReason`s. {@link verifyPaymentWithContractWallets}
+ * mapped to this endpoint's `invalidReason`s; the signing domain a seller's
+ * `extra` names must be the deployment's. {@link verifyPaymentWithContractWallets}
  * (what the routes call) adds the one check that may ask the chain: a payer
  * signature the ECDSA recovery refuses is asked of the payer's contract wallet
  * (ERC-1271, {@link checkContractWalletSignature}).
@@ -27,8 +28,7 @@ import {
   checkDeadlineCap,
   checkPolicyIntegrity,
 } from "../sdk/claim-checks";
-import type { GuaranteeTypedDataDomain } from "../sdk/eip712";
-import { recoverGuaranteeSignerLowerCase } from "../sdk/eip712";
+import { type GuaranteeTypedDataDomain, recoverGuaranteeSignerLowerCase } from "../sdk/eip712";
 import { SignatureError, WireError } from "../sdk/errors";
 import {
   type FacilitatorRequest,

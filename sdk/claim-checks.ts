@@ -162,7 +162,8 @@ export interface DeadlineCap {
  * For V2 claims, that `validation_deadline` is not after the latest accepted one: a pending V2 guarantee
  * must be resolved before a withdrawal requested now could finalize. Core applies it at issuance with the
  * cap at its chain time; the facilitator with the `latest_validation_deadline` of the public params it
- * holds (Core's cap only moves forward with chain time, so an older value is only stricter).
+ * holds (Core's cap moves forward with chain time, so an older value is stricter, unless the Vault's
+ * timings were shortened meanwhile: then Core refuses at issuance under the same code).
  */
 export function checkDeadlineCap(claims: GuaranteeClaims, cap: DeadlineCap): ClaimProblem | null {
   if (claims.version !== 2 || cap.latest === null) return null;
