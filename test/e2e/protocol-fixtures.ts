@@ -127,6 +127,10 @@ export interface ProtocolStackOptions {
 /** The stack on a freshly reverted chain (loadFixture): each test starts from the same deployment. */
 export async function startProtocolStack(options: ProtocolStackOptions = {}): Promise<ProtocolStack> {
   const f = await loadFixture(options.fixture ?? flooredChainFixture);
+  // A fixture snapshot keeps the block it was taken at, but the next block is stamped with the wall clock:
+  // minutes later when the snapshot was made earlier in the suite. Mine one block so the clocks below start
+  // at the chain's real time, not at the snapshot's (claims stamped in the past missed registerBy).
+  await mine();
   const w = Object.fromEntries(
     Object.entries(ACCOUNT).map(([name, index]) => [
       name,
