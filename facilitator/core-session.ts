@@ -111,27 +111,42 @@ export class CoreSession {
 
   private tokensFrom(response: CoreResponse, path: string): Tokens {
     if (response.status !== 200) throw coreHttpError(response);
-    const body = response.body as Record<string, unknown> | null;
-    const accessToken = body?.access_token;
-    const refreshToken = body?.refresh_token;
-    const expiresIn = body?.expires_in;
-    if (
-      typeof accessToken !== "string" ||
-      accessToken === "" ||
-      typeof refreshToken !== "string" ||
-      refreshToken === "" ||
-      typeof expiresIn !== "number" ||
-      !Number.isSafeInteger(expiresIn) ||
-      expiresIn <= 0
-    ) {
+    const tokens = parseTokenAnswer(response.body);
+    if (!tokens) {
       throw new CoreProtocolError(
         `Core's ${path} answer lacks access_token, refresh_token or expires_in`,
         200,
       );
     }
+    const { accessToken, refreshToken, expiresIn } = tokens;
     const margin = Math.min(REFRESH_MARGIN_SECONDS, Math.floor(expiresIn / 2));
     return { accessToken, refreshToken, refreshAt: this.clock.nowSeconds() + expiresIn - margin };
   }
+}
+
+/**
+ * The tokens of a 200 answer of `/auth/verify` or `/auth/refresh` (docs/operator-auth.md), or undefined
+ * when a field is missing or malformed. One check for every client of Core's sign-in (this session, the CLI).
+ */
+export function parseTokenAnswer(
+  body: unknown,
+): { accessToken: string; refreshToken: string; expiresIn: number } | undefined {
+  const b = body as Record<string, unknown> | null;
+  const accessToken = b?.access_token;
+  const refreshToken = b?.refresh_token;
+  const expiresIn = b?.expires_in;
+  if (
+    typeof accessToken !== "string" ||
+    accessToken === "" ||
+    typeof refreshToken !== "string" ||
+    refreshToken === "" ||
+    typeof expiresIn !== "number" ||
+    !Number.isSafeInteger(expiresIn) ||
+    expiresIn <= 0
+  ) {
+    return undefined;
+  }
+  return { accessToken, refreshToken, expiresIn };
 }
 
 function parseNonceTemplate(body: unknown): NonceTemplate {

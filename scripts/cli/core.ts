@@ -13,7 +13,7 @@ import {
   type CoreFetch,
   type CoreResponse,
 } from "../../facilitator/core-http";
-import { CoreSession, REFRESH_MARGIN_SECONDS } from "../../facilitator/core-session";
+import { CoreSession, REFRESH_MARGIN_SECONDS, parseTokenAnswer } from "../../facilitator/core-session";
 import { sameAddress } from "../../sdk/wire";
 import { type CliContext, CliError } from "./context";
 import { SessionStore, type StoredSession } from "./session";
@@ -107,21 +107,9 @@ function sessionFrom(
   signedInAt: string,
   path: string,
 ): StoredSession {
-  const body = response.body as Record<string, unknown> | null;
-  const accessToken = body?.access_token;
-  const refreshToken = body?.refresh_token;
-  const expiresIn = body?.expires_in;
-  if (
-    typeof accessToken !== "string" ||
-    accessToken === "" ||
-    typeof refreshToken !== "string" ||
-    refreshToken === "" ||
-    typeof expiresIn !== "number" ||
-    !Number.isSafeInteger(expiresIn) ||
-    expiresIn <= 0
-  ) {
-    throw new CliError(`Core's ${path} answer lacks access_token, refresh_token or expires_in`);
-  }
+  const tokens = parseTokenAnswer(response.body);
+  if (!tokens) throw new CliError(`Core's ${path} answer lacks access_token, refresh_token or expires_in`);
+  const { accessToken, refreshToken, expiresIn } = tokens;
   return {
     address,
     access_token: accessToken,

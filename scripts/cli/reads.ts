@@ -12,6 +12,8 @@ import {
   parseCertificate,
   verifyCertificateSignature,
 } from "../../sdk/certificate";
+// The states a `--state` filter may name: Core's own list (docs/protocol.md, "Guarantee lifecycle").
+import { GUARANTEE_STATES } from "../../operator/store/repositories/guarantees";
 import { type GuaranteeClaims, parseClaims } from "../../sdk/claims";
 import { guaranteeId } from "../../sdk/ids";
 import { parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";
@@ -19,18 +21,6 @@ import type { Flags } from "./commands";
 import { type CliContext, CliError } from "./context";
 import { CoreHttp, SignedInReader } from "./core";
 import { SessionStore } from "./session";
-
-/** Guarantee states a `--state` filter may name (docs/protocol.md, "Guarantee lifecycle"). */
-export const GUARANTEE_STATES = [
-  "PENDING_VALIDATION",
-  "FINALIZED_PAYABLE",
-  "DISPUTED",
-  "CANCELLED",
-  "NETTED",
-  "SETTLED",
-  "REMUNERATED",
-  "DEFAULT_REMUNERATED",
-] as const;
 
 /** `GET /core/guarantees/{id}` as this CLI reads it (the fields it prints and checks). */
 interface GuaranteeViewBody {
