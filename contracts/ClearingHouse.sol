@@ -10,23 +10,29 @@ import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/Reentrancy
 import {TimelockedRoles} from "./access/TimelockedRoles.sol";
 import {ClearingBooks} from "./clearing/ClearingBooks.sol";
 import {CycleCommitLogic} from "./clearing/CycleCommitLogic.sol";
+import {DisputeLogic} from "./clearing/DisputeLogic.sol";
 import {IClearingHouse} from "./interfaces/IClearingHouse.sol";
 import {IClearingVault} from "./interfaces/IClearingVault.sol";
 import {IGuaranteeVerifier} from "./interfaces/IGuaranteeVerifier.sol";
 import {GuaranteeLeaf as GuaranteeLeafHash} from "./lib/GuaranteeLeaf.sol";
+import {SumTree} from "./lib/SumTree.sol";
 
 /// @title ClearingHouse
 /// @notice Settles multilateral netting cycles committed by the operator, optimistically: a commit opens a
-/// challenge window in which every debtor may challenge its net debit (the operator must then prove it
-/// with the payer's own signed guarantees, or the debit is voided and charged to the operator bond) and
-/// the guardian may veto the whole cycle. Debtors pay their net debit (or have it covered from their Vault
-/// collateral after the payment deadline); creditors claim their net credit with a Merkle proof once the
-/// challenge window has closed.
+/// challenge window in which every debtor may dispute the guarantees its net debit is made of, one position
+/// of its sum tree at a time (the operator proves each with the payer's own signed, certified guarantee, or
+/// only that guarantee's amount comes off the debit, against the operator bond), and the guardian may veto
+/// the whole cycle. Debtors pay their net debit (or have it covered from their Vault collateral after the
+/// payment deadline); creditors claim their net credit with a Merkle proof once the challenge window has
+/// closed and the cycle's disputes are answered.
 /// @dev Net-position leaves are `@openzeppelin/merkle-tree` StandardMerkleTree leaves over
 /// `[uint256 cycleId, address asset, address participant, uint256 debit, uint256 credit]`; a creditor's leaf
 /// has `debit == 0`. Guarantee leaves (the `guaranteesRoot`) are StandardMerkleTree leaves over
 /// `[bytes32 guaranteeId, address payer, address recipient, address asset, uint256 amount,
-/// bytes32 signatureHash]` with `signatureHash = keccak256(payer signature bytes)`. Creditors are paid first
+/// bytes32 signatureHash]` with `signatureHash = keccak256(payer signature bytes)`. The `debitsRoot` is a
+/// StandardMerkleTree over each debtor's summary `[address debtor, address asset, bytes32 sumRoot, uint256 total,
+/// uint256 depth]`, `sumRoot` the root of a Merkle sum tree (SumTree) over the same guarantee leaves of that
+/// debtor's outgoing guarantees in that asset, ordered by guarantee id. Creditors are paid first
 /// come, first served from the liquidity of their cycle and asset (debits paid + defaults covered + bond
 /// charged for voided debits). Every payment out of a cycle is a pull payment: claims, refunds of vetoed debts and
 /// double-listing refunds are set aside for their owner ({payoutOf}), who pulls them with {withdrawPayout} to an
@@ -34,10 +40,10 @@ import {GuaranteeLeaf as GuaranteeLeafHash} from "./lib/GuaranteeLeaf.sol";
 /// Invariant: for every asset, this contract holds `heldLiquidity(asset) + bondOf(asset)` plus the payouts set
 /// aside ({payoutOf}, summed over accounts).
 ///
-/// Timing (W = Vault.challengeWindow()): `challengeDeadline = commit time + W` (challenges, veto);
-/// `answerDeadline = challengeDeadline + W` (answers; unanswered challenges can be voided after it);
+/// Timing (W = Vault.challengeWindow()): `challengeDeadline = commit time + W` (disputes, veto);
+/// `answerDeadline = challengeDeadline + W` (answers; a debt with an unanswered dispute can be voided after it);
 /// `paymentDeadline = answerDeadline + Vault.paymentWindow()`: default coverage opens strictly after it.
-/// A debtor may pay from the commit on (unless its debit is under challenge) and late as long as nobody
+/// A debtor may pay from the commit on (unless a dispute of its debit is open) and late as long as nobody
 /// covered the debt. `defaultDeadline = paymentDeadline + Vault.defaultWindow()` bounds the clearing path
 /// used in the withdrawal-grace invariant. `doubleListingDeadline = defaultDeadline +
 /// Vault.timings().withdrawalGracePeriod` (snapshot at commit): until then a guarantee listed in this cycle and in an
@@ -101,9 +107,7 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     // ------------------------------------------------------------------------------------------ commit
 
     /// @notice Commits clearing cycle `cycleId` (must be `lastCycleId + 1`).
-    /// @param root StandardMerkleTree root over the cycle's net positions.
-    /// @param guaranteesRoot StandardMerkleTree root over the cycle's guarantees (leaf layout in the contract's notes):
-    /// what the operator answers debit challenges from.
+    /// @param roots The cycle's three roots ({CycleRoots}; none zero).
     /// @param totals Per-asset total debit and credit (must be equal).
     /// @param debtors Every net debtor with its debit; per asset they sum to the total debit.
     /// @param nettedV2Ids V2 guarantees netted in this cycle. Ids already consumed (remunerated, or netted
@@ -114,22 +118,12 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// from the Vault's timings.
     function commitCycle(
         uint256 cycleId,
-        bytes32 root,
-        bytes32 guaranteesRoot,
+        CycleRoots calldata roots,
         AssetTotal[] calldata totals,
         IClearingVault.Obligation[] calldata debtors,
         bytes32[] calldata nettedV2Ids
     ) external onlyRole(OPERATOR_ROLE) nonReentrant {
-        CycleCommitLogic.commitCycle(
-            _books,
-            vault,
-            cycleId,
-            root,
-            guaranteesRoot,
-            totals,
-            debtors,
-            nettedV2Ids
-        );
+        CycleCommitLogic.commitCycle(_books, vault, cycleId, roots, totals, debtors, nettedV2Ids);
     }
 
     // ------------------------------------------------------------------------------------- settlement
@@ -150,7 +144,7 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         debt.status = DebtStatus.Paid;
         ClearingBooks.fund(_books, cycleId, asset, amount);
         emit NetDebitPaid(cycleId, asset, msg.sender, amount, block.timestamp > cycle.paymentDeadline);
-        _resolveDebt(cycleId, cycle);
+        ClearingBooks.resolveDebt(cycleId, cycle);
 
         vault.releaseObligation(msg.sender, asset, amount);
         if (asset != ETH) {
@@ -187,13 +181,15 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         ClearingBooks.fund(_books, cycleId, asset, covered);
         _books.cycleAssets[cycleId][asset].shortfall += amount - covered;
         emit DefaultCovered(cycleId, asset, debtor, amount, covered);
-        _resolveDebt(cycleId, cycle);
+        ClearingBooks.resolveDebt(cycleId, cycle);
     }
 
     /// @notice Claims `participant`'s net credit in `asset` for cycle `cycleId` and sets it aside for the
     /// participant ({payoutOf}; the participant pulls it with {withdrawPayout}). Anyone may call (Core's keeper
-    /// can) once the cycle's challenge window has closed (a vetoed cycle pays nothing); nothing is sent, so a
-    /// participant that cannot receive the asset never makes a claim revert.
+    /// can) once the cycle's challenge window has closed and its disputes are answered, or its answer window
+    /// has closed (a vetoed cycle pays nothing); nothing is sent, so a participant that cannot receive the
+    /// asset never makes a claim revert. What disputes removed from the participant's credit (guarantees
+    /// already paid to it, {deductedOf}) is returned to the bond, which paid it into the cycle.
     /// @param credit The participant's net credit (its leaf has debit 0).
     /// @param proof StandardMerkleTree proof of the leaf (cycleId, asset, participant, 0, credit).
     function claimNetCredit(
@@ -207,6 +203,9 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         if (cycle.vetoed) revert CycleIsVetoed(cycleId);
         if (block.timestamp <= cycle.challengeDeadline)
             revert ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
+        // Deductions are known once the disputes are answered; unanswered ones are voided whole, no deduction.
+        if (cycle.openChallenges != 0 && block.timestamp <= cycle.answerDeadline)
+            revert DisputesOpen(cycleId, cycle.answerDeadline);
         CycleAsset storage cycleAsset = _books.cycleAssets[cycleId][asset];
         if (!cycleAsset.listed) revert UnknownCycleAsset(cycleId, asset);
         if (credit == 0) revert ZeroCredit();
@@ -223,83 +222,76 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         _books.claimed[cycleId][asset][participant] = true;
         cycleAsset.claimed += credit;
         _books.heldLiquidity[asset] -= credit;
-        _books.payoutOf[asset][participant] += credit;
-        emit NetCreditClaimed(cycleId, asset, participant, credit);
+        uint256 deducted = _books.deducted[cycleId][asset][participant];
+        uint256 returned = deducted < credit ? deducted : credit;
+        if (returned != 0) _books.bondOf[asset] += returned;
+        _books.payoutOf[asset][participant] += credit - returned;
+        emit NetCreditClaimed(cycleId, asset, participant, credit - returned);
     }
 
     // -------------------------------------------------------------------------------- challenge game
 
-    /// @notice Challenges the caller's own open net debit in `asset` for cycle `cycleId`, inside the
-    /// challenge window. Until answered the debit can be neither paid nor covered; answered, it is as before;
-    /// unanswered by the answer deadline, anyone can void it ({voidUnansweredDebit}).
-    function challengeDebit(uint256 cycleId, address asset) external nonReentrant {
+    /// @notice Disputes the guarantee at position `index` of the caller's sum tree of outgoing guarantees in
+    /// `asset` for cycle `cycleId` (its leaves and proofs: Core's `GET /core/cycles/{id}/debits/{payer}`), inside
+    /// the challenge window, while its debit is unpaid. Until every dispute of the debt is answered the debit
+    /// can be neither paid nor covered; the operator answers each position on its own ({answerDispute}); a
+    /// dispute left unanswered by the answer deadline voids the whole remaining debit ({voidUnansweredDebit}).
+    /// Each position is disputed once; a position past the tree's end is dismissed.
+    function disputeGuarantee(uint256 cycleId, address asset, uint256 index) external nonReentrant {
         Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
         if (cycle.vetoed) revert CycleIsVetoed(cycleId);
         if (block.timestamp > cycle.challengeDeadline)
             revert ChallengeWindowClosed(cycleId, cycle.challengeDeadline);
-        Debt storage debt = ClearingBooks.debtIn(_books, cycleId, asset, msg.sender, DebtStatus.Open);
+        Debt storage debt = _books.debts[cycleId][asset][msg.sender];
+        DebtStatus status = debt.status;
+        if (status == DebtStatus.None) revert NoDebt(cycleId, asset, msg.sender);
+        if (status != DebtStatus.Open && status != DebtStatus.Challenged && status != DebtStatus.Answered) {
+            revert DebtAlreadyResolved(cycleId, asset, msg.sender, status);
+        }
+        if (index >> SumTree.MAX_DEPTH != 0) revert SumTree.InvalidSumPath(index, SumTree.MAX_DEPTH);
+        mapping(uint256 => DisputeStatus) storage positions = _books.disputes[cycleId][asset][msg.sender];
+        if (positions[index] != DisputeStatus.None)
+            revert DisputeNotOpen(cycleId, asset, msg.sender, index, positions[index]);
+        positions[index] = DisputeStatus.Open;
         debt.status = DebtStatus.Challenged;
+        _books.games[cycleId][asset][msg.sender].openDisputes += 1;
         cycle.openChallenges += 1;
         _books.openChallenges += 1;
-        emit DebitChallenged(cycleId, asset, msg.sender, debt.amount);
+        emit GuaranteeDisputed(cycleId, asset, msg.sender, index);
     }
 
-    /// @notice Answers the challenge of `debtor`'s debit in `asset` for cycle `cycleId` with the debtor's own
-    /// signed outgoing guarantees of that asset, each proved in the cycle's guarantees root; anyone may
-    /// answer (Core's keeper does). They must total at least the debit.
-    /// @param guarantees In strictly increasing guarantee id order; each must have `user == debtor`,
-    /// `asset == asset`, `recipient != debtor`, an id matching its payer and reqId, a valid payer
-    /// signature (EIP-712 / EIP-191 / ERC-1271), must not have been remunerated, and must not have answered
-    /// any other challenge ({answeredIn}).
-    /// @dev Why outgoing only: a net debit is outgoing − incoming ≤ outgoing, so proving signed outgoing
-    /// ≥ debit bounds what the debtor pays by what it signed; incoming payments cannot be proved against the
-    /// debtor (they carry other payers' signatures) and are not needed for that bound.
-    function answerChallenge(
+    /// @notice Answers the dispute of position `index` of `debtor`'s tree in `asset` for cycle `cycleId`, until
+    /// the answer deadline; anyone may answer (Core's keeper does). The first answer of a debt reveals the
+    /// debtor's summary. Outcomes ({DisputeStatus}): Upheld (the position's guarantee was certified by Core,
+    /// signed by the debtor and, V2, validated; not paid on chain; not used by another answer), Dismissed
+    /// (empty position), Removed (already paid to its recipient, or validation not passed: off the debit and
+    /// off the recipient's credit) or Voided (conceded with empty claims: only its amount off the debit,
+    /// against the bond). Costs O(tree depth) and one certificate and signature check.
+    function answerDispute(
         uint256 cycleId,
         address asset,
         address debtor,
-        SignedGuarantee[] calldata guarantees
+        uint256 index,
+        DisputeAnswer calldata answer
     ) external nonReentrant {
-        Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
-        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
-        if (block.timestamp > cycle.answerDeadline) revert AnswerWindowClosed(cycleId, cycle.answerDeadline);
-        Debt storage debt = ClearingBooks.debtIn(_books, cycleId, asset, debtor, DebtStatus.Challenged);
-        uint256 signed = _checkAnswer(cycleId, cycle.guaranteesRoot, asset, debtor, guarantees);
-        if (signed < debt.amount) revert InsufficientSignedAmount(signed, debt.amount);
-        debt.status = DebtStatus.Answered;
-        cycle.openChallenges -= 1;
-        _books.openChallenges -= 1;
-        emit ChallengeAnswered(cycleId, asset, debtor, guarantees.length, signed);
+        DisputeLogic.answerDispute(_books, vault, guaranteeVerifier, cycleId, asset, debtor, index, answer);
     }
 
-    /// @notice Voids `debtor`'s challenged debit in `asset` for cycle `cycleId` once the answer deadline has
-    /// passed without an answer; anyone may call. The obligation is released (the debtor keeps its
-    /// collateral) and the cycle is funded from the operator bond instead (shortfall if the bond is short).
+    /// @notice Voids what is left of `debtor`'s debit in `asset` for cycle `cycleId` once the answer deadline has
+    /// passed with a dispute of it unanswered (the operator withheld its own tree); anyone may call. The
+    /// obligation is released (the debtor keeps its collateral) and the cycle is funded from the operator bond
+    /// instead (shortfall if the bond is short).
     function voidUnansweredDebit(uint256 cycleId, address asset, address debtor) external nonReentrant {
-        Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
-        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
-        if (block.timestamp <= cycle.answerDeadline) revert AnswerWindowOpen(cycleId, cycle.answerDeadline);
-        Debt storage debt = ClearingBooks.debtIn(_books, cycleId, asset, debtor, DebtStatus.Challenged);
-        uint256 amount = debt.amount;
-        debt.status = DebtStatus.Voided;
-        cycle.openChallenges -= 1;
-        _books.openChallenges -= 1;
-        uint256 bond = _books.bondOf[asset];
-        uint256 fromBond = amount < bond ? amount : bond;
-        _books.bondOf[asset] = bond - fromBond;
-        ClearingBooks.fund(_books, cycleId, asset, fromBond);
-        _books.cycleAssets[cycleId][asset].shortfall += amount - fromBond;
-        emit DebitVoided(cycleId, asset, debtor, amount, fromBond);
-        _resolveDebt(cycleId, cycle);
-
-        vault.releaseObligation(debtor, asset, amount);
+        DisputeLogic.voidUnansweredDebit(_books, vault, cycleId, asset, debtor);
     }
 
     // ------------------------------------------------------------------------------------------- veto
 
     /// @notice Vetoes cycle `cycleId` inside its challenge window: none of it settles (no claim, payment,
-    /// coverage or challenge). Its debts are then released one by one ({releaseVetoedDebt}); the operator
-    /// re-commits the cycle's guarantees, correctly, as a new cycle.
+    /// coverage or dispute), and the Vault's marks made by its commit take no effect (its V2 ids can be
+    /// remunerated, reserved and re-committed again). Its debts are then released one by one
+    /// ({releaseVetoedDebt}): paid ones at once, unpaid ones only after the grace period, so that a veto never
+    /// lets a payer withdraw what it owes before the operator re-commits the cycle's guarantees as a new cycle.
     function vetoCycle(uint256 cycleId) external onlyRole(GUARDIAN_ROLE) {
         Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
         if (cycle.vetoed) revert CycleIsVetoed(cycleId);
@@ -311,10 +303,11 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         emit CycleVetoed(cycleId, msg.sender);
     }
 
-    /// @notice Releases `debtor`'s debt in `asset` of the vetoed cycle `cycleId`; anyone may call. An unpaid
-    /// debt's Vault obligation is released; a paid one is refunded: set aside for the debtor ({payoutOf},
-    /// pulled with {withdrawPayout}; a vetoed cycle never pays a claim, so its funded liquidity is exactly its
-    /// payments).
+    /// @notice Releases `debtor`'s debt in `asset` of the vetoed cycle `cycleId`; anyone may call. A paid one is
+    /// refunded at once: set aside for the debtor ({payoutOf}, pulled with {withdrawPayout}; a vetoed cycle
+    /// never pays a claim, so its funded liquidity is exactly its payments). An unpaid debt's Vault obligation
+    /// is released only after `committedAt` + the withdrawal grace period of its commit ({VetoedDebtLocked}),
+    /// by when a live operator has re-committed the cycle's guarantees.
     /// @dev Refund rather than carry-over: the re-commit is a new cycle whose debits the debtor can challenge
     /// on their own; crediting an old payment there would need the operator's word for it.
     function releaseVetoedDebt(uint256 cycleId, address asset, address debtor) external nonReentrant {
@@ -328,13 +321,18 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         }
         uint256 amount = debt.amount;
         bool refunded = status == DebtStatus.Paid;
+        if (!refunded) {
+            // doubleListingDeadline - defaultDeadline is the grace period snapshot at commit (or more).
+            uint64 releasableAt = cycle.committedAt + (cycle.doubleListingDeadline - cycle.defaultDeadline);
+            if (block.timestamp <= releasableAt) revert VetoedDebtLocked(cycleId, releasableAt);
+        }
         debt.status = refunded ? DebtStatus.Refunded : DebtStatus.Voided;
         emit VetoedDebtReleased(cycleId, asset, debtor, amount, refunded);
         if (refunded) {
             _books.cycleAssets[cycleId][asset].funded -= amount;
             _books.heldLiquidity[asset] -= amount;
             _books.payoutOf[asset][debtor] += amount;
-        } else {
+        } else if (amount != 0) {
             vault.releaseObligation(debtor, asset, amount);
         }
     }
@@ -433,7 +431,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         _books.doubleListingProven[id][laterCycleId] = true;
         uint256 amount = first.amount < later.amount ? first.amount : later.amount;
         emit DoubleListingProven(id, later.payer, later.asset, firstCycleId, laterCycleId, amount);
-        _owe(later.asset, later.payer, amount);
+        (uint256 paid, uint256 owed) = ClearingBooks.owe(_books, later.asset, later.payer, amount);
+        emit DoubleListingRefunded(later.asset, later.payer, paid, owed);
     }
 
     /// @notice Takes what the bond can of `payer`'s owed double-listing refund in `asset` ({refundOwed}) and
@@ -463,6 +462,48 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @notice A committed cycle (all zero if not committed).
     function getCycle(uint256 cycleId) external view returns (Cycle memory) {
         return _books.cycles[cycleId];
+    }
+
+    /// @inheritdoc IClearingHouse
+    function isVetoed(uint256 cycleId) external view returns (bool) {
+        return _books.cycles[cycleId].vetoed;
+    }
+
+    /// @inheritdoc IClearingHouse
+    function isSettled(uint256 cycleId) external view returns (bool) {
+        Cycle storage c = _books.cycles[cycleId];
+        return c.committedAt != 0 && !c.vetoed && block.timestamp > c.challengeDeadline;
+    }
+
+    /// @notice The dispute game of `debtor`'s debt in `asset` for cycle `cycleId` (its summary once revealed).
+    function debtGameOf(
+        uint256 cycleId,
+        address asset,
+        address debtor
+    ) external view returns (DebtGame memory) {
+        return _books.games[cycleId][asset][debtor];
+    }
+
+    /// @notice The state of position `index` of `debtor`'s tree in `asset` for cycle `cycleId`.
+    function disputeOf(
+        uint256 cycleId,
+        address asset,
+        address debtor,
+        uint256 index
+    ) external view returns (DisputeStatus) {
+        return _books.disputes[cycleId][asset][debtor][index];
+    }
+
+    /// @notice What disputes removed from `recipient`'s credit in `asset` for cycle `cycleId` (its claim pays
+    /// that much less).
+    function deductedOf(uint256 cycleId, address asset, address recipient) external view returns (uint256) {
+        return _books.deducted[cycleId][asset][recipient];
+    }
+
+    /// @notice The debits of `asset` the bond floor counts: every cycle whose disputes may still void a debit
+    /// (until its answer deadline and its disputes are closed; released lazily by later commits).
+    function bondAtRisk(address asset) external view returns (uint256) {
+        return _books.atRisk[asset];
     }
 
     /// @notice One asset of a committed cycle (all zero if not part of it).
@@ -528,13 +569,13 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     }
 
     /// @notice Bond floor: a commit is refused unless, for each of its assets, the bond in that asset is at least
-    /// `totalDebit * bondFloorBps / BPS` of the cycle (the debits it puts at risk: each one can be voided and
-    /// charged to the bond). 0 (the default) switches the check off; at most {BPS} (full cover).
+    /// `bondAtRisk * bondFloorBps / BPS`, where {bondAtRisk} counts this cycle's total debit and those of every
+    /// earlier cycle still inside its dispute windows (each of those debits can be voided against the bond). 0 (the default) switches the check off; at most {BPS} (full cover).
     function bondFloorBps() external view returns (uint16) {
         return _books.bondFloorBps;
     }
 
-    /// @notice The cycle whose challenge answer used the guarantee `guaranteeId` (0: none). A signed
+    /// @notice The cycle whose dispute answer used the guarantee `guaranteeId` (0: none). A signed
     /// guarantee justifies at most one challenged debit, ever (answers in a vetoed cycle do not count).
     function answeredIn(bytes32 guaranteeId) external view returns (uint256 cycleId) {
         return _books.answeredIn[guaranteeId];
@@ -568,46 +609,6 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
 
     // -------------------------------------------------------------------------------------- internals
 
-    /// @dev Checks every guarantee of an answer and marks it used; returns their total amount. Each is
-    /// checked by {guaranteeVerifier} (decoding, id, owed by the debtor, in the root, signed by it), then here:
-    /// not remunerated, not used by another answer.
-    function _checkAnswer(
-        uint256 cycleId,
-        bytes32 guaranteesRoot,
-        address asset,
-        address debtor,
-        SignedGuarantee[] calldata guarantees
-    ) private returns (uint256 signed) {
-        IGuaranteeVerifier.Answer memory answer = IGuaranteeVerifier.Answer(
-            address(vault),
-            vault.guaranteeDomainSeparator(),
-            guaranteesRoot,
-            asset,
-            debtor
-        );
-        uint256 previous;
-        for (uint256 i = 0; i < guarantees.length; ++i) {
-            SignedGuarantee calldata g = guarantees[i];
-            (bytes32 id, uint256 amount) = guaranteeVerifier.checkAnswerGuarantee(
-                answer,
-                g.claims,
-                g.scheme,
-                g.signature,
-                g.proof
-            );
-            if (vault.consumption(id) == IClearingVault.Consumption.Remunerated)
-                revert GuaranteeRemunerated(id);
-            // An answer in a vetoed cycle does not count: the re-commit must be able to use the guarantee again.
-            uint256 usedIn = _books.answeredIn[id];
-            if (usedIn != 0 && !_books.cycles[usedIn].vetoed) revert GuaranteeAlreadyUsed(id, usedIn);
-            // Strictly increasing ids: no guarantee counted twice in one answer.
-            if (i != 0 && uint256(id) <= previous) revert GuaranteesNotSorted(id);
-            previous = uint256(id);
-            _books.answeredIn[id] = cycleId;
-            signed += amount;
-        }
-    }
-
     /// @dev A listing that charges its payer something (not a self-payment, which nets to zero), in a cycle
     /// committed, not vetoed and past its challenge window, with the leaf under the cycle's guarantees root.
     function _settledListing(
@@ -632,20 +633,6 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         );
         if (!MerkleProof.verifyCalldata(proof, cycle.guaranteesRoot, leaf))
             revert ListingNotInCycle(l.guaranteeId, cycleId);
-    }
-
-    /// @dev Takes `refund` for `payer` from the bond into {payoutOf}; what the bond lacks is recorded as owed.
-    function _owe(address asset, address payer, uint256 refund) private {
-        uint256 bond = _books.bondOf[asset];
-        uint256 paid = refund < bond ? refund : bond;
-        _books.bondOf[asset] = bond - paid;
-        _books.payoutOf[asset][payer] += paid;
-        uint256 owed = refund - paid;
-        if (owed != 0) {
-            _books.refundOwed[asset][payer] += owed;
-            _books.totalRefundOwed[asset] += owed;
-        }
-        emit DoubleListingRefunded(asset, payer, paid, owed);
     }
 
     /// @dev Moves what the bond can of `payer`'s owed refund in `asset` into {payoutOf}; returns the amount
@@ -683,13 +670,9 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         return asset == ETH ? address(this).balance : IERC20(asset).balanceOf(address(this));
     }
 
-    function _resolveDebt(uint256 cycleId, Cycle storage c) private {
-        c.openDebts -= 1;
-        if (c.openDebts == 0) ClearingBooks.finalize(cycleId, c);
-    }
-
-    /// @dev OPERATOR_ROLE commits cycles (obligations on payers' collateral): its grants are timelocked.
+    /// @dev OPERATOR_ROLE commits cycles (obligations on payers' collateral) and GUARDIAN_ROLE vetoes them
+    /// (each veto releases obligations after the grace period): both grants are timelocked.
     function _isTimelockedRole(bytes32 role) internal pure override returns (bool) {
-        return role == OPERATOR_ROLE;
+        return role == OPERATOR_ROLE || role == GUARDIAN_ROLE;
     }
 }

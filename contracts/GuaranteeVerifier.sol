@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
-import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
 import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
 
 import {IGuaranteeVerifier} from "./interfaces/IGuaranteeVerifier.sol";
+import {IValidationRegistry} from "./interfaces/IValidationRegistry.sol";
+import {IClearingVault} from "./interfaces/IClearingVault.sol";
 import {BLSVerifier} from "./lib/BLSVerifier.sol";
 import {CertificateCodec} from "./lib/CertificateCodec.sol";
-import {GuaranteeLeaf} from "./lib/GuaranteeLeaf.sol";
 import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 
 /// @title GuaranteeVerifier
 /// @notice The one place that decodes certificate claims and checks Core's BLS certificate and the payer's
-/// own signature; the Vault (remuneration, reserves) and the ClearingHouse (challenge answers) call it.
+/// own signature; the Vault (remuneration, reserves) and the ClearingHouse (dispute answers) call it.
 /// @dev Holds no state and trusts no caller: anyone may call it, it only reads, and every value it checks
 /// against is an argument. Its own code (the BLS hash-to-curve and pairing, the claims decoder, the
 /// ECDSA / ERC-1271 check) would otherwise be compiled into both callers.
@@ -67,48 +67,50 @@ contract GuaranteeVerifier is IGuaranteeVerifier {
     }
 
     /// @inheritdoc IGuaranteeVerifier
-    function checkAnswerGuarantee(
-        Answer calldata answer,
+    function checkDisputedGuarantee(
+        Dispute calldata dispute,
         bytes calldata claims,
+        BLS.G1Point calldata certificate,
         GuaranteeSignature.Scheme scheme,
-        bytes calldata signature,
-        bytes32[] calldata proof
-    ) external view returns (bytes32 guaranteeId, uint256 amount) {
+        bytes calldata signature
+    ) external view returns (DisputedGuarantee memory g) {
         CertificateCodec.CertificateClaims memory c = CertificateCodec.decodeClaims(claims);
-        (guaranteeId, amount) = (c.guaranteeId, c.amount);
-        _checkOwed(answer, c);
-        bytes32 leaf = GuaranteeLeaf.hash(
-            guaranteeId,
-            c.user,
-            c.recipient,
-            c.asset,
-            amount,
-            keccak256(signature)
-        );
-        if (!MerkleProof.verifyCalldata(proof, answer.guaranteesRoot, leaf))
-            revert GuaranteeNotInCycle(guaranteeId);
-        if (
-            !GuaranteeSignature.verify(
-                answer.separator,
-                GuaranteeSignature.structHash(c),
-                c.user,
-                scheme,
-                signature
-            )
-        ) {
-            revert InvalidGuaranteeSignature(guaranteeId);
+        address vault = dispute.vault;
+        bytes32 domain = CertificateCodec.certificateDomain(block.chainid, vault);
+        if (c.domain != domain) revert CertificateDomainMismatch(domain, c.domain);
+        bytes32 id = CertificateCodec.guaranteeId(block.chainid, vault, c.user, c.reqId);
+        if (c.guaranteeId != id) revert GuaranteeIdMismatch(id, c.guaranteeId);
+        if (c.user != dispute.debtor || c.asset != dispute.asset || c.recipient == c.user) {
+            revert GuaranteeNotOwed(id, dispute.debtor, dispute.asset);
         }
+        _checkCertificate(dispute.key, claims, certificate);
+        bool v1 = c.version == CertificateCodec.VERSION_V1;
+        CertificateCodec.ValidationPolicy memory p;
+        if (!v1) p = CertificateCodec.decodePolicy(c.policy);
+        bytes32 hashOfStruct = v1
+            ? GuaranteeSignature.structHashV1(c)
+            : GuaranteeSignature.structHashV2(c, p);
+        if (!GuaranteeSignature.verify(dispute.separator, hashOfStruct, c.user, scheme, signature)) {
+            revert InvalidGuaranteeSignature(id);
+        }
+        g = DisputedGuarantee(id, c.recipient, c.amount, v1 || _validationPassed(vault, p, id));
     }
 
-    /// @dev The claims' id is the Vault's id of their payer and reqId, and they are an outgoing payment of the
-    /// answer's debtor in its asset.
-    function _checkOwed(Answer calldata answer, CertificateCodec.CertificateClaims memory c) private view {
-        bytes32 expected = CertificateCodec.guaranteeId(block.chainid, answer.vault, c.user, c.reqId);
-        if (c.guaranteeId != expected) revert GuaranteeIdMismatch(expected, c.guaranteeId);
-        address debtor = answer.debtor;
-        if (c.user != debtor || c.asset != answer.asset || c.recipient == debtor) {
-            revert GuaranteeNotOwed(c.guaranteeId, debtor, answer.asset);
-        }
+    /// @dev The V2 verdict as `Vault.remunerate` requires it (RemunerationLogic), read without reverting.
+    function _validationPassed(
+        address vault,
+        CertificateCodec.ValidationPolicy memory p,
+        bytes32 guaranteeId
+    ) private view returns (bool) {
+        if (!IClearingVault(vault).isTrustedRegistry(p.registry)) return false;
+        bytes32 requestHash = CertificateCodec.validationRequestHash(block.chainid, p, guaranteeId);
+        (bool responded, uint8 response, bytes32 tagHash, uint64 lastUpdate) = IValidationRegistry(p.registry)
+            .verdictOf(requestHash, p.validator);
+        return
+            responded &&
+            response >= p.minScore &&
+            tagHash == keccak256(bytes(p.tag)) &&
+            lastUpdate <= p.deadline;
     }
 
     /// @inheritdoc IGuaranteeVerifier

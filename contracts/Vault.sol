@@ -273,22 +273,7 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// @dev Pays min(amount, balance): only an over-committed payer (Core's fault) can have less.
     /// @param guaranteeId The reserved V1 guarantee.
     function collectReserve(bytes32 guaranteeId) external nonReentrant {
-        Reserve memory r = _books.reserves[guaranteeId];
-        address recipient = _books.v1ReserveRecipient[guaranteeId];
-        if (r.user == address(0) || recipient == address(0)) revert ReserveNotFound(guaranteeId);
-        Consumption how = _books.consumption[guaranteeId];
-        if (how != Consumption.None) revert GuaranteeAlreadyConsumed(guaranteeId, how);
-        if (block.timestamp < r.expiresAt) revert ReserveNotYetCollectable(guaranteeId, r.expiresAt);
-
-        _books.consumption[guaranteeId] = Consumption.Remunerated;
-        delete _books.v1ReserveRecipient[guaranteeId];
-        VaultLedger.Account storage account = _books.accounts[r.user][r.asset];
-        VaultLedger.release(_books, guaranteeId, r, account);
-        uint128 balance = account.balance;
-        uint128 paid = r.amount < balance ? r.amount : balance;
-        account.balance = balance - paid;
-        emit GuaranteeRemunerated(guaranteeId, r.user, recipient, r.asset, paid);
-        VaultLedger.send(r.asset, recipient, paid);
+        ReserveLogic.collectReserve(_books, guaranteeId);
     }
 
     /// @notice Frees the collateral a reserve holds once its guarantee was consumed (remunerated or netted)
@@ -296,15 +281,7 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// expires: it is released once its guarantee is consumed (a commit marked it netted), proven cleared
     /// ({releaseListedReserve}) or collected ({collectReserve}).
     function releaseReserve(bytes32 guaranteeId) external {
-        Reserve memory r = _books.reserves[guaranteeId];
-        if (r.user == address(0)) revert ReserveNotFound(guaranteeId);
-        address recipient = _books.v1ReserveRecipient[guaranteeId];
-        if (
-            _books.consumption[guaranteeId] == Consumption.None &&
-            (recipient != address(0) || block.timestamp < r.expiresAt)
-        ) revert ReserveStillActive(guaranteeId, r.expiresAt);
-        if (recipient != address(0)) delete _books.v1ReserveRecipient[guaranteeId];
-        VaultLedger.release(_books, guaranteeId, r, _books.accounts[r.user][r.asset]);
+        ReserveLogic.releaseReserve(_books, guaranteeId);
     }
 
     // ------------------------------------------------------------ clearing hooks
@@ -352,15 +329,19 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// @dev An id already consumed is skipped with `GuaranteeNettingSkipped` instead of reverting the whole
     /// commit: one front-running `remunerate` must not cost the operator a reverted commit (the
     /// over-charge it leaves is answerable on chain, docs/clearing.md "Skipped ids").
-    function markNetted(bytes32[] calldata guaranteeIds) external onlyClearingHouse returns (uint256 netted) {
+    function markNetted(
+        uint256 cycleId,
+        bytes32[] calldata guaranteeIds
+    ) external onlyClearingHouse returns (uint256 netted) {
         for (uint256 i = 0; i < guaranteeIds.length; ++i) {
             bytes32 id = guaranteeIds[i];
-            Consumption how = _books.consumption[id];
+            // A mark of a vetoed commit reads as None: the re-commit marks the id again.
+            Consumption how = VaultLedger.consumption(_books, id);
             if (how != Consumption.None) {
                 emit GuaranteeNettingSkipped(id, how);
                 continue;
             }
-            _books.consumption[id] = Consumption.Netted;
+            _books.marks[id] = VaultLedger.Mark(Consumption.Netted, SafeCast.toUint64(cycleId));
             ++netted;
             emit GuaranteeNetted(id);
         }
@@ -373,6 +354,7 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
         if (clearingHouse != address(0)) revert ClearingHouseAlreadySet(clearingHouse);
         if (clearingHouse_.code.length == 0) revert InvalidClearingHouse(clearingHouse_);
         clearingHouse = clearingHouse_;
+        _books.clearingHouse = clearingHouse_;
         emit ClearingHouseSet(clearingHouse_);
     }
 
@@ -501,7 +483,8 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// @notice How each of `guaranteeIds` was consumed (Core checks a plan's V2 ids before committing it).
     function consumptionOf(bytes32[] calldata guaranteeIds) external view returns (Consumption[] memory how) {
         how = new Consumption[](guaranteeIds.length);
-        for (uint256 i = 0; i < guaranteeIds.length; ++i) how[i] = _books.consumption[guaranteeIds[i]];
+        for (uint256 i = 0; i < guaranteeIds.length; ++i)
+            how[i] = VaultLedger.consumption(_books, guaranteeIds[i]);
     }
 
     /// @notice `user`'s open withdrawal in `asset` (id 0 when none).
@@ -539,7 +522,7 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
 
     /// @inheritdoc IClearingVault
     function consumption(bytes32 guaranteeId) external view returns (Consumption) {
-        return _books.consumption[guaranteeId];
+        return VaultLedger.consumption(_books, guaranteeId);
     }
 
     /// @notice Whether `registry` is a trusted validation registry for V2 remuneration.

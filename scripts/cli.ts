@@ -7,7 +7,7 @@ import { WireError } from "../sdk/errors";
 import {
   type Flags,
   balance,
-  challengeDebit,
+  disputeGuarantee,
   claimNetCredit,
   deposit,
   finalizeWithdrawal,
@@ -91,17 +91,17 @@ const COMMANDS: Record<string, { run: Command; flags: string[]; summary: string;
     flags: ["asset", "cycle"],
     summary: "--cycle <id> [--asset …]                     pay your net debit of a committed cycle",
   },
-  "challenge-debit": {
-    run: challengeDebit,
-    flags: ["asset", "cycle"],
+  "dispute-guarantee": {
+    run: disputeGuarantee,
+    flags: ["asset", "cycle", "position"],
     summary:
-      "--cycle <id> [--asset …]                     challenge your own net debit inside the challenge window",
+      "--cycle <id> [--asset …] [--position <n>]    dispute one guarantee of your own net debit (challenge window)",
   },
   "void-debit": {
     run: voidDebit,
     flags: ["asset", "cycle", "debtor"],
     summary:
-      "--cycle <id> [--asset …] [--debtor 0x…]      void a challenge Core left unanswered past the answer deadline",
+      "--cycle <id> [--asset …] [--debtor 0x…]      void a debit whose dispute Core left unanswered past the answer deadline",
   },
   "claim-net-credit": {
     run: claimNetCredit,
@@ -159,7 +159,7 @@ function usage(): string {
     "  npm run cli -- guarantees --as payer --state FINALIZED_PAYABLE",
     "  npm run cli -- guarantee 0x9c…(the 32-byte id)",
     "  npm run cli -- cycles --limit 3",
-    "  npm run cli -- challenge-debit --account 1 --cycle 3 --asset tUSD",
+    "  npm run cli -- dispute-guarantee --account 1 --cycle 3 --asset tUSD --position 0",
     "  npm run cli -- void-debit --account 1 --cycle 3 --asset tUSD",
     "  npm run cli -- claim-net-credit --account 2 --cycle 3 --asset tUSD",
     "  npm run cli -- withdraw-payout --account 2 --asset tUSD --to 0x90F79bf6EB2c4f870365E785982E1f101E93b906",

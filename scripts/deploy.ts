@@ -30,6 +30,7 @@ import { blsKeyFromSecret, publicKeyToEip2537, type Eip2537G2Point } from "../sd
 import {
   ClearingHouse__factory,
   CycleCommitLogic__factory,
+  DisputeLogic__factory,
   GuaranteeVerifier__factory,
   RemunerationLogic__factory,
   ReserveLogic__factory,
@@ -173,8 +174,9 @@ export interface DeploymentRecord {
     /** External libraries linked into the Vault (they run in its context: its storage, events, address). */
     RemunerationLogic: DeployedContract;
     ReserveLogic: DeployedContract;
-    /** The external library linked into the ClearingHouse. */
+    /** The external libraries linked into the ClearingHouse. */
     CycleCommitLogic: DeployedContract;
+    DisputeLogic: DeployedContract;
   };
   config: {
     admin: string;
@@ -268,6 +270,7 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
         RemunerationLogic: vaultLibraries.RemunerationLogic,
         ReserveLogic: vaultLibraries.ReserveLogic,
         CycleCommitLogic: clearingLibraries.CycleCommitLogic,
+        DisputeLogic: clearingLibraries.DisputeLogic,
       },
       config: {
         admin,
@@ -291,9 +294,10 @@ export interface VaultLibraries {
   ReserveLogic: DeployedContract;
 }
 
-/** The ClearingHouse's logic library. */
+/** The ClearingHouse's logic libraries. */
 export interface ClearingHouseLibraries {
   CycleCommitLogic: DeployedContract;
+  DisputeLogic: DeployedContract;
 }
 
 /** Deploys the libraries a Vault links. */
@@ -308,6 +312,7 @@ export async function deployVaultLibraries(signer: Signer): Promise<VaultLibrari
 export async function deployClearingHouseLibraries(signer: Signer): Promise<ClearingHouseLibraries> {
   return {
     CycleCommitLogic: await deployedAt(await new CycleCommitLogic__factory(signer).deploy()),
+    DisputeLogic: await deployedAt(await new DisputeLogic__factory(signer).deploy()),
   };
 }
 
@@ -323,6 +328,7 @@ export function vaultLinks(libraries: VaultLibraries) {
 export function clearingHouseLinks(libraries: ClearingHouseLibraries) {
   return {
     "contracts/clearing/CycleCommitLogic.sol:CycleCommitLogic": libraries.CycleCommitLogic.address,
+    "contracts/clearing/DisputeLogic.sol:DisputeLogic": libraries.DisputeLogic.address,
   };
 }
 

@@ -33,6 +33,14 @@ library ClearingBooks {
         mapping(uint256 cycleId => mapping(address asset => IClearingHouse.CycleAsset)) cycleAssets;
         mapping(uint256 cycleId => mapping(address asset => mapping(address debtor => IClearingHouse.Debt))) debts;
         mapping(uint256 cycleId => mapping(address asset => mapping(address participant => bool))) claimed;
+        // The dispute game (DisputeLogic).
+        mapping(uint256 cycleId => mapping(address asset => mapping(address debtor => IClearingHouse.DebtGame))) games;
+        mapping(uint256 cycleId => mapping(address asset => mapping(address debtor => mapping(uint256 index => IClearingHouse.DisputeStatus)))) disputes;
+        mapping(uint256 cycleId => mapping(address asset => mapping(address recipient => uint256))) deducted;
+        // The bond floor over every cycle still inside its dispute windows (CycleCommitLogic).
+        mapping(address asset => uint256) atRisk;
+        uint256 riskHead;
+        mapping(uint256 cycleId => address[]) cycleAssetList;
     }
 
     /// @notice The committed cycle `cycleId`; reverts `UnknownCycle` otherwise.
@@ -64,6 +72,46 @@ library ClearingBooks {
     function fund(Books storage books, uint256 cycleId, address asset, uint256 amount) internal {
         books.cycleAssets[cycleId][asset].funded += amount;
         books.heldLiquidity[asset] += amount;
+    }
+
+    /// @notice Takes `amount` of `asset` for `payer` from the bond into {payoutOf}; what the bond lacks is
+    /// recorded as owed ({refundOwed}). Returns what was paid and what is owed.
+    function owe(
+        Books storage books,
+        address asset,
+        address payer,
+        uint256 amount
+    ) internal returns (uint256 paid, uint256 owed) {
+        uint256 bond = books.bondOf[asset];
+        paid = amount < bond ? amount : bond;
+        books.bondOf[asset] = bond - paid;
+        books.payoutOf[asset][payer] += paid;
+        owed = amount - paid;
+        if (owed != 0) {
+            books.refundOwed[asset][payer] += owed;
+            books.totalRefundOwed[asset] += owed;
+        }
+    }
+
+    /// @notice Funds `amount` of cycle `cycleId`'s `asset` from the bond (what it lacks is shortfall); returns
+    /// what the bond paid.
+    function fundFromBond(
+        Books storage books,
+        uint256 cycleId,
+        address asset,
+        uint256 amount
+    ) internal returns (uint256 fromBond) {
+        uint256 bond = books.bondOf[asset];
+        fromBond = amount < bond ? amount : bond;
+        books.bondOf[asset] = bond - fromBond;
+        fund(books, cycleId, asset, fromBond);
+        books.cycleAssets[cycleId][asset].shortfall += amount - fromBond;
+    }
+
+    /// @notice Counts one debt of cycle `cycleId` resolved; finalizes the cycle with its last.
+    function resolveDebt(uint256 cycleId, IClearingHouse.Cycle storage c) internal {
+        c.openDebts -= 1;
+        if (c.openDebts == 0) finalize(cycleId, c);
     }
 
     /// @notice Marks cycle `cycleId` finalized (every debtor resolved).

@@ -9,8 +9,8 @@ import {ClearingBooks} from "./ClearingBooks.sol";
 
 /// @title CycleCommitLogic
 /// @notice Commits a clearing cycle: checks the netting (per asset, total debit = total credit = the sum of
-/// the debtors' obligations), writes its debts and deadlines, marks its V2 ids netted and records the
-/// obligations in the Vault. An external library the ClearingHouse delegates {IClearingHouse-commitCycle}
+/// the debtors' obligations) and the bond floor over every cycle still at risk, writes its roots, debts and
+/// deadlines, marks its V2 ids netted and records the obligations in the Vault. An external library the ClearingHouse delegates {IClearingHouse-commitCycle}
 /// to (its books, its events); the per-debtor work is the same as inline.
 library CycleCommitLogic {
     /// @notice See {ClearingHouse-commitCycle}; `books` and `vault` are the ClearingHouse's.
@@ -18,23 +18,24 @@ library CycleCommitLogic {
         ClearingBooks.Books storage books,
         IClearingVault vault,
         uint256 cycleId,
-        bytes32 root,
-        bytes32 guaranteesRoot,
+        IClearingHouse.CycleRoots calldata roots,
         IClearingHouse.AssetTotal[] calldata totals,
         IClearingVault.Obligation[] calldata debtors,
         bytes32[] calldata nettedV2Ids
     ) external {
         uint256 expected = books.lastCycleId + 1;
         if (cycleId != expected) revert IClearingHouse.UnexpectedCycleId(expected, cycleId);
-        if (root == bytes32(0) || guaranteesRoot == bytes32(0)) revert IClearingHouse.EmptyRoot();
+        if (roots.root == bytes32(0) || roots.guaranteesRoot == bytes32(0) || roots.debitsRoot == bytes32(0))
+            revert IClearingHouse.EmptyRoot();
         books.lastCycleId = cycleId;
         // Marks the V2 ids first: the only step that depends on state others can change between Core's
         // estimate and the commit (the Vault is trusted and makes no external call).
-        uint256 nettedCount = vault.markNetted(nettedV2Ids);
+        uint256 nettedCount = vault.markNetted(cycleId, nettedV2Ids);
+        _releaseSettledRisk(books);
         _commitTotals(books, cycleId, totals);
         _commitDebtors(books, cycleId, totals, debtors);
 
-        _openCycle(books, vault, cycleId, root, guaranteesRoot, totals.length, debtors.length, nettedCount);
+        _openCycle(books, vault, cycleId, roots, totals.length, debtors.length, nettedCount);
 
         vault.recordObligations(debtors);
     }
@@ -44,15 +45,16 @@ library CycleCommitLogic {
         ClearingBooks.Books storage books,
         IClearingVault vault,
         uint256 cycleId,
-        bytes32 root,
-        bytes32 guaranteesRoot,
+        IClearingHouse.CycleRoots calldata roots,
         uint256 assetCount,
         uint256 debtorCount,
         uint256 nettedCount
     ) private {
         IClearingHouse.Cycle storage cycle = books.cycles[cycleId];
+        bytes32 root = roots.root;
         cycle.root = root;
-        cycle.guaranteesRoot = guaranteesRoot;
+        cycle.guaranteesRoot = roots.guaranteesRoot;
+        cycle.debitsRoot = roots.debitsRoot;
         cycle.openDebts = SafeCast.toUint32(debtorCount);
         (uint64 paymentDeadline, uint64 defaultDeadline) = _setDeadlines(books, vault, cycleId, cycle);
         emit IClearingHouse.CycleCommitted(
@@ -73,6 +75,7 @@ library CycleCommitLogic {
         IClearingHouse.AssetTotal[] calldata totals
     ) private {
         uint256 floorBps = books.bondFloorBps;
+        address[] storage assetList = books.cycleAssetList[cycleId];
         for (uint256 i = 0; i < totals.length; ++i) {
             IClearingHouse.AssetTotal calldata total = totals[i];
             IClearingHouse.CycleAsset storage cycleAsset = books.cycleAssets[cycleId][total.asset];
@@ -80,12 +83,15 @@ library CycleCommitLogic {
             if (total.totalDebit != total.totalCredit) {
                 revert IClearingHouse.UnbalancedAsset(total.asset, total.totalDebit, total.totalCredit);
             }
+            uint256 atRisk = books.atRisk[total.asset] + total.totalDebit;
+            books.atRisk[total.asset] = atRisk;
             if (floorBps != 0) {
                 // Rounded up; amounts are bounded by Vault balances (uint128), so the product cannot overflow.
-                uint256 floor = (total.totalDebit * floorBps + _BPS - 1) / _BPS;
+                uint256 floor = (atRisk * floorBps + _BPS - 1) / _BPS;
                 uint256 bond = books.bondOf[total.asset];
                 if (bond < floor) revert IClearingHouse.BondBelowFloor(total.asset, bond, floor);
             }
+            assetList.push(total.asset);
             cycleAsset.listed = true;
             cycleAsset.totalDebit = total.totalDebit;
             emit IClearingHouse.CycleAssetCommitted(cycleId, total.asset, total.totalDebit);
@@ -118,6 +124,26 @@ library CycleCommitLogic {
         }
     }
 
+    /// @dev Stops counting in {IClearingHouse-bondAtRisk} the debits of the oldest cycles that can no longer
+    /// draw on the bond: vetoed ones, and those past their answer deadline with no dispute open. In cycle order,
+    /// at most {_MAX_RELEASES} per commit (each cycle is released once, so the work per commit stays bounded and
+    /// the count only lags, on the safe side).
+    function _releaseSettledRisk(ClearingBooks.Books storage books) private {
+        uint256 head = books.riskHead;
+        if (head == 0) head = 1;
+        uint256 last = books.lastCycleId;
+        for (uint256 n = 0; n < _MAX_RELEASES && head < last; ++n) {
+            IClearingHouse.Cycle storage c = books.cycles[head];
+            if (!c.vetoed && (block.timestamp <= c.answerDeadline || c.openChallenges != 0)) break;
+            address[] storage assets = books.cycleAssetList[head];
+            for (uint256 i = 0; i < assets.length; ++i) {
+                books.atRisk[assets[i]] -= books.cycleAssets[head][assets[i]].totalDebit;
+            }
+            ++head;
+        }
+        books.riskHead = head;
+    }
+
     /// @dev Writes the cycle's deadlines from the Vault's current timings and announces its window.
     function _setDeadlines(
         ClearingBooks.Books storage books,
@@ -143,6 +169,7 @@ library CycleCommitLogic {
         emit IClearingHouse.CycleChallengeWindow(
             cycleId,
             cycle.guaranteesRoot,
+            cycle.debitsRoot,
             challengeDeadline,
             answerDeadline
         );
@@ -161,4 +188,6 @@ library CycleCommitLogic {
 
     /// @dev Denominator of the bond floor (the ClearingHouse's `BPS`).
     uint256 private constant _BPS = 10_000;
+    /// @dev Most earlier cycles one commit stops counting at risk.
+    uint256 private constant _MAX_RELEASES = 8;
 }

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
+import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
+
 import {IGuaranteeErrors} from "./IGuaranteeErrors.sol";
 import {GuaranteeSignature} from "../lib/GuaranteeSignature.sol";
+import {SumTree} from "../lib/SumTree.sol";
 
 /// @title IClearingHouse
 /// @notice The ClearingHouse's records, events and errors: committed cycles and their debts, settlement
@@ -17,9 +20,23 @@ interface IClearingHouse is IGuaranteeErrors {
         uint256 totalCredit;
     }
 
+    /// @notice The roots a cycle is committed with.
+    /// @param root StandardMerkleTree root over the cycle's net positions (what creditors claim with).
+    /// @param guaranteesRoot StandardMerkleTree root over the cycle's guarantees (what double listings and V1
+    /// reserves are proven against).
+    /// @param debitsRoot StandardMerkleTree root over the debtors' summaries (SumTree): each debtor's sum tree
+    /// of outgoing guarantees in one asset, what disputes are answered from.
+    struct CycleRoots {
+        bytes32 root;
+        bytes32 guaranteesRoot;
+        bytes32 debitsRoot;
+    }
+
     /// @notice State of a debtor's net debit in a cycle.
-    /// @dev Open → Paid | Covered | Challenged; Challenged → Answered | Voided; Answered → Paid | Covered.
-    /// In a vetoed cycle, any unresolved debt → Voided and a paid one → Refunded.
+    /// @dev Open → Paid | Covered | Challenged (a dispute of one of its guarantees is open); Challenged →
+    /// Answered (every dispute resolved, something still owed) | Voided (nothing left owed, or a dispute left
+    /// unanswered past the answer deadline); Answered → Paid | Covered | Challenged (another dispute, inside the
+    /// challenge window). In a vetoed cycle, any unresolved debt → Voided and a paid one → Refunded.
     enum DebtStatus {
         None,
         Open,
@@ -35,6 +52,7 @@ interface IClearingHouse is IGuaranteeErrors {
     struct Cycle {
         bytes32 root;
         bytes32 guaranteesRoot;
+        bytes32 debitsRoot;
         uint64 committedAt;
         uint64 challengeDeadline;
         uint64 answerDeadline;
@@ -62,16 +80,54 @@ interface IClearingHouse is IGuaranteeErrors {
         DebtStatus status;
     }
 
-    /// @notice One payer-signed guarantee offered in answer to a challenge.
-    /// @param claims The guarantee's certificate claims (CertificateCodec encoding: every signed field).
-    /// @param scheme How the payer signed (GuaranteeSignature.Scheme).
-    /// @param signature The payer's signature (its keccak256 is the leaf's `signatureHash`).
-    /// @param proof StandardMerkleTree proof of the guarantee's leaf under the cycle's `guaranteesRoot`.
-    struct SignedGuarantee {
+    /// @notice State of one disputed position of a debtor's tree in a cycle.
+    /// @dev Open → Upheld (the operator proved the guarantee) | Voided (the operator could not or did not
+    /// prove it: its amount is taken off the debit, the bond pays) | Removed (the guarantee was already paid to
+    /// its recipient, or its V2 validation did not pass: taken off the debit and off the recipient's credit)
+    /// | Dismissed (the position is empty).
+    enum DisputeStatus {
+        None,
+        Open,
+        Upheld,
+        Voided,
+        Removed,
+        Dismissed
+    }
+
+    /// @notice A debtor's summary in a cycle's `debitsRoot`: the root and total of its sum tree of outgoing
+    /// guarantees in one asset (SumTree), and the tree's depth.
+    struct DebitSummary {
+        bytes32 sumRoot;
+        uint256 total;
+        uint256 depth;
+    }
+
+    /// @notice The dispute game of one debt: its summary once revealed, and its open disputes.
+    struct DebtGame {
+        bytes32 sumRoot;
+        uint128 total;
+        uint8 depth;
+        bool revealed;
+        uint32 openDisputes;
+    }
+
+    /// @notice The operator's answer to a disputed position of a debtor's tree.
+    /// @param summary The debtor's summary, proven by `summaryProof` under the cycle's `debitsRoot` (ignored
+    /// once a previous answer revealed it).
+    /// @param leaf The node at the disputed position (`(0, 0)` for an empty one) and `path` its sum-tree proof.
+    /// @param claims The guarantee's certificate claims (every signed field); empty to concede the position.
+    /// @param certificate Core's BLS certificate over `claims`.
+    /// @param scheme How the payer signed; `signature` the payer's signature (its keccak256 is the leaf's
+    /// signature hash).
+    struct DisputeAnswer {
+        DebitSummary summary;
+        bytes32[] summaryProof;
+        SumTree.Node leaf;
+        SumTree.Node[] path;
         bytes claims;
+        BLS.G1Point certificate;
         GuaranteeSignature.Scheme scheme;
         bytes signature;
-        bytes32[] proof;
     }
 
     /// @notice One leaf of a cycle's guarantees root (the fields `guaranteeLeafHash` hashes).
@@ -95,11 +151,13 @@ interface IClearingHouse is IGuaranteeErrors {
         uint256 debtorCount,
         uint256 nettedV2Count
     );
-    /// @notice Cycle `cycleId` carries the guarantees root `guaranteesRoot`; debits can be challenged (and
-    /// the cycle vetoed) until `challengeDeadline`, challenges answered until `answerDeadline`.
+    /// @notice Cycle `cycleId` carries the guarantees root `guaranteesRoot` and the debtors' summaries
+    /// `debitsRoot`; guarantees can be disputed (and the cycle vetoed) until `challengeDeadline`, disputes
+    /// answered until `answerDeadline`.
     event CycleChallengeWindow(
         uint256 indexed cycleId,
         bytes32 guaranteesRoot,
+        bytes32 debitsRoot,
         uint64 challengeDeadline,
         uint64 answerDeadline
     );
@@ -137,22 +195,56 @@ interface IClearingHouse is IGuaranteeErrors {
     );
     /// @notice Every debtor of cycle `cycleId` is resolved (paid, covered or voided).
     event CycleFinalized(uint256 indexed cycleId);
-    /// @notice `debtor` challenged its net debit `amount` in `asset` for cycle `cycleId`.
-    event DebitChallenged(
+    /// @notice `debtor` disputed the guarantee at position `index` of its tree for `asset` in cycle `cycleId`.
+    event GuaranteeDisputed(
         uint256 indexed cycleId,
         address indexed asset,
         address indexed debtor,
+        uint256 index
+    );
+    /// @notice The operator revealed `debtor`'s summary for `asset` in cycle `cycleId` (first answer of a debt).
+    event DebitSummaryRevealed(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        bytes32 sumRoot,
+        uint256 total,
+        uint256 depth
+    );
+    /// @notice The dispute of position `index` ended as `outcome`; the position holds `guaranteeId` (zero when
+    /// conceded or empty) of `amount`.
+    event DisputeResolved(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 index,
+        DisputeStatus outcome,
+        bytes32 guaranteeId,
         uint256 amount
     );
-    /// @notice The challenge was answered with `count` signed guarantees of the debtor totalling `signed`.
-    event ChallengeAnswered(
+    /// @notice `amount` was taken off `debtor`'s debit (an unproven or already-paid guarantee, or a debit above
+    /// its revealed total); `fromBond` of it was paid into the cycle from the bond (the rest is shortfall), and
+    /// `refunded` (a removed guarantee larger than what was left of the debit: the debtor's incoming payments)
+    /// was set aside for the debtor from the bond ({payoutOf}, or owed: {refundOwed}).
+    event DebitReduced(
         uint256 indexed cycleId,
         address indexed asset,
         address indexed debtor,
-        uint256 count,
-        uint256 signed
+        uint256 amount,
+        uint256 fromBond,
+        uint256 refunded
     );
-    /// @notice An unanswered challenge voided `debtor`'s debit `amount`; `fromBond` of it was paid into the
+    /// @notice `recipient`'s credit in cycle `cycleId` is reduced by `amount`: guarantee `guaranteeId` listed to
+    /// it was already paid to it (or failed its V2 validation); its claim pays that much less and returns it
+    /// to the bond.
+    event CreditDeducted(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed recipient,
+        bytes32 guaranteeId,
+        uint256 amount
+    );
+    /// @notice A dispute left unanswered past the answer deadline voided `debtor`'s remaining debit `amount`; `fromBond` of it was paid into the
     /// cycle from the operator bond (the rest is shortfall).
     event DebitVoided(
         uint256 indexed cycleId,
@@ -251,14 +343,22 @@ interface IClearingHouse is IGuaranteeErrors {
     error AnswerWindowClosed(uint256 cycleId, uint64 answerDeadline);
     /// @notice An unanswered challenge of cycle `cycleId` can be voided only after `answerDeadline`.
     error AnswerWindowOpen(uint256 cycleId, uint64 answerDeadline);
-    /// @notice The answer's guarantees are not in strictly increasing id order (or repeat `guaranteeId`).
-    error GuaranteesNotSorted(bytes32 guaranteeId);
-    /// @notice Guarantee `guaranteeId` was remunerated on chain: it cannot also justify a netted debit.
-    error GuaranteeRemunerated(bytes32 guaranteeId);
-    /// @notice Guarantee `guaranteeId` already answered a challenge in cycle `cycleId`.
+    /// @notice Guarantee `guaranteeId` already answered a dispute in cycle `cycleId`.
     error GuaranteeAlreadyUsed(bytes32 guaranteeId, uint256 cycleId);
-    /// @notice The answer's guarantees total `signed`, less than the challenged debit `debit`.
-    error InsufficientSignedAmount(uint256 signed, uint256 debit);
+    /// @notice Position `index` of `debtor`'s tree for `asset` in cycle `cycleId` is `status`, which does not
+    /// allow this call (a position is disputed once).
+    error DisputeNotOpen(uint256 cycleId, address asset, address debtor, uint256 index, DisputeStatus status);
+    /// @notice The summary is not `debtor`'s leaf under the cycle's `debitsRoot`.
+    error InvalidDebitSummary(uint256 cycleId, address asset, address debtor);
+    /// @notice The node and path do not lead to position `index` of the debtor's revealed tree.
+    error LeafNotInTree(uint256 index);
+    /// @notice The answer's claims and signature are not the guarantee at the disputed position.
+    error AnswerLeafMismatch(bytes32 guaranteeId);
+    /// @notice Claims of cycle `cycleId` wait for its open disputes, at most until `answerDeadline`.
+    error DisputesOpen(uint256 cycleId, uint64 answerDeadline);
+    /// @notice The unpaid debts of vetoed cycle `cycleId` stay locked until `releasableAt` (the grace period
+    /// after its commit), so that a veto never lets a payer withdraw before the re-commit.
+    error VetoedDebtLocked(uint256 cycleId, uint64 releasableAt);
     /// @notice The amount is zero.
     error ZeroAmount();
     /// @notice The bond is `bond`; `amount` cannot be withdrawn.
@@ -295,4 +395,11 @@ interface IClearingHouse is IGuaranteeErrors {
 
     /// @notice A committed cycle (all zero if not committed).
     function getCycle(uint256 cycleId) external view returns (Cycle memory);
+
+    /// @notice Whether cycle `cycleId` was vetoed (a Vault mark made by its commit then takes no effect).
+    function isVetoed(uint256 cycleId) external view returns (bool);
+
+    /// @notice Whether cycle `cycleId` is committed, not vetoed and past its challenge deadline (no veto can
+    /// undo it any more).
+    function isSettled(uint256 cycleId) external view returns (bool);
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
+import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
+
 /// @title IClearingVault
 /// @notice What the ClearingHouse needs from the Vault: obligation hooks, default coverage, the V2 netting
 /// marks, the guarantees' signing domain, and the clearing timings (the Vault owns all seven timing values so
@@ -53,15 +55,23 @@ interface IClearingVault {
     /// collateral to the ClearingHouse; returns the amount moved.
     function coverDefault(address user, address asset, uint256 amount) external returns (uint256 covered);
 
-    /// @notice Marks V2 guarantee ids as consumed by netting; ids already consumed (remunerated, or netted
-    /// by an earlier cycle) are skipped and reported, never reverting. Returns how many were marked.
-    function markNetted(bytes32[] calldata guaranteeIds) external returns (uint256 netted);
+    /// @notice Marks V2 guarantee ids as consumed by netting in cycle `cycleId`; ids already consumed
+    /// (remunerated, or netted by an earlier cycle not vetoed) are skipped and reported, never reverting.
+    /// Returns how many were marked. A mark of a cycle later vetoed takes no effect ({consumption}).
+    function markNetted(uint256 cycleId, bytes32[] calldata guaranteeIds) external returns (uint256 netted);
 
     /// @notice `user`'s collateral balance in `asset`.
     function balanceOf(address user, address asset) external view returns (uint256);
 
-    /// @notice How the V2 guarantee `guaranteeId` was consumed, if at all.
+    /// @notice How the guarantee `guaranteeId` was consumed, if at all (a netting mark of a vetoed cycle reads
+    /// as not consumed).
     function consumption(bytes32 guaranteeId) external view returns (Consumption);
+
+    /// @notice Whether `registry` is trusted for V2 validation verdicts.
+    function isTrustedRegistry(address registry) external view returns (bool);
+
+    /// @notice Core's BLS key (EIP-2537 G2; all zero while none is set): what dispute answers are checked with.
+    function operatorKey() external view returns (BLS.G2Point memory);
 
     /// @notice The EIP-712 domain separator payers sign guarantees under (`verifyingContract` = the Vault).
     function guaranteeDomainSeparator() external view returns (bytes32);

@@ -28,8 +28,6 @@ interface IGuaranteeErrors {
     /// @notice Guarantee `guaranteeId` is not an outgoing payment of `debtor` in `asset` (other payer, other
     /// asset, or a self-payment, which adds nothing to a debit).
     error GuaranteeNotOwed(bytes32 guaranteeId, address debtor, address asset);
-    /// @notice Guarantee `guaranteeId` is not in the cycle's guarantees root under that signature.
-    error GuaranteeNotInCycle(bytes32 guaranteeId);
     /// @notice The payer's signature over guarantee `guaranteeId` does not verify.
     error InvalidGuaranteeSignature(bytes32 guaranteeId);
     /// @notice `verifier`, given to a constructor as the {IGuaranteeVerifier}, has no code.

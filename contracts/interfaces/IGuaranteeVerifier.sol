@@ -22,13 +22,22 @@ interface IGuaranteeVerifier is IGuaranteeErrors {
         uint64 timestamp;
     }
 
-    /// @notice What every guarantee of one challenge answer is checked against.
-    struct Answer {
+    /// @notice What a disputed guarantee is checked against: the Vault (its certificate domain, trusted
+    /// registries), its EIP-712 separator, Core's BLS key, and the disputing debtor and asset.
+    struct Dispute {
         address vault;
         bytes32 separator;
-        bytes32 guaranteesRoot;
-        address asset;
+        BLS.G2Point key;
         address debtor;
+        address asset;
+    }
+
+    /// @notice A disputed guarantee, as far as the dispute needs it.
+    struct DisputedGuarantee {
+        bytes32 guaranteeId;
+        address recipient;
+        uint256 amount;
+        bool validated;
     }
 
     /// @notice Reverts unless `signature` is `key`'s BLS signature over `claims` (`OperatorKeyNotSet` for an
@@ -72,25 +81,25 @@ interface IGuaranteeVerifier is IGuaranteeErrors {
         bytes calldata payerSignature
     ) external view returns (V1Guarantee memory g);
 
-    /// @notice One guarantee of a challenge answer (the ClearingHouse checks the rest: not remunerated, not
-    /// used by another answer): its claims (V1 or V2) decode, its id is `vault`'s id of its payer and reqId
-    /// (`GuaranteeIdMismatch`), it is an outgoing payment of `debtor` in `asset` (`GuaranteeNotOwed`), its
-    /// leaf is under `guaranteesRoot` (`GuaranteeNotInCycle`) and `signature` is the payer's under
-    /// `separator` (`InvalidGuaranteeSignature`), in that order.
-    /// @param answer What every guarantee of the answer is checked against.
+    /// @notice What `Vault.remunerate` (V2) or a V1 reserve would accept of a disputed guarantee: its claims
+    /// (V1 or V2) decode, are for `dispute.vault` on this chain (`CertificateDomainMismatch`), its id is the
+    /// Vault's id of its payer and reqId (`GuaranteeIdMismatch`), it is an outgoing payment of the debtor in
+    /// the asset (`GuaranteeNotOwed`), Core certified it (`OperatorKeyNotSet`, `InvalidCertificateSignature`)
+    /// and the payer signed it (`InvalidGuaranteeSignature`), in that order. For V2 it also reads, without
+    /// reverting, whether the validation passed as `remunerate` requires (trusted registry, responded, score,
+    /// tag, in time): `validated` (always true for V1).
+    /// @param dispute What the guarantee is checked against.
     /// @param claims The certificate claims.
+    /// @param certificate Core's BLS signature over `claims`.
     /// @param scheme How the payer signed.
-    /// @param signature The payer's signature (its keccak256 is the leaf's signature hash).
-    /// @param proof StandardMerkleTree proof of the leaf under `answer.guaranteesRoot`.
-    /// @return guaranteeId The guarantee's id.
-    /// @return amount Its amount.
-    function checkAnswerGuarantee(
-        Answer calldata answer,
+    /// @param signature The payer's signature.
+    function checkDisputedGuarantee(
+        Dispute calldata dispute,
         bytes calldata claims,
+        BLS.G1Point calldata certificate,
         GuaranteeSignature.Scheme scheme,
-        bytes calldata signature,
-        bytes32[] calldata proof
-    ) external view returns (bytes32 guaranteeId, uint256 amount);
+        bytes calldata signature
+    ) external view returns (DisputedGuarantee memory g);
 
     /// @notice Whether `key` is usable as the operator key: a G2 point of the prime-order subgroup, not the
     /// identity (EIP-2537 encoding).

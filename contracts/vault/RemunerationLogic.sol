@@ -39,7 +39,7 @@ library RemunerationLogic {
         CertificateCodec.CertificateClaims memory c,
         CertificateCodec.ValidationPolicy memory p
     ) private {
-        IClearingVault.Consumption how = books.consumption[c.guaranteeId];
+        IClearingVault.Consumption how = VaultLedger.consumption(books, c.guaranteeId);
         if (how != IClearingVault.Consumption.None)
             revert IVault.GuaranteeAlreadyConsumed(c.guaranteeId, how);
         if (c.amount == 0) revert IVault.ZeroAmount();
@@ -59,7 +59,7 @@ library RemunerationLogic {
         }
         if (free < c.amount) revert IVault.InsufficientFreeCollateral(c.user, c.asset, free, c.amount);
 
-        books.consumption[c.guaranteeId] = IClearingVault.Consumption.Remunerated;
+        books.marks[c.guaranteeId] = VaultLedger.Mark(IClearingVault.Consumption.Remunerated, 0);
         // c.amount <= free <= balance < 2^128
         account.balance -= uint128(c.amount);
         emit IVault.GuaranteeRemunerated(c.guaranteeId, c.user, c.recipient, c.asset, c.amount);

@@ -18,8 +18,8 @@ import {VaultLedger} from "./VaultLedger.sol";
 /// @title ReserveLogic
 /// @notice The seller's reserve: registering a certificate (V1 or V2) so that its amount of the payer's
 /// collateral can no longer be withdrawn, and releasing a V1 reserve whose guarantee is proven listed in a
-/// settled cycle. An external library the Vault delegates to (its books, its events); collecting and
-/// releasing a reserve stay in the Vault itself (cheap paths a DELEGATECALL would make dearer).
+/// settled cycle, collecting a V1 reserve Core did not clear in time, and releasing a reserve whose guarantee
+/// was consumed or whose term ended. An external library the Vault delegates to (its books, its events).
 library ReserveLogic {
     /// @notice See {IVault-registerReserve}; `books`, `timings` and `authority` are the Vault's.
     function registerReserve(
@@ -92,11 +92,45 @@ library ReserveLogic {
         if (!MerkleProof.verifyCalldata(proof, cycle.guaranteesRoot, leaf)) {
             revert IVault.GuaranteeNotListed(guaranteeId, cycleId);
         }
-        if (books.consumption[guaranteeId] == IClearingVault.Consumption.None) {
-            books.consumption[guaranteeId] = IClearingVault.Consumption.Netted;
+        if (VaultLedger.consumption(books, guaranteeId) == IClearingVault.Consumption.None) {
+            books.marks[guaranteeId] = VaultLedger.Mark(IClearingVault.Consumption.Netted, 0);
             emit IVault.GuaranteeNetted(guaranteeId);
         }
         delete books.v1ReserveRecipient[guaranteeId];
+        VaultLedger.release(books, guaranteeId, r, books.accounts[r.user][r.asset]);
+    }
+
+    /// @notice See {IVault-collectReserve}.
+    function collectReserve(VaultLedger.Books storage books, bytes32 guaranteeId) external {
+        IVault.Reserve memory r = books.reserves[guaranteeId];
+        address recipient = books.v1ReserveRecipient[guaranteeId];
+        if (r.user == address(0) || recipient == address(0)) revert IVault.ReserveNotFound(guaranteeId);
+        IClearingVault.Consumption how = VaultLedger.consumption(books, guaranteeId);
+        if (how != IClearingVault.Consumption.None) revert IVault.GuaranteeAlreadyConsumed(guaranteeId, how);
+        if (block.timestamp < r.expiresAt) revert IVault.ReserveNotYetCollectable(guaranteeId, r.expiresAt);
+
+        books.marks[guaranteeId] = VaultLedger.Mark(IClearingVault.Consumption.Remunerated, 0);
+        delete books.v1ReserveRecipient[guaranteeId];
+        VaultLedger.Account storage account = books.accounts[r.user][r.asset];
+        VaultLedger.release(books, guaranteeId, r, account);
+        uint128 balance = account.balance;
+        uint128 paid = r.amount < balance ? r.amount : balance;
+        account.balance = balance - paid;
+        emit IVault.GuaranteeRemunerated(guaranteeId, r.user, recipient, r.asset, paid);
+        VaultLedger.send(r.asset, recipient, paid);
+    }
+
+    /// @notice See {IVault-releaseReserve}.
+    function releaseReserve(VaultLedger.Books storage books, bytes32 guaranteeId) external {
+        IVault.Reserve memory r = books.reserves[guaranteeId];
+        if (r.user == address(0)) revert IVault.ReserveNotFound(guaranteeId);
+        address recipient = books.v1ReserveRecipient[guaranteeId];
+        // A netting mark frees the reserve only once no veto can undo it.
+        bool consumed = books.marks[guaranteeId].how == IClearingVault.Consumption.Remunerated ||
+            VaultLedger.nettedForGood(books, guaranteeId);
+        if (!consumed && (recipient != address(0) || block.timestamp < r.expiresAt))
+            revert IVault.ReserveStillActive(guaranteeId, r.expiresAt);
+        if (recipient != address(0)) delete books.v1ReserveRecipient[guaranteeId];
         VaultLedger.release(books, guaranteeId, r, books.accounts[r.user][r.asset]);
     }
 
@@ -112,7 +146,7 @@ library ReserveLogic {
         uint64 registerBy,
         uint64 expiresAt
     ) private {
-        IClearingVault.Consumption how = books.consumption[guaranteeId];
+        IClearingVault.Consumption how = VaultLedger.consumption(books, guaranteeId);
         if (how != IClearingVault.Consumption.None) revert IVault.GuaranteeAlreadyConsumed(guaranteeId, how);
         if (books.reserves[guaranteeId].user != address(0))
             revert IVault.ReserveAlreadyRegistered(guaranteeId);

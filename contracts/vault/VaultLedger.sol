@@ -6,6 +6,7 @@ import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol
 import {Address} from "@openzeppelin/contracts/utils/Address.sol";
 import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
 
+import {IClearingHouse} from "../interfaces/IClearingHouse.sol";
 import {IClearingVault} from "../interfaces/IClearingVault.sol";
 import {IVault} from "../interfaces/IVault.sol";
 
@@ -53,8 +54,40 @@ library VaultLedger {
         mapping(bytes32 guaranteeId => IVault.Reserve) reserves;
         /// @dev The recipient of a V1 reserve, whom `collectReserve` pays (zero for a V2 reserve and none).
         mapping(bytes32 guaranteeId => address) v1ReserveRecipient;
-        mapping(bytes32 guaranteeId => IClearingVault.Consumption) consumption;
+        mapping(bytes32 guaranteeId => Mark) marks;
         mapping(address registry => bool) isTrustedRegistry;
+        /// @dev The Vault's ClearingHouse (set once): asked whether the cycle that netted an id was vetoed.
+        address clearingHouse;
+    }
+
+    /// @notice How a guarantee id was consumed, and by which commit when netted (0: netted by a proof of
+    /// listing in a settled cycle, or not netted). One slot, written once per id as before.
+    struct Mark {
+        IClearingVault.Consumption how;
+        uint64 cycleId;
+    }
+
+    /// @notice How `guaranteeId` is consumed, in effect: a netting mark made by a commit the guardian vetoed
+    /// takes no effect (the vetoed cycle settles nothing), so the id reads as not consumed.
+    function consumption(
+        Books storage books,
+        bytes32 guaranteeId
+    ) internal view returns (IClearingVault.Consumption) {
+        Mark memory m = books.marks[guaranteeId];
+        if (
+            m.how == IClearingVault.Consumption.Netted &&
+            m.cycleId != 0 &&
+            IClearingHouse(books.clearingHouse).isVetoed(m.cycleId)
+        ) return IClearingVault.Consumption.None;
+        return m.how;
+    }
+
+    /// @notice Whether `guaranteeId`'s netting mark is final: made by a proof of listing, or by a commit past its
+    /// challenge deadline and not vetoed (a reserve released on a mark must not come back through a veto).
+    function nettedForGood(Books storage books, bytes32 guaranteeId) internal view returns (bool) {
+        Mark memory m = books.marks[guaranteeId];
+        if (m.how != IClearingVault.Consumption.Netted) return false;
+        return m.cycleId == 0 || IClearingHouse(books.clearingHouse).isSettled(m.cycleId);
     }
 
     /// @notice `account`'s collateral not held by obligations or reserves.

@@ -5,6 +5,7 @@
  *   GET  /core/cycles/:id                                  cycle: root, state, deadlines, totals (public)
  *   GET  /core/cycles/:id/participants/:address/proof      net position, proof, claimNetCredit args (public)
  *   GET  /core/cycles/:id/guarantees?payer=0x…             a payer's guarantee-tree leaves and proofs (public)
+ *   GET  /core/cycles/:id/debits/:payer                    a payer's sum trees: summary, positions, proofs (public)
  *
  * Cycles and proofs are public: the same data is on chain (root, events) and a creditor needs its
  * proof to be paid whoever asks for it.
@@ -13,7 +14,13 @@ import { Router } from "express";
 import { formatUint, parseAddress, sameAddress } from "../../sdk/wire";
 import { WireError } from "../../sdk/errors";
 import { participantPositions } from "../clearing/commit-plan";
-import { ChallengeAnswerError, rebuildCycleGuaranteeTree } from "../clearing/challenge-answer";
+import {
+  DisputeAnswerError,
+  rebuildCycleDebitTrees,
+  rebuildCycleGuaranteeTree,
+} from "../clearing/dispute-answer";
+import { buildDebtorTree, debitSummaryProof, sumTreeProof } from "../../sdk/debit-tree";
+import { guaranteeLeafOf } from "../clearing/commit-plan";
 import { cycleCommitArgs, cycleTree } from "../clearing/cycle-json";
 import { query } from "express-validator";
 import { COMMITTED_CYCLE_STATES } from "../clearing/schedule";
@@ -73,6 +80,7 @@ async function cycleView(store: StoreOps, cycle: CycleRecord) {
     planned_by_core: cycle.plannedByCore,
     root: cycle.root,
     guarantees_root: args.guaranteesRoot,
+    debits_root: args.debitsRoot,
     challenge_deadline: iso(cycle.challengeDeadline),
     answer_deadline: iso(cycle.answerDeadline),
     vetoed_at: iso(cycle.vetoedAt),
@@ -238,6 +246,77 @@ export const cycleRoutes: RouteModule = (context) => {
     });
   });
 
+  /**
+   * A payer's sum trees of the cycle, one per asset it owes in (docs/clearing.md "Disputes"): the summary
+   * and its proof under the cycle's `debitsRoot` (what `answerDispute` reveals), and every position with
+   * its guarantee and sum-tree proof, so the payer checks each guarantee it is charged for and disputes the
+   * position of one it did not sign.
+   */
+  router.get(
+    "/core/cycles/:id/debits/:payer",
+    ...validate(cycleIdParam, pathParam("payer", (v) => parseAddress(v, "payer"))),
+    async (req, res) => {
+      const { id: cycleId, payer } = validated<{ id: number; payer: string }>(req);
+      const cycle = await committedCycle(cycleId);
+      if (!cycle.plannedByCore) {
+        throw notFound(
+          "guarantees_not_available",
+          `cycle ${cycle.cycleId} was not planned by Core: Core holds no debtor trees for it`,
+        );
+      }
+      const guarantees = await plannedGuarantees(cycle.cycleId, cycle.guaranteeIds);
+      let trees;
+      try {
+        trees = rebuildCycleDebitTrees(cycleCommitArgs(cycle).debitsRoot, guarantees);
+      } catch (error) {
+        if (!(error instanceof DisputeAnswerError) && !(error instanceof WireError)) throw error;
+        logger.warn({ cycle_id: cycleId, reason: error.message }, "cannot rebuild the debtor trees");
+        throw notFound(
+          "guarantees_not_available",
+          `the guarantees of cycle ${cycleId} no longer rebuild its committed debits root`,
+        );
+      }
+      const leaves = guarantees.map(guaranteeLeafOf);
+      const assets = trees.summaries.filter((s) => sameAddress(s.debtor, payer)).map((s) => s.asset);
+      const node = (n: { hash: string; sum: bigint }) => ({ hash: n.hash, sum: formatUint(n.sum) });
+      res.json({
+        cycle_id: cycle.cycleId,
+        state: cycle.state,
+        debits_root: trees.root,
+        payer,
+        trees: assets.map((asset) => {
+          const tree = buildDebtorTree(leaves, payer, asset)!;
+          const { summary } = tree;
+          return {
+            asset_address: asset,
+            sum_root: summary.sumRoot,
+            total: formatUint(summary.total),
+            depth: summary.depth,
+            summary_proof: debitSummaryProof(trees.tree, summary),
+            positions: tree.leaves.map((leaf, position) => {
+              const proof = sumTreeProof(tree, position);
+              return {
+                position,
+                guarantee_id: leaf.guaranteeId,
+                recipient: leaf.recipient,
+                amount: formatUint(leaf.amount),
+                signature_hash: leaf.signatureHash,
+                leaf: node(proof.leaf),
+                path: proof.path.map(node),
+              };
+            }),
+          };
+        }),
+      });
+    },
+  );
+
+  /** The guarantees Core planned `cycleId` from (its stored records, the planned ids only). */
+  async function plannedGuarantees(cycleId: number, guaranteeIds: readonly string[]) {
+    const ids = new Set(guaranteeIds.map((id) => id.toLowerCase()));
+    return (await store.listGuarantees({ cycleId })).filter((g) => ids.has(g.guaranteeId.toLowerCase()));
+  }
+
   /** The guarantees tree of a cycle Core planned, from the records it was planned from (404 if it no longer rebuilds). */
   async function rebuild(cycleId: number, guaranteeIds: readonly string[], guaranteesRoot: string) {
     const ids = new Set(guaranteeIds);
@@ -247,7 +326,7 @@ export const cycleRoutes: RouteModule = (context) => {
     try {
       return rebuildCycleGuaranteeTree(BigInt(cycleId), guaranteesRoot, guarantees);
     } catch (error) {
-      if (!(error instanceof ChallengeAnswerError) && !(error instanceof WireError)) throw error;
+      if (!(error instanceof DisputeAnswerError) && !(error instanceof WireError)) throw error;
       // Its guarantees moved on (a vetoed cycle's go into a later one) or its records changed: a proof
       // from what the store holds now would not verify against the committed root.
       logger.warn({ cycle_id: cycleId, reason: error.message }, "cannot rebuild a guarantees tree");

@@ -532,19 +532,26 @@ export const CORE_OPENAPI = {
           type: "boolean",
           description:
             "False for a cycle committed on chain with the operator key that Core did not plan (a security " +
-            "event): built from its events, guarantee_count 0, no proofs; its challenged debits are voided " +
+            "event): built from its events, guarantee_count 0, no proofs; its disputed debits are voided " +
             "against the bond at the answer deadline (docs/clearing.md).",
         },
         root: { ...ref("Bytes32"), description: "Merkle root committed on chain." },
         guarantees_root: {
           ...ref("Bytes32"),
           description:
-            "Root of the cycle's guarantees (sdk/guarantee-tree.ts): what challenge answers prove against.",
+            "Root of the cycle's guarantees (sdk/guarantee-tree.ts): what double listings and V1 reserves prove against.",
+        },
+        debits_root: {
+          ...ref("Bytes32"),
+          description:
+            "Root over the debtors' sum-tree summaries (sdk/debit-tree.ts): what dispute answers prove against " +
+            "(zero for a cycle whose commit Core has not seen announce it).",
         },
         challenge_deadline: {
           ...nullable(ref("DateTime")),
           description:
-            "Debtors may challenge their debit, and the guardian veto the cycle, until then; claims open after it.",
+            "Debtors may dispute their debit's guarantees, and the guardian veto the cycle, until then; claims open " +
+            "after it once the cycle's disputes are answered (or after answer_deadline).",
         },
         answer_deadline: {
           ...nullable(ref("DateTime")),
@@ -704,6 +711,50 @@ export const CORE_OPENAPI = {
           items: ref("GuaranteeLeafView"),
           description:
             "The payer's leaves in increasing guarantee id order; empty if it has none in the cycle.",
+        },
+      }),
+      SumNode: object({
+        hash: ref("Bytes32"),
+        sum: ref("Uint"),
+      }),
+      DebtorTreePosition: object({
+        position: { type: "integer", minimum: 0 },
+        guarantee_id: ref("Bytes32"),
+        recipient: ref("Address"),
+        amount: ref("Uint"),
+        signature_hash: ref("Bytes32"),
+        leaf: ref("SumNode"),
+        path: {
+          type: "array",
+          items: ref("SumNode"),
+          description: "Sibling nodes from the leaf level up (`answerDispute`'s `path`); `depth` of them.",
+        },
+      }),
+      DebtorTree: object({
+        asset_address: ref("Address"),
+        sum_root: ref("Bytes32"),
+        total: ref("Uint"),
+        depth: { type: "integer", minimum: 0, maximum: 24 },
+        summary_proof: {
+          type: "array",
+          items: ref("Bytes32"),
+          description: "StandardMerkleTree proof of the summary under `debits_root`.",
+        },
+        positions: {
+          type: "array",
+          items: ref("DebtorTreePosition"),
+          description: "Positions 0 .. count − 1 in increasing guarantee id order (higher ones are empty).",
+        },
+      }),
+      CycleDebits: object({
+        cycle_id: { type: "integer", minimum: 1 },
+        state: { enum: ["COMMITTED", "FINALIZED", "VETOED"] },
+        debits_root: ref("Bytes32"),
+        payer: ref("Address"),
+        trees: {
+          type: "array",
+          items: ref("DebtorTree"),
+          description: "One per asset the payer has outgoing guarantees in; empty if none.",
         },
       }),
       CyclePosition: object({
@@ -1340,7 +1391,7 @@ export const CORE_OPENAPI = {
         tags: ["clearing"],
         summary:
           "A payer's leaves of a committed cycle's guarantees tree, with Merkle proofs (for proveDoubleListing " +
-          "and for checking a debit before challengeDebit)",
+          "and V1 reserves)",
         parameters: [
           { name: "id", in: "path", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
           { name: "payer", in: "query", required: true, schema: ref("Address") },
@@ -1353,6 +1404,28 @@ export const CORE_OPENAPI = {
           ]),
           "404": errorResponse(
             "No such committed cycle, or Core cannot serve its tree (a cycle Core did not plan, or one whose " +
+              "guarantees no longer rebuild its committed root).",
+            ["cycle_not_found", "guarantees_not_available"],
+          ),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/cycles/{id}/debits/{payer}": {
+      get: {
+        tags: ["clearing"],
+        summary:
+          "A payer's sum trees of outgoing guarantees in a committed cycle: summary, positions and proofs " +
+          "(what disputeGuarantee disputes and answerDispute proves, docs/clearing.md \"Disputes\")",
+        parameters: [
+          { name: "id", in: "path", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
+          { name: "payer", in: "path", required: true, schema: ref("Address") },
+        ],
+        responses: {
+          "200": jsonResponse("The payer's trees.", ref("CycleDebits")),
+          "400": errorResponse("Malformed cycle id or payer.", ["invalid_request", ...PATH_400_CODES]),
+          "404": errorResponse(
+            "No such committed cycle, or Core cannot serve its trees (a cycle Core did not plan, or one whose " +
               "guarantees no longer rebuild its committed root).",
             ["cycle_not_found", "guarantees_not_available"],
           ),

@@ -8,7 +8,12 @@ import { formatUint } from "../../sdk/wire";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
 import { cycleCommitArgs, type CommitCycleArgsJson } from "../clearing/cycle-json";
-import { type CycleRecord, type DebtStatus, PRE_CYCLE_LOCKED_STATES, type WithdrawalRecord } from "../store";
+import {
+  type CycleDebtRecord,
+  type CycleRecord,
+  PRE_CYCLE_LOCKED_STATES,
+  type WithdrawalRecord,
+} from "../store";
 import { clearingHouseInterface, validationRegistryInterface, vaultInterface } from "./abi";
 import type { ChainEvent, ContractName, EventValue } from "./event-types";
 import type { JournaledTx } from "./journal";
@@ -264,11 +269,14 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
       }
       return;
     }
-    case "ClearingHouse.DebitChallenged":
-      await applyChallengeStep(j, event, context, ["OPEN"], "CHALLENGED");
+    case "ClearingHouse.GuaranteeDisputed":
+      await applyGuaranteeDisputed(j, event, context);
       return;
-    case "ClearingHouse.ChallengeAnswered":
-      await applyChallengeStep(j, event, context, ["CHALLENGED"], "ANSWERED");
+    case "ClearingHouse.DisputeResolved":
+      await applyDisputeResolved(j, event, context);
+      return;
+    case "ClearingHouse.DebitReduced":
+      await applyDebitReduced(j, event, context);
       return;
     case "ClearingHouse.DebitVoided":
       await applyDebitVoided(j, event, context);
@@ -277,13 +285,7 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
       await applyCycleVetoed(j, event, context);
       return;
     case "ClearingHouse.VetoedDebtReleased":
-      await applyChallengeStep(
-        j,
-        event,
-        context,
-        ["OPEN", "CHALLENGED", "ANSWERED", "PAID"],
-        a.refunded ? "REFUNDED" : "VOIDED",
-      );
+      await applyVetoedDebtReleased(j, event, context);
       return;
     case "ClearingHouse.DoubleListingProven":
       // Core never lists a guarantee of a committed, unvetoed cycle again (the scheduler only takes
@@ -451,6 +453,7 @@ interface CommittedCycleData {
   root: string;
   /** From `CycleChallengeWindow` (null if the transaction did not emit one: not this ClearingHouse). */
   guaranteesRoot: string | null;
+  debitsRoot: string | null;
   challengeDeadline: number | null;
   answerDeadline: number | null;
   totals: { asset: string; total: bigint }[];
@@ -478,6 +481,7 @@ async function committedCycleData(
     cycleId,
     root: (event.args.root as string).toLowerCase(),
     guaranteesRoot: null,
+    debitsRoot: null,
     challengeDeadline: null,
     answerDeadline: null,
     totals: [],
@@ -510,6 +514,7 @@ async function committedCycleData(
       });
     } else if (e.name === "CycleChallengeWindow") {
       data.guaranteesRoot = a.guaranteesRoot.toLowerCase();
+      data.debitsRoot = a.debitsRoot.toLowerCase();
       data.challengeDeadline = Number(a.challengeDeadline);
       data.answerDeadline = Number(a.answerDeadline);
     }
@@ -518,8 +523,8 @@ async function committedCycleData(
 }
 
 /**
- * Whether the commit is exactly Core's plan of that id: same root, same guarantees root (what Core answers
- * challenges from) and the same debtors. Anything else (a fake guarantees root over a real position tree
+ * Whether the commit is exactly Core's plan of that id: same root, same guarantees and debits roots (what
+ * Core answers disputes from) and the same debtors. Anything else (a fake guarantees root over a real position tree
  * included) is a cycle Core did not plan.
  */
 function isCorePlan(cycle: CycleRecord, committed: CommittedCycleData): boolean {
@@ -529,6 +534,7 @@ function isCorePlan(cycle: CycleRecord, committed: CommittedCycleData): boolean 
   if (committed.guaranteesRoot !== null && args.guaranteesRoot.toLowerCase() !== committed.guaranteesRoot) {
     return false;
   }
+  if (committed.debitsRoot !== null && args.debitsRoot.toLowerCase() !== committed.debitsRoot) return false;
   const key = (d: { asset: string; debtor: string; amount: string | bigint }) =>
     `${d.asset.toLowerCase()}:${d.debtor.toLowerCase()}:${BigInt(d.amount)}`;
   const planned = args.debtors.map(key).sort();
@@ -562,6 +568,7 @@ async function applyForeignCycleCommitted(
     cycleId: String(cycleId),
     root: committed.root,
     guaranteesRoot: committed.guaranteesRoot ?? ZERO_BYTES32,
+    debitsRoot: committed.debitsRoot ?? ZERO_BYTES32,
     totals: committed.totals.map((t) => ({
       asset: t.asset,
       totalDebit: t.total.toString(),
@@ -733,53 +740,166 @@ async function applyDebtResolved(j: JournaledTx, event: ChainEvent, context: App
   }
 }
 
-/** A debt moves from one of `from` to `to` (challenge opened or answered, vetoed debt released). */
-async function applyChallengeStep(
+/**
+ * A vetoed cycle's debt was released on chain: a paid one refunded, an unpaid one's obligation freed (only
+ * after the grace period: Core's books kept its lock until now, as the Vault did).
+ */
+async function applyVetoedDebtReleased(
   j: JournaledTx,
   event: ChainEvent,
   context: ApplyContext,
-  from: readonly DebtStatus[],
-  to: DebtStatus,
 ): Promise<void> {
   const a = event.args;
   const cycleId = num(a.cycleId);
   const asset = address(a.asset);
   const debtor = address(a.debtor);
   const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
-  if (!debt || !from.includes(debt.status)) {
+  if (!debt || !["OPEN", "CHALLENGED", "ANSWERED", "PAID"].includes(debt.status)) {
     context.logger.error(
       { cycle_id: cycleId, asset, debtor, event: event.name, status: debt?.status ?? null },
       "debt not in the expected state in Core's books",
     );
     return;
   }
-  await j.putDebt({
-    ...debt,
-    status: to,
-    resolvedTx: to === "ANSWERED" || to === "CHALLENGED" ? null : event.txHash,
+  if (debt.status !== "PAID") await j.adjustCollateral(debtor, asset, { locked: -debt.amount });
+  await j.putDebt({ ...debt, status: a.refunded ? "REFUNDED" : "VOIDED", resolvedTx: event.txHash });
+}
+
+const DISPUTE_OUTCOMES = ["NONE", "OPEN", "UPHELD", "VOIDED", "REMOVED", "DISMISSED"] as const;
+
+/** The debtor disputed one position of its tree: the debt can be neither paid nor covered until answered. */
+async function applyGuaranteeDisputed(
+  j: JournaledTx,
+  event: ChainEvent,
+  context: ApplyContext,
+): Promise<void> {
+  const a = event.args;
+  const cycleId = num(a.cycleId);
+  const asset = address(a.asset);
+  const debtor = address(a.debtor);
+  const position = num(a.index);
+  await j.putDispute({
+    cycleId,
+    asset,
+    debtor,
+    position,
+    status: "OPEN",
+    guaranteeId: null,
+    amount: null,
+    openedTx: event.txHash,
+    resolvedTx: null,
   });
-  if (to === "CHALLENGED") {
-    context.logger.warn(
-      { cycle_id: cycleId, asset, debtor, amount: debt.amount.toString() },
-      "debit challenged",
+  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  if (!debt || !["OPEN", "CHALLENGED", "ANSWERED"].includes(debt.status)) {
+    context.logger.error(
+      { cycle_id: cycleId, asset, debtor, position, status: debt?.status ?? null },
+      "GuaranteeDisputed for a debt Core holds as not open",
+    );
+    return;
+  }
+  await j.putDebt({ ...debt, status: "CHALLENGED", resolvedTx: null });
+  context.logger.warn(
+    { cycle_id: cycleId, asset, debtor, position, amount: debt.amount.toString() },
+    "guarantee disputed",
+  );
+  const ref = { cycleId, asset, debtor, amount: debt.amount };
+  await j.emit(
+    context.webhooks?.challenge(event, "cycle.challenge_opened", ref, { position: String(position) }, j.now),
+  );
+}
+
+/** A disputed position was answered: the dispute's outcome, then the debt's state (the last one closes it). */
+async function applyDisputeResolved(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
+  const a = event.args;
+  const cycleId = num(a.cycleId);
+  const asset = address(a.asset);
+  const debtor = address(a.debtor);
+  const position = num(a.index);
+  const outcome = DISPUTE_OUTCOMES[num(a.outcome)];
+  const dispute = await j.tx.getCycleDispute(cycleId, asset, debtor, position);
+  if (!dispute || outcome === "NONE" || outcome === "OPEN" || outcome === undefined) {
+    context.logger.error(
+      { cycle_id: cycleId, asset, debtor, position },
+      "DisputeResolved for no open dispute",
+    );
+    return;
+  }
+  const guaranteeId = String(a.guaranteeId).toLowerCase();
+  await j.putDispute({
+    ...dispute,
+    status: outcome,
+    guaranteeId: /^0x0{64}$/.test(guaranteeId) ? null : guaranteeId,
+    amount: big(a.amount),
+    resolvedTx: event.txHash,
+  });
+  const debt = await settleDebtAfterDispute(j, event, cycleId, asset, debtor);
+  if (outcome === "VOIDED" || outcome === "REMOVED") {
+    context.logger.error(
+      { cycle_id: cycleId, asset, debtor, position, outcome, amount: big(a.amount).toString() },
+      "disputed guarantee taken off the debit",
     );
   }
-  const webhooks = context.webhooks;
-  if (!webhooks || (to !== "CHALLENGED" && to !== "ANSWERED")) return;
-  const ref = { cycleId, asset, debtor, amount: debt.amount };
-  if (to === "CHALLENGED") {
-    await j.emit(webhooks.challenge(event, "cycle.challenge_opened", ref, {}, j.now));
-  } else {
-    const extra = {
-      guarantee_count: num(event.args.count),
-      signed_amount: formatUint(big(event.args.signed)),
-    };
-    await j.emit(webhooks.challenge(event, "cycle.challenge_answered", ref, extra, j.now));
-  }
+  const ref = { cycleId, asset, debtor, amount: debt?.amount ?? 0n };
+  const extra = {
+    position: String(position),
+    outcome: outcome.toLowerCase(),
+    guarantee_id: /^0x0{64}$/.test(guaranteeId) ? null : guaranteeId,
+    guarantee_amount: formatUint(big(a.amount)),
+  };
+  await j.emit(context.webhooks?.challenge(event, "cycle.challenge_answered", ref, extra, j.now));
 }
 
 /**
- * An unanswered challenge voided a debit: the debtor owes nothing (its lock is released) and the
+ * An unproven or already-paid guarantee (or a debit above its revealed total) came off the debit: the
+ * debtor owes that much less, its lock shrinks with it.
+ */
+async function applyDebitReduced(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
+  const a = event.args;
+  const cycleId = num(a.cycleId);
+  const asset = address(a.asset);
+  const debtor = address(a.debtor);
+  const cut = big(a.amount);
+  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  if (!debt) {
+    context.logger.error({ cycle_id: cycleId, asset, debtor }, "DebitReduced for a debt Core does not hold");
+    return;
+  }
+  const amount = debt.amount > cut ? debt.amount - cut : 0n;
+  await j.putDebt({ ...debt, amount });
+  if (cut > 0n) await j.adjustCollateral(debtor, asset, { locked: -(debt.amount - amount) });
+  await settleDebtAfterDispute(j, event, cycleId, asset, debtor);
+}
+
+/**
+ * A disputed debt's state from its disputes: CHALLENGED while one is open; then VOIDED when nothing is
+ * left owed (its netted guarantees are SETTLED), ANSWERED otherwise (payable and coverable again).
+ */
+async function settleDebtAfterDispute(
+  j: JournaledTx,
+  event: ChainEvent,
+  cycleId: number,
+  asset: string,
+  debtor: string,
+): Promise<CycleDebtRecord | null> {
+  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  // ANSWERED too: within one answer the dispute closes (DisputeResolved) before its amount comes off
+  // (DebitReduced), which may leave nothing owed.
+  if (!debt || (debt.status !== "CHALLENGED" && debt.status !== "ANSWERED")) return debt;
+  const open = await j.tx.listCycleDisputes({ cycleId, asset, debtor, status: "OPEN" });
+  if (open.length > 0) return debt;
+  if (debt.amount === 0n) {
+    await j.putDebt({ ...debt, status: "VOIDED", resolvedTx: event.txHash });
+    for (const g of await j.tx.listGuarantees({ cycleId, user: debtor, asset, states: ["NETTED"] })) {
+      await j.transition(g.guaranteeId, ["NETTED"], "SETTLED");
+    }
+    return { ...debt, status: "VOIDED" };
+  }
+  await j.putDebt({ ...debt, status: "ANSWERED", resolvedTx: null });
+  return { ...debt, status: "ANSWERED" };
+}
+
+/**
+ * A dispute left unanswered voided a debit: the debtor owes nothing (its lock is released) and the
  * cycle's creditors were funded from the operator bond; its netted guarantees are SETTLED.
  */
 async function applyDebitVoided(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
@@ -797,6 +917,9 @@ async function applyDebitVoided(j: JournaledTx, event: ChainEvent, context: Appl
   }
   await j.putDebt({ ...debt, status: "VOIDED", resolvedTx: event.txHash });
   await j.adjustCollateral(debtor, asset, { locked: -debt.amount });
+  for (const dispute of await j.tx.listCycleDisputes({ cycleId, asset, debtor, status: "OPEN" })) {
+    await j.putDispute({ ...dispute, status: "VOIDED", resolvedTx: event.txHash });
+  }
   for (const g of await j.tx.listGuarantees({ cycleId, user: debtor, asset, states: ["NETTED"] })) {
     await j.transition(g.guaranteeId, ["NETTED"], "SETTLED");
   }
@@ -816,10 +939,10 @@ async function applyDebitVoided(j: JournaledTx, event: ChainEvent, context: Appl
 }
 
 /**
- * The guardian vetoed a cycle: nothing of it settles. Core's books undo the commit: the unresolved
- * debits' locks are released (the chain releases their obligations with `releaseVetoedDebt`, which the
- * keeper sends), and every guarantee of the cycle is payable again with its own lock, unassigned, so
- * the scheduler re-commits it in the next cycle. Paid debits are refunded on chain to the debtor's wallet.
+ * The guardian vetoed a cycle: nothing of it settles. Every guarantee of the cycle is payable again with its
+ * own lock, unassigned, so the scheduler re-commits it in the next cycle; the unresolved debits keep their
+ * locks until the chain releases their obligations (`releaseVetoedDebt`, which the keeper sends once the
+ * grace period has passed), so a veto never frees collateral a payer still owes. Paid debits are refunded.
  */
 async function applyCycleVetoed(j: JournaledTx, event: ChainEvent, context: ApplyContext): Promise<void> {
   const cycleId = num(event.args.cycleId);
@@ -828,12 +951,9 @@ async function applyCycleVetoed(j: JournaledTx, event: ChainEvent, context: Appl
     context.logger.error({ cycle_id: cycleId }, "CycleVetoed for a cycle Core did not plan");
     return;
   }
+  // The unpaid debts stay locked (the Vault keeps their obligations until the grace period has passed:
+  // VetoedDebtReleased frees them), and the guarantees come back with their own locks for the re-commit.
   await j.updateCycle(cycle, { state: "VETOED", vetoedAt: event.blockTimestamp });
-  for (const debt of await j.tx.listCycleDebts({ cycleId })) {
-    if (debt.status === "OPEN" || debt.status === "CHALLENGED" || debt.status === "ANSWERED") {
-      await j.adjustCollateral(debt.debtor, debt.asset, { locked: -debt.amount });
-    }
-  }
   const back: string[] = [];
   for (const id of cycle.guaranteeIds) {
     const g = await j.tx.getClearingGuarantee(id);

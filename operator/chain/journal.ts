@@ -8,6 +8,7 @@
 import type {
   CollateralDelta,
   CycleDebtRecord,
+  CycleDisputeRecord,
   CycleRecord,
   GuaranteeState,
   OutboxEvent,
@@ -28,6 +29,7 @@ export type UndoOp =
   | { op: "cycle"; cycleId: number; before: Json }
   | { op: "cycle_record"; cycleId: number; before: Json | null }
   | { op: "debt"; cycleId: number; asset: string; debtor: string; before: Json | null }
+  | { op: "dispute"; cycleId: number; asset: string; debtor: string; position: number; before: Json | null }
   | { op: "claim"; cycleId: number; asset: string; participant: string }
   | { op: "assign"; guaranteeIds: string[]; cycleId: number | null }
   | { op: "response"; txHash: string; logIndex: number }
@@ -80,6 +82,18 @@ function debtFromJson(json: Json): CycleDebtRecord {
     ...(d as unknown as CycleDebtRecord),
     amount: BigInt(d.amount as string),
     covered: d.covered === null ? null : BigInt(d.covered as string),
+  };
+}
+
+function disputeToJson(d: CycleDisputeRecord): Json {
+  return { ...d, amount: d.amount === null ? null : d.amount.toString() } as unknown as Json;
+}
+
+function disputeFromJson(json: Json): CycleDisputeRecord {
+  const d = json as unknown as Record<string, unknown>;
+  return {
+    ...(d as unknown as CycleDisputeRecord),
+    amount: d.amount === null ? null : BigInt(d.amount as string),
   };
 }
 
@@ -207,6 +221,21 @@ export class JournaledTx {
     });
   }
 
+  /** Records a disputed position; the rewind restores what was there before (nothing, or the open dispute). */
+  async putDispute(record: CycleDisputeRecord): Promise<void> {
+    const { cycleId, asset, debtor, position } = record;
+    const before = await this.tx.getCycleDispute(cycleId, asset, debtor, position);
+    await this.tx.putCycleDispute(record);
+    this.undo.push({
+      op: "dispute",
+      cycleId,
+      asset,
+      debtor,
+      position,
+      before: before ? disputeToJson(before) : null,
+    });
+  }
+
   /** Moves guarantees out of (`cycleId` null) or into a cycle; the rewind puts them back in `from`. */
   async assignCycle(
     guaranteeIds: readonly string[],
@@ -268,6 +297,11 @@ export async function applyUndo(tx: StoreTx, undo: readonly UndoOp[], now: numbe
       case "debt":
         if (step.before === null) await tx.deleteCycleDebt(step.cycleId, step.asset, step.debtor);
         else await tx.putCycleDebt(debtFromJson(step.before));
+        break;
+      case "dispute":
+        if (step.before === null)
+          await tx.deleteCycleDispute(step.cycleId, step.asset, step.debtor, step.position);
+        else await tx.putCycleDispute(disputeFromJson(step.before));
         break;
       case "claim":
         await tx.deleteCycleClaim(step.cycleId, step.asset, step.participant);

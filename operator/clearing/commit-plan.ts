@@ -1,8 +1,9 @@
 /**
  * Turns a netting result into what goes on chain (docs/protocol.md, "Clearing cycles"): the cycle's StandardMerkleTree
  * (built by sdk/merkle.ts, the one definition of the leaf encoding) and the exact arguments of
- * `ClearingHouse.commitCycle(cycleId, root, guaranteesRoot, AssetTotal[], Obligation[], bytes32[] nettedV2Ids)`,
- * the guarantees tree (sdk/guarantee-tree.ts) behind `guaranteesRoot`, plus the
+ * `ClearingHouse.commitCycle(cycleId, (root, guaranteesRoot, debitsRoot), AssetTotal[], Obligation[],
+ * bytes32[] nettedV2Ids)`, the guarantees tree (sdk/guarantee-tree.ts) behind `guaranteesRoot`, the debtors'
+ * sum trees (sdk/debit-tree.ts) behind `debitsRoot`, plus the
  * tree's JSON dump so Core can store it and serve each creditor its proof later. Pure.
  *
  * Empty cycles (docs/clearing.md):
@@ -29,6 +30,7 @@ import {
   type GuaranteeLeaf,
   type GuaranteeTree,
 } from "../../sdk/guarantee-tree";
+import { buildDebitTrees } from "../../sdk/debit-tree";
 import { ZERO_ADDRESS, parseAddress } from "../../sdk/wire";
 import type { AssetTotal, DebtorObligation, NettingResult, PayableGuarantee } from "./netting";
 
@@ -42,6 +44,8 @@ export interface CommitCycleArgs {
   root: string;
   /** 0x-hex bytes32: root of the cycle's guarantees tree (sdk/guarantee-tree.ts). */
   guaranteesRoot: string;
+  /** 0x-hex bytes32: root over the debtors' sum-tree summaries (sdk/debit-tree.ts). */
+  debitsRoot: string;
   totals: AssetTotal[];
   debtors: DebtorObligation[];
   /** 0x-hex bytes32, lower case. */
@@ -50,8 +54,7 @@ export interface CommitCycleArgs {
 
 export type CommitCycleCall = [
   cycleId: bigint,
-  root: string,
-  guaranteesRoot: string,
+  roots: { root: string; guaranteesRoot: string; debitsRoot: string },
   totals: AssetTotal[],
   debtors: DebtorObligation[],
   nettedV2Ids: string[],
@@ -119,11 +122,11 @@ export function guaranteeLeafOf(g: PayableGuarantee): GuaranteeLeaf {
   };
 }
 
-/** The guarantees tree of the guarantees `netting` included (the same list it was computed from). */
-export function buildCycleGuaranteeTree(
-  netting: NettingResult,
+/** The leaves of the guarantees `netting` included (the same list it was computed from). */
+export function includedLeaves(
+  netting: Pick<NettingResult, "includedIds">,
   guarantees: Iterable<PayableGuarantee>,
-): GuaranteeTree {
+): GuaranteeLeaf[] {
   const included = new Set(netting.includedIds);
   const leaves: GuaranteeLeaf[] = [];
   for (const g of guarantees) {
@@ -132,7 +135,15 @@ export function buildCycleGuaranteeTree(
   if (leaves.length !== included.size) {
     throw new WireError("guarantees", "must be the guarantees the netting was computed from");
   }
-  return buildGuaranteeTree(leaves);
+  return leaves;
+}
+
+/** The guarantees tree of the guarantees `netting` included (the same list it was computed from). */
+export function buildCycleGuaranteeTree(
+  netting: NettingResult,
+  guarantees: Iterable<PayableGuarantee>,
+): GuaranteeTree {
+  return buildGuaranteeTree(includedLeaves(netting, guarantees));
 }
 
 /**
@@ -149,10 +160,12 @@ export function buildCommitPlan(
   const placeholder = leaves.length === 0;
   const tree = buildCycleTree(placeholder ? [placeholderLeaf(netting.cycleId)] : leaves);
   const guaranteeTree = buildCycleGuaranteeTree(netting, guarantees);
+  const debitTrees = buildDebitTrees(includedLeaves(netting, guarantees));
   const args: CommitCycleArgs = {
     cycleId: netting.cycleId,
     root: tree.root,
     guaranteesRoot: guaranteeTree.root,
+    debitsRoot: debitTrees.root,
     totals: netting.totals.map((t) => ({ ...t })),
     debtors: netting.obligations.map((o) => ({ ...o })),
     nettedV2Ids: [...netting.nettedV2Ids],
@@ -171,7 +184,8 @@ export function buildCommitPlan(
 
 /** commitCycle's arguments in call order: `clearingHouse.commitCycle(...toCommitCycleCall(plan.args))`. */
 export function toCommitCycleCall(args: CommitCycleArgs): CommitCycleCall {
-  return [args.cycleId, args.root, args.guaranteesRoot, args.totals, args.debtors, args.nettedV2Ids];
+  const roots = { root: args.root, guaranteesRoot: args.guaranteesRoot, debitsRoot: args.debitsRoot };
+  return [args.cycleId, roots, args.totals, args.debtors, args.nettedV2Ids];
 }
 
 /**

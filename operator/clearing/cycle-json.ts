@@ -10,6 +10,8 @@ export interface CommitCycleArgsJson {
   cycleId: string;
   root: string;
   guaranteesRoot: string;
+  /** Absent in cycles stored before the dispute game's debtor trees (read as the zero hash). */
+  debitsRoot?: string;
   totals: { asset: string; totalDebit: string; totalCredit: string }[];
   debtors: { asset: string; debtor: string; amount: string }[];
   nettedV2Ids: string[];
@@ -20,6 +22,7 @@ export function commitArgsToJson(args: CommitCycleArgs): CommitCycleArgsJson {
     cycleId: args.cycleId.toString(),
     root: args.root,
     guaranteesRoot: args.guaranteesRoot,
+    debitsRoot: args.debitsRoot,
     totals: args.totals.map((t) => ({
       asset: t.asset,
       totalDebit: t.totalDebit.toString(),
@@ -35,6 +38,7 @@ export function commitArgsFromJson(json: CommitCycleArgsJson): CommitCycleArgs {
     cycleId: BigInt(json.cycleId),
     root: json.root,
     guaranteesRoot: json.guaranteesRoot,
+    debitsRoot: json.debitsRoot ?? `0x${"0".repeat(64)}`,
     totals: json.totals.map((t) => ({
       asset: t.asset,
       totalDebit: BigInt(t.totalDebit),

@@ -4,7 +4,9 @@
  * flows (PostgreSQL in SQL, SQLite in one pass over its covering pool index) and hands on each
  * guarantee's leaf hash, stored when the guarantee was (a compact buffer of 32 bytes per guarantee,
  * sorted in place, sdk/compact-merkle.ts), so Core's memory grows with participants × assets plus
- * ≈ 76 bytes per guarantee (leaf hash, sort keys, one tree level), never with one object per guarantee.
+ * ≈ 76 bytes per guarantee for the guarantees root (leaf hash, sort keys, one tree level). The debtors' sum
+ * trees (sdk/debit-tree.ts) keep one small record per outgoing guarantee while the cycle is planned
+ * (id, leaf hash, amount: ≈ 250 bytes), the price of disputes that cost O(log n) on chain.
  *
  * The result is exactly what `netCycle` + `buildCommitPlan` (netting.ts, commit-plan.ts) give for the same
  * guarantees: the same positions, roots and commitCycle arguments (test/operator/db-netting.test.ts checks
@@ -12,6 +14,7 @@
  */
 import { buildCycleTree } from "../../sdk/merkle";
 import { GuaranteeLeafHasher, guaranteesRootOfHashes } from "../../sdk/guarantee-tree";
+import { DebitTreesBuilder } from "../../sdk/debit-tree";
 import { ZERO_ADDRESS } from "../../sdk/wire";
 import type { CycleAggregates, CycleLeafRow, CycleNettingRepository } from "../store";
 import { type CommitCycleArgs, type CycleTreeDump, cycleLeaves, placeholderLeaf } from "./commit-plan";
@@ -196,8 +199,10 @@ function nettingOfAggregates(
 function leafCollector(cycleId: number, expectedCount: number, keccak: Keccak256Fn) {
   const hashes = Buffer.allocUnsafe(expectedCount * 32);
   const hasher = new GuaranteeLeafHasher(keccak);
+  const debits = new DebitTreesBuilder(keccak);
   const collector = {
     hashes,
+    debits,
     count: 0,
     visit(row: CycleLeafRow): void {
       if (collector.count >= expectedCount)
@@ -223,6 +228,18 @@ function leafCollector(cycleId: number, expectedCount: number, keccak: Keccak256
           `guarantees[${row.guaranteeId}]`,
         );
       }
+      const offset = collector.count * 32;
+      debits.add(
+        {
+          guaranteeId: row.guaranteeId,
+          payer: row.user,
+          recipient: row.recipient,
+          asset: row.asset,
+          amount: row.amount,
+          signatureHash: "",
+        },
+        `0x${hashes.subarray(offset, offset + 32).toString("hex")}`,
+      );
       collector.count++;
     },
   };
@@ -279,6 +296,7 @@ export async function planStoredCycle(
     // "Reserved V1 ids"): the commit consumes it, so the reserve is released and never collected.
     netting.nettedV2Ids = mergeIds(netting.nettedV2Ids, await reservedInCycle(store, cycleId, reservedV1Ids));
   }
+  const debitsRoot = leafHashes.debits.finish().root;
   const guaranteesRoot = guaranteesRootOfHashes(leafHashes.hashes, count, keccak, true);
   const leaves = cycleLeaves(netting);
   const placeholder = leaves.length === 0;
@@ -287,6 +305,7 @@ export async function planStoredCycle(
     cycleId: netting.cycleId,
     root: tree.root,
     guaranteesRoot,
+    debitsRoot,
     totals: netting.totals.map((t) => ({ ...t })),
     debtors: netting.obligations.map((o) => ({ ...o })),
     nettedV2Ids: [...netting.nettedV2Ids],

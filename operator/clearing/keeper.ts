@@ -22,8 +22,15 @@ import { clearingHouseInterface, commitErrorsInterface } from "../chain/abi";
 import { CallRevertedError, type OperatorSender } from "../chain/sender";
 import type { Store } from "../store";
 import { WireError } from "../../sdk/errors";
-import type { ActiveReserve } from "../store/repositories";
-import { ChallengeAnswerError, buildChallengeAnswer, rebuildCycleGuaranteeTree } from "./challenge-answer";
+import type { ActiveReserve, CycleRecord } from "../store/repositories";
+import {
+  DisputeAnswerError,
+  buildDisputeAnswer,
+  debtorTreeOf,
+  rebuildCycleDebitTrees,
+  rebuildCycleGuaranteeTree,
+  type AnswerableGuarantee,
+} from "./dispute-answer";
 import { participantPositions } from "./commit-plan";
 import { cycleCommitArgs, cycleTree } from "./cycle-json";
 
@@ -39,6 +46,13 @@ const reserveInterface = new Interface([
   "error ReserveNotFound(bytes32 guaranteeId)",
   "error ReserveStillActive(bytes32 guaranteeId, uint64 expiresAt)",
 ]);
+
+/** A planned cycle's guarantees and trees, rebuilt once per tick to answer its disputes. */
+interface CycleAnswering {
+  guarantees: AnswerableGuarantee[];
+  trees: ReturnType<typeof rebuildCycleDebitTrees>;
+  byId: ReadonlyMap<string, AnswerableGuarantee>;
+}
 
 /** Reserves released per tick at most (each is one transaction; the rest wait for the next tick). */
 export const RESERVES_RELEASED_PER_TICK = 50;
@@ -58,9 +72,16 @@ export interface ClearingKeeperOptions {
 }
 
 export interface KeeperTickResult {
-  /** Challenges answered with the debtor's signed guarantees. */
-  answered: { cycleId: number; asset: string; debtor: string; txHash: string }[];
-  /** Unanswered challenges voided after the answer deadline (the bond funds the creditors). */
+  /** Disputed positions answered (proven, or conceded when Core cannot prove them). */
+  answered: {
+    cycleId: number;
+    asset: string;
+    debtor: string;
+    position: number;
+    conceded: boolean;
+    txHash: string;
+  }[];
+  /** Debts with a dispute left unanswered, voided after the answer deadline (the bond funds the creditors). */
   voided: { cycleId: number; asset: string; debtor: string; txHash: string }[];
   /** Debts of vetoed cycles released (obligation freed or payment refunded). */
   released: { cycleId: number; asset: string; debtor: string; txHash: string }[];
@@ -91,8 +112,8 @@ export class ClearingKeeper {
       claimed: [],
       reservesReleased: [],
     };
-    // Answers first: an unanswered challenge past its deadline voids an honest debit against the bond.
-    await this.answerChallenges(result);
+    // Answers first: a dispute unanswered past its deadline voids an honest debit against the bond.
+    await this.answerDisputes(result);
     await this.releaseVetoed(result);
     await this.coverDefaults(result);
     if (this.options.claimCredits) await this.claimCredits(result);
@@ -155,7 +176,7 @@ export class ClearingKeeper {
         guarantees,
       );
     } catch (error) {
-      if (!(error instanceof ChallengeAnswerError) && !(error instanceof WireError)) throw error;
+      if (!(error instanceof DisputeAnswerError) && !(error instanceof WireError)) throw error;
       logger.error(
         { ...context, reason: error.message },
         "cannot rebuild the guarantees tree for a V1 reserve",
@@ -180,54 +201,100 @@ export class ClearingKeeper {
   }
 
   /**
-   * Every challenged debit: answered with the debtor's signed guarantees while the answer window is open
-   * (chain time), voided after it (so the creditors are funded from the bond without waiting for anyone).
+   * Every open dispute: answered while the answer window is open (chain time), each position on its own:
+   * proven with the guarantee there, or conceded when the chain refuses the proof (only that position's
+   * amount comes off the debit); after the window the debt is voided (so the creditors are funded from the
+   * bond without waiting for anyone).
    */
-  private async answerChallenges(result: KeeperTickResult): Promise<void> {
+  private async answerDisputes(result: KeeperTickResult): Promise<void> {
     const { store, chainClock, logger } = this.options;
     const now = chainClock.nowSeconds();
-    for (const debt of await store.listCycleDebts({ status: "CHALLENGED" })) {
-      const cycle = await store.getCycle(debt.cycleId);
+    const voided = new Set<string>();
+    const cycles = new Map<number, CycleAnswering | null>();
+    for (const dispute of await store.listCycleDisputes({ status: "OPEN" })) {
+      const cycle = await store.getCycle(dispute.cycleId);
       if (!cycle || cycle.state === "VETOED") continue;
-      const context = { cycle_id: debt.cycleId, asset: debt.asset, debtor: debt.debtor };
-      const ref = { cycleId: debt.cycleId, asset: debt.asset, debtor: debt.debtor };
+      const ref = { cycleId: dispute.cycleId, asset: dispute.asset, debtor: dispute.debtor };
+      const context = {
+        cycle_id: dispute.cycleId,
+        asset: dispute.asset,
+        debtor: dispute.debtor,
+        position: dispute.position,
+      };
       if (cycle.answerDeadline !== null && now > cycle.answerDeadline) {
-        const txHash = await this.sendForDebt("voidUnansweredDebit", debt);
+        const key = `${dispute.cycleId}:${dispute.asset}:${dispute.debtor}`;
+        if (voided.has(key)) continue;
+        voided.add(key);
+        const txHash = await this.sendForDebt("voidUnansweredDebit", dispute);
         if (txHash) result.voided.push({ ...ref, txHash });
         continue;
       }
-      // A cycle Core did not plan: no signed guarantees of Core's justify its debits, so it is never
-      // answered; the debtor is made whole from the bond once the answer deadline passes (above).
+      // A cycle Core did not plan: Core holds no trees for it, so it is never answered; the debtor is made
+      // whole from the bond once the answer deadline passes (above).
       if (!cycle.plannedByCore) continue;
-      const ids = new Set(cycle.guaranteeIds);
-      const guarantees = (await store.listGuarantees({ cycleId: debt.cycleId })).filter((g) =>
-        ids.has(g.guaranteeId.toLowerCase()),
-      );
-      let answer: ReturnType<typeof buildChallengeAnswer>;
+      if (!cycles.has(cycle.cycleId)) cycles.set(cycle.cycleId, await this.answering(cycle));
+      const answering = cycles.get(cycle.cycleId);
+      if (!answering) continue;
+      let answer: ReturnType<typeof buildDisputeAnswer>;
+      let conceded = false;
       try {
-        const { guaranteesRoot } = cycleCommitArgs(cycle);
-        answer = buildChallengeAnswer(
-          BigInt(debt.cycleId),
-          guaranteesRoot,
-          guarantees,
-          debt.asset,
-          debt.debtor,
-          debt.amount,
-        );
+        const tree = debtorTreeOf(answering.guarantees, dispute.debtor, dispute.asset);
+        answer = buildDisputeAnswer(answering.trees, tree, answering.byId, dispute.position);
+        let sent = await this.sendAnswer(dispute, answer, context);
+        if (sent === "reverted" && answer.claims !== "0x") {
+          // The chain refuses the proof (already used elsewhere, a signature that no longer verifies, ...):
+          // concede this position alone rather than let the whole debit be voided at the deadline. Never
+          // while the proof is in flight: whichever landed first would win.
+          conceded = true;
+          answer = buildDisputeAnswer(answering.trees, tree, answering.byId, dispute.position, true);
+          sent = await this.sendAnswer(dispute, answer, { ...context, conceded });
+        }
+        if (sent.startsWith("0x")) {
+          result.answered.push({ ...ref, position: dispute.position, conceded, txHash: sent });
+        }
       } catch (error) {
-        if (!(error instanceof ChallengeAnswerError)) throw error;
-        logger.error({ ...context, reason: error.message }, "cannot answer a debit challenge");
-        continue;
+        if (!(error instanceof DisputeAnswerError)) throw error;
+        logger.error({ ...context, reason: error.message }, "cannot answer a dispute");
       }
-      const data = clearingHouseInterface.encodeFunctionData("answerChallenge", [
-        debt.cycleId,
-        debt.asset,
-        debt.debtor,
-        answer.guarantees,
-      ]);
-      const txHash = await this.trySend(data, { ...context, guarantees: answer.guarantees.length }, true);
-      if (txHash) result.answered.push({ ...ref, txHash });
     }
+  }
+
+  /** The trees of a cycle Core planned, rebuilt from its stored guarantees (null, logged, if they differ). */
+  private async answering(cycle: CycleRecord): Promise<CycleAnswering | null> {
+    const { store, logger } = this.options;
+    const ids = new Set(cycle.guaranteeIds.map((id) => id.toLowerCase()));
+    const guarantees = (await store.listGuarantees({ cycleId: cycle.cycleId })).filter((g) =>
+      ids.has(g.guaranteeId.toLowerCase()),
+    );
+    try {
+      const trees = rebuildCycleDebitTrees(cycleCommitArgs(cycle).debitsRoot, guarantees);
+      const byId = new Map<string, AnswerableGuarantee>(
+        guarantees.map((g) => [g.guaranteeId.toLowerCase(), g]),
+      );
+      return { guarantees, trees, byId };
+    } catch (error) {
+      if (!(error instanceof DisputeAnswerError) && !(error instanceof WireError)) throw error;
+      logger.error(
+        { cycle_id: cycle.cycleId, reason: error.message },
+        "cannot rebuild a cycle's debtor trees",
+      );
+      return null;
+    }
+  }
+
+  private sendAnswer(
+    dispute: { cycleId: number; asset: string; debtor: string; position: number },
+    answer: ReturnType<typeof buildDisputeAnswer>,
+    context: Record<string, unknown>,
+  ): Promise<string> {
+    const data = clearingHouseInterface.encodeFunctionData("answerDispute", [
+      dispute.cycleId,
+      dispute.asset,
+      dispute.debtor,
+      dispute.position,
+      answer,
+    ]);
+    return this.send(data, context, answer.claims === "0x");
   }
 
   /** Releases every unresolved debt of a vetoed cycle on chain (obligation freed, or payment refunded). */
@@ -247,7 +314,7 @@ export class ClearingKeeper {
   private async coverDefaults(result: KeeperTickResult): Promise<void> {
     const { store, chainClock } = this.options;
     const now = chainClock.nowSeconds();
-    // Answered challenges are open debts again.
+    // Debts whose disputes are all answered are open debts again.
     const open = [
       ...(await store.listCycleDebts({ status: "OPEN" })),
       ...(await store.listCycleDebts({ status: "ANSWERED" })),
@@ -326,11 +393,22 @@ export class ClearingKeeper {
   private async trySend(
     data: string,
     context: Record<string, unknown>,
-    /** A revert here is a failure to report, not an expected "already done" (challenge answers). */
+    /** A revert here is a failure to report, not an expected "already done" (a conceded answer). */
     revertIsError = false,
     /** Another contract than the ClearingHouse (the Vault, for reserves). */
     target?: { to: string; errors: Interface; label: string },
   ): Promise<string | null> {
+    const sent = await this.send(data, context, revertIsError, target);
+    return typeof sent === "string" && sent.startsWith("0x") ? sent : null;
+  }
+
+  /** The tx hash, or why nothing was sent: "in_flight" (sent on an earlier tick, not mined) or "reverted". */
+  private async send(
+    data: string,
+    context: Record<string, unknown>,
+    revertIsError: boolean,
+    target?: { to: string; errors: Interface; label: string },
+  ): Promise<string | "in_flight" | "reverted"> {
     const { sender, deployment, logger } = this.options;
     try {
       const signed = await sender.send({
@@ -342,19 +420,19 @@ export class ClearingKeeper {
       if (signed.alreadyInFlight) {
         // Sent on an earlier tick and not mined yet: the sender follows it (re-send, fee replacement).
         logger.debug({ ...context, tx: signed.hash }, "keeper call already in flight");
-        return null;
+        return "in_flight";
       }
       logger.info({ ...context, tx: signed.hash, nonce: signed.nonce }, "keeper transaction sent");
       return signed.hash;
     } catch (error) {
       if (error instanceof CallRevertedError) {
         if (revertIsError) {
-          // An answer the chain refuses leaves the debit to be voided against the bond at the deadline.
+          // A concession the chain refuses leaves the debit to be voided against the bond at the deadline.
           logger.error({ ...context, reason: error.message }, "keeper call refused by the chain");
         } else {
           logger.debug({ ...context, reason: error.message }, "keeper call skipped");
         }
-        return null;
+        return "reverted";
       }
       throw error;
     }

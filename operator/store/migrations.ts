@@ -454,4 +454,25 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE next_attempt_at_ms IS NOT NULL;
     `,
   },
+  {
+    // The dispute game (docs/clearing.md "Disputes"): one row per disputed position of a debtor's sum tree,
+    // from `GuaranteeDisputed` to its `DisputeResolved`, so the keeper answers each open one.
+    version: 13,
+    name: "cycle disputes",
+    sql: `
+      CREATE TABLE cycle_disputes (
+        cycle_id     INTEGER NOT NULL,
+        asset        TEXT    NOT NULL,
+        debtor       TEXT    NOT NULL,
+        position     INTEGER NOT NULL CHECK (position >= 0),
+        status       TEXT    NOT NULL CHECK (status IN ('OPEN', 'UPHELD', 'VOIDED', 'REMOVED', 'DISMISSED')),
+        guarantee_id TEXT,
+        amount       TEXT    ${decimal("amount")},
+        opened_tx    TEXT    NOT NULL,
+        resolved_tx  TEXT,
+        PRIMARY KEY (cycle_id, asset, debtor, position)
+      ) STRICT;
+      CREATE INDEX cycle_disputes_status ON cycle_disputes (status, cycle_id);
+    `,
+  },
 ];

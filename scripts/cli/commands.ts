@@ -294,26 +294,37 @@ export async function payNetDebit(ctx: CliContext, flags: Flags): Promise<void> 
 }
 
 /**
- * The payer's side of the challenge game: challenge your own open net debit inside the cycle's challenge
- * window. Core must then prove it with guarantees you signed by the answer deadline, or anyone can void it.
+ * The payer's side of the dispute game: dispute one position of your own tree of outgoing guarantees
+ * (Core's `GET /core/cycles/{id}/debits/{payer}` lists them) inside the cycle's challenge window. Core must
+ * prove that guarantee by the answer deadline or only its amount comes off your debit; a dispute left
+ * unanswered lets anyone void the whole debit.
  */
-export async function challengeDebit(ctx: CliContext, flags: Flags): Promise<void> {
+export async function disputeGuarantee(ctx: CliContext, flags: Flags): Promise<void> {
   const asset = ctx.asset(str(flags, "asset"));
   const cycleId = parseUint256(required(flags, "cycle"), "--cycle");
-  const debt = await debtIn(ctx, cycleId, asset, ctx.address, ["open"]);
-  await send(`challenge net debit ${formatAmount(debt.amount, asset)} (cycle ${cycleId})`, () =>
-    ctx.clearingHouse.connect(ctx.wallet).challengeDebit(cycleId, asset.address),
+  const position = parsePosition(str(flags, "position") || "0");
+  const debt = await debtIn(ctx, cycleId, asset, ctx.address, ["open", "challenged", "answered"]);
+  await send(
+    `dispute position ${position} of your debit ${formatAmount(debt.amount, asset)} (cycle ${cycleId})`,
+    () => ctx.clearingHouse.connect(ctx.wallet).disputeGuarantee(cycleId, asset.address, position),
   );
   const cycle = await ctx.clearingHouse.getCycle(cycleId);
   console.log(
-    `Challenged the net debit of cycle ${cycleId}: ${formatAmount(debt.amount, asset)}. ` +
+    `Disputed position ${position} of your net debit in cycle ${cycleId} (${formatAmount(debt.amount, asset)}). ` +
       `It cannot be paid or covered until answered; unanswered by ${isoTime(cycle.answerDeadline)} ` +
       `(answer deadline), anyone can void it: void-debit --cycle ${cycleId} --asset ${asset.symbol} ` +
       `--debtor ${ctx.address}`,
   );
 }
 
-/** Voids a challenged net debit left unanswered past the answer deadline (anyone may; default: your own). */
+/** A position of a debtor's sum tree: 0 to 2^24 − 1 (`SumTree.MAX_DEPTH`). */
+function parsePosition(value: string): number {
+  const n = /^[0-9]{1,8}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= 0 && n < 2 ** 24)) throw new CliError(`--position: must be an integer from 0 to ${2 ** 24 - 1}`);
+  return n;
+}
+
+/** Voids a net debit with a dispute left unanswered past the answer deadline (anyone may; default: your own). */
 export async function voidDebit(ctx: CliContext, flags: Flags): Promise<void> {
   const asset = ctx.asset(str(flags, "asset"));
   const cycleId = parseUint256(required(flags, "cycle"), "--cycle");

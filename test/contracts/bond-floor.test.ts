@@ -25,8 +25,7 @@ describe("Bond floor (issue 17)", () => {
         .connect(f.operator)
         .commitCycle(
           plan.args.cycleId,
-          plan.root,
-          plan.args.guaranteesRoot,
+          { root: plan.root, guaranteesRoot: plan.args.guaranteesRoot, debitsRoot: plan.args.debitsRoot },
           plan.args.totals,
           plan.args.debtors,
           [],

@@ -38,9 +38,17 @@ describe("ClearingHouse", () => {
 
   async function committedFixture() {
     const f = await collateralFixture();
-    await f.clearingHouse
-      .connect(f.operator)
-      .commitCycle(1, f.cycle.root, GUARANTEES_ROOT, f.cycle.totals, f.cycle.debtors, f.netted);
+    await f.clearingHouse.connect(f.operator).commitCycle(
+      1,
+      {
+        root: f.cycle.root,
+        guaranteesRoot: GUARANTEES_ROOT,
+        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+      },
+      f.cycle.totals,
+      f.cycle.debtors,
+      f.netted,
+    );
     return f;
   }
 
@@ -59,9 +67,17 @@ describe("ClearingHouse", () => {
       await time.setNextBlockTimestamp(now);
       const paymentDeadline = BigInt(now + PAYMENT_DELAY);
       const defaultDeadline = paymentDeadline + BigInt(TIMINGS.defaultWindow);
-      const tx = clearingHouse
-        .connect(operator)
-        .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, netted);
+      const tx = clearingHouse.connect(operator).commitCycle(
+        1,
+        {
+          root: cycle.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        cycle.totals,
+        cycle.debtors,
+        netted,
+      );
       await expect(tx)
         .to.emit(clearingHouse, "CycleCommitted")
         .withArgs(1n, cycle.root, paymentDeadline, defaultDeadline, 2, 2, 1);
@@ -103,7 +119,17 @@ describe("ClearingHouse", () => {
     it("finalizes at once a cycle without debtors", async () => {
       const { clearingHouse, operator } = await loadFixture(collateralFixture);
       const empty = buildCycle(1, []);
-      const tx = clearingHouse.connect(operator).commitCycle(1, empty.root, GUARANTEES_ROOT, [], [], []);
+      const tx = clearingHouse.connect(operator).commitCycle(
+        1,
+        {
+          root: empty.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        [],
+        [],
+        [],
+      );
       await expect(tx)
         .to.emit(clearingHouse, "CycleCommitted")
         .withArgs(1n, empty.root, anyValue, anyValue, 0, 0, 0);
@@ -114,27 +140,80 @@ describe("ClearingHouse", () => {
     it("takes cycle ids strictly in sequence: never twice, never skipped", async () => {
       const { clearingHouse, operator, cycle } = await loadFixture(committedFixture);
       const c = clearingHouse.connect(operator);
-      await expect(c.commitCycle(1, cycle.root, GUARANTEES_ROOT, [], [], []))
+      await expect(
+        c.commitCycle(
+          1,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          [],
+          [],
+          [],
+        ),
+      )
         .to.be.revertedWithCustomError(clearingHouse, "UnexpectedCycleId")
         .withArgs(2n, 1n);
-      await expect(c.commitCycle(3, cycle.root, GUARANTEES_ROOT, [], [], []))
+      await expect(
+        c.commitCycle(
+          3,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          [],
+          [],
+          [],
+        ),
+      )
         .to.be.revertedWithCustomError(clearingHouse, "UnexpectedCycleId")
         .withArgs(2n, 3n);
-      await expect(c.commitCycle(0, cycle.root, GUARANTEES_ROOT, [], [], []))
+      await expect(
+        c.commitCycle(
+          0,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          [],
+          [],
+          [],
+        ),
+      )
         .to.be.revertedWithCustomError(clearingHouse, "UnexpectedCycleId")
         .withArgs(2n, 0n);
-      await expect(c.commitCycle(2, cycle.root, GUARANTEES_ROOT, [], [], [])).to.emit(
-        clearingHouse,
-        "CycleCommitted",
-      );
+      await expect(
+        c.commitCycle(
+          2,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          [],
+          [],
+          [],
+        ),
+      ).to.emit(clearingHouse, "CycleCommitted");
     });
 
     it("is for the operator only", async () => {
       const { clearingHouse, outsider, cycle, netted } = await loadFixture(collateralFixture);
       await expect(
-        clearingHouse
-          .connect(outsider)
-          .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, netted),
+        clearingHouse.connect(outsider).commitCycle(
+          1,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          cycle.totals,
+          cycle.debtors,
+          netted,
+        ),
       )
         .to.be.revertedWithCustomError(clearingHouse, "AccessControlUnauthorizedAccount")
         .withArgs(outsider.address, await clearingHouse.OPERATOR_ROLE());
@@ -146,16 +225,41 @@ describe("ClearingHouse", () => {
       const [ethTotal, usdTotal] = cycle.totals;
       const [aliceDebt, carolDebt] = cycle.debtors;
       await expect(
-        c.commitCycle(1, ethers.ZeroHash, GUARANTEES_ROOT, cycle.totals, cycle.debtors, []),
+        c.commitCycle(
+          1,
+          {
+            root: ethers.ZeroHash,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          cycle.totals,
+          cycle.debtors,
+          [],
+        ),
       ).to.be.revertedWithCustomError(clearingHouse, "EmptyRoot");
-      await expect(c.commitCycle(1, cycle.root, GUARANTEES_ROOT, [ethTotal, ethTotal], cycle.debtors, []))
+      await expect(
+        c.commitCycle(
+          1,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          [ethTotal, ethTotal],
+          cycle.debtors,
+          [],
+        ),
+      )
         .to.be.revertedWithCustomError(clearingHouse, "DuplicateCycleAsset")
         .withArgs(ETH);
       await expect(
         c.commitCycle(
           1,
-          cycle.root,
-          GUARANTEES_ROOT,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
           [{ ...ethTotal, totalCredit: ONE }, usdTotal],
           cycle.debtors,
           [],
@@ -166,8 +270,11 @@ describe("ClearingHouse", () => {
       await expect(
         c.commitCycle(
           1,
-          cycle.root,
-          GUARANTEES_ROOT,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
           cycle.totals,
           [{ ...aliceDebt, amount: 0n }, carolDebt],
           [],
@@ -178,8 +285,11 @@ describe("ClearingHouse", () => {
       await expect(
         c.commitCycle(
           1,
-          cycle.root,
-          GUARANTEES_ROOT,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
           cycle.totals,
           [{ ...aliceDebt, debtor: ZeroAddress }, carolDebt],
           [],
@@ -191,28 +301,58 @@ describe("ClearingHouse", () => {
       await expect(
         c.commitCycle(
           1,
-          cycle.root,
-          GUARANTEES_ROOT,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
           [{ ...ethTotal, totalDebit: huge, totalCredit: huge }, usdTotal],
           [{ ...aliceDebt, amount: huge }, carolDebt],
           [],
         ),
       ).to.be.revertedWithCustomError(clearingHouse, "SafeCastOverflowedUintDowncast");
-      await expect(c.commitCycle(1, cycle.root, GUARANTEES_ROOT, [ethTotal], cycle.debtors, []))
+      await expect(
+        c.commitCycle(
+          1,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          [ethTotal],
+          cycle.debtors,
+          [],
+        ),
+      )
         .to.be.revertedWithCustomError(clearingHouse, "UnknownCycleAsset")
         .withArgs(1n, usdAddress);
       const halves = [
         { ...aliceDebt, amount: ONE },
         { ...aliceDebt, amount: 2n * ONE },
       ];
-      await expect(c.commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, [...halves, carolDebt], []))
+      await expect(
+        c.commitCycle(
+          1,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          cycle.totals,
+          [...halves, carolDebt],
+          [],
+        ),
+      )
         .to.be.revertedWithCustomError(clearingHouse, "DuplicateDebtor")
         .withArgs(ETH, alice.address);
       await expect(
         c.commitCycle(
           1,
-          cycle.root,
-          GUARANTEES_ROOT,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
           cycle.totals,
           [{ ...aliceDebt, debtor: bob.address, amount: ONE }, aliceDebt, carolDebt],
           [],
@@ -220,7 +360,19 @@ describe("ClearingHouse", () => {
       )
         .to.be.revertedWithCustomError(clearingHouse, "ObligationSumMismatch")
         .withArgs(ETH, 4n * ONE, 3n * ONE);
-      await expect(c.commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, [aliceDebt], []))
+      await expect(
+        c.commitCycle(
+          1,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          cycle.totals,
+          [aliceDebt],
+          [],
+        ),
+      )
         .to.be.revertedWithCustomError(clearingHouse, "ObligationSumMismatch")
         .withArgs(usdAddress, 0n, 100n * USD);
       expect(await clearingHouse.lastCycleId()).to.equal(0n);
@@ -231,9 +383,17 @@ describe("ClearingHouse", () => {
       const next = buildCycle(2, []);
       const fresh = hashText("fresh");
       await expect(
-        clearingHouse
-          .connect(operator)
-          .commitCycle(2, next.root, GUARANTEES_ROOT, [], [], [netted[0], fresh]),
+        clearingHouse.connect(operator).commitCycle(
+          2,
+          {
+            root: next.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          [],
+          [],
+          [netted[0], fresh],
+        ),
       )
         .to.emit(vault, "GuaranteeNettingSkipped")
         .withArgs(netted[0], 2n)
@@ -311,9 +471,17 @@ describe("ClearingHouse", () => {
         { asset: fee, participant: alice.address, debit: 10_000n, credit: 0n },
         { asset: fee, participant: bob.address, debit: 0n, credit: 10_000n },
       ]);
-      await clearingHouse
-        .connect(operator)
-        .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(
+        1,
+        {
+          root: cycle.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        cycle.totals,
+        cycle.debtors,
+        [],
+      );
       await expect(clearingHouse.connect(alice).payNetDebit(1, fee))
         .to.be.revertedWithCustomError(clearingHouse, "IncorrectPayment")
         .withArgs(10_000n, 9_900n);
@@ -366,9 +534,17 @@ describe("ClearingHouse", () => {
         { asset: ETH, participant: dave.address, debit: 3n * ONE, credit: 0n },
         { asset: ETH, participant: bob.address, debit: 0n, credit: 3n * ONE },
       ]);
-      await clearingHouse
-        .connect(operator)
-        .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(
+        1,
+        {
+          root: cycle.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        cycle.totals,
+        cycle.debtors,
+        [],
+      );
       await time.increase(PAYMENT_DELAY + 1);
       await expect(clearingHouse.coverDefault(1, ETH, dave.address))
         .to.emit(clearingHouse, "DefaultCovered")

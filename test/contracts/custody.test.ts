@@ -254,9 +254,17 @@ describe("Custody (issue 17)", () => {
       expect(await f.vault.challengeWindow()).to.equal(BigInt(TIMINGS.challengeWindow));
       // A cycle committed now still gives every payer (and the guardian) the full window.
       const c = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, 4n * ONE));
-      await f.clearingHouse
-        .connect(f.operator)
-        .commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+      await f.clearingHouse.connect(f.operator).commitCycle(
+        1,
+        {
+          root: c.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        c.totals,
+        c.debtors,
+        [],
+      );
       const cycle = await f.clearingHouse.getCycle(1);
       expect(cycle.challengeDeadline - cycle.committedAt).to.equal(BigInt(TIMINGS.challengeWindow));
       // The schedule is public for the whole delay: the admin cancels it, payers could leave meanwhile.

@@ -1,8 +1,8 @@
 /**
  * Issue 17, guarantee reuse across cycles: the operator lists one signed guarantee in cycle 1 (the payer
- * accepts and pays without challenging) and again in cycle 2, where the same signature answers a
- * challenge. `proveDoubleListing` turns the operator's two commits into a refund of the duplicate from
- * the operator bond. Also: one id listed twice in one root cannot justify twice its amount in an answer.
+ * accepts and pays without disputing) and again in cycle 2, where the same signature answers a dispute.
+ * `proveDoubleListing` turns the operator's two commits into a refund of the duplicate from the operator
+ * bond. Also: one id listed twice in one debtor's tree answers one position only.
  */
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
@@ -13,15 +13,19 @@ import { ethers } from "hardhat";
 import { guaranteeLeafOf } from "../../operator/clearing/commit-plan";
 import {
   GUARANTEE_LEAF_ENCODING,
+  guaranteeLeafHash,
   guaranteeProof,
   toGuaranteeLeafValues,
   type GuaranteeLeaf,
 } from "../../sdk";
+import { DEBIT_SUMMARY_ENCODING, sumTreeLevels, toDebitSummaryValues } from "../../sdk/debit-tree";
 import {
   ETH,
   TIMINGS,
-  answerOf,
   buildCycle,
+  disputeAnswerOf,
+  positionOf,
+  signClaims,
   planCycle,
   signedGuarantee,
   suretyFixture,
@@ -51,8 +55,7 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
         .connect(f.operator)
         .commitCycle(
           plan.args.cycleId,
-          plan.root,
-          plan.args.guaranteesRoot,
+          { root: plan.root, guaranteesRoot: plan.args.guaranteesRoot, debitsRoot: plan.args.debitsRoot },
           plan.args.totals,
           plan.args.debtors,
           [],
@@ -80,12 +83,13 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
   it("the attack: the duplicate still answers a challenge, but its proof refunds the payer from the bond", async () => {
     const f = await loadFixture(attackFixture);
     const ch = f.clearingHouse;
-    // The hole: toBob never answered in cycle 1, so it answers alice's challenge in cycle 2.
-    await ch.connect(f.alice).challengeDebit(2, ETH);
-    await expect(ch.answerChallenge(2, ETH, f.alice.address, answerOf(f.c2, [f.toBob]))).to.emit(
-      ch,
-      "ChallengeAnswered",
-    );
+    // The hole: toBob never answered in cycle 1, so it answers alice's dispute in cycle 2.
+    const c2 = [f.toBob, f.self];
+    const p = positionOf(c2, f.toBob);
+    await ch.connect(f.alice).disputeGuarantee(2, ETH, p);
+    await expect(ch.answerDispute(2, ETH, f.alice.address, p, disputeAnswerOf(c2, f.alice.address, p)))
+      .to.emit(ch, "DisputeResolved")
+      .withArgs(2n, ETH, f.alice.address, p, 2n, f.toBob.payable.guaranteeId, 3n * ONE); // Upheld
     // Cycle 1's window has closed, cycle 2's not yet: a veto could still undo it.
     await time.increaseTo((await ch.getCycle(1)).challengeDeadline + 1n);
     await expect(f.prove(1n, 2n))
@@ -150,7 +154,17 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
     const variant: GuaranteeLeaf = { ...f.leaf, amount: 5n * ONE, signatureHash: hashText("garbage") };
     const tree = StandardMerkleTree.of([toGuaranteeLeafValues(variant)], [...GUARANTEE_LEAF_ENCODING]);
     const c3 = buildCycle(3, transfer(ETH, f.alice.address, f.bob.address, 5n * ONE));
-    await f.clearingHouse.connect(f.operator).commitCycle(3, c3.root, tree.root, c3.totals, c3.debtors, []);
+    await f.clearingHouse.connect(f.operator).commitCycle(
+      3,
+      {
+        root: c3.root,
+        guaranteesRoot: tree.root,
+        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+      },
+      c3.totals,
+      c3.debtors,
+      [],
+    );
     await time.increase(W + 1);
     await expect(f.clearingHouse.proveDoubleListing(1, 3, f.leaf, variant, f.listing(f.c1), tree.getProof(0)))
       .to.emit(f.clearingHouse, "DoubleListingProven")
@@ -212,9 +226,21 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
     const c1 = planCycle(1n, [toBob]);
     const c2 = planCycle(2n, [toBob]);
     const ch = f.clearingHouse.connect(f.operator);
-    await ch.commitCycle(1, c1.root, c1.args.guaranteesRoot, c1.args.totals, c1.args.debtors, []);
+    await ch.commitCycle(
+      1,
+      { root: c1.root, guaranteesRoot: c1.args.guaranteesRoot, debitsRoot: c1.args.debitsRoot },
+      c1.args.totals,
+      c1.args.debtors,
+      [],
+    );
     await f.clearingHouse.connect(f.guardian).vetoCycle(1);
-    await ch.commitCycle(2, c2.root, c2.args.guaranteesRoot, c2.args.totals, c2.args.debtors, []);
+    await ch.commitCycle(
+      2,
+      { root: c2.root, guaranteesRoot: c2.args.guaranteesRoot, debitsRoot: c2.args.debitsRoot },
+      c2.args.totals,
+      c2.args.debtors,
+      [],
+    );
     await time.increase(W + 1);
     const leaf = guaranteeLeafOf(toBob.payable);
     await expect(
@@ -318,29 +344,57 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
     expect(await wallet.reentrySucceeded()).to.equal(false);
   });
 
-  it("one id listed twice in one root cannot justify twice its amount in an answer", async () => {
+  it("one id listed twice in one debtor's tree is proven once; the copy is conceded", async () => {
     const f = await loadFixture(suretyFixture);
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
     const toBob = await signedGuarantee(f, f.alice, f.bob.address, 1n, 3n * ONE);
     const values = toGuaranteeLeafValues(guaranteeLeafOf(toBob.payable));
+    const leafHash = guaranteeLeafHash(guaranteeLeafOf(toBob.payable));
     // A dishonest tree with the same leaf at two positions; the debit counts it twice (6 ETH).
     const tree = StandardMerkleTree.of([values, values], [...GUARANTEE_LEAF_ENCODING]);
+    const levels = sumTreeLevels([
+      { hash: leafHash, sum: 3n * ONE },
+      { hash: leafHash, sum: 3n * ONE },
+    ]);
+    const summary = {
+      debtor: f.alice.address,
+      asset: ETH,
+      sumRoot: levels[1][0].hash,
+      total: 6n * ONE,
+      depth: 1,
+    };
+    const debits = StandardMerkleTree.of([toDebitSummaryValues(summary)], [...DEBIT_SUMMARY_ENCODING]);
     const c1 = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, 6n * ONE));
     const ch = f.clearingHouse;
-    await ch.connect(f.operator).commitCycle(1, c1.root, tree.root, c1.totals, c1.debtors, []);
-    await ch.connect(f.alice).challengeDebit(1, ETH);
-    const answer = (proof: string[]) => ({
-      claims: toBob.claims,
+    await ch
+      .connect(f.operator)
+      .commitCycle(
+        1,
+        { root: c1.root, guaranteesRoot: tree.root, debitsRoot: debits.root },
+        c1.totals,
+        c1.debtors,
+        [],
+      );
+    const answer = (position: number, concede = false) => ({
+      summary: { sumRoot: summary.sumRoot, total: summary.total, depth: 1 },
+      summaryProof: debits.getProof(0),
+      leaf: levels[0][position],
+      path: [levels[0][1 - position]],
+      claims: concede ? "0x" : toBob.claims,
+      certificate: signClaims(toBob.claims),
       scheme: 0,
-      signature: toBob.signature,
-      proof,
+      signature: concede ? "0x" : toBob.signature,
     });
-    const [a, b] = [tree.getProof(0), tree.getProof(1)];
-    await expect(ch.answerChallenge(1, ETH, f.alice.address, [answer(a), answer(b)]))
+    await ch.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    await ch.connect(f.alice).disputeGuarantee(1, ETH, 1);
+    await ch.answerDispute(1, ETH, f.alice.address, 0, answer(0));
+    await expect(ch.answerDispute(1, ETH, f.alice.address, 1, answer(1)))
       .to.be.revertedWithCustomError(ch, "GuaranteeAlreadyUsed")
       .withArgs(toBob.payable.guaranteeId, 1n);
-    await expect(ch.answerChallenge(1, ETH, f.alice.address, [answer(a)]))
-      .to.be.revertedWithCustomError(ch, "InsufficientSignedAmount")
-      .withArgs(3n * ONE, 6n * ONE);
+    await expect(ch.answerDispute(1, ETH, f.alice.address, 1, answer(1, true)))
+      .to.emit(ch, "DebitReduced")
+      .withArgs(1n, ETH, f.alice.address, 3n * ONE, 3n * ONE, 0n);
+    expect((await ch.debtOf(1, ETH, f.alice.address)).amount).to.equal(3n * ONE);
   });
 });

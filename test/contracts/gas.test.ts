@@ -14,10 +14,11 @@ import type { GuaranteeClaimsV1 } from "../../sdk/claims";
 import { encodeCertificateClaims } from "../../sdk/certificate";
 import { signGuarantee } from "../../sdk/eip712";
 import { guaranteeId as sdkGuaranteeId } from "../../sdk/ids";
-import { guaranteeProof } from "../../sdk";
+import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
+import { guaranteeLeafHash, guaranteeProof } from "../../sdk";
+import { DEBIT_SUMMARY_ENCODING, sumParent, toDebitSummaryValues, type SumNode } from "../../sdk/debit-tree";
 import {
   ETH,
-  answerOf,
   OTHER_BLS,
   buildCycle,
   GUARANTEES_ROOT,
@@ -43,6 +44,30 @@ async function gasOf(label: string, tx: Promise<ContractTransactionResponse>): P
   if (!receipt) throw new Error(`${label}: no receipt`);
   measured.push([label, receipt.gasUsed]);
   return receipt.gasUsed;
+}
+
+/**
+ * A sum tree of `count` leaves of 1 ETH each: `leafHash` at position 0, one filler hash elsewhere, empty
+ * positions up to the next power of two. Built in O(depth²): identical filler subtrees are computed once.
+ */
+function syntheticTree(leafHash: string, count: number) {
+  let depth = 0;
+  while (1 << depth < count) depth++;
+  const fillerHash = hashText("filler leaf");
+  const EMPTY: SumNode = { hash: ethers.ZeroHash, sum: 0n };
+  const full = [{ hash: fillerHash, sum: ONE }];
+  for (let h = 1; h <= depth; h++) full.push(sumParent(full[h - 1], full[h - 1]));
+  // The node over positions [start, start + 2^height) where position 0 is the real leaf.
+  const nodeAt = (start: number, height: number): SumNode => {
+    const size = 2 ** height;
+    if (start >= count) return EMPTY;
+    if (start > 0 && start + size <= count) return full[height];
+    if (height === 0) return start === 0 ? { hash: leafHash, sum: ONE } : full[0];
+    return sumParent(nodeAt(start, height - 1), nodeAt(start + size / 2, height - 1));
+  };
+  const path = (index: number): SumNode[] =>
+    Array.from({ length: depth }, (_, level) => nodeAt(((index >> level) ^ 1) << level, level));
+  return { depth, root: nodeAt(0, depth), leafHash, fillerHash, path };
 }
 
 /** n participants in ETH: n/2 debtors owing 1 wei-scaled unit each, n/2 creditors owed the same. */
@@ -253,7 +278,17 @@ describe("Gas", () => {
       const c = cycleOf(1, n);
       await gasOf(
         `commitCycle (${n} participants, ${n / 2} debtors, 1 asset)`,
-        clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []),
+        clearingHouse.connect(operator).commitCycle(
+          1,
+          {
+            root: c.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          c.totals,
+          c.debtors,
+          [],
+        ),
       );
     });
   }
@@ -264,14 +299,32 @@ describe("Gas", () => {
     const ids = Array.from({ length: 10 }, (_, i) => hashText(`g${i}`));
     await gasOf(
       "commitCycle (2 participants + 10 netted V2 ids)",
-      clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, ids),
+      clearingHouse.connect(operator).commitCycle(
+        1,
+        {
+          root: c.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        c.totals,
+        c.debtors,
+        ids,
+      ),
     );
     const again = cycleOf(2, 2);
     await gasOf(
       "commitCycle (2 participants + 10 V2 ids already consumed: skipped)",
-      clearingHouse
-        .connect(operator)
-        .commitCycle(2, again.root, GUARANTEES_ROOT, again.totals, again.debtors, ids),
+      clearingHouse.connect(operator).commitCycle(
+        2,
+        {
+          root: again.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        again.totals,
+        again.debtors,
+        ids,
+      ),
     );
   });
 
@@ -288,7 +341,17 @@ describe("Gas", () => {
       ...transfer(usdAddress, dave.address, carol.address, 20n * USD),
     ];
     const c = buildCycle(1, positions);
-    await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+    await clearingHouse.connect(operator).commitCycle(
+      1,
+      {
+        root: c.root,
+        guaranteesRoot: GUARANTEES_ROOT,
+        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+      },
+      c.totals,
+      c.debtors,
+      [],
+    );
     await gasOf("payNetDebit (ETH)", clearingHouse.connect(alice).payNetDebit(1, ETH, { value: ONE }));
     await gasOf("payNetDebit (token)", clearingHouse.connect(bob).payNetDebit(1, usdAddress));
     await time.increase(PAYMENT_DELAY + 1);
@@ -321,32 +384,85 @@ describe("Gas", () => {
     );
   });
 
-  for (const n of [1, 4, 16]) {
-    it(`challenge game: challengeDebit, answerChallenge with ${n} signed guarantee(s)`, async () => {
+  // The dispute game: one position of a debtor's tree, whatever its size (issue 25, item 2). The disputed
+  // position holds a real signed and certified guarantee; the others are filler leaves (the chain sees only
+  // hashes and sums on the path, so the cost is the same as with real ones).
+  for (const count of [1, 100, 10_000, 1_000_000]) {
+    it(`dispute game: disputeGuarantee, answerDispute, a concession, with ${count} guarantee(s) of the payer`, async () => {
       const f = await loadFixture(suretyFixture);
-      await f.vault.connect(f.alice).deposit({ value: 100n * ONE });
-      const signed: SignedTestGuarantee[] = [];
-      for (let i = 0; i < n; i++) {
-        signed.push(
-          await signedGuarantee(f, f.alice, ethers.Wallet.createRandom().address, BigInt(i + 1), ONE),
-        );
-      }
-      // Other guarantees of the cycle make the tree realistic (64 leaves in all).
-      for (let i = n; i < 64; i++) {
-        signed.push(
-          await signedGuarantee(f, f.bob, ethers.Wallet.createRandom().address, BigInt(i + 1), ONE),
-        );
-      }
-      const plan = planCycle(1n, signed);
+      await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+      await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 10n * ONE });
+      const real = await signedGuarantee(f, f.alice, f.bob.address, 1n, ONE);
+      const tree = syntheticTree(guaranteeLeafHash(guaranteeLeafOf(real.payable)), count);
+      const summary = {
+        debtor: f.alice.address,
+        asset: ETH,
+        sumRoot: tree.root.hash,
+        total: tree.root.sum,
+        depth: tree.depth,
+      };
+      // 63 other debtors' summaries make a realistic debitsRoot (6-level proof).
+      const others = Array.from({ length: 63 }, (_, i) =>
+        toDebitSummaryValues({
+          ...summary,
+          debtor: ethers.Wallet.createRandom().address,
+          sumRoot: hashText(`s${i}`),
+        }),
+      );
+      const debits = StandardMerkleTree.of(
+        [toDebitSummaryValues(summary), ...others],
+        [...DEBIT_SUMMARY_ENCODING],
+      );
+      const c = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, tree.root.sum));
       await f.clearingHouse
         .connect(f.operator)
-        .commitCycle(1, plan.root, plan.args.guaranteesRoot, plan.args.totals, plan.args.debtors, []);
-      await gasOf(`challengeDebit (${n})`, f.clearingHouse.connect(f.alice).challengeDebit(1, ETH));
+        .commitCycle(
+          1,
+          { root: c.root, guaranteesRoot: GUARANTEES_ROOT, debitsRoot: debits.root },
+          c.totals,
+          c.debtors,
+          [],
+        );
+      const base = {
+        summary: { sumRoot: summary.sumRoot, total: summary.total, depth: summary.depth },
+        summaryProof: debits.getProof(toDebitSummaryValues(summary)),
+      };
       await gasOf(
-        `answerChallenge (${n} EIP-712 guarantee(s), 64-leaf tree)`,
-        f.clearingHouse
-          .connect(f.operator)
-          .answerChallenge(1, ETH, f.alice.address, answerOf(plan, signed.slice(0, n))),
+        `disputeGuarantee (${count})`,
+        f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0),
+      );
+      await gasOf(
+        `answerDispute (${count}; first answer: reveals the summary; EIP-712, certified V1)`,
+        f.clearingHouse.connect(f.operator).answerDispute(1, ETH, f.alice.address, 0, {
+          ...base,
+          leaf: { hash: tree.leafHash, sum: ONE },
+          path: tree.path(0),
+          claims: real.claims,
+          certificate: signClaims(real.claims),
+          scheme: 0,
+          signature: real.signature,
+        }),
+      );
+      if (count > 1) {
+        await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 1);
+        await gasOf(
+          `answerDispute (${count}; conceded: 1 ETH off the debit, against the bond)`,
+          f.clearingHouse.connect(f.operator).answerDispute(1, ETH, f.alice.address, 1, {
+            ...base,
+            leaf: { hash: tree.fillerHash, sum: ONE },
+            path: tree.path(1),
+            claims: "0x",
+            certificate: signClaims(real.claims),
+            scheme: 0,
+            signature: "0x",
+          }),
+        );
+      }
+      await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, count === 1 ? 1 : 2);
+      await time.increase(PAYMENT_DELAY);
+      await gasOf(
+        `voidUnansweredDebit (${count})`,
+        f.clearingHouse.voidUnansweredDebit(1, ETH, f.alice.address),
       );
     });
   }
@@ -369,7 +485,13 @@ describe("Gas", () => {
     for (const c of [c1, c2]) {
       await f.clearingHouse
         .connect(f.operator)
-        .commitCycle(c.args.cycleId, c.root, c.args.guaranteesRoot, c.args.totals, c.args.debtors, []);
+        .commitCycle(
+          c.args.cycleId,
+          { root: c.root, guaranteesRoot: c.args.guaranteesRoot, debitsRoot: c.args.debitsRoot },
+          c.args.totals,
+          c.args.debtors,
+          [],
+        );
     }
     await time.increase(TIMINGS.challengeWindow + 1);
     const leaf = guaranteeLeafOf(signed[0].payable);
@@ -382,7 +504,13 @@ describe("Gas", () => {
     const c3 = planCycle(3n, [again[1]]);
     await f.clearingHouse
       .connect(f.operator)
-      .commitCycle(3, c3.root, c3.args.guaranteesRoot, c3.args.totals, c3.args.debtors, []);
+      .commitCycle(
+        3,
+        { root: c3.root, guaranteesRoot: c3.args.guaranteesRoot, debitsRoot: c3.args.debitsRoot },
+        c3.args.totals,
+        c3.args.debtors,
+        [],
+      );
     await time.increase(TIMINGS.challengeWindow + 1);
     await gasOf(
       "proveDoubleListing (bond empty: refund owed)",
@@ -409,7 +537,13 @@ describe("Gas", () => {
       "commitCycle (1 debtor, bond floor on)",
       f.clearingHouse
         .connect(f.operator)
-        .commitCycle(c.args.cycleId, c.root, c.args.guaranteesRoot, c.args.totals, c.args.debtors, []),
+        .commitCycle(
+          c.args.cycleId,
+          { root: c.root, guaranteesRoot: c.args.guaranteesRoot, debitsRoot: c.args.debitsRoot },
+          c.args.totals,
+          c.args.debtors,
+          [],
+        ),
     );
   });
 
@@ -422,7 +556,13 @@ describe("Gas", () => {
       "commitCycle (1 debtor, bond floor off)",
       f.clearingHouse
         .connect(f.operator)
-        .commitCycle(c.args.cycleId, c.root, c.args.guaranteesRoot, c.args.totals, c.args.debtors, []),
+        .commitCycle(
+          c.args.cycleId,
+          { root: c.root, guaranteesRoot: c.args.guaranteesRoot, debitsRoot: c.args.debitsRoot },
+          c.args.totals,
+          c.args.debtors,
+          [],
+        ),
     );
   });
 
@@ -434,23 +574,35 @@ describe("Gas", () => {
       f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 10n * ONE }),
     );
     const c1 = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, ONE));
-    await f.clearingHouse
-      .connect(f.operator)
-      .commitCycle(1, c1.root, GUARANTEES_ROOT, c1.totals, c1.debtors, []);
-    await f.clearingHouse.connect(f.alice).challengeDebit(1, ETH);
+    await f.clearingHouse.connect(f.operator).commitCycle(
+      1,
+      {
+        root: c1.root,
+        guaranteesRoot: GUARANTEES_ROOT,
+        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+      },
+      c1.totals,
+      c1.debtors,
+      [],
+    );
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
     const c2 = buildCycle(2, [
       ...transfer(ETH, f.alice.address, f.bob.address, ONE),
       ...transfer(ETH, f.carol.address, f.dave.address, ONE),
     ]);
-    await f.clearingHouse
-      .connect(f.operator)
-      .commitCycle(2, c2.root, GUARANTEES_ROOT, c2.totals, c2.debtors, []);
+    await f.clearingHouse.connect(f.operator).commitCycle(
+      2,
+      {
+        root: c2.root,
+        guaranteesRoot: GUARANTEES_ROOT,
+        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+      },
+      c2.totals,
+      c2.debtors,
+      [],
+    );
     await f.clearingHouse.connect(f.carol).payNetDebit(2, ETH, { value: ONE });
     await gasOf("vetoCycle", f.clearingHouse.connect(f.guardian).vetoCycle(2));
-    await gasOf(
-      "releaseVetoedDebt (unpaid: obligation released)",
-      f.clearingHouse.releaseVetoedDebt(2, ETH, f.alice.address),
-    );
     await gasOf(
       "releaseVetoedDebt (paid: refund set aside)",
       f.clearingHouse.releaseVetoedDebt(2, ETH, f.carol.address),
@@ -463,6 +615,11 @@ describe("Gas", () => {
     await gasOf(
       "voidUnansweredDebit (charged to the bond)",
       f.clearingHouse.voidUnansweredDebit(1, ETH, f.alice.address),
+    );
+    await time.increase(TIMINGS.withdrawalGracePeriod); // unpaid vetoed debts stay locked this long
+    await gasOf(
+      "releaseVetoedDebt (unpaid: obligation released)",
+      f.clearingHouse.releaseVetoedDebt(2, ETH, f.alice.address),
     );
     // The bond stays locked until the last cycle's double-listing deadline.
     await time.increaseTo((await f.clearingHouse.getCycle(2)).doubleListingDeadline + 1n);

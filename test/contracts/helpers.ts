@@ -8,6 +8,7 @@ import {
   AbiCoder,
   HDNodeWallet,
   ZeroAddress,
+  ZeroHash,
   getBytes,
   id as hashText,
   keccak256,
@@ -16,6 +17,7 @@ import {
   type BigNumberish,
   type Signer,
   type SigningKey,
+  type Typed,
 } from "ethers";
 import type { SigningScheme } from "../../sdk/claims";
 import { GuaranteeHasher, SIGNING_SCHEME_CODES } from "../../sdk/eip712";
@@ -29,8 +31,8 @@ import { MERKLE_LEAF_ENCODING } from "../../sdk/merkle";
 import type { GuaranteeClaimsV1 } from "../../sdk/claims";
 import { encodeCertificateClaims } from "../../sdk/certificate";
 import { signGuarantee } from "../../sdk/eip712";
-import { guaranteeProof } from "../../sdk/guarantee-tree";
-import { buildCommitPlan, guaranteeLeafOf, type CommitPlan } from "../../operator/clearing/commit-plan";
+import { buildDebitTrees, buildDebtorTree, debitSummaryProof, sumTreeProof } from "../../sdk/debit-tree";
+import { buildCommitPlan, guaranteeLeafOf } from "../../operator/clearing/commit-plan";
 import { netCycle, type PayableGuarantee } from "../../operator/clearing/netting";
 import { ethers } from "hardhat";
 
@@ -43,7 +45,7 @@ import {
   type Eip2537G2Point,
 } from "../../sdk/bls";
 import { DEFAULT_TIMINGS, DEV_TEST_TOKENS, deploySurety } from "../../scripts/deploy";
-import { FeeOnTransferToken__factory } from "../../typechain-types";
+import { FeeOnTransferToken__factory, type ClearingHouse } from "../../typechain-types";
 
 export const ETH = ZeroAddress;
 export const TIMINGS = DEFAULT_TIMINGS;
@@ -419,17 +421,65 @@ export function planCycle(cycleId: bigint, guarantees: readonly SignedTestGuaran
   return plan;
 }
 
-/** `answerChallenge`'s guarantees argument: sorted by id, each with its proof in the plan's tree. */
-export function answerOf(plan: CommitPlan, guarantees: readonly SignedTestGuarantee[]) {
-  return [...guarantees]
-    .sort((a, b) => (BigInt(a.payable.guaranteeId) < BigInt(b.payable.guaranteeId) ? -1 : 1))
-    .map((g) => ({
-      claims: g.claims,
-      scheme: SIGNING_SCHEME_CODES[g.scheme],
-      signature: g.signature,
-      proof: guaranteeProof(plan.guaranteeTree, guaranteeLeafOf(g.payable)),
-    }));
+/** A dispute answer's node and path type (IClearingHouse.DisputeAnswer). */
+export type DisputeAnswerArg = Exclude<Parameters<ClearingHouse["answerDispute"]>[4], Typed>;
+
+/**
+ * `answerDispute`'s `answer` argument for `position` of `debtor`'s tree in `asset` among `guarantees` (the
+ * cycle's, as planned): the summary and its proof, the position's node and path, and the guarantee there
+ * with Core's certificate (signed with `key`), or empty claims with `concede`.
+ */
+export function disputeAnswerOf(
+  guarantees: readonly SignedTestGuarantee[],
+  debtor: string,
+  position: number,
+  options: { asset?: string; concede?: boolean; key?: BlsKeyPair; guarantee?: SignedTestGuarantee } = {},
+): DisputeAnswerArg {
+  const asset = options.asset ?? ETH;
+  const leaves = guarantees.map((g) => guaranteeLeafOf(g.payable));
+  const trees = buildDebitTrees(leaves);
+  const tree = buildDebtorTree(leaves, debtor, asset);
+  if (tree === null) throw new Error(`${debtor} has no outgoing guarantee`);
+  const base = {
+    summary: { sumRoot: tree.summary.sumRoot, total: tree.summary.total, depth: tree.summary.depth },
+    summaryProof: debitSummaryProof(trees.tree, tree.summary),
+  };
+  const empty = { claims: "0x", certificate: ZERO_G1, scheme: 0, signature: "0x" };
+  if (position >= tree.levels[0].length)
+    return { ...base, leaf: { hash: ZeroHash, sum: 0n }, path: [], ...empty };
+  const proof = sumTreeProof(tree, position);
+  const at = { ...base, leaf: proof.leaf, path: proof.path };
+  const leaf = tree.leaves[position];
+  const g =
+    options.guarantee ??
+    guarantees.find(
+      (x) => leaf !== undefined && x.payable.guaranteeId.toLowerCase() === leaf.guaranteeId.toLowerCase(),
+    );
+  if (options.concede || g === undefined) return { ...at, ...empty };
+  return {
+    ...at,
+    claims: g.claims,
+    certificate: signClaims(g.claims, options.key),
+    scheme: SIGNING_SCHEME_CODES[g.scheme],
+    signature: g.signature,
+  };
 }
+
+/** The position of guarantee `g` in its payer's tree (ordered by id). */
+export function positionOf(guarantees: readonly SignedTestGuarantee[], g: SignedTestGuarantee): number {
+  const tree = buildDebtorTree(
+    guarantees.map((x) => guaranteeLeafOf(x.payable)),
+    g.payable.user,
+    g.payable.asset,
+  );
+  const index = tree?.leaves.findIndex(
+    (l) => l.guaranteeId.toLowerCase() === g.payable.guaranteeId.toLowerCase(),
+  );
+  if (index === undefined || index < 0) throw new Error("not in its payer's tree");
+  return index;
+}
+
+const ZERO_G1 = { x_a: ZeroHash, x_b: ZeroHash, y_a: ZeroHash, y_b: ZeroHash };
 
 /** `Vault.remunerate`'s argument list for a test certificate (optionally with another payer signature). */
 export function remunerateArgs(

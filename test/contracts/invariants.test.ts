@@ -73,9 +73,17 @@ describe("Invariants (docs/protocol.md)", () => {
               ...transfer(ETH, alice.address, dave.address, 2n * ONE),
               ...transfer(usdAddress, bob.address, carol.address, 120n * USD),
             ]);
-            return clearingHouse
-              .connect(operator)
-              .commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+            return clearingHouse.connect(operator).commitCycle(
+              1,
+              {
+                root: c.root,
+                guaranteesRoot: GUARANTEES_ROOT,
+                debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+              },
+              c.totals,
+              c.debtors,
+              [],
+            );
           },
         ],
         ["alice pays her debit", () => clearingHouse.connect(alice).payNetDebit(1, ETH, { value: 2n * ONE })],
@@ -144,7 +152,17 @@ describe("Invariants (docs/protocol.md)", () => {
       await vault.connect(alice).deposit({ value: 10n * ONE });
       await vault.connect(alice).requestWithdrawal(ETH, 10n * ONE);
       const c = buildCycle(1, transfer(ETH, alice.address, bob.address, 4n * ONE));
-      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(
+        1,
+        {
+          root: c.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        c.totals,
+        c.debtors,
+        [],
+      );
       await time.increase(TIMINGS.withdrawalGracePeriod);
       await expect(vault.connect(alice).finalizeWithdrawal(ETH))
         .to.emit(vault, "WithdrawalFinalized")
@@ -179,7 +197,17 @@ describe("Invariants (docs/protocol.md)", () => {
         { asset: ETH, participant: carol.address, debit: 0n, credit: 4n * ONE },
       ];
       const c = buildCycle(1, positions);
-      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(
+        1,
+        {
+          root: c.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        c.totals,
+        c.debtors,
+        [],
+      );
       const { paymentDeadline, defaultDeadline } = await clearingHouse.getCycle(1);
       expect(defaultDeadline).to.be.lessThan(finalizableAt); // the whole clearing path fits in the grace period
 
@@ -256,7 +284,17 @@ describe("Invariants (docs/protocol.md)", () => {
         ...transfer(usdAddress, bob.address, alice.address, 150n * USD),
       ];
       const c = buildCycle(1, positions);
-      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(
+        1,
+        {
+          root: c.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        c.totals,
+        c.debtors,
+        [],
+      );
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: 2n * ONE });
       await time.increase(PAYMENT_DELAY + 1);
       await clearingHouse.connect(bob).payNetDebit(1, usdAddress); // late, before anyone covers
@@ -299,9 +337,17 @@ describe("Invariants (docs/protocol.md)", () => {
       const { vault, clearingHouse, operator, cert, cycle } = await loadFixture(v2Fixture);
       await vault.remunerate(...remunerateArgs(cert));
       await expect(
-        clearingHouse
-          .connect(operator)
-          .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, [cert.guaranteeId]),
+        clearingHouse.connect(operator).commitCycle(
+          1,
+          {
+            root: cycle.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          cycle.totals,
+          cycle.debtors,
+          [cert.guaranteeId],
+        ),
       )
         .to.emit(vault, "GuaranteeNettingSkipped")
         .withArgs(cert.guaranteeId, 1n);
@@ -311,9 +357,17 @@ describe("Invariants (docs/protocol.md)", () => {
 
     it("netted first: it cannot be remunerated", async () => {
       const { vault, clearingHouse, operator, cert, cycle, alice } = await loadFixture(v2Fixture);
-      await clearingHouse
-        .connect(operator)
-        .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, [cert.guaranteeId]);
+      await clearingHouse.connect(operator).commitCycle(
+        1,
+        {
+          root: cycle.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        cycle.totals,
+        cycle.debtors,
+        [cert.guaranteeId],
+      );
       await expect(vault.remunerate(...remunerateArgs(cert)))
         .to.be.revertedWithCustomError(vault, "GuaranteeAlreadyConsumed")
         .withArgs(cert.guaranteeId, 2n);

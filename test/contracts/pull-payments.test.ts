@@ -37,9 +37,17 @@ describe("ClearingHouse pull payments (issue 17)", () => {
       { asset: ETH, participant: f.walletAddress, debit: 0n, credit: 2n * ONE },
       { asset: ETH, participant: f.bob.address, debit: 0n, credit: ONE },
     ]);
-    await f.ch
-      .connect(f.operator)
-      .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, []);
+    await f.ch.connect(f.operator).commitCycle(
+      1,
+      {
+        root: cycle.root,
+        guaranteesRoot: GUARANTEES_ROOT,
+        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+      },
+      cycle.totals,
+      cycle.debtors,
+      [],
+    );
     await f.ch.connect(f.alice).payNetDebit(1, ETH, { value: 3n * ONE });
     await time.increase(W + 1);
     return { ...f, cycle };
@@ -92,9 +100,17 @@ describe("ClearingHouse pull payments (issue 17)", () => {
       value: 3n * ONE,
     });
     const cycle = buildCycle(1, transfer(ETH, f.walletAddress, f.bob.address, 2n * ONE));
-    await f.ch
-      .connect(f.operator)
-      .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, []);
+    await f.ch.connect(f.operator).commitCycle(
+      1,
+      {
+        root: cycle.root,
+        guaranteesRoot: GUARANTEES_ROOT,
+        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+      },
+      cycle.totals,
+      cycle.debtors,
+      [],
+    );
     await f.call(f.ch.interface.encodeFunctionData("payNetDebit", [1, ETH]), 2n * ONE);
     await f.ch.connect(f.guardian).vetoCycle(1);
     const release = f.ch.connect(f.outsider).releaseVetoedDebt(1, ETH, f.walletAddress);
@@ -117,9 +133,17 @@ describe("ClearingHouse pull payments (issue 17)", () => {
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
     for (const id of [1, 2]) {
       const cycle = buildCycle(id, transfer(ETH, f.alice.address, f.bob.address, BigInt(id) * ONE));
-      await f.ch
-        .connect(f.operator)
-        .commitCycle(id, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, []);
+      await f.ch.connect(f.operator).commitCycle(
+        id,
+        {
+          root: cycle.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        cycle.totals,
+        cycle.debtors,
+        [],
+      );
       await f.ch.connect(f.alice).payNetDebit(id, ETH, { value: BigInt(id) * ONE });
       await time.increase(W + 1);
       await f.ch.claimNetCredit(id, ETH, f.bob.address, BigInt(id) * ONE, cycle.proofOf(ETH, f.bob.address));

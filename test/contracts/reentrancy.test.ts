@@ -34,7 +34,17 @@ describe("Re-entry is refused", () => {
     const { clearingHouse, clearingHouseAddress, operator, alice, receiver, receiverAddress, guardError } =
       await loadFixture(fixture);
     const c = buildCycle(1, transfer(ETH, alice.address, receiverAddress, ONE));
-    await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+    await clearingHouse.connect(operator).commitCycle(
+      1,
+      {
+        root: c.root,
+        guaranteesRoot: GUARANTEES_ROOT,
+        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+      },
+      c.totals,
+      c.debtors,
+      [],
+    );
     await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: ONE });
     await time.increase(TIMINGS.challengeWindow + 1);
     // The claim sends nothing (pull payment); the payout is sent by withdrawPayout, which is guarded.

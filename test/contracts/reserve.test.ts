@@ -121,9 +121,17 @@ describe("Seller's reserve (issue 17, finding 5)", () => {
     await expect(f.vault.releaseReserve(f.cert.guaranteeId)).to.emit(f.vault, "ReserveReleased");
     // Listed in a commit anyway, it is skipped and reported, never netted (issue 17 finding 6).
     await expect(
-      f.clearingHouse
-        .connect(f.operator)
-        .commitCycle(1, cycle.root, GUARANTEES_ROOT, [], [], [f.cert.guaranteeId]),
+      f.clearingHouse.connect(f.operator).commitCycle(
+        1,
+        {
+          root: cycle.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        [],
+        [],
+        [f.cert.guaranteeId],
+      ),
     )
       .to.emit(f.vault, "GuaranteeNettingSkipped")
       .withArgs(f.cert.guaranteeId, 1n);
@@ -131,14 +139,28 @@ describe("Seller's reserve (issue 17, finding 5)", () => {
     // The other order: a second guarantee netted first.
     const other = v2Certificate(f.inputFor(2n));
     await f.vault.connect(f.bob).registerReserve(...remunerateArgs(other));
-    await f.clearingHouse
-      .connect(f.operator)
-      .commitCycle(2, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, [other.guaranteeId]);
+    await f.clearingHouse.connect(f.operator).commitCycle(
+      2,
+      {
+        root: cycle.root,
+        guaranteesRoot: GUARANTEES_ROOT,
+        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+      },
+      cycle.totals,
+      cycle.debtors,
+      [other.guaranteeId],
+    );
     await f.pass(other.requestHash);
     await expect(f.vault.remunerate(...remunerateArgs(other)))
       .to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed")
       .withArgs(other.guaranteeId, 2n);
-    // Netted: the reserve is released before its expiry; the cycle's obligation holds the amount instead.
+    // Netted: the reserve is released before its expiry, once no veto can undo the netting (the cycle is
+    // past its challenge deadline); the cycle's obligation holds the amount instead.
+    await expect(f.vault.releaseReserve(other.guaranteeId)).to.be.revertedWithCustomError(
+      f.vault,
+      "ReserveStillActive",
+    );
+    await time.increaseTo((await f.clearingHouse.getCycle(2)).challengeDeadline + 1n);
     await expect(f.vault.releaseReserve(other.guaranteeId))
       .to.emit(f.vault, "ReserveReleased")
       .withArgs(other.guaranteeId, f.alice.address, ETH, 4n * ONE);
@@ -164,9 +186,17 @@ describe("Seller's reserve (issue 17, finding 5)", () => {
   it("obligations and reserves add up: neither releases the other", async () => {
     const f = await loadFixture(registeredFixture);
     const cycle = buildCycle(1, transfer(ETH, f.alice.address, f.carol.address, 3n * ONE));
-    await f.clearingHouse
-      .connect(f.operator)
-      .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, []);
+    await f.clearingHouse.connect(f.operator).commitCycle(
+      1,
+      {
+        root: cycle.root,
+        guaranteesRoot: GUARANTEES_ROOT,
+        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+      },
+      cycle.totals,
+      cycle.debtors,
+      [],
+    );
     expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(3n * ONE);
     expect(await f.vault.freeCollateralOf(f.alice.address, ETH)).to.equal(3n * ONE);
     await f.clearingHouse.connect(f.alice).payNetDebit(1, ETH, { value: 3n * ONE });

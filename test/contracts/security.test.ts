@@ -73,9 +73,17 @@ describe("Security review", () => {
       await f.vault.setTokenAllowed(fee, true);
       await f.vault.connect(f.alice).depositToken(fee, 20_000n); // 19_800 credited
       const cycle = buildCycle(1, transfer(fee, f.alice.address, f.bob.address, 10_000n));
-      await f.clearingHouse
-        .connect(f.operator)
-        .commitCycle(1, cycle.root, GUARANTEES_ROOT, cycle.totals, cycle.debtors, []);
+      await f.clearingHouse.connect(f.operator).commitCycle(
+        1,
+        {
+          root: cycle.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        cycle.totals,
+        cycle.debtors,
+        [],
+      );
       await time.increase(PAYMENT_DELAY + 1);
       return { ...f, fee, cycle };
     }
@@ -105,9 +113,17 @@ describe("Security review", () => {
       const f = await loadFixture(suretyFixture);
       await f.vault.connect(f.alice).deposit({ value: ONE });
       const c = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, 2n * ONE));
-      await f.clearingHouse
-        .connect(f.operator)
-        .commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+      await f.clearingHouse.connect(f.operator).commitCycle(
+        1,
+        {
+          root: c.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        c.totals,
+        c.debtors,
+        [],
+      );
       await time.increase(PAYMENT_DELAY + 1);
       await expect(f.clearingHouse.coverDefault(1, ETH, f.alice.address))
         .to.emit(f.clearingHouse, "DefaultCovered")
@@ -165,7 +181,17 @@ describe("Security review", () => {
         .withArgs(id, newReadyAt);
       // The cycle holding alice's guarantee commits within the new path: the withdrawal cannot take it.
       const c = buildCycle(1, transfer(ETH, alice.address, bob.address, 4n * ONE));
-      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(
+        1,
+        {
+          root: c.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        c.totals,
+        c.debtors,
+        [],
+      );
       await time.increaseTo(newReadyAt);
       await expect(vault.connect(alice).finalizeWithdrawal(ETH))
         .to.emit(vault, "WithdrawalFinalized")
@@ -205,9 +231,17 @@ describe("Security review", () => {
       const c1 = positions(1);
       const c2 = positions(2);
       for (const c of [c1, c2]) {
-        await f.clearingHouse
-          .connect(f.operator)
-          .commitCycle(c.id, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+        await f.clearingHouse.connect(f.operator).commitCycle(
+          c.id,
+          {
+            root: c.root,
+            guaranteesRoot: GUARANTEES_ROOT,
+            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          },
+          c.totals,
+          c.debtors,
+          [],
+        );
       }
       await f.clearingHouse.connect(f.alice).payNetDebit(1, ETH, { value: 3n * ONE });
       await time.increase(TIMINGS.challengeWindow + 1); // claims open after the challenge window
@@ -265,7 +299,17 @@ describe("Security review", () => {
         { asset: ETH, participant: carol.address, debit: ONE, credit: 0n },
         { asset: ETH, participant: bob.address, debit: 0n, credit: 2n * ONE },
       ]);
-      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(
+        1,
+        {
+          root: c.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        c.totals,
+        c.debtors,
+        [],
+      );
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: ONE });
       await time.increase(PAYMENT_DELAY + 1);
       await expect(clearingHouse.coverDefault(1, ETH, alice.address))
@@ -291,9 +335,17 @@ describe("Security review", () => {
       await v2.request();
       await v2.answer(90);
       const c = buildCycle(1, transfer(ETH, f.alice.address, f.carol.address, 2n * ONE));
-      await f.clearingHouse
-        .connect(f.operator)
-        .commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+      await f.clearingHouse.connect(f.operator).commitCycle(
+        1,
+        {
+          root: c.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        c.totals,
+        c.debtors,
+        [],
+      );
       await expect(f.vault.remunerate(...remunerateArgs(v2.cert)))
         .to.be.revertedWithCustomError(f.vault, "InsufficientFreeCollateral")
         .withArgs(f.alice.address, ETH, ONE, 2n * ONE);
@@ -380,7 +432,17 @@ describe("Security review", () => {
         { asset: ETH, participant: carol.address, debit: ONE, credit: 0n },
         { asset: ETH, participant: bob.address, debit: 0n, credit: 2n * ONE },
       ]);
-      await clearingHouse.connect(operator).commitCycle(1, c.root, GUARANTEES_ROOT, c.totals, c.debtors, []);
+      await clearingHouse.connect(operator).commitCycle(
+        1,
+        {
+          root: c.root,
+          guaranteesRoot: GUARANTEES_ROOT,
+          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        },
+        c.totals,
+        c.debtors,
+        [],
+      );
       const v2 = await v2Setup(f);
       await v2.request();
       await v2.answer(90);

@@ -246,7 +246,7 @@ describe("Vault", () => {
         () => v.recordObligations([{ asset: ETH, debtor: alice.address, amount: 1 }]),
         () => v.releaseObligation(alice.address, ETH, 1),
         () => v.coverDefault(alice.address, ETH, 1),
-        () => v.markNetted([hashText("g")]),
+        () => v.markNetted(1, [hashText("g")]),
       ]) {
         await expect(call())
           .to.be.revertedWithCustomError(vault, "NotClearingHouse")
@@ -286,15 +286,15 @@ describe("Vault", () => {
       const { vault, clearingHouseAddress } = await loadFixture(fundedFixture);
       const ch = await asClearingHouse(clearingHouseAddress);
       const [a, b] = [hashText("a"), hashText("b")];
-      await expect(vault.connect(ch).markNetted([a, b]))
+      await expect(vault.connect(ch).markNetted(1, [a, b]))
         .to.emit(vault, "GuaranteeNetted")
         .withArgs(a)
         .and.to.emit(vault, "GuaranteeNetted")
         .withArgs(b);
       expect(await vault.consumption(a)).to.equal(2n); // Netted
       const c = hashText("c");
-      expect(await vault.connect(ch).markNetted.staticCall([c, a])).to.equal(1n);
-      await expect(vault.connect(ch).markNetted([c, a]))
+      expect(await vault.connect(ch).markNetted.staticCall(2, [c, a])).to.equal(1n);
+      await expect(vault.connect(ch).markNetted(2, [c, a]))
         .to.emit(vault, "GuaranteeNettingSkipped")
         .withArgs(a, 2n)
         .and.to.emit(vault, "GuaranteeNetted")

@@ -1,6 +1,6 @@
 /**
  * The CLI's clearing and remuneration commands (scripts/cli/commands.ts: `deposit`, `remunerate`,
- * `pay-net-debit`, `claim-net-credit`, `challenge-debit`, `void-debit`) against a real cycle: the command functions are called as
+ * `pay-net-debit`, `claim-net-credit`, `dispute-guarantee`, `void-debit`) against a real cycle: the command functions are called as
  * `scripts/cli.ts` calls them, with a CliContext read from a deployment file, talking to the in-process
  * chain over HTTP JSON-RPC (startRpcBridge) and to Core over HTTP (test/e2e/protocol-fixtures.ts).
  */
@@ -11,7 +11,7 @@ import { expect } from "chai";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
 import {
-  challengeDebit,
+  disputeGuarantee,
   claimNetCredit,
   withdrawPayout,
   deposit,
@@ -192,7 +192,7 @@ describe("protocol end to end: the CLI pays, claims and remunerates against a re
     expect(await s.balanceOf("alice", usd)).to.include({ deposited: "800", available: "800" });
   });
 
-  it("challenge-debit and void-debit play the payer's side of the challenge game", async function () {
+  it("dispute-guarantee and void-debit play the payer's side of the dispute game", async function () {
     const { stack, file } = await stackWithDeploymentFile();
     const { f, w } = stack;
     const usd = f.usdAddress;
@@ -203,14 +203,14 @@ describe("protocol end to end: the CLI pays, claims and remunerates against a re
     expect((await stack.round()).scheduler).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
     const cycle = { cycle: "1", asset: "tUSD" };
 
-    expect(await cliError(file, bob, challengeDebit, cycle)).to.match(
-      /has no open tUSD debit in cycle 1 \(none\)/,
+    expect(await cliError(file, bob, disputeGuarantee, cycle)).to.match(
+      /has no open or challenged or answered tUSD debit in cycle 1 \(none\)/,
     );
     expect(await cliError(file, alice, voidDebit, cycle)).to.match(
       /has no challenged tUSD debit in cycle 1 \(open\)/,
     );
-    expect(await cli(file, alice, challengeDebit, cycle)).to.contain(
-      "Challenged the net debit of cycle 1: 0.0003 tUSD (300 base units)",
+    expect(await cli(file, alice, disputeGuarantee, { ...cycle, position: "0" })).to.contain(
+      "Disputed position 0 of your net debit in cycle 1 (0.0003 tUSD (300 base units))",
     );
     // A challenged debit cannot be paid (paying would accept it), nor voided before the answer deadline.
     expect(await cliError(file, alice, payNetDebit, cycle)).to.match(/\(challenged\)/);
@@ -218,7 +218,7 @@ describe("protocol end to end: the CLI pays, claims and remunerates against a re
       /reverted with AnswerWindowOpen\(1, /,
     );
 
-    // Core's keeper is not run here, so the challenge stays unanswered; past the answer deadline anyone voids it.
+    // Core's keeper is not run here, so the dispute stays unanswered; past the answer deadline anyone voids it.
     await stack.advance(2 * f.timings.challengeWindow + 1);
     expect(await cli(file, bob, voidDebit, { ...cycle, debtor: w.alice.address })).to.contain(
       `Voided the unanswered net debit of ${w.alice.address} in cycle 1: 0.0003 tUSD (300 base units)`,

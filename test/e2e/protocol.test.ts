@@ -88,11 +88,16 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
       { asset_address: usd, debtor: w.alice.address, amount: "400", status: "OPEN", covered: null },
     ]);
 
-    // alice challenges her debit inside the window; Core's keeper answers with her own signed guarantees
-    // (the certificates' claims and her signatures it stored at issuance); the debit stands.
-    await f.clearingHouse.connect(w.alice).challengeDebit(1, usd);
+    // alice disputes two positions of her tree inside the window (the second past its end); Core's keeper
+    // answers each with her own signed guarantee (the certificate's claims and her signature it stored at
+    // issuance) or dismisses it; the debit stands.
+    await f.clearingHouse.connect(w.alice).disputeGuarantee(1, usd, 0);
+    await f.clearingHouse.connect(w.alice).disputeGuarantee(1, usd, 9);
     const answered = await s.round();
-    expect(answered.keeper.answered.map((a) => a.debtor)).to.deep.equal([w.alice.address]);
+    expect(answered.keeper.answered.map((a) => [a.debtor, a.position])).to.deep.equal([
+      [w.alice.address, 0],
+      [w.alice.address, 9],
+    ]);
     await s.round();
     expect((await cycleOf(s, 1)).debtors[0]).to.include({ status: "ANSWERED" });
 

@@ -1,7 +1,7 @@
 /**
- * Core's side of the challenge game (issue 17, docs/clearing.md "Challenges, veto and bond"), on a real
- * chain with a real store: the keeper answers a payer's challenge with the payer's stored signatures, the
- * indexer follows challenged / answered debts, and a guardian's veto returns the cycle's guarantees to the
+ * Core's side of the dispute game (issue 25, docs/clearing.md "Disputes"), on a real chain with a real store:
+ * the keeper answers each disputed position with the payer's stored signature (or concedes it when the chain
+ * refuses the proof), the indexer follows disputes and debts, and a guardian's veto returns the cycle's guarantees to the
  * pool, the keeper releases the vetoed debts and the scheduler re-commits them as the next cycle; a
  * cycle that was not vetoed never has its guarantees listed again (no double listing, docs/clearing.md).
  */
@@ -12,7 +12,12 @@ import { expect } from "chai";
 import { parseEther, ZeroAddress } from "ethers";
 import type { AddressInfo } from "node:net";
 import { createCoreApp } from "../../operator/api";
-import { buildChallengeAnswer, ChallengeAnswerError } from "../../operator/clearing/challenge-answer";
+import {
+  DisputeAnswerError,
+  buildDisputeAnswer,
+  debtorTreeOf,
+  rebuildCycleDebitTrees,
+} from "../../operator/clearing/dispute-answer";
 import { silentLogger } from "../../operator/logger";
 import { commitArgsFromJson } from "../../operator/clearing/cycle-json";
 import { buildCommitPlan, guaranteeLeafOf, toCommitCycleCall } from "../../operator/clearing/commit-plan";
@@ -77,11 +82,16 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     return { f, tasks, ids: [toBob.id, toCarol.id, fromBob.id] };
   }
 
-  it("answers a payer's challenge with the payer's own signatures; the answered debit then settles", async function () {
+  it("answers each disputed position with the payer's own signature; the answered debit then settles", async function () {
     const { f, tasks } = await committed();
-    await f.clearingHouse.connect(f.alice).challengeDebit(1, ETH);
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 1);
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 5); // past the tree's end
     await h!.indexer.syncToHead();
     expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("CHALLENGED");
+    expect(
+      (await h!.store.listCycleDisputes({ cycleId: 1, status: "OPEN" })).map((d) => d.position),
+    ).to.deep.equal([0, 1, 5]);
     const view = await getJson("/core/cycles/1");
     const stored = (await h!.store.getCycle(1))!;
     expect(view).to.include({
@@ -102,10 +112,15 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     ]);
 
     const kept = await tasks.keeper.tick();
-    expect(kept.answered.map((a) => a.debtor)).to.deep.equal([f.alice.address]);
+    expect(kept.answered.map((a) => [a.position, a.conceded])).to.deep.equal([
+      [0, false],
+      [1, false],
+      [5, false],
+    ]);
     await h!.indexer.syncToHead();
     expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("ANSWERED");
-    // The largest signed guarantee (3 ETH to bob) is enough: one guarantee, one answeredIn mark.
+    const disputes = await h!.store.listCycleDisputes({ cycleId: 1 });
+    expect(disputes.map((d) => d.status)).to.deep.equal(["UPHELD", "UPHELD", "DISMISSED"]);
     expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).status).to.equal(5n);
     expect((await tasks.keeper.tick()).answered).to.deep.equal([]); // not answered twice
 
@@ -118,21 +133,55 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
   });
 
-  it("refuses to build an answer the chain would refuse (other root, not enough signed)", async function () {
+  it("concedes a position the chain refuses to see proven: only its amount comes off the debit", async function () {
+    const { f, tasks, ids } = await committed();
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    // The operator key lists toBob in a cycle 2 Core never planned, where it answers a dispute first: in
+    // cycle 1 the same signature can no longer prove anything (GuaranteeAlreadyUsed).
+    const toBob = (await h!.store.getClearingGuarantee(ids[0]))!;
+    const dup = buildCommitPlan(netCycle(2n, [toBob]), [toBob])!;
+    await f.clearingHouse.connect(f.operator).commitCycle(...toCommitCycleCall(dup.args));
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(2, ETH, 0);
+    const answer2 = buildDisputeAnswer(
+      rebuildCycleDebitTrees(dup.args.debitsRoot, [toBob]),
+      debtorTreeOf([toBob], f.alice.address, ETH),
+      new Map([[toBob.guaranteeId, toBob]]),
+      0,
+    );
+    await f.clearingHouse.answerDispute(2, ETH, f.alice.address, 0, answer2);
+    const all = await h!.store.listGuarantees({ cycleId: 1 });
+    const position = debtorTreeOf(all, f.alice.address, ETH).leaves.findIndex(
+      (l) => l.guaranteeId.toLowerCase() === toBob.guaranteeId.toLowerCase(),
+    );
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, position);
+    await h!.indexer.syncToHead();
+    const kept = await tasks.keeper.tick();
+    expect(kept.answered.map((a) => [a.cycleId, a.position, a.conceded])).to.deep.equal([
+      [1, position, true],
+    ]);
+    await h!.indexer.syncToHead();
+    const [dispute] = await h!.store.listCycleDisputes({ cycleId: 1 });
+    expect([dispute.status, dispute.amount]).to.deep.equal(["VOIDED", 3n * ONE]);
+    // alice's 3-ETH debit came off entirely (the 1 ETH to carol is offset by bob's 1 ETH to her).
+    const debt = (await h!.store.getCycleDebt(1, ETH, f.alice.address))!;
+    expect([debt.status, debt.amount]).to.deep.equal(["VOIDED", 0n]);
+    expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).amount).to.equal(0n);
+  });
+
+  it("rebuilds the committed debtor trees or refuses to answer from them", async function () {
     const { f } = await committed();
     const cycle = (await h!.store.getCycle(1))!;
     const guarantees = await h!.store.listGuarantees({ cycleId: 1 });
-    const root = commitArgsFromJson(JSON.parse(cycle.args)).guaranteesRoot;
-    const answer = buildChallengeAnswer(1n, root, guarantees, ETH, f.alice.address, 4n * ONE);
-    expect(answer.signed).to.equal(4n * ONE);
-    expect(answer.guarantees).to.have.length(2);
-    expect(() => buildChallengeAnswer(1n, root, guarantees, ETH, f.alice.address, 5n * ONE)).to.throw(
-      ChallengeAnswerError,
-      /below the debit/,
+    const args = commitArgsFromJson(JSON.parse(cycle.args));
+    const trees = rebuildCycleDebitTrees(args.debitsRoot, guarantees);
+    expect(trees.summaries.map((s) => s.debtor).sort()).to.deep.equal(
+      [f.alice.address, f.bob.address].sort(),
     );
-    expect(() =>
-      buildChallengeAnswer(1n, "0x" + "11".repeat(32), guarantees, ETH, f.alice.address, ONE),
-    ).to.throw(ChallengeAnswerError, /differs from the committed/);
+    expect(() => rebuildCycleDebitTrees("0x" + "11".repeat(32), guarantees)).to.throw(
+      DisputeAnswerError,
+      /differs from the committed/,
+    );
+    expect(() => debtorTreeOf(guarantees, f.carol.address, ETH)).to.throw(DisputeAnswerError, /no outgoing/);
   });
 
   it("a guarantee netted in a committed cycle is never listed again (no double listing): the next cycle takes only new ones", async function () {
@@ -208,15 +257,20 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
       const g = (await h!.store.getClearingGuarantee(id))!;
       expect([g.state, g.cycleId]).to.deep.equal(["FINALIZED_PAYABLE", null]);
     }
-    // Locks are back to the guarantees' own amounts (alice 4 ETH, bob 1 ETH).
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(4n * ONE);
+    // The guarantees are locked again for their re-commit (alice 4 ETH, bob 1 ETH), and alice's unpaid debt
+    // (3 ETH) stays locked until the chain releases it after the grace period.
+    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(7n * ONE);
     expect((await h!.store.getCollateral(f.bob.address, ETH)).locked).to.equal(ONE);
+    expect((await tasks.keeper.tick()).released).to.deep.equal([]); // VetoedDebtLocked
+    await advance(h!, f.timings.withdrawalGracePeriod);
+    await h!.indexer.syncToHead();
 
     const kept = await tasks.keeper.tick();
     expect(kept.released.map((r) => r.debtor)).to.deep.equal([f.alice.address]);
     await h!.indexer.syncToHead();
     expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("VOIDED");
     expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(0n);
+    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(4n * ONE);
 
     await advance(h!, f.timings.cycleLength);
     expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 2, guarantees: 3 });

@@ -112,8 +112,8 @@ describe("issuance: a contract-wallet payer (ERC-1271)", function () {
     await h.indexer.syncToHead();
     expect((await f.clearingHouse.debtOf(1, ETH, walletAddress)).amount).to.equal(ONE / 2n);
 
-    // The wallet challenges its debit; Core answers with the owner's signature, checked on chain by ERC-1271.
-    const challenge = f.clearingHouse.interface.encodeFunctionData("challengeDebit", [1, ETH]);
+    // The wallet disputes its debit's guarantee; Core answers with the owner's signature, checked on chain by ERC-1271.
+    const challenge = f.clearingHouse.interface.encodeFunctionData("disputeGuarantee", [1, ETH, 0]);
     await wallet.connect(f.carol).execute(f.clearingHouseAddress, 0, challenge);
     await h.indexer.syncToHead();
     const tick = await tasks.keeper.tick();

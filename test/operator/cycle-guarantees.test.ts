@@ -130,9 +130,9 @@ describe("clearing: a payer's guarantee-tree leaves and proofs from Core's API",
       expect(verifyGuaranteeProof(onChain.guaranteesRoot, leaf, view.proof)).to.equal(true);
     }
 
-    // alice's debit (0.75 − 0.125 ETH) is what her served leaves justify; she challenges it anyway, and
-    // the keeper answers with those same signed guarantees (one of them suffices: the larger).
-    await f.clearingHouse.connect(f.alice).challengeDebit(1, ETH);
+    // alice's debit (0.75 − 0.125 ETH) is what her served leaves justify; she disputes its first guarantee anyway, and
+    // the keeper answers with that same signed guarantee.
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
     await h!.indexer.syncToHead();
     const tick = await tasks.keeper.tick();
     expect(tick.answered.map((a) => a.debtor)).to.deep.equal([f.alice.address]);
@@ -147,16 +147,17 @@ describe("clearing: a payer's guarantee-tree leaves and proofs from Core's API",
       { cycleId: 2n, asset: ETH, participant: f.alice.address, debit: ONE / 2n, credit: 0n },
       { cycleId: 2n, asset: ETH, participant: f.bob.address, debit: 0n, credit: ONE / 2n },
     ]);
-    await f.clearingHouse
-      .connect(f.operator)
-      .commitCycle(
-        2,
-        positions.root,
-        foreignTree.root,
-        [{ asset: ETH, totalDebit: ONE / 2n, totalCredit: ONE / 2n }],
-        [{ asset: ETH, debtor: f.alice.address, amount: ONE / 2n }],
-        [],
-      );
+    await f.clearingHouse.connect(f.operator).commitCycle(
+      2,
+      {
+        root: positions.root,
+        guaranteesRoot: foreignTree.root,
+        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+      },
+      [{ asset: ETH, totalDebit: ONE / 2n, totalCredit: ONE / 2n }],
+      [{ asset: ETH, debtor: f.alice.address, amount: ONE / 2n }],
+      [],
+    );
     await h!.indexer.syncToHead();
     // Core serves no tree of a cycle it did not plan.
     const foreign = await get(`/core/cycles/2/guarantees?payer=${f.alice.address}`);

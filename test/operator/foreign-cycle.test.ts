@@ -73,16 +73,17 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
       { cycleId: BigInt(cycleId), asset: ETH, participant: f.alice.address, debit: DEBIT, credit: 0n },
       { cycleId: BigInt(cycleId), asset: ETH, participant: f.bob.address, debit: 0n, credit: DEBIT },
     ]);
-    const tx = await f.clearingHouse
-      .connect(f.operator)
-      .commitCycle(
-        cycleId,
-        tree.root,
-        keccakText("not a tree of signed guarantees"),
-        [{ asset: ETH, totalDebit: DEBIT, totalCredit: DEBIT }],
-        [{ asset: ETH, debtor: f.alice.address, amount: DEBIT }],
-        nettedV2Ids,
-      );
+    const tx = await f.clearingHouse.connect(f.operator).commitCycle(
+      cycleId,
+      {
+        root: tree.root,
+        guaranteesRoot: keccakText("not a tree of signed guarantees"),
+        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+      },
+      [{ asset: ETH, totalDebit: DEBIT, totalCredit: DEBIT }],
+      [{ asset: ETH, debtor: f.alice.address, amount: DEBIT }],
+      nettedV2Ids,
+    );
     return { root: tree.root, txHash: (await tx.wait())!.hash };
   }
 
@@ -141,7 +142,7 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
       free: (ONE - DEBIT).toString(),
     });
 
-    await f.clearingHouse.connect(f.alice).challengeDebit(1, ETH);
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
     await h!.indexer.syncToHead();
     expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("CHALLENGED");
     // Never answered (nothing signed justifies it), not voided before the answer deadline.

@@ -235,8 +235,7 @@ describe("clearing: netting", function () {
       expect(p.tree.length).to.equal(7);
       expect(toCommitCycleCall(p.args)).to.deep.equal([
         7n,
-        p.root,
-        p.guaranteeTree.root,
+        { root: p.root, guaranteesRoot: p.guaranteeTree.root, debitsRoot: p.args.debitsRoot },
         result.totals,
         result.obligations,
         result.nettedV2Ids,

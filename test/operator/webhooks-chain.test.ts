@@ -147,7 +147,7 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
     await advance(h, f.timings.cycleLength);
     expect(await scheduler.tick()).to.include({ action: "committed", cycleId: 1 });
     await h.indexer.syncToHead();
-    const challenged = await (await f.clearingHouse.connect(f.alice).challengeDebit(1, ETH)).wait();
+    const challenged = await (await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0)).wait();
     await h.indexer.syncToHead();
     expect((await keeper.tick()).answered).to.have.length(1);
     await h.indexer.syncToHead();
@@ -161,12 +161,19 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
       amount: parseEther("2").toString(),
     };
     const [opened] = receiver.ofType("cycle.challenge_opened");
-    expect(opened.data).to.include({ ...debt, transaction_hash: challenged!.hash, network: "eip155:31337" });
+    expect(opened.data).to.include({
+      ...debt,
+      position: "0",
+      transaction_hash: challenged!.hash,
+      network: "eip155:31337",
+    });
     const [answered] = receiver.ofType("cycle.challenge_answered");
     expect(answered.data).to.include({
       ...debt,
-      guarantee_count: 1,
-      signed_amount: parseEther("2").toString(),
+      position: "0",
+      outcome: "upheld",
+      guarantee_id: g1.id.toLowerCase(),
+      guarantee_amount: parseEther("2").toString(),
     });
     const [veto] = receiver.ofType("cycle.vetoed");
     expect(veto.data).to.include({

@@ -2,6 +2,8 @@
 import type {
   CycleClaimRecord,
   CycleDebtRecord,
+  CycleDisputeRecord,
+  DisputeStatus,
   CycleRecord,
   CycleRepository,
   CycleState,
@@ -10,6 +12,17 @@ import type {
 } from "../repositories";
 import { address, bytes32 } from "../sqlite/common";
 import type { PgConn, Row } from "./common";
+import {
+  deleteDisputeSql,
+  disputeFromRow,
+  disputeParams,
+  getDisputeSql,
+  keyParams,
+  listDisputesSql,
+  putDisputeSql,
+} from "../dispute-rows";
+
+const DOLLAR = (n: number) => `$${n}`;
 
 const CYCLE_COLUMNS: Record<keyof Omit<CycleRecord, "cycleId">, string> = {
   state: "state",
@@ -138,6 +151,34 @@ export class PgCycles implements CycleRepository {
       params,
     );
     return rows.map(debtFromRow);
+  }
+
+  async putCycleDispute(record: CycleDisputeRecord): Promise<void> {
+    await this.db.query(putDisputeSql(DOLLAR), disputeParams(record));
+  }
+
+  async getCycleDispute(
+    cycleId: number,
+    asset: string,
+    debtor: string,
+    position: number,
+  ): Promise<CycleDisputeRecord | null> {
+    const { rows } = await this.db.query(getDisputeSql(DOLLAR), keyParams(cycleId, asset, debtor, position));
+    return rows[0] ? disputeFromRow(rows[0]) : null;
+  }
+
+  async listCycleDisputes(query: {
+    cycleId?: number;
+    asset?: string;
+    debtor?: string;
+    status?: DisputeStatus;
+  }): Promise<CycleDisputeRecord[]> {
+    const { sql, params } = listDisputesSql(query, DOLLAR);
+    return (await this.db.query(sql, params)).rows.map(disputeFromRow);
+  }
+
+  async deleteCycleDispute(cycleId: number, asset: string, debtor: string, position: number): Promise<void> {
+    await this.db.query(deleteDisputeSql(DOLLAR), keyParams(cycleId, asset, debtor, position));
   }
 
   async deleteCycleDebt(cycleId: number, asset: string, debtor: string): Promise<void> {

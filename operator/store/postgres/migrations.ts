@@ -335,6 +335,25 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
         WHERE next_attempt_at_ms IS NOT NULL;
     `,
   },
+  {
+    version: 10,
+    name: "cycle disputes (SQLite migration 13)",
+    sql: `
+      CREATE TABLE cycle_disputes (
+        cycle_id     BIGINT  NOT NULL,
+        asset        TEXT    NOT NULL,
+        debtor       TEXT    NOT NULL,
+        position     BIGINT  NOT NULL CHECK (position >= 0),
+        status       TEXT    NOT NULL CHECK (status IN ('OPEN', 'UPHELD', 'VOIDED', 'REMOVED', 'DISMISSED')),
+        guarantee_id TEXT,
+        ${amount("amount", true)},
+        opened_tx    TEXT    NOT NULL,
+        resolved_tx  TEXT,
+        PRIMARY KEY (cycle_id, asset, debtor, position)
+      );
+      CREATE INDEX cycle_disputes_status ON cycle_disputes (status, cycle_id);
+    `,
+  },
 ];
 
 /** Applies every migration `client`'s database lacks, each in its own transaction under the advisory lock. */

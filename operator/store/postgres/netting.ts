@@ -244,14 +244,25 @@ export class PgCycleNetting implements CycleNettingRepository {
     let v2Count = 0;
     const page: KeyRange = { ...range };
     for (;;) {
+      // The hashed rows' fields, in the order of their hashes (the debtors' sum trees group by them).
+      const hashedField = (expr: string) =>
+        `string_agg(${expr}, ''::bytea ORDER BY payable_xid, payable_seq) FILTER (WHERE leaf_hash IS NOT NULL)`;
       const { rows } = await this.db.query(
         `WITH page AS MATERIALIZED (
-           SELECT payable_xid, payable_seq, leaf_hash, guarantee_id, version, user_address, recipient_address
+           SELECT payable_xid, payable_seq, leaf_hash, guarantee_id, version, user_address, recipient_address,
+                  asset_address, amount
            FROM guarantees WHERE ${IN_RANGE} ORDER BY payable_xid, payable_seq LIMIT ${this.hashPage})
-         SELECT agg.n, agg.hashed, agg.hashes, agg.v2, last.payable_xid::text AS last_xid, last.payable_seq AS last_seq
-         FROM (SELECT COUNT(*)::int AS n, COUNT(leaf_hash)::int AS hashed, string_agg(leaf_hash, ''::bytea) AS hashes,
+         SELECT agg.n, agg.hashed, agg.hashes, agg.v2, agg.ids, agg.users, agg.recipients, agg.assets, agg.amounts,
+                last.payable_xid::text AS last_xid, last.payable_seq AS last_seq
+         FROM (SELECT COUNT(*)::int AS n, COUNT(leaf_hash)::int AS hashed, ${hashedField("leaf_hash")} AS hashes,
                  string_agg(decode(substr(guarantee_id, 3), 'hex'), ''::bytea)
-                   FILTER (WHERE version = 2 AND user_address <> recipient_address) AS v2
+                   FILTER (WHERE version = 2 AND user_address <> recipient_address) AS v2,
+                 ${hashedField("decode(substr(guarantee_id, 3), 'hex')")} AS ids,
+                 ${hashedField("decode(substr(user_address, 3), 'hex')")} AS users,
+                 ${hashedField("decode(substr(recipient_address, 3), 'hex')")} AS recipients,
+                 ${hashedField("decode(substr(asset_address, 3), 'hex')")} AS assets,
+                 string_agg(amount::text, ',' ORDER BY payable_xid, payable_seq)
+                   FILTER (WHERE leaf_hash IS NOT NULL) AS amounts
                FROM page) agg,
               (SELECT payable_xid, payable_seq FROM page ORDER BY payable_xid DESC, payable_seq DESC LIMIT 1) last`,
         rangeParams(page),
@@ -261,7 +272,22 @@ export class PgCycleNetting implements CycleNettingRepository {
       const n = row.n as number;
       const hashed = row.hashed as number;
       const hashes = row.hashes as Buffer | null;
-      for (let i = 0; i < hashed; i++) visit({ leafHash: (hashes as Buffer).subarray(i * 32, i * 32 + 32) });
+      if (hashed > 0) {
+        const [ids, users, recipients, assets] = [row.ids, row.users, row.recipients, row.assets] as Buffer[];
+        const amounts = (row.amounts as string).split(",");
+        const hex = (b: Buffer, size: number, i: number) =>
+          "0x" + b.toString("hex", i * size, i * size + size);
+        for (let i = 0; i < hashed; i++) {
+          visit({
+            leafHash: (hashes as Buffer).subarray(i * 32, i * 32 + 32),
+            guaranteeId: hex(ids, 32, i),
+            user: hex(users, 20, i),
+            recipient: hex(recipients, 20, i),
+            asset: hex(assets, 20, i),
+            amount: BigInt(amounts[i]),
+          });
+        }
+      }
       unhashed += n - hashed;
       if (row.v2 !== null) {
         v2.push(row.v2 as Buffer);

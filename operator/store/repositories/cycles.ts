@@ -61,6 +61,25 @@ export interface CycleDebtRecord {
   resolvedTx: string | null;
 }
 
+/** A disputed position's state (the contract's `DisputeStatus`, None excluded). */
+export const DISPUTE_STATUSES = ["OPEN", "UPHELD", "VOIDED", "REMOVED", "DISMISSED"] as const;
+export type DisputeStatus = (typeof DISPUTE_STATUSES)[number];
+
+/** One disputed position of a debtor's sum tree in a cycle (docs/clearing.md "Disputes"). */
+export interface CycleDisputeRecord {
+  cycleId: number;
+  asset: string;
+  debtor: string;
+  position: number;
+  status: DisputeStatus;
+  /** The guarantee the answer showed at the position (null while open, conceded or empty). */
+  guaranteeId: string | null;
+  /** The position's amount once answered (null while open). */
+  amount: bigint | null;
+  openedTx: string;
+  resolvedTx: string | null;
+}
+
 export interface CycleClaimRecord {
   cycleId: number;
   asset: string;
@@ -97,6 +116,22 @@ export interface CycleRepository {
   getCycleDebt(cycleId: number, asset: string, debtor: string): Promise<CycleDebtRecord | null>;
   listCycleDebts(query: { cycleId?: number; status?: DebtStatus }): Promise<CycleDebtRecord[]>;
   deleteCycleDebt(cycleId: number, asset: string, debtor: string): Promise<void>;
+  /** Records a disputed position (replacing the record of the same position). */
+  putCycleDispute(record: CycleDisputeRecord): Promise<void>;
+  getCycleDispute(
+    cycleId: number,
+    asset: string,
+    debtor: string,
+    position: number,
+  ): Promise<CycleDisputeRecord | null>;
+  /** Disputes by cycle, debtor (with asset) and status, in (cycle, asset, debtor, position) order. */
+  listCycleDisputes(query: {
+    cycleId?: number;
+    asset?: string;
+    debtor?: string;
+    status?: DisputeStatus;
+  }): Promise<CycleDisputeRecord[]>;
+  deleteCycleDispute(cycleId: number, asset: string, debtor: string, position: number): Promise<void>;
   putCycleClaim(record: CycleClaimRecord): Promise<void>;
   listCycleClaims(cycleId: number): Promise<CycleClaimRecord[]>;
   deleteCycleClaim(cycleId: number, asset: string, participant: string): Promise<void>;

@@ -38,19 +38,18 @@ export interface CycleAggregates {
  * stored at issuance, or — for a guarantee stored before the `leaf_hash` column existed, or with a field
  * that could not be hashed then — the fields to hash it from.
  */
-export type CycleLeafRow =
-  | { leafHash: Buffer }
-  | {
-      leafHash: null;
-      /** Lower case, as stored. */
-      guaranteeId: string;
-      user: string;
-      recipient: string;
-      asset: string;
-      amount: bigint;
-      /** The payer's signature, 0x hex. */
-      signature: string;
-    };
+export type CycleLeafRow = CycleLeafFields &
+  ({ leafHash: Buffer } | { leafHash: null; /** The payer's signature, 0x hex. */ signature: string });
+
+/** The fields of a cycle's guarantee every scan hands on (the debtors' sum trees group by them). */
+export interface CycleLeafFields {
+  /** Lower case, as stored. */
+  guaranteeId: string;
+  user: string;
+  recipient: string;
+  asset: string;
+  amount: bigint;
+}
 
 /** What one pass over a cycle's guarantees gives (see {@link CycleNettingRepository.scanCycle}). */
 export interface CycleScan extends CycleAggregates {

@@ -3,6 +3,8 @@ import type { Database, Statement } from "better-sqlite3";
 import {
   type CycleClaimRecord,
   type CycleDebtRecord,
+  type CycleDisputeRecord,
+  type DisputeStatus,
   type CycleRecord,
   type CycleRepository,
   type CycleState,
@@ -10,6 +12,17 @@ import {
   type V2NettingRecord,
 } from "../repositories";
 import { address, bytes32, type Row, type SyncOf } from "./common";
+import {
+  deleteDisputeSql,
+  disputeFromRow,
+  disputeParams,
+  getDisputeSql,
+  keyParams,
+  listDisputesSql,
+  putDisputeSql,
+} from "../dispute-rows";
+
+const QUESTION = () => "?";
 
 const CYCLE_COLUMNS: Record<keyof Omit<CycleRecord, "cycleId">, string> = {
   state: "state",
@@ -147,6 +160,34 @@ export class SqliteCycles implements SyncOf<CycleRepository> {
     this.stmt.deleteDebt.run(cycleId, address(asset), address(debtor));
   }
 
+  putCycleDispute(record: CycleDisputeRecord): void {
+    this.stmt.putDispute.run(...disputeParams(record));
+  }
+
+  getCycleDispute(
+    cycleId: number,
+    asset: string,
+    debtor: string,
+    position: number,
+  ): CycleDisputeRecord | null {
+    const row = this.stmt.getDispute.get(...keyParams(cycleId, asset, debtor, position)) as Row | undefined;
+    return row ? disputeFromRow(row) : null;
+  }
+
+  listCycleDisputes(query: {
+    cycleId?: number;
+    asset?: string;
+    debtor?: string;
+    status?: DisputeStatus;
+  }): CycleDisputeRecord[] {
+    const { sql, params } = listDisputesSql(query, QUESTION);
+    return (this.db.prepare(sql).all(...params) as Row[]).map(disputeFromRow);
+  }
+
+  deleteCycleDispute(cycleId: number, asset: string, debtor: string, position: number): void {
+    this.stmt.deleteDispute.run(...keyParams(cycleId, asset, debtor, position));
+  }
+
   putCycleClaim(record: CycleClaimRecord): void {
     this.stmt.putClaim.run(
       record.cycleId,
@@ -219,6 +260,9 @@ function prepare(db: Database) {
     ),
     deleteCycle: p("DELETE FROM cycles WHERE cycle_id = ?"),
     deleteDebt: p("DELETE FROM cycle_debts WHERE cycle_id = ? AND asset = ? AND debtor = ?"),
+    putDispute: p(putDisputeSql(QUESTION)),
+    getDispute: p(getDisputeSql(QUESTION)),
+    deleteDispute: p(deleteDisputeSql(QUESTION)),
     getCycle: p("SELECT * FROM cycles WHERE cycle_id = ?"),
     getDebt: p("SELECT * FROM cycle_debts WHERE cycle_id = ? AND asset = ? AND debtor = ?"),
     insertCycle: p(

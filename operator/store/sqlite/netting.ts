@@ -181,7 +181,10 @@ export class SqliteCycleNetting implements SyncOf<CycleNettingRepository> {
       }
       const leafHash = row[6] as Buffer | null;
       if (leafHash === null) unhashed++;
-      else visit({ leafHash });
+      else {
+        const guaranteeId = row[5] as string;
+        visit({ leafHash, guaranteeId, user, recipient, asset, amount: BigInt(amount) });
+      }
       guaranteeCount++;
     }
     if (unhashed > 0) {

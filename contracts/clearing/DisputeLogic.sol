@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
+
+import {IClearingHouse} from "../interfaces/IClearingHouse.sol";
+import {IClearingVault} from "../interfaces/IClearingVault.sol";
+import {IGuaranteeVerifier} from "../interfaces/IGuaranteeVerifier.sol";
+import {GuaranteeLeaf} from "../lib/GuaranteeLeaf.sol";
+import {SumTree} from "../lib/SumTree.sol";
+import {ClearingBooks} from "./ClearingBooks.sol";
+
+/// @title DisputeLogic
+/// @notice Answers a disputed position of a debtor's sum tree (docs/clearing.md "Disputes"): the first answer
+/// of a debt reveals the debtor's summary from the cycle's `debitsRoot` (a debit above its total is cut to
+/// it, against the bond); then the position's node is proven in the tree and judged. A guarantee Core
+/// certified, the payer signed and (V2) its validator passed, not paid on chain and not used by another
+/// answer, is upheld; an empty position is dismissed; a guarantee already paid to its recipient (remunerated,
+/// collected) or whose V2 validation did not pass is removed (off the debit and off the recipient's
+/// credit); anything else the operator concedes (empty claims) and only that amount is voided against the
+/// bond; a debt whose dispute the operator leaves unanswered is voided whole. An external library the ClearingHouse
+/// delegates answers and voids to (its books, its events):
+/// one answer costs O(depth) hashing and one signature and certificate check, whatever the number of
+/// guarantees.
+library DisputeLogic {
+    /// @dev One disputed position (kept in memory: the answer path has more values than the stack holds).
+    struct Position {
+        uint256 cycleId;
+        address asset;
+        address debtor;
+        uint256 index;
+    }
+
+    /// @notice See {ClearingHouse-answerDispute}; `books`, `vault` and `verifier` are the ClearingHouse's.
+    function answerDispute(
+        ClearingBooks.Books storage books,
+        IClearingVault vault,
+        IGuaranteeVerifier verifier,
+        uint256 cycleId,
+        address asset,
+        address debtor,
+        uint256 index,
+        IClearingHouse.DisputeAnswer calldata a
+    ) external {
+        Position memory at = Position(cycleId, asset, debtor, index);
+        IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
+        if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
+        if (block.timestamp > cycle.answerDeadline)
+            revert IClearingHouse.AnswerWindowClosed(cycleId, cycle.answerDeadline);
+        IClearingHouse.DisputeStatus status = books.disputes[cycleId][asset][debtor][index];
+        if (status != IClearingHouse.DisputeStatus.Open) {
+            revert IClearingHouse.DisputeNotOpen(cycleId, asset, debtor, index, status);
+        }
+        IClearingHouse.DebtGame storage game = books.games[cycleId][asset][debtor];
+        if (!game.revealed) _reveal(books, vault, cycle, at, game, a);
+        if (index >> game.depth != 0) {
+            // Past the tree's last position: nothing is listed there.
+            books.disputes[cycleId][asset][debtor][index] = IClearingHouse.DisputeStatus.Dismissed;
+            emit IClearingHouse.DisputeResolved(
+                cycleId,
+                asset,
+                debtor,
+                index,
+                IClearingHouse.DisputeStatus.Dismissed,
+                bytes32(0),
+                0
+            );
+        } else {
+            _checkInTree(game, a, index);
+            _settle(books, vault, verifier, at, a);
+        }
+        _close(books, cycle, at, game);
+    }
+
+    /// @dev Reverts unless the answer's node sits at `index` of the revealed tree.
+    function _checkInTree(
+        IClearingHouse.DebtGame storage game,
+        IClearingHouse.DisputeAnswer calldata a,
+        uint256 index
+    ) private view {
+        SumTree.Node memory top = SumTree.rootOf(a.leaf, index, a.path);
+        if (a.path.length != game.depth || top.hash != game.sumRoot || top.sum != game.total) {
+            revert IClearingHouse.LeafNotInTree(index);
+        }
+    }
+
+    /// @dev Judges the position and applies its outcome.
+    function _settle(
+        ClearingBooks.Books storage books,
+        IClearingVault vault,
+        IGuaranteeVerifier verifier,
+        Position memory at,
+        IClearingHouse.DisputeAnswer calldata a
+    ) private {
+        (IClearingHouse.DisputeStatus outcome, bytes32 id, address recipient) = _judge(
+            books,
+            vault,
+            verifier,
+            at,
+            a
+        );
+        uint256 amount = a.leaf.sum;
+        books.disputes[at.cycleId][at.asset][at.debtor][at.index] = outcome;
+        emit IClearingHouse.DisputeResolved(at.cycleId, at.asset, at.debtor, at.index, outcome, id, amount);
+        if (outcome == IClearingHouse.DisputeStatus.Removed) {
+            books.deducted[at.cycleId][at.asset][recipient] += amount;
+            emit IClearingHouse.CreditDeducted(at.cycleId, at.asset, recipient, id, amount);
+        }
+        if (
+            outcome == IClearingHouse.DisputeStatus.Voided || outcome == IClearingHouse.DisputeStatus.Removed
+        ) {
+            reduce(books, vault, at.cycleId, at.asset, at.debtor, amount);
+        }
+    }
+
+    /// @notice See {ClearingHouse-voidUnansweredDebit}.
+    function voidUnansweredDebit(
+        ClearingBooks.Books storage books,
+        IClearingVault vault,
+        uint256 cycleId,
+        address asset,
+        address debtor
+    ) external {
+        IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
+        if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
+        if (block.timestamp <= cycle.answerDeadline)
+            revert IClearingHouse.AnswerWindowOpen(cycleId, cycle.answerDeadline);
+        IClearingHouse.Debt storage debt = ClearingBooks.debtIn(
+            books,
+            cycleId,
+            asset,
+            debtor,
+            IClearingHouse.DebtStatus.Challenged
+        );
+        uint256 amount = debt.amount;
+        debt.status = IClearingHouse.DebtStatus.Voided;
+        IClearingHouse.DebtGame storage game = books.games[cycleId][asset][debtor];
+        uint32 open = game.openDisputes;
+        game.openDisputes = 0;
+        cycle.openChallenges -= open;
+        books.openChallenges -= open;
+        uint256 fromBond = ClearingBooks.fundFromBond(books, cycleId, asset, amount);
+        emit IClearingHouse.DebitVoided(cycleId, asset, debtor, amount, fromBond);
+        ClearingBooks.resolveDebt(cycleId, cycle);
+
+        if (amount != 0) vault.releaseObligation(debtor, asset, amount);
+    }
+
+    /// @notice Takes `amount` off `debtor`'s debit in `asset` for cycle `cycleId` against the bond: what is
+    /// left of the debit is released in the Vault and paid into the cycle from the bond; what exceeds it (the
+    /// debtor's incoming payments the removed guarantee had offset) is set aside for the debtor from the bond.
+    function reduce(
+        ClearingBooks.Books storage books,
+        IClearingVault vault,
+        uint256 cycleId,
+        address asset,
+        address debtor,
+        uint256 amount
+    ) internal {
+        if (amount == 0) return;
+        IClearingHouse.Debt storage debt = books.debts[cycleId][asset][debtor];
+        uint256 owed = debt.amount;
+        uint256 cut = amount < owed ? amount : owed;
+        // cut <= debt.amount < 2^248
+        debt.amount = uint248(owed - cut);
+        uint256 fromBond = ClearingBooks.fundFromBond(books, cycleId, asset, cut);
+        uint256 excess = amount - cut;
+        if (excess != 0) ClearingBooks.owe(books, asset, debtor, excess);
+        emit IClearingHouse.DebitReduced(cycleId, asset, debtor, cut, fromBond, excess);
+        if (cut != 0) vault.releaseObligation(debtor, asset, cut);
+    }
+
+    /// @dev Reveals the debtor's summary (proven under the cycle's `debitsRoot`); a debit above its total is
+    /// cut to it against the bond (the operator committed more than it listed).
+    function _reveal(
+        ClearingBooks.Books storage books,
+        IClearingVault vault,
+        IClearingHouse.Cycle storage cycle,
+        Position memory at,
+        IClearingHouse.DebtGame storage game,
+        IClearingHouse.DisputeAnswer calldata a
+    ) private {
+        (uint256 cycleId, address asset, address debtor) = (at.cycleId, at.asset, at.debtor);
+        IClearingHouse.DebitSummary calldata s = a.summary;
+        bytes32 leaf = SumTree.summaryLeaf(debtor, asset, s.sumRoot, s.total, s.depth);
+        if (
+            s.depth > SumTree.MAX_DEPTH ||
+            s.total > type(uint128).max ||
+            !MerkleProof.verifyCalldata(a.summaryProof, cycle.debitsRoot, leaf)
+        ) {
+            revert IClearingHouse.InvalidDebitSummary(cycleId, asset, debtor);
+        }
+        game.sumRoot = s.sumRoot;
+        game.total = uint128(s.total);
+        game.depth = uint8(s.depth);
+        game.revealed = true;
+        emit IClearingHouse.DebitSummaryRevealed(cycleId, asset, debtor, s.sumRoot, s.total, s.depth);
+        uint256 debit = books.debts[cycleId][asset][debtor].amount;
+        if (debit > s.total) reduce(books, vault, cycleId, asset, debtor, debit - s.total);
+    }
+
+    /// @dev The outcome of a proven position: Dismissed (empty), Voided (conceded), Removed (already paid to
+    /// its recipient, or V2 validation not passed) or Upheld (marks the guarantee used). Reverts when the
+    /// claims do not verify or are not the position's guarantee, or the guarantee already answered another
+    /// dispute: the operator concedes such a position instead.
+    function _judge(
+        ClearingBooks.Books storage books,
+        IClearingVault vault,
+        IGuaranteeVerifier verifier,
+        Position memory at,
+        IClearingHouse.DisputeAnswer calldata a
+    ) private returns (IClearingHouse.DisputeStatus, bytes32, address) {
+        address debtor = at.debtor;
+        if (a.leaf.hash == bytes32(0) && a.leaf.sum == 0) {
+            return (IClearingHouse.DisputeStatus.Dismissed, bytes32(0), address(0));
+        }
+        if (a.claims.length == 0) return (IClearingHouse.DisputeStatus.Voided, bytes32(0), address(0));
+        IGuaranteeVerifier.DisputedGuarantee memory g = verifier.checkDisputedGuarantee(
+            IGuaranteeVerifier.Dispute(
+                address(vault),
+                vault.guaranteeDomainSeparator(),
+                vault.operatorKey(),
+                debtor,
+                at.asset
+            ),
+            a.claims,
+            a.certificate,
+            a.scheme,
+            a.signature
+        );
+        bytes32 leaf = GuaranteeLeaf.hash(
+            g.guaranteeId,
+            debtor,
+            g.recipient,
+            at.asset,
+            g.amount,
+            keccak256(a.signature)
+        );
+        if (leaf != a.leaf.hash || g.amount != a.leaf.sum)
+            revert IClearingHouse.AnswerLeafMismatch(g.guaranteeId);
+        if (!g.validated || vault.consumption(g.guaranteeId) == IClearingVault.Consumption.Remunerated) {
+            return (IClearingHouse.DisputeStatus.Removed, g.guaranteeId, g.recipient);
+        }
+        // An answer in a vetoed cycle does not count: the re-commit must be able to use the guarantee again.
+        uint256 usedIn = books.answeredIn[g.guaranteeId];
+        if (usedIn != 0 && !books.cycles[usedIn].vetoed)
+            revert IClearingHouse.GuaranteeAlreadyUsed(g.guaranteeId, usedIn);
+        books.answeredIn[g.guaranteeId] = at.cycleId;
+        return (IClearingHouse.DisputeStatus.Upheld, g.guaranteeId, g.recipient);
+    }
+
+    /// @dev Closes one dispute of the debt; with its last, the debt is Answered (or Voided when nothing is
+    /// left owed, which resolves it).
+    function _close(
+        ClearingBooks.Books storage books,
+        IClearingHouse.Cycle storage cycle,
+        Position memory at,
+        IClearingHouse.DebtGame storage game
+    ) private {
+        game.openDisputes -= 1;
+        cycle.openChallenges -= 1;
+        books.openChallenges -= 1;
+        if (game.openDisputes != 0) return;
+        IClearingHouse.Debt storage debt = books.debts[at.cycleId][at.asset][at.debtor];
+        if (debt.amount == 0) {
+            debt.status = IClearingHouse.DebtStatus.Voided;
+            ClearingBooks.resolveDebt(at.cycleId, cycle);
+        } else {
+            debt.status = IClearingHouse.DebtStatus.Answered;
+        }
+    }
+}

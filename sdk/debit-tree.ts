@@ -1,0 +1,280 @@
+/**
+ * The debtors' trees of a clearing cycle (docs/clearing.md "Disputes"): for each payer and asset, a Merkle
+ * sum tree over the payer's outgoing guarantees of the cycle (self-payments excluded), ordered by guarantee
+ * id, whose root carries their total; and the cycle's `debitsRoot`, an OpenZeppelin StandardMerkleTree over
+ * one summary per payer and asset `[address debtor, address asset, bytes32 sumRoot, uint256 total,
+ * uint256 depth]`. A payer disputes one position of its tree at a time and the operator answers that
+ * position alone, so a dispute costs O(depth) on chain whatever the number of guarantees.
+ *
+ * Same definition as contracts/lib/SumTree.sol: a leaf node is `(guaranteeLeafHash, amount)`, an empty
+ * position `(0, 0)`, an inner node `(keccak256(abi.encode(l.hash, l.sum, r.hash, r.sum)), l.sum + r.sum)`;
+ * the tree is complete with `2^depth` positions, `depth = ceil(log2(count))` (0 for one guarantee).
+ */
+import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
+import { type Keccak256Fn, nobleKeccak256 } from "./compact-merkle";
+import { WireError } from "./errors";
+import { type GuaranteeLeaf, guaranteeLeafHash } from "./guarantee-tree";
+import { MAX_UINT256, ZERO_ADDRESS, formatUint, parseAddress } from "./wire";
+
+/** Deepest tree the contract accepts (`SumTree.MAX_DEPTH`): 2^24 guarantees per payer, asset and cycle. */
+export const MAX_DEBIT_TREE_DEPTH = 24;
+
+/** The summary leaf's ABI types, in order. */
+export const DEBIT_SUMMARY_ENCODING: readonly string[] = Object.freeze([
+  "address",
+  "address",
+  "bytes32",
+  "uint256",
+  "uint256",
+]);
+
+const ZERO_HASH = `0x${"0".repeat(64)}`;
+
+/** A node of a sum tree (0x-hex hash, lower case). */
+export interface SumNode {
+  hash: string;
+  sum: bigint;
+}
+
+/** One payer's summary in a cycle's `debitsRoot` (what `answerDispute` reveals first). */
+export interface DebitSummary {
+  debtor: string;
+  asset: string;
+  sumRoot: string;
+  total: bigint;
+  depth: number;
+}
+
+/** A payer's sum tree in one asset: its guarantees in position order and every level (leaves first). */
+export interface DebtorTree {
+  summary: DebitSummary;
+  /** The guarantees at positions 0 .. count − 1. */
+  leaves: GuaranteeLeaf[];
+  /** levels[0] = the 2^depth positions, levels[depth] = [root]. */
+  levels: SumNode[][];
+}
+
+/** The proof of one position: its node and the siblings up to the root (leaf level first). */
+export interface SumProof {
+  index: number;
+  leaf: SumNode;
+  path: SumNode[];
+}
+
+export type DebitSummaryValues = [
+  debtor: string,
+  asset: string,
+  sumRoot: string,
+  total: string,
+  depth: string,
+];
+export type DebitsTree = StandardMerkleTree<DebitSummaryValues>;
+
+/** A cycle's debtors' trees and the `debitsRoot` over their summaries. */
+export interface CycleDebitTrees {
+  root: string;
+  tree: DebitsTree;
+  summaries: DebitSummary[];
+}
+
+const word = (value: bigint): Buffer => Buffer.from(value.toString(16).padStart(64, "0"), "hex");
+const hex = (bytes: Uint8Array): string => `0x${Buffer.from(bytes).toString("hex")}`;
+
+/** The parent of two nodes, exactly as `SumTree.parent`. */
+export function sumParent(left: SumNode, right: SumNode, keccak: Keccak256Fn = nobleKeccak256): SumNode {
+  const sum = left.sum + right.sum;
+  if (sum > MAX_UINT256) throw new WireError("amount", "the tree's total exceeds 2^256 − 1");
+  const encoded = Buffer.concat([
+    Buffer.from(left.hash.slice(2), "hex"),
+    word(left.sum),
+    Buffer.from(right.hash.slice(2), "hex"),
+    word(right.sum),
+  ]);
+  return { hash: hex(keccak(encoded)), sum };
+}
+
+/** The depth of a tree of `count` positions (0 for one). */
+export function debitTreeDepth(count: number): number {
+  let depth = 0;
+  while (1 << depth < count) depth++;
+  return depth;
+}
+
+/** Every level of the sum tree over `nodes` (in position order), padded with empty positions. */
+export function sumTreeLevels(nodes: readonly SumNode[], keccak: Keccak256Fn = nobleKeccak256): SumNode[][] {
+  if (nodes.length === 0) throw new WireError("leaves", "must hold at least one guarantee");
+  const depth = debitTreeDepth(nodes.length);
+  if (depth > MAX_DEBIT_TREE_DEPTH) {
+    throw new WireError("leaves", `more than 2^${MAX_DEBIT_TREE_DEPTH} guarantees of one payer and asset`);
+  }
+  const first = [...nodes];
+  while (first.length < 1 << depth) first.push({ hash: ZERO_HASH, sum: 0n });
+  const levels = [first];
+  for (let level = 0; level < depth; level++) {
+    const below = levels[level];
+    const above: SumNode[] = [];
+    for (let i = 0; i < below.length; i += 2) above.push(sumParent(below[i], below[i + 1], keccak));
+    levels.push(above);
+  }
+  return levels;
+}
+
+/** Lower-case ids in ascending order (the order of a debtor's positions). */
+function byId(a: GuaranteeLeaf, b: GuaranteeLeaf): number {
+  const x = a.guaranteeId.toLowerCase();
+  const y = b.guaranteeId.toLowerCase();
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Whether the guarantee belongs in its payer's tree (a self-payment nets to nothing and is left out). */
+export function isOutgoing(leaf: GuaranteeLeaf): boolean {
+  return leaf.payer.toLowerCase() !== leaf.recipient.toLowerCase();
+}
+
+/**
+ * The sum tree of `debtor`'s outgoing guarantees in `asset` among `guarantees` (any order; others are
+ * ignored); null when it has none. The guarantee leaf hashes are computed here (guarantee-tree.ts).
+ */
+export function buildDebtorTree(
+  guarantees: readonly GuaranteeLeaf[],
+  debtor: string,
+  asset: string,
+  keccak: Keccak256Fn = nobleKeccak256,
+): DebtorTree | null {
+  const who = parseAddress(debtor, "debtor");
+  const what = parseAddress(asset, "asset");
+  const leaves = guarantees
+    .filter(
+      (g) => g.payer.toLowerCase() === who.toLowerCase() && g.asset.toLowerCase() === what.toLowerCase(),
+    )
+    .filter(isOutgoing)
+    .sort(byId);
+  if (leaves.length === 0) return null;
+  for (let i = 1; i < leaves.length; i++) {
+    if (leaves[i].guaranteeId.toLowerCase() === leaves[i - 1].guaranteeId.toLowerCase()) {
+      throw new WireError("leaves", `guarantee ${leaves[i].guaranteeId} appears twice in the cycle`);
+    }
+  }
+  const levels = sumTreeLevels(
+    leaves.map((g) => ({ hash: guaranteeLeafHash(g).toLowerCase(), sum: g.amount })),
+    keccak,
+  );
+  const top = levels[levels.length - 1][0];
+  return {
+    summary: { debtor: who, asset: what, sumRoot: top.hash, total: top.sum, depth: levels.length - 1 },
+    leaves,
+    levels,
+  };
+}
+
+/** The proof of position `index` of a debtor's tree (an empty position proves as `(0, 0)`). */
+export function sumTreeProof(tree: DebtorTree, index: number): SumProof {
+  const { levels } = tree;
+  if (!Number.isSafeInteger(index) || index < 0 || index >= levels[0].length) {
+    throw new WireError("index", `must be a position of the tree, 0 to ${levels[0].length - 1}`);
+  }
+  const path: SumNode[] = [];
+  for (let level = 0; level < levels.length - 1; level++) path.push(levels[level][(index >> level) ^ 1]);
+  return { index, leaf: levels[0][index], path };
+}
+
+/** The root a proof climbs to, as `SumTree.rootOf` computes it. */
+export function sumProofRoot(proof: SumProof, keccak: Keccak256Fn = nobleKeccak256): SumNode {
+  let node = proof.leaf;
+  proof.path.forEach((sibling, level) => {
+    node = (proof.index >> level) & 1 ? sumParent(sibling, node, keccak) : sumParent(node, sibling, keccak);
+  });
+  return node;
+}
+
+/** The summary's values in the `debitsRoot` tree (addresses checksummed, numbers as decimal strings). */
+export function toDebitSummaryValues(s: DebitSummary): DebitSummaryValues {
+  if (s.total < 0n || s.total > MAX_UINT256) throw new WireError("total", "must be a uint256");
+  return [
+    parseAddress(s.debtor, "debtor"),
+    parseAddress(s.asset, "asset"),
+    s.sumRoot.toLowerCase(),
+    formatUint(s.total),
+    String(s.depth),
+  ];
+}
+
+/** The placeholder summary of a cycle with no outgoing guarantee (the root must not be zero). */
+export const PLACEHOLDER_DEBIT_SUMMARY: DebitSummary = Object.freeze({
+  debtor: ZERO_ADDRESS,
+  asset: ZERO_ADDRESS,
+  sumRoot: ZERO_HASH,
+  total: 0n,
+  depth: 0,
+});
+
+/**
+ * Groups a cycle's guarantees into one tree per payer and asset. Guarantees are added one at a time (e.g.
+ * streamed from the store) with their leaf hash when the caller has it; `finish` builds every tree's root.
+ */
+export class DebitTreesBuilder {
+  private readonly groups = new Map<string, { id: string; hash: string; amount: bigint }[]>();
+
+  constructor(private readonly keccak: Keccak256Fn = nobleKeccak256) {}
+
+  /** Adds one guarantee of the cycle (self-payments are skipped). */
+  add(leaf: GuaranteeLeaf, leafHash?: string): void {
+    if (!isOutgoing(leaf)) return;
+    const key = `${leaf.payer.toLowerCase()}|${leaf.asset.toLowerCase()}`;
+    let group = this.groups.get(key);
+    if (group === undefined) this.groups.set(key, (group = []));
+    group.push({
+      id: leaf.guaranteeId.toLowerCase(),
+      hash: (leafHash ?? guaranteeLeafHash(leaf)).toLowerCase(),
+      amount: leaf.amount,
+    });
+  }
+
+  /** The summaries (sorted by debtor, then asset) and the `debitsRoot` over them. */
+  finish(): CycleDebitTrees {
+    const summaries: DebitSummary[] = [];
+    for (const [key, group] of [...this.groups.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+      const [debtor, asset] = key.split("|");
+      group.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      for (let i = 1; i < group.length; i++) {
+        if (group[i].id === group[i - 1].id) {
+          throw new WireError("leaves", `guarantee ${group[i].id} appears twice in the cycle`);
+        }
+      }
+      const levels = sumTreeLevels(
+        group.map((g) => ({ hash: g.hash, sum: g.amount })),
+        this.keccak,
+      );
+      const top = levels[levels.length - 1][0];
+      summaries.push({
+        debtor: parseAddress(debtor, "debtor"),
+        asset: parseAddress(asset, "asset"),
+        sumRoot: top.hash,
+        total: top.sum,
+        depth: levels.length - 1,
+      });
+    }
+    const values = (summaries.length > 0 ? summaries : [PLACEHOLDER_DEBIT_SUMMARY]).map(toDebitSummaryValues);
+    const tree = StandardMerkleTree.of(values, [...DEBIT_SUMMARY_ENCODING]);
+    return { root: tree.root, tree, summaries };
+  }
+}
+
+/** The debitsRoot and summaries of a cycle's guarantees (any order). */
+export function buildDebitTrees(
+  guarantees: Iterable<GuaranteeLeaf>,
+  keccak: Keccak256Fn = nobleKeccak256,
+): CycleDebitTrees {
+  const builder = new DebitTreesBuilder(keccak);
+  for (const g of guarantees) builder.add(g);
+  return builder.finish();
+}
+
+/** The proof of `summary` under the cycle's `debitsRoot` tree; throws WireError if it is not in it. */
+export function debitSummaryProof(tree: DebitsTree, summary: DebitSummary): string[] {
+  try {
+    return tree.getProof(toDebitSummaryValues(summary));
+  } catch {
+    throw new WireError("summary", "is not a debtor summary of this cycle");
+  }
+}
