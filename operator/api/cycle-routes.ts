@@ -254,7 +254,10 @@ export const cycleRoutes: RouteModule = (context) => {
    */
   router.get(
     "/core/cycles/:id/debits/:payer",
-    ...validate(cycleIdParam, pathParam("payer", (v) => parseAddress(v, "payer"))),
+    ...validate(
+      cycleIdParam,
+      pathParam("payer", (v) => parseAddress(v, "payer")),
+    ),
     async (req, res) => {
       const { id: cycleId, payer } = validated<{ id: number; payer: string }>(req);
       const cycle = await committedCycle(cycleId);

@@ -1416,7 +1416,7 @@ export const CORE_OPENAPI = {
         tags: ["clearing"],
         summary:
           "A payer's sum trees of outgoing guarantees in a committed cycle: summary, positions and proofs " +
-          "(what disputeGuarantee disputes and answerDispute proves, docs/clearing.md \"Disputes\")",
+          '(what disputeGuarantee disputes and answerDispute proves, docs/clearing.md "Disputes")',
         parameters: [
           { name: "id", in: "path", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
           { name: "payer", in: "path", required: true, schema: ref("Address") },
