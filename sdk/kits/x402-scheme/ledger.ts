@@ -48,7 +48,7 @@ export interface PaymentLedger {
 export const DEFAULT_RETENTION_SECONDS = 3600;
 /**
  * Default lease of a settlement in flight: longer than any settle call may take (`@x402/core`'s
- * `HTTPFacilitatorClient` gives up after 90 s by default, the paywall after 30 s). A reservation older
+ * `HTTPFacilitatorClient` gives up after 90 s by default, the paywall after 15 s). A reservation older
  * than this is taken over as the seller's own retry.
  */
 export const DEFAULT_SETTLE_LEASE_SECONDS = 120;
