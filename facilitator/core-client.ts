@@ -35,7 +35,11 @@ export type IssueOutcome =
   | {
       ok: true;
       certificate: Certificate;
-      /** Core answered 409 with the stored certificate: this exact guarantee was issued before. */
+      /**
+       * Core answered 409 with the stored certificate: this exact guarantee was issued before this call.
+       * False when an earlier attempt of this same call may have issued it (a Core that timed out or
+       * dropped the connection before another answered 409): that 409 is the facilitator's own retry.
+       */
       replayed: boolean;
     }
   | {
@@ -115,7 +119,10 @@ export class CoreClient implements CoreApi {
    * (or the last 5xx, when every Core answered one) is returned. When no Core could be reached the last
    * transport error is thrown, naming how many were tried.
    */
-  private async failover(call: (endpoint: Endpoint) => Promise<CoreResponse>): Promise<CoreResponse> {
+  private async failover(
+    call: (endpoint: Endpoint) => Promise<CoreResponse>,
+    attempts: { inconclusive: number } = { inconclusive: 0 },
+  ): Promise<CoreResponse> {
     const count = this.endpoints.length;
     const start = this.next;
     this.next = (start + 1) % count;
@@ -130,10 +137,11 @@ export class CoreClient implements CoreApi {
         const serverSide = error instanceof CoreHttpError && error.status >= 500;
         if (!(error instanceof CoreUnavailableError) && !serverSide) throw error;
         lastError = error as Error;
+        if (error instanceof CoreUnavailableError && error.maybeDelivered) attempts.inconclusive++;
         continue;
       }
       if (response.status < 500) return response;
-      lastAnswer = response;
+      lastAnswer = response; // Core answers only after its commit, or refuses before: a 5xx issued nothing
     }
     if (lastAnswer !== null) return lastAnswer;
     if (count === 1 || !(lastError instanceof CoreUnavailableError)) throw lastError!;
@@ -209,11 +217,15 @@ export class CoreClient implements CoreApi {
    * after a lost answer can only meet Core's idempotent 409.
    */
   async issueGuarantee(signed: WireSignedGuarantee): Promise<IssueOutcome> {
+    const attempts = { inconclusive: 0 };
     const response = await this.failover(async (endpoint) => {
       const first = await this.postGuarantee(endpoint, signed);
       return first.status === 401 ? this.postGuarantee(endpoint, signed) : first;
-    });
-    return issueOutcome(response);
+    }, attempts);
+    const outcome = issueOutcome(response);
+    // A Core that timed out or dropped the connection may have issued it before another answered 409.
+    if (outcome.ok && outcome.replayed && attempts.inconclusive > 0) return { ...outcome, replayed: false };
+    return outcome;
   }
 
   private async postGuarantee(endpoint: Endpoint, signed: WireSignedGuarantee): Promise<CoreResponse> {

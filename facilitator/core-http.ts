@@ -13,7 +13,21 @@ export interface CoreResponse {
 /** Core could not be reached or did not answer in time. */
 export class CoreUnavailableError extends Error {
   override readonly name = "CoreUnavailableError";
+
+  /**
+   * @param maybeDelivered the request may have reached Core and been acted on (a timeout, a reset
+   *   connection), as opposed to never sent (connection refused, unknown host)
+   */
+  constructor(
+    message: string,
+    readonly maybeDelivered = false,
+  ) {
+    super(message);
+  }
 }
+
+/** Connection failures after which the request cannot have reached the server. */
+const NOT_SENT_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
 
 /** Core answered, but not what the interface promises (a bug or a version mismatch on Core's side). */
 export class CoreProtocolError extends Error {
@@ -75,10 +89,12 @@ export function coreFetch(baseUrl: string, timeoutMs: number): CoreFetch {
       text = await response.text();
     } catch (error) {
       if (signal.aborted) {
-        throw new CoreUnavailableError(`Core did not answer ${method} ${path} within ${timeoutMs} ms`);
+        throw new CoreUnavailableError(`Core did not answer ${method} ${path} within ${timeoutMs} ms`, true);
       }
       const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : "";
-      throw new CoreUnavailableError(`Core request ${method} ${path} failed${cause}`);
+      const code = error instanceof Error ? (error.cause as { code?: unknown } | undefined)?.code : undefined;
+      const notSent = typeof code === "string" && NOT_SENT_CODES.has(code);
+      throw new CoreUnavailableError(`Core request ${method} ${path} failed${cause}`, !notSent);
     }
     return { status, body: parseBody(text) };
   };

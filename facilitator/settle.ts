@@ -6,7 +6,9 @@
  * certificate the Vault will honour for the payment it asked for.
  *
  * How Core's answers map to ours (docs/facilitator.md, "Settle errors"):
- * - 200, or 409 carrying the stored certificate (idempotent retry) → settled;
+ * - 200, or 409 carrying the stored certificate (idempotent retry) → settled, `replayed` telling
+ *   them apart (`extra.already_issued`), except that a 409 for a seller that declared this its
+ *   first attempt (`settle_attempt: "first"`) is a replay → 400 `payment_already_used`;
  * - 400 (claims, policy, signature or collateral refused) → 400 with Core's code;
  * - 409 without a certificate (req_id already used by a different guarantee) → 400;
  * - 401 after a fresh sign-in, 403, other 4xx, 5xx, no answer, or a
@@ -18,7 +20,7 @@ import { type Certificate, certificateMatchesRequest, decodeCertificateClaims } 
 import { toWireSignedGuarantee } from "../sdk/claims";
 import { WireError } from "../sdk/errors";
 import { guaranteeId } from "../sdk/ids";
-import type { FacilitatorRequest } from "../sdk/x402";
+import { type FacilitatorRequest, PAYMENT_ALREADY_USED } from "../sdk/x402";
 import type { CoreApi } from "./core-client";
 import { CoreHttpError, CoreProtocolError, CoreUnavailableError } from "./core-http";
 import type { DeploymentParams } from "./deployment";
@@ -36,6 +38,11 @@ export const SETTLE_ERRORS = {
   coreRejected: "core_rejected",
   /** Core answered 409 without a certificate: this payer's req_id is taken by another guarantee. */
   duplicateGuarantee: "duplicate_guarantee",
+  /**
+   * Core had issued this guarantee before, and the seller declared this settlement its first attempt
+   * (`settle_attempt: "first"`): the payment was used already, this is a replay (400).
+   */
+  paymentAlreadyUsed: PAYMENT_ALREADY_USED,
   /** Core refused the facilitator's session even after a fresh sign-in (401). */
   coreUnauthorized: "core_unauthorized",
   /** Core says the facilitator wallet may not issue this guarantee (403): Core's facilitator list lacks it. */
@@ -126,6 +133,14 @@ export async function settlePayment(
 
   const problem = certificateProblem(outcome.certificate, request, context.deployment);
   if (problem !== null) return fail(500, SETTLE_ERRORS.invalidCertificate, problem);
+  if (outcome.replayed && request.settleAttempt === "first") {
+    // Nothing was issued or locked now: Core answered its stored certificate.
+    return fail(
+      400,
+      SETTLE_ERRORS.paymentAlreadyUsed,
+      "Core issued this guarantee before, and the seller says this is its first settlement of it: a replayed payment",
+    );
+  }
   return {
     success: true,
     certificate: outcome.certificate,

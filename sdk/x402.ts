@@ -431,11 +431,44 @@ export function resolveX402Version(
 // Facilitator requests and results
 // ---------------------------------------------------------------------------
 
+/**
+ * What a seller tells the facilitator about a settlement, in `paymentPayload.payload.settle_attempt`
+ * (beside the buyer's `claims`, `signature`, `scheme`; the payer's signature covers only the claims):
+ * - `"first"`: this seller has not submitted this payment before. Should Core have issued the
+ *   guarantee already, the settlement is a replay: the facilitator refuses it (400
+ *   `payment_already_used`) and the seller serves nothing.
+ * - `"retry"`: this seller submitted it before and never learnt the outcome (its settle call timed
+ *   out, the facilitator or Core failed, the seller stopped mid-settle): a guarantee Core issued
+ *   already is this seller's own, and the settlement succeeds with `extra.already_issued: true`.
+ * Absent: as `"retry"` (the behaviour of sellers that predate the field), with `extra.already_issued`
+ * telling the seller which it was.
+ */
+export type SettleAttempt = "first" | "retry";
+export const SETTLE_ATTEMPTS: readonly SettleAttempt[] = ["first", "retry"];
+/** The field of `paymentPayload.payload` carrying the seller's {@link SettleAttempt}. */
+export const SETTLE_ATTEMPT_FIELD = "settle_attempt";
+/** `error` / `errorReason` of a settlement refused as a replay (facilitator 400, seller 402). */
+export const PAYMENT_ALREADY_USED = "payment_already_used";
+
 /** Body of `POST /verify` and `POST /settle`, with the version resolved. */
 export interface FacilitatorRequest {
   x402Version: X402Version;
   paymentPayload: PaymentPayload;
   paymentRequirements: PaymentRequirements;
+  /** `paymentPayload.payload.settle_attempt`, when the seller sent it (`/settle` reads it, `/verify` ignores it). */
+  settleAttempt?: SettleAttempt;
+}
+
+/** `paymentPayload.payload.settle_attempt` of a raw request body: absent, or one of {@link SETTLE_ATTEMPTS}. */
+export function parseSettleAttempt(
+  paymentPayload: unknown,
+  field = "paymentPayload",
+): SettleAttempt | undefined {
+  const payload = parseObject(parseObject(paymentPayload, field).payload, `${field}.payload`);
+  const value = payload[SETTLE_ATTEMPT_FIELD];
+  if (value === undefined) return undefined;
+  if (value === "first" || value === "retry") return value;
+  throw new WireError(`${field}.payload.${SETTLE_ATTEMPT_FIELD}`, 'must be "first" or "retry"');
 }
 export type VerifyRequest = FacilitatorRequest;
 export type SettleRequest = FacilitatorRequest;
@@ -447,11 +480,14 @@ export function parseFacilitatorRequest(value: unknown): FacilitatorRequest {
   if (body.paymentRequirements === undefined) throw new WireError("paymentRequirements", "is required");
   const paymentPayload = parsePaymentPayload(body.paymentPayload, "paymentPayload");
   const paymentRequirements = parsePaymentRequirements(body.paymentRequirements, "paymentRequirements");
-  return {
+  const request: FacilitatorRequest = {
     x402Version: resolveX402Version(body.x402Version, paymentPayload),
     paymentPayload,
     paymentRequirements,
   };
+  const settleAttempt = parseSettleAttempt(body.paymentPayload);
+  if (settleAttempt !== undefined) request.settleAttempt = settleAttempt;
+  return request;
 }
 export const parseVerifyRequest = parseFacilitatorRequest;
 export const parseSettleRequest = parseFacilitatorRequest;
@@ -462,9 +498,17 @@ export function toWireFacilitatorRequest(request: FacilitatorRequest): {
   paymentPayload: WirePaymentPayload;
   paymentRequirements: PaymentRequirements;
 } {
+  const paymentPayload = toWirePaymentPayload(request.paymentPayload);
+  if (request.settleAttempt !== undefined) {
+    const payload: WireSignedGuarantee & { [SETTLE_ATTEMPT_FIELD]?: SettleAttempt } = {
+      ...paymentPayload.payload,
+    };
+    payload[SETTLE_ATTEMPT_FIELD] = request.settleAttempt;
+    paymentPayload.payload = payload;
+  }
   return {
     x402Version: request.x402Version,
-    paymentPayload: toWirePaymentPayload(request.paymentPayload),
+    paymentPayload,
     paymentRequirements: request.paymentRequirements,
   };
 }
@@ -530,9 +574,28 @@ export function parseVerifyResult(value: unknown, field = "verifyResult"): Verif
  */
 export const SETTLEMENT_EXTRA_CERTIFICATE = "certificate";
 
-/** `extra` of a successful settle answer: `{certificate}`. */
-export function settlementExtra(certificate: Certificate): Record<string, unknown> {
-  return { [SETTLEMENT_EXTRA_CERTIFICATE]: certificate };
+/**
+ * `extra.already_issued` of a successful settle answer: true when Core had issued this guarantee
+ * before this settlement (a retry, or a replay the seller did not declare as its first attempt; see
+ * {@link SettleAttempt}), false when this settlement issued it.
+ */
+export const SETTLEMENT_EXTRA_ALREADY_ISSUED = "already_issued";
+
+/** `extra` of a successful settle answer: `{certificate, already_issued}`. */
+export function settlementExtra(certificate: Certificate, alreadyIssued = false): Record<string, unknown> {
+  return { [SETTLEMENT_EXTRA_CERTIFICATE]: certificate, [SETTLEMENT_EXTRA_ALREADY_ISSUED]: alreadyIssued };
+}
+
+/**
+ * `extra.already_issued` of a settle answer or a decoded settlement header: true or false as the
+ * facilitator said, null when it did not say (a failure, or a facilitator that predates the field).
+ */
+export function settlementAlreadyIssued(settlement: unknown): boolean | null {
+  if (typeof settlement !== "object" || settlement === null) return null;
+  const extra = (settlement as { extra?: unknown }).extra;
+  if (typeof extra !== "object" || extra === null) return null;
+  const value = (extra as Record<string, unknown>)[SETTLEMENT_EXTRA_ALREADY_ISSUED];
+  return typeof value === "boolean" ? value : null;
 }
 
 /**

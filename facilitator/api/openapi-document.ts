@@ -97,6 +97,13 @@ export const FACILITATOR_OPENAPI = {
           claims: { type: "object" },
           signature: { type: "string" },
           scheme: { enum: ["eip712", "eip191"] },
+          settle_attempt: {
+            enum: ["first", "retry"],
+            description:
+              "Settle only, set by the seller (not signed by the payer): `first` when the seller never submitted " +
+              "this payment before (a guarantee Core issued already is then refused as `payment_already_used`), " +
+              "`retry` when it did and never learnt the outcome. Absent: as `retry`.",
+          },
         },
         required: ["claims", "signature", "scheme"],
       },
@@ -163,8 +170,17 @@ export const FACILITATOR_OPENAPI = {
         errorReason: { type: "null" },
         errorMessage: { type: "null" },
         extra: {
-          ...object({ certificate: ref("Certificate") }),
-          description: "The certificate again: the reference x402 client keeps `extra`, not `certificate`.",
+          ...object({
+            certificate: ref("Certificate"),
+            already_issued: {
+              type: "boolean",
+              description:
+                "Core had issued this guarantee before this settlement (a retry, or a replay the seller did not " +
+                'declare as its first attempt with `paymentPayload.payload.settle_attempt: "first"`).',
+            },
+          }),
+          description:
+            "The certificate again (the reference x402 client keeps `extra`, not `certificate`) and whether it was issued before.",
         },
       }),
       SettleFailure: object({

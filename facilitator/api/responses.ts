@@ -7,7 +7,7 @@
  *   issuance is off chain and `txHash` is null), `network`, `payer`,
  *   `errorReason` (= `error` on failure) and `errorMessage`; on success the
  *   certificate again as `extra.certificate`, the only place the reference
- *   client keeps it;
+ *   client keeps it, and `extra.already_issued` (Core had issued it before);
  * - supported: each kind's `extra` names the signing domain, which the
  *   `svc-credit` server scheme copies into the requirements.
  */
@@ -46,7 +46,7 @@ export function verifyBody(outcome: VerifyOutcome): VerifyBody {
 }
 
 export interface SettleBody extends SettleResult {
-  /** On success: `{certificate}` (sdk `settlementExtra`). */
+  /** On success: `{certificate, already_issued}` (sdk `settlementExtra`). */
   extra?: Record<string, unknown>;
   transaction: string;
   network: string;
@@ -60,6 +60,7 @@ export function settleSuccessBody(
   guaranteeId: string,
   network: string,
   payer: string,
+  alreadyIssued = false,
 ): SettleBody {
   return {
     success: true,
@@ -72,7 +73,7 @@ export function settleSuccessBody(
     payer,
     errorReason: null,
     errorMessage: null,
-    extra: settlementExtra(certificate),
+    extra: settlementExtra(certificate, alreadyIssued),
   };
 }
 
@@ -104,7 +105,13 @@ export function settleFailureBody(
 
 export function settleOutcomeBody(outcome: SettleOutcome, network: string): SettleBody {
   if (outcome.success)
-    return settleSuccessBody(outcome.certificate, outcome.guaranteeId, network, outcome.payer);
+    return settleSuccessBody(
+      outcome.certificate,
+      outcome.guaranteeId,
+      network,
+      outcome.payer,
+      outcome.replayed,
+    );
   return settleFailureBody(outcome.error, outcome.error, outcome.message, network, outcome.payer);
 }
 

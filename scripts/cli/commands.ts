@@ -22,7 +22,7 @@ import {
 import { signGuarantee } from "../../sdk/eip712";
 import { parseAddress, parseUint256, sameAddress, ZERO_ADDRESS } from "../../sdk/wire";
 import { ClearingHouse__factory, Vault__factory } from "../../typechain-types";
-import { CoreHttp } from "./core";
+import { CoreHttp, SignedInReader } from "./core";
 import { type AssetInfo, type CliContext, CliError, formatAmount, parseAmount } from "./context";
 
 export type Flags = Record<string, string | boolean | undefined>;
@@ -105,12 +105,26 @@ export async function deposit(ctx: CliContext, flags: Flags): Promise<void> {
 }
 
 export async function balance(ctx: CliContext, flags: Flags): Promise<void> {
-  const user = str(flags, "address") ? parseAddress(str(flags, "address"), "--address") : ctx.address;
+  // Core's view is read as the other signed-in commands read: the stored session (`login`), else the key.
+  let reader: SignedInReader | null = null;
+  try {
+    reader = SignedInReader.open(ctx);
+  } catch (error) {
+    if (!(error instanceof CliError) || ctx.hasKey) throw error; // a key that does not load is reported
+  }
+  const given = str(flags, "address");
+  if (given === undefined && reader === null) {
+    throw new CliError(
+      `balance: whose? pass --address 0x…, a key (--account i, --key-file f), or sign in first ` +
+        `(npm run cli -- login …; session file ${ctx.sessionFile})`,
+    );
+  }
+  const user = given !== undefined ? parseAddress(given, "--address") : reader!.address;
   const assets = str(flags, "asset") ? [ctx.asset(str(flags, "asset"))] : ctx.assets();
   console.log(`On chain (Vault ${await ctx.vault.getAddress()}), ${user}:`);
   for (const asset of assets) {
     const [wallet, deposited, obligations, free, pending, finalizableAt] = await Promise.all([
-      asset.address === ZERO_ADDRESS ? ctx.provider.getBalance(user) : ctx.token(asset).balanceOf(user),
+      asset.address === ZERO_ADDRESS ? ctx.provider.getBalance(user) : ctx.tokenView(asset).balanceOf(user),
       ctx.vault.balanceOf(user, asset.address),
       ctx.vault.obligationOf(user, asset.address),
       ctx.vault.freeCollateralOf(user, asset.address),
@@ -135,15 +149,18 @@ export async function balance(ctx: CliContext, flags: Flags): Promise<void> {
       );
     }
   }
-  const core = new CoreHttp(ctx.coreUrl);
-  if (!sameAddress(user, ctx.address)) {
-    console.log(`Core's view: only ${user} itself (or a facilitator) may read it; skipped.`);
+  if (reader === null || !sameAddress(user, reader.address)) {
+    console.log(
+      `Core's view: only ${user} itself (or a facilitator) may read it: sign in as ${user} ` +
+        "(npm run cli -- login …) or pass its key; skipped.",
+    );
     return;
   }
   let answer;
   try {
-    answer = await core.getAuthenticated(ctx.wallet, `/core/users/${user}/balances`);
+    answer = await reader.get(`/core/users/${user}/balances`);
   } catch (error) {
+    if (error instanceof CliError) throw error; // the stored session is dead and there is no key: sign in again
     console.log(`Core's view (${ctx.coreUrl}): unavailable: ${(error as Error).message}`);
     return;
   }

@@ -217,6 +217,11 @@ export class CliContext {
     return IERC20__factory.connect(asset.address, this.wallet);
   }
 
+  /** The token for reads only: needs no key. */
+  tokenView(asset: AssetInfo): IERC20 {
+    return IERC20__factory.connect(asset.address, this.provider);
+  }
+
   /** Local account for Core's routes and signatures (no provider needed). */
   get address(): string {
     return this.wallet.address;

@@ -79,8 +79,22 @@ function amountOf(ctx: CliContext, amount: string, asset: string): string {
 export async function login(ctx: CliContext): Promise<void> {
   const wallet = ctx.wallet; // a CliError naming the ways to give a key when none is
   const store = new SessionStore(ctx.sessionFile);
-  const session = await new CoreHttp(ctx.coreUrl).signIn(wallet);
+  const core = new CoreHttp(ctx.coreUrl);
+  const previous = store.read(ctx.coreUrl);
+  const session = await core.signIn(wallet);
   store.save(ctx.coreUrl, session);
+  if (previous !== null) {
+    // The session this one replaces would otherwise stay valid on Core until its refresh token expires.
+    try {
+      await core.logout(previous.refresh_token);
+      console.log(`Revoked the previous session (${previous.address}) on ${ctx.coreUrl}.`);
+    } catch (error) {
+      console.log(
+        `The previous session (${previous.address}) could not be revoked on ${ctx.coreUrl}: ` +
+          `${(error as Error).message}; it lapses when its refresh token expires.`,
+      );
+    }
+  }
   const minutes = Math.round((session.access_token_expires_at - Math.floor(Date.now() / 1000)) / 60);
   console.log(`Signed in to ${ctx.coreUrl} as ${session.address}.`);
   console.log(

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { expect } from "chai";
 import { blsKeyFromSecret } from "../../sdk/bls";
-import { deposit, type Flags } from "../../scripts/cli/commands";
+import { balance, deposit, type Flags } from "../../scripts/cli/commands";
 import { CliContext, defaultSessionFile } from "../../scripts/cli/context";
 import {
   checkGuaranteeCertificate,
@@ -125,6 +125,23 @@ describe("CLI: login, guarantees, guarantee <id>, cycles against a running Core"
     await stack.round();
     const v1 = await stack.settle("alice", "bob", 300n, f.usdAddress);
     const v2 = await stack.settle("alice", "carol", 200n, f.usdAddress, { policy: {} });
+
+    // A second login replaces the stored session and revokes the one it replaces on Core.
+    const replaced = sessionFile(session).sessions[core];
+    expect(await cli(alice, login)).to.contain(`Revoked the previous session (${w.alice.address})`);
+    expect(sessionFile(session).sessions[core].refresh_token).to.not.equal(replaced.refresh_token);
+    expect(
+      (await request(core, "POST", "/auth/refresh", { json: { refresh_token: replaced.refresh_token } }))
+        .status,
+    ).to.equal(401);
+
+    // balance: no key, the stored session reads Core's view of alice's collateral (500 locked of 1000).
+    const balanceOut = await cli(null, balance, { asset: "tUSD" });
+    expect(balanceOut).to.contain(`On chain (Vault ${f.vaultAddress}), ${w.alice.address}:`);
+    expect(balanceOut).to.match(/Core's view \(.*\):\n +tUSD +deposited 1000, locked 500/);
+    expect(await cli(null, balance, { address: w.bob.address })).to.contain(
+      `Core's view: only ${w.bob.address} itself (or a facilitator) may read it`,
+    );
 
     // No key: the stored session reads alice's guarantees, newest first.
     const listed = await cli(null, guarantees);

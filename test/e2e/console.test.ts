@@ -1,17 +1,17 @@
 /**
- * The operator console (docs/console.md) in a real browser: Debian's Chromium (/usr/bin/chromium) driven
- * by playwright-core, against the console Core serves at /console/ on the real protocol stack
+ * The operator console (docs/console.md) in a real browser: Debian's Chromium (/usr/bin/chromium), else
+ * the one the npm package @sparticuz/chromium ships (test/support/chromium.ts), driven by playwright-core, against the console Core serves at /console/ on the real protocol stack
  * (test/e2e/protocol-fixtures.ts: Hardhat chain, Core over a SQLite file, facilitator). The console is
  * built first with Vite, as `npm run devnet` does. The Health view must show the chain head Core reads;
  * a cycle Core commits must appear in the Cycles view with its root, totals in token units and its
- * debtor; every request the page makes goes to Core (no CDN). Without Chromium the test fails: the
- * browser is part of the test's contract (`.ci/run` installs it).
+ * debtor; every request the page makes goes to Core (no CDN). Without a usable Chromium the test fails:
+ * the browser is part of the test's contract.
  *
  * `SURETY_CONSOLE_SCREENSHOTS=1` also writes the screenshots docs/console.md shows
  * (`npm run console:screenshots`).
  */
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -23,6 +23,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { consoleRouter } from "../../operator/api/console-routes";
 import { chainFixture, type ChainFixture } from "../operator/indexer-fixtures";
 import { cycleOf, type ProtocolStack, startProtocolStack } from "./protocol-fixtures";
+import { type ChromiumLaunch, resolveChromium } from "../support/chromium";
 
 /**
  * The default deployment under a fixture of this file's own: loadFixture snapshots per function, and the
@@ -35,20 +36,6 @@ async function consoleDeployment(): Promise<ChainFixture> {
 }
 
 const ROOT = path.resolve(__dirname, "../..");
-const CHROMIUM = "/usr/bin/chromium";
-/**
- * What the machine's notes prescribe for Debian's Chromium here: no sandbox (CI runs as root), no GPU, and
- * none of Chromium's own background connections (the network is closed; they fail at every start).
- */
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 /** The page polls every 2 s: a change must show within two polls and a slow render. */
 const SHOWS_WITHIN_MS = 10_000;
 const SCREENSHOT_DIR = path.join(ROOT, "docs", "images");
@@ -145,13 +132,18 @@ describe("operator console in headless Chromium on a real stack", function () {
   this.timeout(120_000);
   let s: ProtocolStack | undefined;
   let browser: Browser | undefined;
+  let chromiumLaunch: ChromiumLaunch;
+  const launch = () =>
+    chromium.launch({
+      executablePath: chromiumLaunch.executablePath,
+      headless: true,
+      args: chromiumLaunch.args,
+      env: chromiumLaunch.env,
+    });
 
-  before(function () {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(
-        `${CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium; .ci/run does it when absent)`,
-      );
-    }
+  before(async function () {
+    chromiumLaunch = await resolveChromium();
+    console.log(`      (browser: ${chromiumLaunch.source})`);
     buildConsole();
   });
 
@@ -168,7 +160,7 @@ describe("operator console in headless Chromium on a real stack", function () {
     const usd = f.usdAddress;
     await s.round(); // first indexer pass: Core knows the head and the chain time
 
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launch();
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const requests: string[] = [];
     const problems: string[] = [];
@@ -279,7 +271,7 @@ describe("operator console in headless Chromium on a real stack", function () {
     const usd = f.usdAddress;
     const url = s.core.url;
     await s.round();
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launch();
     const problems: string[] = [];
     const requests: string[] = [];
 

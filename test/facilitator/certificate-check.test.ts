@@ -137,7 +137,7 @@ describe("facilitator certificate checks", function () {
         expect(result.network).to.equal(NETWORK);
         expect(result.payer).to.equal(payer.address);
         // The reference client drops unknown fields: the certificate survives in `extra`.
-        expect(result.extra).to.deep.equal({ certificate });
+        expect(result.extra).to.deep.equal({ certificate, already_issued: false });
         expect(parseSettleResult(result).certificate).to.deep.equal(certificate);
       } finally {
         server.closeAllConnections();

@@ -334,6 +334,15 @@ async function depositOnChain(t: TestCore, amount: bigint): Promise<void> {
   expect((await t.core.context.store.getCollateral(payer.address, ZERO_ADDRESS)).deposited).to.equal(amount);
 }
 
+/** A settle body with the seller's `settle_attempt` beside the buyer's signed guarantee. */
+function withSettleAttempt(body: Record<string, unknown>, attempt: string): Record<string, unknown> {
+  const paymentPayload = body.paymentPayload as { payload: Record<string, unknown> };
+  return {
+    ...body,
+    paymentPayload: { ...paymentPayload, payload: { ...paymentPayload.payload, settle_attempt: attempt } },
+  };
+}
+
 describe("facilitator /settle against a real Core", function () {
   let t: TestCore;
   let facilitator: TestFacilitator;
@@ -409,7 +418,7 @@ describe("facilitator /settle against a real Core", function () {
         payer: payer.address,
         errorReason: null,
         errorMessage: null,
-        extra: { certificate: response.body.certificate },
+        extra: { certificate: response.body.certificate, already_issued: false },
       });
       const certificate = parseCertificate(response.body.certificate);
       await expectCertificateFor(certificate, claims);
@@ -430,13 +439,49 @@ describe("facilitator /settle against a real Core", function () {
     const first = await post(`${facilitator.url}/settle`, bodyFor(signed, 2));
     expect(first.status).to.equal(200);
     const lockedOnce = await locked();
+    expect(first.body.extra.already_issued).to.equal(false);
     for (const x402Version of [2, 1] as const) {
       const retry = await post(`${facilitator.url}/settle`, bodyFor(signed, x402Version));
       expect(retry.status).to.equal(200);
-      expect(retry.body).to.deep.equal(first.body);
+      // The same answer, told apart from the first settlement by extra.already_issued.
+      expect(retry.body).to.deep.equal({
+        ...first.body,
+        extra: { ...first.body.extra, already_issued: true },
+      });
+      // A seller's declared retry is the same success.
+      const declared = withSettleAttempt(bodyFor(signed, x402Version), "retry");
+      const again = await post(`${facilitator.url}/settle`, declared);
+      expect(again.status).to.equal(200);
+      expect(again.body.extra.already_issued).to.equal(true);
     }
     expect(await locked()).to.equal(lockedOnce);
     await expectCertificateFor(parseCertificate(first.body.certificate), claims);
+  });
+
+  it('refuses a settlement declared "first" of a guarantee Core issued before: 400 payment_already_used, nothing locked', async function () {
+    const claims = ethClaims(1);
+    const signed = await sign(claims, "eip712", payer, deployment);
+    const first = await post(`${facilitator.url}/settle`, withSettleAttempt(bodyFor(signed, 2), "first"));
+    expect(first.status, JSON.stringify(first.body)).to.equal(200);
+    expect(first.body.extra.already_issued).to.equal(false);
+    const lockedOnce = await locked();
+    for (const x402Version of [2, 1] as const) {
+      const replay = await post(
+        `${facilitator.url}/settle`,
+        withSettleAttempt(bodyFor(signed, x402Version), "first"),
+      );
+      expect(replay.status).to.equal(400);
+      expect(replay.body).to.deep.include({
+        success: false,
+        error: "payment_already_used",
+        errorReason: "payment_already_used",
+        certificate: null,
+      });
+    }
+    expect(await locked()).to.equal(lockedOnce);
+    const bad = await post(`${facilitator.url}/settle`, withSettleAttempt(bodyFor(signed, 2), "maybe"));
+    expect(bad.status).to.equal(400);
+    expect(bad.body.error).to.match(/paymentPayload\.payload\.settle_attempt: must be "first" or "retry"/);
   });
 
   it("passes Core's refusal through: insufficient collateral is 400 with Core's code and message", async function () {

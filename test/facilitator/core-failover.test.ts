@@ -112,6 +112,32 @@ describe("facilitator with several Core URLs (failover)", function () {
     if (first.ok && again.ok) expect(again.certificate).to.deep.equal(first.certificate);
   });
 
+  it("a Core that issued but whose answer was lost, then another's 409: the facilitator's own retry (replayed false)", async function () {
+    const real = coreFetch(t.core.url, 2_000);
+    let lost = 0;
+    // Delivers the issuance to the real Core, then loses its answer (as a timeout or a reset would).
+    const losesAnswers: CoreFetch = async (request) => {
+      const response = await real(request);
+      if (request.path !== "/core/guarantees") return response;
+      lost++;
+      throw new CoreUnavailableError("Core did not answer POST /core/guarantees within 2000 ms", true);
+    };
+    const client = new CoreClient({
+      config: facilitatorConfig({ chainId: CHAIN_ID }),
+      clock: new ManualClock(T0),
+      fetchCore: [losesAnswers, real],
+    });
+    const deployment = await client.getDeployment({ fresh: true }); // starts at the first; next call at the second
+    const body = await wire(9_004n, deployment);
+    await client.getPublicParams({ fresh: true }); // the issuance below starts at the one that loses answers
+    const outcome = await client.issueGuarantee(body);
+    expect(lost).to.equal(1);
+    expect(outcome.ok && !outcome.replayed, JSON.stringify(outcome)).to.equal(true);
+    // A later call meeting the stored guarantee on the first try is a replay.
+    const later = await client.issueGuarantee(body);
+    expect(later.ok && later.replayed, JSON.stringify(later)).to.equal(true);
+  });
+
   it("fails only when no Core answers: unreachable → CoreUnavailableError, all failing → the last failure", async function () {
     const unreachable = new CoreClient({
       config: facilitatorConfig({ coreUrl: `${dead},${await deadUrl()}` }),

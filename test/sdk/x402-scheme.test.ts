@@ -209,7 +209,7 @@ describe("x402 svc-credit scheme (sdk/kits/x402-scheme)", function () {
       );
     });
 
-    it("settle hooks: a used payment is refused, one in flight too, a failed one may come again", async function () {
+    it("settle hooks: a used payment is refused, one in flight too, a failed one may come again, declared first or retry", async function () {
       const ledger = new MemoryPaymentLedger();
       const scheme = new SuretyServerScheme({ ledger, clock: { nowSeconds: () => NOW } });
       const hooks = scheme.schemeHooks;
@@ -227,13 +227,25 @@ describe("x402 svc-credit scheme (sdk/kits/x402-scheme)", function () {
         declaredExtensions: {},
         phase: "before-handler" as const,
       };
+      const settleError = (statusCode: number, errorReason: string) =>
+        Object.assign(new Error(errorReason), { name: "SettleError", statusCode, errorReason });
       expect(await hooks.onBeforeSettle!(context)).to.equal(undefined);
+      expect(await scheme.enrichSettlementPayload(context)).to.deep.equal({ settle_attempt: "first" });
       expect(await hooks.onBeforeSettle!(context)).to.deep.include({
         abort: true,
         reason: PAYMENT_IN_PROGRESS,
       });
-      await hooks.onSettleFailure!({ ...context, error: new Error("refused") });
+      // Refused by the facilitator (4xx): nothing was issued, the next one is a first settlement again.
+      await hooks.onSettleFailure!({ ...context, error: settleError(400, "insufficient_collateral") });
       expect(await hooks.onBeforeSettle!(context)).to.equal(undefined);
+      expect(await scheme.enrichSettlementPayload(context)).to.deep.equal({ settle_attempt: "first" });
+      // Outcome unknown (timeout, 5xx): the next one is this seller's retry.
+      await hooks.onSettleFailure!({ ...context, error: new Error("Facilitator settle request timed out") });
+      expect(await hooks.onBeforeSettle!(context)).to.equal(undefined);
+      expect(await scheme.enrichSettlementPayload(context)).to.deep.equal({ settle_attempt: "retry" });
+      await hooks.onSettleFailure!({ ...context, error: settleError(500, "core_unavailable") });
+      expect(await hooks.onBeforeSettle!(context)).to.equal(undefined);
+      expect(await scheme.enrichSettlementPayload(context)).to.deep.equal({ settle_attempt: "retry" });
       await hooks.onAfterSettle!({
         ...context,
         result: { success: true, transaction: "0x", network: NETWORK },
@@ -244,6 +256,43 @@ describe("x402 svc-credit scheme (sdk/kits/x402-scheme)", function () {
       });
       const garbage = { ...context, paymentPayload: { ...context.paymentPayload, payload: { nope: 1 } } };
       expect(await hooks.onBeforeSettle!(garbage)).to.equal(undefined); // the facilitator names the problem
+      expect(await scheme.enrichSettlementPayload(garbage)).to.equal(undefined);
+    });
+
+    it("settle hooks: a replay the facilitator refused stays used; a buyer may not declare settle_attempt", async function () {
+      const ledger = new MemoryPaymentLedger();
+      const scheme = new SuretyServerScheme({ ledger, clock: { nowSeconds: () => NOW } });
+      const hooks = scheme.schemeHooks;
+      const client = new SuretyClientScheme({
+        signer: payer,
+        domain: DOMAIN,
+        maxAmountPerRequest: { [TOKEN]: 1000 },
+        clock: { nowSeconds: () => NOW },
+        reqId: () => 43n,
+      });
+      const { payload } = await client.createPaymentPayload(2, requirements());
+      const context = {
+        paymentPayload: { x402Version: 2, accepted: requirements(), payload },
+        requirements: requirements(),
+        declaredExtensions: {},
+        phase: "before-handler" as const,
+      };
+      expect(await hooks.onBeforeSettle!(context)).to.equal(undefined);
+      const replay = Object.assign(new Error(PAYMENT_ALREADY_USED), {
+        name: "SettleError",
+        statusCode: 400,
+        errorReason: PAYMENT_ALREADY_USED,
+      });
+      await hooks.onSettleFailure!({ ...context, error: replay });
+      expect(await hooks.onBeforeSettle!(context)).to.deep.include({
+        abort: true,
+        reason: PAYMENT_ALREADY_USED,
+      });
+      const forged = {
+        ...context,
+        paymentPayload: { ...context.paymentPayload, payload: { ...payload, settle_attempt: "retry" } },
+      };
+      expect(await hooks.onBeforeSettle!(forged)).to.deep.include({ abort: true, reason: "invalid_payload" });
     });
   });
 

@@ -13,6 +13,12 @@
  *   app in `res.locals.surety` and `onSettled`.
  * - Facilitator unreachable, failing (5xx) or answering nonsense → 502: the
  *   payment is not at fault and may be presented again.
+ * - Replays: the ledger (`ledger`, default in memory) reserves the payment
+ *   before settling and tells the facilitator whether this is the seller's
+ *   first settlement of it (`settle_attempt`, sdk/x402.ts): a guarantee Core
+ *   issued already is then refused as `payment_already_used` unless the
+ *   ledger knows this seller submitted it before without serving it (its own
+ *   retry, settled and served once). See sdk/kits/x402-scheme/ledger.ts.
  *
  * Answers other than 2xx carry `Cache-Control: no-store`.
  */
@@ -22,8 +28,10 @@ import { type WireClaims, toWireClaims } from "../../claims";
 import { WireError } from "../../errors";
 import { parseNetwork } from "../../wire";
 import {
+  PAYMENT_ALREADY_USED,
   PAYMENT_REQUIRED_HEADER,
   PAYMENT_SIGNATURE_HEADER,
+  SETTLE_ATTEMPT_FIELD,
   type PaymentPayload,
   type PaymentRequirements,
   X_PAYMENT_HEADER,
@@ -83,7 +91,10 @@ export interface PaywallOptions {
   routes: Record<string, PaywallRoute>;
   /** Version of the 402 answer to a request without payment (default 2). Payments of both versions are accepted. */
   x402Version?: X402Version;
-  /** Called after settlement, before the route runs. If it throws, the route is not served (500) and the same payment may be presented again. */
+  /**
+   * Called after settlement, before the route runs. If it throws, the route is not served (500) and the
+   * same payment may be presented again (the ledger has it as attempted: settled again as this seller's retry).
+   */
   onSettled?: (settlement: SuretySettlement, req: Request) => void | Promise<void>;
   fetch?: PaywallFetch;
   facilitatorTimeoutMs?: number;
@@ -99,7 +110,7 @@ export interface PaywallOptions {
 /** `error`/`code` answers of the paywall itself. */
 export const PAYWALL_ERRORS = {
   malformedPayment: "malformed_payment",
-  paymentAlreadyUsed: "payment_already_used",
+  paymentAlreadyUsed: PAYMENT_ALREADY_USED,
   paymentInProgress: "payment_in_progress",
   facilitatorUnavailable: "facilitator_unavailable",
   facilitatorError: "facilitator_error",
@@ -198,15 +209,37 @@ export function paywall(options: PaywallOptions): RequestHandler {
       );
     }
 
+    // What the ledger does with the reservation unless the resource is served: `release` while nothing
+    // can have been issued, `attempted` once the settlement is submitted and its outcome unknown.
+    const afterwards: { step: "release" | "attempted" | "used" } = { step: "release" };
     let served = false;
     try {
       const requirements = routeRequirements(route, version, resource);
+      const wirePayload = toWirePaymentPayload(payload);
       const body = {
         x402Version: version,
-        paymentPayload: toWirePaymentPayload(payload),
+        paymentPayload: wirePayload,
         paymentRequirements: requirements,
       };
-      const settlement = await verifyThenSettle(body, claims, route, version, resource, requirements);
+      const settleBody = {
+        ...body,
+        paymentPayload: {
+          ...wirePayload,
+          payload: {
+            ...wirePayload.payload,
+            [SETTLE_ATTEMPT_FIELD]: reservation === "retry" ? "retry" : "first",
+          },
+        },
+      };
+      const settlement = await verifyThenSettle(
+        body,
+        settleBody,
+        claims,
+        route,
+        version,
+        resource,
+        requirements,
+      );
       if (settlement === null) return;
       res.set(paymentResponseHeaderName(version), encodeBase64Json(settlement.settlement));
       res.locals.surety = settlement;
@@ -228,12 +261,17 @@ export function paywall(options: PaywallOptions): RequestHandler {
       }
       throw error;
     } finally {
-      if (!served) await ledger.release(key);
+      if (!served) {
+        if (afterwards.step === "used") await ledger.markUsed(key);
+        else if (afterwards.step === "attempted") await ledger.markAttempted(key);
+        else await ledger.release(key);
+      }
     }
 
     /** Verify, then settle; answers the buyer and returns null when the payment does not go through. */
     async function verifyThenSettle(
       body: Record<string, unknown>,
+      settleRequest: Record<string, unknown>,
       paidClaims: PaymentPayload["payload"]["claims"],
       paidRoute: CompiledRoute,
       paidVersion: X402Version,
@@ -272,10 +310,16 @@ export function paywall(options: PaywallOptions): RequestHandler {
         return null;
       }
 
-      const settle = await facilitator.settle(body);
+      afterwards.step = "attempted"; // from here on Core may issue it whatever the seller hears back
+      const settle = await facilitator.settle(settleRequest);
       const settleBody = settle.body as Record<string, unknown>;
       const settleError =
         text(settleBody?.errorMessage) ?? text(settleBody?.error) ?? `status ${settle.status}`;
+      if (settle.status === 400) {
+        // Refused: nothing was issued now; a replay refused stays used.
+        const reason = text(settleBody?.errorReason) ?? text(settleBody?.error);
+        afterwards.step = reason === PAYMENT_ALREADY_USED ? "used" : "release";
+      }
       if (settle.status >= 500 || (settle.status !== 200 && settle.status !== 400)) {
         fail(
           res,

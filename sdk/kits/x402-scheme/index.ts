@@ -19,12 +19,15 @@ export {
   type MoneyAsset,
   PAYMENT_ALREADY_USED,
   PAYMENT_IN_PROGRESS,
+  SETTLE_ATTEMPT_FROM_BUYER,
   SURETY_PAYMENT_FLOWS,
   type SuretyPriceInput,
   type SuretyServerSchemeOptions,
   SuretyServerScheme,
   certificateOfSettlement,
+  ledgerStepAfterFailure,
   moneyToBaseUnits,
+  settleAttemptOf,
   suretyPrice,
 } from "./server";
 export { type ClaimsInput, type PayerSigner, REQ_ID_BYTES, buildClaims, randomReqId } from "./claims";
@@ -39,11 +42,18 @@ export {
   rejectOption,
   selectPaymentOption,
 } from "./select";
-export { SCHEME } from "../../x402";
+export { SCHEME, SETTLE_ATTEMPT_FIELD, type SettleAttempt, settlementAlreadyIssued } from "../../x402";
+// The durable SQLite ledger is ./sqlite-ledger.ts (SqlitePaymentLedger), not re-exported here: it loads
+// better-sqlite3, a native module, which the scheme itself does not need.
 export {
   DEFAULT_RETENTION_SECONDS,
+  DEFAULT_SETTLE_LEASE_SECONDS,
+  type LedgerEntry,
+  type LedgerEntryState,
   MemoryPaymentLedger,
   type PaymentLedger,
+  type PaymentLedgerOptions,
   type ReservationResult,
+  decideReservation,
   paymentKey,
 } from "./ledger";

@@ -13,13 +13,20 @@
  * runs (our facilitator's `/settle` verifies first), so the handler runs only
  * once Core's certificate is in hand, as the interface contract's flow says.
  *
- * Replay: settling the same signed guarantee again is idempotent (Core
- * answers its stored certificate), so without a ledger a replayed
- * `PAYMENT-SIGNATURE` would buy the resource again. The scheme's settle hooks
- * reserve the payment's identity (network, payer, req_id) before settling,
- * release it when settlement fails and keep it once settled; a payment
- * already used is refused with `payment_already_used` (402), one in flight
- * with `payment_in_progress`.
+ * Replay: settling the same signed guarantee again is idempotent at Core (it
+ * answers its stored certificate, locking nothing again), so the seller must
+ * tell a replay from its own retry. The scheme's settle hooks reserve the
+ * payment's identity (network, payer, req_id) in the seller's
+ * {@link PaymentLedger} before settling, and `enrichSettlementPayload` tells
+ * the facilitator what the ledger knows (`settle_attempt`, sdk/x402.ts):
+ * `"first"` (never submitted by this seller: a guarantee Core issued already
+ * is a replay, refused by the facilitator as `payment_already_used`, so a
+ * seller that restarted or a replica without the ledger serves nothing) or
+ * `"retry"` (submitted before, outcome unknown: the issued guarantee is this
+ * seller's, served once). A refused payment is released, an interrupted one
+ * marked attempted, a settled one kept; a payment the ledger has as used is
+ * refused with `payment_already_used` (402) before any settlement, one in
+ * flight with `payment_in_progress`.
  */
 import type {
   AssetAmount,
@@ -39,7 +46,13 @@ import {
   parseSignedGuarantee,
   toWireValidationPolicy,
 } from "../../claims";
-import { DEFAULT_RETENTION_SECONDS, MemoryPaymentLedger, type PaymentLedger, paymentKey } from "./ledger";
+import {
+  DEFAULT_RETENTION_SECONDS,
+  MemoryPaymentLedger,
+  type PaymentLedger,
+  type ReservationResult,
+  paymentKey,
+} from "./ledger";
 import {
   type GuaranteeDomainParams,
   type GuaranteeTypedDataDomain,
@@ -48,7 +61,10 @@ import {
 import { WireError } from "../../errors";
 import { formatNetwork, formatUint, parseAddress, parseNetwork, parseObject, parseUint256 } from "../../wire";
 import {
+  PAYMENT_ALREADY_USED,
   SCHEME,
+  SETTLE_ATTEMPT_FIELD,
+  type SettleAttempt,
   domainDifference,
   domainFromExtra,
   extraFromDomain,
@@ -92,10 +108,36 @@ export interface SuretyServerSchemeOptions {
   clock?: { nowSeconds(): number };
 }
 
-/** `errorReason` of a replayed payment (402). */
-export const PAYMENT_ALREADY_USED = "payment_already_used";
+/** `errorReason` of a replayed payment (402): the ledger has it as used, or the facilitator found it issued. */
+export { PAYMENT_ALREADY_USED };
 /** `errorReason` of a payment presented again while its first settlement is in flight (402). */
 export const PAYMENT_IN_PROGRESS = "payment_in_progress";
+/** `errorReason` of a payment header that carries the seller's `settle_attempt` field (402). */
+export const SETTLE_ATTEMPT_FROM_BUYER = "invalid_payload";
+
+/**
+ * What the ledger's reservation means for the facilitator, or null when the
+ * buyer must be refused: `reserved` → `"first"`, `retry` → `"retry"`.
+ */
+export function settleAttemptOf(reservation: ReservationResult): SettleAttempt | null {
+  if (reservation === "reserved") return "first";
+  if (reservation === "retry") return "retry";
+  return null;
+}
+
+/**
+ * How a failed settlement leaves the ledger: the facilitator refused the payment as a replay
+ * (`used`), refused it otherwise with a 4xx, so nothing was issued (`release`), or the outcome is
+ * unknown (a timeout, a 5xx, an unreadable answer: Core may have issued it; `attempted`, so that the
+ * same payment presented again is settled as this seller's retry).
+ */
+export function ledgerStepAfterFailure(error: unknown): "used" | "release" | "attempted" {
+  const settle = error as { name?: unknown; statusCode?: unknown; errorReason?: unknown } | null;
+  if (settle === null || typeof settle !== "object" || settle.name !== "SettleError") return "attempted";
+  if (settle.errorReason === PAYMENT_ALREADY_USED) return "used";
+  const status = settle.statusCode;
+  return typeof status === "number" && status >= 400 && status < 500 ? "release" : "attempted";
+}
 
 /** `svc-credit` for `new x402ResourceServer(facilitatorClient).register(network, scheme)`. */
 export class SuretyServerScheme implements SchemeNetworkServer {
@@ -103,6 +145,8 @@ export class SuretyServerScheme implements SchemeNetworkServer {
   readonly defaultAssetTransferMethod = DEFAULT_ASSET_TRANSFER_METHOD;
   readonly paymentFlows = SURETY_PAYMENT_FLOWS;
   readonly schemeHooks: SchemeServerHooks;
+  /** Adds the seller's `settle_attempt` to the payload the facilitator settles (see the module comment). */
+  readonly enrichSettlementPayload: NonNullable<SchemeNetworkServer["enrichSettlementPayload"]>;
   private readonly pinned: GuaranteeTypedDataDomain | null;
   private readonly moneyAsset: MoneyAsset | null;
 
@@ -113,10 +157,16 @@ export class SuretyServerScheme implements SchemeNetworkServer {
       throw new WireError("retentionSeconds", "must be a positive integer");
     }
     const clock = options.clock ?? { nowSeconds: () => Math.floor(Date.now() / 1000) };
+    // The reservation's verdict, from onBeforeSettle to enrichSettlementPayload (the same payload object).
+    const attempts = new WeakMap<object, SettleAttempt>();
     this.schemeHooks = {
       onBeforeSettle: async (context) => {
         const identity = paymentIdentity(context);
         if (identity === null) return; // malformed: the facilitator refuses it with a reason naming the field
+        if (SETTLE_ATTEMPT_FIELD in (context.paymentPayload.payload as object)) {
+          const message = `paymentPayload.payload.${SETTLE_ATTEMPT_FIELD} is the seller's to set, not the buyer's`;
+          return { abort: true, reason: SETTLE_ATTEMPT_FROM_BUYER, message };
+        }
         const outcome = await ledger.reserve(
           identity.key,
           identity.timestamp + retention,
@@ -128,6 +178,7 @@ export class SuretyServerScheme implements SchemeNetworkServer {
         if (outcome === "in_progress") {
           return { abort: true, reason: PAYMENT_IN_PROGRESS, message: "this payment is being settled" };
         }
+        attempts.set(context.paymentPayload, settleAttemptOf(outcome) ?? "first");
       },
       onAfterSettle: async (context) => {
         const identity = paymentIdentity(context);
@@ -135,8 +186,17 @@ export class SuretyServerScheme implements SchemeNetworkServer {
       },
       onSettleFailure: async (context) => {
         const identity = paymentIdentity(context);
-        if (identity !== null) await ledger.release(identity.key);
+        if (identity === null) return;
+        const step = ledgerStepAfterFailure(context.error);
+        if (step === "used") await ledger.markUsed(identity.key);
+        else if (step === "release") await ledger.release(identity.key);
+        else await ledger.markAttempted(identity.key);
       },
+    };
+    this.enrichSettlementPayload = async (context) => {
+      if (paymentIdentity(context) === null) return;
+      // Without a reservation (hooks not run) the safe declaration is "first": an issued guarantee is refused.
+      return { [SETTLE_ATTEMPT_FIELD]: attempts.get(context.paymentPayload) ?? "first" };
     };
     this.pinned = options.domain === undefined ? null : guaranteeTypedDataDomain(options.domain);
     if (options.moneyAsset !== undefined) {
