@@ -27,6 +27,7 @@ export default tseslint.config(
       "coverage/",
       "dist/",
       "console/dist/",
+      "packages/*/dist/",
       ".data/",
     ],
   },
