@@ -28,6 +28,7 @@ export default tseslint.config(
       "dist/",
       "console/dist/",
       "packages/*/dist/",
+      "examples/packaged-app/dist/",
       ".data/",
     ],
   },
