@@ -27,6 +27,8 @@ export default tseslint.config(
       "coverage/",
       "dist/",
       "console/dist/",
+      "packages/*/dist/",
+      "examples/packaged-app/dist/",
       ".data/",
     ],
   },

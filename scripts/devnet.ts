@@ -37,15 +37,16 @@ import {
   devnetOptionsFromEnv,
 } from "./devnet/options";
 import { isPortFree, portOwner, waitForPortFree } from "./devnet/ports";
+import { READY_MARKER } from "./devnet/ready";
 import { ServiceProcess } from "./devnet/service";
 import { DEVNET_LEADER_LEASE_MS, type DevnetTopology, devnetTopology } from "./devnet/topology";
 import { getJson, rpcChainId, waitFor } from "./devnet/wait";
 
 const ROOT = path.resolve(__dirname, "..");
-/** The line tests and tools wait for. */
-export const READY_MARKER = "devnet ready:";
 /** Written into the data dir while running: lets the next run recognise what a dead run left behind. */
 const STATE_FILE = "devnet.json";
+/** Running compiled (packages/devnet's dist/, no ts-node): every entry point is the `.js` next to its source. */
+const COMPILED = path.extname(__filename) === ".js";
 
 interface RunState {
   pid: number;
@@ -90,7 +91,9 @@ function passThrough(accept: (name: string) => boolean): NodeJS.ProcessEnv {
   );
 }
 
+/** Node's arguments to run a service's entry point: its TypeScript source, or the compiled file (@surety/devnet). */
 function tsNodeArgs(entry: string): string[] {
+  if (COMPILED) return [entry.replace(/\.ts$/, ".js")];
   return ["-r", "ts-node/register/transpile-only", entry];
 }
 
@@ -267,7 +270,7 @@ class Devnet {
     const args = [
       hardhat,
       "--config",
-      path.join(__dirname, "devnet", "node.config.ts"),
+      path.join(__dirname, "devnet", COMPILED ? "node.config.js" : "node.config.ts"),
       "node",
       "--hostname",
       this.options.host,
