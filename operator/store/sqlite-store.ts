@@ -118,6 +118,7 @@ export const AREA_OPERATIONS = {
     "reservePayableGuarantees",
     "releaseCycleGuarantees",
     "hasUnreservedPayable",
+    "countUnreservedPayable",
     "countCycleGuarantees",
     "aggregateCycleGuarantees",
     "listCycleNettedV2Ids",
