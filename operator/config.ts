@@ -253,7 +253,7 @@ const FIELDS: FieldTable = {
   commitGasBudget: { parse: (raw) => integer(raw, 100_000, 1_000_000_000), fallback: () => 15_000_000 },
   maxGuaranteesPerCycle: { parse: (raw) => integer(raw, 1, 10_000_000), fallback: () => 100_000 },
   issuanceMaxInFlight: { parse: (raw) => integer(raw, 0, 1_000_000), fallback: () => 256 },
-  issuanceMaxLoopDelayMs: { parse: (raw) => integer(raw, 0, 600_000), fallback: () => 1_000 },
+  issuanceMaxLoopDelayMs: { parse: (raw) => integer(raw, 0, 600_000), fallback: () => 0 },
   keeperEnabled: { parse: boolean, fallback: () => true },
   keeperClaimsCredits: { parse: boolean, fallback: () => false },
   v2DeadlineMarginSeconds: { parse: nonNegativeInteger, fallback: () => 30 },

@@ -1108,7 +1108,7 @@ export const CORE_OPENAPI = {
             description:
               "Issuance shed by admission control (`issuance_overloaded`): this process already runs its bound of " +
               "issuances at once (`SURETY_ISSUANCE_MAX_IN_FLIGHT`), or its event loop runs later than " +
-              "`SURETY_ISSUANCE_MAX_LOOP_DELAY_MS`, so covers, commits and lease renewals go first. Nothing was " +
+              "`SURETY_ISSUANCE_MAX_LOOP_DELAY_MS` (when set), so covers, commits and lease renewals go first. Nothing was " +
               "checked, locked or stored; retry after `Retry-After` seconds (the facilitator tries another replica).",
             headers: { "Retry-After": { schema: { type: "integer", minimum: 0 } } },
             content: { "application/json": { schema: errorSchema(["issuance_overloaded"]) } },

@@ -8,9 +8,9 @@
  * - **in-flight bound**: at most `maxInFlight` issuances run at once in this process (signature check, BLS
  *   signing, the store's group commit); one more is refused at once. This bounds the work queued ahead of
  *   any timer or I/O callback of the background tasks and the lease;
- * - **event-loop delay**: a probe timer measures how late the loop runs it; while the delay of the last
- *   probe window exceeds `maxLoopDelayMs`, issuance is refused, so timers (lease renewal every lease/3,
- *   the background round) keep firing within that delay.
+ * - **event-loop delay** (off by default, docs/clearing.md has the measurement): a probe timer measures how
+ *   late the loop runs it; while the delay of the last probe window exceeds `maxLoopDelayMs`, issuance is
+ *   refused, so timers (lease renewal every lease/3, the background round) keep firing within that delay.
  *
  * A refusal is 503 `issuance_overloaded` with `Retry-After` (api/errors.ts): nothing was checked, locked
  * or stored. Both bounds are per process; `0` turns one off.
