@@ -18,6 +18,11 @@
  */
 import type { ChainSyncMonitor, ChainSyncSnapshot } from "./chain/sync-status";
 import type { CommitBondGate, CommitBondSnapshot } from "./clearing/bond-floor";
+import {
+  type CommitDeadlineGate,
+  type CommitDeadlineSnapshot,
+  parseCommitDeadlineSnapshot,
+} from "./clearing/commit-deadline";
 import { parseScheduledTimings, type ProtocolTimings, type ScheduledTimings } from "./chain/timings";
 import type { VaultTimings } from "./chain/events";
 import { ChainClock, type Clock, systemClock } from "./clock";
@@ -35,6 +40,8 @@ export interface BackgroundState {
   scheduledTimings: ScheduledTimings[];
   /** The scheduler's bond-floor verdict (null from a version that published none: read as `unknown`). */
   commitBond: CommitBondSnapshot | null;
+  /** The scheduler's commit-deadline verdict (null from a version that published none: `off`). */
+  commitDeadline: CommitDeadlineSnapshot | null;
   /** Wall-clock unix seconds of the publication (null from a version that published none). */
   publishedAt: number | null;
 }
@@ -60,6 +67,7 @@ export function parseBackgroundState(raw: string | null): BackgroundState | null
       timings: value.timings ?? null,
       scheduledTimings: parseScheduledTimings(value.scheduledTimings),
       commitBond: parseCommitBondSnapshot(value.commitBond),
+      commitDeadline: parseCommitDeadlineSnapshot(value.commitDeadline),
       publishedAt: typeof value.publishedAt === "number" ? value.publishedAt : null,
     };
   } catch {
@@ -75,6 +83,7 @@ export class BackgroundStatePublisher {
       chainSync: ChainSyncMonitor;
       timings: ProtocolTimings;
       commitBond: CommitBondGate;
+      commitDeadline?: CommitDeadlineGate;
       /** Wall clock of `publishedAt` (default: the system clock). */
       wallClock?: Clock;
     },
@@ -86,6 +95,7 @@ export class BackgroundStatePublisher {
       timings: this.deps.timings.get(),
       scheduledTimings: this.deps.timings.scheduled(),
       commitBond: this.deps.commitBond.snapshot(),
+      commitDeadline: this.deps.commitDeadline?.snapshot() ?? null,
       publishedAt: (this.deps.wallClock ?? systemClock).nowSeconds(),
     };
     await this.deps.store.setOperatorState(BACKGROUND_STATE_KEY, JSON.stringify(state));
@@ -99,6 +109,7 @@ export interface BackgroundStateMirrorDeps {
   chainClock: Clock;
   timings: ProtocolTimings;
   commitBond: CommitBondGate;
+  commitDeadline?: CommitDeadlineGate;
   logger: Logger;
   /** How often to read the store (Core's poll interval). */
   intervalMs: number;
@@ -114,7 +125,7 @@ export class BackgroundStateMirror {
 
   /** Reads the store once now. */
   async refresh(): Promise<void> {
-    const { store, chainSync, chainClock, timings, commitBond } = this.deps;
+    const { store, chainSync, chainClock, timings, commitBond, commitDeadline } = this.deps;
     const [cursor, raw] = await Promise.all([
       store.getChainCursor(),
       store.getOperatorState(BACKGROUND_STATE_KEY),
@@ -127,6 +138,11 @@ export class BackgroundStateMirror {
     // Judged on this worker's wall clock against the same bound as the chain sync's staleness.
     commitBond.mirror(
       state?.commitBond ?? null,
+      state?.publishedAt ?? null,
+      chainSync.limits.maxStaleSeconds,
+    );
+    commitDeadline?.mirror(
+      state?.commitDeadline ?? null,
       state?.publishedAt ?? null,
       chainSync.limits.maxStaleSeconds,
     );

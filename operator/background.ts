@@ -1,7 +1,7 @@
 /**
  * Core's background tasks in the server process (docs/operator-async.md): every `pollIntervalMs`,
- * one after the other, indexer → V2 lifecycle → operator sender → clearing scheduler → keeper → bond
- * monitor. Each task is a `tick()` (tests drive them directly); a failing tick is retried on the next
+ * one after the other, indexer → V2 lifecycle → operator sender → keeper → clearing scheduler → bond
+ * monitor (the keeper's covers have the shortest deadline: docs/clearing.md "Deadline work before issuance"). Each task is a `tick()` (tests drive them directly); a failing tick is retried on the next
  * round, never fatal, and logged without flooding (failure-log.ts: once, then at a bounded rate while it
  * repeats).
  * `stop()` waits for the running round, so the store is never closed under a task.
@@ -18,6 +18,7 @@ import {
 } from "./chain/timings";
 import { ChainClock, ChainTimeUnavailableError, type Clock, systemClock } from "./clock";
 import type { CommitBondGate } from "./clearing/bond-floor";
+import type { CommitDeadlineGate } from "./clearing/commit-deadline";
 import { BondMonitor } from "./clearing/bond-monitor";
 import { ClearingKeeper } from "./clearing/keeper";
 import type { CoreMetrics } from "./metrics";
@@ -58,6 +59,8 @@ export interface BackgroundDeps {
   statePublisher?: { tick(): Promise<unknown> };
   /** Where the scheduler reports commits held back by the on-chain bond floor (health, metrics). */
   commitBond?: CommitBondGate;
+  /** Where the scheduler reports whether owed commits land by their deadline (issuance gate, health, metrics). */
+  commitDeadline?: CommitDeadlineGate;
 }
 
 export interface BackgroundTasks {
@@ -183,6 +186,14 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
       cycleLengthSeconds: config.cycleLengthSeconds ?? vaultTimings.cycleLength,
       gasBudget: BigInt(config.commitGasBudget),
       bondGate: deps.commitBond,
+      deadlineGate: deps.commitDeadline,
+      maxGuaranteesPerCycle: config.maxGuaranteesPerCycle,
+      // The Vault's timings as the indexer follows them: a change of commitDelay applies at once.
+      commitBudgetSeconds: () => {
+        const t = timings.get();
+        return t === null ? null : t.commitDelay + t.confirmationLag;
+      },
+      initialSecondsPerCommit: Math.max(1, Math.ceil(config.pollIntervalMs / 1000)),
     });
     if (config.keeperEnabled) {
       keeper = new ClearingKeeper({
@@ -216,8 +227,10 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     ["lifecycle", lifecycle],
     // Before the scheduler and the keeper: they then see what was mined, re-sent or replaced.
     ["sender", sender],
-    ["scheduler", scheduler],
+    // The keeper before the scheduler: a cover's deadline (the default window) is the shortest Core has,
+    // and planning a large cycle (netting, trees, estimates) must not hold a due cover back for a round.
     ["keeper", keeper],
+    ["scheduler", scheduler],
     ["bond", bond],
   ];
   const failures = new FailureLog(logger, deps.wallClock ?? systemClock);

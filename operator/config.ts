@@ -130,6 +130,12 @@ export interface OperatorConfig {
   cycleLengthSeconds: number | null;
   /** Largest gas one `commitCycle` may use; larger cycles are split. */
   commitGasBudget: number;
+  /** Most guarantees one commit takes; a larger cycle is committed in several, under the same cutoff. */
+  maxGuaranteesPerCycle: number;
+  /** Issuances running at once per process before more are shed (503 issuance_overloaded); 0: no bound. */
+  issuanceMaxInFlight: number;
+  /** Event-loop delay (ms) above which issuance is shed so that deadline work runs first; 0: not judged. */
+  issuanceMaxLoopDelayMs: number;
   /** Cover unpaid debts after the payment deadline (`coverDefault`). */
   keeperEnabled: boolean;
   /** Also claim funded credits on the creditors' behalf (operator pays the gas). */
@@ -245,6 +251,9 @@ const FIELDS: FieldTable = {
   },
   cycleLengthSeconds: { parse: optionalPositiveInteger, fallback: () => null },
   commitGasBudget: { parse: (raw) => integer(raw, 100_000, 1_000_000_000), fallback: () => 15_000_000 },
+  maxGuaranteesPerCycle: { parse: (raw) => integer(raw, 1, 10_000_000), fallback: () => 100_000 },
+  issuanceMaxInFlight: { parse: (raw) => integer(raw, 0, 1_000_000), fallback: () => 256 },
+  issuanceMaxLoopDelayMs: { parse: (raw) => integer(raw, 0, 600_000), fallback: () => 0 },
   keeperEnabled: { parse: boolean, fallback: () => true },
   keeperClaimsCredits: { parse: boolean, fallback: () => false },
   v2DeadlineMarginSeconds: { parse: nonNegativeInteger, fallback: () => 30 },

@@ -44,6 +44,7 @@ import { unfinishedTransactions } from "./chain/sender";
 import { CHAIN_SYNC_STATES, type ChainSyncMonitor } from "./chain/sync-status";
 import type { Clock } from "./clock";
 import type { CommitBondGate } from "./clearing/bond-floor";
+import type { CommitDeadlineGate } from "./clearing/commit-deadline";
 import { HEALTH_CHECKS, type HealthMonitor, type HealthReport } from "./health";
 import type { Store } from "./store";
 import { blsBackend } from "../sdk/bls";
@@ -64,6 +65,7 @@ export class CoreMetrics {
     operator?: { address: string; clock: Clock },
     commitBond?: Pick<CommitBondGate, "status">,
     health?: Pick<HealthMonitor, "evaluate">,
+    commitDeadline?: Pick<CommitDeadlineGate, "status">,
   ) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "surety_core_" });
@@ -121,6 +123,7 @@ export class CoreMetrics {
     }).set({ backend: blsBackend() }, 1);
     if (chainSync) this.registerChainSync(chainSync, registers);
     if (commitBond) this.registerCommitBond(commitBond, registers);
+    if (commitDeadline) this.registerCommitDeadline(commitDeadline, registers);
     if (operator) this.registerOperatorTransactions(store, operator, registers);
     if (health) this.registerHealth(health, registers);
   }
@@ -277,6 +280,29 @@ export class CoreMetrics {
       collect() {
         const { state } = chainSync.status();
         for (const each of CHAIN_SYNC_STATES) this.set({ state: each }, each === state ? 1 : 0);
+      },
+    });
+  }
+
+  private registerCommitDeadline(gate: Pick<CommitDeadlineGate, "status">, registers: Registry[]): void {
+    new Gauge({
+      name: "surety_commit_deadline_at_risk",
+      help: "1 while owed clearing commits might land after cutoff + commitDelay + confirmationLag (issuance refused)",
+      registers,
+      collect() {
+        this.reset();
+        const { state } = gate.status();
+        if (state !== "off") this.set(state === "at_risk" ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "surety_clearing_seconds_per_commit",
+      help: "Chain seconds one clearing commit takes, as the scheduler estimates it (the longest recent one)",
+      registers,
+      collect() {
+        this.reset();
+        const status = gate.status();
+        if (status.state !== "off") this.set(status.secondsPerCommit);
       },
     });
   }

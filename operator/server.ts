@@ -165,7 +165,9 @@ async function openCore(
   let follower: RunningWork | undefined;
   let mirror: BackgroundStateMirror | undefined;
   let ownProvider: JsonRpcProvider | undefined;
+  let stopAdmission: (() => void) | undefined;
   const release = async () => {
+    stopAdmission?.();
     await mirror?.stop();
     await follower?.stop();
     await ownership?.stop();
@@ -202,6 +204,7 @@ async function openCore(
       services: { leadership: ownership, ...deps.services, signer },
       routes: deps.routes,
     });
+    stopAdmission = () => context.admission.stop();
     if (role === "http") {
       // The background work runs in another process: its state comes from the store, never from here.
       mirror = new BackgroundStateMirror({ ...context, intervalMs: config.pollIntervalMs });

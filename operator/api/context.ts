@@ -12,6 +12,8 @@ import type { WirePublicParams, WireTokenList } from "../../sdk/public-params";
 import type { ChainGateway } from "../chain";
 import { ChainSyncMonitor } from "../chain/sync-status";
 import { CommitBondGate } from "../clearing/bond-floor";
+import { CommitDeadlineGate } from "../clearing/commit-deadline";
+import { IssuanceAdmission } from "../guarantees/admission";
 import { ProtocolTimings, strictestV2ValidationDeadline } from "../chain/timings";
 import { type Clock, systemClock } from "../clock";
 import type { OperatorConfig } from "../config";
@@ -60,6 +62,10 @@ export interface CoreServices {
   chainSync: ChainSyncMonitor;
   /** Whether the clearing scheduler holds commits back for a bond below the on-chain floor (health, metrics). */
   commitBond: CommitBondGate;
+  /** Whether the scheduler can commit what is owed by its deadline (issuance gate, health, metrics). */
+  commitDeadline: CommitDeadlineGate;
+  /** Sheds issuance under saturation (503 issuance_overloaded) so that deadline work runs first; stopped with Core. */
+  admission: IssuanceAdmission;
   /** `GET /core/public-params` now (the timings and the V2 deadline cap are live). */
   publicParams: () => Readonly<WirePublicParams>;
   tokens: Readonly<WireTokenList>;
@@ -101,7 +107,16 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
     ? { address: new Wallet(config.operatorPrivateKey).address, clock: systemClock }
     : undefined;
   const commitBond = services.commitBond ?? new CommitBondGate({ logger: deps.logger, clock: systemClock });
+  const commitDeadline =
+    services.commitDeadline ?? new CommitDeadlineGate({ logger: deps.logger, clock: systemClock });
   const timings = services.timings ?? new ProtocolTimings();
+  const admission =
+    services.admission ??
+    new IssuanceAdmission({
+      maxInFlight: config.issuanceMaxInFlight,
+      maxLoopDelayMs: config.issuanceMaxLoopDelayMs,
+      logger: deps.logger,
+    });
   // The bond monitor reports to the metrics (CoreMetrics.observeBond); health reads it from there.
   const bonds = { read: (): ReadonlyMap<string, bigint> => new Map() };
   const health =
@@ -117,7 +132,8 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       bonds: () => bonds.read(),
       logger: deps.logger,
     });
-  const metrics = services.metrics ?? new CoreMetrics(deps.store, chainSync, operator, commitBond, health);
+  const metrics =
+    services.metrics ?? new CoreMetrics(deps.store, chainSync, operator, commitBond, health, commitDeadline);
   bonds.read = () => metrics.bondValues();
   const issuer =
     services.issuer ??
@@ -129,6 +145,8 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       trustedRegistries: trustedRegistries(config, deployment),
       chainSync,
       commitBond,
+      commitDeadline,
+      admission,
       contractSignatures: ContractSignatureChecker.over(deps.chain, deps.clock),
       // Under the timings in force and every scheduled change (operator/chain/timings.ts).
       maxValidationDeadline: (now) =>
@@ -155,6 +173,8 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
     timings,
     chainSync,
     commitBond,
+    commitDeadline,
+    admission,
     publicParams:
       services.publicParams ??
       (() =>

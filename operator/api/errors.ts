@@ -80,7 +80,13 @@ const ISSUANCE_STATUS: Record<IssuanceErrorCode, number> = {
   [ISSUANCE_ERRORS.indexerStarting]: 500,
   [ISSUANCE_ERRORS.commitBondShort]: 500,
   [ISSUANCE_ERRORS.commitBondUnknown]: 500,
+  [ISSUANCE_ERRORS.commitDeadlineAtRisk]: 500,
+  // Load shed by admission control (guarantees/admission.ts): temporary by nature, with Retry-After.
+  [ISSUANCE_ERRORS.overloaded]: 503,
 };
+
+/** `Retry-After` of a shed issuance (503 issuance_overloaded), seconds. */
+export const OVERLOAD_RETRY_AFTER_SECONDS = 1;
 
 /** `POST /core/guarantees/{id}/finalize` (docs/operator-async.md). */
 const LIFECYCLE_STATUS: Record<LifecycleErrorCode, number> = {
@@ -110,7 +116,11 @@ export function httpErrorOf(error: DomainError): HttpError {
     return new HttpError(AUTH_STATUS[error.code], error.code, error.message, headers, error.details);
   }
   if (error instanceof IssuanceError) {
-    return new HttpError(ISSUANCE_STATUS[error.code], error.code, error.message, {}, error.details);
+    const headers: Record<string, string> =
+      error.code === ISSUANCE_ERRORS.overloaded
+        ? { "Retry-After": String(OVERLOAD_RETRY_AFTER_SECONDS) }
+        : {};
+    return new HttpError(ISSUANCE_STATUS[error.code], error.code, error.message, headers, error.details);
   }
   if (error instanceof LifecycleError) {
     return new HttpError(LIFECYCLE_STATUS[error.code], error.code, error.message, {}, error.details);

@@ -124,6 +124,7 @@ const ISSUANCE_UNAVAILABLE_CODES = [
   "signature_check_unavailable",
   "commit_bond_short",
   "commit_bond_unknown",
+  "commit_deadline_at_risk",
 ] as const;
 
 export const CORE_OPENAPI = {
@@ -396,6 +397,7 @@ export const CORE_OPENAPI = {
           },
           chain_sync: ref("ChainSync"),
           commit_bond: ref("CommitBond"),
+          commit_deadline: ref("CommitDeadline"),
           leadership: ref("Leadership"),
           checks: {
             ...object(Object.fromEntries(HEALTH_CHECKS.map((c) => [c, { enum: ["ok", "warn", "off"] }]))),
@@ -460,6 +462,43 @@ export const CORE_OPENAPI = {
         },
         since: nullable({ ...ref("DateTime"), description: "Since when the state holds (wall clock)." }),
       }),
+      CommitDeadline: {
+        ...object({
+          state: {
+            enum: ["off", "ok", "at_risk"],
+            description:
+              "`at_risk`: the clearing commits Core owes might land after cutoff + commitDelay + " +
+              "confirmationLag (the grace-period budget), or the guarantees waiting exceed what the commits " +
+              "after the next cutoff take in time; issuance is refused (`commit_deadline_at_risk`) until it " +
+              "clears. `off`: not judged here (no scheduler, no timings yet, or the published verdict is " +
+              "stale: then `commit_bond` reads `unknown`).",
+          },
+          deadline: nullable({
+            ...ref("DateTime"),
+            description: "Chain time by which the earliest owed commit must land; null: none owed.",
+          }),
+          cutoff: nullable({ ...ref("DateTime"), description: "The cutoff of that owed work." }),
+          commits_owed: { type: "integer", minimum: 0 },
+          waiting: {
+            type: "integer",
+            minimum: 0,
+            description: "Guarantees waiting for the next cutoff (counted up to capacity + 1).",
+          },
+          capacity: nullable({
+            type: "integer",
+            minimum: 0,
+            description: "Guarantees the commits after one cutoff take in time.",
+          }),
+          seconds_per_commit: {
+            type: "integer",
+            minimum: 0,
+            description: "Chain seconds one commit takes, as estimated from the recent ones.",
+          },
+          reason: nullable({ type: "string" }),
+          since: nullable({ ...ref("DateTime"), description: "Since when the state holds (wall clock)." }),
+        }),
+        description: 'Added, optional (docs/clearing.md, "Cadence and the commit deadline").',
+      },
       Leadership: object({
         role: {
           enum: ["sole", "leader", "follower", "never"],
@@ -1099,7 +1138,9 @@ export const CORE_OPENAPI = {
               "Core could not issue the guarantee: an unexpected failure (`internal_error`, details in the log " +
               "only), or Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging " +
               "or starting), or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the " +
-              "validation deadline by, or the database is unavailable (`store_unavailable`). Nothing is issued or " +
+              "validation deadline by, or the database is unavailable (`store_unavailable`), or the operator bond " +
+              "is below the ClearingHouse floor (`commit_bond_*`), or the clearing commits owed might land after " +
+              "the grace-period budget (`commit_deadline_at_risk`). Nothing is issued or " +
               "locked (for `store_unavailable`: unless the connection broke during the commit, which a retry of the " +
               "same body tells: 409 with the stored certificate); `GET /core/health` shows why; retry later.",
             content: {
@@ -1113,6 +1154,15 @@ export const CORE_OPENAPI = {
                 },
               },
             },
+          },
+          "503": {
+            description:
+              "Issuance shed by admission control (`issuance_overloaded`): this process already runs its bound of " +
+              "issuances at once (`SURETY_ISSUANCE_MAX_IN_FLIGHT`), or its event loop runs later than " +
+              "`SURETY_ISSUANCE_MAX_LOOP_DELAY_MS` (when set), so covers, commits and lease renewals go first. Nothing was " +
+              "checked, locked or stored; retry after `Retry-After` seconds (the facilitator tries another replica).",
+            headers: { "Retry-After": { schema: { type: "integer", minimum: 0 } } },
+            content: { "application/json": { schema: errorSchema(["issuance_overloaded"]) } },
           },
         },
       },

@@ -11,6 +11,7 @@ import { blsBackend } from "../../sdk/bls";
 import { withTimeout } from "../chain";
 import type { ChainSyncStatus } from "../chain/sync-status";
 import type { CommitBondStatus } from "../clearing/bond-floor";
+import type { CommitDeadlineStatus } from "../clearing/commit-deadline";
 import { HEALTH_CHECKS, type HealthCheckName, type HealthCheckState, type HealthReport } from "../health";
 import { isoFromSeconds } from "../clock";
 import type { LeadershipView } from "../leadership/ownership";
@@ -58,6 +59,22 @@ export function commitBondView(status: CommitBondStatus) {
       short: a.bond < a.required,
     })),
     since: status.since === null ? null : isoFromSeconds(status.since),
+  };
+}
+
+/** `commit_deadline` of the health body: the scheduler's commit-deadline verdict (clearing/commit-deadline.ts). */
+export function commitDeadlineView(status: CommitDeadlineStatus) {
+  const iso = (seconds: number | null) => (seconds === null ? null : isoFromSeconds(seconds));
+  return {
+    state: status.state,
+    deadline: iso(status.deadline),
+    cutoff: iso(status.cutoff),
+    commits_owed: status.commitsOwed,
+    waiting: status.waiting,
+    capacity: status.capacity,
+    seconds_per_commit: status.secondsPerCommit,
+    reason: status.reason,
+    since: iso(status.since),
   };
 }
 
@@ -128,6 +145,8 @@ export const publicRoutes: RouteModule = (context) => {
         chain_sync: chainSyncView(sync),
         // Informational: a held-back commit does not make Core unhealthy (issuance and reads still work).
         commit_bond: commitBondView(context.commitBond.status()),
+        // Informational too: while `at_risk` issuance is refused (commit_deadline_at_risk).
+        commit_deadline: commitDeadlineView(context.commitDeadline.status()),
         leadership: leadershipView(context.leadership.view()),
         // Warnings: still working, heading for trouble (docs/monitoring.md). Never a 503, never `status`.
         ...warningsView(report),

@@ -22,6 +22,16 @@
  * with half the guarantees (oldest first) until it fits; the rest are taken by the next tick at once.
  * Empty windows commit nothing (the cycle id is not used).
  *
+ * Cadence (docs/clearing.md "Cadence and the commit deadline"): the cutoffs are a fixed grid,
+ * `cycleLengthSeconds` apart, moved only when a whole cycle length was missed (Core down). A cycle is
+ * split into several commits only when the size bound (`maxGuaranteesPerCycle`) or the gas budget cut it,
+ * never because guarantees arrived during planning (those have later keys and belong to the next cutoff).
+ * The rest of a cut cycle is committed under the same cutoff (`DRAINING_CUTOFF_KEY`, kept in the store
+ * for a restart or the next leader) before the next cutoff is served, and the grid does not move. Every
+ * tick also judges whether the commits owed land by cutoff + commitDelay + confirmationLag and whether the
+ * guarantees waiting fit in the commits after the next cutoff ({@link CommitDeadlineGate}): if not,
+ * issuance is refused before a commit can be late.
+ *
  * Bond floor (bond-floor.ts): before estimating, the plan's totals are checked against the ClearingHouse's
  * `bondFloorBps` and `bondOf` (latest block). When the bond is short the commit is neither estimated nor sent
  * and the plan is not stored (its guarantees stay in the pool); every tick asks again, and the cycle is
@@ -42,12 +52,42 @@ import { CallRevertedError, type OperatorSender, type SignedTransaction } from "
 import type { CycleRecord, Store } from "../store";
 import { systemClock } from "../clock";
 import { CommitBondGate } from "./bond-floor";
+import { CommitDeadlineGate, commitsPerCutoff, judgeCommitDeadline } from "./commit-deadline";
 import { type CommitCycleArgs, toCommitCycleCall } from "./commit-plan";
 import { commitArgsToJson, cycleCommitArgs } from "./cycle-json";
 import { planStoredCycle, type StoredCyclePlan } from "./db-netting";
 
 /** operator_state key of the next cutoff (unix seconds). */
 export const NEXT_CUTOFF_KEY = "clearing.next_cutoff";
+/**
+ * operator_state key of a cutoff whose cycle was cut by a bound and is still being committed (absent: none):
+ * JSON `{cutoff, remaining}`, `remaining` the guarantees of that cutoff not yet planned (the oldest keys).
+ */
+export const DRAINING_CUTOFF_KEY = "clearing.draining_cutoff";
+/** Bound of the pool count taken when a cutoff is first planned (an index walk). */
+const POOL_COUNT_BOUND = 100_000_000;
+
+/** A cutoff still being committed in several commits. */
+interface Draining {
+  cutoff: number;
+  /** Its guarantees not yet planned: the oldest keys of the pool. */
+  remaining: number;
+}
+
+function parseDraining(raw: string | null): Draining | null {
+  if (raw === null || raw === "") return null;
+  try {
+    const value = JSON.parse(raw) as Partial<Draining>;
+    if (Number.isSafeInteger(value.cutoff) && Number.isSafeInteger(value.remaining)) {
+      return { cutoff: value.cutoff!, remaining: value.remaining! };
+    }
+  } catch {
+    // unreadable: nothing is draining (the next cutoff takes the rest)
+  }
+  return null;
+}
+/** Commit durations the deadline estimate keeps (the longest of them is used). */
+const COMMIT_SAMPLES = 8;
 const EXCLUDED_CONSUMED = "remunerated on chain before its commit";
 /**
  * Guarantees per cycle unless configured: the cap the store's list limit used to impose. Netting itself
@@ -73,6 +113,15 @@ export interface ClearingSchedulerOptions {
   maxGuaranteesPerCycle?: number;
   /** Where the bond-floor verdict is kept for health and metrics (default: a gate of its own). */
   bondGate?: CommitBondGate;
+  /** Where the commit-deadline verdict is kept for issuance, health and metrics (default: a gate of its own). */
+  deadlineGate?: CommitDeadlineGate;
+  /**
+   * `commitDelay + confirmationLag` of the Vault's timings now (seconds): every commit of a cycle lands by
+   * its cutoff + this. Null or absent: the deadline is not judged (gate `off`).
+   */
+  commitBudgetSeconds?: () => number | null;
+  /** Chain seconds a commit is assumed to take before one was observed (default 1: one block). */
+  initialSecondsPerCommit?: number;
 }
 
 export type SchedulerTickResult =
@@ -86,10 +135,21 @@ export type SchedulerTickResult =
 
 export class ClearingScheduler {
   private running: Promise<SchedulerTickResult> | null = null;
-  /** Guarantees were left out of the last cycle (gas budget): plan the next one without waiting. */
-  private backlog = false;
+  /**
+   * The cutoff of a cycle cut by the size or gas bound (or whose plan was abandoned) that still has
+   * guarantees to commit: planned next, under that cutoff, without waiting. Undefined: not read yet.
+   */
+  private draining: Draining | null | undefined = undefined;
+  /** Guarantees one commit took at the last plan (the size bound, or what the gas budget cut it to). */
+  private perCommit: number;
+  /** Chain seconds of the last commits, from the tick that planned each to the tick that saw it on chain. */
+  private readonly commitSeconds: number[] = [];
+  /** The commit being watched for its duration. */
+  private watching: { cycleId: number; plannedAt: number } | null = null;
   /** The bond-floor check before every commit (bond-floor.ts). */
   readonly bondGate: CommitBondGate;
+  /** Whether the commits owed land in time (commit-deadline.ts). */
+  readonly deadlineGate: CommitDeadlineGate;
 
   constructor(private readonly options: ClearingSchedulerOptions) {
     if (!Number.isSafeInteger(options.cycleLengthSeconds) || options.cycleLengthSeconds < 1) {
@@ -97,13 +157,91 @@ export class ClearingScheduler {
     }
     this.bondGate = options.bondGate ?? new CommitBondGate({ logger: options.logger, clock: systemClock });
     this.bondGate.attach();
+    this.deadlineGate =
+      options.deadlineGate ?? new CommitDeadlineGate({ logger: options.logger, clock: systemClock });
+    this.perCommit = this.maxPerCycle;
+  }
+
+  private get maxPerCycle(): number {
+    return this.options.maxGuaranteesPerCycle ?? DEFAULT_MAX_GUARANTEES_PER_CYCLE;
   }
 
   tick(): Promise<SchedulerTickResult> {
-    this.running ??= this.step().finally(() => {
-      this.running = null;
-    });
+    this.running ??= this.step()
+      .then(async (result) => {
+        await this.judgeDeadline();
+        return result;
+      })
+      .finally(() => {
+        this.running = null;
+      });
     return this.running;
+  }
+
+  /** Chain seconds one commit takes: the longest recent one (at least the initial estimate until one is seen). */
+  secondsPerCommit(): number {
+    const initial = Math.max(1, this.options.initialSecondsPerCommit ?? 1);
+    return this.commitSeconds.length === 0 ? initial : Math.max(1, ...this.commitSeconds);
+  }
+
+  /**
+   * Judges the commit deadline after the tick (commit-deadline.ts): the earliest owed cutoff (outstanding
+   * plan, cut cycle still draining, cutoff passed with guarantees waiting) and the next cutoff's load.
+   */
+  private async judgeDeadline(): Promise<void> {
+    const budget = this.options.commitBudgetSeconds?.() ?? null;
+    if (budget === null) return;
+    const { store, chainClock } = this.options;
+    const now = chainClock.nowSeconds();
+    const [latest, stored, draining] = await Promise.all([
+      store.latestCycle(),
+      store.getOperatorState(NEXT_CUTOFF_KEY),
+      this.drainingCutoff(),
+    ]);
+    const spc = this.secondsPerCommit();
+    const perCommit = Math.max(1, this.perCommit);
+    const capacity = commitsPerCutoff(budget, spc) * perCommit;
+    const waiting = await store.countUnreservedPayable(capacity + 1);
+    const outstanding =
+      latest !== null && (latest.state === "PLANNED" || latest.state === "SENT") ? latest : null;
+    const nextCutoff = stored === null ? null : Number(stored);
+    const owed: number[] = [];
+    if (outstanding) owed.push(outstanding.cutoff);
+    if (draining !== null) owed.push(draining.cutoff);
+    if (nextCutoff !== null && nextCutoff <= now && waiting > 0) owed.push(nextCutoff);
+    const owedCutoff = owed.length === 0 ? null : Math.min(...owed);
+    // The outstanding commit, then the rest of a cut cycle, or a passed cutoff's whole pool.
+    const owedGuarantees =
+      draining !== null ? draining.remaining : nextCutoff !== null && nextCutoff <= now ? waiting : 0;
+    const commitsOwed =
+      owedCutoff === null ? 0 : (outstanding ? 1 : 0) + Math.ceil(owedGuarantees / perCommit);
+    this.deadlineGate.record(
+      judgeCommitDeadline({
+        now,
+        budgetSeconds: budget,
+        owedCutoff,
+        commitsOwed: Math.max(owedCutoff === null ? 0 : 1, commitsOwed),
+        waiting,
+        perCommit,
+        secondsPerCommit: spc,
+      }),
+    );
+  }
+
+  /** The cut cycle still draining (memory, else the store: a restart or a new leader). */
+  private async drainingCutoff(): Promise<Draining | null> {
+    if (this.draining === undefined) {
+      this.draining = parseDraining(await this.options.store.getOperatorState(DRAINING_CUTOFF_KEY));
+    }
+    return this.draining;
+  }
+
+  /** A commit seen on chain: its duration joins the estimate. */
+  private observeCommitted(chainLast: number, now: number): void {
+    if (this.watching === null || chainLast < this.watching.cycleId) return;
+    this.commitSeconds.push(Math.max(1, now - this.watching.plannedAt));
+    if (this.commitSeconds.length > COMMIT_SAMPLES) this.commitSeconds.shift();
+    this.watching = null;
   }
 
   /** The ClearingHouse's last committed cycle id (latest block, not confirmed: only used to avoid duplicates). */
@@ -115,6 +253,7 @@ export class ClearingScheduler {
   private async step(): Promise<SchedulerTickResult> {
     const { store, chainClock } = this.options;
     const chainLast = await this.chainLastCycleId();
+    this.observeCommitted(chainLast, chainClock.nowSeconds());
     const latest = await store.latestCycle();
     if (latest && (latest.state === "PLANNED" || latest.state === "SENT") && latest.cycleId > chainLast) {
       const outcome = await this.resolveOutstanding(latest);
@@ -123,18 +262,26 @@ export class ClearingScheduler {
 
     const now = chainClock.nowSeconds();
     const nextCutoff = await this.nextCutoff(now);
-    if (now < nextCutoff && !this.backlog) return { action: "waiting", nextCutoff };
-    const cutoff = this.backlog && now < nextCutoff ? now : nextCutoff;
+    const draining = await this.drainingCutoff();
+    if (now < nextCutoff && draining === null) return { action: "waiting", nextCutoff };
+    // The rest of a cut cycle first, under its own cutoff; the grid (NEXT_CUTOFF_KEY) is not touched.
+    const cutoff = draining?.cutoff ?? nextCutoff;
+    // What this cutoff owes: the rest of the cut cycle, or the whole pool now (a count up to a bound).
+    const owed = draining?.remaining ?? (await store.countUnreservedPayable(POOL_COUNT_BOUND));
     // Windows missed while Core was down are not replayed one by one: the next closes a cycle length on.
     const length = this.options.cycleLengthSeconds;
-    const following = nextCutoff + length > now ? nextCutoff + length : now + length;
+    const following =
+      draining !== null ? null : nextCutoff + length > now ? nextCutoff + length : now + length;
     const cycleId = Math.max(chainLast, latest?.cycleId ?? 0) + 1;
-    const plan = await this.buildFittingPlan(cycleId);
+    const plan = await this.buildFittingPlan(cycleId, owed);
     if (plan === "bond_short") return { action: "bond_short", cycleId };
     if (!plan) {
-      this.backlog = false;
-      await store.setOperatorState(NEXT_CUTOFF_KEY, String(following));
-      return { action: "empty", nextCutoff: following };
+      await store.transaction(async (tx) => {
+        if (following !== null) await tx.setOperatorState(NEXT_CUTOFF_KEY, String(following));
+        if (draining !== null) await tx.setOperatorState(DRAINING_CUTOFF_KEY, null);
+      });
+      this.draining = null;
+      return { action: "empty", nextCutoff: following ?? nextCutoff };
     }
     const record: CycleRecord = {
       cycleId,
@@ -159,19 +306,37 @@ export class ClearingScheduler {
       vetoedAt: null,
       plannedByCore: true,
     };
+    const remaining = owed - plan.ids.length;
+    const drainingAfter: Draining | null = plan.cut && remaining > 0 ? { cutoff, remaining } : null;
     try {
       // The guarantees are already reserved for the cycle (the key range the plan was netted from).
       await store.transaction(async (tx) => {
         await tx.insertCycle(record);
-        await tx.setOperatorState(NEXT_CUTOFF_KEY, String(following));
+        if (following !== null) await tx.setOperatorState(NEXT_CUTOFF_KEY, String(following));
+        if (drainingAfter !== null || draining !== null) {
+          await tx.setOperatorState(
+            DRAINING_CUTOFF_KEY,
+            drainingAfter === null ? null : JSON.stringify(drainingAfter),
+          );
+        }
       });
     } catch (error) {
       await store.releaseCycleGuarantees(cycleId).catch(() => undefined);
       throw error;
     }
-    this.backlog = plan.partial;
+    this.draining = drainingAfter;
+    this.watching = { cycleId, plannedAt: now };
     this.options.logger.info(
-      { cycle_id: cycleId, guarantees: plan.ids.length, root: plan.plan.root, partial: plan.partial },
+      {
+        cycle_id: cycleId,
+        guarantees: plan.ids.length,
+        root: plan.plan.root,
+        cutoff,
+        // Cut by the size or gas bound: the rest follows under the same cutoff.
+        partial: drainingAfter !== null,
+        ...(drainingAfter !== null ? { remaining: drainingAfter.remaining } : {}),
+        ...(draining !== null ? { continues_cutoff: draining.cutoff } : {}),
+      },
       "clearing cycle planned",
     );
     return this.send(record, plan.gas);
@@ -194,9 +359,10 @@ export class ClearingScheduler {
    */
   private async buildFittingPlan(
     cycleId: number,
-  ): Promise<{ plan: StoredCyclePlan; ids: string[]; gas: bigint; partial: boolean } | "bond_short" | null> {
+    owed: number,
+  ): Promise<{ plan: StoredCyclePlan; ids: string[]; gas: bigint; cut: boolean } | "bond_short" | null> {
     const { store, sender, gasBudget, deployment } = this.options;
-    let limit = this.options.maxGuaranteesPerCycle ?? DEFAULT_MAX_GUARANTEES_PER_CYCLE;
+    let limit = this.maxPerCycle;
     // No cycle row has this id yet: a reservation under it is one a crash left before its plan was stored.
     await store.releaseCycleGuarantees(cycleId);
     try {
@@ -227,8 +393,11 @@ export class ClearingScheduler {
           );
           continue;
         }
-        const partial = await store.hasUnreservedPayable();
-        return { plan, ids: await store.listCycleGuaranteeIds(cycleId), gas, partial };
+        // Cut by a bound: the range is full and guarantees of this cutoff are left. Guarantees that merely
+        // arrived during planning (or after the cutoff) belong to the next cutoff and wait for it.
+        const cut = reserved >= limit && reserved < owed && (await store.hasUnreservedPayable());
+        this.perCommit = limit;
+        return { plan, ids: await store.listCycleGuaranteeIds(cycleId), gas, cut };
       }
       throw new Error(`cycle ${cycleId}: no committable plan after ${MAX_REBUILDS} rebuilds`);
     } catch (error) {
@@ -358,6 +527,11 @@ export class ClearingScheduler {
 
   /** Drops a plan that can never be committed; its guarantees return to the pool for the same id. */
   private async abandon(cycle: CycleRecord, reason: unknown): Promise<SchedulerTickResult> {
+    const before = await this.drainingCutoff();
+    const again: Draining = {
+      cutoff: Math.min(cycle.cutoff, before?.cutoff ?? cycle.cutoff),
+      remaining: (before?.remaining ?? 0) + cycle.guaranteeIds.length,
+    };
     await this.options.store.transaction(async (tx) => {
       // Only Core's own, uncommitted plan: a cycle the indexer recorded under this id (one Core did not
       // plan took it) stays, and its plan's guarantees were already returned to the pool then.
@@ -366,8 +540,11 @@ export class ClearingScheduler {
       // guarantees are in the pool for the next reservation.
       await tx.releaseCycleGuarantees(cycle.cycleId);
       await tx.deleteCycle(cycle.cycleId);
+      // Planned again at once, under the same cutoff (and so the same deadline).
+      await tx.setOperatorState(DRAINING_CUTOFF_KEY, JSON.stringify(again));
     });
-    this.backlog = true;
+    this.draining = again;
+    this.watching = null;
     const message = reason instanceof Error ? reason.message : String(reason);
     this.options.logger.warn({ cycle_id: cycle.cycleId, reason: message }, "clearing cycle plan abandoned");
     return { action: "abandoned", cycleId: cycle.cycleId, reason: message };

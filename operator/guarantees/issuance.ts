@@ -41,6 +41,7 @@ import { certificateDomain, type Deployment, guaranteeId } from "../../sdk/ids";
 import { ChainError } from "../chain/gateway";
 import type { ChainSyncMonitor, ChainSyncStatus } from "../chain/sync-status";
 import type { CommitBondGate, CommitBondStatus } from "../clearing/bond-floor";
+import type { CommitDeadlineGate, CommitDeadlineStatus } from "../clearing/commit-deadline";
 import { canIssueFor, type Principal } from "../auth";
 import { ChainTimeUnavailableError, type Clock } from "../clock";
 import { collateralFactorBps, type OperatorConfig } from "../config";
@@ -52,6 +53,7 @@ import type { CoreMetrics } from "../metrics";
 import { ACCEPTED_GUARANTEE_VERSIONS, sdkDeployment } from "../params";
 import type { GuaranteeRecord, IssueGuaranteeOutcome, StoredGuarantee, Store } from "../store";
 import { IssueBatcher } from "./batcher";
+import type { IssuanceAdmission } from "./admission";
 import { lockLimit } from "./capacity";
 import { isAsyncBlsSigner } from "./signing-worker";
 import { guaranteeIssuedEvent } from "../webhooks/events";
@@ -87,6 +89,13 @@ export interface GuaranteeIssuerDeps {
    * (500) while they are held back or the verdict is unknown (operator/clearing/bond-floor.ts).
    */
   commitBond?: Pick<CommitBondGate, "status">;
+  /**
+   * Whether the clearing commits owed land by their deadline (cutoff + commitDelay + confirmationLag);
+   * issuance is refused (500) while they might not (operator/clearing/commit-deadline.ts).
+   */
+  commitDeadline?: Pick<CommitDeadlineGate, "status">;
+  /** Sheds issuance under saturation so that deadline work runs first (admission.ts); none: every request admitted. */
+  admission?: Pick<IssuanceAdmission, "admit">;
   /** ERC-1271 payer signatures (contract wallets); absent or null: EOA signatures only. */
   contractSignatures?: ContractSignatureChecker | null;
 }
@@ -111,6 +120,8 @@ export const ISSUANCE_ERRORS = {
   indexerStarting: "indexer_starting",
   commitBondShort: "commit_bond_short",
   commitBondUnknown: "commit_bond_unknown",
+  commitDeadlineAtRisk: "commit_deadline_at_risk",
+  overloaded: "issuance_overloaded",
 } as const;
 
 export type IssuanceErrorCode = (typeof ISSUANCE_ERRORS)[keyof typeof ISSUANCE_ERRORS];
@@ -170,6 +181,20 @@ export function commitBondRefusal(status: CommitBondStatus): IssuanceError | nul
   return null;
 }
 
+/**
+ * The refusal while the clearing commits Core owes might land after the grace-period budget (null when
+ * they land in time): a guarantee acknowledged now would add to work that cannot be committed in time
+ * (operator/clearing/commit-deadline.ts, docs/clearing.md "Cadence and the commit deadline").
+ */
+export function commitDeadlineRefusal(status: CommitDeadlineStatus): IssuanceError | null {
+  if (status.state !== "at_risk") return null;
+  return new IssuanceError(
+    ISSUANCE_ERRORS.commitDeadlineAtRisk,
+    `Core cannot commit more guarantees in time now: ${status.reason ?? "clearing is behind"}; no guarantee ` +
+      "is issued until the clearing commits catch up (GET /core/health commit_deadline)",
+  );
+}
+
 const E = ISSUANCE_ERRORS;
 
 export class GuaranteeIssuer {
@@ -211,12 +236,22 @@ export class GuaranteeIssuer {
 
   /** Issues a parsed signed guarantee for `principal`; throws IssuanceErrors. */
   async issueSigned(principal: Principal, signed: SignedGuarantee): Promise<Certificate> {
+    // First and cheapest: under saturation nothing is checked, the deadline work goes first (admission.ts).
+    const admitted = this.deps.admission?.admit() ?? null;
     try {
+      if (admitted !== null && !admitted.admitted) {
+        throw new IssuanceError(
+          E.overloaded,
+          `Core is shedding issuance to keep its deadlines: ${admitted.reason}; nothing was issued, retry shortly`,
+        );
+      }
       const certificate = await this.issueChecked(principal, signed);
       return certificate;
     } catch (error) {
       this.deps.metrics.guaranteeRejected(rejectionReason(error));
       throw error;
+    } finally {
+      if (admitted?.admitted) admitted.release();
     }
   }
 
@@ -281,6 +316,9 @@ export class GuaranteeIssuer {
     const bond = this.deps.commitBond?.status();
     const bondRefusal = bond === undefined ? null : commitBondRefusal(bond);
     if (bondRefusal !== null) throw bondRefusal;
+    const deadline = this.deps.commitDeadline?.status();
+    const deadlineRefusal = deadline === undefined ? null : commitDeadlineRefusal(deadline);
+    if (deadlineRefusal !== null) throw deadlineRefusal;
 
     const encoded = encodeCertificateClaims(claims, { domain: this.domain, guaranteeId: id });
     const message = Buffer.from(encoded.slice(2), "hex");

@@ -11,6 +11,7 @@ import { PostgresStore, type Store } from "../store";
 import { LeaderLease, replicaId } from "./lease";
 import { type BackgroundOwnership, type LeadWork, type RunningWork, SoleOwnership } from "./ownership";
 import type { CommitBondGate } from "../clearing/bond-floor";
+import type { CommitDeadlineGate } from "../clearing/commit-deadline";
 import { publishReplicaState, ReplicaStateFollower } from "./replica-state";
 
 export * from "./ownership";
@@ -41,6 +42,7 @@ export interface ReplicaContext {
   chainSync: ChainSyncMonitor;
   timings: ProtocolTimings;
   commitBond: CommitBondGate;
+  commitDeadline?: CommitDeadlineGate;
   logger: Logger;
 }
 
@@ -63,6 +65,7 @@ export async function startReplicaWork(
     chainSync: context.chainSync,
     timings: context.timings,
     commitBond: context.commitBond,
+    commitDeadline: context.commitDeadline,
     logger: context.logger,
     intervalMs: context.config.pollIntervalMs,
   };

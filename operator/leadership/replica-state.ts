@@ -21,6 +21,11 @@ import type { VaultTimings } from "../chain/events";
 import { parseScheduledTimings, type ProtocolTimings, type ScheduledTimings } from "../chain/timings";
 import type { CommitBondGate, CommitBondSnapshot } from "../clearing/bond-floor";
 import { parseCommitBondSnapshot } from "../background-state";
+import {
+  type CommitDeadlineGate,
+  type CommitDeadlineSnapshot,
+  parseCommitDeadlineSnapshot,
+} from "../clearing/commit-deadline";
 import { ChainClock, type Clock, systemClock } from "../clock";
 import { FailureLog } from "../failure-log";
 import type { Logger } from "../logger";
@@ -40,6 +45,8 @@ interface PublishedState {
   scheduledTimings?: ScheduledTimings[];
   /** The leader's bond-floor verdict (absent from a version that published none: `unknown`). */
   commitBond?: CommitBondSnapshot | null;
+  /** The leader's commit-deadline verdict (absent from a version that published none: `off`). */
+  commitDeadline?: CommitDeadlineSnapshot | null;
   /** Wall-clock unix seconds of the publication (absent from a version that published none). */
   publishedAt?: number;
 }
@@ -49,6 +56,8 @@ export interface ReplicaStateDeps {
   chainSync: ChainSyncMonitor;
   timings: ProtocolTimings;
   commitBond: CommitBondGate;
+  /** The leader's scheduler's commit-deadline verdict (issuance gate); none: not published or followed. */
+  commitDeadline?: CommitDeadlineGate;
   logger: Logger;
   intervalMs: number;
 }
@@ -66,6 +75,7 @@ export function publishReplicaState(
       timings: deps.timings.get(),
       scheduledTimings: deps.timings.scheduled(),
       commitBond: deps.commitBond.snapshot(),
+      commitDeadline: deps.commitDeadline?.snapshot() ?? null,
       publishedAt: systemClock.nowSeconds(),
     };
     try {
@@ -93,7 +103,7 @@ export class ReplicaStateFollower {
 
   /** One pull (skipped while leading: then this replica's own tasks feed the same objects). */
   async tick(): Promise<void> {
-    const { store, chainClock, chainSync, timings, commitBond, ownership } = this.deps;
+    const { store, chainClock, chainSync, timings, commitBond, commitDeadline, ownership } = this.deps;
     if (ownership.isLeader()) return;
     try {
       const [cursor, raw] = await Promise.all([
@@ -113,6 +123,13 @@ export class ReplicaStateFollower {
       if (state !== null && state.commitBond !== undefined) {
         commitBond.mirror(
           parseCommitBondSnapshot(state.commitBond),
+          typeof state.publishedAt === "number" ? state.publishedAt : null,
+          chainSync.limits.maxStaleSeconds,
+        );
+      }
+      if (state !== null) {
+        commitDeadline?.mirror(
+          parseCommitDeadlineSnapshot(state.commitDeadline),
           typeof state.publishedAt === "number" ? state.publishedAt : null,
           chainSync.limits.maxStaleSeconds,
         );

@@ -28,6 +28,12 @@ import { type LeaseFence, type LeaseState, PgLeases } from "./postgres/leases";
 
 /** Connections per store instance (per Core process): concurrent operations beyond it queue in the pool. */
 export const PG_POOL_SIZE = 10;
+/**
+ * Connections of the background lane: the leader's fenced work (indexer, sender, scheduler, keeper) runs on a
+ * pool of its own, so it never queues behind issuance for a connection (docs/clearing.md "Deadline work
+ * before issuance"). The leader lease has one more connection of its own.
+ */
+export const PG_BACKGROUND_POOL_SIZE = 3;
 
 const INT8_OID = 20;
 
@@ -120,6 +126,14 @@ function view(run: (call: Call) => Promise<unknown>): StoreOps {
 export interface PostgresStoreOptions {
   /** Pool size (default {@link PG_POOL_SIZE}). */
   poolSize?: number;
+  /** Pool size of the background lane (fenced views; default {@link PG_BACKGROUND_POOL_SIZE}). */
+  backgroundPoolSize?: number;
+}
+
+/** The pools besides the main one: the background lane and the lease's own connection. */
+interface PgLanes {
+  background: pg.Pool;
+  lease: pg.Pool;
 }
 
 // The operations are delegated in the constructor (declaration merging gives their types).
@@ -138,6 +152,7 @@ export class PostgresStore implements Store {
    */
   private constructor(
     private readonly pool: pg.Pool,
+    private readonly lanes: PgLanes,
     private readonly fence: LeaseFence | null = null,
     private readonly ownsPool = true,
   ) {
@@ -159,15 +174,25 @@ export class PostgresStore implements Store {
 
   /** Connects to `url` (`postgres://…`) and applies missing migrations. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    const pool = new pg.Pool({
-      connectionString: url,
-      max: options.poolSize ?? PG_POOL_SIZE,
-      types: TYPES,
-      // An acknowledged commit must be durable on the server, whatever its default.
-      options: "-c synchronous_commit=on",
-    });
-    // An idle client's error (server restart) must not crash the process; the next checkout reconnects.
-    pool.on("error", () => undefined);
+    const newPool = (max: number) => {
+      const created = new pg.Pool({
+        connectionString: url,
+        max,
+        types: TYPES,
+        // An acknowledged commit must be durable on the server, whatever its default.
+        options: "-c synchronous_commit=on",
+      });
+      // An idle client's error (server restart) must not crash the process; the next checkout reconnects.
+      created.on("error", () => undefined);
+      return created;
+    };
+    const pool = newPool(options.poolSize ?? PG_POOL_SIZE);
+    // Connected on first use only: a replica that never leads opens no background connection.
+    const lanes: PgLanes = {
+      background: newPool(options.backgroundPoolSize ?? PG_BACKGROUND_POOL_SIZE),
+      lease: newPool(1),
+    };
+    const endAll = () => Promise.all([pool.end(), lanes.background.end(), lanes.lease.end()]);
     try {
       const client = await pool.connect();
       try {
@@ -176,10 +201,10 @@ export class PostgresStore implements Store {
         client.release();
       }
     } catch (error) {
-      await pool.end();
+      await endAll();
       throw error;
     }
-    return new PostgresStore(pool);
+    return new PostgresStore(pool, lanes);
   }
 
   /**
@@ -187,13 +212,17 @@ export class PostgresStore implements Store {
    * it begins with the lease check (share-locking the lease row until COMMIT) and fails with
    * `LeaseLostError`, writing nothing, once `fence`'s term is over. Background work of a leader runs on such
    * a view, so a replica that lost its lease (paused, partitioned) cannot write, nor journal an on-chain
-   * send. Shares this store's pool; closing the view closes nothing.
+   * send. Runs on this store's background lane (a pool of its own: the term's work never waits behind
+   * issuance for a connection); closing the view closes nothing.
    */
   fenced(fence: LeaseFence): PostgresStore {
-    return new PostgresStore(this.pool, { ...fence }, false);
+    return new PostgresStore(this.lanes.background, this.lanes, { ...fence }, false);
   }
 
-  /** Leader leases (operator/leadership/lease.ts), each call its own transaction, never fenced. */
+  /**
+   * Leader leases (operator/leadership/lease.ts), each call its own transaction, never fenced, on the lease's
+   * own connection: a renewal never queues behind issuance or the background work for a connection.
+   */
   readonly leases = {
     acquire: (name: string, holder: string, ttlMs: number): Promise<LeaseState> =>
       this.unfenced((conn) => new PgLeases(conn).acquire(name, holder, ttlMs)),
@@ -203,24 +232,32 @@ export class PostgresStore implements Store {
   };
 
   private unfenced<T>(body: (conn: PgConn) => Promise<T>): Promise<T> {
-    return this.withTransaction(body, false);
+    return this.withTransaction(body, false, this.lanes.lease);
   }
 
   /**
    * Runs `body` on one pooled connection between BEGIN and COMMIT; ROLLBACK if it throws. A failure of the
    * connection (server down, restarting, connection lost) is thrown as {@link StoreUnavailableError}.
    */
-  private async withTransaction<T>(body: (conn: PgConn) => Promise<T>, fenced = true): Promise<T> {
+  private async withTransaction<T>(
+    body: (conn: PgConn) => Promise<T>,
+    fenced = true,
+    pool: pg.Pool = this.pool,
+  ): Promise<T> {
     if (this.closed) throw new Error("store is closed");
     try {
-      return await this.onConnection(body, fenced);
+      return await this.onConnection(body, fenced, pool);
     } catch (error) {
       throw isConnectionError(error) ? new StoreUnavailableError(error) : error;
     }
   }
 
-  private async onConnection<T>(body: (conn: PgConn) => Promise<T>, fenced: boolean): Promise<T> {
-    const client = await this.pool.connect();
+  private async onConnection<T>(
+    body: (conn: PgConn) => Promise<T>,
+    fenced: boolean,
+    pool: pg.Pool,
+  ): Promise<T> {
+    const client = await pool.connect();
     let broken: Error | undefined;
     // A checked-out client has no error listener of the pool's: if the server ends the connection while no
     // statement runs on it (a restart, an administrator's terminate, a network cut between two statements
@@ -284,6 +321,6 @@ export class PostgresStore implements Store {
     this.closed = true;
     if (!this.ownsPool) return;
     // Waits for checked-out connections (running operations) to be released.
-    await this.pool.end();
+    await Promise.all([this.pool.end(), this.lanes.background.end(), this.lanes.lease.end()]);
   }
 }

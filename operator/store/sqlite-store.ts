@@ -122,6 +122,7 @@ export const AREA_OPERATIONS = {
     "reservePayableGuarantees",
     "releaseCycleGuarantees",
     "hasUnreservedPayable",
+    "countUnreservedPayable",
     "countCycleGuarantees",
     "aggregateCycleGuarantees",
     "listCycleNettedV2Ids",

@@ -28,7 +28,7 @@ import { ChainClock, ManualClock } from "../../operator/clock";
 import { configFromObject, type OperatorConfig, type OperatorConfigInput } from "../../operator/config";
 import { type DeploymentInfo, parseDeployment } from "../../operator/deployment";
 import { type Logger, silentLogger } from "../../operator/logger";
-import { SqliteStore } from "../../operator/store";
+import { SqliteStore, type Store } from "../../operator/store";
 import { OperatorSender, type SenderPolicy } from "../../operator/chain/sender";
 import { ClearingKeeper } from "../../operator/clearing/keeper";
 import { ClearingScheduler } from "../../operator/clearing/scheduler";
@@ -147,11 +147,16 @@ export async function openCore(
     logger?: Logger;
     /** Core's chain gateway (default: a stub without code reads, i.e. EOA payer signatures only). */
     chain?: ChainGateway;
+    /**
+     * Core's store (default: a fresh SQLite file). Typed as the SQLite store for the tests that use its
+     * extras; a test passing a PostgreSQL store uses only the `Store` interface. Closed with the harness.
+     */
+    store?: Store;
   } = {},
 ): Promise<CoreHarness> {
   const dir = tempDir();
   const config = asyncConfig(dir.path, options.config);
-  const store = SqliteStore.open(join(dir.path, "core.sqlite"));
+  const store = (options.store ?? SqliteStore.open(join(dir.path, "core.sqlite"))) as SqliteStore;
   const clock = new ManualClock(await chainNow());
   const chainClock = new ChainClock(await store.getChainCursor());
   const logger = options.logger ?? silentLogger();

@@ -115,6 +115,16 @@ export class PgCycleNetting implements CycleNettingRepository {
     return rows.length > 0;
   }
 
+  async countUnreservedPayable(limit: number): Promise<number> {
+    const after = await this.lastUpto();
+    const { rows } = await this.db.query(
+      `SELECT COUNT(*)::int AS n FROM (SELECT 1 FROM guarantees
+         WHERE ${POOL} AND (payable_xid, payable_seq) > ($1::xid8, $2::bigint) LIMIT $3) AS pool`,
+      [after.xid, after.seq, Math.max(0, Math.floor(limit))],
+    );
+    return Number(rows[0].n);
+  }
+
   async countCycleGuarantees(cycleId: number): Promise<number> {
     const range = await this.reservation(cycleId);
     return range === null ? 0 : this.countRange(range);

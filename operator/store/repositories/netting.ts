@@ -84,6 +84,11 @@ export interface CycleNettingRepository {
   releaseCycleGuarantees(cycleId: number): Promise<number>;
   /** Whether a guarantee of the pool lies after every reserved range (the next cycle has work). */
   hasUnreservedPayable(): Promise<boolean>;
+  /**
+   * How many guarantees of the pool lie after every reserved range (what the next cycle would take),
+   * counted up to `limit` (an index walk of at most `limit` keys): the clearing deadline gate's load figure.
+   */
+  countUnreservedPayable(limit: number): Promise<number>;
   /** How many guarantees `cycleId` reserved (an index count over its range). */
   countCycleGuarantees(cycleId: number): Promise<number>;
   /**

@@ -108,6 +108,10 @@ export class SqliteCycleNetting implements SyncOf<CycleNettingRepository> {
     return this.stmt.unreserved.get() !== undefined;
   }
 
+  countUnreservedPayable(limit: number): number {
+    return this.stmt.unreservedCount.pluck().get(Math.max(0, Math.floor(limit))) as number;
+  }
+
   countCycleGuarantees(cycleId: number): number {
     const range = this.reservation(cycleId);
     return range === undefined ? 0 : (this.stmt.count.pluck().get(range.after, range.upto) as number);
@@ -256,6 +260,11 @@ function prepare(db: Database) {
     unreserved: p(
       `SELECT 1 FROM guarantees INDEXED BY guarantees_pool
        WHERE ${POOL} AND payable_seq > (SELECT COALESCE(MAX(upto_seq), 0) FROM cycle_reservations) LIMIT 1`,
+    ),
+    // How many keys of the pool lie after every reserved range, counted up to a bound (an index walk).
+    unreservedCount: p(
+      `SELECT COUNT(*) FROM (SELECT 1 FROM guarantees INDEXED BY guarantees_pool
+       WHERE ${POOL} AND payable_seq > (SELECT COALESCE(MAX(upto_seq), 0) FROM cycle_reservations) LIMIT ?)`,
     ),
     count: p(`SELECT COUNT(*) FROM guarantees INDEXED BY guarantees_pool WHERE ${IN_RANGE}`),
     rangeIds: p(
