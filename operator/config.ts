@@ -132,7 +132,7 @@ export interface OperatorConfig {
   commitGasBudget: number;
   /** Most guarantees one commit takes; a larger cycle is committed in several, under the same cutoff. */
   maxGuaranteesPerCycle: number;
-  /** Issuances running at once per process before more are shed (503 issuance_overloaded); 0: no bound. */
+  /** Issuances running at once per process before more are shed (500 issuance_overloaded); 0: no bound. */
   issuanceMaxInFlight: number;
   /** Event-loop delay (ms) above which issuance is shed so that deadline work runs first; 0: not judged. */
   issuanceMaxLoopDelayMs: number;

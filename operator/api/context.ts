@@ -64,7 +64,7 @@ export interface CoreServices {
   commitBond: CommitBondGate;
   /** Whether the scheduler can commit what is owed by its deadline (issuance gate, health, metrics). */
   commitDeadline: CommitDeadlineGate;
-  /** Sheds issuance under saturation (503 issuance_overloaded) so that deadline work runs first; stopped with Core. */
+  /** Sheds issuance under saturation (500 issuance_overloaded) so that deadline work runs first; stopped with Core. */
   admission: IssuanceAdmission;
   /** `GET /core/public-params` now (the timings and the V2 deadline cap are live). */
   publicParams: () => Readonly<WirePublicParams>;

@@ -81,11 +81,12 @@ const ISSUANCE_STATUS: Record<IssuanceErrorCode, number> = {
   [ISSUANCE_ERRORS.commitBondShort]: 500,
   [ISSUANCE_ERRORS.commitBondUnknown]: 500,
   [ISSUANCE_ERRORS.commitDeadlineAtRisk]: 500,
-  // Load shed by admission control (guarantees/admission.ts): temporary by nature, with Retry-After.
-  [ISSUANCE_ERRORS.overloaded]: 503,
+  // Load shed by admission control (guarantees/admission.ts): temporary by nature, with Retry-After. 500
+  // because the interface lists 500 for "Core could not issue" and no 503 for this endpoint.
+  [ISSUANCE_ERRORS.overloaded]: 500,
 };
 
-/** `Retry-After` of a shed issuance (503 issuance_overloaded), seconds. */
+/** `Retry-After` of a shed issuance (500 issuance_overloaded), seconds. */
 export const OVERLOAD_RETRY_AFTER_SECONDS = 1;
 
 /** `POST /core/guarantees/{id}/finalize` (docs/operator-async.md). */

@@ -124,6 +124,7 @@ const ISSUANCE_UNAVAILABLE_CODES = [
   "signature_check_unavailable",
   "commit_bond_short",
   "commit_bond_unknown",
+  "issuance_overloaded",
   "commit_deadline_at_risk",
 ] as const;
 
@@ -1140,7 +1141,9 @@ export const CORE_OPENAPI = {
               "or starting), or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the " +
               "validation deadline by, or the database is unavailable (`store_unavailable`), or the operator bond " +
               "is below the ClearingHouse floor (`commit_bond_*`), or the clearing commits owed might land after " +
-              "the grace-period budget (`commit_deadline_at_risk`). Nothing is issued or " +
+              "the grace-period budget (`commit_deadline_at_risk`), or the issuance was shed by admission control " +
+              "(`issuance_overloaded`, with `Retry-After`: this process already runs its bound of issuances at once, " +
+              "`SURETY_ISSUANCE_MAX_IN_FLIGHT`, so covers, commits and lease renewals go first). Nothing is issued or " +
               "locked (for `store_unavailable`: unless the connection broke during the commit, which a retry of the " +
               "same body tells: 409 with the stored certificate); `GET /core/health` shows why; retry later.",
             content: {
@@ -1154,15 +1157,6 @@ export const CORE_OPENAPI = {
                 },
               },
             },
-          },
-          "503": {
-            description:
-              "Issuance shed by admission control (`issuance_overloaded`): this process already runs its bound of " +
-              "issuances at once (`SURETY_ISSUANCE_MAX_IN_FLIGHT`), or its event loop runs later than " +
-              "`SURETY_ISSUANCE_MAX_LOOP_DELAY_MS` (when set), so covers, commits and lease renewals go first. Nothing was " +
-              "checked, locked or stored; retry after `Retry-After` seconds (the facilitator tries another replica).",
-            headers: { "Retry-After": { schema: { type: "integer", minimum: 0 } } },
-            content: { "application/json": { schema: errorSchema(["issuance_overloaded"]) } },
           },
         },
       },

@@ -12,7 +12,7 @@
  *   late the loop runs it; while the delay of the last probe window exceeds `maxLoopDelayMs`, issuance is
  *   refused, so timers (lease renewal every lease/3, the background round) keep firing within that delay.
  *
- * A refusal is 503 `issuance_overloaded` with `Retry-After` (api/errors.ts): nothing was checked, locked
+ * A refusal is 500 `issuance_overloaded` with `Retry-After` (api/errors.ts): nothing was checked, locked
  * or stored. Both bounds are per process; `0` turns one off.
  */
 import { performance } from "node:perf_hooks";

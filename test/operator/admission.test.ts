@@ -21,9 +21,9 @@ describe("issuance admission control (issue 26 item 1b)", () => {
     admission.stop();
   });
 
-  it("answers a shed issuance 503 issuance_overloaded with Retry-After", () => {
+  it("answers a shed issuance 500 issuance_overloaded with Retry-After (the spec's only 5xx here)", () => {
     const error = httpErrorOf(new IssuanceError("issuance_overloaded", "shed"));
-    expect(error.status).to.equal(503);
+    expect(error.status).to.equal(500);
     expect(error.code).to.equal("issuance_overloaded");
     expect(error.headers).to.deep.equal({ "Retry-After": "1" });
     expect(httpErrorOf(new IssuanceError("commit_deadline_at_risk", "late")).status).to.equal(500);
