@@ -396,6 +396,16 @@ describe("Core OpenAPI document", () => {
       (await call("GET", leaves, `/core/cycles/9/guarantees?payer=${payer.address}`)).body.code,
     ).to.equal("cycle_not_found");
 
+    const debits = "/core/cycles/{id}/debits/{payer}";
+    const trees = await call("GET", debits, `/core/cycles/1/debits/${payer.address}`);
+    expect(trees.status).to.equal(200);
+    expect(trees.body.trees).to.have.length(1);
+    expect(trees.body.trees[0].positions).to.have.length(2);
+    expect((await call("GET", debits, "/core/cycles/1/debits/0x12")).body.code).to.equal("invalid_request");
+    expect((await call("GET", debits, `/core/cycles/9/debits/${payer.address}`)).body.code).to.equal(
+      "cycle_not_found",
+    );
+
     // A withdrawal request on chain shows up in Core's view of what is withdrawable.
     await (await vault.requestWithdrawal(ZERO_ADDRESS, 2_000n)).wait();
     await tasks.indexer.tick();
