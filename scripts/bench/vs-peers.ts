@@ -32,12 +32,9 @@
  * BENCH_SEQ_ROUNDS (5), BENCH_SEQ_REQUESTS (40), BENCH_BATCH_DEPOSIT_PAYMENTS (1000000),
  * BENCH_SKIP_GAS_TEST=1 (use docs/gas.md's figures instead of running the gas test).
  */
-import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
 import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { loadavg, tmpdir } from "node:os";
-import path from "node:path";
+import { loadavg } from "node:os";
 import { x402Facilitator } from "@x402/core/facilitator";
 import {
   type FacilitatorClient,
@@ -68,12 +65,10 @@ import {
 } from "../../sdk/kits/x402-scheme";
 import { Eip3009Token__factory, Vault__factory } from "../../typechain-types";
 import { devAccount } from "../devnet/accounts";
-import type { DevnetDeploymentFile } from "../devnet/contracts";
 import { batchSettlementFacilitator, installBatchSettlementFromSpec } from "./peers/batch-settlement";
+import { ROOT, close, listen, startDevnet, stopDevnet } from "./peers/devnet-child";
 import { median, percentile } from "./stats";
 
-const ROOT = path.resolve(__dirname, "../..");
-const READY = /devnet ready: rpc=(\S+) core=(\S+) facilitator=(\S+)/;
 const EXACT_PRICE = 1_000n; // token base units per request
 const SURETY_PRICE = 1_000_000_000n; // wei per request (1 gwei)
 const TOKEN_NAME = "Exact USD";
@@ -113,83 +108,6 @@ function shortError(error: unknown): string {
 
 function log(message: string): void {
   process.stdout.write(`[vs-peers] ${message}\n`);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function listen(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function close(server: Server): Promise<void> {
-  await new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    server.closeAllConnections();
-  });
-}
-
-// ---------------------------------------------------------------------------
-// Devnet child
-// ---------------------------------------------------------------------------
-
-interface Devnet {
-  child: ChildProcess;
-  rpc: string;
-  core: string;
-  facilitator: string;
-  deployment: DevnetDeploymentFile;
-  dir: string;
-}
-
-async function startDevnet(): Promise<Devnet> {
-  const dir = mkdtempSync(path.join(tmpdir(), "surety-vs-peers-"));
-  const deploymentFile = path.join(dir, "deployment.json");
-  const env = {
-    ...process.env,
-    SURETY_DEVNET_RPC_PORT: String(await freePort()),
-    SURETY_DEVNET_CORE_PORT: String(await freePort()),
-    SURETY_DEVNET_FACILITATOR_PORT: String(await freePort()),
-    SURETY_DEVNET_DATA_DIR: path.join(dir, "data"),
-    SURETY_DEVNET_DEPLOYMENT_FILE: deploymentFile,
-  };
-  const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "scripts/devnet.ts"], {
-    cwd: ROOT,
-    env,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  const urls = await new Promise<RegExpExecArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`devnet not ready in 120 s:\n${output}`)), 120_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = READY.exec(output);
-      if (match) {
-        clearTimeout(timer);
-        resolve(match);
-      }
-    };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
-    child.once("exit", (code) => reject(new Error(`devnet exited (${code}):\n${output}`)));
-  });
-  child.stdout!.resume();
-  child.stderr!.resume();
-  const deployment = JSON.parse(readFileSync(deploymentFile, "utf8")) as DevnetDeploymentFile;
-  return { child, rpc: urls[1], core: urls[2], facilitator: urls[3], deployment, dir };
-}
-
-async function stopDevnet(devnet: Devnet): Promise<void> {
-  const exited = new Promise((resolve) => devnet.child.once("exit", resolve));
-  devnet.child.kill("SIGINT");
-  await exited;
-  rmSync(devnet.dir, { recursive: true, force: true });
 }
 
 // ---------------------------------------------------------------------------
@@ -431,7 +349,7 @@ async function serveFacilitator(facilitator: x402Facilitator, servers: Server[])
 async function main(): Promise<void> {
   const gas = measureSuretyGas();
   log(`starting the devnet (chain, contracts, Core, facilitator) …`);
-  const devnet = await startDevnet();
+  const devnet = await startDevnet("surety-vs-peers-");
   const servers: Server[] = [];
   const provider = new JsonRpcProvider(devnet.rpc, devnet.deployment.chainId, {
     staticNetwork: true,
