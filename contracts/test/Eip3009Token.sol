@@ -15,6 +15,11 @@ contract Eip3009Token is ERC20, EIP712 {
         keccak256(
             "TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"
         );
+    /// @notice EIP-3009 typehash of `ReceiveWithAuthorization` (x402 `batch-settlement` deposits use it).
+    bytes32 public constant RECEIVE_WITH_AUTHORIZATION_TYPEHASH =
+        keccak256(
+            "ReceiveWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"
+        );
 
     /// @dev EIP-712 domain version, also served by {version} (the `exact` scheme reads it).
     string private constant DOMAIN_VERSION = "2";
@@ -32,6 +37,8 @@ contract Eip3009Token is ERC20, EIP712 {
     error AuthorizationAlreadyUsed(address authorizer, bytes32 nonce);
     /// @notice The signature is not `from`'s over this authorization.
     error InvalidAuthorizationSignature();
+    /// @notice `receiveWithAuthorization` called by someone other than the payee.
+    error CallerMustBePayee(address caller, address to);
 
     /// @param name_ Token name, also the EIP-712 domain name.
     /// @param symbol_ Token symbol.
@@ -83,6 +90,7 @@ contract Eip3009Token is ERC20, EIP712 {
         bytes32 s
     ) external {
         _transferWithAuthorization(
+            TRANSFER_WITH_AUTHORIZATION_TYPEHASH,
             from,
             to,
             value,
@@ -110,10 +118,51 @@ contract Eip3009Token is ERC20, EIP712 {
         bytes32 nonce,
         bytes calldata signature
     ) external {
-        _transferWithAuthorization(from, to, value, validAfter, validBefore, nonce, signature);
+        _transferWithAuthorization(
+            TRANSFER_WITH_AUTHORIZATION_TYPEHASH,
+            from,
+            to,
+            value,
+            validAfter,
+            validBefore,
+            nonce,
+            signature
+        );
+    }
+
+    /// @notice EIP-3009 `receiveWithAuthorization`: as `transferWithAuthorization` under its own typehash, and only
+    /// the payee may submit it (so a watcher cannot front-run a deposit contract's pull).
+    /// @param from Payer and signer.
+    /// @param to Payee, who must be the caller.
+    /// @param value Base units.
+    /// @param validAfter Valid strictly after this unix time.
+    /// @param validBefore Valid strictly before this unix time.
+    /// @param nonce Unique per `from`.
+    /// @param signature The signature bytes.
+    function receiveWithAuthorization(
+        address from,
+        address to,
+        uint256 value,
+        uint256 validAfter,
+        uint256 validBefore,
+        bytes32 nonce,
+        bytes calldata signature
+    ) external {
+        if (to != msg.sender) revert CallerMustBePayee(msg.sender, to);
+        _transferWithAuthorization(
+            RECEIVE_WITH_AUTHORIZATION_TYPEHASH,
+            from,
+            to,
+            value,
+            validAfter,
+            validBefore,
+            nonce,
+            signature
+        );
     }
 
     function _transferWithAuthorization(
+        bytes32 typehash,
         address from,
         address to,
         uint256 value,
@@ -126,17 +175,7 @@ contract Eip3009Token is ERC20, EIP712 {
         if (block.timestamp >= validBefore) revert AuthorizationExpired(validBefore);
         if (_authorizationUsed[from][nonce]) revert AuthorizationAlreadyUsed(from, nonce);
         bytes32 digest = _hashTypedDataV4(
-            keccak256(
-                abi.encode(
-                    TRANSFER_WITH_AUTHORIZATION_TYPEHASH,
-                    from,
-                    to,
-                    value,
-                    validAfter,
-                    validBefore,
-                    nonce
-                )
-            )
+            keccak256(abi.encode(typehash, from, to, value, validAfter, validBefore, nonce))
         );
         if (!SignatureChecker.isValidSignatureNow(from, digest, signature))
             revert InvalidAuthorizationSignature();
