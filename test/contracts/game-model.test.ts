@@ -1010,13 +1010,17 @@ class Harness {
         `bond drawn ${drawn} beyond the operator's faults ${m.get(m.faults, asset)}`,
       ).to.equal(true);
       for (const p of this.g.actors.payers) {
-        // An honest payer never pays more than it signed.
+        // An honest payer never pays more than it signed (a paid debt of a vetoed cycle counts as refunded:
+        // anyone has it set aside for the payer at once with releaseVetoedDebt).
         const f = m.flow(p.address, asset);
         const signed = this.signed(p.address, asset);
-        expect(
-          f.paidOut - f.refunded <= signed.out,
-          `${p.name} paid ${f.paidOut - f.refunded} > signed ${signed.out} (${asset})`,
-        ).to.equal(true);
+        let refundable = 0n;
+        for (const c of m.cycles) {
+          const d = c.debts.get(key(asset, p.address));
+          if (c.vetoed && d?.status === DebtStatus.Paid) refundable += d.amount;
+        }
+        const paid = f.paidOut - f.refunded - refundable;
+        expect(paid <= signed.out, `${p.name} paid ${paid} > signed ${signed.out} (${asset})`).to.equal(true);
       }
       for (const s of this.g.actors.sellers) {
         const f = m.flow(s.address, asset);
