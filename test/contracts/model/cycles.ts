@@ -1,0 +1,169 @@
+/**
+ * Cycles for the randomized model of the clearing game (test/contracts/game-model.test.ts): the three roots,
+ * the commit arguments and every proof (net positions, debtor sum trees, guarantee leaves) of a list of
+ * guarantee leaves, built the way Core builds them but without Core's refusals, so that a rogue operator's
+ * cycle (a fabricated leaf, a guarantee listed twice, a remunerated guarantee listed) can be committed too.
+ * For an honest list the roots are those of Core's `buildCommitPlan` (the test checks it).
+ */
+import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
+import { ZeroAddress, ZeroHash, getAddress } from "ethers";
+
+import {
+  DEBIT_SUMMARY_ENCODING,
+  sumTreeLevels,
+  sumTreeProof,
+  toDebitSummaryValues,
+  type DebitSummary,
+  type DebtorTree,
+} from "../../../sdk/debit-tree";
+import {
+  GUARANTEE_LEAF_ENCODING,
+  guaranteeLeafHash,
+  toGuaranteeLeafValues,
+  type GuaranteeLeaf,
+} from "../../../sdk/guarantee-tree";
+import { MERKLE_LEAF_ENCODING } from "../../../sdk/merkle";
+
+/** A commit's arguments and everything needed to play its game. */
+export interface BuiltCycle {
+  cycleId: bigint;
+  root: string;
+  guaranteesRoot: string;
+  debitsRoot: string;
+  totals: { asset: string; totalDebit: bigint; totalCredit: bigint }[];
+  debtors: { asset: string; debtor: string; amount: bigint }[];
+  /** Net credits by `asset|participant` (lower case). */
+  credits: Map<string, bigint>;
+  /** Debtor sum trees by `debtor|asset` (lower case). */
+  trees: Map<string, DebtorTree>;
+  /** The leaves as listed (duplicates kept). */
+  leaves: GuaranteeLeaf[];
+  creditProof(asset: string, participant: string): string[];
+  summaryProof(summary: DebitSummary): string[];
+  guaranteeProof(leaf: GuaranteeLeaf): string[];
+}
+
+export const key = (...parts: (string | number | bigint)[]): string =>
+  parts.map((p) => String(p).toLowerCase()).join("|");
+
+function byId(a: GuaranteeLeaf, b: GuaranteeLeaf): number {
+  const x = a.guaranteeId.toLowerCase();
+  const y = b.guaranteeId.toLowerCase();
+  return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/** Builds a cycle over `leaves` (any order; a duplicate id is kept at two positions of its payer's tree). */
+export function buildCycleOf(cycleId: bigint, leaves: readonly GuaranteeLeaf[]): BuiltCycle {
+  const nets = new Map<string, { asset: string; participant: string; net: bigint }>();
+  const bump = (asset: string, participant: string, by: bigint) => {
+    const k = key(asset, participant);
+    const n = nets.get(k) ?? { asset: getAddress(asset), participant: getAddress(participant), net: 0n };
+    n.net += by;
+    nets.set(k, n);
+  };
+  const groups = new Map<string, GuaranteeLeaf[]>();
+  for (const l of leaves) {
+    if (l.payer.toLowerCase() === l.recipient.toLowerCase()) continue;
+    bump(l.asset, l.recipient, l.amount);
+    bump(l.asset, l.payer, -l.amount);
+    const k = key(l.payer, l.asset);
+    groups.set(k, [...(groups.get(k) ?? []), l]);
+  }
+  const values: [bigint, string, string, bigint, bigint][] = [];
+  const totals = new Map<string, { asset: string; totalDebit: bigint; totalCredit: bigint }>();
+  const debtors: BuiltCycle["debtors"] = [];
+  const credits = new Map<string, bigint>();
+  for (const [k, n] of [...nets.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (n.net === 0n) continue;
+    const debit = n.net < 0n ? -n.net : 0n;
+    const credit = n.net > 0n ? n.net : 0n;
+    values.push([cycleId, n.asset, n.participant, debit, credit]);
+    const t = totals.get(n.asset) ?? { asset: n.asset, totalDebit: 0n, totalCredit: 0n };
+    t.totalDebit += debit;
+    t.totalCredit += credit;
+    totals.set(n.asset, t);
+    if (debit > 0n) debtors.push({ asset: n.asset, debtor: n.participant, amount: debit });
+    else credits.set(k, credit);
+  }
+  const positions = StandardMerkleTree.of(
+    values.length > 0 ? values : [[cycleId, ZeroAddress, ZeroAddress, 0n, 0n]],
+    [...MERKLE_LEAF_ENCODING],
+  );
+  const guaranteeTree = StandardMerkleTree.of(
+    leaves.map((l) => toGuaranteeLeafValues(l)),
+    [...GUARANTEE_LEAF_ENCODING],
+  );
+  const trees = new Map<string, DebtorTree>();
+  const summaries: DebitSummary[] = [];
+  for (const [k, group] of [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const sorted = [...group].sort(byId);
+    const levels = sumTreeLevels(
+      sorted.map((g) => ({ hash: guaranteeLeafHash(g).toLowerCase(), sum: g.amount })),
+    );
+    const top = levels[levels.length - 1][0];
+    const summary: DebitSummary = {
+      debtor: getAddress(sorted[0].payer),
+      asset: getAddress(sorted[0].asset),
+      sumRoot: top.hash,
+      total: top.sum,
+      depth: levels.length - 1,
+    };
+    summaries.push(summary);
+    trees.set(k, { summary, leaves: sorted, levels });
+  }
+  const debits = StandardMerkleTree.of(
+    (summaries.length > 0
+      ? summaries
+      : [{ debtor: ZeroAddress, asset: ZeroAddress, sumRoot: ZeroHash, total: 0n, depth: 0 }]
+    ).map(toDebitSummaryValues),
+    [...DEBIT_SUMMARY_ENCODING],
+  );
+  return {
+    cycleId,
+    root: positions.root,
+    guaranteesRoot: guaranteeTree.root,
+    debitsRoot: debits.root,
+    totals: [...totals.values()],
+    debtors,
+    credits,
+    trees,
+    leaves: [...leaves],
+    creditProof(asset, participant) {
+      const credit = credits.get(key(asset, participant));
+      if (credit === undefined) throw new Error(`no credit of ${participant} in ${asset}`);
+      return positions.getProof([cycleId, getAddress(asset), getAddress(participant), 0n, credit]);
+    },
+    summaryProof(summary) {
+      return debits.getProof(toDebitSummaryValues(summary));
+    },
+    guaranteeProof(leaf) {
+      return guaranteeTree.getProof(toGuaranteeLeafValues(leaf));
+    },
+  };
+}
+
+const ZERO_G1 = { x_a: ZeroHash, x_b: ZeroHash, y_a: ZeroHash, y_b: ZeroHash };
+
+/** What proves a guarantee in an answer: its claims, Core's certificate and the payer's signature. */
+export interface AnswerEvidence {
+  claims: string;
+  certificate: { x_a: string; x_b: string; y_a: string; y_b: string };
+  scheme: number;
+  signature: string;
+}
+
+/**
+ * `answerDispute`'s answer for `index` of `tree`: the summary and its proof, the node there and its path,
+ * and `evidence` (none: a concession, or an empty position / one past the tree's end).
+ */
+export function answerOf(cycle: BuiltCycle, tree: DebtorTree, index: number, evidence?: AnswerEvidence) {
+  const base = {
+    summary: { sumRoot: tree.summary.sumRoot, total: tree.summary.total, depth: tree.summary.depth },
+    summaryProof: cycle.summaryProof(tree.summary),
+  };
+  const empty = { claims: "0x", certificate: ZERO_G1, scheme: 0, signature: "0x" };
+  if (index >= tree.levels[0].length)
+    return { ...base, leaf: { hash: ZeroHash, sum: 0n }, path: [], ...empty };
+  const proof = sumTreeProof(tree, index);
+  return { ...base, leaf: proof.leaf, path: proof.path, ...(evidence ?? empty) };
+}

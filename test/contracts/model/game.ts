@@ -1,0 +1,710 @@
+/**
+ * The reference model of the clearing game (test/contracts/game-model.test.ts): the Vault's collateral,
+ * obligations, reserves and consumption marks, the ClearingHouse's cycles, debts, disputes, liquidity,
+ * bond and payouts, written from docs/clearing.md and the contracts' documented rules, in plain TypeScript.
+ *
+ * Every action is a method that first checks, in the contract's order, whether the call must revert (it
+ * throws {@link Refusal} with the custom error's name, having changed nothing) and otherwise applies the
+ * call's effects. `t` is the timestamp of the block the call lands in. The test runs each action on the
+ * chain too and compares: the same success or the same error, then the same books.
+ *
+ * On top of the contract's state the model keeps what the properties need: Core's view of each payer's
+ * capacity (guarantees issued and not yet committed), who signed what, and a ledger of every amount that
+ * moved for each participant, with the operator's faults (what the bond may pay for) on the side.
+ */
+import { key, type BuiltCycle } from "./cycles";
+
+export class Refusal extends Error {
+  constructor(readonly error: string) {
+    super(error);
+  }
+}
+
+const refuse = (error: string): never => {
+  throw new Refusal(error);
+};
+
+export enum DebtStatus {
+  None = 0,
+  Open = 1,
+  Paid = 2,
+  Covered = 3,
+  Challenged = 4,
+  Answered = 5,
+  Voided = 6,
+  Refunded = 7,
+}
+export enum DisputeStatus {
+  None = 0,
+  Open = 1,
+  Upheld = 2,
+  Voided = 3,
+  Removed = 4,
+  Dismissed = 5,
+}
+export enum Consumption {
+  None = 0,
+  Remunerated = 1,
+  Netted = 2,
+}
+
+export interface Timings {
+  cycleLength: number;
+  commitDelay: number;
+  challengeWindow: number;
+  paymentWindow: number;
+  defaultWindow: number;
+  withdrawalGracePeriod: number;
+  confirmationLag: number;
+}
+
+/** A guarantee Core certified (or the operator made up). */
+export interface ModelGuarantee {
+  id: string;
+  version: 1 | 2;
+  payer: string;
+  recipient: string;
+  asset: string;
+  amount: bigint;
+  /** The claims' timestamp (V1 reserves count from it). */
+  timestamp: number;
+  /** V2: the policy's validation deadline. */
+  deadline: number;
+  /** V1, or V2 whose validator passed it: Core finalizes it as payable. */
+  payable: boolean;
+  /** Core's pool: issued, not committed (again) yet; listed: in a live cycle; consumed: paid outside clearing. */
+  state: "pending" | "listed" | "consumed" | "dropped";
+  /** The cycle that listed it last (when `listed`). */
+  cycle?: number;
+}
+
+/** One position of a debtor's tree, as the honest payer judges it. */
+export interface PositionInfo {
+  /** The guarantee listed there (undefined for a fabricated leaf). */
+  guaranteeId?: string;
+  amount: bigint;
+  /** A second listing of the same id in this tree. */
+  duplicate: boolean;
+}
+
+export interface CycleAssetState {
+  totalDebit: bigint;
+  funded: bigint;
+  claimed: bigint;
+  shortfall: bigint;
+}
+
+export interface ModelCycle {
+  id: number;
+  committedAt: number;
+  challengeDeadline: number;
+  answerDeadline: number;
+  paymentDeadline: number;
+  defaultDeadline: number;
+  doubleListingDeadline: number;
+  vetoed: boolean;
+  finalized: boolean;
+  openDebts: number;
+  openChallenges: number;
+  assets: Map<string, CycleAssetState>;
+  debts: Map<string, { amount: bigint; status: DebtStatus }>;
+  games: Map<string, { revealed: boolean; openDisputes: number; depth: number; total: bigint }>;
+  disputes: Map<string, DisputeStatus>;
+  deducted: Map<string, bigint>;
+  claimed: Set<string>;
+  built: BuiltCycle;
+  /** Positions of each debtor's tree by `debtor|asset`. */
+  positions: Map<string, PositionInfo[]>;
+  /** Real guarantees listed (each once). */
+  listed: string[];
+  rogue?: string;
+  /** Debts voided by `voidUnansweredDebit`, with the debit as committed: `asset|debtor`. */
+  unanswered: Map<string, bigint>;
+  /** The debits as committed: `asset|debtor`. */
+  committedDebits: Map<string, bigint>;
+}
+
+export interface Reserve {
+  user: string;
+  asset: string;
+  amount: bigint;
+  expiresAt: number;
+  /** V1: the recipient collectReserve pays ("" for a V2 reserve). */
+  v1Recipient: string;
+}
+
+/** What moved for one participant in one asset (the properties' ledger). */
+export interface Flows {
+  /** Paid for its debits (payNetDebit, coverDefault) and for its guarantees outside clearing (remunerate, collectReserve). */
+  paidOut: bigint;
+  /** Given back as a debtor: vetoed debts refunded, removed or voided amounts above the debit, double-listing refunds. */
+  refunded: bigint;
+  /** Received as a creditor or recipient: net credits set aside (minus deductions), remunerations, reserve collections. */
+  received: bigint;
+}
+
+const ZERO_FLOWS = (): Flows => ({ paidOut: 0n, refunded: 0n, received: 0n });
+
+export class GameModel {
+  now = 0;
+  readonly balances = new Map<string, bigint>();
+  readonly locked = new Map<string, bigint>();
+  readonly reserved = new Map<string, bigint>();
+  readonly withdrawals = new Map<string, { amount: bigint; readyAt: number }>();
+  readonly marks = new Map<string, { how: Consumption; cycleId: number }>();
+  readonly reserves = new Map<string, Reserve>();
+  readonly cycles: ModelCycle[] = [];
+  readonly bond = new Map<string, bigint>();
+  readonly held = new Map<string, bigint>();
+  readonly payouts = new Map<string, bigint>();
+  readonly refundOwed = new Map<string, bigint>();
+  readonly answeredIn = new Map<string, number>();
+  openChallenges = 0;
+  readonly guarantees = new Map<string, ModelGuarantee>();
+  readonly flows = new Map<string, Flows>();
+  /** Bond drawn for the operator's faults, by asset (concessions, unanswered voids, removals, refunds). */
+  readonly faults = new Map<string, bigint>();
+  /** Bond posted, by asset. */
+  readonly posted = new Map<string, bigint>();
+
+  constructor(readonly t: Timings) {}
+
+  // ------------------------------------------------------------------------------------ helpers
+
+  get(m: Map<string, bigint>, k: string): bigint {
+    return m.get(k) ?? 0n;
+  }
+  add(m: Map<string, bigint>, k: string, by: bigint): void {
+    m.set(k, this.get(m, k) + by);
+  }
+  flow(account: string, asset: string): Flows {
+    const k = key(account, asset);
+    let f = this.flows.get(k);
+    if (f === undefined) this.flows.set(k, (f = ZERO_FLOWS()));
+    return f;
+  }
+  balance(user: string, asset: string): bigint {
+    return this.get(this.balances, key(user, asset));
+  }
+  /** Obligations alone (`Vault.obligationOf`). */
+  obligation(user: string, asset: string): bigint {
+    const k = key(user, asset);
+    return this.get(this.locked, k) - this.get(this.reserved, k);
+  }
+  free(user: string, asset: string): bigint {
+    const k = key(user, asset);
+    const b = this.get(this.balances, k);
+    const l = this.get(this.locked, k);
+    return b > l ? b - l : 0n;
+  }
+  cycle(id: number): ModelCycle | undefined {
+    return id >= 1 && id <= this.cycles.length ? this.cycles[id - 1] : undefined;
+  }
+  committed(id: number): ModelCycle {
+    return this.cycle(id) ?? refuse("UnknownCycle");
+  }
+  /** `Vault.consumption`: a netting mark of a vetoed commit reads as none. */
+  consumption(id: string): Consumption {
+    const m = this.marks.get(id.toLowerCase());
+    if (m === undefined) return Consumption.None;
+    if (m.how === Consumption.Netted && m.cycleId !== 0 && this.cycle(m.cycleId)?.vetoed)
+      return Consumption.None;
+    return m.how;
+  }
+  isSettled(cycleId: number, t: number): boolean {
+    const c = this.cycle(cycleId);
+    return c !== undefined && !c.vetoed && t > c.challengeDeadline;
+  }
+  /**
+   * Core's capacity for a new guarantee of `payer` in `asset`: free collateral less the guarantees it has
+   * issued and not committed yet (those with a reserve are locked already) and its open withdrawal.
+   */
+  capacity(payer: string, asset: string): bigint {
+    let c = this.free(payer, asset);
+    for (const g of this.guarantees.values()) {
+      if (g.state !== "pending" || g.payer !== payer.toLowerCase() || g.asset !== asset.toLowerCase())
+        continue;
+      if (!this.reserves.has(g.id)) c -= g.amount;
+    }
+    c -= this.withdrawals.get(key(payer, asset))?.amount ?? 0n;
+    return c;
+  }
+
+  private fund(c: ModelCycle, asset: string, amount: bigint): void {
+    const a = c.assets.get(asset.toLowerCase())!;
+    a.funded += amount;
+    this.add(this.held, asset.toLowerCase(), amount);
+  }
+  private fundFromBond(c: ModelCycle, asset: string, amount: bigint): bigint {
+    const bond = this.get(this.bond, asset);
+    const fromBond = amount < bond ? amount : bond;
+    this.bond.set(asset, bond - fromBond);
+    this.fund(c, asset, fromBond);
+    c.assets.get(asset)!.shortfall += amount - fromBond;
+    return fromBond;
+  }
+  private owe(asset: string, payer: string, amount: bigint): void {
+    const bond = this.get(this.bond, asset);
+    const paid = amount < bond ? amount : bond;
+    this.bond.set(asset, bond - paid);
+    this.add(this.payouts, key(asset, payer), paid);
+    if (amount - paid !== 0n) this.add(this.refundOwed, key(asset, payer), amount - paid);
+  }
+  private resolveDebt(c: ModelCycle): void {
+    c.openDebts -= 1;
+    if (c.openDebts === 0) c.finalized = true;
+  }
+  private releaseObligation(user: string, asset: string, amount: bigint): void {
+    const k = key(user, asset);
+    if (amount > this.obligation(user, asset)) throw new Error("model: obligation exceeded");
+    this.add(this.locked, k, -amount);
+  }
+  private fault(asset: string, amount: bigint): void {
+    this.add(this.faults, asset, amount);
+  }
+
+  // -------------------------------------------------------------------------------------- Vault
+
+  deposit(user: string, asset: string, amount: bigint): void {
+    this.add(this.balances, key(user, asset), amount);
+  }
+
+  requestWithdrawal(user: string, asset: string, amount: bigint, t: number): void {
+    if (amount === 0n) refuse("ZeroAmount");
+    const k = key(user, asset);
+    if (this.withdrawals.has(k)) refuse("WithdrawalAlreadyPending");
+    if (amount > this.balance(user, asset)) refuse("WithdrawalExceedsBalance");
+    this.withdrawals.set(k, { amount, readyAt: t + this.t.withdrawalGracePeriod });
+  }
+
+  /** Returns what is paid. */
+  finalizeWithdrawal(user: string, asset: string, t: number): bigint {
+    const k = key(user, asset);
+    const w = this.withdrawals.get(k) ?? refuse("NoPendingWithdrawal");
+    if (t < w.readyAt) refuse("WithdrawalNotReady");
+    const free = this.free(user, asset);
+    const paid = w.amount < free ? w.amount : free;
+    this.withdrawals.delete(k);
+    this.add(this.balances, k, -paid);
+    return paid;
+  }
+
+  /** `remunerate` of V2 guarantee `g` (its certificate and signature are valid). */
+  remunerate(g: ModelGuarantee): void {
+    const how = this.consumption(g.id);
+    if (how !== Consumption.None) refuse("GuaranteeAlreadyConsumed");
+    if (!g.payable) refuse("ValidationScoreTooLow");
+    const k = key(g.payer, g.asset);
+    let free = this.free(g.payer, g.asset);
+    const r = this.reserves.get(g.id);
+    let release = false;
+    if (free < g.amount && r !== undefined && r.user === g.payer && r.asset === g.asset) {
+      free += r.amount;
+      release = true;
+    }
+    if (free < g.amount) refuse("InsufficientFreeCollateral");
+    if (release) this.releaseReserveOf(g.id);
+    this.marks.set(g.id, { how: Consumption.Remunerated, cycleId: 0 });
+    this.add(this.balances, k, -g.amount);
+    this.flow(g.payer, g.asset).paidOut += g.amount;
+    this.flow(g.recipient, g.asset).received += g.amount;
+    if (g.state === "pending") g.state = "consumed";
+  }
+
+  private releaseReserveOf(id: string): void {
+    const r = this.reserves.get(id)!;
+    this.reserves.delete(id);
+    this.add(this.reserved, key(r.user, r.asset), -r.amount);
+    this.add(this.locked, key(r.user, r.asset), -r.amount);
+  }
+
+  registerReserve(g: ModelGuarantee, t: number): void {
+    const registerBy =
+      g.version === 1
+        ? g.timestamp + this.t.cycleLength + this.t.commitDelay + this.t.confirmationLag
+        : g.deadline;
+    const expiresAt =
+      g.version === 1 ? registerBy + 2 * this.t.challengeWindow : g.deadline + this.t.withdrawalGracePeriod;
+    if (this.consumption(g.id) !== Consumption.None) refuse("GuaranteeAlreadyConsumed");
+    if (this.reserves.has(g.id)) refuse("ReserveAlreadyRegistered");
+    if (t > registerBy) refuse("ReserveAfterDeadline");
+    if (this.free(g.payer, g.asset) < g.amount) refuse("InsufficientFreeCollateral");
+    this.reserves.set(g.id, {
+      user: g.payer,
+      asset: g.asset,
+      amount: g.amount,
+      expiresAt,
+      v1Recipient: g.version === 1 ? g.recipient : "",
+    });
+    this.add(this.reserved, key(g.payer, g.asset), g.amount);
+    this.add(this.locked, key(g.payer, g.asset), g.amount);
+  }
+
+  /** `collectReserve`; returns what the recipient is paid. */
+  collectReserve(g: ModelGuarantee, t: number): bigint {
+    const r = this.reserves.get(g.id);
+    if (r === undefined || r.v1Recipient === "") refuse("ReserveNotFound");
+    const how = this.consumption(g.id);
+    if (how !== Consumption.None) refuse("GuaranteeAlreadyConsumed");
+    if (t < r!.expiresAt) refuse("ReserveNotYetCollectable");
+    this.marks.set(g.id, { how: Consumption.Remunerated, cycleId: 0 });
+    this.releaseReserveOf(g.id);
+    const k = key(r!.user, r!.asset);
+    const balance = this.get(this.balances, k);
+    const paid = r!.amount < balance ? r!.amount : balance;
+    this.balances.set(k, balance - paid);
+    this.flow(g.payer, g.asset).paidOut += paid;
+    this.flow(g.recipient, g.asset).received += paid;
+    if (g.state === "pending") g.state = "consumed";
+    return paid;
+  }
+
+  releaseReserve(id: string, t: number): void {
+    const r = this.reserves.get(id) ?? refuse("ReserveNotFound");
+    const m = this.marks.get(id);
+    const nettedForGood =
+      m !== undefined && m.how === Consumption.Netted && (m.cycleId === 0 || this.isSettled(m.cycleId, t));
+    const consumed = (m !== undefined && m.how === Consumption.Remunerated) || nettedForGood;
+    if (!consumed && (r.v1Recipient !== "" || t < r.expiresAt)) refuse("ReserveStillActive");
+    this.releaseReserveOf(id);
+  }
+
+  releaseListedReserve(id: string, cycleId: number, t: number): void {
+    const r = this.reserves.get(id);
+    if (r === undefined || r.v1Recipient === "") refuse("ReserveNotFound");
+    const c = this.cycle(cycleId);
+    if (c === undefined || c.vetoed || t <= c.challengeDeadline) refuse("CycleNotSettled");
+    if (this.consumption(id) === Consumption.None)
+      this.marks.set(id, { how: Consumption.Netted, cycleId: 0 });
+    this.releaseReserveOf(id);
+  }
+
+  // ------------------------------------------------------------------------------- ClearingHouse
+
+  postBond(asset: string, amount: bigint): void {
+    this.add(this.bond, asset, amount);
+    this.add(this.posted, asset, amount);
+  }
+
+  /**
+   * `commitCycle` of `built` (the operator's arguments), marking `netted`; `positions` and `listed` describe
+   * what it lists. Returns the ids the Vault skipped.
+   */
+  commit(
+    built: BuiltCycle,
+    netted: readonly string[],
+    positions: Map<string, PositionInfo[]>,
+    listed: string[],
+    t: number,
+    rogue?: string,
+  ): string[] {
+    const id = this.cycles.length + 1;
+    if (Number(built.cycleId) !== id) refuse("UnexpectedCycleId");
+    const skipped: string[] = [];
+    for (const raw of netted) {
+      const g = raw.toLowerCase();
+      if (this.consumption(g) !== Consumption.None) {
+        skipped.push(g);
+        continue;
+      }
+      this.marks.set(g, { how: Consumption.Netted, cycleId: id });
+    }
+    const w = this.t.challengeWindow;
+    const challengeDeadline = t + w;
+    const answerDeadline = challengeDeadline + w;
+    const paymentDeadline = answerDeadline + this.t.paymentWindow;
+    const defaultDeadline = paymentDeadline + this.t.defaultWindow;
+    const previous = this.cycles.length > 0 ? this.cycles[this.cycles.length - 1].doubleListingDeadline : 0;
+    const dld = Math.max(defaultDeadline + this.t.withdrawalGracePeriod, previous);
+    const c: ModelCycle = {
+      id,
+      committedAt: t,
+      challengeDeadline,
+      answerDeadline,
+      paymentDeadline,
+      defaultDeadline,
+      doubleListingDeadline: dld,
+      vetoed: false,
+      finalized: built.debtors.length === 0,
+      openDebts: built.debtors.length,
+      openChallenges: 0,
+      assets: new Map(),
+      debts: new Map(),
+      games: new Map(),
+      disputes: new Map(),
+      deducted: new Map(),
+      claimed: new Set(),
+      built,
+      positions,
+      listed,
+      rogue,
+      unanswered: new Map(),
+      committedDebits: new Map(built.debtors.map((d) => [key(d.asset, d.debtor), d.amount])),
+    };
+    for (const total of built.totals) {
+      c.assets.set(total.asset.toLowerCase(), {
+        totalDebit: total.totalDebit,
+        funded: 0n,
+        claimed: 0n,
+        shortfall: 0n,
+      });
+    }
+    for (const d of built.debtors) {
+      c.debts.set(key(d.asset, d.debtor), { amount: d.amount, status: DebtStatus.Open });
+      this.add(this.locked, key(d.debtor, d.asset), d.amount);
+    }
+    this.cycles.push(c);
+    for (const gid of listed) {
+      const g = this.guarantees.get(gid);
+      if (g !== undefined && g.state === "pending") {
+        g.state = "listed";
+        g.cycle = id;
+      }
+    }
+    return skipped;
+  }
+
+  private payable(cycleId: number, asset: string, debtor: string) {
+    const c = this.cycle(cycleId);
+    const debt = c?.debts.get(key(asset, debtor));
+    if (c === undefined || debt === undefined) return refuse("NoDebt");
+    if (c.vetoed) refuse("CycleIsVetoed");
+    if (debt.status !== DebtStatus.Open && debt.status !== DebtStatus.Answered) refuse("DebtAlreadyResolved");
+    return { c, debt };
+  }
+
+  payNetDebit(cycleId: number, asset: string, debtor: string): bigint {
+    const { c, debt } = this.payable(cycleId, asset, debtor);
+    const amount = debt.amount;
+    debt.status = DebtStatus.Paid;
+    this.fund(c, asset, amount);
+    this.resolveDebt(c);
+    this.releaseObligation(debtor, asset, amount);
+    this.flow(debtor, asset).paidOut += amount;
+    return amount;
+  }
+
+  coverDefault(cycleId: number, asset: string, debtor: string, t: number): void {
+    const { c, debt } = this.payable(cycleId, asset, debtor);
+    if (t <= c.paymentDeadline) refuse("PaymentWindowOpen");
+    const amount = debt.amount;
+    debt.status = DebtStatus.Covered;
+    if (amount > this.obligation(debtor, asset)) throw new Error("model: cover above the obligation");
+    const k = key(debtor, asset);
+    const balance = this.get(this.balances, k);
+    const covered = amount < balance ? amount : balance;
+    this.add(this.locked, k, -amount);
+    this.balances.set(k, balance - covered);
+    this.fund(c, asset, covered);
+    c.assets.get(asset)!.shortfall += amount - covered;
+    this.resolveDebt(c);
+    this.flow(debtor, asset).paidOut += covered;
+  }
+
+  claimNetCredit(cycleId: number, asset: string, participant: string, t: number): bigint {
+    const c = this.committed(cycleId);
+    if (c.vetoed) refuse("CycleIsVetoed");
+    if (t <= c.challengeDeadline) refuse("ChallengeWindowOpen");
+    if (c.openChallenges !== 0 && t <= c.answerDeadline) refuse("DisputesOpen");
+    const a = c.assets.get(asset) ?? refuse("UnknownCycleAsset");
+    const credit = c.built.credits.get(key(asset, participant)) ?? 0n;
+    if (credit === 0n) refuse("ZeroCredit");
+    if (c.claimed.has(key(asset, participant))) refuse("CreditAlreadyClaimed");
+    if (a.funded - a.claimed < credit) refuse("CreditNotYetFunded");
+    c.claimed.add(key(asset, participant));
+    a.claimed += credit;
+    this.add(this.held, asset, -credit);
+    const deducted = this.get(c.deducted, key(asset, participant));
+    const returned = deducted < credit ? deducted : credit;
+    if (returned !== 0n) {
+      this.add(this.bond, asset, returned);
+      this.fault(asset, -returned);
+    }
+    this.add(this.payouts, key(asset, participant), credit - returned);
+    this.flow(participant, asset).received += credit - returned;
+    return credit - returned;
+  }
+
+  withdrawPayout(asset: string, account: string): bigint {
+    this.coverOwed(asset, account);
+    const amount = this.get(this.payouts, key(asset, account));
+    if (amount === 0n) refuse("NoPayout");
+    this.payouts.set(key(asset, account), 0n);
+    return amount;
+  }
+
+  private coverOwed(asset: string, payer: string): void {
+    const owed = this.get(this.refundOwed, key(asset, payer));
+    if (owed === 0n) return;
+    const bond = this.get(this.bond, asset);
+    const amount = owed < bond ? owed : bond;
+    if (amount === 0n) return;
+    this.bond.set(asset, bond - amount);
+    this.refundOwed.set(key(asset, payer), owed - amount);
+    this.add(this.payouts, key(asset, payer), amount);
+  }
+
+  disputeGuarantee(cycleId: number, asset: string, debtor: string, index: number, t: number): void {
+    const c = this.committed(cycleId);
+    if (c.vetoed) refuse("CycleIsVetoed");
+    if (t > c.challengeDeadline) refuse("ChallengeWindowClosed");
+    const debt = c.debts.get(key(asset, debtor)) ?? refuse("NoDebt");
+    if (![DebtStatus.Open, DebtStatus.Challenged, DebtStatus.Answered].includes(debt.status))
+      refuse("DebtAlreadyResolved");
+    const dk = key(asset, debtor, index);
+    if ((c.disputes.get(dk) ?? DisputeStatus.None) !== DisputeStatus.None) refuse("DisputeNotOpen");
+    c.disputes.set(dk, DisputeStatus.Open);
+    debt.status = DebtStatus.Challenged;
+    const game = this.game(c, asset, debtor);
+    game.openDisputes += 1;
+    c.openChallenges += 1;
+    this.openChallenges += 1;
+  }
+
+  private game(c: ModelCycle, asset: string, debtor: string) {
+    const gk = key(asset, debtor);
+    let game = c.games.get(gk);
+    if (game === undefined)
+      c.games.set(gk, (game = { revealed: false, openDisputes: 0, depth: 0, total: 0n }));
+    return game;
+  }
+
+  /**
+   * `answerDispute` of position `index`: `prove` answers with the guarantee listed there (its certificate and
+   * signature), otherwise the answer is empty (a concession, or the empty node of a padding position or of
+   * one past the tree's end). Returns the outcome.
+   */
+  answerDispute(
+    cycleId: number,
+    asset: string,
+    debtor: string,
+    index: number,
+    prove: boolean,
+    t: number,
+  ): DisputeStatus {
+    const c = this.committed(cycleId);
+    if (c.vetoed) refuse("CycleIsVetoed");
+    if (t > c.answerDeadline) refuse("AnswerWindowClosed");
+    const dk = key(asset, debtor, index);
+    if ((c.disputes.get(dk) ?? DisputeStatus.None) !== DisputeStatus.Open) refuse("DisputeNotOpen");
+    const tree = c.built.trees.get(key(debtor, asset))!;
+    const positions = c.positions.get(key(debtor, asset)) ?? [];
+    const info = positions[index];
+    const pastEnd = index >= 1 << tree.summary.depth;
+    let outcome: DisputeStatus;
+    let gid: string | undefined;
+    if (pastEnd || info === undefined) outcome = DisputeStatus.Dismissed;
+    else if (!prove) outcome = DisputeStatus.Voided;
+    else {
+      gid = info.guaranteeId!;
+      const g = this.guarantees.get(gid)!;
+      if (!g.payable || this.consumption(gid) === Consumption.Remunerated) outcome = DisputeStatus.Removed;
+      else {
+        const usedIn = this.answeredIn.get(gid) ?? 0;
+        if (usedIn !== 0 && !this.cycle(usedIn)!.vetoed) refuse("GuaranteeAlreadyUsed");
+        outcome = DisputeStatus.Upheld;
+      }
+    }
+    // Every check passed: apply.
+    const game = this.game(c, asset, debtor);
+    if (!game.revealed) {
+      game.revealed = true;
+      game.depth = tree.summary.depth;
+      game.total = tree.summary.total;
+      const debit = c.debts.get(key(asset, debtor))!.amount;
+      if (debit > game.total) {
+        this.fault(asset, debit - game.total);
+        this.reduce(c, asset, debtor, debit - game.total);
+      }
+    }
+    c.disputes.set(dk, outcome);
+    if (outcome === DisputeStatus.Upheld) this.answeredIn.set(gid!, cycleId);
+    if (outcome === DisputeStatus.Removed) {
+      const g = this.guarantees.get(gid!)!;
+      this.add(c.deducted, key(asset, g.recipient), info!.amount);
+    }
+    if (outcome === DisputeStatus.Voided || outcome === DisputeStatus.Removed) {
+      this.fault(asset, info!.amount);
+      this.reduce(c, asset, debtor, info!.amount);
+    }
+    game.openDisputes -= 1;
+    c.openChallenges -= 1;
+    this.openChallenges -= 1;
+    if (game.openDisputes === 0) {
+      const debt = c.debts.get(key(asset, debtor))!;
+      if (debt.amount === 0n) {
+        debt.status = DebtStatus.Voided;
+        this.resolveDebt(c);
+      } else debt.status = DebtStatus.Answered;
+    }
+    return outcome;
+  }
+
+  private reduce(c: ModelCycle, asset: string, debtor: string, amount: bigint): void {
+    if (amount === 0n) return;
+    const debt = c.debts.get(key(asset, debtor))!;
+    const cut = amount < debt.amount ? amount : debt.amount;
+    debt.amount -= cut;
+    this.fundFromBond(c, asset, cut);
+    const excess = amount - cut;
+    if (excess !== 0n) {
+      this.owe(asset, debtor, excess);
+      this.flow(debtor, asset).refunded += excess;
+    }
+    if (cut !== 0n) this.releaseObligation(debtor, asset, cut);
+  }
+
+  voidUnansweredDebit(cycleId: number, asset: string, debtor: string, t: number): bigint {
+    const c = this.committed(cycleId);
+    if (c.vetoed) refuse("CycleIsVetoed");
+    if (t <= c.answerDeadline) refuse("AnswerWindowOpen");
+    const debt = c.debts.get(key(asset, debtor)) ?? refuse("NoDebt");
+    if (debt.status !== DebtStatus.Challenged) refuse("DebtAlreadyResolved");
+    const amount = debt.amount;
+    debt.status = DebtStatus.Voided;
+    c.unanswered.set(key(asset, debtor), c.committedDebits.get(key(asset, debtor)) ?? 0n);
+    const game = this.game(c, asset, debtor);
+    c.openChallenges -= game.openDisputes;
+    this.openChallenges -= game.openDisputes;
+    game.openDisputes = 0;
+    this.fault(asset, amount);
+    this.fundFromBond(c, asset, amount);
+    this.resolveDebt(c);
+    if (amount !== 0n) this.releaseObligation(debtor, asset, amount);
+    return amount;
+  }
+
+  vetoCycle(cycleId: number, t: number): void {
+    const c = this.committed(cycleId);
+    if (c.vetoed) refuse("CycleIsVetoed");
+    if (t > c.challengeDeadline) refuse("ChallengeWindowClosed");
+    c.vetoed = true;
+    this.openChallenges -= c.openChallenges;
+    c.openChallenges = 0;
+    // Core re-commits the vetoed cycle's guarantees: they are back in its pool.
+    for (const gid of c.listed) {
+      const g = this.guarantees.get(gid);
+      if (g !== undefined && g.state === "listed" && g.cycle === c.id && g.payable) g.state = "pending";
+    }
+  }
+
+  releaseVetoedDebt(cycleId: number, asset: string, debtor: string, t: number): void {
+    const c = this.committed(cycleId);
+    if (!c.vetoed) refuse("CycleNotVetoed");
+    const debt = c.debts.get(key(asset, debtor)) ?? refuse("NoDebt");
+    if (debt.status === DebtStatus.Voided || debt.status === DebtStatus.Refunded)
+      refuse("DebtAlreadyResolved");
+    const refunded = debt.status === DebtStatus.Paid;
+    if (!refunded) {
+      const releasableAt = c.committedAt + (c.doubleListingDeadline - c.defaultDeadline);
+      if (t <= releasableAt) refuse("VetoedDebtLocked");
+    }
+    debt.status = refunded ? DebtStatus.Refunded : DebtStatus.Voided;
+    if (refunded) {
+      c.assets.get(asset)!.funded -= debt.amount;
+      this.add(this.held, asset, -debt.amount);
+      this.add(this.payouts, key(asset, debtor), debt.amount);
+      this.flow(debtor, asset).refunded += debt.amount;
+    } else if (debt.amount !== 0n) this.releaseObligation(debtor, asset, debt.amount);
+  }
+}
