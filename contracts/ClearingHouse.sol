@@ -301,6 +301,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         _books.openChallenges -= cycle.openChallenges;
         cycle.openChallenges = 0;
         emit CycleVetoed(cycleId, msg.sender);
+        // A vetoed cycle pays no claim: what the bond paid into it (conceded or removed positions) goes back.
+        DisputeLogic.returnBondOfVetoed(_books, cycleId);
     }
 
     /// @notice Releases `debtor`'s debt in `asset` of the vetoed cycle `cycleId`; anyone may call. A paid one is

@@ -41,6 +41,8 @@ library ClearingBooks {
         mapping(address asset => uint256) atRisk;
         uint256 riskHead;
         mapping(uint256 cycleId => address[]) cycleAssetList;
+        // What the bond paid into each cycle and asset (returned to the bond if the cycle is vetoed).
+        mapping(uint256 cycleId => mapping(address asset => uint256)) bondFunded;
     }
 
     /// @notice The committed cycle `cycleId`; reverts `UnknownCycle` otherwise.
@@ -104,6 +106,7 @@ library ClearingBooks {
         uint256 bond = books.bondOf[asset];
         fromBond = amount < bond ? amount : bond;
         books.bondOf[asset] = bond - fromBond;
+        books.bondFunded[cycleId][asset] += fromBond;
         fund(books, cycleId, asset, fromBond);
         books.cycleAssets[cycleId][asset].shortfall += amount - fromBond;
     }

@@ -146,6 +146,22 @@ library DisputeLogic {
         if (amount != 0) vault.releaseObligation(debtor, asset, amount);
     }
 
+    /// @notice Returns to the bond what it paid into vetoed cycle `cycleId` (per asset; `VetoedBondReturned`):
+    /// a vetoed cycle pays no claim, so that money would otherwise stay held for ever.
+    function returnBondOfVetoed(ClearingBooks.Books storage books, uint256 cycleId) external {
+        address[] storage assets = books.cycleAssetList[cycleId];
+        for (uint256 i = 0; i < assets.length; ++i) {
+            address asset = assets[i];
+            uint256 amount = books.bondFunded[cycleId][asset];
+            if (amount == 0) continue;
+            books.bondFunded[cycleId][asset] = 0;
+            books.cycleAssets[cycleId][asset].funded -= amount;
+            books.heldLiquidity[asset] -= amount;
+            books.bondOf[asset] += amount;
+            emit IClearingHouse.VetoedBondReturned(cycleId, asset, amount);
+        }
+    }
+
     /// @notice Takes `amount` off `debtor`'s debit in `asset` for cycle `cycleId` against the bond: what is
     /// left of the debit is released in the Vault and paid into the cycle from the bond; what exceeds it (the
     /// debtor's incoming payments the removed guarantee had offset) is set aside for the debtor from the bond.

@@ -255,6 +255,8 @@ interface IClearingHouse is IGuaranteeErrors {
     );
     /// @notice The guardian vetoed cycle `cycleId`: nothing of it settles; its debts are released or refunded.
     event CycleVetoed(uint256 indexed cycleId, address indexed guardian);
+    /// @notice What the bond had paid into vetoed cycle `cycleId` in `asset` (`amount`) went back to the bond.
+    event VetoedBondReturned(uint256 indexed cycleId, address indexed asset, uint256 amount);
     /// @notice A debt `amount` of vetoed cycle `cycleId` was released (`refunded` when it had been paid: the
     /// payment was set aside for the debtor, {payoutOf}).
     event VetoedDebtReleased(

@@ -1,9 +1,9 @@
 /**
  * What the randomized model of the clearing game (game-model.test.ts) found, each reduced to a deterministic
  * scenario (docs/clearing.md "Randomized model"). These tests pin today's behaviour: each states what goes
- * wrong, and its assertions marked "today" flip when the contracts are fixed.
- *  1. Bond money paid into a cycle by a concession stays in `heldLiquidity` for good once the guardian vetoes
- *     the cycle: no claim (vetoed) and no refund (only paid debts are refunded) ever takes it out.
+ * wrong, and its assertions marked "today" flip when the contracts are fixed (1 is fixed).
+ *  1. (Fixed: the veto returns it, `VetoedBondReturned`.) Bond money paid into a cycle by a concession stayed
+ *     in `heldLiquidity` for good once the guardian vetoed the cycle.
  *  2. A participant that stays a net creditor cannot dispute a fabricated outgoing guarantee (`NoDebt`): its
  *     credit is lowered and the fabricated creditor paid; only a veto stops it.
  *  3. A debtor whose disputed fabricated guarantee exceeds its debit loses its incoming payments the
@@ -68,7 +68,7 @@ describe("Found by the randomized model of the clearing game", () => {
     return fabricatedFixture(2n * ONE);
   }
 
-  it("1. a concession's bond money is stranded in a cycle the guardian vetoes", async () => {
+  it("1. a concession's bond money returns to the bond when the guardian vetoes the cycle", async () => {
     const f = await suretyFixture();
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
@@ -89,10 +89,10 @@ describe("Found by the randomized model of the clearing game", () => {
     await expect(
       f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, 3n * ONE, cycle.creditProof(ETH, f.bob.address)),
     ).to.be.revertedWithCustomError(f.clearingHouse, "CycleIsVetoed");
-    // Today: the conceded 1 ETH is held for a cycle that can never pay it, and the bond never gets it back.
-    expect(await f.clearingHouse.heldLiquidity(ETH)).to.equal(ONE);
-    expect(await f.clearingHouse.bondOf(ETH)).to.equal(4n * ONE);
-    expect((await f.clearingHouse.getCycleAsset(1, ETH)).funded).to.equal(ONE);
+    // Fixed: the veto returned the conceded 1 ETH to the bond (VetoedBondReturned); nothing is stranded.
+    expect(await f.clearingHouse.heldLiquidity(ETH)).to.equal(0n);
+    expect(await f.clearingHouse.bondOf(ETH)).to.equal(5n * ONE);
+    expect((await f.clearingHouse.getCycleAsset(1, ETH)).funded).to.equal(0n);
   });
 
   it("2. a net creditor cannot dispute a fabricated outgoing guarantee (its credit pays the fabrication)", async () => {

@@ -90,6 +90,8 @@ export interface PositionInfo {
 export interface CycleAssetState {
   totalDebit: bigint;
   funded: bigint;
+  /** What the bond paid into this cycle and asset (returned to the bond by a veto). */
+  bondFunded: bigint;
   claimed: bigint;
   shortfall: bigint;
 }
@@ -240,6 +242,7 @@ export class GameModel {
     const fromBond = amount < bond ? amount : bond;
     this.bond.set(asset, bond - fromBond);
     this.fund(c, asset, fromBond);
+    c.assets.get(asset)!.bondFunded += fromBond;
     c.assets.get(asset)!.shortfall += amount - fromBond;
     return fromBond;
   }
@@ -445,6 +448,7 @@ export class GameModel {
       c.assets.set(total.asset.toLowerCase(), {
         totalDebit: total.totalDebit,
         funded: 0n,
+        bondFunded: 0n,
         claimed: 0n,
         shortfall: 0n,
       });
@@ -681,6 +685,15 @@ export class GameModel {
     c.vetoed = true;
     this.openChallenges -= c.openChallenges;
     c.openChallenges = 0;
+    // What the bond paid into the cycle goes back to it (ClearingHouse.vetoCycle, VetoedBondReturned).
+    for (const [asset, a] of c.assets) {
+      if (a.bondFunded === 0n) continue;
+      a.funded -= a.bondFunded;
+      this.add(this.held, asset, -a.bondFunded);
+      this.add(this.bond, asset, a.bondFunded);
+      this.fault(asset, -a.bondFunded);
+      a.bondFunded = 0n;
+    }
     // Core re-commits the vetoed cycle's guarantees: they are back in its pool.
     for (const gid of c.listed) {
       const g = this.guarantees.get(gid);
