@@ -44,6 +44,7 @@ const DEVNET_ENTRY_POINTS = [
   "scripts/devnet.ts",
   "scripts/devnet/node.config.ts",
   "scripts/devnet/postgres.ts",
+  "scripts/devnet/exact-facilitator.ts",
   "operator/main.ts",
   "facilitator/main.ts",
 ];

@@ -9,6 +9,10 @@
  *   4. Core (operator/main.ts) on SURETY_DEVNET_CORE_PORT (8080), state under .data/devnet/;
  *   5. the facilitator (facilitator/main.ts) on SURETY_DEVNET_FACILITATOR_PORT (8402).
  *
+ * `npm run devnet -- --with-exact`: also an EIP-3009 test token (xUSD, contracts/test/Eip3009Token.sol)
+ * minted to the dev accounts and the official x402 `exact` facilitator (scripts/devnet/exact-facilitator.ts)
+ * on SURETY_DEVNET_EXACT_PORT (8403), so that a seller offers `exact` beside `svc-credit` locally.
+ *
  * `npm run devnet -- --store postgres --replicas 2` (scripts/devnet/topology.ts): an embedded PostgreSQL
  * server first (scripts/devnet/postgres.ts), then two Cores on it on consecutive ports (the first leads the
  * background work, docs/scale-out.md), the facilitator given both URLs.
@@ -25,8 +29,11 @@ import { DEVNET_BLS_IKM } from "./deploy";
 import { DEVNET_ROLES, FUNDED_ACCOUNT_COUNT, devAccount, devAccounts } from "./devnet/accounts";
 import {
   type DevnetDeploymentFile,
+  type DevnetExactToken,
   type DevnetUrls,
+  DEVNET_EXACT_TOKEN,
   deployDevnetContracts,
+  deployExactToken,
   devnetProvider,
   writeDevnetDeployment,
 } from "./devnet/contracts";
@@ -125,9 +132,11 @@ class Devnet {
       rpc: `http://${host}:${options.rpcPort}`,
       core: this.coreUrls[0],
       facilitator: `http://${host}:${options.facilitatorPort}`,
+      ...(topology.withExact === true ? { exact: `http://${host}:${options.exactPort}` } : {}),
     };
     this.ports.set("chain", options.rpcPort);
     this.ports.set("facilitator", options.facilitatorPort);
+    if (topology.withExact === true) this.ports.set("exact", options.exactPort);
     for (let i = 0; i < topology.replicas; i++) this.ports.set(coreName(i), options.corePort + i);
     if (topology.store === "postgres") this.ports.set("postgres", topology.postgresPort);
   }
@@ -147,7 +156,12 @@ class Devnet {
       say("contracts: deploying (deploySurety: ValidationRegistry, Vault, ClearingHouse, tUSD, tETH) …");
       const { record, grants } = await deployDevnetContracts(provider, this.options.timings);
       this.grants = grants;
-      this.deployment = writeDevnetDeployment(this.options.deploymentFile, record, this.urls);
+      let exactToken: DevnetExactToken | undefined;
+      if (this.topology.withExact === true) {
+        exactToken = await deployExactToken(provider);
+        this.grants[exactToken.symbol] = DEVNET_EXACT_TOKEN.grant;
+      }
+      this.deployment = writeDevnetDeployment(this.options.deploymentFile, record, this.urls, exactToken);
       say(`contracts: deployed and dev accounts funded in ${seconds(started)}`);
       say(`contracts: wrote ${displayPath(this.options.deploymentFile)}`);
       if (this.topology.store === "postgres") {
@@ -163,6 +177,13 @@ class Devnet {
       started = Date.now();
       await this.startFacilitator(chain.chainId);
       say(`facilitator: healthy at ${this.urls.facilitator} in ${seconds(started)}`);
+      if (this.urls.exact !== undefined) {
+        started = Date.now();
+        await this.startExactFacilitator(chain.chainId, this.urls.exact);
+        say(
+          `exact: the official x402 exact facilitator healthy at ${this.urls.exact} in ${seconds(started)}`,
+        );
+      }
     } finally {
       provider.destroy();
     }
@@ -198,10 +219,18 @@ class Devnet {
       ),
       ["facilitator", this.options.facilitatorPort, "SURETY_DEVNET_FACILITATOR_PORT"],
     ];
+    if (this.topology.withExact === true) {
+      ports.push(["exact facilitator", this.options.exactPort, "SURETY_DEVNET_EXACT_PORT"]);
+    }
     if (this.topology.store === "postgres") {
       ports.push(["PostgreSQL", this.topology.postgresPort, "SURETY_DEVNET_POSTGRES_PORT"]);
     }
     const busy: string[] = [];
+    const taken = new Map<number, string>();
+    for (const [what, port] of ports) {
+      if (taken.has(port)) busy.push(`port ${port} is given to both ${taken.get(port)} and ${what}`);
+      taken.set(port, what);
+    }
     for (const [what, port, variable] of ports) {
       if (await isPortFree(this.options.host, port)) continue;
       const owner = await portOwner(port);
@@ -408,6 +437,32 @@ class Devnet {
     );
   }
 
+  /**
+   * The official x402 `exact` facilitator (`--with-exact`), a service of its own: @x402/core's
+   * x402Facilitator with @x402/evm's exact scheme, settling with the `exactFacilitator` dev account.
+   */
+  private async startExactFacilitator(chainId: number, url: string): Promise<void> {
+    const env: NodeJS.ProcessEnv = {
+      ...baseEnv(),
+      EXACT_FACILITATOR_HOST: this.options.host,
+      EXACT_FACILITATOR_PORT: String(this.options.exactPort),
+      EXACT_FACILITATOR_RPC_URL: this.urls.rpc,
+      EXACT_FACILITATOR_CHAIN_ID: String(chainId),
+      EXACT_FACILITATOR_PRIVATE_KEY: devAccount(DEVNET_ROLES.exactFacilitator).privateKey,
+    };
+    const service = this.launch(
+      "exact",
+      process.execPath,
+      tsNodeArgs("scripts/devnet/exact-facilitator.ts"),
+      env,
+    );
+    await waitFor(async () => ((await getJson(`${url}/health`)).status === 200 ? true : undefined), {
+      what: `exact facilitator health at ${url}/health`,
+      timeoutMs: this.options.startupTimeoutMs,
+      abort: this.abortIfDead(service),
+    });
+  }
+
   /** Whether `dead` is a Core replica and another Core replica still runs. */
   otherCoreRunning(dead: ServiceProcess): boolean {
     const isCore = (name: string) => name === "core" || name.startsWith("core-");
@@ -473,6 +528,9 @@ class Devnet {
         (url, i) => [coreName(i), i === 0 ? "Core" : `Core ${i + 1}`, url] as [string, string, string],
       ),
       ["facilitator", "Facilitator", this.urls.facilitator],
+      ...(this.urls.exact !== undefined
+        ? [["exact", "Exact (x402)", this.urls.exact] as [string, string, string]]
+        : []),
     ];
     for (const [name, label, url] of rows) {
       const service = byName.get(name);
@@ -499,6 +557,13 @@ class Devnet {
     for (const token of deployment.tokens) {
       lines.push(`  ${token.symbol.padEnd(19)} ${token.address}  ${token.decimals} decimals`);
     }
+    const exact = deployment.exactToken;
+    if (exact !== undefined) {
+      lines.push(
+        `  ${exact.symbol.padEnd(19)} ${exact.address}  ${exact.decimals} decimals, EIP-3009 (for x402 exact; ` +
+          `EIP-712 domain "${exact.name}" version "${exact.version}"; not Surety collateral)`,
+      );
+    }
     lines.push(
       "",
       `Timings: cycle ${t.cycleLength} s, commit delay ${t.commitDelay} s, challenge window ${t.challengeWindow} s ` +
@@ -517,6 +582,7 @@ class Devnet {
     role("Core operator (OPERATOR_ROLE)", DEVNET_ROLES.operator);
     role("guardian (GUARDIAN_ROLE, vetoes)", DEVNET_ROLES.guardian);
     role("facilitator wallet", DEVNET_ROLES.facilitator);
+    if (exact !== undefined) role("exact facilitator wallet", DEVNET_ROLES.exactFacilitator);
     const grants = Object.entries(this.grants)
       .map(([symbol, amount]) => `${Number(amount).toLocaleString("en-US")} ${symbol}`)
       .join(", ");
@@ -533,6 +599,12 @@ class Devnet {
       "  npm run cli -- deposit --account 1 --amount 1      (1 ETH of collateral for account #1)",
       "  npm run cli -- balance --account 1",
       "  npm run smoke                                     (deposit + x402 purchase + certificate check)",
+      ...(exact !== undefined && this.urls.exact !== undefined
+        ? [
+            `  exact beside svc-credit: HTTPFacilitatorClient({ url: "${this.urls.exact}" }) and a price of`,
+            `    { asset: "${exact.address}", amount: "1000", extra: { name: "${exact.name}", version: "${exact.version}" } }`,
+          ]
+        : []),
       "",
       "Stop: Ctrl-C here (or kill -INT " + process.pid + "): stops every service and frees the ports.",
       "",
@@ -593,6 +665,9 @@ async function main(): Promise<void> {
   say(
     `${READY_MARKER} rpc=${devnet.urls.rpc} core=${devnet.urls.core} facilitator=${devnet.urls.facilitator} console=${devnet.urls.core}/console/` +
       (devnet.coreUrls.length > 1 ? ` cores=${devnet.coreUrls.join(",")}` : "") +
+      (devnet.urls.exact !== undefined && devnet.deployment?.exactToken !== undefined
+        ? ` exact=${devnet.urls.exact} exact_token=${devnet.deployment.exactToken.address}`
+        : "") +
       ` (${seconds(started)})`,
   );
   devnet.watch((service) => {

@@ -18,6 +18,8 @@ export const HARDHAT_ACCOUNT_COUNT = 20;
 export const DEVNET_ROLES = {
   /** Deploys the contracts and holds every admin role. */
   deployer: 0,
+  /** The official x402 `exact` facilitator's wallet (`--with-exact`): sends `transferWithAuthorization`. */
+  exactFacilitator: 16,
   /** ClearingHouse GUARDIAN_ROLE (vetoes a cycle inside its challenge window): not the operator's key. */
   guardian: 17,
   /** Core's operator EOA: ClearingHouse OPERATOR_ROLE (commits cycles). */

@@ -9,7 +9,7 @@ import { mkdirSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { JsonRpcProvider, type Signer, Wallet, parseUnits } from "ethers";
 import { blsKeyFromSecret } from "../../sdk/bls";
-import { TestToken__factory } from "../../typechain-types";
+import { Eip3009Token__factory, TestToken__factory } from "../../typechain-types";
 import {
   DEV_TEST_TOKENS,
   DEVNET_BLS_IKM,
@@ -27,12 +27,30 @@ export interface DevnetUrls {
   rpc: string;
   core: string;
   facilitator: string;
+  /** The official x402 `exact` facilitator (`--with-exact` only). */
+  exact?: string;
+}
+
+/**
+ * The EIP-3009 test token of `--with-exact` (contracts/test/Eip3009Token.sol): what x402's `exact` scheme
+ * settles with `transferWithAuthorization`. `name` and `version` are its EIP-712 domain, the `extra` of
+ * an `exact` price (`{ asset: address, amount, extra: { name, version } }`).
+ */
+export interface DevnetExactToken {
+  name: string;
+  symbol: string;
+  version: string;
+  decimals: number;
+  address: string;
+  blockNumber: number;
 }
 
 /** deployments/<network>.json as the devnet writes it: the deploy script's record plus where the services run. */
 export interface DevnetDeploymentFile extends DeploymentRecord {
   network: string;
   urls: DevnetUrls;
+  /** With `--with-exact`: the EIP-3009 token the `exact` facilitator settles (not a Surety collateral token). */
+  exactToken?: DevnetExactToken;
 }
 
 export interface ChainSetupResult {
@@ -114,6 +132,40 @@ export async function postDevnetBonds(
   }
 }
 
+/** The EIP-3009 token of `--with-exact`: its EIP-712 domain name and version, symbol, and the grant per account. */
+export const DEVNET_EXACT_TOKEN = {
+  name: "Exact USD",
+  symbol: "xUSD",
+  version: "2",
+  grant: "1000000",
+} as const;
+
+/**
+ * `--with-exact`: deploys the EIP-3009 test token (contracts/test/Eip3009Token.sol, 18 decimals) from the
+ * deployer and mints {@link DEVNET_EXACT_TOKEN}.grant whole tokens to every funded dev account.
+ */
+export async function deployExactToken(provider: JsonRpcProvider): Promise<DevnetExactToken> {
+  const deployer = new Wallet(devAccount(DEVNET_ROLES.deployer).privateKey, provider);
+  const token = await new Eip3009Token__factory(deployer).deploy(
+    DEVNET_EXACT_TOKEN.name,
+    DEVNET_EXACT_TOKEN.symbol,
+  );
+  const receipt = await token.deploymentTransaction()!.wait();
+  const [decimals, version] = await Promise.all([token.decimals(), token.version()]);
+  const amount = parseUnits(DEVNET_EXACT_TOKEN.grant, decimals);
+  for (const account of devAccounts(FUNDED_ACCOUNT_COUNT)) {
+    await (await token.mint(account.address, amount)).wait();
+  }
+  return {
+    name: DEVNET_EXACT_TOKEN.name,
+    symbol: DEVNET_EXACT_TOKEN.symbol,
+    version,
+    decimals: Number(decimals),
+    address: await token.getAddress(),
+    blockNumber: receipt!.blockNumber,
+  };
+}
+
 /** The temp file `writeDevnetDeployment` writes before renaming it (left behind only by a crash). */
 export function deploymentTempFile(file: string, pid: number = process.pid): string {
   return `${file}.${pid}.tmp`;
@@ -124,8 +176,14 @@ export function writeDevnetDeployment(
   file: string,
   record: DeploymentRecord,
   urls: DevnetUrls,
+  exactToken?: DevnetExactToken,
 ): DevnetDeploymentFile {
-  const content: DevnetDeploymentFile = { network: "localhost", ...record, urls };
+  const content: DevnetDeploymentFile = {
+    network: "localhost",
+    ...record,
+    urls,
+    ...(exactToken === undefined ? {} : { exactToken }),
+  };
   mkdirSync(path.dirname(file), { recursive: true });
   const temp = deploymentTempFile(file);
   writeFileSync(temp, JSON.stringify(content, null, 2) + "\n");

@@ -15,6 +15,8 @@ export interface DevnetOptions {
   rpcPort: number;
   corePort: number;
   facilitatorPort: number;
+  /** The official x402 `exact` facilitator's port (`--with-exact`). */
+  exactPort: number;
   /** Clearing timings written to the Vault (cycle length from SURETY_DEVNET_CYCLE_SECONDS). */
   timings: Timings;
   /** Core's `SURETY_V2_DEADLINE_MARGIN_SECONDS` on the devnet ({@link DEVNET_V2_DEADLINE_MARGIN_SECONDS}). */
@@ -37,6 +39,7 @@ export const DEVNET_ENV_HELP: Readonly<Record<string, string>> = {
   SURETY_DEVNET_RPC_PORT: "Hardhat node port (default 8545)",
   SURETY_DEVNET_CORE_PORT: "Core port (default 8080)",
   SURETY_DEVNET_FACILITATOR_PORT: "facilitator port (default 8402)",
+  SURETY_DEVNET_EXACT_PORT: "the official x402 exact facilitator's port with --with-exact (default 8403)",
   SURETY_DEVNET_POSTGRES_PORT: "embedded PostgreSQL port with --store postgres (default 55432)",
   SURETY_DEVNET_CYCLE_SECONDS:
     "clearing cycle length in seconds (default 60, at least 10); the other timings follow it",
@@ -208,6 +211,7 @@ export function devnetOptionsFromEnv(
     rpcPort: read("RPC_PORT", 8545, port),
     corePort: read("CORE_PORT", 8080, port),
     facilitatorPort: read("FACILITATOR_PORT", 8402, port),
+    exactPort: read("EXACT_PORT", 8403, port),
     timings: { ...devnetTimings(cycle), ...overrides },
     v2DeadlineMarginSeconds: DEVNET_V2_DEADLINE_MARGIN_SECONDS,
     dataDir: path.resolve(

@@ -19,6 +19,8 @@ export interface DevnetTopology {
   replicas: number;
   /** Port of the embedded PostgreSQL server (with `--store postgres`). */
   postgresPort: number;
+  /** `--with-exact`: an EIP-3009 token and the official x402 `exact` facilitator (scripts/devnet/exact-facilitator.ts). */
+  withExact?: boolean;
 }
 
 /** Upper bound on `--replicas`: a devnet on one machine, each Core a process of its own. */
@@ -32,6 +34,7 @@ export const DEVNET_LEADER_LEASE_MS = 3_000;
 export const DEVNET_ARGS_HELP = [
   "--store sqlite|postgres   Core's store (default sqlite; postgres: an embedded PostgreSQL server)",
   `--replicas N              Core processes on consecutive ports from SURETY_DEVNET_CORE_PORT (default 1, at most ${MAX_DEVNET_REPLICAS}; more than 1 needs --store postgres)`,
+  "--with-exact              also an EIP-3009 test token (xUSD) and the official x402 exact facilitator on SURETY_DEVNET_EXACT_PORT (default 8403)",
 ];
 
 export function devnetTopology(
@@ -40,8 +43,13 @@ export function devnetTopology(
 ): DevnetTopology {
   let store: DevnetStore = "sqlite";
   let replicas = 1;
+  let withExact = false;
   const problems: string[] = [];
   for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === "--with-exact") {
+      withExact = true;
+      continue;
+    }
     const [flag, inline] = argv[i].split("=", 2) as [string, string | undefined];
     const value = inline ?? argv[++i];
     if (flag === "--store") {
@@ -55,7 +63,7 @@ export function devnetTopology(
           `--replicas must be an integer from 1 to ${MAX_DEVNET_REPLICAS}, got ${JSON.stringify(value ?? "")}`,
         );
     } else {
-      problems.push(`unknown argument ${JSON.stringify(argv[i])} (known: --store, --replicas)`);
+      problems.push(`unknown argument ${JSON.stringify(argv[i])} (known: --store, --replicas, --with-exact)`);
       if (inline === undefined) i--; // it took no value
     }
   }
@@ -74,5 +82,5 @@ export function devnetTopology(
       `invalid devnet arguments:\n${problems.map((p) => `  - ${p}`).join("\n")}\nusage: npm run devnet -- [options]\n${DEVNET_ARGS_HELP.map((l) => `  ${l}`).join("\n")}`,
     );
   }
-  return { store, replicas, postgresPort };
+  return { store, replicas, postgresPort, withExact };
 }

@@ -5,7 +5,9 @@
  * packages (the repository's versions, from npm's cache when it has them), type-checks against them under
  * TypeScript's node16, node20 and bundler resolution, loads them from CommonJS and ES modules, and buys and
  * sells on a devnet started with `startDevnet` from the installed @surety/devnet: x402 v2 on
- * `@x402/express` + `@x402/fetch` (a paid 200, a refusal, a replay refused), x402 v1 on the paywall.
+ * `@x402/express` + `@x402/fetch` (a paid 200, a refusal, a replay refused, and refused again after the
+ * seller restarts on its durable ledger: `SqlitePaymentLedger` with better-sqlite3 as the app's own
+ * dependency), x402 v1 on the paywall.
  */
 import { builtinModules } from "node:module";
 import { type ChildProcess, spawn } from "node:child_process";
@@ -35,6 +37,9 @@ const OFFICIAL = [
   "@x402/fetch",
   "express",
   "ethers",
+  // The app's own, for @surety/x402/sqlite-ledger (an optional peer of @surety/x402).
+  "better-sqlite3",
+  "@types/better-sqlite3",
   "typescript",
   "@types/node",
   "@types/express",
@@ -225,6 +230,8 @@ describe("packages: a fresh app outside the repository on the packed tarballs", 
   });
 
   it("installs from the tarballs alone: no path or link back into the repository", function () {
+    // better-sqlite3 is the app's own dependency (the durable replay ledger), not only @surety/devnet's.
+    expect(readManifest(app).dependencies).to.have.property("better-sqlite3");
     const lock = readFileSync(path.join(app, "package-lock.json"), "utf8");
     expect(lock).not.to.include(ROOT);
     for (const key of Object.keys(PACKAGES) as PackageKey[]) {
@@ -256,6 +263,15 @@ describe("packages: a fresh app outside the repository on the packed tarballs", 
     expect(results.ok).to.equal(true);
     expect(results.paid).to.deep.include({ status: 200 });
     expect(results.replay).to.deep.equal({ status: 402, errorReason: "payment_already_used" });
+    // The seller restarted on its ledger file: the replay is refused by the ledger, the resource not
+    // served and the facilitator not asked (nothing settled, nothing locked twice); a new payment is.
+    expect(results.replayAfterRestart).to.deep.equal({
+      status: 402,
+      errorReason: "payment_already_used",
+      served: false,
+      settles: 0,
+    });
+    expect(results.paidAfterRestart).to.deep.equal({ status: 200, settles: 1 });
     expect(results.refusal).to.deep.equal({ status: 402, errorReason: "insufficient_collateral" });
     expect(results.v1).to.deep.include({ status: 200 });
     // startDevnet's stop() left nothing running.

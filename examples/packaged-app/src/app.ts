@@ -2,15 +2,21 @@
  * An x402 app outside the repository, on the published packages only: it starts the devnet with
  * `startDevnet` (@surety/devnet), sells a resource with `@x402/express` + `SuretyServerScheme` and with the
  * x402 v1 paywall (@surety/x402/paywall), and buys it with `@x402/fetch` + `SuretyClientScheme`
- * (@surety/x402), checking Core's certificate with @surety/sdk. test/packages/consumer.test.ts copies this
- * app into a temp dir, installs the packed tarballs and runs it; it prints one JSON line of results.
+ * (@surety/x402), checking Core's certificate with @surety/sdk. The v2 seller keeps its replay ledger in a
+ * SQLite file (`SqlitePaymentLedger`, @surety/x402/sqlite-ledger, with the app's own better-sqlite3) and
+ * is restarted on it: the paid payment replayed to the restarted seller is still refused, before its
+ * facilitator is asked. test/packages/consumer.test.ts copies this app into a temp dir, installs the
+ * packed tarballs and runs it; it prints one JSON line of results.
  */
 import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { decodePaymentResponseHeader } from "@x402/core/http";
 import { HTTPFacilitatorClient, x402ResourceServer } from "@x402/core/server";
-import type { Network } from "@x402/core/types";
+import type { Network, PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import { paymentMiddleware } from "@x402/express";
 import { wrapFetchWithPaymentFromConfig } from "@x402/fetch";
 import { Contract, JsonRpcProvider, Wallet } from "ethers";
@@ -27,6 +33,7 @@ import {
   suretyPrice,
 } from "@surety/x402";
 import { paywall } from "@surety/x402/paywall";
+import { SqlitePaymentLedger } from "@surety/x402/sqlite-ledger";
 
 const PRICE = 1_000n; // wei
 const DEPOSIT = 10n ** 15n;
@@ -37,10 +44,27 @@ async function listen(app: express.Express): Promise<{ url: string; server: Serv
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
 }
 
+async function close(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+}
+
+/** The facilitator client, counting the settlements it is asked for. */
+class CountingFacilitatorClient extends HTTPFacilitatorClient {
+  settles = 0;
+  override settle(payload: PaymentPayload, requirements: PaymentRequirements): Promise<SettleResponse> {
+    this.settles++;
+    return super.settle(payload, requirements);
+  }
+}
+
 async function main(): Promise<Record<string, unknown>> {
   const results: Record<string, unknown> = {};
   const devnet = await startDevnet({ cycleSeconds: 10, dir: process.env.CONSUMER_DEVNET_DIR });
-  const servers: Server[] = [];
+  const servers = new Set<Server>();
+  const ledgerDir = mkdtempSync(path.join(tmpdir(), "surety-app-ledger-"));
+  const ledgerFile = path.join(ledgerDir, "payments.sqlite");
+  const ledgers: SqlitePaymentLedger[] = [];
   try {
     const network = devnet.network as Network;
     const [buyer, seller, poorBuyer] = [devnet.accounts[1], devnet.accounts[2], devnet.accounts[3]];
@@ -56,29 +80,36 @@ async function main(): Promise<Record<string, unknown>> {
     await (await vault.getFunction("deposit")({ value: DEPOSIT })).wait();
     provider.destroy();
 
-    // Seller, x402 v2: @x402/express with Surety's scheme beside any other.
-    const resourceServer = new x402ResourceServer(
-      new HTTPFacilitatorClient({ url: devnet.urls.facilitator }),
-    );
-    resourceServer.register(network, new SuretyServerScheme());
-    const v2 = express();
-    v2.use(
-      paymentMiddleware(
-        {
-          "GET /weather": {
-            accepts: {
-              scheme: SCHEME,
-              network,
-              payTo: seller.address,
-              price: suretyPrice({ asset: ZERO_ADDRESS, amount: PRICE }),
+    // Seller, x402 v2: @x402/express with Surety's scheme beside any other, its replay ledger in a file.
+    // Started again below on the same file, as after a restart.
+    const startV2Seller = async () => {
+      const ledger = new SqlitePaymentLedger(ledgerFile);
+      ledgers.push(ledger);
+      const facilitator = new CountingFacilitatorClient({ url: devnet.urls.facilitator });
+      const resourceServer = new x402ResourceServer(facilitator);
+      resourceServer.register(network, new SuretyServerScheme({ ledger }));
+      const v2 = express();
+      v2.use(
+        paymentMiddleware(
+          {
+            "GET /weather": {
+              accepts: {
+                scheme: SCHEME,
+                network,
+                payTo: seller.address,
+                price: suretyPrice({ asset: ZERO_ADDRESS, amount: PRICE }),
+              },
+              description: "Weather report",
             },
-            description: "Weather report",
           },
-        },
-        resourceServer,
-      ),
-    );
-    v2.get("/weather", (_req, res) => void res.json({ weather: "sunny", x402: 2 }));
+          resourceServer,
+        ),
+      );
+      v2.get("/weather", (_req, res) => void res.json({ weather: "sunny", x402: 2 }));
+      const listening = await listen(v2);
+      servers.add(listening.server);
+      return { ...listening, ledger, facilitator };
+    };
     // Seller, x402 v1: the paywall.
     const v1 = express();
     v1.use(
@@ -91,8 +122,9 @@ async function main(): Promise<Record<string, unknown>> {
       }),
     );
     v1.get("/weather", (_req, res) => void res.json({ weather: "sunny", x402: 1 }));
-    const [v2Seller, v1Seller] = [await listen(v2), await listen(v1)];
-    servers.push(v2Seller.server, v1Seller.server);
+    let v2Seller = await startV2Seller();
+    const v1Seller = await listen(v1);
+    servers.add(v1Seller.server);
 
     // Buyers: @x402/fetch with Surety's client scheme, the signing domain read from Core.
     const params = (await (await fetch(`${devnet.urls.core}/core/public-params`)).json()) as {
@@ -152,6 +184,33 @@ async function main(): Promise<Record<string, unknown>> {
     assert.equal(replayed.errorReason, PAYMENT_ALREADY_USED);
     results.replay = { status: replay.status, errorReason: replayed.errorReason };
 
+    // The seller restarts: its server, scheme and ledger closed, fresh ones on the same ledger file (on
+    // another port: fetch's pool may still hold a connection to the old server's). The same
+    // PAYMENT-SIGNATURE is still refused, by the ledger, before the facilitator is asked.
+    await close(v2Seller.server);
+    servers.delete(v2Seller.server);
+    ledgers.splice(ledgers.indexOf(v2Seller.ledger), 1);
+    v2Seller.ledger.close();
+    v2Seller = await startV2Seller();
+    const afterRestart = await fetch(`${v2Seller.url}/weather`, { headers: { "PAYMENT-SIGNATURE": header } });
+    const afterRestartBody = await afterRestart.text();
+    const refusedAgain = decodePaymentResponseHeader(afterRestart.headers.get("PAYMENT-RESPONSE")!);
+    assert.equal(afterRestart.status, 402);
+    assert.equal(refusedAgain.errorReason, PAYMENT_ALREADY_USED);
+    assert.ok(!afterRestartBody.includes("sunny"), "the resource is not served to a replay");
+    results.replayAfterRestart = {
+      status: afterRestart.status,
+      errorReason: refusedAgain.errorReason,
+      served: afterRestartBody.includes("sunny"),
+      settles: v2Seller.facilitator.settles,
+    };
+    // A new payment to the restarted seller is served.
+    const fresh = await paying.pay(`${v2Seller.url}/weather`);
+    assert.equal(fresh.status, 200, await fresh.clone().text());
+    const freshSettlement = decodePaymentResponseHeader(fresh.headers.get("PAYMENT-RESPONSE")!);
+    assert.notEqual(freshSettlement.transaction, settlement.transaction);
+    results.paidAfterRestart = { status: fresh.status, settles: v2Seller.facilitator.settles };
+
     // A buyer without collateral: 402 with Core's reason.
     const poor = await buyerFor(poorBuyer.privateKey);
     const refused = await poor.pay(`${v2Seller.url}/weather`);
@@ -170,10 +229,9 @@ async function main(): Promise<Record<string, unknown>> {
     results.v1 = { status: v1Response.status, guarantee: v1Settlement.transaction };
     return results;
   } finally {
-    for (const server of servers) {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-    }
+    for (const server of servers) await close(server);
+    for (const ledger of ledgers) ledger.close();
+    rmSync(ledgerDir, { recursive: true, force: true });
     await devnet.stop();
   }
 }

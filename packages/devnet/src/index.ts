@@ -31,10 +31,10 @@ import {
   type DevAccount,
   devAccount,
 } from "../../../scripts/devnet/accounts";
-import type { DevnetDeploymentFile } from "../../../scripts/devnet/contracts";
+import type { DevnetDeploymentFile, DevnetExactToken } from "../../../scripts/devnet/contracts";
 import { parseReadyLine } from "../../../scripts/devnet/ready";
 
-export type { DevAccount, DevnetDeploymentFile, Timings };
+export type { DevAccount, DevnetDeploymentFile, DevnetExactToken, Timings };
 export { DEVNET_ROLES, devAccount };
 
 /** scripts/devnet.ts next to this file, as TypeScript (in the repository) or compiled (in @surety/devnet). */
@@ -57,6 +57,11 @@ export interface StartDevnetOptions {
   startupTimeoutSeconds?: number;
   /** Called with every line the devnet prints (default: they go to `logFile` only). */
   onOutput?: (line: string) => void;
+  /**
+   * Also an EIP-3009 test token (xUSD, minted to the dev accounts) and the official x402 `exact` facilitator
+   * (`@x402/core` + `@x402/evm`) on a port of its own: `npm run devnet -- --with-exact`. Default false.
+   */
+  withExact?: boolean;
 }
 
 export interface DevnetPorts {
@@ -65,6 +70,8 @@ export interface DevnetPorts {
   facilitator: number;
   /** The embedded PostgreSQL server's (with `store: "postgres"`). */
   postgres?: number;
+  /** The official x402 `exact` facilitator's (with `withExact`). */
+  exact?: number;
 }
 
 export interface DevnetUrls {
@@ -74,6 +81,19 @@ export interface DevnetUrls {
   core: string;
   /** The facilitator: `/verify`, `/settle`, `/supported` (what `HTTPFacilitatorClient` and the paywall call). */
   facilitator: string;
+  /** The official x402 `exact` facilitator (with `withExact`): `/verify`, `/settle`, `/supported`, `/health`. */
+  exact?: string;
+}
+
+/** What `withExact` adds: the `exact` facilitator and the EIP-3009 token it settles. */
+export interface DevnetExact {
+  /** The facilitator's URL, for `new HTTPFacilitatorClient({ url })` beside Surety's. */
+  url: string;
+  /**
+   * The token (18 decimals, 1,000,000 to each dev account #0–#9); an `exact` price is
+   * `{ asset: token.address, amount, extra: { name: token.name, version: token.version } }`.
+   */
+  token: DevnetExactToken;
 }
 
 export interface RunningDevnet {
@@ -83,6 +103,8 @@ export interface RunningDevnet {
   network: `eip155:${number}`;
   /** The deployment record: contracts, test tokens (tUSD, tETH), timings, operator key (docs/devnet.md). */
   deployment: DevnetDeploymentFile;
+  /** With `withExact`: the official x402 `exact` facilitator and its EIP-3009 token; otherwise undefined. */
+  exact?: DevnetExact;
   /** Dev accounts 0–9: 10,000 ETH and test tokens each; Hardhat's public keys, never for real value. */
   accounts: DevAccount[];
   /** The service accounts: deployer (admin), Core's operator, the guardian, the facilitator's wallet. */
@@ -110,8 +132,15 @@ export function freePort(host = "127.0.0.1"): Promise<number> {
   });
 }
 
-async function choosePorts(ports: StartDevnetOptions["ports"], store: string): Promise<DevnetPorts> {
-  if (ports !== undefined && ports !== "free") return ports;
+async function choosePorts(
+  ports: StartDevnetOptions["ports"],
+  store: string,
+  withExact: boolean,
+): Promise<DevnetPorts> {
+  if (ports !== undefined && ports !== "free") {
+    if (withExact && ports.exact === undefined) return { ...ports, exact: await freePort() };
+    return ports;
+  }
   const chosen = new Set<number>();
   const next = async (): Promise<number> => {
     for (;;) {
@@ -127,6 +156,7 @@ async function choosePorts(ports: StartDevnetOptions["ports"], store: string): P
     core: await next(),
     facilitator: await next(),
     ...(store === "postgres" ? { postgres: await next() } : {}),
+    ...(withExact ? { exact: await next() } : {}),
   };
 }
 
@@ -177,7 +207,8 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Run
   const stateDir = path.join(dir, "state");
   const deploymentFile = path.join(dir, "deployment.json");
   const logFile = path.join(dir, "devnet.log");
-  const ports = await choosePorts(options.ports, store);
+  const withExact = options.withExact === true;
+  const ports = await choosePorts(options.ports, store, withExact);
   const startupSeconds = options.startupTimeoutSeconds ?? 90;
 
   const settings: Record<string, string> = {
@@ -194,9 +225,11 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Run
   if (options.cycleSeconds !== undefined) settings.SURETY_DEVNET_CYCLE_SECONDS = String(options.cycleSeconds);
   if (options.timings !== undefined) settings.SURETY_DEVNET_TIMINGS = JSON.stringify(options.timings);
   if (ports.postgres !== undefined) settings.SURETY_DEVNET_POSTGRES_PORT = String(ports.postgres);
+  if (ports.exact !== undefined) settings.SURETY_DEVNET_EXACT_PORT = String(ports.exact);
 
   const args = COMPILED ? [DEVNET_ENTRY] : ["-r", "ts-node/register/transpile-only", DEVNET_ENTRY];
   if (store !== "sqlite") args.push("--store", store);
+  if (withExact) args.push("--with-exact");
   const child: ChildProcess = spawn(process.execPath, args, {
     cwd: DEVNET_ROOT,
     env: devnetEnv(settings),
@@ -254,21 +287,34 @@ export async function startDevnet(options: StartDevnetOptions = {}): Promise<Run
   );
   const outcome = await Promise.race([readyOrExit, timer]);
   const fields = seen.ready;
-  if (outcome !== "ready" || fields === null || !existsSync(deploymentFile)) {
+  const exactMissing = withExact && (fields?.exact === undefined || fields.exact_token === undefined);
+  if (outcome !== "ready" || fields === null || exactMissing || !existsSync(deploymentFile)) {
     const output = lines.join("\n");
     await stop();
     throw new DevnetStartError(
       outcome === "timeout"
         ? `the devnet did not get ready within ${startupSeconds * 4} s; its last output:\n${output}`
-        : `the devnet stopped before it was ready; its last output:\n${output}`,
+        : outcome === "ready" && exactMissing
+          ? `the devnet got ready without the exact facilitator; its last output:\n${output}`
+          : `the devnet stopped before it was ready; its last output:\n${output}`,
     );
   }
   const deployment = JSON.parse(readFileSync(deploymentFile, "utf8")) as DevnetDeploymentFile;
   const roles = Object.fromEntries(
     Object.entries(DEVNET_ROLES).map(([role, index]) => [role, devAccount(index)]),
   ) as Record<keyof typeof DEVNET_ROLES, DevAccount>;
+  const exact =
+    withExact && deployment.exactToken !== undefined
+      ? { url: fields.exact, token: deployment.exactToken }
+      : undefined;
   return {
-    urls: { rpc: fields.rpc, core: fields.core, facilitator: fields.facilitator },
+    urls: {
+      rpc: fields.rpc,
+      core: fields.core,
+      facilitator: fields.facilitator,
+      ...(exact === undefined ? {} : { exact: exact.url }),
+    },
+    ...(exact === undefined ? {} : { exact }),
     chainId: deployment.chainId,
     network: `eip155:${deployment.chainId}`,
     deployment,
