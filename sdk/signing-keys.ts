@@ -72,8 +72,8 @@ export function checkRegisteredSigner(
     return {
       reason: R.signerMismatch,
       message:
-        `signature: made by ${recovered}, not by user_address ${payer}, which has no guarantee signing key ` +
-        "registered in the Vault (a contract wallet registers its EOA key with Vault.setGuaranteeSigner)",
+        `signature: does not recover to user_address ${payer} (made by ${recovered}), which has no guarantee ` +
+        "signing key registered in the Vault (a contract wallet registers its EOA key with Vault.setGuaranteeSigner)",
     };
   }
   if (registered.effectiveFrom > chain.now) {
