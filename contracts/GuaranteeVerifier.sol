@@ -14,8 +14,9 @@ import {GuaranteeSignature} from "./lib/GuaranteeSignature.sol";
 /// @notice The one place that decodes certificate claims and checks Core's BLS certificate and the payer's
 /// own signature; the Vault (remuneration, reserves) and the ClearingHouse (dispute answers) call it.
 /// @dev Holds no state and trusts no caller: anyone may call it, it only reads, and every value it checks
-/// against is an argument. Its own code (the BLS hash-to-curve and pairing, the claims decoder, the
-/// ECDSA / ERC-1271 check) would otherwise be compiled into both callers.
+/// against is an argument (a contract wallet's signing key is read from the Vault given as one). Its own code
+/// (the BLS hash-to-curve and pairing, the claims decoder, the ECDSA check) would otherwise be compiled into
+/// both callers.
 contract GuaranteeVerifier is IGuaranteeVerifier {
     /// @inheritdoc IGuaranteeVerifier
     function checkSignatures(
@@ -23,18 +24,20 @@ contract GuaranteeVerifier is IGuaranteeVerifier {
         bytes calldata claims,
         BLS.G1Point calldata signature,
         bytes32 digest,
-        address payer,
+        Payer calldata payer,
         GuaranteeSignature.Scheme payerScheme,
         bytes calldata payerSignature
     ) external view {
         _checkCertificate(key, claims, signature);
         if (
-            !GuaranteeSignature.isValidSignature(
-                payer,
+            !GuaranteeSignature.isPayerSignature(
+                IClearingVault(payer.vault),
+                payer.user,
+                payer.timestamp,
                 GuaranteeSignature.signedHash(digest, payerScheme),
                 payerSignature
             )
-        ) revert InvalidPayerSignature(payer);
+        ) revert InvalidPayerSignature(payer.user);
     }
 
     /// @inheritdoc IGuaranteeVerifier
@@ -56,9 +59,11 @@ contract GuaranteeVerifier is IGuaranteeVerifier {
         _checkCertificate(key, claims, signature);
         if (
             !GuaranteeSignature.verify(
+                IClearingVault(vault),
                 separator,
                 GuaranteeSignature.structHashV1(c),
                 c.user,
+                c.timestamp,
                 payerScheme,
                 payerSignature
             )
@@ -90,10 +95,28 @@ contract GuaranteeVerifier is IGuaranteeVerifier {
         bytes32 hashOfStruct = v1
             ? GuaranteeSignature.structHashV1(c)
             : GuaranteeSignature.structHashV2(c, p);
-        if (!GuaranteeSignature.verify(dispute.separator, hashOfStruct, c.user, scheme, signature)) {
-            revert InvalidGuaranteeSignature(id);
-        }
+        if (!_payerSigned(dispute, c, hashOfStruct, scheme, signature)) revert InvalidGuaranteeSignature(id);
         g = DisputedGuarantee(id, c.recipient, c.amount, v1 || _validationPassed(vault, p, id));
+    }
+
+    /// @dev Whether the disputed guarantee's payer signed it (itself, or with its key registered in the Vault).
+    function _payerSigned(
+        Dispute calldata dispute,
+        CertificateCodec.CertificateClaims memory c,
+        bytes32 hashOfStruct,
+        GuaranteeSignature.Scheme scheme,
+        bytes calldata signature
+    ) private view returns (bool) {
+        return
+            GuaranteeSignature.verify(
+                IClearingVault(dispute.vault),
+                dispute.separator,
+                hashOfStruct,
+                c.user,
+                c.timestamp,
+                scheme,
+                signature
+            );
     }
 
     /// @dev The V2 verdict as `Vault.remunerate` requires it (RemunerationLogic), read without reverting.

@@ -73,6 +73,8 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// @dev Collateral, reserves, consumed ids and trusted registries: what the logic libraries share.
     VaultLedger.Books private _books;
     mapping(address user => mapping(address asset => WithdrawalRequest)) private _withdrawals;
+    /// @dev Each payer's guarantee signing keys, oldest first ({setGuaranteeSigner}); never rewritten.
+    mapping(address payer => GuaranteeSigner[]) private _guaranteeSigners;
 
     /// @dev Tags of the timelocked operation ids (TimelockedRoles).
     bytes32 private constant _KEY_TAG = keccak256("VAULT_OPERATOR_KEY");
@@ -176,6 +178,32 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
         account.balance -= uint128(paid);
         emit WithdrawalFinalized(request.id, msg.sender, asset, request.amount, paid);
         VaultLedger.send(asset, msg.sender, paid);
+    }
+
+    // ------------------------------------------------------- guarantee signing keys
+
+    /// @notice Registers `key`, an EOA, to sign the caller's guarantees (a contract wallet's key: what a
+    /// signature that does not recover to the payer itself is checked against, here, in the ClearingHouse's
+    /// dispute answers and at Core; never the wallet's ERC-1271 answer, which the wallet could revoke).
+    /// The first key signs guarantees of any timestamp, at once. A change signs only guarantees timestamped
+    /// `block.timestamp + withdrawalGracePeriod` or later; earlier ones keep the key in effect at their
+    /// timestamp, for good, so no signature Core accepted can be revoked. One change at a time.
+    /// @dev Why that delay: Core accepts a guarantee only if its timestamp is before its indexed head's time
+    /// plus the grace period, so a change Core has not indexed yet can never cover a timestamp it accepted
+    /// (docs/protocol.md "Payer signatures"). Reverts {InvalidGuaranteeSigner} for the zero address and
+    /// {GuaranteeSignerChangePending} while the previous change is not in effect.
+    function setGuaranteeSigner(address key) external {
+        if (key == address(0)) revert InvalidGuaranteeSigner(key);
+        GuaranteeSigner[] storage keys = _guaranteeSigners[msg.sender];
+        uint64 from;
+        uint256 n = keys.length;
+        if (n != 0) {
+            uint64 last = keys[n - 1].effectiveFrom;
+            if (last > block.timestamp) revert GuaranteeSignerChangePending(msg.sender, last);
+            from = uint64(block.timestamp) + _timings.withdrawalGracePeriod;
+        }
+        keys.push(GuaranteeSigner(key, from));
+        emit GuaranteeSignerSet(msg.sender, key, from);
     }
 
     // -------------------------------------------------------------- remuneration
@@ -507,6 +535,25 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// signature against.
     function guaranteeDomainSeparator() external view returns (bytes32) {
         return _domainSeparator();
+    }
+
+    /// @notice `payer`'s latest guarantee signing key and the claims timestamp it signs from (all zero: none);
+    /// a change is pending while `effectiveFrom` is later than the current block's time.
+    function guaranteeSigner(address payer) external view returns (GuaranteeSigner memory latest) {
+        GuaranteeSigner[] storage keys = _guaranteeSigners[payer];
+        if (keys.length != 0) latest = keys[keys.length - 1];
+    }
+
+    /// @inheritdoc IClearingVault
+    /// @dev Walks back from the latest key: a dispute answer's guarantee is at most one change old (the
+    /// clearing path is shorter than the grace period that separates two changes).
+    function guaranteeSignerAt(address payer, uint64 timestamp) external view returns (address) {
+        GuaranteeSigner[] storage keys = _guaranteeSigners[payer];
+        for (uint256 i = keys.length; i != 0; --i) {
+            GuaranteeSigner memory k = keys[i - 1];
+            if (k.effectiveFrom <= timestamp) return k.key;
+        }
+        return address(0);
     }
 
     /// @notice The operator's BLS public key (EIP-2537 encoding; all zero while none is set).

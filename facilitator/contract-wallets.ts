@@ -1,27 +1,20 @@
 /**
- * Contract-wallet payers (ERC-1271) at the facilitator, checked as Core's issuance and the Vault check
- * them (contracts/lib/GuaranteeSignature.sol, OpenZeppelin `SignatureChecker`): only when the ECDSA
- * recovery does not give `claims.user_address`, only if that address has code, and then by the wallet's
- * own `isValidSignature(hash, signature)` at the latest block, whose first return word must be exactly
- * the magic value `0x1626ba7e` (a revert or anything else is a refusal).
+ * Contract-wallet payers at the facilitator, checked as Core's issuance and the Vault check them
+ * (docs/protocol.md "Payer signatures", sdk/signing-keys.ts): a signature that does not recover to
+ * `claims.user_address` is the payer's only if it recovers to the EOA key the payer registered in the Vault
+ * (`Vault.setGuaranteeSigner`); never the wallet's ERC-1271 answer, which it could change after being served.
  *
- * The facilitator reaches the chain through `SURETY_FACILITATOR_RPC_URL` and the typechain `IERC1271`
- * binding (its interface encodes the call; the answer is compared as a raw word, as the contract does).
- * Code presence is cached per address: "has code" for good (code does not go away since EIP-6780),
- * "no code" for {@link NO_CODE_TTL_SECONDS} only (a counterfactual wallet may be deployed later; the TTL
- * bounds the `eth_getCode` calls bad signatures can cause). The wallet's answer is never cached: a wallet
- * may change its owners. A node that cannot be asked in time is a {@link ContractWalletUnavailableError},
- * never a refusal: the payment may be valid.
+ * The facilitator reaches the chain through `SURETY_FACILITATOR_RPC_URL` and reads the Vault through the
+ * typechain binding: the latest block, then `Vault.guaranteeSigner(payer)` at that block, whose time is the
+ * rule's `now` (so "a change is pending" is judged by chain time, as Core judges it). Nothing is cached: only
+ * payers whose ECDSA recovery failed cost these two reads. A node that cannot be asked in time is a
+ * {@link ContractWalletUnavailableError}, never a refusal: the payment may be valid.
  */
-import { FetchRequest, isError, JsonRpcProvider, Network, type Provider } from "ethers";
-import { IERC1271__factory } from "../typechain-types";
-import type { Clock } from "./clock";
-import { CodePresenceCache, NO_CODE_TTL_SECONDS } from "../runtime/code-presence";
+import { FetchRequest, JsonRpcProvider, Network, type Provider } from "ethers";
+import type { RegisteredSigningKey } from "../sdk/signing-keys";
+import { Vault__factory } from "../typechain-types";
 
-export { NO_CODE_TTL_SECONDS } from "../runtime/code-presence";
-/** `isValidSignature(bytes32,bytes)`'s selector, as the first 32-byte word a wallet must return. */
-const ERC1271_MAGIC_WORD = "0x1626ba7e" + "00".repeat(28);
-const erc1271 = IERC1271__factory.createInterface();
+const vaultInterface = Vault__factory.createInterface();
 
 /** `code` of `/verify` (and `error` of `/settle`) when the chain could not be asked about a contract wallet. */
 export const SIGNATURE_CHECK_UNAVAILABLE = "signature_check_unavailable";
@@ -31,57 +24,50 @@ export class ContractWalletUnavailableError extends Error {
   override readonly name = "ContractWalletUnavailableError";
 }
 
-/** What the chain says about a payer and a signature. */
-export type ContractWalletVerdict =
-  /** The payer address has no code: an EOA (or a wallet not deployed yet). */
-  | "not_a_contract"
-  /** The payer is a contract whose `isValidSignature` returns the magic value. */
-  | "accepted"
-  /** The payer is a contract that reverts or answers anything else. */
-  | "refused";
+/** What the Vault says about a payer's registered signing key, and when. */
+export interface SigningKeyRead {
+  /** `Vault.guaranteeSigner(payer)`; null when the payer registered none. */
+  registered: RegisteredSigningKey | null;
+  /** The time of the block it was read at. */
+  blockTimestamp: number;
+}
 
-/** ERC-1271 checks against a chain (DI: tests may pass their own). */
+/** Reads of payers' registered signing keys (DI: tests may pass their own). */
 export interface ContractWalletCheck {
   /**
-   * Asks whether the contract at `payer` accepts `signature` over `hash` (the 32 bytes the scheme
-   * signs, 0x-hex). Throws {@link ContractWalletUnavailableError} when the chain cannot be asked.
+   * The latest signing key `payer` registered in the Vault at `vault`, read at the latest block. Throws
+   * {@link ContractWalletUnavailableError} when the chain cannot be asked.
    */
-  verdict(chainId: number, payer: string, hash: string, signature: string): Promise<ContractWalletVerdict>;
+  signingKey(chainId: number, vault: string, payer: string): Promise<SigningKeyRead>;
 }
 
 /** A {@link ContractWalletCheck} over a JSON-RPC node, one provider per chain id. */
 export class ChainContractWallets implements ContractWalletCheck {
-  private readonly code: CodePresenceCache;
   private readonly providers = new Map<number, Provider>();
 
   /** `timeoutMs` bounds each chain read: a dead node makes the check fail, never hang. */
   constructor(
     private readonly url: string,
     private readonly timeoutMs: number,
-    clock: Clock,
-    noCodeTtlSeconds = NO_CODE_TTL_SECONDS,
-  ) {
-    this.code = new CodePresenceCache(clock, noCodeTtlSeconds);
-  }
+  ) {}
 
-  async verdict(
-    chainId: number,
-    payer: string,
-    hash: string,
-    signature: string,
-  ): Promise<ContractWalletVerdict> {
+  async signingKey(chainId: number, vault: string, payer: string): Promise<SigningKeyRead> {
     const provider = this.provider(chainId);
-    if (!(await this.isContract(provider, payer))) return "not_a_contract";
-    const data = erc1271.encodeFunctionData("isValidSignature", [hash, signature]);
-    let answer: string;
     try {
-      answer = await this.bounded(provider.call({ to: payer, data }), `isValidSignature of ${payer}`);
+      const block = await this.bounded(provider.getBlock("latest"), "the latest block");
+      if (block === null) throw new ContractWalletUnavailableError("the node has no latest block");
+      const data = vaultInterface.encodeFunctionData("guaranteeSigner", [payer]);
+      const answer = await this.bounded(
+        provider.call({ to: vault, data, blockTag: block.number }),
+        `Vault.guaranteeSigner(${payer})`,
+      );
+      const [latest] = vaultInterface.decodeFunctionResult("guaranteeSigner", answer);
+      const key = String(latest.key);
+      const registered = /^0x0{40}$/i.test(key) ? null : { key, effectiveFrom: Number(latest.effectiveFrom) };
+      return { registered, blockTimestamp: block.timestamp };
     } catch (error) {
-      // A revert is the wallet's "no" (as SignatureChecker reads it); a dead node is not.
-      if (isError(error, "CALL_EXCEPTION")) return "refused";
       throw unavailable(error);
     }
-    return answer.slice(0, 66).toLowerCase() === ERC1271_MAGIC_WORD ? "accepted" : "refused";
   }
 
   /**
@@ -99,18 +85,6 @@ export class ChainContractWallets implements ContractWalletCheck {
       this.providers.set(chainId, provider);
     }
     return provider;
-  }
-
-  private isContract(provider: Provider, address: string): Promise<boolean> {
-    return this.code.isContract(address, async () => {
-      let code: string;
-      try {
-        code = await this.bounded(provider.getCode(address), `eth_getCode of ${address}`);
-      } catch (error) {
-        throw unavailable(error);
-      }
-      return code !== "0x" && code !== "0x0";
-    });
   }
 
   private async bounded<T>(promise: Promise<T>, what: string): Promise<T> {

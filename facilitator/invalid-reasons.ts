@@ -39,7 +39,10 @@ export const INVALID_REASONS = [
   "policy_request_hash_mismatch",
   /** The signature is malformed, high-s, or recovers to no key. */
   "invalid_signature",
-  /** The signature is valid but was made by someone other than `claims.user_address`. */
+  /**
+   * The signature is valid but was made by someone other than `claims.user_address` and its guarantee
+   * signing key registered in the Vault (a contract wallet's, `Vault.setGuaranteeSigner`).
+   */
   "signer_mismatch",
   /**
    * The policy's validation deadline is after Core's cap (`latest_validation_deadline` of its public
@@ -51,6 +54,11 @@ export const INVALID_REASONS = [
    * `contract_address`, `eip712_name`, `eip712_version`) other than the deployment's.
    */
   "domain_mismatch",
+  /**
+   * `claims.user_address` (a contract wallet) has a guarantee signing key change pending in the Vault: Core
+   * issues nothing for it until the new key is in effect (docs/protocol.md "Payer signatures").
+   */
+  "signing_key_change_pending",
 ] as const;
 
 export type InvalidReason = (typeof INVALID_REASONS)[number];

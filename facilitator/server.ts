@@ -33,7 +33,7 @@ export interface FacilitatorServerDeps {
   deployment?: DeploymentParams;
   /** Check of Core against the Vault; defaults to one over `config.rpcUrl` (none without it). */
   vaultCheck?: VaultCheck | null;
-  /** ERC-1271 checks of contract-wallet payers; defaults to one over `config.rpcUrl` (none without it). */
+  /** Contract-wallet payers' registered signing keys; defaults to a reader over `config.rpcUrl` (none without it). */
   contractWallets?: ContractWalletCheck | null;
 }
 
@@ -81,7 +81,7 @@ export function createFacilitatorContext(
         ? deps.contractWallets
         : config.rpcUrl === null
           ? null
-          : new ChainContractWallets(config.rpcUrl, config.coreTimeoutMs, clock),
+          : new ChainContractWallets(config.rpcUrl, config.coreTimeoutMs),
   };
 }
 

@@ -60,7 +60,7 @@ export const SETTLE_ERRORS = {
   invalidCoreResponse: "invalid_core_response",
   /** Core's certificate does not verify against Core's key or does not bind this payment. */
   invalidCertificate: "invalid_certificate",
-  /** The payer may be a contract wallet and the chain could not be asked (ERC-1271). */
+  /** The payer may be a contract wallet and the chain could not be asked for its registered signing key. */
   signatureCheckUnavailable: SIGNATURE_CHECK_UNAVAILABLE,
 } as const;
 

@@ -11,8 +11,8 @@
  * mapped to this endpoint's `invalidReason`s; the signing domain a seller's
  * `extra` names must be the deployment's. {@link verifyPaymentWithContractWallets}
  * (what the routes call) adds the one check that may ask the chain: a payer
- * signature the ECDSA recovery refuses is asked of the payer's contract wallet
- * (ERC-1271, {@link checkContractWalletSignature}).
+ * signature that does not recover to the payer is checked against the key the
+ * payer (a contract wallet) registered in the Vault ({@link checkContractWalletSignature}).
  */
 import {
   type GuaranteeClaims,
@@ -29,6 +29,7 @@ import {
   checkPolicyIntegrity,
 } from "../sdk/claim-checks";
 import { type GuaranteeTypedDataDomain, recoverGuaranteeSignerLowerCase } from "../sdk/eip712";
+import { checkRegisteredSigner, type SigningKeyReason } from "../sdk/signing-keys";
 import { SignatureError, WireError } from "../sdk/errors";
 import {
   type FacilitatorRequest,
@@ -59,13 +60,13 @@ export interface VerificationContext {
   deployment: DeploymentParams;
   clock: Clock;
   timestampWindow: TimestampWindow;
-  /** ERC-1271 checks on chain (`SURETY_FACILITATOR_RPC_URL`); absent or null: EOA payers only. */
+  /** Payers' registered signing keys on chain (`SURETY_FACILITATOR_RPC_URL`); absent or null: EOA payers only. */
   contractWallets?: ContractWalletCheck | null;
 }
 
 /**
  * The payer's signature could be neither accepted nor refused: it is not the payer's ECDSA signature,
- * and the chain could not be asked whether the payer is a contract wallet accepting it. `/verify`
+ * and the chain could not be asked for the signing key the payer registered in the Vault. `/verify`
  * answers 500 `signature_check_unavailable`, `/settle` likewise; the payment may be valid.
  */
 export class SignatureCheckUnavailableError extends Error {
@@ -139,10 +140,10 @@ const INVALID_REASON_OF: Readonly<Record<ClaimCheckReason, InvalidReason>> = {
 };
 
 /**
- * {@link verifyPayment}, then, when only the payer's ECDSA signature failed, the ERC-1271 check of
- * {@link checkContractWalletSignature}: what `/verify` and `/settle` run. The EOA path stays pure and
- * synchronous; only a signature that does not recover to `user_address` costs chain reads. Throws
- * {@link SignatureCheckUnavailableError} when the chain cannot be asked.
+ * {@link verifyPayment}, then, when only the payer's signature did not recover to `user_address`, the
+ * registered-key check of {@link checkContractWalletSignature}: what `/verify` and `/settle` run. The EOA
+ * path stays pure and synchronous; only a signature that does not recover to `user_address` costs chain
+ * reads. Throws {@link SignatureCheckUnavailableError} when the chain cannot be asked.
  */
 export async function verifyPaymentWithContractWallets(
   request: FacilitatorRequest,
@@ -162,12 +163,23 @@ export async function verifyPaymentWithContractWallets(
   return { isValid: false, invalidReason: problem[0], message: problem[1], payer: outcome.payer };
 }
 
+/** The `invalidReason` of each refusal of a registered signing key (sdk/signing-keys.ts). */
+const SIGNING_KEY_REASON_OF: Readonly<Record<SigningKeyReason, InvalidReason>> = {
+  signer_mismatch: "signer_mismatch",
+  signing_key_change_pending: "signing_key_change_pending",
+  timestamp_in_future: "timestamp_in_future",
+};
+
+/** Hint for a signature no key can have made (not 65 bytes): most likely a contract wallet's own format. */
+const REGISTERED_KEY_HINT =
+  " (a contract wallet signs with the EOA key it registered in the Vault, Vault.setGuaranteeSigner)";
+
 /**
- * The payer's signature when ECDSA recovery did not give `user_address` (`ecdsaProblem`), checked as
- * Core's issuance and the Vault check it: for a payer with code, the wallet's ERC-1271
- * `isValidSignature` over the scheme's signed hash decides. Null when the wallet accepts;
- * `signer_mismatch` when the payer is a contract wallet that refuses; otherwise the ECDSA problem
- * (`invalid_signature`: not a valid ECDSA signature; `signer_mismatch`: another key signed). Throws
+ * The payer's signature when ECDSA recovery did not give `user_address` (`ecdsaProblem`), checked as Core's
+ * issuance and the Vault check it (sdk/signing-keys.ts): it must recover to the signing key the payer
+ * registered in the Vault, read at the latest block, with no change pending. Null when it does;
+ * `invalid_signature` when no key made it (not a 65-byte low-s signature); `signer_mismatch`,
+ * `signing_key_change_pending` or `timestamp_in_future` otherwise. Throws
  * {@link SignatureCheckUnavailableError} when the chain cannot be asked.
  */
 export async function checkContractWalletSignature(
@@ -177,36 +189,35 @@ export async function checkContractWalletSignature(
 ): Promise<Problem | null> {
   const { claims, signature, scheme } = signed;
   const wallets = context.contractWallets ?? null;
-  if (wallets === null) {
-    // Not an EOA's length: most likely a contract wallet's signature, which needs the chain.
-    if (signature.length !== 2 + 2 * SIGNATURE_BYTES) {
-      return [
-        ecdsaProblem[0],
-        `${ecdsaProblem[1]} (contract-wallet payers are not checked: no RPC URL configured)`,
-      ];
-    }
-    return ecdsaProblem;
+  if (ecdsaProblem[0] === "invalid_signature") {
+    // No key made it: no registered key can either.
+    return signature.length !== 2 + 2 * SIGNATURE_BYTES
+      ? [ecdsaProblem[0], ecdsaProblem[1] + REGISTERED_KEY_HINT]
+      : ecdsaProblem;
   }
-  const { hasher, chainId } = context.deployment;
-  const hash = "0x" + Buffer.from(hasher.signedHash(claims, scheme)).toString("hex");
-  let verdict;
+  if (wallets === null) {
+    return [
+      ecdsaProblem[0],
+      `${ecdsaProblem[1]} (contract-wallet payers' registered signing keys are not checked: no RPC URL configured)`,
+    ];
+  }
+  const { hasher, chainId, vault } = context.deployment;
+  const recovered = getAddress(recoverGuaranteeSignerLowerCase(hasher, claims, signature, scheme));
+  let read;
   try {
-    verdict = await wallets.verdict(chainId, claims.user, hash, signature);
+    read = await wallets.signingKey(chainId, vault, claims.user);
   } catch (error) {
     if (!(error instanceof ContractWalletUnavailableError)) throw error;
     throw new SignatureCheckUnavailableError(
-      `signature: not the ECDSA signature of user_address (${ecdsaProblem[1]}), and whether ` +
-        `${claims.user} is a contract wallet accepting it could not be checked: ${error.message}`,
+      `signature: made by ${recovered}, not user_address, and ${claims.user}'s signing key registered ` +
+        `in the Vault could not be checked: ${error.message}`,
     );
   }
-  if (verdict === "accepted") return null;
-  if (verdict === "refused") {
-    return [
-      "signer_mismatch",
-      `user_address ${claims.user} is a contract wallet and its isValidSignature (ERC-1271) refuses the signature`,
-    ];
-  }
-  return ecdsaProblem;
+  const problem = checkRegisteredSigner(claims, recovered, read.registered, {
+    now: read.blockTimestamp,
+    gracePeriod: null,
+  });
+  return problem === null ? null : [SIGNING_KEY_REASON_OF[problem.reason], problem.message];
 }
 
 /** Every check except the signature, in order; null when all pass. */

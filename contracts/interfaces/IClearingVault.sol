@@ -76,6 +76,11 @@ interface IClearingVault {
     /// @notice The EIP-712 domain separator payers sign guarantees under (`verifyingContract` = the Vault).
     function guaranteeDomainSeparator() external view returns (bytes32);
 
+    /// @notice The signing key `payer` registered for guarantees timestamped `timestamp` (zero: none): the
+    /// latest registration in effect from a time <= `timestamp`. What a signature that does not recover to the
+    /// payer itself is checked against (a contract wallet's key; docs/contracts.md "Payer signatures on chain").
+    function guaranteeSignerAt(address payer, uint64 timestamp) external view returns (address);
+
     /// @notice Seconds after a commit during which debits can be challenged and the cycle vetoed.
     function challengeWindow() external view returns (uint64);
 

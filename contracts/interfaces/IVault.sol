@@ -31,6 +31,13 @@ interface IVault is IClearingVault, IGuaranteeErrors {
         uint256 amount;
     }
 
+    /// @notice A guarantee signing key of a payer (a contract wallet's EOA key): it signs the payer's
+    /// guarantees whose claims timestamp is `effectiveFrom` or later, until the next key's `effectiveFrom`.
+    struct GuaranteeSigner {
+        address key;
+        uint64 effectiveFrom;
+    }
+
     /// @notice `user` deposited `amount` of `asset`; `balance` is the new balance.
     event Deposited(address indexed user, address indexed asset, uint256 amount, uint256 balance);
     /// @notice `user` asked to withdraw `amount` of `asset`, finalizable from `finalizableAt`.
@@ -111,6 +118,9 @@ interface IVault is IClearingVault, IGuaranteeErrors {
     event TrustedRegistryScheduled(address indexed registry, bytes32 operation, uint48 readyAt);
     /// @notice `timings` were scheduled (as `operation`) to replace the current timings from `readyAt`.
     event TimingsScheduled(Timings timings, bytes32 operation, uint48 readyAt);
+    /// @notice `payer` registered `key` to sign its guarantees timestamped `effectiveFrom` or later (0: the
+    /// first key, for every timestamp); earlier guarantees keep the key they were signed with.
+    event GuaranteeSignerSet(address indexed payer, address indexed key, uint64 effectiveFrom);
 
     /// @notice The amount is zero.
     error ZeroAmount();
@@ -154,6 +164,10 @@ interface IVault is IClearingVault, IGuaranteeErrors {
     error InvalidRegistry(address registry);
     /// @notice {finishSetup} was already called.
     error SetupAlreadyFinished();
+    /// @notice A guarantee signing key cannot be the zero address.
+    error InvalidGuaranteeSigner(address key);
+    /// @notice `payer`'s previous key change takes effect only at `effectiveFrom`; one change at a time.
+    error GuaranteeSignerChangePending(address payer, uint64 effectiveFrom);
 
     /// @notice Only V2 certificates can be remunerated; this one has `version`.
     error NotV2Certificate(uint64 version);

@@ -3,8 +3,8 @@ pragma solidity ^0.8.28;
 
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
-import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
 
+import {IClearingVault} from "../interfaces/IClearingVault.sol";
 import {IGuaranteeErrors} from "../interfaces/IGuaranteeErrors.sol";
 import {CertificateCodec} from "./CertificateCodec.sol";
 
@@ -12,7 +12,9 @@ import {CertificateCodec} from "./CertificateCodec.sol";
 /// @notice Verifies the payer's own signature over a guarantee (docs/protocol.md, "Payer signatures"), exactly as the SDK
 /// defines it (sdk/eip712.ts): the EIP-712 digest of `GuaranteeV1` / `GuaranteeV2` under the domain
 /// `{name, version, chainId, verifyingContract = Vault}`, signed either as typed data (`EIP712`) or as
-/// `personal_sign` of its 32 raw bytes (`EIP191`). Contract wallets sign through ERC-1271.
+/// `personal_sign` of its 32 raw bytes (`EIP191`). A contract wallet signs with the EOA key it registered in
+/// the Vault (`setGuaranteeSigner`), the one in effect at the guarantee's timestamp: never through ERC-1271,
+/// whose answer the wallet could change after Core accepted the signature (issue 25, item 3).
 /// @dev A certificate's claims carry every signed field (CertificateCodec), so the struct hash is computed
 /// from the decoded claims. ECDSA signatures must be 65 bytes r ‖ s ‖ v with low s (OpenZeppelin ECDSA)
 /// and v ∈ {27, 28, 0, 1}: the SDK accepts the same set, so what Core accepted verifies here too.
@@ -131,56 +133,63 @@ library GuaranteeSignature {
                 : MessageHashUtils.toEthSignedMessageHash(guaranteeDigest);
     }
 
-    /// @notice Whether `signature` is `signer`'s signature of `hash`: a 65-byte low-s ECDSA signature
-    /// (v ∈ {27, 28, 0, 1}) recovering to `signer`, or else, when `signer` has code, its ERC-1271
-    /// `isValidSignature(hash, signature)` answer. Never reverts.
-    function isValidSignature(
-        address signer,
+    /// @notice The signer of `hash` by a 65-byte low-s ECDSA `signature` (v ∈ {27, 28, 0, 1}); the zero
+    /// address for anything else. Never reverts.
+    function recover(bytes32 hash, bytes memory signature) internal pure returns (address) {
+        if (signature.length != ECDSA_SIGNATURE_LENGTH) return address(0);
+        bytes32 r;
+        bytes32 s;
+        uint8 v;
+        assembly ("memory-safe") {
+            r := mload(add(signature, 0x20))
+            s := mload(add(signature, 0x40))
+            v := byte(0, mload(add(signature, 0x60)))
+        }
+        if (v < RECOVERY_ID_OFFSET) v += RECOVERY_ID_OFFSET;
+        (address recovered, ECDSA.RecoverError err, ) = ECDSA.tryRecover(hash, v, r, s);
+        return err == ECDSA.RecoverError.NoError ? recovered : address(0);
+    }
+
+    /// @notice Whether `signature` over `hash` is `payer`'s: it recovers to `payer` itself (an EOA; nothing
+    /// else is read), or else to the key `payer` registered in `vault` for guarantees timestamped `timestamp`
+    /// ({IClearingVault-guaranteeSignerAt}: a contract wallet's key). Never reverts on a bad signature.
+    function isPayerSignature(
+        IClearingVault vault,
+        address payer,
+        uint64 timestamp,
         bytes32 hash,
         bytes memory signature
     ) internal view returns (bool) {
-        if (signature.length == ECDSA_SIGNATURE_LENGTH) {
-            bytes32 r;
-            bytes32 s;
-            uint8 v;
-            assembly ("memory-safe") {
-                r := mload(add(signature, 0x20))
-                s := mload(add(signature, 0x40))
-                v := byte(0, mload(add(signature, 0x60)))
-            }
-            if (v < RECOVERY_ID_OFFSET) v += RECOVERY_ID_OFFSET;
-            (address recovered, ECDSA.RecoverError err, ) = ECDSA.tryRecover(hash, v, r, s);
-            if (err == ECDSA.RecoverError.NoError && recovered == signer) return true;
-        }
-        return
-            signer.code.length != 0 && SignatureChecker.isValidERC1271SignatureNow(signer, hash, signature);
+        address signer = recover(hash, signature);
+        if (signer == address(0)) return false;
+        return signer == payer || signer == vault.guaranteeSignerAt(payer, timestamp);
     }
 
-    /// @notice Whether `payer` signed the guarantee whose struct hash is `hashOfStruct` under `separator`.
+    /// @notice Whether `payer` signed the guarantee whose struct hash is `hashOfStruct` under `separator`,
+    /// itself or with its key registered in `vault` for the guarantee's `timestamp` ({isPayerSignature}).
+    /// @param vault The Vault holding payers' signing keys.
     /// @param separator The EIP-712 domain separator ({domainSeparator}).
     /// @param hashOfStruct {structHashV1} / {structHashV2} / {structHash} of the guarantee.
     /// @param payer The guarantee's `user`.
+    /// @param timestamp The guarantee's `timestamp`.
     /// @param scheme How the payer signed.
-    /// @param signature The payer's signature (65 bytes for an EOA; anything for an ERC-1271 wallet).
+    /// @param signature The payer's (or its registered key's) 65-byte signature.
     function verify(
+        IClearingVault vault,
         bytes32 separator,
         bytes32 hashOfStruct,
         address payer,
+        uint64 timestamp,
         Scheme scheme,
         bytes memory signature
     ) internal view returns (bool) {
-        return isValidSignature(payer, signedHash(digest(separator, hashOfStruct), scheme), signature);
-    }
-
-    /// @notice {verify}, reverting {InvalidPayerSignature} when it fails.
-    function check(
-        bytes32 separator,
-        bytes32 hashOfStruct,
-        address payer,
-        Scheme scheme,
-        bytes memory signature
-    ) internal view {
-        if (!verify(separator, hashOfStruct, payer, scheme, signature))
-            revert IGuaranteeErrors.InvalidPayerSignature(payer);
+        return
+            isPayerSignature(
+                vault,
+                payer,
+                timestamp,
+                signedHash(digest(separator, hashOfStruct), scheme),
+                signature
+            );
     }
 }

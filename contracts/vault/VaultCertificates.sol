@@ -61,7 +61,7 @@ library VaultCertificates {
             claims,
             signature,
             digest,
-            c.user,
+            IGuaranteeVerifier.Payer(address(this), c.user, c.timestamp),
             payerScheme,
             payerSignature
         );

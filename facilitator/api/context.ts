@@ -22,7 +22,7 @@ export interface FacilitatorContext {
   pinnedDeployment: DeploymentParams | null;
   /** Checks Core's key and Vault against the chain; null when no RPC URL is configured. */
   vaultCheck: VaultCheck | null;
-  /** ERC-1271 checks of contract-wallet payers on chain; null when no RPC URL is configured (EOAs only). */
+  /** Contract-wallet payers' registered signing keys on chain; null when no RPC URL is configured (EOAs only). */
   contractWallets: ContractWalletCheck | null;
 }
 

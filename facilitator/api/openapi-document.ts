@@ -252,7 +252,7 @@ export const FACILITATOR_OPENAPI = {
           "413": error("Body larger than 64 KiB (after decoding).", ["body_too_large"]),
           "415": error(UNSUPPORTED_MEDIA, ["unsupported_encoding", "unsupported_charset"]),
           "500": error(
-            "Core's public params cannot be loaded, the chain cannot be asked about a contract-wallet payer (ERC-1271), or an unexpected failure.",
+            "Core's public params cannot be loaded, the chain cannot be asked for a contract-wallet payer's registered signing key, or an unexpected failure.",
             ["core_unavailable", "signature_check_unavailable", "internal_error"],
           ),
         },

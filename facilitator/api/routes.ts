@@ -113,7 +113,7 @@ async function answerParsedVerify(
     return { status: 200, body: verifyBody(outcome) };
   } catch (error) {
     if (!(error instanceof SignatureCheckUnavailableError)) throw error;
-    context.logger.warn({ reason: error.message }, "ERC-1271 check failed");
+    context.logger.warn({ reason: error.message }, "signing key check failed");
     return { status: 500, body: { error: error.message, code: SIGNATURE_CHECK_UNAVAILABLE } };
   }
 }

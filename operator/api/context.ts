@@ -18,7 +18,7 @@ import { ProtocolTimings, strictestV2ValidationDeadline } from "../chain/timings
 import { type Clock, systemClock } from "../clock";
 import type { OperatorConfig } from "../config";
 import type { DeploymentInfo } from "../deployment";
-import { ContractSignatureChecker } from "../guarantees/contract-signatures";
+import { PayerSigningKeys } from "../guarantees/signing-keys";
 import { GuaranteeIssuer } from "../guarantees";
 import { operatorBlsSigner } from "../guarantees/signing-worker";
 import { V2Lifecycle } from "../lifecycle/v2-lifecycle";
@@ -147,7 +147,12 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       commitBond,
       commitDeadline,
       admission,
-      contractSignatures: ContractSignatureChecker.over(deps.chain, deps.clock),
+      signingKeys: PayerSigningKeys.over(deps.chain, deployment.vault),
+      // A key change reaches timestamps a grace period after it: the smallest grace that is or may come in force.
+      signingKeyGracePeriod: () => {
+        const graces = timings.bounding().map((t) => t.withdrawalGracePeriod);
+        return graces.length === 0 ? null : Math.min(...graces);
+      },
       // Under the timings in force and every scheduled change (operator/chain/timings.ts).
       maxValidationDeadline: (now) =>
         strictestV2ValidationDeadline(timings.bounding(), now, config.v2DeadlineMarginSeconds),

@@ -74,6 +74,7 @@ const ISSUANCE_STATUS: Record<IssuanceErrorCode, number> = {
   [ISSUANCE_ERRORS.chainTimeUnavailable]: 500,
   [ISSUANCE_ERRORS.insufficientCollateral]: 400,
   [ISSUANCE_ERRORS.signatureCheckUnavailable]: 500,
+  [ISSUANCE_ERRORS.signingKeyChangePending]: 400,
   [ISSUANCE_ERRORS.indexerHalted]: 500,
   [ISSUANCE_ERRORS.indexerStale]: 500,
   [ISSUANCE_ERRORS.indexerLagging]: 500,

@@ -109,6 +109,7 @@ const ISSUANCE_400_CODES = [
   "validation_deadline_passed",
   "validation_deadline_too_far",
   "insufficient_collateral",
+  "signing_key_change_pending",
 ] as const;
 
 /**
@@ -182,7 +183,7 @@ export const CORE_OPENAPI = {
         type: "string",
         pattern: "^0x([0-9a-fA-F]{2}){1,2048}$",
         description:
-          "1 to 2048 bytes: 65 bytes r‖s‖v for an EOA payer; whatever its isValidSignature accepts for a contract wallet (ERC-1271).",
+          "1 to 2048 bytes on the wire; only 65 bytes r‖s‖v verify: the payer's own signature, or for a contract wallet the EOA key it registered in the Vault (setGuaranteeSigner).",
       },
       UnixSeconds: { type: "integer", minimum: 0 },
       Certificate: object({

@@ -4,9 +4,10 @@
  * the in-process Hardhat network's provider. Every call is bounded by a
  * timeout: a hung RPC endpoint makes a health check answer `fail`, never hang.
  */
-import { FetchRequest, Interface, JsonRpcProvider, Network } from "ethers";
+import { FetchRequest, JsonRpcProvider, Network, toQuantity } from "ethers";
 import { Vault__factory, type Vault } from "../../typechain-types";
 import { publicKeyFromEip2537 } from "../../sdk/bls";
+import type { RegisteredSigningKey } from "../../sdk/signing-keys";
 import { parseAddress } from "../../sdk/wire";
 
 /** The JSON-RPC surface we need; ethers' JsonRpcProvider and Hardhat's `ethers.provider` both have it. */
@@ -37,24 +38,14 @@ export interface ChainGateway {
   /** Whether the Vault's setup is over (`Vault.setupFinished()`: role and key changes are timelocked). */
   vaultSetupFinished(vault: string): Promise<boolean>;
   /**
-   * Whether `address` has code at the latest block (a contract wallet payer, ERC-1271). Optional: a
-   * gateway without it makes Core accept EOA payer signatures only.
+   * `Vault.guaranteeSigner(payer)` of the Vault at `vault` at block `blockNumber` (default: the latest):
+   * the latest guarantee signing key `payer` registered and the claims timestamp it signs from (a zero key:
+   * none). Optional: a gateway without it makes Core accept payers' own ECDSA signatures only.
    */
-  hasCode?(address: string): Promise<boolean>;
-  /**
-   * ERC-1271: whether the contract at `wallet` answers `isValidSignature(hash, signature)` with the magic
-   * value 0x1626ba7e (a revert or any other answer is false), at the latest block.
-   */
-  isValidErc1271Signature?(wallet: string, hash: string, signature: string): Promise<boolean>;
+  vaultGuaranteeSigner?(vault: string, payer: string, blockNumber?: number): Promise<RegisteredSigningKey>;
   /** Releases the connection (idempotent). */
   close(): Promise<void>;
 }
-
-/** ERC-1271 `isValidSignature(bytes32,bytes)` and its magic value (the function's selector). */
-const erc1271Interface = new Interface([
-  "function isValidSignature(bytes32 hash, bytes signature) view returns (bytes4)",
-]);
-const ERC1271_MAGIC_WORD = "0x1626ba7e" + "00".repeat(28);
 
 /** The chain could not be reached in time or answered something unusable. */
 export class ChainError extends Error {
@@ -143,24 +134,27 @@ export class RpcChainGateway implements ChainGateway {
     return (await this.readVault(vault, "setupFinished", (v) => v.setupFinished())) === true;
   }
 
-  async hasCode(address: string): Promise<boolean> {
-    const code = await this.call("eth_getCode", [parseAddress(address, "address"), "latest"]);
-    if (typeof code !== "string") throw new ChainError(`eth_getCode: node answered ${JSON.stringify(code)}`);
-    return code !== "0x" && code !== "0x0";
-  }
-
-  async isValidErc1271Signature(wallet: string, hash: string, signature: string): Promise<boolean> {
-    const data = erc1271Interface.encodeFunctionData("isValidSignature", [hash, signature]);
-    let answer: unknown;
+  async vaultGuaranteeSigner(
+    vault: string,
+    payer: string,
+    blockNumber?: number,
+  ): Promise<RegisteredSigningKey> {
+    const address = parseAddress(vault, "vault");
+    const tag = blockNumber === undefined ? "latest" : toQuantity(blockNumber);
+    const contract = Vault__factory.connect(address, {
+      provider: null,
+      call: async (tx) => (await this.call("eth_call", [{ to: tx.to, data: tx.data }, tag])) as string,
+    });
+    let latest;
     try {
-      answer = await this.call("eth_call", [{ to: parseAddress(wallet, "wallet"), data }, "latest"]);
+      latest = await contract.guaranteeSigner(parseAddress(payer, "payer"));
     } catch (error) {
-      // A revert is the wallet's "no" (as OpenZeppelin's SignatureChecker reads it); a dead node is not.
-      if (error instanceof ChainError && /revert/i.test(error.message)) return false;
-      throw error;
+      if (error instanceof ChainError) throw error;
+      throw new ChainError(
+        `the contract at ${address} does not answer Vault.guaranteeSigner() (is it the Vault?)`,
+      );
     }
-    // As OpenZeppelin's SignatureChecker, which the Vault uses: the first word is exactly bytes32(magic).
-    return typeof answer === "string" && answer.slice(0, 66).toLowerCase() === ERC1271_MAGIC_WORD;
+    return { key: latest.key, effectiveFrom: Number(latest.effectiveFrom) };
   }
 
   /**

@@ -6,8 +6,10 @@
  *   2. issuance authority for the recipient (403)
  *   3. supported asset, then the claim rules shared with the facilitator (sdk/claim-checks.ts: accepted
  *      version, V2 policy against the deployment) (400)
- *   4. payer signature, recovered natively with a hasher built once; only if that fails, a contract
- *      wallet's ERC-1271 answer on chain (400; 500 signature_check_unavailable without a chain answer)
+ *   4. payer signature, recovered natively with a hasher built once; only if it does not recover to the
+ *      payer, the key the payer registered in the Vault (a contract wallet's; signing-keys.ts), read at the
+ *      indexed block (400 invalid_signature / signing_key_change_pending / timestamp_in_future; 500
+ *      signature_check_unavailable without a chain answer)
  *   5. identity already issued? (409; a byte-identical retry also gets the stored certificate)
  *   6. timestamp window against Core's wall clock, V2 deadline against chain time and its cap
  *      (sdk/claim-checks.ts; the cap is Core's, published as latest_validation_deadline) (400; 500 before
@@ -27,7 +29,8 @@ import {
   type SignedGuarantee,
   toWireValidationPolicy,
 } from "../../sdk/claims";
-import { type GuaranteeHasher, verifyGuaranteeSignature } from "../../sdk/eip712";
+import { type GuaranteeHasher, recoverGuaranteeSigner, verifyGuaranteeSignature } from "../../sdk/eip712";
+import { checkRegisteredSigner, type SigningKeyReason } from "../../sdk/signing-keys";
 import {
   CLAIM_CHECK_REASONS,
   type ClaimProblem,
@@ -43,12 +46,12 @@ import type { ChainSyncMonitor, ChainSyncStatus } from "../chain/sync-status";
 import type { CommitBondGate, CommitBondStatus } from "../clearing/bond-floor";
 import type { CommitDeadlineGate, CommitDeadlineStatus } from "../clearing/commit-deadline";
 import { canIssueFor, type Principal } from "../auth";
-import { ChainTimeUnavailableError, type Clock } from "../clock";
+import { ChainClock, ChainTimeUnavailableError, type Clock } from "../clock";
 import { collateralFactorBps, type OperatorConfig } from "../config";
 import { type DeploymentInfo, isSupportedAsset } from "../deployment";
 import { DomainError } from "../errors";
 import type { Logger } from "../logger";
-import type { ContractSignatureChecker } from "./contract-signatures";
+import type { PayerSigningKeys } from "./signing-keys";
 import type { CoreMetrics } from "../metrics";
 import { ACCEPTED_GUARANTEE_VERSIONS, sdkDeployment } from "../params";
 import type { GuaranteeRecord, IssueGuaranteeOutcome, StoredGuarantee, Store } from "../store";
@@ -96,8 +99,13 @@ export interface GuaranteeIssuerDeps {
   commitDeadline?: Pick<CommitDeadlineGate, "status">;
   /** Sheds issuance under saturation so that deadline work runs first (admission.ts); none: every request admitted. */
   admission?: Pick<IssuanceAdmission, "admit">;
-  /** ERC-1271 payer signatures (contract wallets); absent or null: EOA signatures only. */
-  contractSignatures?: ContractSignatureChecker | null;
+  /** Payers' registered signing keys (contract wallets), read from the Vault; absent or null: EOA signatures only. */
+  signingKeys?: PayerSigningKeys | null;
+  /**
+   * The smallest `withdrawalGracePeriod` in force or scheduled (the delay of a signing key change); null:
+   * unknown (tests without a Vault).
+   */
+  signingKeyGracePeriod?: () => number | null;
 }
 
 /**
@@ -114,6 +122,7 @@ export const ISSUANCE_ERRORS = {
   chainTimeUnavailable: "chain_time_unavailable",
   insufficientCollateral: "insufficient_collateral",
   signatureCheckUnavailable: "signature_check_unavailable",
+  signingKeyChangePending: "signing_key_change_pending",
   indexerHalted: "indexer_halted",
   indexerStale: "indexer_stale",
   indexerLagging: "indexer_lagging",
@@ -197,6 +206,13 @@ export function commitDeadlineRefusal(status: CommitDeadlineStatus): IssuanceErr
 
 const E = ISSUANCE_ERRORS;
 
+/** Core's code for each refusal of a registered signing key (sdk/signing-keys.ts). */
+const SIGNING_KEY_CODES: Readonly<Record<SigningKeyReason, IssuanceErrorCode>> = {
+  signer_mismatch: E.invalidSignature,
+  signing_key_change_pending: E.signingKeyChangePending,
+  timestamp_in_future: E.timestampInFuture,
+};
+
 export class GuaranteeIssuer {
   private readonly batcher: IssueBatcher;
   private readonly sdkDeployment: Deployment;
@@ -256,25 +272,45 @@ export class GuaranteeIssuer {
   }
 
   /**
-   * The payer is a contract wallet that accepts the signature (ERC-1271), as the Vault will check it at
-   * `remunerate` and `answerChallenge`. Only reached when the ECDSA recovery failed.
+   * A signature that does not recover to the payer (`ecdsa`): accepted only if it recovers to the key the
+   * payer registered in the Vault, as `remunerate` and the dispute answers will check it, by the rule of
+   * sdk/signing-keys.ts (no change pending, the latest key, a timestamp it covers for good). The key is read
+   * at the block Core has indexed, whose time is the rule's `now`.
    */
-  private async contractWalletSigned(signed: SignedGuarantee): Promise<boolean> {
-    const checker = this.deps.contractSignatures;
-    if (!checker) return false;
-    const hash =
-      "0x" + Buffer.from(this.deps.hasher.signedHash(signed.claims, signed.scheme)).toString("hex");
+  private async checkRegisteredKey(signed: SignedGuarantee, ecdsa: SignatureError): Promise<void> {
+    const { claims } = signed;
+    const keys = this.deps.signingKeys;
+    let recovered: string;
     try {
-      return await checker.isValid(signed.claims.user, hash, signed.signature);
+      recovered = recoverGuaranteeSigner(this.deps.hasher, claims, signed.signature, signed.scheme);
+    } catch (error) {
+      if (!(error instanceof SignatureError)) throw error;
+      const hint = keys
+        ? " (a contract wallet signs with the EOA key it registered in the Vault, Vault.setGuaranteeSigner)"
+        : "";
+      throw new IssuanceError(E.invalidSignature, `signature: ${error.message}${hint}`);
+    }
+    if (!keys) throw new IssuanceError(E.invalidSignature, `signature: ${ecdsa.message}`);
+    const { chainClock } = this.deps;
+    const head = chainClock instanceof ChainClock ? chainClock.current() : null;
+    const now = head?.blockTimestamp ?? this.chainNowFor("contract-wallet guarantees cannot be checked yet");
+    let registered;
+    try {
+      registered = await keys.latest(claims.user, head?.blockNumber);
     } catch (error) {
       if (!(error instanceof ChainError)) throw error;
-      this.deps.logger.warn({ payer: signed.claims.user, reason: error.message }, "ERC-1271 check failed");
+      this.deps.logger.warn({ payer: claims.user, reason: error.message }, "signing key read failed");
       throw new IssuanceError(
         E.signatureCheckUnavailable,
-        `signature: does not recover to user_address, and Core could not ask the chain whether ` +
-          `${signed.claims.user} is a contract wallet accepting it (${error.message}); nothing was issued`,
+        `signature: made by ${recovered}, not user_address, and Core could not read ${claims.user}'s ` +
+          `registered signing key from the Vault (${error.message}); nothing was issued`,
       );
     }
+    const problem = checkRegisteredSigner(claims, recovered, registered, {
+      now,
+      gracePeriod: this.deps.signingKeyGracePeriod?.() ?? null,
+    });
+    if (problem !== null) throw new IssuanceError(SIGNING_KEY_CODES[problem.reason], problem.message);
   }
 
   private async issueChecked(principal: Principal, signed: SignedGuarantee): Promise<Certificate> {
@@ -300,9 +336,7 @@ export class GuaranteeIssuer {
       verifyGuaranteeSignature(hasher, claims, signed.signature, signed.scheme);
     } catch (error) {
       if (!(error instanceof SignatureError)) throw error;
-      if (!(await this.contractWalletSigned(signed))) {
-        throw new IssuanceError(E.invalidSignature, `signature: ${error.message}`);
-      }
+      await this.checkRegisteredKey(signed, error);
     }
 
     const existing = await this.deps.store.getGuarantee(id);
@@ -406,14 +440,15 @@ export class GuaranteeIssuer {
 
   /** Chain time; refused (chain_time_unavailable) before Core has indexed a block. */
   private chainNow(): number {
+    return this.chainNowFor("V2 guarantees cannot be issued yet");
+  }
+
+  private chainNowFor(what: string): number {
     try {
       return this.deps.chainClock.nowSeconds();
     } catch (error) {
       if (error instanceof ChainTimeUnavailableError) {
-        throw new IssuanceError(
-          E.chainTimeUnavailable,
-          `V2 guarantees cannot be issued yet: ${error.message}`,
-        );
+        throw new IssuanceError(E.chainTimeUnavailable, `${what}: ${error.message}`);
       }
       throw error;
     }

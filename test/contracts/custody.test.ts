@@ -114,12 +114,14 @@ describe("Custody (issue 17)", () => {
       expect(await f.vault.balanceOf(f.alice.address, ETH)).to.equal(8n * ONE);
     });
 
-    it("a contract-wallet payer signs through ERC-1271; what its owner did not sign is refused", async () => {
+    it("a contract-wallet payer signs with the key it registered; what that key did not sign is refused", async () => {
       const f = await loadFixture(fixture);
       const wallet = await ethers.deployContract("ERC1271Wallet", [f.carol.address]);
       const walletAddress = await wallet.getAddress();
       const deposit = f.vault.interface.encodeFunctionData("deposit");
       await wallet.connect(f.carol).execute(f.vaultAddress, 3n * ONE, deposit, { value: 3n * ONE });
+      const register = f.vault.interface.encodeFunctionData("setGuaranteeSigner", [f.carol.address]);
+      await wallet.connect(f.carol).execute(f.vaultAddress, 0n, register);
       const input = { ...f.inputFor(f.bob.address, f.validator.address, 1n), user: walletAddress };
       const cert = v2Certificate(input);
       await f.pass(cert.requestHash);

@@ -101,6 +101,9 @@ async function gameFixture() {
   ]);
   await wallet.connect(walletOwner).execute(f.usdAddress, 0, approve);
   await wallet.connect(walletOwner).execute(f.usdAddress, 0, approveCh);
+  // The wallet's guarantees are signed by its owner's key, registered in the Vault (issue 25, item 3).
+  const register = f.vault.interface.encodeFunctionData("setGuaranteeSigner", [walletOwner.address]);
+  await wallet.connect(walletOwner).execute(f.vaultAddress, 0, register);
   await f.usd.connect(f.admin).approve(f.clearingHouseAddress, ethers.MaxUint256);
   const eoa = (s: (typeof signers)[number], name: string): Actor => ({
     name,

@@ -94,7 +94,6 @@ describe("GuaranteeSignature (payer signatures on chain)", () => {
           expect(
             await harness.verify(hasher.domainSeparator, message, code, withRecoveryIdV(signature)),
           ).to.equal(true);
-          await harness.check(hasher.domainSeparator, message, code, signature);
           expect(await harness.verify(hasher.domainSeparator, message, other, signature)).to.equal(false);
         });
 
@@ -114,9 +113,6 @@ describe("GuaranteeSignature (payer signatures on chain)", () => {
           for (const bad of refused) {
             expect(await harness.verify(hasher.domainSeparator, message, code, bad), bad).to.equal(false);
           }
-          await expect(harness.check(hasher.domainSeparator, message, code, refused[0]))
-            .to.be.revertedWithCustomError(harness, "InvalidPayerSignature")
-            .withArgs(claims.user);
           const otherAmount = encodeCertificateClaims({ ...claims, amount: claims.amount ^ 1n }, deployment);
           expect(await harness.verify(hasher.domainSeparator, otherAmount, code, signature)).to.equal(false);
           const otherDomain = new GuaranteeHasher({ ...DOMAIN, version: "2" }).domainSeparator;
@@ -126,43 +122,77 @@ describe("GuaranteeSignature (payer signatures on chain)", () => {
     });
   }
 
-  describe("ERC-1271 contract wallets", () => {
-    function walletClaims(user: string): GuaranteeClaims {
+  describe("contract wallets: the key registered for the guarantee's timestamp, never ERC-1271", () => {
+    function walletClaims(user: string, timestamp = 1_767_225_600): GuaranteeClaims {
       const base = parseClaims(vectors.guarantees[2].claims);
-      return { ...base, user };
+      return { ...base, user, timestamp };
     }
 
     for (const scheme of SIGNING_SCHEMES) {
-      it(`accepts what the wallet accepts (${scheme}) and refuses what it refuses`, async () => {
+      it(`accepts the registered key's signature (${scheme}) and refuses any other`, async () => {
         const { harness, owner, stranger, wallet } = await loadFixture(deployHarness);
-        const claims = walletClaims(await wallet.getAddress());
+        const walletAddress = await wallet.getAddress();
+        await harness.setSigner(walletAddress, owner.address, 0);
+        const claims = walletClaims(walletAddress);
         const message = encodeCertificateClaims(claims, deployment);
         const code = SIGNING_SCHEME_CODES[scheme];
         const byOwner = await signGuarantee(owner, hasher, claims, scheme);
         const byStranger = await signGuarantee(stranger, hasher, claims, scheme);
         expect(await harness.verify(hasher.domainSeparator, message, code, byOwner)).to.equal(true);
         expect(await harness.verify(hasher.domainSeparator, message, code, byStranger)).to.equal(false);
-        await expect(harness.check(hasher.domainSeparator, message, code, byStranger))
-          .to.be.revertedWithCustomError(harness, "InvalidPayerSignature")
-          .withArgs(claims.user);
       });
     }
 
-    it("does not ask an address without code (an EOA payer must sign itself)", async () => {
-      const { harness, owner, stranger } = await loadFixture(deployHarness);
-      const claims = walletClaims(stranger.address);
+    it("picks the key by the claims' timestamp", async () => {
+      const { harness, owner, stranger, wallet } = await loadFixture(deployHarness);
+      const walletAddress = await wallet.getAddress();
+      await harness.setSigner(walletAddress, owner.address, 0);
+      await harness.setSigner(walletAddress, stranger.address, 2_000);
+      for (const [timestamp, signer, valid] of [
+        [1_999, owner, true],
+        [1_999, stranger, false],
+        [2_000, owner, false],
+        [2_000, stranger, true],
+      ] as const) {
+        const claims = walletClaims(walletAddress, timestamp);
+        const message = encodeCertificateClaims(claims, deployment);
+        const signature = await signGuarantee(signer, hasher, claims, "eip712");
+        expect(
+          await harness.verify(hasher.domainSeparator, message, 0, signature),
+          String(timestamp),
+        ).to.equal(valid);
+      }
+    });
+
+    it("does not ask the wallet (ERC-1271): without a registered key its owner's signature is refused", async () => {
+      const { harness, owner, wallet } = await loadFixture(deployHarness);
+      const claims = walletClaims(await wallet.getAddress());
       const message = encodeCertificateClaims(claims, deployment);
       const byOwner = await signGuarantee(owner, hasher, claims, "eip712");
       expect(await harness.verify(hasher.domainSeparator, message, 0, byOwner)).to.equal(false);
     });
 
-    it("treats a reverting or non-wallet contract as a refusal, never a revert", async () => {
-      const { harness, owner } = await loadFixture(deployHarness);
-      const notAWallet = await harness.getAddress(); // has code, no isValidSignature
-      const claims = walletClaims(notAWallet);
+    it("an EOA payer signs itself; a key registered for it does not replace its own", async () => {
+      const { harness, owner, stranger } = await loadFixture(deployHarness);
+      const claims = walletClaims(stranger.address);
       const message = encodeCertificateClaims(claims, deployment);
       const byOwner = await signGuarantee(owner, hasher, claims, "eip712");
+      const byItself = await signGuarantee(stranger, hasher, claims, "eip712");
       expect(await harness.verify(hasher.domainSeparator, message, 0, byOwner)).to.equal(false);
+      expect(await harness.verify(hasher.domainSeparator, message, 0, byItself)).to.equal(true);
+      await harness.setSigner(stranger.address, owner.address, 0);
+      expect(await harness.verify(hasher.domainSeparator, message, 0, byItself)).to.equal(true);
+    });
+
+    it("recovers nothing from a signature that is not 65 bytes (a multisig's concatenation)", async () => {
+      const { harness, owner, stranger } = await loadFixture(deployHarness);
+      const claims = walletClaims(owner.address);
+      const hash = ethers.hexlify(hasher.signedHash(claims, "eip712"));
+      const one = await signGuarantee(owner, hasher, claims, "eip712");
+      const two = ethers.concat([one, await signGuarantee(stranger, hasher, claims, "eip712")]);
+      expect(await harness.recover(hash, one)).to.equal(owner.address);
+      expect(await harness.recover(hash, two)).to.equal(ethers.ZeroAddress);
+      expect(await harness.recover(hash, highSTwin(one))).to.equal(ethers.ZeroAddress);
     });
   });
 

@@ -1,15 +1,17 @@
 /**
- * Contract-wallet payers (ERC-1271) through the facilitator on a real Hardhat chain (docs/facilitator.md
+ * Contract-wallet payers through the facilitator on a real Hardhat chain (docs/facilitator.md
  * "Contract-wallet payers"): the facilitator reaches the chain over HTTP JSON-RPC (an RPC bridge to the
- * in-process network, as `SURETY_FACILITATOR_RPC_URL` does), `/verify` and `/settle` accept a 2-of-2
- * multi-owner wallet's 130-byte signature and a single-owner wallet's 65-byte owner signature, Core
- * issues the certificate; a signature the wallet refuses is `signer_mismatch`; an unreachable chain is
- * 500 `signature_check_unavailable` on both routes; EOA payers are unaffected.
+ * in-process network, as `SURETY_FACILITATOR_RPC_URL` does). A 2-of-2 multi-owner wallet registers an EOA
+ * signing key in the Vault (`setGuaranteeSigner`); `/verify` and `/settle` accept that key's 65-byte
+ * signature and Core issues the certificate. The wallet's own 130-byte multisig signature is refused
+ * (`invalid_signature`: the chain no longer asks ERC-1271), another key is `signer_mismatch`, a pending key
+ * change is `signing_key_change_pending` on both routes; an unreachable chain is 500
+ * `signature_check_unavailable`; EOA payers are unaffected.
  */
 import { expect } from "chai";
 import { concat, parseEther, type Wallet, ZeroAddress } from "ethers";
 import { ethers } from "hardhat";
-import { ManualClock, systemClock } from "../../facilitator/clock";
+import { ManualClock } from "../../facilitator/clock";
 import { ChainContractWallets, SIGNATURE_CHECK_UNAVAILABLE } from "../../facilitator/contract-wallets";
 import { silentFacilitatorLogger } from "../../facilitator/logger";
 import { type FacilitatorServer, startFacilitatorServer } from "../../facilitator/server";
@@ -25,7 +27,7 @@ const ETH = ZeroAddress;
 const ONE = parseEther("1");
 const CHECK_TIMEOUT_MS = 5_000;
 
-describe("facilitator: contract-wallet payers (ERC-1271) on a real chain", function () {
+describe("facilitator: contract-wallet payers (registered signing keys) on a real chain", function () {
   let s: ProtocolStack | undefined;
   let bridge: Awaited<ReturnType<typeof startRpcBridge>> | undefined;
   let wallets: ChainContractWallets | undefined;
@@ -44,24 +46,31 @@ describe("facilitator: contract-wallet payers (ERC-1271) on a real chain", funct
 
   async function start(): Promise<ProtocolStack> {
     bridge = await startRpcBridge();
-    wallets = new ChainContractWallets(bridge.url, CHECK_TIMEOUT_MS, systemClock);
+    wallets = new ChainContractWallets(bridge.url, CHECK_TIMEOUT_MS);
     s = await startProtocolStack({ contractWallets: wallets });
     return s;
   }
 
-  /** A wallet contract funded with 1 ETH of collateral in the Vault, deposited by `driver`. */
-  async function fundedWallet(
-    stack: ProtocolStack,
-    deploy: () => Promise<{ getAddress(): Promise<string> }>,
-    driver: Wallet,
-  ) {
-    const contract = await deploy();
+  /**
+   * A 2-of-2 multi-owner wallet (alice, bob) with 1 ETH of collateral in the Vault, its guarantee signing key
+   * `key` registered (none when null), driven by alice.
+   */
+  async function fundedWallet(stack: ProtocolStack, key: Wallet | null) {
+    const { w, f } = stack;
+    const factory = await ethers.getContractFactory("ERC1271MultiOwnerWallet");
+    const contract = await factory.deploy([w.alice.address, w.bob.address], 2);
     const address = await contract.getAddress();
-    const wallet = await ethers.getContractAt("ERC1271Wallet", address);
-    const deposit = stack.f.vault.interface.encodeFunctionData("deposit");
-    await (await wallet.connect(driver).execute(stack.f.vaultAddress, ONE, deposit, { value: ONE })).wait();
-    await stack.round();
-    return address;
+    const wallet = await ethers.getContractAt("ERC1271MultiOwnerWallet", address);
+    const deposit = f.vault.interface.encodeFunctionData("deposit");
+    await (await wallet.connect(w.alice).execute(f.vaultAddress, ONE, deposit, { value: ONE })).wait();
+    const register = async (signer: Wallet) => {
+      const data = f.vault.interface.encodeFunctionData("setGuaranteeSigner", [signer.address]);
+      await (await wallet.connect(w.alice).execute(f.vaultAddress, 0n, data)).wait();
+      await stack.round();
+    };
+    if (key !== null) await register(key);
+    else await stack.round();
+    return { address, register };
   }
 
   function claimsFrom(stack: ProtocolStack, payer: string, amount: bigint): GuaranteeClaims {
@@ -84,20 +93,13 @@ describe("facilitator: contract-wallet payers (ERC-1271) on a real chain", funct
     return request(url, "POST", path, { json: bodyFor({ claims, signature, scheme: "eip712" }, 2) });
   }
 
-  it("verifies and settles a 2-of-2 multi-owner wallet's 130-byte signature; Core issues the certificate", async function () {
+  it("verifies and settles the registered key's signature for a multisig wallet; Core issues the certificate", async function () {
     const stack = await start();
     const { w } = stack;
-    const factory = await ethers.getContractFactory("ERC1271MultiOwnerWallet");
-    const payer = await fundedWallet(
-      stack,
-      () => factory.deploy([w.alice.address, w.bob.address], 2),
-      w.alice,
-    );
+    const { address: payer } = await fundedWallet(stack, w.dave);
 
     const claims = claimsFrom(stack, payer, 10n);
-    const signature = await multiSign(stack, claims, [w.alice, w.bob]);
-    expect((signature.length - 2) / 2).to.equal(130);
-
+    const signature = (await signGuarantee(w.dave, domainOf(stack), claims, "eip712")).toLowerCase();
     const verified = await post(stack.facilitator.url, "/verify", claims, signature);
     expect(verified.status).to.equal(200);
     expect(verified.body).to.include({ isValid: true, invalidReason: null, payer });
@@ -109,73 +111,78 @@ describe("facilitator: contract-wallet payers (ERC-1271) on a real chain", funct
     expect(settled.body.transaction.toLowerCase()).to.equal(id.toLowerCase());
     expect(settled.body.certificate.signature).to.match(/^0x[0-9a-f]{96}$/); // 48-byte G1 signature
 
-    // Core stored the wallet's own signature bytes (what answerChallenge and remunerate will pass on).
+    // Core stored the key's signature bytes (what answerDispute and remunerate will pass on).
     const view = await stack.coreAs("carol", "GET", `/core/guarantees/${id}`);
     expect(view.status).to.equal(200);
     expect(view.body.state).to.equal("FINALIZED_PAYABLE");
     expect(String(view.body.signature).toLowerCase()).to.equal(signature);
   });
 
-  it("accepts a single-owner wallet's 65-byte owner signature (ECDSA recovers the owner, the wallet decides)", async function () {
+  it("refuses the wallet's own ERC-1271 signature, other keys, and a wallet without a key", async function () {
     const stack = await start();
     const { w } = stack;
-    const factory = await ethers.getContractFactory("ERC1271Wallet");
-    const payer = await fundedWallet(stack, () => factory.deploy(w.bob.address), w.bob);
-    const claims = claimsFrom(stack, payer, 7n);
-    const signature = await signGuarantee(w.bob, domainOf(stack), claims, "eip712");
-
-    const verified = await post(stack.facilitator.url, "/verify", claims, signature);
-    expect(verified.body).to.include({ isValid: true });
-    const settled = await post(stack.facilitator.url, "/settle", claims, signature);
-    expect(settled.status, JSON.stringify(settled.body)).to.equal(200);
-    expect(settled.body.success).to.equal(true);
-  });
-
-  it("refuses signatures the wallet does not accept with signer_mismatch, on /verify and /settle", async function () {
-    const stack = await start();
-    const { w } = stack;
-    const factory = await ethers.getContractFactory("ERC1271MultiOwnerWallet");
-    const payer = await fundedWallet(
-      stack,
-      () => factory.deploy([w.alice.address, w.bob.address], 2),
-      w.alice,
-    );
+    const { address: payer } = await fundedWallet(stack, w.dave);
     const claims = claimsFrom(stack, payer, 10n);
 
-    const refusals = [
-      // one owner only (65 bytes: recovers to alice, not the wallet; the wallet wants two)
-      await signGuarantee(w.alice, domainOf(stack), claims, "eip712"),
-      // a non-owner in place of bob
-      await multiSign(stack, claims, [w.alice, w.dave]),
-      // both owners, over other claims (another amount)
-      await multiSign(stack, { ...claims, amount: 11n }, [w.alice, w.bob]),
+    // The owners' 130-byte multisig signature: what isValidSignature accepts, no longer asked.
+    const multisig = await multiSign(stack, claims, [w.alice, w.bob]);
+    const refusals: Array<[string, string, RegExp]> = [
+      [multisig, "invalid_signature", /65 bytes.*registered in the Vault, Vault\.setGuaranteeSigner/],
+      [
+        await signGuarantee(w.alice, domainOf(stack), claims, "eip712"),
+        "signer_mismatch",
+        /neither user_address .* nor its registered guarantee signing key/,
+      ],
     ];
-    for (const signature of refusals) {
+    for (const [signature, reason, message] of refusals) {
       const verified = await post(stack.facilitator.url, "/verify", claims, signature);
       expect(verified.status).to.equal(200);
-      expect(verified.body).to.include({ isValid: false, invalidReason: "signer_mismatch", payer });
-      expect(verified.body.invalidMessage).to.match(
-        /contract wallet and its isValidSignature \(ERC-1271\) refuses/,
-      );
+      expect(verified.body).to.include({ isValid: false, invalidReason: reason, payer });
+      expect(verified.body.invalidMessage).to.match(message);
       const settled = await post(stack.facilitator.url, "/settle", claims, signature);
       expect(settled.status).to.equal(400);
-      expect(settled.body).to.include({
-        success: false,
-        error: "signer_mismatch",
-        errorReason: "signer_mismatch",
-      });
+      expect(settled.body).to.include({ success: false, error: reason, errorReason: reason });
     }
-    // Nothing was issued: the same claims with the right signature still settle.
+
+    const { address: keyless } = await fundedWallet(stack, null);
+    const unregistered = claimsFrom(stack, keyless, 10n);
+    const verified = await post(
+      stack.facilitator.url,
+      "/verify",
+      unregistered,
+      await signGuarantee(w.dave, domainOf(stack), unregistered, "eip712"),
+    );
+    expect(verified.body).to.include({ isValid: false, invalidReason: "signer_mismatch" });
+    expect(verified.body.invalidMessage).to.match(/no guarantee signing key registered/);
+
+    // Nothing was issued: the same claims with the key's signature still settle.
     const settled = await post(
       stack.facilitator.url,
       "/settle",
       claims,
-      await multiSign(stack, claims, [w.alice, w.bob]),
+      await signGuarantee(w.dave, domainOf(stack), claims, "eip712"),
     );
     expect(settled.status).to.equal(200);
   });
 
-  it("EOA payers are unchanged: a 130-byte signature from an address without code is invalid_signature", async function () {
+  it("refuses a wallet whose key change is pending with signing_key_change_pending, on /verify and /settle", async function () {
+    const stack = await start();
+    const { w } = stack;
+    const { address: payer, register } = await fundedWallet(stack, w.dave);
+    await register(w.carol);
+    const claims = claimsFrom(stack, payer, 10n);
+    for (const key of [w.dave, w.carol]) {
+      const signature = await signGuarantee(key, domainOf(stack), claims, "eip712");
+      const verified = await post(stack.facilitator.url, "/verify", claims, signature);
+      expect(verified.body).to.include({ isValid: false, invalidReason: "signing_key_change_pending" });
+      expect(verified.body.invalidMessage).to.match(/changes its guarantee signing key/);
+      const settled = await post(stack.facilitator.url, "/settle", claims, signature);
+      expect(settled.status).to.equal(400);
+      expect(settled.body).to.include({ success: false, error: "signing_key_change_pending" });
+    }
+  });
+
+  it("EOA payers are unchanged: a 130-byte signature from an address without a key is invalid_signature", async function () {
     const stack = await start();
     const { w } = stack;
     await stack.f.vault.connect(w.alice).deposit({ value: ONE });
@@ -192,18 +199,13 @@ describe("facilitator: contract-wallet payers (ERC-1271) on a real chain", funct
   it("answers 500 signature_check_unavailable on /verify and /settle when the chain cannot be asked", async function () {
     const stack = await start();
     const { w } = stack;
-    const factory = await ethers.getContractFactory("ERC1271MultiOwnerWallet");
-    const payer = await fundedWallet(
-      stack,
-      () => factory.deploy([w.alice.address, w.bob.address], 2),
-      w.alice,
-    );
+    const { address: payer } = await fundedWallet(stack, w.dave);
     const claims = claimsFrom(stack, payer, 10n);
-    const signature = await multiSign(stack, claims, [w.alice, w.bob]);
+    const signature = await signGuarantee(w.dave, domainOf(stack), claims, "eip712");
 
     // A second facilitator in front of the same Core whose RPC URL drops every connection.
     const clock = new ManualClock(await stack.syncClocks());
-    const down = new ChainContractWallets(await unreachableUrl(), CHECK_TIMEOUT_MS, clock);
+    const down = new ChainContractWallets(await unreachableUrl(), CHECK_TIMEOUT_MS);
     other = await startFacilitatorServer(facilitatorConfig({ coreUrl: stack.core.url, chainId: CHAIN_ID }), {
       clock,
       logger: silentFacilitatorLogger(),
@@ -237,16 +239,15 @@ describe("facilitator: contract-wallet payers (ERC-1271) on a real chain", funct
   it("without an RPC URL a contract wallet is refused, naming the missing RPC", async function () {
     s = await startProtocolStack();
     const { w } = s;
-    const factory = await ethers.getContractFactory("ERC1271MultiOwnerWallet");
-    const payer = await fundedWallet(s, () => factory.deploy([w.alice.address, w.bob.address], 2), w.alice);
+    const { address: payer } = await fundedWallet(s, w.dave);
     const claims = claimsFrom(s, payer, 10n);
     const verified = await post(
       s.facilitator.url,
       "/verify",
       claims,
-      await multiSign(s, claims, [w.alice, w.bob]),
+      await signGuarantee(w.dave, domainOf(s), claims, "eip712"),
     );
-    expect(verified.body).to.include({ isValid: false, invalidReason: "invalid_signature" });
+    expect(verified.body).to.include({ isValid: false, invalidReason: "signer_mismatch" });
     expect(verified.body.invalidMessage).to.match(/no RPC URL configured/);
   });
 });

@@ -120,7 +120,7 @@ export interface ProtocolStackOptions {
   fixture?: () => Promise<ChainFixture>;
   /** Core settings on top of the stack's own. */
   config?: OperatorConfigInput;
-  /** The facilitator's ERC-1271 checks (default: none, EOA payers only, as without an RPC URL). */
+  /** The facilitator's reads of payers' registered signing keys (default: none, EOA payers only, as without an RPC URL). */
   contractWallets?: ContractWalletCheck;
 }
 

@@ -12,7 +12,14 @@ import { type X402Version, extraFromDomain, extraFromPolicy } from "../../sdk/x4
 import { ManualClock } from "../../facilitator/clock";
 import type { DeploymentParams } from "../../facilitator/deployment";
 import { INVALID_REASONS, type InvalidReason } from "../../facilitator/invalid-reasons";
-import { type VerifyOutcome, parsePaymentRequest, verifyPayment } from "../../facilitator/verify";
+import {
+  SignatureCheckUnavailableError,
+  type VerifyOutcome,
+  parsePaymentRequest,
+  verifyPayment,
+  verifyPaymentWithContractWallets,
+} from "../../facilitator/verify";
+import { ContractWalletUnavailableError, type SigningKeyRead } from "../../facilitator/contract-wallets";
 import {
   CHAIN_ID,
   ETH,
@@ -80,6 +87,64 @@ const VERSIONS: X402Version[] = [1, 2];
 describe("facilitator verifyPayment", function () {
   after(function () {
     expect([...reasonsSeen].sort()).to.deep.equal([...INVALID_REASONS].sort());
+  });
+
+  describe("a payer's registered signing key (a contract wallet's; the chain stubbed)", function () {
+    /** Verifies with a chain whose Vault answers `read` (or fails) for every payer. */
+    function verifyWithKeys(body: unknown, read: SigningKeyRead | Error, now = T0): Promise<VerifyOutcome> {
+      return verifyPaymentWithContractWallets(parsePaymentRequest(body), {
+        deployment,
+        clock: new ManualClock(now),
+        timestampWindow: WINDOW,
+        contractWallets: {
+          signingKey: async (chainId, vault, who) => {
+            expect([chainId, vault, who]).to.deep.equal([CHAIN_ID, VAULT, payer.address]);
+            if (read instanceof Error) throw read;
+            return read;
+          },
+        },
+      });
+    }
+    const key = (effectiveFrom: number, blockTimestamp = T0): SigningKeyRead => ({
+      registered: { key: stranger.address, effectiveFrom },
+      blockTimestamp,
+    });
+
+    it("accepts the registered key's signature; the payer's own needs no chain read", async function () {
+      expectValid(await verifyWithKeys(bodyFor(await sign(v1Claims(), "eip712", stranger), 2), key(0)));
+      expectValid(await verifyWithKeys(bodyFor(await sign(v1Claims()), 2), new Error("not asked")));
+    });
+
+    it("signing_key_change_pending: the latest key is not in effect at the block read", async function () {
+      const signed = await sign(v1Claims(), "eip712", stranger);
+      const outcome = await verifyWithKeys(bodyFor(signed, 2), key(T0 + 1));
+      expectInvalid(outcome, "signing_key_change_pending");
+      expect(outcome.message).to.include(`timestamped ${T0 + 1} or later`);
+    });
+
+    it("signer_mismatch: no key registered, another key, or a timestamp before the key took effect", async function () {
+      const byStranger = bodyFor(await sign(v1Claims(), "eip712", stranger), 2);
+      const none = await verifyWithKeys(byStranger, { registered: null, blockTimestamp: T0 });
+      expectInvalid(none, "signer_mismatch");
+      expect(none.message).to.match(/no guarantee signing key registered/);
+      const other = await verifyWithKeys(bodyFor(await sign(v1Claims(), "eip712", seller), 2), key(0));
+      expect(other.message).to.match(/nor its registered guarantee signing key/);
+      const early = await verifyWithKeys(byStranger, key(T0 - 2)); // the claims are timestamped T0 - 5
+      expectInvalid(early, "signer_mismatch");
+      expect(early.message).to.match(/^claims\.timestamp: .* took effect/);
+    });
+
+    it("throws SignatureCheckUnavailableError when the chain cannot be asked", async function () {
+      const signed = await sign(v1Claims(), "eip712", stranger);
+      const failing = verifyWithKeys(bodyFor(signed, 2), new ContractWalletUnavailableError("node down"));
+      await failing.then(
+        () => expect.fail("expected a throw"),
+        (error: unknown) => {
+          expect(error).to.be.instanceOf(SignatureCheckUnavailableError);
+          expect((error as Error).message).to.match(/node down/);
+        },
+      );
+    });
   });
 
   describe("valid payments", function () {

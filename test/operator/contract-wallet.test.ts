@@ -1,11 +1,14 @@
 /**
- * A contract-wallet payer (ERC-1271, contracts/test/ERC1271Wallet.sol) through Core, on a real chain with
- * a real store: issuance accepts the owner's signature for the wallet's guarantee (the EOA recovery fails,
- * the wallet's `isValidSignature` says yes) and refuses anyone else's; the guarantee is netted in a
- * committed cycle, and the keeper's answer to the wallet's challenge passes the contract's own ERC-1271
- * check. A chain that cannot be asked answers 500 `signature_check_unavailable`, nothing issued.
+ * A contract-wallet payer through Core, on a real chain with a real store (docs/protocol.md "Payer
+ * signatures"): the wallet (contracts/test/ERC1271Wallet.sol) registers an EOA signing key in the Vault
+ * (`setGuaranteeSigner`), and issuance accepts that key's signature for the wallet's guarantees, refuses
+ * anyone else's (and the wallet's own ERC-1271 answer: Core no longer asks it), refuses everything while a
+ * key change is pending (400 `signing_key_change_pending`), then only the new key. The guarantee is netted;
+ * the wallet then changes its ERC-1271 signer and its Vault key and disputes its debit: the keeper's answer
+ * still passes on chain (issue 25, item 3). A chain that cannot be asked answers 500
+ * `signature_check_unavailable`, nothing issued.
  */
-import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
+import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { parseEther, ZeroAddress, type Signer, type Wallet } from "ethers";
 import { ethers } from "hardhat";
@@ -14,8 +17,7 @@ import { toErrorResponse } from "../../operator/api/error-handler";
 import { DomainError } from "../../operator/errors";
 import { RpcChainGateway } from "../../operator/chain/gateway";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
-import { ContractSignatureChecker } from "../../operator/guarantees/contract-signatures";
-import { ManualClock } from "../../operator/clock";
+import { PayerSigningKeys } from "../../operator/guarantees/signing-keys";
 import type { GuaranteeClaimsV1 } from "../../sdk/claims";
 import { toWireSignedGuarantee } from "../../sdk/claims";
 import { signGuarantee } from "../../sdk/eip712";
@@ -34,16 +36,20 @@ const ONE = parseEther("1");
 
 async function walletFixture() {
   const f = await chainFixture();
-  // carol's key drives the wallet; the wallet, not carol, is the payer.
+  // carol drives the wallet and holds its first signing key; the wallet, not carol, is the payer.
   const wallet = await (await ethers.getContractFactory("ERC1271Wallet")).deploy(f.carol.address);
   const walletAddress = await wallet.getAddress();
   const deposit = f.vault.interface.encodeFunctionData("deposit");
   await wallet.connect(f.carol).execute(f.vaultAddress, ONE, deposit, { value: ONE });
   await f.clearingHouse.connect(f.admin).postBond(ETH, ONE, { value: ONE });
-  return { f, wallet, walletAddress };
+  const register = async (key: string) => {
+    const data = f.vault.interface.encodeFunctionData("setGuaranteeSigner", [key]);
+    await (await wallet.connect(f.carol).execute(f.vaultAddress, 0n, data)).wait();
+  };
+  return { f, wallet, walletAddress, register };
 }
 
-describe("issuance: a contract-wallet payer (ERC-1271)", function () {
+describe("issuance: a contract-wallet payer (its signing key registered in the Vault)", function () {
   let h: CoreHarness | undefined;
   afterEach(async () => {
     await h?.close();
@@ -51,7 +57,7 @@ describe("issuance: a contract-wallet payer (ERC-1271)", function () {
   });
 
   let reqId = 1_000n;
-  /** Issues wallet → `recipient` signed by `signer` (the wallet's owner, or not). */
+  /** Issues wallet → bob signed by `signer` (the wallet's registered key, or not). */
   async function issueFromWallet(f: ChainFixture, walletAddress: string, signer: Signer, amount: bigint) {
     const claims: GuaranteeClaimsV1 = {
       version: 1,
@@ -89,21 +95,33 @@ describe("issuance: a contract-wallet payer (ERC-1271)", function () {
     throw new Error("expected a refusal");
   }
 
-  it("issues on the owner's signature, nets it, and the keeper's answer passes the contract's ERC-1271 check", async function () {
-    const { f, wallet, walletAddress } = await loadFixture(walletFixture);
+  /** Indexes the chain and moves Core's wall clock to chain time. */
+  async function sync() {
+    await h!.indexer.syncToHead();
+    await h!.syncClock();
+  }
+
+  it("issues on the registered key's signature, and the keeper's answer survives the wallet's change of signer", async function () {
+    const { f, wallet, walletAddress, register } = await loadFixture(walletFixture);
     h = await openCore(f, { chain: new RpcChainGateway(ethers.provider, { timeoutMs: 5_000 }) });
     const tasks = clearingTasks(h);
-    await h.indexer.syncToHead();
-    await h.syncClock();
+    await sync();
     expect((await h.store.getCollateral(walletAddress, ETH)).deposited).to.equal(ONE);
 
+    // No key yet: carol's signature is what the wallet's ERC-1271 accepts, but Core no longer asks it.
+    const unregistered = await refusal(issueFromWallet(f, walletAddress, f.carol, ONE / 4n));
+    expect(unregistered).to.include({ status: 400, code: "invalid_signature" });
+    expect(unregistered.message).to.match(/no guarantee signing key registered.*setGuaranteeSigner/);
+
+    await register(f.carol.address);
+    await sync();
     const stranger = await refusal(issueFromWallet(f, walletAddress, f.dave, ONE / 4n));
     expect(stranger).to.include({ status: 400, code: "invalid_signature" });
-    expect(stranger.message).to.match(/^signature: /);
+    expect(stranger.message).to.match(/^signature: made by .*registered guarantee signing key/);
     const issued = await issueFromWallet(f, walletAddress, f.carol, ONE / 2n);
     expect((await h.store.getGuarantee(issued.id))!.state).to.equal("FINALIZED_PAYABLE");
     expect((await h.store.getCollateral(walletAddress, ETH)).locked).to.equal(ONE / 2n);
-    // An EOA payer (no code) is unchanged: someone else's signature is refused.
+    // An EOA payer (no key) is unchanged: someone else's signature is refused.
     const eoa = await refusal(issueFromWallet(f, f.alice.address, f.dave, 1n));
     expect(eoa).to.include({ status: 400, code: "invalid_signature" });
 
@@ -112,52 +130,83 @@ describe("issuance: a contract-wallet payer (ERC-1271)", function () {
     await h.indexer.syncToHead();
     expect((await f.clearingHouse.debtOf(1, ETH, walletAddress)).amount).to.equal(ONE / 2n);
 
-    // The wallet disputes its debit's guarantee; Core answers with the owner's signature, checked on chain by ERC-1271.
+    // The attack: the wallet now accepts only dave (ERC-1271) and moves its Vault key, then disputes.
+    await wallet.connect(f.carol).setSigner(f.dave.address);
+    await register(f.dave.address);
     const challenge = f.clearingHouse.interface.encodeFunctionData("disputeGuarantee", [1, ETH, 0]);
     await wallet.connect(f.carol).execute(f.clearingHouseAddress, 0, challenge);
     await h.indexer.syncToHead();
     const tick = await tasks.keeper.tick();
     expect(tick.answered.map((a) => a.debtor)).to.deep.equal([walletAddress]);
+    expect((await f.clearingHouse.disputeOf(1, ETH, walletAddress, 0)).toString()).to.equal("2"); // Upheld
     expect((await f.clearingHouse.debtOf(1, ETH, walletAddress)).status).to.equal(5n); // Answered
   });
 
+  it("refuses everything while a key change is pending, then accepts only the new key", async function () {
+    const { f, walletAddress, register } = await loadFixture(walletFixture);
+    h = await openCore(f, { chain: new RpcChainGateway(ethers.provider, { timeoutMs: 5_000 }) });
+    await register(f.carol.address);
+    await sync();
+    await issueFromWallet(f, walletAddress, f.carol, 1n);
+
+    await register(f.dave.address);
+    await sync();
+    const { effectiveFrom } = await f.vault.guaranteeSigner(walletAddress);
+    for (const signer of [f.carol, f.dave]) {
+      const pending = await refusal(issueFromWallet(f, walletAddress, signer, 1n));
+      expect(pending).to.include({ status: 400, code: "signing_key_change_pending" });
+      expect(pending.message).to.include(`timestamped ${effectiveFrom} or later`);
+    }
+
+    await time.increaseTo(effectiveFrom);
+    await ethers.provider.send("evm_mine", []);
+    await sync();
+    const old = await refusal(issueFromWallet(f, walletAddress, f.carol, 1n));
+    expect(old).to.include({ status: 400, code: "invalid_signature" });
+    await issueFromWallet(f, walletAddress, f.dave, 1n);
+  });
+
   it("answers 500 signature_check_unavailable when the chain cannot be asked, and issues nothing", async function () {
-    const { f, walletAddress } = await loadFixture(walletFixture);
+    const { f, walletAddress, register } = await loadFixture(walletFixture);
+    await register(f.carol.address);
     const dead = new RpcChainGateway(
       { send: () => Promise.reject(new Error("connection refused")) },
       { timeoutMs: 1_000 },
     );
     h = await openCore(f, { chain: dead });
-    await h.indexer.syncToHead();
-    await h.syncClock();
+    await sync();
     const refused = await refusal(issueFromWallet(f, walletAddress, f.carol, ONE / 2n));
     expect(refused).to.include({ status: 500, code: "signature_check_unavailable" });
     expect(refused.message).to.match(/connection refused/);
     expect((await h.store.getCollateral(walletAddress, ETH)).locked).to.equal(0n);
   });
 
-  it("caches code presence: a contract for good, an address without code for the TTL", async function () {
-    const calls: string[] = [];
-    const clock = new ManualClock(1_000);
-    const checker = new ContractSignatureChecker(
+  it("reads a payer's key once per indexed block, and never caches a failed read", async function () {
+    const calls: Array<[string, number | undefined]> = [];
+    let fail = false;
+    const keys = new PayerSigningKeys(
       {
-        hasCode: async (address) => {
-          calls.push(address);
-          return address === "0xC0";
+        vaultGuaranteeSigner: async (_vault, payer, blockNumber) => {
+          calls.push([payer, blockNumber]);
+          if (fail) throw new Error("down");
+          return { key: payer === "0xC0" ? "0x" + "11".repeat(20) : ZeroAddress, effectiveFrom: 0 };
         },
-        isValidErc1271Signature: async () => true,
       },
-      clock,
-      60,
+      "0xVault",
     );
-    expect(await checker.isValid("0xC0", "0x", "0x")).to.equal(true);
-    expect(await checker.isValid("0xc0", "0x", "0x")).to.equal(true);
-    expect(await checker.isValid("0xE0", "0x", "0x")).to.equal(false);
-    clock.set(1_059);
-    expect(await checker.isValid("0xE0", "0x", "0x")).to.equal(false);
-    expect(calls).to.deep.equal(["0xC0", "0xE0"]);
-    clock.set(1_060);
-    expect(await checker.isValid("0xE0", "0x", "0x")).to.equal(false);
-    expect(calls).to.deep.equal(["0xC0", "0xE0", "0xE0"]);
+    expect(await keys.latest("0xC0", 7)).to.deep.equal({ key: "0x" + "11".repeat(20), effectiveFrom: 0 });
+    expect(await keys.latest("0xc0", 7)).to.not.equal(null);
+    expect(await keys.latest("0xE0", 7)).to.equal(null);
+    expect(calls).to.deep.equal([
+      ["0xC0", 7],
+      ["0xE0", 7],
+    ]);
+    await keys.latest("0xC0", 8);
+    expect(calls.at(-1)).to.deep.equal(["0xC0", 8]);
+    fail = true;
+    await keys.latest("0xD0", 8).catch(() => null);
+    fail = false;
+    await keys.latest("0xD0", 8);
+    expect(calls.filter(([p]) => p === "0xD0")).to.have.length(2);
   });
 });

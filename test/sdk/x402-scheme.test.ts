@@ -326,6 +326,22 @@ describe("x402 svc-credit scheme (sdk/kits/x402-scheme)", function () {
       }
     });
 
+    it("pays for a contract wallet with the key it registered: the claims name the wallet", async function () {
+      const wallet = "0x000000000000000000000000000000000000C0De";
+      const result = await client({ payer: wallet }).createPaymentPayload(2, requirements());
+      const signed = parseSignedGuarantee(result.payload);
+      expect(signed.claims.user.toLowerCase()).to.equal(wallet.toLowerCase());
+      // The registered key signs the same EIP-712 digest (the Vault recovers it and reads the wallet's key).
+      verifyGuaranteeSignature(
+        guaranteeHasher(DOMAIN),
+        signed.claims,
+        signed.signature,
+        "eip712",
+        payer.address,
+      );
+      expect(() => client({ payer: "0x1234" })).to.throw(WireError, /payer/);
+    });
+
     it("signs a V2 guarantee under the policy in extra; a v1 payload names scheme and network", async function () {
       const result = (await client().createPaymentPayload(
         1,

@@ -29,7 +29,7 @@ import {
   verifyGuaranteeSignature,
 } from "../../eip712";
 import { SignatureError, WireError } from "../../errors";
-import { formatUint } from "../../wire";
+import { formatUint, parseAddress } from "../../wire";
 import {
   SCHEME,
   domainDifference,
@@ -52,6 +52,12 @@ const systemClock: SchemeClock = { nowSeconds: () => Math.floor(Date.now() / 100
 export interface SuretyClientSchemeOptions {
   /** The payer's wallet (an ethers Signer). The private key never leaves it. */
   signer: PayerSigner;
+  /**
+   * The paying address when it is not `signer`'s own: a contract wallet whose guarantee signing key, the one
+   * it registered in the Vault (`Vault.setGuaranteeSigner`), `signer` holds. The claims name this address as
+   * `user_address`, and `signer` signs the same EIP-712 digest (docs/protocol.md "Payer signatures").
+   */
+  payer?: string;
   /** The EIP-712 domain to sign under (Core's public params; see {@link suretyClientSchemeFromCore}). */
   domain: GuaranteeDomainParams;
   /** Per-payment ceiling per asset address (zero address = ETH), base units; unlisted assets are never paid. */
@@ -78,8 +84,10 @@ export class SuretyClientScheme implements SchemeNetworkClient {
   private readonly hasher: GuaranteeHasher;
   private readonly limits: ParsedSpendingLimits;
   private readonly signingScheme: SigningScheme;
+  private readonly payer: string | null;
 
   constructor(private readonly options: SuretyClientSchemeOptions) {
+    this.payer = options.payer === undefined ? null : parseAddress(options.payer, "payer");
     this.hasher = guaranteeHasher(options.domain);
     this.network = domainNetwork(this.hasher.domain) as Network;
     this.limits = parseSpendingLimits(options.maxAmountPerRequest);
@@ -155,15 +163,15 @@ export class SuretyClientScheme implements SchemeNetworkClient {
       ]);
     }
 
-    const payer = await this.options.signer.getAddress();
+    const signer = await this.options.signer.getAddress();
     const claims = buildClaims(parsed, {
-      payer,
+      payer: this.payer ?? signer,
       reqId: (this.options.reqId ?? randomReqId)(),
       timestamp: nowSeconds,
     });
     const signature = await signGuarantee(this.options.signer, this.hasher, claims, this.signingScheme);
     try {
-      verifyGuaranteeSignature(this.hasher, claims, parseSignatureHex(signature), this.signingScheme);
+      verifyGuaranteeSignature(this.hasher, claims, parseSignatureHex(signature), this.signingScheme, signer);
     } catch (error) {
       if (error instanceof SignatureError || error instanceof WireError) {
         throw new PaymentError(

@@ -690,8 +690,8 @@ export class GameModel {
       if (a.bondFunded === 0n) continue;
       a.funded -= a.bondFunded;
       this.add(this.held, asset, -a.bondFunded);
+      // The fault happened (the operator conceded); the bond merely got its money back.
       this.add(this.bond, asset, a.bondFunded);
-      this.fault(asset, -a.bondFunded);
       a.bondFunded = 0n;
     }
     // Core re-commits the vetoed cycle's guarantees: they are back in its pool.
