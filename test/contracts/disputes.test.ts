@@ -234,6 +234,56 @@ describe("Dispute game (issue 25)", () => {
     });
   });
 
+  describe("edges", () => {
+    it("a paid debit cannot be disputed; an empty position inside the tree is dismissed; views", async () => {
+      const f = await suretyFixture();
+      await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+      await f.vault.connect(f.bob).deposit({ value: 10n * ONE });
+      // alice: three outgoing guarantees (a 4-position tree, position 3 empty); bob pays his own debit.
+      const gs = [
+        await signedGuarantee(f, f.alice, f.bob.address, 1n, ONE),
+        await signedGuarantee(f, f.alice, f.carol.address, 2n, ONE),
+        await signedGuarantee(f, f.alice, f.dave.address, 3n, ONE),
+        await signedGuarantee(f, f.bob, f.carol.address, 4n, 2n * ONE),
+      ];
+      await commit(f, 1n, gs);
+      const ch = f.clearingHouse;
+      await ch.connect(f.bob).payNetDebit(1, ETH, { value: ONE });
+      await expect(ch.connect(f.bob).disputeGuarantee(1, ETH, 0))
+        .to.be.revertedWithCustomError(ch, "DebtAlreadyResolved")
+        .withArgs(1n, ETH, f.bob.address, DEBT.paid);
+      await ch.connect(f.alice).disputeGuarantee(1, ETH, 3);
+      expect((await ch.debtGameOf(1, ETH, f.alice.address)).openDisputes).to.equal(1n);
+      await expect(ch.answerDispute(1, ETH, f.alice.address, 3, disputeAnswerOf(gs, f.alice.address, 3)))
+        .to.emit(ch, "DisputeResolved")
+        .withArgs(1n, ETH, f.alice.address, 3n, DISPUTE.dismissed, ethers.ZeroHash, 0n);
+      const game = await ch.debtGameOf(1, ETH, f.alice.address);
+      expect([game.revealed, game.depth, game.total, game.openDisputes]).to.deep.equal([
+        true,
+        2n,
+        3n * ONE,
+        0n,
+      ]);
+      expect(await ch.deductedOf(1, ETH, f.bob.address)).to.equal(0n);
+      expect(await ch.isSettled(1)).to.equal(false);
+      await time.increase(2 * W + 1);
+      expect(await ch.isSettled(1)).to.equal(true);
+      await expect(ch.voidUnansweredDebit(1, ETH, f.carol.address))
+        .to.be.revertedWithCustomError(ch, "NoDebt")
+        .withArgs(1n, ETH, f.carol.address);
+    });
+
+    it("a released vetoed debt cannot be released again", async () => {
+      const f = await loadFixture(honestFixture);
+      await f.clearingHouse.connect(f.guardian).vetoCycle(1);
+      await time.increase(TIMINGS.withdrawalGracePeriod + 1);
+      await f.clearingHouse.releaseVetoedDebt(1, ETH, f.alice.address);
+      await expect(f.clearingHouse.releaseVetoedDebt(1, ETH, f.alice.address))
+        .to.be.revertedWithCustomError(f.clearingHouse, "DebtAlreadyResolved")
+        .withArgs(1n, ETH, f.alice.address, DEBT.voided);
+    });
+  });
+
   describe("void only what is unproven", () => {
     it("a conceded position takes only its own amount off the debit, against the bond", async () => {
       const f = await loadFixture(honestFixture);
