@@ -88,14 +88,17 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
       { asset_address: usd, debtor: w.alice.address, amount: "400", status: "OPEN", covered: null },
     ]);
 
-    // alice disputes two positions of her tree inside the window (the second past its end); Core's keeper
-    // answers each with her own signed guarantee (the certificate's claims and her signature it stored at
-    // issuance) or dismisses it; the debit stands.
-    await f.clearingHouse.connect(w.alice).disputeGuarantee(1, usd, 0);
+    // alice disputes two positions of her tree inside the window: her V1 guarantee to bob (positions are in
+    // guarantee id order) and one past the tree's end; Core's keeper answers the first with her own signed
+    // guarantee (the certificate's claims and her signature it stored at issuance) and dismisses the second;
+    // the debit stands. (Her payer-finalized V2 guarantee to carol has no passing verdict on chain: disputed,
+    // it would be removed; docs/clearing.md "Disputes".)
+    const v1Position = BigInt(g1.id) < BigInt(g2.id) ? 0 : 1;
+    await f.clearingHouse.connect(w.alice).disputeGuarantee(1, usd, v1Position);
     await f.clearingHouse.connect(w.alice).disputeGuarantee(1, usd, 9);
     const answered = await s.round();
     expect(answered.keeper.answered.map((a) => [a.debtor, a.position])).to.deep.equal([
-      [w.alice.address, 0],
+      [w.alice.address, v1Position],
       [w.alice.address, 9],
     ]);
     await s.round();
