@@ -265,8 +265,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// debtor's summary. Outcomes ({DisputeStatus}): Upheld (the position's guarantee was certified by Core,
     /// signed by the debtor and, V2, validated; not paid on chain; not used by another answer), Dismissed
     /// (empty position), Removed (already paid to its recipient, or validation not passed: off the debit and
-    /// off the recipient's credit) or Voided (conceded with empty claims: only its amount off the debit,
-    /// against the bond). Costs O(tree depth) and one certificate and signature check.
+    /// off the recipient's credit) or Voided (conceded with empty claims, by the operator only: only its amount
+    /// off the debit, against the bond). Costs O(tree depth) and one certificate and signature check.
     function answerDispute(
         uint256 cycleId,
         address asset,
@@ -274,7 +274,18 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         uint256 index,
         DisputeAnswer calldata answer
     ) external nonReentrant {
-        DisputeLogic.answerDispute(_books, vault, guaranteeVerifier, cycleId, asset, debtor, index, answer);
+        // Only the operator may concede (empty claims at a listed position): anyone else could void an honest
+        // debit against the bond.
+        DisputeLogic.answerDispute(
+            _books,
+            vault,
+            guaranteeVerifier,
+            [cycleId, index],
+            asset,
+            debtor,
+            hasRole(OPERATOR_ROLE, msg.sender),
+            answer
+        );
     }
 
     /// @notice Voids what is left of `debtor`'s debit in `asset` for cycle `cycleId` once the answer deadline has

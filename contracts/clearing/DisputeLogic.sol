@@ -29,6 +29,7 @@ library DisputeLogic {
         address asset;
         address debtor;
         uint256 index;
+        bool mayConcede;
     }
 
     /// @notice See {ClearingHouse-answerDispute}; `books`, `vault` and `verifier` are the ClearingHouse's.
@@ -36,13 +37,14 @@ library DisputeLogic {
         ClearingBooks.Books storage books,
         IClearingVault vault,
         IGuaranteeVerifier verifier,
-        uint256 cycleId,
+        uint256[2] calldata cycleAndIndex,
         address asset,
         address debtor,
-        uint256 index,
+        bool mayConcede,
         IClearingHouse.DisputeAnswer calldata a
     ) external {
-        Position memory at = Position(cycleId, asset, debtor, index);
+        (uint256 cycleId, uint256 index) = (cycleAndIndex[0], cycleAndIndex[1]);
+        Position memory at = Position(cycleId, asset, debtor, index, mayConcede);
         IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
         if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
         if (block.timestamp > cycle.answerDeadline)
@@ -230,7 +232,11 @@ library DisputeLogic {
         if (a.leaf.hash == bytes32(0) && a.leaf.sum == 0) {
             return (IClearingHouse.DisputeStatus.Dismissed, bytes32(0), address(0));
         }
-        if (a.claims.length == 0) return (IClearingHouse.DisputeStatus.Voided, bytes32(0), address(0));
+        if (a.claims.length == 0) {
+            // A concession voids the position against the bond: the operator's call alone (audit H-1).
+            if (!at.mayConcede) revert IClearingHouse.ConcessionNotAllowed(msg.sender);
+            return (IClearingHouse.DisputeStatus.Voided, bytes32(0), address(0));
+        }
         IGuaranteeVerifier.DisputedGuarantee memory g = verifier.checkDisputedGuarantee(
             IGuaranteeVerifier.Dispute(
                 address(vault),

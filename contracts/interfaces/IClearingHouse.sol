@@ -350,6 +350,9 @@ interface IClearingHouse is IGuaranteeErrors {
     /// @notice Position `index` of `debtor`'s tree for `asset` in cycle `cycleId` is `status`, which does not
     /// allow this call (a position is disputed once).
     error DisputeNotOpen(uint256 cycleId, address asset, address debtor, uint256 index, DisputeStatus status);
+    /// @notice Only the operator (`OPERATOR_ROLE`) may concede a position (answer with empty claims); `caller`
+    /// is not it.
+    error ConcessionNotAllowed(address caller);
     /// @notice The summary is not `debtor`'s leaf under the cycle's `debitsRoot`.
     error InvalidDebitSummary(uint256 cycleId, address asset, address debtor);
     /// @notice The node and path do not lead to position `index` of the debtor's revealed tree.

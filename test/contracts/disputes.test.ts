@@ -290,15 +290,14 @@ describe("Dispute game (issue 25)", () => {
       const ch = f.clearingHouse;
       const p = positionOf(f.all, f.toCarol);
       await ch.connect(f.alice).disputeGuarantee(1, ETH, p);
-      await expect(
-        ch.answerDispute(
-          1,
-          ETH,
-          f.alice.address,
-          p,
-          disputeAnswerOf(f.all, f.alice.address, p, { concede: true }),
-        ),
-      )
+      // Only the operator concedes: the debtor (or anyone) conceding would void an honest debit (audit H-1).
+      const concession = disputeAnswerOf(f.all, f.alice.address, p, { concede: true });
+      for (const who of [f.alice, f.outsider]) {
+        await expect(ch.connect(who).answerDispute(1, ETH, f.alice.address, p, concession))
+          .to.be.revertedWithCustomError(ch, "ConcessionNotAllowed")
+          .withArgs(who.address);
+      }
+      await expect(ch.connect(f.operator).answerDispute(1, ETH, f.alice.address, p, concession))
         .to.emit(ch, "DisputeResolved")
         .withArgs(1n, ETH, f.alice.address, p, DISPUTE.voided, ethers.ZeroHash, ONE)
         .and.to.emit(ch, "DebitReduced")
@@ -325,13 +324,15 @@ describe("Dispute game (issue 25)", () => {
         await ch.connect(f.alice).disputeGuarantee(1, ETH, positionOf(f.all, g));
       for (const g of [f.toBob, f.toCarol]) {
         const p = positionOf(f.all, g);
-        await ch.answerDispute(
-          1,
-          ETH,
-          f.alice.address,
-          p,
-          disputeAnswerOf(f.all, f.alice.address, p, { concede: true }),
-        );
+        await ch
+          .connect(f.operator)
+          .answerDispute(
+            1,
+            ETH,
+            f.alice.address,
+            p,
+            disputeAnswerOf(f.all, f.alice.address, p, { concede: true }),
+          );
       }
       const debt = await ch.debtOf(1, ETH, f.alice.address);
       expect([debt.status, debt.amount]).to.deep.equal([DEBT.voided, 0n]);

@@ -675,7 +675,7 @@ class Harness {
       by,
       this.g.clearingHouseAddress,
       data,
-      (t) => this.model.answerDispute(c.id, asset, debtor, index, canProve, t),
+      (t) => this.model.answerDispute(c.id, asset, debtor, index, canProve, t, by === this.g.actors.operator),
     );
     if (!(result instanceof Refusal)) this.count(`answer → ${DisputeStatus[result]}`);
   }

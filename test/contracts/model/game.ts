@@ -585,6 +585,7 @@ export class GameModel {
     index: number,
     prove: boolean,
     t: number,
+    byOperator = true,
   ): DisputeStatus {
     const c = this.committed(cycleId);
     if (c.vetoed) refuse("CycleIsVetoed");
@@ -598,8 +599,11 @@ export class GameModel {
     let outcome: DisputeStatus;
     let gid: string | undefined;
     if (pastEnd || info === undefined) outcome = DisputeStatus.Dismissed;
-    else if (!prove) outcome = DisputeStatus.Voided;
-    else {
+    else if (!prove) {
+      // Only the operator concedes (audit H-1: anyone else could void an honest debit against the bond).
+      if (!byOperator) refuse("ConcessionNotAllowed");
+      outcome = DisputeStatus.Voided;
+    } else {
       gid = info.guaranteeId!;
       const g = this.guarantees.get(gid)!;
       if (!g.payable || this.consumption(gid) === Consumption.Remunerated) outcome = DisputeStatus.Removed;
