@@ -13,66 +13,20 @@ import {
   ETH,
   TIMINGS,
   disputeAnswerOf,
-  planCycle,
   positionOf,
   remunerateArgs,
   signedGuarantee,
   suretyFixture,
   validatedV2Fixture,
-  type SignedTestGuarantee,
+  commitPlanned,
+  creditProofOf,
+  validatedV2Guarantee,
 } from "./helpers";
 
 const ONE = parseEther("1");
 const W = TIMINGS.challengeWindow;
 const DEBT = { open: 1n, paid: 2n, covered: 3n, challenged: 4n, answered: 5n, voided: 6n, refunded: 7n };
 const DISPUTE = { none: 0n, open: 1n, upheld: 2n, voided: 3n, removed: 4n, dismissed: 5n };
-
-type Fixture = Awaited<ReturnType<typeof suretyFixture>>;
-
-async function commit(f: Fixture, cycleId: bigint, guarantees: SignedTestGuarantee[], netted: string[] = []) {
-  const plan = planCycle(cycleId, guarantees);
-  const roots = {
-    root: plan.root,
-    guaranteesRoot: plan.args.guaranteesRoot,
-    debitsRoot: plan.args.debitsRoot,
-  };
-  await (
-    await f.clearingHouse
-      .connect(f.operator)
-      .commitCycle(cycleId, roots, plan.args.totals, plan.args.debtors, netted)
-  ).wait();
-  return plan;
-}
-
-function creditProof(plan: ReturnType<typeof planCycle>, participant: string) {
-  const leaf = plan.leaves.find((l) => l.participant === participant && l.credit > 0n);
-  if (!leaf) throw new Error("no credit");
-  const proof = plan.tree.getProof([
-    leaf.cycleId.toString(),
-    leaf.asset,
-    participant,
-    "0",
-    leaf.credit.toString(),
-  ]);
-  return { credit: leaf.credit, proof };
-}
-
-async function v2Of(f: Awaited<ReturnType<typeof validatedV2Fixture>>): Promise<SignedTestGuarantee> {
-  return {
-    payable: {
-      guaranteeId: f.cert.guaranteeId,
-      version: 2,
-      user: f.alice.address,
-      recipient: f.bob.address,
-      asset: ETH,
-      amount: 2n * ONE,
-      signature: f.cert.payerSignature,
-    },
-    claims: f.cert.claims,
-    scheme: "eip712",
-    signature: f.cert.payerSignature,
-  };
-}
 
 describe("Audit findings on the dispute game (issue 25)", () => {
   /** alice signed 3 ETH to bob and 1 to carol, bob 1 ETH to alice: alice owes 3 net, bob +2, carol +1. */
@@ -85,7 +39,7 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     const toCarol = await signedGuarantee(f, f.alice, f.carol.address, 2n, ONE);
     const fromBob = await signedGuarantee(f, f.bob, f.alice.address, 3n, ONE);
     const all = [toBob, toCarol, fromBob];
-    const plan = await commit(f, 1n, all);
+    const { plan: plan } = await commitPlanned(f, 1n, all);
     return { ...f, plan, all, toBob, toCarol, fromBob };
   }
 
@@ -114,7 +68,7 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     const ch = f.clearingHouse;
     await ch.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
     await f.vault.connect(f.bob).deposit({ value: 10n * ONE });
-    const v2 = await v2Of(f);
+    const v2 = validatedV2Guarantee(f);
     // bob also bought 3 ETH from carol: in this cycle bob is a net DEBTOR (+2 - 3 = -1).
     const bobToCarol = await signedGuarantee(f, f.bob, f.carol.address, 9n, 3n * ONE);
     const all = [v2, bobToCarol];
@@ -123,7 +77,7 @@ describe("Audit findings on the dispute game (issue 25)", () => {
       f.vault,
       "GuaranteeRemunerated",
     ); // bob is paid 2 ETH out of alice's collateral
-    const plan = await commit(f, 1n, all, [f.cert.guaranteeId]); // the mark is skipped, the debits stand
+    const { plan: plan } = await commitPlanned(f, 1n, all, [f.cert.guaranteeId]); // the mark is skipped, the debits stand
     expect((await ch.debtOf(1, ETH, f.bob.address)).amount).to.equal(ONE);
     // alice disputes the guarantee she already paid: Removed, deduction booked on bob, bond fronts 2 ETH.
     await ch.connect(f.alice).disputeGuarantee(1, ETH, 0);
@@ -133,11 +87,11 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     // bob pays only his NET debit (1 ETH): the 2 ETH already remunerated to him offset it again.
     await ch.connect(f.bob).payNetDebit(1, ETH, { value: ONE });
     await time.increase(W + 1);
-    const carol = creditProof(plan, f.carol.address);
+    const carol = creditProofOf(plan, f.carol.address);
     await ch.claimNetCredit(1, ETH, f.carol.address, carol.credit, carol.proof);
     // bob has no credit leaf: deductedOf(bob) = 2 can never be returned to the bond.
     expect(await ch.deductedOf(1, ETH, f.bob.address)).to.equal(2n * ONE);
-    expect(() => creditProof(plan, f.bob.address)).to.throw("no credit");
+    expect(() => creditProofOf(plan, f.bob.address)).to.throw("no credit");
     expect(await ch.bondOf(ETH)).to.equal(3n * ONE); // bond permanently lost 2 ETH
     // alice paid 2 once (remunerate) and nothing in the cycle; carol got 3; bob got 2 and paid only 1 for the
     // 3 he signed out: he is +1 instead of -1, the 2 ETH gap is the bond's.
@@ -151,12 +105,12 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     const ch = f.clearingHouse;
     await ch.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
     await f.vault.connect(f.dave).deposit({ value: 10n * ONE });
-    const v2 = await v2Of(f);
+    const v2 = validatedV2Guarantee(f);
     const aliceToCarol = await signedGuarantee(f, f.alice, f.carol.address, 5n, 2n * ONE);
     const daveToAlice = await signedGuarantee(f, f.dave, f.alice.address, 6n, 3n * ONE);
     const all = [v2, aliceToCarol, daveToAlice];
     await f.vault.connect(f.bob).remunerate(...remunerateArgs(f.cert)); // race with the commit
-    await commit(f, 1n, all, [f.cert.guaranteeId]);
+    await commitPlanned(f, 1n, all, [f.cert.guaranteeId]);
     // alice: -2 (V2, already paid) -2 +3 = -1. Dispute the V2 position -> Removed 2: cut 1, excess 1 refunded.
     const p = positionOf(all, v2);
     await ch.connect(f.alice).disputeGuarantee(1, ETH, p);
@@ -171,10 +125,10 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     // Core re-commits the same guarantees without the remunerated one: alice is now a +1 creditor and is paid
     // the 1 ETH offset a second time.
     const recommit = [aliceToCarol, daveToAlice];
-    const plan2 = await commit(f, 2n, recommit);
+    const { plan: plan2 } = await commitPlanned(f, 2n, recommit);
     await ch.connect(f.dave).payNetDebit(2, ETH, { value: 3n * ONE });
     await time.increase(W + 1);
-    const c = creditProof(plan2, f.alice.address);
+    const c = creditProofOf(plan2, f.alice.address);
     expect(c.credit).to.equal(ONE);
     await ch.claimNetCredit(2, ETH, f.alice.address, c.credit, c.proof);
     expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(2n * ONE); // owed 1, holds 2

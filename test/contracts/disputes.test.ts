@@ -28,7 +28,9 @@ import {
   signedGuarantee,
   suretyFixture,
   validatedV2Fixture,
-  type SignedTestGuarantee,
+  commitPlanned,
+  creditProofOf,
+  validatedV2Guarantee,
 } from "./helpers";
 
 const ONE = parseEther("1");
@@ -37,35 +39,6 @@ const W = TIMINGS.challengeWindow;
 const DEBT = { open: 1n, paid: 2n, covered: 3n, challenged: 4n, answered: 5n, voided: 6n, refunded: 7n };
 /** ClearingHouse.DisputeStatus */
 const DISPUTE = { none: 0n, open: 1n, upheld: 2n, voided: 3n, removed: 4n, dismissed: 5n };
-
-type Fixture = Awaited<ReturnType<typeof suretyFixture>>;
-
-async function commit(f: Fixture, cycleId: bigint, guarantees: SignedTestGuarantee[], netted: string[] = []) {
-  const plan = planCycle(cycleId, guarantees);
-  const roots = {
-    root: plan.root,
-    guaranteesRoot: plan.args.guaranteesRoot,
-    debitsRoot: plan.args.debitsRoot,
-  };
-  const tx = f.clearingHouse
-    .connect(f.operator)
-    .commitCycle(cycleId, roots, plan.args.totals, plan.args.debtors, netted);
-  await (await tx).wait();
-  return { plan, tx };
-}
-
-function creditProof(plan: ReturnType<typeof planCycle>, participant: string) {
-  const leaf = plan.leaves.find((l) => l.participant === participant && l.credit > 0n);
-  if (!leaf) throw new Error("no credit");
-  const proof = plan.tree.getProof([
-    leaf.cycleId.toString(),
-    leaf.asset,
-    participant,
-    "0",
-    leaf.credit.toString(),
-  ]);
-  return { credit: leaf.credit, proof };
-}
 
 describe("Dispute game (issue 25)", () => {
   /** alice signed 3 ETH to bob and 1 to carol, bob 1 ETH to alice: alice owes 3 net, bob is owed 2. */
@@ -79,7 +52,7 @@ describe("Dispute game (issue 25)", () => {
     const fromBob = await signedGuarantee(f, f.bob, f.alice.address, 3n, ONE);
     const self = await signedGuarantee(f, f.alice, f.alice.address, 4n, 9n * ONE);
     const all = [toBob, toCarol, fromBob, self];
-    const { plan, tx } = await commit(f, 1n, all);
+    const { plan, tx } = await commitPlanned(f, 1n, all);
     return { ...f, plan, tx, all, toBob, toCarol, fromBob, self };
   }
 
@@ -98,7 +71,7 @@ describe("Dispute game (issue 25)", () => {
         );
       expect((await f.clearingHouse.getCycle(1)).debitsRoot).to.equal(f.plan.args.debitsRoot);
       await f.clearingHouse.connect(f.alice).payNetDebit(1, ETH, { value: 3n * ONE }); // paying early is fine
-      const bob = creditProof(f.plan, f.bob.address);
+      const bob = creditProofOf(f.plan, f.bob.address);
       await expect(f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, bob.credit, bob.proof))
         .to.be.revertedWithCustomError(f.clearingHouse, "ChallengeWindowOpen")
         .withArgs(1n, at + BigInt(W));
@@ -246,7 +219,7 @@ describe("Dispute game (issue 25)", () => {
         await signedGuarantee(f, f.alice, f.dave.address, 3n, ONE),
         await signedGuarantee(f, f.bob, f.carol.address, 4n, 2n * ONE),
       ];
-      await commit(f, 1n, gs);
+      await commitPlanned(f, 1n, gs);
       const ch = f.clearingHouse;
       await ch.connect(f.bob).payNetDebit(1, ETH, { value: ONE });
       await expect(ch.connect(f.bob).disputeGuarantee(1, ETH, 0))
@@ -309,9 +282,9 @@ describe("Dispute game (issue 25)", () => {
       await ch.connect(f.alice).payNetDebit(1, ETH, { value: 2n * ONE });
       // The cycle is whole: bob claims his 2 ETH (alice's 2 + the bond's 1 cover bob 2 and carol 1).
       await time.increase(W);
-      const bob = creditProof(f.plan, f.bob.address);
+      const bob = creditProofOf(f.plan, f.bob.address);
       await ch.claimNetCredit(1, ETH, f.bob.address, bob.credit, bob.proof);
-      const carol = creditProof(f.plan, f.carol.address);
+      const carol = creditProofOf(f.plan, f.carol.address);
       await ch.claimNetCredit(1, ETH, f.carol.address, carol.credit, carol.proof);
       expect((await ch.getCycleAsset(1, ETH)).shortfall).to.equal(0n);
     });
@@ -374,25 +347,12 @@ describe("Dispute game (issue 25)", () => {
       const f = await loadFixture(validatedV2Fixture);
       await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
       // alice's V2 guarantee to bob (2 ETH, req 77) and a V1 one to carol (1 ETH); bob owes carol nothing.
-      const v2: SignedTestGuarantee = {
-        payable: {
-          guaranteeId: f.cert.guaranteeId,
-          version: 2,
-          user: f.alice.address,
-          recipient: f.bob.address,
-          asset: ETH,
-          amount: 2n * ONE,
-          signature: f.cert.payerSignature,
-        },
-        claims: f.cert.claims,
-        scheme: "eip712",
-        signature: f.cert.payerSignature,
-      };
+      const v2 = validatedV2Guarantee(f);
       const toCarol = await signedGuarantee(f, f.alice, f.carol.address, 5n, ONE);
       const all = [v2, toCarol];
       // The payer remunerates its own V2 guarantee just before the commit: the commit skips the id.
       await f.vault.connect(f.alice).remunerate(...remunerateArgs(f.cert));
-      const { plan } = await commit(f, 1n, all, [f.cert.guaranteeId]);
+      const { plan } = await commitPlanned(f, 1n, all, [f.cert.guaranteeId]);
       const ch = f.clearingHouse;
       const p = positionOf(all, v2);
       await ch.connect(f.alice).disputeGuarantee(1, ETH, p);
@@ -408,11 +368,11 @@ describe("Dispute game (issue 25)", () => {
       expect([debt.status, debt.amount]).to.deep.equal([DEBT.answered, ONE]);
       await ch.connect(f.alice).payNetDebit(1, ETH, { value: ONE });
       await time.increase(W);
-      const bob = creditProof(plan, f.bob.address);
+      const bob = creditProofOf(plan, f.bob.address);
       await expect(ch.claimNetCredit(1, ETH, f.bob.address, bob.credit, bob.proof))
         .to.emit(ch, "NetCreditClaimed")
         .withArgs(1n, ETH, f.bob.address, 0n);
-      const carol = creditProof(plan, f.carol.address);
+      const carol = creditProofOf(plan, f.carol.address);
       await ch.claimNetCredit(1, ETH, f.carol.address, carol.credit, carol.proof);
       // The bond fronted bob's 2 ETH and got them back from his claim.
       expect(await ch.bondOf(ETH)).to.equal(5n * ONE);
@@ -424,7 +384,7 @@ describe("Dispute game (issue 25)", () => {
       const f = await loadFixture(honestFixture);
       await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
       await time.increase(W);
-      const bob = creditProof(f.plan, f.bob.address);
+      const bob = creditProofOf(f.plan, f.bob.address);
       const { answerDeadline } = await f.clearingHouse.getCycle(1);
       await expect(f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, bob.credit, bob.proof))
         .to.be.revertedWithCustomError(f.clearingHouse, "DisputesOpen")
@@ -452,21 +412,8 @@ describe("Dispute game (issue 25)", () => {
       await f.validationRegistry
         .connect(f.validator)
         .validationResponse(f.cert.requestHash, 0, "", ethers.id("e2"), "ok");
-      const v2: SignedTestGuarantee = {
-        payable: {
-          guaranteeId: f.cert.guaranteeId,
-          version: 2,
-          user: f.alice.address,
-          recipient: f.bob.address,
-          asset: ETH,
-          amount: 2n * ONE,
-          signature: f.cert.payerSignature,
-        },
-        claims: f.cert.claims,
-        scheme: "eip712",
-        signature: f.cert.payerSignature,
-      };
-      await commit(f, 1n, [v2], [f.cert.guaranteeId]);
+      const v2 = validatedV2Guarantee(f);
+      await commitPlanned(f, 1n, [v2], [f.cert.guaranteeId]);
       await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
       await expect(
         f.clearingHouse.answerDispute(1, ETH, f.alice.address, 0, disputeAnswerOf([v2], f.alice.address, 0)),
@@ -480,21 +427,8 @@ describe("Dispute game (issue 25)", () => {
   describe("attack 4: a veto undoes what the vetoed commit consumed", () => {
     it("its V2 marks take no effect: the seller remunerates after the veto", async () => {
       const f = await loadFixture(validatedV2Fixture);
-      const v2: SignedTestGuarantee = {
-        payable: {
-          guaranteeId: f.cert.guaranteeId,
-          version: 2,
-          user: f.alice.address,
-          recipient: f.bob.address,
-          asset: ETH,
-          amount: 2n * ONE,
-          signature: f.cert.payerSignature,
-        },
-        claims: f.cert.claims,
-        scheme: "eip712",
-        signature: f.cert.payerSignature,
-      };
-      await commit(f, 1n, [v2], [f.cert.guaranteeId]);
+      const v2 = validatedV2Guarantee(f);
+      await commitPlanned(f, 1n, [v2], [f.cert.guaranteeId]);
       expect(await f.vault.consumption(f.cert.guaranteeId)).to.equal(2n); // Netted
       await expect(
         f.vault.connect(f.bob).remunerate(...remunerateArgs(f.cert)),
@@ -546,7 +480,7 @@ describe("Dispute game (issue 25)", () => {
       await f.clearingHouse.connect(f.admin).setBondFloor(10_000);
       await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 3n * ONE });
       const first = await signedGuarantee(f, f.alice, f.bob.address, 1n, 3n * ONE);
-      await commit(f, 1n, [first]);
+      await commitPlanned(f, 1n, [first]);
       expect(await f.clearingHouse.bondAtRisk(ETH)).to.equal(3n * ONE);
       const second = await signedGuarantee(f, f.alice, f.bob.address, 2n, 3n * ONE);
       const plan = planCycle(2n, [second]);

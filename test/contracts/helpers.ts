@@ -481,6 +481,58 @@ export function positionOf(guarantees: readonly SignedTestGuarantee[], g: Signed
 
 const ZERO_G1 = { x_a: ZeroHash, x_b: ZeroHash, y_a: ZeroHash, y_b: ZeroHash };
 
+/** Commits Core's plan of `guarantees` as cycle `cycleId` with the operator key; `netted` as the V2 ids. */
+export async function commitPlanned(
+  f: { clearingHouse: ClearingHouse; operator: Signer },
+  cycleId: bigint,
+  guarantees: SignedTestGuarantee[],
+  netted: string[] = [],
+) {
+  const plan = planCycle(cycleId, guarantees);
+  const roots = {
+    root: plan.root,
+    guaranteesRoot: plan.args.guaranteesRoot,
+    debitsRoot: plan.args.debitsRoot,
+  };
+  const tx = f.clearingHouse
+    .connect(f.operator)
+    .commitCycle(cycleId, roots, plan.args.totals, plan.args.debtors, netted);
+  await (await tx).wait();
+  return { plan, tx };
+}
+
+/** `participant`'s net credit in a planned cycle and its proof (`claimNetCredit`); throws if it has none. */
+export function creditProofOf(plan: ReturnType<typeof planCycle>, participant: string) {
+  const leaf = plan.leaves.find((l) => l.participant === participant && l.credit > 0n);
+  if (!leaf) throw new Error("no credit");
+  const proof = plan.tree.getProof([
+    leaf.cycleId.toString(),
+    leaf.asset,
+    participant,
+    "0",
+    leaf.credit.toString(),
+  ]);
+  return { credit: leaf.credit, proof };
+}
+
+/** {@link validatedV2Fixture}'s certificate (alice → bob, 2 ETH) as a guarantee Core would net. */
+export function validatedV2Guarantee(f: Awaited<ReturnType<typeof validatedV2Fixture>>): SignedTestGuarantee {
+  return {
+    payable: {
+      guaranteeId: f.cert.guaranteeId,
+      version: 2,
+      user: f.alice.address,
+      recipient: f.bob.address,
+      asset: ETH,
+      amount: 2n * 10n ** 18n,
+      signature: f.cert.payerSignature,
+    },
+    claims: f.cert.claims,
+    scheme: "eip712",
+    signature: f.cert.payerSignature,
+  };
+}
+
 /** `Vault.remunerate`'s argument list for a test certificate (optionally with another payer signature). */
 export function remunerateArgs(
   cert: {
