@@ -139,9 +139,15 @@ export function initialState(version: 1 | 2): GuaranteeState {
   return resolved.to;
 }
 
-/** The table as docs/protocol.md prints it (one row per rule; `—` for no guard, `(new)` for no state). */
+/**
+ * The triggers and the table as docs/protocol.md prints them, "Transition table" (one row per rule; `—`
+ * for no guard, `(new)` for no state before).
+ */
 export function transitionTableMarkdown(): string {
-  const lines = ["| From | Trigger | Guard | To |", "| --- | --- | --- | --- |"];
+  const lines = ["| Trigger | Reported by |", "| --- | --- |"];
+  for (const [trigger, what] of Object.entries(TRANSITION_TRIGGERS))
+    lines.push(`| \`${trigger}\` | ${what} |`);
+  lines.push("", "| From | Trigger | Guard | To |", "| --- | --- | --- | --- |");
   for (const r of TRANSITIONS) {
     const from = r.from.length === 0 ? "(new)" : r.from.map((s) => `\`${s}\``).join(", ");
     lines.push(`| ${from} | \`${r.trigger}\` | ${r.guard ?? "—"} | \`${r.to}\` |`);
