@@ -16,7 +16,9 @@ import {
   type TransitionStore,
   type TransitionTrigger,
 } from "../../operator/guarantees/transitions";
-import { createLogger } from "../../operator/logger";
+import { createLogger, silentLogger } from "../../operator/logger";
+import { CoreMetrics } from "../../operator/metrics";
+import type { Store } from "../../operator/store";
 
 const TRIGGERS = Object.keys(TRANSITION_TRIGGERS) as TransitionTrigger[];
 /** Every combination of what the guards read. */
@@ -177,6 +179,19 @@ describe("guarantee transition table (operator/guarantees/transitions.ts)", () =
     expect(refused).to.deep.equal(["debit_paid", "validation_expired"]);
     expect(await transitions.apply(store, "0xg", { ...request, expected: "DISPUTED" })).to.equal("DISPUTED");
     expect(store.states.get("0xg")).to.equal("CANCELLED");
+  });
+
+  it("counts refusals in surety_guarantee_transitions_refused_total{trigger}", async () => {
+    const metrics = new CoreMetrics({} as Store);
+    const transitions = new GuaranteeTransitions({ logger: silentLogger(), refusals: metrics });
+    const store = new MemoryStates();
+    store.states.set("0xg", "SETTLED");
+    await transitions.apply(store, "0xg", { trigger: "remunerated" });
+    await transitions.apply(store, "0xg", { trigger: "remunerated" });
+    const metric = await metrics.registry
+      .getSingleMetric("surety_guarantee_transitions_refused_total")!
+      .get();
+    expect(metric.values).to.deep.equal([{ value: 2, labels: { trigger: "remunerated" } }]);
   });
 
   it("throws when a guarded trigger is not given what its guard reads (a wiring mistake)", () => {
