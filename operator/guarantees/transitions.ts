@@ -132,11 +132,16 @@ export function nextState(
   return resolved !== null && resolved.from.includes(state) ? resolved.to : null;
 }
 
+/** The first state of each version, read from the table once (issuance's hot path asks per guarantee). */
+const FIRST_STATES = new Map(
+  ([1, 2] as const).map((version) => [version, resolveTransition("issued", { version })?.to]),
+);
+
 /** The state a guarantee is issued in (V1 payable at once, V2 waiting for its validation). */
 export function initialState(version: 1 | 2): GuaranteeState {
-  const resolved = resolveTransition("issued", { version });
-  if (resolved === null) throw new Error(`transition table: no first state for V${version}`);
-  return resolved.to;
+  const state = FIRST_STATES.get(version);
+  if (state === undefined) throw new Error(`transition table: no first state for V${version}`);
+  return state;
 }
 
 /**
