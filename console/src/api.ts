@@ -4,6 +4,7 @@
  * every URL is same-origin and relative to the site root. Bodies are typed as the docs define them; the
  * public-params and token shapes come from the sdk, their one definition.
  */
+import { GUARANTEE_STATES, type GuaranteeState } from "../../sdk/guarantee-states";
 import type { WirePublicParams, WireTokenList } from "../../sdk/public-params";
 
 export type { WirePublicParams, WireTokenList };
@@ -53,17 +54,8 @@ export interface ScheduleBody {
   latest_committed_cycle_id: number;
 }
 
-export const GUARANTEE_STATES = [
-  "PENDING_VALIDATION",
-  "FINALIZED_PAYABLE",
-  "DISPUTED",
-  "CANCELLED",
-  "NETTED",
-  "SETTLED",
-  "REMUNERATED",
-  "DEFAULT_REMUNERATED",
-] as const;
-export type GuaranteeState = (typeof GUARANTEE_STATES)[number];
+// The states Core answers: the sdk holds the one list (sdk/guarantee-states.ts).
+export { GUARANTEE_STATES, type GuaranteeState };
 
 /** `GET /core/guarantees/{id}` (and each item of the list). */
 export interface GuaranteeBody {
