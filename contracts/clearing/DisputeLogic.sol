@@ -318,7 +318,8 @@ library DisputeLogic {
             a.claims,
             a.certificate,
             a.scheme,
-            a.signature
+            a.signature,
+            a.finalization
         );
         bytes32 leaf = GuaranteeLeaf.hash(
             g.guaranteeId,

@@ -119,6 +119,9 @@ interface IClearingHouse is IGuaranteeErrors {
     /// @param certificate Core's BLS certificate over `claims`.
     /// @param scheme How the payer signed; `signature` the payer's signature (its keccak256 is the leaf's
     /// signature hash).
+    /// @param finalization For a V2 guarantee without a passing verdict: the payer's EIP-712 signature of
+    /// `Finalization(bytes32 guaranteeId)` (it finalized the payment off chain, waiving validation); empty
+    /// otherwise (docs/clearing.md "Payer-finalized V2 guarantees").
     struct DisputeAnswer {
         DebitSummary summary;
         bytes32[] summaryProof;
@@ -128,6 +131,7 @@ interface IClearingHouse is IGuaranteeErrors {
         BLS.G1Point certificate;
         GuaranteeSignature.Scheme scheme;
         bytes signature;
+        bytes finalization;
     }
 
     /// @notice One leaf of a cycle's guarantees root (the fields `guaranteeLeafHash` hashes).

@@ -165,6 +165,8 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       chainClock: deps.chainClock,
       logger: deps.logger,
       chainId: config.chainId,
+      hasher,
+      signingKeys: PayerSigningKeys.over(deps.chain, deployment.vault),
     });
   return {
     ...deps,

@@ -441,6 +441,7 @@ describe("Gas", () => {
           certificate: signClaims(real.claims),
           scheme: 0,
           signature: real.signature,
+          finalization: "0x",
         }),
       );
       if (count > 1) {
@@ -455,6 +456,7 @@ describe("Gas", () => {
             certificate: signClaims(real.claims),
             scheme: 0,
             signature: "0x",
+            finalization: "0x",
           }),
         );
       }
