@@ -620,12 +620,7 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
 
     /// @dev What certificates are checked against: the verifier, the domain separator and Core's key.
     function _authority() private view returns (VaultCertificates.Authority memory) {
-        return
-            VaultCertificates.Authority(
-                guaranteeVerifier,
-                _domainSeparator(),
-                _operatorKeyNow()
-            );
+        return VaultCertificates.Authority(guaranteeVerifier, _domainSeparator(), _operatorKeyNow());
     }
 
     /// @dev The operator's key (all zero while none is set): the 256 bytes of its EIP-2537 encoding, copied

@@ -544,7 +544,7 @@ export const CORE_OPENAPI = {
         ...object({ signature: { type: "string", pattern: "^0x[0-9a-fA-F]{130}$" } }),
         description:
           "The payer's EIP-712 signature of `Finalization(bytes32 guaranteeId)` under the guarantees' domain " +
-          "(docs/protocol.md \"Payer finalization\"); a dispute answer carries it on chain in place of the verdict.",
+          '(docs/protocol.md "Payer finalization"); a dispute answer carries it on chain in place of the verdict.',
       },
       NonceResponse: object({
         nonce: { type: "string", pattern: "^[0-9a-f]{32}$" },

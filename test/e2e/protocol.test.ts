@@ -95,7 +95,8 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
     // signature) and one past the tree's end; Core's keeper answers the first two with her own signed
     // guarantees (the certificate's claims and her signatures it stored) and dismisses the third; the debit
     // stands.
-    for (const position of [0, 1, 9]) await f.clearingHouse.connect(w.alice).disputeGuarantee(1, usd, position);
+    for (const position of [0, 1, 9])
+      await f.clearingHouse.connect(w.alice).disputeGuarantee(1, usd, position);
     const answered = await s.round();
     expect(answered.keeper.answered.map((a) => [a.debtor, a.position])).to.deep.equal([
       [w.alice.address, 0],

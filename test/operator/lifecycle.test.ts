@@ -81,7 +81,9 @@ describe("V2 lifecycle", function () {
     const invalid = [400, "invalid_finalization_signature"];
     expect(await reject(v2.id, f.alice.address, undefined)).to.deep.equal(invalid);
     expect(await reject(v2.id, f.alice.address, "0x1234")).to.deep.equal(invalid);
-    expect(await reject(v2.id, f.alice.address, await finalizationOf(h!.f, f.bob, v2.id))).to.deep.equal(invalid);
+    expect(await reject(v2.id, f.alice.address, await finalizationOf(h!.f, f.bob, v2.id))).to.deep.equal(
+      invalid,
+    );
     expect(await reject(v2.id, f.alice.address, await finalizationOf(h!.f, f.alice, v1.id))).to.deep.equal(
       invalid,
     );
