@@ -79,7 +79,7 @@ describe("V2 lifecycle", function () {
     expect(await reject(v1.id, f.alice.address)).to.deep.equal([409, "invalid_state"]);
     // The payer's Finalization signature is required, and must be the payer's, of this guarantee.
     const invalid = [400, "invalid_finalization_signature"];
-    expect(await reject(v2.id, f.alice.address, undefined)).to.deep.equal(invalid);
+    expect(await reject(v2.id, f.alice.address, null)).to.deep.equal(invalid); // no signature
     expect(await reject(v2.id, f.alice.address, "0x1234")).to.deep.equal(invalid);
     expect(await reject(v2.id, f.alice.address, await finalizationOf(h!.f, f.bob, v2.id))).to.deep.equal(
       invalid,
