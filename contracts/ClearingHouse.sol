@@ -229,6 +229,7 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         if (returned != 0) {
             _books.deducted[cycleId][asset][participant] = deducted - returned;
             _books.bondOf[asset] += returned;
+            emit DeductionRecovered(cycleId, asset, participant, returned, 0);
             vault.releaseObligation(participant, asset, returned);
         }
     }

@@ -267,15 +267,16 @@ interface IClearingHouse is IGuaranteeErrors {
         address indexed debtor,
         uint256 amount
     );
-    /// @notice What no claim returned of `recipient`'s deductions in cycle `cycleId` (`amount`) was settled:
-    /// `recovered` taken from its Vault collateral into the bond (all of it unless the collateral was short),
-    /// or its lock lifted with nothing taken when the cycle was vetoed.
+    /// @notice `amount` of `recipient`'s deductions in cycle `cycleId` was settled and its lock on the
+    /// recipient's Vault collateral lifted: returned by its claim (`fromCollateral` 0: the credit paid it), taken
+    /// from its collateral into the bond by `recoverDeduction` (`fromCollateral`: what arrived, all of it unless
+    /// the collateral was short), or only unlocked in a vetoed cycle (`fromCollateral` 0).
     event DeductionRecovered(
         uint256 indexed cycleId,
         address indexed asset,
         address indexed recipient,
         uint256 amount,
-        uint256 recovered
+        uint256 fromCollateral
     );
     /// @notice The guardian vetoed cycle `cycleId`: nothing of it settles; its debts are released or refunded.
     event CycleVetoed(uint256 indexed cycleId, address indexed guardian);

@@ -278,6 +278,15 @@ export async function applyEvent(j: JournaledTx, event: ChainEvent, context: App
     case "ClearingHouse.DebitReduced":
       await applyDebitReduced(j, event, context);
       return;
+    case "ClearingHouse.CreditDeducted":
+      // The recipient owes the removed guarantee back: locked on its collateral until its claim returns it
+      // or recoverDeduction takes it (docs/clearing.md "Deductions are recovered"; what leaves the Vault is
+      // Vault.DefaultCovered's).
+      await j.adjustCollateral(address(a.recipient), address(a.asset), { locked: big(a.amount) });
+      return;
+    case "ClearingHouse.DeductionRecovered":
+      await j.adjustCollateral(address(a.recipient), address(a.asset), { locked: -big(a.amount) });
+      return;
     case "ClearingHouse.DebitVoided":
       await applyDebitVoided(j, event, context);
       return;

@@ -134,6 +134,8 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     await expect(ch.claimNetCredit(1, ETH, f.bob.address, bob.credit, bob.proof))
       .to.emit(ch, "NetCreditClaimed")
       .withArgs(1n, ETH, f.bob.address, 3n * ONE)
+      .and.to.emit(ch, "DeductionRecovered")
+      .withArgs(1n, ETH, f.bob.address, 2n * ONE, 0n)
       .and.to.emit(f.vault, "ObligationReleased")
       .withArgs(f.bob.address, ETH, 2n * ONE, 0n);
     expect(await ch.bondOf(ETH)).to.equal(5n * ONE);
