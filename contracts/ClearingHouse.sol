@@ -224,9 +224,31 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         _books.heldLiquidity[asset] -= credit;
         uint256 deducted = _books.deducted[cycleId][asset][participant];
         uint256 returned = deducted < credit ? deducted : credit;
-        if (returned != 0) _books.bondOf[asset] += returned;
         _books.payoutOf[asset][participant] += credit - returned;
         emit NetCreditClaimed(cycleId, asset, participant, credit - returned);
+        if (returned != 0) {
+            _books.deducted[cycleId][asset][participant] = deducted - returned;
+            _books.bondOf[asset] += returned;
+            emit DeductionRecovered(cycleId, asset, participant, returned, 0);
+            vault.releaseObligation(participant, asset, returned);
+        }
+    }
+
+    /// @notice Sets aside for `debtor` ({payoutOf}) what a removed or conceded position of its tree refunded
+    /// above its debit in `asset` for cycle `cycleId` (its incoming payments the position had offset;
+    /// `DebitReduced.refunded`), held in the cycle until the challenge deadline so that a veto returns it to
+    /// the bond instead. Anyone may call once the cycle is past its challenge deadline and not vetoed; paid
+    /// from the cycle's liquidity like a claim (`CreditNotYetFunded` while it lacks it).
+    function claimDebitRefund(uint256 cycleId, address asset, address debtor) external nonReentrant {
+        DisputeLogic.claimDebitRefund(_books, cycleId, asset, debtor);
+    }
+
+    /// @notice Recovers what disputes removed from `recipient` in `asset` in cycle `cycleId` ({deductedOf}:
+    /// guarantees already paid to it outside the cycle) and no claim of its credit returned: taken from its
+    /// Vault collateral, where it was locked at the removal, into the bond that fronted it. Anyone may call
+    /// after the cycle's payment deadline; in a vetoed cycle the lock is only lifted.
+    function recoverDeduction(uint256 cycleId, address asset, address recipient) external nonReentrant {
+        DisputeLogic.recoverDeduction(_books, vault, cycleId, asset, recipient);
     }
 
     // -------------------------------------------------------------------------------- challenge game
@@ -507,10 +529,15 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         return _books.disputes[cycleId][asset][debtor][index];
     }
 
-    /// @notice What disputes removed from `recipient`'s credit in `asset` for cycle `cycleId` (its claim pays
-    /// that much less).
+    /// @notice What disputes removed from `recipient`'s credit in `asset` for cycle `cycleId` and is not
+    /// returned yet (its claim pays that much less; the rest is recovered by {recoverDeduction}).
     function deductedOf(uint256 cycleId, address asset, address recipient) external view returns (uint256) {
         return _books.deducted[cycleId][asset][recipient];
+    }
+
+    /// @notice What is held for `debtor` in `asset` in cycle `cycleId` until {claimDebitRefund}.
+    function refundHeldOf(uint256 cycleId, address asset, address debtor) external view returns (uint256) {
+        return _books.refundHeld[cycleId][asset][debtor];
     }
 
     /// @notice The debits of `asset` the bond floor counts: every cycle whose disputes may still void a debit

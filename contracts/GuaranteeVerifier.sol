@@ -77,9 +77,44 @@ contract GuaranteeVerifier is IGuaranteeVerifier {
         bytes calldata claims,
         BLS.G1Point calldata certificate,
         GuaranteeSignature.Scheme scheme,
-        bytes calldata signature
+        bytes calldata signature,
+        bytes calldata finalization
     ) external view returns (DisputedGuarantee memory g) {
-        CertificateCodec.CertificateClaims memory c = CertificateCodec.decodeClaims(claims);
+        CertificateCodec.CertificateClaims memory c = _owedClaims(dispute, claims);
+        _checkCertificate(dispute.key, claims, certificate);
+        g = _signedGuarantee(dispute, c, scheme, signature, finalization);
+    }
+
+    /// @dev The disputed guarantee once its payer's signature verifies (`InvalidGuaranteeSignature`), with
+    /// whether it is validated: V1, finalized by its payer, or its V2 verdict passed.
+    function _signedGuarantee(
+        Dispute calldata dispute,
+        CertificateCodec.CertificateClaims memory c,
+        GuaranteeSignature.Scheme scheme,
+        bytes calldata signature,
+        bytes calldata finalization
+    ) private view returns (DisputedGuarantee memory) {
+        bool v1 = c.version == CertificateCodec.VERSION_V1;
+        CertificateCodec.ValidationPolicy memory p;
+        if (!v1) p = CertificateCodec.decodePolicy(c.policy);
+        bytes32 hashOfStruct = v1
+            ? GuaranteeSignature.structHashV1(c)
+            : GuaranteeSignature.structHashV2(c, p);
+        if (!_payerSigned(dispute, c, hashOfStruct, scheme, signature))
+            revert InvalidGuaranteeSignature(c.guaranteeId);
+        bool validated = v1 ||
+            _payerFinalized(dispute, c, finalization) ||
+            _validationPassed(dispute.vault, p, c.guaranteeId);
+        return DisputedGuarantee(c.guaranteeId, c.recipient, c.amount, validated);
+    }
+
+    /// @dev The decoded claims of a disputed guarantee: for `dispute.vault` on this chain, its id the Vault's id
+    /// of its payer and reqId, an outgoing payment of the debtor in the asset.
+    function _owedClaims(
+        Dispute calldata dispute,
+        bytes calldata claims
+    ) private view returns (CertificateCodec.CertificateClaims memory c) {
+        c = CertificateCodec.decodeClaims(claims);
         address vault = dispute.vault;
         bytes32 domain = CertificateCodec.certificateDomain(block.chainid, vault);
         if (c.domain != domain) revert CertificateDomainMismatch(domain, c.domain);
@@ -88,15 +123,26 @@ contract GuaranteeVerifier is IGuaranteeVerifier {
         if (c.user != dispute.debtor || c.asset != dispute.asset || c.recipient == c.user) {
             revert GuaranteeNotOwed(id, dispute.debtor, dispute.asset);
         }
-        _checkCertificate(dispute.key, claims, certificate);
-        bool v1 = c.version == CertificateCodec.VERSION_V1;
-        CertificateCodec.ValidationPolicy memory p;
-        if (!v1) p = CertificateCodec.decodePolicy(c.policy);
-        bytes32 hashOfStruct = v1
-            ? GuaranteeSignature.structHashV1(c)
-            : GuaranteeSignature.structHashV2(c, p);
-        if (!_payerSigned(dispute, c, hashOfStruct, scheme, signature)) revert InvalidGuaranteeSignature(id);
-        g = DisputedGuarantee(id, c.recipient, c.amount, v1 || _validationPassed(vault, p, id));
+    }
+
+    /// @dev Whether `finalization` is the payer's EIP-712 `Finalization` of the guarantee (its waiver of the
+    /// validation), signed like the guarantee itself (the payer or its key for the claims' timestamp).
+    function _payerFinalized(
+        Dispute calldata dispute,
+        CertificateCodec.CertificateClaims memory c,
+        bytes calldata finalization
+    ) private view returns (bool) {
+        return
+            finalization.length != 0 &&
+            GuaranteeSignature.verify(
+                IClearingVault(dispute.vault),
+                dispute.separator,
+                GuaranteeSignature.structHashFinalization(c.guaranteeId),
+                c.user,
+                c.timestamp,
+                GuaranteeSignature.Scheme.EIP712,
+                finalization
+            );
     }
 
     /// @dev Whether the disputed guarantee's payer signed it (itself, or with its key registered in the Vault).

@@ -7,6 +7,7 @@ import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol
 import {Pausable} from "@openzeppelin/contracts/utils/Pausable.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
+import {SSTORE2} from "solady/src/utils/SSTORE2.sol";
 import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
 
 import {TimelockedRoles} from "./access/TimelockedRoles.sol";
@@ -61,7 +62,9 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     uint256 public nextWithdrawalId = 1;
 
     Timings private _timings;
-    VaultLedger.PackedG2 private _operatorKey;
+    /// @dev The operator's BLS key, stored as the code of a data contract (SSTORE2: one cold slot and one
+    /// code copy per certificate check instead of six cold slots); zero while no key is set.
+    address private _operatorKeyData;
 
     /// @notice Whether the deployment wiring is over ({finishSetup}): from then on role grants, operator key
     /// changes, new trusted registries and timing changes are timelocked.
@@ -416,15 +419,15 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
             }
             _executeOperation(operation);
         }
-        _operatorKey = VaultLedger.pack(key);
+        _operatorKeyData = SSTORE2.write(abi.encode(key));
         emit OperatorKeyRotated(keccak256(abi.encode(key)), key);
     }
 
     /// @notice Removes the operator key at once (a leaked key): no certificate verifies until a scheduled
     /// key is executed. Payers' signatures still protect collateral meanwhile; this stops forged certificates.
     function revokeOperatorKey() external onlyRole(KEY_MANAGER_ROLE) {
-        bytes32 keyHash = keccak256(abi.encode(VaultLedger.unpack(_operatorKey)));
-        delete _operatorKey;
+        bytes32 keyHash = keccak256(abi.encode(_operatorKeyNow()));
+        delete _operatorKeyData;
         emit OperatorKeyRevoked(keyHash);
     }
 
@@ -558,13 +561,12 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
 
     /// @notice The operator's BLS public key (EIP-2537 encoding; all zero while none is set).
     function operatorKey() external view returns (BLS.G2Point memory) {
-        return VaultLedger.unpack(_operatorKey);
+        return _operatorKeyNow();
     }
 
     /// @notice Whether the operator's BLS key has been set.
     function operatorKeySet() public view returns (bool) {
-        VaultLedger.PackedG2 memory key = _operatorKey;
-        return (key.xHigh | key.xC0Low | key.xC1Low | key.yHigh | key.yC0Low | key.yC1Low) != bytes32(0);
+        return _operatorKeyData != address(0);
     }
 
     /// @inheritdoc IClearingVault
@@ -618,12 +620,17 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
 
     /// @dev What certificates are checked against: the verifier, the domain separator and Core's key.
     function _authority() private view returns (VaultCertificates.Authority memory) {
-        return
-            VaultCertificates.Authority(
-                guaranteeVerifier,
-                _domainSeparator(),
-                VaultLedger.unpack(_operatorKey)
-            );
+        return VaultCertificates.Authority(guaranteeVerifier, _domainSeparator(), _operatorKeyNow());
+    }
+
+    /// @dev The operator's key (all zero while none is set): the 256 bytes of its EIP-2537 encoding, copied
+    /// from the data contract's code past its leading STOP byte straight into the struct's memory.
+    function _operatorKeyNow() private view returns (BLS.G2Point memory key) {
+        address data = _operatorKeyData;
+        if (data == address(0)) return key;
+        assembly ("memory-safe") {
+            extcodecopy(data, key, 1, 0x100)
+        }
     }
 
     /// @dev The cached EIP-712 domain separator, recomputed only on another chain (after a fork).

@@ -10,6 +10,7 @@ export * from "./claims";
 export * from "./claim-checks";
 export * from "./ids";
 export * from "./eip712";
+export * from "./finalization";
 export * from "./signing-keys";
 export * from "./certificate";
 export * from "./public-params";

@@ -43,6 +43,9 @@ library ClearingBooks {
         mapping(uint256 cycleId => address[]) cycleAssetList;
         // What the bond paid into each cycle and asset (returned to the bond if the cycle is vetoed).
         mapping(uint256 cycleId => mapping(address asset => uint256)) bondFunded;
+        // A removed or conceded position's excess over the debit (the debtor's incoming it had offset), paid
+        // into the cycle from the bond and held for the debtor until the challenge deadline (audit M-3).
+        mapping(uint256 cycleId => mapping(address asset => mapping(address debtor => uint256))) refundHeld;
     }
 
     /// @notice The committed cycle `cycleId`; reverts `UnknownCycle` otherwise.

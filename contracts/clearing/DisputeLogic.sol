@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
 
 import {IClearingHouse} from "../interfaces/IClearingHouse.sol";
@@ -105,8 +106,14 @@ library DisputeLogic {
         books.disputes[at.cycleId][at.asset][at.debtor][at.index] = outcome;
         emit IClearingHouse.DisputeResolved(at.cycleId, at.asset, at.debtor, at.index, outcome, id, amount);
         if (outcome == IClearingHouse.DisputeStatus.Removed) {
+            // The recipient was paid this guarantee outside the cycle and again by the cycle: it owes it back
+            // (audit M-2). Its claim returns it; whatever a claim does not (a net debtor or a net-zero
+            // recipient has none) is locked on its collateral and recovered from it ({recoverDeduction}).
             books.deducted[at.cycleId][at.asset][recipient] += amount;
             emit IClearingHouse.CreditDeducted(at.cycleId, at.asset, recipient, id, amount);
+            IClearingVault.Obligation[] memory owed = new IClearingVault.Obligation[](1);
+            owed[0] = IClearingVault.Obligation(at.asset, recipient, amount);
+            vault.recordObligations(owed);
         }
         if (
             outcome == IClearingHouse.DisputeStatus.Voided || outcome == IClearingHouse.DisputeStatus.Removed
@@ -148,6 +155,63 @@ library DisputeLogic {
         if (amount != 0) vault.releaseObligation(debtor, asset, amount);
     }
 
+    /// @notice See {ClearingHouse-claimDebitRefund}.
+    function claimDebitRefund(
+        ClearingBooks.Books storage books,
+        uint256 cycleId,
+        address asset,
+        address debtor
+    ) external {
+        IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
+        if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
+        if (block.timestamp <= cycle.challengeDeadline)
+            revert IClearingHouse.ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
+        uint256 amount = books.refundHeld[cycleId][asset][debtor];
+        if (amount == 0) revert IClearingHouse.NoRefundHeld(cycleId, asset, debtor);
+        IClearingHouse.CycleAsset storage cycleAsset = books.cycleAssets[cycleId][asset];
+        uint256 available = cycleAsset.funded - cycleAsset.claimed;
+        if (available < amount) revert IClearingHouse.CreditNotYetFunded(cycleId, asset, available, amount);
+        books.refundHeld[cycleId][asset][debtor] = 0;
+        cycleAsset.claimed += amount;
+        books.heldLiquidity[asset] -= amount;
+        books.payoutOf[asset][debtor] += amount;
+        emit IClearingHouse.DebitRefundClaimed(cycleId, asset, debtor, amount);
+    }
+
+    /// @notice See {ClearingHouse-recoverDeduction}.
+    function recoverDeduction(
+        ClearingBooks.Books storage books,
+        IClearingVault vault,
+        uint256 cycleId,
+        address asset,
+        address recipient
+    ) external {
+        IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
+        uint256 amount = books.deducted[cycleId][asset][recipient];
+        if (amount == 0) revert IClearingHouse.NoDeduction(cycleId, asset, recipient);
+        bool vetoed = cycle.vetoed;
+        if (!vetoed && block.timestamp <= cycle.paymentDeadline)
+            revert IClearingHouse.PaymentWindowOpen(cycleId, cycle.paymentDeadline);
+        books.deducted[cycleId][asset][recipient] = 0;
+        uint256 recovered;
+        if (vetoed) {
+            // A vetoed cycle paid nothing twice: the lock is lifted, nothing is taken.
+            vault.releaseObligation(recipient, asset, amount);
+        } else {
+            uint256 before = _holdings(asset);
+            uint256 moved = vault.coverDefault(recipient, asset, amount);
+            uint256 arrived = _holdings(asset) - before;
+            recovered = arrived < moved ? arrived : moved;
+            books.bondOf[asset] += recovered;
+        }
+        emit IClearingHouse.DeductionRecovered(cycleId, asset, recipient, amount, recovered);
+    }
+
+    /// @dev What the ClearingHouse (this library's context) holds of `asset`.
+    function _holdings(address asset) private view returns (uint256) {
+        return asset == ClearingBooks.ETH ? address(this).balance : IERC20(asset).balanceOf(address(this));
+    }
+
     /// @notice Returns to the bond what it paid into vetoed cycle `cycleId` (per asset; `VetoedBondReturned`):
     /// a vetoed cycle pays no claim, so that money would otherwise stay held for ever.
     function returnBondOfVetoed(ClearingBooks.Books storage books, uint256 cycleId) external {
@@ -166,7 +230,9 @@ library DisputeLogic {
 
     /// @notice Takes `amount` off `debtor`'s debit in `asset` for cycle `cycleId` against the bond: what is
     /// left of the debit is released in the Vault and paid into the cycle from the bond; what exceeds it (the
-    /// debtor's incoming payments the removed guarantee had offset) is set aside for the debtor from the bond.
+    /// debtor's incoming payments the removed guarantee had offset) is paid into the cycle from the bond too and
+    /// held there for the debtor ({ClearingHouse-claimDebitRefund} after the challenge deadline; a veto returns
+    /// it to the bond).
     function reduce(
         ClearingBooks.Books storage books,
         IClearingVault vault,
@@ -183,7 +249,11 @@ library DisputeLogic {
         debt.amount = uint248(owed - cut);
         uint256 fromBond = ClearingBooks.fundFromBond(books, cycleId, asset, cut);
         uint256 excess = amount - cut;
-        if (excess != 0) ClearingBooks.owe(books, asset, debtor, excess);
+        if (excess != 0) {
+            // Held in the cycle, not paid out: a veto returns it to the bond with the rest (audit M-3).
+            ClearingBooks.fundFromBond(books, cycleId, asset, excess);
+            books.refundHeld[cycleId][asset][debtor] += excess;
+        }
         emit IClearingHouse.DebitReduced(cycleId, asset, debtor, cut, fromBond, excess);
         if (cut != 0) vault.releaseObligation(debtor, asset, cut);
     }
@@ -248,7 +318,8 @@ library DisputeLogic {
             a.claims,
             a.certificate,
             a.scheme,
-            a.signature
+            a.signature,
+            a.finalization
         );
         bytes32 leaf = GuaranteeLeaf.hash(
             g.guaranteeId,

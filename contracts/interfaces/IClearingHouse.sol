@@ -119,6 +119,9 @@ interface IClearingHouse is IGuaranteeErrors {
     /// @param certificate Core's BLS certificate over `claims`.
     /// @param scheme How the payer signed; `signature` the payer's signature (its keccak256 is the leaf's
     /// signature hash).
+    /// @param finalization For a V2 guarantee without a passing verdict: the payer's EIP-712 signature of
+    /// `Finalization(bytes32 guaranteeId)` (it finalized the payment off chain, waiving validation); empty
+    /// otherwise (docs/clearing.md "Payer-finalized V2 guarantees").
     struct DisputeAnswer {
         DebitSummary summary;
         bytes32[] summaryProof;
@@ -128,6 +131,7 @@ interface IClearingHouse is IGuaranteeErrors {
         BLS.G1Point certificate;
         GuaranteeSignature.Scheme scheme;
         bytes signature;
+        bytes finalization;
     }
 
     /// @notice One leaf of a cycle's guarantees root (the fields `guaranteeLeafHash` hashes).
@@ -224,8 +228,9 @@ interface IClearingHouse is IGuaranteeErrors {
     );
     /// @notice `amount` was taken off `debtor`'s debit (an unproven or already-paid guarantee, or a debit above
     /// its revealed total); `fromBond` of it was paid into the cycle from the bond (the rest is shortfall), and
-    /// `refunded` (a removed guarantee larger than what was left of the debit: the debtor's incoming payments)
-    /// was set aside for the debtor from the bond ({payoutOf}, or owed: {refundOwed}).
+    /// `refunded` (a removed or conceded guarantee larger than what was left of the debit: the debtor's incoming
+    /// payments) was paid into the cycle from the bond too and is held there for the debtor until the challenge
+    /// deadline (`claimDebitRefund`; a veto returns it to the bond).
     event DebitReduced(
         uint256 indexed cycleId,
         address indexed asset,
@@ -234,9 +239,10 @@ interface IClearingHouse is IGuaranteeErrors {
         uint256 fromBond,
         uint256 refunded
     );
-    /// @notice `recipient`'s credit in cycle `cycleId` is reduced by `amount`: guarantee `guaranteeId` listed to
-    /// it was already paid to it (or failed its V2 validation); its claim pays that much less and returns it
-    /// to the bond.
+    /// @notice `recipient` owes `amount` back in cycle `cycleId`: guarantee `guaranteeId` listed to it was
+    /// already paid to it (or failed its V2 validation). The amount is locked on its Vault collateral; its
+    /// claim pays that much less and returns it to the bond (releasing the lock), and what no claim returned is
+    /// recovered from its collateral after the payment deadline (`recoverDeduction`).
     event CreditDeducted(
         uint256 indexed cycleId,
         address indexed asset,
@@ -252,6 +258,25 @@ interface IClearingHouse is IGuaranteeErrors {
         address indexed debtor,
         uint256 amount,
         uint256 fromBond
+    );
+    /// @notice `debtor`'s held refund `amount` of cycle `cycleId` (see {DebitReduced}) was set aside for it
+    /// ({payoutOf}).
+    event DebitRefundClaimed(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 amount
+    );
+    /// @notice `amount` of `recipient`'s deductions in cycle `cycleId` was settled and its lock on the
+    /// recipient's Vault collateral lifted: returned by its claim (`fromCollateral` 0: the credit paid it), taken
+    /// from its collateral into the bond by `recoverDeduction` (`fromCollateral`: what arrived, all of it unless
+    /// the collateral was short), or only unlocked in a vetoed cycle (`fromCollateral` 0).
+    event DeductionRecovered(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed recipient,
+        uint256 amount,
+        uint256 fromCollateral
     );
     /// @notice The guardian vetoed cycle `cycleId`: nothing of it settles; its debts are released or refunded.
     event CycleVetoed(uint256 indexed cycleId, address indexed guardian);
@@ -389,6 +414,10 @@ interface IClearingHouse is IGuaranteeErrors {
     error DoubleListingAlreadyProven(bytes32 guaranteeId, uint256 laterCycleId);
     /// @notice Nothing is owed to `payer` in `asset`, or the bond holds none of it yet.
     error NoRefundPayable(address asset, address payer, uint256 owed, uint256 bond);
+    /// @notice No refund is held for `debtor` in `asset` in cycle `cycleId`.
+    error NoRefundHeld(uint256 cycleId, address asset, address debtor);
+    /// @notice Nothing deducted from `recipient` in `asset` in cycle `cycleId` is left to recover.
+    error NoDeduction(uint256 cycleId, address asset, address recipient);
     /// @notice `to` is the zero address.
     error InvalidRecipient(address to);
     /// @notice Nothing is set aside for `account` in `asset` ({payoutOf}), nor coverable of an owed refund.

@@ -99,18 +99,22 @@ interface IGuaranteeVerifier is IGuaranteeErrors {
     /// and the payer signed it, itself or with the key it registered in the Vault for the claims' timestamp
     /// (`InvalidGuaranteeSignature`; no ERC-1271 call: nothing the payer does later revokes it), in that order. For V2 it also reads, without
     /// reverting, whether the validation passed as `remunerate` requires (trusted registry, responded, score,
-    /// tag, in time): `validated` (always true for V1).
+    /// tag, in time): `validated` (always true for V1), or true without a verdict when `finalization` is the
+    /// payer's EIP-712 signature of `Finalization(bytes32 guaranteeId)` under the same domain and key as the
+    /// guarantee (the payer finalized it off chain, waiving validation).
     /// @param dispute What the guarantee is checked against.
     /// @param claims The certificate claims.
     /// @param certificate Core's BLS signature over `claims`.
     /// @param scheme How the payer signed.
     /// @param signature The payer's signature.
+    /// @param finalization The payer's finalization signature (65 bytes), or empty.
     function checkDisputedGuarantee(
         Dispute calldata dispute,
         bytes calldata claims,
         BLS.G1Point calldata certificate,
         GuaranteeSignature.Scheme scheme,
-        bytes calldata signature
+        bytes calldata signature,
+        bytes calldata finalization
     ) external view returns (DisputedGuarantee memory g);
 
     /// @notice Whether `key` is usable as the operator key: a G2 point of the prime-order subgroup, not the

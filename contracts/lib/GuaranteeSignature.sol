@@ -43,6 +43,11 @@ library GuaranteeSignature {
             "bytes32 jobHash,string requiredValidationTag,uint64 validationDeadline)"
         );
 
+    /// @notice The EIP-712 type hash of `Finalization`: the payer's waiver of a V2 guarantee's validation (it
+    /// finalized the payment off chain, `POST /core/guarantees/{id}/finalize`), signed under the same domain
+    /// and with the same key as the guarantee; a dispute answer carries it in place of the validator's verdict.
+    bytes32 internal constant FINALIZATION_TYPEHASH = keccak256("Finalization(bytes32 guaranteeId)");
+
     /// @dev Length of an ECDSA signature r ‖ s ‖ v.
     uint256 private constant ECDSA_SIGNATURE_LENGTH = 65;
     /// @dev v = 0 / 1 is the raw recovery id; ecrecover wants 27 / 28.
@@ -148,6 +153,11 @@ library GuaranteeSignature {
         if (v < RECOVERY_ID_OFFSET) v += RECOVERY_ID_OFFSET;
         (address recovered, ECDSA.RecoverError err, ) = ECDSA.tryRecover(hash, v, r, s);
         return err == ECDSA.RecoverError.NoError ? recovered : address(0);
+    }
+
+    /// @notice `hashStruct(Finalization)` of guarantee `guaranteeId`.
+    function structHashFinalization(bytes32 guaranteeId) internal pure returns (bytes32) {
+        return keccak256(abi.encode(FINALIZATION_TYPEHASH, guaranteeId));
     }
 
     /// @notice Whether `signature` over `hash` is `payer`'s: it recovers to `payer` itself (an EOA; nothing

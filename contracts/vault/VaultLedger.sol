@@ -4,7 +4,6 @@ pragma solidity ^0.8.28;
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {Address} from "@openzeppelin/contracts/utils/Address.sol";
-import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
 
 import {IClearingHouse} from "../interfaces/IClearingHouse.sol";
 import {IClearingVault} from "../interfaces/IClearingVault.sol";
@@ -20,10 +19,6 @@ library VaultLedger {
     /// @notice The asset id of ETH.
     address internal constant ETH = address(0);
 
-    /// @dev Bits in half a word, and the mask of the low half (the packed operator key).
-    uint256 private constant _HALF_WORD_BITS = 128;
-    bytes32 private constant _LOW_HALF_MASK = bytes32(uint256(type(uint128).max));
-
     /// @notice A user's collateral in one asset, in one slot: every path that moves collateral reads and
     /// writes both. `locked` is the committed obligations plus the registered reserves; free collateral is
     /// `balance - locked`. Amounts are capped at 2^128 - 1 (a deposit beyond reverts in SafeCast), far above
@@ -31,18 +26,6 @@ library VaultLedger {
     struct Account {
         uint128 balance;
         uint128 locked;
-    }
-
-    /// @notice The operator's BLS key (G2) in six words instead of EIP-2537's eight: each Fp element's top 16
-    /// bytes are zero, so `xHigh` and `yHigh` hold the high 16 bytes of c0 and c1 side by side (two cold
-    /// slots less per remuneration). All zero while no key is set (the identity is never accepted as a key).
-    struct PackedG2 {
-        bytes32 xHigh;
-        bytes32 xC0Low;
-        bytes32 xC1Low;
-        bytes32 yHigh;
-        bytes32 yC0Low;
-        bytes32 yC1Low;
     }
 
     /// @notice Everything the Vault's logic libraries read or write.
@@ -107,31 +90,6 @@ library VaultLedger {
         books.reserved[r.user][r.asset] -= r.amount;
         account.locked -= r.amount;
         emit IVault.ReserveReleased(guaranteeId, r.user, r.asset, r.amount);
-    }
-
-    /// @notice Packs an EIP-2537 G2 key into six words.
-    function pack(BLS.G2Point calldata key) internal pure returns (PackedG2 memory) {
-        return
-            PackedG2({
-                xHigh: (key.x_c0_a << _HALF_WORD_BITS) | (key.x_c1_a & _LOW_HALF_MASK),
-                xC0Low: key.x_c0_b,
-                xC1Low: key.x_c1_b,
-                yHigh: (key.y_c0_a << _HALF_WORD_BITS) | (key.y_c1_a & _LOW_HALF_MASK),
-                yC0Low: key.y_c0_b,
-                yC1Low: key.y_c1_b
-            });
-    }
-
-    /// @notice A packed key in EIP-2537 encoding (all zero while none is set).
-    function unpack(PackedG2 memory packed) internal pure returns (BLS.G2Point memory key) {
-        key.x_c0_a = packed.xHigh >> _HALF_WORD_BITS;
-        key.x_c0_b = packed.xC0Low;
-        key.x_c1_a = packed.xHigh & _LOW_HALF_MASK;
-        key.x_c1_b = packed.xC1Low;
-        key.y_c0_a = packed.yHigh >> _HALF_WORD_BITS;
-        key.y_c0_b = packed.yC0Low;
-        key.y_c1_a = packed.yHigh & _LOW_HALF_MASK;
-        key.y_c1_b = packed.yC1Low;
     }
 
     /// @notice Sends `amount` of `asset` (ETH or an ERC-20) to `to`; nothing for zero.

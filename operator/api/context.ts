@@ -166,6 +166,8 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       logger: deps.logger,
       chainId: config.chainId,
       transitionRefusals: metrics,
+      hasher,
+      signingKeys: PayerSigningKeys.over(deps.chain, deployment.vault),
     });
   return {
     ...deps,

@@ -95,6 +95,7 @@ const LIFECYCLE_STATUS: Record<LifecycleErrorCode, number> = {
   [LIFECYCLE_ERRORS.guaranteeNotFound]: 404,
   [LIFECYCLE_ERRORS.notPayer]: 403,
   [LIFECYCLE_ERRORS.invalidState]: 409,
+  [LIFECYCLE_ERRORS.invalidFinalization]: 400,
 };
 
 /** The RFC 6750 challenge of a refused bearer token. */

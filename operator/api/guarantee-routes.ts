@@ -156,7 +156,11 @@ export const guaranteeRoutes: RouteModule = (context) => {
     ...validate(guaranteeIdParam),
     async (req, res) => {
       const { id } = validated<{ id: string }>(req);
-      const finalized = await context.lifecycle.finalizeByPayer(id, principalOf(req).wallet);
+      // The body's `signature` is checked after the caller is known to be the payer (lifecycle).
+      const body: unknown = req.body;
+      const signature =
+        typeof body === "object" && body !== null ? (body as { signature?: unknown }).signature : undefined;
+      const finalized = await context.lifecycle.finalizeByPayer(id, principalOf(req).wallet, signature);
       res.json(guaranteeView(finalized, config.chainId));
     },
   );

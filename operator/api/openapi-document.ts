@@ -540,6 +540,12 @@ export const CORE_OPENAPI = {
         },
       }),
       NonceRequest: object({ address: ref("Address") }),
+      FinalizeRequest: {
+        ...object({ signature: { type: "string", pattern: "^0x[0-9a-fA-F]{130}$" } }),
+        description:
+          "The payer's EIP-712 signature of `Finalization(bytes32 guaranteeId)` under the guarantees' domain " +
+          '(docs/protocol.md "Payer finalization"); a dispute answer carries it on chain in place of the verdict.',
+      },
       NonceResponse: object({
         nonce: { type: "string", pattern: "^[0-9a-f]{32}$" },
         siwe: object({
@@ -1324,16 +1330,16 @@ export const CORE_OPENAPI = {
         summary: "The payer finalizes its V2 guarantee (PENDING_VALIDATION or DISPUTED → FINALIZED_PAYABLE)",
         security: [{ bearer: [] }],
         parameters: [{ name: "id", in: "path", required: true, schema: ref("Bytes32") }],
+        requestBody: jsonBody(ref("FinalizeRequest")),
         responses: {
           "200": jsonResponse(
             "The guarantee, now FINALIZED_PAYABLE (enters the next cycle).",
             ref("Guarantee"),
           ),
-          "400": errorResponse("Malformed id; malformed JSON body.", [
-            "invalid_request",
-            ...BODY_400_CODES,
-            ...PATH_400_CODES,
-          ]),
+          "400": errorResponse(
+            "Malformed id; malformed JSON body; `signature` missing or not the payer's Finalization signature.",
+            ["invalid_request", "invalid_finalization_signature", ...BODY_400_CODES, ...PATH_400_CODES],
+          ),
           "401": UNAUTHORIZED,
           "403": errorResponse("The caller is the recipient, not the payer.", ["not_payer"]),
           "404": errorResponse("Unknown, or the caller is neither payer nor recipient.", [

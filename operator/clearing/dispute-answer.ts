@@ -31,6 +31,8 @@ export interface AnswerableGuarantee extends PayableGuarantee {
   certificateClaims: string;
   /** Core's BLS certificate over them (compressed G1, 0x hex; the store's `certificateSignature`). */
   certificateSignature: string;
+  /** The payer's `Finalization` signature of a V2 guarantee it finalized (sdk/finalization.ts); else null. */
+  finalizationSignature?: string | null;
 }
 
 /** `answerDispute`'s `answer` argument (IClearingHouse.DisputeAnswer). */
@@ -43,6 +45,8 @@ export interface DisputeAnswerArg {
   certificate: Eip2537G1Point;
   scheme: number;
   signature: string;
+  /** The payer's `Finalization` signature, or "0x". */
+  finalization: string;
 }
 
 const NO_CERTIFICATE: Eip2537G1Point = {
@@ -121,7 +125,7 @@ export function buildDisputeAnswer(
     summary: { sumRoot: summary.sumRoot, total: summary.total, depth: summary.depth },
     summaryProof: debitSummaryProof(trees.tree, summary),
   };
-  const empty = { claims: "0x", certificate: NO_CERTIFICATE, scheme: 0, signature: "0x" };
+  const empty = { claims: "0x", certificate: NO_CERTIFICATE, scheme: 0, signature: "0x", finalization: "0x" };
   if (position >= tree.levels[0].length) {
     return { ...base, leaf: { hash: `0x${"0".repeat(64)}`, sum: 0n }, path: [], ...empty };
   }
@@ -136,5 +140,7 @@ export function buildDisputeAnswer(
     certificate: signatureToEip2537(getBytes(g.certificateSignature)),
     scheme: SIGNING_SCHEME_CODES[g.scheme],
     signature: g.signature,
+    // A V2 guarantee its payer finalized proves with the payer's waiver in place of a verdict.
+    finalization: g.finalizationSignature ?? "0x",
   };
 }

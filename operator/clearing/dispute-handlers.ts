@@ -15,7 +15,31 @@ export function registerDisputeHandlers(handlers: EventHandlers): void {
     .on("ClearingHouse.GuaranteeDisputed", applyGuaranteeDisputed)
     .on("ClearingHouse.DisputeResolved", applyDisputeResolved)
     .on("ClearingHouse.DebitReduced", applyDebitReduced)
+    .on("ClearingHouse.CreditDeducted", applyCreditDeducted)
+    .on("ClearingHouse.DeductionRecovered", applyDeductionRecovered)
     .on("ClearingHouse.DebitVoided", applyDebitVoided);
+}
+
+/**
+ * A removed guarantee's amount is owed back by its recipient: locked on its collateral until its claim returns
+ * it or `recoverDeduction` takes it (docs/clearing.md "Deductions are recovered"; what leaves the Vault is
+ * Vault.DefaultCovered's).
+ */
+async function applyCreditDeducted(
+  j: JournaledTx,
+  event: DecodedEvent<"ClearingHouse.CreditDeducted">,
+): Promise<void> {
+  const a = event.args;
+  await j.adjustCollateral(a.recipient, a.asset, { locked: a.amount });
+}
+
+/** The deduction came back (by the recipient's claim or from its collateral): its lock is lifted. */
+async function applyDeductionRecovered(
+  j: JournaledTx,
+  event: DecodedEvent<"ClearingHouse.DeductionRecovered">,
+): Promise<void> {
+  const a = event.args;
+  await j.adjustCollateral(a.recipient, a.asset, { locked: -a.amount });
 }
 
 const DISPUTE_OUTCOMES = ["NONE", "OPEN", "UPHELD", "VOIDED", "REMOVED", "DISMISSED"] as const;

@@ -20,10 +20,14 @@
  * does not undo them (the confirmation depth is Core's finality assumption).
  */
 import { parseValidationPolicy, type ValidationPolicy } from "../../sdk/claims";
+import type { GuaranteeHasher } from "../../sdk/eip712";
+import { SignatureError } from "../../sdk/errors";
+import { recoverFinalizationSigner } from "../../sdk/finalization";
 import { validationRequestHash } from "../../sdk/ids";
 import { sameAddress } from "../../sdk/wire";
 import type { Clock } from "../clock";
 import { DomainError } from "../errors";
+import type { PayerSigningKeys } from "../guarantees/signing-keys";
 import {
   GuaranteeTransitions,
   resolveTransition,
@@ -49,6 +53,7 @@ export const LIFECYCLE_ERRORS = {
   guaranteeNotFound: "guarantee_not_found",
   notPayer: "not_payer",
   invalidState: "invalid_state",
+  invalidFinalization: "invalid_finalization_signature",
 } as const;
 
 export type LifecycleErrorCode = (typeof LIFECYCLE_ERRORS)[keyof typeof LIFECYCLE_ERRORS];
@@ -67,6 +72,10 @@ export interface V2LifecycleOptions {
   chainId: number;
   /** Counts the guarantee moves the transition table refuses (CoreMetrics). */
   transitionRefusals?: TransitionRefusals;
+  /** The guarantees' EIP-712 domain: the payer's finalization is signed under it (required to finalize). */
+  hasher?: GuaranteeHasher;
+  /** Contract wallets' registered keys (a finalization not signed by the payer itself); null: EOAs only. */
+  signingKeys?: PayerSigningKeys | null;
 }
 
 export interface LifecycleTickResult {
@@ -97,11 +106,14 @@ export class V2Lifecycle {
   }
 
   /**
-   * The payer's decision to pay: FINALIZED_PAYABLE (it enters the next cycle). Refused with
-   * `guarantee_not_found` for a guarantee the caller cannot see, `not_payer` for a party that is not the
-   * payer, `invalid_state` from any other state.
+   * The payer's decision to pay: FINALIZED_PAYABLE (it enters the next cycle), with its EIP-712
+   * `Finalization` signature (sdk/finalization.ts), stored first: a dispute answer carries it on chain in
+   * place of the validator's verdict. Refused with `guarantee_not_found` for a guarantee the caller cannot
+   * see, `not_payer` for a party that is not the payer, `invalid_state` from any other state,
+   * `invalid_finalization_signature` unless the payer (or, for a contract wallet, its registered key for the
+   * guarantee's timestamp) signed it.
    */
-  async finalizeByPayer(guaranteeId: string, wallet: string): Promise<ClearingGuarantee> {
+  async finalizeByPayer(guaranteeId: string, wallet: string, signature: unknown): Promise<ClearingGuarantee> {
     const { store, clock } = this.options;
     const g = await store.getClearingGuarantee(guaranteeId);
     if (!g || (!sameAddress(g.user, wallet) && !sameAddress(g.recipient, wallet))) {
@@ -122,6 +134,14 @@ export class V2Lifecycle {
         `guarantee ${g.guaranteeId} is V1: it is payable from issuance`,
       );
     }
+    if (!PAYER_FINALIZABLE_STATES.includes(g.state)) {
+      throw new LifecycleError(
+        LIFECYCLE_ERRORS.invalidState,
+        `guarantee ${g.guaranteeId} is ${g.state}; only ${PAYER_FINALIZABLE_STATES.join(" or ")} can be finalized`,
+      );
+    }
+    const finalization = await this.checkFinalization(g, signature);
+    await store.setFinalizationSignature(g.guaranteeId, finalization);
     const before = await this.transitions.apply(storeTransitions(store, clock.nowSeconds()), g.guaranteeId, {
       trigger: "payer_finalized",
       facts: { version: g.version },
@@ -135,6 +155,42 @@ export class V2Lifecycle {
     }
     this.options.logger.info({ guarantee_id: g.guaranteeId }, "V2 guarantee finalized by its payer");
     return (await store.getClearingGuarantee(g.guaranteeId))!;
+  }
+
+  /**
+   * Throws `invalid_finalization_signature` unless `signature` is the payer's `Finalization` of `g` as the
+   * chain checks it (GuaranteeVerifier): recovered to the payer, or to the key it registered in the Vault in
+   * effect for `g.timestamp` (Core knows only the latest key: one registered after the guarantee's timestamp
+   * is refused, as the chain would check an older one).
+   */
+  private async checkFinalization(g: ClearingGuarantee, signature: unknown): Promise<string> {
+    const { hasher, signingKeys } = this.options;
+    const refuse = (why: string): never => {
+      throw new LifecycleError(LIFECYCLE_ERRORS.invalidFinalization, `signature: ${why}`);
+    };
+    if (hasher === undefined) throw new Error("the lifecycle was built without the guarantees' domain");
+    if (typeof signature !== "string" || !/^0x[0-9a-fA-F]{130}$/.test(signature)) {
+      return refuse(
+        `required: the payer's 65-byte EIP-712 signature of Finalization(bytes32 guaranteeId) for ` +
+          `${g.guaranteeId.toLowerCase()}, 0x hex (docs/protocol.md "Payer finalization")`,
+      );
+    }
+    let signer: string;
+    try {
+      signer = recoverFinalizationSigner(hasher, g.guaranteeId, signature);
+    } catch (error) {
+      if (!(error instanceof SignatureError)) throw error;
+      return refuse(error.message);
+    }
+    const finalization = signature.toLowerCase();
+    if (sameAddress(signer, g.user)) return finalization;
+    const registered = signingKeys ? await signingKeys.latest(g.user) : null;
+    if (registered !== null && sameAddress(registered.key, signer) && registered.effectiveFrom <= g.timestamp)
+      return finalization;
+    return refuse(
+      `Finalization(${g.guaranteeId.toLowerCase()}) was signed by ${signer}, neither the payer ${g.user} nor ` +
+        "its signing key registered in the Vault for the guarantee's timestamp",
+    );
   }
 
   tick(): Promise<LifecycleTickResult> {

@@ -475,4 +475,11 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX cycle_disputes_status ON cycle_disputes (status, cycle_id);
     `,
   },
+  {
+    // A payer's finalization of a V2 guarantee as its signature (sdk/finalization.ts; docs/clearing.md
+    // "Payer-finalized V2 guarantees"): a dispute answer carries it in place of the validator's verdict.
+    version: 14,
+    name: "finalization signature",
+    sql: `ALTER TABLE guarantees ADD COLUMN finalization_signature TEXT;`,
+  },
 ];

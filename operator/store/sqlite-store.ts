@@ -89,6 +89,7 @@ export const AREA_OPERATIONS = {
     "assignGuaranteesToCycle",
     "setGuaranteeExcluded",
     "setValidationRequestHash",
+    "setFinalizationSignature",
     "insertValidationResponse",
     "deleteValidationResponse",
     "latestValidationResponse",

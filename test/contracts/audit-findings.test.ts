@@ -2,8 +2,10 @@
  * An audit of the dispute game (docs/clearing.md "Disputes"), each finding as a deterministic scenario.
  *  H-1 (fixed): a concession (an answer with empty claims) from anyone but the operator is refused
  *  (`ConcessionNotAllowed`): a debtor could otherwise void its own honest debit against the bond.
- *  M-2, M-3 (open, issue 25): these tests pin today's behaviour and assert the harmful outcome; their
- *  "today" assertions flip when the contracts are fixed.
+ *  M-2 (fixed): a removal's deduction that no claim returns is locked on the recipient's collateral and
+ *  recovered from it (`recoverDeduction`): the bond never pays a seller twice.
+ *  M-3 (fixed): a removal's excess over the debit is held in the cycle until the challenge deadline
+ *  (`claimDebitRefund`); a veto returns it to the bond.
  */
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
@@ -63,7 +65,7 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     expect((await ch.debtOf(1, ETH, a)).amount).to.equal(3n * ONE);
   });
 
-  it("M-2: a seller that is a net debtor remunerates its V2 guarantee before the commit; the removal's deduction is never recovered (paid twice from the bond)", async () => {
+  it("M-2 (fixed): a net-debtor seller that remunerated its V2 guarantee before the commit pays the removal back from its collateral", async () => {
     const f = await loadFixture(validatedV2Fixture); // alice -> bob V2 2 ETH, validated
     const ch = f.clearingHouse;
     await ch.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
@@ -73,34 +75,76 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     const bobToCarol = await signedGuarantee(f, f.bob, f.carol.address, 9n, 3n * ONE);
     const all = [v2, bobToCarol];
     // Core planned the cycle; bob remunerates the V2 guarantee (from alice's collateral) before the commit lands.
-    await expect(f.vault.connect(f.bob).remunerate(...remunerateArgs(f.cert))).to.emit(
-      f.vault,
-      "GuaranteeRemunerated",
-    ); // bob is paid 2 ETH out of alice's collateral
-    const { plan: plan } = await commitPlanned(f, 1n, all, [f.cert.guaranteeId]); // the mark is skipped, the debits stand
+    await f.vault.connect(f.bob).remunerate(...remunerateArgs(f.cert)); // bob is paid 2 ETH
+    const { plan } = await commitPlanned(f, 1n, all, [f.cert.guaranteeId]); // the mark is skipped
     expect((await ch.debtOf(1, ETH, f.bob.address)).amount).to.equal(ONE);
-    // alice disputes the guarantee she already paid: Removed, deduction booked on bob, bond fronts 2 ETH.
+    // alice disputes the guarantee she already paid: Removed; the bond fronts 2 ETH and bob owes them back,
+    // locked on his collateral at once (he cannot withdraw them).
     await ch.connect(f.alice).disputeGuarantee(1, ETH, 0);
     await expect(ch.answerDispute(1, ETH, f.alice.address, 0, disputeAnswerOf(all, f.alice.address, 0)))
       .to.emit(ch, "CreditDeducted")
-      .withArgs(1n, ETH, f.bob.address, f.cert.guaranteeId, 2n * ONE);
-    // bob pays only his NET debit (1 ETH): the 2 ETH already remunerated to him offset it again.
+      .withArgs(1n, ETH, f.bob.address, f.cert.guaranteeId, 2n * ONE)
+      .and.to.emit(f.vault, "ObligationRecorded")
+      .withArgs(f.bob.address, ETH, 2n * ONE, 3n * ONE);
+    expect(await f.vault.obligationOf(f.bob.address, ETH)).to.equal(3n * ONE);
+    expect(await f.vault.freeCollateralOf(f.bob.address, ETH)).to.equal(7n * ONE);
     await ch.connect(f.bob).payNetDebit(1, ETH, { value: ONE });
     await time.increase(W + 1);
     const carol = creditProofOf(plan, f.carol.address);
     await ch.claimNetCredit(1, ETH, f.carol.address, carol.credit, carol.proof);
-    // bob has no credit leaf: deductedOf(bob) = 2 can never be returned to the bond.
-    expect(await ch.deductedOf(1, ETH, f.bob.address)).to.equal(2n * ONE);
-    expect(() => creditProofOf(plan, f.bob.address)).to.throw("no credit");
-    expect(await ch.bondOf(ETH)).to.equal(3n * ONE); // bond permanently lost 2 ETH
-    // alice paid 2 once (remunerate) and nothing in the cycle; carol got 3; bob got 2 and paid only 1 for the
-    // 3 he signed out: he is +1 instead of -1, the 2 ETH gap is the bond's.
+    expect(() => creditProofOf(plan, f.bob.address)).to.throw("no credit"); // no claim can return it
+    // The deduction is recovered from bob's collateral after the payment deadline, like a covered debt.
+    await expect(ch.recoverDeduction(1, ETH, f.bob.address)).to.be.revertedWithCustomError(
+      ch,
+      "PaymentWindowOpen",
+    );
+    await time.increaseTo((await ch.getCycle(1)).paymentDeadline + 1n);
+    await expect(ch.connect(f.outsider).recoverDeduction(1, ETH, f.bob.address))
+      .to.emit(ch, "DeductionRecovered")
+      .withArgs(1n, ETH, f.bob.address, 2n * ONE, 2n * ONE);
+    expect(await ch.bondOf(ETH)).to.equal(5n * ONE); // the bond paid nothing for bob's double payment
+    expect(await ch.deductedOf(1, ETH, f.bob.address)).to.equal(0n);
+    expect(await f.vault.balanceOf(f.bob.address, ETH)).to.equal(8n * ONE);
+    expect(await f.vault.obligationOf(f.bob.address, ETH)).to.equal(0n);
+    await expect(ch.recoverDeduction(1, ETH, f.bob.address))
+      .to.be.revertedWithCustomError(ch, "NoDeduction")
+      .withArgs(1n, ETH, f.bob.address);
+    // alice paid 2 once (remunerate); carol got 3; bob received 2 and paid 1 + 2 for the 3 he signed out.
     const alice = await ch.debtOf(1, ETH, f.alice.address);
     expect([alice.status, alice.amount]).to.deep.equal([DEBT.voided, 0n]);
     expect(await ch.payoutOf(ETH, f.carol.address)).to.equal(3n * ONE);
   });
 
-  it("M-3: a removal's excess refund (DebitReduced.refunded) survives a veto, and the re-commit pays the offset again", async () => {
+  it("M-2 (fixed): a creditor recipient's claim returns the deduction and lifts its lock", async () => {
+    const f = await loadFixture(validatedV2Fixture); // alice -> bob V2 2 ETH, validated
+    const ch = f.clearingHouse;
+    await ch.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    await f.vault.connect(f.dave).deposit({ value: 10n * ONE });
+    const v2 = validatedV2Guarantee(f);
+    const daveToBob = await signedGuarantee(f, f.dave, f.bob.address, 9n, 3n * ONE);
+    const all = [v2, daveToBob];
+    await f.vault.connect(f.bob).remunerate(...remunerateArgs(f.cert));
+    const { plan } = await commitPlanned(f, 1n, all, [f.cert.guaranteeId]); // bob +5
+    await ch.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    await ch.answerDispute(1, ETH, f.alice.address, 0, disputeAnswerOf(all, f.alice.address, 0));
+    expect(await f.vault.obligationOf(f.bob.address, ETH)).to.equal(2n * ONE);
+    await ch.connect(f.dave).payNetDebit(1, ETH, { value: 3n * ONE });
+    await time.increase(W + 1);
+    const bob = creditProofOf(plan, f.bob.address);
+    await expect(ch.claimNetCredit(1, ETH, f.bob.address, bob.credit, bob.proof))
+      .to.emit(ch, "NetCreditClaimed")
+      .withArgs(1n, ETH, f.bob.address, 3n * ONE)
+      .and.to.emit(ch, "DeductionRecovered")
+      .withArgs(1n, ETH, f.bob.address, 2n * ONE, 0n)
+      .and.to.emit(f.vault, "ObligationReleased")
+      .withArgs(f.bob.address, ETH, 2n * ONE, 0n);
+    expect(await ch.bondOf(ETH)).to.equal(5n * ONE);
+    expect(await ch.deductedOf(1, ETH, f.bob.address)).to.equal(0n);
+    await time.increaseTo((await ch.getCycle(1)).paymentDeadline + 1n);
+    await expect(ch.recoverDeduction(1, ETH, f.bob.address)).to.be.revertedWithCustomError(ch, "NoDeduction");
+  });
+
+  it("M-3 (fixed): a removal's excess refund is held until the challenge deadline; a veto returns it to the bond", async () => {
     const f = await loadFixture(validatedV2Fixture); // alice -> bob V2 2 ETH, validated
     const ch = f.clearingHouse;
     await ch.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
@@ -111,19 +155,34 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     const all = [v2, aliceToCarol, daveToAlice];
     await f.vault.connect(f.bob).remunerate(...remunerateArgs(f.cert)); // race with the commit
     await commitPlanned(f, 1n, all, [f.cert.guaranteeId]);
-    // alice: -2 (V2, already paid) -2 +3 = -1. Dispute the V2 position -> Removed 2: cut 1, excess 1 refunded.
+    // alice: -2 (V2, already paid) -2 +3 = -1. Dispute the V2 position -> Removed 2: cut 1, excess 1 held.
     const p = positionOf(all, v2);
     await ch.connect(f.alice).disputeGuarantee(1, ETH, p);
     await expect(ch.answerDispute(1, ETH, f.alice.address, p, disputeAnswerOf(all, f.alice.address, p)))
       .to.emit(ch, "DebitReduced")
       .withArgs(1n, ETH, f.alice.address, ONE, ONE, ONE);
-    expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(ONE);
-    // The guardian vetoes the cycle (for any reason). The cut goes back to the bond, the excess does not.
-    await ch.connect(f.guardian).vetoCycle(1);
-    expect(await ch.bondOf(ETH)).to.equal(4n * ONE);
-    expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(ONE);
-    // Core re-commits the same guarantees without the remunerated one: alice is now a +1 creditor and is paid
-    // the 1 ETH offset a second time.
+    expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(0n);
+    expect(await ch.refundHeldOf(1, ETH, f.alice.address)).to.equal(ONE);
+    expect(await ch.bondOf(ETH)).to.equal(3n * ONE); // cut and excess both paid into the cycle
+    await expect(ch.claimDebitRefund(1, ETH, f.alice.address)).to.be.revertedWithCustomError(
+      ch,
+      "ChallengeWindowOpen",
+    );
+    // The guardian vetoes the cycle (for any reason): cut and excess go back to the bond, nothing was paid out.
+    await expect(ch.connect(f.guardian).vetoCycle(1))
+      .to.emit(ch, "VetoedBondReturned")
+      .withArgs(1n, ETH, 2n * ONE);
+    expect(await ch.bondOf(ETH)).to.equal(5n * ONE);
+    await time.increase(W + 1);
+    await expect(ch.claimDebitRefund(1, ETH, f.alice.address))
+      .to.be.revertedWithCustomError(ch, "CycleIsVetoed")
+      .withArgs(1n);
+    // bob's lock (the removal's deduction) is lifted, nothing taken: the vetoed cycle paid nothing twice.
+    await expect(ch.recoverDeduction(1, ETH, f.bob.address))
+      .to.emit(ch, "DeductionRecovered")
+      .withArgs(1n, ETH, f.bob.address, 2n * ONE, 0n);
+    expect(await f.vault.obligationOf(f.bob.address, ETH)).to.equal(0n);
+    // Core re-commits the same guarantees without the remunerated one: alice is a +1 creditor, paid once.
     const recommit = [aliceToCarol, daveToAlice];
     const { plan: plan2 } = await commitPlanned(f, 2n, recommit);
     await ch.connect(f.dave).payNetDebit(2, ETH, { value: 3n * ONE });
@@ -131,7 +190,41 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     const c = creditProofOf(plan2, f.alice.address);
     expect(c.credit).to.equal(ONE);
     await ch.claimNetCredit(2, ETH, f.alice.address, c.credit, c.proof);
-    expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(2n * ONE); // owed 1, holds 2
-    expect(await ch.bondOf(ETH)).to.equal(4n * ONE); // the bond lost 1 ETH to a cycle that settled nothing
+    expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(ONE); // owed 1, holds 1
+    expect(await ch.bondOf(ETH)).to.equal(5n * ONE);
+  });
+
+  it("M-3 (fixed): without a veto the held refund is claimable after the challenge deadline, once", async () => {
+    const f = await loadFixture(validatedV2Fixture);
+    const ch = f.clearingHouse;
+    await ch.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    await f.vault.connect(f.dave).deposit({ value: 10n * ONE });
+    const v2 = validatedV2Guarantee(f);
+    const aliceToCarol = await signedGuarantee(f, f.alice, f.carol.address, 5n, 2n * ONE);
+    const daveToAlice = await signedGuarantee(f, f.dave, f.alice.address, 6n, 3n * ONE);
+    const all = [v2, aliceToCarol, daveToAlice];
+    await f.vault.connect(f.bob).remunerate(...remunerateArgs(f.cert));
+    const { plan } = await commitPlanned(f, 1n, all, [f.cert.guaranteeId]);
+    const p = positionOf(all, v2);
+    await ch.connect(f.alice).disputeGuarantee(1, ETH, p);
+    await ch.answerDispute(1, ETH, f.alice.address, p, disputeAnswerOf(all, f.alice.address, p));
+    await ch.connect(f.dave).payNetDebit(1, ETH, { value: 3n * ONE });
+    await time.increase(W + 1);
+    await expect(ch.connect(f.outsider).claimDebitRefund(1, ETH, f.alice.address))
+      .to.emit(ch, "DebitRefundClaimed")
+      .withArgs(1n, ETH, f.alice.address, ONE);
+    expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(ONE);
+    await expect(ch.claimDebitRefund(1, ETH, f.alice.address))
+      .to.be.revertedWithCustomError(ch, "NoRefundHeld")
+      .withArgs(1n, ETH, f.alice.address);
+    // carol 2, bob 5 - 2 (its claim returns the removed guarantee to the bond): the cycle pays out exactly
+    // dave's 3 plus what the bond fronted, and the bond gets back what bob owed.
+    for (const who of [f.carol.address, f.bob.address]) {
+      const c = creditProofOf(plan, who);
+      await ch.claimNetCredit(1, ETH, who, c.credit, c.proof);
+    }
+    expect(await ch.payoutOf(ETH, f.bob.address)).to.equal(0n);
+    expect(await ch.bondOf(ETH)).to.equal(5n * ONE);
+    expect(await ch.heldLiquidity(ETH)).to.equal(0n);
   });
 });

@@ -289,7 +289,7 @@ describe("Dispute game (issue 25)", () => {
       expect((await ch.getCycleAsset(1, ETH)).shortfall).to.equal(0n);
     });
 
-    it("a removed guarantee larger than what is left of the debit refunds the rest from the bond", async () => {
+    it("a removed guarantee larger than what is left of the debit holds the rest from the bond for the debtor", async () => {
       const f = await loadFixture(honestFixture);
       const ch = f.clearingHouse;
       // alice signed neither: her real position is +1 (bob's guarantee to her).
@@ -309,9 +309,14 @@ describe("Dispute game (issue 25)", () => {
       }
       const debt = await ch.debtOf(1, ETH, f.alice.address);
       expect([debt.status, debt.amount]).to.deep.equal([DEBT.voided, 0n]);
-      expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(ONE);
+      // The excess is held in the cycle until the challenge deadline (audit M-3), then set aside for alice.
+      expect(await ch.refundHeldOf(1, ETH, f.alice.address)).to.equal(ONE);
+      expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(0n);
       expect(await ch.bondOf(ETH)).to.equal(ONE);
       expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(0n);
+      await time.increase(W + 1);
+      await ch.claimDebitRefund(1, ETH, f.alice.address);
+      expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(ONE);
     });
 
     it("a dispute left unanswered voids the whole remaining debit (the operator withheld its tree)", async () => {

@@ -385,6 +385,7 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
       certificate: signClaims(toBob.claims),
       scheme: 0,
       signature: concede ? "0x" : toBob.signature,
+      finalization: "0x",
     });
     await ch.connect(f.alice).disputeGuarantee(1, ETH, 0);
     await ch.connect(f.alice).disputeGuarantee(1, ETH, 1);

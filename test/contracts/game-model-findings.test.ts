@@ -129,7 +129,7 @@ describe("Found by the randomized model of the clearing game", () => {
       return { ...f, tree };
     }
 
-    it("conceded: the excess over the debit is refunded to the debtor (she is whole)", async () => {
+    it("conceded: the excess over the debit is held, then refunded to the debtor (she is whole)", async () => {
       const f = await loadFixture(disputed);
       await expect(
         f.clearingHouse
@@ -138,6 +138,10 @@ describe("Found by the randomized model of the clearing game", () => {
       )
         .to.emit(f.clearingHouse, "DebitReduced")
         .withArgs(1n, ETH, f.alice.address, 2n * ONE, 2n * ONE, 3n * ONE);
+      // Held in the cycle until the challenge deadline (audit M-3), then set aside for her.
+      expect(await f.clearingHouse.refundHeldOf(1, ETH, f.alice.address)).to.equal(3n * ONE);
+      await time.increase(W + 1);
+      await f.clearingHouse.claimDebitRefund(1, ETH, f.alice.address);
       expect(await f.clearingHouse.payoutOf(ETH, f.alice.address)).to.equal(3n * ONE);
     });
 

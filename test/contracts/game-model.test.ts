@@ -193,6 +193,8 @@ const KINDS: [string, number][] = [
   ["pay", 4],
   ["cover", 2],
   ["claim", 4],
+  ["claimRefund", 1],
+  ["recoverDeduction", 1],
   ["withdrawPayout", 2],
   ["remunerate", 3],
   ["registerReserve", 2],
@@ -792,6 +794,32 @@ class Harness {
           (t) => m.releaseVetoedDebt(d.c.id, d.asset, d.debtor, t),
         ));
       }
+      case "claimRefund": {
+        const held = m.cycles.flatMap((c) => [...c.refundHeld.keys()].map((k) => ({ c, k })));
+        const h = pick(held, x.a);
+        if (!h) return;
+        const [a, debtor] = h.k.split("|");
+        return void (await this.call(
+          `claimDebitRefund cycle ${h.c.id}`,
+          mallory,
+          this.g.clearingHouseAddress,
+          CH.encodeFunctionData("claimDebitRefund", [h.c.id, getAddress(a), getAddress(debtor)]),
+          (t) => m.claimDebitRefund(h.c.id, a, debtor, t),
+        ));
+      }
+      case "recoverDeduction": {
+        const owed = m.cycles.flatMap((c) => [...c.deducted.keys()].map((k) => ({ c, k })));
+        const o = pick(owed, x.a);
+        if (!o) return;
+        const [a, recipient] = o.k.split("|");
+        return void (await this.call(
+          `recoverDeduction cycle ${o.c.id}`,
+          mallory,
+          this.g.clearingHouseAddress,
+          CH.encodeFunctionData("recoverDeduction", [o.c.id, getAddress(a), getAddress(recipient)]),
+          (t) => m.recoverDeduction(o.c.id, a, recipient, t),
+        ));
+      }
       case "pay": {
         const d =
           pick(
@@ -1217,6 +1245,31 @@ class Harness {
         ]);
         await this.call(`claim cycle ${c.id} (settle)`, operator, this.g.clearingHouseAddress, data, (t) =>
           m.claimNetCredit(c.id, a, participant, t),
+        );
+      }
+    }
+    // Held refunds (audit M-3), then what no claim returned of a removal (audit M-2).
+    for (const c of m.cycles) {
+      for (const [k, amount] of c.refundHeld) {
+        if (c.vetoed || amount === 0n) continue;
+        const [a, debtor] = k.split("|");
+        await this.call(
+          `claimDebitRefund cycle ${c.id} (settle)`,
+          operator,
+          this.g.clearingHouseAddress,
+          CH.encodeFunctionData("claimDebitRefund", [c.id, getAddress(a), getAddress(debtor)]),
+          (t) => m.claimDebitRefund(c.id, a, debtor, t),
+        );
+      }
+      for (const [k, amount] of c.deducted) {
+        if (amount === 0n) continue;
+        const [a, recipient] = k.split("|");
+        await this.call(
+          `recoverDeduction cycle ${c.id} (settle)`,
+          operator,
+          this.g.clearingHouseAddress,
+          CH.encodeFunctionData("recoverDeduction", [c.id, getAddress(a), getAddress(recipient)]),
+          (t) => m.recoverDeduction(c.id, a, recipient, t),
         );
       }
     }

@@ -433,7 +433,14 @@ export function disputeAnswerOf(
   guarantees: readonly SignedTestGuarantee[],
   debtor: string,
   position: number,
-  options: { asset?: string; concede?: boolean; key?: BlsKeyPair; guarantee?: SignedTestGuarantee } = {},
+  options: {
+    asset?: string;
+    concede?: boolean;
+    key?: BlsKeyPair;
+    guarantee?: SignedTestGuarantee;
+    /** The payer's `Finalization` signature (a payer-finalized V2 guarantee). */
+    finalization?: string;
+  } = {},
 ): DisputeAnswerArg {
   const asset = options.asset ?? ETH;
   const leaves = guarantees.map((g) => guaranteeLeafOf(g.payable));
@@ -444,7 +451,7 @@ export function disputeAnswerOf(
     summary: { sumRoot: tree.summary.sumRoot, total: tree.summary.total, depth: tree.summary.depth },
     summaryProof: debitSummaryProof(trees.tree, tree.summary),
   };
-  const empty = { claims: "0x", certificate: ZERO_G1, scheme: 0, signature: "0x" };
+  const empty = { claims: "0x", certificate: ZERO_G1, scheme: 0, signature: "0x", finalization: "0x" };
   if (position >= tree.levels[0].length)
     return { ...base, leaf: { hash: ZeroHash, sum: 0n }, path: [], ...empty };
   const proof = sumTreeProof(tree, position);
@@ -462,6 +469,7 @@ export function disputeAnswerOf(
     certificate: signClaims(g.claims, options.key),
     scheme: SIGNING_SCHEME_CODES[g.scheme],
     signature: g.signature,
+    finalization: options.finalization ?? "0x",
   };
 }
 

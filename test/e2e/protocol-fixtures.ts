@@ -8,6 +8,7 @@
  * (`createBackgroundTasks`) but driven by explicit rounds instead of a timer. Core's and the
  * facilitator's clocks are manual and kept on the chain's time; time moves with `time.increase`.
  */
+import { signFinalization } from "../../sdk/finalization";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -95,7 +96,9 @@ export interface ProtocolStack {
     policy?: Partial<ValidationPolicy>,
   ): GuaranteeClaims;
   /** A Core request signed in as `who` (SIWE, cached access token). */
-  coreAs(who: Participant, method: string, path: string): Promise<JsonResponse>;
+  coreAs(who: Participant, method: string, path: string, json?: unknown): Promise<JsonResponse>;
+  /** `POST /core/guarantees/{id}/finalize` as `payer`, with its EIP-712 `Finalization` signature. */
+  finalize(payer: Participant, id: string): Promise<JsonResponse>;
   /** `GET /core/guarantees/{id}`'s state, read by the payer. */
   stateOf(payer: Participant, id: string): Promise<string>;
   /** `GET /core/users/{address}/balances` row of `asset`. */
@@ -207,15 +210,21 @@ export async function startProtocolStack(options: ProtocolStackOptions = {}): Pr
     return now;
   };
   const tokens = new Map<Participant, string>();
-  const coreAs = async (who: Participant, method: string, path: string): Promise<JsonResponse> => {
+  const coreAs = async (
+    who: Participant,
+    method: string,
+    path: string,
+    json?: unknown,
+  ): Promise<JsonResponse> => {
     if (!tokens.has(who)) tokens.set(who, (await signIn(coreServer.url, w[who])).access_token);
     const answer = await request(coreServer.url, method, path, {
       headers: { authorization: `Bearer ${tokens.get(who)}` },
+      json,
     });
     // Access tokens expire on Core's clock, which the scenarios move: sign in again once.
     if (answer.status === 401 && answer.body?.code === "token_expired") {
       tokens.delete(who);
-      return coreAs(who, method, path);
+      return coreAs(who, method, path, json);
     }
     return answer;
   };
@@ -300,6 +309,10 @@ export async function startProtocolStack(options: ProtocolStackOptions = {}): Pr
       };
     },
     coreAs,
+    finalize: async (payer, id) =>
+      coreAs(payer, "POST", `/core/guarantees/${id}/finalize`, {
+        signature: await signFinalization(w[payer], domain, id),
+      }),
     stateOf: async (payer, id) => {
       const answer = await coreAs(payer, "GET", `/core/guarantees/${id}`);
       if (answer.status !== 200)

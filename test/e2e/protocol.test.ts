@@ -54,7 +54,9 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
     expect((await s.coreAs("carol", "POST", `/core/guarantees/${g2.id}/finalize`)).body.code).to.equal(
       "not_payer",
     );
-    const finalized = await s.coreAs("alice", "POST", `/core/guarantees/${g2.id}/finalize`);
+    // alice's finalization is her EIP-712 signature of Finalization(g2): Core stores it, and an answer of a
+    // dispute of g2 carries it on chain in place of a verdict (docs/clearing.md "Payer-finalized V2").
+    const finalized = await s.finalize("alice", g2.id);
     expect(finalized.status).to.equal(200);
     expect(finalized.body.state).to.equal("FINALIZED_PAYABLE");
 
@@ -88,19 +90,21 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
       { asset_address: usd, debtor: w.alice.address, amount: "400", status: "OPEN", covered: null },
     ]);
 
-    // alice disputes two positions of her tree inside the window: her V1 guarantee to bob (positions are in
-    // guarantee id order) and one past the tree's end; Core's keeper answers the first with her own signed
-    // guarantee (the certificate's claims and her signature it stored at issuance) and dismisses the second;
-    // the debit stands. (Her payer-finalized V2 guarantee to carol has no passing verdict on chain: disputed,
-    // it would be removed; docs/clearing.md "Disputes".)
-    const v1Position = BigInt(g1.id) < BigInt(g2.id) ? 0 : 1;
-    await f.clearingHouse.connect(w.alice).disputeGuarantee(1, usd, v1Position);
-    await f.clearingHouse.connect(w.alice).disputeGuarantee(1, usd, 9);
+    // alice disputes three positions of her tree inside the window: her V1 guarantee to bob, her
+    // payer-finalized V2 guarantee to carol (no verdict on chain: Core's answer carries her Finalization
+    // signature) and one past the tree's end; Core's keeper answers the first two with her own signed
+    // guarantees (the certificate's claims and her signatures it stored) and dismisses the third; the debit
+    // stands.
+    for (const position of [0, 1, 9])
+      await f.clearingHouse.connect(w.alice).disputeGuarantee(1, usd, position);
     const answered = await s.round();
     expect(answered.keeper.answered.map((a) => [a.debtor, a.position])).to.deep.equal([
-      [w.alice.address, v1Position],
+      [w.alice.address, 0],
+      [w.alice.address, 1],
       [w.alice.address, 9],
     ]);
+    for (const position of [0, 1])
+      expect(await f.clearingHouse.disputeOf(1, usd, w.alice.address, position)).to.equal(2n); // Upheld
     await s.round();
     expect((await cycleOf(s, 1)).debtors[0]).to.include({ status: "ANSWERED" });
 

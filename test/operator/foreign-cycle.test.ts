@@ -22,6 +22,7 @@ import {
   type ChainFixture,
   clearingTasks,
   type CoreHarness,
+  finalizationOf,
   issueGuarantee,
   mine,
   openCore,
@@ -286,7 +287,11 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
     const { f, tasks } = await setup();
     const issued = await issueGuarantee(h!, f.alice, f.bob.address, ONE / 10n, ETH, {});
     // The payer finalizes it: payable, so Core's scheduler nets it (a V2 id, marked in the Vault).
-    await tasks.lifecycle.finalizeByPayer(issued.id, f.alice.address);
+    await tasks.lifecycle.finalizeByPayer(
+      issued.id,
+      f.alice.address,
+      await finalizationOf(h!.f, f.alice, issued.id),
+    );
     expect((await h!.store.getClearingGuarantee(issued.id))!.state).to.equal("FINALIZED_PAYABLE");
     await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
     expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1 });

@@ -15,7 +15,8 @@ import { blsKeyFromSecret } from "../../sdk/bls";
 import type { Certificate, PayerSignature } from "../../sdk/certificate";
 import type { GuaranteeClaims, GuaranteeClaimsV2, SigningScheme } from "../../sdk/claims";
 import { toWireSignedGuarantee } from "../../sdk/claims";
-import { signGuarantee } from "../../sdk/eip712";
+import { GuaranteeHasher, signGuarantee } from "../../sdk/eip712";
+import { signFinalization, type FinalizationSigner } from "../../sdk/finalization";
 import { guaranteeId } from "../../sdk/ids";
 import { DEFAULT_SCOPES, type Principal } from "../../operator/auth";
 import { ZERO_ADDRESS } from "../../sdk/wire";
@@ -214,6 +215,11 @@ export function domainOf(f: ChainFixture) {
   return { name: "Surety", version: "1", chainId: 31337, verifyingContract: f.vaultAddress };
 }
 
+/** The payer's `Finalization` signature of guarantee `id` (what `POST .../finalize` takes). */
+export function finalizationOf(f: ChainFixture, payer: Signer, id: string): Promise<string> {
+  return signFinalization(payer as unknown as FinalizationSigner, domainOf(f), id);
+}
+
 let reqCounter = 1n;
 
 /** Issues a guarantee through Core's issuance service (real payer signature, real BLS certificate). */
@@ -304,6 +310,7 @@ export function clearingTasks(
     chainClock: h.chainClock,
     logger,
     chainId: 31337,
+    hasher: new GuaranteeHasher(domainOf(h.f)),
   });
   return { sender, scheduler, keeper, lifecycle };
 }

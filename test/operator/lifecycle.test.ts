@@ -12,6 +12,7 @@ import {
   chainFixture,
   clearingTasks,
   type CoreHarness,
+  finalizationOf,
   issueGuarantee,
   mine,
   openCore,
@@ -63,9 +64,10 @@ describe("V2 lifecycle", function () {
     const { f, tasks } = await setup();
     const v2 = await issueGuarantee(h!, f.alice, f.bob.address, 100n, ETH, {});
     const v1 = await issueGuarantee(h!, f.alice, f.bob.address, 100n);
-    const reject = async (id: string, wallet: string) => {
+    const signature = await finalizationOf(h!.f, f.alice, v2.id);
+    const reject = async (id: string, wallet: string, by: unknown = signature) => {
       try {
-        await tasks.lifecycle.finalizeByPayer(id, wallet);
+        await tasks.lifecycle.finalizeByPayer(id, wallet, by);
       } catch (error) {
         const { status, body } = toErrorResponse(error);
         return [status, body.code];
@@ -75,10 +77,23 @@ describe("V2 lifecycle", function () {
     expect(await reject(v2.id, f.bob.address)).to.deep.equal([403, "not_payer"]);
     expect(await reject(v2.id, f.outsider.address)).to.deep.equal([404, "guarantee_not_found"]);
     expect(await reject(v1.id, f.alice.address)).to.deep.equal([409, "invalid_state"]);
+    // The payer's Finalization signature is required, and must be the payer's, of this guarantee.
+    const invalid = [400, "invalid_finalization_signature"];
+    expect(await reject(v2.id, f.alice.address, null)).to.deep.equal(invalid); // no signature
+    expect(await reject(v2.id, f.alice.address, "0x1234")).to.deep.equal(invalid);
+    expect(await reject(v2.id, f.alice.address, await finalizationOf(h!.f, f.bob, v2.id))).to.deep.equal(
+      invalid,
+    );
+    expect(await reject(v2.id, f.alice.address, await finalizationOf(h!.f, f.alice, v1.id))).to.deep.equal(
+      invalid,
+    );
+    expect(await stateOf(v2.id)).to.equal("PENDING_VALIDATION");
     const finalized = await tasks.lifecycle.finalizeByPayer(
       v2.id.toUpperCase().replace("0X", "0x"),
       f.alice.address,
+      signature,
     );
+    expect(finalized.finalizationSignature).to.equal(signature.toLowerCase());
     expect(finalized.state).to.equal("FINALIZED_PAYABLE");
     expect(await reject(v2.id, f.alice.address)).to.deep.equal([409, "invalid_state"]);
   });
@@ -92,7 +107,7 @@ describe("V2 lifecycle", function () {
     await h!.indexer.syncToHead();
     expect((await tasks.lifecycle.tick()).disputed).to.deep.equal([g.id]);
     expect(await stateOf(g.id)).to.equal("DISPUTED");
-    await tasks.lifecycle.finalizeByPayer(g.id, f.alice.address);
+    await tasks.lifecycle.finalizeByPayer(g.id, f.alice.address, await finalizationOf(h!.f, f.alice, g.id));
     expect(await stateOf(g.id)).to.equal("FINALIZED_PAYABLE");
   });
 
@@ -159,7 +174,7 @@ describe("V2 lifecycle", function () {
     const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
     const v1 = await issueGuarantee(h!, f.alice, f.carol.address, 100n);
     await validate(h!, g.claims as GuaranteeClaimsV2, g.id, 95);
-    await tasks.lifecycle.finalizeByPayer(g.id, f.alice.address); // the payer also decided to pay
+    await tasks.lifecycle.finalizeByPayer(g.id, f.alice.address, await finalizationOf(h!.f, f.alice, g.id)); // the payer also decided to pay
     // ... and the recipient remunerated first
     await f.vault.connect(f.bob).remunerate(...remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer)));
     await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));

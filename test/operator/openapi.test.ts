@@ -3,6 +3,7 @@
  * signatures) is called on every documented endpoint, for successes and failures, and each answer's body
  * is validated against the document's schema for that path and status.
  */
+import { signFinalization } from "../../sdk/finalization";
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import { ethers } from "hardhat";
@@ -289,11 +290,23 @@ describe("Core OpenAPI document", () => {
     expect(
       (await call("POST", finalize, `/core/guarantees/${v1Id}/finalize`, as(payerToken))).body.code,
     ).to.equal("invalid_state");
-    const finalized = await call("POST", finalize, `/core/guarantees/${v2Id}/finalize`, as(payerToken));
+    expect(
+      (await call("POST", finalize, `/core/guarantees/${v2Id}/finalize`, as(payerToken))).body.code,
+    ).to.equal("invalid_finalization_signature");
+    const signature = await signFinalization(payer, t.core.context.hasher, v2Id);
+    const finalized = await call("POST", finalize, `/core/guarantees/${v2Id}/finalize`, {
+      ...as(payerToken),
+      json: { signature },
+    });
     expect(finalized.status).to.equal(200);
     expect(finalized.body).to.include({ guarantee_id: v2Id, state: "FINALIZED_PAYABLE" });
     expect(
-      (await call("POST", finalize, `/core/guarantees/${v2Id}/finalize`, as(payerToken))).status,
+      (
+        await call("POST", finalize, `/core/guarantees/${v2Id}/finalize`, {
+          ...as(payerToken),
+          json: { signature },
+        })
+      ).status,
     ).to.equal(409);
 
     // Cycle 1 nets both guarantees (payer owes the recipient 1,500), commits on chain, and is indexed.

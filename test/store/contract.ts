@@ -363,7 +363,13 @@ export function describeStoreContract(backend: StoreBackend): void {
           updatedAt: record.createdAt,
           cycleId: null,
           excludedReason: null,
+          finalizationSignature: null,
         });
+        // The payer's Finalization signature (migration 14 / 11), stored in lower case.
+        await store.setFinalizationSignature(record.guaranteeId, "0x" + "AB".repeat(65));
+        expect((await store.getClearingGuarantee(record.guaranteeId))?.finalizationSignature).to.equal(
+          "0x" + "ab".repeat(65),
+        );
       });
 
       it("rejects a duplicate id with DuplicateGuaranteeError", async () => {

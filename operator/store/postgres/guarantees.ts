@@ -210,6 +210,13 @@ export class PgGuarantees implements GuaranteeRepository {
     );
   }
 
+  async setFinalizationSignature(guaranteeId: string, signature: string): Promise<void> {
+    await this.db.query("UPDATE guarantees SET finalization_signature = $1 WHERE guarantee_id = $2", [
+      signature.toLowerCase(),
+      bytes32(guaranteeId),
+    ]);
+  }
+
   async setValidationRequestHash(guaranteeId: string, requestHash: string): Promise<void> {
     await this.db.query("UPDATE guarantees SET validation_request_hash = $1 WHERE guarantee_id = $2", [
       bytes32(requestHash),

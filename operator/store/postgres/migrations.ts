@@ -354,6 +354,11 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       CREATE INDEX cycle_disputes_status ON cycle_disputes (status, cycle_id);
     `,
   },
+  {
+    version: 11,
+    name: "finalization signature (SQLite migration 14)",
+    sql: `ALTER TABLE guarantees ADD COLUMN finalization_signature TEXT;`,
+  },
 ];
 
 /** Applies every migration `client`'s database lacks, each in its own transaction under the advisory lock. */

@@ -41,6 +41,11 @@ export interface StoredGuarantee extends GuaranteeRecord {
   cycleId: number | null;
   /** Why the clearing scheduler will not net it (e.g. consumed on chain first); null normally. */
   excludedReason: string | null;
+  /**
+   * V2: the payer's EIP-712 `Finalization` signature (sdk/finalization.ts), given when it finalized the
+   * guarantee without a verdict; a dispute answer carries it on chain. Null otherwise.
+   */
+  finalizationSignature?: string | null;
 }
 
 /** A guarantee with the clearing columns. */
@@ -106,6 +111,8 @@ export interface GuaranteeRepository {
   assignGuaranteesToCycle(guaranteeIds: readonly string[], cycleId: number | null): Promise<void>;
   setGuaranteeExcluded(guaranteeId: string, reason: string | null): Promise<void>;
   setValidationRequestHash(guaranteeId: string, requestHash: string): Promise<void>;
+  /** Stores the payer's finalization signature of a V2 guarantee (before its move to FINALIZED_PAYABLE). */
+  setFinalizationSignature(guaranteeId: string, signature: string): Promise<void>;
 
   // --- V2 validation responses ---
   insertValidationResponse(record: ValidationResponseRecord): Promise<void>;

@@ -31,6 +31,7 @@ export interface GuaranteeRow {
   cycle_id: number | null;
   excluded_reason: string | null;
   validation_request_hash: string | null;
+  finalization_signature?: string | null;
 }
 
 /** Checksumming costs a keccak256; the same few addresses (payers, recipients, assets) recur constantly. */
@@ -80,5 +81,6 @@ export function guaranteeFromRow(row: GuaranteeRow): StoredGuarantee {
     updatedAt: row.updated_at,
     cycleId: row.cycle_id ?? null,
     excludedReason: row.excluded_reason ?? null,
+    finalizationSignature: row.finalization_signature ?? null,
   };
 }

@@ -177,6 +177,10 @@ export class SqliteGuarantees implements SyncOf<GuaranteeRepository> {
     this.stmt.setRequestHash.run(bytes32(requestHash), bytes32(guaranteeId));
   }
 
+  setFinalizationSignature(guaranteeId: string, signature: string): void {
+    this.stmt.setFinalization.run(signature.toLowerCase(), bytes32(guaranteeId));
+  }
+
   insertValidationResponse(record: ValidationResponseRecord): void {
     this.stmt.insertResponse.run(
       bytes32(record.txHash),
@@ -254,6 +258,7 @@ function prepare(db: Database) {
        WHERE guarantee_id = @id`,
     ),
     setRequestHash: p("UPDATE guarantees SET validation_request_hash = ? WHERE guarantee_id = ?"),
+    setFinalization: p("UPDATE guarantees SET finalization_signature = ? WHERE guarantee_id = ?"),
     setState: p(
       `UPDATE guarantees SET state = @state, updated_at = @now,
          payable_seq = CASE WHEN @state = 'FINALIZED_PAYABLE' THEN ${NEXT_PAYABLE_KEY} ELSE payable_seq END

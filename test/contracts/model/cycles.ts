@@ -161,9 +161,14 @@ export function answerOf(cycle: BuiltCycle, tree: DebtorTree, index: number, evi
     summary: { sumRoot: tree.summary.sumRoot, total: tree.summary.total, depth: tree.summary.depth },
     summaryProof: cycle.summaryProof(tree.summary),
   };
-  const empty = { claims: "0x", certificate: ZERO_G1, scheme: 0, signature: "0x" };
+  const empty = { claims: "0x", certificate: ZERO_G1, scheme: 0, signature: "0x", finalization: "0x" };
   if (index >= tree.levels[0].length)
     return { ...base, leaf: { hash: ZeroHash, sum: 0n }, path: [], ...empty };
   const proof = sumTreeProof(tree, index);
-  return { ...base, leaf: proof.leaf, path: proof.path, ...(evidence ?? empty) };
+  return {
+    ...base,
+    leaf: proof.leaf,
+    path: proof.path,
+    ...(evidence === undefined ? empty : { ...evidence, finalization: "0x" }),
+  };
 }

@@ -113,6 +113,8 @@ export interface ModelCycle {
   games: Map<string, { revealed: boolean; openDisputes: number; depth: number; total: bigint }>;
   disputes: Map<string, DisputeStatus>;
   deducted: Map<string, bigint>;
+  /** Excess refunds of removed or conceded positions held until the challenge deadline: `asset|debtor`. */
+  refundHeld: Map<string, bigint>;
   claimed: Set<string>;
   built: BuiltCycle;
   /** Positions of each debtor's tree by `debtor|asset`. */
@@ -245,13 +247,6 @@ export class GameModel {
     c.assets.get(asset)!.bondFunded += fromBond;
     c.assets.get(asset)!.shortfall += amount - fromBond;
     return fromBond;
-  }
-  private owe(asset: string, payer: string, amount: bigint): void {
-    const bond = this.get(this.bond, asset);
-    const paid = amount < bond ? amount : bond;
-    this.bond.set(asset, bond - paid);
-    this.add(this.payouts, key(asset, payer), paid);
-    if (amount - paid !== 0n) this.add(this.refundOwed, key(asset, payer), amount - paid);
   }
   private resolveDebt(c: ModelCycle): void {
     c.openDebts -= 1;
@@ -436,6 +431,7 @@ export class GameModel {
       games: new Map(),
       disputes: new Map(),
       deducted: new Map(),
+      refundHeld: new Map(),
       claimed: new Set(),
       built,
       positions,
@@ -523,10 +519,52 @@ export class GameModel {
     if (returned !== 0n) {
       this.add(this.bond, asset, returned);
       this.fault(asset, -returned);
+      c.deducted.set(key(asset, participant), deducted - returned);
+      this.releaseObligation(participant, asset, returned);
     }
     this.add(this.payouts, key(asset, participant), credit - returned);
     this.flow(participant, asset).received += credit - returned;
     return credit - returned;
+  }
+
+  /** `ClearingHouse.claimDebitRefund` (audit M-3): the held excess, after the challenge deadline. */
+  claimDebitRefund(cycleId: number, asset: string, debtor: string, t: number): bigint {
+    const c = this.committed(cycleId);
+    if (c.vetoed) refuse("CycleIsVetoed");
+    if (t <= c.challengeDeadline) refuse("ChallengeWindowOpen");
+    const amount = this.get(c.refundHeld, key(asset, debtor));
+    if (amount === 0n) refuse("NoRefundHeld");
+    const a = c.assets.get(asset)!;
+    if (a.funded - a.claimed < amount) refuse("CreditNotYetFunded");
+    c.refundHeld.set(key(asset, debtor), 0n);
+    a.claimed += amount;
+    this.add(this.held, asset, -amount);
+    this.add(this.payouts, key(asset, debtor), amount);
+    this.flow(debtor, asset).refunded += amount;
+    return amount;
+  }
+
+  /** `ClearingHouse.recoverDeduction` (audit M-2): what no claim returned, from the recipient's collateral. */
+  recoverDeduction(cycleId: number, asset: string, recipient: string, t: number): bigint {
+    const c = this.committed(cycleId);
+    const amount = this.get(c.deducted, key(asset, recipient));
+    if (amount === 0n) refuse("NoDeduction");
+    if (!c.vetoed && t <= c.paymentDeadline) refuse("PaymentWindowOpen");
+    c.deducted.set(key(asset, recipient), 0n);
+    if (c.vetoed) {
+      this.releaseObligation(recipient, asset, amount);
+      return 0n;
+    }
+    if (amount > this.obligation(recipient, asset)) throw new Error("model: recovery above the obligation");
+    const k = key(recipient, asset);
+    const balance = this.get(this.balances, k);
+    const covered = amount < balance ? amount : balance;
+    this.add(this.locked, k, -amount);
+    this.balances.set(k, balance - covered);
+    this.add(this.bond, asset, covered);
+    this.fault(asset, -covered);
+    this.flow(recipient, asset).paidOut += covered;
+    return covered;
   }
 
   withdrawPayout(asset: string, account: string): bigint {
@@ -630,6 +668,8 @@ export class GameModel {
     if (outcome === DisputeStatus.Removed) {
       const g = this.guarantees.get(gid!)!;
       this.add(c.deducted, key(asset, g.recipient), info!.amount);
+      // Locked on the recipient's collateral until a claim returns it or recoverDeduction takes it (M-2).
+      this.add(this.locked, key(g.recipient, asset), info!.amount);
     }
     if (outcome === DisputeStatus.Voided || outcome === DisputeStatus.Removed) {
       this.fault(asset, info!.amount);
@@ -656,8 +696,9 @@ export class GameModel {
     this.fundFromBond(c, asset, cut);
     const excess = amount - cut;
     if (excess !== 0n) {
-      this.owe(asset, debtor, excess);
-      this.flow(debtor, asset).refunded += excess;
+      // Paid into the cycle from the bond and held for the debtor until the challenge deadline (M-3).
+      this.fundFromBond(c, asset, excess);
+      this.add(c.refundHeld, key(asset, debtor), excess);
     }
     if (cut !== 0n) this.releaseObligation(debtor, asset, cut);
   }
