@@ -9,13 +9,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect } from "chai";
 import { Wallet, ZeroAddress } from "ethers";
-import { applyEvent, type ChainEvent } from "../../operator/chain/events";
+import type { Log } from "ethers";
+import { clearingHouseInterface } from "../../operator/chain/abi";
+import { applyEvent, EventDecoder } from "../../operator/chain/events";
 import { JournaledTx } from "../../operator/chain/journal";
+import { GuaranteeTransitions } from "../../operator/guarantees/transitions";
 import { silentLogger } from "../../operator/logger";
 import { SqliteStore } from "../../operator/store";
 
 const ETH = ZeroAddress;
 const SELLER = Wallet.createRandom().address;
+const CLEARING_HOUSE = Wallet.createRandom().address;
+const decoder = new EventDecoder({
+  vault: Wallet.createRandom().address,
+  clearingHouse: CLEARING_HOUSE,
+  validationRegistry: Wallet.createRandom().address,
+});
 
 describe("Core's books follow a removal's deduction (audit M-2)", () => {
   let dir: string;
@@ -31,25 +40,32 @@ describe("Core's books follow a removal's deduction (audit M-2)", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function apply(contract: "ClearingHouse" | "Vault", name: string, args: ChainEvent["args"]) {
-    const event: ChainEvent = {
-      contract,
-      name,
-      args,
-      txHash: "0x" + "11".repeat(32),
-      logIndex: logIndex++,
+  /** Applies a real ClearingHouse log (encoded and decoded through the typechain interface). */
+  async function apply(name: string, args: Record<string, unknown>) {
+    const encoded = clearingHouseInterface.encodeEventLog(name, Object.values(args));
+    const log = {
+      address: CLEARING_HOUSE,
+      topics: encoded.topics,
+      data: encoded.data,
+      transactionHash: "0x" + "11".repeat(32),
+      index: logIndex++,
       blockNumber: 1,
       blockHash: "0x" + "22".repeat(32),
-      blockTimestamp: 1_700_000_000,
-    };
+      removed: false,
+    } as unknown as Log;
+    const event = decoder.decode(log, 1_700_000_000)!;
+    const logger = silentLogger();
     await store.transaction((tx) =>
-      applyEvent(new JournaledTx(tx, 1_700_000_000), event, { logger: silentLogger() }),
+      applyEvent(new JournaledTx(tx, 1_700_000_000), event, {
+        logger,
+        transitions: new GuaranteeTransitions({ logger }),
+      }),
     );
   }
   const locked = async () => (await store.getCollateral(SELLER, ETH)).locked;
 
   it("locks at the removal and unlocks as the claim returns it and the rest is recovered", async () => {
-    await apply("ClearingHouse", "CreditDeducted", {
+    await apply("CreditDeducted", {
       cycleId: 1n,
       asset: ETH,
       recipient: SELLER,
@@ -58,7 +74,7 @@ describe("Core's books follow a removal's deduction (audit M-2)", () => {
     });
     expect(await locked()).to.equal(5n);
     // Its claim returned 3 (a credit of 3), recoverDeduction the other 2.
-    await apply("ClearingHouse", "DeductionRecovered", {
+    await apply("DeductionRecovered", {
       cycleId: 1n,
       asset: ETH,
       recipient: SELLER,
@@ -66,7 +82,7 @@ describe("Core's books follow a removal's deduction (audit M-2)", () => {
       fromCollateral: 0n,
     });
     expect(await locked()).to.equal(2n);
-    await apply("ClearingHouse", "DeductionRecovered", {
+    await apply("DeductionRecovered", {
       cycleId: 1n,
       asset: ETH,
       recipient: SELLER,
