@@ -14,13 +14,9 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Express } from "express";
-import {
-  type CoreContext,
-  createCoreApp,
-  type CoreServices,
-  operatorBlsSigner,
-  type RouteModule,
-} from "./api";
+import { createCoreApp, type RouteModule } from "./api";
+import type { CoreContext, CoreServices } from "./app/context";
+import { operatorBlsSigner } from "./guarantees/signing-worker";
 import type { JsonRpcProvider } from "ethers";
 import { type BackgroundTasks, createBackgroundTasks, rpcProvider } from "./background";
 import { type ChainGateway, RpcChainGateway } from "./chain";
