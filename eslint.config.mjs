@@ -19,7 +19,10 @@ const nodeIoPatterns = NODE_IO.flatMap((name) => [name, `node:${name}`, `node:${
 
 /** operator/'s services and composition (everything but the store, the vocabulary and small leaf helpers). */
 const OPERATOR_SERVICE_IMPORTS = [
+  "**/api",
   "**/api/**",
+  "**/app",
+  "**/app/**",
   "**/auth/**",
   "**/chain/**",
   "**/clearing/**",
@@ -36,6 +39,20 @@ const OPERATOR_SERVICE_IMPORTS = [
   "**/server",
   "**/startup",
 ];
+
+/** The domain never reaches the HTTP layer or the composition root (docs/architecture.md, "Inside Core"). */
+const NOT_COMPOSITION = {
+  group: ["**/app", "**/app/**", "**/api", "**/api/**", "**/server", "**/main"],
+  message:
+    "the domain is handed its dependencies: it imports nothing of operator/app/, operator/api/, server or main",
+};
+
+/** The domain registers handlers with the indexer; it never imports the indexer or its dispatch. */
+const NO_INDEXER = {
+  group: ["**/chain/indexer", "**/chain/events"],
+  message:
+    "the domain registers handlers (chain/handlers.ts); it does not import the indexer or its dispatch",
+};
 
 export default tseslint.config(
   {
@@ -90,10 +107,19 @@ export default tseslint.config(
     },
     rules: { "import/no-cycle": ["error", { ignoreExternal: true }] },
   },
-  // Inside operator/ (docs/architecture.md, "Inside Core"): the store keeps data and imports of the domain
-  // only its vocabulary (states, the capacity rule, the leaf hash); the vocabulary imports nothing of the
-  // store; the chain indexer reaches the domain only through its event handlers (and the transition table
-  // they use), and the domain never reaches into the indexer.
+  // Inside operator/ (docs/architecture.md, "Inside Core"): the composition root (operator/app/) wires the
+  // services, the HTTP layer (api/) mounts routes on them, server.ts and main.ts run them; nothing else
+  // imports any of those. The blocks below repeat this rule for their folders (a later block's
+  // no-restricted-imports replaces an earlier one's).
+  {
+    files: ["operator/**/*.ts"],
+    ignores: ["operator/app/**", "operator/api/**", "operator/server.ts", "operator/main.ts"],
+    rules: { "no-restricted-imports": ["error", { patterns: [NOT_COMPOSITION] }] },
+  },
+  // The store keeps data and imports of the domain only its vocabulary (states, the capacity rule, the
+  // leaf hash); the vocabulary imports nothing of the store; the chain indexer reaches the domain only
+  // through its event handlers (and the transition table they use), and the domain never reaches into the
+  // indexer.
   {
     files: ["operator/store/**/*.ts"],
     rules: {
@@ -139,6 +165,7 @@ export default tseslint.config(
               message:
                 "chain/ reaches the domain only through its event handlers (*-handlers.ts) and the transition table",
             },
+            NOT_COMPOSITION,
           ],
         },
       ],
@@ -151,17 +178,52 @@ export default tseslint.config(
       "operator/lifecycle/**/*.ts",
       "operator/webhooks/**/*.ts",
       "operator/leadership/**/*.ts",
-      "operator/api/**/*.ts",
     ],
+    rules: { "no-restricted-imports": ["error", { patterns: [NO_INDEXER, NOT_COMPOSITION] }] },
+  },
+  // The HTTP layer mounts routes on the services it is handed: of operator/app/ it reads the context
+  // (the services' types) only, and it never imports the process entry points.
+  {
+    files: ["operator/api/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            NO_INDEXER,
+            {
+              group: ["**/app/*", "!**/app/context", "**/server", "**/main"],
+              message:
+                "api/ mounts routes on the context operator/app/ builds: of app/ it imports the context only, and never server or main",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // The composition root (operator/app/) wires the services without HTTP: a background-only process
+  // builds it and no Express app, so it imports nothing of the HTTP layer (api/ imports it, never the reverse).
+  {
+    files: ["operator/app/**/*.ts"],
     rules: {
       "no-restricted-imports": [
         "error",
         {
           patterns: [
             {
-              group: ["**/chain/indexer", "**/chain/events"],
+              group: [
+                "**/api",
+                "**/api/**",
+                "**/server",
+                "**/main",
+                "**/express-server",
+                "**/client-errors",
+                "express",
+                "express/*",
+                "express-validator",
+              ],
               message:
-                "the domain registers handlers (chain/handlers.ts); it does not import the indexer or its dispatch",
+                "operator/app/ knows no HTTP: api/ and server.ts mount routes on what it builds, never the reverse",
             },
           ],
         },
@@ -185,6 +247,7 @@ export default tseslint.config(
               message:
                 "the domain's vocabulary imports nothing of the store or the chain (the store imports it)",
             },
+            NOT_COMPOSITION,
           ],
         },
       ],

@@ -20,7 +20,8 @@ import { keccakBackend } from "./clearing/native-keccak";
 import { ConfigError, loadConfig, type OperatorConfig, unknownEnvSettings } from "./config";
 import { DeploymentError } from "./deployment";
 import { createLogger, type Logger } from "./logger";
-import { type CoreProcessRole, startCoreBackground, startCoreServer } from "./server";
+import { type CoreProcessRole, startCoreBackground } from "./app";
+import { startCoreServer } from "./server";
 import { StartupError } from "./startup";
 
 /**

@@ -1,17 +1,13 @@
 /**
- * `createCoreApp`: the Core HTTP application, without a listening socket
- * (server.ts owns that). Order: request id + log line, metrics, JSON body
- * parser, route modules, 404, error handler.
+ * `mountCoreRoutes`: the Core HTTP application on services it is handed (operator/app/ wires
+ * them), without a listening socket (server.ts owns that). Order: request id + log line, metrics,
+ * JSON body parser, route modules, 404, error handler. `createCoreApp` wires the services and
+ * mounts them in one call (tests).
  */
 import express, { type Express } from "express";
 import { jsonBodyParser } from "../../runtime/client-errors";
-import {
-  type CoreContext,
-  type CoreDeps,
-  type CoreServices,
-  createCoreContext,
-  type RouteModule,
-} from "./context";
+import { type CoreDeps, type CoreServices, createCoreContext } from "../app/context";
+import type { CoreContext, RouteModule } from "./context";
 import { cycleRoutes } from "./cycle-routes";
 import { authRouter } from "./auth-routes";
 import { consoleRoutes } from "./console-routes";
@@ -56,9 +52,8 @@ export interface CoreApp {
   context: CoreContext;
 }
 
-export function createCoreApp(options: CoreAppOptions): CoreApp {
-  const { services, routes = [], ...deps } = options;
-  const context = createCoreContext(deps, services);
+/** The Core HTTP application on the services of `context`: {@link CORE_ROUTES}, then `routes`. */
+export function mountCoreRoutes(context: CoreContext, routes: readonly RouteModule[] = []): Express {
   const app = express();
   app.disable("x-powered-by");
   // API responses are not cached by validators; hashing every body for an ETag is wasted work.
@@ -69,5 +64,12 @@ export function createCoreApp(options: CoreAppOptions): CoreApp {
   for (const module of [...CORE_ROUTES, ...routes]) app.use(module(context));
   app.use(notFoundHandler());
   app.use(errorHandler());
-  return { app, context };
+  return app;
+}
+
+/** Wires the services from `options` (operator/app/context.ts) and mounts the routes on them. */
+export function createCoreApp(options: CoreAppOptions): CoreApp {
+  const { services, routes, ...deps } = options;
+  const context = createCoreContext(deps, services);
+  return { app: mountCoreRoutes(context, routes), context };
 }

@@ -22,7 +22,7 @@ import { DEFAULT_SCOPES, type Principal } from "../../operator/auth";
 import { ZERO_ADDRESS } from "../../sdk/wire";
 import { DEV_TEST_TOKENS, deploySurety, type Timings } from "../../scripts/deploy";
 import { postDevnetBonds } from "../../scripts/devnet/contracts";
-import { createCoreContext, type CoreContext } from "../../operator/api";
+import { createCoreContext, type CoreContext } from "../../operator/app";
 import type { ChainGateway } from "../../operator/chain/gateway";
 import { ChainIndexer, type ChainProvider } from "../../operator/chain/indexer";
 import { ChainClock, ManualClock } from "../../operator/clock";
