@@ -14,6 +14,7 @@ import {
 } from "./context";
 import { cycleRoutes } from "./cycle-routes";
 import { authRouter } from "./auth-routes";
+import { consoleApiRoutes } from "./console-api-routes";
 import { consoleRoutes } from "./console-routes";
 import { errorHandler, notFoundHandler } from "./error-handler";
 import { guaranteeRoutes } from "./guarantee-routes";
@@ -41,6 +42,7 @@ export const CORE_ROUTES: readonly RouteModule[] = [
   scheduleRoutes,
   webhookAdminRoutes,
   openapiRoutes,
+  consoleApiRoutes,
   consoleRoutes,
 ];
 

@@ -152,7 +152,10 @@ export class PgGuarantees implements GuaranteeRepository {
 
   async countGuarantees(query: GuaranteeQuery): Promise<number> {
     const { where, params } = guaranteeWhere({ ...query, afterSeq: undefined, beforeSeq: undefined });
-    const { rows } = await this.db.query<{ n: string }>(`SELECT COUNT(*) AS n FROM guarantees${where}`, params);
+    const { rows } = await this.db.query<{ n: string }>(
+      `SELECT COUNT(*) AS n FROM guarantees${where}`,
+      params,
+    );
     return Number(rows[0].n);
   }
 
@@ -278,6 +281,7 @@ function guaranteeWhere(query: GuaranteeQuery): { where: string; params: unknown
   if (query.states && query.states.length > 0) where.push(`state = ANY(${param([...query.states])}::text[])`);
   if (query.guaranteeId !== undefined) where.push(`guarantee_id = ${param(bytes32(query.guaranteeId))}`);
   if (query.cycleId !== undefined) where.push(`cycle_id = ${param(query.cycleId)}`);
+  if (query.cycleIds !== undefined) where.push(`cycle_id = ANY(${param([...query.cycleIds])}::bigint[])`);
   if (query.user !== undefined) where.push(`user_address = ${param(address(query.user))}`);
   if (query.recipient !== undefined) where.push(`recipient_address = ${param(address(query.recipient))}`);
   if (query.party !== undefined) {

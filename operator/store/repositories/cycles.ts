@@ -115,7 +115,11 @@ export interface CycleRepository {
   putCycleDebt(record: CycleDebtRecord): Promise<void>;
   getCycleDebt(cycleId: number, asset: string, debtor: string): Promise<CycleDebtRecord | null>;
   /** Debts by cycle, status and debtor, in (cycle, asset, debtor) order. */
-  listCycleDebts(query: { cycleId?: number; status?: DebtStatus; debtor?: string }): Promise<CycleDebtRecord[]>;
+  listCycleDebts(query: {
+    cycleId?: number;
+    status?: DebtStatus;
+    debtor?: string;
+  }): Promise<CycleDebtRecord[]>;
   deleteCycleDebt(cycleId: number, asset: string, debtor: string): Promise<void>;
   /** Records a disputed position (replacing the record of the same position). */
   putCycleDispute(record: CycleDisputeRecord): Promise<void>;

@@ -82,6 +82,8 @@ export interface GuaranteeQuery {
   /** Only this guarantee (any case). */
   guaranteeId?: string;
   cycleId?: number;
+  /** Only guarantees of one of these cycles (none matches an empty list). */
+  cycleIds?: readonly number[];
   user?: string;
   recipient?: string;
   /** Guarantees this address is payer or recipient of. */

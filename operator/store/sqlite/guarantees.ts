@@ -113,7 +113,9 @@ export class SqliteGuarantees implements SyncOf<GuaranteeRepository> {
 
   countGuarantees(query: GuaranteeQuery): number {
     const { where, params } = guaranteeWhere({ ...query, afterSeq: undefined, beforeSeq: undefined });
-    const row = this.db.prepare(`SELECT COUNT(*) AS n FROM guarantees${where}`).get(...params) as { n: number };
+    const row = this.db.prepare(`SELECT COUNT(*) AS n FROM guarantees${where}`).get(...params) as {
+      n: number;
+    };
     return Number(row.n);
   }
 
@@ -253,6 +255,10 @@ function guaranteeWhere(query: GuaranteeQuery): { where: string; params: unknown
   }
   if (query.guaranteeId !== undefined) eq("guarantee_id", query.guaranteeId.toLowerCase());
   if (query.cycleId !== undefined) eq("cycle_id", query.cycleId);
+  if (query.cycleIds !== undefined) {
+    where.push(`cycle_id IN (${query.cycleIds.map(() => "?").join(", ") || "NULL"})`);
+    params.push(...query.cycleIds);
+  }
   if (query.user !== undefined) eq("user_address", address(query.user));
   if (query.recipient !== undefined) eq("recipient_address", address(query.recipient));
   if (query.party !== undefined) {
