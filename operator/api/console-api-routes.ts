@@ -190,8 +190,11 @@ export const consoleApiRoutes: RouteModule = (context) => {
         const ids = await tx.listCycleIds(COMMITTED_CYCLE_STATES, { beforeId: before, limit: limit + 1 });
         const shown = ids.slice(0, limit);
         const cycles = await Promise.all(shown.map((id) => tx.getCycle(id)));
+        // Each with its cutoff (Core's clock): the console charts the time from cutoff to commit.
         const views = await Promise.all(
-          cycles.filter((c): c is CycleRecord => c !== null).map((c) => cycleView(tx, c)),
+          cycles
+            .filter((c): c is CycleRecord => c !== null)
+            .map(async (c) => ({ ...(await cycleView(tx, c)), cutoff: iso(c.cutoff) })),
         );
         const total = await tx.countCycles(COMMITTED_CYCLE_STATES);
         return { views, total, more: ids.length > limit, last: shown[shown.length - 1] };
