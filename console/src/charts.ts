@@ -30,11 +30,12 @@ function frame(
   values: number[],
   plot: SVGElement[],
   testId: string,
+  empty = "no sample yet",
 ): HTMLElement {
   const last = values.at(-1);
   const summary =
     values.length === 0
-      ? "no sample yet"
+      ? empty
       : `now ${round(last!)} ${unit} · min ${round(Math.min(...values))} · max ${round(Math.max(...values))}`;
   return h(
     "figure",
@@ -61,6 +62,7 @@ export function lineChart(
   unit: string,
   samples: (number | null)[],
   testId: string,
+  empty?: string,
 ): HTMLElement {
   const values = samples.filter((v): v is number => v !== null);
   const low = Math.min(0, ...values);
@@ -74,7 +76,7 @@ export function lineChart(
     )
     .filter((p): p is string => p !== null);
   const plot = points.length === 0 ? [] : [svg("polyline", { points: points.join(" "), class: "line" })];
-  return frame(label, unit, values, plot, testId);
+  return frame(label, unit, values, plot, testId, empty);
 }
 
 /** One bar per `{label, value}` (oldest first), each with its figure as a tooltip. */

@@ -272,7 +272,11 @@ async function sampleMetrics(): Promise<void> {
     at: Date.now(),
     issued: text === null ? null : metricSum(text, "surety_guarantees_issued_total"),
     backlog: text === null ? null : metricSum(text, "surety_webhook_backlog_pending"),
-    coverSlack: text === null ? null : metricSum(text, "surety_keeper_cover_slack_seconds"),
+    // The slack has a sample only while some debt awaits a cover.
+    coverSlack:
+      text === null || !metricSum(text, "surety_keeper_debts_awaiting_cover")
+        ? null
+        : metricSum(text, "surety_keeper_cover_slack_seconds"),
   });
   if (state.samples.length > SAMPLES_KEPT) state.samples.shift();
 }
@@ -292,7 +296,7 @@ function renderCharts(): HTMLElement {
     h(
       "div",
       { class: "chart-grid" },
-      lineChart("Issuance", "guarantees/s", rates, "chart-issuance"),
+      lineChart("Issuance", "guarantees/s", rates, "chart-issuance", "from the second read on"),
       barChart(
         "Cycle size",
         "guarantees",
@@ -313,6 +317,7 @@ function renderCharts(): HTMLElement {
         "s before the default deadline",
         state.samples.map((s) => s.coverSlack),
         "chart-cover-slack",
+        "no debt awaiting a cover",
       ),
       lineChart(
         "Webhook backlog",

@@ -120,17 +120,21 @@ interface SearchQuery {
   cursor?: number;
 }
 
-/** One line of a payer's ledger (docs/operator-api.md "GET /console/api/users/{address}/ledger"). */
+/** What a ledger line records (docs/operator-api.md "GET /console/api/users/{address}/ledger"). */
+export const LEDGER_ENTRY_KINDS = [
+  "deposit",
+  "lock",
+  "net_debit",
+  "cover",
+  "withdrawal",
+  "remuneration",
+  "payout",
+  "unclaimed_credit",
+] as const;
+
+/** One line of a payer's ledger. */
 export interface LedgerEntry {
-  kind:
-    | "deposit"
-    | "lock"
-    | "net_debit"
-    | "cover"
-    | "withdrawal"
-    | "remuneration"
-    | "payout"
-    | "unclaimed_credit";
+  kind: (typeof LEDGER_ENTRY_KINDS)[number];
   asset_address: string;
   amount: string;
   at: string | null;

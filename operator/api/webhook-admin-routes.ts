@@ -267,7 +267,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
   router.post("/core/admin/webhooks/:id/test", ...guarded, async (req, res) => {
     const found = await subscription(String(req.params.id));
     const now = clock.nowSeconds();
-    const id = `evt_test_${randomBytes(12).toString("hex")}`;
+    const id = `evt_${randomBytes(16).toString("hex")}`;
     const envelope: WebhookEnvelope = {
       id,
       type: WEBHOOK_TEST_EVENT_TYPE,
