@@ -140,7 +140,11 @@ export function renderCycle(cycle: CycleBody, assets: Map<string, AssetInfo>): H
               h(
                 "tr",
                 {},
-                h("td", { "data-testid": "debtor" }, addressCode(debtor.debtor, { full: true, collateral: true })),
+                h(
+                  "td",
+                  { "data-testid": "debtor" },
+                  addressCode(debtor.debtor, { full: true, collateral: true }),
+                ),
                 h("td", { class: "num" }, formatAmount(debtor.amount, debtor.asset_address, assets)),
                 h("td", {}, h("span", { class: `badge ${GROUP[debtor.status]}` }, debtor.status)),
                 h(
