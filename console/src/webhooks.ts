@@ -40,7 +40,11 @@ export function renderWebhooks(
         "article",
         { "data-testid": "webhook", "data-webhook-id": w.id },
         h("h3", {}, w.id, " ", h("span", { class: "badge off" }, w.source)),
-        button("Send a test event", "send-test", () => actions.test(w.id)),
+        h(
+          "p",
+          { class: "actions" },
+          button("Send a test event", "send-test", () => actions.test(w.id)),
+        ),
         h(
           "dl",
           {},
@@ -59,6 +63,7 @@ export function renderWebhooks(
           row("Oldest pending", time(w.backlog.oldest_pending_at)),
           row("Created", time(w.created_at)),
         ),
+        h("h4", {}, "Newest deliveries"),
         renderDeliveries(w.id, deliveries.get(w.id), actions),
       ),
     ),
