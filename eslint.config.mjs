@@ -17,6 +17,26 @@ const NODE_IO = [
 ];
 const nodeIoPatterns = NODE_IO.flatMap((name) => [name, `node:${name}`, `node:${name}/*`]);
 
+/** operator/'s services and composition (everything but the store, the vocabulary and small leaf helpers). */
+const OPERATOR_SERVICE_IMPORTS = [
+  "**/api/**",
+  "**/auth/**",
+  "**/chain/**",
+  "**/clearing/**",
+  "**/guarantees/**",
+  "**/leadership/**",
+  "**/lifecycle/**",
+  "**/webhooks/**",
+  "**/background",
+  "**/background-state",
+  "**/config",
+  "**/health",
+  "**/main",
+  "**/metrics",
+  "**/server",
+  "**/startup",
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -69,6 +89,122 @@ export default tseslint.config(
       "import/extensions": [".ts", ".js"],
     },
     rules: { "import/no-cycle": ["error", { ignoreExternal: true }] },
+  },
+  // Inside operator/ (docs/architecture.md, "Inside Core"): the store keeps data and imports of the domain
+  // only its vocabulary (states, the capacity rule, the leaf hash); the vocabulary imports nothing of the
+  // store; the chain indexer reaches the domain only through its event handlers (and the transition table
+  // they use), and the domain never reaches into the indexer.
+  {
+    files: ["operator/store/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: [
+                ...OPERATOR_SERVICE_IMPORTS,
+                "!**/guarantees/states",
+                "!**/guarantees/capacity",
+                "!**/clearing/leaf-hash",
+              ],
+              message:
+                "the store imports of the domain only its vocabulary (states, capacity rule, leaf hash)",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ["operator/chain/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: [
+                "**/api",
+                "**/api/**",
+                "**/auth/**",
+                "**/leadership/**",
+                "**/guarantees/*",
+                "**/clearing/*",
+                "**/lifecycle/*",
+                "!**/*-handlers",
+                "!**/guarantees/transitions",
+                "!**/guarantees/states",
+              ],
+              message:
+                "chain/ reaches the domain only through its event handlers (*-handlers.ts) and the transition table",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: [
+      "operator/guarantees/**/*.ts",
+      "operator/clearing/**/*.ts",
+      "operator/lifecycle/**/*.ts",
+      "operator/webhooks/**/*.ts",
+      "operator/leadership/**/*.ts",
+      "operator/api/**/*.ts",
+    ],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["**/chain/indexer", "**/chain/events"],
+              message:
+                "the domain registers handlers (chain/handlers.ts); it does not import the indexer or its dispatch",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: [
+      "operator/guarantees/states.ts",
+      "operator/guarantees/capacity.ts",
+      "operator/guarantees/transitions.ts",
+      "operator/clearing/leaf-hash.ts",
+    ],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["**/store", "**/store/**", "**/chain/**"],
+              message:
+                "the domain's vocabulary imports nothing of the store or the chain (the store imports it)",
+            },
+          ],
+        },
+      ],
+    },
+  },
+  // Every guarantee state change goes through the transition table (operator/guarantees/transitions.ts);
+  // only the table, the indexer's journal (which records the inverse for a rewind) and the store call the
+  // store's compare-and-set.
+  {
+    files: ["operator/**/*.ts"],
+    ignores: ["operator/store/**", "operator/guarantees/transitions.ts", "operator/chain/journal.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector: "CallExpression[callee.property.name='transitionGuarantee']",
+          message: "move a guarantee through GuaranteeTransitions.apply (operator/guarantees/transitions.ts)",
+        },
+      ],
+    },
   },
   // The facilitator speaks to Core over HTTP only; shared plumbing is in runtime/.
   {

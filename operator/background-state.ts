@@ -24,7 +24,7 @@ import {
   parseCommitDeadlineSnapshot,
 } from "./clearing/commit-deadline";
 import { parseScheduledTimings, type ProtocolTimings, type ScheduledTimings } from "./chain/timings";
-import type { VaultTimings } from "./chain/events";
+import type { VaultTimings } from "./chain/handlers";
 import { ChainClock, type Clock, systemClock } from "./clock";
 import type { Logger } from "./logger";
 import type { Store } from "./store";

@@ -161,9 +161,18 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     onOperationCancelled: (operation) => timings.cancel(operation),
     onCursor: chainClock instanceof ChainClock ? (cursor) => chainClock.observe(cursor) : undefined,
     syncStatus: deps.chainSync,
+    transitionRefusals: deps.metrics,
   });
   const lifecycle =
-    deps.lifecycle ?? new V2Lifecycle({ store, clock, chainClock, logger, chainId: config.chainId });
+    deps.lifecycle ??
+    new V2Lifecycle({
+      store,
+      clock,
+      chainClock,
+      logger,
+      chainId: config.chainId,
+      transitionRefusals: deps.metrics,
+    });
   let scheduler: ClearingScheduler | null = null;
   let keeper: ClearingKeeper | null = null;
   let sender: OperatorSender | null = null;

@@ -19,7 +19,7 @@
  * indexer, no bond checked). Each warning is logged once when it appears (`event: "health_warning"`) and
  * once when it clears, as health or metrics are read.
  */
-import type { VaultTimings } from "./chain/events";
+import type { VaultTimings } from "./chain/handlers";
 import type { ChainSyncStatus } from "./chain/sync-status";
 import type { CommitBondStatus } from "./clearing/bond-floor";
 import { clearingSchedule } from "./clearing/schedule";

@@ -8,6 +8,8 @@
  *   so ids and addresses do not explode the label space.
  * - `surety_guarantees_issued_total{version,scheme}`,
  *   `surety_guarantees_rejected_total{reason}` (reason = the error code).
+ * - `surety_guarantee_transitions_refused_total{trigger}`: guarantee moves the transition table refused
+ *   (guarantees/transitions.ts; each is also logged, `guarantee_transition_refused`).
  * - `surety_collateral_locked{asset}`: total locked collateral per asset in
  *   base units, read from the store at scrape time (a float: exact up to 2^53).
  * - `surety_indexer_lag_blocks`, `surety_indexer_seconds_since_sync` and
@@ -58,6 +60,7 @@ export class CoreMetrics {
   private readonly duration: Histogram<"method" | "route" | "status">;
   private readonly issued: Counter<"version" | "scheme">;
   private readonly rejected: Counter<"reason">;
+  private readonly transitionsRefused: Counter<"trigger">;
 
   constructor(
     store: Store,
@@ -92,6 +95,12 @@ export class CoreMetrics {
       name: "surety_guarantees_rejected_total",
       help: "Guarantee requests refused, by error code",
       labelNames: ["reason"],
+      registers,
+    });
+    this.transitionsRefused = new Counter({
+      name: "surety_guarantee_transitions_refused_total",
+      help: "Guarantee state moves the transition table refused, by trigger",
+      labelNames: ["trigger"],
       registers,
     });
     new Gauge({
@@ -344,6 +353,11 @@ export class CoreMetrics {
 
   guaranteeIssued(version: number, scheme: string): void {
     this.issued.inc({ version: String(version), scheme });
+  }
+
+  /** A guarantee move the transition table refused (guarantees/transitions.ts). */
+  guaranteeTransitionRefused(trigger: string): void {
+    this.transitionsRefused.inc({ trigger });
   }
 
   guaranteeRejected(reason: string): void {

@@ -16,5 +16,6 @@ export * from "./public-params";
 export * from "./bls";
 export * from "./merkle";
 export * from "./guarantee-tree";
+export * from "./guarantee-states";
 export * from "./x402";
 export * from "./webhooks";

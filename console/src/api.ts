@@ -4,12 +4,11 @@
  * every URL is same-origin and relative to the site root. Bodies are typed as the docs define them; the
  * public-params and token shapes come from the sdk, their one definition.
  */
+import { GUARANTEE_STATES, type GuaranteeState } from "../../sdk/guarantee-states";
 import type { WirePublicParams, WireTokenList } from "../../sdk/public-params";
 
-// The lifecycle's one definition (operator/store/repositories/guarantees.ts: a file with no imports but types).
-import { GUARANTEE_STATES, type GuaranteeState } from "../../operator/store/repositories/guarantees";
-
 export type { WirePublicParams, WireTokenList };
+// The states Core answers: the sdk holds the one list (sdk/guarantee-states.ts).
 export { GUARANTEE_STATES, type GuaranteeState };
 
 export type HealthCheckState = "ok" | "warn" | "off";

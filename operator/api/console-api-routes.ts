@@ -17,14 +17,8 @@ import { formatUint, parseAddress, sameAddress } from "../../sdk/wire";
 import { isAdmin, isFacilitator } from "../auth";
 import { COMMITTED_CYCLE_STATES } from "../clearing/schedule";
 import { guaranteeView } from "../guarantees";
-import {
-  GUARANTEE_STATES,
-  type GuaranteeQuery,
-  type GuaranteeState,
-  PRE_CYCLE_LOCKED_STATES,
-  type CycleRecord,
-  type StoreTx,
-} from "../store";
+import { GUARANTEE_STATES, type GuaranteeState, PRE_CYCLE_LOCKED_STATES } from "../guarantees/states";
+import type { CycleRecord, GuaranteeQuery, StoreTx } from "../store";
 import { decodeCursor, encodeCursor, pageSize } from "../store/guarantee-paging";
 import { principalOf, requireAccessToken } from "./access-middleware";
 import type { RouteModule } from "./context";

@@ -165,6 +165,7 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       chainClock: deps.chainClock,
       logger: deps.logger,
       chainId: config.chainId,
+      transitionRefusals: metrics,
     });
   return {
     ...deps,

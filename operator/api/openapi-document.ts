@@ -17,7 +17,7 @@ import {
 } from "../webhooks/subscriptions";
 import { DEFAULT_DELIVERY_PAGE, MAX_DELIVERY_PAGE } from "./webhook-admin-routes";
 import { DEFAULT_CYCLE_PAGE, MAX_CYCLE_PAGE } from "./cycle-routes";
-import { GUARANTEE_STATES } from "../store/repositories/guarantees";
+import { GUARANTEE_STATES } from "../../sdk/guarantee-states";
 import { HEALTH_CHECKS } from "../health";
 
 type Schema = Record<string, unknown>;

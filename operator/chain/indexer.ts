@@ -18,14 +18,10 @@ import type { Clock } from "../clock";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
 import type { ChainCursor, Store } from "../store";
-import {
-  type ApplyContext,
-  applyEvent,
-  type ChainEvent,
-  EventDecoder,
-  jsonArgs,
-  type VaultTimings,
-} from "./events";
+import { GuaranteeTransitions, type TransitionRefusals } from "../guarantees/transitions";
+import { applyEvent } from "./events";
+import type { ApplyContext, VaultTimings } from "./handlers";
+import { EventDecoder, jsonArgs, type TypedChainEvent } from "./typed-events";
 import { applyUndo, JournaledTx, type UndoOp } from "./journal";
 import type { ChainSyncMonitor } from "./sync-status";
 import { ChainWebhooks } from "../webhooks/events";
@@ -69,6 +65,8 @@ export interface ChainIndexerOptions {
   onCursor?: (cursor: ChainCursor | null) => void;
   /** Told the outcome of every tick: health, the issuance gate and metrics read it (sync-status.ts). */
   syncStatus?: ChainSyncMonitor;
+  /** Counts the guarantee moves the transition table refuses (CoreMetrics). */
+  transitionRefusals?: TransitionRefusals;
 }
 
 export interface IndexerTickResult {
@@ -106,6 +104,7 @@ export class ChainIndexer {
     this.decoder = new EventDecoder(options.deployment);
     this.applyContext = {
       logger: options.logger,
+      transitions: new GuaranteeTransitions({ logger: options.logger, refusals: options.transitionRefusals }),
       onTimings: options.onTimings,
       onTimingsScheduled: options.onTimingsScheduled,
       onOperationCancelled: options.onOperationCancelled,
@@ -200,7 +199,7 @@ export class ChainIndexer {
 
     const logs = await provider.getLogs({ address: this.decoder.addresses, fromBlock: from, toBlock: to });
     const headers = await this.headers(to, logs);
-    const events: ChainEvent[] = [];
+    const events: TypedChainEvent[] = [];
     for (const log of [...logs].sort((x, y) => x.blockNumber - y.blockNumber || x.index - y.index)) {
       if (log.removed) continue;
       const header = headers.get(log.blockNumber);
@@ -230,7 +229,7 @@ export class ChainIndexer {
           blockTimestamp: event.blockTimestamp,
           contract: event.contract,
           name: event.name,
-          args: jsonArgs(event.args),
+          args: jsonArgs(event.plainArgs),
           undo: journal.undo,
           appliedAt: now,
         });

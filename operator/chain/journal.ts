@@ -17,6 +17,7 @@ import type {
   V2NettingRecord,
   WithdrawalRecord,
 } from "../store";
+import type { TransitionStore } from "../guarantees/transitions";
 
 type Json = string | number | boolean | null | Json[] | { [key: string]: Json };
 
@@ -107,7 +108,7 @@ function reserveFromJson(json: Json): ReserveRecord {
 }
 
 /** Store changes with their inverses recorded; `undo` is what the event's journal row keeps. */
-export class JournaledTx {
+export class JournaledTx implements TransitionStore {
   readonly undo: UndoOp[] = [];
 
   constructor(
@@ -134,8 +135,12 @@ export class JournaledTx {
     this.undo.push({ op: "pending", user, asset, value: before.pendingWithdrawal.toString() });
   }
 
-  /** Moves a guarantee from one of `from` to `to`; returns its previous state, or null if it was elsewhere. */
-  async transition(
+  /**
+   * Moves a guarantee from one of `from` to `to`; returns its previous state, or null if it was elsewhere.
+   * Handlers do not call it: they ask `context.transitions` (guarantees/transitions.ts), which checks the
+   * move against the transition table and calls this ({@link TransitionStore}).
+   */
+  async transitionGuarantee(
     guaranteeId: string,
     from: readonly GuaranteeState[],
     to: GuaranteeState,
@@ -144,6 +149,11 @@ export class JournaledTx {
     if (!before) return null;
     this.undo.push({ op: "state", guaranteeId: before.guaranteeId, from: before.state, to });
     return before.state;
+  }
+
+  /** The guarantee's state now, in this transaction (null: unknown id). */
+  async stateOf(guaranteeId: string): Promise<GuaranteeState | null> {
+    return (await this.tx.getClearingGuarantee(guaranteeId))?.state ?? null;
   }
 
   async putWithdrawal(record: WithdrawalRecord): Promise<void> {
@@ -281,6 +291,8 @@ export async function applyUndo(tx: StoreTx, undo: readonly UndoOp[], now: numbe
         await tx.setPendingWithdrawal(step.user, step.asset, BigInt(step.value), now);
         break;
       case "state":
+        // The rewind restores the state the journal recorded: it undoes a move of the transition table
+        // (guarantees/transitions.ts) and is not one itself.
         await tx.transitionGuarantee(step.guaranteeId, [step.to], step.from, now);
         break;
       case "withdrawal":

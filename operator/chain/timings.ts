@@ -10,7 +10,7 @@
  * ({@link ProtocolTimings.bounding}, docs/operator-async.md "V2 deadline cap").
  */
 import { vaultAt } from "./abi";
-import type { ScheduledTimings, VaultTimings } from "./events";
+import type { ScheduledTimings, VaultTimings } from "./handlers";
 import type { ChainProvider } from "./provider";
 
 export type { ScheduledTimings };

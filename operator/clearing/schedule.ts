@@ -4,7 +4,7 @@
  * the scheduler keeps in the store, the commit promised within the Vault's `commitDelay` of it, and a cycle
  * planned or sent but not yet seen committed. No HTTP here: the route maps it to its wire form.
  */
-import type { VaultTimings } from "../chain/events";
+import type { VaultTimings } from "../chain/handlers";
 import type { Clock } from "../clock";
 import type { OperatorConfig } from "../config";
 import type { CycleRecord, StoreOps } from "../store";

@@ -16,14 +16,42 @@
  * but the Vault still holds the reserve (until `ReserveReleased`), the reserve holds the payer's collateral
  * in Core's books exactly as on chain. A pending withdrawal leaves capacity at once, so collateral on its
  * way out never backs a new guarantee.
+ *
+ * Domain vocabulary: the store's check-and-lock takes a {@link CapacityFn}; this module imports nothing of
+ * the store (its balances and reserves are read through the shapes below, which the store's records fit).
  */
 import { BPS_DENOMINATOR } from "../config";
-import { type ActiveReserve, type CollateralBalance, PRE_CYCLE_LOCKED_STATES } from "../store";
+import { type GuaranteeState, PRE_CYCLE_LOCKED_STATES } from "./states";
+
+/** A (user, asset) balance as the rule reads it (the store's `CollateralBalance`). */
+export interface CollateralBalance {
+  user: string;
+  asset: string;
+  deposited: bigint;
+  /** Sum of unresolved guarantees and unpaid net debits. */
+  locked: bigint;
+  pendingWithdrawal: bigint;
+}
+
+/** A seller's reserve on chain with the guarantee Core holds under its id (the store's `ActiveReserve` fits it). */
+export interface CapacityReserve {
+  user: string;
+  asset: string;
+  amount: bigint;
+  guarantee: { state: GuaranteeState; user: string; asset: string; amount: bigint } | null;
+}
+
+/**
+ * Largest total `locked` the balance may carry (deposits × collateral factor − pending withdrawals, less
+ * what the payer's on-chain reserves hold beyond Core's locks). The store's check-and-lock calls it with
+ * the balance and the payer's active reserves read in its own transaction.
+ */
+export type CapacityFn = (balance: CollateralBalance, reserves: readonly CapacityReserve[]) => bigint;
 
 const sameAddress = (a: string, b: string): boolean => a.toLowerCase() === b.toLowerCase();
 
 /** What Core itself locks for the guarantee a reserve backs. */
-function coreLockOf(reserve: ActiveReserve): bigint {
+function coreLockOf(reserve: CapacityReserve): bigint {
   const g = reserve.guarantee;
   if (g === null || !PRE_CYCLE_LOCKED_STATES.includes(g.state)) return 0n;
   if (!sameAddress(g.user, reserve.user) || !sameAddress(g.asset, reserve.asset)) return 0n;
@@ -31,7 +59,7 @@ function coreLockOf(reserve: ActiveReserve): bigint {
 }
 
 /** Σ max(0, reserve − Core's lock) over `reserves` of `balance`'s (user, asset): holds beyond `locked`. */
-export function reserveHold(balance: CollateralBalance, reserves: readonly ActiveReserve[]): bigint {
+export function reserveHold(balance: CollateralBalance, reserves: readonly CapacityReserve[]): bigint {
   let hold = 0n;
   for (const r of reserves) {
     if (!sameAddress(r.user, balance.user) || !sameAddress(r.asset, balance.asset)) continue;
@@ -50,7 +78,7 @@ export function collateralCapacity(balance: CollateralBalance, factorBps: number
 /** The largest `locked` the check-and-lock may reach: capacity − reserve_hold (may be negative). */
 export function lockLimit(
   balance: CollateralBalance,
-  reserves: readonly ActiveReserve[],
+  reserves: readonly CapacityReserve[],
   factorBps: number,
 ): bigint {
   return collateralCapacity(balance, factorBps) - reserveHold(balance, reserves);
@@ -59,7 +87,7 @@ export function lockLimit(
 /** What new guarantees may still lock: capacity − held, ≥ 0. */
 export function availableCollateral(
   balance: CollateralBalance,
-  reserves: readonly ActiveReserve[],
+  reserves: readonly CapacityReserve[],
   factorBps: number,
 ): bigint {
   const available = lockLimit(balance, reserves, factorBps) - balance.locked;
@@ -67,7 +95,7 @@ export function availableCollateral(
 }
 
 /** What a withdrawal may take by Core's books: deposited − held, ≥ 0 (the Vault's `freeCollateralOf`). */
-export function freeCollateral(balance: CollateralBalance, reserves: readonly ActiveReserve[]): bigint {
+export function freeCollateral(balance: CollateralBalance, reserves: readonly CapacityReserve[]): bigint {
   const free = balance.deposited - balance.locked - reserveHold(balance, reserves);
   return free > 0n ? free : 0n;
 }

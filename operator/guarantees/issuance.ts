@@ -58,6 +58,7 @@ import type { GuaranteeRecord, IssueGuaranteeOutcome, StoredGuarantee, Store } f
 import { IssueBatcher } from "./batcher";
 import type { IssuanceAdmission } from "./admission";
 import { lockLimit } from "./capacity";
+import { initialState } from "./transitions";
 import { isAsyncBlsSigner } from "./signing-worker";
 import { guaranteeIssuedEvent } from "../webhooks/events";
 import { claimsOfRecord } from "./view";
@@ -376,7 +377,8 @@ export class GuaranteeIssuer {
       signature: signed.signature,
       certificateClaims: certificate.claims,
       certificateSignature: certificate.signature,
-      state: claims.version === 1 ? "FINALIZED_PAYABLE" : "PENDING_VALIDATION",
+      // The table's first state (transitions.ts, `issued`): V1 payable at once, V2 waiting for validation.
+      state: initialState(claims.version),
       createdAt: now,
     };
     const factor = collateralFactorBps(config, claims.asset);

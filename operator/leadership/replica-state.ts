@@ -17,7 +17,7 @@
  * database per request already.
  */
 import { type ChainSyncMonitor, type ChainSyncSnapshot } from "../chain/sync-status";
-import type { VaultTimings } from "../chain/events";
+import type { VaultTimings } from "../chain/handlers";
 import { parseScheduledTimings, type ProtocolTimings, type ScheduledTimings } from "../chain/timings";
 import type { CommitBondGate, CommitBondSnapshot } from "../clearing/bond-floor";
 import { parseCommitBondSnapshot } from "../background-state";

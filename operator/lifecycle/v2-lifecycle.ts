@@ -13,6 +13,9 @@
  *     otherwise → CANCELLED and its lock released;
  * - on-chain remuneration → REMUNERATED (the indexer, GuaranteeRemunerated).
  *
+ * Every move goes through the transition table (guarantees/transitions.ts: triggers `payer_finalized`,
+ * `validation_failed`, `validation_passed`, `validation_expired`).
+ *
  * Decisions are taken from confirmed, indexed chain state; a reorg deeper than the confirmation depth
  * does not undo them (the confirmation depth is Core's finality assumption).
  */
@@ -21,12 +24,23 @@ import { validationRequestHash } from "../../sdk/ids";
 import { sameAddress } from "../../sdk/wire";
 import type { Clock } from "../clock";
 import { DomainError } from "../errors";
+import {
+  GuaranteeTransitions,
+  resolveTransition,
+  storeTransitions,
+  type TransitionRefusals,
+} from "../guarantees/transitions";
 import type { Logger } from "../logger";
 import type { ClearingGuarantee, GuaranteeState, Store, ValidationResponseRecord } from "../store";
 
-/** States a payer may finalize from. */
-export const PAYER_FINALIZABLE_STATES: readonly GuaranteeState[] = ["PENDING_VALIDATION", "DISPUTED"];
-const WAITING_STATES: readonly GuaranteeState[] = ["PENDING_VALIDATION", "DISPUTED"];
+/** States a payer may finalize from (the transition table's `payer_finalized`). */
+export const PAYER_FINALIZABLE_STATES: readonly GuaranteeState[] = resolveTransition("payer_finalized", {
+  version: 2,
+})!.from;
+/** States waiting for the validation's verdict (those its deadline resolves). */
+const WAITING_STATES: readonly GuaranteeState[] = resolveTransition("validation_expired", {
+  version: 2,
+})!.from;
 /** V2 guarantees examined per tick page. */
 const PAGE = 500;
 
@@ -51,6 +65,8 @@ export interface V2LifecycleOptions {
   chainClock: Clock;
   logger: Logger;
   chainId: number;
+  /** Counts the guarantee moves the transition table refuses (CoreMetrics). */
+  transitionRefusals?: TransitionRefusals;
 }
 
 export interface LifecycleTickResult {
@@ -71,8 +87,14 @@ export function responsePasses(policy: ValidationPolicy, response: ValidationRes
 
 export class V2Lifecycle {
   private running: Promise<LifecycleTickResult> | null = null;
+  private readonly transitions: GuaranteeTransitions;
 
-  constructor(private readonly options: V2LifecycleOptions) {}
+  constructor(private readonly options: V2LifecycleOptions) {
+    this.transitions = new GuaranteeTransitions({
+      logger: options.logger,
+      refusals: options.transitionRefusals,
+    });
+  }
 
   /**
    * The payer's decision to pay: FINALIZED_PAYABLE (it enters the next cycle). Refused with
@@ -100,12 +122,10 @@ export class V2Lifecycle {
         `guarantee ${g.guaranteeId} is V1: it is payable from issuance`,
       );
     }
-    const before = await store.transitionGuarantee(
-      g.guaranteeId,
-      PAYER_FINALIZABLE_STATES,
-      "FINALIZED_PAYABLE",
-      clock.nowSeconds(),
-    );
+    const before = await this.transitions.apply(storeTransitions(store, clock.nowSeconds()), g.guaranteeId, {
+      trigger: "payer_finalized",
+      facts: { version: g.version },
+    });
     if (!before) {
       const current = (await store.getClearingGuarantee(g.guaranteeId))?.state ?? g.state;
       throw new LifecycleError(
@@ -148,6 +168,8 @@ export class V2Lifecycle {
     result: LifecycleTickResult,
   ): Promise<void> {
     const { store, logger } = this.options;
+    const { transitions } = this;
+    const facts = { version: g.version };
     const policy = parseValidationPolicy(g.policy, "stored.validation_policy");
     let requestHash = g.validationRequestHash;
     if (requestHash === null) {
@@ -158,7 +180,12 @@ export class V2Lifecycle {
     const passes = responsePasses(policy, response);
     if (chainNow > policy.deadline && indexedUntil > policy.deadline) {
       if (passes) {
-        if (await store.transitionGuarantee(g.guaranteeId, [g.state], "FINALIZED_PAYABLE", now)) {
+        const moved = await transitions.apply(storeTransitions(store, now), g.guaranteeId, {
+          trigger: "validation_passed",
+          facts,
+          expected: g.state,
+        });
+        if (moved) {
           result.finalized.push(g.guaranteeId);
           logger.info(
             { guarantee_id: g.guaranteeId },
@@ -168,7 +195,12 @@ export class V2Lifecycle {
         return;
       }
       const cancelled = await store.transaction(async (tx) => {
-        if (!(await tx.transitionGuarantee(g.guaranteeId, [g.state], "CANCELLED", now))) return false;
+        const moved = await transitions.apply(storeTransitions(tx, now), g.guaranteeId, {
+          trigger: "validation_expired",
+          facts,
+          expected: g.state,
+        });
+        if (!moved) return false;
         await tx.adjustCollateral(g.user, g.asset, { locked: -g.amount }, now);
         return true;
       });
@@ -176,7 +208,11 @@ export class V2Lifecycle {
       return;
     }
     if (g.state === "PENDING_VALIDATION" && response !== null && !passes) {
-      if (await store.transitionGuarantee(g.guaranteeId, ["PENDING_VALIDATION"], "DISPUTED", now)) {
+      const moved = await transitions.apply(storeTransitions(store, now), g.guaranteeId, {
+        trigger: "validation_failed",
+        facts,
+      });
+      if (moved) {
         result.disputed.push(g.guaranteeId);
       }
     }

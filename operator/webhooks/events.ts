@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import { formatUint } from "../../sdk/wire";
 import { WEBHOOK_API_VERSION, type WebhookEnvelope, type WebhookEventType } from "../../sdk/webhooks";
-import type { ChainEvent } from "../chain/event-types";
+import type { ChainLogRef } from "../chain/event-types";
 import type { CycleRecord, GuaranteeRecord, OutboxEvent, WithdrawalRecord } from "../store";
 
 /** Domain tag of event ids (change it only with a new id scheme). */
@@ -99,7 +99,7 @@ export class ChainWebhooks {
   ) {}
 
   private event(
-    log: ChainEvent,
+    log: ChainLogRef,
     type: WebhookEventType,
     data: Record<string, unknown>,
     now: number,
@@ -110,7 +110,7 @@ export class ChainWebhooks {
   }
 
   /** Where the event happened on chain, appended to every chain event's data. */
-  private where(log: ChainEvent) {
+  private where(log: ChainLogRef) {
     return {
       network: network(this.source),
       transaction_hash: log.txHash,
@@ -125,7 +125,7 @@ export class ChainWebhooks {
    * event never precedes the deposit's finality by that depth. No earlier, unconfirmed notice exists:
    * the spec lists no such event type (docs/webhooks.md).
    */
-  deposited(log: ChainEvent, user: string, asset: string, amount: bigint, now: number): OutboxEvent {
+  deposited(log: ChainLogRef, user: string, asset: string, amount: bigint, now: number): OutboxEvent {
     return this.event(
       log,
       "collateral.deposited",
@@ -141,7 +141,7 @@ export class ChainWebhooks {
   }
 
   withdrawal(
-    log: ChainEvent,
+    log: ChainLogRef,
     type: "withdrawal.requested" | "withdrawal.cancelled" | "withdrawal.finalized",
     w: WithdrawalRecord,
     now: number,
@@ -165,7 +165,7 @@ export class ChainWebhooks {
   }
 
   guaranteeSettled(
-    log: ChainEvent,
+    log: ChainLogRef,
     g: GuaranteeRecord,
     cycleId: number,
     reason: "net_position" | "net_debit_paid",
@@ -190,7 +190,7 @@ export class ChainWebhooks {
     );
   }
 
-  guaranteeRemunerated(log: ChainEvent, g: GuaranteeRecord, amount: bigint, now: number): OutboxEvent {
+  guaranteeRemunerated(log: ChainLogRef, g: GuaranteeRecord, amount: bigint, now: number): OutboxEvent {
     return this.event(
       log,
       "guarantee.remunerated",
@@ -208,7 +208,7 @@ export class ChainWebhooks {
   }
 
   cycleCommitted(
-    log: ChainEvent,
+    log: ChainLogRef,
     cycle: CycleRecord,
     deadlines: { payment: number; default: number },
     debtors: readonly { asset: string; debtor: string; amount: bigint | string }[],
@@ -235,7 +235,7 @@ export class ChainWebhooks {
   }
 
   defaultCovered(
-    log: ChainEvent,
+    log: ChainLogRef,
     debt: { cycleId: number; asset: string; debtor: string; amount: bigint; covered: bigint },
     guaranteeIds: readonly string[],
     now: number,
@@ -258,7 +258,7 @@ export class ChainWebhooks {
 
   /** A debtor challenged its debit, Core answered it, or an unanswered one was voided (issue 17). */
   challenge(
-    log: ChainEvent,
+    log: ChainLogRef,
     type: "cycle.challenge_opened" | "cycle.challenge_answered" | "cycle.challenge_voided",
     debt: { cycleId: number; asset: string; debtor: string; amount: bigint },
     extra: Record<string, unknown>,
@@ -284,7 +284,7 @@ export class ChainWebhooks {
    * outside Core). `replacedPlan` is Core's own plan of that id the chain will now refuse, if any.
    */
   cycleForeignCommit(
-    log: ChainEvent,
+    log: ChainLogRef,
     cycle: CycleRecord,
     guaranteesRoot: string,
     debtors: readonly { asset: string; debtor: string; amount: string }[],
@@ -319,7 +319,7 @@ export class ChainWebhooks {
 
   /** The guardian vetoed a cycle; its guarantees return to the next cycle. */
   cycleVetoed(
-    log: ChainEvent,
+    log: ChainLogRef,
     cycle: CycleRecord,
     guardian: string,
     guaranteeIds: readonly string[],

@@ -13,7 +13,7 @@ import {
   verifyCertificateSignature,
 } from "../../sdk/certificate";
 // The states a `--state` filter may name: Core's own list (docs/protocol.md, "Guarantee lifecycle").
-import { GUARANTEE_STATES } from "../../operator/store/repositories/guarantees";
+import { GUARANTEE_STATES } from "../../sdk/guarantee-states";
 import { type GuaranteeClaims, parseClaims } from "../../sdk/claims";
 import { guaranteeId } from "../../sdk/ids";
 import { parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";

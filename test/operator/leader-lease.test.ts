@@ -171,4 +171,33 @@ describe("leader lease with fencing (PostgreSQL)", function () {
     expect(taken).to.include({ holder: "b", token: first.token + 1 });
     expect(takenAt).to.be.at.least(committedAt);
   });
+
+  it("renewals and followers' tries never wait for the term's fenced transactions (issue 26 item 1b)", async () => {
+    const url = await database();
+    const s = await store(url);
+    const first = await s.leases.acquire("x", "a", 10_000);
+    const fenced = s.fenced({ name: "x", holder: "a", token: first.token });
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let inside!: () => void;
+    const started = new Promise<void>((resolve) => (inside = resolve));
+    const writing = fenced.transaction(async (tx) => {
+      await tx.setOperatorState("k", "a");
+      inside();
+      await held; // the lease row stays locked FOR KEY SHARE until this COMMIT
+    });
+    await started;
+    const other = await store(url);
+    // Both answer while the fenced transaction is still open (a wait would hang here until release()).
+    const [renewed, followed] = await Promise.all([
+      s.leases.acquire("x", "a", 10_000),
+      other.leases.acquire("x", "b", 10_000),
+    ]);
+    expect(renewed).to.include({ holder: "a", token: first.token });
+    expect(renewed.expiresAtMs).to.be.at.least(first.expiresAtMs);
+    expect(followed).to.include({ holder: "a", token: first.token });
+    release();
+    await writing;
+    expect(await fenced.getOperatorState("k")).to.equal("a");
+  });
 });

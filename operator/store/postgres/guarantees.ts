@@ -19,8 +19,8 @@ import {
   type GuaranteeRow,
   nonNegative,
   positive,
-  storedLeafHash,
 } from "../sqlite/common";
+import { storedLeafHash } from "../../clearing/leaf-hash";
 import { DEFAULT_GUARANTEE_QUERY_LIMIT } from "../sqlite/guarantees";
 import { type PgConn, type Row, UNIQUE_VIOLATION } from "./common";
 

@@ -64,24 +64,51 @@ export class PgLeases {
    * Takes or renews `name` for `holder` for `ttlMs` if it is free, expired or already `holder`'s; answers
    * the row as it stands afterwards (`holder` tells whether this call got it). Renewing an unexpired lease
    * keeps its token; any other grant (a new holder, or the same holder after expiry) increments it.
+   *
+   * Three steps, so that only a takeover ever waits for the term's writes in flight (issue 26 item 1b: with
+   * one `INSERT … ON CONFLICT DO UPDATE`, every renewal and every follower's try locked the row against the
+   * fenced transactions' share locks, and under load renewals queued past the expiry):
+   * 1. renewal: a plain `UPDATE` of the holder's unexpired row. It changes no key column, so its row lock
+   *    (FOR NO KEY UPDATE) does not conflict with the fenced transactions' FOR KEY SHARE ({@link check});
+   * 2. a lock-free read: a lease held, unexpired, by someone else is left alone (followers never lock);
+   * 3. takeover of a free or expired lease: the row is locked FOR UPDATE, which waits for every fenced
+   *    transaction of the old term to end, and the condition is checked again under the lock.
    */
   async acquire(name: string, holder: string, ttlMs: number): Promise<LeaseState> {
-    const { rows } = await this.db.query(
-      `INSERT INTO leader_leases AS l (name, holder, token, acquired_at_ms, expires_at_ms)
-       VALUES ($1, $2, 1, ${NOW_MS}, ${NOW_MS} + $3)
-       ON CONFLICT (name) DO UPDATE SET
-         token = CASE WHEN l.holder = excluded.holder AND l.expires_at_ms > ${NOW_MS}
-                      THEN l.token ELSE l.token + 1 END,
-         acquired_at_ms = CASE WHEN l.holder = excluded.holder AND l.expires_at_ms > ${NOW_MS}
-                               THEN l.acquired_at_ms ELSE excluded.acquired_at_ms END,
-         holder = excluded.holder,
-         expires_at_ms = excluded.expires_at_ms
-       WHERE l.holder = excluded.holder OR l.expires_at_ms <= ${NOW_MS}
+    const renewed = await this.db.query(
+      `UPDATE leader_leases SET expires_at_ms = ${NOW_MS} + $3
+       WHERE name = $1 AND holder = $2 AND expires_at_ms > ${NOW_MS}
        RETURNING ${COLUMNS}`,
       [name, holder, ttlMs],
     );
-    if (rows[0]) return stateOf(rows[0]);
-    return (await this.get(name))!;
+    if (renewed.rows[0]) return stateOf(renewed.rows[0]);
+    const seen = await this.get(name);
+    if (seen !== null && seen.holder !== holder && seen.expiresAtMs > seen.nowMs) return seen;
+    const created = await this.db.query(
+      `INSERT INTO leader_leases (name, holder, token, acquired_at_ms, expires_at_ms)
+       VALUES ($1, $2, 1, ${NOW_MS}, ${NOW_MS} + $3)
+       ON CONFLICT (name) DO NOTHING
+       RETURNING ${COLUMNS}`,
+      [name, holder, ttlMs],
+    );
+    if (created.rows[0]) return stateOf(created.rows[0]);
+    const locked = await this.db.query(`SELECT ${COLUMNS} FROM leader_leases WHERE name = $1 FOR UPDATE`, [
+      name,
+    ]);
+    const current = stateOf(locked.rows[0]);
+    const ours = current.holder === holder && current.expiresAtMs > current.nowMs;
+    if (!ours && current.expiresAtMs > current.nowMs) return current;
+    const { rows } = await this.db.query(
+      `UPDATE leader_leases SET
+         token = CASE WHEN $4 THEN token ELSE token + 1 END,
+         acquired_at_ms = CASE WHEN $4 THEN acquired_at_ms ELSE ${NOW_MS} END,
+         holder = $2,
+         expires_at_ms = ${NOW_MS} + $3
+       WHERE name = $1
+       RETURNING ${COLUMNS}`,
+      [name, holder, ttlMs, ours],
+    );
+    return stateOf(rows[0]);
   }
 
   /** The lease row now (null: never taken). */
@@ -102,14 +129,15 @@ export class PgLeases {
 
   /**
    * The fencing check: throws {@link LeaseLostError} unless `fence` is the current, unexpired term. The row
-   * stays share-locked until the caller's transaction ends, so no other holder can take the lease (its
-   * acquire waits for the lock) between this check and the caller's COMMIT.
+   * stays locked FOR KEY SHARE until the caller's transaction ends, so no other holder can take the lease
+   * (a takeover locks FOR UPDATE and waits) between this check and the caller's COMMIT, while the holder's
+   * own renewals (FOR NO KEY UPDATE) never wait for it.
    */
   async check(fence: LeaseFence): Promise<void> {
     const { rowCount } = await this.db.query(
       `SELECT 1 FROM leader_leases
        WHERE name = $1 AND holder = $2 AND token = $3 AND expires_at_ms > ${NOW_MS}
-       FOR SHARE`,
+       FOR KEY SHARE`,
       [fence.name, fence.holder, fence.token],
     );
     if (rowCount === 0) throw new LeaseLostError(fence);

@@ -1,15 +1,8 @@
 /** {@link ReserveRepository} on PostgreSQL; {@link PgCollateral}'s check-and-lock reads them in its transaction. */
-import type { ActiveReserve, GuaranteeState, ReserveRecord, ReserveRepository } from "../repositories";
+import { CONSUMED_STATES, type GuaranteeState } from "../../guarantees/states";
+import type { ActiveReserve, ReserveRecord, ReserveRepository } from "../repositories";
 import { address } from "../sqlite/common";
 import type { PgConn, Row } from "./common";
-
-/** Guarantee states whose id the Vault has consumed (netted in a committed cycle, or remunerated). */
-const CONSUMED_STATES: readonly GuaranteeState[] = [
-  "NETTED",
-  "SETTLED",
-  "REMUNERATED",
-  "DEFAULT_REMUNERATED",
-];
 
 const ACTIVE = `SELECT r.*, g.state AS g_state, g.user_address AS g_user, g.asset_address AS g_asset,
   g.amount AS g_amount FROM reserves r LEFT JOIN guarantees g ON g.guarantee_id = r.guarantee_id`;

@@ -2,23 +2,11 @@
  * Collateral and locks (docs/protocol.md, "Collateral and safety invariants"): per (user, asset) balances,
  * the check-and-lock, the chain's adjustments, and the Vault's withdrawal requests.
  */
-import type { ActiveReserve } from "./reserves";
+import type { CapacityFn, CollateralBalance } from "../../guarantees/capacity";
 
-export interface CollateralBalance {
-  user: string;
-  asset: string;
-  deposited: bigint;
-  /** Sum of unresolved guarantees and unpaid net debits. */
-  locked: bigint;
-  pendingWithdrawal: bigint;
-}
-
-/**
- * Largest total `locked` the balance may carry (deposits × collateral factor − pending withdrawals, less
- * what the payer's on-chain reserves hold beyond Core's locks: operator/guarantees/capacity.ts). The store
- * reads the payer's active reserves in the same transaction as the balance.
- */
-export type CapacityFn = (balance: CollateralBalance, reserves: readonly ActiveReserve[]) => bigint;
+// The balance's shape and the capacity rule are the domain's (operator/guarantees/capacity.ts): the store
+// holds the figures, the domain says what they may carry.
+export type { CapacityFn, CollateralBalance };
 
 export type LockResult =
   | { locked: true; balance: CollateralBalance; capacity: bigint }

@@ -3,27 +3,12 @@
  * clearing columns (cycle assignment, exclusion, V2 validation request hash) and the V2 validation
  * responses indexed from the ValidationRegistry.
  */
+import type { GuaranteeState } from "../../guarantees/states";
 import type { Page, PageRequest } from "./common";
 
-/** The lifecycle of docs/protocol.md, "Guarantee lifecycle" (docs/operator-async.md has the transitions). */
-export const GUARANTEE_STATES = [
-  "PENDING_VALIDATION",
-  "FINALIZED_PAYABLE",
-  "DISPUTED",
-  "CANCELLED",
-  "NETTED",
-  "SETTLED",
-  "REMUNERATED",
-  "DEFAULT_REMUNERATED",
-] as const;
-export type GuaranteeState = (typeof GUARANTEE_STATES)[number];
-
-/** States in which a guarantee's own amount is locked in Core (before it enters a cycle). */
-export const PRE_CYCLE_LOCKED_STATES: readonly GuaranteeState[] = [
-  "PENDING_VALIDATION",
-  "FINALIZED_PAYABLE",
-  "DISPUTED",
-];
+// The states are the domain's vocabulary (operator/guarantees/states.ts; their transitions:
+// operator/guarantees/transitions.ts): the store keeps a guarantee's state, it does not define them.
+export type { GuaranteeState };
 
 export interface GuaranteeRecord {
   /** 0x-prefixed 32-byte id, lower case. */

@@ -1,7 +1,5 @@
 /** Helpers shared by the SQLite repositories. */
 import { getAddress } from "ethers";
-import { GuaranteeLeafHasher } from "../../../sdk/guarantee-tree";
-import { fastKeccak256 } from "../../clearing/native-keccak";
 import type { GuaranteeRecord, GuaranteeState, StoredGuarantee } from "../repositories";
 
 /** The synchronous shape of an async interface. */
@@ -83,33 +81,4 @@ export function guaranteeFromRow(row: GuaranteeRow): StoredGuarantee {
     cycleId: row.cycle_id ?? null,
     excludedReason: row.excluded_reason ?? null,
   };
-}
-
-const leafHasher = new GuaranteeLeafHasher(fastKeccak256);
-
-/**
- * The guarantee's leaf in its cycle's guarantees root (sdk/guarantee-tree.ts), computed once when the
- * guarantee is stored (column `leaf_hash`; docs/clearing.md "Netting in the database"): every field it
- * covers is immutable. Null when a field is not well-formed hex (the cycle's plan then hashes the row's
- * fields itself and refuses it exactly as before the column existed).
- */
-export function storedLeafHash(record: GuaranteeRecord): Buffer | null {
-  const hash = Buffer.allocUnsafe(32);
-  try {
-    leafHasher.hashInto(
-      {
-        guaranteeId: record.guaranteeId,
-        payer: record.user,
-        recipient: record.recipient,
-        asset: record.asset,
-        amount: record.amount,
-        signature: record.signature,
-      },
-      hash,
-      0,
-    );
-    return hash;
-  } catch {
-    return null;
-  }
 }

@@ -23,8 +23,8 @@ import {
   type GuaranteeRow,
   type Row,
   type SyncOf,
-  storedLeafHash,
 } from "./common";
+import { storedLeafHash } from "../../clearing/leaf-hash";
 
 /**
  * A guarantee's key in the payable pool when it enters it (docs/clearing.md "Netting in the database"): one

@@ -3,16 +3,9 @@
  * {@link SqliteCollateral}'s check-and-lock reads them in its own transaction.
  */
 import type { Database, Statement } from "better-sqlite3";
-import type { ActiveReserve, GuaranteeState, ReserveRecord, ReserveRepository } from "../repositories";
+import { CONSUMED_STATES, type GuaranteeState } from "../../guarantees/states";
+import type { ActiveReserve, ReserveRecord, ReserveRepository } from "../repositories";
 import { address as addr, type Row, type SyncOf } from "./common";
-
-/** Guarantee states whose id the Vault has consumed (netted in a committed cycle, or remunerated). */
-const CONSUMED_STATES: readonly GuaranteeState[] = [
-  "NETTED",
-  "SETTLED",
-  "REMUNERATED",
-  "DEFAULT_REMUNERATED",
-];
 
 const ACTIVE_COLUMNS = `r.*, g.state AS g_state, g.user_address AS g_user, g.asset_address AS g_asset,
   g.amount AS g_amount`;

@@ -1,0 +1,205 @@
+/**
+ * The dispute game (docs/clearing.md, "Disputes: one position at a time"): a debtor disputes one position of
+ * its debit, the operator answers (or concedes), an unanswered dispute voids the debit. Registered with the
+ * indexer by chain/events.ts.
+ */
+import { formatUint } from "../../sdk/wire";
+import type { ApplyContext, EventHandlers } from "../chain/handlers";
+import type { ChainLogRef } from "../chain/event-types";
+import type { JournaledTx } from "../chain/journal";
+import type { DecodedEvent } from "../chain/typed-events";
+import type { CycleDebtRecord } from "../store";
+
+export function registerDisputeHandlers(handlers: EventHandlers): void {
+  handlers
+    .on("ClearingHouse.GuaranteeDisputed", applyGuaranteeDisputed)
+    .on("ClearingHouse.DisputeResolved", applyDisputeResolved)
+    .on("ClearingHouse.DebitReduced", applyDebitReduced)
+    .on("ClearingHouse.DebitVoided", applyDebitVoided);
+}
+
+const DISPUTE_OUTCOMES = ["NONE", "OPEN", "UPHELD", "VOIDED", "REMOVED", "DISMISSED"] as const;
+
+/** The debtor disputed one position of its tree: the debt can be neither paid nor covered until answered. */
+async function applyGuaranteeDisputed(
+  j: JournaledTx,
+  event: DecodedEvent<"ClearingHouse.GuaranteeDisputed">,
+  context: ApplyContext,
+): Promise<void> {
+  const a = event.args;
+  const cycleId = Number(a.cycleId);
+  const asset = a.asset;
+  const debtor = a.debtor;
+  const position = Number(a.index);
+  await j.putDispute({
+    cycleId,
+    asset,
+    debtor,
+    position,
+    status: "OPEN",
+    guaranteeId: null,
+    amount: null,
+    openedTx: event.txHash,
+    resolvedTx: null,
+  });
+  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  if (!debt || !["OPEN", "CHALLENGED", "ANSWERED"].includes(debt.status)) {
+    context.logger.error(
+      { cycle_id: cycleId, asset, debtor, position, status: debt?.status ?? null },
+      "GuaranteeDisputed for a debt Core holds as not open",
+    );
+    return;
+  }
+  await j.putDebt({ ...debt, status: "CHALLENGED", resolvedTx: null });
+  context.logger.warn(
+    { cycle_id: cycleId, asset, debtor, position, amount: debt.amount.toString() },
+    "guarantee disputed",
+  );
+  const ref = { cycleId, asset, debtor, amount: debt.amount };
+  await j.emit(
+    context.webhooks?.challenge(event, "cycle.challenge_opened", ref, { position: String(position) }, j.now),
+  );
+}
+
+/** A disputed position was answered: the dispute's outcome, then the debt's state (the last one closes it). */
+async function applyDisputeResolved(
+  j: JournaledTx,
+  event: DecodedEvent<"ClearingHouse.DisputeResolved">,
+  context: ApplyContext,
+): Promise<void> {
+  const a = event.args;
+  const cycleId = Number(a.cycleId);
+  const asset = a.asset;
+  const debtor = a.debtor;
+  const position = Number(a.index);
+  const outcome = DISPUTE_OUTCOMES[Number(a.outcome)];
+  const dispute = await j.tx.getCycleDispute(cycleId, asset, debtor, position);
+  if (!dispute || outcome === "NONE" || outcome === "OPEN" || outcome === undefined) {
+    context.logger.error(
+      { cycle_id: cycleId, asset, debtor, position },
+      "DisputeResolved for no open dispute",
+    );
+    return;
+  }
+  const guaranteeId = a.guaranteeId.toLowerCase();
+  await j.putDispute({
+    ...dispute,
+    status: outcome,
+    guaranteeId: /^0x0{64}$/.test(guaranteeId) ? null : guaranteeId,
+    amount: a.amount,
+    resolvedTx: event.txHash,
+  });
+  const debt = await settleDebtAfterDispute(j, event, context, cycleId, asset, debtor);
+  if (outcome === "VOIDED" || outcome === "REMOVED") {
+    context.logger.error(
+      { cycle_id: cycleId, asset, debtor, position, outcome, amount: a.amount.toString() },
+      "disputed guarantee taken off the debit",
+    );
+  }
+  const ref = { cycleId, asset, debtor, amount: debt?.amount ?? 0n };
+  const extra = {
+    position: String(position),
+    outcome: outcome.toLowerCase(),
+    guarantee_id: /^0x0{64}$/.test(guaranteeId) ? null : guaranteeId,
+    guarantee_amount: formatUint(a.amount),
+  };
+  await j.emit(context.webhooks?.challenge(event, "cycle.challenge_answered", ref, extra, j.now));
+}
+
+/**
+ * An unproven or already-paid guarantee (or a debit above its revealed total) came off the debit: the
+ * debtor owes that much less, its lock shrinks with it.
+ */
+async function applyDebitReduced(
+  j: JournaledTx,
+  event: DecodedEvent<"ClearingHouse.DebitReduced">,
+  context: ApplyContext,
+): Promise<void> {
+  const a = event.args;
+  const cycleId = Number(a.cycleId);
+  const asset = a.asset;
+  const debtor = a.debtor;
+  const cut = a.amount;
+  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  if (!debt) {
+    context.logger.error({ cycle_id: cycleId, asset, debtor }, "DebitReduced for a debt Core does not hold");
+    return;
+  }
+  const amount = debt.amount > cut ? debt.amount - cut : 0n;
+  await j.putDebt({ ...debt, amount });
+  if (cut > 0n) await j.adjustCollateral(debtor, asset, { locked: -(debt.amount - amount) });
+  await settleDebtAfterDispute(j, event, context, cycleId, asset, debtor);
+}
+
+/**
+ * A disputed debt's state from its disputes: CHALLENGED while one is open; then VOIDED when nothing is
+ * left owed (its netted guarantees are SETTLED), ANSWERED otherwise (payable and coverable again).
+ */
+async function settleDebtAfterDispute(
+  j: JournaledTx,
+  event: ChainLogRef,
+  context: ApplyContext,
+  cycleId: number,
+  asset: string,
+  debtor: string,
+): Promise<CycleDebtRecord | null> {
+  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  // ANSWERED too: within one answer the dispute closes (DisputeResolved) before its amount comes off
+  // (DebitReduced), which may leave nothing owed.
+  if (!debt || (debt.status !== "CHALLENGED" && debt.status !== "ANSWERED")) return debt;
+  const open = await j.tx.listCycleDisputes({ cycleId, asset, debtor, status: "OPEN" });
+  if (open.length > 0) return debt;
+  if (debt.amount === 0n) {
+    await j.putDebt({ ...debt, status: "VOIDED", resolvedTx: event.txHash });
+    for (const g of await j.tx.listGuarantees({ cycleId, user: debtor, asset, states: ["NETTED"] })) {
+      await context.transitions.apply(j, g.guaranteeId, { trigger: "debit_cleared" });
+    }
+    return { ...debt, status: "VOIDED" };
+  }
+  await j.putDebt({ ...debt, status: "ANSWERED", resolvedTx: null });
+  return { ...debt, status: "ANSWERED" };
+}
+
+/**
+ * A dispute left unanswered voided a debit: the debtor owes nothing (its lock is released) and the
+ * cycle's creditors were funded from the operator bond; its netted guarantees are SETTLED.
+ */
+async function applyDebitVoided(
+  j: JournaledTx,
+  event: DecodedEvent<"ClearingHouse.DebitVoided">,
+  context: ApplyContext,
+): Promise<void> {
+  const a = event.args;
+  const cycleId = Number(a.cycleId);
+  const asset = a.asset;
+  const debtor = a.debtor;
+  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  if (!debt || debt.status !== "CHALLENGED") {
+    context.logger.error(
+      { cycle_id: cycleId, asset, debtor },
+      "DebitVoided for a debt Core holds as not challenged",
+    );
+    return;
+  }
+  await j.putDebt({ ...debt, status: "VOIDED", resolvedTx: event.txHash });
+  await j.adjustCollateral(debtor, asset, { locked: -debt.amount });
+  for (const dispute of await j.tx.listCycleDisputes({ cycleId, asset, debtor, status: "OPEN" })) {
+    await j.putDispute({ ...dispute, status: "VOIDED", resolvedTx: event.txHash });
+  }
+  for (const g of await j.tx.listGuarantees({ cycleId, user: debtor, asset, states: ["NETTED"] })) {
+    await context.transitions.apply(j, g.guaranteeId, { trigger: "debit_voided" });
+  }
+  const ref = { cycleId, asset, debtor, amount: debt.amount };
+  const extra = { from_bond: formatUint(a.fromBond) };
+  await j.emit(context.webhooks?.challenge(event, "cycle.challenge_voided", ref, extra, j.now));
+  context.logger.error(
+    {
+      cycle_id: cycleId,
+      asset,
+      debtor,
+      amount: debt.amount.toString(),
+      from_bond: a.fromBond.toString(),
+    },
+    "debit voided by an unanswered challenge: charged to the operator bond",
+  );
+}
