@@ -47,11 +47,19 @@ export function time(iso: string | null): Node {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return h("span", { class: "time" }, iso);
   const utc = stamp(date, true);
-  const parts: Node[] = [h("span", { class: "chain" }, `${utc.day} ${utc.clock} UTC`)];
+  // Unbreakable pieces: a narrow column breaks between date, time and zone, never inside them.
+  const piece = (text: string) => h("span", { class: "part" }, text);
+  const parts: Node[] = [h("span", { class: "chain" }, piece(utc.day), " ", piece(`${utc.clock} UTC`))];
   if (date.getTimezoneOffset() !== 0) {
     const local = stamp(date, false);
     parts.push(
-      h("span", { class: "local" }, ` · ${local.day === utc.day ? "" : `${local.day} `}${local.clock} local`),
+      h(
+        "span",
+        { class: "local" },
+        " · ",
+        local.day === utc.day ? null : [piece(local.day), " "],
+        piece(`${local.clock} local`),
+      ),
     );
   }
   return h("span", { class: "time", title: date.toISOString() }, ...parts);

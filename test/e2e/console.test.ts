@@ -571,11 +571,11 @@ describe("operator console in headless Chromium on a real stack", function () {
     });
     await admin.click('[data-testid=webhook][data-webhook-id="ledger"] [data-testid=send-test]');
     await waitForTextIncluding(admin, "[data-testid=notice]", "queued for ledger");
-    await admin.waitForFunction(
-      `[...document.querySelectorAll("[data-testid=delivery]")].some((r) => r.textContent.includes("webhook.test"))`,
-      undefined,
-      { timeout: SHOWS_WITHIN_MS },
-    );
+    // Locators, not string predicates: the page's CSP forbids the eval a polled string would need.
+    await admin
+      .locator("[data-testid=delivery]", { hasText: "webhook.test" })
+      .first()
+      .waitFor({ timeout: SHOWS_WITHIN_MS });
     await admin.locator("[data-testid=delivery] [data-testid=retry]").first().click();
     await waitForTextIncluding(admin, "[data-testid=notice]", "queued again");
     await screenshot(admin, "console-webhooks.png");
@@ -626,9 +626,10 @@ describe("operator console in headless Chromium on a real stack", function () {
     for (const view of ["#/guarantees", "#/cycles", "#/collateral"]) {
       await go(phone, view);
       await phone.waitForSelector("main section", { timeout: SHOWS_WITHIN_MS });
-      await phone.waitForFunction("!document.querySelector('[data-state=loading]')", undefined, {
-        timeout: SHOWS_WITHIN_MS,
-      });
+      await phone
+        .locator("[data-state=loading]")
+        .first()
+        .waitFor({ state: "detached", timeout: SHOWS_WITHIN_MS });
       expect(await widthOf(), view).to.be.at.most(390);
     }
     expect(problems).to.deep.equal([]);
