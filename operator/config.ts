@@ -165,6 +165,11 @@ export interface OperatorConfig {
   healthIndexerLagBlocks: number | null;
   /** Warn when the indexer's last successful tick is older than this; null: half of `indexerMaxStaleSeconds`. */
   healthIndexerStaleSeconds: number | null;
+  /**
+   * Block explorer of the chain, for the console's links (docs/console.md): `<url>/tx/<hash>` and
+   * `<url>/address/<address>`; null: no links.
+   */
+  explorerUrl: string | null;
   // --- webhooks (docs/webhooks.md) ---
   /** Wallets allowed on the admin API (`/core/admin/*`), checksummed. */
   adminWallets: readonly string[];
@@ -272,6 +277,10 @@ const FIELDS: FieldTable = {
   healthBondMarginBps: { parse: (raw) => integer(raw, 0, 1_000_000), fallback: () => 2_000 },
   healthIndexerLagBlocks: { parse: optionalNonNegativeInteger, fallback: () => null },
   healthIndexerStaleSeconds: { parse: optionalNonNegativeInteger, fallback: () => null },
+  explorerUrl: {
+    parse: (raw) => url(raw, ["http:", "https:"]).replace(/\/+$/, ""),
+    fallback: () => null,
+  },
   adminWallets: { parse: addressList, fallback: () => [] },
   webhooks: { parse: parseWebhookConfig, fallback: () => [] },
   webhookTimeoutMs: { parse: (raw) => integer(raw, 100, 120_000), fallback: () => 10_000 },

@@ -42,6 +42,12 @@ export const WEBHOOK_EVENT_TYPES = [
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
+/**
+ * The type of an operator's test event (`POST /core/admin/webhooks/{id}/test`): sent to that one
+ * subscription whatever its event types, never subscribable; `data` says it is a test.
+ */
+export const WEBHOOK_TEST_EVENT_TYPE = "webhook.test";
+
 export function isWebhookEventType(value: unknown): value is WebhookEventType {
   return typeof value === "string" && (WEBHOOK_EVENT_TYPES as readonly string[]).includes(value);
 }

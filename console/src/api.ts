@@ -8,10 +8,25 @@ import { GUARANTEE_STATES, type GuaranteeState } from "../../sdk/guarantee-state
 import type { WirePublicParams, WireTokenList } from "../../sdk/public-params";
 
 export type { WirePublicParams, WireTokenList };
+// The states Core answers: the sdk holds the one list (sdk/guarantee-states.ts).
+export { GUARANTEE_STATES, type GuaranteeState };
+
+export type HealthCheckState = "ok" | "warn" | "off";
+
+/** One of `warnings` of `GET /core/health` (docs/monitoring.md). */
+export interface HealthWarning {
+  check: string;
+  subject: string | null;
+  reason: string;
+  value: number;
+  threshold: number;
+}
 
 /** `GET /core/health` (operator-api.md "GET /core/health"). */
 export interface HealthBody {
   status: "ok" | "fail";
+  checks?: Record<string, HealthCheckState>;
+  warnings?: HealthWarning[];
   db: "ok" | "fail";
   chain_rpc: "ok" | "fail";
   indexer: "ok" | "fail" | "off";
@@ -54,9 +69,6 @@ export interface ScheduleBody {
   latest_committed_cycle_id: number;
 }
 
-// The states Core answers: the sdk holds the one list (sdk/guarantee-states.ts).
-export { GUARANTEE_STATES, type GuaranteeState };
-
 /** `GET /core/guarantees/{id}` (and each item of the list). */
 export interface GuaranteeBody {
   guarantee_id: string;
@@ -84,6 +96,64 @@ export interface GuaranteeBody {
 export interface GuaranteeListBody {
   guarantees: GuaranteeBody[];
   next_cursor: string | null;
+}
+
+/** `GET /console/api/guarantees` (search): the page, the total of the search, the next cursor. */
+export interface GuaranteeSearchBody extends GuaranteeListBody {
+  total: number;
+}
+
+/** `GET /console/api/session`. */
+export interface SessionBody {
+  address: string;
+  admin: boolean;
+  facilitator: boolean;
+}
+
+/** `GET /console/api/config`. */
+export interface ConsoleConfigBody {
+  explorer_url: string | null;
+}
+
+/** `GET /console/api/users/{address}/ledger`. */
+export interface LedgerBody {
+  user_address: string;
+  entries: {
+    kind:
+      | "deposit"
+      | "lock"
+      | "net_debit"
+      | "cover"
+      | "withdrawal"
+      | "remuneration"
+      | "payout"
+      | "unclaimed_credit";
+    asset_address: string;
+    amount: string;
+    at: string | null;
+    clock: "chain" | "core";
+    tx_hash: string | null;
+    block_number: number | null;
+    cycle_id: number | null;
+    guarantee_id: string | null;
+    withdrawal_id: string | null;
+    status: string | null;
+  }[];
+  truncated: boolean;
+}
+
+/** `GET /core/admin/webhooks/{id}/deliveries/{event_id}`. */
+export interface DeliveryDetailBody {
+  webhook_id: string;
+  delivery: DeliveriesBody["deliveries"][number];
+  event: {
+    id: string;
+    type: string;
+    created_at: string;
+    retracted_at: string | null;
+    payload: unknown;
+    payload_bytes: number;
+  } | null;
 }
 
 export interface TimelineBody {
@@ -181,9 +251,10 @@ export interface DeliveriesBody {
   next_cursor: string | null;
 }
 
-/** `GET /core/cycles`. */
+/** `GET /console/api/cycles`: a page of cycles (each with its cutoff) and how many there are. */
 export interface CycleListBody {
-  cycles: CycleBody[];
+  cycles: (CycleBody & { cutoff: string })[];
+  total: number;
   next_cursor: string | null;
 }
 
@@ -280,7 +351,7 @@ export async function requestJson<T>(
   );
 }
 
-/** The newest committed cycles (`GET /core/cycles`, newest first). */
-export function listCycles(limit: number): Promise<CycleListBody> {
-  return getJson<CycleListBody>(`/core/cycles?limit=${limit}`);
+/** Committed cycles, newest first, below `before` when given (`GET /console/api/cycles`). */
+export function listCycles(limit: number, before: string | null = null): Promise<CycleListBody> {
+  return getJson<CycleListBody>(`/console/api/cycles?limit=${limit}${before ? `&before=${before}` : ""}`);
 }

@@ -4,10 +4,10 @@
  * admin wallets see every payer's balances (`GET /core/users`) and search any address
  * (`GET /core/users/{address}/balances` and `/withdrawals`).
  */
-import type { BalancesBody, CollateralListBody, WithdrawalsBody } from "./api";
+import type { BalancesBody, CollateralListBody, LedgerBody, WithdrawalsBody } from "./api";
 import { h, stateMessage } from "./dom";
 import { type AssetInfo, formatAmount } from "./format";
-import { time } from "./health";
+import { addressCode, cycleLink, time, txCode } from "./links";
 import type { Session } from "./session";
 
 export function renderAddressForm(address: string, session: Session, apply: (address: string) => void) {
@@ -32,9 +32,85 @@ export function renderAddressForm(address: string, session: Session, apply: (add
   return form;
 }
 
+const LEDGER_KIND: Record<LedgerBody["entries"][number]["kind"], string> = {
+  deposit: "Deposit",
+  lock: "Lock (open guarantee)",
+  net_debit: "Net debit",
+  cover: "Cover from collateral",
+  withdrawal: "Withdrawal",
+  remuneration: "Remuneration paid",
+  payout: "Payout (credit claimed)",
+  unclaimed_credit: "Unclaimed credit",
+};
+
+/** The payer's ledger: every movement Core's books record, newest first. */
+function renderLedger(ledger: LedgerBody, assets: Map<string, AssetInfo>): HTMLElement[] {
+  return [
+    h("h3", {}, "Ledger"),
+    ledger.entries.length === 0
+      ? h("p", { class: "muted" }, "Nothing recorded yet.")
+      : h(
+          "table",
+          { "data-testid": "ledger" },
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ["When", "What", "Amount", "Status", "Cycle", "Guarantee / request", "Transaction"].map((l) =>
+                h("th", {}, l),
+              ),
+            ),
+          ),
+          h(
+            "tbody",
+            {},
+            ledger.entries.map((e) =>
+              h(
+                "tr",
+                { "data-testid": "ledger-entry", "data-kind": e.kind },
+                h(
+                  "td",
+                  {},
+                  time(e.at),
+                  e.clock === "core" && e.at ? h("span", { class: "muted" }, " (Core)") : null,
+                ),
+                h("td", {}, LEDGER_KIND[e.kind] ?? e.kind),
+                h("td", { class: "num" }, formatAmount(e.amount, e.asset_address, assets)),
+                h("td", {}, e.status ?? "—"),
+                h("td", {}, e.cycle_id === null ? "—" : cycleLink(e.cycle_id)),
+                h(
+                  "td",
+                  {},
+                  e.guarantee_id
+                    ? h(
+                        "a",
+                        { href: `#/guarantee/${e.guarantee_id}` },
+                        h("code", {}, `${e.guarantee_id.slice(0, 10)}…`),
+                      )
+                    : e.withdrawal_id
+                      ? `withdrawal ${e.withdrawal_id}`
+                      : "—",
+                ),
+                h("td", {}, e.tx_hash ? txCode(e.tx_hash) : "—"),
+              ),
+            ),
+          ),
+        ),
+    h(
+      "p",
+      { class: "muted" },
+      "Deposits are those still in the indexer's journal (recent blocks; the balance's Deposited is the total). ",
+      ledger.truncated ? "Only the newest 500 locks and remunerations are listed." : "",
+    ),
+  ];
+}
+
 export function renderCollateral(
   balances: BalancesBody,
   withdrawals: WithdrawalsBody,
+  ledger: LedgerBody | null,
   assets: Map<string, AssetInfo>,
 ): HTMLElement {
   const held = balances.balances.filter(
@@ -45,7 +121,7 @@ export function renderCollateral(
   return h(
     "div",
     {},
-    h("h3", {}, "Balances of ", h("code", {}, balances.user_address)),
+    h("h3", {}, "Balances of ", addressCode(balances.user_address, { full: true })),
     held.length === 0
       ? stateMessage(
           "empty",
@@ -126,6 +202,7 @@ export function renderCollateral(
             ),
           ),
         ),
+    ledger ? renderLedger(ledger, assets) : null,
   );
 }
 
@@ -162,11 +239,7 @@ export function renderCollateralList(list: CollateralListBody, assets: Map<strin
           h(
             "tr",
             { "data-user": b.user_address },
-            h(
-              "td",
-              {},
-              h("a", { href: `#/collateral?address=${b.user_address}` }, h("code", {}, b.user_address)),
-            ),
+            h("td", {}, addressCode(b.user_address, { full: true, collateral: true })),
             h("td", {}, assets.get(b.asset_address.toLowerCase())?.symbol ?? h("code", {}, b.asset_address)),
             amount(b.deposited, b.asset_address),
             amount(b.locked, b.asset_address),

@@ -2,7 +2,7 @@
 import type { CycleBody, DebtorStatus } from "./api";
 import { h, row, stateMessage } from "./dom";
 import { type AssetInfo, formatAmount } from "./format";
-import { time } from "./health";
+import { addressCode, time, txCode } from "./links";
 
 /** Debtor statuses grouped as the operator reads them: settled, covered from collateral, still owed. */
 const GROUP: Record<DebtorStatus, "paid" | "covered" | "open" | "voided"> = {
@@ -40,14 +40,15 @@ function proofLink(cycle: CycleBody, participant: string): Node {
   );
 }
 
-function renderCycle(cycle: CycleBody, assets: Map<string, AssetInfo>): HTMLElement {
+export function renderCycle(cycle: CycleBody, assets: Map<string, AssetInfo>): HTMLElement {
   return h(
     "article",
     { class: "cycle", "data-testid": "cycle", "data-cycle-id": String(cycle.cycle_id) },
     h(
       "h3",
       {},
-      `Cycle #${cycle.cycle_id} `,
+      h("a", { href: `#/cycle/${cycle.cycle_id}`, "data-testid": "cycle-link" }, `Cycle #${cycle.cycle_id}`),
+      " ",
       h("span", { class: `badge ${cycle.state.toLowerCase()}` }, cycle.state),
     ),
     cycle.planned_by_core
@@ -67,9 +68,19 @@ function renderCycle(cycle: CycleBody, assets: Map<string, AssetInfo>): HTMLElem
       {},
       row("Root", h("code", { "data-testid": "cycle-root" }, cycle.root)),
       row("Guarantees root", h("code", {}, cycle.guarantees_root)),
-      row("Guarantees", cycle.guarantee_count),
+      row(
+        "Guarantees",
+        `${cycle.guarantee_count} `,
+        cycle.guarantee_count > 0
+          ? h(
+              "a",
+              { href: `#/guarantees?cycle=${cycle.cycle_id}`, "data-testid": "cycle-guarantees" },
+              "list them",
+            )
+          : null,
+      ),
       row("Committed", time(cycle.committed_at), ` in block ${cycle.committed_block}`),
-      row("Commit tx", h("code", {}, cycle.commit_tx)),
+      row("Commit tx", txCode(cycle.commit_tx, true)),
       row("Challenges until", time(cycle.challenge_deadline)),
       row("Answers until", time(cycle.answer_deadline)),
       row("Payment deadline", time(cycle.payment_deadline)),
@@ -129,7 +140,11 @@ function renderCycle(cycle: CycleBody, assets: Map<string, AssetInfo>): HTMLElem
               h(
                 "tr",
                 {},
-                h("td", {}, h("code", {}, debtor.debtor)),
+                h(
+                  "td",
+                  { "data-testid": "debtor" },
+                  addressCode(debtor.debtor, { full: true, collateral: true }),
+                ),
                 h("td", { class: "num" }, formatAmount(debtor.amount, debtor.asset_address, assets)),
                 h("td", {}, h("span", { class: `badge ${GROUP[debtor.status]}` }, debtor.status)),
                 h(
@@ -160,7 +175,7 @@ function renderCycle(cycle: CycleBody, assets: Map<string, AssetInfo>): HTMLElem
               h(
                 "tr",
                 {},
-                h("td", {}, h("code", {}, claim.participant)),
+                h("td", {}, addressCode(claim.participant, { full: true, collateral: true })),
                 h("td", { class: "num" }, formatAmount(claim.amount, claim.asset_address, assets)),
                 h("td", {}, proofLink(cycle, claim.participant)),
               ),
@@ -170,15 +185,46 @@ function renderCycle(cycle: CycleBody, assets: Map<string, AssetInfo>): HTMLElem
   );
 }
 
+/** Where the cycle list is: `before` of this page (null: the newest) and its number. */
+export interface CyclePosition {
+  before: string | null;
+  page: number;
+}
+
 export function renderCycles(
   cycles: CycleBody[],
+  total: number,
+  nextCursor: string | null,
+  position: CyclePosition,
   assets: Map<string, AssetInfo>,
   cycleLength: number | null,
 ): HTMLElement {
+  const pager =
+    cycles.length === 0
+      ? null
+      : h(
+          "p",
+          { class: "pager", "data-testid": "cycle-pager" },
+          position.page > 1 ? h("a", { href: "#/cycles", "data-testid": "page-newest" }, "« Newest") : null,
+          " ",
+          `cycles #${cycles[0].cycle_id}–#${cycles[cycles.length - 1].cycle_id} of ${total} committed`,
+          " ",
+          nextCursor
+            ? h(
+                "a",
+                {
+                  href: `#/cycles?before=${nextCursor}&page=${position.page + 1}`,
+                  "data-testid": "page-older",
+                },
+                "Older »",
+              )
+            : null,
+        );
   return h(
     "section",
     { class: "cycles", "data-view": "cycles" },
     h("h2", {}, "Cycles"),
+    pager,
     cycles.length === 0
       ? stateMessage(
           "empty",

@@ -1,4 +1,4 @@
-/** Display of amounts, addresses and times: token decimals and symbols, chain time (UTC) beside local time. */
+/** Display of amounts, addresses and durations: token decimals and symbols (times: links.ts). */
 import type { WireTokenList } from "./api";
 
 export const ETH = "0x0000000000000000000000000000000000000000";
@@ -42,16 +42,6 @@ export function formatAmount(amount: string, asset: string, assets: Map<string, 
 
 export function shortAddress(address: string): string {
   return address.length > 12 ? `${address.slice(0, 6)}…${address.slice(-4)}` : address;
-}
-
-const LOCAL = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
-
-/** Chain time as Core reports it (ISO 8601, UTC) and the same instant in the viewer's time zone. */
-export function formatTime(iso: string | null): { chain: string; local: string } | null {
-  if (iso === null) return null;
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return { chain: iso, local: "" };
-  return { chain: `${date.toISOString().replace(".000Z", "Z")}`, local: LOCAL.format(date) };
 }
 
 /** A duration in seconds as `1 h 2 min 5 s`. */

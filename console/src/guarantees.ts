@@ -6,25 +6,34 @@
 import {
   GUARANTEE_STATES,
   type GuaranteeBody,
-  type GuaranteeListBody,
+  type GuaranteeSearchBody,
+  type GuaranteeState,
   type TimelineBody,
   type WirePublicParams,
 } from "./api";
 import type { CertificateCheck } from "./certificate";
 import { h, row, stateMessage } from "./dom";
-import { type AssetInfo, formatAmount, shortAddress } from "./format";
-import { time } from "./health";
+import { type AssetInfo, formatAmount } from "./format";
+import { addressCode, cycleLink, time, txCode } from "./links";
 import type { Session } from "./session";
 
-/** The filters of the list, as the hash carries them (`#/guarantees?payer=…&state=…`). */
+/** The search of the list, as the hash carries it (`#/guarantees?q=…&payer=…&state=…&from=…`). */
 export interface GuaranteeFilter {
+  q?: string;
   payer?: string;
   recipient?: string;
   state?: string;
   asset?: string;
+  cycle?: string;
+  /** ISO 8601 (UTC) bounds of the issue time, inclusive. */
+  from?: string;
+  to?: string;
 }
 
-export const FILTER_FIELDS = ["payer", "recipient", "state", "asset"] as const;
+export const FILTER_FIELDS = ["q", "payer", "recipient", "state", "asset", "cycle", "from", "to"] as const;
+
+/** Rows per page of the list. */
+export const GUARANTEE_PAGE = 50;
 
 /** What the signed-in wallet asks for when the hash gives no party: its own guarantees as payer. */
 export function effectiveFilter(filter: GuaranteeFilter, session: Session): GuaranteeFilter {
@@ -38,7 +47,8 @@ export function filterQuery(filter: GuaranteeFilter): string {
   return query.toString();
 }
 
-const STATE_CLASS: Record<string, string> = {
+/** Each state its own colour: settled green, remunerated from collateral red-brown, waiting amber … */
+const STATE_CLASS: Record<GuaranteeState, string> = {
   PENDING_VALIDATION: "committed",
   FINALIZED_PAYABLE: "committed",
   DISPUTED: "open",
@@ -46,20 +56,36 @@ const STATE_CLASS: Record<string, string> = {
   NETTED: "covered",
   SETTLED: "paid",
   REMUNERATED: "paid",
-  DEFAULT_REMUNERATED: "covered",
+  DEFAULT_REMUNERATED: "defaulted",
 };
 
 export const stateBadge = (state: string) =>
-  h("span", { class: `badge ${STATE_CLASS[state] ?? "off"}`, "data-testid": "guarantee-state" }, state);
+  h(
+    "span",
+    { class: `badge ${STATE_CLASS[state as GuaranteeState] ?? "off"}`, "data-testid": "guarantee-state" },
+    state,
+  );
+
+/** `2025-06-15T15:06` in the viewer's zone (a datetime-local value) of an ISO time; "" when absent. */
+function localInput(iso: string | undefined): string {
+  if (!iso) return "";
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return "";
+  const local = new Date(date.getTime() - date.getTimezoneOffset() * 60_000);
+  return local.toISOString().slice(0, 16);
+}
 
 /** The filter form (rendered when the view is entered, so typing survives the polls). */
 export function renderFilterForm(
   filter: GuaranteeFilter,
   session: Session,
   apply: (filter: GuaranteeFilter) => void,
+  exportCsv: () => void,
 ): HTMLElement {
-  const input = (name: "payer" | "recipient" | "asset", placeholder: string) =>
-    h("input", { name, placeholder, value: filter[name] ?? "", size: "44", spellcheck: "false" });
+  const input = (name: "q" | "payer" | "recipient" | "asset" | "cycle", placeholder: string, size = "44") =>
+    h("input", { name, placeholder, value: filter[name] ?? "", size, spellcheck: "false" });
+  const when = (name: "from" | "to") =>
+    h("input", { name, type: "datetime-local", step: "1", value: localInput(filter[name]) });
   const state = h(
     "select",
     { name: "state" },
@@ -73,12 +99,22 @@ export function renderFilterForm(
   const form = h(
     "form",
     { class: "filters", "data-testid": "guarantee-filters" },
+    h(
+      "label",
+      { class: "wide" },
+      "Search ",
+      input("q", "guarantee id, tx hash, payer or recipient address", "66"),
+    ),
     h("label", {}, "Payer ", input("payer", session.admin ? "any payer" : session.address)),
     h("label", {}, "Recipient ", input("recipient", "any recipient")),
     h("label", {}, "State ", state),
     h("label", {}, "Asset ", input("asset", "any asset (address)")),
+    h("label", {}, "Cycle ", input("cycle", "any", "6")),
+    h("label", {}, "Issued from ", when("from")),
+    h("label", {}, "to ", when("to")),
     h("button", { type: "submit" }, "Apply"),
     h("button", { type: "button", "data-role": "mine-as-recipient" }, "As recipient"),
+    h("button", { type: "button", "data-role": "export-csv", "data-testid": "export-csv" }, "Export CSV"),
   );
   form.addEventListener("submit", (event) => {
     event.preventDefault();
@@ -86,20 +122,31 @@ export function renderFilterForm(
     const next: GuaranteeFilter = {};
     for (const field of FILTER_FIELDS) {
       const value = String(data.get(field) ?? "").trim();
-      if (value) next[field] = value;
+      if (!value) continue;
+      // datetime-local is the viewer's zone: the hash and Core take UTC.
+      next[field] = field === "from" || field === "to" ? new Date(value).toISOString() : value;
     }
     apply(next);
   });
   form.querySelector("[data-role=mine-as-recipient]")?.addEventListener("click", () => {
     apply({ recipient: session.address });
   });
+  form.querySelector("[data-role=export-csv]")?.addEventListener("click", exportCsv);
   return form;
 }
 
+/** Where the list is: the cursor of this page and its number (1 = newest). */
+export interface ListPosition {
+  cursor: string | null;
+  page: number;
+}
+
 export function renderGuaranteeList(
-  list: GuaranteeListBody,
+  list: GuaranteeSearchBody,
   filter: GuaranteeFilter,
+  position: ListPosition,
   assets: Map<string, AssetInfo>,
+  pageHref: (cursor: string | null, page: number) => string,
 ): HTMLElement {
   if (list.guarantees.length === 0) {
     return stateMessage(
@@ -110,9 +157,32 @@ export function renderGuaranteeList(
         : "Change the filters to widen the search.",
     );
   }
+  const first = (position.page - 1) * GUARANTEE_PAGE + 1;
+  const last = first + list.guarantees.length - 1;
+  const pages = Math.max(1, Math.ceil(list.total / GUARANTEE_PAGE));
+  const pager = h(
+    "p",
+    { class: "pager", "data-testid": "guarantee-pager" },
+    position.page > 1 ? h("a", { href: pageHref(null, 1), "data-testid": "page-newest" }, "« Newest") : null,
+    " ",
+    h(
+      "span",
+      { "data-testid": "guarantee-range" },
+      `${first}–${last} of ${list.total} (page ${position.page} of ${pages})`,
+    ),
+    " ",
+    list.next_cursor
+      ? h(
+          "a",
+          { href: pageHref(list.next_cursor, position.page + 1), "data-testid": "page-older" },
+          "Older »",
+        )
+      : null,
+  );
   return h(
     "div",
     {},
+    pager,
     h(
       "table",
       { "data-testid": "guarantee-list" },
@@ -141,22 +211,52 @@ export function renderGuaranteeList(
             ),
             h("td", {}, stateBadge(g.state)),
             h("td", { class: "num" }, formatAmount(g.claims.amount, g.claims.asset_address, assets)),
-            h("td", {}, h("code", { title: g.claims.user_address }, shortAddress(g.claims.user_address))),
-            h(
-              "td",
-              {},
-              h("code", { title: g.claims.recipient_address }, shortAddress(g.claims.recipient_address)),
-            ),
-            h("td", {}, g.cycle_id === null ? "—" : h("a", { href: "#/cycles" }, `#${g.cycle_id}`)),
+            h("td", {}, addressCode(g.claims.user_address)),
+            h("td", {}, addressCode(g.claims.recipient_address)),
+            h("td", {}, g.cycle_id === null ? "—" : cycleLink(g.cycle_id)),
             h("td", {}, time(g.created_at)),
           ),
         ),
       ),
     ),
-    list.next_cursor
-      ? h("p", { class: "muted" }, "Newest 50 shown: narrow the filters to see older ones.")
-      : null,
+    list.next_cursor || position.page > 1 ? pager.cloneNode(true) : null,
   );
+}
+
+/** The CSV of guarantees (RFC 4180: every field quoted), one row per guarantee, amounts in base units. */
+export function guaranteesCsv(guarantees: GuaranteeBody[]): string {
+  const header = [
+    "guarantee_id",
+    "state",
+    "version",
+    "payer",
+    "recipient",
+    "asset",
+    "amount",
+    "req_id",
+    "cycle_id",
+    "created_at",
+    "updated_at",
+  ];
+  const quote = (value: string | number | null) => `"${String(value ?? "").replace(/"/g, '""')}"`;
+  const rows = guarantees.map((g) =>
+    [
+      g.guarantee_id,
+      g.state,
+      g.claims.version,
+      g.claims.user_address,
+      g.claims.recipient_address,
+      g.claims.asset_address,
+      g.claims.amount,
+      g.claims.req_id,
+      g.cycle_id,
+      g.created_at,
+      g.updated_at,
+    ]
+      .map(quote)
+      .join(","),
+  );
+  return [header.map(quote).join(","), ...rows].join("\r\n") + "\r\n";
 }
 
 const shortId = (id: string) => `${id.slice(0, 10)}…${id.slice(-6)}`;
@@ -187,7 +287,7 @@ function renderTimeline(timeline: TimelineBody): HTMLElement {
         { "data-kind": step.kind },
         h("strong", {}, KIND_LABEL[step.kind] ?? step.kind),
         step.kind === "state" ? [" ", stateBadge(String(step.detail.state))] : null,
-        step.cycle_id !== null && step.kind !== "state" ? ` · cycle #${step.cycle_id}` : null,
+        step.cycle_id !== null && step.kind !== "state" ? [" · cycle ", cycleLink(step.cycle_id)] : null,
         h(
           "div",
           {},
@@ -199,7 +299,7 @@ function renderTimeline(timeline: TimelineBody): HTMLElement {
               "div",
               {},
               "tx ",
-              h("code", { "data-testid": "timeline-tx" }, step.tx_hash),
+              h("span", { "data-testid": "timeline-tx" }, txCode(step.tx_hash, true)),
               step.block_number === null ? null : ` in block ${step.block_number}`,
             )
           : null,
@@ -248,12 +348,17 @@ export function renderGuaranteePage(
           {},
           row("Version", `V${c.version}`),
           row("Amount", h("strong", {}, formatAmount(c.amount, c.asset_address, assets))),
-          row("Payer", h("code", {}, c.user_address)),
-          row("Recipient", h("code", {}, c.recipient_address)),
+          row("Payer", addressCode(c.user_address, { full: true, collateral: true })),
+          row("Recipient", addressCode(c.recipient_address, { full: true })),
           row("Request id", c.req_id),
           row("Claim time", time(new Date(c.timestamp * 1000).toISOString())),
           row("Payer signature", `${g.scheme} `, h("code", {}, shortId(g.signature))),
-          row("Cycle", g.cycle_id === null ? "not in a cycle yet" : `#${g.cycle_id}`),
+          row(
+            "Cycle",
+            g.cycle_id === null
+              ? "not in a cycle yet"
+              : h("span", { "data-testid": "guarantee-cycle" }, cycleLink(g.cycle_id)),
+          ),
           g.excluded_reason ? row("Excluded", g.excluded_reason) : [],
           g.validation_request_hash
             ? row("Validation request", h("code", {}, g.validation_request_hash))

@@ -3,9 +3,17 @@
  * chain time (next cutoff, commit due, a cycle under way) with the timings and the latest deadlines, the
  * contracts, and the webhook backlog (admin wallets).
  */
-import type { CycleBody, HealthBody, ScheduleBody, WebhookBacklogBody, WirePublicParams } from "./api";
+import type {
+  CycleBody,
+  HealthBody,
+  HealthWarning,
+  ScheduleBody,
+  WebhookBacklogBody,
+  WirePublicParams,
+} from "./api";
 import { h, row } from "./dom";
-import { formatSeconds, formatTime } from "./format";
+import { formatSeconds } from "./format";
+import { time } from "./links";
 
 export interface HealthData {
   health: HealthBody;
@@ -15,6 +23,65 @@ export interface HealthData {
   /** The admin's view of the webhook outbox; null when the signed-in wallet is not admin (or none is). */
   backlog: WebhookBacklogBody | null;
   signedIn: boolean;
+  /** The charts (charts.ts), built by the page from its samples. */
+  charts: Node | null;
+}
+
+/** What each check of `GET /core/health` watches (docs/monitoring.md). */
+const CHECK_LABEL: Record<string, string> = {
+  webhook_backlog: "Webhook backlog",
+  clearing_cutoff: "Clearing cutoff",
+  clearing_commit: "Clearing commit",
+  cover_slack: "Cover slack",
+  bond_margin: "Bond margin",
+  indexer_lag: "Indexer lag",
+};
+
+/**
+ * Red when the limit itself is reached (a commit or a cover past its due time, the bond under what the cycle
+ * needs), amber while there is still time: the warning says how far it is.
+ */
+export function warningSeverity(warning: HealthWarning): "red" | "amber" {
+  if ((warning.check === "clearing_commit" || warning.check === "cover_slack") && warning.value <= 0)
+    return "red";
+  if (warning.check === "bond_margin" && warning.value < 0) return "red";
+  return "amber";
+}
+
+function renderWarnings(health: HealthBody): HTMLElement | null {
+  const warnings = health.warnings ?? [];
+  if (warnings.length === 0) return null;
+  return h(
+    "div",
+    { class: "warnings", "data-testid": "health-warnings" },
+    warnings.map((w) => {
+      const severity = warningSeverity(w);
+      return h(
+        "div",
+        {
+          class: `state ${severity === "red" ? "error" : "warn"}`,
+          role: severity === "red" ? "alert" : "status",
+          "data-testid": "health-warning",
+          "data-check": w.check,
+          "data-severity": severity,
+        },
+        h(
+          "p",
+          { class: "title" },
+          `${CHECK_LABEL[w.check] ?? w.check}${w.subject ? ` (${w.subject})` : ""}: ${severity === "red" ? "limit reached" : "warning"}`,
+        ),
+        h("p", {}, w.reason),
+      );
+    }),
+  );
+}
+
+function checkRows(health: HealthBody): HTMLElement[] {
+  const checks = health.checks;
+  if (!checks) return [];
+  return Object.entries(checks).flatMap(([name, state]) =>
+    row(CHECK_LABEL[name] ?? name, h("span", { "data-check": name }, badge(state))),
+  );
 }
 
 const SYNC_ADVICE: Record<string, string> = {
@@ -26,20 +93,10 @@ const SYNC_ADVICE: Record<string, string> = {
   off: "This Core runs without background tasks (SURETY_BACKGROUND_TASKS=false): nothing is indexed here.",
 };
 
-export function time(iso: string | null): Node {
-  const t = formatTime(iso);
-  if (t === null) return h("span", { class: "muted" }, "—");
-  return h(
-    "span",
-    { class: "time" },
-    h("span", { class: "chain" }, t.chain),
-    " ",
-    h("span", { class: "local" }, `(${t.local} local)`),
-  );
-}
+export { time };
 
 function badge(value: string): HTMLElement {
-  const kind = value === "ok" ? "ok" : value === "off" ? "off" : "fail";
+  const kind = value === "ok" ? "ok" : value === "off" ? "off" : value === "warn" ? "warn" : "fail";
   return h("span", { class: `badge ${kind}` }, value);
 }
 
@@ -122,6 +179,7 @@ export function renderHealth({
   latestCycle,
   backlog,
   signedIn,
+  charts,
 }: HealthData): HTMLElement {
   const sync = health.chain_sync;
   // Core publishes head − confirmations − indexed as lag_blocks, so the confirmation depth follows from the three.
@@ -133,7 +191,23 @@ export function renderHealth({
   return h(
     "section",
     { class: "health", "data-view": "health" },
-    h("h2", {}, "Health ", badge(health.status)),
+    h(
+      "h2",
+      {},
+      "Health ",
+      badge(health.status),
+      health.status === "ok" && (health.warnings?.length ?? 0) > 0
+        ? [
+            " ",
+            h(
+              "span",
+              { class: "badge warn", "data-testid": "warning-count" },
+              `${health.warnings!.length} warning${health.warnings!.length === 1 ? "" : "s"}`,
+            ),
+          ]
+        : null,
+    ),
+    renderWarnings(health),
     sync.state !== "ok" && SYNC_ADVICE[sync.state]
       ? h(
           "div",
@@ -172,6 +246,8 @@ export function renderHealth({
           row("Indexer", badge(health.indexer)),
           leaderRows(health),
         ),
+        health.checks ? h("h4", {}, "Checks") : null,
+        health.checks ? h("dl", { "data-testid": "health-checks" }, checkRows(health)) : null,
       ),
       h(
         "article",
@@ -238,5 +314,6 @@ export function renderHealth({
         ),
       ),
     ),
+    charts,
   );
 }

@@ -3,8 +3,8 @@
  * `eth_requestAccounts`, `POST /auth/nonce`, the canonical EIP-4361 text built from Core's answer,
  * `personal_sign`, `POST /auth/verify`. The tokens stay in this page's memory only (a reload signs out);
  * an expired access token is renewed once with the refresh token (`POST /auth/refresh`), and sign-out
- * revokes the refresh token (`POST /auth/logout`). Whether the wallet is an admin is what Core answers
- * to the admin API (200 or 403 `not_admin`), not a guess of the page.
+ * revokes the refresh token (`POST /auth/logout`). Whether the wallet is an admin is Core's answer to
+ * `GET /console/api/session` (200 for every wallet, so a payer's sign-in logs no refused request).
  */
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { ApiError, requestJson } from "./api";
@@ -106,12 +106,8 @@ export async function signIn(): Promise<Session> {
   })) as string;
   const tokens = await postJson<TokenBody>("/auth/verify", { address, message, signature });
   session = { address, admin: false, access: tokens.access_token, refresh: tokens.refresh_token };
-  try {
-    await authedJson("/core/admin/webhooks");
-    session.admin = true;
-  } catch (error) {
-    if (!(error instanceof ApiError && error.status === 403)) throw error;
-  }
+  const who = await authedJson<{ admin: boolean }>("/console/api/session");
+  session.admin = who.admin;
   return currentSession()!;
 }
 
@@ -122,12 +118,13 @@ export async function signOut(): Promise<void> {
 }
 
 /**
- * GET `path` with the session's bearer token. A `token_expired` answer renews the access token once with
+ * GET (or POST, without a body) `path` with the session's bearer token. A `token_expired` answer renews the access token once with
  * the refresh token; when that fails the session ends (the page asks to sign in again).
  */
-export async function authedJson<T>(path: string): Promise<T> {
+export async function authedJson<T>(path: string, method: "GET" | "POST" = "GET"): Promise<T> {
   if (!session) throw new ApiError("Sign in to read this.", 401, "missing_token");
-  const read = (token: string) => requestJson<T>(path, { headers: { authorization: `Bearer ${token}` } });
+  const read = (token: string) =>
+    requestJson<T>(path, { method, headers: { authorization: `Bearer ${token}` } });
   try {
     return await read(session.access);
   } catch (error) {

@@ -10,6 +10,7 @@ import { type CoreDeps, type CoreServices, createCoreContext } from "../app/cont
 import type { CoreContext, RouteModule } from "./context";
 import { cycleRoutes } from "./cycle-routes";
 import { authRouter } from "./auth-routes";
+import { consoleApiRoutes } from "./console-api-routes";
 import { consoleRoutes } from "./console-routes";
 import { errorHandler, notFoundHandler } from "./error-handler";
 import { guaranteeRoutes } from "./guarantee-routes";
@@ -37,6 +38,7 @@ export const CORE_ROUTES: readonly RouteModule[] = [
   scheduleRoutes,
   webhookAdminRoutes,
   openapiRoutes,
+  consoleApiRoutes,
   consoleRoutes,
 ];
 

@@ -68,7 +68,7 @@ function parseBefore(value: string): number {
 }
 
 /** The body of `GET /core/cycles/{id}` (and of each item of `GET /core/cycles`). */
-async function cycleView(store: StoreOps, cycle: CycleRecord) {
+export async function cycleView(store: StoreOps, cycle: CycleRecord) {
   const args = cycleCommitArgs(cycle);
   const [debts, claims] = await Promise.all([
     store.listCycleDebts({ cycleId: cycle.cycleId }),

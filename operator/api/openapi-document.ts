@@ -5,7 +5,8 @@
  * change of a response shape must change this document too.
  */
 
-import { WEBHOOK_EVENT_TYPES } from "../../sdk/webhooks";
+import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE } from "../../sdk/webhooks";
+import { LEDGER_ENTRY_KINDS } from "./console-api-routes";
 import { WEBHOOK_DELIVERY_STATUSES } from "../store/repositories/webhooks";
 import {
   ALL_EVENT_TYPES,
@@ -15,6 +16,8 @@ import {
   MIN_WEBHOOK_SECRET_LENGTH,
 } from "../webhooks/subscriptions";
 import { DEFAULT_DELIVERY_PAGE, MAX_DELIVERY_PAGE } from "./webhook-admin-routes";
+import { DEFAULT_CYCLE_PAGE, MAX_CYCLE_PAGE } from "./cycle-routes";
+import { GUARANTEE_STATES } from "../../sdk/guarantee-states";
 import { HEALTH_CHECKS } from "../health";
 
 type Schema = Record<string, unknown>;
@@ -92,6 +95,13 @@ const WEBHOOK_ID_PARAMETER = {
   schema: { type: "string" },
   description: "The subscription id (`whk_…` for API-made ones, the configured id otherwise).",
 };
+const EVENT_ID_PARAMETER = {
+  name: "event_id",
+  in: "path",
+  required: true,
+  schema: { type: "string", pattern: "^evt_[0-9a-z_]{1,64}$" },
+  description: "The event id (`evt_…`) of one of the subscription's deliveries.",
+};
 const WEBHOOK_NOT_FOUND = errorResponse("No subscription with that id.", ["webhook_not_found"]);
 const WEBHOOK_ID_MALFORMED = errorResponse("The id is not valid percent-encoding.", PATH_400_CODES);
 
@@ -128,6 +138,77 @@ const ISSUANCE_UNAVAILABLE_CODES = [
   "issuance_overloaded",
   "commit_deadline_at_risk",
 ] as const;
+
+/** `GET /core/cycles/{id}` (also each item of the cycle lists). */
+const CYCLE_SCHEMA = object({
+  cycle_id: { type: "integer", minimum: 1 },
+  state: {
+    enum: ["COMMITTED", "FINALIZED", "VETOED"],
+    description: "VETOED: the guardian vetoed it; its guarantees are re-committed in a later cycle.",
+  },
+  planned_by_core: {
+    type: "boolean",
+    description:
+      "False for a cycle committed on chain with the operator key that Core did not plan (a security " +
+      "event): built from its events, guarantee_count 0, no proofs; its disputed debits are voided " +
+      "against the bond at the answer deadline (docs/clearing.md).",
+  },
+  root: { ...ref("Bytes32"), description: "Merkle root committed on chain." },
+  guarantees_root: {
+    ...ref("Bytes32"),
+    description:
+      "Root of the cycle's guarantees (sdk/guarantee-tree.ts): what double listings and V1 reserves prove against.",
+  },
+  debits_root: {
+    ...ref("Bytes32"),
+    description:
+      "Root over the debtors' sum-tree summaries (sdk/debit-tree.ts): what dispute answers prove against " +
+      "(zero for a cycle whose commit Core has not seen announce it).",
+  },
+  challenge_deadline: {
+    ...nullable(ref("DateTime")),
+    description:
+      "Debtors may dispute their debit's guarantees, and the guardian veto the cycle, until then; claims open " +
+      "after it once the cycle's disputes are answered (or after answer_deadline).",
+  },
+  answer_deadline: {
+    ...nullable(ref("DateTime")),
+    description: "Challenges are answered until then; an unanswered one is voided after it.",
+  },
+  vetoed_at: nullable(ref("DateTime")),
+  committed_at: nullable(ref("DateTime")),
+  committed_block: nullable({ type: "integer", minimum: 0 }),
+  commit_tx: nullable(ref("Bytes32")),
+  payment_deadline: nullable(ref("DateTime")),
+  default_deadline: nullable(ref("DateTime")),
+  finalized_at: nullable(ref("DateTime")),
+  guarantee_count: { type: "integer", minimum: 0 },
+  totals: {
+    type: "array",
+    items: object({
+      asset_address: ref("Address"),
+      total_debit: ref("Uint"),
+      total_credit: ref("Uint"),
+    }),
+  },
+  debtors: {
+    type: "array",
+    items: object({
+      asset_address: ref("Address"),
+      debtor: ref("Address"),
+      amount: ref("Uint"),
+      status: { enum: ["OPEN", "PAID", "COVERED", "CHALLENGED", "ANSWERED", "VOIDED", "REFUNDED"] },
+      covered: {
+        ...nullable(ref("Uint")),
+        description: "What arrived at the ClearingHouse for a COVERED debt; null otherwise.",
+      },
+    }),
+  },
+  claims: {
+    type: "array",
+    items: object({ asset_address: ref("Address"), participant: ref("Address"), amount: ref("Uint") }),
+  },
+});
 
 export const CORE_OPENAPI = {
   openapi: "3.1.0",
@@ -569,75 +650,7 @@ export const CORE_OPENAPI = {
       }),
       RefreshTokenRequest: object({ refresh_token: { type: "string" } }),
       DateTime: { type: "string", format: "date-time" },
-      Cycle: object({
-        cycle_id: { type: "integer", minimum: 1 },
-        state: {
-          enum: ["COMMITTED", "FINALIZED", "VETOED"],
-          description: "VETOED: the guardian vetoed it; its guarantees are re-committed in a later cycle.",
-        },
-        planned_by_core: {
-          type: "boolean",
-          description:
-            "False for a cycle committed on chain with the operator key that Core did not plan (a security " +
-            "event): built from its events, guarantee_count 0, no proofs; its disputed debits are voided " +
-            "against the bond at the answer deadline (docs/clearing.md).",
-        },
-        root: { ...ref("Bytes32"), description: "Merkle root committed on chain." },
-        guarantees_root: {
-          ...ref("Bytes32"),
-          description:
-            "Root of the cycle's guarantees (sdk/guarantee-tree.ts): what double listings and V1 reserves prove against.",
-        },
-        debits_root: {
-          ...ref("Bytes32"),
-          description:
-            "Root over the debtors' sum-tree summaries (sdk/debit-tree.ts): what dispute answers prove against " +
-            "(zero for a cycle whose commit Core has not seen announce it).",
-        },
-        challenge_deadline: {
-          ...nullable(ref("DateTime")),
-          description:
-            "Debtors may dispute their debit's guarantees, and the guardian veto the cycle, until then; claims open " +
-            "after it once the cycle's disputes are answered (or after answer_deadline).",
-        },
-        answer_deadline: {
-          ...nullable(ref("DateTime")),
-          description: "Challenges are answered until then; an unanswered one is voided after it.",
-        },
-        vetoed_at: nullable(ref("DateTime")),
-        committed_at: nullable(ref("DateTime")),
-        committed_block: nullable({ type: "integer", minimum: 0 }),
-        commit_tx: nullable(ref("Bytes32")),
-        payment_deadline: nullable(ref("DateTime")),
-        default_deadline: nullable(ref("DateTime")),
-        finalized_at: nullable(ref("DateTime")),
-        guarantee_count: { type: "integer", minimum: 0 },
-        totals: {
-          type: "array",
-          items: object({
-            asset_address: ref("Address"),
-            total_debit: ref("Uint"),
-            total_credit: ref("Uint"),
-          }),
-        },
-        debtors: {
-          type: "array",
-          items: object({
-            asset_address: ref("Address"),
-            debtor: ref("Address"),
-            amount: ref("Uint"),
-            status: { enum: ["OPEN", "PAID", "COVERED", "CHALLENGED", "ANSWERED", "VOIDED", "REFUNDED"] },
-            covered: {
-              ...nullable(ref("Uint")),
-              description: "What arrived at the ClearingHouse for a COVERED debt; null otherwise.",
-            },
-          }),
-        },
-        claims: {
-          type: "array",
-          items: object({ asset_address: ref("Address"), participant: ref("Address"), amount: ref("Uint") }),
-        },
-      }),
+      Cycle: CYCLE_SCHEMA,
       Cycles: object({
         cycles: { type: "array", items: ref("Cycle") },
         next_cursor: {
@@ -975,7 +988,10 @@ export const CORE_OPENAPI = {
       }),
       WebhookDelivery: object({
         event_id: { type: "string", pattern: "^evt_[0-9a-f]{32}$" },
-        event_type: { enum: [...WEBHOOK_EVENT_TYPES] },
+        event_type: {
+          enum: [...WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE],
+          description: "`webhook.test`: an operator's test event (`POST /core/admin/webhooks/{id}/test`).",
+        },
         status: { enum: [...WEBHOOK_DELIVERY_STATUSES] },
         attempts: { type: "integer", minimum: 0, description: "Attempts started so far." },
         last_error: {
@@ -994,6 +1010,75 @@ export const CORE_OPENAPI = {
         last_attempt_at: nullable(ref("DateTime")),
         delivered_at: nullable(ref("DateTime")),
         created_at: ref("DateTime"),
+      }),
+      WebhookDeliveryDetail: object({
+        webhook_id: { type: "string" },
+        delivery: ref("WebhookDelivery"),
+        event: nullable(
+          object({
+            id: { type: "string" },
+            type: { type: "string" },
+            created_at: ref("DateTime"),
+            retracted_at: nullable(ref("DateTime")),
+            payload: {
+              type: "object",
+              description: "The event's envelope, parsed: every attempt sends (and signs) its exact bytes.",
+            },
+            payload_bytes: { type: "integer", minimum: 2 },
+          }),
+        ),
+      }),
+      WebhookDeliveryAction: object({ webhook_id: { type: "string" }, delivery: ref("WebhookDelivery") }),
+      ConsoleCycle: {
+        ...CYCLE_SCHEMA,
+        properties: {
+          ...(CYCLE_SCHEMA.properties as Record<string, Schema>),
+          cutoff: { ...ref("DateTime"), description: "The cutoff the cycle closed at." },
+        },
+        required: [...(CYCLE_SCHEMA.required as string[]), "cutoff"],
+      },
+      ConsoleCycleList: object({
+        cycles: { type: "array", items: ref("ConsoleCycle") },
+        total: {
+          type: "integer",
+          minimum: 0,
+          description: "Committed cycles in all (COMMITTED, FINALIZED, VETOED).",
+        },
+        next_cursor: nullable({ type: "string", pattern: "^[1-9][0-9]*$" }),
+      }),
+      GuaranteeSearch: object({
+        guarantees: { type: "array", items: ref("Guarantee") },
+        total: { type: "integer", minimum: 0, description: "Guarantees the search matches in all." },
+        next_cursor: nullable({ type: "string" }),
+      }),
+      ConsoleSession: object({
+        address: ref("Address"),
+        admin: { type: "boolean" },
+        facilitator: { type: "boolean" },
+      }),
+      ConsoleConfig: object({
+        explorer_url: {
+          ...nullable({ type: "string", format: "uri" }),
+          description: "`SURETY_EXPLORER_URL`: links are `<url>/tx/<hash>` and `<url>/address/<address>`.",
+        },
+      }),
+      LedgerEntry: object({
+        kind: { enum: [...LEDGER_ENTRY_KINDS] },
+        asset_address: ref("Address"),
+        amount: { type: "string", pattern: "^(0|[1-9][0-9]*)$" },
+        at: nullable(ref("DateTime")),
+        clock: { enum: ["chain", "core"] },
+        tx_hash: nullable({ type: "string", pattern: "^0x[0-9a-fA-F]{64}$" }),
+        block_number: nullable({ type: "integer", minimum: 0 }),
+        cycle_id: nullable({ type: "integer", minimum: 1 }),
+        guarantee_id: nullable({ type: "string", pattern: "^0x[0-9a-f]{64}$" }),
+        withdrawal_id: nullable({ type: "string" }),
+        status: nullable({ type: "string" }),
+      }),
+      Ledger: object({
+        user_address: ref("Address"),
+        entries: { type: "array", items: ref("LedgerEntry") },
+        truncated: { type: "boolean" },
       }),
       WebhookDeliveries: object({
         webhook_id: { type: "string" },
@@ -1582,6 +1667,181 @@ export const CORE_OPENAPI = {
           ]),
           ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/admin/webhooks/{id}/deliveries/{event_id}": {
+      get: {
+        tags: ["admin"],
+        summary: "One delivery: its attempts so far and the event's payload",
+        security: [{ bearer: [] }],
+        parameters: [WEBHOOK_ID_PARAMETER, EVENT_ID_PARAMETER],
+        responses: {
+          "200": jsonResponse("The delivery and its event.", ref("WebhookDeliveryDetail")),
+          "400": errorResponse("Malformed event id.", ["invalid_request", ...PATH_400_CODES]),
+          ...ADMIN_FAILURES,
+          "404": errorResponse("No such subscription, or no delivery of that event to it.", [
+            "webhook_not_found",
+            "delivery_not_found",
+          ]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/admin/webhooks/{id}/deliveries/{event_id}/retry": {
+      post: {
+        tags: ["admin"],
+        summary: "Send a failed (or waiting) delivery again now; its attempt count is kept",
+        security: [{ bearer: [] }],
+        parameters: [WEBHOOK_ID_PARAMETER, EVENT_ID_PARAMETER],
+        responses: {
+          "200": jsonResponse("The delivery, pending and due now.", ref("WebhookDeliveryAction")),
+          "400": errorResponse("Malformed event id.", ["invalid_request", ...PATH_400_CODES]),
+          ...ADMIN_FAILURES,
+          "404": errorResponse("No such subscription, or no delivery of that event to it.", [
+            "webhook_not_found",
+            "delivery_not_found",
+          ]),
+          "409": errorResponse("The delivery is delivered or cancelled.", ["delivery_not_retryable"]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/core/admin/webhooks/{id}/test": {
+      post: {
+        tags: ["admin"],
+        summary: "Queue a `webhook.test` event to this subscription alone",
+        security: [{ bearer: [] }],
+        parameters: [WEBHOOK_ID_PARAMETER],
+        responses: {
+          "201": jsonResponse(
+            "The test event's delivery, pending and due now.",
+            ref("WebhookDeliveryAction"),
+          ),
+          "400": WEBHOOK_ID_MALFORMED,
+          ...ADMIN_FAILURES,
+          "404": WEBHOOK_NOT_FOUND,
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/console/api/config": {
+      get: {
+        tags: ["console"],
+        summary: "The console's settings: the block explorer it links to",
+        responses: { "200": jsonResponse("The settings.", ref("ConsoleConfig")) },
+      },
+    },
+    "/console/api/session": {
+      get: {
+        tags: ["console"],
+        summary: "Who the bearer is: its address, whether it is an admin wallet or a facilitator",
+        security: [{ bearer: [] }],
+        responses: {
+          "200": jsonResponse("Answered for every signed-in wallet (no 403).", ref("ConsoleSession")),
+          "401": UNAUTHORIZED,
+        },
+      },
+    },
+    "/console/api/cycles": {
+      get: {
+        tags: ["console"],
+        summary: "Committed cycles, newest first, with each one's cutoff and the total",
+        parameters: [
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: 1, maximum: MAX_CYCLE_PAGE, default: DEFAULT_CYCLE_PAGE },
+          },
+          {
+            name: "before",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: 1 },
+            description: "Only cycles with a lower id: the `next_cursor` of the previous page.",
+          },
+        ],
+        responses: {
+          "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("ConsoleCycleList")),
+          "400": errorResponse("`limit` or `before` malformed or repeated.", ["invalid_request"]),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/console/api/guarantees": {
+      get: {
+        tags: ["console"],
+        summary: "Search guarantees, newest first, with the total and a cursor",
+        security: [{ bearer: [] }],
+        parameters: [
+          {
+            name: "q",
+            in: "query",
+            required: false,
+            schema: { type: "string" },
+            description:
+              "A guarantee id, a transaction hash (a cycle's commit, a debt's payment, cover or void, a claim: that cycle's guarantees), or an address (payer or recipient).",
+          },
+          { name: "payer", in: "query", required: false, schema: ref("Address") },
+          { name: "recipient", in: "query", required: false, schema: ref("Address") },
+          { name: "state", in: "query", required: false, schema: { enum: [...GUARANTEE_STATES] } },
+          { name: "asset", in: "query", required: false, schema: ref("Address") },
+          { name: "cycle", in: "query", required: false, schema: { type: "integer", minimum: 1 } },
+          {
+            name: "from",
+            in: "query",
+            required: false,
+            schema: { type: "string" },
+            description: "Issued at or after: ISO 8601 (UTC unless a zone is given) or unix seconds.",
+          },
+          {
+            name: "to",
+            in: "query",
+            required: false,
+            schema: { type: "string" },
+            description: "Issued at or before (to the second), as `from`.",
+          },
+          {
+            name: "limit",
+            in: "query",
+            required: false,
+            schema: { type: "integer", minimum: 1, maximum: 500, default: 50 },
+          },
+          { name: "cursor", in: "query", required: false, schema: { type: "string" } },
+        ],
+        responses: {
+          "200": jsonResponse("One page of the search.", ref("GuaranteeSearch")),
+          "400": errorResponse(
+            "A parameter malformed or repeated, or `from` after `to` (the message names it).",
+            ["invalid_request"],
+          ),
+          "401": UNAUTHORIZED,
+          "403": errorResponse(
+            "Neither payer nor recipient is the caller (facilitators and admins excepted).",
+            ["not_authorized_for_guarantees"],
+          ),
+          "500": COMMON_ERRORS["500"],
+        },
+      },
+    },
+    "/console/api/users/{address}/ledger": {
+      get: {
+        tags: ["console"],
+        summary: "A payer's collateral ledger, newest first",
+        security: [{ bearer: [] }],
+        parameters: [
+          { name: "address", in: "path", required: true, schema: ref("Address") },
+          { name: "asset", in: "query", required: false, schema: ref("Address") },
+        ],
+        responses: {
+          "200": jsonResponse("The ledger.", ref("Ledger")),
+          "400": errorResponse("Malformed address or asset.", ["invalid_request", ...PATH_400_CODES]),
+          "401": UNAUTHORIZED,
+          "403": errorResponse("Only the user, facilitators and admin wallets may read.", [
+            "not_authorized_for_user",
+          ]),
           "500": COMMON_ERRORS["500"],
         },
       },

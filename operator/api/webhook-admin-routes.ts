@@ -6,12 +6,18 @@
  *   GET    /core/admin/webhooks/:id              one subscription
  *   DELETE /core/admin/webhooks/:id              remove it and its deliveries (API-made ones only)
  *   GET    /core/admin/webhooks/:id/deliveries   delivery status, newest first (?status=&limit=&cursor=)
+ *   GET    /core/admin/webhooks/:id/deliveries/:event_id         one delivery, its attempts and payload
+ *   POST   /core/admin/webhooks/:id/deliveries/:event_id/retry   send a failed (or waiting) one now
+ *   POST   /core/admin/webhooks/:id/test                         queue a `webhook.test` event to it alone
  *
  * Every route needs a bearer token (401 otherwise) of a wallet in `SURETY_ADMIN_WALLETS` (403).
  */
 import { type RequestHandler, Router } from "express";
 import { body } from "express-validator";
+import { randomBytes } from "node:crypto";
+import { nowMilliseconds } from "../clock";
 import { WireError } from "../../sdk/errors";
+import { WEBHOOK_API_VERSION, WEBHOOK_TEST_EVENT_TYPE, type WebhookEnvelope } from "../../sdk/webhooks";
 import { principalOf, requireAccessToken } from "./access-middleware";
 import { isAdmin } from "../auth";
 import {
@@ -32,7 +38,7 @@ import {
 } from "../webhooks/subscriptions";
 import type { RouteModule } from "./context";
 import { conflict, forbidden, notFound } from "./errors";
-import { bodyField, parsedBy, queryParam, validate, validated, wholeBody } from "./validation";
+import { bodyField, parsedBy, pathParam, queryParam, validate, validated, wholeBody } from "./validation";
 
 /** The body of `POST /core/admin/webhooks`: an object of known fields, each parsed as the configuration's are. */
 const newSubscriptionBody = validate(
@@ -198,5 +204,94 @@ export const webhookAdminRoutes: RouteModule = (context) => {
     });
   });
 
+  /** A delivery of the subscription, or 404 `delivery_not_found`. */
+  const delivery = async (subscriptionId: string, eventId: string) => {
+    const found = await store.getWebhookDelivery(eventId, subscriptionId);
+    if (!found) {
+      throw notFound("delivery_not_found", `no delivery of event ${eventId} to webhook ${subscriptionId}`);
+    }
+    return found;
+  };
+  const eventIdParam = validate(pathParam("event_id", parseEventId));
+
+  router.get(
+    "/core/admin/webhooks/:id/deliveries/:event_id",
+    ...guarded,
+    ...eventIdParam,
+    async (req, res) => {
+      const found = await subscription(String(req.params.id));
+      const { event_id: eventId } = validated<{ event_id: string }>(req);
+      const [record, event] = await Promise.all([
+        delivery(found.id, eventId),
+        store.getWebhookEvent(eventId),
+      ]);
+      res.json({
+        webhook_id: found.id,
+        delivery: deliveryView(record),
+        event: event && {
+          id: event.id,
+          type: event.type,
+          created_at: iso(event.createdAt),
+          retracted_at: iso(event.retractedAt),
+          // The exact bytes every attempt sends (and signs), and the same parsed.
+          payload: JSON.parse(event.payload) as unknown,
+          payload_bytes: Buffer.byteLength(event.payload, "utf8"),
+        },
+      });
+    },
+  );
+
+  router.post(
+    "/core/admin/webhooks/:id/deliveries/:event_id/retry",
+    ...guarded,
+    ...eventIdParam,
+    async (req, res) => {
+      const found = await subscription(String(req.params.id));
+      const { event_id: eventId } = validated<{ event_id: string }>(req);
+      const before = await delivery(found.id, eventId);
+      const retried = await store.retryWebhookDelivery(eventId, found.id, nowMilliseconds(clock));
+      if (!retried) {
+        throw conflict(
+          "delivery_not_retryable",
+          `the delivery of ${eventId} to ${found.id} is ${before.status}: only failed or pending deliveries are retried`,
+        );
+      }
+      logger.info(
+        { subscription_id: found.id, event_id: eventId, by: principalOf(req).wallet, was: before.status },
+        "webhook delivery retried by an operator",
+      );
+      res.json({ webhook_id: found.id, delivery: deliveryView(retried) });
+    },
+  );
+
+  router.post("/core/admin/webhooks/:id/test", ...guarded, async (req, res) => {
+    const found = await subscription(String(req.params.id));
+    const now = clock.nowSeconds();
+    const id = `evt_${randomBytes(16).toString("hex")}`;
+    const envelope: WebhookEnvelope = {
+      id,
+      type: WEBHOOK_TEST_EVENT_TYPE,
+      created_at: iso(now)!,
+      api_version: WEBHOOK_API_VERSION,
+      data: { webhook_id: found.id, test: true, requested_by: principalOf(req).wallet },
+    };
+    await store.insertWebhookEventFor(
+      { id, type: WEBHOOK_TEST_EVENT_TYPE, createdAt: now, payload: JSON.stringify(envelope) },
+      found.id,
+      now,
+    );
+    logger.info(
+      { subscription_id: found.id, event_id: id, by: principalOf(req).wallet },
+      "webhook test event",
+    );
+    res.status(201).json({ webhook_id: found.id, delivery: deliveryView(await delivery(found.id, id)) });
+  });
+
   return router;
 };
+
+/** `evt_` and up to 64 characters of the id alphabet (what Core issues: hex, `test_`). */
+function parseEventId(raw: string): string {
+  if (!/^evt_[0-9a-z_]{1,64}$/.test(raw)) throw new WireError("event_id", "must be an event id (evt_…)");
+  return raw;
+}

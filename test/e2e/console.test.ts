@@ -85,8 +85,17 @@ async function go(page: Page, hash: string): Promise<void> {
  * `eth_requestAccounts` with the address in lower case (as wallets often do) and `personal_sign` through a
  * function exposed to the page, which signs in Node with ethers.
  */
-async function walletContext(browser: Browser, wallet: Wallet): Promise<BrowserContext> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+async function walletContext(
+  browser: Browser,
+  wallet: Wallet,
+  options: { timezoneId?: string; viewport?: { width: number; height: number } } = {},
+): Promise<BrowserContext> {
+  const context = await browser.newContext({
+    viewport: options.viewport ?? { width: 1280, height: 900 },
+    // A zone other than UTC by default, so local times show beside UTC (the page omits them in UTC).
+    timezoneId: options.timezoneId ?? "Europe/Paris",
+    acceptDownloads: true,
+  });
   await context.exposeFunction("__suretyDevSign", (hexMessage: string) =>
     wallet.signMessage(getBytes(hexMessage)),
   );
@@ -117,6 +126,11 @@ function watchProblems(page: Page, problems: string[], expected: (status: number
       problems.push(`${status} ${answer.url()}`);
     }
   });
+}
+
+/** An ISO instant as the page prints it: `2025-06-15 15:06:40 UTC`. */
+function utcText(iso: string): string {
+  return iso.replace("T", " ").replace(/(\.\d+)?Z$/, " UTC");
 }
 
 async function screenshot(page: Page, name: string): Promise<void> {
@@ -161,7 +175,10 @@ describe("operator console in headless Chromium on a real stack", function () {
     await s.round(); // first indexer pass: Core knows the head and the chain time
 
     browser = await launch();
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const page = await browser.newPage({
+      viewport: { width: 1280, height: 900 },
+      timezoneId: "Europe/Paris",
+    });
     const requests: string[] = [];
     const problems: string[] = [];
     page.on("request", (request) => requests.push(request.url()));
@@ -231,9 +248,7 @@ describe("operator console in headless Chromium on a real stack", function () {
     // Back on Health, the latest cycle's deadlines are shown in chain time (UTC) and local time.
     await page.click("nav a[data-view=health]");
     await page.waitForSelector("[data-testid=latest-cycle]", { timeout: SHOWS_WITHIN_MS });
-    const paymentDeadline = new Date(committed.payment_deadline as string)
-      .toISOString()
-      .replace(".000Z", "Z");
+    const paymentDeadline = utcText(new Date(committed.payment_deadline as string).toISOString());
     expect(await textOf(page, "[data-testid=latest-cycle]"))
       .to.include(paymentDeadline)
       .and.include("local");
@@ -275,11 +290,13 @@ describe("operator console in headless Chromium on a real stack", function () {
     const problems: string[] = [];
     const requests: string[] = [];
 
-    // The payer's browser: before signing in, private views say to sign in.
-    // Sign-in asks the admin API whether the wallet is admin: 403 `not_admin` is the expected answer.
-    const notAdmin = (status: number, path: string) => status === 403 && path === "/core/admin/webhooks";
+    // The payer's browser: before signing in, private views say to sign in. Its sign-in asks Core who it is
+    // (GET /console/api/session, 200 for every wallet): no refused request, nothing in the browser's console.
     const payer = await (await walletContext(browser, w.alice)).newPage();
-    watchProblems(payer, problems, notAdmin);
+    watchProblems(payer, problems, () => false);
+    payer.on("console", (message) => {
+      if (message.type() === "error") problems.push(`payer console error: ${message.text()}`);
+    });
     payer.on("request", (request) => requests.push(request.url()));
     await payer.goto(`${url}/console/#/guarantees`);
     await waitForTextIncluding(payer, "[data-state=empty]", "Sign in to see guarantees.");
@@ -342,7 +359,8 @@ describe("operator console in headless Chromium on a real stack", function () {
       (status === 403 && path.startsWith("/core/guarantees")) ||
       (status === 403 && path.startsWith(`/core/users/${w.alice.address}`)) ||
       (status === 403 && path === "/core/users") ||
-      notAdmin(status, path);
+      (status === 403 && path.startsWith("/console/api/guarantees")) ||
+      (status === 403 && path === `/console/api/users/${w.alice.address}/ledger`);
     watchProblems(stranger, problems, refused);
     await stranger.goto(`${url}/console/#/guarantee/${id}`);
     await stranger.click("[data-testid=sign-in]");
@@ -384,15 +402,13 @@ describe("operator console in headless Chromium on a real stack", function () {
       .to.include("10 tUSD")
       .and.include("1.5 tUSD");
     await screenshot(admin, "console-collateral-list.png");
-    await admin.click(`${aliceRow} a`);
+    await admin.click(`${aliceRow} a[data-testid=address-link]`);
     await admin.waitForSelector("[data-testid=collateral-table]", { timeout: SHOWS_WITHIN_MS });
     await go(admin, "#/health");
     await admin.waitForSelector("[data-testid=health-backlog]", { timeout: SHOWS_WITHIN_MS });
     await admin.waitForSelector("[data-testid=next-cutoff]", { timeout: SHOWS_WITHIN_MS });
     const schedule = (await (await fetch(`${url}/core/clearing/schedule`)).json()) as { next_cutoff: string };
-    expect(await textOf(admin, "[data-testid=next-cutoff]")).to.include(
-      schedule.next_cutoff.replace(".000Z", "Z"),
-    );
+    expect(await textOf(admin, "[data-testid=next-cutoff]")).to.include(utcText(schedule.next_cutoff));
     await screenshot(admin, "console-health-admin.png");
 
     // Sign-out: the private views ask to sign in again.
@@ -402,6 +418,220 @@ describe("operator console in headless Chromium on a real stack", function () {
 
     const origin = new URL(url).origin;
     expect(requests.filter((r) => new URL(r).origin !== origin)).to.deep.equal([]);
+    expect(problems).to.deep.equal([]);
+  });
+
+  it("an operator's tool: pages past 50 guarantees, searches, follows links, exports CSV, reads the ledger, retries a delivery, sees a warning, fits 390 px", async function () {
+    s = await startProtocolStack({
+      fixture: consoleDeployment,
+      config: {
+        adminWallets: ADMIN.address,
+        explorerUrl: "https://explorer.test",
+        // Nothing listens there and no dispatcher runs in these rounds: deliveries stay pending (backlog).
+        webhooks: JSON.stringify([
+          { id: "ledger", url: "http://127.0.0.1:9/hook", secret: "s".repeat(32), event_types: ["*"] },
+        ]),
+        healthWebhookBacklogSeconds: 60,
+      },
+    });
+    const { f, w } = s;
+    const usd = f.usdAddress;
+    const url = s.core.url;
+    await s.round();
+    await f.vault.connect(w.alice).depositToken(usd, 10_000_000n);
+    await s.round();
+    const issued = await s.settle("alice", "bob", 1_500_000n, usd);
+    const id = issued.id.toLowerCase();
+    await s.advance(f.timings.cycleLength);
+    expect((await s.round()).scheduler).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
+    const committed = await cycleOf(s, 1);
+    // 60 more of alice's (to carol), straight into Core's store: enough for two pages; one remunerated.
+    const store = s.core.context.store;
+    const now = await s.syncClocks();
+    for (let n = 1; n <= 60; n++) {
+      await store.insertGuarantee({
+        guaranteeId: "0x" + (0xc0de0000 + n).toString(16).padStart(64, "0"),
+        version: 1,
+        user: w.alice.address,
+        recipient: w.carol.address,
+        reqId: BigInt(1_000_000 + n),
+        amount: 1000n,
+        asset: usd,
+        timestamp: now,
+        policy: null,
+        scheme: "eip712",
+        signature: "0x" + "ab".repeat(65),
+        certificateClaims: "0x01",
+        certificateSignature: "0x02",
+        state: n === 60 ? "DEFAULT_REMUNERATED" : "FINALIZED_PAYABLE",
+        createdAt: now - 60 + n,
+      });
+    }
+
+    browser = await launch();
+    const problems: string[] = [];
+    // The admin in UTC: every time printed once.
+    const admin = await (await walletContext(browser, ADMIN, { timezoneId: "UTC" })).newPage();
+    watchProblems(admin, problems, (status, p) => status === 400 && p === "/console/api/guarantees");
+    await admin.goto(`${url}/console/#/guarantees?payer=${w.alice.address}`);
+    await admin.click("[data-testid=sign-in]");
+    await waitForTextIncluding(admin, "[data-testid=signed-in-as]", "(admin)");
+
+    // Paging: 61 in all, 50 a page, the total shown; Older reaches the last 11.
+    await waitForText(admin, "[data-testid=guarantee-range]", "1–50 of 61 (page 1 of 2)");
+    expect(await admin.locator("[data-testid=guarantee-row]").count()).to.equal(50);
+    expect(await admin.locator(".time .local").count()).to.equal(0);
+    expect(await textOf(admin, "[data-testid=guarantee-row] .time")).to.match(
+      /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/,
+    );
+    // DEFAULT_REMUNERATED (the newest) has a colour of its own; FINALIZED_PAYABLE's is amber.
+    const [defaulted, payable] = (await admin.evaluate(`(() => {
+      const of = (state) => [...document.querySelectorAll("[data-testid=guarantee-state]")]
+        .find((b) => b.textContent === state);
+      return [of("DEFAULT_REMUNERATED"), of("FINALIZED_PAYABLE")].map((b) => b && getComputedStyle(b).color);
+    })()`)) as [string | null, string | null];
+    expect(defaulted).to.be.a("string");
+    expect(payable).to.be.a("string");
+    expect(defaulted).to.not.equal(payable);
+    await admin.locator("[data-testid=page-older]").first().click();
+    await waitForText(admin, "[data-testid=guarantee-range]", "51–61 of 61 (page 2 of 2)");
+    expect(await admin.locator("[data-testid=guarantee-row]").count()).to.equal(11);
+    await admin.waitForSelector(`[data-testid=guarantee-row][data-guarantee-id="${id}"]`);
+    await screenshot(admin, "console-guarantees-paging.png");
+
+    // Search: by guarantee id, then by the commit's transaction hash; CSV export of the payer's 61.
+    await go(admin, `#/guarantees?payer=${w.alice.address}`);
+    await waitForTextIncluding(admin, "[data-testid=guarantee-range]", "of 61");
+    await admin.fill("input[name=q]", id);
+    await admin.click("[data-testid=guarantee-filters] button[type=submit]");
+    await waitForText(admin, "[data-testid=guarantee-range]", "1–1 of 1 (page 1 of 1)");
+    await admin.fill("input[name=q]", committed.commit_tx as string);
+    await admin.click("[data-testid=guarantee-filters] button[type=submit]");
+    await waitForText(admin, "[data-testid=guarantee-range]", "1–1 of 1 (page 1 of 1)");
+    await admin.fill("input[name=q]", "");
+    await admin.click("[data-testid=guarantee-filters] button[type=submit]");
+    await waitForTextIncluding(admin, "[data-testid=guarantee-range]", "of 61");
+    const [download] = await Promise.all([
+      admin.waitForEvent("download"),
+      admin.click("[data-testid=export-csv]"),
+    ]);
+    const csv = await new Promise<string>((resolve, reject) => {
+      void download.createReadStream().then((stream) => {
+        const chunks: Buffer[] = [];
+        stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+        stream.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+        stream.on("error", reject);
+      }, reject);
+    });
+    const lines = csv.trim().split("\r\n");
+    expect(lines).to.have.length(62);
+    expect(lines[0]).to.equal(
+      '"guarantee_id","state","version","payer","recipient","asset","amount","req_id","cycle_id","created_at","updated_at"',
+    );
+    expect(csv).to.include(`"${id}","NETTED"`);
+    await waitForTextIncluding(admin, "[data-testid=notice]", "Exported 61 guarantees");
+
+    // A bad state in the address: the message names the parameter, not addresses.
+    await go(admin, "#/guarantees?state=BOGUS");
+    await waitForTextIncluding(admin, "[data-state=error]", "state: must be one of");
+    expect(await textOf(admin, "[data-state=error]")).not.to.include("40 hex digits");
+
+    // Links: guarantee → its cycle → its guarantees and its debtor's ledger; hashes → the explorer.
+    await go(admin, `#/guarantee/${id}`);
+    await admin.waitForSelector("[data-testid=guarantee-cycle] a");
+    await admin.click("[data-testid=guarantee-cycle] a");
+    await admin.waitForSelector('[data-view=cycle] [data-testid=cycle][data-cycle-id="1"]', {
+      timeout: SHOWS_WITHIN_MS,
+    });
+    expect(
+      await admin.locator("[data-view=cycle] [data-testid=explorer-tx]").first().getAttribute("href"),
+    ).to.equal(`https://explorer.test/tx/${committed.commit_tx}`);
+    await screenshot(admin, "console-cycle.png");
+    await admin.click("[data-view=cycle] [data-testid=cycle-guarantees]");
+    await admin.waitForSelector(`[data-testid=guarantee-row][data-guarantee-id="${id}"]`, {
+      timeout: SHOWS_WITHIN_MS,
+    });
+    expect(await admin.locator("[data-testid=guarantee-row]").count()).to.equal(1);
+    await go(admin, "#/cycle/1");
+    await admin.waitForSelector("[data-view=cycle] [data-testid=debtor] a[data-testid=address-link]", {
+      timeout: SHOWS_WITHIN_MS,
+    });
+    await admin.click("[data-view=cycle] [data-testid=debtor] a[data-testid=address-link]");
+    await admin.waitForSelector("[data-testid=ledger]", { timeout: SHOWS_WITHIN_MS });
+    const kinds = await admin
+      .locator("[data-testid=ledger-entry]")
+      .evaluateAll((rows) => rows.map((r) => (r as never as { dataset: { kind: string } }).dataset.kind));
+    expect(kinds).to.include.members(["deposit", "net_debit", "lock"]);
+    await screenshot(admin, "console-ledger.png");
+
+    // Webhooks: a test event, a retry, one delivery's payload and attempts.
+    await go(admin, "#/webhooks");
+    await admin.waitForSelector('[data-testid=webhook][data-webhook-id="ledger"] [data-testid=send-test]', {
+      timeout: SHOWS_WITHIN_MS,
+    });
+    await admin.click('[data-testid=webhook][data-webhook-id="ledger"] [data-testid=send-test]');
+    await waitForTextIncluding(admin, "[data-testid=notice]", "queued for ledger");
+    // Locators, not string predicates: the page's CSP forbids the eval a polled string would need.
+    await admin
+      .locator("[data-testid=delivery]", { hasText: "webhook.test" })
+      .first()
+      .waitFor({ timeout: SHOWS_WITHIN_MS });
+    await admin.locator("[data-testid=delivery] [data-testid=retry]").first().click();
+    await waitForTextIncluding(admin, "[data-testid=notice]", "queued again");
+    await screenshot(admin, "console-webhooks.png");
+    await admin.locator("[data-testid=delivery-link]").first().click();
+    await admin.waitForSelector("[data-testid=delivery-payload]", { timeout: SHOWS_WITHIN_MS });
+    expect(await textOf(admin, "[data-testid=delivery-payload]")).to.include('"api_version"');
+    expect(await textOf(admin, "[data-testid=delivery-attempts]")).to.include("Attempts");
+    await screenshot(admin, "console-delivery.png");
+
+    // A warning: the backlog is older than its threshold (60 s of Core's clock) → amber on Health.
+    await s.advance(120);
+    await go(admin, "#/health");
+    await admin.waitForSelector(
+      "[data-testid=health-warning][data-check=webhook_backlog][data-severity=amber]",
+      {
+        timeout: SHOWS_WITHIN_MS,
+      },
+    );
+    expect(await textOf(admin, "section.health h2")).to.match(/^Health ok \d+ warnings?$/);
+    expect(await admin.locator("[data-check=webhook_backlog] .badge.warn").count()).to.equal(1);
+    await admin.waitForSelector("[data-testid=chart-cycle-size]", { timeout: SHOWS_WITHIN_MS });
+    expect(await admin.locator("[data-testid=charts] svg").count()).to.equal(5);
+    await screenshot(admin, "console-health-warning.png");
+
+    // An unknown route says so instead of showing Health.
+    await go(admin, "#/nowhere");
+    await waitForTextIncluding(admin, "[data-view=not-found]", 'No page "#/nowhere"');
+    expect(await admin.locator("section.health").count()).to.equal(0);
+
+    // 390 px wide: nothing wider than the screen, the sign-in button on it.
+    const phone = await (
+      await walletContext(browser, w.alice, { viewport: { width: 390, height: 844 } })
+    ).newPage();
+    watchProblems(phone, problems, () => false);
+    phone.on("console", (message) => {
+      if (message.type() === "error") problems.push(`phone console error: ${message.text()}`);
+    });
+    await phone.goto(`${url}/console/`);
+    await phone.waitForSelector("[data-testid=chain-head]", { timeout: SHOWS_WITHIN_MS });
+    const widthOf = () => phone.evaluate("document.documentElement.scrollWidth") as Promise<number>;
+    expect(await widthOf()).to.be.at.most(390);
+    const button = await phone.locator("[data-testid=sign-in]").boundingBox();
+    expect(button).to.not.equal(null);
+    expect(button!.x + button!.width).to.be.at.most(390);
+    await screenshot(phone, "console-mobile.png");
+    await phone.click("[data-testid=sign-in]");
+    await waitForTextIncluding(phone, "[data-testid=signed-in-as]", w.alice.address.slice(0, 6));
+    for (const view of ["#/guarantees", "#/cycles", "#/collateral"]) {
+      await go(phone, view);
+      await phone.waitForSelector("main section", { timeout: SHOWS_WITHIN_MS });
+      await phone
+        .locator("[data-state=loading]")
+        .first()
+        .waitFor({ state: "detached", timeout: SHOWS_WITHIN_MS });
+      expect(await widthOf(), view).to.be.at.most(390);
+    }
     expect(problems).to.deep.equal([]);
   });
 

@@ -599,12 +599,77 @@ describe("Core OpenAPI document", () => {
       "invalid_request",
     );
 
+    // One delivery, a retry, a test event (the console's webhook actions).
+    const detail = "/core/admin/webhooks/{id}/deliveries/{event_id}";
+    const retry = "/core/admin/webhooks/{id}/deliveries/{event_id}/retry";
+    const test = "/core/admin/webhooks/{id}/test";
+    const queued = await call("POST", test, `${hook}/test`, adminAuth);
+    expect(queued.status).to.equal(201);
+    const eventId = queued.body.delivery.event_id as string;
+    expect((await call("GET", detail, `${hook}/deliveries/${eventId}`, adminAuth)).body.event.type).to.equal(
+      "webhook.test",
+    );
+    expect((await call("POST", retry, `${hook}/deliveries/${eventId}/retry`, adminAuth)).status).to.equal(
+      200,
+    );
+    await t.core.context.store.recordWebhookAttempt(
+      eventId,
+      CONFIGURED_WEBHOOK,
+      { status: "delivered", statusCode: 200 },
+      T0,
+    );
+    expect((await call("POST", retry, `${hook}/deliveries/${eventId}/retry`, adminAuth)).status).to.equal(
+      409,
+    );
+    for (const [method, template, path] of [
+      ["GET", detail, `${hook}/deliveries/${eventId}`],
+      ["POST", retry, `${hook}/deliveries/${eventId}/retry`],
+      ["POST", test, `${hook}/test`],
+    ] as const) {
+      expect((await call(method, template, path)).status).to.equal(401);
+      expect((await call(method, template, path, strangerAuth)).status).to.equal(403);
+    }
+    expect((await call("GET", detail, `${hook}/deliveries/evt_none`, adminAuth)).status).to.equal(404);
+    expect((await call("POST", retry, `${hook}/deliveries/evt_none/retry`, adminAuth)).status).to.equal(404);
+    expect((await call("POST", test, "/core/admin/webhooks/whk_nope/test", adminAuth)).status).to.equal(404);
+    expect((await call("GET", detail, `${hook}/deliveries/nope`, adminAuth)).status).to.equal(400);
+    expect((await call("POST", retry, `${hook}/deliveries/nope/retry`, adminAuth)).status).to.equal(400);
+    expect((await call("POST", test, "/core/admin/webhooks/%ff/test", adminAuth)).status).to.equal(400);
+
     // Every documented status of the admin routes was seen, but for the 500 nothing here can cause.
     const unexercised = checker
       .documentedResponses()
       .filter((key) => key.includes(" /core/admin/") && !key.endsWith(" 500"))
       .filter((key) => !checker.exercised.has(key));
     expect(unexercised).to.deep.equal([]);
+  });
+
+  it("console reads match, success and failure", async () => {
+    const payerAuth = { headers: bearer((await signIn(url, payer)).access_token) };
+    const strangerAuth = { headers: bearer((await signIn(url, stranger)).access_token) };
+    expect((await call("GET", "/console/api/config", "/console/api/config")).status).to.equal(200);
+    const session = "/console/api/session";
+    expect((await call("GET", session, session, payerAuth)).body.address).to.equal(payer.address);
+    expect((await call("GET", session, session)).status).to.equal(401);
+    const cycles = "/console/api/cycles";
+    expect((await call("GET", cycles, `${cycles}?limit=2`)).status).to.equal(200);
+    expect((await call("GET", cycles, `${cycles}?before=0`)).status).to.equal(400);
+    const search = "/console/api/guarantees";
+    expect((await call("GET", search, `${search}?payer=${payer.address}&from=0`, payerAuth)).status).to.equal(
+      200,
+    );
+    expect((await call("GET", search, `${search}?q=nope`, payerAuth)).status).to.equal(400);
+    expect((await call("GET", search, search)).status).to.equal(401);
+    expect((await call("GET", search, search, strangerAuth)).status).to.equal(403);
+    const ledger = "/console/api/users/{address}/ledger";
+    expect(
+      (await call("GET", ledger, `/console/api/users/${payer.address}/ledger`, payerAuth)).status,
+    ).to.equal(200);
+    expect((await call("GET", ledger, "/console/api/users/0x12/ledger", payerAuth)).status).to.equal(400);
+    expect((await call("GET", ledger, `/console/api/users/${payer.address}/ledger`)).status).to.equal(401);
+    expect(
+      (await call("GET", ledger, `/console/api/users/${payer.address}/ledger`, strangerAuth)).status,
+    ).to.equal(403);
   });
 
   it("unknown routes answer the common error shape", async () => {

@@ -15,6 +15,7 @@ import {
   type Store,
 } from "../../operator/store";
 import { T0 } from "../operator/helpers";
+import { describeConsoleReads } from "./contract-console";
 
 /** One empty database of a backend, and how to open store instances on it. */
 export interface TestDatabase {
@@ -1207,5 +1208,7 @@ export function describeStoreContract(backend: StoreBackend): void {
         ]);
       });
     });
+
+    describeConsoleReads(open);
   });
 }

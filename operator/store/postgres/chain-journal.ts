@@ -92,6 +92,14 @@ export class PgChainJournal implements ChainJournalRepository {
     return rows.map(eventFromRow);
   }
 
+  async listChainEventsNamed(contract: string, name: string): Promise<ChainEventRecord[]> {
+    const { rows } = await this.db.query(
+      "SELECT * FROM chain_events WHERE contract = $1 AND name = $2 ORDER BY block_number, log_index",
+      [contract, name],
+    );
+    return rows.map(eventFromRow);
+  }
+
   async deleteChainEvent(txHash: string, logIndex: number): Promise<void> {
     await this.db.query("DELETE FROM chain_events WHERE tx_hash = $1 AND log_index = $2", [
       bytes32(txHash),

@@ -133,9 +133,17 @@ export class PgCycles implements CycleRepository {
     return rows[0] ? debtFromRow(rows[0]) : null;
   }
 
-  async listCycleDebts(query: { cycleId?: number; status?: DebtStatus }): Promise<CycleDebtRecord[]> {
+  async listCycleDebts(query: {
+    cycleId?: number;
+    status?: DebtStatus;
+    debtor?: string;
+  }): Promise<CycleDebtRecord[]> {
     const where: string[] = [];
     const params: unknown[] = [];
+    if (query.debtor !== undefined) {
+      params.push(address(query.debtor));
+      where.push(`debtor = $${params.length}`);
+    }
     if (query.cycleId !== undefined) {
       params.push(query.cycleId);
       where.push(`cycle_id = $${params.length}`);
@@ -215,6 +223,40 @@ export class PgCycles implements CycleRepository {
       amount: BigInt(row.amount as string),
       txHash: row.tx_hash as string,
     }));
+  }
+
+  async listCycleClaimsOf(participant: string): Promise<CycleClaimRecord[]> {
+    const { rows } = await this.db.query(
+      "SELECT * FROM cycle_claims WHERE participant = $1 ORDER BY cycle_id, asset",
+      [address(participant)],
+    );
+    return rows.map((row) => ({
+      cycleId: Number(row.cycle_id),
+      asset: row.asset as string,
+      participant: row.participant as string,
+      amount: BigInt(row.amount as string),
+      txHash: row.tx_hash as string,
+    }));
+  }
+
+  async countCycles(states: readonly CycleState[]): Promise<number> {
+    if (states.length === 0) return 0;
+    const { rows } = await this.db.query<{ n: string }>(
+      "SELECT COUNT(*) AS n FROM cycles WHERE state = ANY($1::text[])",
+      [[...states]],
+    );
+    return Number(rows[0].n);
+  }
+
+  async cycleIdsOfTx(txHash: string): Promise<number[]> {
+    const { rows } = await this.db.query<{ cycle_id: string | number }>(
+      `SELECT cycle_id FROM cycles WHERE lower(tx_hash) = $1
+       UNION SELECT cycle_id FROM cycle_debts WHERE lower(resolved_tx) = $1
+       UNION SELECT cycle_id FROM cycle_claims WHERE lower(tx_hash) = $1
+       ORDER BY cycle_id`,
+      [txHash.toLowerCase()],
+    );
+    return rows.map((row) => Number(row.cycle_id));
   }
 
   async deleteCycleClaim(cycleId: number, asset: string, participant: string): Promise<void> {

@@ -143,29 +143,20 @@ export class PgGuarantees implements GuaranteeRepository {
   }
 
   async listGuarantees(query: GuaranteeQuery): Promise<ClearingGuarantee[]> {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    const param = (value: unknown) => {
-      params.push(value);
-      return `$${params.length}`;
-    };
-    if (query.states && query.states.length > 0)
-      where.push(`state = ANY(${param([...query.states])}::text[])`);
-    if (query.cycleId !== undefined) where.push(`cycle_id = ${param(query.cycleId)}`);
-    if (query.user !== undefined) where.push(`user_address = ${param(address(query.user))}`);
-    if (query.recipient !== undefined) where.push(`recipient_address = ${param(address(query.recipient))}`);
-    if (query.asset !== undefined) where.push(`asset_address = ${param(address(query.asset))}`);
-    if (query.version !== undefined) where.push(`version = ${param(query.version)}`);
-    if (query.unassigned) where.push("cycle_id IS NULL AND excluded_reason IS NULL");
-    if (query.missingRequestHash) where.push("validation_request_hash IS NULL");
-    if (query.afterSeq !== undefined) where.push(`seq > ${param(query.afterSeq)}`);
-    if (query.beforeSeq !== undefined) where.push(`seq < ${param(query.beforeSeq)}`);
-    const sql =
-      "SELECT * FROM guarantees" +
-      (where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "") +
-      ` ORDER BY seq${query.newestFirst ? " DESC" : ""} LIMIT ${param(query.limit ?? DEFAULT_GUARANTEE_QUERY_LIMIT)}`;
+    const { where, params } = guaranteeWhere(query);
+    params.push(query.limit ?? DEFAULT_GUARANTEE_QUERY_LIMIT);
+    const sql = `SELECT * FROM guarantees${where} ORDER BY seq${query.newestFirst ? " DESC" : ""} LIMIT $${params.length}`;
     const { rows } = await this.db.query<GuaranteeRow & Row>(sql, params);
     return rows.map(clearingGuaranteeFromRow);
+  }
+
+  async countGuarantees(query: GuaranteeQuery): Promise<number> {
+    const { where, params } = guaranteeWhere({ ...query, afterSeq: undefined, beforeSeq: undefined });
+    const { rows } = await this.db.query<{ n: string }>(
+      `SELECT COUNT(*) AS n FROM guarantees${where}`,
+      params,
+    );
+    return Number(rows[0].n);
   }
 
   async transitionGuarantee(
@@ -284,4 +275,34 @@ function clearingGuaranteeFromRow(row: GuaranteeRow): ClearingGuarantee {
     seq: row.seq,
     validationRequestHash: row.validation_request_hash ?? null,
   };
+}
+
+/** The WHERE clause (with its leading space, or empty) and parameters ($1…) of a {@link GuaranteeQuery}. */
+function guaranteeWhere(query: GuaranteeQuery): { where: string; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const param = (value: unknown) => {
+    params.push(value);
+    return `$${params.length}`;
+  };
+  if (query.states && query.states.length > 0) where.push(`state = ANY(${param([...query.states])}::text[])`);
+  if (query.guaranteeId !== undefined) where.push(`guarantee_id = ${param(bytes32(query.guaranteeId))}`);
+  if (query.cycleId !== undefined) where.push(`cycle_id = ${param(query.cycleId)}`);
+  if (query.cycleIds !== undefined) where.push(`cycle_id = ANY(${param([...query.cycleIds])}::bigint[])`);
+  if (query.user !== undefined) where.push(`user_address = ${param(address(query.user))}`);
+  if (query.recipient !== undefined) where.push(`recipient_address = ${param(address(query.recipient))}`);
+  if (query.party !== undefined) {
+    const party = param(address(query.party));
+    where.push(`(user_address = ${party} OR recipient_address = ${party})`);
+  }
+  if (query.asset !== undefined) where.push(`asset_address = ${param(address(query.asset))}`);
+  if (query.version !== undefined) where.push(`version = ${param(query.version)}`);
+  if (query.unassigned) where.push("cycle_id IS NULL AND excluded_reason IS NULL");
+  if (query.inCycle) where.push("cycle_id IS NOT NULL AND excluded_reason IS NULL");
+  if (query.missingRequestHash) where.push("validation_request_hash IS NULL");
+  if (query.createdFrom !== undefined) where.push(`created_at >= ${param(query.createdFrom)}`);
+  if (query.createdTo !== undefined) where.push(`created_at < ${param(query.createdTo)}`);
+  if (query.afterSeq !== undefined) where.push(`seq > ${param(query.afterSeq)}`);
+  if (query.beforeSeq !== undefined) where.push(`seq < ${param(query.beforeSeq)}`);
+  return { where: where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "", params };
 }

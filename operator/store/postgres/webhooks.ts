@@ -2,6 +2,7 @@
 import type {
   DueWebhookDelivery,
   OutboxEvent,
+  StoredWebhookEvent,
   WebhookAttemptOutcome,
   WebhookBacklog,
   WebhookDeliveryQuery,
@@ -221,6 +222,44 @@ export class PgWebhookOutbox implements WebhookOutboxRepository {
     const { seq: _seq, ...delivery } = deliveryFromRow(rows[0]);
     void _seq;
     return delivery;
+  }
+
+  async getWebhookEvent(eventId: string): Promise<StoredWebhookEvent | null> {
+    const { rows } = await this.db.query("SELECT * FROM webhook_events WHERE id = $1", [eventId]);
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      id: String(row.id),
+      type: String(row.type),
+      createdAt: Number(row.created_at),
+      payload: String(row.payload),
+      retractedAt: row.retracted_at === null ? null : Number(row.retracted_at),
+    };
+  }
+
+  async retryWebhookDelivery(
+    eventId: string,
+    subscriptionId: string,
+    nowMs: number,
+  ): Promise<WebhookDeliveryRecord | null> {
+    const { rowCount } = await this.db.query(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at_ms = $1
+       WHERE event_id = $2 AND subscription_id = $3 AND status IN ('pending', 'failed')`,
+      [nowMs, eventId, subscriptionId],
+    );
+    return rowCount === 1 ? this.getWebhookDelivery(eventId, subscriptionId) : null;
+  }
+
+  async insertWebhookEventFor(event: OutboxEvent, subscriptionId: string, now: number): Promise<void> {
+    await this.db.query(
+      "INSERT INTO webhook_events (id, type, created_at, payload) VALUES ($1, $2, $3, $4)",
+      [event.id, event.type, event.createdAt, event.payload],
+    );
+    await this.db.query(
+      `INSERT INTO webhook_deliveries (event_id, subscription_id, status, next_attempt_at_ms, created_at)
+       VALUES ($1, $2, 'pending', $3, $4)`,
+      [event.id, subscriptionId, now * 1000, now],
+    );
   }
 }
 

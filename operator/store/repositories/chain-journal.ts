@@ -45,6 +45,11 @@ export interface ChainJournalRepository {
   insertChainEvent(record: ChainEventRecord): Promise<void>;
   /** Applied events in blocks above `blockNumber`, newest first (the rewind order). */
   listChainEventsAbove(blockNumber: number): Promise<ChainEventRecord[]>;
+  /**
+   * The journal's events of one kind (e.g. "Vault", "Deposited"), oldest first: what the indexer applied in
+   * the blocks it still keeps for a rewind (older ones are pruned; the console's ledger says so).
+   */
+  listChainEventsNamed(contract: string, name: string): Promise<ChainEventRecord[]>;
   deleteChainEvent(txHash: string, logIndex: number): Promise<void>;
   /** Deletes the journal of events in blocks below `blockNumber` (too old to be rewound); returns how many. */
   deleteChainEventsBelow(blockNumber: number): Promise<number>;

@@ -114,7 +114,12 @@ export interface CycleRepository {
   deleteCycle(cycleId: number): Promise<void>;
   putCycleDebt(record: CycleDebtRecord): Promise<void>;
   getCycleDebt(cycleId: number, asset: string, debtor: string): Promise<CycleDebtRecord | null>;
-  listCycleDebts(query: { cycleId?: number; status?: DebtStatus }): Promise<CycleDebtRecord[]>;
+  /** Debts by cycle, status and debtor, in (cycle, asset, debtor) order. */
+  listCycleDebts(query: {
+    cycleId?: number;
+    status?: DebtStatus;
+    debtor?: string;
+  }): Promise<CycleDebtRecord[]>;
   deleteCycleDebt(cycleId: number, asset: string, debtor: string): Promise<void>;
   /** Records a disputed position (replacing the record of the same position). */
   putCycleDispute(record: CycleDisputeRecord): Promise<void>;
@@ -135,6 +140,15 @@ export interface CycleRepository {
   putCycleClaim(record: CycleClaimRecord): Promise<void>;
   listCycleClaims(cycleId: number): Promise<CycleClaimRecord[]>;
   deleteCycleClaim(cycleId: number, asset: string, participant: string): Promise<void>;
+  /** Every claim `participant` made, in (cycle, asset) order (the console's per-payer ledger). */
+  listCycleClaimsOf(participant: string): Promise<CycleClaimRecord[]>;
+  /** How many cycles are in `states` (the console's totals). */
+  countCycles(states: readonly CycleState[]): Promise<number>;
+  /**
+   * Cycles a transaction touched, ascending: its commit (`tx_hash`), a debt's payment, cover or void
+   * (`resolved_tx`), a claim (any case; the console's search by transaction hash).
+   */
+  cycleIdsOfTx(txHash: string): Promise<number[]>;
   /** Records a netted V2 id (replacing a record of the same id: a re-applied log after a rewind). */
   putV2Netting(record: V2NettingRecord): Promise<void>;
   getV2Netting(guaranteeId: string): Promise<V2NettingRecord | null>;

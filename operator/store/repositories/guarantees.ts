@@ -69,11 +69,23 @@ export interface ValidationResponseRecord {
 /** Filter of {@link listGuarantees}. */
 export interface GuaranteeQuery {
   states?: readonly GuaranteeState[];
+  /** Only this guarantee (any case). */
+  guaranteeId?: string;
   cycleId?: number;
+  /** Only guarantees of one of these cycles (none matches an empty list). */
+  cycleIds?: readonly number[];
   user?: string;
   recipient?: string;
+  /** Guarantees this address is payer or recipient of. */
+  party?: string;
   asset?: string;
   version?: 1 | 2;
+  /** Only guarantees in a cycle (cycle id set) and not excluded from it. */
+  inCycle?: boolean;
+  /** `created_at` ≥ this (unix seconds). */
+  createdFrom?: number;
+  /** `created_at` < this (unix seconds). */
+  createdTo?: number;
   /** Only guarantees with no cycle assigned and not excluded (what the scheduler may net). */
   unassigned?: boolean;
   /** Only those without a validation request hash yet. */
@@ -97,6 +109,8 @@ export interface GuaranteeRepository {
   // --- clearing and lifecycle ---
   getClearingGuarantee(guaranteeId: string): Promise<ClearingGuarantee | null>;
   listGuarantees(query: GuaranteeQuery): Promise<ClearingGuarantee[]>;
+  /** How many guarantees match `query` (its paging fields and limit ignored): the console's totals. */
+  countGuarantees(query: GuaranteeQuery): Promise<number>;
   /**
    * Sets the state iff the current one is in `from`; returns the guarantee as it was before, or null
    * (unknown id or another state: nothing changed).

@@ -137,4 +137,27 @@ export interface WebhookOutboxRepository {
   /** Deliveries of a subscription, newest first, with their row sequence for paging. */
   listWebhookDeliveries(query: WebhookDeliveryQuery): Promise<(WebhookDeliveryRecord & { seq: number })[]>;
   getWebhookDelivery(eventId: string, subscriptionId: string): Promise<WebhookDeliveryRecord | null>;
+  /** The stored event (its payload is the body every delivery sends), or null. */
+  getWebhookEvent(eventId: string): Promise<StoredWebhookEvent | null>;
+  /**
+   * An operator's retry (the console): a failed or pending delivery is pending again and due at `nowMs`,
+   * its attempt count kept. Returns the delivery after the change, or null when there is no such
+   * delivery or it is delivered or cancelled (nothing changed).
+   */
+  retryWebhookDelivery(
+    eventId: string,
+    subscriptionId: string,
+    nowMs: number,
+  ): Promise<WebhookDeliveryRecord | null>;
+  /**
+   * Adds `event` with one pending delivery, due at once, to `subscriptionId` alone, whatever the event types
+   * it subscribes to (an operator's test event). Throws if the event id exists.
+   */
+  insertWebhookEventFor(event: OutboxEvent, subscriptionId: string, now: number): Promise<void>;
+}
+
+/** An event of the outbox as stored. */
+export interface StoredWebhookEvent extends OutboxEvent {
+  /** When a reorg undid its source (its deliveries cancelled); null normally. */
+  retractedAt: number | null;
 }

@@ -74,6 +74,10 @@ export class SqliteChainJournal implements SyncOf<ChainJournalRepository> {
     return (this.stmt.eventsAbove.all(blockNumber) as Row[]).map(eventFromRow);
   }
 
+  listChainEventsNamed(contract: string, name: string): ChainEventRecord[] {
+    return (this.stmt.eventsNamed.all(contract, name) as Row[]).map(eventFromRow);
+  }
+
   deleteChainEvent(txHash: string, logIndex: number): void {
     this.stmt.deleteEvent.run(bytes32(txHash), logIndex);
   }
@@ -91,6 +95,9 @@ function prepare(db: Database) {
     deleteCursor: p("DELETE FROM chain_cursor WHERE id = 1"),
     deleteEvent: p("DELETE FROM chain_events WHERE tx_hash = ? AND log_index = ?"),
     deleteEventsBelow: p("DELETE FROM chain_events WHERE block_number < ?"),
+    eventsNamed: p(
+      "SELECT * FROM chain_events WHERE contract = ? AND name = ? ORDER BY block_number, log_index",
+    ),
     eventsAbove: p(
       "SELECT * FROM chain_events WHERE block_number > ? ORDER BY block_number DESC, log_index DESC",
     ),

@@ -138,9 +138,13 @@ export class SqliteCycles implements SyncOf<CycleRepository> {
     return row ? debtFromRow(row) : null;
   }
 
-  listCycleDebts(query: { cycleId?: number; status?: DebtStatus }): CycleDebtRecord[] {
+  listCycleDebts(query: { cycleId?: number; status?: DebtStatus; debtor?: string }): CycleDebtRecord[] {
     const where: string[] = [];
     const params: unknown[] = [];
+    if (query.debtor !== undefined) {
+      where.push("debtor = ?");
+      params.push(address(query.debtor));
+    }
     if (query.cycleId !== undefined) {
       where.push("cycle_id = ?");
       params.push(query.cycleId);
@@ -206,6 +210,40 @@ export class SqliteCycles implements SyncOf<CycleRepository> {
       amount: BigInt(row.amount as string),
       txHash: row.tx_hash as string,
     }));
+  }
+
+  listCycleClaimsOf(participant: string): CycleClaimRecord[] {
+    const rows = this.db
+      .prepare("SELECT * FROM cycle_claims WHERE participant = ? ORDER BY cycle_id, asset")
+      .all(address(participant)) as Row[];
+    return rows.map((row) => ({
+      cycleId: row.cycle_id as number,
+      asset: row.asset as string,
+      participant: row.participant as string,
+      amount: BigInt(row.amount as string),
+      txHash: row.tx_hash as string,
+    }));
+  }
+
+  countCycles(states: readonly CycleState[]): number {
+    if (states.length === 0) return 0;
+    const row = this.db
+      .prepare(`SELECT COUNT(*) AS n FROM cycles WHERE state IN (${states.map(() => "?").join(", ")})`)
+      .get(...states) as { n: number };
+    return Number(row.n);
+  }
+
+  cycleIdsOfTx(txHash: string): number[] {
+    const hash = txHash.toLowerCase();
+    const rows = this.db
+      .prepare(
+        `SELECT cycle_id FROM cycles WHERE lower(tx_hash) = ?
+         UNION SELECT cycle_id FROM cycle_debts WHERE lower(resolved_tx) = ?
+         UNION SELECT cycle_id FROM cycle_claims WHERE lower(tx_hash) = ?
+         ORDER BY cycle_id`,
+      )
+      .all(hash, hash, hash) as { cycle_id: number }[];
+    return rows.map((row) => Number(row.cycle_id));
   }
 
   deleteCycleClaim(cycleId: number, asset: string, participant: string): void {

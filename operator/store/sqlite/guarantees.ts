@@ -105,48 +105,18 @@ export class SqliteGuarantees implements SyncOf<GuaranteeRepository> {
   }
 
   listGuarantees(query: GuaranteeQuery): ClearingGuarantee[] {
-    const where: string[] = [];
-    const params: unknown[] = [];
-    if (query.states && query.states.length > 0) {
-      where.push(`state IN (${query.states.map(() => "?").join(", ")})`);
-      params.push(...query.states);
-    }
-    if (query.cycleId !== undefined) {
-      where.push("cycle_id = ?");
-      params.push(query.cycleId);
-    }
-    if (query.user !== undefined) {
-      where.push("user_address = ?");
-      params.push(address(query.user));
-    }
-    if (query.recipient !== undefined) {
-      where.push("recipient_address = ?");
-      params.push(address(query.recipient));
-    }
-    if (query.asset !== undefined) {
-      where.push("asset_address = ?");
-      params.push(address(query.asset));
-    }
-    if (query.version !== undefined) {
-      where.push("version = ?");
-      params.push(query.version);
-    }
-    if (query.unassigned) where.push("cycle_id IS NULL AND excluded_reason IS NULL");
-    if (query.missingRequestHash) where.push("validation_request_hash IS NULL");
-    if (query.afterSeq !== undefined) {
-      where.push("seq > ?");
-      params.push(query.afterSeq);
-    }
-    if (query.beforeSeq !== undefined) {
-      where.push("seq < ?");
-      params.push(query.beforeSeq);
-    }
-    const sql =
-      "SELECT * FROM guarantees" +
-      (where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "") +
-      ` ORDER BY seq${query.newestFirst ? " DESC" : ""} LIMIT ?`;
+    const { where, params } = guaranteeWhere(query);
+    const sql = `SELECT * FROM guarantees${where} ORDER BY seq${query.newestFirst ? " DESC" : ""} LIMIT ?`;
     params.push(query.limit ?? DEFAULT_GUARANTEE_QUERY_LIMIT);
     return (this.db.prepare(sql).all(...params) as Row[]).map(clearingGuaranteeFromRow);
+  }
+
+  countGuarantees(query: GuaranteeQuery): number {
+    const { where, params } = guaranteeWhere({ ...query, afterSeq: undefined, beforeSeq: undefined });
+    const row = this.db.prepare(`SELECT COUNT(*) AS n FROM guarantees${where}`).get(...params) as {
+      n: number;
+    };
+    return Number(row.n);
   }
 
   transitionGuarantee(
@@ -274,4 +244,52 @@ function clearingGuaranteeFromRow(row: Row): ClearingGuarantee {
     seq: guaranteeRow.seq,
     validationRequestHash: guaranteeRow.validation_request_hash ?? null,
   };
+}
+
+/** The WHERE clause (with its leading space, or empty) and parameters of a {@link GuaranteeQuery}. */
+function guaranteeWhere(query: GuaranteeQuery): { where: string; params: unknown[] } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const eq = (column: string, value: unknown) => {
+    where.push(`${column} = ?`);
+    params.push(value);
+  };
+  if (query.states && query.states.length > 0) {
+    where.push(`state IN (${query.states.map(() => "?").join(", ")})`);
+    params.push(...query.states);
+  }
+  if (query.guaranteeId !== undefined) eq("guarantee_id", query.guaranteeId.toLowerCase());
+  if (query.cycleId !== undefined) eq("cycle_id", query.cycleId);
+  if (query.cycleIds !== undefined) {
+    where.push(`cycle_id IN (${query.cycleIds.map(() => "?").join(", ") || "NULL"})`);
+    params.push(...query.cycleIds);
+  }
+  if (query.user !== undefined) eq("user_address", address(query.user));
+  if (query.recipient !== undefined) eq("recipient_address", address(query.recipient));
+  if (query.party !== undefined) {
+    where.push("(user_address = ? OR recipient_address = ?)");
+    params.push(address(query.party), address(query.party));
+  }
+  if (query.asset !== undefined) eq("asset_address", address(query.asset));
+  if (query.version !== undefined) eq("version", query.version);
+  if (query.unassigned) where.push("cycle_id IS NULL AND excluded_reason IS NULL");
+  if (query.inCycle) where.push("cycle_id IS NOT NULL AND excluded_reason IS NULL");
+  if (query.missingRequestHash) where.push("validation_request_hash IS NULL");
+  if (query.createdFrom !== undefined) {
+    where.push("created_at >= ?");
+    params.push(query.createdFrom);
+  }
+  if (query.createdTo !== undefined) {
+    where.push("created_at < ?");
+    params.push(query.createdTo);
+  }
+  if (query.afterSeq !== undefined) {
+    where.push("seq > ?");
+    params.push(query.afterSeq);
+  }
+  if (query.beforeSeq !== undefined) {
+    where.push("seq < ?");
+    params.push(query.beforeSeq);
+  }
+  return { where: where.length > 0 ? ` WHERE ${where.join(" AND ")}` : "", params };
 }

@@ -8,6 +8,7 @@ import type { SyncOf } from "./common";
 import type {
   DueWebhookDelivery,
   OutboxEvent,
+  StoredWebhookEvent,
   WebhookAttemptOutcome,
   WebhookBacklog,
   WebhookDeliveryQuery,
@@ -304,6 +305,28 @@ export class SqliteWebhookOutbox implements SyncOf<WebhookOutboxRepository> {
     void _seq;
     return delivery;
   }
+
+  getWebhookEvent(eventId: string): StoredWebhookEvent | null {
+    const row = this.db.prepare("SELECT * FROM webhook_events WHERE id = ?").get(eventId) as Row | undefined;
+    return row ? eventFromRow(row) : null;
+  }
+
+  retryWebhookDelivery(eventId: string, subscriptionId: string, nowMs: number): WebhookDeliveryRecord | null {
+    const changed = this.db
+      .prepare(
+        `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at_ms = ?
+         WHERE event_id = ? AND subscription_id = ? AND status IN ('pending', 'failed')`,
+      )
+      .run(nowMs, eventId, subscriptionId).changes;
+    return changed === 1 ? this.getWebhookDelivery(eventId, subscriptionId) : null;
+  }
+
+  insertWebhookEventFor(event: OutboxEvent, subscriptionId: string, now: number): void {
+    this.atomic(() => {
+      this.stmt.insertEvent.run(event.id, event.type, event.createdAt, event.payload);
+      this.stmt.insertDelivery.run(event.id, subscriptionId, now * 1000, now);
+    });
+  }
 }
 
 function backlogFromRow(row: Record<string, unknown>): WebhookBacklog {
@@ -313,5 +336,15 @@ function backlogFromRow(row: Record<string, unknown>): WebhookBacklog {
     failed: Number(row.failed),
     oldestPendingAt: row.oldest_pending_at === null ? null : Number(row.oldest_pending_at),
     maxPendingAttempts: Number(row.max_pending_attempts),
+  };
+}
+
+function eventFromRow(row: Row): StoredWebhookEvent {
+  return {
+    id: String(row.id),
+    type: String(row.type),
+    createdAt: Number(row.created_at),
+    payload: String(row.payload),
+    retractedAt: row.retracted_at === null ? null : Number(row.retracted_at),
   };
 }
