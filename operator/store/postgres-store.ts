@@ -11,7 +11,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { type Store, type StoreOps, type StoreTx, StoreUnavailableError } from "./store";
 import { AREA_OPERATIONS } from "./sqlite-store";
-import { migratePostgres } from "./postgres/migrations";
+import { migratePostgres } from "./postgres/migrate";
 import { AsyncMutex } from "./mutex";
 import { isConnectionError, type PgConn } from "./postgres/common";
 import { AuthSessions } from "./sql/auth-sessions";

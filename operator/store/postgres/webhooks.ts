@@ -1,4 +1,4 @@
-/** {@link WebhookOutboxRepository} on PostgreSQL (docs/webhooks.md); `next_attempt_at_ms` since migration 9. */
+/** {@link WebhookOutboxRepository} on PostgreSQL (docs/webhooks.md); `next_attempt_at_ms` since migration 12. */
 import type {
   DueWebhookDelivery,
   OutboxEvent,
