@@ -12,6 +12,7 @@
  * isolates the failing item. Ids repeated inside the batch, and reserves of a guarantee of the batch, also
  * take the item path (their capacity depends on the items before them being stored).
  */
+import { tryLock } from "../../guarantees/try-lock";
 import type {
   CollateralBalance,
   IssuanceRepository,
@@ -138,7 +139,8 @@ export class PgIssuance implements IssuanceRepository {
         outcomes.push({ kind: "failed", error });
         continue;
       }
-      if (balance.locked + record.amount > limit) {
+      const next = tryLock(balance, record.amount, limit);
+      if (next === null) {
         outcomes.push({ kind: "insufficient_collateral", balance, capacity: limit });
         continue;
       }
@@ -151,7 +153,6 @@ export class PgIssuance implements IssuanceRepository {
         outcomes.push({ kind: "duplicate", existing: other });
         continue;
       }
-      const next = { ...balance, locked: balance.locked + record.amount };
       balances.set(key, next);
       changed.set(key, next);
       for (const event of request.events ?? []) {
