@@ -19,13 +19,13 @@ import { ChainJournal } from "./sql/chain-journal";
 import { postgresEngine } from "./sql/engine";
 import { OperatorState } from "./sql/operator-state";
 import { Reserves } from "./sql/reserves";
+import { WebhookOutbox } from "./sql/webhooks";
 import { PgCollateral } from "./postgres/collateral";
 import { PgCycles } from "./postgres/cycles";
 import { PgGuarantees } from "./postgres/guarantees";
 import { PgCycleNetting } from "./postgres/netting";
 import { PgIssuance } from "./postgres/issuance";
 import { PgReserves } from "./postgres/reserves";
-import { PgWebhookOutbox } from "./postgres/webhooks";
 import { type LeaseFence, type LeaseState, PgLeases } from "./postgres/leases";
 
 /** Connections per store instance (per Core process): concurrent operations beyond it queue in the pool. */
@@ -70,7 +70,7 @@ function pgAreas(conn: PgConn, fork?: NettingFork): PgAreas {
   const reserves = new PgReserves(conn);
   const collateral = new PgCollateral(conn, reserves);
   const guarantees = new PgGuarantees(conn);
-  const webhooks = new PgWebhookOutbox(conn);
+  const webhooks = new WebhookOutbox(sql);
   return {
     authSessions: new AuthSessions(sql),
     collateral,

@@ -34,6 +34,7 @@ import { ChainJournal } from "./sql/chain-journal";
 import { sqliteEngine } from "./sql/engine";
 import { OperatorState } from "./sql/operator-state";
 import { Reserves } from "./sql/reserves";
+import { WebhookOutbox } from "./sql/webhooks";
 import { SqliteCollateral } from "./sqlite/collateral";
 import { SqliteCycles } from "./sqlite/cycles";
 import { SqliteGuarantees } from "./sqlite/guarantees";
@@ -178,17 +179,16 @@ function sqliteAreas(db: Database): SqliteAreas {
   const sql = sqliteEngine(db);
   const collateral = new SqliteCollateral(db, new SqliteReserves(db));
   const guarantees = new SqliteGuarantees(db);
-  const webhooks = new SqliteWebhookOutbox(db);
   return {
     authSessions: new AuthSessions(sql),
     collateral,
     reserves: new Reserves(sql),
     guarantees,
-    issuance: new SqliteIssuance(db, collateral, guarantees, webhooks),
+    issuance: new SqliteIssuance(db, collateral, guarantees, new SqliteWebhookOutbox(db)),
     cycles: new SqliteCycles(db),
     netting: new SqliteCycleNetting(db),
     chainJournal: new ChainJournal(sql),
-    webhooks,
+    webhooks: new WebhookOutbox(sql),
     operatorState: new OperatorState(sql),
   };
 }

@@ -24,7 +24,7 @@ import type { PgConn } from "./common";
 import type { PgCollateral } from "./collateral";
 import type { PgGuarantees } from "./guarantees";
 import type { PgReserves } from "./reserves";
-import type { PgWebhookOutbox } from "./webhooks";
+import type { WebhookOutbox } from "../sql/webhooks";
 
 /** Thrown inside an item's savepoint to roll it back when another transaction stored the id first. */
 class InsertedElsewhere extends Error {}
@@ -44,7 +44,7 @@ export class PgIssuance implements IssuanceRepository {
     private readonly collateral: PgCollateral,
     private readonly reserves: PgReserves,
     private readonly guarantees: PgGuarantees,
-    private readonly outbox: PgWebhookOutbox,
+    private readonly outbox: WebhookOutbox,
   ) {}
 
   async issueGuarantees(

@@ -8,6 +8,8 @@
  * Tables of the areas still written per engine (collateral, guarantees, issuance, cycles, netting;
  * docs/store.md "What remains per engine") are listed with the columns this folder reads only.
  */
+import type { Generated } from "kysely";
+
 /** SQLite INTEGER 0/1 or PostgreSQL BOOLEAN. */
 export type SqlBoolean = number | boolean;
 
@@ -78,6 +80,40 @@ export interface ReservesTable {
   v1: SqlBoolean;
 }
 
+export interface WebhookSubscriptionsTable {
+  id: string;
+  url: string;
+  secret: string;
+  /** JSON array of event types (`["*"]`: all). */
+  event_types: string;
+  description: string | null;
+  source: string;
+  created_at: number;
+}
+
+export interface WebhookEventsTable {
+  id: string;
+  type: string;
+  created_at: number;
+  payload: string;
+  retracted_at: number | null;
+}
+
+export interface WebhookDeliveriesTable {
+  /** Assigned by the database (SQLite AUTOINCREMENT, PostgreSQL identity). */
+  seq: Generated<number>;
+  event_id: string;
+  subscription_id: string;
+  status: string;
+  attempts: Generated<number>;
+  next_attempt_at_ms: number | null;
+  last_attempt_at: number | null;
+  last_error: string | null;
+  last_status_code: number | null;
+  delivered_at: number | null;
+  created_at: number;
+}
+
 /** The columns of `guarantees` this folder reads (the reserves' join). */
 export interface GuaranteesTable {
   guarantee_id: string;
@@ -96,4 +132,7 @@ export interface Schema {
   chain_events: ChainEventsTable;
   reserves: ReservesTable;
   guarantees: GuaranteesTable;
+  webhook_subscriptions: WebhookSubscriptionsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
