@@ -61,13 +61,9 @@ export class Reserves implements ReserveRepository {
   }
 
   async listReserves(user: string, asset?: string): Promise<ActiveReserve[]> {
-    const rows = await this.sql.all(
-      this.active()
-        .where("r.user_address", "=", address(user))
-        .$if(asset !== undefined, (query) => query.where("r.asset_address", "=", address(asset!)))
-        .orderBy("r.block_number")
-        .orderBy("r.guarantee_id"),
-    );
+    let query = this.active().where("r.user_address", "=", address(user));
+    if (asset !== undefined) query = query.where("r.asset_address", "=", address(asset));
+    const rows = await this.sql.all(query.orderBy("r.block_number").orderBy("r.guarantee_id"));
     return rows.map(activeFromRow);
   }
 
