@@ -5,7 +5,7 @@ import type {
   RefreshTokenRecord,
   SiweNonceRecord,
 } from "../repositories";
-import { address } from "../sqlite/common";
+import { address } from "../values";
 import type { SqlEngine } from "./engine";
 import type { RefreshTokensTable } from "./schema";
 

@@ -1,6 +1,6 @@
 /** {@link ChainJournalRepository} for both engines (tables `chain_cursor`, `chain_blocks`, `chain_events`). */
 import type { ChainBlock, ChainCursor, ChainEventRecord, ChainJournalRepository } from "../repositories";
-import { bytes32 } from "../sqlite/common";
+import { bytes32 } from "../values";
 import type { SqlEngine } from "./engine";
 import type { ChainBlocksTable, ChainEventsTable } from "./schema";
 

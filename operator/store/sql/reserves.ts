@@ -5,7 +5,7 @@
  * {@link activeFromRow} below.
  */
 import type { ActiveReserve, GuaranteeState, ReserveRecord, ReserveRepository } from "../repositories";
-import { address } from "../sqlite/common";
+import { address } from "../values";
 import { isTrue, type SqlEngine } from "./engine";
 import type { ReservesTable } from "./schema";
 
