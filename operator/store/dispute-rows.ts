@@ -1,6 +1,6 @@
 /**
- * The `cycle_disputes` table's SQL and row mapping, shared by both engines (SQLite migration 13,
- * PostgreSQL migration 10): the same columns, statements and filters; only the placeholders differ.
+ * The `cycle_disputes` table's SQL and row mapping, shared by both engines (migration 13):
+ * the same columns, statements and filters; only the placeholders differ.
  */
 import type { CycleDisputeRecord, DisputeStatus } from "./repositories";
 import { address, bytes32, type Row } from "./sqlite/common";

@@ -4,5 +4,5 @@ export { SqliteStore, type SqliteStoreOptions, BUSY_TIMEOUT_MS } from "./sqlite-
 export { MIGRATIONS, type Migration } from "./migrations";
 export { migrate, appliedMigrations } from "./sqlite-migrate";
 export { PostgresStore, type PostgresStoreOptions, PG_POOL_SIZE } from "./postgres-store";
-export { PG_MIGRATIONS, migratePostgres, type PgMigration } from "./postgres/migrations";
+export { migratePostgres } from "./postgres/migrate";
 export { LeaseLostError, type LeaseFence, type LeaseState } from "./postgres/leases";

@@ -1,21 +1,39 @@
 /**
- * Schema migrations, applied in order at startup. Never edit a released
- * migration: add a new one. Each runs in its own transaction together with
- * its row in `schema_migrations`, so a failed migration leaves no trace.
+ * The schema's one migration history, for both engines, applied in order at open (SQLite:
+ * sqlite-migrate.ts; PostgreSQL: postgres/migrate.ts). Never edit a released migration: add a new one.
+ * Each runs in its own transaction together with its row in `schema_migrations`, so a failed migration
+ * leaves no trace. A change is one migration with each engine's DDL side by side; `null` where an engine
+ * has nothing to do (its schema already has the change: PostgreSQL support began at migration 6, whose
+ * schema its migration 1 creates at once).
  *
- * Amounts are TEXT holding unsigned decimal integers (up to 2^256 − 1, which
- * no SQLite numeric type holds exactly); the CHECKs keep anything else out.
+ * Types per engine: SQLite amounts are TEXT holding unsigned decimal integers (up to 2^256 − 1, which no
+ * SQLite numeric type holds exactly; the CHECKs keep anything else out); PostgreSQL amounts are
+ * NUMERIC(78, 0) (every uint256 exactly, never negative: the CHECKs), so the database itself can sum them
+ * (netting in SQL), and unix-second times and block numbers are BIGINT.
+ *
+ * Until this list was one, PostgreSQL had its own numbering (1–10 for what is 1–13 here);
+ * `legacyPostgres` names the old PostgreSQL versions each migration replaces, and a PostgreSQL database
+ * still in the old numbering is renumbered once at open (postgres/migrate.ts).
  */
 export interface Migration {
   version: number;
   name: string;
-  sql: string;
+  /** SQLite's DDL, or null when SQLite has nothing to do. */
+  sqlite: string | null;
+  /** PostgreSQL's DDL, or null when PostgreSQL has nothing to do. */
+  postgres: string | null;
+  /** The versions of PostgreSQL's former numbering whose changes this one holds (all must be applied). */
+  legacyPostgres: readonly number[];
 }
 
 /** SQL CHECK body: `column` is a canonical unsigned decimal integer string. */
 function decimal(column: string): string {
   return `CHECK (${column} GLOB '[0-9]*' AND ${column} NOT GLOB '*[^0-9]*' AND (${column} = '0' OR ${column} NOT GLOB '0*') AND length(${column}) <= 78)`;
 }
+
+/** PostgreSQL column: an amount (NUMERIC(78, 0), never negative). */
+const amount = (column: string, nullable = false) =>
+  `${column} NUMERIC(78, 0) ${nullable ? "" : "NOT NULL"} CHECK (${column} >= 0)`;
 
 /** Every guarantee state (docs/protocol.md, "Guarantee lifecycle"); migration 2 widens the CHECK to all of them. */
 const ALL_STATES =
@@ -208,11 +226,212 @@ const WEBHOOK_SCHEMA_SQL = `
   CREATE INDEX webhook_deliveries_subscription ON webhook_deliveries (subscription_id, seq);
 `;
 
+const POSTGRES_SCHEMA_OF_MIGRATIONS_1_TO_6 = `
+      CREATE TABLE siwe_nonces (
+        nonce      TEXT   PRIMARY KEY,
+        address    TEXT   NOT NULL,
+        issued_at  BIGINT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        used_at    BIGINT
+      );
+      CREATE INDEX siwe_nonces_expires_at ON siwe_nonces (expires_at);
+      CREATE TABLE refresh_tokens (
+        token_hash   TEXT   PRIMARY KEY,
+        family_id    TEXT   NOT NULL,
+        wallet       TEXT   NOT NULL,
+        scopes       TEXT   NOT NULL,
+        issued_at    BIGINT NOT NULL,
+        expires_at   BIGINT NOT NULL,
+        rotated_from TEXT   REFERENCES refresh_tokens (token_hash),
+        rotated_at   BIGINT,
+        revoked_at   BIGINT
+      );
+      CREATE INDEX refresh_tokens_family ON refresh_tokens (family_id);
+      CREATE TABLE collateral (
+        user_address  TEXT   NOT NULL,
+        asset_address TEXT   NOT NULL,
+        ${amount("deposited")} DEFAULT 0,
+        ${amount("locked")} DEFAULT 0,
+        ${amount("pending_withdrawal")} DEFAULT 0,
+        updated_at    BIGINT NOT NULL,
+        PRIMARY KEY (user_address, asset_address)
+      );
+      CREATE TABLE guarantees (
+        guarantee_id          TEXT    PRIMARY KEY,
+        seq                   BIGINT  GENERATED ALWAYS AS IDENTITY UNIQUE,
+        version               INTEGER NOT NULL CHECK (version IN (1, 2)),
+        user_address          TEXT    NOT NULL,
+        recipient_address     TEXT    NOT NULL,
+        ${amount("req_id")},
+        ${amount("amount")},
+        asset_address         TEXT    NOT NULL,
+        timestamp             BIGINT  NOT NULL,
+        policy                TEXT,
+        scheme                TEXT    NOT NULL CHECK (scheme IN ('eip712', 'eip191')),
+        signature             TEXT    NOT NULL,
+        certificate_claims    TEXT    NOT NULL,
+        certificate_signature TEXT    NOT NULL,
+        state                 TEXT    NOT NULL CHECK (state IN (${ALL_STATES})),
+        created_at            BIGINT  NOT NULL,
+        updated_at            BIGINT  NOT NULL,
+        cycle_id              BIGINT,
+        excluded_reason       TEXT,
+        validation_request_hash TEXT
+      );
+      CREATE INDEX guarantees_recipient ON guarantees (recipient_address, seq);
+      CREATE INDEX guarantees_user ON guarantees (user_address, seq);
+      CREATE INDEX guarantees_state ON guarantees (state, seq);
+      CREATE INDEX guarantees_cycle ON guarantees (cycle_id, user_address, asset_address);
+      CREATE INDEX guarantees_request_hash ON guarantees (validation_request_hash);
+      CREATE TABLE chain_cursor (
+        id              INTEGER PRIMARY KEY CHECK (id = 1),
+        block_number    BIGINT  NOT NULL,
+        block_hash      TEXT    NOT NULL,
+        block_timestamp BIGINT  NOT NULL,
+        updated_at      BIGINT  NOT NULL
+      );
+      CREATE TABLE chain_blocks (
+        block_number    BIGINT PRIMARY KEY,
+        block_hash      TEXT   NOT NULL,
+        block_timestamp BIGINT NOT NULL
+      );
+      CREATE TABLE chain_events (
+        tx_hash         TEXT    NOT NULL,
+        log_index       INTEGER NOT NULL,
+        block_number    BIGINT  NOT NULL,
+        block_hash      TEXT    NOT NULL,
+        block_timestamp BIGINT  NOT NULL,
+        contract        TEXT    NOT NULL,
+        name            TEXT    NOT NULL,
+        args            TEXT    NOT NULL,
+        undo            TEXT    NOT NULL,
+        applied_at      BIGINT  NOT NULL,
+        PRIMARY KEY (tx_hash, log_index)
+      );
+      CREATE INDEX chain_events_block ON chain_events (block_number, log_index);
+      CREATE TABLE cycles (
+        cycle_id           BIGINT  PRIMARY KEY CHECK (cycle_id >= 1),
+        state              TEXT    NOT NULL CHECK (state IN ('PLANNED', 'SENT', 'COMMITTED', 'FINALIZED', 'VETOED')),
+        root               TEXT    NOT NULL,
+        tree_dump          TEXT    NOT NULL,
+        args               TEXT    NOT NULL,
+        guarantee_ids      TEXT    NOT NULL,
+        cutoff             BIGINT  NOT NULL,
+        planned_at         BIGINT  NOT NULL,
+        tx_hash            TEXT,
+        tx_nonce           BIGINT,
+        raw_tx             TEXT,
+        sent_at            BIGINT,
+        committed_block    BIGINT,
+        committed_at       BIGINT,
+        payment_deadline   BIGINT,
+        default_deadline   BIGINT,
+        finalized_at       BIGINT,
+        challenge_deadline BIGINT,
+        answer_deadline    BIGINT,
+        vetoed_at          BIGINT,
+        planned_by_core    BOOLEAN NOT NULL DEFAULT TRUE
+      );
+      CREATE INDEX cycles_state ON cycles (state);
+      CREATE TABLE cycle_debts (
+        cycle_id    BIGINT NOT NULL,
+        asset       TEXT   NOT NULL,
+        debtor      TEXT   NOT NULL,
+        ${amount("amount")},
+        status      TEXT   NOT NULL
+          CHECK (status IN ('OPEN', 'PAID', 'COVERED', 'CHALLENGED', 'ANSWERED', 'VOIDED', 'REFUNDED')),
+        ${amount("covered", true)},
+        resolved_tx TEXT,
+        PRIMARY KEY (cycle_id, asset, debtor)
+      );
+      CREATE INDEX cycle_debts_status ON cycle_debts (status, cycle_id);
+      CREATE TABLE cycle_claims (
+        cycle_id    BIGINT NOT NULL,
+        asset       TEXT   NOT NULL,
+        participant TEXT   NOT NULL,
+        ${amount("amount")},
+        tx_hash     TEXT   NOT NULL,
+        PRIMARY KEY (cycle_id, asset, participant)
+      );
+      CREATE TABLE withdrawals (
+        withdrawal_id  BIGINT PRIMARY KEY,
+        user_address   TEXT   NOT NULL,
+        asset_address  TEXT   NOT NULL,
+        ${amount("amount")},
+        finalizable_at BIGINT NOT NULL,
+        requested_at   BIGINT NOT NULL,
+        state          TEXT   NOT NULL CHECK (state IN ('PENDING', 'CANCELLED', 'FINALIZED')),
+        ${amount("paid", true)},
+        closed_at      BIGINT
+      );
+      CREATE INDEX withdrawals_user ON withdrawals (user_address, asset_address, state);
+      CREATE TABLE validation_responses (
+        tx_hash         TEXT    NOT NULL,
+        log_index       INTEGER NOT NULL,
+        request_hash    TEXT    NOT NULL,
+        validator       TEXT    NOT NULL,
+        ${amount("agent_id")},
+        response        INTEGER NOT NULL,
+        tag             TEXT    NOT NULL,
+        block_number    BIGINT  NOT NULL,
+        block_timestamp BIGINT  NOT NULL,
+        PRIMARY KEY (tx_hash, log_index)
+      );
+      CREATE INDEX validation_responses_request ON validation_responses (request_hash, validator, block_number, log_index);
+      CREATE TABLE operator_state (
+        key   TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+      );
+      CREATE TABLE webhook_subscriptions (
+        id          TEXT   PRIMARY KEY,
+        url         TEXT   NOT NULL,
+        secret      TEXT   NOT NULL,
+        event_types TEXT   NOT NULL,
+        description TEXT,
+        source      TEXT   NOT NULL CHECK (source IN ('config', 'api')),
+        created_at  BIGINT NOT NULL
+      );
+      CREATE TABLE webhook_events (
+        id           TEXT   PRIMARY KEY,
+        type         TEXT   NOT NULL,
+        created_at   BIGINT NOT NULL,
+        payload      TEXT   NOT NULL,
+        retracted_at BIGINT
+      );
+      CREATE TABLE webhook_deliveries (
+        seq              BIGINT  GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        event_id         TEXT    NOT NULL REFERENCES webhook_events (id) ON DELETE CASCADE,
+        subscription_id  TEXT    NOT NULL REFERENCES webhook_subscriptions (id) ON DELETE CASCADE,
+        status           TEXT    NOT NULL CHECK (status IN ('pending', 'delivered', 'failed', 'cancelled')),
+        attempts         INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at  BIGINT,
+        last_attempt_at  BIGINT,
+        last_error       TEXT,
+        last_status_code INTEGER,
+        delivered_at     BIGINT,
+        created_at       BIGINT  NOT NULL,
+        UNIQUE (event_id, subscription_id)
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at);
+      CREATE INDEX webhook_deliveries_subscription ON webhook_deliveries (subscription_id, seq);
+      CREATE TABLE reserves (
+        guarantee_id  TEXT   PRIMARY KEY,
+        user_address  TEXT   NOT NULL,
+        asset_address TEXT   NOT NULL,
+        recipient     TEXT   NOT NULL,
+        ${amount("amount")},
+        expires_at    BIGINT NOT NULL,
+        tx_hash       TEXT   NOT NULL,
+        block_number  BIGINT NOT NULL
+      );
+      CREATE INDEX reserves_user ON reserves (user_address, asset_address);
+    `;
+
 export const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: "auth, collateral and guarantees",
-    sql: `
+    sqlite: `
       CREATE TABLE siwe_nonces (
         nonce      TEXT    PRIMARY KEY,
         address    TEXT    NOT NULL,
@@ -270,23 +489,29 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX guarantees_user ON guarantees (user_address, seq);
       CREATE INDEX guarantees_state ON guarantees (state);
     `,
+    postgres: POSTGRES_SCHEMA_OF_MIGRATIONS_1_TO_6,
+    legacyPostgres: [1],
   },
   {
     version: 2,
     name: "chain indexer, clearing cycles, withdrawals, V2 lifecycle",
-    sql: ASYNC_SCHEMA_SQL,
+    sqlite: ASYNC_SCHEMA_SQL,
+    postgres: null,
+    legacyPostgres: [1],
   },
   {
     version: 3,
     name: "webhook outbox",
-    sql: WEBHOOK_SCHEMA_SQL,
+    sqlite: WEBHOOK_SCHEMA_SQL,
+    postgres: null,
+    legacyPostgres: [1],
   },
   {
     // Issue 17: cycles carry challenge and answer deadlines and can be VETOED; debts can be challenged,
     // answered, voided and refunded. SQLite cannot change a CHECK: both tables are rebuilt.
     version: 4,
     name: "challenge windows, vetoed cycles, challenged debts",
-    sql: `
+    sqlite: `
       CREATE TABLE cycles_v4 (
         cycle_id           INTEGER PRIMARY KEY CHECK (cycle_id >= 1),
         state              TEXT    NOT NULL
@@ -335,15 +560,19 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE cycle_debts_v4 RENAME TO cycle_debts;
       CREATE INDEX cycle_debts_status ON cycle_debts (status, cycle_id);
     `,
+    postgres: null,
+    legacyPostgres: [1],
   },
   {
     // A cycle committed on chain that Core did not plan (the operator key used outside Core) is indexed
     // from its events like any other (docs/clearing.md, "A cycle Core did not plan"); 0 marks it.
     version: 5,
     name: "cycles Core did not plan",
-    sql: `
+    sqlite: `
       ALTER TABLE cycles ADD COLUMN planned_by_core INTEGER NOT NULL DEFAULT 1 CHECK (planned_by_core IN (0, 1));
     `,
+    postgres: null,
+    legacyPostgres: [1],
   },
   {
     // Sellers' on-chain reserves (Vault.registerReserve): a row exists while the Vault holds the reserve,
@@ -352,7 +581,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // order, so a database that got 6 first gets 5 later.
     version: 6,
     name: "sellers' on-chain reserves",
-    sql: `
+    sqlite: `
       CREATE TABLE reserves (
         guarantee_id  TEXT    PRIMARY KEY,
         user_address  TEXT    NOT NULL,
@@ -365,13 +594,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
       CREATE INDEX reserves_user ON reserves (user_address, asset_address);
     `,
+    postgres: null,
+    legacyPostgres: [1],
   },
   {
     // The V2 ids each committed cycle marked netted in the Vault (Vault.GuaranteeNetted, one row per log),
     // so that a cycle Core did not plan names them (docs/clearing.md, "A cycle Core did not plan").
     version: 7,
     name: "V2 ids netted by committed cycles",
-    sql: `
+    sqlite: `
       CREATE TABLE v2_nettings (
         guarantee_id TEXT    PRIMARY KEY,
         cycle_id     INTEGER NOT NULL,
@@ -381,6 +612,26 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
       CREATE INDEX v2_nettings_cycle ON v2_nettings (cycle_id);
     `,
+    postgres: `
+      CREATE TABLE IF NOT EXISTS v2_nettings (
+        guarantee_id TEXT   PRIMARY KEY,
+        cycle_id     BIGINT NOT NULL,
+        tx_hash      TEXT   NOT NULL,
+        log_index    BIGINT NOT NULL,
+        block_number BIGINT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS v2_nettings_cycle ON v2_nettings (cycle_id);
+      -- Leader leases of replicas on one database (docs/scale-out.md, "Leader lease and fencing"): one row per
+      -- lease name; times are the database's own clock in unix milliseconds, so replicas' clocks never meet.
+      CREATE TABLE IF NOT EXISTS leader_leases (
+        name           TEXT   PRIMARY KEY,
+        holder         TEXT   NOT NULL,
+        token          BIGINT NOT NULL CHECK (token > 0),
+        acquired_at_ms BIGINT NOT NULL,
+        expires_at_ms  BIGINT NOT NULL
+      );
+    `,
+    legacyPostgres: [2, 3],
   },
   {
     // V1 reserves (Vault.V1ReserveRegistered; docs/contracts.md "Seller's V1 reserve"): they never expire, so
@@ -388,9 +639,19 @@ export const MIGRATIONS: readonly Migration[] = [
     // the scheduler lists their ids in the commit's nettedV2Ids (docs/clearing.md, "Reserved V1 ids").
     version: 8,
     name: "V1 reserves",
-    sql: `
+    sqlite: `
       ALTER TABLE reserves ADD COLUMN v1 INTEGER NOT NULL DEFAULT 0 CHECK (v1 IN (0, 1));
     `,
+    postgres: `
+      ALTER TABLE reserves ADD COLUMN IF NOT EXISTS v1 BOOLEAN NOT NULL DEFAULT FALSE;
+      -- Paging by recipient in commit-safe order (guarantees.ts, listGuaranteesByRecipient): the id of the
+      -- inserting transaction. Rows stored before all get the migration's own id (one transaction), so they
+      -- keep their seq order.
+      ALTER TABLE guarantees ADD COLUMN IF NOT EXISTS ins_xid xid8 NOT NULL DEFAULT pg_current_xact_id();
+      CREATE INDEX IF NOT EXISTS guarantees_recipient_xid ON guarantees (recipient_address, ins_xid, seq);
+      DROP INDEX IF EXISTS guarantees_recipient;
+    `,
+    legacyPostgres: [4, 5],
   },
   {
     // Clearing in the database (docs/clearing.md "Netting in the database"): each guarantee's leaf in its
@@ -400,13 +661,19 @@ export const MIGRATIONS: readonly Migration[] = [
     // reads, so that planning never reads the ≈ 800-byte rows (signatures, certificates).
     version: 9,
     name: "guarantee leaf hashes, covering cycle index",
-    sql: `
+    sqlite: `
       ALTER TABLE guarantees ADD COLUMN leaf_hash BLOB CHECK (leaf_hash IS NULL OR length(leaf_hash) = 32);
       DROP INDEX guarantees_cycle;
       CREATE INDEX guarantees_cycle ON guarantees
         (cycle_id, seq, asset_address, user_address, recipient_address, amount, version, guarantee_id, leaf_hash)
         WHERE cycle_id IS NOT NULL;
     `,
+    postgres: `
+      ALTER TABLE guarantees ADD COLUMN leaf_hash BYTEA CHECK (leaf_hash IS NULL OR length(leaf_hash) = 32);
+      DROP INDEX guarantees_cycle;
+      CREATE INDEX guarantees_cycle ON guarantees (cycle_id, seq) WHERE cycle_id IS NOT NULL;
+    `,
+    legacyPostgres: [6],
   },
   {
     // Reservation by key range (docs/clearing.md "Netting in the database"): a guarantee gets a payable key
@@ -417,7 +684,7 @@ export const MIGRATIONS: readonly Migration[] = [
     // Rows payable and unassigned now keep their seq order (keys = seq); reserved rows keep their cycle_id.
     version: 10,
     name: "payable keys, cycle reservations by key range",
-    sql: `
+    sqlite: `
       ALTER TABLE guarantees ADD COLUMN payable_seq INTEGER;
       UPDATE guarantees SET payable_seq = seq WHERE state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL;
       DROP INDEX guarantees_cycle;
@@ -432,15 +699,37 @@ export const MIGRATIONS: readonly Migration[] = [
         CHECK (upto_seq > after_seq)
       ) STRICT;
     `,
+    postgres: `
+      CREATE SEQUENCE guarantees_payable_seq AS BIGINT;
+      ALTER TABLE guarantees ADD COLUMN payable_xid xid8, ADD COLUMN payable_seq BIGINT;
+      UPDATE guarantees SET payable_xid = ins_xid, payable_seq = seq
+        WHERE state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL;
+      SELECT setval('guarantees_payable_seq', COALESCE((SELECT MAX(seq) FROM guarantees), 0) + 1, false);
+      CREATE INDEX guarantees_pool ON guarantees (payable_xid, payable_seq)
+        WHERE state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL;
+      CREATE TABLE cycle_reservations (
+        cycle_id BIGINT PRIMARY KEY CHECK (cycle_id > 0),
+        after_xid xid8 NOT NULL,
+        after_seq BIGINT NOT NULL,
+        upto_xid xid8 NOT NULL,
+        upto_seq BIGINT NOT NULL,
+        CHECK ((upto_xid, upto_seq) > (after_xid, after_seq))
+      );
+    `,
+    legacyPostgres: [7],
   },
   {
     // Every payable key taken at issuance reads the last reserved range's end (NEXT_PAYABLE_KEY): one row per
     // cycle accumulates, so MAX(upto_seq) must be an index step, not a scan of every cycle's row.
     version: 11,
     name: "index on the end of each reserved range",
-    sql: `
+    sqlite: `
       CREATE INDEX cycle_reservations_upto ON cycle_reservations (upto_seq);
     `,
+    postgres: `
+      CREATE INDEX cycle_reservations_upto ON cycle_reservations (upto_xid, upto_seq);
+    `,
+    legacyPostgres: [8],
   },
   {
     // Webhook retries to the millisecond (docs/webhooks.md): a due time kept in whole seconds let a retry
@@ -448,18 +737,24 @@ export const MIGRATIONS: readonly Migration[] = [
     // (seconds × 1000: exactly the instant they were due at). Its index follows the rename.
     version: 12,
     name: "webhook due times in milliseconds",
-    sql: `
+    sqlite: `
       ALTER TABLE webhook_deliveries RENAME COLUMN next_attempt_at TO next_attempt_at_ms;
       UPDATE webhook_deliveries SET next_attempt_at_ms = next_attempt_at_ms * 1000
         WHERE next_attempt_at_ms IS NOT NULL;
     `,
+    postgres: `
+      ALTER TABLE webhook_deliveries RENAME COLUMN next_attempt_at TO next_attempt_at_ms;
+      UPDATE webhook_deliveries SET next_attempt_at_ms = next_attempt_at_ms * 1000
+        WHERE next_attempt_at_ms IS NOT NULL;
+    `,
+    legacyPostgres: [9],
   },
   {
     // The dispute game (docs/clearing.md "Disputes"): one row per disputed position of a debtor's sum tree,
     // from `GuaranteeDisputed` to its `DisputeResolved`, so the keeper answers each open one.
     version: 13,
     name: "cycle disputes",
-    sql: `
+    sqlite: `
       CREATE TABLE cycle_disputes (
         cycle_id     INTEGER NOT NULL,
         asset        TEXT    NOT NULL,
@@ -474,12 +769,30 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT;
       CREATE INDEX cycle_disputes_status ON cycle_disputes (status, cycle_id);
     `,
+    postgres: `
+      CREATE TABLE cycle_disputes (
+        cycle_id     BIGINT  NOT NULL,
+        asset        TEXT    NOT NULL,
+        debtor       TEXT    NOT NULL,
+        position     BIGINT  NOT NULL CHECK (position >= 0),
+        status       TEXT    NOT NULL CHECK (status IN ('OPEN', 'UPHELD', 'VOIDED', 'REMOVED', 'DISMISSED')),
+        guarantee_id TEXT,
+        ${amount("amount", true)},
+        opened_tx    TEXT    NOT NULL,
+        resolved_tx  TEXT,
+        PRIMARY KEY (cycle_id, asset, debtor, position)
+      );
+      CREATE INDEX cycle_disputes_status ON cycle_disputes (status, cycle_id);
+    `,
+    legacyPostgres: [10],
   },
   {
     // A payer's finalization of a V2 guarantee as its signature (sdk/finalization.ts; docs/clearing.md
     // "Payer-finalized V2 guarantees"): a dispute answer carries it in place of the validator's verdict.
     version: 14,
     name: "finalization signature",
-    sql: `ALTER TABLE guarantees ADD COLUMN finalization_signature TEXT;`,
+    sqlite: `ALTER TABLE guarantees ADD COLUMN finalization_signature TEXT;`,
+    postgres: `ALTER TABLE guarantees ADD COLUMN finalization_signature TEXT;`,
+    legacyPostgres: [],
   },
 ];

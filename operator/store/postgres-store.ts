@@ -11,19 +11,21 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { type Store, type StoreOps, type StoreTx, StoreUnavailableError } from "./store";
 import { AREA_OPERATIONS } from "./sqlite-store";
-import { migratePostgres } from "./postgres/migrations";
+import { migratePostgres } from "./postgres/migrate";
 import { AsyncMutex } from "./mutex";
 import { isConnectionError, type PgConn } from "./postgres/common";
-import { PgAuthSessions } from "./postgres/auth-sessions";
-import { PgChainJournal } from "./postgres/chain-journal";
+import { AuthSessions } from "./sql/auth-sessions";
+import { ChainJournal } from "./sql/chain-journal";
+import { postgresEngine } from "./sql/engine";
+import { OperatorState } from "./sql/operator-state";
+import { Reserves } from "./sql/reserves";
+import { WebhookOutbox } from "./sql/webhooks";
 import { PgCollateral } from "./postgres/collateral";
 import { PgCycles } from "./postgres/cycles";
 import { PgGuarantees } from "./postgres/guarantees";
 import { PgCycleNetting } from "./postgres/netting";
 import { PgIssuance } from "./postgres/issuance";
-import { PgOperatorState } from "./postgres/operator-state";
 import { PgReserves } from "./postgres/reserves";
-import { PgWebhookOutbox } from "./postgres/webhooks";
 import { type LeaseFence, type LeaseState, PgLeases } from "./postgres/leases";
 
 /** Connections per store instance (per Core process): concurrent operations beyond it queue in the pool. */
@@ -64,21 +66,22 @@ type NettingFork = <T>(body: (netting: PgCycleNetting) => Promise<T>) => Promise
 
 /** `fork`: only for an operation of its own (never inside `transaction(fn)`, whose writes it could not see). */
 function pgAreas(conn: PgConn, fork?: NettingFork): PgAreas {
+  const sql = postgresEngine(conn);
   const reserves = new PgReserves(conn);
   const collateral = new PgCollateral(conn, reserves);
   const guarantees = new PgGuarantees(conn);
-  const webhooks = new PgWebhookOutbox(conn);
+  const webhooks = new WebhookOutbox(sql);
   return {
-    authSessions: new PgAuthSessions(conn),
+    authSessions: new AuthSessions(sql),
     collateral,
-    reserves,
+    reserves: new Reserves(sql),
     guarantees,
     issuance: new PgIssuance(conn, collateral, reserves, guarantees, webhooks),
     cycles: new PgCycles(conn),
     netting: new PgCycleNetting(conn, undefined, fork),
-    chainJournal: new PgChainJournal(conn),
+    chainJournal: new ChainJournal(sql),
     webhooks,
-    operatorState: new PgOperatorState(conn),
+    operatorState: new OperatorState(sql),
   };
 }
 

@@ -2,7 +2,7 @@ import type { Database } from "better-sqlite3";
 import { type Migration, MIGRATIONS } from "./migrations";
 
 /**
- * Brings the schema up to date. Each pending migration runs in an IMMEDIATE
+ * Brings the schema up to date (the SQLite side of each migration of migrations.ts). Each pending migration runs in an IMMEDIATE
  * transaction (taking the write lock first, so two processes opening the same
  * file cannot both apply it) and re-checks inside that it is still pending.
  * Returns the versions applied by this call.
@@ -32,7 +32,7 @@ export function migrate(db: Database, migrations: readonly Migration[] = MIGRATI
   for (const migration of [...migrations].sort((a, b) => a.version - b.version)) {
     db.transaction(() => {
       if (isApplied.get(migration.version)) return;
-      db.exec(migration.sql);
+      if (migration.sqlite !== null) db.exec(migration.sqlite);
       record.run(migration.version, migration.name, Math.floor(Date.now() / 1000));
       applied.push(migration.version);
     }).immediate();

@@ -29,14 +29,17 @@ import type {
   WebhookOutboxRepository,
 } from "./repositories";
 import type { Store, StoreOps, StoreTx } from "./store";
-import { SqliteAuthSessions } from "./sqlite/auth-sessions";
-import { SqliteChainJournal } from "./sqlite/chain-journal";
+import { AuthSessions } from "./sql/auth-sessions";
+import { ChainJournal } from "./sql/chain-journal";
+import { sqliteEngine } from "./sql/engine";
+import { OperatorState } from "./sql/operator-state";
+import { Reserves } from "./sql/reserves";
+import { WebhookOutbox } from "./sql/webhooks";
 import { SqliteCollateral } from "./sqlite/collateral";
 import { SqliteCycles } from "./sqlite/cycles";
 import { SqliteGuarantees } from "./sqlite/guarantees";
 import { SqliteCycleNetting } from "./sqlite/netting";
 import { SqliteIssuance } from "./sqlite/issuance";
-import { SqliteOperatorState } from "./sqlite/operator-state";
 import { SqliteReserves } from "./sqlite/reserves";
 import { SqliteWebhookOutbox } from "./sqlite/webhooks";
 
@@ -175,31 +178,33 @@ type MissingOperation = Exclude<keyof StoreOps, ListedOperation>;
 const allOperationsListed: [MissingOperation] extends [never] ? true : false = true;
 void allOperationsListed;
 
-/** The synchronous repositories on one connection, by area (the keys of {@link AREA_OPERATIONS}). */
+/**
+ * The repositories on one connection, by area (the keys of {@link AREA_OPERATIONS}): the single
+ * implementation (./sql, async) where an area is converted, the synchronous SQLite classes otherwise.
+ */
 type SqliteAreas = Record<keyof typeof AREA_OPERATIONS, object>;
 
 function sqliteAreas(db: Database): SqliteAreas {
-  const reserves = new SqliteReserves(db);
-  const collateral = new SqliteCollateral(db, reserves);
+  const sql = sqliteEngine(db);
+  const collateral = new SqliteCollateral(db, new SqliteReserves(db));
   const guarantees = new SqliteGuarantees(db);
-  const webhooks = new SqliteWebhookOutbox(db);
   return {
-    authSessions: new SqliteAuthSessions(db),
+    authSessions: new AuthSessions(sql),
     collateral,
-    reserves,
+    reserves: new Reserves(sql),
     guarantees,
-    issuance: new SqliteIssuance(db, collateral, guarantees, webhooks),
+    issuance: new SqliteIssuance(db, collateral, guarantees, new SqliteWebhookOutbox(db)),
     cycles: new SqliteCycles(db),
     netting: new SqliteCycleNetting(db),
-    chainJournal: new SqliteChainJournal(db),
-    webhooks,
-    operatorState: new SqliteOperatorState(db),
+    chainJournal: new ChainJournal(sql),
+    webhooks: new WebhookOutbox(sql),
+    operatorState: new OperatorState(sql),
   };
 }
 
 type Runner = <T>(task: () => T) => Promise<T>;
 
-/** Binds each synchronous operation to `run`, which decides when it may execute. */
+/** Binds each operation to `run`, which decides when it may execute (a converted area's task returns a promise). */
 function asyncView(areas: SqliteAreas, run: Runner): StoreOps {
   const view: Record<string, unknown> = {};
   for (const [area, names] of Object.entries(AREA_OPERATIONS) as [keyof SqliteAreas, readonly string[]][]) {

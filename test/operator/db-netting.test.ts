@@ -18,7 +18,6 @@ import {
   type GuaranteeState,
   MIGRATIONS,
   migrate,
-  PG_MIGRATIONS,
   migratePostgres,
   PostgresStore,
   SqliteStore,
@@ -286,7 +285,7 @@ const LEGACY_BACKENDS: LegacyBackend[] = [
       try {
         await migratePostgres(
           client as unknown as PoolClient,
-          PG_MIGRATIONS.filter((m) => m.version <= 5),
+          MIGRATIONS.filter((m) => m.version <= 8),
         );
         for (const record of records) {
           const row = legacyRow(record);

@@ -56,14 +56,14 @@ describe("operator store (SQLite)", () => {
       const db = new BetterSqlite3(join(dir.path, "m.sqlite"));
       try {
         const broken = [
-          { version: 1, name: "ok", sql: "CREATE TABLE a (x INTEGER) STRICT;" },
+          { version: 1, name: "ok", sqlite: "CREATE TABLE a (x INTEGER) STRICT;" },
           {
             version: 2,
             name: "broken",
-            sql: "CREATE TABLE b (x INTEGER) STRICT; INSERT INTO nowhere VALUES (1);",
+            sqlite: "CREATE TABLE b (x INTEGER) STRICT; INSERT INTO nowhere VALUES (1);",
           },
-          { version: 3, name: "after", sql: "CREATE TABLE c (x INTEGER) STRICT;" },
-        ];
+          { version: 3, name: "after", sqlite: "CREATE TABLE c (x INTEGER) STRICT;" },
+        ].map((m) => ({ ...m, postgres: null, legacyPostgres: [] }));
         expect(() => migrate(db, broken)).to.throw(/nowhere/);
         expect(appliedMigrations(db)).to.deep.equal([1]);
         const tables = db

@@ -14,6 +14,7 @@ import {
   type GuaranteeRecord,
   type Store,
 } from "../../operator/store";
+import type { StoreTx } from "../../operator/store/store";
 import { T0 } from "../operator/helpers";
 import { describeConsoleReads } from "./contract-console";
 
@@ -128,6 +129,50 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(await store.getCollateral(USER, ASSET)).to.deep.include({ deposited: 100n, locked: 0n });
         expect(await store.getGuarantee(guarantee(1).guaranteeId)).to.equal(null);
         expect(await store.consumeNonce("n1", USER, T0)).to.equal("unknown");
+      });
+
+      it("the areas written once (operator/store/sql) join the transaction: their atomic steps roll back and commit with it", async () => {
+        const store = await open();
+        await store.insertNonce({ nonce: "n1", address: USER, issuedAt: T0, expiresAt: T0 + 300 });
+        const subscription = {
+          id: "whk_tx",
+          url: "https://a.test/hook",
+          secret: "s",
+          eventTypes: ["*"],
+          description: null,
+          source: "api" as const,
+          createdAt: T0,
+        };
+        const steps = async (tx: StoreTx) => {
+          await tx.putWebhookSubscription(subscription);
+          expect(
+            await tx.insertWebhookEvent({ id: "evt_tx", type: "t", createdAt: T0, payload: "{}" }, T0),
+          ).to.equal(1);
+          expect(await tx.consumeNonce("n1", USER, T0)).to.equal("consumed");
+          await tx.deleteChainBlocks(0);
+          await tx.setOperatorState("k", "v");
+        };
+        const failure = new Error("boom");
+        const caught = await store
+          .transaction(async (tx) => {
+            await steps(tx);
+            throw failure;
+          })
+          .catch((error: unknown) => error);
+        expect(caught).to.equal(failure);
+        expect(await store.getWebhookSubscription("whk_tx")).to.equal(null);
+        expect(await store.getOperatorState("k")).to.equal(null);
+        expect(await store.consumeNonce("n1", USER, T0 + 1)).to.equal("consumed");
+        await store.insertNonce({ nonce: "n2", address: USER, issuedAt: T0, expiresAt: T0 + 300 });
+        await store.transaction(async (tx) => {
+          await tx.putWebhookSubscription(subscription);
+          expect(
+            await tx.insertWebhookEvent({ id: "evt_tx", type: "t", createdAt: T0, payload: "{}" }, T0),
+          ).to.equal(1);
+          expect(await tx.consumeNonce("n2", USER, T0)).to.equal("consumed");
+        });
+        expect(await store.getWebhookDelivery("evt_tx", "whk_tx")).to.include({ status: "pending" });
+        expect(await store.consumeNonce("n2", USER, T0 + 1)).to.equal("used");
       });
 
       it("commit every step when the body resolves", async () => {

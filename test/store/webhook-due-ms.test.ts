@@ -1,5 +1,5 @@
 /**
- * Webhook due times in milliseconds (SQLite migration 12, PostgreSQL 9; docs/webhooks.md): a database
+ * Webhook due times in milliseconds (migration 12; docs/webhooks.md): a database
  * written by the previous version, with due times in whole seconds, opened by this one. Every pending
  * delivery keeps exactly the instant it was due at, and new ones are due to the millisecond.
  */
@@ -7,14 +7,7 @@ import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { expect } from "chai";
 import { Client, type PoolClient } from "pg";
-import {
-  MIGRATIONS,
-  migrate,
-  migratePostgres,
-  PG_MIGRATIONS,
-  PostgresStore,
-  SqliteStore,
-} from "../../operator/store";
+import { MIGRATIONS, migrate, migratePostgres, PostgresStore, SqliteStore } from "../../operator/store";
 import type { Store } from "../../operator/store";
 import { T0, tempDir } from "../operator/helpers";
 import { sharedTestPostgres, stopTestPostgresBackend } from "./backends";
@@ -70,7 +63,7 @@ const BACKENDS: LegacyBackend[] = [
       try {
         await migratePostgres(
           client as unknown as PoolClient,
-          PG_MIGRATIONS.filter((m) => m.version <= 8),
+          MIGRATIONS.filter((m) => m.version <= 11),
         );
         for (const sql of LEGACY_ROWS) await client.query(sql);
       } finally {

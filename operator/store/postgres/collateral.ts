@@ -4,6 +4,7 @@
  * writer of that row, on any connection or replica, waits until this transaction ends and then reads the
  * committed total, so `locked ≤ capacity` holds across replicas without aborting anyone.
  */
+import { tryLock } from "../../guarantees/try-lock";
 import type {
   CapacityFn,
   CollateralAdjustment,
@@ -125,8 +126,8 @@ export class PgCollateral implements CollateralRepository {
       balance,
       await this.reserves.listReservesOfChecksummed(balance.user, balance.asset),
     );
-    if (balance.locked + amount > limit) return { locked: false, balance, capacity: limit };
-    const next = { ...balance, locked: balance.locked + amount };
+    const next = tryLock(balance, amount, limit);
+    if (next === null) return { locked: false, balance, capacity: limit };
     await this.writeCollateral(next, now);
     return { locked: true, balance: next, capacity: limit };
   }

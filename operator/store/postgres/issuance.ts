@@ -12,6 +12,7 @@
  * isolates the failing item. Ids repeated inside the batch, and reserves of a guarantee of the batch, also
  * take the item path (their capacity depends on the items before them being stored).
  */
+import { tryLock } from "../../guarantees/try-lock";
 import type {
   CollateralBalance,
   IssuanceRepository,
@@ -23,7 +24,7 @@ import type { PgConn } from "./common";
 import type { PgCollateral } from "./collateral";
 import type { PgGuarantees } from "./guarantees";
 import type { PgReserves } from "./reserves";
-import type { PgWebhookOutbox } from "./webhooks";
+import type { WebhookOutbox } from "../sql/webhooks";
 
 /** Thrown inside an item's savepoint to roll it back when another transaction stored the id first. */
 class InsertedElsewhere extends Error {}
@@ -43,7 +44,7 @@ export class PgIssuance implements IssuanceRepository {
     private readonly collateral: PgCollateral,
     private readonly reserves: PgReserves,
     private readonly guarantees: PgGuarantees,
-    private readonly outbox: PgWebhookOutbox,
+    private readonly outbox: WebhookOutbox,
   ) {}
 
   async issueGuarantees(
@@ -138,7 +139,8 @@ export class PgIssuance implements IssuanceRepository {
         outcomes.push({ kind: "failed", error });
         continue;
       }
-      if (balance.locked + record.amount > limit) {
+      const next = tryLock(balance, record.amount, limit);
+      if (next === null) {
         outcomes.push({ kind: "insufficient_collateral", balance, capacity: limit });
         continue;
       }
@@ -151,7 +153,6 @@ export class PgIssuance implements IssuanceRepository {
         outcomes.push({ kind: "duplicate", existing: other });
         continue;
       }
-      const next = { ...balance, locked: balance.locked + record.amount };
       balances.set(key, next);
       changed.set(key, next);
       for (const event of request.events ?? []) {

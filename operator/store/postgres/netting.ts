@@ -14,7 +14,7 @@ export const LEAF_BATCH = 10_000;
 /** Guarantees per page of leaf hashes and V2 ids (one bytea of 32 bytes each per page). */
 export const HASH_PAGE = 50_000;
 
-/** The payable pool (the partial predicate of the index `guarantees_pool`, migration 7). */
+/** The payable pool (the partial predicate of the index `guarantees_pool`, migration 10). */
 const POOL = "state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL";
 /** A reserved range of the pool: keys in (($1, $2), ($3, $4)]. */
 const IN_RANGE = `${POOL} AND (payable_xid, payable_seq) > ($1::xid8, $2::bigint)
@@ -97,7 +97,7 @@ export class PgCycleNetting implements CycleNettingRepository {
           ).rowCount
         : await this.countRange(range);
     }
-    // Guarantees assigned to the cycle by cycle_id (a reservation made before key ranges, migration 7).
+    // Guarantees assigned to the cycle by cycle_id (a reservation made before key ranges, migration 10).
     released += (
       await this.db.query(`UPDATE guarantees SET cycle_id = NULL, ${FRESH_PAYABLE_KEY} WHERE cycle_id = $1`, [
         cycleId,

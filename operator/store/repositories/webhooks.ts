@@ -4,7 +4,7 @@
  * state change they announce (fan-out to the matching subscriptions happens in that insert), so an
  * event exists iff its change was committed. Times are unix seconds, except when a delivery is due
  * (`nextAttemptAtMs`, the claim's `nowMs` and lease): unix milliseconds, so a retry never starts
- * before its backoff has run (docs/webhooks.md; SQLite migration 12, PostgreSQL 9).
+ * before its backoff has run (docs/webhooks.md; migration 12).
  */
 
 export const WEBHOOK_DELIVERY_STATUSES = ["pending", "delivered", "failed", "cancelled"] as const;

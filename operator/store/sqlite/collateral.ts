@@ -2,6 +2,7 @@
  * {@link CollateralRepository} on a better-sqlite3 connection: balances, the check-and-lock (which reads the
  * payer's reserves in the same transaction), the chain's adjustments and withdrawals.
  */
+import { tryLock } from "../../guarantees/try-lock";
 import type { Database, Statement } from "better-sqlite3";
 import { type Atomic, atomicRunner } from "../sqlite-atomic";
 import type { SqliteReserves } from "./reserves";
@@ -69,8 +70,8 @@ export class SqliteCollateral implements SyncOf<CollateralRepository> {
     return this.atomic((): LockResult => {
       const balance = this.getCollateral(user, asset);
       const limit = capacity(balance, this.reserves.listReservesOfChecksummed(balance.user, balance.asset));
-      if (balance.locked + amount > limit) return { locked: false, balance, capacity: limit };
-      const next = { ...balance, locked: balance.locked + amount };
+      const next = tryLock(balance, amount, limit);
+      if (next === null) return { locked: false, balance, capacity: limit };
       this.writeCollateral(next, now);
       return { locked: true, balance: next, capacity: limit };
     });

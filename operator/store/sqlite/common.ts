@@ -1,5 +1,4 @@
 /** Helpers shared by the SQLite repositories. */
-import { getAddress } from "ethers";
 import type { GuaranteeRecord, GuaranteeState, StoredGuarantee } from "../repositories";
 
 /** The synchronous shape of an async interface. */
@@ -34,32 +33,7 @@ export interface GuaranteeRow {
   finalization_signature?: string | null;
 }
 
-/** Checksumming costs a keccak256; the same few addresses (payers, recipients, assets) recur constantly. */
-const CHECKSUM_MEMO_LIMIT = 10_000;
-const checksummed = new Map<string, string>();
-
-/** Keys compare as strings: normalise every address to its checksummed form first. */
-export function address(value: string): string {
-  let result = checksummed.get(value);
-  if (result === undefined) {
-    result = getAddress(value.toLowerCase());
-    if (checksummed.size >= CHECKSUM_MEMO_LIMIT) checksummed.clear();
-    checksummed.set(value, result);
-  }
-  return result;
-}
-
-export const bytes32 = (value: string): string => value.toLowerCase();
-
-export function nonNegative(value: bigint, what: string): bigint {
-  if (value < 0n) throw new RangeError(`${what} must not be negative, got ${value}`);
-  return value;
-}
-
-export function positive(value: bigint, what: string): bigint {
-  if (value <= 0n) throw new RangeError(`${what} must be positive, got ${value}`);
-  return value;
-}
+export { address, bytes32, nonNegative, positive } from "../values";
 
 export function guaranteeFromRow(row: GuaranteeRow): StoredGuarantee {
   return {
