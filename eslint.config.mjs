@@ -132,10 +132,11 @@ export default tseslint.config(
                 ...OPERATOR_SERVICE_IMPORTS,
                 "!**/guarantees/states",
                 "!**/guarantees/capacity",
+                "!**/guarantees/try-lock",
                 "!**/clearing/leaf-hash",
               ],
               message:
-                "the store imports of the domain only its vocabulary (states, capacity rule, leaf hash)",
+                "the store imports of the domain only its vocabulary (states, capacity rule and check, leaf hash)",
             },
           ],
         },
@@ -234,6 +235,7 @@ export default tseslint.config(
     files: [
       "operator/guarantees/states.ts",
       "operator/guarantees/capacity.ts",
+      "operator/guarantees/try-lock.ts",
       "operator/guarantees/transitions.ts",
       "operator/clearing/leaf-hash.ts",
     ],

@@ -3,7 +3,7 @@
  * place it is written: every engine's check-and-lock and batched issuance call it with the capacity
  * capacity.ts computed for the balance, in the transaction that read the balance.
  */
-import type { CollateralBalance } from "../store";
+import type { CollateralBalance } from "./capacity";
 
 /**
  * `balance` with `amount` more locked, or null when the locked total would exceed `capacity` (a lock
