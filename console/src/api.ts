@@ -154,6 +154,14 @@ export interface DeliveryDetailBody {
     payload: unknown;
     payload_bytes: number;
   } | null;
+  /** Every recorded attempt, oldest first. */
+  attempts: {
+    attempt: number;
+    at: string;
+    outcome: "delivered" | "pending" | "failed";
+    status_code: number | null;
+    error: string | null;
+  }[];
 }
 
 export interface TimelineBody {

@@ -176,11 +176,48 @@ export function renderDelivery(detail: DeliveryDetailBody, actions: WebhookActio
           row("Delivered", time(d.delivered_at)),
           row("Created", time(d.created_at)),
         ),
-        h(
-          "p",
-          { class: "muted" },
-          "Core keeps the count and the latest outcome of the attempts; each attempt's own line is in Core's log (by event id).",
-        ),
+        detail.attempts.length === 0
+          ? h("p", { class: "muted" }, "No attempt has finished yet.")
+          : h(
+              "table",
+              { "data-testid": "attempt-history" },
+              h(
+                "thead",
+                {},
+                h(
+                  "tr",
+                  {},
+                  ["#", "At", "Outcome", "Answer", "Error"].map((l) => h("th", {}, l)),
+                ),
+              ),
+              h(
+                "tbody",
+                {},
+                detail.attempts.map((a) =>
+                  h(
+                    "tr",
+                    { "data-testid": "attempt", "data-outcome": a.outcome },
+                    h("td", { class: "num" }, String(a.attempt)),
+                    h("td", {}, time(a.at)),
+                    h(
+                      "td",
+                      {},
+                      h(
+                        "span",
+                        { class: `badge ${a.outcome === "delivered" ? "ok" : "fail"}` },
+                        a.outcome === "delivered"
+                          ? "delivered"
+                          : a.outcome === "pending"
+                            ? "failed, retried"
+                            : "failed, given up",
+                      ),
+                    ),
+                    h("td", {}, a.status_code === null ? "—" : `HTTP ${a.status_code}`),
+                    h("td", {}, a.error ?? "—"),
+                  ),
+                ),
+              ),
+            ),
       ),
       h(
         "article",

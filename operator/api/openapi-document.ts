@@ -1027,6 +1027,20 @@ export const CORE_OPENAPI = {
             payload_bytes: { type: "integer", minimum: 2 },
           }),
         ),
+        attempts: {
+          type: "array",
+          description: "Every recorded attempt, oldest first (one cut by a restart has no record).",
+          items: object({
+            attempt: { type: "integer", minimum: 1 },
+            at: ref("DateTime"),
+            outcome: {
+              enum: ["delivered", "pending", "failed"],
+              description: "`pending`: it failed and another attempt is scheduled; `failed`: the last one.",
+            },
+            status_code: nullable({ type: "integer" }),
+            error: nullable({ type: "string" }),
+          }),
+        },
       }),
       WebhookDeliveryAction: object({ webhook_id: { type: "string" }, delivery: ref("WebhookDelivery") }),
       ConsoleCycle: {

@@ -221,9 +221,10 @@ export const webhookAdminRoutes: RouteModule = (context) => {
     async (req, res) => {
       const found = await subscription(String(req.params.id));
       const { event_id: eventId } = validated<{ event_id: string }>(req);
-      const [record, event] = await Promise.all([
+      const [record, event, attempts] = await Promise.all([
         delivery(found.id, eventId),
         store.getWebhookEvent(eventId),
+        store.listWebhookAttempts(eventId, found.id),
       ]);
       res.json({
         webhook_id: found.id,
@@ -237,6 +238,13 @@ export const webhookAdminRoutes: RouteModule = (context) => {
           payload: JSON.parse(event.payload) as unknown,
           payload_bytes: Buffer.byteLength(event.payload, "utf8"),
         },
+        attempts: attempts.map((a) => ({
+          attempt: a.attempt,
+          at: iso(a.at),
+          outcome: a.outcome,
+          status_code: a.statusCode,
+          error: a.error,
+        })),
       });
     },
   );

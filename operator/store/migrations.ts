@@ -795,4 +795,39 @@ export const MIGRATIONS: readonly Migration[] = [
     postgres: `ALTER TABLE guarantees ADD COLUMN finalization_signature TEXT;`,
     legacyPostgres: [],
   },
+  {
+    // Each delivery attempt's outcome (docs/webhooks.md "Attempts"; the console's delivery page): the
+    // delivery row keeps only the latest. Removed with its delivery.
+    version: 15,
+    name: "webhook attempts",
+    sqlite: `
+      CREATE TABLE webhook_attempts (
+        event_id        TEXT    NOT NULL,
+        subscription_id TEXT    NOT NULL,
+        attempt         INTEGER NOT NULL CHECK (attempt >= 1),
+        at              INTEGER NOT NULL,
+        outcome         TEXT    NOT NULL CHECK (outcome IN ('delivered', 'pending', 'failed')),
+        status_code     INTEGER,
+        error           TEXT,
+        PRIMARY KEY (event_id, subscription_id, attempt),
+        FOREIGN KEY (event_id, subscription_id)
+          REFERENCES webhook_deliveries (event_id, subscription_id) ON DELETE CASCADE
+      ) STRICT;
+    `,
+    postgres: `
+      CREATE TABLE webhook_attempts (
+        event_id        TEXT    NOT NULL,
+        subscription_id TEXT    NOT NULL,
+        attempt         INTEGER NOT NULL CHECK (attempt >= 1),
+        at              BIGINT  NOT NULL,
+        outcome         TEXT    NOT NULL CHECK (outcome IN ('delivered', 'pending', 'failed')),
+        status_code     INTEGER,
+        error           TEXT,
+        PRIMARY KEY (event_id, subscription_id, attempt),
+        FOREIGN KEY (event_id, subscription_id)
+          REFERENCES webhook_deliveries (event_id, subscription_id) ON DELETE CASCADE
+      );
+    `,
+    legacyPostgres: [],
+  },
 ];

@@ -164,6 +164,7 @@ export const AREA_OPERATIONS = {
     "webhookBacklog",
     "listWebhookDeliveries",
     "getWebhookDelivery",
+    "listWebhookAttempts",
     "getWebhookEvent",
     "retryWebhookDelivery",
     "insertWebhookEventFor",

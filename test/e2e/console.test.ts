@@ -583,6 +583,8 @@ describe("operator console in headless Chromium on a real stack", function () {
     await admin.waitForSelector("[data-testid=delivery-payload]", { timeout: SHOWS_WITHIN_MS });
     expect(await textOf(admin, "[data-testid=delivery-payload]")).to.include('"api_version"');
     expect(await textOf(admin, "[data-testid=delivery-attempts]")).to.include("Attempts");
+    // Each recorded attempt in a table, or a line saying none has finished yet.
+    expect(await textOf(admin, "[data-view=delivery]")).to.match(/No attempt has finished yet|Outcome/);
     await screenshot(admin, "console-delivery.png");
 
     // A warning: the backlog is older than its threshold (60 s of Core's clock) → amber on Health.

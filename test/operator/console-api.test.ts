@@ -259,24 +259,47 @@ describe("Console API (/console/api) and webhook admin additions", () => {
       expect(one.status).to.equal(200);
       expect(one.body.event.payload).to.include({ id: eventId, type: "webhook.test" });
       expect(one.body.event.payload.data).to.include({ webhook_id: "ops", test: true });
+      expect(one.body.attempts).to.deep.equal([]);
 
       // Pending: a retry makes it due now. Failed: pending again. Delivered: 409.
       expect((await post(`/core/admin/webhooks/ops/deliveries/${eventId}/retry`, admin)).status).to.equal(
         200,
       );
       const store = t.core.context.store;
-      await store.recordWebhookAttempt(
-        eventId,
-        "ops",
-        { status: "failed", error: "refused", statusCode: null },
-        T0,
-      );
+      // The dispatcher's moves: claim an attempt (the count grows), then record its outcome.
+      const attempt = async (outcome: Parameters<typeof store.recordWebhookAttempt>[2], at: number) => {
+        const due = await store.claimDueWebhookDeliveries(Date.UTC(2100, 0, 1), 100, 30_000);
+        expect(due.map((d) => d.eventId)).to.include(eventId);
+        await store.recordWebhookAttempt(eventId, "ops", outcome, at);
+      };
+      await attempt({ status: "failed", error: "refused", statusCode: null }, T0);
       const retried = await post(`/core/admin/webhooks/ops/deliveries/${eventId}/retry`, admin);
-      expect(retried.body.delivery).to.include({ status: "pending", last_error: "refused" });
-      await store.recordWebhookAttempt(eventId, "ops", { status: "delivered", statusCode: 200 }, T0);
+      expect(retried.body.delivery, JSON.stringify(retried.body)).to.include({
+        status: "pending",
+        last_error: "refused",
+      });
+      await attempt({ status: "delivered", statusCode: 200 }, T0 + 5);
       const again = await post(`/core/admin/webhooks/ops/deliveries/${eventId}/retry`, admin);
       expect(again.status).to.equal(409);
       expect(again.body.code).to.equal("delivery_not_retryable");
+      // Each attempt's own outcome, oldest first.
+      const history = await get(`/core/admin/webhooks/ops/deliveries/${eventId}`, admin);
+      expect(history.body.attempts).to.deep.equal([
+        {
+          attempt: 1,
+          at: new Date(T0 * 1000).toISOString(),
+          outcome: "failed",
+          status_code: null,
+          error: "refused",
+        },
+        {
+          attempt: 2,
+          at: new Date((T0 + 5) * 1000).toISOString(),
+          outcome: "delivered",
+          status_code: 200,
+          error: null,
+        },
+      ]);
     });
 
     it("404 for an unknown delivery or webhook, 400 for a malformed event id, 403 for non-admins", async () => {

@@ -1208,8 +1208,21 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(await store.claimDueWebhookDeliveries((T0 + 1) * 1000, 10, 30_000)).to.deep.equal([]);
         await store.recordWebhookAttempt("evt_1", "whk_a", { status: "delivered", statusCode: 200 }, T0 + 2);
         expect((await store.getWebhookDelivery("evt_1", "whk_a"))?.status).to.equal("delivered");
+        expect(await store.listWebhookAttempts("evt_1", "whk_a")).to.deep.equal([
+          { attempt: 1, at: T0 + 2, outcome: "delivered", statusCode: 200, error: null },
+        ]);
+        // A second outcome for a delivery no longer pending changes nothing and records nothing.
+        await store.recordWebhookAttempt(
+          "evt_1",
+          "whk_a",
+          { status: "failed", error: "x", statusCode: 500 },
+          T0 + 3,
+        );
+        expect(await store.listWebhookAttempts("evt_1", "whk_a")).to.have.length(1);
         expect(await store.webhookBacklog()).to.deep.equal([]);
         expect(await store.deleteWebhookSubscription("whk_a")).to.equal(true);
+        // Attempts go with their delivery.
+        expect(await store.listWebhookAttempts("evt_1", "whk_a")).to.deep.equal([]);
         expect(await store.listWebhookSubscriptions()).to.deep.equal([]);
       });
       it("counts each subscription's pending and failed deliveries, with the oldest pending and its attempts", async () => {

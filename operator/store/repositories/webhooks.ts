@@ -52,6 +52,18 @@ export interface WebhookDeliveryRecord {
   createdAt: number;
 }
 
+/** One attempt of a delivery and its outcome (`pending`: it failed and another is scheduled). */
+export interface WebhookAttemptRecord {
+  /** 1 for the first attempt. */
+  attempt: number;
+  /** Unix seconds when the outcome was recorded. */
+  at: number;
+  outcome: "delivered" | "pending" | "failed";
+  /** The receiver's HTTP status, null when none came back (refused, timed out). */
+  statusCode: number | null;
+  error: string | null;
+}
+
 /** A due delivery with what sending it needs. */
 export interface DueWebhookDelivery extends WebhookDeliveryRecord {
   url: string;
@@ -137,6 +149,8 @@ export interface WebhookOutboxRepository {
   /** Deliveries of a subscription, newest first, with their row sequence for paging. */
   listWebhookDeliveries(query: WebhookDeliveryQuery): Promise<(WebhookDeliveryRecord & { seq: number })[]>;
   getWebhookDelivery(eventId: string, subscriptionId: string): Promise<WebhookDeliveryRecord | null>;
+  /** Every recorded attempt of a delivery, oldest first (an attempt cut by a crash has none). */
+  listWebhookAttempts(eventId: string, subscriptionId: string): Promise<WebhookAttemptRecord[]>;
   /** The stored event (its payload is the body every delivery sends), or null. */
   getWebhookEvent(eventId: string): Promise<StoredWebhookEvent | null>;
   /**

@@ -114,6 +114,18 @@ export interface WebhookDeliveriesTable {
   created_at: number;
 }
 
+/** One attempt of a delivery (migration 15). */
+export interface WebhookAttemptsTable {
+  event_id: string;
+  subscription_id: string;
+  attempt: number;
+  /** Unix seconds when its outcome was recorded. */
+  at: number;
+  outcome: string;
+  status_code: number | null;
+  error: string | null;
+}
+
 /** The columns of `guarantees` this folder reads (the reserves' join). */
 export interface GuaranteesTable {
   guarantee_id: string;
@@ -135,4 +147,5 @@ export interface Schema {
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
 }

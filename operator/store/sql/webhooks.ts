@@ -10,6 +10,7 @@ import type {
   OutboxEvent,
   StoredWebhookEvent,
   WebhookAttemptOutcome,
+  WebhookAttemptRecord,
   WebhookBacklog,
   WebhookDeliveryQuery,
   WebhookDeliveryRecord,
@@ -205,20 +206,72 @@ export class WebhookOutbox implements WebhookOutboxRepository {
         : outcome.status === "pending"
           ? ["pending", outcome.nextAttemptAtMs, truncateError(outcome.error), outcome.statusCode, null]
           : ["failed", null, truncateError(outcome.error), outcome.statusCode, null];
-    await this.sql.run(
+    const { db } = this.sql;
+    await this.sql.atomic(async () => {
+      const changed = await this.sql.run(
+        db
+          .updateTable("webhook_deliveries")
+          .set({
+            status,
+            next_attempt_at_ms: next,
+            last_error: error,
+            last_status_code: code,
+            delivered_at: delivered,
+          })
+          .where("event_id", "=", eventId)
+          .where("subscription_id", "=", subscriptionId)
+          .where("status", "=", "pending"),
+      );
+      if (changed !== 1) return;
+      // The attempt number is the delivery's count, incremented when the attempt was claimed.
+      const row = await this.sql.first(
+        db
+          .selectFrom("webhook_deliveries")
+          .select("attempts")
+          .where("event_id", "=", eventId)
+          .where("subscription_id", "=", subscriptionId),
+      );
+      const attempt = Math.max(1, Number(row?.attempts ?? 1));
+      await this.sql.run(
+        db
+          .insertInto("webhook_attempts")
+          .values({
+            event_id: eventId,
+            subscription_id: subscriptionId,
+            attempt,
+            at: now,
+            outcome: outcome.status,
+            status_code: code,
+            error,
+          })
+          .onConflict((conflict) =>
+            conflict.columns(["event_id", "subscription_id", "attempt"]).doUpdateSet({
+              at: now,
+              outcome: outcome.status,
+              status_code: code,
+              error,
+            }),
+          ),
+      );
+    });
+  }
+
+  async listWebhookAttempts(eventId: string, subscriptionId: string): Promise<WebhookAttemptRecord[]> {
+    const rows = await this.sql.all(
       this.sql.db
-        .updateTable("webhook_deliveries")
-        .set({
-          status,
-          next_attempt_at_ms: next,
-          last_error: error,
-          last_status_code: code,
-          delivered_at: delivered,
-        })
+        .selectFrom("webhook_attempts")
+        .selectAll()
         .where("event_id", "=", eventId)
         .where("subscription_id", "=", subscriptionId)
-        .where("status", "=", "pending"),
+        .orderBy("attempt"),
     );
+    return rows.map((row) => ({
+      attempt: Number(row.attempt),
+      at: Number(row.at),
+      outcome: row.outcome as WebhookAttemptRecord["outcome"],
+      statusCode: row.status_code === null ? null : Number(row.status_code),
+      error: row.error,
+    }));
   }
 
   async webhookBacklog(): Promise<WebhookBacklog[]> {
