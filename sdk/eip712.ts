@@ -284,8 +284,23 @@ export interface GuaranteeSigner {
 }
 
 /**
+ * The private key of a wallet that holds it in process (ethers' `Wallet` / `BaseWallet`:
+ * `signingKey.privateKey`), or null (a JSON-RPC or hardware signer, anything else).
+ */
+function inProcessPrivateKey(wallet: GuaranteeSigner): Uint8Array | null {
+  const key = (wallet as { signingKey?: { privateKey?: unknown } }).signingKey?.privateKey;
+  if (typeof key !== "string" || !/^0x[0-9a-fA-F]{64}$/.test(key)) return null;
+  return Buffer.from(key.slice(2), "hex");
+}
+
+/**
  * Signs the claims as the payer. `eip712` signs the typed data; `eip191` is `personal_sign` of
  * the 32 raw bytes of the same digest (docs/protocol.md), for wallets without typed-data support.
+ *
+ * A wallet whose key is in process (ethers' `Wallet`) is not asked: the digest is hashed here and
+ * signed with native libsecp256k1 (≈ 0.1 ms against ≈ 1.3 ms for ethers' typed-data encoder and
+ * JavaScript signer). Both sign deterministically (RFC 6979) in low-s form, so the signature is the
+ * one the wallet would have returned, byte for byte (test/sdk/eip712.test.ts).
  */
 export async function signGuarantee(
   wallet: GuaranteeSigner,
@@ -294,6 +309,11 @@ export async function signGuarantee(
   scheme: SigningScheme,
 ): Promise<string> {
   const hasher = guaranteeHasher(domain);
+  const key = scheme === "eip712" || scheme === "eip191" ? inProcessPrivateKey(wallet) : null;
+  if (key !== null) {
+    const { signature, recid } = secp256k1.ecdsaSign(hasher.signedHash(claims, scheme), key);
+    return `0x${Buffer.from(signature).toString("hex")}${(27 + recid).toString(16)}`;
+  }
   if (scheme === "eip712") {
     return wallet.signTypedData(
       hasher.domain as TypedDataDomain,

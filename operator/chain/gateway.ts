@@ -4,11 +4,12 @@
  * the in-process Hardhat network's provider. Every call is bounded by a
  * timeout: a hung RPC endpoint makes a health check answer `fail`, never hang.
  */
-import { FetchRequest, JsonRpcProvider, Network, toQuantity } from "ethers";
-import { Vault__factory, type Vault } from "../../typechain-types";
+import { Contract, FetchRequest, JsonRpcProvider, Network, toQuantity } from "ethers";
+import type { Vault } from "../../typechain-types";
 import { publicKeyFromEip2537 } from "../../sdk/bls";
 import type { RegisteredSigningKey } from "../../sdk/signing-keys";
 import { parseAddress } from "../../sdk/wire";
+import { vaultInterface } from "./abi";
 
 /** The JSON-RPC surface we need; ethers' JsonRpcProvider and Hardhat's `ethers.provider` both have it. */
 export interface JsonRpcSender {
@@ -141,10 +142,10 @@ export class RpcChainGateway implements ChainGateway {
   ): Promise<RegisteredSigningKey> {
     const address = parseAddress(vault, "vault");
     const tag = blockNumber === undefined ? "latest" : toQuantity(blockNumber);
-    const contract = Vault__factory.connect(address, {
+    const contract = new Contract(address, vaultInterface, {
       provider: null,
       call: async (tx) => (await this.call("eth_call", [{ to: tx.to, data: tx.data }, tag])) as string,
-    });
+    }) as unknown as Vault;
     let latest;
     try {
       latest = await contract.guaranteeSigner(parseAddress(payer, "payer"));
@@ -167,10 +168,10 @@ export class RpcChainGateway implements ChainGateway {
     if (typeof code !== "string" || code === "0x" || code === "0x0") {
       throw new ChainError(`no contract at the Vault address ${address} on this chain`);
     }
-    const contract = Vault__factory.connect(address, {
+    const contract = new Contract(address, vaultInterface, {
       provider: null,
       call: async (tx) => (await this.call("eth_call", [{ to: tx.to, data: tx.data }, "latest"])) as string,
-    });
+    }) as unknown as Vault;
     try {
       return await read(contract);
     } catch (error) {

@@ -518,8 +518,12 @@ async function main(): Promise<void> {
       let existing = batchPays.get(index);
       if (existing === undefined) {
         const client = new BatchClientScheme(toClientEvmSigner(buyerAccount, buyerPublic), {
-          // The deposit the channel opens with: enough for the whole run (no top-ups while measuring).
+          // The deposit the channel opens with: enough for the whole run (no top-ups while measuring). Through
+          // `depositStrategy`: the official server announces `extra.minDeposit` (10 × the price by default) on every
+          // 402, and the client deposits that announced amount instead of `depositMultiplier` × the price, so
+          // `depositPolicy` alone gave a 10-payment channel and a top-up deposit every 10th payment (issue 28).
           depositPolicy: { depositMultiplier: BATCH_DEPOSIT_PAYMENTS },
+          depositStrategy: () => (BigInt(BATCH_DEPOSIT_PAYMENTS) * EXACT_PRICE).toString(),
           salt: `0x${(index + 1).toString(16).padStart(64, "0")}`,
         });
         existing = wrapFetchWithPaymentFromConfig(fetch, {

@@ -42,7 +42,9 @@ describe("batch-settlement (from-spec escrow) with the official x402 client, ser
     }
   });
 
-  async function setup() {
+  type ClientOptions = ConstructorParameters<typeof BatchClientScheme>[1];
+
+  async function setup(clientOptions: ClientOptions = { depositPolicy: { depositMultiplier: 10 } }) {
     const [deployer] = await ethers.getSigners();
     await installBatchSettlementFromSpec(deployer, rpc);
     const token = await new Eip3009Token__factory(deployer).deploy(TOKEN_NAME, "xUSD");
@@ -98,9 +100,7 @@ describe("batch-settlement (from-spec escrow) with the official x402 client, ser
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/paid`;
 
     const publicClient = createPublicClient({ chain, transport });
-    const clientScheme = new BatchClientScheme(toClientEvmSigner(buyer, publicClient), {
-      depositPolicy: { depositMultiplier: 10 },
-    });
+    const clientScheme = new BatchClientScheme(toClientEvmSigner(buyer, publicClient), clientOptions);
     const pay = wrapFetchWithPaymentFromConfig(fetch, {
       schemes: [{ network: net, client: clientScheme }],
       spendControls: {
@@ -170,6 +170,32 @@ describe("batch-settlement (from-spec escrow) with the official x402 client, ser
     expect(await escrow.refundNonce(channelId)).to.equal(1n);
     expect(await token.balanceOf(buyer.address)).to.equal(before - 4n * PRICE);
     expect(await token.balanceOf(CANONICAL.batchSettlement)).to.equal(0n);
+  });
+
+  it("deposits the server's announced minDeposit, not depositMultiplier × price, unless a depositStrategy says", async function () {
+    // Why the official client sent a deposit with ≈ 10 % of the payments (issue 28): the official server writes
+    // `extra.minDeposit` (default 10 × the price) into every 402, and the client's deposit is that announced
+    // amount when there is one, its own `depositMultiplier` × the price only when there is not. A channel opened
+    // "for the whole run" with depositMultiplier alone holds 10 payments, and every 10th payment tops it up.
+    const payments = 12;
+    const multiplier = { depositPolicy: { depositMultiplier: 100 } };
+    const announced = await setup(multiplier);
+    for (let i = 0; i < payments; i++) {
+      const response = await announced.pay(announced.url);
+      expect(response.status).to.equal(200);
+      await response.arrayBuffer();
+    }
+    // Two deposits of 10 × the price (payments 1 and 11), not one of 100 ×.
+    expect(await announced.token.balanceOf(CANONICAL.batchSettlement)).to.equal(20n * PRICE);
+
+    // The buyer's own amount through depositStrategy (capped by depositMultiplier × maxAmountPerPayment): one deposit.
+    const chosen = await setup({ ...multiplier, depositStrategy: () => (100n * PRICE).toString() });
+    for (let i = 0; i < payments; i++) {
+      const response = await chosen.pay(chosen.url);
+      expect(response.status).to.equal(200);
+      await response.arrayBuffer();
+    }
+    expect(await chosen.token.balanceOf(CANONICAL.batchSettlement)).to.equal(100n * PRICE);
   });
 
   it("refuses claims above the voucher or the balance, foreign signatures and early withdrawals", async function () {

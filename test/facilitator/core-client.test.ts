@@ -10,6 +10,7 @@
  * runs on collateral deposited in the Vault and indexed into Core's store;
  * the cache tests only need Core to be there.
  */
+import { createServer as createHttpServer } from "node:http";
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
@@ -604,6 +605,100 @@ describe("facilitator Core transport", function () {
       (thrown: unknown) => thrown,
     );
     expect(error).to.be.instanceOf(CoreUnavailableError);
+  });
+});
+
+describe("facilitator Core transport over node:http", function () {
+  it("keeps one connection for sequential requests, sends JSON and the bearer, reads JSON, text and empty bodies", async function () {
+    const seen: { method?: string; url?: string; type?: string; auth?: string; body: string }[] = [];
+    let connections = 0;
+    const server = createHttpServer((req, res) => {
+      let body = "";
+      req.setEncoding("utf8");
+      req.on("data", (chunk: string) => (body += chunk));
+      req.on("end", () => {
+        seen.push({
+          method: req.method,
+          url: req.url,
+          type: req.headers["content-type"],
+          auth: req.headers.authorization,
+          body,
+        });
+        if (req.url === "/core/text") return void res.writeHead(500).end("not json");
+        if (req.url === "/core/empty") return void res.writeHead(204).end();
+        res.writeHead(201, { "content-type": "application/json" }).end(JSON.stringify({ echo: body }));
+      });
+    });
+    server.on("connection", () => connections++);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      // A trailing slash in the base URL is dropped.
+      const call = coreFetch(`http://127.0.0.1:${port}/`, 2000);
+      expect(await call({ method: "POST", path: "/core/x", json: { a: 1 }, bearer: "tok" })).to.deep.equal({
+        status: 201,
+        body: { echo: '{"a":1}' },
+      });
+      expect(await call({ method: "GET", path: "/core/text" })).to.deep.equal({
+        status: 500,
+        body: "not json",
+      });
+      expect(await call({ method: "GET", path: "/core/empty" })).to.deep.equal({ status: 204, body: null });
+      expect(seen[0]).to.deep.equal({
+        method: "POST",
+        url: "/core/x",
+        type: "application/json",
+        auth: "Bearer tok",
+        body: '{"a":1}',
+      });
+      expect(seen[1]).to.include({
+        method: "GET",
+        url: "/core/text",
+        type: undefined,
+        auth: undefined,
+        body: "",
+      });
+      expect(connections).to.equal(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("treats a redirect as a transport failure that may have been delivered", async function () {
+    const server = createHttpServer((req, res) => {
+      req.resume();
+      res.writeHead(307, { location: "http://127.0.0.1:1/elsewhere" }).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const error = await coreFetch(
+        `http://127.0.0.1:${port}`,
+        2000,
+      )({ method: "POST", path: "/core/x", json: {} }).then(
+        () => null,
+        (thrown: unknown) => thrown,
+      );
+      expect(error).to.be.instanceOf(CoreUnavailableError);
+      expect((error as CoreUnavailableError).maybeDelivered).to.equal(true);
+      expect((error as Error).message).to.match(/redirected \(307\)/);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it("says a refused connection was not delivered", async function () {
+    const spare = createTcpServer();
+    await new Promise<void>((resolve) => spare.listen(0, "127.0.0.1", resolve));
+    const { port } = spare.address() as AddressInfo;
+    await new Promise<void>((resolve) => spare.close(() => resolve()));
+    const error = await coreFetch(
+      `http://127.0.0.1:${port}`,
+      2000,
+    )({ method: "GET", path: "/x" }).catch((thrown: unknown) => thrown);
+    expect((error as CoreUnavailableError).maybeDelivered).to.equal(false);
   });
 });
 

@@ -341,6 +341,25 @@ describe("sdk/eip712", () => {
       }
     }
 
+    it("signs with an in-process key what the wallet itself returns, byte for byte", async () => {
+      // signGuarantee signs an ethers Wallet's digest natively; the same wallet behind an object without
+      // `signingKey` is asked to sign (ethers' typed-data encoder and signer). RFC 6979 + low-s: equal bytes.
+      const asked = {
+        signTypedData: payer.signTypedData.bind(payer),
+        signMessage: payer.signMessage.bind(payer),
+      };
+      for (const base of [claimsV1, claimsV2]) {
+        for (const scheme of SCHEMES) {
+          for (const reqId of [0n, 1n, 2n ** 128n - 1n, 2n ** 256n - 1n]) {
+            const claims = { ...base, reqId } as GuaranteeClaims;
+            expect(await signGuarantee(payer, domain, claims, scheme)).to.equal(
+              await signGuarantee(asked, domain, claims, scheme),
+            );
+          }
+        }
+      }
+    });
+
     it("agrees with ethers' own verification for both schemes", async () => {
       const typed = await signGuarantee(payer, domain, claimsV2, "eip712");
       expect(

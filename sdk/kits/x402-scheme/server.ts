@@ -287,8 +287,27 @@ export class SuretyServerScheme implements SchemeNetworkServer {
   }
 }
 
+type PaymentIdentity = { key: string; timestamp: number } | null;
+
+/**
+ * Identities by payload object and network: the settle hooks and `enrichSettlementPayload` each ask for the
+ * identity of the same payment (three full parses of the signed guarantee per settlement otherwise).
+ */
+const identities = new WeakMap<object, { network: string; identity: PaymentIdentity }>();
+
 /** The ledger key of the guarantee in a payment, or null when the payload is not a signed guarantee. */
-function paymentIdentity(context: SettleContext): { key: string; timestamp: number } | null {
+function paymentIdentity(context: SettleContext): PaymentIdentity {
+  const payload = context.paymentPayload.payload;
+  const network = context.requirements.network;
+  if (typeof payload !== "object" || payload === null) return parsePaymentIdentity(context);
+  const known = identities.get(payload);
+  if (known !== undefined && known.network === network) return known.identity;
+  const identity = parsePaymentIdentity(context);
+  identities.set(payload, { network, identity });
+  return identity;
+}
+
+function parsePaymentIdentity(context: SettleContext): PaymentIdentity {
   try {
     const { claims } = parseSignedGuarantee(context.paymentPayload.payload, "paymentPayload.payload");
     return {
