@@ -88,7 +88,7 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     await ch.connect(f.bob).payNetDebit(1, ETH, { value: ONE });
     await time.increase(W + 1);
     const carol = creditProofOf(plan, f.carol.address);
-    await ch.claimNetCredit(1, ETH, f.carol.address, carol.credit, carol.proof);
+    await ch.claimNetCredit(1, ETH, f.carol.address, carol.summary, carol.proof);
     // bob has no credit leaf: deductedOf(bob) = 2 can never be returned to the bond.
     expect(await ch.deductedOf(1, ETH, f.bob.address)).to.equal(2n * ONE);
     expect(() => creditProofOf(plan, f.bob.address)).to.throw("no credit");
@@ -130,7 +130,7 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     await time.increase(W + 1);
     const c = creditProofOf(plan2, f.alice.address);
     expect(c.credit).to.equal(ONE);
-    await ch.claimNetCredit(2, ETH, f.alice.address, c.credit, c.proof);
+    await ch.claimNetCredit(2, ETH, f.alice.address, c.summary, c.proof);
     expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(2n * ONE); // owed 1, holds 2
     expect(await ch.bondOf(ETH)).to.equal(4n * ONE); // the bond lost 1 ETH to a cycle that settled nothing
   });

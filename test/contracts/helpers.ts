@@ -31,7 +31,15 @@ import { MERKLE_LEAF_ENCODING } from "../../sdk/merkle";
 import type { GuaranteeClaimsV1 } from "../../sdk/claims";
 import { encodeCertificateClaims } from "../../sdk/certificate";
 import { signGuarantee } from "../../sdk/eip712";
-import { buildDebitTrees, buildDebtorTree, debitSummaryProof, sumTreeProof } from "../../sdk/debit-tree";
+import {
+  NO_CREDIT_PROOF,
+  buildDebitTrees,
+  buildDebtorTree,
+  creditProofOf as creditProofOfGuarantee,
+  debitSummaryProof,
+  summaryStruct,
+  sumTreeProof,
+} from "../../sdk/debit-tree";
 import { buildCommitPlan, guaranteeLeafOf } from "../../operator/clearing/commit-plan";
 import { netCycle, type PayableGuarantee } from "../../operator/clearing/netting";
 import { ethers } from "hardhat";
@@ -441,10 +449,10 @@ export function disputeAnswerOf(
   const tree = buildDebtorTree(leaves, debtor, asset);
   if (tree === null) throw new Error(`${debtor} has no outgoing guarantee`);
   const base = {
-    summary: { sumRoot: tree.summary.sumRoot, total: tree.summary.total, depth: tree.summary.depth },
+    summary: summaryStruct(tree.summary),
     summaryProof: debitSummaryProof(trees.tree, tree.summary),
   };
-  const empty = { claims: "0x", certificate: ZERO_G1, scheme: 0, signature: "0x" };
+  const empty = { claims: "0x", certificate: ZERO_G1, scheme: 0, signature: "0x", credit: NO_CREDIT_PROOF };
   if (position >= tree.levels[0].length)
     return { ...base, leaf: { hash: ZeroHash, sum: 0n }, path: [], ...empty };
   const proof = sumTreeProof(tree, position);
@@ -456,12 +464,16 @@ export function disputeAnswerOf(
       (x) => leaf !== undefined && x.payable.guaranteeId.toLowerCase() === leaf.guaranteeId.toLowerCase(),
     );
   if (options.concede || g === undefined) return { ...at, ...empty };
+  const recipient = buildDebtorTree(leaves, g.payable.recipient, asset);
+  const credit =
+    (recipient && creditProofOfGuarantee(trees, recipient, g.payable.guaranteeId)) ?? NO_CREDIT_PROOF;
   return {
     ...at,
     claims: g.claims,
     certificate: signClaims(g.claims, options.key),
     scheme: SIGNING_SCHEME_CODES[g.scheme],
     signature: g.signature,
+    credit,
   };
 }
 
@@ -501,18 +513,23 @@ export async function commitPlanned(
   return { plan, tx };
 }
 
-/** `participant`'s net credit in a planned cycle and its proof (`claimNetCredit`); throws if it has none. */
-export function creditProofOf(plan: ReturnType<typeof planCycle>, participant: string) {
-  const leaf = plan.leaves.find((l) => l.participant === participant && l.credit > 0n);
-  if (!leaf) throw new Error("no credit");
-  const proof = plan.tree.getProof([
-    leaf.cycleId.toString(),
-    leaf.asset,
-    participant,
-    "0",
-    leaf.credit.toString(),
-  ]);
-  return { credit: leaf.credit, proof };
+/**
+ * `participant`'s net credit in a planned cycle: its summary under the `debitsRoot` and the proof
+ * (`claimNetCredit(cycleId, asset, participant, summary, proof)`), and the credit it pays; throws if none.
+ */
+export function creditProofOf(plan: ReturnType<typeof planCycle>, participant: string, asset: string = ETH) {
+  const s = plan.debitTrees.summaries.find(
+    (x) =>
+      x.debtor.toLowerCase() === participant.toLowerCase() &&
+      x.asset.toLowerCase() === asset.toLowerCase() &&
+      x.inTotal > x.total,
+  );
+  if (!s) throw new Error("no credit");
+  return {
+    credit: s.inTotal - s.total,
+    summary: summaryStruct(s),
+    proof: debitSummaryProof(plan.debitTrees.tree, s),
+  };
 }
 
 /** {@link validatedV2Fixture}'s certificate (alice → bob, 2 ETH) as a guarantee Core would net. */

@@ -665,7 +665,7 @@ describe("clearing: committing a plan on chain", function () {
     expect(bobUsd.credit).to.equal(USD(90));
     expect(aliceEth.credit).to.equal(parseEther("4"));
     const claim = (x: typeof bobUsd) =>
-      clearingHouse.connect(outsider).claimNetCredit(x.cycleId, x.asset, x.participant, x.credit, x.proof);
+      clearingHouse.connect(outsider).claimNetCredit(x.cycleId, x.asset, x.participant, x.summary, x.proof);
 
     // USD: alice and dave pay, carol defaults and is covered from her collateral.
     await clearingHouse.connect(alice).payNetDebit(1n, usdAddress);
