@@ -57,7 +57,7 @@ import {
   validationRequestHash,
   type PolicyFields,
 } from "./helpers";
-import { answerOf, buildCycleOf, key, type AnswerEvidence, type BuiltCycle } from "./model/cycles";
+import { answerOf, buildCycleOf, creditOf, key, type AnswerEvidence, type BuiltCycle } from "./model/cycles";
 import {
   Consumption,
   DebtStatus,
@@ -732,10 +732,27 @@ class Harness {
       case "commit":
         return this.commit(x.a % 6, x.b, x.c);
       case "dispute": {
-        const d = pick(
-          this.debts((c) => !c.vetoed),
-          x.a,
-        );
+        // A net creditor disputes its outgoing tree too (issue 25, finding 2).
+        const d =
+          x.b % 3 === 0
+            ? pick(
+                m.cycles
+                  .filter((c) => !c.vetoed)
+                  .flatMap((c) =>
+                    [...c.built.trees.values()]
+                      .filter((t) => !c.debts.has(key(t.summary.asset, t.summary.debtor)))
+                      .map((t) => ({
+                        c,
+                        asset: t.summary.asset.toLowerCase(),
+                        debtor: t.summary.debtor.toLowerCase(),
+                      })),
+                  ),
+                x.a,
+              )
+            : pick(
+                this.debts((c) => !c.vetoed),
+                x.a,
+              );
         if (!d) return;
         const tree = d.c.built.trees.get(key(d.debtor, d.asset))!;
         return this.dispute(d.c, d.asset, d.debtor, x.c % (tree.levels[0].length + 2), "random");
@@ -759,6 +776,7 @@ class Harness {
             x.a,
           ) ?? pick(this.debts(), x.a);
         if (!d) return;
+        if (x.b % 2 === 0) await this.reveal(d.c, d.asset, d.debtor);
         return void (await this.call(
           `void cycle ${d.c.id}`,
           mallory,
@@ -830,13 +848,13 @@ class Harness {
         const cr = pick(credits, x.a);
         if (!cr) return;
         const [a, participant] = cr.k.split("|");
-        const credit = cr.c.built.credits.get(cr.k)!;
+        const claim = cr.c.built.creditProof(a, participant);
         const data = CH.encodeFunctionData("claimNetCredit", [
           cr.c.id,
           getAddress(a),
           getAddress(participant),
-          credit,
-          cr.c.built.creditProof(a, participant),
+          claim.summary,
+          claim.proof,
         ]);
         return void (await this.call(
           `claim cycle ${cr.c.id}`,
@@ -949,6 +967,26 @@ class Harness {
     }
   }
 
+  /** The account reveals its own summary (what a void then refunds from), unless it is revealed already. */
+  async reveal(c: ModelCycle, asset: string, account: string): Promise<void> {
+    const game = c.games.get(key(asset, account));
+    if (game?.revealed || !c.built.trees.has(key(account, asset))) return;
+    const mine = c.built.creditProof(asset, account);
+    await this.call(
+      `revealSummary cycle ${c.id}`,
+      this.actorOf(account),
+      this.g.clearingHouseAddress,
+      CH.encodeFunctionData("revealSummary", [
+        c.id,
+        getAddress(asset),
+        getAddress(account),
+        mine.summary,
+        mine.proof,
+      ]),
+      () => this.model.revealSummary(c.id, asset, account),
+    );
+  }
+
   async releaseListed(id: string): Promise<void> {
     const m = this.model;
     const g = m.guarantees.get(id)!;
@@ -958,7 +996,7 @@ class Harness {
       id,
       c.id,
       leaf.signatureHash,
-      c.built.guaranteeProof(leaf),
+      creditOf(c.built, leaf),
     ]);
     await this.call(
       `releaseListedReserve cycle ${c.id}`,
@@ -1172,7 +1210,23 @@ class Harness {
     for (const r of m.reserves.values()) until = Math.max(until, r.expiresAt);
     for (const w of m.withdrawals.values()) until = Math.max(until, w.readyAt);
     m.now = until + 1;
+    for (const c of m.cycles) {
+      if (c.vetoed) continue;
+      for (const [gk, game] of c.games) {
+        if (game.openDisputes === 0 || c.debts.has(gk)) continue;
+        const [a, account] = gk.split("|");
+        await this.reveal(c, a, account);
+        await this.call(
+          `void creditor game cycle ${c.id} (settle)`,
+          operator,
+          this.g.clearingHouseAddress,
+          CH.encodeFunctionData("voidUnansweredDebit", [c.id, getAddress(a), getAddress(account)]),
+          (t) => m.voidUnansweredDebit(c.id, a, account, t),
+        );
+      }
+    }
     for (const d of this.debts((c, d) => !c.vetoed && d.status === DebtStatus.Challenged)) {
+      await this.reveal(d.c, d.asset, d.debtor);
       await this.call(
         `void cycle ${d.c.id} (settle)`,
         operator,
@@ -1212,8 +1266,8 @@ class Harness {
           c.id,
           getAddress(a),
           getAddress(participant),
-          credit,
-          c.built.creditProof(a, participant),
+          c.built.creditProof(a, participant).summary,
+          c.built.creditProof(a, participant).proof,
         ]);
         await this.call(`claim cycle ${c.id} (settle)`, operator, this.g.clearingHouseAddress, data, (t) =>
           m.claimNetCredit(c.id, a, participant, t),
