@@ -233,8 +233,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @notice Disputes the guarantee at position `index` of the caller's sum tree of outgoing guarantees in
     /// `asset` for cycle `cycleId` (its leaves and proofs: Core's `GET /core/cycles/{id}/debits/{payer}`), inside
     /// the challenge window, while its debit is unpaid; a net creditor (no debt) disputes its outgoing tree too
-    /// (a position it did not sign lowers its credit), and a conceded or withheld position is refunded to it
-    /// from the bond. Until every dispute of the debt is answered the debit
+    /// once its summary is revealed ({revealSummary}; `NoDebt` before): a position it did not sign lowers its
+    /// credit, and a conceded or withheld position is refunded to it from the bond. Until every dispute of the debt is answered the debit
     /// can be neither paid nor covered; the operator answers each position on its own ({answerDispute}); a
     /// dispute left unanswered by the answer deadline voids the whole remaining debit ({voidUnansweredDebit}).
     /// Each position is disputed once; a position past the tree's end is dismissed.
@@ -245,6 +245,10 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
             revert ChallengeWindowClosed(cycleId, cycle.challengeDeadline);
         Debt storage debt = _books.debts[cycleId][asset][msg.sender];
         DebtStatus status = debt.status;
+        // A net creditor disputes once its summary is revealed ({revealSummary}): an account with nothing in
+        // the cycle can then not hold its claims up.
+        if (status == DebtStatus.None && !_books.games[cycleId][asset][msg.sender].revealed)
+            revert NoDebt(cycleId, asset, msg.sender);
         if (
             status != DebtStatus.None &&
             status != DebtStatus.Open &&

@@ -107,8 +107,14 @@ describe("Found by the randomized model of the clearing game", () => {
 
   it("2. a net creditor disputes a fabricated outgoing guarantee: conceded, the bond makes its credit whole", async () => {
     const f = await loadFixture(creditorFixture);
-    // alice's net position is +1 ETH (3 in, 2 fabricated out): no debt, yet she disputes her outgoing tree.
+    // alice's net position is +1 ETH (3 in, 2 fabricated out): no debt, yet once her summary is revealed
+    // she disputes her outgoing tree (an account with nothing in the cycle cannot: NoDebt).
     const tree = f.cycle.trees.get(key(f.alice.address, ETH))!;
+    await expect(f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0))
+      .to.be.revertedWithCustomError(f.clearingHouse, "NoDebt")
+      .withArgs(1n, ETH, f.alice.address);
+    const mine = f.cycle.creditProof(ETH, f.alice.address);
+    await f.clearingHouse.connect(f.alice).revealSummary(1, ETH, f.alice.address, mine.summary, mine.proof);
     await expect(f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0))
       .to.emit(f.clearingHouse, "GuaranteeDisputed")
       .withArgs(1n, ETH, f.alice.address, 0n);
@@ -145,6 +151,8 @@ describe("Found by the randomized model of the clearing game", () => {
     const toCarol = await signedGuarantee(f, f.alice, f.carol.address, 2n, ONE);
     const cycle = await commitLeaves(f, [guaranteeLeafOf(toAlice.payable), guaranteeLeafOf(toCarol.payable)]);
     const tree = cycle.trees.get(key(f.alice.address, ETH))!;
+    const mine = cycle.creditProof(ETH, f.alice.address);
+    await f.clearingHouse.revealSummary(1, ETH, f.alice.address, mine.summary, mine.proof);
     await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
     const evidence = {
       claims: toCarol.claims,

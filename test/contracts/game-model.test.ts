@@ -754,6 +754,9 @@ class Harness {
                 x.a,
               );
         if (!d) return;
+        // A creditor reveals its summary first (usually).
+        if (!d.c.debts.has(key(d.asset, d.debtor)) && x.d % 4 !== 0)
+          await this.reveal(d.c, d.asset, d.debtor);
         const tree = d.c.built.trees.get(key(d.debtor, d.asset))!;
         return this.dispute(d.c, d.asset, d.debtor, x.c % (tree.levels[0].length + 2), "random");
       }

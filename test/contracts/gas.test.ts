@@ -7,7 +7,7 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { publicKeyToEip2537 } from "../../sdk/bls";
 import { ValidationRegistry__factory } from "../../typechain-types";
-import { id as hashText, parseEther, type ContractTransactionResponse } from "ethers";
+import { ZeroHash, id as hashText, parseEther, type ContractTransactionResponse } from "ethers";
 
 import { guaranteeLeafOf, toCommitCycleCall } from "../../operator/clearing/commit-plan";
 import type { GuaranteeClaimsV1 } from "../../sdk/claims";
@@ -16,7 +16,14 @@ import { signGuarantee } from "../../sdk/eip712";
 import { guaranteeId as sdkGuaranteeId } from "../../sdk/ids";
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { guaranteeLeafHash, guaranteeProof } from "../../sdk";
-import { DEBIT_SUMMARY_ENCODING, sumParent, toDebitSummaryValues, type SumNode } from "../../sdk/debit-tree";
+import {
+  DEBIT_SUMMARY_ENCODING,
+  NO_CREDIT_PROOF,
+  sumParent,
+  summaryStruct,
+  toDebitSummaryValues,
+  type SumNode,
+} from "../../sdk/debit-tree";
 import {
   ETH,
   OTHER_BLS,
@@ -33,6 +40,7 @@ import {
   TIMINGS,
   transfer,
   v2Certificate,
+  listedCreditProof,
 } from "./helpers";
 
 const ONE = parseEther("1");
@@ -237,12 +245,18 @@ describe("Gas", () => {
         proven.payable.guaranteeId,
         1n,
         leaf.signatureHash,
-        guaranteeProof(plan.guaranteeTree, leaf),
+        listedCreditProof(plan, leaf),
       ),
     );
+    const markedLeaf = guaranteeLeafOf(marked.payable);
     await gasOf(
-      "releaseReserve (V1, marked netted by the commit)",
-      f.vault.releaseReserve(marked.payable.guaranteeId),
+      "releaseListedReserve (V1, marked netted by the commit: the mark alone releases nothing)",
+      f.vault.releaseListedReserve(
+        marked.payable.guaranteeId,
+        1n,
+        markedLeaf.signatureHash,
+        listedCreditProof(plan, markedLeaf),
+      ),
     );
     await time.increaseTo((await f.vault.reserveOf(collected.payable.guaranteeId)).expiresAt);
     await gasOf("collectReserve (V1, ETH)", f.vault.collectReserve(collected.payable.guaranteeId));
@@ -283,7 +297,7 @@ describe("Gas", () => {
           {
             root: c.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: c.debitsRoot,
           },
           c.totals,
           c.debtors,
@@ -304,7 +318,7 @@ describe("Gas", () => {
         {
           root: c.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: c.debitsRoot,
         },
         c.totals,
         c.debtors,
@@ -319,7 +333,7 @@ describe("Gas", () => {
         {
           root: again.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: again.debitsRoot,
         },
         again.totals,
         again.debtors,
@@ -346,7 +360,7 @@ describe("Gas", () => {
       {
         root: c.root,
         guaranteesRoot: GUARANTEES_ROOT,
-        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        debitsRoot: c.debitsRoot,
       },
       c.totals,
       c.debtors,
@@ -362,17 +376,11 @@ describe("Gas", () => {
     );
     await gasOf(
       "claimNetCredit (ETH, 8-leaf tree)",
-      clearingHouse.claimNetCredit(1, ETH, bob.address, ONE, c.proofOf(ETH, bob.address)),
+      clearingHouse.claimNetCredit(1, ETH, bob.address, ...c.claimOf(ETH, bob.address)),
     );
     await gasOf(
       "claimNetCredit (token, 8-leaf tree)",
-      clearingHouse.claimNetCredit(
-        1,
-        usdAddress,
-        alice.address,
-        10n * USD,
-        c.proofOf(usdAddress, alice.address),
-      ),
+      clearingHouse.claimNetCredit(1, usdAddress, alice.address, ...c.claimOf(usdAddress, alice.address)),
     );
     await gasOf(
       "withdrawPayout (ETH, a claimed credit)",
@@ -400,6 +408,20 @@ describe("Gas", () => {
         sumRoot: tree.root.hash,
         total: tree.root.sum,
         depth: tree.depth,
+        inRoot: ZeroHash,
+        inTotal: 0n,
+        inDepth: 0,
+      };
+      // bob's incoming tree: the same guarantees (the answer proves the position there too).
+      const bobs = {
+        debtor: f.bob.address,
+        asset: ETH,
+        sumRoot: ZeroHash,
+        total: 0n,
+        depth: 0,
+        inRoot: tree.root.hash,
+        inTotal: tree.root.sum,
+        inDepth: tree.depth,
       };
       // 63 other debtors' summaries make a realistic debitsRoot (6-level proof).
       const others = Array.from({ length: 63 }, (_, i) =>
@@ -410,7 +432,7 @@ describe("Gas", () => {
         }),
       );
       const debits = StandardMerkleTree.of(
-        [toDebitSummaryValues(summary), ...others],
+        [toDebitSummaryValues(summary), toDebitSummaryValues(bobs), ...others],
         [...DEBIT_SUMMARY_ENCODING],
       );
       const c = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, tree.root.sum));
@@ -424,8 +446,9 @@ describe("Gas", () => {
           [],
         );
       const base = {
-        summary: { sumRoot: summary.sumRoot, total: summary.total, depth: summary.depth },
+        summary: summaryStruct(summary),
         summaryProof: debits.getProof(toDebitSummaryValues(summary)),
+        credit: NO_CREDIT_PROOF,
       };
       await gasOf(
         `disputeGuarantee (${count})`,
@@ -441,6 +464,12 @@ describe("Gas", () => {
           certificate: signClaims(real.claims),
           scheme: 0,
           signature: real.signature,
+          credit: {
+            summary: summaryStruct(bobs),
+            summaryProof: debits.getProof(toDebitSummaryValues(bobs)),
+            index: 0n,
+            path: tree.path(0),
+          },
         }),
       );
       if (count > 1) {
@@ -579,7 +608,7 @@ describe("Gas", () => {
       {
         root: c1.root,
         guaranteesRoot: GUARANTEES_ROOT,
-        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        debitsRoot: c1.debitsRoot,
       },
       c1.totals,
       c1.debtors,
@@ -595,7 +624,7 @@ describe("Gas", () => {
       {
         root: c2.root,
         guaranteesRoot: GUARANTEES_ROOT,
-        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        debitsRoot: c2.debitsRoot,
       },
       c2.totals,
       c2.debtors,

@@ -32,7 +32,11 @@ import type { GuaranteeClaimsV1 } from "../../sdk/claims";
 import { encodeCertificateClaims } from "../../sdk/certificate";
 import { signGuarantee } from "../../sdk/eip712";
 import {
+  DEBIT_SUMMARY_ENCODING,
   NO_CREDIT_PROOF,
+  PLACEHOLDER_DEBIT_SUMMARY,
+  toDebitSummaryValues,
+  type DebitSummary,
   buildDebitTrees,
   buildDebtorTree,
   creditProofOf as creditProofOfGuarantee,
@@ -52,6 +56,7 @@ import {
   type BlsKeyPair,
   type Eip2537G2Point,
 } from "../../sdk/bls";
+import type { GuaranteeLeaf } from "../../sdk/guarantee-tree";
 import { DEFAULT_TIMINGS, DEV_TEST_TOKENS, deploySurety } from "../../scripts/deploy";
 import { FeeOnTransferToken__factory, type ClearingHouse } from "../../typechain-types";
 
@@ -152,7 +157,38 @@ export function buildCycle(cycleId: bigint | number, positions: Position[]) {
     }
     throw new Error(`no leaf for ${participant} in ${asset}`);
   };
-  return { id, root: tree.root, totals: [...totals.values()], debtors, proofOf, tree };
+  // The accounts' summaries behind `debitsRoot` (claims prove them): one opaque leaf per side, its amount
+  // the position (these cycles are built from net positions, not guarantees).
+  const summaries: DebitSummary[] = positions.map((p) => ({
+    debtor: p.participant,
+    asset: p.asset,
+    sumRoot: p.debit > 0n ? keccak256(toUtf8Bytes(`out ${id} ${p.participant} ${p.asset}`)) : ZeroHash,
+    total: p.debit,
+    depth: 0,
+    inRoot: p.credit > 0n ? keccak256(toUtf8Bytes(`in ${id} ${p.participant} ${p.asset}`)) : ZeroHash,
+    inTotal: p.credit,
+    inDepth: 0,
+  }));
+  const debits = StandardMerkleTree.of(
+    (summaries.length > 0 ? summaries : [PLACEHOLDER_DEBIT_SUMMARY]).map(toDebitSummaryValues),
+    [...DEBIT_SUMMARY_ENCODING],
+  );
+  /** `claimNetCredit`'s summary and proof of `participant`: `claimNetCredit(id, asset, who, ...claimOf())`. */
+  const claimOf = (asset: string, participant: string): [ReturnType<typeof summaryStruct>, string[]] => {
+    const s = summaries.find((x) => x.asset === asset && x.debtor === participant);
+    if (s === undefined) throw new Error(`no summary for ${participant} in ${asset}`);
+    return [summaryStruct(s), debits.getProof(toDebitSummaryValues(s))];
+  };
+  return {
+    id,
+    root: tree.root,
+    debitsRoot: debits.root,
+    totals: [...totals.values()],
+    debtors,
+    proofOf,
+    claimOf,
+    tree,
+  };
 }
 
 /** Net positions of a payer→payee flow: payer owes `amount`, payee is owed it. */
@@ -530,6 +566,22 @@ export function creditProofOf(plan: ReturnType<typeof planCycle>, participant: s
     summary: summaryStruct(s),
     proof: debitSummaryProof(plan.debitTrees.tree, s),
   };
+}
+
+/** Where `leaf` sits in its recipient's incoming tree of a planned cycle (`Vault.releaseListedReserve`). */
+export function listedCreditProof(plan: ReturnType<typeof planCycle>, leaf: GuaranteeLeaf) {
+  const leaves: GuaranteeLeaf[] = [...plan.guaranteeTree.entries()].map(([, v]) => ({
+    guaranteeId: v[0],
+    payer: v[1],
+    recipient: v[2],
+    asset: v[3],
+    amount: BigInt(v[4]),
+    signatureHash: v[5],
+  }));
+  const recipient = buildDebtorTree(leaves, leaf.recipient, leaf.asset);
+  const proof = recipient && creditProofOfGuarantee(plan.debitTrees, recipient, leaf.guaranteeId);
+  if (!proof) throw new Error("not credited");
+  return proof;
 }
 
 /** {@link validatedV2Fixture}'s certificate (alice → bob, 2 ETH) as a guarantee Core would net. */
