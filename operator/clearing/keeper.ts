@@ -31,7 +31,13 @@ import {
   rebuildCycleGuaranteeTree,
   type AnswerableGuarantee,
 } from "./dispute-answer";
-import { participantPositions } from "./commit-plan";
+import { guaranteeLeafOf } from "./commit-plan";
+import {
+  buildDebtorTree,
+  creditProofOf,
+  debitSummaryProof,
+  summaryStruct,
+} from "../../sdk/debit-tree";
 import { cycleCommitArgs, cycleTree } from "./cycle-json";
 
 /**
@@ -40,7 +46,7 @@ import { cycleCommitArgs, cycleTree } from "./cycle-json";
  */
 const reserveInterface = new Interface([
   "function releaseReserve(bytes32 guaranteeId)",
-  "function releaseListedReserve(bytes32 guaranteeId, uint256 cycleId, bytes32 signatureHash, bytes32[] proof)",
+  "function releaseListedReserve(bytes32 guaranteeId, uint256 cycleId, bytes32 signatureHash, ((bytes32 sumRoot, uint256 total, uint256 depth, bytes32 inRoot, uint256 inTotal, uint256 inDepth) summary, bytes32[] summaryProof, uint256 index, (bytes32 hash, uint256 sum)[] path) proof)",
   "error CycleNotSettled(uint256 cycleId)",
   "error GuaranteeNotListed(bytes32 guaranteeId, uint256 cycleId)",
   "error ReserveNotFound(bytes32 guaranteeId)",
@@ -168,36 +174,29 @@ export class ClearingKeeper {
     const guarantees = (await store.listGuarantees({ cycleId: cycle.cycleId })).filter((g) =>
       ids.has(g.guaranteeId.toLowerCase()),
     );
-    let tree;
-    try {
-      tree = rebuildCycleGuaranteeTree(
-        BigInt(cycle.cycleId),
-        cycleCommitArgs(cycle).guaranteesRoot,
-        guarantees,
-      );
-    } catch (error) {
-      if (!(error instanceof DisputeAnswerError) && !(error instanceof WireError)) throw error;
-      logger.error(
-        { ...context, reason: error.message },
-        "cannot rebuild the guarantees tree for a V1 reserve",
-      );
-      return null;
-    }
-    for (const [index, [guaranteeId, , , , , sigHash]] of tree.entries()) {
-      if (String(guaranteeId).toLowerCase() !== reserve.guaranteeId.toLowerCase()) continue;
-      const data = reserveInterface.encodeFunctionData("releaseListedReserve", [
-        reserve.guaranteeId,
-        cycle.cycleId,
-        sigHash,
-        tree.getProof(index),
-      ]);
-      return this.trySend(data, context, true, {
-        to: deployment.vault,
-        errors: reserveInterface,
-        label: "keeper releaseListedReserve",
-      });
-    }
-    return null;
+    // The proof that the guarantee is credited to its recipient (its incoming tree under the debitsRoot):
+    // a mere listing no longer releases a V1 reserve (issue 25, item 5).
+    const answering = await this.answering(cycle);
+    if (answering === null) return null;
+    const leaf = answering.guarantees.find(
+      (g) => g.guaranteeId.toLowerCase() === reserve.guaranteeId.toLowerCase(),
+    );
+    if (leaf === undefined) return null;
+    const l = guaranteeLeafOf(leaf);
+    const recipient = buildDebtorTree(answering.guarantees.map(guaranteeLeafOf), l.recipient, l.asset);
+    const proof = recipient && creditProofOf(answering.trees, recipient, l.guaranteeId);
+    if (!proof) return null;
+    const data = reserveInterface.encodeFunctionData("releaseListedReserve", [
+      reserve.guaranteeId,
+      cycle.cycleId,
+      l.signatureHash,
+      proof,
+    ]);
+    return this.trySend(data, context, true, {
+      to: deployment.vault,
+      errors: reserveInterface,
+      label: "keeper releaseListedReserve",
+    });
   }
 
   /**
@@ -341,33 +340,31 @@ export class ClearingKeeper {
       const claimed = new Set(
         (await store.listCycleClaims(cycle.cycleId)).map((c) => `${c.asset}:${c.participant}`.toLowerCase()),
       );
-      const tree = cycleTree(cycle);
-      const participants = new Set<string>();
-      for (const [, value] of tree.entries()) participants.add(value[2]);
-      for (const participant of participants) {
-        for (const position of participantPositions(tree, participant)) {
-          if (position.credit === 0n) continue;
-          if (claimed.has(`${position.asset}:${position.participant}`.toLowerCase())) continue;
-          const data = clearingHouseInterface.encodeFunctionData("claimNetCredit", [
-            position.cycleId,
-            position.asset,
-            position.participant,
-            position.credit,
-            position.proof,
-          ]);
-          const txHash = await this.trySend(data, {
-            cycle_id: cycle.cycleId,
-            asset: position.asset,
-            participant: position.participant,
+      // Each creditor's claim proves its own summary under the cycle's debitsRoot (issue 25, item 5).
+      const answering = await this.answering(cycle);
+      if (answering === null) continue;
+      for (const summary of answering.trees.summaries) {
+        if (summary.inTotal <= summary.total) continue;
+        if (claimed.has(`${summary.asset}:${summary.debtor}`.toLowerCase())) continue;
+        const data = clearingHouseInterface.encodeFunctionData("claimNetCredit", [
+          cycle.cycleId,
+          summary.asset,
+          summary.debtor,
+          summaryStruct(summary),
+          debitSummaryProof(answering.trees.tree, summary),
+        ]);
+        const txHash = await this.trySend(data, {
+          cycle_id: cycle.cycleId,
+          asset: summary.asset,
+          participant: summary.debtor,
+        });
+        if (txHash) {
+          result.claimed.push({
+            cycleId: cycle.cycleId,
+            asset: summary.asset,
+            participant: summary.debtor,
+            txHash,
           });
-          if (txHash) {
-            result.claimed.push({
-              cycleId: cycle.cycleId,
-              asset: position.asset,
-              participant: position.participant,
-              txHash,
-            });
-          }
         }
       }
     }

@@ -8,6 +8,7 @@
  * (`createBackgroundTasks`) but driven by explicit rounds instead of a timer. Core's and the
  * facilitator's clocks are manual and kept on the chain's time; time moves with `time.increase`.
  */
+import type { IClearingHouse } from "../../typechain-types/contracts/ClearingHouse";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -379,7 +380,7 @@ export async function proofOf(stack: ProtocolStack, cycleId: number, who: Partic
       debit: string;
       credit: string;
       claimed: boolean;
-      claim_net_credit_args: [string, string, string, string, string[]] | null;
+      claim_net_credit_args: [string, string, string, IClearingHouse.DebitSummaryStruct, string[]] | null;
     }[];
   };
 }
