@@ -1495,7 +1495,7 @@ export const CORE_OPENAPI = {
         tags: ["clearing"],
         summary:
           "An account's sum trees in a committed cycle, outgoing and incoming: summary, positions and proofs " +
-          '(what disputeGuarantee disputes, answerDispute and revealSummary prove, claimNetCredit and ' +
+          "(what disputeGuarantee disputes, answerDispute and revealSummary prove, claimNetCredit and " +
           'Vault.releaseListedReserve take; docs/clearing.md "Disputes", "Credits bound to guarantees")',
         parameters: [
           { name: "id", in: "path", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },

@@ -150,7 +150,11 @@ export function buildDisputeAnswer(
   const g = leaf === undefined ? undefined : guarantees.get(leaf.guaranteeId.toLowerCase());
   if (concede || g === undefined) return { ...at, ...empty };
   // The same guarantee in its recipient's incoming tree (a listing stands only where it is credited).
-  const recipient = buildDebtorTree([...guarantees.values()].map(guaranteeLeafOf), leaf.recipient, leaf.asset);
+  const recipient = buildDebtorTree(
+    [...guarantees.values()].map(guaranteeLeafOf),
+    leaf.recipient,
+    leaf.asset,
+  );
   const credit = recipient === null ? null : creditProofOf(trees, recipient, leaf.guaranteeId);
   if (credit === null) return { ...at, ...empty };
   return {

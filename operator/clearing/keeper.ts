@@ -28,17 +28,11 @@ import {
   buildDisputeAnswer,
   debtorTreeOf,
   rebuildCycleDebitTrees,
-  rebuildCycleGuaranteeTree,
   type AnswerableGuarantee,
 } from "./dispute-answer";
 import { guaranteeLeafOf } from "./commit-plan";
-import {
-  buildDebtorTree,
-  creditProofOf,
-  debitSummaryProof,
-  summaryStruct,
-} from "../../sdk/debit-tree";
-import { cycleCommitArgs, cycleTree } from "./cycle-json";
+import { buildDebtorTree, creditProofOf, debitSummaryProof, summaryStruct } from "../../sdk/debit-tree";
+import { cycleCommitArgs } from "./cycle-json";
 
 /**
  * The one Vault call the keeper makes, with the reverts that say "not yet" (kept local: the chain
@@ -157,12 +151,13 @@ export class ClearingKeeper {
   /**
    * The backstop for a V1 reserve whose guarantee Core netted but its commit did not mark (the reserve was
    * registered after Core planned the cycle; docs/clearing.md, "Reserved V1 ids"): once the cycle is past its
-   * challenge deadline, not vetoed, proves the guarantee's leaf in the cycle's guarantees tree
-   * (`Vault.releaseListedReserve`), which marks it netted and frees the reserve before its `collectableAt`
+   * challenge deadline, not vetoed, proves the guarantee credited to its recipient (its incoming tree under
+   * the cycle's debitsRoot: `Vault.releaseListedReserve`), which marks it netted and frees the reserve before
+   * its `collectableAt`
    * (at least one challenge window later). Null when not possible yet or the chain refuses.
    */
   private async releaseListed(reserve: ActiveReserve): Promise<string | null> {
-    const { store, chainClock, deployment, logger } = this.options;
+    const { store, chainClock, deployment } = this.options;
     const guarantee = await store.getClearingGuarantee(reserve.guaranteeId);
     if (!guarantee || guarantee.cycleId === null) return null;
     const cycle = await store.getCycle(guarantee.cycleId);
@@ -170,10 +165,6 @@ export class ClearingKeeper {
       return null;
     if (cycle.challengeDeadline === null || chainClock.nowSeconds() <= cycle.challengeDeadline) return null;
     const context = { guarantee_id: reserve.guaranteeId, user: reserve.user, cycle_id: cycle.cycleId };
-    const ids = new Set(cycle.guaranteeIds.map((id) => id.toLowerCase()));
-    const guarantees = (await store.listGuarantees({ cycleId: cycle.cycleId })).filter((g) =>
-      ids.has(g.guaranteeId.toLowerCase()),
-    );
     // The proof that the guarantee is credited to its recipient (its incoming tree under the debitsRoot):
     // a mere listing no longer releases a V1 reserve (issue 25, item 5).
     const answering = await this.answering(cycle);

@@ -183,7 +183,10 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
       DisputeAnswerError,
       /differs from the committed/,
     );
-    expect(() => debtorTreeOf(guarantees, f.outsider.address, ETH)).to.throw(DisputeAnswerError, /no outgoing/);
+    expect(() => debtorTreeOf(guarantees, f.outsider.address, ETH)).to.throw(
+      DisputeAnswerError,
+      /no outgoing/,
+    );
   });
 
   it("a guarantee netted in a committed cycle is never listed again (no double listing): the next cycle takes only new ones", async function () {

@@ -667,12 +667,16 @@ describe("clearing: committing a plan on chain", function () {
     expect(aliceEth.credit).to.equal(parseEther("4"));
     // Claims prove the participant's summary under the debitsRoot (issue 25, item 5).
     const claim = (x: typeof bobUsd) => {
-      const s = f.plan.debitTrees.summaries.find(
-        (y) => y.asset === x.asset && y.debtor === x.participant,
-      )!;
+      const s = f.plan.debitTrees.summaries.find((y) => y.asset === x.asset && y.debtor === x.participant)!;
       return clearingHouse
         .connect(outsider)
-        .claimNetCredit(x.cycleId, x.asset, x.participant, summaryStruct(s), debitSummaryProof(f.plan.debitTrees.tree, s));
+        .claimNetCredit(
+          x.cycleId,
+          x.asset,
+          x.participant,
+          summaryStruct(s),
+          debitSummaryProof(f.plan.debitTrees.tree, s),
+        );
     };
 
     // USD: alice and dave pay, carol defaults and is covered from her collateral.
@@ -723,12 +727,24 @@ describe("clearing: committing a plan on chain", function () {
     await expect(
       clearingHouse
         .connect(outsider)
-        .claimNetCredit(1n, usdAddress, alice.address, summaryStruct(s), debitSummaryProof(p.debitTrees.tree, s)),
+        .claimNetCredit(
+          1n,
+          usdAddress,
+          alice.address,
+          summaryStruct(s),
+          debitSummaryProof(p.debitTrees.tree, s),
+        ),
     ).to.be.revertedWithCustomError(clearingHouse, "ZeroCredit");
     await expect(
       clearingHouse
         .connect(outsider)
-        .claimNetCredit(1n, usdAddress, alice.address, { ...summaryStruct(s), inTotal: USD(60) }, aliceUsd.proof),
+        .claimNetCredit(
+          1n,
+          usdAddress,
+          alice.address,
+          { ...summaryStruct(s), inTotal: USD(60) },
+          aliceUsd.proof,
+        ),
     ).to.be.revertedWithCustomError(clearingHouse, "InvalidMerkleProof");
   });
 
