@@ -630,9 +630,11 @@ class Harness {
     this.count(rogue ? `commit rogue: ${rogue}` : "commit honest");
     // Honest payers dispute every position they must, at once.
     const c = m.cycle(Number(cycleId))!;
+    // A net creditor reveals its summary first (issue 25, finding 2: it disputes its outgoing tree too).
     for (const [k, infos] of positions) {
       const [debtor, asset] = k.split("|");
-      if (!c.debts.has(key(asset, debtor))) continue;
+      if (!infos.some((p) => this.bad(p))) continue;
+      if (!c.debts.has(key(asset, debtor))) await this.reveal(c, asset, debtor);
       for (let i = 0; i < infos.length; i++)
         if (this.bad(infos[i])) await this.dispute(c, asset, debtor, i, "forced");
     }
@@ -1132,8 +1134,10 @@ class Harness {
         if (this.bad(p) && !extra) bad += p.amount;
       }
       if (bad === 0n) continue;
-      if (!c.debts.has(key(asset, who))) gap += bad;
-      else if (c.unanswered.has(key(asset, who))) {
+      // Since issue 25 item 5 a net creditor reveals and disputes its bad positions: no gap once revealed.
+      if (!c.debts.has(key(asset, who))) {
+        if (!(c.games.get(key(asset, who))?.revealed ?? false)) gap += bad;
+      } else if (c.unanswered.has(key(asset, who))) {
         const debit = c.unanswered.get(key(asset, who))!;
         if (bad > debit) gap += bad - debit;
       }
