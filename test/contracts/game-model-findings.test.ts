@@ -173,6 +173,28 @@ describe("Found by the randomized model of the clearing game", () => {
       .withArgs(1n, ETH, f.alice.address, 2n * ONE);
   });
 
+  it("revealSummary: only the account's own summary, once, while its debt is unresolved", async () => {
+    const f = await loadFixture(creditorFixture);
+    const mine = f.cycle.creditProof(ETH, f.alice.address);
+    const bobs = f.cycle.creditProof(ETH, f.bob.address);
+    await expect(f.clearingHouse.revealSummary(1, ETH, f.alice.address, bobs.summary, bobs.proof))
+      .to.be.revertedWithCustomError(f.clearingHouse, "InvalidDebitSummary")
+      .withArgs(1n, ETH, f.alice.address);
+    await f.clearingHouse.revealSummary(1, ETH, f.alice.address, mine.summary, mine.proof);
+    await expect(f.clearingHouse.revealSummary(1, ETH, f.alice.address, mine.summary, mine.proof))
+      .to.be.revertedWithCustomError(f.clearingHouse, "SummaryNotRevealable")
+      .withArgs(1n, ETH, f.alice.address);
+    // bob pays: his summary can no longer be revealed (nothing left to cut or refund).
+    await f.clearingHouse.connect(f.bob).payNetDebit(1, ETH, { value: 3n * ONE });
+    await expect(f.clearingHouse.revealSummary(1, ETH, f.bob.address, bobs.summary, bobs.proof))
+      .to.be.revertedWithCustomError(f.clearingHouse, "SummaryNotRevealable")
+      .withArgs(1n, ETH, f.bob.address);
+    // An account with nothing in the cycle cannot open a dispute (its claims hold-up would be free).
+    await expect(f.clearingHouse.connect(f.carol).disputeGuarantee(1, ETH, 0))
+      .to.be.revertedWithCustomError(f.clearingHouse, "NoDebt")
+      .withArgs(1n, ETH, f.carol.address);
+  });
+
   describe("3. a fabricated guarantee above the debit, disputed", () => {
     /** alice: 3 ETH in, 5 fabricated out: a 2 ETH debit, which she disputes. */
     async function disputed() {
