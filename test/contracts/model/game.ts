@@ -564,6 +564,8 @@ export class GameModel {
     if (t > c.challengeDeadline) refuse("ChallengeWindowClosed");
     // A net creditor (no debt) disputes its outgoing tree too (issue 25, finding 2).
     const debt = c.debts.get(key(asset, debtor));
+    // ... once its summary is revealed (an account with nothing in the cycle cannot hold its claims up).
+    if (debt === undefined && !(c.games.get(key(asset, debtor))?.revealed ?? false)) refuse("NoDebt");
     if (
       debt !== undefined &&
       ![DebtStatus.Open, DebtStatus.Challenged, DebtStatus.Answered].includes(debt.status)
