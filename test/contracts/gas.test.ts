@@ -451,6 +451,16 @@ describe("Gas", () => {
         credit: NO_CREDIT_PROOF,
       };
       await gasOf(
+        `revealSummary (${count}; the recipient, a net creditor, before disputing its own tree)`,
+        f.clearingHouse.revealSummary(
+          1,
+          ETH,
+          f.bob.address,
+          summaryStruct(bobs),
+          debits.getProof(toDebitSummaryValues(bobs)),
+        ),
+      );
+      await gasOf(
         `disputeGuarantee (${count})`,
         f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0),
       );
