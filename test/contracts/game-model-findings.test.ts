@@ -138,6 +138,10 @@ describe("Found by the randomized model of the clearing game", () => {
       const c = f.cycle.creditProof(ETH, who);
       await f.clearingHouse.claimNetCredit(1, ETH, who, c.summary, c.proof);
     }
+    // The conceded 2 ETH is held in the cycle like any refund above a debit (audit M-3): a veto would return
+    // it to the bond; past the challenge deadline it is hers.
+    expect(await f.clearingHouse.refundHeldOf(1, ETH, f.alice.address)).to.equal(2n * ONE);
+    await f.clearingHouse.claimDebitRefund(1, ETH, f.alice.address);
     // Fixed: alice gets the 3 ETH bob paid her (1 claimed + 2 from the bond); the bond pays the fabrication.
     expect(await f.clearingHouse.payoutOf(ETH, f.alice.address)).to.equal(3n * ONE);
     expect(await f.clearingHouse.payoutOf(ETH, f.outsider.address)).to.equal(2n * ONE);
@@ -233,7 +237,10 @@ describe("Found by the randomized model of the clearing game", () => {
         .withArgs(1n, ETH, f.alice.address, 2n * ONE, 2n * ONE, 3n * ONE)
         .and.to.emit(f.clearingHouse, "DebitVoided")
         .withArgs(1n, ETH, getAddress(f.alice.address), 0n, 0n);
-      // Fixed: withholding the tree costs the operator what conceding would have.
+      // Fixed: withholding the tree costs the operator what conceding would have (the refund held like a
+      // conceded one's, audit M-3).
+      expect(await f.clearingHouse.refundHeldOf(1, ETH, f.alice.address)).to.equal(3n * ONE);
+      await f.clearingHouse.claimDebitRefund(1, ETH, f.alice.address);
       expect(await f.clearingHouse.payoutOf(ETH, f.alice.address)).to.equal(3n * ONE);
       const mallory = f.outsider.address;
       const c = f.cycle.creditProof(ETH, mallory);
