@@ -188,15 +188,18 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// participant ({payoutOf}; the participant pulls it with {withdrawPayout}). Anyone may call (Core's keeper
     /// can) once the cycle's challenge window has closed and its disputes are answered, or its answer window
     /// has closed (a vetoed cycle pays nothing); nothing is sent, so a participant that cannot receive the
-    /// asset never makes a claim revert. What disputes removed from the participant's credit (guarantees
-    /// already paid to it, {deductedOf}) is returned to the bond, which paid it into the cycle.
-    /// @param credit The participant's net credit (its leaf has debit 0).
-    /// @param proof StandardMerkleTree proof of the leaf (cycleId, asset, participant, 0, credit).
+    /// asset never makes a claim revert. The credit is the participant's net position in its own summary
+    /// under the cycle's `debitsRoot`, `inTotal - total` (issue 25, item 5: what a creditor claims follows
+    /// from the guarantees listed to it in its incoming tree). What disputes removed from the participant's
+    /// credit (guarantees already paid to it, {deductedOf}) is returned to the bond, which paid it into the
+    /// cycle.
+    /// @param summary The participant's summary (`inTotal > total`); once revealed, the revealed one.
+    /// @param proof StandardMerkleTree proof of the summary under the cycle's `debitsRoot`.
     function claimNetCredit(
         uint256 cycleId,
         address asset,
         address participant,
-        uint256 credit,
+        DebitSummary calldata summary,
         bytes32[] calldata proof
     ) external nonReentrant {
         Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
@@ -208,14 +211,10 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
             revert DisputesOpen(cycleId, cycle.answerDeadline);
         CycleAsset storage cycleAsset = _books.cycleAssets[cycleId][asset];
         if (!cycleAsset.listed) revert UnknownCycleAsset(cycleId, asset);
+        uint256 credit = DisputeLogic.creditOf(_books, cycleId, asset, participant, summary, proof);
         if (credit == 0) revert ZeroCredit();
         if (_books.claimed[cycleId][asset][participant])
             revert CreditAlreadyClaimed(cycleId, asset, participant);
-        if (
-            !MerkleProof.verifyCalldata(proof, cycle.root, leafHash(cycleId, asset, participant, 0, credit))
-        ) {
-            revert InvalidMerkleProof();
-        }
         uint256 available = cycleAsset.funded - cycleAsset.claimed;
         if (available < credit) revert CreditNotYetFunded(cycleId, asset, available, credit);
 
@@ -255,7 +254,9 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
 
     /// @notice Disputes the guarantee at position `index` of the caller's sum tree of outgoing guarantees in
     /// `asset` for cycle `cycleId` (its leaves and proofs: Core's `GET /core/cycles/{id}/debits/{payer}`), inside
-    /// the challenge window, while its debit is unpaid. Until every dispute of the debt is answered the debit
+    /// the challenge window, while its debit is unpaid; a net creditor (no debt) disputes its outgoing tree too
+    /// once its summary is revealed ({revealSummary}; `NoDebt` before): a position it did not sign lowers its
+    /// credit, and a conceded or withheld position is refunded to it from the bond. Until every dispute of the debt is answered the debit
     /// can be neither paid nor covered; the operator answers each position on its own ({answerDispute}); a
     /// dispute left unanswered by the answer deadline voids the whole remaining debit ({voidUnansweredDebit}).
     /// Each position is disputed once; a position past the tree's end is dismissed.
@@ -266,16 +267,22 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
             revert ChallengeWindowClosed(cycleId, cycle.challengeDeadline);
         Debt storage debt = _books.debts[cycleId][asset][msg.sender];
         DebtStatus status = debt.status;
-        if (status == DebtStatus.None) revert NoDebt(cycleId, asset, msg.sender);
-        if (status != DebtStatus.Open && status != DebtStatus.Challenged && status != DebtStatus.Answered) {
-            revert DebtAlreadyResolved(cycleId, asset, msg.sender, status);
-        }
+        // A net creditor disputes once its summary is revealed ({revealSummary}): an account with nothing in
+        // the cycle can then not hold its claims up.
+        if (status == DebtStatus.None && !_books.games[cycleId][asset][msg.sender].revealed)
+            revert NoDebt(cycleId, asset, msg.sender);
+        if (
+            status != DebtStatus.None &&
+            status != DebtStatus.Open &&
+            status != DebtStatus.Challenged &&
+            status != DebtStatus.Answered
+        ) revert DebtAlreadyResolved(cycleId, asset, msg.sender, status);
         if (index >> SumTree.MAX_DEPTH != 0) revert SumTree.InvalidSumPath(index, SumTree.MAX_DEPTH);
         mapping(uint256 => DisputeStatus) storage positions = _books.disputes[cycleId][asset][msg.sender];
         if (positions[index] != DisputeStatus.None)
             revert DisputeNotOpen(cycleId, asset, msg.sender, index, positions[index]);
         positions[index] = DisputeStatus.Open;
-        debt.status = DebtStatus.Challenged;
+        if (status != DebtStatus.None) debt.status = DebtStatus.Challenged;
         _books.games[cycleId][asset][msg.sender].openDisputes += 1;
         cycle.openChallenges += 1;
         _books.openChallenges += 1;
@@ -313,9 +320,26 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @notice Voids what is left of `debtor`'s debit in `asset` for cycle `cycleId` once the answer deadline has
     /// passed with a dispute of it unanswered (the operator withheld its own tree); anyone may call. The
     /// obligation is released (the debtor keeps its collateral) and the cycle is funded from the operator bond
-    /// instead (shortfall if the bond is short).
+    /// instead (shortfall if the bond is short). Once the account's summary is revealed ({revealSummary}),
+    /// every position not answered yet counts as conceded: what exceeds the debit (the incoming payments
+    /// those positions offset) is refunded to the account from the bond, so withholding never beats
+    /// conceding; the same closes a net creditor's unanswered disputes.
     function voidUnansweredDebit(uint256 cycleId, address asset, address debtor) external nonReentrant {
         DisputeLogic.voidUnansweredDebit(_books, vault, cycleId, asset, debtor);
+    }
+
+    /// @notice Reveals `account`'s summary in `asset` for cycle `cycleId` (proven by `proof` under its
+    /// `debitsRoot`); anyone may call, once, while the cycle stands and the account's debt (if any) is not
+    /// paid, covered or voided. A debit above the summary's net position is cut to it against the bond; the
+    /// summary is what {voidUnansweredDebit} refunds from and what {claimNetCredit} must then match.
+    function revealSummary(
+        uint256 cycleId,
+        address asset,
+        address account,
+        DebitSummary calldata summary,
+        bytes32[] calldata proof
+    ) external nonReentrant {
+        DisputeLogic.revealSummary(_books, vault, cycleId, asset, account, summary, proof);
     }
 
     // ------------------------------------------------------------------------------------------- veto

@@ -271,20 +271,20 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
         );
     }
 
-    /// @notice Releases the V1 reserve of `guaranteeId` by proving that Core cleared its guarantee: the leaf
-    /// (the reserve's guarantee id, payer, recipient, asset, amount, and a signature hash) is in the guarantees
-    /// root of a cycle that is committed, not vetoed and past its challenge deadline. Marks the guarantee
-    /// netted (`GuaranteeNetted`, if not consumed yet) so it can never be collected or reserved again. Anyone
-    /// may call (Core's keeper, the payer); leaves and proofs: Core's `GET /core/cycles/{id}/guarantees?payer=`.
-    /// @dev Arguments: `(bytes32 guaranteeId, uint256 cycleId, bytes32 signatureHash, bytes32[] proof)`, the
-    /// proof a StandardMerkleTree proof under the cycle's guarantees root; checked by {ReserveLogic}
-    /// (`ReserveNotFound`, `CycleNotSettled`, `GuaranteeNotListed`).
+    /// @notice Releases the V1 reserve of `guaranteeId` by proving that Core cleared its guarantee to its
+    /// recipient: the leaf (the reserve's guarantee id, payer, recipient, asset, amount, and a signature hash)
+    /// sits in the recipient's incoming tree (its summary under the `debitsRoot`) of a cycle that is committed,
+    /// not vetoed and past its challenge deadline, so the recipient's claim of that cycle pays it (issue 25,
+    /// item 5: a listing credited to another creditor releases nothing). Marks the guarantee netted
+    /// (`GuaranteeNetted`, if not consumed yet) so it can never be collected or reserved again. Anyone may call
+    /// (Core's keeper, the payer); the proof: Core's `GET /core/cycles/{id}/credits/{recipient}`.
+    /// @dev Checked by {ReserveLogic} (`ReserveNotFound`, `CycleNotSettled`, `GuaranteeNotListed`).
     /// @param guaranteeId The reserved V1 guarantee.
     function releaseListedReserve(
         bytes32 guaranteeId,
         uint256 cycleId,
         bytes32 signatureHash,
-        bytes32[] calldata proof
+        IClearingHouse.CreditProof calldata proof
     ) external {
         ReserveLogic.releaseListedReserve(
             _books,

@@ -105,10 +105,10 @@ const COMMANDS: Record<string, { run: Command; flags: string[]; summary: string;
   },
   "claim-net-credit": {
     run: claimNetCredit,
-    flags: ["asset", "cycle", "participant", "credit", "proof", "to"],
+    flags: ["asset", "cycle", "participant", "credit", "summary", "proof", "to"],
     summary:
       "--cycle <id> [--asset …] [--participant 0x…] [--to 0x…]  claim a net credit (proof from Core, or\n" +
-      "                                                  --credit n --proof '[…]'); your own is then withdrawn to --to",
+      "                                                  --credit n --summary '[…]' --proof '[…]'); your own is then withdrawn to --to",
   },
   "withdraw-payout": {
     run: withdrawPayout,

@@ -1,10 +1,13 @@
 /**
- * The debtors' trees of a clearing cycle (docs/clearing.md "Disputes"): for each payer and asset, a Merkle
- * sum tree over the payer's outgoing guarantees of the cycle (self-payments excluded), ordered by guarantee
- * id, whose root carries their total; and the cycle's `debitsRoot`, an OpenZeppelin StandardMerkleTree over
- * one summary per payer and asset `[address debtor, address asset, bytes32 sumRoot, uint256 total,
- * uint256 depth]`. A payer disputes one position of its tree at a time and the operator answers that
- * position alone, so a dispute costs O(depth) on chain whatever the number of guarantees.
+ * The accounts' trees of a clearing cycle (docs/clearing.md "Disputes" and "Credits bound to guarantees"):
+ * for each account and asset, a Merkle sum tree over its outgoing guarantees of the cycle and one over its
+ * incoming guarantees (self-payments excluded), each ordered by guarantee id, whose roots carry their totals;
+ * and the cycle's `debitsRoot`, an OpenZeppelin StandardMerkleTree over one summary per account and asset
+ * `[address account, address asset, bytes32 sumRoot, uint256 total, uint256 depth, bytes32 inRoot,
+ * uint256 inTotal, uint256 inDepth]` (a side without guarantees is `(0x0…0, 0, 0)`). The account's net
+ * position is `inTotal − total`; a creditor's claim pays it. A payer disputes one position of its outgoing
+ * tree at a time and the operator answers that position alone (proving it also in the recipient's incoming
+ * tree), so a dispute costs O(depth) on chain whatever the number of guarantees.
  *
  * Same definition as contracts/lib/SumTree.sol: a leaf node is `(guaranteeLeafHash, amount)`, an empty
  * position `(0, 0)`, an inner node `(keccak256(abi.encode(l.hash, l.sum, r.hash, r.sum)), l.sum + r.sum)`;
@@ -26,6 +29,9 @@ export const DEBIT_SUMMARY_ENCODING: readonly string[] = Object.freeze([
   "bytes32",
   "uint256",
   "uint256",
+  "bytes32",
+  "uint256",
+  "uint256",
 ]);
 
 const ZERO_HASH = `0x${"0".repeat(64)}`;
@@ -36,22 +42,34 @@ export interface SumNode {
   sum: bigint;
 }
 
-/** One payer's summary in a cycle's `debitsRoot` (what `answerDispute` reveals first). */
+/**
+ * One account's summary in a cycle's `debitsRoot` (what `answerDispute` and `revealSummary` reveal, what
+ * `claimNetCredit` proves): its outgoing tree (`sumRoot`, `total`, `depth`) and its incoming tree (`inRoot`,
+ * `inTotal`, `inDepth`); `debtor` names the account (creditor or debtor).
+ */
 export interface DebitSummary {
   debtor: string;
   asset: string;
   sumRoot: string;
   total: bigint;
   depth: number;
+  inRoot: string;
+  inTotal: bigint;
+  inDepth: number;
 }
 
-/** A payer's sum tree in one asset: its guarantees in position order and every level (leaves first). */
-export interface DebtorTree {
-  summary: DebitSummary;
+/** One side of an account's trees: its guarantees in position order and every level (leaves first). */
+export interface SideTree {
   /** The guarantees at positions 0 .. count − 1. */
   leaves: GuaranteeLeaf[];
   /** levels[0] = the 2^depth positions, levels[depth] = [root]. */
   levels: SumNode[][];
+}
+
+/** An account's trees in one asset: the outgoing side (`leaves`, `levels`; empty when none) and the incoming. */
+export interface DebtorTree extends SideTree {
+  summary: DebitSummary;
+  incoming: SideTree;
 }
 
 /** The proof of one position: its node and the siblings up to the root (leaf level first). */
@@ -67,6 +85,9 @@ export type DebitSummaryValues = [
   sumRoot: string,
   total: string,
   depth: string,
+  inRoot: string,
+  inTotal: string,
+  inDepth: string,
 ];
 export type DebitsTree = StandardMerkleTree<DebitSummaryValues>;
 
@@ -131,25 +152,12 @@ export function isOutgoing(leaf: GuaranteeLeaf): boolean {
   return leaf.payer.toLowerCase() !== leaf.recipient.toLowerCase();
 }
 
-/**
- * The sum tree of `debtor`'s outgoing guarantees in `asset` among `guarantees` (any order; others are
- * ignored); null when it has none. The guarantee leaf hashes are computed here (guarantee-tree.ts).
- */
-export function buildDebtorTree(
-  guarantees: readonly GuaranteeLeaf[],
-  debtor: string,
-  asset: string,
-  keccak: Keccak256Fn = nobleKeccak256,
-): DebtorTree | null {
-  const who = parseAddress(debtor, "debtor");
-  const what = parseAddress(asset, "asset");
-  const leaves = guarantees
-    .filter(
-      (g) => g.payer.toLowerCase() === who.toLowerCase() && g.asset.toLowerCase() === what.toLowerCase(),
-    )
-    .filter(isOutgoing)
-    .sort(byId);
-  if (leaves.length === 0) return null;
+/** The side of no guarantee: root `(0x0…0, 0)`, depth 0. */
+const EMPTY_SIDE: SideTree = Object.freeze({ leaves: [], levels: [[{ hash: ZERO_HASH, sum: 0n }]] });
+
+function sideTree(leaves: GuaranteeLeaf[], keccak: Keccak256Fn): SideTree {
+  if (leaves.length === 0) return EMPTY_SIDE;
+  leaves.sort(byId);
   for (let i = 1; i < leaves.length; i++) {
     if (leaves[i].guaranteeId.toLowerCase() === leaves[i - 1].guaranteeId.toLowerCase()) {
       throw new WireError("leaves", `guarantee ${leaves[i].guaranteeId} appears twice in the cycle`);
@@ -159,16 +167,61 @@ export function buildDebtorTree(
     leaves.map((g) => ({ hash: guaranteeLeafHash(g).toLowerCase(), sum: g.amount })),
     keccak,
   );
-  const top = levels[levels.length - 1][0];
+  return { leaves, levels };
+}
+
+const top = (side: SideTree): SumNode => side.levels[side.levels.length - 1][0];
+
+/**
+ * The sum trees of `account`'s outgoing and incoming guarantees in `asset` among `guarantees` (any order;
+ * others are ignored); null when it has neither. The guarantee leaf hashes are computed here
+ * (guarantee-tree.ts).
+ */
+export function buildDebtorTree(
+  guarantees: readonly GuaranteeLeaf[],
+  account: string,
+  asset: string,
+  keccak: Keccak256Fn = nobleKeccak256,
+): DebtorTree | null {
+  const who = parseAddress(account, "debtor").toLowerCase();
+  const what = parseAddress(asset, "asset");
+  const mine = guarantees.filter((g) => g.asset.toLowerCase() === what.toLowerCase()).filter(isOutgoing);
+  const out = sideTree(
+    mine.filter((g) => g.payer.toLowerCase() === who),
+    keccak,
+  );
+  const incoming = sideTree(
+    mine.filter((g) => g.recipient.toLowerCase() === who),
+    keccak,
+  );
+  if (out.leaves.length === 0 && incoming.leaves.length === 0) return null;
+  const o = top(out);
+  const i = top(incoming);
   return {
-    summary: { debtor: who, asset: what, sumRoot: top.hash, total: top.sum, depth: levels.length - 1 },
-    leaves,
-    levels,
+    summary: {
+      debtor: parseAddress(account, "debtor"),
+      asset: what,
+      sumRoot: o.hash,
+      total: o.sum,
+      depth: out.levels.length - 1,
+      inRoot: i.hash,
+      inTotal: i.sum,
+      inDepth: incoming.levels.length - 1,
+    },
+    leaves: out.leaves,
+    levels: out.levels,
+    incoming,
   };
 }
 
-/** The proof of position `index` of a debtor's tree (an empty position proves as `(0, 0)`). */
-export function sumTreeProof(tree: DebtorTree, index: number): SumProof {
+/** The position of guarantee `guaranteeId` in a side tree (−1 when it is not there). */
+export function positionOf(side: SideTree, guaranteeId: string): number {
+  const id = guaranteeId.toLowerCase();
+  return side.leaves.findIndex((l) => l.guaranteeId.toLowerCase() === id);
+}
+
+/** The proof of position `index` of a side tree (an empty position proves as `(0, 0)`). */
+export function sumTreeProof(tree: SideTree, index: number): SumProof {
   const { levels } = tree;
   if (!Number.isSafeInteger(index) || index < 0 || index >= levels[0].length) {
     throw new WireError("index", `must be a position of the tree, 0 to ${levels[0].length - 1}`);
@@ -190,12 +243,16 @@ export function sumProofRoot(proof: SumProof, keccak: Keccak256Fn = nobleKeccak2
 /** The summary's values in the `debitsRoot` tree (addresses checksummed, numbers as decimal strings). */
 export function toDebitSummaryValues(s: DebitSummary): DebitSummaryValues {
   if (s.total < 0n || s.total > MAX_UINT256) throw new WireError("total", "must be a uint256");
+  if (s.inTotal < 0n || s.inTotal > MAX_UINT256) throw new WireError("inTotal", "must be a uint256");
   return [
     parseAddress(s.debtor, "debtor"),
     parseAddress(s.asset, "asset"),
     s.sumRoot.toLowerCase(),
     formatUint(s.total),
     String(s.depth),
+    s.inRoot.toLowerCase(),
+    formatUint(s.inTotal),
+    String(s.inDepth),
   ];
 }
 
@@ -206,52 +263,71 @@ export const PLACEHOLDER_DEBIT_SUMMARY: DebitSummary = Object.freeze({
   sumRoot: ZERO_HASH,
   total: 0n,
   depth: 0,
+  inRoot: ZERO_HASH,
+  inTotal: 0n,
+  inDepth: 0,
 });
 
 /**
- * Groups a cycle's guarantees into one tree per payer and asset. Guarantees are added one at a time (e.g.
- * streamed from the store) with their leaf hash when the caller has it; `finish` builds every tree's root.
+ * Groups a cycle's guarantees into two trees per account and asset (outgoing by payer, incoming by
+ * recipient). Guarantees are added one at a time (e.g. streamed from the store) with their leaf hash when the
+ * caller has it; `finish` builds every tree's root.
  */
 export class DebitTreesBuilder {
-  private readonly groups = new Map<string, { id: string; hash: string; amount: bigint }[]>();
+  private readonly groups = new Map<string, { id: string; hash: string; amount: bigint }[][]>();
 
   constructor(private readonly keccak: Keccak256Fn = nobleKeccak256) {}
+
+  private side(account: string, asset: string, side: 0 | 1) {
+    const key = `${account.toLowerCase()}|${asset.toLowerCase()}`;
+    let group = this.groups.get(key);
+    if (group === undefined) this.groups.set(key, (group = [[], []]));
+    return group[side];
+  }
 
   /** Adds one guarantee of the cycle (self-payments are skipped). */
   add(leaf: GuaranteeLeaf, leafHash?: string): void {
     if (!isOutgoing(leaf)) return;
-    const key = `${leaf.payer.toLowerCase()}|${leaf.asset.toLowerCase()}`;
-    let group = this.groups.get(key);
-    if (group === undefined) this.groups.set(key, (group = []));
-    group.push({
+    const entry = {
       id: leaf.guaranteeId.toLowerCase(),
       hash: (leafHash ?? guaranteeLeafHash(leaf)).toLowerCase(),
       amount: leaf.amount,
-    });
+    };
+    this.side(leaf.payer, leaf.asset, 0).push(entry);
+    this.side(leaf.recipient, leaf.asset, 1).push(entry);
   }
 
-  /** The summaries (sorted by debtor, then asset) and the `debitsRoot` over them. */
+  private root(group: { id: string; hash: string; amount: bigint }[]): { node: SumNode; depth: number } {
+    if (group.length === 0) return { node: { hash: ZERO_HASH, sum: 0n }, depth: 0 };
+    group.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    for (let i = 1; i < group.length; i++) {
+      if (group[i].id === group[i - 1].id) {
+        throw new WireError("leaves", `guarantee ${group[i].id} appears twice in the cycle`);
+      }
+    }
+    const levels = sumTreeLevels(
+      group.map((g) => ({ hash: g.hash, sum: g.amount })),
+      this.keccak,
+    );
+    return { node: levels[levels.length - 1][0], depth: levels.length - 1 };
+  }
+
+  /** The summaries (sorted by account, then asset) and the `debitsRoot` over them. */
   finish(): CycleDebitTrees {
     const summaries: DebitSummary[] = [];
-    for (const [key, group] of [...this.groups.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    for (const [key, [out, incoming]] of [...this.groups.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
       const [debtor, asset] = key.split("|");
-      group.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-      for (let i = 1; i < group.length; i++) {
-        if (group[i].id === group[i - 1].id) {
-          throw new WireError("leaves", `guarantee ${group[i].id} appears twice in the cycle`);
-        }
-      }
-      const levels = sumTreeLevels(
-        group.map((g) => ({ hash: g.hash, sum: g.amount })),
-        this.keccak,
-      );
-      const top = levels[levels.length - 1][0];
+      const o = this.root(out);
+      const i = this.root(incoming);
       summaries.push({
         debtor: parseAddress(debtor, "debtor"),
         asset: parseAddress(asset, "asset"),
-        sumRoot: top.hash,
-        total: top.sum,
-        depth: levels.length - 1,
+        sumRoot: o.node.hash,
+        total: o.node.sum,
+        depth: o.depth,
+        inRoot: i.node.hash,
+        inTotal: i.node.sum,
+        inDepth: i.depth,
       });
     }
     const values = (summaries.length > 0 ? summaries : [PLACEHOLDER_DEBIT_SUMMARY]).map(toDebitSummaryValues);
@@ -278,3 +354,37 @@ export function debitSummaryProof(tree: DebitsTree, summary: DebitSummary): stri
     throw new WireError("summary", "is not a debtor summary of this cycle");
   }
 }
+
+/** The on-chain `DebitSummary` struct of a summary (the account and asset are separate arguments). */
+export function summaryStruct(s: DebitSummary) {
+  return {
+    sumRoot: s.sumRoot,
+    total: s.total,
+    depth: BigInt(s.depth),
+    inRoot: s.inRoot,
+    inTotal: s.inTotal,
+    inDepth: BigInt(s.inDepth),
+  };
+}
+
+/** The on-chain `CreditProof` of guarantee `guaranteeId` in `recipient`'s incoming tree (what an answer and
+ * `Vault.releaseListedReserve` carry); null when the cycle does not credit it to that recipient. */
+export function creditProofOf(trees: CycleDebitTrees, recipientTree: DebtorTree, guaranteeId: string) {
+  const index = positionOf(recipientTree.incoming, guaranteeId);
+  if (index < 0) return null;
+  const proof = sumTreeProof(recipientTree.incoming, index);
+  return {
+    summary: summaryStruct(recipientTree.summary),
+    summaryProof: debitSummaryProof(trees.tree, recipientTree.summary),
+    index: BigInt(index),
+    path: proof.path,
+  };
+}
+
+/** An empty `CreditProof` (a concession or an empty position carries no credit). */
+export const NO_CREDIT_PROOF = Object.freeze({
+  summary: summaryStruct(PLACEHOLDER_DEBIT_SUMMARY),
+  summaryProof: [] as string[],
+  index: 0n,
+  path: [] as SumNode[],
+});

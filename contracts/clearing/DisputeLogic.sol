@@ -2,11 +2,11 @@
 pragma solidity ^0.8.28;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
-import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
 
 import {IClearingHouse} from "../interfaces/IClearingHouse.sol";
 import {IClearingVault} from "../interfaces/IClearingVault.sol";
 import {IGuaranteeVerifier} from "../interfaces/IGuaranteeVerifier.sol";
+import {CreditCheck} from "../lib/CreditCheck.sol";
 import {GuaranteeLeaf} from "../lib/GuaranteeLeaf.sol";
 import {SumTree} from "../lib/SumTree.sol";
 import {ClearingBooks} from "./ClearingBooks.sol";
@@ -55,7 +55,7 @@ library DisputeLogic {
             revert IClearingHouse.DisputeNotOpen(cycleId, asset, debtor, index, status);
         }
         IClearingHouse.DebtGame storage game = books.games[cycleId][asset][debtor];
-        if (!game.revealed) _reveal(books, vault, cycle, at, game, a);
+        if (!game.revealed) _reveal(books, vault, cycle, at, game, a.summary, a.summaryProof);
         if (index >> game.depth != 0) {
             // Past the tree's last position: nothing is listed there.
             books.disputes[cycleId][asset][debtor][index] = IClearingHouse.DisputeStatus.Dismissed;
@@ -103,6 +103,8 @@ library DisputeLogic {
             a
         );
         uint256 amount = a.leaf.sum;
+        // amount <= the revealed total (a leaf of its sum tree), which fits 128 bits; positions are distinct.
+        books.games[at.cycleId][at.asset][at.debtor].settled += uint128(amount);
         books.disputes[at.cycleId][at.asset][at.debtor][at.index] = outcome;
         emit IClearingHouse.DisputeResolved(at.cycleId, at.asset, at.debtor, at.index, outcome, id, amount);
         if (outcome == IClearingHouse.DisputeStatus.Removed) {
@@ -134,20 +136,25 @@ library DisputeLogic {
         if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
         if (block.timestamp <= cycle.answerDeadline)
             revert IClearingHouse.AnswerWindowOpen(cycleId, cycle.answerDeadline);
-        IClearingHouse.Debt storage debt = ClearingBooks.debtIn(
-            books,
-            cycleId,
-            asset,
-            debtor,
-            IClearingHouse.DebtStatus.Challenged
-        );
-        uint256 amount = debt.amount;
-        debt.status = IClearingHouse.DebtStatus.Voided;
         IClearingHouse.DebtGame storage game = books.games[cycleId][asset][debtor];
         uint32 open = game.openDisputes;
+        // Nothing open: `NoDebt` / `DebtAlreadyResolved` as before (a challenged debt always has a dispute open).
+        if (open == 0)
+            ClearingBooks.debtIn(books, cycleId, asset, debtor, IClearingHouse.DebtStatus.Challenged);
         game.openDisputes = 0;
         cycle.openChallenges -= open;
         books.openChallenges -= open;
+        if (game.revealed) {
+            // Withholding concedes every position not answered yet: their sum comes off the debit and what
+            // exceeds it (the account's incoming payments it offset) is refunded from the bond.
+            uint256 rest = game.total - game.settled;
+            game.settled = game.total;
+            reduce(books, vault, cycleId, asset, debtor, rest);
+        }
+        IClearingHouse.Debt storage debt = books.debts[cycleId][asset][debtor];
+        if (debt.status != IClearingHouse.DebtStatus.Challenged) return; // a creditor's game: no debt to void
+        uint256 amount = debt.amount;
+        debt.status = IClearingHouse.DebtStatus.Voided;
         uint256 fromBond = ClearingBooks.fundFromBond(books, cycleId, asset, amount);
         emit IClearingHouse.DebitVoided(cycleId, asset, debtor, amount, fromBond);
         ClearingBooks.resolveDebt(cycleId, cycle);
@@ -212,6 +219,50 @@ library DisputeLogic {
         return asset == ClearingBooks.ETH ? address(this).balance : IERC20(asset).balanceOf(address(this));
     }
 
+    /// @notice See {ClearingHouse-revealSummary}.
+    function revealSummary(
+        ClearingBooks.Books storage books,
+        IClearingVault vault,
+        uint256 cycleId,
+        address asset,
+        address account,
+        IClearingHouse.DebitSummary calldata s,
+        bytes32[] calldata proof
+    ) external {
+        IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
+        IClearingHouse.DebtStatus status = books.debts[cycleId][asset][account].status;
+        IClearingHouse.DebtGame storage game = books.games[cycleId][asset][account];
+        if (
+            cycle.vetoed ||
+            game.revealed ||
+            (status != IClearingHouse.DebtStatus.None &&
+                status != IClearingHouse.DebtStatus.Open &&
+                status != IClearingHouse.DebtStatus.Challenged &&
+                status != IClearingHouse.DebtStatus.Answered)
+        ) revert IClearingHouse.SummaryNotRevealable(cycleId, asset, account);
+        _reveal(books, vault, cycle, Position(cycleId, asset, account, 0, false), game, s, proof);
+    }
+
+    /// @notice The credit `s` gives `participant` in `asset` for cycle `cycleId` (`inTotal - total`, 0 when not
+    /// positive), after checking `s` is its summary under the cycle's `debitsRoot` and, once revealed, the one
+    /// revealed.
+    function creditOf(
+        ClearingBooks.Books storage books,
+        uint256 cycleId,
+        address asset,
+        address participant,
+        IClearingHouse.DebitSummary calldata s,
+        bytes32[] calldata proof
+    ) external view returns (uint256) {
+        if (!CreditCheck.isSummary(books.cycles[cycleId].debitsRoot, participant, asset, s, proof))
+            revert IClearingHouse.InvalidMerkleProof();
+        IClearingHouse.DebtGame storage game = books.games[cycleId][asset][participant];
+        if (
+            game.revealed && (game.sumRoot != s.sumRoot || game.total != s.total || game.inTotal != s.inTotal)
+        ) revert IClearingHouse.SummaryMismatch(cycleId, asset, participant);
+        return s.inTotal > s.total ? s.inTotal - s.total : 0;
+    }
+
     /// @notice Returns to the bond what it paid into vetoed cycle `cycleId` (per asset; `VetoedBondReturned`):
     /// a vetoed cycle pays no claim, so that money would otherwise stay held for ever.
     function returnBondOfVetoed(ClearingBooks.Books storage books, uint256 cycleId) external {
@@ -258,33 +309,31 @@ library DisputeLogic {
         if (cut != 0) vault.releaseObligation(debtor, asset, cut);
     }
 
-    /// @dev Reveals the debtor's summary (proven under the cycle's `debitsRoot`); a debit above its total is
-    /// cut to it against the bond (the operator committed more than it listed).
+    /// @dev Reveals the account's summary (proven under the cycle's `debitsRoot`); a debit above its net
+    /// position (`total - inTotal`, 0 for a net creditor) is cut to it against the bond (the operator committed
+    /// more than it listed).
     function _reveal(
         ClearingBooks.Books storage books,
         IClearingVault vault,
         IClearingHouse.Cycle storage cycle,
         Position memory at,
         IClearingHouse.DebtGame storage game,
-        IClearingHouse.DisputeAnswer calldata a
+        IClearingHouse.DebitSummary calldata s,
+        bytes32[] calldata proof
     ) private {
         (uint256 cycleId, address asset, address debtor) = (at.cycleId, at.asset, at.debtor);
-        IClearingHouse.DebitSummary calldata s = a.summary;
-        bytes32 leaf = SumTree.summaryLeaf(debtor, asset, s.sumRoot, s.total, s.depth);
-        if (
-            s.depth > SumTree.MAX_DEPTH ||
-            s.total > type(uint128).max ||
-            !MerkleProof.verifyCalldata(a.summaryProof, cycle.debitsRoot, leaf)
-        ) {
+        if (!CreditCheck.isSummary(cycle.debitsRoot, debtor, asset, s, proof)) {
             revert IClearingHouse.InvalidDebitSummary(cycleId, asset, debtor);
         }
         game.sumRoot = s.sumRoot;
         game.total = uint128(s.total);
         game.depth = uint8(s.depth);
+        game.inTotal = uint128(s.inTotal);
         game.revealed = true;
         emit IClearingHouse.DebitSummaryRevealed(cycleId, asset, debtor, s.sumRoot, s.total, s.depth);
         uint256 debit = books.debts[cycleId][asset][debtor].amount;
-        if (debit > s.total) reduce(books, vault, cycleId, asset, debtor, debit - s.total);
+        uint256 net = s.total > s.inTotal ? s.total - s.inTotal : 0;
+        if (debit > net) reduce(books, vault, cycleId, asset, debtor, debit - net);
     }
 
     /// @dev The outcome of a proven position: Dismissed (empty), Voided (conceded), Removed (already paid to
@@ -331,6 +380,18 @@ library DisputeLogic {
         );
         if (leaf != a.leaf.hash || g.amount != a.leaf.sum)
             revert IClearingHouse.AnswerLeafMismatch(g.guaranteeId);
+        // A listing stands (or is removed from its recipient's credit) only where it is credited to its own
+        // recipient: a guarantee listed to one creditor never pays another (issue 25, item 5).
+        if (
+            !CreditCheck.isCredited(
+                books.cycles[at.cycleId].debitsRoot,
+                g.recipient,
+                at.asset,
+                leaf,
+                g.amount,
+                a.credit
+            )
+        ) revert IClearingHouse.NotCreditedToRecipient(at.cycleId, g.recipient, g.guaranteeId);
         if (!g.validated || vault.consumption(g.guaranteeId) == IClearingVault.Consumption.Remunerated) {
             return (IClearingHouse.DisputeStatus.Removed, g.guaranteeId, g.recipient);
         }
@@ -355,6 +416,7 @@ library DisputeLogic {
         books.openChallenges -= 1;
         if (game.openDisputes != 0) return;
         IClearingHouse.Debt storage debt = books.debts[at.cycleId][at.asset][at.debtor];
+        if (debt.status == IClearingHouse.DebtStatus.None) return; // a net creditor's game
         if (debt.amount == 0) {
             debt.status = IClearingHouse.DebtStatus.Voided;
             ClearingBooks.resolveDebt(at.cycleId, cycle);

@@ -94,21 +94,42 @@ interface IClearingHouse is IGuaranteeErrors {
         Dismissed
     }
 
-    /// @notice A debtor's summary in a cycle's `debitsRoot`: the root and total of its sum tree of outgoing
-    /// guarantees in one asset (SumTree), and the tree's depth.
+    /// @notice An account's summary in a cycle's `debitsRoot` for one asset: the root, total and depth of its
+    /// sum tree of outgoing guarantees (`sumRoot`, `total`, `depth`; all zero without any) and of its sum tree of
+    /// incoming guarantees (`inRoot`, `inTotal`, `inDepth`; all zero without any), both SumTrees over the same
+    /// guarantee leaves ordered by guarantee id. Its net position is `inTotal - total`: a debit when negative
+    /// (at most what the commit recorded), a credit when positive (what {claimNetCredit} pays).
     struct DebitSummary {
         bytes32 sumRoot;
         uint256 total;
         uint256 depth;
+        bytes32 inRoot;
+        uint256 inTotal;
+        uint256 inDepth;
     }
 
-    /// @notice The dispute game of one debt: its summary once revealed, and its open disputes.
+    /// @notice Where a guarantee sits in its recipient's incoming tree: the recipient's summary, proven by
+    /// `summaryProof` under the cycle's `debitsRoot`, and the position `index` with its sum-tree `path` (leaf level
+    /// first) under the summary's `inRoot`. What binds a listing to the credit it pays ({answerDispute},
+    /// `Vault.releaseListedReserve`).
+    struct CreditProof {
+        DebitSummary summary;
+        bytes32[] summaryProof;
+        uint256 index;
+        SumTree.Node[] path;
+    }
+
+    /// @notice The dispute game of one account's outgoing tree (a debtor's, or a creditor's since issue 25
+    /// item 5): its summary once revealed ({revealSummary} or the first answer), its open disputes, and the
+    /// sum of the positions answered so far (`settled`: upheld, removed, conceded or empty).
     struct DebtGame {
         bytes32 sumRoot;
         uint128 total;
         uint8 depth;
         bool revealed;
         uint32 openDisputes;
+        uint128 inTotal;
+        uint128 settled;
     }
 
     /// @notice The operator's answer to a disputed position of a debtor's tree.
@@ -122,6 +143,8 @@ interface IClearingHouse is IGuaranteeErrors {
     /// @param finalization For a V2 guarantee without a passing verdict: the payer's EIP-712 signature of
     /// `Finalization(bytes32 guaranteeId)` (it finalized the payment off chain, waiving validation); empty
     /// otherwise (docs/clearing.md "Payer-finalized V2 guarantees").
+    /// @param credit The same node in the guarantee recipient's incoming tree (ignored for a concession or an
+    /// empty position): a listing stands only if it is credited to its own recipient.
     struct DisputeAnswer {
         DebitSummary summary;
         bytes32[] summaryProof;
@@ -132,6 +155,7 @@ interface IClearingHouse is IGuaranteeErrors {
         GuaranteeSignature.Scheme scheme;
         bytes signature;
         bytes finalization;
+        CreditProof credit;
     }
 
     /// @notice One leaf of a cycle's guarantees root (the fields `guaranteeLeafHash` hashes).
@@ -382,6 +406,14 @@ interface IClearingHouse is IGuaranteeErrors {
     error InvalidDebitSummary(uint256 cycleId, address asset, address debtor);
     /// @notice The node and path do not lead to position `index` of the debtor's revealed tree.
     error LeafNotInTree(uint256 index);
+    /// @notice The guarantee is not at the given position of `recipient`'s incoming tree in cycle `cycleId`
+    /// (or the summary is not `recipient`'s): the listing is not credited to its recipient.
+    error NotCreditedToRecipient(uint256 cycleId, address recipient, bytes32 guaranteeId);
+    /// @notice `account`'s summary for `asset` in cycle `cycleId` was already revealed with other values.
+    error SummaryMismatch(uint256 cycleId, address asset, address account);
+    /// @notice `account`'s summary may no longer be revealed: its debt is paid, covered or voided (or the cycle
+    /// vetoed).
+    error SummaryNotRevealable(uint256 cycleId, address asset, address account);
     /// @notice The answer's claims and signature are not the guarantee at the disputed position.
     error AnswerLeafMismatch(bytes32 guaranteeId);
     /// @notice Claims of cycle `cycleId` wait for its open disputes, at most until `answerDeadline`.

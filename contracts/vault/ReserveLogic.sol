@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
-import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {BLS} from "solady/src/utils/ext/ithaca/BLS.sol";
 
@@ -10,6 +9,7 @@ import {IClearingVault} from "../interfaces/IClearingVault.sol";
 import {IGuaranteeVerifier} from "../interfaces/IGuaranteeVerifier.sol";
 import {IVault} from "../interfaces/IVault.sol";
 import {CertificateCodec} from "../lib/CertificateCodec.sol";
+import {CreditCheck} from "../lib/CreditCheck.sol";
 import {GuaranteeLeaf} from "../lib/GuaranteeLeaf.sol";
 import {GuaranteeSignature} from "../lib/GuaranteeSignature.sol";
 import {VaultCertificates} from "./VaultCertificates.sol";
@@ -76,7 +76,7 @@ library ReserveLogic {
         bytes32 guaranteeId,
         uint256 cycleId,
         bytes32 signatureHash,
-        bytes32[] calldata proof
+        IClearingHouse.CreditProof calldata proof
     ) external {
         IVault.Reserve memory r = books.reserves[guaranteeId];
         address recipient = books.v1ReserveRecipient[guaranteeId];
@@ -89,7 +89,8 @@ library ReserveLogic {
             revert IVault.CycleNotSettled(cycleId, cycle.challengeDeadline);
         }
         bytes32 leaf = GuaranteeLeaf.hash(guaranteeId, r.user, recipient, r.asset, r.amount, signatureHash);
-        if (!MerkleProof.verifyCalldata(proof, cycle.guaranteesRoot, leaf)) {
+        // Credited to its own recipient (its incoming tree), not merely listed: issue 25, item 5.
+        if (!CreditCheck.isCredited(cycle.debitsRoot, recipient, r.asset, leaf, r.amount, proof)) {
             revert IVault.GuaranteeNotListed(guaranteeId, cycleId);
         }
         if (VaultLedger.consumption(books, guaranteeId) == IClearingVault.Consumption.None) {
@@ -105,8 +106,11 @@ library ReserveLogic {
         IVault.Reserve memory r = books.reserves[guaranteeId];
         address recipient = books.v1ReserveRecipient[guaranteeId];
         if (r.user == address(0) || recipient == address(0)) revert IVault.ReserveNotFound(guaranteeId);
+        // A netting mark alone does not stop the collection: only a proof that the guarantee is credited to
+        // its recipient does ({releaseListedReserve} ends the reserve; issue 25, item 5).
         IClearingVault.Consumption how = VaultLedger.consumption(books, guaranteeId);
-        if (how != IClearingVault.Consumption.None) revert IVault.GuaranteeAlreadyConsumed(guaranteeId, how);
+        if (how == IClearingVault.Consumption.Remunerated)
+            revert IVault.GuaranteeAlreadyConsumed(guaranteeId, how);
         if (block.timestamp < r.expiresAt) revert IVault.ReserveNotYetCollectable(guaranteeId, r.expiresAt);
 
         books.marks[guaranteeId] = VaultLedger.Mark(IClearingVault.Consumption.Remunerated, 0);
@@ -125,9 +129,10 @@ library ReserveLogic {
         IVault.Reserve memory r = books.reserves[guaranteeId];
         if (r.user == address(0)) revert IVault.ReserveNotFound(guaranteeId);
         address recipient = books.v1ReserveRecipient[guaranteeId];
-        // A netting mark frees the reserve only once no veto can undo it.
+        // A netting mark frees a V2 reserve only once no veto can undo it; a V1 reserve only by a proof that
+        // the guarantee is credited to its recipient ({releaseListedReserve}; issue 25, item 5).
         bool consumed = books.marks[guaranteeId].how == IClearingVault.Consumption.Remunerated ||
-            VaultLedger.nettedForGood(books, guaranteeId);
+            (recipient == address(0) && VaultLedger.nettedForGood(books, guaranteeId));
         if (!consumed && (recipient != address(0) || block.timestamp < r.expiresAt))
             revert IVault.ReserveStillActive(guaranteeId, r.expiresAt);
         if (recipient != address(0)) delete books.v1ReserveRecipient[guaranteeId];

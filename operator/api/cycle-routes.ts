@@ -19,7 +19,13 @@ import {
   rebuildCycleDebitTrees,
   rebuildCycleGuaranteeTree,
 } from "../clearing/dispute-answer";
-import { buildDebtorTree, debitSummaryProof, sumTreeProof } from "../../sdk/debit-tree";
+import {
+  buildDebtorTree,
+  debitSummaryProof,
+  sumTreeProof,
+  toDebitSummaryValues,
+  type DebitSummary,
+} from "../../sdk/debit-tree";
 import { guaranteeLeafOf } from "../clearing/commit-plan";
 import { cycleCommitArgs, cycleTree } from "../clearing/cycle-json";
 import { query } from "express-validator";
@@ -169,6 +175,9 @@ export const cycleRoutes: RouteModule = (context) => {
       const claimed = await store.listCycleClaims(cycle.cycleId);
       // A vetoed cycle never pays a claim (`claimNetCredit` reverts `CycleIsVetoed`): no call to offer.
       const claimable = cycle.state !== "VETOED";
+      // Claims prove the participant's summary under the debitsRoot (issue 25, item 5); a vetoed cycle's
+      // guarantees moved on (its trees no longer rebuild), and it pays no claim anyway.
+      const trees = claimable ? await debitTrees(cycle) : null;
       res.json({
         cycle_id: cycle.cycleId,
         root: cycle.root,
@@ -183,12 +192,22 @@ export const cycleRoutes: RouteModule = (context) => {
             credit: formatUint(p.credit),
             proof: p.proof,
             claimed: isClaimed,
-            // The exact call for a creditor: ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof);
+            // The exact call for a creditor: ClearingHouse.claimNetCredit(cycleId, asset, participant, summary,
+            // summaryProof) with the participant's summary under the debitsRoot (credit = in_total − total);
             // it sets the credit aside, and the participant pulls it with withdrawPayout(asset, to).
-            claim_net_credit_args:
-              p.credit > 0n && claimable
-                ? [String(cycle.cycleId), p.asset, participant, formatUint(p.credit), p.proof]
-                : null,
+            claim_net_credit_args: (() => {
+              const s = trees?.summaries.find(
+                (x) => sameAddress(x.asset, p.asset) && sameAddress(x.debtor, participant),
+              );
+              if (p.credit === 0n || trees === null || s === undefined) return null;
+              return [
+                String(cycle.cycleId),
+                p.asset,
+                participant,
+                summaryJson(s),
+                debitSummaryProof(trees!.tree, s),
+              ];
+            })(),
           };
         }),
       });
@@ -268,17 +287,7 @@ export const cycleRoutes: RouteModule = (context) => {
         );
       }
       const guarantees = await plannedGuarantees(cycle.cycleId, cycle.guaranteeIds);
-      let trees;
-      try {
-        trees = rebuildCycleDebitTrees(cycleCommitArgs(cycle).debitsRoot, guarantees);
-      } catch (error) {
-        if (!(error instanceof DisputeAnswerError) && !(error instanceof WireError)) throw error;
-        logger.warn({ cycle_id: cycleId, reason: error.message }, "cannot rebuild the debtor trees");
-        throw notFound(
-          "guarantees_not_available",
-          `the guarantees of cycle ${cycleId} no longer rebuild its committed debits root`,
-        );
-      }
+      const trees = await debitTrees(cycle, guarantees);
       const leaves = guarantees.map(guaranteeLeafOf);
       const assets = trees.summaries.filter((s) => sameAddress(s.debtor, payer)).map((s) => s.asset);
       const node = (n: { hash: string; sum: bigint }) => ({ hash: n.hash, sum: formatUint(n.sum) });
@@ -295,7 +304,24 @@ export const cycleRoutes: RouteModule = (context) => {
             sum_root: summary.sumRoot,
             total: formatUint(summary.total),
             depth: summary.depth,
+            in_root: summary.inRoot,
+            in_total: formatUint(summary.inTotal),
+            in_depth: summary.inDepth,
             summary_proof: debitSummaryProof(trees.tree, summary),
+            // The account's incoming tree: each guarantee credited to it, with its proof (the CreditProof of
+            // `answerDispute` and `Vault.releaseListedReserve`: summary, summary_proof, position, path).
+            incoming: tree.incoming.leaves.map((leaf, position) => {
+              const proof = sumTreeProof(tree.incoming, position);
+              return {
+                position,
+                guarantee_id: leaf.guaranteeId,
+                payer: leaf.payer,
+                amount: formatUint(leaf.amount),
+                signature_hash: leaf.signatureHash,
+                leaf: node(proof.leaf),
+                path: proof.path.map(node),
+              };
+            }),
             positions: tree.leaves.map((leaf, position) => {
               const proof = sumTreeProof(tree, position);
               return {
@@ -313,6 +339,27 @@ export const cycleRoutes: RouteModule = (context) => {
       });
     },
   );
+
+  /** A summary as `claimNetCredit`'s `summary` argument (a JSON object ethers and viem encode as the tuple). */
+  function summaryJson(s: DebitSummary) {
+    const [, , sumRoot, total, depth, inRoot, inTotal, inDepth] = toDebitSummaryValues(s);
+    return { sumRoot, total, depth, inRoot, inTotal, inDepth };
+  }
+
+  /** The accounts' trees of a cycle Core planned (404 if its records no longer rebuild the debitsRoot). */
+  async function debitTrees(cycle: CycleRecord, planned?: Awaited<ReturnType<typeof plannedGuarantees>>) {
+    const guarantees = planned ?? (await plannedGuarantees(cycle.cycleId, cycle.guaranteeIds));
+    try {
+      return rebuildCycleDebitTrees(cycleCommitArgs(cycle).debitsRoot, guarantees);
+    } catch (error) {
+      if (!(error instanceof DisputeAnswerError) && !(error instanceof WireError)) throw error;
+      logger.warn({ cycle_id: cycle.cycleId, reason: error.message }, "cannot rebuild the debtor trees");
+      throw notFound(
+        "guarantees_not_available",
+        `the guarantees of cycle ${cycle.cycleId} no longer rebuild its committed debits root`,
+      );
+    }
+  }
 
   /** The guarantees Core planned `cycleId` from (its stored records, the planned ids only). */
   async function plannedGuarantees(cycleId: number, guaranteeIds: readonly string[]) {

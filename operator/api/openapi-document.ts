@@ -790,11 +790,36 @@ export const CORE_OPENAPI = {
           description: "Sibling nodes from the leaf level up (`answerDispute`'s `path`); `depth` of them.",
         },
       }),
+      CreditTreePosition: object({
+        position: { type: "integer", minimum: 0 },
+        guarantee_id: ref("Bytes32"),
+        payer: ref("Address"),
+        amount: ref("Uint"),
+        signature_hash: ref("Bytes32"),
+        leaf: ref("SumNode"),
+        path: {
+          type: "array",
+          items: ref("SumNode"),
+          description:
+            "Sibling nodes from the leaf level up under `in_root` (a `CreditProof`'s `path`); `in_depth` of them.",
+        },
+      }),
       DebtorTree: object({
         asset_address: ref("Address"),
         sum_root: ref("Bytes32"),
         total: ref("Uint"),
         depth: { type: "integer", minimum: 0, maximum: 24 },
+        in_root: ref("Bytes32"),
+        in_total: ref("Uint"),
+        in_depth: { type: "integer", minimum: 0, maximum: 24 },
+        incoming: {
+          type: "array",
+          items: ref("CreditTreePosition"),
+          description:
+            "The account's incoming tree (issue 25, item 5): each guarantee credited to it, in increasing id " +
+            "order, with the proof a `CreditProof` carries (`answerDispute`'s `credit`, " +
+            "`Vault.releaseListedReserve`). The net position is `in_total − total`.",
+        },
         summary_proof: {
           type: "array",
           items: ref("Bytes32"),
@@ -814,7 +839,8 @@ export const CORE_OPENAPI = {
         trees: {
           type: "array",
           items: ref("DebtorTree"),
-          description: "One per asset the payer has outgoing guarantees in; empty if none.",
+          description:
+            "One per asset the account has outgoing or incoming guarantees in (a net creditor too); empty if none.",
         },
       }),
       CyclePosition: object({
@@ -835,14 +861,22 @@ export const CORE_OPENAPI = {
               ref("Uint"),
               ref("Address"),
               ref("Address"),
-              ref("Uint"),
+              object({
+                sumRoot: ref("Bytes32"),
+                total: ref("Uint"),
+                depth: ref("Uint"),
+                inRoot: ref("Bytes32"),
+                inTotal: ref("Uint"),
+                inDepth: ref("Uint"),
+              }),
               { type: "array", items: ref("Bytes32") },
             ],
             items: false,
             minItems: 5,
           }),
           description:
-            "`ClearingHouse.claimNetCredit(cycleId, asset, participant, credit, proof)` arguments; null for a debtor " +
+            "`ClearingHouse.claimNetCredit(cycleId, asset, participant, summary, summaryProof)` arguments: the " +
+            "participant's summary under the cycle's `debitsRoot` (credit = `inTotal − total`) and its proof; null for a debtor " +
             "and in a VETOED cycle (the claim would revert `CycleIsVetoed`). The claim sends nothing: it sets the " +
             "credit aside for the participant, who then calls `ClearingHouse.withdrawPayout(asset, to)` (pull payment).",
         },
@@ -1565,8 +1599,9 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["clearing"],
         summary:
-          "A payer's sum trees of outgoing guarantees in a committed cycle: summary, positions and proofs " +
-          '(what disputeGuarantee disputes and answerDispute proves, docs/clearing.md "Disputes")',
+          "An account's sum trees in a committed cycle, outgoing and incoming: summary, positions and proofs " +
+          "(what disputeGuarantee disputes, answerDispute and revealSummary prove, claimNetCredit and " +
+          'Vault.releaseListedReserve take; docs/clearing.md "Disputes", "Credits bound to guarantees")',
         parameters: [
           { name: "id", in: "path", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
           { name: "payer", in: "path", required: true, schema: ref("Address") },

@@ -30,7 +30,7 @@ import {
   type GuaranteeLeaf,
   type GuaranteeTree,
 } from "../../sdk/guarantee-tree";
-import { buildDebitTrees } from "../../sdk/debit-tree";
+import { type CycleDebitTrees, buildDebitTrees } from "../../sdk/debit-tree";
 import { ZERO_ADDRESS, parseAddress } from "../../sdk/wire";
 import type { AssetTotal, DebtorObligation, NettingResult, PayableGuarantee } from "./netting";
 
@@ -73,6 +73,8 @@ export interface CommitPlan {
   guaranteeTree: GuaranteeTree;
   /** `tree.dump()`: plain JSON, reload with `loadCycleTree`. */
   treeDump: CycleTreeDump;
+  /** The accounts' summaries behind `debitsRoot` (claims and answers prove them). */
+  debitTrees: CycleDebitTrees;
 }
 
 /** A creditor's claim: the arguments of `claimNetCredit(cycleId, asset, participant, credit, proof)`. */
@@ -179,6 +181,7 @@ export function buildCommitPlan(
     tree,
     guaranteeTree,
     treeDump: tree.dump(),
+    debitTrees,
   };
 }
 

@@ -13,7 +13,10 @@ import { signatureToEip2537, type Eip2537G1Point } from "../../sdk/bls";
 import {
   buildDebitTrees,
   buildDebtorTree,
+  NO_CREDIT_PROOF,
+  creditProofOf,
   debitSummaryProof,
+  summaryStruct,
   sumTreeProof,
   type CycleDebitTrees,
   type DebtorTree,
@@ -36,8 +39,11 @@ export interface AnswerableGuarantee extends PayableGuarantee {
 }
 
 /** `answerDispute`'s `answer` argument (IClearingHouse.DisputeAnswer). */
+/** An account's summary as `answerDispute` / `claimNetCredit` take it (sdk/debit-tree.ts `summaryStruct`). */
+export type SummaryArg = ReturnType<typeof summaryStruct>;
+
 export interface DisputeAnswerArg {
-  summary: { sumRoot: string; total: bigint; depth: number };
+  summary: SummaryArg;
   summaryProof: string[];
   leaf: { hash: string; sum: bigint };
   path: { hash: string; sum: bigint }[];
@@ -47,6 +53,13 @@ export interface DisputeAnswerArg {
   signature: string;
   /** The payer's `Finalization` signature, or "0x". */
   finalization: string;
+  /** Where the guarantee sits in its recipient's incoming tree (empty for a concession or empty position). */
+  credit: {
+    summary: SummaryArg;
+    summaryProof: string[];
+    index: bigint;
+    path: { hash: string; sum: bigint }[];
+  };
 }
 
 const NO_CERTIFICATE: Eip2537G1Point = {
@@ -122,10 +135,17 @@ export function buildDisputeAnswer(
 ): DisputeAnswerArg {
   const { summary } = tree;
   const base = {
-    summary: { sumRoot: summary.sumRoot, total: summary.total, depth: summary.depth },
+    summary: summaryStruct(summary),
     summaryProof: debitSummaryProof(trees.tree, summary),
   };
-  const empty = { claims: "0x", certificate: NO_CERTIFICATE, scheme: 0, signature: "0x", finalization: "0x" };
+  const empty = {
+    claims: "0x",
+    certificate: NO_CERTIFICATE,
+    scheme: 0,
+    signature: "0x",
+    finalization: "0x",
+    credit: NO_CREDIT_PROOF,
+  };
   if (position >= tree.levels[0].length) {
     return { ...base, leaf: { hash: `0x${"0".repeat(64)}`, sum: 0n }, path: [], ...empty };
   }
@@ -134,6 +154,14 @@ export function buildDisputeAnswer(
   const leaf = tree.leaves[position];
   const g = leaf === undefined ? undefined : guarantees.get(leaf.guaranteeId.toLowerCase());
   if (concede || g === undefined) return { ...at, ...empty };
+  // The same guarantee in its recipient's incoming tree (a listing stands only where it is credited).
+  const recipient = buildDebtorTree(
+    [...guarantees.values()].map(guaranteeLeafOf),
+    leaf.recipient,
+    leaf.asset,
+  );
+  const credit = recipient === null ? null : creditProofOf(trees, recipient, leaf.guaranteeId);
+  if (credit === null) return { ...at, ...empty };
   return {
     ...at,
     claims: g.certificateClaims,
@@ -142,5 +170,6 @@ export function buildDisputeAnswer(
     signature: g.signature,
     // A V2 guarantee its payer finalized proves with the payer's waiver in place of a verdict.
     finalization: g.finalizationSignature ?? "0x",
+    credit,
   };
 }

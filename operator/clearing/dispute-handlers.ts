@@ -67,9 +67,14 @@ async function applyGuaranteeDisputed(
     resolvedTx: null,
   });
   const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
-  if (!debt || !["OPEN", "CHALLENGED", "ANSWERED"].includes(debt.status)) {
+  if (!debt) {
+    // A net creditor disputing its outgoing tree (issue 25, item 5): no debt; the keeper answers it.
+    context.logger.warn({ cycle_id: cycleId, asset, debtor, position }, "net creditor disputed a guarantee");
+    return;
+  }
+  if (!["OPEN", "CHALLENGED", "ANSWERED"].includes(debt.status)) {
     context.logger.error(
-      { cycle_id: cycleId, asset, debtor, position, status: debt?.status ?? null },
+      { cycle_id: cycleId, asset, debtor, position, status: debt.status },
       "GuaranteeDisputed for a debt Core holds as not open",
     );
     return;
@@ -146,7 +151,12 @@ async function applyDebitReduced(
   const cut = a.amount;
   const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
   if (!debt) {
-    context.logger.error({ cycle_id: cycleId, asset, debtor }, "DebitReduced for a debt Core does not hold");
+    // A net creditor's conceded position (nothing cut, its amount refunded from the bond) is expected.
+    if (cut !== 0n)
+      context.logger.error(
+        { cycle_id: cycleId, asset, debtor },
+        "DebitReduced for a debt Core does not hold",
+      );
     return;
   }
   const amount = debt.amount > cut ? debt.amount - cut : 0n;

@@ -28,11 +28,11 @@ import {
   buildDisputeAnswer,
   debtorTreeOf,
   rebuildCycleDebitTrees,
-  rebuildCycleGuaranteeTree,
   type AnswerableGuarantee,
 } from "./dispute-answer";
-import { participantPositions } from "./commit-plan";
-import { cycleCommitArgs, cycleTree } from "./cycle-json";
+import { guaranteeLeafOf } from "./commit-plan";
+import { buildDebtorTree, creditProofOf, debitSummaryProof, summaryStruct } from "../../sdk/debit-tree";
+import { cycleCommitArgs } from "./cycle-json";
 
 /**
  * The one Vault call the keeper makes, with the reverts that say "not yet" (kept local: the chain
@@ -40,7 +40,7 @@ import { cycleCommitArgs, cycleTree } from "./cycle-json";
  */
 const reserveInterface = new Interface([
   "function releaseReserve(bytes32 guaranteeId)",
-  "function releaseListedReserve(bytes32 guaranteeId, uint256 cycleId, bytes32 signatureHash, bytes32[] proof)",
+  "function releaseListedReserve(bytes32 guaranteeId, uint256 cycleId, bytes32 signatureHash, ((bytes32 sumRoot, uint256 total, uint256 depth, bytes32 inRoot, uint256 inTotal, uint256 inDepth) summary, bytes32[] summaryProof, uint256 index, (bytes32 hash, uint256 sum)[] path) proof)",
   "error CycleNotSettled(uint256 cycleId)",
   "error GuaranteeNotListed(bytes32 guaranteeId, uint256 cycleId)",
   "error ReserveNotFound(bytes32 guaranteeId)",
@@ -151,12 +151,13 @@ export class ClearingKeeper {
   /**
    * The backstop for a V1 reserve whose guarantee Core netted but its commit did not mark (the reserve was
    * registered after Core planned the cycle; docs/clearing.md, "Reserved V1 ids"): once the cycle is past its
-   * challenge deadline, not vetoed, proves the guarantee's leaf in the cycle's guarantees tree
-   * (`Vault.releaseListedReserve`), which marks it netted and frees the reserve before its `collectableAt`
+   * challenge deadline, not vetoed, proves the guarantee credited to its recipient (its incoming tree under
+   * the cycle's debitsRoot: `Vault.releaseListedReserve`), which marks it netted and frees the reserve before
+   * its `collectableAt`
    * (at least one challenge window later). Null when not possible yet or the chain refuses.
    */
   private async releaseListed(reserve: ActiveReserve): Promise<string | null> {
-    const { store, chainClock, deployment, logger } = this.options;
+    const { store, chainClock, deployment } = this.options;
     const guarantee = await store.getClearingGuarantee(reserve.guaranteeId);
     if (!guarantee || guarantee.cycleId === null) return null;
     const cycle = await store.getCycle(guarantee.cycleId);
@@ -164,40 +165,29 @@ export class ClearingKeeper {
       return null;
     if (cycle.challengeDeadline === null || chainClock.nowSeconds() <= cycle.challengeDeadline) return null;
     const context = { guarantee_id: reserve.guaranteeId, user: reserve.user, cycle_id: cycle.cycleId };
-    const ids = new Set(cycle.guaranteeIds.map((id) => id.toLowerCase()));
-    const guarantees = (await store.listGuarantees({ cycleId: cycle.cycleId })).filter((g) =>
-      ids.has(g.guaranteeId.toLowerCase()),
+    // The proof that the guarantee is credited to its recipient (its incoming tree under the debitsRoot):
+    // a mere listing no longer releases a V1 reserve (issue 25, item 5).
+    const answering = await this.answering(cycle);
+    if (answering === null) return null;
+    const leaf = answering.guarantees.find(
+      (g) => g.guaranteeId.toLowerCase() === reserve.guaranteeId.toLowerCase(),
     );
-    let tree;
-    try {
-      tree = rebuildCycleGuaranteeTree(
-        BigInt(cycle.cycleId),
-        cycleCommitArgs(cycle).guaranteesRoot,
-        guarantees,
-      );
-    } catch (error) {
-      if (!(error instanceof DisputeAnswerError) && !(error instanceof WireError)) throw error;
-      logger.error(
-        { ...context, reason: error.message },
-        "cannot rebuild the guarantees tree for a V1 reserve",
-      );
-      return null;
-    }
-    for (const [index, [guaranteeId, , , , , sigHash]] of tree.entries()) {
-      if (String(guaranteeId).toLowerCase() !== reserve.guaranteeId.toLowerCase()) continue;
-      const data = reserveInterface.encodeFunctionData("releaseListedReserve", [
-        reserve.guaranteeId,
-        cycle.cycleId,
-        sigHash,
-        tree.getProof(index),
-      ]);
-      return this.trySend(data, context, true, {
-        to: deployment.vault,
-        errors: reserveInterface,
-        label: "keeper releaseListedReserve",
-      });
-    }
-    return null;
+    if (leaf === undefined) return null;
+    const l = guaranteeLeafOf(leaf);
+    const recipient = buildDebtorTree(answering.guarantees.map(guaranteeLeafOf), l.recipient, l.asset);
+    const proof = recipient && creditProofOf(answering.trees, recipient, l.guaranteeId);
+    if (!proof) return null;
+    const data = reserveInterface.encodeFunctionData("releaseListedReserve", [
+      reserve.guaranteeId,
+      cycle.cycleId,
+      l.signatureHash,
+      proof,
+    ]);
+    return this.trySend(data, context, true, {
+      to: deployment.vault,
+      errors: reserveInterface,
+      label: "keeper releaseListedReserve",
+    });
   }
 
   /**
@@ -341,33 +331,31 @@ export class ClearingKeeper {
       const claimed = new Set(
         (await store.listCycleClaims(cycle.cycleId)).map((c) => `${c.asset}:${c.participant}`.toLowerCase()),
       );
-      const tree = cycleTree(cycle);
-      const participants = new Set<string>();
-      for (const [, value] of tree.entries()) participants.add(value[2]);
-      for (const participant of participants) {
-        for (const position of participantPositions(tree, participant)) {
-          if (position.credit === 0n) continue;
-          if (claimed.has(`${position.asset}:${position.participant}`.toLowerCase())) continue;
-          const data = clearingHouseInterface.encodeFunctionData("claimNetCredit", [
-            position.cycleId,
-            position.asset,
-            position.participant,
-            position.credit,
-            position.proof,
-          ]);
-          const txHash = await this.trySend(data, {
-            cycle_id: cycle.cycleId,
-            asset: position.asset,
-            participant: position.participant,
+      // Each creditor's claim proves its own summary under the cycle's debitsRoot (issue 25, item 5).
+      const answering = await this.answering(cycle);
+      if (answering === null) continue;
+      for (const summary of answering.trees.summaries) {
+        if (summary.inTotal <= summary.total) continue;
+        if (claimed.has(`${summary.asset}:${summary.debtor}`.toLowerCase())) continue;
+        const data = clearingHouseInterface.encodeFunctionData("claimNetCredit", [
+          cycle.cycleId,
+          summary.asset,
+          summary.debtor,
+          summaryStruct(summary),
+          debitSummaryProof(answering.trees.tree, summary),
+        ]);
+        const txHash = await this.trySend(data, {
+          cycle_id: cycle.cycleId,
+          asset: summary.asset,
+          participant: summary.debtor,
+        });
+        if (txHash) {
+          result.claimed.push({
+            cycleId: cycle.cycleId,
+            asset: summary.asset,
+            participant: summary.debtor,
+            txHash,
           });
-          if (txHash) {
-            result.claimed.push({
-              cycleId: cycle.cycleId,
-              asset: position.asset,
-              participant: position.participant,
-              txHash,
-            });
-          }
         }
       }
     }

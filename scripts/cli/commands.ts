@@ -358,6 +358,8 @@ export async function voidDebit(ctx: CliContext, flags: Flags): Promise<void> {
 
 interface Position {
   credit: bigint;
+  /** The participant's summary under the debitsRoot (sumRoot, total, depth, inRoot, inTotal, inDepth). */
+  summary: string[];
   proof: string[];
 }
 
@@ -370,14 +372,32 @@ function positionFromProofAnswer(body: unknown, asset: AssetInfo): Position | nu
   for (const entry of positions as Record<string, unknown>[]) {
     const entryAsset = entry?.asset_address;
     if (typeof entryAsset !== "string" || !sameAddress(entryAsset, asset.address)) continue;
-    if (!Array.isArray(entry.proof)) throw new CliError(`Core's ${asset.symbol} position has no proof`);
-    return { credit: parseUint256(entry.credit, "credit"), proof: entry.proof.map(String) };
+    const args = entry.claim_net_credit_args;
+    const credit = parseUint256(entry.credit, "credit");
+    if (credit === 0n || !Array.isArray(args)) return { credit: 0n, summary: [], proof: [] };
+    const summary = args[3] as Record<string, unknown> | null;
+    if (summary === null || typeof summary !== "object" || !Array.isArray(args[4]))
+      throw new CliError(`Core's ${asset.symbol} position has no summary proof`);
+    const fields = ["sumRoot", "total", "depth", "inRoot", "inTotal", "inDepth"];
+    return { credit, summary: fields.map((k) => String(summary[k])), proof: args[4].map(String) };
   }
   return null;
 }
 
+/** The summary as `claimNetCredit` takes it. */
+function summaryTuple(v: string[]) {
+  return {
+    sumRoot: v[0],
+    total: BigInt(v[1]),
+    depth: BigInt(v[2]),
+    inRoot: v[3],
+    inTotal: BigInt(v[4]),
+    inDepth: BigInt(v[5]),
+  };
+}
+
 /**
- * Claims a net credit (Core's proof, or --credit/--proof). The ClearingHouse sets it aside for the participant
+ * Claims a net credit (Core's proof, or --credit/--summary/--proof). The ClearingHouse sets it aside for the participant
  * (pull payment); when the caller is the participant, its whole payout in the asset is then withdrawn to
  * `--to` (default: itself). A credit claimed already (e.g. by Core's keeper) is not claimed again.
  */
@@ -392,7 +412,14 @@ export async function claimNetCredit(ctx: CliContext, flags: Flags): Promise<voi
   if (str(flags, "proof") !== undefined) {
     const proof = JSON.parse(required(flags, "proof")) as unknown;
     if (!Array.isArray(proof)) throw new CliError("--proof: must be a JSON array of 32-byte hex strings");
-    position = { credit: parseUint256(required(flags, "credit"), "--credit"), proof: proof.map(String) };
+    const summary = JSON.parse(required(flags, "summary")) as unknown;
+    if (!Array.isArray(summary) || summary.length !== 6)
+      throw new CliError("--summary: must be a JSON array [sumRoot, total, depth, inRoot, inTotal, inDepth]");
+    position = {
+      credit: parseUint256(required(flags, "credit"), "--credit"),
+      summary: summary.map(String),
+      proof: proof.map(String),
+    };
   } else {
     // A public endpoint: the proof is the same whoever asks (anyone may claim for the participant).
     const path = `/core/cycles/${cycleId}/participants/${participant}/proof`;
@@ -401,14 +428,14 @@ export async function claimNetCredit(ctx: CliContext, flags: Flags): Promise<voi
   if (position === null || position.credit === 0n) {
     throw new CliError(`${participant} has no ${asset.symbol} net credit in cycle ${cycleId}`);
   }
-  const { credit, proof } = position;
+  const { credit, summary, proof } = position;
   if (await ctx.clearingHouse.isCreditClaimed(cycleId, asset.address, participant)) {
     info(`the ${asset.symbol} credit of ${participant} in cycle ${cycleId} was claimed already`);
   } else {
     await send(`claim net credit ${formatAmount(credit, asset)} (cycle ${cycleId})`, () =>
       ctx.clearingHouse
         .connect(ctx.wallet)
-        .claimNetCredit(cycleId, asset.address, participant, credit, proof),
+        .claimNetCredit(cycleId, asset.address, participant, summaryTuple(summary), proof),
     );
     console.log(`Claimed ${formatAmount(credit, asset)} for ${participant} from cycle ${cycleId}`);
   }

@@ -91,7 +91,7 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     await ch.connect(f.bob).payNetDebit(1, ETH, { value: ONE });
     await time.increase(W + 1);
     const carol = creditProofOf(plan, f.carol.address);
-    await ch.claimNetCredit(1, ETH, f.carol.address, carol.credit, carol.proof);
+    await ch.claimNetCredit(1, ETH, f.carol.address, carol.summary, carol.proof);
     expect(() => creditProofOf(plan, f.bob.address)).to.throw("no credit"); // no claim can return it
     // The deduction is recovered from bob's collateral after the payment deadline, like a covered debt.
     await expect(ch.recoverDeduction(1, ETH, f.bob.address)).to.be.revertedWithCustomError(
@@ -131,7 +131,7 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     await ch.connect(f.dave).payNetDebit(1, ETH, { value: 3n * ONE });
     await time.increase(W + 1);
     const bob = creditProofOf(plan, f.bob.address);
-    await expect(ch.claimNetCredit(1, ETH, f.bob.address, bob.credit, bob.proof))
+    await expect(ch.claimNetCredit(1, ETH, f.bob.address, bob.summary, bob.proof))
       .to.emit(ch, "NetCreditClaimed")
       .withArgs(1n, ETH, f.bob.address, 3n * ONE)
       .and.to.emit(ch, "DeductionRecovered")
@@ -189,7 +189,7 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     await time.increase(W + 1);
     const c = creditProofOf(plan2, f.alice.address);
     expect(c.credit).to.equal(ONE);
-    await ch.claimNetCredit(2, ETH, f.alice.address, c.credit, c.proof);
+    await ch.claimNetCredit(2, ETH, f.alice.address, c.summary, c.proof);
     expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(ONE); // owed 1, holds 1
     expect(await ch.bondOf(ETH)).to.equal(5n * ONE);
   });
@@ -221,7 +221,7 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     // dave's 3 plus what the bond fronted, and the bond gets back what bob owed.
     for (const who of [f.carol.address, f.bob.address]) {
       const c = creditProofOf(plan, who);
-      await ch.claimNetCredit(1, ETH, who, c.credit, c.proof);
+      await ch.claimNetCredit(1, ETH, who, c.summary, c.proof);
     }
     expect(await ch.payoutOf(ETH, f.bob.address)).to.equal(0n);
     expect(await ch.bondOf(ETH)).to.equal(5n * ONE);

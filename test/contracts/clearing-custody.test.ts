@@ -50,7 +50,7 @@ describe("Custody review (issue 17), ClearingHouse side", () => {
         {
           root: cycle.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: cycle.debitsRoot,
         },
         cycle.totals,
         cycle.debtors,
@@ -119,7 +119,7 @@ describe("Custody review (issue 17), ClearingHouse side", () => {
         {
           root: cycle.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: cycle.debitsRoot,
         },
         cycle.totals,
         cycle.debtors,
@@ -152,13 +152,7 @@ describe("Custody review (issue 17), ClearingHouse side", () => {
         expect(await f.vault.freeCollateralOf(v.address, ETH)).to.equal(5n * ONE);
       }
       await expect(
-        f.clearingHouse.claimNetCredit(
-          1,
-          ETH,
-          f.dave.address,
-          15n * ONE,
-          f.cycle.proofOf(ETH, f.dave.address),
-        ),
+        f.clearingHouse.claimNetCredit(1, ETH, f.dave.address, ...f.cycle.claimOf(ETH, f.dave.address)),
       )
         .to.be.revertedWithCustomError(f.clearingHouse, "CycleIsVetoed")
         .withArgs(1n);

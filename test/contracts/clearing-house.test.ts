@@ -43,7 +43,7 @@ describe("ClearingHouse", () => {
       {
         root: f.cycle.root,
         guaranteesRoot: GUARANTEES_ROOT,
-        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        debitsRoot: f.cycle.debitsRoot,
       },
       f.cycle.totals,
       f.cycle.debtors,
@@ -72,7 +72,7 @@ describe("ClearingHouse", () => {
         {
           root: cycle.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: cycle.debitsRoot,
         },
         cycle.totals,
         cycle.debtors,
@@ -124,7 +124,7 @@ describe("ClearingHouse", () => {
         {
           root: empty.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: empty.debitsRoot,
         },
         [],
         [],
@@ -146,7 +146,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           [],
           [],
@@ -161,7 +161,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           [],
           [],
@@ -176,7 +176,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           [],
           [],
@@ -191,7 +191,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           [],
           [],
@@ -208,7 +208,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           cycle.totals,
           cycle.debtors,
@@ -243,7 +243,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           [ethTotal, ethTotal],
           cycle.debtors,
@@ -258,7 +258,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           [{ ...ethTotal, totalCredit: ONE }, usdTotal],
           cycle.debtors,
@@ -273,7 +273,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           cycle.totals,
           [{ ...aliceDebt, amount: 0n }, carolDebt],
@@ -288,7 +288,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           cycle.totals,
           [{ ...aliceDebt, debtor: ZeroAddress }, carolDebt],
@@ -304,7 +304,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           [{ ...ethTotal, totalDebit: huge, totalCredit: huge }, usdTotal],
           [{ ...aliceDebt, amount: huge }, carolDebt],
@@ -317,7 +317,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           [ethTotal],
           cycle.debtors,
@@ -336,7 +336,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           cycle.totals,
           [...halves, carolDebt],
@@ -351,7 +351,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           cycle.totals,
           [{ ...aliceDebt, debtor: bob.address, amount: ONE }, aliceDebt, carolDebt],
@@ -366,7 +366,7 @@ describe("ClearingHouse", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           cycle.totals,
           [aliceDebt],
@@ -388,7 +388,7 @@ describe("ClearingHouse", () => {
           {
             root: next.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: next.debitsRoot,
           },
           [],
           [],
@@ -476,7 +476,7 @@ describe("ClearingHouse", () => {
         {
           root: cycle.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: cycle.debitsRoot,
         },
         cycle.totals,
         cycle.debtors,
@@ -539,7 +539,7 @@ describe("ClearingHouse", () => {
         {
           root: cycle.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: cycle.debitsRoot,
         },
         cycle.totals,
         cycle.debtors,
@@ -553,9 +553,7 @@ describe("ClearingHouse", () => {
       expect(asset.funded).to.equal(ONE);
       expect(asset.shortfall).to.equal(2n * ONE);
       expect(await vault.balanceOf(dave.address, ETH)).to.equal(0n);
-      await expect(
-        clearingHouse.claimNetCredit(1, ETH, bob.address, 3n * ONE, cycle.proofOf(ETH, bob.address)),
-      )
+      await expect(clearingHouse.claimNetCredit(1, ETH, bob.address, ...cycle.claimOf(ETH, bob.address)))
         .to.be.revertedWithCustomError(clearingHouse, "CreditNotYetFunded")
         .withArgs(1n, ETH, ONE, 3n * ONE);
     });
@@ -582,7 +580,7 @@ describe("ClearingHouse", () => {
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: 3n * ONE });
       const tx = clearingHouse
         .connect(outsider)
-        .claimNetCredit(1, ETH, bob.address, 2n * ONE, cycle.proofOf(ETH, bob.address));
+        .claimNetCredit(1, ETH, bob.address, ...cycle.claimOf(ETH, bob.address));
       await expect(tx)
         .to.emit(clearingHouse, "NetCreditClaimed")
         .withArgs(1n, ETH, bob.address, 2n * ONE);
@@ -605,9 +603,7 @@ describe("ClearingHouse", () => {
       expect(await clearingHouse.isCreditClaimed(1, ETH, bob.address)).to.equal(true);
       expect((await clearingHouse.getCycleAsset(1, ETH)).claimed).to.equal(2n * ONE);
       expect(await clearingHouse.heldLiquidity(ETH)).to.equal(ONE);
-      await expect(
-        clearingHouse.claimNetCredit(1, ETH, bob.address, 2n * ONE, cycle.proofOf(ETH, bob.address)),
-      )
+      await expect(clearingHouse.claimNetCredit(1, ETH, bob.address, ...cycle.claimOf(ETH, bob.address)))
         .to.be.revertedWithCustomError(clearingHouse, "CreditAlreadyClaimed")
         .withArgs(1n, ETH, bob.address);
     });
@@ -620,8 +616,7 @@ describe("ClearingHouse", () => {
         1,
         usdAddress,
         alice.address,
-        100n * USD,
-        cycle.proofOf(usdAddress, alice.address),
+        ...cycle.claimOf(usdAddress, alice.address),
       );
       await expect(tx)
         .to.emit(clearingHouse, "NetCreditClaimed")
@@ -638,9 +633,7 @@ describe("ClearingHouse", () => {
 
     it("refuses credits not yet funded", async () => {
       const { clearingHouse, bob, cycle } = await loadFixture(claimableFixture);
-      await expect(
-        clearingHouse.claimNetCredit(1, ETH, bob.address, 2n * ONE, cycle.proofOf(ETH, bob.address)),
-      )
+      await expect(clearingHouse.claimNetCredit(1, ETH, bob.address, ...cycle.claimOf(ETH, bob.address)))
         .to.be.revertedWithCustomError(clearingHouse, "CreditNotYetFunded")
         .withArgs(1n, ETH, 0n, 2n * ONE);
     });
@@ -648,31 +641,27 @@ describe("ClearingHouse", () => {
     it("rejects unknown cycles and assets, zero credits and bad proofs", async () => {
       const { clearingHouse, alice, bob, cycle, teth } = await loadFixture(claimableFixture);
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: 3n * ONE });
-      const proof = cycle.proofOf(ETH, bob.address);
-      await expect(clearingHouse.claimNetCredit(0, ETH, bob.address, 2n * ONE, proof))
+      const [summary, proof] = cycle.claimOf(ETH, bob.address);
+      await expect(clearingHouse.claimNetCredit(0, ETH, bob.address, summary, proof))
         .to.be.revertedWithCustomError(clearingHouse, "UnknownCycle")
         .withArgs(0n);
-      await expect(clearingHouse.claimNetCredit(2, ETH, bob.address, 2n * ONE, proof))
+      await expect(clearingHouse.claimNetCredit(2, ETH, bob.address, summary, proof))
         .to.be.revertedWithCustomError(clearingHouse, "UnknownCycle")
         .withArgs(2n);
       const tethAddress = await teth.getAddress();
-      await expect(clearingHouse.claimNetCredit(1, tethAddress, bob.address, 2n * ONE, proof))
+      await expect(clearingHouse.claimNetCredit(1, tethAddress, bob.address, summary, proof))
         .to.be.revertedWithCustomError(clearingHouse, "UnknownCycleAsset")
         .withArgs(1n, tethAddress);
-      await expect(clearingHouse.claimNetCredit(1, ETH, bob.address, 0, proof)).to.be.revertedWithCustomError(
-        clearingHouse,
-        "ZeroCredit",
-      );
-      // Inflated credit, someone else's proof, a debtor claiming its debit as credit.
+      // Inflated credit, someone else's proof, a debtor claiming (its summary nets to a debit: no credit).
       await expect(
-        clearingHouse.claimNetCredit(1, ETH, bob.address, 3n * ONE, proof),
+        clearingHouse.claimNetCredit(1, ETH, bob.address, { ...summary, inTotal: 3n * ONE }, proof),
       ).to.be.revertedWithCustomError(clearingHouse, "InvalidMerkleProof");
       await expect(
-        clearingHouse.claimNetCredit(1, ETH, alice.address, 2n * ONE, proof),
+        clearingHouse.claimNetCredit(1, ETH, alice.address, summary, proof),
       ).to.be.revertedWithCustomError(clearingHouse, "InvalidMerkleProof");
       await expect(
-        clearingHouse.claimNetCredit(1, ETH, alice.address, 3n * ONE, cycle.proofOf(ETH, alice.address)),
-      ).to.be.revertedWithCustomError(clearingHouse, "InvalidMerkleProof");
+        clearingHouse.claimNetCredit(1, ETH, alice.address, ...cycle.claimOf(ETH, alice.address)),
+      ).to.be.revertedWithCustomError(clearingHouse, "ZeroCredit");
     });
 
     it("matches the StandardMerkleTree leaf encoding", async () => {

@@ -261,7 +261,7 @@ describe("Custody (issue 17)", () => {
         {
           root: c.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: c.debitsRoot,
         },
         c.totals,
         c.debtors,

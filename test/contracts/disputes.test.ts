@@ -72,11 +72,11 @@ describe("Dispute game (issue 25)", () => {
       expect((await f.clearingHouse.getCycle(1)).debitsRoot).to.equal(f.plan.args.debitsRoot);
       await f.clearingHouse.connect(f.alice).payNetDebit(1, ETH, { value: 3n * ONE }); // paying early is fine
       const bob = creditProofOf(f.plan, f.bob.address);
-      await expect(f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, bob.credit, bob.proof))
+      await expect(f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, bob.summary, bob.proof))
         .to.be.revertedWithCustomError(f.clearingHouse, "ChallengeWindowOpen")
         .withArgs(1n, at + BigInt(W));
       await time.increase(W);
-      await expect(f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, bob.credit, bob.proof)).to.emit(
+      await expect(f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, bob.summary, bob.proof)).to.emit(
         f.clearingHouse,
         "NetCreditClaimed",
       );
@@ -283,9 +283,9 @@ describe("Dispute game (issue 25)", () => {
       // The cycle is whole: bob claims his 2 ETH (alice's 2 + the bond's 1 cover bob 2 and carol 1).
       await time.increase(W);
       const bob = creditProofOf(f.plan, f.bob.address);
-      await ch.claimNetCredit(1, ETH, f.bob.address, bob.credit, bob.proof);
+      await ch.claimNetCredit(1, ETH, f.bob.address, bob.summary, bob.proof);
       const carol = creditProofOf(f.plan, f.carol.address);
-      await ch.claimNetCredit(1, ETH, f.carol.address, carol.credit, carol.proof);
+      await ch.claimNetCredit(1, ETH, f.carol.address, carol.summary, carol.proof);
       expect((await ch.getCycleAsset(1, ETH)).shortfall).to.equal(0n);
     });
 
@@ -374,11 +374,11 @@ describe("Dispute game (issue 25)", () => {
       await ch.connect(f.alice).payNetDebit(1, ETH, { value: ONE });
       await time.increase(W);
       const bob = creditProofOf(plan, f.bob.address);
-      await expect(ch.claimNetCredit(1, ETH, f.bob.address, bob.credit, bob.proof))
+      await expect(ch.claimNetCredit(1, ETH, f.bob.address, bob.summary, bob.proof))
         .to.emit(ch, "NetCreditClaimed")
         .withArgs(1n, ETH, f.bob.address, 0n);
       const carol = creditProofOf(plan, f.carol.address);
-      await ch.claimNetCredit(1, ETH, f.carol.address, carol.credit, carol.proof);
+      await ch.claimNetCredit(1, ETH, f.carol.address, carol.summary, carol.proof);
       // The bond fronted bob's 2 ETH and got them back from his claim.
       expect(await ch.bondOf(ETH)).to.equal(5n * ONE);
       expect(await ch.payoutOf(ETH, f.bob.address)).to.equal(0n);
@@ -391,7 +391,7 @@ describe("Dispute game (issue 25)", () => {
       await time.increase(W);
       const bob = creditProofOf(f.plan, f.bob.address);
       const { answerDeadline } = await f.clearingHouse.getCycle(1);
-      await expect(f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, bob.credit, bob.proof))
+      await expect(f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, bob.summary, bob.proof))
         .to.be.revertedWithCustomError(f.clearingHouse, "DisputesOpen")
         .withArgs(1n, answerDeadline);
       await f.clearingHouse.answerDispute(
@@ -402,7 +402,7 @@ describe("Dispute game (issue 25)", () => {
         disputeAnswerOf(f.all, f.alice.address, 0),
       );
       await f.clearingHouse.connect(f.alice).payNetDebit(1, ETH, { value: 3n * ONE });
-      await expect(f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, bob.credit, bob.proof)).to.emit(
+      await expect(f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, bob.summary, bob.proof)).to.emit(
         f.clearingHouse,
         "NetCreditClaimed",
       );

@@ -7,7 +7,7 @@
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { expect } from "chai";
-import { id as hashText, parseEther } from "ethers";
+import { ZeroHash, id as hashText, parseEther } from "ethers";
 import { ethers } from "hardhat";
 
 import { guaranteeLeafOf } from "../../operator/clearing/commit-plan";
@@ -18,7 +18,12 @@ import {
   toGuaranteeLeafValues,
   type GuaranteeLeaf,
 } from "../../sdk";
-import { DEBIT_SUMMARY_ENCODING, sumTreeLevels, toDebitSummaryValues } from "../../sdk/debit-tree";
+import {
+  DEBIT_SUMMARY_ENCODING,
+  sumTreeLevels,
+  summaryStruct,
+  toDebitSummaryValues,
+} from "../../sdk/debit-tree";
 import {
   ETH,
   TIMINGS,
@@ -30,6 +35,7 @@ import {
   signedGuarantee,
   suretyFixture,
   transfer,
+  creditProofOf,
 } from "./helpers";
 
 const ONE = parseEther("1");
@@ -119,9 +125,11 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
     expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(0n);
     expect(await ch.doubleListingProven(f.toBob.payable.guaranteeId, 2)).to.equal(true);
     // Cycle 2's creditors are untouched: bob claims his 3 ETH (paid by alice), the refund came from the bond.
-    const [bob] = f.c2.leaves.filter((l) => l.participant === f.bob.address);
-    const proof = f.c2.tree.getProof(["2", ETH, f.bob.address, "0", bob.credit.toString()]);
-    await expect(ch.claimNetCredit(2, ETH, f.bob.address, bob.credit, proof)).to.emit(ch, "NetCreditClaimed");
+    const bob = creditProofOf(f.c2, f.bob.address);
+    await expect(ch.claimNetCredit(2, ETH, f.bob.address, bob.summary, bob.proof)).to.emit(
+      ch,
+      "NetCreditClaimed",
+    );
     // Replaying the proof pays nothing twice.
     await expect(f.prove(1n, 2n))
       .to.be.revertedWithCustomError(ch, "DoubleListingAlreadyProven")
@@ -159,7 +167,7 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
       {
         root: c3.root,
         guaranteesRoot: tree.root,
-        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        debitsRoot: c3.debitsRoot,
       },
       c3.totals,
       c3.debtors,
@@ -357,14 +365,30 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
       { hash: leafHash, sum: 3n * ONE },
       { hash: leafHash, sum: 3n * ONE },
     ]);
+    const none = { inRoot: ZeroHash, inTotal: 0n, inDepth: 0 };
     const summary = {
       debtor: f.alice.address,
       asset: ETH,
       sumRoot: levels[1][0].hash,
       total: 6n * ONE,
       depth: 1,
+      ...none,
     };
-    const debits = StandardMerkleTree.of([toDebitSummaryValues(summary)], [...DEBIT_SUMMARY_ENCODING]);
+    // bob's incoming tree lists it twice too (what his credit is made of).
+    const bobs = {
+      debtor: f.bob.address,
+      asset: ETH,
+      sumRoot: ZeroHash,
+      total: 0n,
+      depth: 0,
+      inRoot: levels[1][0].hash,
+      inTotal: 6n * ONE,
+      inDepth: 1,
+    };
+    const debits = StandardMerkleTree.of(
+      [toDebitSummaryValues(summary), toDebitSummaryValues(bobs)],
+      [...DEBIT_SUMMARY_ENCODING],
+    );
     const c1 = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, 6n * ONE));
     const ch = f.clearingHouse;
     await ch
@@ -377,8 +401,8 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
         [],
       );
     const answer = (position: number, concede = false) => ({
-      summary: { sumRoot: summary.sumRoot, total: summary.total, depth: 1 },
-      summaryProof: debits.getProof(0),
+      summary: summaryStruct(summary),
+      summaryProof: debits.getProof(toDebitSummaryValues(summary)),
       leaf: levels[0][position],
       path: [levels[0][1 - position]],
       claims: concede ? "0x" : toBob.claims,
@@ -386,6 +410,12 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
       scheme: 0,
       signature: concede ? "0x" : toBob.signature,
       finalization: "0x",
+      credit: {
+        summary: summaryStruct(bobs),
+        summaryProof: debits.getProof(toDebitSummaryValues(bobs)),
+        index: BigInt(position),
+        path: [levels[0][1 - position]],
+      },
     });
     await ch.connect(f.alice).disputeGuarantee(1, ETH, 0);
     await ch.connect(f.alice).disputeGuarantee(1, ETH, 1);

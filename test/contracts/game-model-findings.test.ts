@@ -1,14 +1,15 @@
 /**
  * What the randomized model of the clearing game (game-model.test.ts) found, each reduced to a deterministic
- * scenario (docs/clearing.md "Randomized model"). These tests pin today's behaviour: each states what goes
- * wrong, and its assertions marked "today" flip when the contracts are fixed (1 is fixed).
+ * scenario (docs/clearing.md "Randomized model"). All three are fixed; each test shows the attack failing
+ * and the honest path working.
  *  1. (Fixed: the veto returns it, `VetoedBondReturned`.) Bond money paid into a cycle by a concession stayed
  *     in `heldLiquidity` for good once the guardian vetoed the cycle.
- *  2. A participant that stays a net creditor cannot dispute a fabricated outgoing guarantee (`NoDebt`): its
- *     credit is lowered and the fabricated creditor paid; only a veto stops it.
- *  3. A debtor whose disputed fabricated guarantee exceeds its debit loses its incoming payments the
- *     fabrication offset when the operator withholds its tree: `voidUnansweredDebit` voids the remaining
- *     debit only, while a concession would refund the excess from the bond.
+ *  2. (Fixed, issue 25 item 5: every account has a summary and disputes its outgoing tree.) A participant
+ *     that stays a net creditor could not dispute a fabricated outgoing guarantee (`NoDebt`): its credit was
+ *     lowered and the fabricated creditor paid.
+ *  3. (Fixed: `revealSummary` + `voidUnansweredDebit` concede every unanswered position.) A debtor whose
+ *     disputed fabricated guarantee exceeded its debit lost its incoming payments the fabrication offset
+ *     when the operator withheld its tree, while a concession refunded the excess from the bond.
  */
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
@@ -17,7 +18,8 @@ import { getAddress, keccak256, parseEther } from "ethers";
 
 import { guaranteeLeafOf } from "../../operator/clearing/commit-plan";
 import type { GuaranteeLeaf } from "../../sdk/guarantee-tree";
-import { ETH, PAYMENT_DELAY, TIMINGS, signedGuarantee, suretyFixture } from "./helpers";
+import { SIGNING_SCHEME_CODES } from "../../sdk/eip712";
+import { ETH, PAYMENT_DELAY, TIMINGS, signClaims, signedGuarantee, suretyFixture } from "./helpers";
 import { answerOf, buildCycleOf, key } from "./model/cycles";
 
 const ONE = parseEther("1");
@@ -89,7 +91,13 @@ describe("Found by the randomized model of the clearing game", () => {
     expect(await f.clearingHouse.payoutOf(ETH, f.alice.address)).to.equal(3n * ONE);
     await time.increase(PAYMENT_DELAY + TIMINGS.withdrawalGracePeriod);
     await expect(
-      f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, 3n * ONE, cycle.creditProof(ETH, f.bob.address)),
+      f.clearingHouse.claimNetCredit(
+        1,
+        ETH,
+        f.bob.address,
+        cycle.creditProof(ETH, f.bob.address).summary,
+        cycle.creditProof(ETH, f.bob.address).proof,
+      ),
     ).to.be.revertedWithCustomError(f.clearingHouse, "CycleIsVetoed");
     // Fixed: the veto returned the conceded 1 ETH to the bond (VetoedBondReturned); nothing is stranded.
     expect(await f.clearingHouse.heldLiquidity(ETH)).to.equal(0n);
@@ -97,26 +105,98 @@ describe("Found by the randomized model of the clearing game", () => {
     expect((await f.clearingHouse.getCycleAsset(1, ETH)).funded).to.equal(0n);
   });
 
-  it("2. a net creditor cannot dispute a fabricated outgoing guarantee (its credit pays the fabrication)", async () => {
+  it("2. a net creditor disputes a fabricated outgoing guarantee: conceded, the bond makes its credit whole", async () => {
     const f = await loadFixture(creditorFixture);
-    // alice's net position is +1 ETH (3 in, 2 fabricated out): she has no debt, so no dispute.
+    // alice's net position is +1 ETH (3 in, 2 fabricated out): no debt, yet once her summary is revealed
+    // she disputes her outgoing tree (an account with nothing in the cycle cannot: NoDebt).
+    const tree = f.cycle.trees.get(key(f.alice.address, ETH))!;
     await expect(f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0))
       .to.be.revertedWithCustomError(f.clearingHouse, "NoDebt")
       .withArgs(1n, ETH, f.alice.address);
+    const mine = f.cycle.creditProof(ETH, f.alice.address);
+    await f.clearingHouse.connect(f.alice).revealSummary(1, ETH, f.alice.address, mine.summary, mine.proof);
+    await expect(f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0))
+      .to.emit(f.clearingHouse, "GuaranteeDisputed")
+      .withArgs(1n, ETH, f.alice.address, 0n);
+    expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).status).to.equal(0n); // still no debt
     await f.clearingHouse.connect(f.bob).payNetDebit(1, ETH, { value: 3n * ONE });
     await time.increase(W);
+    // Claims wait for the open dispute.
+    const alice = f.cycle.creditProof(ETH, f.alice.address);
+    await expect(
+      f.clearingHouse.claimNetCredit(1, ETH, f.alice.address, alice.summary, alice.proof),
+    ).to.be.revertedWithCustomError(f.clearingHouse, "DisputesOpen");
+    // Nobody can prove a signature alice never gave: the operator concedes; the bond pays her the 2 ETH.
+    await expect(
+      f.clearingHouse
+        .connect(f.operator)
+        .answerDispute(1, ETH, f.alice.address, 0, answerOf(f.cycle, tree, 0)),
+    )
+      .to.emit(f.clearingHouse, "DebitReduced")
+      .withArgs(1n, ETH, f.alice.address, 0n, 0n, 2n * ONE);
     for (const who of [f.alice.address, f.outsider.address]) {
-      await f.clearingHouse.claimNetCredit(
-        1,
-        ETH,
-        who,
-        f.cycle.credits.get(key(ETH, who))!,
-        f.cycle.creditProof(ETH, who),
-      );
+      const c = f.cycle.creditProof(ETH, who);
+      await f.clearingHouse.claimNetCredit(1, ETH, who, c.summary, c.proof);
     }
-    // Today: alice gets 1 ETH of the 3 bob paid her; the 2 she never signed go to the fabricated creditor.
-    expect(await f.clearingHouse.payoutOf(ETH, f.alice.address)).to.equal(ONE);
+    // The conceded 2 ETH is held in the cycle like any refund above a debit (audit M-3): a veto would return
+    // it to the bond; past the challenge deadline it is hers.
+    expect(await f.clearingHouse.refundHeldOf(1, ETH, f.alice.address)).to.equal(2n * ONE);
+    await f.clearingHouse.claimDebitRefund(1, ETH, f.alice.address);
+    // Fixed: alice gets the 3 ETH bob paid her (1 claimed + 2 from the bond); the bond pays the fabrication.
+    expect(await f.clearingHouse.payoutOf(ETH, f.alice.address)).to.equal(3n * ONE);
     expect(await f.clearingHouse.payoutOf(ETH, f.outsider.address)).to.equal(2n * ONE);
+    expect(await f.clearingHouse.bondOf(ETH)).to.equal(8n * ONE);
+  });
+
+  it("2. honest path: a net creditor's real outgoing guarantee is upheld and its credit stands", async () => {
+    const f = await suretyFixture();
+    for (const who of [f.alice, f.bob]) await f.vault.connect(who).deposit({ value: 10n * ONE });
+    const toAlice = await signedGuarantee(f, f.bob, f.alice.address, 1n, 3n * ONE);
+    const toCarol = await signedGuarantee(f, f.alice, f.carol.address, 2n, ONE);
+    const cycle = await commitLeaves(f, [guaranteeLeafOf(toAlice.payable), guaranteeLeafOf(toCarol.payable)]);
+    const tree = cycle.trees.get(key(f.alice.address, ETH))!;
+    const mine = cycle.creditProof(ETH, f.alice.address);
+    await f.clearingHouse.revealSummary(1, ETH, f.alice.address, mine.summary, mine.proof);
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    const evidence = {
+      claims: toCarol.claims,
+      certificate: signClaims(toCarol.claims),
+      scheme: SIGNING_SCHEME_CODES[toCarol.scheme],
+      signature: toCarol.signature,
+    };
+    await expect(
+      f.clearingHouse.answerDispute(1, ETH, f.alice.address, 0, answerOf(cycle, tree, 0, evidence)),
+    )
+      .to.emit(f.clearingHouse, "DisputeResolved")
+      .withArgs(1n, ETH, f.alice.address, 0n, 2n, toCarol.payable.guaranteeId, ONE);
+    await f.clearingHouse.connect(f.bob).payNetDebit(1, ETH, { value: 3n * ONE });
+    await time.increase(W);
+    const c = cycle.creditProof(ETH, f.alice.address);
+    await expect(f.clearingHouse.claimNetCredit(1, ETH, f.alice.address, c.summary, c.proof))
+      .to.emit(f.clearingHouse, "NetCreditClaimed")
+      .withArgs(1n, ETH, f.alice.address, 2n * ONE);
+  });
+
+  it("revealSummary: only the account's own summary, once, while its debt is unresolved", async () => {
+    const f = await loadFixture(creditorFixture);
+    const mine = f.cycle.creditProof(ETH, f.alice.address);
+    const bobs = f.cycle.creditProof(ETH, f.bob.address);
+    await expect(f.clearingHouse.revealSummary(1, ETH, f.alice.address, bobs.summary, bobs.proof))
+      .to.be.revertedWithCustomError(f.clearingHouse, "InvalidDebitSummary")
+      .withArgs(1n, ETH, f.alice.address);
+    await f.clearingHouse.revealSummary(1, ETH, f.alice.address, mine.summary, mine.proof);
+    await expect(f.clearingHouse.revealSummary(1, ETH, f.alice.address, mine.summary, mine.proof))
+      .to.be.revertedWithCustomError(f.clearingHouse, "SummaryNotRevealable")
+      .withArgs(1n, ETH, f.alice.address);
+    // bob pays: his summary can no longer be revealed (nothing left to cut or refund).
+    await f.clearingHouse.connect(f.bob).payNetDebit(1, ETH, { value: 3n * ONE });
+    await expect(f.clearingHouse.revealSummary(1, ETH, f.bob.address, bobs.summary, bobs.proof))
+      .to.be.revertedWithCustomError(f.clearingHouse, "SummaryNotRevealable")
+      .withArgs(1n, ETH, f.bob.address);
+    // An account with nothing in the cycle cannot open a dispute (its claims hold-up would be free).
+    await expect(f.clearingHouse.connect(f.carol).disputeGuarantee(1, ETH, 0))
+      .to.be.revertedWithCustomError(f.clearingHouse, "NoDebt")
+      .withArgs(1n, ETH, f.carol.address);
   });
 
   describe("3. a fabricated guarantee above the debit, disputed", () => {
@@ -145,17 +225,40 @@ describe("Found by the randomized model of the clearing game", () => {
       expect(await f.clearingHouse.payoutOf(ETH, f.alice.address)).to.equal(3n * ONE);
     });
 
-    it("left unanswered: only the debit is voided, her 3 ETH of incoming payments are lost", async () => {
+    it("left unanswered: her revealed summary makes the void concede everything unanswered (she is whole)", async () => {
+      const f = await loadFixture(disputed);
+      await time.increase(2 * W + 1);
+      const mine = f.cycle.creditProof(ETH, f.alice.address);
+      await expect(f.clearingHouse.revealSummary(1, ETH, f.alice.address, mine.summary, mine.proof))
+        .to.emit(f.clearingHouse, "DebitSummaryRevealed")
+        .withArgs(1n, ETH, f.alice.address, f.tree.summary.sumRoot, 5n * ONE, 0n);
+      await expect(f.clearingHouse.voidUnansweredDebit(1, ETH, f.alice.address))
+        .to.emit(f.clearingHouse, "DebitReduced")
+        .withArgs(1n, ETH, f.alice.address, 2n * ONE, 2n * ONE, 3n * ONE)
+        .and.to.emit(f.clearingHouse, "DebitVoided")
+        .withArgs(1n, ETH, getAddress(f.alice.address), 0n, 0n);
+      // Fixed: withholding the tree costs the operator what conceding would have (the refund held like a
+      // conceded one's, audit M-3).
+      expect(await f.clearingHouse.refundHeldOf(1, ETH, f.alice.address)).to.equal(3n * ONE);
+      await f.clearingHouse.claimDebitRefund(1, ETH, f.alice.address);
+      expect(await f.clearingHouse.payoutOf(ETH, f.alice.address)).to.equal(3n * ONE);
+      const mallory = f.outsider.address;
+      const c = f.cycle.creditProof(ETH, mallory);
+      await f.clearingHouse.claimNetCredit(1, ETH, mallory, c.summary, c.proof);
+      expect(await f.clearingHouse.payoutOf(ETH, mallory)).to.equal(5n * ONE);
+      expect(await f.clearingHouse.bondOf(ETH)).to.equal(5n * ONE); // 2 funded the cycle, 3 refunded
+    });
+
+    it("left unanswered, no summary revealed: only the debit is voided (the summary is the debtor's proof)", async () => {
       const f = await loadFixture(disputed);
       await time.increase(2 * W + 1);
       await expect(f.clearingHouse.voidUnansweredDebit(1, ETH, f.alice.address))
         .to.emit(f.clearingHouse, "DebitVoided")
         .withArgs(1n, ETH, getAddress(f.alice.address), 2n * ONE, 2n * ONE);
-      // Today: nothing comes back to alice; the fabricated creditor claims bob's 3 ETH plus the bond's 2.
-      expect(await f.clearingHouse.payoutOf(ETH, f.alice.address)).to.equal(0n);
-      const mallory = f.outsider.address;
-      await f.clearingHouse.claimNetCredit(1, ETH, mallory, 5n * ONE, f.cycle.creditProof(ETH, mallory));
-      expect(await f.clearingHouse.payoutOf(ETH, mallory)).to.equal(5n * ONE);
+      const mine = f.cycle.creditProof(ETH, f.alice.address);
+      await expect(
+        f.clearingHouse.revealSummary(1, ETH, f.alice.address, mine.summary, mine.proof),
+      ).to.be.revertedWithCustomError(f.clearingHouse, "SummaryNotRevealable");
     });
   });
 });

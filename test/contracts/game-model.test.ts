@@ -57,7 +57,7 @@ import {
   validationRequestHash,
   type PolicyFields,
 } from "./helpers";
-import { answerOf, buildCycleOf, key, type AnswerEvidence, type BuiltCycle } from "./model/cycles";
+import { answerOf, buildCycleOf, creditOf, key, type AnswerEvidence, type BuiltCycle } from "./model/cycles";
 import {
   Consumption,
   DebtStatus,
@@ -632,9 +632,11 @@ class Harness {
     this.count(rogue ? `commit rogue: ${rogue}` : "commit honest");
     // Honest payers dispute every position they must, at once.
     const c = m.cycle(Number(cycleId))!;
+    // A net creditor reveals its summary first (issue 25, finding 2: it disputes its outgoing tree too).
     for (const [k, infos] of positions) {
       const [debtor, asset] = k.split("|");
-      if (!c.debts.has(key(asset, debtor))) continue;
+      if (!infos.some((p) => this.bad(p))) continue;
+      if (!c.debts.has(key(asset, debtor))) await this.reveal(c, asset, debtor);
       for (let i = 0; i < infos.length; i++)
         if (this.bad(infos[i])) await this.dispute(c, asset, debtor, i, "forced");
     }
@@ -734,11 +736,31 @@ class Harness {
       case "commit":
         return this.commit(x.a % 6, x.b, x.c);
       case "dispute": {
-        const d = pick(
-          this.debts((c) => !c.vetoed),
-          x.a,
-        );
+        // A net creditor disputes its outgoing tree too (issue 25, finding 2).
+        const d =
+          x.b % 3 === 0
+            ? pick(
+                m.cycles
+                  .filter((c) => !c.vetoed)
+                  .flatMap((c) =>
+                    [...c.built.trees.values()]
+                      .filter((t) => !c.debts.has(key(t.summary.asset, t.summary.debtor)))
+                      .map((t) => ({
+                        c,
+                        asset: t.summary.asset.toLowerCase(),
+                        debtor: t.summary.debtor.toLowerCase(),
+                      })),
+                  ),
+                x.a,
+              )
+            : pick(
+                this.debts((c) => !c.vetoed),
+                x.a,
+              );
         if (!d) return;
+        // A creditor reveals its summary first (usually).
+        if (!d.c.debts.has(key(d.asset, d.debtor)) && x.d % 4 !== 0)
+          await this.reveal(d.c, d.asset, d.debtor);
         const tree = d.c.built.trees.get(key(d.debtor, d.asset))!;
         return this.dispute(d.c, d.asset, d.debtor, x.c % (tree.levels[0].length + 2), "random");
       }
@@ -761,6 +783,7 @@ class Harness {
             x.a,
           ) ?? pick(this.debts(), x.a);
         if (!d) return;
+        if (x.b % 2 === 0) await this.reveal(d.c, d.asset, d.debtor);
         return void (await this.call(
           `void cycle ${d.c.id}`,
           mallory,
@@ -858,13 +881,13 @@ class Harness {
         const cr = pick(credits, x.a);
         if (!cr) return;
         const [a, participant] = cr.k.split("|");
-        const credit = cr.c.built.credits.get(cr.k)!;
+        const claim = cr.c.built.creditProof(a, participant);
         const data = CH.encodeFunctionData("claimNetCredit", [
           cr.c.id,
           getAddress(a),
           getAddress(participant),
-          credit,
-          cr.c.built.creditProof(a, participant),
+          claim.summary,
+          claim.proof,
         ]);
         return void (await this.call(
           `claim cycle ${cr.c.id}`,
@@ -977,6 +1000,26 @@ class Harness {
     }
   }
 
+  /** The account reveals its own summary (what a void then refunds from), unless it is revealed already. */
+  async reveal(c: ModelCycle, asset: string, account: string): Promise<void> {
+    const game = c.games.get(key(asset, account));
+    if (game?.revealed || !c.built.trees.has(key(account, asset))) return;
+    const mine = c.built.creditProof(asset, account);
+    await this.call(
+      `revealSummary cycle ${c.id}`,
+      this.actorOf(account),
+      this.g.clearingHouseAddress,
+      CH.encodeFunctionData("revealSummary", [
+        c.id,
+        getAddress(asset),
+        getAddress(account),
+        mine.summary,
+        mine.proof,
+      ]),
+      () => this.model.revealSummary(c.id, asset, account),
+    );
+  }
+
   async releaseListed(id: string): Promise<void> {
     const m = this.model;
     const g = m.guarantees.get(id)!;
@@ -986,7 +1029,7 @@ class Harness {
       id,
       c.id,
       leaf.signatureHash,
-      c.built.guaranteeProof(leaf),
+      creditOf(c.built, leaf),
     ]);
     await this.call(
       `releaseListedReserve cycle ${c.id}`,
@@ -1119,8 +1162,10 @@ class Harness {
         if (this.bad(p) && !extra) bad += p.amount;
       }
       if (bad === 0n) continue;
-      if (!c.debts.has(key(asset, who))) gap += bad;
-      else if (c.unanswered.has(key(asset, who))) {
+      // Since issue 25 item 5 a net creditor reveals and disputes its bad positions: no gap once revealed.
+      if (!c.debts.has(key(asset, who))) {
+        if (!(c.games.get(key(asset, who))?.revealed ?? false)) gap += bad;
+      } else if (c.unanswered.has(key(asset, who))) {
         const debit = c.unanswered.get(key(asset, who))!;
         if (bad > debit) gap += bad - debit;
       }
@@ -1200,7 +1245,23 @@ class Harness {
     for (const r of m.reserves.values()) until = Math.max(until, r.expiresAt);
     for (const w of m.withdrawals.values()) until = Math.max(until, w.readyAt);
     m.now = until + 1;
+    for (const c of m.cycles) {
+      if (c.vetoed) continue;
+      for (const [gk, game] of c.games) {
+        if (game.openDisputes === 0 || c.debts.has(gk)) continue;
+        const [a, account] = gk.split("|");
+        await this.reveal(c, a, account);
+        await this.call(
+          `void creditor game cycle ${c.id} (settle)`,
+          operator,
+          this.g.clearingHouseAddress,
+          CH.encodeFunctionData("voidUnansweredDebit", [c.id, getAddress(a), getAddress(account)]),
+          (t) => m.voidUnansweredDebit(c.id, a, account, t),
+        );
+      }
+    }
     for (const d of this.debts((c, d) => !c.vetoed && d.status === DebtStatus.Challenged)) {
+      await this.reveal(d.c, d.asset, d.debtor);
       await this.call(
         `void cycle ${d.c.id} (settle)`,
         operator,
@@ -1240,8 +1301,8 @@ class Harness {
           c.id,
           getAddress(a),
           getAddress(participant),
-          credit,
-          c.built.creditProof(a, participant),
+          c.built.creditProof(a, participant).summary,
+          c.built.creditProof(a, participant).proof,
         ]);
         await this.call(`claim cycle ${c.id} (settle)`, operator, this.g.clearingHouseAddress, data, (t) =>
           m.claimNetCredit(c.id, a, participant, t),

@@ -7,7 +7,7 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { publicKeyToEip2537 } from "../../sdk/bls";
 import { ValidationRegistry__factory } from "../../typechain-types";
-import { id as hashText, parseEther, type ContractTransactionResponse } from "ethers";
+import { ZeroHash, id as hashText, parseEther, type ContractTransactionResponse } from "ethers";
 
 import { guaranteeLeafOf, toCommitCycleCall } from "../../operator/clearing/commit-plan";
 import type { GuaranteeClaimsV1 } from "../../sdk/claims";
@@ -16,7 +16,14 @@ import { signGuarantee } from "../../sdk/eip712";
 import { guaranteeId as sdkGuaranteeId } from "../../sdk/ids";
 import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { guaranteeLeafHash, guaranteeProof } from "../../sdk";
-import { DEBIT_SUMMARY_ENCODING, sumParent, toDebitSummaryValues, type SumNode } from "../../sdk/debit-tree";
+import {
+  DEBIT_SUMMARY_ENCODING,
+  NO_CREDIT_PROOF,
+  sumParent,
+  summaryStruct,
+  toDebitSummaryValues,
+  type SumNode,
+} from "../../sdk/debit-tree";
 import {
   ETH,
   OTHER_BLS,
@@ -36,6 +43,7 @@ import {
   commitPlanned,
   creditProofOf,
   disputeAnswerOf,
+  listedCreditProof,
   positionOf,
   validatedV2Fixture,
   validatedV2Guarantee,
@@ -243,12 +251,18 @@ describe("Gas", () => {
         proven.payable.guaranteeId,
         1n,
         leaf.signatureHash,
-        guaranteeProof(plan.guaranteeTree, leaf),
+        listedCreditProof(plan, leaf),
       ),
     );
+    const markedLeaf = guaranteeLeafOf(marked.payable);
     await gasOf(
-      "releaseReserve (V1, marked netted by the commit)",
-      f.vault.releaseReserve(marked.payable.guaranteeId),
+      "releaseListedReserve (V1, marked netted by the commit: the mark alone releases nothing)",
+      f.vault.releaseListedReserve(
+        marked.payable.guaranteeId,
+        1n,
+        markedLeaf.signatureHash,
+        listedCreditProof(plan, markedLeaf),
+      ),
     );
     await time.increaseTo((await f.vault.reserveOf(collected.payable.guaranteeId)).expiresAt);
     await gasOf("collectReserve (V1, ETH)", f.vault.collectReserve(collected.payable.guaranteeId));
@@ -289,7 +303,7 @@ describe("Gas", () => {
           {
             root: c.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: c.debitsRoot,
           },
           c.totals,
           c.debtors,
@@ -310,7 +324,7 @@ describe("Gas", () => {
         {
           root: c.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: c.debitsRoot,
         },
         c.totals,
         c.debtors,
@@ -325,7 +339,7 @@ describe("Gas", () => {
         {
           root: again.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: again.debitsRoot,
         },
         again.totals,
         again.debtors,
@@ -352,7 +366,7 @@ describe("Gas", () => {
       {
         root: c.root,
         guaranteesRoot: GUARANTEES_ROOT,
-        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        debitsRoot: c.debitsRoot,
       },
       c.totals,
       c.debtors,
@@ -368,17 +382,11 @@ describe("Gas", () => {
     );
     await gasOf(
       "claimNetCredit (ETH, 8-leaf tree)",
-      clearingHouse.claimNetCredit(1, ETH, bob.address, ONE, c.proofOf(ETH, bob.address)),
+      clearingHouse.claimNetCredit(1, ETH, bob.address, ...c.claimOf(ETH, bob.address)),
     );
     await gasOf(
       "claimNetCredit (token, 8-leaf tree)",
-      clearingHouse.claimNetCredit(
-        1,
-        usdAddress,
-        alice.address,
-        10n * USD,
-        c.proofOf(usdAddress, alice.address),
-      ),
+      clearingHouse.claimNetCredit(1, usdAddress, alice.address, ...c.claimOf(usdAddress, alice.address)),
     );
     await gasOf(
       "withdrawPayout (ETH, a claimed credit)",
@@ -406,6 +414,20 @@ describe("Gas", () => {
         sumRoot: tree.root.hash,
         total: tree.root.sum,
         depth: tree.depth,
+        inRoot: ZeroHash,
+        inTotal: 0n,
+        inDepth: 0,
+      };
+      // bob's incoming tree: the same guarantees (the answer proves the position there too).
+      const bobs = {
+        debtor: f.bob.address,
+        asset: ETH,
+        sumRoot: ZeroHash,
+        total: 0n,
+        depth: 0,
+        inRoot: tree.root.hash,
+        inTotal: tree.root.sum,
+        inDepth: tree.depth,
       };
       // 63 other debtors' summaries make a realistic debitsRoot (6-level proof).
       const others = Array.from({ length: 63 }, (_, i) =>
@@ -416,7 +438,7 @@ describe("Gas", () => {
         }),
       );
       const debits = StandardMerkleTree.of(
-        [toDebitSummaryValues(summary), ...others],
+        [toDebitSummaryValues(summary), toDebitSummaryValues(bobs), ...others],
         [...DEBIT_SUMMARY_ENCODING],
       );
       const c = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, tree.root.sum));
@@ -430,9 +452,20 @@ describe("Gas", () => {
           [],
         );
       const base = {
-        summary: { sumRoot: summary.sumRoot, total: summary.total, depth: summary.depth },
+        summary: summaryStruct(summary),
         summaryProof: debits.getProof(toDebitSummaryValues(summary)),
+        credit: NO_CREDIT_PROOF,
       };
+      await gasOf(
+        `revealSummary (${count}; the recipient, a net creditor, before disputing its own tree)`,
+        f.clearingHouse.revealSummary(
+          1,
+          ETH,
+          f.bob.address,
+          summaryStruct(bobs),
+          debits.getProof(toDebitSummaryValues(bobs)),
+        ),
+      );
       await gasOf(
         `disputeGuarantee (${count})`,
         f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0),
@@ -448,6 +481,12 @@ describe("Gas", () => {
           scheme: 0,
           signature: real.signature,
           finalization: "0x",
+          credit: {
+            summary: summaryStruct(bobs),
+            summaryProof: debits.getProof(toDebitSummaryValues(bobs)),
+            index: 0n,
+            path: tree.path(0),
+          },
         }),
       );
       if (count > 1) {
@@ -587,7 +626,7 @@ describe("Gas", () => {
       {
         root: c1.root,
         guaranteesRoot: GUARANTEES_ROOT,
-        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        debitsRoot: c1.debitsRoot,
       },
       c1.totals,
       c1.debtors,
@@ -603,7 +642,7 @@ describe("Gas", () => {
       {
         root: c2.root,
         guaranteesRoot: GUARANTEES_ROOT,
-        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        debitsRoot: c2.debitsRoot,
       },
       c2.totals,
       c2.debtors,
@@ -662,7 +701,7 @@ describe("Gas", () => {
     await time.increase(TIMINGS.challengeWindow + 1);
     await gasOf("claimDebitRefund (ETH)", ch.claimDebitRefund(1, ETH, f.alice.address));
     const carol = creditProofOf(plan, f.carol.address);
-    await ch.claimNetCredit(1, ETH, f.carol.address, carol.credit, carol.proof);
+    await ch.claimNetCredit(1, ETH, f.carol.address, carol.summary, carol.proof);
     await time.increaseTo((await ch.getCycle(1)).paymentDeadline + 1n);
     await gasOf(
       "recoverDeduction (ETH, from the recipient's collateral)",

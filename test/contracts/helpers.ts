@@ -31,7 +31,19 @@ import { MERKLE_LEAF_ENCODING } from "../../sdk/merkle";
 import type { GuaranteeClaimsV1 } from "../../sdk/claims";
 import { encodeCertificateClaims } from "../../sdk/certificate";
 import { signGuarantee } from "../../sdk/eip712";
-import { buildDebitTrees, buildDebtorTree, debitSummaryProof, sumTreeProof } from "../../sdk/debit-tree";
+import {
+  DEBIT_SUMMARY_ENCODING,
+  NO_CREDIT_PROOF,
+  PLACEHOLDER_DEBIT_SUMMARY,
+  toDebitSummaryValues,
+  type DebitSummary,
+  buildDebitTrees,
+  buildDebtorTree,
+  creditProofOf as creditProofOfGuarantee,
+  debitSummaryProof,
+  summaryStruct,
+  sumTreeProof,
+} from "../../sdk/debit-tree";
 import { buildCommitPlan, guaranteeLeafOf } from "../../operator/clearing/commit-plan";
 import { netCycle, type PayableGuarantee } from "../../operator/clearing/netting";
 import { ethers } from "hardhat";
@@ -44,6 +56,7 @@ import {
   type BlsKeyPair,
   type Eip2537G2Point,
 } from "../../sdk/bls";
+import type { GuaranteeLeaf } from "../../sdk/guarantee-tree";
 import { DEFAULT_TIMINGS, DEV_TEST_TOKENS, deploySurety } from "../../scripts/deploy";
 import { FeeOnTransferToken__factory, type ClearingHouse } from "../../typechain-types";
 
@@ -144,7 +157,38 @@ export function buildCycle(cycleId: bigint | number, positions: Position[]) {
     }
     throw new Error(`no leaf for ${participant} in ${asset}`);
   };
-  return { id, root: tree.root, totals: [...totals.values()], debtors, proofOf, tree };
+  // The accounts' summaries behind `debitsRoot` (claims prove them): one opaque leaf per side, its amount
+  // the position (these cycles are built from net positions, not guarantees).
+  const summaries: DebitSummary[] = positions.map((p) => ({
+    debtor: p.participant,
+    asset: p.asset,
+    sumRoot: p.debit > 0n ? keccak256(toUtf8Bytes(`out ${id} ${p.participant} ${p.asset}`)) : ZeroHash,
+    total: p.debit,
+    depth: 0,
+    inRoot: p.credit > 0n ? keccak256(toUtf8Bytes(`in ${id} ${p.participant} ${p.asset}`)) : ZeroHash,
+    inTotal: p.credit,
+    inDepth: 0,
+  }));
+  const debits = StandardMerkleTree.of(
+    (summaries.length > 0 ? summaries : [PLACEHOLDER_DEBIT_SUMMARY]).map(toDebitSummaryValues),
+    [...DEBIT_SUMMARY_ENCODING],
+  );
+  /** `claimNetCredit`'s summary and proof of `participant`: `claimNetCredit(id, asset, who, ...claimOf())`. */
+  const claimOf = (asset: string, participant: string): [ReturnType<typeof summaryStruct>, string[]] => {
+    const s = summaries.find((x) => x.asset === asset && x.debtor === participant);
+    if (s === undefined) throw new Error(`no summary for ${participant} in ${asset}`);
+    return [summaryStruct(s), debits.getProof(toDebitSummaryValues(s))];
+  };
+  return {
+    id,
+    root: tree.root,
+    debitsRoot: debits.root,
+    totals: [...totals.values()],
+    debtors,
+    proofOf,
+    claimOf,
+    tree,
+  };
 }
 
 /** Net positions of a payer→payee flow: payer owes `amount`, payee is owed it. */
@@ -448,10 +492,17 @@ export function disputeAnswerOf(
   const tree = buildDebtorTree(leaves, debtor, asset);
   if (tree === null) throw new Error(`${debtor} has no outgoing guarantee`);
   const base = {
-    summary: { sumRoot: tree.summary.sumRoot, total: tree.summary.total, depth: tree.summary.depth },
+    summary: summaryStruct(tree.summary),
     summaryProof: debitSummaryProof(trees.tree, tree.summary),
   };
-  const empty = { claims: "0x", certificate: ZERO_G1, scheme: 0, signature: "0x", finalization: "0x" };
+  const empty = {
+    claims: "0x",
+    certificate: ZERO_G1,
+    scheme: 0,
+    signature: "0x",
+    finalization: "0x",
+    credit: NO_CREDIT_PROOF,
+  };
   if (position >= tree.levels[0].length)
     return { ...base, leaf: { hash: ZeroHash, sum: 0n }, path: [], ...empty };
   const proof = sumTreeProof(tree, position);
@@ -463,6 +514,9 @@ export function disputeAnswerOf(
       (x) => leaf !== undefined && x.payable.guaranteeId.toLowerCase() === leaf.guaranteeId.toLowerCase(),
     );
   if (options.concede || g === undefined) return { ...at, ...empty };
+  const recipient = buildDebtorTree(leaves, g.payable.recipient, asset);
+  const credit =
+    (recipient && creditProofOfGuarantee(trees, recipient, g.payable.guaranteeId)) ?? NO_CREDIT_PROOF;
   return {
     ...at,
     claims: g.claims,
@@ -470,6 +524,7 @@ export function disputeAnswerOf(
     scheme: SIGNING_SCHEME_CODES[g.scheme],
     signature: g.signature,
     finalization: options.finalization ?? "0x",
+    credit,
   };
 }
 
@@ -509,18 +564,39 @@ export async function commitPlanned(
   return { plan, tx };
 }
 
-/** `participant`'s net credit in a planned cycle and its proof (`claimNetCredit`); throws if it has none. */
-export function creditProofOf(plan: ReturnType<typeof planCycle>, participant: string) {
-  const leaf = plan.leaves.find((l) => l.participant === participant && l.credit > 0n);
-  if (!leaf) throw new Error("no credit");
-  const proof = plan.tree.getProof([
-    leaf.cycleId.toString(),
-    leaf.asset,
-    participant,
-    "0",
-    leaf.credit.toString(),
-  ]);
-  return { credit: leaf.credit, proof };
+/**
+ * `participant`'s net credit in a planned cycle: its summary under the `debitsRoot` and the proof
+ * (`claimNetCredit(cycleId, asset, participant, summary, proof)`), and the credit it pays; throws if none.
+ */
+export function creditProofOf(plan: ReturnType<typeof planCycle>, participant: string, asset: string = ETH) {
+  const s = plan.debitTrees.summaries.find(
+    (x) =>
+      x.debtor.toLowerCase() === participant.toLowerCase() &&
+      x.asset.toLowerCase() === asset.toLowerCase() &&
+      x.inTotal > x.total,
+  );
+  if (!s) throw new Error("no credit");
+  return {
+    credit: s.inTotal - s.total,
+    summary: summaryStruct(s),
+    proof: debitSummaryProof(plan.debitTrees.tree, s),
+  };
+}
+
+/** Where `leaf` sits in its recipient's incoming tree of a planned cycle (`Vault.releaseListedReserve`). */
+export function listedCreditProof(plan: ReturnType<typeof planCycle>, leaf: GuaranteeLeaf) {
+  const leaves: GuaranteeLeaf[] = [...plan.guaranteeTree.entries()].map(([, v]) => ({
+    guaranteeId: v[0],
+    payer: v[1],
+    recipient: v[2],
+    asset: v[3],
+    amount: BigInt(v[4]),
+    signatureHash: v[5],
+  }));
+  const recipient = buildDebtorTree(leaves, leaf.recipient, leaf.asset);
+  const proof = recipient && creditProofOfGuarantee(plan.debitTrees, recipient, leaf.guaranteeId);
+  if (!proof) throw new Error("not credited");
+  return proof;
 }
 
 /** {@link validatedV2Fixture}'s certificate (alice → bob, 2 ETH) as a guarantee Core would net. */

@@ -78,7 +78,7 @@ describe("Invariants (docs/protocol.md)", () => {
               {
                 root: c.root,
                 guaranteesRoot: GUARANTEES_ROOT,
-                debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+                debitsRoot: c.debitsRoot,
               },
               c.totals,
               c.debtors,
@@ -96,7 +96,7 @@ describe("Invariants (docs/protocol.md)", () => {
               ...transfer(ETH, alice.address, dave.address, 2n * ONE),
               ...transfer(usdAddress, bob.address, carol.address, 120n * USD),
             ]);
-            return clearingHouse.claimNetCredit(1, ETH, dave.address, 2n * ONE, c.proofOf(ETH, dave.address));
+            return clearingHouse.claimNetCredit(1, ETH, dave.address, ...c.claimOf(ETH, dave.address));
           },
         ],
         ["dave pulls his payout", () => clearingHouse.connect(dave).withdrawPayout(ETH, dave.address)],
@@ -157,7 +157,7 @@ describe("Invariants (docs/protocol.md)", () => {
         {
           root: c.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: c.debitsRoot,
         },
         c.totals,
         c.debtors,
@@ -169,7 +169,7 @@ describe("Invariants (docs/protocol.md)", () => {
         .withArgs(1n, alice.address, ETH, 10n * ONE, 6n * ONE);
       expect(await vault.balanceOf(alice.address, ETH)).to.equal(4n * ONE);
       await clearingHouse.coverDefault(1, ETH, alice.address);
-      await clearingHouse.claimNetCredit(1, ETH, bob.address, 4n * ONE, c.proofOf(ETH, bob.address));
+      await clearingHouse.claimNetCredit(1, ETH, bob.address, ...c.claimOf(ETH, bob.address));
       await expect(clearingHouse.connect(bob).withdrawPayout(ETH, bob.address)).to.changeEtherBalance(
         bob,
         4n * ONE,
@@ -202,7 +202,7 @@ describe("Invariants (docs/protocol.md)", () => {
         {
           root: c.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: c.debitsRoot,
         },
         c.totals,
         c.debtors,
@@ -221,8 +221,8 @@ describe("Invariants (docs/protocol.md)", () => {
       await clearingHouse.coverDefault(1, ETH, alice.address);
       expect(BigInt(await time.latest())).to.be.lessThanOrEqual(defaultDeadline);
 
-      await clearingHouse.claimNetCredit(1, ETH, bob.address, 3n * ONE, c.proofOf(ETH, bob.address));
-      await clearingHouse.claimNetCredit(1, ETH, carol.address, 4n * ONE, c.proofOf(ETH, carol.address));
+      await clearingHouse.claimNetCredit(1, ETH, bob.address, ...c.claimOf(ETH, bob.address));
+      await clearingHouse.claimNetCredit(1, ETH, carol.address, ...c.claimOf(ETH, carol.address));
       await expect(clearingHouse.connect(bob).withdrawPayout(ETH, bob.address)).to.changeEtherBalance(
         bob,
         3n * ONE,
@@ -289,7 +289,7 @@ describe("Invariants (docs/protocol.md)", () => {
         {
           root: c.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: c.debitsRoot,
         },
         c.totals,
         c.debtors,
@@ -312,13 +312,12 @@ describe("Invariants (docs/protocol.md)", () => {
       for (const t of c.totals)
         expect((await clearingHouse.getCycleAsset(1, t.asset)).funded).to.equal(t.totalDebit);
 
-      await clearingHouse.claimNetCredit(1, ETH, dave.address, 3n * ONE, c.proofOf(ETH, dave.address));
+      await clearingHouse.claimNetCredit(1, ETH, dave.address, ...c.claimOf(ETH, dave.address));
       await clearingHouse.claimNetCredit(
         1,
         usdAddress,
         alice.address,
-        150n * USD,
-        c.proofOf(usdAddress, alice.address),
+        ...c.claimOf(usdAddress, alice.address),
       );
       expect(await clearingHouse.heldLiquidity(ETH)).to.equal(0n);
       expect(await clearingHouse.heldLiquidity(usdAddress)).to.equal(0n);
@@ -342,7 +341,7 @@ describe("Invariants (docs/protocol.md)", () => {
           {
             root: cycle.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: cycle.debitsRoot,
           },
           cycle.totals,
           cycle.debtors,
@@ -362,7 +361,7 @@ describe("Invariants (docs/protocol.md)", () => {
         {
           root: cycle.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: cycle.debitsRoot,
         },
         cycle.totals,
         cycle.debtors,

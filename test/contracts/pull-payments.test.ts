@@ -42,7 +42,7 @@ describe("ClearingHouse pull payments (issue 17)", () => {
       {
         root: cycle.root,
         guaranteesRoot: GUARANTEES_ROOT,
-        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        debitsRoot: cycle.debitsRoot,
       },
       cycle.totals,
       cycle.debtors,
@@ -65,15 +65,13 @@ describe("ClearingHouse pull payments (issue 17)", () => {
     // A keeper claims for both creditors: the rejecting wallet's claim no longer reverts.
     const claim = f.ch
       .connect(f.outsider)
-      .claimNetCredit(1, ETH, f.walletAddress, 2n * ONE, f.cycle.proofOf(ETH, f.walletAddress));
+      .claimNetCredit(1, ETH, f.walletAddress, ...f.cycle.claimOf(ETH, f.walletAddress));
     await expect(claim)
       .to.emit(f.ch, "NetCreditClaimed")
       .withArgs(1n, ETH, f.walletAddress, 2n * ONE);
     await expect(claim).to.changeEtherBalances([f.wallet, f.ch], [0n, 0n]);
     await expect(
-      f.ch
-        .connect(f.outsider)
-        .claimNetCredit(1, ETH, f.bob.address, ONE, f.cycle.proofOf(ETH, f.bob.address)),
+      f.ch.connect(f.outsider).claimNetCredit(1, ETH, f.bob.address, ...f.cycle.claimOf(ETH, f.bob.address)),
     ).to.emit(f.ch, "NetCreditClaimed");
     expect(await f.ch.payoutOf(ETH, f.walletAddress)).to.equal(2n * ONE);
     // Pulling to itself fails only its own call, and leaves the payout in place...
@@ -105,7 +103,7 @@ describe("ClearingHouse pull payments (issue 17)", () => {
       {
         root: cycle.root,
         guaranteesRoot: GUARANTEES_ROOT,
-        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        debitsRoot: cycle.debitsRoot,
       },
       cycle.totals,
       cycle.debtors,
@@ -138,7 +136,7 @@ describe("ClearingHouse pull payments (issue 17)", () => {
         {
           root: cycle.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: cycle.debitsRoot,
         },
         cycle.totals,
         cycle.debtors,
@@ -146,7 +144,7 @@ describe("ClearingHouse pull payments (issue 17)", () => {
       );
       await f.ch.connect(f.alice).payNetDebit(id, ETH, { value: BigInt(id) * ONE });
       await time.increase(W + 1);
-      await f.ch.claimNetCredit(id, ETH, f.bob.address, BigInt(id) * ONE, cycle.proofOf(ETH, f.bob.address));
+      await f.ch.claimNetCredit(id, ETH, f.bob.address, ...cycle.claimOf(ETH, f.bob.address));
     }
     expect(await f.ch.payoutOf(ETH, f.bob.address)).to.equal(3n * ONE);
     const pull = f.ch.connect(f.bob).withdrawPayout(ETH, f.bob.address);
@@ -158,7 +156,7 @@ describe("ClearingHouse pull payments (issue 17)", () => {
 
   it("withdrawPayout refuses the zero address and an empty payout", async () => {
     const f = await loadFixture(claimableFixture);
-    await f.ch.claimNetCredit(1, ETH, f.bob.address, ONE, f.cycle.proofOf(ETH, f.bob.address));
+    await f.ch.claimNetCredit(1, ETH, f.bob.address, ...f.cycle.claimOf(ETH, f.bob.address));
     await expect(f.ch.connect(f.bob).withdrawPayout(ETH, ethers.ZeroAddress))
       .to.be.revertedWithCustomError(f.ch, "InvalidRecipient")
       .withArgs(ethers.ZeroAddress);

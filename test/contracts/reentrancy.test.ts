@@ -39,7 +39,7 @@ describe("Re-entry is refused", () => {
       {
         root: c.root,
         guaranteesRoot: GUARANTEES_ROOT,
-        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        debitsRoot: c.debitsRoot,
       },
       c.totals,
       c.debtors,
@@ -48,7 +48,7 @@ describe("Re-entry is refused", () => {
     await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: ONE });
     await time.increase(TIMINGS.challengeWindow + 1);
     // The claim sends nothing (pull payment); the payout is sent by withdrawPayout, which is guarded.
-    await expect(clearingHouse.claimNetCredit(1, ETH, receiverAddress, ONE, c.proofOf(ETH, receiverAddress)))
+    await expect(clearingHouse.claimNetCredit(1, ETH, receiverAddress, ...c.claimOf(ETH, receiverAddress)))
       .to.emit(clearingHouse, "NetCreditClaimed")
       .withArgs(1n, ETH, receiverAddress, ONE);
     expect(await receiver.reentered()).to.equal(false);

@@ -14,7 +14,15 @@ import type { GuaranteeClaimsV1 } from "../../sdk/claims";
 import { encodeCertificateClaims } from "../../sdk/certificate";
 import { SIGNING_SCHEME_CODES, signGuarantee } from "../../sdk/eip712";
 import { guaranteeId as sdkGuaranteeId } from "../../sdk/ids";
-import { guaranteeProof } from "../../sdk/guarantee-tree";
+import {
+  NO_CREDIT_PROOF,
+  buildDebtorTree,
+  creditProofOf,
+  sumTreeProof,
+  summaryStruct,
+} from "../../sdk/debit-tree";
+import type { GuaranteeLeaf } from "../../sdk/guarantee-tree";
+import { answerOf, buildCycleOf, key } from "./model/cycles";
 import { guaranteeLeafOf, toCommitCycleCall } from "../../operator/clearing/commit-plan";
 import {
   ETH,
@@ -31,6 +39,22 @@ import {
 const ONE = parseEther("1");
 const NONE = 0n;
 const REMUNERATED = 1n;
+
+/** Where `leaf` sits in its recipient's incoming tree of a planned cycle (`releaseListedReserve`'s proof). */
+function creditProof(plan: ReturnType<typeof planCycle>, leaf: GuaranteeLeaf) {
+  const leaves: GuaranteeLeaf[] = [...plan.guaranteeTree.entries()].map(([, v]) => ({
+    guaranteeId: v[0],
+    payer: v[1],
+    recipient: v[2],
+    asset: v[3],
+    amount: BigInt(v[4]),
+    signatureHash: v[5],
+  }));
+  const recipient = buildDebtorTree(leaves, leaf.recipient, leaf.asset);
+  const proof = recipient && creditProofOf(plan.debitTrees, recipient, leaf.guaranteeId);
+  if (!proof) throw new Error("not credited");
+  return proof;
+}
 const NETTED = 2n;
 
 async function fixture() {
@@ -158,7 +182,7 @@ describe("Seller's V1 reserve (issue 17, finding 5)", () => {
       .withArgs(f.cert.id, REMUNERATED);
   });
 
-  it("honest path, Core marks the reserved id in its commit: the reserve is released and cannot be collected", async () => {
+  it("honest path, Core marks the reserved id in its commit: the mark alone releases nothing, the credit proof does", async () => {
     const f = await loadFixture(registeredFixture);
     const plan = planCycle(1n, [f.cert.guarantee]);
     await expect(
@@ -169,17 +193,89 @@ describe("Seller's V1 reserve (issue 17, finding 5)", () => {
       .to.emit(f.vault, "GuaranteeNetted")
       .withArgs(f.cert.id);
     expect(await f.vault.consumption(f.cert.id)).to.equal(NETTED);
-    await time.increaseTo(f.cert.collectableAt);
-    await expect(f.vault.collectReserve(f.cert.id))
-      .to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed")
-      .withArgs(f.cert.id, NETTED);
+    const cycle = await f.clearingHouse.getCycle(1n);
+    await time.increaseTo(cycle.challengeDeadline + 1n);
+    // Issue 25, item 5: a V1 reserve ends only when its guarantee is proven credited to its recipient.
     await expect(f.vault.releaseReserve(f.cert.id))
+      .to.be.revertedWithCustomError(f.vault, "ReserveStillActive")
+      .withArgs(f.cert.id, f.cert.collectableAt);
+    const leaf = guaranteeLeafOf(f.cert.guarantee.payable);
+    await expect(f.vault.releaseListedReserve(f.cert.id, 1n, leaf.signatureHash, creditProof(plan, leaf)))
       .to.emit(f.vault, "ReserveReleased")
       .withArgs(f.cert.id, f.alice.address, ETH, 4n * ONE);
     // The payer's collateral now answers only for the cycle's obligation: paid once, through clearing.
     expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(4n * ONE);
     expect(await f.vault.freeCollateralOf(f.alice.address, ETH)).to.equal(6n * ONE);
     expect(await f.vault.v1ReserveRecipient(f.cert.id)).to.equal(ethers.ZeroAddress);
+  });
+
+  it("issue 25 item 5: a reserved V1 guarantee credited to another creditor releases nothing and pays the seller", async () => {
+    const f = await loadFixture(registeredFixture);
+    const thief = f.outsider.address;
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 10n * ONE });
+    // The operator lists alice's reserved guarantee (her signature is public in bob's registerReserve
+    // calldata) in her outgoing tree, credits it to itself, and marks the id netted.
+    const leaf = guaranteeLeafOf(f.cert.guarantee.payable);
+    const cycle = buildCycleOf(1n, [leaf], () => thief);
+    await f.clearingHouse
+      .connect(f.operator)
+      .commitCycle(
+        1,
+        { root: cycle.root, guaranteesRoot: cycle.guaranteesRoot, debitsRoot: cycle.debitsRoot },
+        cycle.totals,
+        cycle.debtors,
+        [f.cert.id],
+      );
+    const tree = cycle.trees.get(key(f.alice.address, ETH))!;
+    const thiefTree = cycle.trees.get(key(thief, ETH))!;
+    const forged = {
+      summary: summaryStruct(thiefTree.summary),
+      summaryProof: cycle.summaryProof(thiefTree.summary),
+      index: 0n,
+      path: sumTreeProof(thiefTree.incoming, 0).path,
+    };
+    // alice disputes; her own signature no longer answers it: the listing is not credited to bob.
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    const g = f.cert.guarantee;
+    const evidence = {
+      claims: g.claims,
+      certificate: signClaims(g.claims),
+      scheme: SIGNING_SCHEME_CODES[g.scheme],
+      signature: g.signature,
+    };
+    await expect(
+      f.clearingHouse.answerDispute(1, ETH, f.alice.address, 0, {
+        ...answerOf(cycle, tree, 0, evidence),
+        credit: forged,
+      }),
+    )
+      .to.be.revertedWithCustomError(f.clearingHouse, "NotCreditedToRecipient")
+      .withArgs(1n, f.bob.address, f.cert.id);
+    // The operator can only concede: alice's debit comes off against the bond.
+    await f.clearingHouse
+      .connect(f.operator)
+      .answerDispute(1, ETH, f.alice.address, 0, answerOf(cycle, tree, 0));
+    expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).amount).to.equal(0n);
+    const settled = await f.clearingHouse.getCycle(1n);
+    await time.increaseTo(settled.challengeDeadline + 1n);
+    // Neither the listing nor the netting mark frees bob's reserve.
+    await expect(f.vault.releaseListedReserve(f.cert.id, 1n, leaf.signatureHash, forged))
+      .to.be.revertedWithCustomError(f.vault, "GuaranteeNotListed")
+      .withArgs(f.cert.id, 1n);
+    await expect(f.vault.releaseReserve(f.cert.id)).to.be.revertedWithCustomError(
+      f.vault,
+      "ReserveStillActive",
+    );
+    // The thief's credit is the bond's money (its own fault), not alice's.
+    const c = cycle.creditProof(ETH, thief);
+    await f.clearingHouse.claimNetCredit(1, ETH, thief, c.summary, c.proof);
+    expect(await f.clearingHouse.payoutOf(ETH, thief)).to.equal(4n * ONE);
+    expect(await f.clearingHouse.bondOf(ETH)).to.equal(6n * ONE);
+    // bob collects his reserve: alice pays what she signed once, to its recipient.
+    await time.increaseTo(f.cert.collectableAt);
+    await expect(f.vault.collectReserve(f.cert.id)).to.changeEtherBalance(f.bob, 4n * ONE);
+    expect(await f.vault.balanceOf(f.alice.address, ETH)).to.equal(6n * ONE);
+    expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(0n);
   });
 
   it("honest path, Core lists it without marking: a proof of the leaf in the settled cycle releases the reserve", async () => {
@@ -189,7 +285,7 @@ describe("Seller's V1 reserve (issue 17, finding 5)", () => {
     expect(plan.args.nettedV2Ids).to.deep.equal([]); // Core lists V2 ids only
     await f.clearingHouse.connect(f.operator).commitCycle(...toCommitCycleCall(plan.args));
     const leaf = guaranteeLeafOf(f.cert.guarantee.payable);
-    const proof = guaranteeProof(plan.guaranteeTree, leaf);
+    const proof = creditProof(plan, leaf);
     const cycle = await f.clearingHouse.getCycle(1n);
     await expect(f.vault.releaseListedReserve(f.cert.id, 1n, leaf.signatureHash, proof))
       .to.be.revertedWithCustomError(f.vault, "CycleNotSettled")
@@ -227,14 +323,7 @@ describe("Seller's V1 reserve (issue 17, finding 5)", () => {
     const leaf = guaranteeLeafOf(f.cert.guarantee.payable);
     const cycle = await f.clearingHouse.getCycle(1n);
     await time.increaseTo(cycle.challengeDeadline + 1n);
-    await expect(
-      f.vault.releaseListedReserve(
-        f.cert.id,
-        1n,
-        leaf.signatureHash,
-        guaranteeProof(plan.guaranteeTree, leaf),
-      ),
-    )
+    await expect(f.vault.releaseListedReserve(f.cert.id, 1n, leaf.signatureHash, creditProof(plan, leaf)))
       .to.be.revertedWithCustomError(f.vault, "CycleNotSettled")
       .withArgs(1n, cycle.challengeDeadline);
     await time.increaseTo(f.cert.collectableAt);
@@ -300,7 +389,7 @@ describe("Seller's V1 reserve (issue 17, finding 5)", () => {
       await expect(f.vault.collectReserve(f.cert.id))
         .to.be.revertedWithCustomError(f.vault, "ReserveNotFound")
         .withArgs(f.cert.id);
-      await expect(f.vault.releaseListedReserve(f.cert.id, 1n, keccak256("0x01"), []))
+      await expect(f.vault.releaseListedReserve(f.cert.id, 1n, keccak256("0x01"), NO_CREDIT_PROOF))
         .to.be.revertedWithCustomError(f.vault, "ReserveNotFound")
         .withArgs(f.cert.id);
       expect(await f.vault.consumption(f.cert.id)).to.equal(NONE);

@@ -126,7 +126,7 @@ describe("Seller's reserve (issue 17, finding 5)", () => {
         {
           root: cycle.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: cycle.debitsRoot,
         },
         [],
         [],
@@ -144,7 +144,7 @@ describe("Seller's reserve (issue 17, finding 5)", () => {
       {
         root: cycle.root,
         guaranteesRoot: GUARANTEES_ROOT,
-        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        debitsRoot: cycle.debitsRoot,
       },
       cycle.totals,
       cycle.debtors,
@@ -191,7 +191,7 @@ describe("Seller's reserve (issue 17, finding 5)", () => {
       {
         root: cycle.root,
         guaranteesRoot: GUARANTEES_ROOT,
-        debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+        debitsRoot: cycle.debitsRoot,
       },
       cycle.totals,
       cycle.debtors,

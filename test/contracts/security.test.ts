@@ -78,7 +78,7 @@ describe("Security review", () => {
         {
           root: cycle.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: cycle.debitsRoot,
         },
         cycle.totals,
         cycle.debtors,
@@ -102,9 +102,7 @@ describe("Security review", () => {
       expect(asset.shortfall).to.equal(100n);
       expect(await clearingHouse.heldLiquidity(fee)).to.equal(await feeToken.balanceOf(clearingHouseAddress));
       // The creditor is told how much is really there instead of hitting an ERC-20 balance revert.
-      await expect(
-        clearingHouse.claimNetCredit(1, fee, bob.address, 10_000n, cycle.proofOf(fee, bob.address)),
-      )
+      await expect(clearingHouse.claimNetCredit(1, fee, bob.address, ...cycle.claimOf(fee, bob.address)))
         .to.be.revertedWithCustomError(clearingHouse, "CreditNotYetFunded")
         .withArgs(1n, fee, 9_900n, 10_000n);
     });
@@ -118,7 +116,7 @@ describe("Security review", () => {
         {
           root: c.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: c.debitsRoot,
         },
         c.totals,
         c.debtors,
@@ -186,7 +184,7 @@ describe("Security review", () => {
         {
           root: c.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: c.debitsRoot,
         },
         c.totals,
         c.debtors,
@@ -236,7 +234,7 @@ describe("Security review", () => {
           {
             root: c.root,
             guaranteesRoot: GUARANTEES_ROOT,
-            debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+            debitsRoot: c.debitsRoot,
           },
           c.totals,
           c.debtors,
@@ -250,39 +248,43 @@ describe("Security review", () => {
 
     it("refuses another participant, another cycle, another asset, a debtor's leaf and a second claim", async () => {
       const { clearingHouse, alice, bob, carol, usdAddress, c1, c2 } = await loadFixture(claimFixture);
-      const bobProof = c1.proofOf(ETH, bob.address);
+      const [bobSummary, bobProof] = c1.claimOf(ETH, bob.address);
       const attempts: Array<[string, () => Promise<unknown>]> = [
-        ["carol with bob's proof", () => clearingHouse.claimNetCredit(1, ETH, carol.address, ONE, bobProof)],
+        [
+          "carol with bob's proof",
+          () => clearingHouse.claimNetCredit(1, ETH, carol.address, bobSummary, bobProof),
+        ],
         [
           "bob with carol's amount",
-          () => clearingHouse.claimNetCredit(1, ETH, bob.address, 2n * ONE, bobProof),
+          () =>
+            clearingHouse.claimNetCredit(1, ETH, bob.address, { ...bobSummary, inTotal: 2n * ONE }, bobProof),
         ],
         [
           "cycle 1 with a cycle 2 proof",
-          () => clearingHouse.claimNetCredit(1, ETH, bob.address, ONE, c2.proofOf(ETH, bob.address)),
+          () => clearingHouse.claimNetCredit(1, ETH, bob.address, ...c2.claimOf(ETH, bob.address)),
         ],
         [
           "ETH with the tUSD proof",
-          () => clearingHouse.claimNetCredit(1, ETH, bob.address, ONE, c1.proofOf(usdAddress, bob.address)),
-        ],
-        [
-          "the debtor's leaf as a credit",
-          () => clearingHouse.claimNetCredit(1, ETH, alice.address, 3n * ONE, c1.proofOf(ETH, alice.address)),
+          () => clearingHouse.claimNetCredit(1, ETH, bob.address, ...c1.claimOf(usdAddress, bob.address)),
         ],
         [
           "an inner node as the leaf (empty proof)",
-          () => clearingHouse.claimNetCredit(1, ETH, bob.address, ONE, []),
+          () => clearingHouse.claimNetCredit(1, ETH, bob.address, bobSummary, []),
         ],
       ];
       for (const [what, attempt] of attempts) {
         await expect(attempt(), what).to.be.revertedWithCustomError(clearingHouse, "InvalidMerkleProof");
       }
-      await clearingHouse.claimNetCredit(1, ETH, bob.address, ONE, bobProof);
-      await expect(clearingHouse.claimNetCredit(1, ETH, bob.address, ONE, bobProof))
+      // The debtor's own summary nets to a debit: no credit.
+      await expect(
+        clearingHouse.claimNetCredit(1, ETH, alice.address, ...c1.claimOf(ETH, alice.address)),
+      ).to.be.revertedWithCustomError(clearingHouse, "ZeroCredit");
+      await clearingHouse.claimNetCredit(1, ETH, bob.address, bobSummary, bobProof);
+      await expect(clearingHouse.claimNetCredit(1, ETH, bob.address, bobSummary, bobProof))
         .to.be.revertedWithCustomError(clearingHouse, "CreditAlreadyClaimed")
         .withArgs(1n, ETH, bob.address);
       // Cycle 2 is separate liquidity: bob's valid cycle-2 leaf is not funded by cycle 1's payment.
-      await expect(clearingHouse.claimNetCredit(2, ETH, bob.address, ONE, c2.proofOf(ETH, bob.address)))
+      await expect(clearingHouse.claimNetCredit(2, ETH, bob.address, ...c2.claimOf(ETH, bob.address)))
         .to.be.revertedWithCustomError(clearingHouse, "CreditNotYetFunded")
         .withArgs(2n, ETH, 0n, ONE);
     });
@@ -304,7 +306,7 @@ describe("Security review", () => {
         {
           root: c.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: c.debitsRoot,
         },
         c.totals,
         c.debtors,
@@ -340,7 +342,7 @@ describe("Security review", () => {
         {
           root: c.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: c.debitsRoot,
         },
         c.totals,
         c.debtors,
@@ -437,7 +439,7 @@ describe("Security review", () => {
         {
           root: c.root,
           guaranteesRoot: GUARANTEES_ROOT,
-          debitsRoot: "0xdddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd",
+          debitsRoot: c.debitsRoot,
         },
         c.totals,
         c.debtors,
@@ -458,7 +460,7 @@ describe("Security review", () => {
       );
       await clearingHouse.connect(alice).payNetDebit(1, ETH, { value: ONE });
       await clearingHouse.coverDefault(1, ETH, carol.address);
-      await clearingHouse.claimNetCredit(1, ETH, bob.address, 2n * ONE, c.proofOf(ETH, bob.address));
+      await clearingHouse.claimNetCredit(1, ETH, bob.address, ...c.claimOf(ETH, bob.address));
       await vault.remunerate(...remunerateArgs(v2.cert));
       await vault.connect(alice).cancelWithdrawal(ETH);
     });

@@ -9,6 +9,7 @@
  * facilitator's clocks are manual and kept on the chain's time; time moves with `time.increase`.
  */
 import { signFinalization } from "../../sdk/finalization";
+import type { IClearingHouse } from "../../typechain-types/contracts/ClearingHouse";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -392,7 +393,7 @@ export async function proofOf(stack: ProtocolStack, cycleId: number, who: Partic
       debit: string;
       credit: string;
       claimed: boolean;
-      claim_net_credit_args: [string, string, string, string, string[]] | null;
+      claim_net_credit_args: [string, string, string, IClearingHouse.DebitSummaryStruct, string[]] | null;
     }[];
   };
 }

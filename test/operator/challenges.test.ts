@@ -5,6 +5,7 @@
  * pool, the keeper releases the vetoed debts and the scheduler re-commits them as the next cycle; a
  * cycle that was not vetoed never has its guarantees listed again (no double listing, docs/clearing.md).
  */
+import { NO_CREDIT_PROOF } from "../../sdk/debit-tree";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { Writable } from "node:stream";
 import pino from "pino";
@@ -174,14 +175,18 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     const guarantees = await h!.store.listGuarantees({ cycleId: 1 });
     const args = commitArgsFromJson(JSON.parse(cycle.args));
     const trees = rebuildCycleDebitTrees(args.debitsRoot, guarantees);
+    // One summary per account with outgoing or incoming guarantees (carol is only paid).
     expect(trees.summaries.map((s) => s.debtor).sort()).to.deep.equal(
-      [f.alice.address, f.bob.address].sort(),
+      [f.alice.address, f.bob.address, f.carol.address].sort(),
     );
     expect(() => rebuildCycleDebitTrees("0x" + "11".repeat(32), guarantees)).to.throw(
       DisputeAnswerError,
       /differs from the committed/,
     );
-    expect(() => debtorTreeOf(guarantees, f.carol.address, ETH)).to.throw(DisputeAnswerError, /no outgoing/);
+    expect(() => debtorTreeOf(guarantees, f.outsider.address, ETH)).to.throw(
+      DisputeAnswerError,
+      /no outgoing/,
+    );
   });
 
   it("a guarantee netted in a committed cycle is never listed again (no double listing): the next cycle takes only new ones", async function () {
@@ -251,7 +256,7 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
       .positions as Record<string, unknown>[];
     expect(position).to.include({ credit: String(2n * ONE), claim_net_credit_args: null });
     await expect(
-      f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, 2n * ONE, position.proof as string[]),
+      f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, NO_CREDIT_PROOF.summary, []),
     ).to.be.revertedWithCustomError(f.clearingHouse, "CycleIsVetoed");
     for (const id of ids) {
       const g = (await h!.store.getClearingGuarantee(id))!;

@@ -1,3 +1,4 @@
+import type { IClearingHouse } from "../../typechain-types/contracts/ClearingHouse";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { parseEther, ZeroAddress } from "ethers";
@@ -84,7 +85,9 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     const server = app.listen(0, "127.0.0.1");
     await new Promise((resolve) => server.once("listening", resolve));
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    let daveProof: { claim_net_credit_args: [string, string, string, string, string[]] };
+    let daveProof: {
+      claim_net_credit_args: [string, string, string, IClearingHouse.DebitSummaryStruct, string[]];
+    };
     try {
       const cycle = (await (await fetch(`${base}/core/cycles/1`)).json()) as { totals: unknown[] };
       expect(cycle).to.include({ cycle_id: 1, state: "COMMITTED", guarantee_count: 5 });

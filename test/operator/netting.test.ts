@@ -2,6 +2,7 @@
  * The clearing engine (operator/clearing): multilateral netting, the cycle's Merkle tree and the exact
  * commitCycle arguments, checked by hand, by property on random cycles, and against the real contracts.
  */
+import { debitSummaryProof, summaryStruct } from "../../sdk/debit-tree";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { ZeroAddress, getAddress, parseEther, parseUnits } from "ethers";
@@ -664,8 +665,19 @@ describe("clearing: committing a plan on chain", function () {
     const [aliceEth] = participantPositions(tree, alice.address).filter((x) => x.asset === ETH_ASSET);
     expect(bobUsd.credit).to.equal(USD(90));
     expect(aliceEth.credit).to.equal(parseEther("4"));
-    const claim = (x: typeof bobUsd) =>
-      clearingHouse.connect(outsider).claimNetCredit(x.cycleId, x.asset, x.participant, x.credit, x.proof);
+    // Claims prove the participant's summary under the debitsRoot (issue 25, item 5).
+    const claim = (x: typeof bobUsd) => {
+      const s = f.plan.debitTrees.summaries.find((y) => y.asset === x.asset && y.debtor === x.participant)!;
+      return clearingHouse
+        .connect(outsider)
+        .claimNetCredit(
+          x.cycleId,
+          x.asset,
+          x.participant,
+          summaryStruct(s),
+          debitSummaryProof(f.plan.debitTrees.tree, s),
+        );
+    };
 
     // USD: alice and dave pay, carol defaults and is covered from her collateral.
     await clearingHouse.connect(alice).payNetDebit(1n, usdAddress);
@@ -710,8 +722,29 @@ describe("clearing: committing a plan on chain", function () {
     const tree = loadCycleTree(JSON.parse(storedDump), p.root);
     const [aliceUsd] = participantPositions(tree, alice.address).filter((x) => x.asset === usdAddress);
     expect(aliceUsd.debit).to.equal(USD(60));
+    // Her own summary nets to a debit: no credit; her net-position proof is no summary proof.
+    const s = p.debitTrees.summaries.find((y) => y.asset === usdAddress && y.debtor === alice.address)!;
     await expect(
-      clearingHouse.connect(outsider).claimNetCredit(1n, usdAddress, alice.address, USD(60), aliceUsd.proof),
+      clearingHouse
+        .connect(outsider)
+        .claimNetCredit(
+          1n,
+          usdAddress,
+          alice.address,
+          summaryStruct(s),
+          debitSummaryProof(p.debitTrees.tree, s),
+        ),
+    ).to.be.revertedWithCustomError(clearingHouse, "ZeroCredit");
+    await expect(
+      clearingHouse
+        .connect(outsider)
+        .claimNetCredit(
+          1n,
+          usdAddress,
+          alice.address,
+          { ...summaryStruct(s), inTotal: USD(60) },
+          aliceUsd.proof,
+        ),
     ).to.be.revertedWithCustomError(clearingHouse, "InvalidMerkleProof");
   });
 

@@ -375,12 +375,13 @@ describe("Core OpenAPI document", () => {
     const credit = await call("GET", proof, `/core/cycles/1/participants/${recipient.address}/proof`);
     expect(credit.status).to.equal(200);
     expect(credit.body.positions[0]).to.include({ debit: "0", credit: "1500", claimed: false });
-    expect(credit.body.positions[0].claim_net_credit_args.slice(0, 4)).to.deep.equal([
+    expect(credit.body.positions[0].claim_net_credit_args.slice(0, 3)).to.deep.equal([
       "1",
       ZERO_ADDRESS,
       recipient.address,
-      "1500",
     ]);
+    // The claim proves the recipient's summary: credit = inTotal − total.
+    expect(credit.body.positions[0].claim_net_credit_args[3]).to.include({ total: "0", inTotal: "1500" });
     const debit = await call(
       "GET",
       proof,

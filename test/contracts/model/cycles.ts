@@ -10,11 +10,16 @@ import { ZeroAddress, ZeroHash, getAddress } from "ethers";
 
 import {
   DEBIT_SUMMARY_ENCODING,
+  NO_CREDIT_PROOF,
+  PLACEHOLDER_DEBIT_SUMMARY,
+  positionOf,
   sumTreeLevels,
   sumTreeProof,
+  summaryStruct,
   toDebitSummaryValues,
   type DebitSummary,
   type DebtorTree,
+  type SideTree,
 } from "../../../sdk/debit-tree";
 import {
   GUARANTEE_LEAF_ENCODING,
@@ -34,11 +39,15 @@ export interface BuiltCycle {
   debtors: { asset: string; debtor: string; amount: bigint }[];
   /** Net credits by `asset|participant` (lower case). */
   credits: Map<string, bigint>;
-  /** Debtor sum trees by `debtor|asset` (lower case). */
+  /** Account sum trees (outgoing and incoming) by `account|asset` (lower case). */
   trees: Map<string, DebtorTree>;
   /** The leaves as listed (duplicates kept). */
   leaves: GuaranteeLeaf[];
-  creditProof(asset: string, participant: string): string[];
+  /** `claimNetCredit`'s summary and proof of `participant` (any account with a summary). */
+  creditProof(
+    asset: string,
+    participant: string,
+  ): { summary: ReturnType<typeof summaryStruct>; proof: string[] };
   summaryProof(summary: DebitSummary): string[];
   guaranteeProof(leaf: GuaranteeLeaf): string[];
 }
@@ -52,8 +61,15 @@ function byId(a: GuaranteeLeaf, b: GuaranteeLeaf): number {
   return x < y ? -1 : x > y ? 1 : 0;
 }
 
-/** Builds a cycle over `leaves` (any order; a duplicate id is kept at two positions of its payer's tree). */
-export function buildCycleOf(cycleId: bigint, leaves: readonly GuaranteeLeaf[]): BuiltCycle {
+/**
+ * Builds a cycle over `leaves` (any order; a duplicate id is kept at two positions of its payer's tree).
+ * `creditTo` lets a rogue operator credit a leaf to another account than its recipient (issue 25, item 5).
+ */
+export function buildCycleOf(
+  cycleId: bigint,
+  leaves: readonly GuaranteeLeaf[],
+  creditTo: (leaf: GuaranteeLeaf) => string = (l) => l.recipient,
+): BuiltCycle {
   const nets = new Map<string, { asset: string; participant: string; net: bigint }>();
   const bump = (asset: string, participant: string, by: bigint) => {
     const k = key(asset, participant);
@@ -61,13 +77,20 @@ export function buildCycleOf(cycleId: bigint, leaves: readonly GuaranteeLeaf[]):
     n.net += by;
     nets.set(k, n);
   };
-  const groups = new Map<string, GuaranteeLeaf[]>();
+  // Per account and asset: [outgoing, incoming] (duplicates kept).
+  const groups = new Map<string, [GuaranteeLeaf[], GuaranteeLeaf[]]>();
+  const group = (account: string, asset: string) => {
+    const k = key(account, asset);
+    let g = groups.get(k);
+    if (g === undefined) groups.set(k, (g = [[], []]));
+    return g;
+  };
   for (const l of leaves) {
     if (l.payer.toLowerCase() === l.recipient.toLowerCase()) continue;
-    bump(l.asset, l.recipient, l.amount);
+    bump(l.asset, creditTo(l), l.amount);
     bump(l.asset, l.payer, -l.amount);
-    const k = key(l.payer, l.asset);
-    groups.set(k, [...(groups.get(k) ?? []), l]);
+    group(l.payer, l.asset)[0].push(l);
+    group(creditTo(l), l.asset)[1].push(l);
   }
   const values: [bigint, string, string, bigint, bigint][] = [];
   const totals = new Map<string, { asset: string; totalDebit: bigint; totalCredit: bigint }>();
@@ -95,27 +118,35 @@ export function buildCycleOf(cycleId: bigint, leaves: readonly GuaranteeLeaf[]):
   );
   const trees = new Map<string, DebtorTree>();
   const summaries: DebitSummary[] = [];
-  for (const [k, group] of [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const sorted = [...group].sort(byId);
+  const side = (list: GuaranteeLeaf[]): SideTree => {
+    if (list.length === 0) return { leaves: [], levels: [[{ hash: ZeroHash, sum: 0n }]] };
+    const sorted = [...list].sort(byId);
     const levels = sumTreeLevels(
       sorted.map((g) => ({ hash: guaranteeLeafHash(g).toLowerCase(), sum: g.amount })),
     );
-    const top = levels[levels.length - 1][0];
+    return { leaves: sorted, levels };
+  };
+  for (const [k, [outList, inList]] of [...groups.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const out = side(outList);
+    const incoming = side(inList);
+    const o = out.levels[out.levels.length - 1][0];
+    const i = incoming.levels[incoming.levels.length - 1][0];
+    const any = outList[0] ?? inList[0];
     const summary: DebitSummary = {
-      debtor: getAddress(sorted[0].payer),
-      asset: getAddress(sorted[0].asset),
-      sumRoot: top.hash,
-      total: top.sum,
-      depth: levels.length - 1,
+      debtor: getAddress(outList.length > 0 ? any.payer : creditTo(any)),
+      asset: getAddress(any.asset),
+      sumRoot: o.hash,
+      total: o.sum,
+      depth: out.levels.length - 1,
+      inRoot: i.hash,
+      inTotal: i.sum,
+      inDepth: incoming.levels.length - 1,
     };
     summaries.push(summary);
-    trees.set(k, { summary, leaves: sorted, levels });
+    trees.set(k, { summary, leaves: out.leaves, levels: out.levels, incoming });
   }
   const debits = StandardMerkleTree.of(
-    (summaries.length > 0
-      ? summaries
-      : [{ debtor: ZeroAddress, asset: ZeroAddress, sumRoot: ZeroHash, total: 0n, depth: 0 }]
-    ).map(toDebitSummaryValues),
+    (summaries.length > 0 ? summaries : [PLACEHOLDER_DEBIT_SUMMARY]).map(toDebitSummaryValues),
     [...DEBIT_SUMMARY_ENCODING],
   );
   return {
@@ -129,9 +160,12 @@ export function buildCycleOf(cycleId: bigint, leaves: readonly GuaranteeLeaf[]):
     trees,
     leaves: [...leaves],
     creditProof(asset, participant) {
-      const credit = credits.get(key(asset, participant));
-      if (credit === undefined) throw new Error(`no credit of ${participant} in ${asset}`);
-      return positions.getProof([cycleId, getAddress(asset), getAddress(participant), 0n, credit]);
+      const tree = trees.get(key(participant, asset));
+      if (tree === undefined) throw new Error(`no summary of ${participant} in ${asset}`);
+      return {
+        summary: summaryStruct(tree.summary),
+        proof: debits.getProof(toDebitSummaryValues(tree.summary)),
+      };
     },
     summaryProof(summary) {
       return debits.getProof(toDebitSummaryValues(summary));
@@ -158,17 +192,42 @@ export interface AnswerEvidence {
  */
 export function answerOf(cycle: BuiltCycle, tree: DebtorTree, index: number, evidence?: AnswerEvidence) {
   const base = {
-    summary: { sumRoot: tree.summary.sumRoot, total: tree.summary.total, depth: tree.summary.depth },
+    summary: summaryStruct(tree.summary),
     summaryProof: cycle.summaryProof(tree.summary),
   };
-  const empty = { claims: "0x", certificate: ZERO_G1, scheme: 0, signature: "0x", finalization: "0x" };
+  const empty = {
+    claims: "0x",
+    certificate: ZERO_G1,
+    scheme: 0,
+    signature: "0x",
+    finalization: "0x",
+    credit: NO_CREDIT_PROOF,
+  };
   if (index >= tree.levels[0].length)
     return { ...base, leaf: { hash: ZeroHash, sum: 0n }, path: [], ...empty };
   const proof = sumTreeProof(tree, index);
+  if (evidence === undefined) return { ...base, leaf: proof.leaf, path: proof.path, ...empty };
   return {
     ...base,
     leaf: proof.leaf,
     path: proof.path,
-    ...(evidence === undefined ? empty : { ...evidence, finalization: "0x" }),
+    ...evidence,
+    finalization: "0x",
+    credit: creditOf(cycle, tree.leaves[index]),
+  };
+}
+
+/** Where `leaf` sits in its recipient's incoming tree (an empty proof when the cycle does not credit it). */
+export function creditOf(cycle: BuiltCycle, leaf: GuaranteeLeaf | undefined) {
+  if (leaf === undefined) return NO_CREDIT_PROOF;
+  const recipient = cycle.trees.get(key(leaf.recipient, leaf.asset));
+  if (recipient === undefined) return NO_CREDIT_PROOF;
+  const index = positionOf(recipient.incoming, leaf.guaranteeId);
+  if (index < 0) return NO_CREDIT_PROOF;
+  return {
+    summary: summaryStruct(recipient.summary),
+    summaryProof: cycle.summaryProof(recipient.summary),
+    index: BigInt(index),
+    path: sumTreeProof(recipient.incoming, index).path,
   };
 }

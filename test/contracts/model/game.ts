@@ -110,7 +110,10 @@ export interface ModelCycle {
   openChallenges: number;
   assets: Map<string, CycleAssetState>;
   debts: Map<string, { amount: bigint; status: DebtStatus }>;
-  games: Map<string, { revealed: boolean; openDisputes: number; depth: number; total: bigint }>;
+  games: Map<
+    string,
+    { revealed: boolean; openDisputes: number; depth: number; total: bigint; settled: bigint }
+  >;
   disputes: Map<string, DisputeStatus>;
   deducted: Map<string, bigint>;
   /** Excess refunds of removed or conceded positions held until the challenge deadline: `asset|debtor`. */
@@ -342,8 +345,9 @@ export class GameModel {
   collectReserve(g: ModelGuarantee, t: number): bigint {
     const r = this.reserves.get(g.id);
     if (r === undefined || r.v1Recipient === "") refuse("ReserveNotFound");
+    // A netting mark does not stop the collection (issue 25, item 5): only a proven credit ends the reserve.
     const how = this.consumption(g.id);
-    if (how !== Consumption.None) refuse("GuaranteeAlreadyConsumed");
+    if (how === Consumption.Remunerated) refuse("GuaranteeAlreadyConsumed");
     if (t < r!.expiresAt) refuse("ReserveNotYetCollectable");
     this.marks.set(g.id, { how: Consumption.Remunerated, cycleId: 0 });
     this.releaseReserveOf(g.id);
@@ -362,7 +366,9 @@ export class GameModel {
     const m = this.marks.get(id);
     const nettedForGood =
       m !== undefined && m.how === Consumption.Netted && (m.cycleId === 0 || this.isSettled(m.cycleId, t));
-    const consumed = (m !== undefined && m.how === Consumption.Remunerated) || nettedForGood;
+    // A V1 reserve is released by a proven credit only (releaseListedReserve), never by a mark.
+    const consumed =
+      (m !== undefined && m.how === Consumption.Remunerated) || (r.v1Recipient === "" && nettedForGood);
     if (!consumed && (r.v1Recipient !== "" || t < r.expiresAt)) refuse("ReserveStillActive");
     this.releaseReserveOf(id);
   }
@@ -372,6 +378,10 @@ export class GameModel {
     if (r === undefined || r.v1Recipient === "") refuse("ReserveNotFound");
     const c = this.cycle(cycleId);
     if (c === undefined || c.vetoed || t <= c.challengeDeadline) refuse("CycleNotSettled");
+    // Credited to its own recipient in that cycle (its incoming tree), not merely listed.
+    const inTree = c!.built.trees.get(key(r!.v1Recipient, r!.asset))?.incoming;
+    if (inTree === undefined || !inTree.leaves.some((l) => l.guaranteeId.toLowerCase() === id.toLowerCase()))
+      refuse("GuaranteeNotListed");
     if (this.consumption(id) === Consumption.None)
       this.marks.set(id, { how: Consumption.Netted, cycleId: 0 });
     this.releaseReserveOf(id);
@@ -590,13 +600,20 @@ export class GameModel {
     const c = this.committed(cycleId);
     if (c.vetoed) refuse("CycleIsVetoed");
     if (t > c.challengeDeadline) refuse("ChallengeWindowClosed");
-    const debt = c.debts.get(key(asset, debtor)) ?? refuse("NoDebt");
-    if (![DebtStatus.Open, DebtStatus.Challenged, DebtStatus.Answered].includes(debt.status))
+    // A net creditor (no debt) disputes its outgoing tree too (issue 25, finding 2).
+    const debt = c.debts.get(key(asset, debtor));
+    // ... once its summary is revealed (an account with nothing in the cycle cannot hold its claims up).
+    if (debt === undefined && !(c.games.get(key(asset, debtor))?.revealed ?? false)) refuse("NoDebt");
+    if (
+      debt !== undefined &&
+      ![DebtStatus.Open, DebtStatus.Challenged, DebtStatus.Answered].includes(debt.status)
+    )
       refuse("DebtAlreadyResolved");
+    if (index >= 1 << 24) refuse("InvalidSumPath");
     const dk = key(asset, debtor, index);
     if ((c.disputes.get(dk) ?? DisputeStatus.None) !== DisputeStatus.None) refuse("DisputeNotOpen");
     c.disputes.set(dk, DisputeStatus.Open);
-    debt.status = DebtStatus.Challenged;
+    if (debt !== undefined) debt.status = DebtStatus.Challenged;
     const game = this.game(c, asset, debtor);
     game.openDisputes += 1;
     c.openChallenges += 1;
@@ -607,7 +624,7 @@ export class GameModel {
     const gk = key(asset, debtor);
     let game = c.games.get(gk);
     if (game === undefined)
-      c.games.set(gk, (game = { revealed: false, openDisputes: 0, depth: 0, total: 0n }));
+      c.games.set(gk, (game = { revealed: false, openDisputes: 0, depth: 0, total: 0n, settled: 0n }));
     return game;
   }
 
@@ -653,16 +670,8 @@ export class GameModel {
     }
     // Every check passed: apply.
     const game = this.game(c, asset, debtor);
-    if (!game.revealed) {
-      game.revealed = true;
-      game.depth = tree.summary.depth;
-      game.total = tree.summary.total;
-      const debit = c.debts.get(key(asset, debtor))!.amount;
-      if (debit > game.total) {
-        this.fault(asset, debit - game.total);
-        this.reduce(c, asset, debtor, debit - game.total);
-      }
-    }
+    if (!game.revealed) this.reveal(c, asset, debtor);
+    if (outcome !== DisputeStatus.Dismissed) game.settled += info!.amount;
     c.disputes.set(dk, outcome);
     if (outcome === DisputeStatus.Upheld) this.answeredIn.set(gid!, cycleId);
     if (outcome === DisputeStatus.Removed) {
@@ -678,8 +687,9 @@ export class GameModel {
     game.openDisputes -= 1;
     c.openChallenges -= 1;
     this.openChallenges -= 1;
-    if (game.openDisputes === 0) {
-      const debt = c.debts.get(key(asset, debtor))!;
+    const owes = c.debts.get(key(asset, debtor));
+    if (game.openDisputes === 0 && owes !== undefined) {
+      const debt = owes;
       if (debt.amount === 0n) {
         debt.status = DebtStatus.Voided;
         this.resolveDebt(c);
@@ -688,9 +698,40 @@ export class GameModel {
     return outcome;
   }
 
+  /** Reveals `account`'s summary: a debit above its net position (out − in, 0 for a creditor) is cut. */
+  private reveal(c: ModelCycle, asset: string, account: string): void {
+    const game = this.game(c, asset, account);
+    const tree = c.built.trees.get(key(account, asset))!;
+    game.revealed = true;
+    game.depth = tree.summary.depth;
+    game.total = tree.summary.total;
+    const debit = c.debts.get(key(asset, account))?.amount ?? 0n;
+    const net = tree.summary.total > tree.summary.inTotal ? tree.summary.total - tree.summary.inTotal : 0n;
+    if (debit > net) {
+      this.fault(asset, debit - net);
+      this.reduce(c, asset, account, debit - net);
+    }
+  }
+
+  /** `revealSummary` by anyone: once, while the cycle stands and the account's debt is unresolved. */
+  revealSummary(cycleId: number, asset: string, account: string): void {
+    const c = this.committed(cycleId);
+    const debt = c.debts.get(key(asset, account));
+    const game = this.game(c, asset, account);
+    if (
+      c.vetoed ||
+      game.revealed ||
+      (debt !== undefined &&
+        ![DebtStatus.Open, DebtStatus.Challenged, DebtStatus.Answered].includes(debt.status))
+    )
+      refuse("SummaryNotRevealable");
+    if (!c.built.trees.has(key(account, asset))) refuse("InvalidDebitSummary");
+    this.reveal(c, asset, account);
+  }
+
   private reduce(c: ModelCycle, asset: string, debtor: string, amount: bigint): void {
     if (amount === 0n) return;
-    const debt = c.debts.get(key(asset, debtor))!;
+    const debt = c.debts.get(key(asset, debtor)) ?? { amount: 0n };
     const cut = amount < debt.amount ? amount : debt.amount;
     debt.amount -= cut;
     this.fundFromBond(c, asset, cut);
@@ -707,15 +748,26 @@ export class GameModel {
     const c = this.committed(cycleId);
     if (c.vetoed) refuse("CycleIsVetoed");
     if (t <= c.answerDeadline) refuse("AnswerWindowOpen");
-    const debt = c.debts.get(key(asset, debtor)) ?? refuse("NoDebt");
-    if (debt.status !== DebtStatus.Challenged) refuse("DebtAlreadyResolved");
-    const amount = debt.amount;
-    debt.status = DebtStatus.Voided;
-    c.unanswered.set(key(asset, debtor), c.committedDebits.get(key(asset, debtor)) ?? 0n);
     const game = this.game(c, asset, debtor);
+    const debt = c.debts.get(key(asset, debtor));
+    if (game.openDisputes === 0) {
+      if (debt === undefined) refuse("NoDebt");
+      refuse("DebtAlreadyResolved");
+    }
     c.openChallenges -= game.openDisputes;
     this.openChallenges -= game.openDisputes;
     game.openDisputes = 0;
+    if (game.revealed) {
+      // Every position not answered yet counts as conceded (withholding never beats conceding).
+      const rest = game.total - game.settled;
+      game.settled = game.total;
+      this.fault(asset, rest);
+      this.reduce(c, asset, debtor, rest);
+    }
+    if (debt === undefined || debt.status !== DebtStatus.Challenged) return 0n;
+    const amount = debt.amount;
+    debt.status = DebtStatus.Voided;
+    if (!game.revealed) c.unanswered.set(key(asset, debtor), c.committedDebits.get(key(asset, debtor)) ?? 0n);
     this.fault(asset, amount);
     this.fundFromBond(c, asset, amount);
     this.resolveDebt(c);
