@@ -27,6 +27,7 @@ import {
   type DebitSummary,
 } from "../../sdk/debit-tree";
 import { guaranteeLeafOf } from "../clearing/commit-plan";
+import { plannedGuarantees } from "../clearing/planned-guarantees";
 import { cycleCommitArgs, cycleTree } from "../clearing/cycle-json";
 import { query } from "express-validator";
 import { COMMITTED_CYCLE_STATES } from "../clearing/schedule";
@@ -286,7 +287,7 @@ export const cycleRoutes: RouteModule = (context) => {
           `cycle ${cycle.cycleId} was not planned by Core: Core holds no debtor trees for it`,
         );
       }
-      const guarantees = await plannedGuarantees(cycle.cycleId, cycle.guaranteeIds);
+      const guarantees = await plannedGuarantees(store, cycle);
       const trees = await debitTrees(cycle, guarantees);
       const leaves = guarantees.map(guaranteeLeafOf);
       const assets = trees.summaries.filter((s) => sameAddress(s.debtor, payer)).map((s) => s.asset);
@@ -348,7 +349,7 @@ export const cycleRoutes: RouteModule = (context) => {
 
   /** The accounts' trees of a cycle Core planned (404 if its records no longer rebuild the debitsRoot). */
   async function debitTrees(cycle: CycleRecord, planned?: Awaited<ReturnType<typeof plannedGuarantees>>) {
-    const guarantees = planned ?? (await plannedGuarantees(cycle.cycleId, cycle.guaranteeIds));
+    const guarantees = planned ?? (await plannedGuarantees(store, cycle));
     try {
       return rebuildCycleDebitTrees(cycleCommitArgs(cycle).debitsRoot, guarantees);
     } catch (error) {
@@ -361,18 +362,9 @@ export const cycleRoutes: RouteModule = (context) => {
     }
   }
 
-  /** The guarantees Core planned `cycleId` from (its stored records, the planned ids only). */
-  async function plannedGuarantees(cycleId: number, guaranteeIds: readonly string[]) {
-    const ids = new Set(guaranteeIds.map((id) => id.toLowerCase()));
-    return (await store.listGuarantees({ cycleId })).filter((g) => ids.has(g.guaranteeId.toLowerCase()));
-  }
-
   /** The guarantees tree of a cycle Core planned, from the records it was planned from (404 if it no longer rebuilds). */
   async function rebuild(cycleId: number, guaranteeIds: readonly string[], guaranteesRoot: string) {
-    const ids = new Set(guaranteeIds);
-    const guarantees = (await store.listGuarantees({ cycleId })).filter((g) =>
-      ids.has(g.guaranteeId.toLowerCase()),
-    );
+    const guarantees = await plannedGuarantees(store, { cycleId, guaranteeIds });
     try {
       return rebuildCycleGuaranteeTree(BigInt(cycleId), guaranteesRoot, guarantees);
     } catch (error) {

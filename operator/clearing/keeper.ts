@@ -8,6 +8,11 @@
  * receive the asset never makes the keeper's call revert); the creditor withdraws it with
  * `withdrawPayout(asset, to)`. This secures the creditor's share of the cycle's liquidity early and only
  * spends the operator's gas. A vetoed cycle's paid debts are refunded the same way (set aside for the debtor).
+ * It also settles what disputes left held (docs/clearing.md "Deductions are recovered", "One refund path"):
+ * once a cycle's challenge deadline has passed it claims each disputed debtor's held refund
+ * (`claimDebitRefund`, set aside for the debtor), and once its payment deadline has passed (or at once in a
+ * vetoed cycle) it recovers each removed guarantee's deduction from its recipient (`recoverDeduction`, back
+ * into the bond that fronted it), so neither waits for someone else to call.
  *
  * Idempotent by construction: every call is estimated first, and a debt already resolved (or a credit
  * claimed or not yet funded) reverts the estimate, so nothing is sent. Open debts are read from Core's
@@ -33,6 +38,7 @@ import {
 import { guaranteeLeafOf } from "./commit-plan";
 import { buildDebtorTree, creditProofOf, debitSummaryProof, summaryStruct } from "../../sdk/debit-tree";
 import { cycleCommitArgs } from "./cycle-json";
+import { plannedGuarantees } from "./planned-guarantees";
 
 /**
  * The one Vault call the keeper makes, with the reverts that say "not yet" (kept local: the chain
@@ -89,10 +95,28 @@ export interface KeeperTickResult {
   claimed: { cycleId: number; asset: string; participant: string; txHash: string }[];
   /** Sellers' reserves freed (`Vault.releaseReserve`): their guarantee was netted or remunerated, or they expired. */
   reservesReleased: { guaranteeId: string; user: string; txHash: string }[];
+  /** Held refunds claimed for debtors and deductions recovered from recipients (after disputes). */
+  holdingsSettled: {
+    call: HoldingCall;
+    cycleId: number;
+    asset: string;
+    account: string;
+    txHash: string;
+  }[];
 }
+
+/** The two calls that settle what a dispute left held. */
+export type HoldingCall = "claimDebitRefund" | "recoverDeduction";
+
+/** Reverts that mean "nothing (more) to settle here": the key is not asked again (until a restart). */
+const HOLDING_SETTLED_ERRORS: ReadonlySet<string> = new Set(["NoRefundHeld", "NoDeduction", "CycleIsVetoed"]);
 
 export class ClearingKeeper {
   private running: Promise<KeeperTickResult> | null = null;
+  /** Holdings found settled (or never held): `call:cycle:asset:account`. */
+  private readonly settledHoldings = new Set<string>();
+  /** The decoded error of the last reverted estimate (`send`), for callers that tell "done" from "not yet". */
+  private lastRevert: string | null = null;
 
   constructor(private readonly options: ClearingKeeperOptions) {}
 
@@ -111,14 +135,79 @@ export class ClearingKeeper {
       covered: [],
       claimed: [],
       reservesReleased: [],
+      holdingsSettled: [],
     };
     // Answers first: a dispute unanswered past its deadline voids an honest debit against the bond.
     await this.answerDisputes(result);
     await this.releaseVetoed(result);
     await this.coverDefaults(result);
     if (this.options.claimCredits) await this.claimCredits(result);
+    await this.settleHoldings(result);
     await this.releaseReserves(result);
     return result;
+  }
+
+  /**
+   * Claims held refunds and recovers deductions that disputes left (candidates: the removed and voided
+   * positions in Core's books). The estimate re-checks each on chain; a revert saying nothing is held
+   * (`NoRefundHeld`, `NoDeduction`, `CycleIsVetoed`) retires the key, any other ("not yet", not funded yet)
+   * leaves it for a later tick.
+   */
+  private async settleHoldings(result: KeeperTickResult): Promise<void> {
+    const { store, chainClock } = this.options;
+    const now = chainClock.nowSeconds();
+    const disputes = [
+      ...(await store.listCycleDisputes({ status: "REMOVED" })),
+      ...(await store.listCycleDisputes({ status: "VOIDED" })),
+    ];
+    const cycles = new Map<number, CycleRecord | null>();
+    for (const dispute of disputes) {
+      if (!cycles.has(dispute.cycleId)) cycles.set(dispute.cycleId, await store.getCycle(dispute.cycleId));
+      const cycle = cycles.get(dispute.cycleId);
+      if (!cycle) continue;
+      const vetoed = cycle.state === "VETOED";
+      if (!vetoed && cycle.challengeDeadline !== null && now > cycle.challengeDeadline) {
+        await this.settleHolding("claimDebitRefund", dispute.cycleId, dispute.asset, dispute.debtor, result);
+      }
+      if (dispute.status !== "REMOVED" || dispute.guaranteeId === null) continue;
+      if (!vetoed && (cycle.paymentDeadline === null || now <= cycle.paymentDeadline)) continue;
+      const guarantee = await store.getClearingGuarantee(dispute.guaranteeId);
+      if (guarantee) {
+        await this.settleHolding(
+          "recoverDeduction",
+          dispute.cycleId,
+          dispute.asset,
+          guarantee.recipient,
+          result,
+        );
+      }
+    }
+  }
+
+  private async settleHolding(
+    call: HoldingCall,
+    cycleId: number,
+    asset: string,
+    account: string,
+    result: KeeperTickResult,
+  ): Promise<void> {
+    const key = `${call}:${cycleId}:${asset}:${account}`.toLowerCase();
+    if (this.settledHoldings.has(key)) return;
+    const data =
+      call === "claimDebitRefund"
+        ? clearingHouseInterface.encodeFunctionData("claimDebitRefund", [cycleId, asset, account])
+        : clearingHouseInterface.encodeFunctionData("recoverDeduction", [cycleId, asset, account]);
+    const sent = await this.send(data, { cycle_id: cycleId, asset, account, call }, false);
+    if (sent.startsWith("0x")) {
+      this.settledHoldings.add(key);
+      result.holdingsSettled.push({ call, cycleId, asset, account, txHash: sent });
+    } else if (
+      sent === "reverted" &&
+      this.lastRevert !== null &&
+      HOLDING_SETTLED_ERRORS.has(this.lastRevert)
+    ) {
+      this.settledHoldings.add(key);
+    }
   }
 
   /**
@@ -252,10 +341,7 @@ export class ClearingKeeper {
   /** The trees of a cycle Core planned, rebuilt from its stored guarantees (null, logged, if they differ). */
   private async answering(cycle: CycleRecord): Promise<CycleAnswering | null> {
     const { store, logger } = this.options;
-    const ids = new Set(cycle.guaranteeIds.map((id) => id.toLowerCase()));
-    const guarantees = (await store.listGuarantees({ cycleId: cycle.cycleId })).filter((g) =>
-      ids.has(g.guaranteeId.toLowerCase()),
-    );
+    const guarantees = await plannedGuarantees(store, cycle);
     try {
       const trees = rebuildCycleDebitTrees(cycleCommitArgs(cycle).debitsRoot, guarantees);
       const byId = new Map<string, AnswerableGuarantee>(
@@ -414,6 +500,7 @@ export class ClearingKeeper {
       return signed.hash;
     } catch (error) {
       if (error instanceof CallRevertedError) {
+        this.lastRevert = error.error?.name ?? null;
         if (revertIsError) {
           // A concession the chain refuses leaves the debit to be voided against the bond at the deadline.
           logger.error({ ...context, reason: error.message }, "keeper call refused by the chain");

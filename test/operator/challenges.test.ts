@@ -169,6 +169,59 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).amount).to.equal(0n);
   });
 
+  it("a concession above the debit: the keeper claims the held refund for the debtor after the challenge deadline, once", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const tasks = clearingTasks(h);
+    await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    await f.vault.connect(f.bob).deposit({ value: 10n * ONE });
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    await h.indexer.syncToHead();
+    await h.syncClock();
+    // alice signs 3 to bob, bob 2 to alice: alice owes 1 net; conceding the 3-ETH position leaves 2 over.
+    const toBob = await issueGuarantee(h, f.alice, f.bob.address, 3n * ONE);
+    await issueGuarantee(h, f.bob, f.alice.address, 2n * ONE);
+    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 2 });
+    await h.indexer.syncToHead();
+    // The same signature proven first in a rogue cycle 2: in cycle 1 the keeper can only concede it.
+    const stored = (await h.store.getClearingGuarantee(toBob.id))!;
+    const dup = buildCommitPlan(netCycle(2n, [stored]), [stored])!;
+    await f.clearingHouse.connect(f.operator).commitCycle(...toCommitCycleCall(dup.args));
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(2, ETH, 0);
+    await f.clearingHouse.answerDispute(
+      2,
+      ETH,
+      f.alice.address,
+      0,
+      buildDisputeAnswer(
+        rebuildCycleDebitTrees(dup.args.debitsRoot, [stored]),
+        debtorTreeOf([stored], f.alice.address, ETH),
+        new Map([[stored.guaranteeId, stored]]),
+        0,
+      ),
+    );
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    await h.indexer.syncToHead();
+    expect((await tasks.keeper.tick()).answered.map((a) => [a.cycleId, a.conceded])).to.deep.equal([
+      [1, true],
+    ]);
+    await h.indexer.syncToHead();
+    expect(await f.clearingHouse.refundHeldOf(1, ETH, f.alice.address)).to.equal(2n * ONE);
+    const before = await f.clearingHouse.payoutOf(ETH, f.alice.address);
+
+    // Held until the challenge deadline: the keeper waits, then claims it for alice, and never again.
+    expect((await tasks.keeper.tick()).holdingsSettled).to.deep.equal([]);
+    await advance(h, f.timings.challengeWindow + 1);
+    const settled = await tasks.keeper.tick();
+    expect(settled.holdingsSettled.map((s) => [s.call, s.cycleId, s.account])).to.deep.equal([
+      ["claimDebitRefund", 1, f.alice.address],
+    ]);
+    expect(await f.clearingHouse.refundHeldOf(1, ETH, f.alice.address)).to.equal(0n);
+    expect((await f.clearingHouse.payoutOf(ETH, f.alice.address)) - before).to.equal(2n * ONE);
+    expect((await tasks.keeper.tick()).holdingsSettled).to.deep.equal([]);
+  });
+
   it("rebuilds the committed debtor trees or refuses to answer from them", async function () {
     const { f } = await committed();
     const cycle = (await h!.store.getCycle(1))!;

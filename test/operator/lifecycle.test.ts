@@ -1,5 +1,6 @@
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
+import { network } from "hardhat";
 import { keccak256, toUtf8Bytes, ZeroAddress } from "ethers";
 import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
@@ -7,6 +8,7 @@ import { validationRequestHash } from "../../sdk/ids";
 import { toErrorResponse } from "../../operator/api/error-handler";
 import { IssuanceError } from "../../operator/guarantees";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
+import { debtorTreeOf } from "../../operator/clearing/dispute-answer";
 import {
   advance,
   chainFixture,
@@ -186,6 +188,70 @@ describe("V2 lifecycle", function () {
     expect(await stateOf(v1.id)).to.equal("NETTED");
     const alice = await h!.store.getCollateral(f.alice.address, ETH);
     expect([alice.deposited, alice.locked]).to.deep.equal([9_600n, 100n]);
+  });
+
+  it("a V2 guarantee remunerated in its commit's own block: the dispute removes it, the keeper recovers the deduction", async function () {
+    const { f, tasks } = await setup();
+    await f.vault.connect(f.bob).deposit({ value: 10_000n });
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 10_000n });
+    await h!.indexer.syncToHead();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
+    await issueGuarantee(h!, f.alice, f.carol.address, 100n);
+    await validate(h!, g.claims as GuaranteeClaimsV2, g.id, 95);
+    await tasks.lifecycle.finalizeByPayer(g.id, f.alice.address, await finalizationOf(h!.f, f.alice, g.id));
+    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
+    // The race Core cannot see: bob's remuneration lands in the commit's block, ahead of it (higher tip).
+    await network.provider.send("evm_setAutomine", [false]);
+    try {
+      expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 2 });
+      await f.vault
+        .connect(f.bob)
+        .remunerate(...remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer)), {
+          maxPriorityFeePerGas: 50n * 10n ** 9n,
+          maxFeePerGas: 100n * 10n ** 9n,
+        });
+      await mine(1);
+    } finally {
+      await network.provider.send("evm_setAutomine", [true]);
+    }
+    await h!.indexer.syncToHead();
+    expect(await stateOf(g.id)).to.equal("REMUNERATED");
+    expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).amount).to.equal(500n);
+
+    // alice disputes the remunerated position: removed from her debit and from bob's credit.
+    const planned = await Promise.all(
+      (await h!.store.getCycle(1))!.guaranteeIds.map(
+        async (id) => (await h!.store.getClearingGuarantee(id))!,
+      ),
+    );
+    const position = debtorTreeOf(planned, f.alice.address, ETH).leaves.findIndex(
+      (l) => l.guaranteeId.toLowerCase() === g.id.toLowerCase(),
+    );
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, position);
+    await h!.indexer.syncToHead();
+    expect((await tasks.keeper.tick()).answered.map((a) => a.conceded)).to.deep.equal([false]);
+    await h!.indexer.syncToHead();
+    expect((await h!.store.listCycleDisputes({ cycleId: 1 })).map((d) => d.status)).to.deep.equal([
+      "REMOVED",
+    ]);
+    expect(await f.clearingHouse.deductedOf(1, ETH, f.bob.address)).to.equal(400n);
+    expect((await h!.store.getCollateral(f.bob.address, ETH)).locked).to.equal(400n);
+
+    // Past the payment deadline (no claim by bob returned it): the keeper takes it back into the bond, once.
+    const cycle = (await h!.store.getCycle(1))!;
+    await advance(h!, cycle.paymentDeadline! - h!.clock.nowSeconds() + 1);
+    const bond = await f.clearingHouse.bondOf(ETH);
+    const kept = await tasks.keeper.tick();
+    expect(kept.holdingsSettled.map((s) => [s.call, s.account])).to.deep.include([
+      "recoverDeduction",
+      f.bob.address,
+    ]);
+    await h!.indexer.syncToHead();
+    expect(await f.clearingHouse.deductedOf(1, ETH, f.bob.address)).to.equal(0n);
+    expect((await f.clearingHouse.bondOf(ETH)) - bond).to.be.at.least(400n);
+    const bob = await h!.store.getCollateral(f.bob.address, ETH);
+    expect([bob.deposited, bob.locked]).to.deep.equal([10_000n - 400n, 0n]);
+    expect((await tasks.keeper.tick()).holdingsSettled).to.deep.equal([]);
   });
 
   it("refuses at issuance a V2 deadline the withdrawal grace period could not cover", async function () {
