@@ -115,7 +115,7 @@ export class ClearingKeeper {
   private running: Promise<KeeperTickResult> | null = null;
   /** Holdings found settled (or never held): `call:cycle:asset:account`. */
   private readonly settledHoldings = new Set<string>();
-  /** The decoded error of the last reverted estimate (`send`), for callers that tell "done" from "not yet". */
+  /** The decoded error of the last reverted estimate (`send`): callers tell "done" and "not yet" apart by it. */
   private lastRevert: string | null = null;
 
   constructor(private readonly options: ClearingKeeperOptions) {}
