@@ -105,6 +105,12 @@ export interface KeeperTickResult {
   }[];
 }
 
+/**
+ * What a keeper call came to: its tx hash, "in_flight" (sent on an earlier tick, not mined yet), or the
+ * estimate's revert with its decoded error name (null when undecodable), by which callers tell "done" and "not yet" apart.
+ */
+type SendOutcome = string | "in_flight" | { reverted: string | null };
+
 /** The two calls that settle what a dispute left held. */
 export type HoldingCall = "claimDebitRefund" | "recoverDeduction";
 
@@ -115,8 +121,6 @@ export class ClearingKeeper {
   private running: Promise<KeeperTickResult> | null = null;
   /** Holdings found settled (or never held): `call:cycle:asset:account`. */
   private readonly settledHoldings = new Set<string>();
-  /** The decoded error of the last reverted estimate (`send`): callers tell "done" and "not yet" apart by it. */
-  private lastRevert: string | null = null;
 
   constructor(private readonly options: ClearingKeeperOptions) {}
 
@@ -198,13 +202,13 @@ export class ClearingKeeper {
         ? clearingHouseInterface.encodeFunctionData("claimDebitRefund", [cycleId, asset, account])
         : clearingHouseInterface.encodeFunctionData("recoverDeduction", [cycleId, asset, account]);
     const sent = await this.send(data, { cycle_id: cycleId, asset, account, call }, false);
-    if (sent.startsWith("0x")) {
+    if (typeof sent === "string" && sent.startsWith("0x")) {
       this.settledHoldings.add(key);
       result.holdingsSettled.push({ call, cycleId, asset, account, txHash: sent });
     } else if (
-      sent === "reverted" &&
-      this.lastRevert !== null &&
-      HOLDING_SETTLED_ERRORS.has(this.lastRevert)
+      typeof sent === "object" &&
+      sent.reverted !== null &&
+      HOLDING_SETTLED_ERRORS.has(sent.reverted)
     ) {
       this.settledHoldings.add(key);
     }
@@ -320,7 +324,7 @@ export class ClearingKeeper {
         const tree = debtorTreeOf(answering.guarantees, dispute.debtor, dispute.asset);
         answer = buildDisputeAnswer(answering.trees, tree, answering.byId, dispute.position);
         let sent = await this.sendAnswer(dispute, answer, context);
-        if (sent === "reverted" && answer.claims !== "0x") {
+        if (typeof sent === "object" && answer.claims !== "0x") {
           // The chain refuses the proof (already used elsewhere, a signature that no longer verifies, ...):
           // concede this position alone rather than let the whole debit be voided at the deadline. Never
           // while the proof is in flight: whichever landed first would win.
@@ -328,7 +332,7 @@ export class ClearingKeeper {
           answer = buildDisputeAnswer(answering.trees, tree, answering.byId, dispute.position, true);
           sent = await this.sendAnswer(dispute, answer, { ...context, conceded });
         }
-        if (sent.startsWith("0x")) {
+        if (typeof sent === "string" && sent.startsWith("0x")) {
           result.answered.push({ ...ref, position: dispute.position, conceded, txHash: sent });
         }
       } catch (error) {
@@ -362,7 +366,7 @@ export class ClearingKeeper {
     dispute: { cycleId: number; asset: string; debtor: string; position: number },
     answer: ReturnType<typeof buildDisputeAnswer>,
     context: Record<string, unknown>,
-  ): Promise<string> {
+  ): Promise<SendOutcome> {
     const data = clearingHouseInterface.encodeFunctionData("answerDispute", [
       dispute.cycleId,
       dispute.asset,
@@ -476,13 +480,13 @@ export class ClearingKeeper {
     return typeof sent === "string" && sent.startsWith("0x") ? sent : null;
   }
 
-  /** The tx hash, or why nothing was sent: "in_flight" (sent on an earlier tick, not mined) or "reverted". */
+  /** The tx hash, or why nothing was sent: "in_flight" (sent on an earlier tick, not mined) or the revert. */
   private async send(
     data: string,
     context: Record<string, unknown>,
     revertIsError: boolean,
     target?: { to: string; errors: Interface; label: string },
-  ): Promise<string | "in_flight" | "reverted"> {
+  ): Promise<SendOutcome> {
     const { sender, deployment, logger } = this.options;
     try {
       const signed = await sender.send({
@@ -500,14 +504,13 @@ export class ClearingKeeper {
       return signed.hash;
     } catch (error) {
       if (error instanceof CallRevertedError) {
-        this.lastRevert = error.error?.name ?? null;
         if (revertIsError) {
           // A concession the chain refuses leaves the debit to be voided against the bond at the deadline.
           logger.error({ ...context, reason: error.message }, "keeper call refused by the chain");
         } else {
           logger.debug({ ...context, reason: error.message }, "keeper call skipped");
         }
-        return "reverted";
+        return { reverted: error.error?.name ?? null };
       }
       throw error;
     }
