@@ -37,6 +37,7 @@ import {
   domainFromPublicParams,
   suretyPrice,
 } from "../../sdk/kits/x402-scheme";
+import { SuretyFacilitatorClient } from "../../sdk/kits/x402-scheme/facilitator-client";
 import { ZERO_ADDRESS } from "../../sdk/wire";
 import { Vault__factory } from "../../typechain-types";
 import { devAccount } from "../devnet/accounts";
@@ -151,7 +152,8 @@ function bucketQuantile(before: CoreTime, after: CoreTime, q: number): number {
   return Infinity;
 }
 
-class TimedFacilitator extends HTTPFacilitatorClient {
+/** The seller's client for Surety's facilitator: the kit's node:http one (the official one for the no-op routes). */
+class TimedFacilitator extends SuretyFacilitatorClient {
   verifyMs: number[] = [];
   settleMs: number[] = [];
   override async verify(p: PaymentPayload, r: PaymentRequirements): Promise<VerifyResponse> {
