@@ -388,7 +388,7 @@ async function main(): Promise<void> {
     const s0 = facilitator.settleMs.length;
     const sign0 = signMs.length;
     // BENCH_PROFILE_SIGNAL=1: SIGUSR2 to Core, the facilitator and this process before and after the measured
-    // rounds (for a `--require` hook that starts and writes a CPU profile on it; `--cpu-prof` is not allowed in
+    // rounds and again around the svc-credit throughput phase (for a `--require` hook that starts and writes a CPU profile on it; `--cpu-prof` is not allowed in
     // NODE_OPTIONS). Only with such a hook loaded in every one of them: SIGUSR2 ends a process that has none.
     const profiled = process.env.BENCH_PROFILE_SIGNAL
       ? [...tree].filter(([, name]) => /core|facilitator|bench/.test(name))
@@ -485,7 +485,10 @@ async function main(): Promise<void> {
         tree,
         background,
       );
+    // BENCH_PROFILE_SIGNAL: a second profile of each process, of the svc-credit throughput phase alone.
+    for (const [pid] of profiled) process.kill(pid, "SIGUSR2");
     throughput = await buyers("/paid");
+    for (const [pid] of profiled) process.kill(pid, "SIGUSR2");
     const noopThroughput = await buyers("/noop-http");
     noopRate = noopThroughput.perSecond;
     process.stdout.write(
