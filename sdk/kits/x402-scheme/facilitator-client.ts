@@ -125,7 +125,7 @@ function nodeHttpFetch(agent: HttpAgent, send: typeof httpRequest): typeof fetch
     });
 }
 
-function headerRecord(headers: HeadersInit | undefined): Record<string, string> {
+function headerRecord(headers: NonNullable<Parameters<typeof fetch>[1]>["headers"]): Record<string, string> {
   if (headers === undefined) return {};
   if (headers instanceof Headers || Array.isArray(headers)) return Object.fromEntries(headers);
   return { ...(headers as Record<string, string>) };
