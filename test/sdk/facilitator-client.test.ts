@@ -73,12 +73,15 @@ describe("SuretyFacilitatorClient (node:http) against the official HTTPFacilitat
   let next = "valid";
   const bodies: unknown[] = [];
   let connections = 0;
+  /** `sec-fetch-mode` of each request: undici's fetch sends it, node:http does not. */
+  const fetchModes: (string | undefined)[] = [];
 
   before(async function () {
     server = createServer((req: IncomingMessage, res: ServerResponse) => {
       const chunks: Buffer[] = [];
       req.on("data", (chunk: Buffer) => chunks.push(chunk));
       req.on("end", () => {
+        fetchModes.push(req.headers["sec-fetch-mode"] as string | undefined);
         bodies.push({
           path: req.url,
           type: req.headers["content-type"],
@@ -149,6 +152,15 @@ describe("SuretyFacilitatorClient (node:http) against the official HTTPFacilitat
       });
     }
   }
+
+  it("sends over node:http (not the global fetch), and the official client over fetch", async function () {
+    next = "valid";
+    fetchModes.length = 0;
+    await new SuretyFacilitatorClient({ url }).verify(payload, requirements);
+    await new SuretyFacilitatorClient({ url }).settle(payload, requirements).catch(() => null);
+    await new HTTPFacilitatorClient({ url }).verify(payload, requirements);
+    expect(fetchModes).to.deep.equal([undefined, undefined, "cors"]);
+  });
 
   it("keeps one connection open across calls", async function () {
     next = "valid";
