@@ -15,7 +15,6 @@
  *   certificate that fails our checks → 500: the facilitator or Core is at
  *   fault, not the payment, and the seller may retry.
  */
-import { blsVerify } from "../sdk/bls";
 import {
   type Certificate,
   certificateMatchesRequest,
@@ -26,6 +25,7 @@ import { toWireSignedGuarantee } from "../sdk/claims";
 import { WireError } from "../sdk/errors";
 import { guaranteeId } from "../sdk/ids";
 import { type FacilitatorRequest, PAYMENT_ALREADY_USED } from "../sdk/x402";
+import { type CertificateSignatureCheck, certificateSignatureValid } from "./certificate-signatures";
 import type { CoreApi } from "./core-client";
 import { CoreHttpError, CoreProtocolError, CoreUnavailableError } from "./core-http";
 import type { DeploymentParams } from "./deployment";
@@ -136,7 +136,7 @@ export async function settlePayment(
     return fail(500, SETTLE_ERRORS.coreError, `Core answered ${status}${code ? ` ${code}` : ""}: ${error}`);
   }
 
-  const problem = certificateProblem(outcome.certificate, request, context.deployment);
+  const problem = await certificateProblem(outcome.certificate, request, context.deployment);
   if (problem !== null) return fail(500, SETTLE_ERRORS.invalidCertificate, problem);
   if (outcome.replayed && request.settleAttempt === "first") {
     // Nothing was issued or locked now: Core answered its stored certificate.
@@ -155,15 +155,19 @@ export async function settlePayment(
   };
 }
 
-/** Why the certificate is unacceptable for this request, or null when it is good. */
-export function certificateProblem(
+/**
+ * Why the certificate is unacceptable for this request, or null when it is good. The BLS check goes through
+ * `signatureValid` (by default batched with the other settlements in flight: certificate-signatures.ts).
+ */
+export async function certificateProblem(
   certificate: Certificate,
   request: FacilitatorRequest,
   deployment: DeploymentParams,
-): string | null {
+  signatureValid: CertificateSignatureCheck = certificateSignatureValid,
+): Promise<string | null> {
   const claimsBytes = Buffer.from(certificate.claims.slice(2), "hex");
   const signature = Buffer.from(certificate.signature.slice(2), "hex");
-  if (!blsVerify(deployment.blsPublicKey, claimsBytes, signature)) {
+  if (!(await signatureValid(deployment.blsPublicKey, claimsBytes, signature))) {
     return "the certificate's BLS signature does not verify against Core's public key";
   }
   // The good case without decoding: decoding is strict (only the canonical encoding decodes), so the claims

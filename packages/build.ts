@@ -34,7 +34,13 @@ export type PackageKey = keyof typeof PACKAGES;
 /** Entry points of each package that get an ES module wrapper (paths inside its dist/, no extension). */
 const ENTRY_POINTS: Record<PackageKey, readonly string[] | "every-module"> = {
   sdk: "every-module", // `@surety/sdk` and `@surety/sdk/<module>`
-  x402: ["x402-scheme/index", "x402-scheme/sqlite-ledger", "paywall/index", "webhook-receiver"],
+  x402: [
+    "x402-scheme/index",
+    "x402-scheme/sqlite-ledger",
+    "x402-scheme/facilitator-client",
+    "paywall/index",
+    "webhook-receiver",
+  ],
   devnet: ["index"],
 };
 

@@ -3,7 +3,7 @@
  * Core and the facilitator configure Express (no `json spaces`, `json replacer` or `json escape`, ETag
  * off), written without Express's `res.json` → `res.send` path (charset and content-type parsing,
  * ETag and freshness checks): ≈ 11 µs of CPU less per answer on the benchmark VM (docs/benchmarks.md,
- * "Fifth round"). Used by the hot routes only (`POST /core/guarantees`, `POST /verify`); every other
+ * "Fifth round"). Used by the hot routes only (`POST /core/guarantees`, `POST /verify`, `POST /settle`); every other
  * route answers with `res.json`. test/runtime/json-answer.test.ts compares the bytes of both.
  */
 import type { ServerResponse } from "node:http";

@@ -37,6 +37,7 @@ import {
   domainFromPublicParams,
   suretyPrice,
 } from "../../sdk/kits/x402-scheme";
+import { SuretyFacilitatorClient } from "../../sdk/kits/x402-scheme/facilitator-client";
 import { ZERO_ADDRESS } from "../../sdk/wire";
 import { Vault__factory } from "../../typechain-types";
 import { devAccount } from "../devnet/accounts";
@@ -151,7 +152,8 @@ function bucketQuantile(before: CoreTime, after: CoreTime, q: number): number {
   return Infinity;
 }
 
-class TimedFacilitator extends HTTPFacilitatorClient {
+/** The seller's client for Surety's facilitator: the kit's node:http one (the official one for the no-op routes). */
+class TimedFacilitator extends SuretyFacilitatorClient {
   verifyMs: number[] = [];
   settleMs: number[] = [];
   override async verify(p: PaymentPayload, r: PaymentRequirements): Promise<VerifyResponse> {
@@ -386,7 +388,7 @@ async function main(): Promise<void> {
     const s0 = facilitator.settleMs.length;
     const sign0 = signMs.length;
     // BENCH_PROFILE_SIGNAL=1: SIGUSR2 to Core, the facilitator and this process before and after the measured
-    // rounds (for a `--require` hook that starts and writes a CPU profile on it; `--cpu-prof` is not allowed in
+    // rounds and again around the svc-credit throughput phase (for a `--require` hook that starts and writes a CPU profile on it; `--cpu-prof` is not allowed in
     // NODE_OPTIONS). Only with such a hook loaded in every one of them: SIGUSR2 ends a process that has none.
     const profiled = process.env.BENCH_PROFILE_SIGNAL
       ? [...tree].filter(([, name]) => /core|facilitator|bench/.test(name))
@@ -483,7 +485,10 @@ async function main(): Promise<void> {
         tree,
         background,
       );
+    // BENCH_PROFILE_SIGNAL: a second profile of each process, of the svc-credit throughput phase alone.
+    for (const [pid] of profiled) process.kill(pid, "SIGUSR2");
     throughput = await buyers("/paid");
+    for (const [pid] of profiled) process.kill(pid, "SIGUSR2");
     const noopThroughput = await buyers("/noop-http");
     noopRate = noopThroughput.perSecond;
     process.stdout.write(

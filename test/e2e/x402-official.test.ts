@@ -33,6 +33,7 @@ import { type Certificate, decodeCertificateClaims, verifyCertificateSignature }
 import { toWireValidationPolicy } from "../../sdk/claims";
 import { guaranteeId } from "../../sdk/ids";
 import { paywall } from "../../sdk/kits/paywall";
+import { SuretyFacilitatorClient } from "../../sdk/kits/x402-scheme/facilitator-client";
 import { ZERO_ADDRESS, formatNetwork } from "../../sdk/wire";
 import { decodeBase64Json, parsePaymentPayload } from "../../sdk/x402";
 import {
@@ -96,8 +97,13 @@ describe("svc-credit in the official x402 packages: @x402/fetch|axios → @x402/
   let corePublicKey: Uint8Array;
   let domain: ReturnType<typeof domainFromPublicParams>;
 
-  function resourceServer(): x402ResourceServer {
-    const server = new x402ResourceServer(new HTTPFacilitatorClient({ url: facilitator.url }));
+  /** The express seller reaches the facilitator with the official client, the hono one with the kit's node:http one. */
+  function resourceServer(client: "official" | "node:http" = "official"): x402ResourceServer {
+    const server = new x402ResourceServer(
+      client === "official"
+        ? new HTTPFacilitatorClient({ url: facilitator.url })
+        : new SuretyFacilitatorClient({ url: facilitator.url }),
+    );
     server.register(NETWORK, new SuretyServerScheme());
     server.onAfterSettle(async ({ result }) => {
       const certificate = certificateOfSettlement(result);
@@ -172,7 +178,7 @@ describe("svc-credit in the official x402 packages: @x402/fetch|axios → @x402/
     sellers.express = { url: await listen(expressServer), server: expressServer };
 
     const honoApp = new Hono();
-    honoApp.use(honoPaymentMiddleware(routes, resourceServer()));
+    honoApp.use(honoPaymentMiddleware(routes, resourceServer("node:http")));
     honoApp.get("/weather", (c) => c.json({ path: "/weather", served: "hono" }));
     honoApp.get("/translate", (c) => c.json({ path: "/translate", served: "hono" }));
     const honoServer = await new Promise<Server>((resolve) => {

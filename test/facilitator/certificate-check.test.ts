@@ -50,15 +50,33 @@ describe("facilitator certificate checks", function () {
     for (const claims of [v1Claims(), v2Claims()]) {
       const request = parsePaymentRequest(bodyFor(await sign(claims), 2));
       expect(
-        certificateProblem(certify(request.paymentPayload.payload.claims), request, deployment),
+        await certificateProblem(certify(request.paymentPayload.payload.claims), request, deployment),
       ).to.equal(null);
     }
+  });
+
+  it("checks the certificates of concurrent settlements together; a bad one is refused alone", async function () {
+    const requests = await Promise.all(
+      [v1Claims(), v2Claims(), v1Claims(), v2Claims()].map(async (claims) =>
+        parsePaymentRequest(bodyFor(await sign(claims), 2)),
+      ),
+    );
+    const certificates = requests.map((r) => certify(r.paymentPayload.payload.claims));
+    const other = blsKeyFromSecret("0x" + "66".repeat(32));
+    certificates[2] = certify(requests[2].paymentPayload.payload.claims, other.secretKey);
+    const problems = await Promise.all(
+      requests.map((request, i) => certificateProblem(certificates[i], request, deployment)),
+    );
+    expect(problems[0]).to.equal(null);
+    expect(problems[1]).to.equal(null);
+    expect(problems[2]).to.match(/BLS signature/);
+    expect(problems[3]).to.equal(null);
   });
 
   it("refuses a certificate signed by another BLS key", async function () {
     const request = parsePaymentRequest(bodyFor(await sign(v1Claims()), 1));
     const other = blsKeyFromSecret("0x" + "66".repeat(32));
-    const problem = certificateProblem(
+    const problem = await certificateProblem(
       certify(request.paymentPayload.payload.claims, other.secretKey),
       request,
       deployment,
@@ -71,7 +89,7 @@ describe("facilitator certificate checks", function () {
     const good = certify(request.paymentPayload.payload.claims);
     const other = certify(v1Claims());
     expect(
-      certificateProblem({ claims: good.claims, signature: other.signature }, request, deployment),
+      await certificateProblem({ claims: good.claims, signature: other.signature }, request, deployment),
     ).to.match(/BLS signature/);
   });
 
@@ -84,7 +102,7 @@ describe("facilitator certificate checks", function () {
       { ...claims, policy: { ...claims.policy, minScore: 1 } },
       { ...claims, version: 1 as const },
     ]) {
-      expect(certificateProblem(certify(other as GuaranteeClaims), request, deployment)).to.match(
+      expect(await certificateProblem(certify(other as GuaranteeClaims), request, deployment)).to.match(
         /does not bind/,
       );
     }
@@ -93,7 +111,7 @@ describe("facilitator certificate checks", function () {
   it("refuses a certificate for the same claims under another Vault", async function () {
     const request = parsePaymentRequest(bodyFor(await sign(v1Claims()), 1));
     const certificate = certify(request.paymentPayload.payload.claims, coreBls.secretKey, stranger.address);
-    expect(certificateProblem(certificate, request, deployment)).to.match(/does not bind/);
+    expect(await certificateProblem(certificate, request, deployment)).to.match(/does not bind/);
   });
 
   it("refuses signed bytes that are not certificate claims", async function () {
@@ -101,7 +119,7 @@ describe("facilitator certificate checks", function () {
     const bytes = Buffer.from("not an abi encoding");
     const signature = "0x" + Buffer.from(blsSign(coreBls.secretKey, bytes)).toString("hex");
     const certificate = { claims: "0x" + bytes.toString("hex"), signature };
-    expect(certificateProblem(certificate, request, deployment)).to.match(/do not decode/);
+    expect(await certificateProblem(certificate, request, deployment)).to.match(/do not decode/);
   });
 
   describe("the settle success body", function () {

@@ -7,6 +7,7 @@ import {
   blsKeyFromSecretKeyBytes,
   blsSign,
   blsVerify,
+  blsVerifyBatch,
   createBlsSigner,
   blsBackend,
   g1FromEip2537Bytes,
@@ -205,6 +206,82 @@ describe("sdk/bls", () => {
         expect(verifyCertificateSignature(pk, message, sig)).to.equal(blsVerify(pk, message, sig));
       }
       expect(verifyCertificateSignature(keys.publicKey, MESSAGE, signature)).to.be.true;
+    });
+
+    it("verifies against a prepared key (the addon) as the addon's one-shot verify does", function () {
+      if (blsBackend() !== "blst") this.skip();
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const addon = require("../../native/blst-minsig") as {
+        verify(pk: Uint8Array, m: Uint8Array, s: Uint8Array, dst: Uint8Array): boolean;
+        prepareKey(pk: Uint8Array): object | null;
+        verifyPrepared(key: unknown, m: Uint8Array, s: Uint8Array, dst: Uint8Array): boolean;
+      };
+      const dst = new TextEncoder().encode(CERTIFICATE_DST);
+      // More keys than blsVerify keeps prepared, each used twice: evicted keys are prepared again.
+      const pairs = Array.from({ length: 10 }, (_, i) =>
+        blsKeyFromSecret("0x" + (i + 1).toString(16).padStart(64, "0")),
+      );
+      for (const round of [0, 1]) {
+        for (const [i, pair] of pairs.entries()) {
+          const message = new TextEncoder().encode(`claims ${round} ${i}`);
+          const sig = blsSign(pair.secretKey, message);
+          const other = pairs[(i + 1) % pairs.length].publicKey;
+          for (const [pk, m, s] of [
+            [pair.publicKey, message, sig],
+            [other, message, sig],
+            [pair.publicKey, flipBit(message, 3), sig],
+          ] as const) {
+            expect(blsVerify(pk, m, s)).to.equal(addon.verify(pk, m, s, dst));
+            expect(addon.verifyPrepared(addon.prepareKey(pk), m, s, dst)).to.equal(
+              addon.verify(pk, m, s, dst),
+            );
+          }
+          expect(blsVerify(pair.publicKey, message, sig)).to.be.true;
+        }
+      }
+      expect(addon.prepareKey(Uint8Array.from([0xc0, ...new Array(95).fill(0)]))).to.be.null;
+      expect(addon.prepareKey(compressG2Unchecked(nonSubgroupG2()))).to.be.null;
+      expect(() => addon.verifyPrepared({}, MESSAGE, signature, dst)).to.throw(TypeError, /prepareKey/);
+      expect(() => addon.verifyPrepared(keys.publicKey, MESSAGE, signature, dst)).to.throw(
+        TypeError,
+        /prepareKey/,
+      );
+    });
+
+    it("verifies a batch as each alone: all valid, and a bad one anywhere fails alone", () => {
+      const messages = Array.from({ length: 6 }, (_, i) => new TextEncoder().encode(`claims ${i}`));
+      const sigs = messages.map((m) => blsSign(keys.secretKey, m));
+      expect(blsVerifyBatch(keys.publicKey, messages, sigs)).to.deep.equal(messages.map(() => true));
+      expect(blsVerifyBatch(keys.publicKey, [], [])).to.deep.equal([]);
+      const infinitySig = Uint8Array.from([0xc0, ...new Array(47).fill(0)]);
+      const bad: Uint8Array[] = [
+        sigs[0], // another message's signature
+        flipBit(sigs[1], 47),
+        infinitySig,
+        compressG1Unchecked(nonSubgroupG1()),
+        sigs[1].subarray(1),
+        blsSign(blsKeyFromSecret(OTHER_IKM).secretKey, messages[5]),
+      ];
+      for (const [at, wrong] of bad.entries()) {
+        const position = (at + 1) % messages.length;
+        const mixed = sigs.slice();
+        mixed[position] = wrong;
+        const expected = messages.map((m, i) => blsVerify(keys.publicKey, m, mixed[i]));
+        expect(expected[position]).to.be.false;
+        expect(blsVerifyBatch(keys.publicKey, messages, mixed)).to.deep.equal(expected);
+      }
+      // Two bad signatures whose errors cancel out without the random coefficients (s0 + d, s1 - d) fail.
+      const twisted = sigs.slice();
+      [twisted[0], twisted[1]] = [sigs[1], sigs[0]];
+      expect(blsVerifyBatch(keys.publicKey, messages.slice(0, 2), twisted.slice(0, 2))).to.deep.equal([
+        false,
+        false,
+      ]);
+      expect(blsVerifyBatch(blsKeyFromSecret(OTHER_IKM).publicKey, messages, sigs)).to.deep.equal(
+        messages.map(() => false),
+      );
+      expect(blsVerifyBatch(new Uint8Array(96), messages, sigs)).to.deep.equal(messages.map(() => false));
+      expect(() => blsVerifyBatch(keys.publicKey, messages, sigs.slice(1))).to.throw(RangeError);
     });
 
     it("returns false, never throws, for malformed keys and signatures", () => {
