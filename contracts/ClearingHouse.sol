@@ -4,13 +4,13 @@ pragma solidity ^0.8.28;
 import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 
 import {TimelockedRoles} from "./access/TimelockedRoles.sol";
 import {ClearingBooks} from "./clearing/ClearingBooks.sol";
 import {CycleCommitLogic} from "./clearing/CycleCommitLogic.sol";
 import {DisputeLogic} from "./clearing/DisputeLogic.sol";
+import {PayoutLogic} from "./clearing/PayoutLogic.sol";
 import {IClearingHouse} from "./interfaces/IClearingHouse.sol";
 import {IClearingVault} from "./interfaces/IClearingVault.sol";
 import {IGuaranteeVerifier} from "./interfaces/IGuaranteeVerifier.sol";
@@ -202,35 +202,7 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         DebitSummary calldata summary,
         bytes32[] calldata proof
     ) external nonReentrant {
-        Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
-        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
-        if (block.timestamp <= cycle.challengeDeadline)
-            revert ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
-        // Deductions are known once the disputes are answered; unanswered ones are voided whole, no deduction.
-        if (cycle.openChallenges != 0 && block.timestamp <= cycle.answerDeadline)
-            revert DisputesOpen(cycleId, cycle.answerDeadline);
-        CycleAsset storage cycleAsset = _books.cycleAssets[cycleId][asset];
-        if (!cycleAsset.listed) revert UnknownCycleAsset(cycleId, asset);
-        uint256 credit = DisputeLogic.creditOf(_books, cycleId, asset, participant, summary, proof);
-        if (credit == 0) revert ZeroCredit();
-        if (_books.claimed[cycleId][asset][participant])
-            revert CreditAlreadyClaimed(cycleId, asset, participant);
-        uint256 available = cycleAsset.funded - cycleAsset.claimed;
-        if (available < credit) revert CreditNotYetFunded(cycleId, asset, available, credit);
-
-        _books.claimed[cycleId][asset][participant] = true;
-        cycleAsset.claimed += credit;
-        _books.heldLiquidity[asset] -= credit;
-        uint256 deducted = _books.deducted[cycleId][asset][participant];
-        uint256 returned = deducted < credit ? deducted : credit;
-        _books.payoutOf[asset][participant] += credit - returned;
-        emit NetCreditClaimed(cycleId, asset, participant, credit - returned);
-        if (returned != 0) {
-            _books.deducted[cycleId][asset][participant] = deducted - returned;
-            _books.bondOf[asset] += returned;
-            emit DeductionRecovered(cycleId, asset, participant, returned, 0);
-            vault.releaseObligation(participant, asset, returned);
-        }
+        PayoutLogic.claimNetCredit(_books, vault, cycleId, asset, participant, summary, proof);
     }
 
     /// @notice Sets aside for `debtor` ({payoutOf}) what a removed or conceded position of its tree refunded
@@ -239,7 +211,7 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// the bond instead. Anyone may call once the cycle is past its challenge deadline and not vetoed; paid
     /// from the cycle's liquidity like a claim (`CreditNotYetFunded` while it lacks it).
     function claimDebitRefund(uint256 cycleId, address asset, address debtor) external nonReentrant {
-        DisputeLogic.claimDebitRefund(_books, cycleId, asset, debtor);
+        PayoutLogic.claimDebitRefund(_books, cycleId, asset, debtor);
     }
 
     /// @notice Recovers what disputes removed from `recipient` in `asset` in cycle `cycleId` ({deductedOf}:
@@ -247,7 +219,7 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// Vault collateral, where it was locked at the removal, into the bond that fronted it. Anyone may call
     /// after the cycle's payment deadline; in a vetoed cycle the lock is only lifted.
     function recoverDeduction(uint256 cycleId, address asset, address recipient) external nonReentrant {
-        DisputeLogic.recoverDeduction(_books, vault, cycleId, asset, recipient);
+        PayoutLogic.recoverDeduction(_books, vault, cycleId, asset, recipient);
     }
 
     // -------------------------------------------------------------------------------- challenge game
@@ -476,22 +448,15 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         bytes32[] calldata firstProof,
         bytes32[] calldata laterProof
     ) external nonReentrant {
-        if (firstCycleId >= laterCycleId) revert ListingsNotOrdered(firstCycleId, laterCycleId);
-        bytes32 id = later.guaranteeId;
-        if (first.guaranteeId != id || first.payer != later.payer || first.asset != later.asset) {
-            revert ListingsDiffer(first.guaranteeId, id);
-        }
-        _settledListing(firstCycleId, first, firstProof);
-        Cycle storage cycle = _settledListing(laterCycleId, later, laterProof);
-        if (block.timestamp > cycle.doubleListingDeadline) {
-            revert DoubleListingProofClosed(laterCycleId, cycle.doubleListingDeadline);
-        }
-        if (_books.doubleListingProven[id][laterCycleId]) revert DoubleListingAlreadyProven(id, laterCycleId);
-        _books.doubleListingProven[id][laterCycleId] = true;
-        uint256 amount = first.amount < later.amount ? first.amount : later.amount;
-        emit DoubleListingProven(id, later.payer, later.asset, firstCycleId, laterCycleId, amount);
-        (uint256 paid, uint256 owed) = ClearingBooks.owe(_books, later.asset, later.payer, amount);
-        emit DoubleListingRefunded(later.asset, later.payer, paid, owed);
+        PayoutLogic.proveDoubleListing(
+            _books,
+            firstCycleId,
+            laterCycleId,
+            first,
+            later,
+            firstProof,
+            laterProof
+        );
     }
 
     /// @notice Takes what the bond can of `payer`'s owed double-listing refund in `asset` ({refundOwed}) and
@@ -672,32 +637,6 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     }
 
     // -------------------------------------------------------------------------------------- internals
-
-    /// @dev A listing that charges its payer something (not a self-payment, which nets to zero), in a cycle
-    /// committed, not vetoed and past its challenge window, with the leaf under the cycle's guarantees root.
-    function _settledListing(
-        uint256 cycleId,
-        GuaranteeLeaf calldata l,
-        bytes32[] calldata proof
-    ) private view returns (Cycle storage cycle) {
-        if (l.payer == address(0) || l.payer == l.recipient || l.amount == 0) {
-            revert UnchargedListing(l.guaranteeId);
-        }
-        cycle = ClearingBooks.committed(_books, cycleId);
-        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
-        if (block.timestamp <= cycle.challengeDeadline)
-            revert ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
-        bytes32 leaf = guaranteeLeafHash(
-            l.guaranteeId,
-            l.payer,
-            l.recipient,
-            l.asset,
-            l.amount,
-            l.signatureHash
-        );
-        if (!MerkleProof.verifyCalldata(proof, cycle.guaranteesRoot, leaf))
-            revert ListingNotInCycle(l.guaranteeId, cycleId);
-    }
 
     /// @dev Moves what the bond can of `payer`'s owed refund in `asset` into {payoutOf}; returns the amount
     /// (no event when zero). Nothing owed (the usual case of {withdrawPayout}) costs one slot read.
