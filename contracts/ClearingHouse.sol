@@ -29,12 +29,14 @@ import {SumTree} from "./lib/SumTree.sol";
 /// `[uint256 cycleId, address asset, address participant, uint256 debit, uint256 credit]`; a creditor's leaf
 /// has `debit == 0`. Guarantee leaves (the `guaranteesRoot`) are StandardMerkleTree leaves over
 /// `[bytes32 guaranteeId, address payer, address recipient, address asset, uint256 amount,
-/// bytes32 signatureHash]` with `signatureHash = keccak256(payer signature bytes)`. The `debitsRoot` is a
-/// StandardMerkleTree over each debtor's summary `[address debtor, address asset, bytes32 sumRoot, uint256 total,
-/// uint256 depth]`, `sumRoot` the root of a Merkle sum tree (SumTree) over the same guarantee leaves of that
-/// debtor's outgoing guarantees in that asset, ordered by guarantee id. Creditors are paid first
-/// come, first served from the liquidity of their cycle and asset (debits paid + defaults covered + bond
-/// charged for voided debits). Every payment out of a cycle is a pull payment: claims, refunds of vetoed debts and
+/// bytes32 signatureHash]` with `signatureHash = keccak256(payer signature bytes)`. The `debitsRoot` commits
+/// each account's summary `[address account, address asset, bytes32 sumRoot, uint256 total, uint256 depth,
+/// bytes32 inRoot, uint256 inTotal, uint256 inDepth]` (the roots of Merkle sum trees, SumTree, over the same
+/// guarantee leaves of its outgoing and incoming guarantees in that asset, ordered by guarantee id), per asset
+/// in a sum tree of the summaries' net credits whose top must equal the cycle's total credit (CreditCheck).
+/// Creditors are paid first come, first served from the liquidity of their cycle and asset (debits paid +
+/// defaults covered, their gap from the bond + bond charged for voided debits); the claims of an asset never
+/// exceed its committed total. Every payment out of a cycle is a pull payment: claims, refunds of vetoed debts and
 /// double-listing refunds are set aside for their owner ({payoutOf}), who pulls them with {withdrawPayout} to an
 /// address of its choice, so no recipient wallet can block its own payment or a call batched with it.
 /// Invariant: for every asset, this contract holds `heldLiquidity(asset) + bondOf(asset)` plus the payouts set
@@ -158,8 +160,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @notice Covers `debtor`'s unpaid net debit in `asset` for cycle `cycleId` from its Vault collateral.
     /// Anyone may call once the payment deadline (which follows the answer window) has passed. The Vault
     /// moves min(debit, collateral balance); the cycle is funded with what actually arrived here, and the
-    /// rest of the debit is recorded as shortfall (none while Core keeps its locking invariant and the token
-    /// charges no transfer fee).
+    /// rest from the operator bond ({DefaultFundedFromBond}; none while Core keeps its locking invariant and
+    /// the token charges no transfer fee), recorded as shortfall only when the bond is short too.
     /// @dev Funding is measured as this contract's balance change (capped at what the Vault moved), so a
     /// token that takes a fee on transfer can never make `funded`, `heldLiquidity` or the event promise
     /// creditors more than is held. The debt is marked covered before the call; funding and the cycle's
@@ -179,8 +181,13 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         uint256 covered = arrived < moved ? arrived : moved;
 
         ClearingBooks.fund(_books, cycleId, asset, covered);
-        _books.cycleAssets[cycleId][asset].shortfall += amount - covered;
         emit DefaultCovered(cycleId, asset, debtor, amount, covered);
+        if (covered < amount) {
+            // A debit beyond the debtor's collateral is the operator's fault (Core locks what it commits): the
+            // bond funds the rest, so no creditor of the cycle is short (shortfall only if the bond is too).
+            uint256 fromBond = ClearingBooks.fundFromBond(_books, cycleId, asset, amount - covered);
+            emit DefaultFundedFromBond(cycleId, asset, debtor, fromBond);
+        }
         ClearingBooks.resolveDebt(cycleId, cycle);
     }
 
@@ -194,7 +201,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// credit (guarantees already paid to it, {deductedOf}) is returned to the bond, which paid it into the
     /// cycle.
     /// @param summary The participant's summary (`inTotal > total`); once revealed, the revealed one.
-    /// @param proof StandardMerkleTree proof of the summary under the cycle's `debitsRoot`.
+    /// @param proof Proof of the summary under the cycle's `debitsRoot` (CreditCheck `isSummary`: its path in the
+    /// asset's summaries sum tree, then the list of asset tops).
     function claimNetCredit(
         uint256 cycleId,
         address asset,
@@ -233,32 +241,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// dispute left unanswered by the answer deadline voids the whole remaining debit ({voidUnansweredDebit}).
     /// Each position is disputed once; a position past the tree's end is dismissed.
     function disputeGuarantee(uint256 cycleId, address asset, uint256 index) external nonReentrant {
-        Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
-        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
-        if (block.timestamp > cycle.challengeDeadline)
-            revert ChallengeWindowClosed(cycleId, cycle.challengeDeadline);
-        Debt storage debt = _books.debts[cycleId][asset][msg.sender];
-        DebtStatus status = debt.status;
-        // A net creditor disputes once its summary is revealed ({revealSummary}): an account with nothing in
-        // the cycle can then not hold its claims up.
-        if (status == DebtStatus.None && !_books.games[cycleId][asset][msg.sender].revealed)
-            revert NoDebt(cycleId, asset, msg.sender);
-        if (
-            status != DebtStatus.None &&
-            status != DebtStatus.Open &&
-            status != DebtStatus.Challenged &&
-            status != DebtStatus.Answered
-        ) revert DebtAlreadyResolved(cycleId, asset, msg.sender, status);
         if (index >> SumTree.MAX_DEPTH != 0) revert SumTree.InvalidSumPath(index, SumTree.MAX_DEPTH);
-        mapping(uint256 => DisputeStatus) storage positions = _books.disputes[cycleId][asset][msg.sender];
-        if (positions[index] != DisputeStatus.None)
-            revert DisputeNotOpen(cycleId, asset, msg.sender, index, positions[index]);
-        positions[index] = DisputeStatus.Open;
-        if (status != DebtStatus.None) debt.status = DebtStatus.Challenged;
-        _books.games[cycleId][asset][msg.sender].openDisputes += 1;
-        cycle.openChallenges += 1;
-        _books.openChallenges += 1;
-        emit GuaranteeDisputed(cycleId, asset, msg.sender, index);
+        DisputeLogic.disputeGuarantee(_books, cycleId, asset, msg.sender, index);
     }
 
     /// @notice Answers the dispute of position `index` of `debtor`'s tree in `asset` for cycle `cycleId`, until
@@ -533,6 +517,11 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// (until its answer deadline and its disputes are closed; released lazily by later commits).
     function bondAtRisk(address asset) external view returns (uint256) {
         return _books.atRisk[asset];
+    }
+
+    /// @inheritdoc IClearingHouse
+    function assetCredit(uint256 cycleId, address asset) external view returns (uint256) {
+        return _books.cycleAssets[cycleId][asset].totalDebit;
     }
 
     /// @notice One asset of a committed cycle (all zero if not part of it).

@@ -31,6 +31,44 @@ library DisputeLogic {
         bool mayConcede;
     }
 
+    /// @notice See {ClearingHouse-disputeGuarantee}; `account` is the caller.
+    function disputeGuarantee(
+        ClearingBooks.Books storage books,
+        uint256 cycleId,
+        address asset,
+        address account,
+        uint256 index
+    ) external {
+        IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
+        if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
+        if (block.timestamp > cycle.challengeDeadline)
+            revert IClearingHouse.ChallengeWindowClosed(cycleId, cycle.challengeDeadline);
+        IClearingHouse.Debt storage debt = books.debts[cycleId][asset][account];
+        IClearingHouse.DebtStatus status = debt.status;
+        // A net creditor disputes once its summary is revealed ({revealSummary}): an account with nothing in
+        // the cycle can then not hold its claims up.
+        if (status == IClearingHouse.DebtStatus.None && !books.games[cycleId][asset][account].revealed)
+            revert IClearingHouse.NoDebt(cycleId, asset, account);
+        if (
+            status != IClearingHouse.DebtStatus.None &&
+            status != IClearingHouse.DebtStatus.Open &&
+            status != IClearingHouse.DebtStatus.Challenged &&
+            status != IClearingHouse.DebtStatus.Answered
+        ) revert IClearingHouse.DebtAlreadyResolved(cycleId, asset, account, status);
+        // `index` fits SumTree.MAX_DEPTH bits (checked by the ClearingHouse, whose ABI names the error).
+        mapping(uint256 => IClearingHouse.DisputeStatus) storage positions = books.disputes[cycleId][asset][
+            account
+        ];
+        if (positions[index] != IClearingHouse.DisputeStatus.None)
+            revert IClearingHouse.DisputeNotOpen(cycleId, asset, account, index, positions[index]);
+        positions[index] = IClearingHouse.DisputeStatus.Open;
+        if (status != IClearingHouse.DebtStatus.None) debt.status = IClearingHouse.DebtStatus.Challenged;
+        books.games[cycleId][asset][account].openDisputes += 1;
+        cycle.openChallenges += 1;
+        books.openChallenges += 1;
+        emit IClearingHouse.GuaranteeDisputed(cycleId, asset, account, index);
+    }
+
     /// @notice See {ClearingHouse-answerDispute}; `books`, `vault` and `verifier` are the ClearingHouse's.
     function answerDispute(
         ClearingBooks.Books storage books,
@@ -243,7 +281,16 @@ library DisputeLogic {
         bytes32[] calldata proof
     ) private {
         (uint256 cycleId, address asset, address debtor) = (at.cycleId, at.asset, at.debtor);
-        if (!CreditCheck.isSummary(cycle.debitsRoot, debtor, asset, s, proof)) {
+        if (
+            !CreditCheck.isSummary(
+                cycle.debitsRoot,
+                books.cycleAssets[cycleId][asset].totalDebit,
+                debtor,
+                asset,
+                s,
+                proof
+            )
+        ) {
             revert IClearingHouse.InvalidDebitSummary(cycleId, asset, debtor);
         }
         game.sumRoot = s.sumRoot;
@@ -306,6 +353,7 @@ library DisputeLogic {
         if (
             !CreditCheck.isCredited(
                 books.cycles[at.cycleId].debitsRoot,
+                books.cycleAssets[at.cycleId][at.asset].totalDebit,
                 g.recipient,
                 at.asset,
                 leaf,

@@ -157,13 +157,21 @@ library PayoutLogic {
         IClearingHouse.DebitSummary calldata s,
         bytes32[] calldata proof
     ) private view returns (uint256) {
-        if (!CreditCheck.isSummary(cycle.debitsRoot, participant, asset, s, proof))
-            revert IClearingHouse.InvalidMerkleProof();
+        if (
+            !CreditCheck.isSummary(
+                cycle.debitsRoot,
+                books.cycleAssets[cycleId][asset].totalDebit,
+                participant,
+                asset,
+                s,
+                proof
+            )
+        ) revert IClearingHouse.InvalidMerkleProof();
         IClearingHouse.DebtGame storage game = books.games[cycleId][asset][participant];
         if (
             game.revealed && (game.sumRoot != s.sumRoot || game.total != s.total || game.inTotal != s.inTotal)
         ) revert IClearingHouse.SummaryMismatch(cycleId, asset, participant);
-        return s.inTotal > s.total ? s.inTotal - s.total : 0;
+        return CreditCheck.creditOf(s);
     }
 
     /// @dev A listing that charges its payer something (not a self-payment, which nets to zero), in a cycle
