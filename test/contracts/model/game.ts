@@ -506,7 +506,8 @@ export class GameModel {
     this.add(this.locked, k, -amount);
     this.balances.set(k, balance - covered);
     this.fund(c, asset, covered);
-    c.assets.get(asset)!.shortfall += amount - covered;
+    // A debit beyond the debtor's collateral is the operator's fault: the bond funds the gap (phantom credits).
+    if (covered < amount) this.fault(asset, this.fundFromBond(c, asset, amount - covered));
     this.resolveDebt(c);
     this.flow(debtor, asset).paidOut += covered;
   }
