@@ -198,8 +198,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// asset never makes a claim revert. The credit is the participant's net position in its own summary
     /// under the cycle's `debitsRoot`, `inTotal - total` (issue 25, item 5: what a creditor claims follows
     /// from the guarantees listed to it in its incoming tree). What disputes removed from the participant's
-    /// credit (guarantees already paid to it, {deductedOf}) is returned to the bond, which paid it into the
-    /// cycle.
+    /// credit (guarantees already paid to it, {deductedOf}) is returned to what the cycle is short of, then to
+    /// the bond, which paid it into the cycle.
     /// @param summary The participant's summary (`inTotal > total`); once revealed, the revealed one.
     /// @param proof Proof of the summary under the cycle's `debitsRoot` (CreditCheck `isSummary`: its path in the
     /// asset's summaries sum tree, then the list of asset tops).
@@ -224,7 +224,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
 
     /// @notice Recovers what disputes removed from `recipient` in `asset` in cycle `cycleId` ({deductedOf}:
     /// guarantees already paid to it outside the cycle) and no claim of its credit returned: taken from its
-    /// Vault collateral, where it was locked at the removal, into the bond that fronted it. Anyone may call
+    /// Vault collateral, where it was locked at the removal, into the cycle's shortfall first, then the bond
+    /// that fronted it. Anyone may call
     /// after the cycle's payment deadline; in a vetoed cycle the lock is only lifted.
     function recoverDeduction(uint256 cycleId, address asset, address recipient) external nonReentrant {
         PayoutLogic.recoverDeduction(_books, vault, cycleId, asset, recipient);

@@ -51,7 +51,7 @@ library PayoutLogic {
         emit IClearingHouse.NetCreditClaimed(cycleId, asset, participant, credit - returned);
         if (returned != 0) {
             books.deducted[cycleId][asset][participant] = deducted - returned;
-            books.bondOf[asset] += returned;
+            books.bondOf[asset] += returned - _refill(books, cycleId, asset, returned);
             emit IClearingHouse.DeductionRecovered(cycleId, asset, participant, returned, 0);
             vault.releaseObligation(participant, asset, returned);
         }
@@ -104,7 +104,7 @@ library PayoutLogic {
             uint256 moved = vault.coverDefault(recipient, asset, amount);
             uint256 arrived = _holdings(asset) - before;
             recovered = arrived < moved ? arrived : moved;
-            books.bondOf[asset] += recovered;
+            books.bondOf[asset] += recovered - _refill(books, cycleId, asset, recovered);
         }
         emit IClearingHouse.DeductionRecovered(cycleId, asset, recipient, amount, recovered);
     }
@@ -199,6 +199,22 @@ library PayoutLogic {
         );
         if (!MerkleProof.verifyCalldata(proof, cycle.guaranteesRoot, leaf))
             revert IClearingHouse.ListingNotInCycle(l.guaranteeId, cycleId);
+    }
+
+    /// @dev A returned deduction goes back first to what the cycle is short of (a removal the bond could not
+    /// front in full), then to the bond: the bond gets back only what it fronted (audit, Info). Returns the
+    /// part that refilled the cycle.
+    function _refill(
+        ClearingBooks.Books storage books,
+        uint256 cycleId,
+        address asset,
+        uint256 amount
+    ) private returns (uint256 refilled) {
+        uint256 short = books.cycleAssets[cycleId][asset].shortfall;
+        if (short == 0) return 0;
+        refilled = amount < short ? amount : short;
+        books.cycleAssets[cycleId][asset].shortfall = short - refilled;
+        ClearingBooks.fund(books, cycleId, asset, refilled);
     }
 
     /// @dev What the ClearingHouse (this library's context) holds of `asset`.
