@@ -168,4 +168,19 @@ describe("Phantom credits (issue 25)", () => {
       await ethers.provider.send("evm_revert", [snapshot]);
     }
   });
+
+  it("residual: a misdirected credit keeps every sum right and pays the wrong creditor (the veto is the remedy)", async () => {
+    const f = await loadFixture(suretyFixture);
+    await f.vault.connect(f.bob).deposit({ value: 10n * ONE });
+    const real = guaranteeLeafOf((await signedGuarantee(f, f.bob, f.alice.address, 1n, 3n * ONE)).payable);
+    // The operator credits bob's guarantee to mallory instead of alice: the summaries add up (3 = 3).
+    const cycle = buildCycleOf(1n, [real], () => f.outsider.address);
+    await commit(f, cycle);
+    await f.clearingHouse.connect(f.bob).payNetDebit(1, ETH, { value: 3n * ONE });
+    await time.increase((await f.vault.timings()).challengeWindow + 1n);
+    await claim({ ...f, cycle }, f.outsider.address);
+    expect(await f.clearingHouse.payoutOf(ETH, f.outsider.address)).to.equal(3n * ONE);
+    // alice has no summary in the cycle: nothing to claim, nothing to dispute (docs/clearing.md, residual).
+    expect(() => cycle.creditProof(ETH, f.alice.address)).to.throw("no summary");
+  });
 });
