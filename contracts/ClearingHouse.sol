@@ -4,13 +4,13 @@ pragma solidity ^0.8.28;
 import {AccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/AccessControlDefaultAdminRules.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
-import {MerkleProof} from "@openzeppelin/contracts/utils/cryptography/MerkleProof.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 
 import {TimelockedRoles} from "./access/TimelockedRoles.sol";
 import {ClearingBooks} from "./clearing/ClearingBooks.sol";
 import {CycleCommitLogic} from "./clearing/CycleCommitLogic.sol";
 import {DisputeLogic} from "./clearing/DisputeLogic.sol";
+import {PayoutLogic} from "./clearing/PayoutLogic.sol";
 import {IClearingHouse} from "./interfaces/IClearingHouse.sol";
 import {IClearingVault} from "./interfaces/IClearingVault.sol";
 import {IGuaranteeVerifier} from "./interfaces/IGuaranteeVerifier.sol";
@@ -29,12 +29,14 @@ import {SumTree} from "./lib/SumTree.sol";
 /// `[uint256 cycleId, address asset, address participant, uint256 debit, uint256 credit]`; a creditor's leaf
 /// has `debit == 0`. Guarantee leaves (the `guaranteesRoot`) are StandardMerkleTree leaves over
 /// `[bytes32 guaranteeId, address payer, address recipient, address asset, uint256 amount,
-/// bytes32 signatureHash]` with `signatureHash = keccak256(payer signature bytes)`. The `debitsRoot` is a
-/// StandardMerkleTree over each debtor's summary `[address debtor, address asset, bytes32 sumRoot, uint256 total,
-/// uint256 depth]`, `sumRoot` the root of a Merkle sum tree (SumTree) over the same guarantee leaves of that
-/// debtor's outgoing guarantees in that asset, ordered by guarantee id. Creditors are paid first
-/// come, first served from the liquidity of their cycle and asset (debits paid + defaults covered + bond
-/// charged for voided debits). Every payment out of a cycle is a pull payment: claims, refunds of vetoed debts and
+/// bytes32 signatureHash]` with `signatureHash = keccak256(payer signature bytes)`. The `debitsRoot` commits
+/// each account's summary `[address account, address asset, bytes32 sumRoot, uint256 total, uint256 depth,
+/// bytes32 inRoot, uint256 inTotal, uint256 inDepth]` (the roots of Merkle sum trees, SumTree, over the same
+/// guarantee leaves of its outgoing and incoming guarantees in that asset, ordered by guarantee id), per asset
+/// in a sum tree of the summaries' net credits whose top must equal the cycle's total credit (CreditCheck).
+/// Creditors are paid first come, first served from the liquidity of their cycle and asset (debits paid +
+/// defaults covered, their gap from the bond + bond charged for voided debits); the claims of an asset never
+/// exceed its committed total. Every payment out of a cycle is a pull payment: claims, refunds of vetoed debts and
 /// double-listing refunds are set aside for their owner ({payoutOf}), who pulls them with {withdrawPayout} to an
 /// address of its choice, so no recipient wallet can block its own payment or a call batched with it.
 /// Invariant: for every asset, this contract holds `heldLiquidity(asset) + bondOf(asset)` plus the payouts set
@@ -158,8 +160,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @notice Covers `debtor`'s unpaid net debit in `asset` for cycle `cycleId` from its Vault collateral.
     /// Anyone may call once the payment deadline (which follows the answer window) has passed. The Vault
     /// moves min(debit, collateral balance); the cycle is funded with what actually arrived here, and the
-    /// rest of the debit is recorded as shortfall (none while Core keeps its locking invariant and the token
-    /// charges no transfer fee).
+    /// rest from the operator bond ({DefaultFundedFromBond}; none while Core keeps its locking invariant and
+    /// the token charges no transfer fee), recorded as shortfall only when the bond is short too.
     /// @dev Funding is measured as this contract's balance change (capped at what the Vault moved), so a
     /// token that takes a fee on transfer can never make `funded`, `heldLiquidity` or the event promise
     /// creditors more than is held. The debt is marked covered before the call; funding and the cycle's
@@ -179,8 +181,13 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         uint256 covered = arrived < moved ? arrived : moved;
 
         ClearingBooks.fund(_books, cycleId, asset, covered);
-        _books.cycleAssets[cycleId][asset].shortfall += amount - covered;
         emit DefaultCovered(cycleId, asset, debtor, amount, covered);
+        if (covered < amount) {
+            // A debit beyond the debtor's collateral is the operator's fault (Core locks what it commits): the
+            // bond funds the rest, so no creditor of the cycle is short (shortfall only if the bond is too).
+            uint256 fromBond = ClearingBooks.fundFromBond(_books, cycleId, asset, amount - covered);
+            emit DefaultFundedFromBond(cycleId, asset, debtor, fromBond);
+        }
         ClearingBooks.resolveDebt(cycleId, cycle);
     }
 
@@ -191,10 +198,11 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// asset never makes a claim revert. The credit is the participant's net position in its own summary
     /// under the cycle's `debitsRoot`, `inTotal - total` (issue 25, item 5: what a creditor claims follows
     /// from the guarantees listed to it in its incoming tree). What disputes removed from the participant's
-    /// credit (guarantees already paid to it, {deductedOf}) is returned to the bond, which paid it into the
-    /// cycle.
+    /// credit (guarantees already paid to it, {deductedOf}) is returned to what the cycle is short of, then to
+    /// the bond, which paid it into the cycle.
     /// @param summary The participant's summary (`inTotal > total`); once revealed, the revealed one.
-    /// @param proof StandardMerkleTree proof of the summary under the cycle's `debitsRoot`.
+    /// @param proof Proof of the summary under the cycle's `debitsRoot` (CreditCheck `isSummary`: its path in the
+    /// asset's summaries sum tree, then the list of asset tops).
     function claimNetCredit(
         uint256 cycleId,
         address asset,
@@ -202,35 +210,7 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         DebitSummary calldata summary,
         bytes32[] calldata proof
     ) external nonReentrant {
-        Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
-        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
-        if (block.timestamp <= cycle.challengeDeadline)
-            revert ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
-        // Deductions are known once the disputes are answered; unanswered ones are voided whole, no deduction.
-        if (cycle.openChallenges != 0 && block.timestamp <= cycle.answerDeadline)
-            revert DisputesOpen(cycleId, cycle.answerDeadline);
-        CycleAsset storage cycleAsset = _books.cycleAssets[cycleId][asset];
-        if (!cycleAsset.listed) revert UnknownCycleAsset(cycleId, asset);
-        uint256 credit = DisputeLogic.creditOf(_books, cycleId, asset, participant, summary, proof);
-        if (credit == 0) revert ZeroCredit();
-        if (_books.claimed[cycleId][asset][participant])
-            revert CreditAlreadyClaimed(cycleId, asset, participant);
-        uint256 available = cycleAsset.funded - cycleAsset.claimed;
-        if (available < credit) revert CreditNotYetFunded(cycleId, asset, available, credit);
-
-        _books.claimed[cycleId][asset][participant] = true;
-        cycleAsset.claimed += credit;
-        _books.heldLiquidity[asset] -= credit;
-        uint256 deducted = _books.deducted[cycleId][asset][participant];
-        uint256 returned = deducted < credit ? deducted : credit;
-        _books.payoutOf[asset][participant] += credit - returned;
-        emit NetCreditClaimed(cycleId, asset, participant, credit - returned);
-        if (returned != 0) {
-            _books.deducted[cycleId][asset][participant] = deducted - returned;
-            _books.bondOf[asset] += returned;
-            emit DeductionRecovered(cycleId, asset, participant, returned, 0);
-            vault.releaseObligation(participant, asset, returned);
-        }
+        PayoutLogic.claimNetCredit(_books, vault, cycleId, asset, participant, summary, proof);
     }
 
     /// @notice Sets aside for `debtor` ({payoutOf}) what a removed or conceded position of its tree refunded
@@ -239,15 +219,16 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// the bond instead. Anyone may call once the cycle is past its challenge deadline and not vetoed; paid
     /// from the cycle's liquidity like a claim (`CreditNotYetFunded` while it lacks it).
     function claimDebitRefund(uint256 cycleId, address asset, address debtor) external nonReentrant {
-        DisputeLogic.claimDebitRefund(_books, cycleId, asset, debtor);
+        PayoutLogic.claimDebitRefund(_books, cycleId, asset, debtor);
     }
 
     /// @notice Recovers what disputes removed from `recipient` in `asset` in cycle `cycleId` ({deductedOf}:
     /// guarantees already paid to it outside the cycle) and no claim of its credit returned: taken from its
-    /// Vault collateral, where it was locked at the removal, into the bond that fronted it. Anyone may call
+    /// Vault collateral, where it was locked at the removal, into the cycle's shortfall first, then the bond
+    /// that fronted it. Anyone may call
     /// after the cycle's payment deadline; in a vetoed cycle the lock is only lifted.
     function recoverDeduction(uint256 cycleId, address asset, address recipient) external nonReentrant {
-        DisputeLogic.recoverDeduction(_books, vault, cycleId, asset, recipient);
+        PayoutLogic.recoverDeduction(_books, vault, cycleId, asset, recipient);
     }
 
     // -------------------------------------------------------------------------------- challenge game
@@ -261,32 +242,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// dispute left unanswered by the answer deadline voids the whole remaining debit ({voidUnansweredDebit}).
     /// Each position is disputed once; a position past the tree's end is dismissed.
     function disputeGuarantee(uint256 cycleId, address asset, uint256 index) external nonReentrant {
-        Cycle storage cycle = ClearingBooks.committed(_books, cycleId);
-        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
-        if (block.timestamp > cycle.challengeDeadline)
-            revert ChallengeWindowClosed(cycleId, cycle.challengeDeadline);
-        Debt storage debt = _books.debts[cycleId][asset][msg.sender];
-        DebtStatus status = debt.status;
-        // A net creditor disputes once its summary is revealed ({revealSummary}): an account with nothing in
-        // the cycle can then not hold its claims up.
-        if (status == DebtStatus.None && !_books.games[cycleId][asset][msg.sender].revealed)
-            revert NoDebt(cycleId, asset, msg.sender);
-        if (
-            status != DebtStatus.None &&
-            status != DebtStatus.Open &&
-            status != DebtStatus.Challenged &&
-            status != DebtStatus.Answered
-        ) revert DebtAlreadyResolved(cycleId, asset, msg.sender, status);
         if (index >> SumTree.MAX_DEPTH != 0) revert SumTree.InvalidSumPath(index, SumTree.MAX_DEPTH);
-        mapping(uint256 => DisputeStatus) storage positions = _books.disputes[cycleId][asset][msg.sender];
-        if (positions[index] != DisputeStatus.None)
-            revert DisputeNotOpen(cycleId, asset, msg.sender, index, positions[index]);
-        positions[index] = DisputeStatus.Open;
-        if (status != DebtStatus.None) debt.status = DebtStatus.Challenged;
-        _books.games[cycleId][asset][msg.sender].openDisputes += 1;
-        cycle.openChallenges += 1;
-        _books.openChallenges += 1;
-        emit GuaranteeDisputed(cycleId, asset, msg.sender, index);
+        DisputeLogic.disputeGuarantee(_books, cycleId, asset, msg.sender, index);
     }
 
     /// @notice Answers the dispute of position `index` of `debtor`'s tree in `asset` for cycle `cycleId`, until
@@ -476,22 +433,15 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         bytes32[] calldata firstProof,
         bytes32[] calldata laterProof
     ) external nonReentrant {
-        if (firstCycleId >= laterCycleId) revert ListingsNotOrdered(firstCycleId, laterCycleId);
-        bytes32 id = later.guaranteeId;
-        if (first.guaranteeId != id || first.payer != later.payer || first.asset != later.asset) {
-            revert ListingsDiffer(first.guaranteeId, id);
-        }
-        _settledListing(firstCycleId, first, firstProof);
-        Cycle storage cycle = _settledListing(laterCycleId, later, laterProof);
-        if (block.timestamp > cycle.doubleListingDeadline) {
-            revert DoubleListingProofClosed(laterCycleId, cycle.doubleListingDeadline);
-        }
-        if (_books.doubleListingProven[id][laterCycleId]) revert DoubleListingAlreadyProven(id, laterCycleId);
-        _books.doubleListingProven[id][laterCycleId] = true;
-        uint256 amount = first.amount < later.amount ? first.amount : later.amount;
-        emit DoubleListingProven(id, later.payer, later.asset, firstCycleId, laterCycleId, amount);
-        (uint256 paid, uint256 owed) = ClearingBooks.owe(_books, later.asset, later.payer, amount);
-        emit DoubleListingRefunded(later.asset, later.payer, paid, owed);
+        PayoutLogic.proveDoubleListing(
+            _books,
+            firstCycleId,
+            laterCycleId,
+            first,
+            later,
+            firstProof,
+            laterProof
+        );
     }
 
     /// @notice Takes what the bond can of `payer`'s owed double-listing refund in `asset` ({refundOwed}) and
@@ -568,6 +518,11 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// (until its answer deadline and its disputes are closed; released lazily by later commits).
     function bondAtRisk(address asset) external view returns (uint256) {
         return _books.atRisk[asset];
+    }
+
+    /// @inheritdoc IClearingHouse
+    function assetCredit(uint256 cycleId, address asset) external view returns (uint256) {
+        return _books.cycleAssets[cycleId][asset].totalDebit;
     }
 
     /// @notice One asset of a committed cycle (all zero if not part of it).
@@ -672,32 +627,6 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     }
 
     // -------------------------------------------------------------------------------------- internals
-
-    /// @dev A listing that charges its payer something (not a self-payment, which nets to zero), in a cycle
-    /// committed, not vetoed and past its challenge window, with the leaf under the cycle's guarantees root.
-    function _settledListing(
-        uint256 cycleId,
-        GuaranteeLeaf calldata l,
-        bytes32[] calldata proof
-    ) private view returns (Cycle storage cycle) {
-        if (l.payer == address(0) || l.payer == l.recipient || l.amount == 0) {
-            revert UnchargedListing(l.guaranteeId);
-        }
-        cycle = ClearingBooks.committed(_books, cycleId);
-        if (cycle.vetoed) revert CycleIsVetoed(cycleId);
-        if (block.timestamp <= cycle.challengeDeadline)
-            revert ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
-        bytes32 leaf = guaranteeLeafHash(
-            l.guaranteeId,
-            l.payer,
-            l.recipient,
-            l.asset,
-            l.amount,
-            l.signatureHash
-        );
-        if (!MerkleProof.verifyCalldata(proof, cycle.guaranteesRoot, leaf))
-            revert ListingNotInCycle(l.guaranteeId, cycleId);
-    }
 
     /// @dev Moves what the bond can of `payer`'s owed refund in `asset` into {payoutOf}; returns the amount
     /// (no event when zero). Nothing owed (the usual case of {withdrawPayout}) costs one slot read.

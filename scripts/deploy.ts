@@ -31,6 +31,7 @@ import {
   ClearingHouse__factory,
   CycleCommitLogic__factory,
   DisputeLogic__factory,
+  PayoutLogic__factory,
   GuaranteeVerifier__factory,
   RemunerationLogic__factory,
   ReserveLogic__factory,
@@ -177,6 +178,7 @@ export interface DeploymentRecord {
     /** The external libraries linked into the ClearingHouse. */
     CycleCommitLogic: DeployedContract;
     DisputeLogic: DeployedContract;
+    PayoutLogic: DeployedContract;
   };
   config: {
     admin: string;
@@ -271,6 +273,7 @@ export async function deploySurety(signer: Signer, options: DeployOptions = {}):
         ReserveLogic: vaultLibraries.ReserveLogic,
         CycleCommitLogic: clearingLibraries.CycleCommitLogic,
         DisputeLogic: clearingLibraries.DisputeLogic,
+        PayoutLogic: clearingLibraries.PayoutLogic,
       },
       config: {
         admin,
@@ -298,6 +301,7 @@ export interface VaultLibraries {
 export interface ClearingHouseLibraries {
   CycleCommitLogic: DeployedContract;
   DisputeLogic: DeployedContract;
+  PayoutLogic: DeployedContract;
 }
 
 /** Deploys the libraries a Vault links. */
@@ -313,6 +317,7 @@ export async function deployClearingHouseLibraries(signer: Signer): Promise<Clea
   return {
     CycleCommitLogic: await deployedAt(await new CycleCommitLogic__factory(signer).deploy()),
     DisputeLogic: await deployedAt(await new DisputeLogic__factory(signer).deploy()),
+    PayoutLogic: await deployedAt(await new PayoutLogic__factory(signer).deploy()),
   };
 }
 
@@ -329,6 +334,7 @@ export function clearingHouseLinks(libraries: ClearingHouseLibraries) {
   return {
     "contracts/clearing/CycleCommitLogic.sol:CycleCommitLogic": libraries.CycleCommitLogic.address,
     "contracts/clearing/DisputeLogic.sol:DisputeLogic": libraries.DisputeLogic.address,
+    "contracts/clearing/PayoutLogic.sol:PayoutLogic": libraries.PayoutLogic.address,
   };
 }
 

@@ -2,10 +2,12 @@
  * The accounts' trees of a clearing cycle (docs/clearing.md "Disputes" and "Credits bound to guarantees"):
  * for each account and asset, a Merkle sum tree over its outgoing guarantees of the cycle and one over its
  * incoming guarantees (self-payments excluded), each ordered by guarantee id, whose roots carry their totals;
- * and the cycle's `debitsRoot`, an OpenZeppelin StandardMerkleTree over one summary per account and asset
- * `[address account, address asset, bytes32 sumRoot, uint256 total, uint256 depth, bytes32 inRoot,
- * uint256 inTotal, uint256 inDepth]` (a side without guarantees is `(0x0…0, 0, 0)`). The account's net
- * position is `inTotal − total`; a creditor's claim pays it. A payer disputes one position of its outgoing
+ * and the cycle's `debitsRoot` over one summary per account and asset `[address account, address asset,
+ * bytes32 sumRoot, uint256 total, uint256 depth, bytes32 inRoot, uint256 inTotal, uint256 inDepth]` (a side
+ * without guarantees is `(0x0…0, 0, 0)`). The account's net credit is `max(inTotal − total, 0)`; a
+ * creditor's claim pays it. The summaries of one asset form a sum tree of those credits (sorted-pair hashing,
+ * see `SummariesTree`), whose top must add up to the cycle's committed total credit in the asset
+ * (contracts/lib/CreditCheck.sol `isSummary`): no phantom credit can be proven. A payer disputes one position of its outgoing
  * tree at a time and the operator answers that position alone (proving it also in the recipient's incoming
  * tree), so a dispute costs O(depth) on chain whatever the number of guarantees.
  *
@@ -13,7 +15,6 @@
  * position `(0, 0)`, an inner node `(keccak256(abi.encode(l.hash, l.sum, r.hash, r.sum)), l.sum + r.sum)`;
  * the tree is complete with `2^depth` positions, `depth = ceil(log2(count))` (0 for one guarantee).
  */
-import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { type Keccak256Fn, nobleKeccak256 } from "./compact-merkle";
 import { WireError } from "./errors";
 import { type GuaranteeLeaf, guaranteeLeafHash } from "./guarantee-tree";
@@ -89,7 +90,8 @@ export type DebitSummaryValues = [
   inTotal: string,
   inDepth: string,
 ];
-export type DebitsTree = StandardMerkleTree<DebitSummaryValues>;
+/** The cycle's summaries tree (`SummariesTree`). */
+export type DebitsTree = SummariesTree;
 
 /** A cycle's debtors' trees and the `debitsRoot` over their summaries. */
 export interface CycleDebitTrees {
@@ -330,8 +332,7 @@ export class DebitTreesBuilder {
         inDepth: i.depth,
       });
     }
-    const values = (summaries.length > 0 ? summaries : [PLACEHOLDER_DEBIT_SUMMARY]).map(toDebitSummaryValues);
-    const tree = StandardMerkleTree.of(values, [...DEBIT_SUMMARY_ENCODING]);
+    const tree = new SummariesTree(summaries, this.keccak);
     return { root: tree.root, tree, summaries };
   }
 }
@@ -348,11 +349,7 @@ export function buildDebitTrees(
 
 /** The proof of `summary` under the cycle's `debitsRoot` tree; throws WireError if it is not in it. */
 export function debitSummaryProof(tree: DebitsTree, summary: DebitSummary): string[] {
-  try {
-    return tree.getProof(toDebitSummaryValues(summary));
-  } catch {
-    throw new WireError("summary", "is not a debtor summary of this cycle");
-  }
+  return tree.proof(summary);
 }
 
 /** The on-chain `DebitSummary` struct of a summary (the account and asset are separate arguments). */
@@ -388,3 +385,99 @@ export const NO_CREDIT_PROOF = Object.freeze({
   index: 0n,
   path: [] as SumNode[],
 });
+
+/** The net credit a summary gives its account (`CreditCheck.creditOf`): `max(inTotal − total, 0)`. */
+export function summaryCredit(s: DebitSummary): bigint {
+  return s.inTotal > s.total ? s.inTotal - s.total : 0n;
+}
+
+const addressWord = (address: string): Buffer =>
+  Buffer.from(address.slice(2).toLowerCase().padStart(64, "0"), "hex");
+const hashWord = (hash: string): Buffer => Buffer.from(hash.slice(2), "hex");
+const toHex32 = (value: bigint): string => `0x${value.toString(16).padStart(64, "0")}`;
+
+/** The summary's leaf hash (`CreditCheck.summaryLeaf`): keccak256(keccak256(abi.encode(the eight fields))). */
+export function summaryLeafHash(s: DebitSummary, keccak: Keccak256Fn = nobleKeccak256): string {
+  const v = toDebitSummaryValues(s);
+  const encoded = Buffer.concat([
+    addressWord(v[0]),
+    addressWord(v[1]),
+    hashWord(v[2]),
+    word(s.total),
+    word(BigInt(s.depth)),
+    hashWord(v[5]),
+    word(s.inTotal),
+    word(BigInt(s.inDepth)),
+  ]);
+  return hex(keccak(keccak(encoded)));
+}
+
+/** The parent of two summary nodes (sorted-pair sum hashing: the lower hash first). */
+function summaryParent(a: SumNode, b: SumNode, keccak: Keccak256Fn): SumNode {
+  return a.hash <= b.hash ? sumParent(a, b, keccak) : sumParent(b, a, keccak);
+}
+
+/**
+ * The cycle's `debitsRoot` (contracts/lib/CreditCheck.sol `isSummary`): per asset, a sum tree over its
+ * summaries, each a node `(summaryLeafHash, summaryCredit)`, sorted by hash, paired level by level with the
+ * lower hash first (`(keccak256(abi.encode(a.hash, a.sum, b.hash, b.sum)), a.sum + b.sum)`), an odd last node
+ * carried up unchanged; the tops `(asset, hash, credit)` listed by ascending asset, and
+ * `debitsRoot = keccak256(concat of their 3 words each)` (no summary: keccak256 of nothing). A summary's proof
+ * is `[k, h_1, c_1, …, h_k, c_k]` (its k siblings, leaf level first, each hash and sum as 32-byte words)
+ * followed by the whole list of tops (3 words per asset). Each asset's top credit equals the cycle's total
+ * credit in that asset when the cycle is netted honestly.
+ */
+export class SummariesTree {
+  readonly root: string;
+  /** The asset tops, ascending by asset (addresses lower case). */
+  readonly tops: { asset: string; hash: string; credit: bigint }[] = [];
+  private readonly levels = new Map<string, SumNode[][]>();
+  private readonly tail: string[] = [];
+
+  constructor(
+    summaries: readonly DebitSummary[],
+    private readonly keccak: Keccak256Fn = nobleKeccak256,
+  ) {
+    const byAsset = new Map<string, SumNode[]>();
+    for (const s of summaries) {
+      const asset = s.asset.toLowerCase();
+      let nodes = byAsset.get(asset);
+      if (nodes === undefined) byAsset.set(asset, (nodes = []));
+      nodes.push({ hash: summaryLeafHash(s, keccak), sum: summaryCredit(s) });
+    }
+    for (const asset of [...byAsset.keys()].sort()) {
+      const nodes = byAsset.get(asset)!.sort((a, b) => (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
+      const levels = [nodes];
+      while (levels[levels.length - 1].length > 1) {
+        const below = levels[levels.length - 1];
+        const above: SumNode[] = [];
+        for (let i = 0; i < below.length; i += 2) {
+          above.push(i + 1 < below.length ? summaryParent(below[i], below[i + 1], keccak) : below[i]);
+        }
+        levels.push(above);
+      }
+      this.levels.set(asset, levels);
+      const top = levels[levels.length - 1][0];
+      this.tops.push({ asset, hash: top.hash, credit: top.sum });
+      this.tail.push(hex(addressWord(asset)), top.hash, toHex32(top.sum));
+    }
+    this.root = hex(keccak(Buffer.concat(this.tail.map((w) => hashWord(w)))));
+  }
+
+  /** The proof of `summary` (throws WireError when it is not a summary of this cycle). */
+  proof(summary: DebitSummary): string[] {
+    const levels = this.levels.get(summary.asset.toLowerCase());
+    const hash = summaryLeafHash(summary, this.keccak);
+    let index = levels === undefined ? -1 : levels[0].findIndex((n) => n.hash === hash);
+    if (levels === undefined || index < 0) {
+      throw new WireError("summary", "is not a debtor summary of this cycle");
+    }
+    const siblings: string[] = [];
+    for (let level = 0; level < levels.length - 1; level++) {
+      const sibling = levels[level][index ^ 1];
+      if (sibling !== undefined) siblings.push(sibling.hash, toHex32(sibling.sum));
+      index >>= 1;
+    }
+    return [toHex32(BigInt(siblings.length / 2)), ...siblings, ...this.tail];
+  }
+}

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
-import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
-
 import {IClearingHouse} from "../interfaces/IClearingHouse.sol";
 import {IClearingVault} from "../interfaces/IClearingVault.sol";
 import {IGuaranteeVerifier} from "../interfaces/IGuaranteeVerifier.sol";
@@ -31,6 +29,44 @@ library DisputeLogic {
         address debtor;
         uint256 index;
         bool mayConcede;
+    }
+
+    /// @notice See {ClearingHouse-disputeGuarantee}; `account` is the caller.
+    function disputeGuarantee(
+        ClearingBooks.Books storage books,
+        uint256 cycleId,
+        address asset,
+        address account,
+        uint256 index
+    ) external {
+        IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
+        if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
+        if (block.timestamp > cycle.challengeDeadline)
+            revert IClearingHouse.ChallengeWindowClosed(cycleId, cycle.challengeDeadline);
+        IClearingHouse.Debt storage debt = books.debts[cycleId][asset][account];
+        IClearingHouse.DebtStatus status = debt.status;
+        // A net creditor disputes once its summary is revealed ({revealSummary}): an account with nothing in
+        // the cycle can then not hold its claims up.
+        if (status == IClearingHouse.DebtStatus.None && !books.games[cycleId][asset][account].revealed)
+            revert IClearingHouse.NoDebt(cycleId, asset, account);
+        if (
+            status != IClearingHouse.DebtStatus.None &&
+            status != IClearingHouse.DebtStatus.Open &&
+            status != IClearingHouse.DebtStatus.Challenged &&
+            status != IClearingHouse.DebtStatus.Answered
+        ) revert IClearingHouse.DebtAlreadyResolved(cycleId, asset, account, status);
+        // `index` fits SumTree.MAX_DEPTH bits (checked by the ClearingHouse, whose ABI names the error).
+        mapping(uint256 => IClearingHouse.DisputeStatus) storage positions = books.disputes[cycleId][asset][
+            account
+        ];
+        if (positions[index] != IClearingHouse.DisputeStatus.None)
+            revert IClearingHouse.DisputeNotOpen(cycleId, asset, account, index, positions[index]);
+        positions[index] = IClearingHouse.DisputeStatus.Open;
+        if (status != IClearingHouse.DebtStatus.None) debt.status = IClearingHouse.DebtStatus.Challenged;
+        books.games[cycleId][asset][account].openDisputes += 1;
+        cycle.openChallenges += 1;
+        books.openChallenges += 1;
+        emit IClearingHouse.GuaranteeDisputed(cycleId, asset, account, index);
     }
 
     /// @notice See {ClearingHouse-answerDispute}; `books`, `vault` and `verifier` are the ClearingHouse's.
@@ -162,63 +198,6 @@ library DisputeLogic {
         if (amount != 0) vault.releaseObligation(debtor, asset, amount);
     }
 
-    /// @notice See {ClearingHouse-claimDebitRefund}.
-    function claimDebitRefund(
-        ClearingBooks.Books storage books,
-        uint256 cycleId,
-        address asset,
-        address debtor
-    ) external {
-        IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
-        if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
-        if (block.timestamp <= cycle.challengeDeadline)
-            revert IClearingHouse.ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
-        uint256 amount = books.refundHeld[cycleId][asset][debtor];
-        if (amount == 0) revert IClearingHouse.NoRefundHeld(cycleId, asset, debtor);
-        IClearingHouse.CycleAsset storage cycleAsset = books.cycleAssets[cycleId][asset];
-        uint256 available = cycleAsset.funded - cycleAsset.claimed;
-        if (available < amount) revert IClearingHouse.CreditNotYetFunded(cycleId, asset, available, amount);
-        books.refundHeld[cycleId][asset][debtor] = 0;
-        cycleAsset.claimed += amount;
-        books.heldLiquidity[asset] -= amount;
-        books.payoutOf[asset][debtor] += amount;
-        emit IClearingHouse.DebitRefundClaimed(cycleId, asset, debtor, amount);
-    }
-
-    /// @notice See {ClearingHouse-recoverDeduction}.
-    function recoverDeduction(
-        ClearingBooks.Books storage books,
-        IClearingVault vault,
-        uint256 cycleId,
-        address asset,
-        address recipient
-    ) external {
-        IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
-        uint256 amount = books.deducted[cycleId][asset][recipient];
-        if (amount == 0) revert IClearingHouse.NoDeduction(cycleId, asset, recipient);
-        bool vetoed = cycle.vetoed;
-        if (!vetoed && block.timestamp <= cycle.paymentDeadline)
-            revert IClearingHouse.PaymentWindowOpen(cycleId, cycle.paymentDeadline);
-        books.deducted[cycleId][asset][recipient] = 0;
-        uint256 recovered;
-        if (vetoed) {
-            // A vetoed cycle paid nothing twice: the lock is lifted, nothing is taken.
-            vault.releaseObligation(recipient, asset, amount);
-        } else {
-            uint256 before = _holdings(asset);
-            uint256 moved = vault.coverDefault(recipient, asset, amount);
-            uint256 arrived = _holdings(asset) - before;
-            recovered = arrived < moved ? arrived : moved;
-            books.bondOf[asset] += recovered;
-        }
-        emit IClearingHouse.DeductionRecovered(cycleId, asset, recipient, amount, recovered);
-    }
-
-    /// @dev What the ClearingHouse (this library's context) holds of `asset`.
-    function _holdings(address asset) private view returns (uint256) {
-        return asset == ClearingBooks.ETH ? address(this).balance : IERC20(asset).balanceOf(address(this));
-    }
-
     /// @notice See {ClearingHouse-revealSummary}.
     function revealSummary(
         ClearingBooks.Books storage books,
@@ -241,26 +220,6 @@ library DisputeLogic {
                 status != IClearingHouse.DebtStatus.Answered)
         ) revert IClearingHouse.SummaryNotRevealable(cycleId, asset, account);
         _reveal(books, vault, cycle, Position(cycleId, asset, account, 0, false), game, s, proof);
-    }
-
-    /// @notice The credit `s` gives `participant` in `asset` for cycle `cycleId` (`inTotal - total`, 0 when not
-    /// positive), after checking `s` is its summary under the cycle's `debitsRoot` and, once revealed, the one
-    /// revealed.
-    function creditOf(
-        ClearingBooks.Books storage books,
-        uint256 cycleId,
-        address asset,
-        address participant,
-        IClearingHouse.DebitSummary calldata s,
-        bytes32[] calldata proof
-    ) external view returns (uint256) {
-        if (!CreditCheck.isSummary(books.cycles[cycleId].debitsRoot, participant, asset, s, proof))
-            revert IClearingHouse.InvalidMerkleProof();
-        IClearingHouse.DebtGame storage game = books.games[cycleId][asset][participant];
-        if (
-            game.revealed && (game.sumRoot != s.sumRoot || game.total != s.total || game.inTotal != s.inTotal)
-        ) revert IClearingHouse.SummaryMismatch(cycleId, asset, participant);
-        return s.inTotal > s.total ? s.inTotal - s.total : 0;
     }
 
     /// @notice Returns to the bond what it paid into vetoed cycle `cycleId` (per asset; `VetoedBondReturned`):
@@ -322,7 +281,16 @@ library DisputeLogic {
         bytes32[] calldata proof
     ) private {
         (uint256 cycleId, address asset, address debtor) = (at.cycleId, at.asset, at.debtor);
-        if (!CreditCheck.isSummary(cycle.debitsRoot, debtor, asset, s, proof)) {
+        if (
+            !CreditCheck.isSummary(
+                cycle.debitsRoot,
+                books.cycleAssets[cycleId][asset].totalDebit,
+                debtor,
+                asset,
+                s,
+                proof
+            )
+        ) {
             revert IClearingHouse.InvalidDebitSummary(cycleId, asset, debtor);
         }
         game.sumRoot = s.sumRoot;
@@ -385,6 +353,7 @@ library DisputeLogic {
         if (
             !CreditCheck.isCredited(
                 books.cycles[at.cycleId].debitsRoot,
+                books.cycleAssets[at.cycleId][at.asset].totalDebit,
                 g.recipient,
                 at.asset,
                 leaf,

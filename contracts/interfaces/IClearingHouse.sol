@@ -24,8 +24,8 @@ interface IClearingHouse is IGuaranteeErrors {
     /// @param root StandardMerkleTree root over the cycle's net positions (what creditors claim with).
     /// @param guaranteesRoot StandardMerkleTree root over the cycle's guarantees (what double listings and V1
     /// reserves are proven against).
-    /// @param debitsRoot StandardMerkleTree root over the debtors' summaries (SumTree): each debtor's sum tree
-    /// of outgoing guarantees in one asset, what disputes are answered from.
+    /// @param debitsRoot Root over the accounts' summaries (each account's outgoing and incoming sum trees in one
+    /// asset; per asset a sum tree of their net credits, CreditCheck): what claims and disputes prove against.
     struct CycleRoots {
         bytes32 root;
         bytes32 guaranteesRoot;
@@ -213,6 +213,14 @@ interface IClearingHouse is IGuaranteeErrors {
         address indexed debtor,
         uint256 amount,
         uint256 covered
+    );
+    /// @notice The part `amount` of `debtor`'s covered debit its collateral lacked was funded from the `asset`
+    /// bond (a debit committed beyond the debtor's collateral is the operator's fault).
+    event DefaultFundedFromBond(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 amount
     );
     /// @notice `participant`'s net credit `amount` was claimed and set aside for it ({payoutOf}).
     event NetCreditClaimed(
@@ -461,6 +469,10 @@ interface IClearingHouse is IGuaranteeErrors {
 
     /// @notice A committed cycle (all zero if not committed).
     function getCycle(uint256 cycleId) external view returns (Cycle memory);
+
+    /// @notice Cycle `cycleId`'s committed total credit in `asset` (= its total debit; 0 if the commit did not list
+    /// the asset): what the net credits of its summaries in that asset must add up to for any of them to prove.
+    function assetCredit(uint256 cycleId, address asset) external view returns (uint256);
 
     /// @notice Whether cycle `cycleId` was vetoed (a Vault mark made by its commit then takes no effect).
     function isVetoed(uint256 cycleId) external view returns (bool);

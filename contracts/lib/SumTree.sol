@@ -10,8 +10,8 @@ pragma solidity ^0.8.28;
 /// @dev Leaf node: `(GuaranteeLeaf.hash(..), amount)`; an empty position is `(0, 0)`. Inner node:
 /// `hash = keccak256(abi.encode(left.hash, left.sum, right.hash, right.sum))`, `sum = left.sum + right.sum`.
 /// Leaf hashes are keccak256 of 32 bytes and inner hashes keccak256 of 128 bytes, so an inner node can never be
-/// passed off as a leaf. A debtor's tree is summarised in the cycle's `debitsRoot` by the StandardMerkleTree
-/// leaf `[address debtor, address asset, bytes32 sumRoot, uint256 total, uint256 depth]` ({summaryLeaf}).
+/// passed off as a leaf. An account's trees are summarised in the cycle's `debitsRoot` by its summary
+/// (CreditCheck: `summaryLeaf`, and per asset a sum tree of the summaries' net credits, `isSummary`).
 library SumTree {
     /// @notice A node: its hash and the sum of the amounts under it.
     struct Node {
@@ -45,16 +45,5 @@ library SumTree {
             Node memory sibling = siblings[level];
             node = (index >> level) & 1 == 0 ? parent(node, sibling) : parent(sibling, node);
         }
-    }
-
-    /// @notice The StandardMerkleTree leaf hash of a debtor's summary in a cycle's `debitsRoot`.
-    function summaryLeaf(
-        address debtor,
-        address asset,
-        bytes32 sumRoot,
-        uint256 total,
-        uint256 depth
-    ) internal pure returns (bytes32) {
-        return keccak256(bytes.concat(keccak256(abi.encode(debtor, asset, sumRoot, total, depth))));
     }
 }

@@ -90,7 +90,11 @@ library ReserveLogic {
         }
         bytes32 leaf = GuaranteeLeaf.hash(guaranteeId, r.user, recipient, r.asset, r.amount, signatureHash);
         // Credited to its own recipient (its incoming tree), not merely listed: issue 25, item 5.
-        if (!CreditCheck.isCredited(cycle.debitsRoot, recipient, r.asset, leaf, r.amount, proof)) {
+        // The cycle's total credit in the asset: the summaries' credits must add up to it (0 if not listed).
+        uint256 assetCredit = clearingHouse.assetCredit(cycleId, r.asset);
+        if (
+            !CreditCheck.isCredited(cycle.debitsRoot, assetCredit, recipient, r.asset, leaf, r.amount, proof)
+        ) {
             revert IVault.GuaranteeNotListed(guaranteeId, cycleId);
         }
         if (VaultLedger.consumption(books, guaranteeId) == IClearingVault.Consumption.None) {

@@ -23,6 +23,7 @@ import {
   buildDebtorTree,
   debitSummaryProof,
   sumTreeProof,
+  summaryCredit,
   toDebitSummaryValues,
   type DebitSummary,
 } from "../../sdk/debit-tree";
@@ -308,6 +309,9 @@ export const cycleRoutes: RouteModule = (context) => {
             in_root: summary.inRoot,
             in_total: formatUint(summary.inTotal),
             in_depth: summary.inDepth,
+            // What the summary adds to its asset's sum tree, and that tree's top: the cycle's total credit.
+            credit: formatUint(summaryCredit(summary)),
+            asset_credit: formatUint(trees.tree.tops.find((t) => sameAddress(t.asset, asset))?.credit ?? 0n),
             summary_proof: debitSummaryProof(trees.tree, summary),
             // The account's incoming tree: each guarantee credited to it, with its proof (the CreditProof of
             // `answerDispute` and `Vault.releaseListedReserve`: summary, summary_proof, position, path).

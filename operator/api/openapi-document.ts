@@ -162,7 +162,8 @@ const CYCLE_SCHEMA = object({
   debits_root: {
     ...ref("Bytes32"),
     description:
-      "Root over the debtors' sum-tree summaries (sdk/debit-tree.ts): what dispute answers prove against " +
+      "Root over the accounts' summaries (sdk/debit-tree.ts `SummariesTree`: per asset a sum tree of their " +
+      "net credits, then the list of asset tops): what claims and dispute answers prove against " +
       "(zero for a cycle whose commit Core has not seen announce it).",
   },
   challenge_deadline: {
@@ -820,10 +821,24 @@ export const CORE_OPENAPI = {
             "order, with the proof a `CreditProof` carries (`answerDispute`'s `credit`, " +
             "`Vault.releaseListedReserve`). The net position is `in_total − total`.",
         },
+        credit: {
+          ...ref("Uint"),
+          description:
+            "The summary's net credit, `max(in_total − total, 0)`: its sum in the asset's summaries tree.",
+        },
+        asset_credit: {
+          ...ref("Uint"),
+          description:
+            "The top of the asset's summaries tree: the sum of every summary's credit, equal to the cycle's " +
+            "committed total credit in the asset (the contracts refuse a summary proof otherwise).",
+        },
         summary_proof: {
           type: "array",
           items: ref("Bytes32"),
-          description: "StandardMerkleTree proof of the summary under `debits_root`.",
+          description:
+            "Proof of the summary under `debits_root` (contracts/lib/CreditCheck.sol `isSummary`): " +
+            "`[k, h_1, c_1, …, h_k, c_k]` (its k siblings in the asset's summaries sum tree, leaf level first) " +
+            "followed by every asset's top `(asset, hash, credit)`, ascending by asset.",
         },
         positions: {
           type: "array",

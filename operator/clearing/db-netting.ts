@@ -40,6 +40,8 @@ export interface StoredCycleNetting {
   obligations: DebtorObligation[];
   /** Lower case, sorted. */
   nettedV2Ids: string[];
+  /** The cycle's V1 ids with a seller's reserve (lower case, sorted; not listed on chain, see netCycle). */
+  reservedV1Ids: string[];
 }
 
 /** A stored cycle's commit plan: {@link CommitPlan} without the guarantees tree object. */
@@ -59,34 +61,6 @@ const lower = (a: string, b: string): number => {
   const y = b.toLowerCase();
   return x < y ? -1 : x > y ? 1 : 0;
 };
-
-/** Lower-case hex ids in code-unit order (= `lower` order once lower-cased), sorted in place. */
-function sortedLowerCase(ids: string[]): string[] {
-  let sorted = true;
-  for (let i = 0; i < ids.length; i++) {
-    ids[i] = ids[i].toLowerCase();
-    if (i > 0 && ids[i - 1] > ids[i]) sorted = false;
-  }
-  return sorted ? ids : ids.sort();
-}
-
-/**
- * The union of two id lists, lower case, sorted, each id once: `[...new Set([...a, ...b])].sort(lower)`
- * after lower-casing, as one linear merge. The store hands the V2 ids sorted already (500,000 at 1M
- * guarantees), so nothing is sorted but the few reserved V1 ids, and `lower` never runs per comparison.
- */
-function mergeIds(a: string[], b: string[]): string[] {
-  const x = sortedLowerCase(a);
-  const y = sortedLowerCase(b);
-  const out: string[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < x.length || j < y.length) {
-    const next = j >= y.length || (i < x.length && x[i] <= y[j]) ? x[i++] : y[j++];
-    if (out.length === 0 || out[out.length - 1] !== next) out.push(next);
-  }
-  return out;
-}
 
 /**
  * The ids of `reservedV1Ids` (lower case) that cycle `cycleId` reserved, sorted: one query whatever their
@@ -146,6 +120,7 @@ function nettingOfAggregates(
     totals: [],
     obligations: [],
     nettedV2Ids,
+    reservedV1Ids: [],
   };
   for (const volume of aggregates.assets) {
     const asset = volume.asset;
@@ -292,9 +267,9 @@ export async function planStoredCycle(
   checkScanned(cycleId, leafHashes.count, count);
   const netting = nettingOfAggregates(cycleId, scan, scan.nettedV2Ids);
   if (reservedV1Ids.size > 0) {
-    // A V1 guarantee with a seller's reserve is marked netted too (as netCycle does; docs/clearing.md,
-    // "Reserved V1 ids"): the commit consumes it, so the reserve is released and never collected.
-    netting.nettedV2Ids = mergeIds(netting.nettedV2Ids, await reservedInCycle(store, cycleId, reservedV1Ids));
+    // Reported, not listed (as netCycle does; docs/clearing.md, "Reserved V1 ids"): the scheduler checks
+    // them for a collection before the commit; the credit proof releases the reserve.
+    netting.reservedV1Ids = await reservedInCycle(store, cycleId, reservedV1Ids);
   }
   const debitsRoot = leafHashes.debits.finish().root;
   const guaranteesRoot = guaranteesRootOfHashes(leafHashes.hashes, count, keccak, true);

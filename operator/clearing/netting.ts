@@ -12,9 +12,11 @@
  *   also listed in `selfPaymentIds`, so Core can settle it and release its lock; its V2 id is not in
  *   `nettedV2Ids` (it would only cost commit gas: remunerating a self-payment pays the payer).
  * - A V1 guarantee whose id is in `reservedV1Ids` (the seller registered a V1 reserve for it,
- *   `Vault.V1ReserveRegistered`) is listed in `nettedV2Ids` too, self-payment or not: the commit's
- *   `markNetted` then consumes it, so the reserve can be released and never collected (the seller would
- *   otherwise be paid twice: by the reserve and by the clearing; docs/clearing.md, "Reserved V1 ids").
+ *   `Vault.V1ReserveRegistered`) is reported in `reservedV1Ids` (Core checks before the commit that the
+ *   seller has not collected it) but **not** listed in `nettedV2Ids`: the reserve is released by
+ *   `Vault.releaseListedReserve` with the proof that the cycle credits it to its recipient, which also marks
+ *   it netted; a mark by the commit protected nothing more and cost ≈ 24k gas each (docs/clearing.md,
+ *   "Reserved V1 ids").
  * - Addresses are compared case-insensitively (keys are lower case) and returned EIP-55 checksummed.
  * - Output order is deterministic: assets, participants and V2 ids sorted by their lower-case hex.
  *
@@ -98,11 +100,13 @@ export interface NettingResult {
   totals: AssetTotal[];
   /** Net debtors sorted by (asset, debtor): commitCycle's `debtors`. */
   obligations: DebtorObligation[];
-  /**
-   * V2 guarantee ids netted, self-payments left out, plus the reserved V1 ids netted (lower case, sorted):
-   * commitCycle's `nettedV2Ids`.
-   */
+  /** V2 guarantee ids netted, self-payments left out (lower case, sorted): commitCycle's `nettedV2Ids`. */
   nettedV2Ids: string[];
+  /**
+   * The cycle's V1 ids with a seller's reserve (lower case, sorted): not listed on chain, checked for a
+   * collection (`Remunerated`) before the commit.
+   */
+  reservedV1Ids: string[];
   /** Every guarantee id netted (lower case, input order): Core moves them to NETTED. */
   includedIds: string[];
   /** Ids of guarantees whose payer is the recipient (lower case, input order); also in includedIds. */
@@ -163,6 +167,7 @@ export function netCycle(
   const seenIds = new Set<string>();
   const includedIds: string[] = [];
   const nettedV2Ids: string[] = [];
+  const reservedInCycle: string[] = [];
   const selfPaymentIds: string[] = [];
 
   let index = 0;
@@ -204,7 +209,8 @@ export function netCycle(
     includedIds.push(guaranteeId);
     // A self-payment's V2 id is not listed (contracts finding 6): marking it costs ~24k gas of commit and
     // protects nothing, since remunerating it later moves the payer's collateral to the payer.
-    if (g.version === 2 ? payer !== recipient : reservedV1Ids.has(guaranteeId)) nettedV2Ids.push(guaranteeId);
+    if (g.version === 2 && payer !== recipient) nettedV2Ids.push(guaranteeId);
+    if (g.version === 1 && reservedV1Ids.has(guaranteeId)) reservedInCycle.push(guaranteeId);
     index += 1;
   }
 
@@ -225,6 +231,7 @@ export function netCycle(
     obligations: [],
     // Default sort (UTF-16 code units) orders lower-case hex like byKey, and is faster on 10^6 ids.
     nettedV2Ids: nettedV2Ids.sort(),
+    reservedV1Ids: reservedInCycle.sort(),
     includedIds,
     selfPaymentIds,
   };

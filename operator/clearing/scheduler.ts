@@ -369,11 +369,12 @@ export class ClearingScheduler {
       for (let attempt = 0; attempt < MAX_REBUILDS; attempt++) {
         const reserved = await store.reservePayableGuarantees(cycleId, limit);
         if (reserved === 0) return null;
-        // Reserved V1 ids are marked netted by the commit (docs/clearing.md, "Reserved V1 ids").
+        // Reserved V1 ids are not listed on chain, but one whose seller collected its reserve must not be
+        // netted again (docs/clearing.md, "Reserved V1 ids").
         const reservedV1Ids = new Set((await store.listV1ReserveIds()).map((id) => id.toLowerCase()));
         const plan = await planStoredCycle(store, cycleId, undefined, reservedV1Ids);
         if (!plan) throw new Error(`cycle ${cycleId}: ${reserved} guarantees reserved, none to net`);
-        if (await this.excludeRemunerated(plan.args.nettedV2Ids)) {
+        if (await this.excludeRemunerated([...plan.args.nettedV2Ids, ...plan.netting.reservedV1Ids])) {
           await store.releaseCycleGuarantees(cycleId);
           continue;
         }

@@ -98,7 +98,7 @@ type Signer = Pick<Wallet, "address" | "privateKey" | "signMessage">;
 
 const CHAIN_ID = 31337;
 // Where deploySurety puts the Vault on a fresh `hardhat node` (the deployer's nonce 4: registry, verifier and
-// the Vault's two libraries come first); the ClearingHouse follows its two libraries at nonce 7.
+// the Vault's two libraries come first); the ClearingHouse follows its three libraries at nonce 8.
 const VAULT = "0xDc64a140Aa3E981100a9becA4E685f962f0cF6C9";
 const EIP712 = { name: "Surety", version: "1" };
 const SIWE = { domain: "bench.surety.test", uri: "https://bench.surety.test", statement: "Sign in (bench)." };

@@ -6,6 +6,8 @@
  *  recovered from it (`recoverDeduction`): the bond never pays a seller twice.
  *  M-3 (fixed): a removal's excess over the debit is held in the cycle until the challenge deadline
  *  (`claimDebitRefund`); a veto returns it to the bond.
+ *  Info (fixed): a returned deduction refills the cycle's shortfall before the bond (the bond gets back only
+ *  what it fronted).
  */
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
@@ -112,6 +114,33 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     // alice paid 2 once (remunerate); carol got 3; bob received 2 and paid 1 + 2 for the 3 he signed out.
     const alice = await ch.debtOf(1, ETH, f.alice.address);
     expect([alice.status, alice.amount]).to.deep.equal([DEBT.voided, 0n]);
+    expect(await ch.payoutOf(ETH, f.carol.address)).to.equal(3n * ONE);
+  });
+
+  it("Info (fixed): a deduction recovered while the cycle is short refills the cycle before the bond", async () => {
+    const f = await loadFixture(validatedV2Fixture); // alice -> bob V2 2 ETH, validated; no bond posted
+    const ch = f.clearingHouse;
+    await f.vault.connect(f.bob).deposit({ value: 10n * ONE });
+    const v2 = validatedV2Guarantee(f);
+    const bobToCarol = await signedGuarantee(f, f.bob, f.carol.address, 9n, 3n * ONE);
+    const all = [v2, bobToCarol];
+    await f.vault.connect(f.bob).remunerate(...remunerateArgs(f.cert));
+    const { plan } = await commitPlanned(f, 1n, all, [f.cert.guaranteeId]);
+    await ch.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    await ch.answerDispute(1, ETH, f.alice.address, 0, disputeAnswerOf(all, f.alice.address, 0)); // Removed
+    // The empty bond fronted nothing: the cycle is 2 ETH short and carol's 3 ETH cannot be claimed.
+    expect((await ch.getCycleAsset(1, ETH)).shortfall).to.equal(2n * ONE);
+    await ch.connect(f.bob).payNetDebit(1, ETH, { value: ONE });
+    await time.increaseTo((await ch.getCycle(1)).paymentDeadline + 1n);
+    const carol = creditProofOf(plan, f.carol.address);
+    await expect(ch.claimNetCredit(1, ETH, f.carol.address, carol.summary, carol.proof))
+      .to.be.revertedWithCustomError(ch, "CreditNotYetFunded")
+      .withArgs(1n, ETH, ONE, 3n * ONE);
+    // Before: the 2 ETH recovered from bob went to the bond, which had fronted nothing, and carol stayed short.
+    await ch.recoverDeduction(1, ETH, f.bob.address);
+    expect(await ch.bondOf(ETH)).to.equal(0n);
+    expect((await ch.getCycleAsset(1, ETH)).shortfall).to.equal(0n);
+    await ch.claimNetCredit(1, ETH, f.carol.address, carol.summary, carol.proof);
     expect(await ch.payoutOf(ETH, f.carol.address)).to.equal(3n * ONE);
   });
 

@@ -18,12 +18,7 @@ import {
   toGuaranteeLeafValues,
   type GuaranteeLeaf,
 } from "../../sdk";
-import {
-  DEBIT_SUMMARY_ENCODING,
-  sumTreeLevels,
-  summaryStruct,
-  toDebitSummaryValues,
-} from "../../sdk/debit-tree";
+import { SummariesTree, sumTreeLevels, summaryStruct } from "../../sdk/debit-tree";
 import {
   ETH,
   TIMINGS,
@@ -385,10 +380,7 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
       inTotal: 6n * ONE,
       inDepth: 1,
     };
-    const debits = StandardMerkleTree.of(
-      [toDebitSummaryValues(summary), toDebitSummaryValues(bobs)],
-      [...DEBIT_SUMMARY_ENCODING],
-    );
+    const debits = new SummariesTree([summary, bobs]);
     const c1 = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, 6n * ONE));
     const ch = f.clearingHouse;
     await ch
@@ -402,7 +394,7 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
       );
     const answer = (position: number, concede = false) => ({
       summary: summaryStruct(summary),
-      summaryProof: debits.getProof(toDebitSummaryValues(summary)),
+      summaryProof: debits.proof(summary),
       leaf: levels[0][position],
       path: [levels[0][1 - position]],
       claims: concede ? "0x" : toBob.claims,
@@ -412,7 +404,7 @@ describe("Double listing of a guarantee across cycles (issue 17)", () => {
       finalization: "0x",
       credit: {
         summary: summaryStruct(bobs),
-        summaryProof: debits.getProof(toDebitSummaryValues(bobs)),
+        summaryProof: debits.proof(bobs),
         index: BigInt(position),
         path: [levels[0][1 - position]],
       },

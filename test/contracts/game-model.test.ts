@@ -252,6 +252,11 @@ class Harness {
     this.stats[what] = (this.stats[what] ?? 0) + 1;
   }
 
+  /** Whether `address` is one of the actors (a phantom credit's debtor is a fresh account nobody plays). */
+  isActor(address: string): boolean {
+    return this.everyone.some((x) => x.address.toLowerCase() === address.toLowerCase());
+  }
+
   actorOf(address: string): Actor {
     const found = this.everyone.find((x) => x.address.toLowerCase() === address.toLowerCase());
     if (!found) throw new Error(`no actor ${address}`);
@@ -580,13 +585,50 @@ class Harness {
           listed.state === "dropped" ? "validation-failed guarantee listed" : "remunerated guarantee listed";
       }
     }
+    let misdirected: string | undefined;
+    const phantoms = new Set<string>();
+    if (kind === 6) {
+      // A phantom credit to mallory (in no payer's outgoing tree), backed, so that the summaries' credits add
+      // up to the committed total, by a debit on a fresh account without collateral: the bond covers it.
+      const asset = pick(this.assets, b)!;
+      const leaf: GuaranteeLeaf = {
+        guaranteeId: hexlify(randomBytes(32)),
+        payer: Wallet.createRandom().address,
+        recipient: this.g.actors.mallory.address,
+        asset: getAddress(asset),
+        amount: BigInt(1 + (a % 30)) * UNIT[asset],
+        signatureHash: keccak256(randomBytes(65)),
+      };
+      extra.push(leaf);
+      phantoms.add(leaf.guaranteeId.toLowerCase());
+      rogue = "phantom credit";
+    } else if (kind === 7) {
+      // A pending guarantee credited to mallory instead of its recipient: every sum still matches; the
+      // guardian vetoes the cycle (its recipient has no dispute of its incoming tree: docs/clearing.md).
+      const victim = pick(
+        pending.filter(
+          (g) => g.payer !== g.recipient && g.recipient !== this.g.actors.mallory.address.toLowerCase(),
+        ),
+        a,
+      );
+      if (victim) {
+        misdirected = victim.id;
+        rogue = "misdirected credit";
+      }
+    }
     if (leaves.length + extra.length === 0) {
       this.count("commit skipped (nothing pending)");
       return;
     }
     const all = [...leaves, ...extra];
-    const built = buildCycleOf(cycleId, all);
-    // Ids the commit marks: V2 ids and reserved V1 ids (Core's rule), for a rogue commit the extra ones too.
+    const built = buildCycleOf(
+      cycleId,
+      all,
+      (l) => (l.guaranteeId.toLowerCase() === misdirected ? this.g.actors.mallory.address : l.recipient),
+      (l) => phantoms.has(l.guaranteeId.toLowerCase()),
+    );
+    // Ids the commit marks: V2 ids (Core's rule: reserved V1 ids are reported apart, not listed); a rogue
+    // commit lists reserved V1 ids and the extra ones too.
     const reservedV1 = new Set(
       pending.filter((g) => g.version === 1 && m.reserves.has(g.id)).map((g) => g.id),
     );
@@ -630,8 +672,18 @@ class Harness {
       m.commit(built, netted, positions, listed, t, rogue),
     );
     this.count(rogue ? `commit rogue: ${rogue}` : "commit honest");
-    // Honest payers dispute every position they must, at once.
     const c = m.cycle(Number(cycleId))!;
+    if (misdirected !== undefined) {
+      await this.call(
+        `veto cycle ${c.id} (misdirected credit)`,
+        this.g.actors.guardian,
+        this.g.clearingHouseAddress,
+        CH.encodeFunctionData("vetoCycle", [c.id]),
+        (t) => m.vetoCycle(c.id, t),
+      );
+      return;
+    }
+    // Honest payers dispute every position they must, at once.
     // A net creditor reveals its summary first (issue 25, finding 2: it disputes its outgoing tree too).
     for (const [k, infos] of positions) {
       const [debtor, asset] = k.split("|");
@@ -734,7 +786,7 @@ class Harness {
         );
       }
       case "commit":
-        return this.commit(x.a % 6, x.b, x.c);
+        return this.commit(x.a % 8, x.b, x.c);
       case "dispute": {
         // A net creditor disputes its outgoing tree too (issue 25, finding 2).
         const d =
@@ -754,7 +806,7 @@ class Harness {
                 x.a,
               )
             : pick(
-                this.debts((c) => !c.vetoed),
+                this.debts((c) => !c.vetoed).filter((d) => this.isActor(d.debtor)),
                 x.a,
               );
         if (!d) return;
@@ -846,9 +898,15 @@ class Harness {
       case "pay": {
         const d =
           pick(
-            this.debts((c, d) => d.status === DebtStatus.Open || d.status === DebtStatus.Answered),
+            this.debts((c, d) => d.status === DebtStatus.Open || d.status === DebtStatus.Answered).filter(
+              (d) => this.isActor(d.debtor),
+            ),
             x.a,
-          ) ?? pick(this.debts(), x.a);
+          ) ??
+          pick(
+            this.debts().filter((d) => this.isActor(d.debtor)),
+            x.a,
+          );
         if (!d) return;
         const amount = d.c.debts.get(key(d.asset, d.debtor))!.amount;
         const eth = d.asset === this.assets[0];
@@ -864,9 +922,15 @@ class Harness {
       case "cover": {
         const d =
           pick(
-            this.debts((c, d) => d.status === DebtStatus.Open || d.status === DebtStatus.Answered),
+            this.debts((c, d) => d.status === DebtStatus.Open || d.status === DebtStatus.Answered).filter(
+              (d) => this.isActor(d.debtor),
+            ),
             x.a,
-          ) ?? pick(this.debts(), x.a);
+          ) ??
+          pick(
+            this.debts().filter((d) => this.isActor(d.debtor)),
+            x.a,
+          );
         if (!d) return;
         return void (await this.call(
           `cover cycle ${d.c.id}`,
@@ -1280,6 +1344,7 @@ class Harness {
         CH.encodeFunctionData("coverDefault", [d.c.id, getAddress(d.asset), getAddress(d.debtor)]),
         (t) => m.coverDefault(d.c.id, d.asset, d.debtor, t),
       );
+      if (!this.isActor(d.debtor)) this.count("phantom's debtor covered (the bond funds it)");
     }
     for (const d of this.debts(
       (c, d) => c.vetoed && d.status !== DebtStatus.Voided && d.status !== DebtStatus.Refunded,

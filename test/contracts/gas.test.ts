@@ -14,16 +14,8 @@ import type { GuaranteeClaimsV1 } from "../../sdk/claims";
 import { encodeCertificateClaims } from "../../sdk/certificate";
 import { signGuarantee } from "../../sdk/eip712";
 import { guaranteeId as sdkGuaranteeId } from "../../sdk/ids";
-import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { guaranteeLeafHash, guaranteeProof } from "../../sdk";
-import {
-  DEBIT_SUMMARY_ENCODING,
-  NO_CREDIT_PROOF,
-  sumParent,
-  summaryStruct,
-  toDebitSummaryValues,
-  type SumNode,
-} from "../../sdk/debit-tree";
+import { SummariesTree, NO_CREDIT_PROOF, sumParent, summaryStruct, type SumNode } from "../../sdk/debit-tree";
 import {
   ETH,
   OTHER_BLS,
@@ -429,18 +421,13 @@ describe("Gas", () => {
         inTotal: tree.root.sum,
         inDepth: tree.depth,
       };
-      // 63 other debtors' summaries make a realistic debitsRoot (6-level proof).
-      const others = Array.from({ length: 63 }, (_, i) =>
-        toDebitSummaryValues({
-          ...summary,
-          debtor: ethers.Wallet.createRandom().address,
-          sumRoot: hashText(`s${i}`),
-        }),
-      );
-      const debits = StandardMerkleTree.of(
-        [toDebitSummaryValues(summary), toDebitSummaryValues(bobs), ...others],
-        [...DEBIT_SUMMARY_ENCODING],
-      );
+      // 63 other debtors' summaries make a realistic debitsRoot (65 summaries in ETH: a 7-level sum proof).
+      const others = Array.from({ length: 63 }, (_, i) => ({
+        ...summary,
+        debtor: ethers.Wallet.createRandom().address,
+        sumRoot: hashText(`s${i}`),
+      }));
+      const debits = new SummariesTree([summary, bobs, ...others]);
       const c = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, tree.root.sum));
       await f.clearingHouse
         .connect(f.operator)
@@ -453,18 +440,12 @@ describe("Gas", () => {
         );
       const base = {
         summary: summaryStruct(summary),
-        summaryProof: debits.getProof(toDebitSummaryValues(summary)),
+        summaryProof: debits.proof(summary),
         credit: NO_CREDIT_PROOF,
       };
       await gasOf(
         `revealSummary (${count}; the recipient, a net creditor, before disputing its own tree)`,
-        f.clearingHouse.revealSummary(
-          1,
-          ETH,
-          f.bob.address,
-          summaryStruct(bobs),
-          debits.getProof(toDebitSummaryValues(bobs)),
-        ),
+        f.clearingHouse.revealSummary(1, ETH, f.bob.address, summaryStruct(bobs), debits.proof(bobs)),
       );
       await gasOf(
         `disputeGuarantee (${count})`,
@@ -483,7 +464,7 @@ describe("Gas", () => {
           finalization: "0x",
           credit: {
             summary: summaryStruct(bobs),
-            summaryProof: debits.getProof(toDebitSummaryValues(bobs)),
+            summaryProof: debits.proof(bobs),
             index: 0n,
             path: tree.path(0),
           },

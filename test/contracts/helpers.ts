@@ -32,10 +32,8 @@ import type { GuaranteeClaimsV1 } from "../../sdk/claims";
 import { encodeCertificateClaims } from "../../sdk/certificate";
 import { signGuarantee } from "../../sdk/eip712";
 import {
-  DEBIT_SUMMARY_ENCODING,
+  SummariesTree,
   NO_CREDIT_PROOF,
-  PLACEHOLDER_DEBIT_SUMMARY,
-  toDebitSummaryValues,
   type DebitSummary,
   buildDebitTrees,
   buildDebtorTree,
@@ -169,15 +167,12 @@ export function buildCycle(cycleId: bigint | number, positions: Position[]) {
     inTotal: p.credit,
     inDepth: 0,
   }));
-  const debits = StandardMerkleTree.of(
-    (summaries.length > 0 ? summaries : [PLACEHOLDER_DEBIT_SUMMARY]).map(toDebitSummaryValues),
-    [...DEBIT_SUMMARY_ENCODING],
-  );
+  const debits = new SummariesTree(summaries);
   /** `claimNetCredit`'s summary and proof of `participant`: `claimNetCredit(id, asset, who, ...claimOf())`. */
   const claimOf = (asset: string, participant: string): [ReturnType<typeof summaryStruct>, string[]] => {
     const s = summaries.find((x) => x.asset === asset && x.debtor === participant);
     if (s === undefined) throw new Error(`no summary for ${participant} in ${asset}`);
-    return [summaryStruct(s), debits.getProof(toDebitSummaryValues(s))];
+    return [summaryStruct(s), debits.proof(s)];
   };
   return {
     id,

@@ -23,7 +23,8 @@ import {
 } from "../../sdk/debit-tree";
 import type { GuaranteeLeaf } from "../../sdk/guarantee-tree";
 import { answerOf, buildCycleOf, key } from "./model/cycles";
-import { guaranteeLeafOf, toCommitCycleCall } from "../../operator/clearing/commit-plan";
+import { buildCommitPlan, guaranteeLeafOf, toCommitCycleCall } from "../../operator/clearing/commit-plan";
+import { netCycle } from "../../operator/clearing/netting";
 import {
   ETH,
   OTHER_BLS,
@@ -313,6 +314,58 @@ describe("Seller's V1 reserve (issue 17, finding 5)", () => {
     await expect(f.vault.registerReserve(...f.cert.args))
       .to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed")
       .withArgs(f.cert.id, NETTED);
+  });
+
+  it("Core no longer lists reserved V1 ids (≈ 24k gas each): neither side re-registers, collects twice or releases early", async () => {
+    const f = await loadFixture(registeredFixture);
+    const payables = [f.cert.guarantee.payable];
+    const plan = buildCommitPlan(netCycle(1n, payables, new Set([f.cert.id.toLowerCase()])), payables)!;
+    expect(plan.args.nettedV2Ids).to.deep.equal([]);
+    await f.clearingHouse.connect(f.operator).commitCycle(...toCommitCycleCall(plan.args));
+    expect(await f.vault.consumption(f.cert.id)).to.equal(NONE);
+    // While the cycle stands: the seller cannot register the guarantee again, nor collect early; the payer
+    // cannot take its reserve back.
+    await expect(f.vault.connect(f.bob).registerReserve(...f.cert.args))
+      .to.be.revertedWithCustomError(f.vault, "ReserveAlreadyRegistered")
+      .withArgs(f.cert.id);
+    await expect(f.vault.connect(f.bob).collectReserve(f.cert.id))
+      .to.be.revertedWithCustomError(f.vault, "ReserveNotYetCollectable")
+      .withArgs(f.cert.id, f.cert.collectableAt);
+    await expect(f.vault.connect(f.alice).releaseReserve(f.cert.id))
+      .to.be.revertedWithCustomError(f.vault, "ReserveStillActive")
+      .withArgs(f.cert.id, f.cert.collectableAt);
+    await f.clearingHouse.connect(f.alice).payNetDebit(1n, ETH, { value: 4n * ONE });
+    const cycle = await f.clearingHouse.getCycle(1n);
+    await time.increaseTo(cycle.challengeDeadline + 1n);
+    // The credit proof releases it and marks it netted (the mark the commit used to make).
+    const leaf = guaranteeLeafOf(f.cert.guarantee.payable);
+    await expect(
+      f.vault
+        .connect(f.alice)
+        .releaseListedReserve(f.cert.id, 1n, leaf.signatureHash, creditProof(plan, leaf)),
+    )
+      .to.emit(f.vault, "GuaranteeNetted")
+      .withArgs(f.cert.id);
+    expect(await f.vault.consumption(f.cert.id)).to.equal(NETTED);
+    await expect(f.vault.connect(f.bob).registerReserve(...f.cert.args))
+      .to.be.revertedWithCustomError(f.vault, "GuaranteeAlreadyConsumed")
+      .withArgs(f.cert.id, NETTED);
+    // The seller is paid once, by the cycle; its reserve is gone.
+    const bob = plan.debitTrees.summaries.find((x) => x.debtor === f.bob.address)!;
+    await f.clearingHouse.claimNetCredit(
+      1n,
+      ETH,
+      f.bob.address,
+      summaryStruct(bob),
+      plan.debitTrees.tree.proof(bob),
+    );
+    expect(await f.clearingHouse.payoutOf(ETH, f.bob.address)).to.equal(4n * ONE);
+    await time.increaseTo(f.cert.collectableAt);
+    await expect(f.vault.connect(f.bob).collectReserve(f.cert.id))
+      .to.be.revertedWithCustomError(f.vault, "ReserveNotFound")
+      .withArgs(f.cert.id);
+    // The payer paid the cycle (4 ETH sent) and nothing else: her collateral is whole and free again.
+    expect(await f.vault.freeCollateralOf(f.alice.address, ETH)).to.equal(10n * ONE);
   });
 
   it("a vetoed cycle proves nothing: the reserve stays and the seller collects", async () => {

@@ -1,8 +1,8 @@
 /**
  * A seller's V1 reserve in Core's clearing, end to end (docs/contracts.md, "Seller's V1 reserve";
  * docs/clearing.md, "Reserved V1 ids"; test/e2e/protocol-fixtures.ts): Core indexes V1ReserveRegistered,
- * lists the reserved V1 id in its commit's nettedV2Ids so the Vault marks it netted, and its keeper then
- * releases the reserve. The seller is paid once, through clearing: the reserve can never be collected.
+ * nets the reserved V1 id (not listed in its commit's nettedV2Ids since the issue 25 residuals), and its
+ * keeper then releases the reserve with the credit proof, which marks it netted. The seller is paid once, through clearing: the reserve can never be collected.
  */
 import { time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
@@ -22,7 +22,7 @@ describe("protocol end to end: a seller's V1 reserve is marked netted by Core's 
 
   const argsOf = (g: Issued) => remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer));
 
-  it("a reserved V1 guarantee is netted and marked by the commit, the keeper releases the reserve, and it cannot be collected", async function () {
+  it("a reserved V1 guarantee is netted (not listed by the commit), the keeper releases the reserve, and it cannot be collected", async function () {
     s = await startProtocolStack();
     const { f, w } = s;
     await f.vault.connect(w.alice).deposit({ value: parseEther("0.1") });
@@ -35,7 +35,7 @@ describe("protocol end to end: a seller's V1 reserve is marked netted by Core's 
     );
     expect(await f.vault.v1ReserveRecipient(g.id)).to.equal(w.bob.address);
     await s.round();
-    // Core holds it as a V1 reserve: never released as expired, its id to be marked by the commit.
+    // Core holds it as a V1 reserve: never released as expired.
     expect(await s.core.context.store.listV1ReserveIds()).to.deep.equal([g.id.toLowerCase()]);
 
     const released: string[] = [];
@@ -45,7 +45,7 @@ describe("protocol end to end: a seller's V1 reserve is marked netted by Core's 
       released.push(...keeper.reservesReleased.map((r) => r.guaranteeId));
     }
     expect(released).to.deep.equal([g.id]);
-    // The commit marked the reserved V1 id netted (an unreserved V1 id is not listed: no gas for nothing).
+    // The release marked the reserved V1 id netted (no V1 id is listed by the commit: no gas for nothing).
     expect(await f.vault.consumption(g.id)).to.equal(NETTED);
     expect(await f.vault.consumption(other.id)).to.equal(0n);
     expect((await f.vault.reserveOf(g.id)).user).to.equal(ZeroAddress);

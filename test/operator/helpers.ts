@@ -51,7 +51,7 @@ const DEPLOYER_BALANCE = 10n ** 21n; // 1,000 ETH: far more than the deployment'
  */
 // deploySurety's order: registry, verifier, the Vault's two libraries, Vault, the ClearingHouse's library,
 // ClearingHouse, three wiring transactions (clearing house, operator key, trusted registry), test tokens.
-const CREATE_NONCE = { ValidationRegistry: 0, Vault: 4, ClearingHouse: 7, tUSD: 11, tETH: 12 } as const;
+const CREATE_NONCE = { ValidationRegistry: 0, Vault: 4, ClearingHouse: 8, tUSD: 12, tETH: 13 } as const;
 const createdAt = (nonce: number) => getCreateAddress({ from: TEST_DEPLOYER, nonce });
 
 /**

@@ -211,10 +211,12 @@ describe("clearing: netting", function () {
       expect(isEmptyCycle(result)).to.be.false;
     });
 
-    it("also lists the reserved V1 ids of the cycle (docs/clearing.md, Reserved V1 ids), nothing else changes", function () {
+    it("reports the reserved V1 ids of the cycle apart, never lists them on chain (docs/clearing.md, Reserved V1 ids)", function () {
       // gid(3) and gid(8) are V1 with a seller's reserve; gid(42) is reserved but not in this cycle.
       const reserved = netCycle(7n, handExample(PEOPLE, TOKEN), new Set([gid(8), gid(3), gid(42)]));
-      expect(reserved.nettedV2Ids).to.deep.equal([2, 3, 4, 6, 8].map(gid));
+      expect(reserved.nettedV2Ids).to.deep.equal([2, 4, 6].map(gid));
+      expect(reserved.reservedV1Ids).to.deep.equal([3, 8].map(gid));
+      expect(result.reservedV1Ids).to.deep.equal([]);
       expect(reserved.includedIds).to.deep.equal(result.includedIds);
       expect(reserved.obligations).to.deep.equal(result.obligations);
       expect(reserved.totals).to.deep.equal(result.totals);
@@ -354,6 +356,7 @@ describe("clearing: netting", function () {
         totals: [],
         obligations: [],
         nettedV2Ids: [],
+        reservedV1Ids: [],
         includedIds: [],
         selfPaymentIds: [],
       });

@@ -9,14 +9,12 @@ import { StandardMerkleTree } from "@openzeppelin/merkle-tree";
 import { ZeroAddress, ZeroHash, getAddress } from "ethers";
 
 import {
-  DEBIT_SUMMARY_ENCODING,
+  SummariesTree,
   NO_CREDIT_PROOF,
-  PLACEHOLDER_DEBIT_SUMMARY,
   positionOf,
   sumTreeLevels,
   sumTreeProof,
   summaryStruct,
-  toDebitSummaryValues,
   type DebitSummary,
   type DebtorTree,
   type SideTree,
@@ -63,12 +61,15 @@ function byId(a: GuaranteeLeaf, b: GuaranteeLeaf): number {
 
 /**
  * Builds a cycle over `leaves` (any order; a duplicate id is kept at two positions of its payer's tree).
- * `creditTo` lets a rogue operator credit a leaf to another account than its recipient (issue 25, item 5).
+ * `creditTo` lets a rogue operator credit a leaf to another account than its recipient (issue 25, item 5);
+ * `phantom` marks leaves left out of their payer's outgoing tree (a phantom credit: an incoming guarantee no
+ * payer's tree lists), while the nets (debtors, totals) still count both sides.
  */
 export function buildCycleOf(
   cycleId: bigint,
   leaves: readonly GuaranteeLeaf[],
   creditTo: (leaf: GuaranteeLeaf) => string = (l) => l.recipient,
+  phantom: (leaf: GuaranteeLeaf) => boolean = () => false,
 ): BuiltCycle {
   const nets = new Map<string, { asset: string; participant: string; net: bigint }>();
   const bump = (asset: string, participant: string, by: bigint) => {
@@ -89,7 +90,7 @@ export function buildCycleOf(
     if (l.payer.toLowerCase() === l.recipient.toLowerCase()) continue;
     bump(l.asset, creditTo(l), l.amount);
     bump(l.asset, l.payer, -l.amount);
-    group(l.payer, l.asset)[0].push(l);
+    if (!phantom(l)) group(l.payer, l.asset)[0].push(l);
     group(creditTo(l), l.asset)[1].push(l);
   }
   const values: [bigint, string, string, bigint, bigint][] = [];
@@ -145,10 +146,7 @@ export function buildCycleOf(
     summaries.push(summary);
     trees.set(k, { summary, leaves: out.leaves, levels: out.levels, incoming });
   }
-  const debits = StandardMerkleTree.of(
-    (summaries.length > 0 ? summaries : [PLACEHOLDER_DEBIT_SUMMARY]).map(toDebitSummaryValues),
-    [...DEBIT_SUMMARY_ENCODING],
-  );
+  const debits = new SummariesTree(summaries);
   return {
     cycleId,
     root: positions.root,
@@ -164,11 +162,11 @@ export function buildCycleOf(
       if (tree === undefined) throw new Error(`no summary of ${participant} in ${asset}`);
       return {
         summary: summaryStruct(tree.summary),
-        proof: debits.getProof(toDebitSummaryValues(tree.summary)),
+        proof: debits.proof(tree.summary),
       };
     },
     summaryProof(summary) {
-      return debits.getProof(toDebitSummaryValues(summary));
+      return debits.proof(summary);
     },
     guaranteeProof(leaf) {
       return guaranteeTree.getProof(toGuaranteeLeafValues(leaf));

@@ -251,6 +251,14 @@ export class GameModel {
     c.assets.get(asset)!.shortfall += amount - fromBond;
     return fromBond;
   }
+  /** A returned deduction refills what the cycle is short of first (`PayoutLogic._refill`). */
+  private refill(c: ModelCycle, asset: string, amount: bigint): bigint {
+    const a = c.assets.get(asset.toLowerCase())!;
+    const refilled = amount < a.shortfall ? amount : a.shortfall;
+    a.shortfall -= refilled;
+    this.fund(c, asset, refilled);
+    return refilled;
+  }
   private resolveDebt(c: ModelCycle): void {
     c.openDebts -= 1;
     if (c.openDebts === 0) c.finalized = true;
@@ -506,7 +514,8 @@ export class GameModel {
     this.add(this.locked, k, -amount);
     this.balances.set(k, balance - covered);
     this.fund(c, asset, covered);
-    c.assets.get(asset)!.shortfall += amount - covered;
+    // A debit beyond the debtor's collateral is the operator's fault: the bond funds the gap (phantom credits).
+    if (covered < amount) this.fault(asset, this.fundFromBond(c, asset, amount - covered));
     this.resolveDebt(c);
     this.flow(debtor, asset).paidOut += covered;
   }
@@ -527,8 +536,9 @@ export class GameModel {
     const deducted = this.get(c.deducted, key(asset, participant));
     const returned = deducted < credit ? deducted : credit;
     if (returned !== 0n) {
-      this.add(this.bond, asset, returned);
-      this.fault(asset, -returned);
+      const back = returned - this.refill(c, asset, returned);
+      this.add(this.bond, asset, back);
+      this.fault(asset, -back);
       c.deducted.set(key(asset, participant), deducted - returned);
       this.releaseObligation(participant, asset, returned);
     }
@@ -571,8 +581,9 @@ export class GameModel {
     const covered = amount < balance ? amount : balance;
     this.add(this.locked, k, -amount);
     this.balances.set(k, balance - covered);
-    this.add(this.bond, asset, covered);
-    this.fault(asset, -covered);
+    const back = covered - this.refill(c, asset, covered);
+    this.add(this.bond, asset, back);
+    this.fault(asset, -back);
     this.flow(recipient, asset).paidOut += covered;
     return covered;
   }
