@@ -100,7 +100,8 @@ export function sqliteEngine(connection: Database): SqlEngine {
     return statement;
   };
   let savepoints = 0;
-  return {
+  let writing = false;
+  const engine: SqlEngine = {
     kind: "sqlite",
     db: SQLITE_BUILDER,
     rowLocks: false,
@@ -118,32 +119,43 @@ export function sqliteEngine(connection: Database): SqlEngine {
       return prepared(sql).run(...parameters).changes;
     },
     async atomic<T>(body: () => Promise<T>): Promise<T> {
-      if (!connection.inTransaction) return writer.run(() => unit(body));
-      return unit(body);
+      if (!connection.inTransaction && !writing) {
+        return writer.run(async () => {
+          writing = true;
+          try {
+            return await engine.atomic(body);
+          } finally {
+            writing = false;
+          }
+        });
+      }
+      const [begin, commit, rollback] = connection.inTransaction
+        ? [
+            `SAVEPOINT atomic${++savepoints}`,
+            `RELEASE atomic${savepoints}`,
+            `ROLLBACK TO atomic${savepoints}`,
+          ]
+        : ["BEGIN IMMEDIATE", "COMMIT", "ROLLBACK"];
+      const nested = connection.inTransaction;
+      // Prepared once each (by text, as every statement here): `exec` would parse them per call.
+      prepared(begin).run();
+      try {
+        const result = await body();
+        prepared(commit).run();
+        return result;
+      } catch (error) {
+        if (connection.inTransaction) {
+          prepared(rollback).run();
+          if (nested) prepared(commit).run();
+        }
+        throw error;
+      } finally {
+        if (nested) savepoints--;
+      }
     },
     bool: (value) => (value ? 1 : 0),
   };
-
-  async function unit<T>(body: () => Promise<T>): Promise<T> {
-    const [begin, commit, rollback] = connection.inTransaction
-      ? [`SAVEPOINT atomic${++savepoints}`, `RELEASE atomic${savepoints}`, `ROLLBACK TO atomic${savepoints}`]
-      : ["BEGIN IMMEDIATE", "COMMIT", "ROLLBACK"];
-    const nested = connection.inTransaction;
-    connection.exec(begin);
-    try {
-      const result = await body();
-      connection.exec(commit);
-      return result;
-    } catch (error) {
-      if (connection.inTransaction) {
-        connection.exec(rollback);
-        if (nested) connection.exec(commit);
-      }
-      throw error;
-    } finally {
-      if (nested) savepoints--;
-    }
-  }
+  return engine;
 }
 
 /** PostgreSQL: the operation's pooled client, already inside its transaction (postgres-store.ts). */
