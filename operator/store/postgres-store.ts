@@ -16,16 +16,16 @@ import { AsyncMutex } from "./mutex";
 import { isConnectionError, type PgConn } from "./postgres/common";
 import { AuthSessions } from "./sql/auth-sessions";
 import { ChainJournal } from "./sql/chain-journal";
+import { Collateral } from "./sql/collateral";
+import { postgresCollateralRows } from "./sql/collateral-rows";
 import { postgresEngine } from "./sql/engine";
+import { Issuance } from "./sql/issuance";
 import { OperatorState } from "./sql/operator-state";
 import { Reserves } from "./sql/reserves";
 import { WebhookOutbox } from "./sql/webhooks";
-import { PgCollateral } from "./postgres/collateral";
 import { PgCycles } from "./postgres/cycles";
 import { PgGuarantees } from "./postgres/guarantees";
 import { PgCycleNetting } from "./postgres/netting";
-import { PgIssuance } from "./postgres/issuance";
-import { PgReserves } from "./postgres/reserves";
 import { type LeaseFence, type LeaseState, PgLeases } from "./postgres/leases";
 
 /** Connections per store instance (per Core process): concurrent operations beyond it queue in the pool. */
@@ -67,8 +67,8 @@ type NettingFork = <T>(body: (netting: PgCycleNetting) => Promise<T>) => Promise
 /** `fork`: only for an operation of its own (never inside `transaction(fn)`, whose writes it could not see). */
 function pgAreas(conn: PgConn, fork?: NettingFork): PgAreas {
   const sql = postgresEngine(conn);
-  const reserves = new PgReserves(conn);
-  const collateral = new PgCollateral(conn, reserves);
+  const rows = postgresCollateralRows(conn);
+  const collateral = new Collateral(sql, rows);
   const guarantees = new PgGuarantees(conn);
   const webhooks = new WebhookOutbox(sql);
   return {
@@ -76,7 +76,7 @@ function pgAreas(conn: PgConn, fork?: NettingFork): PgAreas {
     collateral,
     reserves: new Reserves(sql),
     guarantees,
-    issuance: new PgIssuance(conn, collateral, reserves, guarantees, webhooks),
+    issuance: new Issuance(sql, rows, collateral, guarantees, webhooks),
     cycles: new PgCycles(conn),
     netting: new PgCycleNetting(conn, undefined, fork),
     chainJournal: new ChainJournal(sql),

@@ -13,7 +13,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3, { type Database } from "better-sqlite3";
-import { AsyncMutex } from "./mutex";
+import { AsyncMutex, writerMutex } from "./mutex";
 import { Checkpointer, type CheckpointResult, type FsyncFn, WalSync } from "./sqlite-durability";
 import { migrate } from "./sqlite-migrate";
 import type {
@@ -26,22 +26,23 @@ import type {
   IssuanceRepository,
   OperatorStateRepository,
   ReserveRepository,
+  StoredGuarantee,
   WebhookOutboxRepository,
 } from "./repositories";
+import { DuplicateGuaranteeError } from "./repositories";
 import type { Store, StoreOps, StoreTx } from "./store";
 import { AuthSessions } from "./sql/auth-sessions";
 import { ChainJournal } from "./sql/chain-journal";
+import { Collateral } from "./sql/collateral";
+import { sqliteCollateralRows } from "./sql/collateral-rows";
 import { sqliteEngine } from "./sql/engine";
+import { Issuance, type IssuanceGuarantees } from "./sql/issuance";
 import { OperatorState } from "./sql/operator-state";
 import { Reserves } from "./sql/reserves";
 import { WebhookOutbox } from "./sql/webhooks";
-import { SqliteCollateral } from "./sqlite/collateral";
 import { SqliteCycles } from "./sqlite/cycles";
 import { SqliteGuarantees } from "./sqlite/guarantees";
 import { SqliteCycleNetting } from "./sqlite/netting";
-import { SqliteIssuance } from "./sqlite/issuance";
-import { SqliteReserves } from "./sqlite/reserves";
-import { SqliteWebhookOutbox } from "./sqlite/webhooks";
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
 export const BUSY_TIMEOUT_MS = 5_000;
@@ -187,19 +188,45 @@ type SqliteAreas = Record<keyof typeof AREA_OPERATIONS, object>;
 
 function sqliteAreas(db: Database): SqliteAreas {
   const sql = sqliteEngine(db);
-  const collateral = new SqliteCollateral(db, new SqliteReserves(db));
+  const rows = sqliteCollateralRows(sql);
+  const collateral = new Collateral(sql, rows);
   const guarantees = new SqliteGuarantees(db);
+  const webhooks = new WebhookOutbox(sql);
   return {
     authSessions: new AuthSessions(sql),
     collateral,
     reserves: new Reserves(sql),
     guarantees,
-    issuance: new SqliteIssuance(db, collateral, guarantees, new SqliteWebhookOutbox(db)),
+    issuance: new Issuance(sql, rows, collateral, issuanceGuarantees(guarantees), webhooks),
     cycles: new SqliteCycles(db),
     netting: new SqliteCycleNetting(db),
     chainJournal: new ChainJournal(sql),
-    webhooks: new WebhookOutbox(sql),
+    webhooks,
     operatorState: new OperatorState(sql),
+  };
+}
+
+/** Issuance's view of the synchronous guarantees class (until guarantees are one class too). */
+function issuanceGuarantees(guarantees: SqliteGuarantees): IssuanceGuarantees {
+  return {
+    getGuarantee: async (id) => guarantees.getGuarantee(id),
+    async getGuarantees(ids) {
+      const found = new Map<string, StoredGuarantee>();
+      for (const id of ids) {
+        const stored = guarantees.getGuarantee(id);
+        if (stored) found.set(id.toLowerCase(), stored);
+      }
+      return found;
+    },
+    async insertGuaranteeIfNew(record) {
+      try {
+        guarantees.insertGuarantee(record);
+        return true;
+      } catch (error) {
+        if (error instanceof DuplicateGuaranteeError) return false;
+        throw error;
+      }
+    },
   };
 }
 
@@ -337,17 +364,19 @@ export class SqliteStore implements Store {
             if (!active) throw new Error("transaction handle used after its transaction ended");
             return task();
           });
-          this.db.exec("BEGIN IMMEDIATE");
-          try {
-            const result = await this.inTransaction.run(true, () => fn(tx));
-            this.db.exec("COMMIT");
-            return result;
-          } catch (error) {
-            if (this.db.inTransaction) this.db.exec("ROLLBACK");
-            throw error;
-          } finally {
-            active = false;
-          }
+          return writerMutex(this.db).run(async () => {
+            this.db.exec("BEGIN IMMEDIATE");
+            try {
+              const result = await this.inTransaction.run(true, () => fn(tx));
+              this.db.exec("COMMIT");
+              return result;
+            } catch (error) {
+              if (this.db.inTransaction) this.db.exec("ROLLBACK");
+              throw error;
+            } finally {
+              active = false;
+            }
+          });
         }),
       ),
     );

@@ -19,10 +19,13 @@ import {
   PostgresAdapter,
   PostgresIntrospector,
   PostgresQueryCompiler,
+  type RawBuilder,
+  sql,
   SqliteAdapter,
   SqliteIntrospector,
   SqliteQueryCompiler,
 } from "kysely";
+import { writerMutex } from "../mutex";
 import type { PgConn } from "../postgres/common";
 import type { Schema, SqlBoolean } from "./schema";
 
@@ -34,6 +37,8 @@ export interface SqlEngine {
   readonly db: Kysely<Schema>;
   /** Whether `SELECT … FOR UPDATE` exists (PostgreSQL); SQLite's write transaction already excludes writers. */
   readonly rowLocks: boolean;
+  /** A text column compared and ordered byte by byte (PostgreSQL `COLLATE "C"`; SQLite's default BINARY). */
+  bytewise(column: string): RawBuilder<string>;
   /** Every row of a query. */
   all<R>(query: Compilable<R>): Promise<R[]>;
   /** The first row of a query, or undefined. */
@@ -82,6 +87,9 @@ const POSTGRES_BUILDER = compileOnly(
 
 /** SQLite: better-sqlite3 on the store's one connection (the store's mutex already serialises callers). */
 export function sqliteEngine(connection: Database): SqlEngine {
+  // A write transaction holds the write lock across awaits: another store of this process on the same
+  // file waits for it here, not in SQLite's busy wait on the event loop (mutex.ts).
+  const writer = writerMutex(connection);
   const statements = new Map<string, Statement>();
   const prepared = (text: string): Statement => {
     let statement = statements.get(text);
@@ -92,10 +100,12 @@ export function sqliteEngine(connection: Database): SqlEngine {
     return statement;
   };
   let savepoints = 0;
-  return {
+  let writing = false;
+  const engine: SqlEngine = {
     kind: "sqlite",
     db: SQLITE_BUILDER,
     rowLocks: false,
+    bytewise: (column) => sql<string>`${sql.ref(column)}`,
     async all<R>(query: Compilable<R>) {
       const { sql, parameters } = query.compile();
       return prepared(sql).all(...parameters) as R[];
@@ -109,6 +119,16 @@ export function sqliteEngine(connection: Database): SqlEngine {
       return prepared(sql).run(...parameters).changes;
     },
     async atomic<T>(body: () => Promise<T>): Promise<T> {
+      if (!connection.inTransaction && !writing) {
+        return writer.run(async () => {
+          writing = true;
+          try {
+            return await engine.atomic(body);
+          } finally {
+            writing = false;
+          }
+        });
+      }
       const [begin, commit, rollback] = connection.inTransaction
         ? [
             `SAVEPOINT atomic${++savepoints}`,
@@ -117,15 +137,16 @@ export function sqliteEngine(connection: Database): SqlEngine {
           ]
         : ["BEGIN IMMEDIATE", "COMMIT", "ROLLBACK"];
       const nested = connection.inTransaction;
-      connection.exec(begin);
+      // Prepared once each (by text, as every statement here): `exec` would parse them per call.
+      prepared(begin).run();
       try {
         const result = await body();
-        connection.exec(commit);
+        prepared(commit).run();
         return result;
       } catch (error) {
         if (connection.inTransaction) {
-          connection.exec(rollback);
-          if (nested) connection.exec(commit);
+          prepared(rollback).run();
+          if (nested) prepared(commit).run();
         }
         throw error;
       } finally {
@@ -134,6 +155,7 @@ export function sqliteEngine(connection: Database): SqlEngine {
     },
     bool: (value) => (value ? 1 : 0),
   };
+  return engine;
 }
 
 /** PostgreSQL: the operation's pooled client, already inside its transaction (postgres-store.ts). */
@@ -142,6 +164,7 @@ export function postgresEngine(connection: PgConn): SqlEngine {
     kind: "postgres",
     db: POSTGRES_BUILDER,
     rowLocks: true,
+    bytewise: (column) => sql<string>`${sql.ref(column)} COLLATE "C"`,
     async all<R>(query: Compilable<R>) {
       const { sql, parameters } = query.compile();
       return (await connection.query(sql, parameters)).rows as R[];

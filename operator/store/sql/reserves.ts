@@ -1,14 +1,14 @@
 /**
  * {@link ReserveRepository} for both engines (table `reserves`, migrations 6 and 8). The indexer writes
- * them; the check-and-lock of issuance reads them in its own transaction through the hand-written
- * readers of phase 2 (`sqlite/reserves.ts`, `postgres/reserves.ts`), which map rows with
- * {@link activeFromRow} below.
+ * them; the check-and-lock and issuance read them in their own transaction (collateral-rows.ts) with
+ * {@link activeReserves} and {@link activeFromRow} below.
  */
 import { CONSUMED_STATES, type GuaranteeState } from "../../guarantees/states";
 import type { ActiveReserve, ReserveRecord, ReserveRepository } from "../repositories";
 import { address } from "../values";
+import type { Kysely } from "kysely";
 import { isTrue, type SqlEngine } from "./engine";
-import type { ReservesTable } from "./schema";
+import type { ReservesTable, Schema } from "./schema";
 
 /** A `reserves` row joined with the guarantee it backs (the `g_*` columns are null without one). */
 export interface ActiveReserveRow extends ReservesTable {
@@ -54,7 +54,7 @@ export class Reserves implements ReserveRepository {
   }
 
   async listReserves(user: string, asset?: string): Promise<ActiveReserve[]> {
-    let query = this.active().where("r.user_address", "=", address(user));
+    let query = activeReserves(this.sql.db).where("r.user_address", "=", address(user));
     if (asset !== undefined) query = query.where("r.asset_address", "=", address(asset));
     const rows = await this.sql.all(query.orderBy("r.block_number").orderBy("r.guarantee_id"));
     return rows.map(activeFromRow);
@@ -63,7 +63,7 @@ export class Reserves implements ReserveRepository {
   async listReleasableReserves(nowSeconds: number, limit: number): Promise<ActiveReserve[]> {
     // Mirrors Vault.releaseReserve: consumed (netted or remunerated, as Core's books say) or, V2 only, expired.
     const rows = await this.sql.all(
-      this.active()
+      activeReserves(this.sql.db)
         .where((eb) =>
           eb.or([
             eb.and([eb("r.v1", "=", this.sql.bool(false)), eb("r.expires_at", "<=", nowSeconds)]),
@@ -88,20 +88,20 @@ export class Reserves implements ReserveRepository {
     );
     return rows.map((row) => row.guarantee_id);
   }
+}
 
-  /** Reserves joined with the guarantees they back ({@link ActiveReserveRow}). */
-  private active() {
-    return this.sql.db
-      .selectFrom("reserves as r")
-      .leftJoin("guarantees as g", "g.guarantee_id", "r.guarantee_id")
-      .selectAll("r")
-      .select([
-        "g.state as g_state",
-        "g.user_address as g_user",
-        "g.asset_address as g_asset",
-        "g.amount as g_amount",
-      ]);
-  }
+/** Reserves joined with the guarantees they back ({@link ActiveReserveRow}; the check-and-lock's read too). */
+export function activeReserves(db: Kysely<Schema>) {
+  return db
+    .selectFrom("reserves as r")
+    .leftJoin("guarantees as g", "g.guarantee_id", "r.guarantee_id")
+    .selectAll("r")
+    .select([
+      "g.state as g_state",
+      "g.user_address as g_user",
+      "g.asset_address as g_asset",
+      "g.amount as g_amount",
+    ]);
 }
 
 /** An {@link ActiveReserveRow} as the repository returns it (both engines, both readers). */

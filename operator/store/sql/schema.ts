@@ -5,7 +5,7 @@
  * JS number, postgres-store.ts), amounts are decimal strings (SQLite TEXT, PostgreSQL NUMERIC read as
  * text), booleans are SQLite's 0/1 or PostgreSQL's true/false ({@link SqlEngine.bool} writes them).
  *
- * Tables of the areas still written per engine (collateral, guarantees, issuance, cycles, netting;
+ * Tables of the areas still written per engine (guarantees, cycles, netting;
  * docs/store.md "What remains per engine") are listed with the columns this folder reads only.
  */
 import type { Generated } from "kysely";
@@ -126,6 +126,29 @@ export interface WebhookAttemptsTable {
   error: string | null;
 }
 
+/** A payer's (user, asset) balance; amounts are decimal strings (migration 1). */
+export interface CollateralTable {
+  user_address: string;
+  asset_address: string;
+  deposited: string;
+  locked: string;
+  pending_withdrawal: string;
+  updated_at: number;
+}
+
+/** The Vault's withdrawal requests as the indexer saw them. */
+export interface WithdrawalsTable {
+  withdrawal_id: number;
+  user_address: string;
+  asset_address: string;
+  amount: string;
+  finalizable_at: number;
+  requested_at: number;
+  state: string;
+  paid: string | null;
+  closed_at: number | null;
+}
+
 /** The columns of `guarantees` this folder reads (the reserves' join). */
 export interface GuaranteesTable {
   guarantee_id: string;
@@ -144,6 +167,8 @@ export interface Schema {
   chain_events: ChainEventsTable;
   reserves: ReservesTable;
   guarantees: GuaranteesTable;
+  collateral: CollateralTable;
+  withdrawals: WithdrawalsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;

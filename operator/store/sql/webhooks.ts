@@ -1,8 +1,8 @@
 /**
  * {@link WebhookOutboxRepository} for both engines (docs/webhooks.md; tables of migration 3,
  * `next_attempt_at_ms` in milliseconds since migration 12). PostgreSQL's batched issuance adds its events
- * here ({@link WebhookOutbox.insertWebhookEventTo}); SQLite's synchronous issuance through the hand-written
- * writer next to it (sqlite/webhooks.ts) until phase 2, with the same subscription filter.
+ * Issuance (issuance.ts) adds its events here: the subscriptions read once per batch ({@link
+ * WebhookOutbox.subscriptions}, precompiled), then {@link WebhookOutbox.insertWebhookEventTo} per event.
  */
 import { type Kysely, sql as rawSql } from "kysely";
 import type {
@@ -21,6 +21,7 @@ import type {
   WebhookSubscriptionSource,
 } from "../repositories";
 import type { SqlEngine } from "./engine";
+import { precompile } from "./precompiled";
 import type { Schema, WebhookSubscriptionsTable } from "./schema";
 
 /** Longest `last_error` kept (a receiver's error page could be large). */
@@ -29,6 +30,11 @@ export const truncateError = (text: string) =>
   text.length > MAX_ERROR_LENGTH ? text.slice(0, MAX_ERROR_LENGTH) : text;
 
 type Row = Record<string, unknown>;
+
+/** Read for every issuance batch (the hot path): compiled once. */
+const SUBSCRIPTION_TYPES = precompile((db) =>
+  db.selectFrom("webhook_subscriptions").select(["id", "event_types"]),
+);
 
 export class WebhookOutbox implements WebhookOutboxRepository {
   constructor(private readonly sql: SqlEngine) {}
@@ -73,7 +79,7 @@ export class WebhookOutbox implements WebhookOutboxRepository {
 
   /** Every subscription's id and event types (issuance reads them once for a batch of events). */
   subscriptions(): Promise<Pick<WebhookSubscriptionsTable, "id" | "event_types">[]> {
-    return this.sql.all(this.sql.db.selectFrom("webhook_subscriptions").select(["id", "event_types"]));
+    return this.sql.all(SUBSCRIPTION_TYPES.with(this.sql));
   }
 
   /** {@link insertWebhookEvent} with the subscriptions already read in this transaction. */
