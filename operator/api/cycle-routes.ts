@@ -11,6 +11,7 @@
  * proof to be paid whoever asks for it.
  */
 import { Router } from "express";
+import type { Cycle, Cycles } from "../../sdk/api-clearing";
 import { formatUint, parseAddress, sameAddress } from "../../sdk/wire";
 import { WireError } from "../../sdk/errors";
 import { participantPositions } from "../clearing/commit-plan";
@@ -75,7 +76,10 @@ function parseBefore(value: string): number {
 }
 
 /** The body of `GET /core/cycles/{id}` (and of each item of `GET /core/cycles`). */
-export async function cycleView(store: StoreOps, cycle: CycleRecord) {
+export async function cycleView(store: StoreOps, cycle: CycleRecord): Promise<Cycle> {
+  const { state } = cycle;
+  // Only committed cycles are read (a planned or sent one has no view yet).
+  if (state === "PLANNED" || state === "SENT") throw new Error(`cycle ${cycle.cycleId} is not committed`);
   const args = cycleCommitArgs(cycle);
   const [debts, claims] = await Promise.all([
     store.listCycleDebts({ cycleId: cycle.cycleId }),
@@ -83,7 +87,7 @@ export async function cycleView(store: StoreOps, cycle: CycleRecord) {
   ]);
   return {
     cycle_id: cycle.cycleId,
-    state: cycle.state,
+    state,
     planned_by_core: cycle.plannedByCore,
     root: cycle.root,
     guarantees_root: args.guaranteesRoot,
@@ -146,7 +150,7 @@ export const cycleRoutes: RouteModule = (context) => {
         );
         return { views, more: ids.length > limit, last: shown[shown.length - 1] };
       });
-      res.json({ cycles: page.views, next_cursor: page.more ? String(page.last) : null });
+      res.json({ cycles: page.views, next_cursor: page.more ? String(page.last) : null } satisfies Cycles);
     },
   );
 
