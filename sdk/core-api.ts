@@ -1,8 +1,8 @@
 /**
  * Core's HTTP API shapes, all of them: every schema exported by the `api-*.ts` modules, by its exported
- * name. `coreApiComponents()` turns them into the `components.schemas` of Core's OpenAPI document
- * (zod's own JSON Schema 2020-12 output, `$ref`s between them), so the document is generated from the
- * very schemas whose inferred types the routes answer with and the console reads.
+ * name: the `components.schemas` of Core's OpenAPI document (through `openApiComponents`,
+ * sdk/openapi.ts), so the document is generated from the very schemas whose inferred types the routes
+ * answer with and the console reads.
  */
 import { z } from "zod/v4";
 import * as admin from "./api-admin";
@@ -28,22 +28,3 @@ export const CORE_API_SCHEMAS: ReadonlyMap<CoreSchemaName, z.ZodType> = new Map(
     value instanceof z.ZodType ? [[componentName(name) as CoreSchemaName, value]] : [],
   ),
 );
-
-/** JSON Schema (2020-12) of named zod schemas, referring to each other as `#/components/schemas/<name>`. */
-export function openApiComponents(schemas: ReadonlyMap<string, z.ZodType>): Record<string, object> {
-  const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of schemas) registry.add(schema, { id });
-  const { schemas: generated } = z.toJSONSchema(registry, {
-    target: "draft-2020-12",
-    uri: (id) => `#/components/schemas/${id}`,
-  });
-  // Each comes as a document of its own; as a component it is only the schema.
-  return Object.fromEntries(
-    Object.entries(generated).map(([id, schema]) => {
-      const { $schema, $id, ...rest } = schema;
-      void $schema;
-      void $id;
-      return [id, rest];
-    }),
-  );
-}

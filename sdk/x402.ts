@@ -582,7 +582,10 @@ export const SETTLEMENT_EXTRA_CERTIFICATE = "certificate";
 export const SETTLEMENT_EXTRA_ALREADY_ISSUED = "already_issued";
 
 /** `extra` of a successful settle answer: `{certificate, already_issued}`. */
-export function settlementExtra(certificate: Certificate, alreadyIssued = false): Record<string, unknown> {
+export function settlementExtra(
+  certificate: Certificate,
+  alreadyIssued = false,
+): { [SETTLEMENT_EXTRA_CERTIFICATE]: Certificate; [SETTLEMENT_EXTRA_ALREADY_ISSUED]: boolean } {
   return { [SETTLEMENT_EXTRA_CERTIFICATE]: certificate, [SETTLEMENT_EXTRA_ALREADY_ISSUED]: alreadyIssued };
 }
 

@@ -6,7 +6,8 @@
  * real responses against it.
  */
 
-import { CORE_API_SCHEMAS, type CoreSchemaName, openApiComponents } from "../../sdk/core-api";
+import { CORE_API_SCHEMAS, type CoreSchemaName } from "../../sdk/core-api";
+import { openApiComponents } from "../../sdk/openapi";
 import { DEFAULT_DELIVERY_PAGE, MAX_DELIVERY_PAGE } from "./webhook-admin-routes";
 import { DEFAULT_CYCLE_PAGE, MAX_CYCLE_PAGE } from "./cycle-routes";
 
