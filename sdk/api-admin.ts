@@ -74,17 +74,11 @@ export const WebhookSubscription = z.object({
 });
 export type WebhookSubscription = z.infer<typeof WebhookSubscription>;
 
-export const CreatedWebhookSubscription = z
-  .object({
-    id: z.string().regex(/^whk_[0-9a-f]{24}$/),
-    url: z.url(),
-    event_types: WebhookEventTypes,
-    description: WebhookDescription,
-    source: z.literal("api"),
-    created_at: DateTime,
-    secret: WebhookSecret,
-  })
-  .describe("The only answer that shows the secret.");
+export const CreatedWebhookSubscription = WebhookSubscription.extend({
+  id: z.string().regex(/^whk_[0-9a-f]{24}$/),
+  source: z.literal("api"),
+  secret: WebhookSecret,
+}).describe("The only answer that shows the secret.");
 export type CreatedWebhookSubscription = z.infer<typeof CreatedWebhookSubscription>;
 
 export const WebhookBacklog = z.object({
@@ -100,24 +94,12 @@ export const WebhookBacklog = z.object({
 });
 export type WebhookBacklog = z.infer<typeof WebhookBacklog>;
 
-export const ListedWebhookSubscription = z.object({
-  id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/),
-  url: z.url(),
-  event_types: WebhookEventTypes,
-  description: WebhookDescription,
-  source: z.enum(["config", "api"]),
-  created_at: DateTime,
-  backlog: WebhookBacklog,
-});
+export const ListedWebhookSubscription = WebhookSubscription.extend({ backlog: WebhookBacklog });
 export type ListedWebhookSubscription = z.infer<typeof ListedWebhookSubscription>;
 
 export const WebhookSubscriptions = z.object({
   webhooks: z.array(ListedWebhookSubscription),
-  backlog: z.object({
-    pending: z.int().min(0),
-    failed: z.int().min(0),
-    oldest_pending_at: DateTime.nullable(),
-  }),
+  backlog: WebhookBacklog.omit({ max_pending_attempts: true }),
 });
 export type WebhookSubscriptions = z.infer<typeof WebhookSubscriptions>;
 

@@ -5,11 +5,15 @@
 import { z } from "zod/v4";
 import { Bytes32, DateTime, Address, Uint } from "./api-common";
 
+/** The states a committed cycle is read in (a planned or sent one is not a cycle of the API yet). */
+export const CycleState = z.enum(["COMMITTED", "FINALIZED", "VETOED"]);
+export type CycleState = z.infer<typeof CycleState>;
+
 export const Cycle = z.object({
   cycle_id: z.int().min(1),
-  state: z
-    .enum(["COMMITTED", "FINALIZED", "VETOED"])
-    .describe("VETOED: the guardian vetoed it; its guarantees are re-committed in a later cycle."),
+  state: CycleState.describe(
+    "VETOED: the guardian vetoed it; its guarantees are re-committed in a later cycle.",
+  ),
   planned_by_core: z
     .boolean()
     .describe(
@@ -120,7 +124,7 @@ export type GuaranteeLeafView = z.infer<typeof GuaranteeLeafView>;
 
 export const CycleGuarantees = z.object({
   cycle_id: z.int().min(1),
-  state: z.enum(["COMMITTED", "FINALIZED", "VETOED"]),
+  state: CycleState,
   guarantees_root: Bytes32,
   payer: Address,
   guarantees: z
@@ -135,26 +139,25 @@ export const SumNode = z.object({
 });
 export type SumNode = z.infer<typeof SumNode>;
 
-export const DebtorTreePosition = z.object({
+/** A guarantee's leaf in one of an account's sum trees, with the path that proves it. */
+const TreePosition = z.object({
   position: z.int().min(0),
   guarantee_id: Bytes32,
-  recipient: Address,
   amount: Uint,
   signature_hash: Bytes32,
   leaf: SumNode,
+});
+
+export const DebtorTreePosition = TreePosition.extend({
+  recipient: Address,
   path: z
     .array(SumNode)
     .describe("Sibling nodes from the leaf level up (`answerDispute`'s `path`); `depth` of them."),
 });
 export type DebtorTreePosition = z.infer<typeof DebtorTreePosition>;
 
-export const CreditTreePosition = z.object({
-  position: z.int().min(0),
-  guarantee_id: Bytes32,
+export const CreditTreePosition = TreePosition.extend({
   payer: Address,
-  amount: Uint,
-  signature_hash: Bytes32,
-  leaf: SumNode,
   path: z
     .array(SumNode)
     .describe(
@@ -185,7 +188,7 @@ export type DebtorTree = z.infer<typeof DebtorTree>;
 
 export const CycleDebits = z.object({
   cycle_id: z.int().min(1),
-  state: z.enum(["COMMITTED", "FINALIZED", "VETOED"]),
+  state: CycleState,
   debits_root: Bytes32,
   payer: Address,
   trees: z
