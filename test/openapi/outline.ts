@@ -1,7 +1,8 @@
 /**
- * What an OpenAPI document promises a client, without its wording: every operation, its parameters, its
- * request body's fields and each status code's body fields, as "path.to.field" (`[]` for array items,
- * `!` when required). Schemas are resolved ($ref, allOf; the branches of anyOf / oneOf are merged), so two
+ * What an OpenAPI document promises a client, without its wording: every operation, whether it needs a
+ * bearer token, its parameters, its request body's fields and each status code's body fields, as
+ * "path.to.field" (`[]` for array items, `!` when required), and the values a field is limited to
+ * ("path.to.field=value": error codes, states). Schemas are resolved ($ref, allOf; the branches of anyOf / oneOf are merged), so two
  * documents that spell the same shapes differently have the same outline. Used to prove that the generated
  * documents promise what the hand-written ones did (test/openapi/outlines/*.json).
  */
@@ -9,7 +10,7 @@
 
 export type Outline = Record<
   string,
-  { parameters: string[]; request: string[]; responses: Record<string, string[]> }
+  { security: boolean; parameters: string[]; request: string[]; responses: Record<string, string[]> }
 >;
 
 function fields(doc: any, schema: any, prefix: string, out: Set<string>, depth = 0): void {
@@ -20,6 +21,9 @@ function fields(doc: any, schema: any, prefix: string, out: Set<string>, depth =
   }
   for (const key of ["allOf", "anyOf", "oneOf"]) {
     for (const branch of schema[key] ?? []) fields(doc, branch, prefix, out, depth + 1);
+  }
+  for (const value of [...(schema.enum ?? []), ...("const" in schema ? [schema.const] : [])]) {
+    out.add(`${prefix}=${JSON.stringify(value)}`);
   }
   if (schema.items && typeof schema.items === "object")
     fields(doc, schema.items, `${prefix}[]`, out, depth + 1);
@@ -50,6 +54,7 @@ export function outline(doc: any): Outline {
         responses[status] = media ? fieldList(doc, (media as any).schema) : [];
       }
       result[`${method.toUpperCase()} ${path}`] = {
+        security: (op.security ?? []).length > 0,
         parameters: (op.parameters ?? []).map((p: any) => `${p.in}:${p.name}${p.required ? "!" : ""}`).sort(),
         request: op.requestBody ? fieldList(doc, op.requestBody.content["application/json"].schema) : [],
         responses,
