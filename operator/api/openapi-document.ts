@@ -53,6 +53,8 @@ const COMMON_ERRORS = {
     { oneOf: [ref("InternalError"), ref("StoreUnavailable")] },
   ),
 };
+/** The 500 of every route, alone (routes without a body meet no 413 / 415). */
+const SERVER_ERROR = { "500": COMMON_ERRORS["500"] };
 const UNAUTHORIZED = {
   ...errorResponse("Bearer token missing, invalid or expired.", BEARER_FAILURE_CODES),
   headers: {
@@ -66,6 +68,41 @@ const jsonBody = (schema: Schema): Schema => ({
   required: true,
   content: { "application/json": { schema } },
 });
+
+/** The one query or path parameter shapes the routes share. */
+const inPath = (name: string, schema: CoreSchemaName): Schema => ({
+  name,
+  in: "path",
+  required: true,
+  schema: ref(schema),
+});
+const inQuery = (name: string, schema: CoreSchemaName): Schema => ({
+  name,
+  in: "query",
+  required: false,
+  schema: ref(schema),
+});
+const limitParameter = (maximum: number, byDefault: number): Schema => ({
+  name: "limit",
+  in: "query",
+  required: false,
+  schema: { type: "integer", minimum: 1, maximum, default: byDefault },
+});
+const CURSOR_PARAMETER = {
+  name: "cursor",
+  in: "query",
+  required: false,
+  schema: { type: "string" },
+  description: "`next_cursor` of the previous page.",
+};
+const CYCLE_ID_PARAMETER = {
+  name: "id",
+  in: "path",
+  required: true,
+  schema: { type: "string", pattern: "^[1-9][0-9]*$" },
+};
+/** An operation that needs a bearer token. */
+const BEARER = { security: [{ bearer: [] }] };
 
 /** Admin routes: a bearer token (401) of a wallet in `SURETY_ADMIN_WALLETS` (403). */
 const ADMIN_FAILURES = {
@@ -246,7 +283,7 @@ export const CORE_OPENAPI = {
         summary: "Everything a payer signs against and a verifier checks with",
         responses: {
           "200": jsonResponse("Public parameters.", ref("PublicParams")),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -275,7 +312,7 @@ export const CORE_OPENAPI = {
       post: {
         tags: ["guarantees"],
         summary: "Verify a payer-signed guarantee, lock collateral, return Core's BLS certificate",
-        security: [{ bearer: [] }],
+        ...BEARER,
         requestBody: jsonBody(ref("SignedGuaranteeRequest")),
         responses: {
           "200": jsonResponse("Issued.", ref("Certificate")),
@@ -321,25 +358,14 @@ export const CORE_OPENAPI = {
         description:
           "A caller sees the guarantees it is payer or recipient of (it must name itself in `payer` or " +
           "`recipient`); facilitators and admin wallets see all, with any filter.",
-        security: [{ bearer: [] }],
+        ...BEARER,
         parameters: [
-          { name: "payer", in: "query", required: false, schema: ref("Address") },
-          { name: "recipient", in: "query", required: false, schema: ref("Address") },
-          { name: "state", in: "query", required: false, schema: ref("GuaranteeState") },
-          { name: "asset", in: "query", required: false, schema: ref("Address") },
-          {
-            name: "limit",
-            in: "query",
-            required: false,
-            schema: { type: "integer", minimum: 1, maximum: 500, default: 50 },
-          },
-          {
-            name: "cursor",
-            in: "query",
-            required: false,
-            schema: { type: "string" },
-            description: "`next_cursor` of the previous page.",
-          },
+          inQuery("payer", "Address"),
+          inQuery("recipient", "Address"),
+          inQuery("state", "GuaranteeState"),
+          inQuery("asset", "Address"),
+          limitParameter(500, 50),
+          CURSOR_PARAMETER,
         ],
         responses: {
           "200": jsonResponse(
@@ -353,7 +379,7 @@ export const CORE_OPENAPI = {
           "403": errorResponse("The caller named neither itself as payer nor as recipient.", [
             "not_authorized_for_guarantees",
           ]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -362,8 +388,8 @@ export const CORE_OPENAPI = {
         tags: ["guarantees"],
         summary:
           "What moved a guarantee, with the transactions (payer, recipient, facilitators, admin wallets)",
-        security: [{ bearer: [] }],
-        parameters: [{ name: "id", in: "path", required: true, schema: ref("Bytes32") }],
+        ...BEARER,
+        parameters: [inPath("id", "Bytes32")],
         responses: {
           "200": jsonResponse(
             "Its steps, oldest first; the last is the state it is in.",
@@ -372,7 +398,7 @@ export const CORE_OPENAPI = {
           "400": errorResponse("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
           "404": errorResponse("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -380,14 +406,14 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["guarantees"],
         summary: "One guarantee, visible to its payer, its recipient, facilitators and admin wallets",
-        security: [{ bearer: [] }],
-        parameters: [{ name: "id", in: "path", required: true, schema: ref("Bytes32") }],
+        ...BEARER,
+        parameters: [inPath("id", "Bytes32")],
         responses: {
           "200": jsonResponse("The guarantee.", ref("Guarantee")),
           "400": errorResponse("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
           "401": UNAUTHORIZED,
           "404": errorResponse("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -395,28 +421,13 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["admin"],
         summary: "Every payer's non-empty balances, by user then asset, paginated (admin wallets)",
-        security: [{ bearer: [] }],
-        parameters: [
-          { name: "asset", in: "query", required: false, schema: ref("Address") },
-          {
-            name: "limit",
-            in: "query",
-            required: false,
-            schema: { type: "integer", minimum: 1, maximum: 500, default: 100 },
-          },
-          {
-            name: "cursor",
-            in: "query",
-            required: false,
-            schema: { type: "string" },
-            description: "`next_cursor` of the previous page.",
-          },
-        ],
+        ...BEARER,
+        parameters: [inQuery("asset", "Address"), limitParameter(500, 100), CURSOR_PARAMETER],
         responses: {
           "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("CollateralList")),
           "400": errorResponse("`asset`, `limit` or `cursor` malformed or repeated.", ["invalid_request"]),
           ...ADMIN_FAILURES,
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -424,8 +435,8 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["guarantees"],
         summary: "Core's view of a user's collateral per asset",
-        security: [{ bearer: [] }],
-        parameters: [{ name: "address", in: "path", required: true, schema: ref("Address") }],
+        ...BEARER,
+        parameters: [inPath("address", "Address")],
         responses: {
           "200": jsonResponse("ETH, then the deployment's tokens, then other assets.", ref("Balances")),
           "400": errorResponse("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
@@ -433,7 +444,7 @@ export const CORE_OPENAPI = {
           "403": errorResponse("Only the user, facilitators and admin wallets may read.", [
             "not_authorized_for_user",
           ]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -441,23 +452,8 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["guarantees"],
         summary: "A recipient's guarantees, oldest first, paginated",
-        security: [{ bearer: [] }],
-        parameters: [
-          { name: "address", in: "path", required: true, schema: ref("Address") },
-          {
-            name: "limit",
-            in: "query",
-            required: false,
-            schema: { type: "integer", minimum: 1, maximum: 500, default: 50 },
-          },
-          {
-            name: "cursor",
-            in: "query",
-            required: false,
-            schema: { type: "string" },
-            description: "`next_cursor` of the previous page.",
-          },
-        ],
+        ...BEARER,
+        parameters: [inPath("address", "Address"), limitParameter(500, 50), CURSOR_PARAMETER],
         responses: {
           "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("RecipientGuarantees")),
           "400": errorResponse("`limit`, `cursor` or `address` malformed.", [
@@ -468,7 +464,7 @@ export const CORE_OPENAPI = {
           "403": errorResponse("Only the recipient and facilitators may read.", [
             "not_authorized_for_recipient",
           ]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -476,8 +472,8 @@ export const CORE_OPENAPI = {
       post: {
         tags: ["guarantees"],
         summary: "The payer finalizes its V2 guarantee (PENDING_VALIDATION or DISPUTED → FINALIZED_PAYABLE)",
-        security: [{ bearer: [] }],
-        parameters: [{ name: "id", in: "path", required: true, schema: ref("Bytes32") }],
+        ...BEARER,
+        parameters: [inPath("id", "Bytes32")],
         requestBody: jsonBody(ref("FinalizeRequest")),
         responses: {
           "200": jsonResponse(
@@ -502,8 +498,8 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["clearing"],
         summary: "A user's withdrawals and what Core's books let it withdraw, per asset",
-        security: [{ bearer: [] }],
-        parameters: [{ name: "address", in: "path", required: true, schema: ref("Address") }],
+        ...BEARER,
+        parameters: [inPath("address", "Address")],
         responses: {
           "200": jsonResponse("Withdrawable amounts and withdrawal requests.", ref("Withdrawals")),
           "400": errorResponse("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
@@ -511,7 +507,7 @@ export const CORE_OPENAPI = {
           "403": errorResponse("Only the user, facilitators and admin wallets may read.", [
             "not_authorized_for_user",
           ]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -520,12 +516,7 @@ export const CORE_OPENAPI = {
         tags: ["clearing"],
         summary: "Committed cycles (committed, finalized, vetoed), newest first, paginated",
         parameters: [
-          {
-            name: "limit",
-            in: "query",
-            required: false,
-            schema: { type: "integer", minimum: 1, maximum: 50, default: 10 },
-          },
+          limitParameter(50, 10),
           {
             name: "before",
             in: "query",
@@ -537,7 +528,7 @@ export const CORE_OPENAPI = {
         responses: {
           "200": jsonResponse("One page of cycles, each as `GET /core/cycles/{id}`.", ref("Cycles")),
           "400": errorResponse("`limit` or `before` malformed or repeated.", ["invalid_request"]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -547,7 +538,7 @@ export const CORE_OPENAPI = {
         summary: "The clearing schedule in chain time: next cutoff, commit due, a cycle under way",
         responses: {
           "200": jsonResponse("Core's schedule now.", ref("ClearingSchedule")),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -555,14 +546,12 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["clearing"],
         summary: "A clearing cycle seen committed on chain: root, deadlines, totals, debts, claims",
-        parameters: [
-          { name: "id", in: "path", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
-        ],
+        parameters: [CYCLE_ID_PARAMETER],
         responses: {
           "200": jsonResponse("The cycle.", ref("Cycle")),
           "400": errorResponse("Malformed cycle id.", ["invalid_request", ...PATH_400_CODES]),
           "404": errorResponse("No cycle with that id was seen committed.", ["cycle_not_found"]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -570,10 +559,7 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["clearing"],
         summary: "A participant's net positions in a committed cycle, with Merkle proofs and claim arguments",
-        parameters: [
-          { name: "id", in: "path", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
-          { name: "address", in: "path", required: true, schema: ref("Address") },
-        ],
+        parameters: [CYCLE_ID_PARAMETER, inPath("address", "Address")],
         responses: {
           "200": jsonResponse("One position per asset with a non-zero net.", ref("CycleProof")),
           "400": errorResponse("Malformed cycle id or address.", ["invalid_request", ...PATH_400_CODES]),
@@ -581,7 +567,7 @@ export const CORE_OPENAPI = {
             "cycle_not_found",
             "position_not_found",
           ]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -592,7 +578,7 @@ export const CORE_OPENAPI = {
           "A payer's leaves of a committed cycle's guarantees tree, with Merkle proofs (for proveDoubleListing " +
           "and V1 reserves)",
         parameters: [
-          { name: "id", in: "path", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
+          CYCLE_ID_PARAMETER,
           { name: "payer", in: "query", required: true, schema: ref("Address") },
         ],
         responses: {
@@ -606,7 +592,7 @@ export const CORE_OPENAPI = {
               "guarantees no longer rebuild its committed root).",
             ["cycle_not_found", "guarantees_not_available"],
           ),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -617,10 +603,7 @@ export const CORE_OPENAPI = {
           "An account's sum trees in a committed cycle, outgoing and incoming: summary, positions and proofs " +
           "(what disputeGuarantee disputes, answerDispute and revealSummary prove, claimNetCredit and " +
           'Vault.releaseListedReserve take; docs/clearing.md "Disputes", "Credits bound to guarantees")',
-        parameters: [
-          { name: "id", in: "path", required: true, schema: { type: "string", pattern: "^[1-9][0-9]*$" } },
-          { name: "payer", in: "path", required: true, schema: ref("Address") },
-        ],
+        parameters: [CYCLE_ID_PARAMETER, inPath("payer", "Address")],
         responses: {
           "200": jsonResponse("The payer's trees.", ref("CycleDebits")),
           "400": errorResponse("Malformed cycle id or payer.", ["invalid_request", ...PATH_400_CODES]),
@@ -629,7 +612,7 @@ export const CORE_OPENAPI = {
               "guarantees no longer rebuild its committed root).",
             ["cycle_not_found", "guarantees_not_available"],
           ),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -637,7 +620,7 @@ export const CORE_OPENAPI = {
       post: {
         tags: ["admin"],
         summary: "Add a webhook subscription (the answer shows its secret, once)",
-        security: [{ bearer: [] }],
+        ...BEARER,
         requestBody: jsonBody(ref("NewWebhookSubscription")),
         responses: {
           "201": jsonResponse("Created.", ref("CreatedWebhookSubscription")),
@@ -652,11 +635,11 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["admin"],
         summary: "Every subscription, configured and API-made (secrets never shown), with its backlog",
-        security: [{ bearer: [] }],
+        ...BEARER,
         responses: {
           "200": jsonResponse("The subscriptions.", ref("WebhookSubscriptions")),
           ...ADMIN_FAILURES,
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -664,20 +647,20 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["admin"],
         summary: "One subscription (without its secret)",
-        security: [{ bearer: [] }],
+        ...BEARER,
         parameters: [WEBHOOK_ID_PARAMETER],
         responses: {
           "200": jsonResponse("The subscription.", ref("WebhookSubscription")),
           "400": WEBHOOK_ID_MALFORMED,
           ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
       delete: {
         tags: ["admin"],
         summary: "Remove an API-made subscription and its deliveries",
-        security: [{ bearer: [] }],
+        ...BEARER,
         parameters: [WEBHOOK_ID_PARAMETER],
         responses: {
           "204": { description: "Removed, with its pending and past deliveries." },
@@ -687,7 +670,7 @@ export const CORE_OPENAPI = {
           "409": errorResponse("A configured subscription: remove it from `SURETY_WEBHOOKS`.", [
             "configured_webhook",
           ]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -695,7 +678,7 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["admin"],
         summary: "A subscription's deliveries and their status, newest first, paginated",
-        security: [{ bearer: [] }],
+        ...BEARER,
         parameters: [
           WEBHOOK_ID_PARAMETER,
           {
@@ -704,24 +687,8 @@ export const CORE_OPENAPI = {
             required: false,
             schema: ref("WebhookDeliveryStatus"),
           },
-          {
-            name: "limit",
-            in: "query",
-            required: false,
-            schema: {
-              type: "integer",
-              minimum: 1,
-              maximum: MAX_DELIVERY_PAGE,
-              default: DEFAULT_DELIVERY_PAGE,
-            },
-          },
-          {
-            name: "cursor",
-            in: "query",
-            required: false,
-            schema: { type: "string" },
-            description: "`next_cursor` of the previous page.",
-          },
+          limitParameter(MAX_DELIVERY_PAGE, DEFAULT_DELIVERY_PAGE),
+          CURSOR_PARAMETER,
         ],
         responses: {
           "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("WebhookDeliveries")),
@@ -731,7 +698,7 @@ export const CORE_OPENAPI = {
           ]),
           ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -739,7 +706,7 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["admin"],
         summary: "One delivery: its attempts so far and the event's payload",
-        security: [{ bearer: [] }],
+        ...BEARER,
         parameters: [WEBHOOK_ID_PARAMETER, EVENT_ID_PARAMETER],
         responses: {
           "200": jsonResponse("The delivery and its event.", ref("WebhookDeliveryDetail")),
@@ -749,7 +716,7 @@ export const CORE_OPENAPI = {
             "webhook_not_found",
             "delivery_not_found",
           ]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -757,7 +724,7 @@ export const CORE_OPENAPI = {
       post: {
         tags: ["admin"],
         summary: "Send a failed (or waiting) delivery again now; its attempt count is kept",
-        security: [{ bearer: [] }],
+        ...BEARER,
         parameters: [WEBHOOK_ID_PARAMETER, EVENT_ID_PARAMETER],
         responses: {
           "200": jsonResponse("The delivery, pending and due now.", ref("WebhookDeliveryAction")),
@@ -768,7 +735,7 @@ export const CORE_OPENAPI = {
             "delivery_not_found",
           ]),
           "409": errorResponse("The delivery is delivered or cancelled.", ["delivery_not_retryable"]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -776,7 +743,7 @@ export const CORE_OPENAPI = {
       post: {
         tags: ["admin"],
         summary: "Queue a `webhook.test` event to this subscription alone",
-        security: [{ bearer: [] }],
+        ...BEARER,
         parameters: [WEBHOOK_ID_PARAMETER],
         responses: {
           "201": jsonResponse(
@@ -786,7 +753,7 @@ export const CORE_OPENAPI = {
           "400": WEBHOOK_ID_MALFORMED,
           ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -801,7 +768,7 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["console"],
         summary: "Who the bearer is: its address, whether it is an admin wallet or a facilitator",
-        security: [{ bearer: [] }],
+        ...BEARER,
         responses: {
           "200": jsonResponse("Answered for every signed-in wallet (no 403).", ref("ConsoleSession")),
           "401": UNAUTHORIZED,
@@ -813,12 +780,7 @@ export const CORE_OPENAPI = {
         tags: ["console"],
         summary: "Committed cycles, newest first, with each one's cutoff and the total",
         parameters: [
-          {
-            name: "limit",
-            in: "query",
-            required: false,
-            schema: { type: "integer", minimum: 1, maximum: MAX_CYCLE_PAGE, default: DEFAULT_CYCLE_PAGE },
-          },
+          limitParameter(MAX_CYCLE_PAGE, DEFAULT_CYCLE_PAGE),
           {
             name: "before",
             in: "query",
@@ -830,7 +792,7 @@ export const CORE_OPENAPI = {
         responses: {
           "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("ConsoleCycleList")),
           "400": errorResponse("`limit` or `before` malformed or repeated.", ["invalid_request"]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -838,7 +800,7 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["console"],
         summary: "Search guarantees, newest first, with the total and a cursor",
-        security: [{ bearer: [] }],
+        ...BEARER,
         parameters: [
           {
             name: "q",
@@ -848,10 +810,10 @@ export const CORE_OPENAPI = {
             description:
               "A guarantee id, a transaction hash (a cycle's commit, a debt's payment, cover or void, a claim: that cycle's guarantees), or an address (payer or recipient).",
           },
-          { name: "payer", in: "query", required: false, schema: ref("Address") },
-          { name: "recipient", in: "query", required: false, schema: ref("Address") },
-          { name: "state", in: "query", required: false, schema: ref("GuaranteeState") },
-          { name: "asset", in: "query", required: false, schema: ref("Address") },
+          inQuery("payer", "Address"),
+          inQuery("recipient", "Address"),
+          inQuery("state", "GuaranteeState"),
+          inQuery("asset", "Address"),
           { name: "cycle", in: "query", required: false, schema: { type: "integer", minimum: 1 } },
           {
             name: "from",
@@ -867,12 +829,7 @@ export const CORE_OPENAPI = {
             schema: { type: "string" },
             description: "Issued at or before (to the second), as `from`.",
           },
-          {
-            name: "limit",
-            in: "query",
-            required: false,
-            schema: { type: "integer", minimum: 1, maximum: 500, default: 50 },
-          },
+          limitParameter(500, 50),
           { name: "cursor", in: "query", required: false, schema: { type: "string" } },
         ],
         responses: {
@@ -886,7 +843,7 @@ export const CORE_OPENAPI = {
             "Neither payer nor recipient is the caller (facilitators and admins excepted).",
             ["not_authorized_for_guarantees"],
           ),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
@@ -894,11 +851,8 @@ export const CORE_OPENAPI = {
       get: {
         tags: ["console"],
         summary: "A payer's collateral ledger, newest first",
-        security: [{ bearer: [] }],
-        parameters: [
-          { name: "address", in: "path", required: true, schema: ref("Address") },
-          { name: "asset", in: "query", required: false, schema: ref("Address") },
-        ],
+        ...BEARER,
+        parameters: [inPath("address", "Address"), inQuery("asset", "Address")],
         responses: {
           "200": jsonResponse("The ledger.", ref("Ledger")),
           "400": errorResponse("Malformed address or asset.", ["invalid_request", ...PATH_400_CODES]),
@@ -906,7 +860,7 @@ export const CORE_OPENAPI = {
           "403": errorResponse("Only the user, facilitators and admin wallets may read.", [
             "not_authorized_for_user",
           ]),
-          "500": COMMON_ERRORS["500"],
+          ...SERVER_ERROR,
         },
       },
     },
