@@ -27,7 +27,7 @@ import type { Clock } from "./clock";
 import type { OperatorConfig } from "./config";
 import type { Logger } from "./logger";
 import type { Store } from "./store";
-import { HEALTH_CHECKS, type HealthCheckName, type HealthCheckState } from "../sdk/api-public";
+import { HEALTH_CHECKS, type HealthCheckName, type HealthCheckState } from "../sdk/api-vocabulary";
 
 // The checks and their states are wire vocabulary (`GET /core/health`): the sdk holds them.
 export { HEALTH_CHECKS, type HealthCheckName, type HealthCheckState };

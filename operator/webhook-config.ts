@@ -14,7 +14,7 @@ import {
   MAX_WEBHOOK_SECRET_LENGTH,
   MAX_WEBHOOK_URL_LENGTH,
   MIN_WEBHOOK_SECRET_LENGTH,
-} from "../sdk/api-admin";
+} from "../sdk/api-vocabulary";
 
 // The limits are the admin API's (its schema in the sdk holds them).
 export {

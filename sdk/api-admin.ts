@@ -8,26 +8,15 @@ import { WEBHOOK_EVENT_TYPES, WEBHOOK_TEST_EVENT_TYPE } from "./webhooks";
 import { Address, DateTime } from "./api-common";
 import { Guarantee } from "./api-guarantees";
 import { Cycle } from "./api-clearing";
-
-/** Shortest webhook secret accepted (characters); generated secrets are much longer. */
-export const MIN_WEBHOOK_SECRET_LENGTH = 24;
-export const MAX_WEBHOOK_SECRET_LENGTH = 256;
-export const MAX_WEBHOOK_URL_LENGTH = 2_048;
-export const MAX_DESCRIPTION_LENGTH = 200;
-/** Subscribes to every type, including ones added later. */
-export const ALL_EVENT_TYPES = "*";
-export const WEBHOOK_DELIVERY_STATUSES = ["pending", "delivered", "failed", "cancelled"] as const;
-/** What a ledger line records (docs/operator-api.md "GET /console/api/users/{address}/ledger"). */
-export const LEDGER_ENTRY_KINDS = [
-  "deposit",
-  "lock",
-  "net_debit",
-  "cover",
-  "withdrawal",
-  "remuneration",
-  "payout",
-  "unclaimed_credit",
-] as const;
+import {
+  ALL_EVENT_TYPES,
+  LEDGER_ENTRY_KINDS,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_WEBHOOK_SECRET_LENGTH,
+  MAX_WEBHOOK_URL_LENGTH,
+  MIN_WEBHOOK_SECRET_LENGTH,
+  WEBHOOK_DELIVERY_STATUSES,
+} from "./api-vocabulary";
 
 export const WebhookDeliveryStatus = z.enum(WEBHOOK_DELIVERY_STATUSES);
 export type WebhookDeliveryStatus = z.infer<typeof WebhookDeliveryStatus>;

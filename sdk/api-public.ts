@@ -4,20 +4,10 @@
  * (`core-api.ts`).
  */
 import { z } from "zod/v4";
+import { HEALTH_CHECK_STATES, HEALTH_CHECKS, type HealthCheckName } from "./api-vocabulary";
 import { Address, Bytes32, UnixSeconds, DateTime, Uint } from "./api-common";
 
-/** The warning checks of `GET /core/health` (docs/monitoring.md). */
-export const HEALTH_CHECKS = [
-  "webhook_backlog",
-  "clearing_cutoff",
-  "clearing_commit",
-  "cover_slack",
-  "bond_margin",
-  "indexer_lag",
-] as const;
-export type HealthCheckName = (typeof HEALTH_CHECKS)[number];
-export const HealthCheckState = z.enum(["ok", "warn", "off"]);
-export type HealthCheckState = z.infer<typeof HealthCheckState>;
+export const HealthCheckState = z.enum(HEALTH_CHECK_STATES);
 
 export const Tokens = z.object({
   chain_id: z.int().min(1),

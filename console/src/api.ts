@@ -14,7 +14,8 @@ import type {
   CollateralList,
 } from "../../sdk/api-guarantees";
 import type { Cycle, ClearingSchedule } from "../../sdk/api-clearing";
-import type { Health, HealthCheckState, HealthWarning } from "../../sdk/api-public";
+import type { Health, HealthWarning } from "../../sdk/api-public";
+import type { HealthCheckState } from "../../sdk/api-vocabulary";
 import type {
   ConsoleConfig,
   ConsoleCycleList,

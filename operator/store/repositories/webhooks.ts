@@ -7,7 +7,7 @@
  * before its backoff has run (docs/webhooks.md; migration 12).
  */
 
-import { WEBHOOK_DELIVERY_STATUSES, type WebhookDeliveryStatus } from "../../../sdk/api-admin";
+import { WEBHOOK_DELIVERY_STATUSES, type WebhookDeliveryStatus } from "../../../sdk/api-vocabulary";
 
 // Wire vocabulary (`GET /core/admin/webhooks/{id}/deliveries`): the sdk holds it.
 export { WEBHOOK_DELIVERY_STATUSES, type WebhookDeliveryStatus };
