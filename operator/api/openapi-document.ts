@@ -109,6 +109,13 @@ const ADMIN_FAILURES = {
   "401": UNAUTHORIZED,
   "403": errorResponse("The caller's wallet is not in `SURETY_ADMIN_WALLETS`.", ["not_admin"]),
 };
+/** An admin route: tagged, behind a bearer token of an admin wallet, with the 500 every route has. */
+const admin = (operation: Schema & { responses: Schema }): Schema => ({
+  tags: ["admin"],
+  ...BEARER,
+  ...operation,
+  responses: { ...operation.responses, ...ADMIN_FAILURES, ...SERVER_ERROR },
+});
 const WEBHOOK_ID_PARAMETER = {
   name: "id",
   in: "path",
@@ -418,18 +425,14 @@ export const CORE_OPENAPI = {
       },
     },
     "/core/users": {
-      get: {
-        tags: ["admin"],
+      get: admin({
         summary: "Every payer's non-empty balances, by user then asset, paginated (admin wallets)",
-        ...BEARER,
         parameters: [inQuery("asset", "Address"), limitParameter(500, 100), CURSOR_PARAMETER],
         responses: {
           "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("CollateralList")),
           "400": errorResponse("`asset`, `limit` or `cursor` malformed or repeated.", ["invalid_request"]),
-          ...ADMIN_FAILURES,
-          ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/core/users/{address}/balances": {
       get: {
@@ -617,10 +620,8 @@ export const CORE_OPENAPI = {
       },
     },
     "/core/admin/webhooks": {
-      post: {
-        tags: ["admin"],
+      post: admin({
         summary: "Add a webhook subscription (the answer shows its secret, once)",
-        ...BEARER,
         requestBody: jsonBody(ref("NewWebhookSubscription")),
         responses: {
           "201": jsonResponse("Created.", ref("CreatedWebhookSubscription")),
@@ -628,57 +629,42 @@ export const CORE_OPENAPI = {
             "invalid_request",
             ...BODY_400_CODES,
           ]),
-          ...ADMIN_FAILURES,
           ...COMMON_ERRORS,
         },
-      },
-      get: {
-        tags: ["admin"],
+      }),
+      get: admin({
         summary: "Every subscription, configured and API-made (secrets never shown), with its backlog",
-        ...BEARER,
         responses: {
           "200": jsonResponse("The subscriptions.", ref("WebhookSubscriptions")),
-          ...ADMIN_FAILURES,
-          ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/core/admin/webhooks/{id}": {
-      get: {
-        tags: ["admin"],
+      get: admin({
         summary: "One subscription (without its secret)",
-        ...BEARER,
         parameters: [WEBHOOK_ID_PARAMETER],
         responses: {
           "200": jsonResponse("The subscription.", ref("WebhookSubscription")),
           "400": WEBHOOK_ID_MALFORMED,
-          ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
-          ...SERVER_ERROR,
         },
-      },
-      delete: {
-        tags: ["admin"],
+      }),
+      delete: admin({
         summary: "Remove an API-made subscription and its deliveries",
-        ...BEARER,
         parameters: [WEBHOOK_ID_PARAMETER],
         responses: {
           "204": { description: "Removed, with its pending and past deliveries." },
           "400": WEBHOOK_ID_MALFORMED,
-          ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
           "409": errorResponse("A configured subscription: remove it from `SURETY_WEBHOOKS`.", [
             "configured_webhook",
           ]),
-          ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/core/admin/webhooks/{id}/deliveries": {
-      get: {
-        tags: ["admin"],
+      get: admin({
         summary: "A subscription's deliveries and their status, newest first, paginated",
-        ...BEARER,
         parameters: [
           WEBHOOK_ID_PARAMETER,
           {
@@ -696,54 +682,42 @@ export const CORE_OPENAPI = {
             "invalid_request",
             ...PATH_400_CODES,
           ]),
-          ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
-          ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/core/admin/webhooks/{id}/deliveries/{event_id}": {
-      get: {
-        tags: ["admin"],
+      get: admin({
         summary: "One delivery: its attempts so far and the event's payload",
-        ...BEARER,
         parameters: [WEBHOOK_ID_PARAMETER, EVENT_ID_PARAMETER],
         responses: {
           "200": jsonResponse("The delivery and its event.", ref("WebhookDeliveryDetail")),
           "400": errorResponse("Malformed event id.", ["invalid_request", ...PATH_400_CODES]),
-          ...ADMIN_FAILURES,
           "404": errorResponse("No such subscription, or no delivery of that event to it.", [
             "webhook_not_found",
             "delivery_not_found",
           ]),
-          ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/core/admin/webhooks/{id}/deliveries/{event_id}/retry": {
-      post: {
-        tags: ["admin"],
+      post: admin({
         summary: "Send a failed (or waiting) delivery again now; its attempt count is kept",
-        ...BEARER,
         parameters: [WEBHOOK_ID_PARAMETER, EVENT_ID_PARAMETER],
         responses: {
           "200": jsonResponse("The delivery, pending and due now.", ref("WebhookDeliveryAction")),
           "400": errorResponse("Malformed event id.", ["invalid_request", ...PATH_400_CODES]),
-          ...ADMIN_FAILURES,
           "404": errorResponse("No such subscription, or no delivery of that event to it.", [
             "webhook_not_found",
             "delivery_not_found",
           ]),
           "409": errorResponse("The delivery is delivered or cancelled.", ["delivery_not_retryable"]),
-          ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/core/admin/webhooks/{id}/test": {
-      post: {
-        tags: ["admin"],
+      post: admin({
         summary: "Queue a `webhook.test` event to this subscription alone",
-        ...BEARER,
         parameters: [WEBHOOK_ID_PARAMETER],
         responses: {
           "201": jsonResponse(
@@ -751,11 +725,9 @@ export const CORE_OPENAPI = {
             ref("WebhookDeliveryAction"),
           ),
           "400": WEBHOOK_ID_MALFORMED,
-          ...ADMIN_FAILURES,
           "404": WEBHOOK_NOT_FOUND,
-          ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/console/api/config": {
       get: {
