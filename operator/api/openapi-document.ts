@@ -109,6 +109,12 @@ const ADMIN_FAILURES = {
   "401": UNAUTHORIZED,
   "403": errorResponse("The caller's wallet is not in `SURETY_ADMIN_WALLETS`.", ["not_admin"]),
 };
+/** A route behind a bearer token: its security and the 401 of a missing, invalid or expired token. */
+const authenticated = (operation: Schema & { responses: Schema }): Schema => ({
+  ...BEARER,
+  ...operation,
+  responses: { ...operation.responses, "401": UNAUTHORIZED },
+});
 /** An admin route: tagged, behind a bearer token of an admin wallet, with the 500 every route has. */
 const admin = (operation: Schema & { responses: Schema }): Schema => ({
   tags: ["admin"],
@@ -316,15 +322,13 @@ export const CORE_OPENAPI = {
       },
     },
     "/core/guarantees": {
-      post: {
+      post: authenticated({
         tags: ["guarantees"],
         summary: "Verify a payer-signed guarantee, lock collateral, return Core's BLS certificate",
-        ...BEARER,
         requestBody: jsonBody(ref("SignedGuaranteeRequest")),
         responses: {
           "200": jsonResponse("Issued.", ref("Certificate")),
           "400": errorResponse("Claims, policy, signature or collateral refused.", ISSUANCE_400_CODES),
-          "401": UNAUTHORIZED,
           "403": errorResponse("The caller may not issue for `recipient_address`.", [
             "not_authorized_for_recipient",
           ]),
@@ -358,14 +362,13 @@ export const CORE_OPENAPI = {
             },
           },
         },
-      },
-      get: {
+      }),
+      get: authenticated({
         tags: ["guarantees"],
         summary: "Guarantees by payer, recipient, state and asset, newest first, paginated",
         description:
           "A caller sees the guarantees it is payer or recipient of (it must name itself in `payer` or " +
           "`recipient`); facilitators and admin wallets see all, with any filter.",
-        ...BEARER,
         parameters: [
           inQuery("payer", "Address"),
           inQuery("recipient", "Address"),
@@ -382,20 +385,18 @@ export const CORE_OPENAPI = {
           "400": errorResponse("A parameter malformed or repeated (the message names it).", [
             "invalid_request",
           ]),
-          "401": UNAUTHORIZED,
           "403": errorResponse("The caller named neither itself as payer nor as recipient.", [
             "not_authorized_for_guarantees",
           ]),
           ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/core/guarantees/{id}/timeline": {
-      get: {
+      get: authenticated({
         tags: ["guarantees"],
         summary:
           "What moved a guarantee, with the transactions (payer, recipient, facilitators, admin wallets)",
-        ...BEARER,
         parameters: [inPath("id", "Bytes32")],
         responses: {
           "200": jsonResponse(
@@ -403,26 +404,23 @@ export const CORE_OPENAPI = {
             ref("GuaranteeTimeline"),
           ),
           "400": errorResponse("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
-          "401": UNAUTHORIZED,
           "404": errorResponse("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
           ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/core/guarantees/{id}": {
-      get: {
+      get: authenticated({
         tags: ["guarantees"],
         summary: "One guarantee, visible to its payer, its recipient, facilitators and admin wallets",
-        ...BEARER,
         parameters: [inPath("id", "Bytes32")],
         responses: {
           "200": jsonResponse("The guarantee.", ref("Guarantee")),
           "400": errorResponse("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
-          "401": UNAUTHORIZED,
           "404": errorResponse("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
           ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/core/users": {
       get: admin({
@@ -435,27 +433,24 @@ export const CORE_OPENAPI = {
       }),
     },
     "/core/users/{address}/balances": {
-      get: {
+      get: authenticated({
         tags: ["guarantees"],
         summary: "Core's view of a user's collateral per asset",
-        ...BEARER,
         parameters: [inPath("address", "Address")],
         responses: {
           "200": jsonResponse("ETH, then the deployment's tokens, then other assets.", ref("Balances")),
           "400": errorResponse("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
-          "401": UNAUTHORIZED,
           "403": errorResponse("Only the user, facilitators and admin wallets may read.", [
             "not_authorized_for_user",
           ]),
           ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/core/recipients/{address}/guarantees": {
-      get: {
+      get: authenticated({
         tags: ["guarantees"],
         summary: "A recipient's guarantees, oldest first, paginated",
-        ...BEARER,
         parameters: [inPath("address", "Address"), limitParameter(500, 50), CURSOR_PARAMETER],
         responses: {
           "200": jsonResponse("One page; `next_cursor` is null on the last.", ref("RecipientGuarantees")),
@@ -463,19 +458,17 @@ export const CORE_OPENAPI = {
             "invalid_request",
             ...PATH_400_CODES,
           ]),
-          "401": UNAUTHORIZED,
           "403": errorResponse("Only the recipient and facilitators may read.", [
             "not_authorized_for_recipient",
           ]),
           ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/core/guarantees/{id}/finalize": {
-      post: {
+      post: authenticated({
         tags: ["guarantees"],
         summary: "The payer finalizes its V2 guarantee (PENDING_VALIDATION or DISPUTED → FINALIZED_PAYABLE)",
-        ...BEARER,
         parameters: [inPath("id", "Bytes32")],
         requestBody: jsonBody(ref("FinalizeRequest")),
         responses: {
@@ -487,7 +480,6 @@ export const CORE_OPENAPI = {
             "Malformed id; malformed JSON body; `signature` missing or not the payer's Finalization signature.",
             ["invalid_request", "invalid_finalization_signature", ...BODY_400_CODES, ...PATH_400_CODES],
           ),
-          "401": UNAUTHORIZED,
           "403": errorResponse("The caller is the recipient, not the payer.", ["not_payer"]),
           "404": errorResponse("Unknown, or the caller is neither payer nor recipient.", [
             "guarantee_not_found",
@@ -495,24 +487,22 @@ export const CORE_OPENAPI = {
           "409": errorResponse("A V1 guarantee, or a V2 one in another state.", ["invalid_state"]),
           ...COMMON_ERRORS,
         },
-      },
+      }),
     },
     "/core/users/{address}/withdrawals": {
-      get: {
+      get: authenticated({
         tags: ["clearing"],
         summary: "A user's withdrawals and what Core's books let it withdraw, per asset",
-        ...BEARER,
         parameters: [inPath("address", "Address")],
         responses: {
           "200": jsonResponse("Withdrawable amounts and withdrawal requests.", ref("Withdrawals")),
           "400": errorResponse("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
-          "401": UNAUTHORIZED,
           "403": errorResponse("Only the user, facilitators and admin wallets may read.", [
             "not_authorized_for_user",
           ]),
           ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/core/cycles": {
       get: {
@@ -737,15 +727,13 @@ export const CORE_OPENAPI = {
       },
     },
     "/console/api/session": {
-      get: {
+      get: authenticated({
         tags: ["console"],
         summary: "Who the bearer is: its address, whether it is an admin wallet or a facilitator",
-        ...BEARER,
         responses: {
           "200": jsonResponse("Answered for every signed-in wallet (no 403).", ref("ConsoleSession")),
-          "401": UNAUTHORIZED,
         },
-      },
+      }),
     },
     "/console/api/cycles": {
       get: {
@@ -769,10 +757,9 @@ export const CORE_OPENAPI = {
       },
     },
     "/console/api/guarantees": {
-      get: {
+      get: authenticated({
         tags: ["console"],
         summary: "Search guarantees, newest first, with the total and a cursor",
-        ...BEARER,
         parameters: [
           {
             name: "q",
@@ -810,31 +797,28 @@ export const CORE_OPENAPI = {
             "A parameter malformed or repeated, or `from` after `to` (the message names it).",
             ["invalid_request"],
           ),
-          "401": UNAUTHORIZED,
           "403": errorResponse(
             "Neither payer nor recipient is the caller (facilitators and admins excepted).",
             ["not_authorized_for_guarantees"],
           ),
           ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/console/api/users/{address}/ledger": {
-      get: {
+      get: authenticated({
         tags: ["console"],
         summary: "A payer's collateral ledger, newest first",
-        ...BEARER,
         parameters: [inPath("address", "Address"), inQuery("asset", "Address")],
         responses: {
           "200": jsonResponse("The ledger.", ref("Ledger")),
           "400": errorResponse("Malformed address or asset.", ["invalid_request", ...PATH_400_CODES]),
-          "401": UNAUTHORIZED,
           "403": errorResponse("Only the user, facilitators and admin wallets may read.", [
             "not_authorized_for_user",
           ]),
           ...SERVER_ERROR,
         },
-      },
+      }),
     },
     "/metrics": {
       get: {
