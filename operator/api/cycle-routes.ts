@@ -11,7 +11,14 @@
  * proof to be paid whoever asks for it.
  */
 import { Router } from "express";
-import type { Cycle, Cycles } from "../../sdk/api-clearing";
+import type {
+  Cycle,
+  CycleDebits,
+  CycleGuarantees,
+  CycleProof,
+  CycleState,
+  Cycles,
+} from "../../sdk/api-clearing";
 import { formatUint, parseAddress, sameAddress } from "../../sdk/wire";
 import { WireError } from "../../sdk/errors";
 import { participantPositions } from "../clearing/commit-plan";
@@ -33,6 +40,9 @@ import { cycleCommitArgs, cycleTree } from "../clearing/cycle-json";
 import { query } from "express-validator";
 import { COMMITTED_CYCLE_STATES } from "../clearing/schedule";
 import type { CycleRecord, StoreOps } from "../store";
+
+const isCommitted = (cycle: CycleRecord): cycle is CycleRecord & { state: CycleState } =>
+  (COMMITTED_CYCLE_STATES as readonly string[]).includes(cycle.state);
 import type { RouteModule } from "./context";
 import { notFound } from "./errors";
 import { parsedBy, pathParam, queryParam, validate, validated } from "./validation";
@@ -127,11 +137,9 @@ export const cycleRoutes: RouteModule = (context) => {
   const router = Router();
 
   /** Only cycles seen committed on chain are served (a plan not yet committed may still change). */
-  const committedCycle = async (id: number) => {
+  const committedCycle = async (id: number): Promise<CycleRecord & { state: CycleState }> => {
     const cycle = await store.getCycle(id);
-    if (!cycle || !(COMMITTED_CYCLE_STATES as readonly string[]).includes(cycle.state)) {
-      throw notFound("cycle_not_found", `no committed cycle ${id}`);
-    }
+    if (!cycle || !isCommitted(cycle)) throw notFound("cycle_not_found", `no committed cycle ${id}`);
     return cycle;
   };
 
@@ -215,7 +223,7 @@ export const cycleRoutes: RouteModule = (context) => {
             })(),
           };
         }),
-      });
+      } satisfies CycleProof);
     },
   );
 
@@ -267,7 +275,7 @@ export const cycleRoutes: RouteModule = (context) => {
       guarantees_root: tree.root,
       payer,
       guarantees: leaves,
-    });
+    } satisfies CycleGuarantees);
   });
 
   /**
@@ -341,7 +349,7 @@ export const cycleRoutes: RouteModule = (context) => {
             }),
           };
         }),
-      });
+      } satisfies CycleDebits);
     },
   );
 

@@ -13,7 +13,14 @@
  * Every route needs a bearer token (401 otherwise) of a wallet in `SURETY_ADMIN_WALLETS` (403).
  */
 import { type RequestHandler, Router } from "express";
-import type { ListedWebhookSubscription, WebhookDelivery, WebhookSubscription } from "../../sdk/api-admin";
+import type {
+  ListedWebhookSubscription,
+  WebhookDeliveries,
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookSubscription,
+  WebhookSubscriptions,
+} from "../../sdk/api-admin";
 import { body } from "express-validator";
 import { randomBytes } from "node:crypto";
 import { nowMilliseconds } from "../clock";
@@ -174,7 +181,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
         failed: backlog.reduce((sum, b) => sum + b.failed, 0),
         oldest_pending_at: iso(oldest),
       },
-    });
+    } satisfies WebhookSubscriptions);
   });
 
   router.get("/core/admin/webhooks/:id", ...guarded, async (req, res) => {
@@ -209,7 +216,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
       webhook_id: found.id,
       deliveries: page.map(deliveryView),
       next_cursor: rows.length > limit ? String(page[page.length - 1].seq) : null,
-    });
+    } satisfies WebhookDeliveries);
   });
 
   /** A delivery of the subscription, or 404 `delivery_not_found`. */
@@ -240,20 +247,20 @@ export const webhookAdminRoutes: RouteModule = (context) => {
         event: event && {
           id: event.id,
           type: event.type,
-          created_at: iso(event.createdAt),
+          created_at: isoAt(event.createdAt),
           retracted_at: iso(event.retractedAt),
           // The exact bytes every attempt sends (and signs), and the same parsed.
-          payload: JSON.parse(event.payload) as unknown,
+          payload: JSON.parse(event.payload) as Record<string, unknown>,
           payload_bytes: Buffer.byteLength(event.payload, "utf8"),
         },
         attempts: attempts.map((a) => ({
           attempt: a.attempt,
-          at: iso(a.at),
+          at: isoAt(a.at),
           outcome: a.outcome,
           status_code: a.statusCode,
           error: a.error,
         })),
-      });
+      } satisfies WebhookDeliveryDetail);
     },
   );
 
