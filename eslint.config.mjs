@@ -318,7 +318,7 @@ export default tseslint.config(
           patterns: [
             { group: ["node:*", "!node:crypto"], message: "the pure sdk uses no node built-in but crypto" },
             { group: nodeIoPatterns, message: "the pure sdk does no I/O (only crypto primitives)" },
-            { group: ["express", "express/*", "@x402/*"], message: "the pure sdk knows no HTTP framework" },
+            { group: ["express", "express/*"], message: "the pure sdk knows no HTTP framework" },
             {
               group: ["**/operator/**", "**/facilitator/**", "**/runtime/**", "**/scripts/**"],
               message: "sdk/ imports nothing of the services",
@@ -326,6 +326,19 @@ export default tseslint.config(
             {
               group: ["**/kits", "**/kits/**"],
               message: "the pure protocol does not import the sdk's I/O kits",
+            },
+          ],
+        },
+      ],
+      // x402's shapes are its packages' types (sdk/x402.ts): a type-only import loads nothing.
+      "@typescript-eslint/no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              group: ["@x402/*"],
+              allowTypeImports: true,
+              message: "the pure sdk loads no x402 package (it may import their types)",
             },
           ],
         },

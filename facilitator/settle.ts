@@ -29,7 +29,7 @@ import { type CertificateSignatureCheck, certificateSignatureValid } from "./cer
 import type { CoreApi } from "./core-client";
 import { CoreHttpError, CoreProtocolError, CoreUnavailableError } from "./core-http";
 import type { DeploymentParams } from "./deployment";
-import type { InvalidReason } from "./invalid-reasons";
+import type { InvalidReason } from "../sdk/invalid-reasons";
 import { SIGNATURE_CHECK_UNAVAILABLE } from "./contract-wallets";
 import {
   SignatureCheckUnavailableError,

@@ -5,7 +5,7 @@
  * spending a Core round trip.
  *
  * Checks run cheapest first and stop at the first failure, so each invalid
- * payment gets exactly one stable reason (facilitator/invalid-reasons.ts);
+ * payment gets exactly one stable reason (sdk/invalid-reasons.ts);
  * the signature (the only costly check) runs last. The checks of the claims
  * themselves are Core's issuance rules (sdk/claim-checks.ts), their reasons
  * mapped to this endpoint's `invalidReason`s; the signing domain a seller's
@@ -47,7 +47,7 @@ import { sameAddress } from "../sdk/wire";
 import type { Clock } from "./clock";
 import { type ContractWalletCheck, ContractWalletUnavailableError } from "./contract-wallets";
 import type { DeploymentParams } from "./deployment";
-import type { InvalidReason } from "./invalid-reasons";
+import type { InvalidReason } from "../sdk/invalid-reasons";
 
 export interface TimestampWindow {
   /** A claim may be at most this many seconds old. */

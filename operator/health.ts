@@ -27,17 +27,10 @@ import type { Clock } from "./clock";
 import type { OperatorConfig } from "./config";
 import type { Logger } from "./logger";
 import type { Store } from "./store";
+import { HEALTH_CHECKS, type HealthCheckName, type HealthCheckState } from "../sdk/api-vocabulary";
 
-export const HEALTH_CHECKS = [
-  "webhook_backlog",
-  "clearing_cutoff",
-  "clearing_commit",
-  "cover_slack",
-  "bond_margin",
-  "indexer_lag",
-] as const;
-export type HealthCheckName = (typeof HEALTH_CHECKS)[number];
-export type HealthCheckState = "ok" | "warn" | "off";
+// The checks and their states are wire vocabulary (`GET /core/health`): the sdk holds them.
+export { HEALTH_CHECKS, type HealthCheckName, type HealthCheckState };
 
 export interface HealthWarning {
   check: HealthCheckName;

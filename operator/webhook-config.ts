@@ -8,13 +8,22 @@ import { isIP } from "node:net";
 import { WireError } from "../sdk/errors";
 import { isWebhookEventType, WEBHOOK_EVENT_TYPES } from "../sdk/webhooks";
 
-/** Shortest secret accepted (characters); generated secrets are much longer. */
-export const MIN_WEBHOOK_SECRET_LENGTH = 24;
-export const MAX_WEBHOOK_SECRET_LENGTH = 256;
-export const MAX_WEBHOOK_URL_LENGTH = 2_048;
-export const MAX_DESCRIPTION_LENGTH = 200;
-/** Subscribes to every type, including ones added later. */
-export const ALL_EVENT_TYPES = "*";
+import {
+  ALL_EVENT_TYPES,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_WEBHOOK_SECRET_LENGTH,
+  MAX_WEBHOOK_URL_LENGTH,
+  MIN_WEBHOOK_SECRET_LENGTH,
+} from "../sdk/api-vocabulary";
+
+// The limits are the admin API's (its schema in the sdk holds them).
+export {
+  ALL_EVENT_TYPES,
+  MAX_DESCRIPTION_LENGTH,
+  MAX_WEBHOOK_SECRET_LENGTH,
+  MAX_WEBHOOK_URL_LENGTH,
+  MIN_WEBHOOK_SECRET_LENGTH,
+};
 
 /** A subscription as configured (SURETY_WEBHOOKS / the config file's `webhooks`). */
 export interface WebhookSubscriptionConfig {

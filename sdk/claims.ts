@@ -3,6 +3,7 @@
  * claims") and the parsed form the rest of the code works with (camelCase,
  * bigint amounts, checksummed addresses). docs/protocol.md, "Wire values".
  */
+import type { Claims } from "./api-guarantees";
 import { WireError } from "./errors";
 import {
   type GuaranteeVersion,
@@ -226,7 +227,8 @@ export function toWireValidationPolicy(policy: ValidationPolicy): WireValidation
 }
 
 /** Canonical wire form: numeric version, checksummed addresses, decimal amounts. */
-export function toWireClaims(claims: GuaranteeClaims): WireClaims {
+/** The wire form Core answers with (`claims` of a guarantee read: the policy always present, null for V1). */
+export function toWireClaims(claims: GuaranteeClaims): Claims {
   return {
     version: claims.version,
     user_address: claims.user,

@@ -6,6 +6,7 @@
  * (facilitator, buyers) read them with the strict parsers, whose WireErrors
  * name the field (`public_params.chain_id`).
  */
+import type { ProtocolTimings, PublicParams as PublicParamsBody, Tokens } from "./api-public";
 import { publicKeyFromArray, publicKeyToArray } from "./bls";
 import { WireError } from "./errors";
 import { certificateDomain, VALIDATION_HASH_CANONICALIZATION_VERSION } from "./ids";
@@ -21,31 +22,7 @@ import {
 } from "./wire";
 
 /** `protocol_timings` of the public params: the Vault's `timings()`, in seconds. */
-export interface WireProtocolTimings {
-  /** Length of a clearing cycle. */
-  cycle_length_seconds: number;
-  /** How long after a cycle closes its commit may come. */
-  commit_delay_seconds: number;
-  /**
-   * W: after a commit, how long debtors may challenge their debits (and the guardian veto the cycle); the
-   * answer window that follows is as long.
-   */
-  challenge_window_seconds: number;
-  /** After the answer window (commit + 2W): how long net debtors have to pay before default coverage. */
-  payment_window_seconds: number;
-  /**
-   * After the payment deadline (from which anyone may cover an unpaid debt from collateral): the time by
-   * which Core's keeper covers them; the grace-period invariant budgets for it.
-   */
-  default_window_seconds: number;
-  /** A withdrawal request finalizes no earlier than this after it was made. */
-  withdrawal_grace_period_seconds: number;
-  /**
-   * How far Core's view trails the chain head (it acts on blocks `confirmations` deep): each of its commits
-   * may land this much later, so the grace-period invariant counts it. Absent (an older Core): read as 0.
-   */
-  confirmation_lag_seconds: number;
-}
+export type WireProtocolTimings = ProtocolTimings;
 
 /** The Vault's timings (seconds), as the contracts name them. */
 export interface ProtocolTimingValues {
@@ -59,38 +36,12 @@ export interface ProtocolTimingValues {
 }
 
 /**
- * `GET /core/public-params`, every field as served (all present). The first eleven are the interface
- * specification's; `clearing_house_address`, `protocol_timings` and `latest_validation_deadline` are
- * additions (docs/operator-api.md), which {@link parsePublicParams} reads as null when absent.
+ * `GET /core/public-params`, every field as served (all present): the type of its schema
+ * (`sdk/api-public.ts`). The first eleven are the interface specification's; `clearing_house_address`,
+ * `protocol_timings` and `latest_validation_deadline` are additions (docs/operator-api.md), which
+ * {@link parsePublicParams} reads as null when absent.
  */
-export interface WirePublicParams {
-  /** Core's BLS public key: the 96 compressed G2 bytes as numbers. */
-  public_key: number[];
-  /** Vault address (the EIP-712 `verifyingContract`). */
-  contract_address: string;
-  ethereum_http_rpc_url: string;
-  eip712_name: string;
-  eip712_version: string;
-  chain_id: number;
-  max_accepted_guarantee_version: number;
-  accepted_guarantee_versions: number[];
-  /** The certificate domain of `chain_id` and `contract_address` (docs/protocol.md, "Identities"). */
-  active_guarantee_domain_separator: string;
-  trusted_validation_registries: string[];
-  validation_hash_canonicalization_version: string;
-  /**
-   * The ClearingHouse (cycle commits, `payNetDebit`, `claimNetCredit`; a claimed credit or refund is pulled
-   * by its owner with `withdrawPayout(asset, to)`).
-   */
-  clearing_house_address: string;
-  /** The Vault's timings as Core knows them now; null while Core has not read them. */
-  protocol_timings: WireProtocolTimings | null;
-  /**
-   * The latest V2 `validation_deadline` (unix seconds) Core accepts at the time of the response, by the
-   * same rule issuance applies; null when Core applies no cap. It moves forward with the chain time Core has indexed.
-   */
-  latest_validation_deadline: number | null;
-}
+export type WirePublicParams = PublicParamsBody;
 
 /** The public params, parsed and cross-checked. */
 export interface PublicParams {
@@ -148,7 +99,7 @@ export function buildWirePublicParams(input: PublicParamsInput): WirePublicParam
     eip712_name: input.eip712Name,
     eip712_version: input.eip712Version,
     chain_id: input.chainId,
-    max_accepted_guarantee_version: Math.max(...input.acceptedVersions),
+    max_accepted_guarantee_version: input.acceptedVersions.includes(2) ? 2 : 1,
     accepted_guarantee_versions: [...input.acceptedVersions],
     active_guarantee_domain_separator: certificateDomain({ chainId: input.chainId, vault: input.vault }),
     trusted_validation_registries: [...input.trustedRegistries],
@@ -297,19 +248,10 @@ export function parsePublicParams(value: unknown, field = "public_params"): Publ
 // GET /core/tokens
 // ---------------------------------------------------------------------------------------------
 
+/** `GET /core/tokens` (its schema: `sdk/api-public.ts`). */
+export type WireTokenList = Tokens;
 /** One ERC-20 collateral asset Core accepts. */
-export interface WireToken {
-  symbol: string;
-  /** Token contract address, checksummed. */
-  address: string;
-  decimals: number;
-}
-
-/** `GET /core/tokens`. */
-export interface WireTokenList {
-  chain_id: number;
-  tokens: WireToken[];
-}
+export type WireToken = Tokens["tokens"][number];
 
 /** Longest accepted token symbol. */
 export const MAX_TOKEN_SYMBOL_BYTES = 64;

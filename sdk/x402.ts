@@ -18,6 +18,16 @@
  * echoed back verbatim; the guarantee inside a payload is parsed into
  * {@link SignedGuarantee} (bigints) and turned back into JSON on encoding.
  */
+import type {
+  PaymentPayload as X402PaymentPayload,
+  PaymentPayloadV1 as X402PaymentPayloadV1,
+  PaymentRequired as X402PaymentRequired,
+  PaymentRequirements as X402PaymentRequirements,
+  PaymentRequirementsV1 as X402PaymentRequirementsV1,
+  ResourceInfo as X402ResourceInfo,
+  SupportedKind as X402SupportedKind,
+  SupportedResponse as X402SupportedResponse,
+} from "@x402/core/types";
 import { type Certificate, parseCertificate } from "./certificate";
 import {
   type GuaranteeDomainParams,
@@ -84,31 +94,23 @@ export function paymentResponseHeaderName(version: X402Version): string {
 // Payment requirements
 // ---------------------------------------------------------------------------
 
-/** What a seller asks for (interface spec "Payment requirements"), normalised. */
-export interface PaymentRequirements {
-  /** Any non-empty scheme id; whether it is {@link SCHEME} is a verification outcome, not a parse error. */
-  scheme: string;
-  /** CAIP-2 `eip155:<chainId>`. */
-  network: string;
-  /** Decimal base-unit amount (v1 name). */
-  maxAmountRequired?: string;
-  /** Decimal base-unit amount (v2 name). */
-  amount?: string;
-  /** Recipient, EIP-55 checksummed. */
-  payTo: string;
-  /** Token address, or the zero address for ETH; EIP-55 checksummed. */
-  asset: string;
-  /** Scheme-specific extras; for V2 guarantees, the validation policy (see {@link policyFromExtra}). */
-  extra?: Record<string, unknown> | null;
-  /** v1: URL of the protected resource. */
-  resource?: string;
-  description?: string;
-  mimeType?: string;
-  /** Positive number of seconds the seller waits for payment. */
-  maxTimeoutSeconds?: number;
-  /** v1 reference field, passed through untouched. */
-  outputSchema?: Record<string, unknown> | null;
-}
+/**
+ * What a seller asks for (interface spec "Payment requirements"), normalised: x402's requirements of
+ * either version (`@x402/core/types`), what `svc-credit` needs required and the rest optional. `scheme`
+ * is any non-empty id (whether it is {@link SCHEME} is a verification outcome, not a parse error);
+ * `payTo` and `asset` are EIP-55 checksummed (`asset` the zero address for ETH); the amount is `amount`
+ * (v2 name) or `maxAmountRequired` (v1 name), a decimal in base units.
+ */
+export type PaymentRequirements = Pick<X402PaymentRequirements, "scheme" | "payTo" | "asset"> &
+  Partial<Pick<X402PaymentRequirements, "amount" | "maxTimeoutSeconds">> &
+  Partial<Pick<X402PaymentRequirementsV1, "maxAmountRequired" | "resource" | "description" | "mimeType">> & {
+    /** CAIP-2 `eip155:<chainId>` (x402's `Network` is any `<namespace>:<reference>`). */
+    network: string;
+    /** Scheme-specific extras; for V2 guarantees, the validation policy (see {@link policyFromExtra}). */
+    extra?: Record<string, unknown> | null;
+    /** v1 reference field, passed through untouched. */
+    outputSchema?: Record<string, unknown> | null;
+  };
 
 function parseNonEmptyString(value: unknown, field: string, maxBytes: number): string {
   const text = parseString(value, field, maxBytes);
@@ -302,31 +304,29 @@ export function domainDifference(
 // Payment payloads
 // ---------------------------------------------------------------------------
 
-/** v2 description of the protected resource (reference `ResourceInfo`). */
-export interface ResourceInfo {
-  url: string;
-  description?: string;
-  mimeType?: string;
-}
+/** v2 description of the protected resource: x402's `ResourceInfo`. */
+export type ResourceInfo = X402ResourceInfo;
 
-export interface PaymentPayloadV1 {
-  x402Version: 1;
+/** x402 v1's payload with a signed guarantee as `payload` (`scheme` and `network` optional here). */
+export type PaymentPayloadV1 = Pick<X402PaymentPayloadV1, "x402Version"> & {
   scheme?: string;
   network?: string;
   payload: SignedGuarantee;
-}
+};
 
-export interface PaymentPayloadV2 {
+/**
+ * x402 v2's payload with a signed guarantee as `payload`, `accepted` the requirements entry the buyer chose
+ * to pay. `scheme` and `network` are not in the reference v2 shape; accepted when present and then must
+ * match `accepted`.
+ */
+export type PaymentPayloadV2 = Pick<X402PaymentPayload, "extensions"> & {
   x402Version: 2;
-  /** Not in the reference v2 shape; accepted when present and then must match `accepted`. */
   scheme?: string;
   network?: string;
-  /** The requirements entry the buyer chose to pay. */
   accepted: PaymentRequirements;
   payload: SignedGuarantee;
   resource?: ResourceInfo;
-  extensions?: Record<string, unknown>;
-}
+};
 
 export type PaymentPayload = PaymentPayloadV1 | PaymentPayloadV2;
 
@@ -530,20 +530,18 @@ export interface SettleResult {
   certificate: Certificate | null;
 }
 
-export interface SupportedKind {
-  scheme: string;
+/** x402's supported kind, its version optional and `extra` possibly null (the interface specification's). */
+export type SupportedKind = Pick<X402SupportedKind, "scheme"> & {
   network: string;
   x402Version?: X402Version;
   extra?: Record<string, unknown> | null;
-}
+};
 
-/** `GET /supported` answer. */
-export interface SupportedKinds {
-  kinds: SupportedKind[];
-  extensions: string[];
-  /** CAIP family pattern (e.g. `eip155:*`) → signer addresses, as in the reference facilitator. */
-  signers: Record<string, string[]>;
-}
+/**
+ * `GET /supported` answer: x402's `SupportedResponse` (`signers`: CAIP family pattern, e.g. `eip155:*` →
+ * signer addresses) with Surety's kinds.
+ */
+export type SupportedKinds = Omit<X402SupportedResponse, "kinds"> & { kinds: SupportedKind[] };
 
 function parseBoolean(value: unknown, field: string): boolean {
   if (typeof value !== "boolean") throw new WireError(field, `must be a boolean, got ${describeType(value)}`);
@@ -582,7 +580,10 @@ export const SETTLEMENT_EXTRA_CERTIFICATE = "certificate";
 export const SETTLEMENT_EXTRA_ALREADY_ISSUED = "already_issued";
 
 /** `extra` of a successful settle answer: `{certificate, already_issued}`. */
-export function settlementExtra(certificate: Certificate, alreadyIssued = false): Record<string, unknown> {
+export function settlementExtra(
+  certificate: Certificate,
+  alreadyIssued = false,
+): { [SETTLEMENT_EXTRA_CERTIFICATE]: Certificate; [SETTLEMENT_EXTRA_ALREADY_ISSUED]: boolean } {
   return { [SETTLEMENT_EXTRA_CERTIFICATE]: certificate, [SETTLEMENT_EXTRA_ALREADY_ISSUED]: alreadyIssued };
 }
 
@@ -681,15 +682,13 @@ export function parseSupportedKinds(value: unknown, field = "supported"): Suppor
 // ---------------------------------------------------------------------------
 
 /** What a seller answers with status 402: v1 as the JSON body, v2 in the `PAYMENT-REQUIRED` header. */
-export interface PaymentRequired {
+export type PaymentRequired = Pick<X402PaymentRequired, "error" | "extensions"> & {
   x402Version: X402Version;
-  error?: string;
   /** v2: the protected resource (the reference client requires it, with `url`). */
   resource?: ResourceInfo;
   /** The payment options in `svc-credit`; options in other schemes are dropped when parsing. */
   accepts: PaymentRequirements[];
-  extensions?: Record<string, unknown>;
-}
+};
 
 /**
  * Parses a 402 answer. Options in schemes other than {@link SCHEME} are

@@ -80,7 +80,7 @@ export function renderCycle(cycle: CycleBody, assets: Map<string, AssetInfo>): H
           : null,
       ),
       row("Committed", time(cycle.committed_at), ` in block ${cycle.committed_block}`),
-      row("Commit tx", txCode(cycle.commit_tx, true)),
+      cycle.commit_tx ? row("Commit tx", txCode(cycle.commit_tx, true)) : [],
       row("Challenges until", time(cycle.challenge_deadline)),
       row("Answers until", time(cycle.answer_deadline)),
       row("Payment deadline", time(cycle.payment_deadline)),

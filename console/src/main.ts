@@ -306,10 +306,17 @@ function renderCharts(): HTMLElement {
       barChart(
         "Time to commit",
         "s after the cutoff",
-        newestFirst.map((c) => ({
-          label: `cycle #${c.cycle_id}`,
-          value: (Date.parse(c.committed_at) - Date.parse(c.cutoff)) / 1000,
-        })),
+        // A cycle Core knows from its commit only has a commit time (`committed_at` null otherwise).
+        newestFirst.flatMap((c) =>
+          c.committed_at === null
+            ? []
+            : [
+                {
+                  label: `cycle #${c.cycle_id}`,
+                  value: (Date.parse(c.committed_at) - Date.parse(c.cutoff)) / 1000,
+                },
+              ],
+        ),
         "chart-commit-time",
       ),
       lineChart(

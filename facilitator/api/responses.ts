@@ -11,16 +11,9 @@
  * - supported: each kind's `extra` names the signing domain, which the
  *   `svc-credit` server scheme copies into the requirements.
  */
+import type { SettleFailure, SettleResponse, SettleSuccess, VerifyResponse } from "../../sdk/api-facilitator";
 import type { Certificate } from "../../sdk/certificate";
-import {
-  SCHEME,
-  type SettleResult,
-  type SupportedKinds,
-  type VerifyResult,
-  X402_VERSIONS,
-  extraFromDomain,
-  settlementExtra,
-} from "../../sdk/x402";
+import { SCHEME, type SupportedKinds, X402_VERSIONS, extraFromDomain, settlementExtra } from "../../sdk/x402";
 import type { DeploymentParams } from "../deployment";
 import type { SettleOutcome } from "../settle";
 import type { VerifyOutcome } from "../verify";
@@ -30,10 +23,8 @@ export const EVM_SIGNER_FAMILY = "eip155:*";
 /** `errorReason` of a malformed settle request (its `error` is the message naming the field). */
 export const INVALID_REQUEST = "invalid_request";
 
-export interface VerifyBody extends VerifyResult {
-  invalidMessage: string | null;
-  payer: string;
-}
+/** `POST /verify`'s answer: the interface specification's fields and x402 v2's (sdk/api-facilitator.ts). */
+export type VerifyBody = VerifyResponse;
 
 export function verifyBody(outcome: VerifyOutcome): VerifyBody {
   return {
@@ -45,15 +36,8 @@ export function verifyBody(outcome: VerifyOutcome): VerifyBody {
   };
 }
 
-export interface SettleBody extends SettleResult {
-  /** On success: `{certificate, already_issued}` (sdk `settlementExtra`). */
-  extra?: Record<string, unknown>;
-  transaction: string;
-  network: string;
-  payer: string | null;
-  errorReason: string | null;
-  errorMessage: string | null;
-}
+/** `POST /settle`'s answer, success or failure (sdk/api-facilitator.ts). */
+export type SettleBody = SettleResponse;
 
 export function settleSuccessBody(
   certificate: Certificate,
@@ -61,7 +45,7 @@ export function settleSuccessBody(
   network: string,
   payer: string,
   alreadyIssued = false,
-): SettleBody {
+): SettleSuccess {
   return {
     success: true,
     error: null,
@@ -88,7 +72,7 @@ export function settleFailureBody(
   errorMessage: string,
   network: string | null,
   payer: string | null,
-): SettleBody {
+): SettleFailure {
   return {
     success: false,
     error,

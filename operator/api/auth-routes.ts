@@ -3,6 +3,7 @@
  * 400 `{error, code}` for malformed bodies (checked with express-validator, api/validation.ts; the message
  * names the field), 401 for invalid credentials (docs/operator-auth.md).
  */
+import type { NonceResponse, TokenResponse } from "../../sdk/api-public";
 import { Router } from "express";
 import { parseAddress, parseObject } from "../../sdk/wire";
 import type { AuthService } from "../auth";
@@ -20,7 +21,7 @@ export function authRouter(auth: AuthService): Router {
     ...validate(jsonObject, bodyField("address", parseAddress)),
     async (req, res) => {
       const { address } = validated<{ address: string }>(req);
-      res.json(await auth.createNonce(address));
+      res.json((await auth.createNonce(address)) satisfies NonceResponse);
     },
   );
 
@@ -36,14 +37,14 @@ export function authRouter(auth: AuthService): Router {
       message: string;
       signature: string;
     }>(req);
-    res.json(await auth.signIn({ address, message, signature }));
+    res.json((await auth.signIn({ address, message, signature })) satisfies TokenResponse);
   });
 
   const refreshToken = validate(jsonObject, bodyField("refresh_token", parseRefreshToken));
 
   router.post("/auth/refresh", ...refreshToken, async (req, res) => {
     const { refresh_token } = validated<{ refresh_token: string }>(req);
-    res.json(await auth.refresh(refresh_token));
+    res.json((await auth.refresh(refresh_token)) satisfies TokenResponse);
   });
 
   router.post("/auth/logout", ...refreshToken, async (req, res) => {

@@ -11,11 +11,20 @@
  * Authority is the protocol endpoints': a wallet reads its own guarantees and collateral, facilitators
  * and admin wallets everything (docs/operator-auth.md "Authority to read").
  */
+import type {
+  ConsoleConfig,
+  ConsoleCycleList,
+  ConsoleSession,
+  GuaranteeSearch,
+  Ledger,
+  LedgerEntry,
+} from "../../sdk/api-admin";
 import { type Request, Router } from "express";
 import { WireError } from "../../sdk/errors";
 import { formatUint, parseAddress, sameAddress } from "../../sdk/wire";
 import { isAdmin, isFacilitator } from "../auth";
 import { COMMITTED_CYCLE_STATES } from "../clearing/schedule";
+import { isoFromSeconds } from "../clock";
 import { guaranteeView } from "../guarantees";
 import { GUARANTEE_STATES, type GuaranteeState, PRE_CYCLE_LOCKED_STATES } from "../guarantees/states";
 import type { CycleRecord, GuaranteeQuery, StoreTx } from "../store";
@@ -114,33 +123,6 @@ interface SearchQuery {
   cursor?: number;
 }
 
-/** What a ledger line records (docs/operator-api.md "GET /console/api/users/{address}/ledger"). */
-export const LEDGER_ENTRY_KINDS = [
-  "deposit",
-  "lock",
-  "net_debit",
-  "cover",
-  "withdrawal",
-  "remuneration",
-  "payout",
-  "unclaimed_credit",
-] as const;
-
-/** One line of a payer's ledger. */
-export interface LedgerEntry {
-  kind: (typeof LEDGER_ENTRY_KINDS)[number];
-  asset_address: string;
-  amount: string;
-  at: string | null;
-  clock: "chain" | "core";
-  tx_hash: string | null;
-  block_number: number | null;
-  cycle_id: number | null;
-  guarantee_id: string | null;
-  withdrawal_id: string | null;
-  status: string | null;
-}
-
 const entry = (fields: Partial<LedgerEntry> & Pick<LedgerEntry, "kind" | "asset_address" | "amount">) =>
   ({
     at: null,
@@ -164,7 +146,7 @@ export const consoleApiRoutes: RouteModule = (context) => {
   };
 
   router.get(`${CONSOLE_API_PATH}/config`, (_req, res) => {
-    res.json({ explorer_url: config.explorerUrl });
+    res.json({ explorer_url: config.explorerUrl } satisfies ConsoleConfig);
   });
 
   router.get(`${CONSOLE_API_PATH}/session`, authenticated, (req, res) => {
@@ -173,7 +155,7 @@ export const consoleApiRoutes: RouteModule = (context) => {
       address: wallet,
       admin: isAdmin(config, wallet),
       facilitator: isFacilitator(config, wallet),
-    });
+    } satisfies ConsoleSession);
   });
 
   router.get(
@@ -192,12 +174,16 @@ export const consoleApiRoutes: RouteModule = (context) => {
         const views = await Promise.all(
           cycles
             .filter((c): c is CycleRecord => c !== null)
-            .map(async (c) => ({ ...(await cycleView(tx, c)), cutoff: iso(c.cutoff) })),
+            .map(async (c) => ({ ...(await cycleView(tx, c)), cutoff: isoFromSeconds(c.cutoff) })),
         );
         const total = await tx.countCycles(COMMITTED_CYCLE_STATES);
         return { views, total, more: ids.length > limit, last: shown[shown.length - 1] };
       });
-      res.json({ cycles: page.views, total: page.total, next_cursor: page.more ? String(page.last) : null });
+      res.json({
+        cycles: page.views,
+        total: page.total,
+        next_cursor: page.more ? String(page.last) : null,
+      } satisfies ConsoleCycleList);
     },
   );
 
@@ -251,7 +237,7 @@ export const consoleApiRoutes: RouteModule = (context) => {
       guarantees: shown.map((g) => guaranteeView(g, config.chainId)),
       total: page.total,
       next_cursor: page.rows.length > limit ? encodeCursor(shown[shown.length - 1].seq) : null,
-    });
+    } satisfies GuaranteeSearch);
   });
 
   router.get(
@@ -269,7 +255,7 @@ export const consoleApiRoutes: RouteModule = (context) => {
         asset === undefined
           ? ledger.entries
           : ledger.entries.filter((e) => sameAddress(e.asset_address, asset));
-      res.json({ user_address: user, entries: shown, truncated: ledger.truncated });
+      res.json({ user_address: user, entries: shown, truncated: ledger.truncated } satisfies Ledger);
     },
   );
 

@@ -11,6 +11,14 @@
  * proof to be paid whoever asks for it.
  */
 import { Router } from "express";
+import type {
+  Cycle,
+  CycleDebits,
+  CycleGuarantees,
+  CycleProof,
+  CycleState,
+  Cycles,
+} from "../../sdk/api-clearing";
 import { formatUint, parseAddress, sameAddress } from "../../sdk/wire";
 import { WireError } from "../../sdk/errors";
 import { participantPositions } from "../clearing/commit-plan";
@@ -33,6 +41,9 @@ import { cycleCommitArgs, cycleTree } from "../clearing/cycle-json";
 import { query } from "express-validator";
 import { COMMITTED_CYCLE_STATES } from "../clearing/schedule";
 import type { CycleRecord, StoreOps } from "../store";
+
+const isCommitted = (cycle: CycleRecord): cycle is CycleRecord & { state: CycleState } =>
+  (COMMITTED_CYCLE_STATES as readonly string[]).includes(cycle.state);
 import type { RouteModule } from "./context";
 import { notFound } from "./errors";
 import { parsedBy, pathParam, queryParam, validate, validated } from "./validation";
@@ -76,7 +87,10 @@ function parseBefore(value: string): number {
 }
 
 /** The body of `GET /core/cycles/{id}` (and of each item of `GET /core/cycles`). */
-export async function cycleView(store: StoreOps, cycle: CycleRecord) {
+export async function cycleView(store: StoreOps, cycle: CycleRecord): Promise<Cycle> {
+  const { state } = cycle;
+  // Only committed cycles are read (a planned or sent one has no view yet).
+  if (state === "PLANNED" || state === "SENT") throw new Error(`cycle ${cycle.cycleId} is not committed`);
   const args = cycleCommitArgs(cycle);
   const [debts, claims] = await Promise.all([
     store.listCycleDebts({ cycleId: cycle.cycleId }),
@@ -84,7 +98,7 @@ export async function cycleView(store: StoreOps, cycle: CycleRecord) {
   ]);
   return {
     cycle_id: cycle.cycleId,
-    state: cycle.state,
+    state,
     planned_by_core: cycle.plannedByCore,
     root: cycle.root,
     guarantees_root: args.guaranteesRoot,
@@ -124,11 +138,9 @@ export const cycleRoutes: RouteModule = (context) => {
   const router = Router();
 
   /** Only cycles seen committed on chain are served (a plan not yet committed may still change). */
-  const committedCycle = async (id: number) => {
+  const committedCycle = async (id: number): Promise<CycleRecord & { state: CycleState }> => {
     const cycle = await store.getCycle(id);
-    if (!cycle || !(COMMITTED_CYCLE_STATES as readonly string[]).includes(cycle.state)) {
-      throw notFound("cycle_not_found", `no committed cycle ${id}`);
-    }
+    if (!cycle || !isCommitted(cycle)) throw notFound("cycle_not_found", `no committed cycle ${id}`);
     return cycle;
   };
 
@@ -147,7 +159,7 @@ export const cycleRoutes: RouteModule = (context) => {
         );
         return { views, more: ids.length > limit, last: shown[shown.length - 1] };
       });
-      res.json({ cycles: page.views, next_cursor: page.more ? String(page.last) : null });
+      res.json({ cycles: page.views, next_cursor: page.more ? String(page.last) : null } satisfies Cycles);
     },
   );
 
@@ -212,7 +224,7 @@ export const cycleRoutes: RouteModule = (context) => {
             })(),
           };
         }),
-      });
+      } satisfies CycleProof);
     },
   );
 
@@ -264,7 +276,7 @@ export const cycleRoutes: RouteModule = (context) => {
       guarantees_root: tree.root,
       payer,
       guarantees: leaves,
-    });
+    } satisfies CycleGuarantees);
   });
 
   /**
@@ -341,7 +353,7 @@ export const cycleRoutes: RouteModule = (context) => {
             }),
           };
         }),
-      });
+      } satisfies CycleDebits);
     },
   );
 

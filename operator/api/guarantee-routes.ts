@@ -6,6 +6,7 @@
  * otherwise); the filtered list to a caller naming itself as payer or recipient, and to facilitators and
  * admin wallets with any filter (403 otherwise); the payer alone finalizes a V2 guarantee.
  */
+import type { GuaranteeList, GuaranteeTimeline, RecipientGuarantees } from "../../sdk/api-guarantees";
 import { type Request, type RequestHandler, Router } from "express";
 import type { SignedGuarantee } from "../../sdk/claims";
 import { WireError } from "../../sdk/errors";
@@ -119,7 +120,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
     res.json({
       guarantees: page.map((item) => guaranteeView(item, config.chainId)),
       next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1].seq) : null,
-    });
+    } satisfies GuaranteeList);
   });
 
   router.get("/core/guarantees/:id", authenticated, ...validate(guaranteeIdParam), async (req, res) => {
@@ -146,7 +147,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
           cycle_id: step.cycleId,
           detail: step.detail,
         })),
-      });
+      } satisfies GuaranteeTimeline);
     },
   );
 
@@ -190,7 +191,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
       recipient_address: recipient,
       guarantees: page.items.map((item) => guaranteeView(item, config.chainId)),
       next_cursor: page.nextCursor,
-    });
+    } satisfies RecipientGuarantees);
   });
 
   return router;

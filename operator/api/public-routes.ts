@@ -7,6 +7,7 @@
  * operator/health.ts, which never change `status` nor the HTTP status) and `GET /metrics`.
  */
 import { Router } from "express";
+import type { ChainSync, CommitBond, CommitDeadline, Health, Leadership } from "../../sdk/api-public";
 import { blsBackend } from "../../sdk/bls";
 import { withTimeout } from "../chain";
 import type { ChainSyncStatus } from "../chain/sync-status";
@@ -32,7 +33,7 @@ async function probe(check: () => Promise<unknown>, timeoutMs: number, what: str
 }
 
 /** `chain_sync` of the health body: the verdict issuance uses, with the lag and the bounds. */
-export function chainSyncView(status: ChainSyncStatus) {
+export function chainSyncView(status: ChainSyncStatus): ChainSync {
   return {
     state: status.state,
     reason: status.reason,
@@ -47,7 +48,7 @@ export function chainSyncView(status: ChainSyncStatus) {
 }
 
 /** `commit_bond` of the health body: the scheduler's last bond-floor verdict (clearing/bond-floor.ts). */
-export function commitBondView(status: CommitBondStatus) {
+export function commitBondView(status: CommitBondStatus): CommitBond {
   return {
     state: status.state,
     floor_bps: status.floorBps,
@@ -63,7 +64,7 @@ export function commitBondView(status: CommitBondStatus) {
 }
 
 /** `commit_deadline` of the health body: the scheduler's commit-deadline verdict (clearing/commit-deadline.ts). */
-export function commitDeadlineView(status: CommitDeadlineStatus) {
+export function commitDeadlineView(status: CommitDeadlineStatus): CommitDeadline {
   const iso = (seconds: number | null) => (seconds === null ? null : isoFromSeconds(seconds));
   return {
     state: status.state,
@@ -79,7 +80,7 @@ export function commitDeadlineView(status: CommitDeadlineStatus) {
 }
 
 /** `checks` and `warnings` of the health body: every check `off` when they could not be judged in time. */
-export function warningsView(report: HealthReport | null) {
+export function warningsView(report: HealthReport | null): Required<Pick<Health, "checks" | "warnings">> {
   const checks = Object.fromEntries(
     HEALTH_CHECKS.map((c) => [c, report === null ? "off" : report.checks[c]]),
   ) as Record<HealthCheckName, HealthCheckState>;
@@ -96,7 +97,7 @@ export function warningsView(report: HealthReport | null) {
 }
 
 /** `leadership` of the health body: which replica runs the background work (docs/scale-out.md). */
-export function leadershipView(view: LeadershipView) {
+export function leadershipView(view: LeadershipView): Leadership {
   return {
     role: view.role,
     replica: view.self,
@@ -134,25 +135,26 @@ export const publicRoutes: RouteModule = (context) => {
     const indexer = sync.state === "off" ? "off" : sync.ready ? "ok" : "fail";
     if (db !== "ok" || chainRpc !== "ok") logger.warn({ db, chain_rpc: chainRpc }, "health check failed");
     const healthy = db === "ok" && chainRpc === "ok" && indexer !== "fail";
+    const body: Health = {
+      status: healthy ? "ok" : "fail",
+      db,
+      chain_rpc: chainRpc,
+      indexer,
+      chain_sync: chainSyncView(sync),
+      // Informational: a held-back commit does not make Core unhealthy (issuance and reads still work).
+      commit_bond: commitBondView(context.commitBond.status()),
+      // Informational too: while `at_risk` issuance is refused (commit_deadline_at_risk).
+      commit_deadline: commitDeadlineView(context.commitDeadline.status()),
+      leadership: leadershipView(context.leadership.view()),
+      // Warnings: still working, heading for trouble (docs/monitoring.md). Never a 503, never `status`.
+      ...warningsView(report),
+      // Which BLS implementation signs certificates: the native addon, or the slow pure-JS fallback.
+      bls_signer: blsBackend(),
+    };
     res
       .status(healthy ? 200 : 503)
       .set("Cache-Control", "no-store")
-      .json({
-        status: healthy ? "ok" : "fail",
-        db,
-        chain_rpc: chainRpc,
-        indexer,
-        chain_sync: chainSyncView(sync),
-        // Informational: a held-back commit does not make Core unhealthy (issuance and reads still work).
-        commit_bond: commitBondView(context.commitBond.status()),
-        // Informational too: while `at_risk` issuance is refused (commit_deadline_at_risk).
-        commit_deadline: commitDeadlineView(context.commitDeadline.status()),
-        leadership: leadershipView(context.leadership.view()),
-        // Warnings: still working, heading for trouble (docs/monitoring.md). Never a 503, never `status`.
-        ...warningsView(report),
-        // Which BLS implementation signs certificates: the native addon, or the slow pure-JS fallback.
-        bls_signer: blsBackend(),
-      });
+      .json(body);
   });
 
   router.get("/metrics", async (_req, res) => {

@@ -3,6 +3,7 @@
  * next cutoff and the commit due after it, a cycle Core planned but the chain has not shown committed
  * yet. The same facts are on chain or follow from the Vault's timings; Core publishes its own reading.
  */
+import type { ClearingSchedule } from "../../sdk/api-clearing";
 import { Router } from "express";
 import { clearingSchedule } from "../clearing/schedule";
 import { isoFromSeconds } from "../clock";
@@ -32,7 +33,7 @@ export const scheduleRoutes: RouteModule = (context) => {
         sent_at: iso(s.pending.sentAt),
       },
       latest_committed_cycle_id: s.latestCommittedCycleId,
-    });
+    } satisfies ClearingSchedule);
   });
 
   return router;

@@ -7,6 +7,7 @@
  *   GET  /core/users/:address/balances       deposited, locked, available per asset
  *   GET  /core/users/:address/withdrawals    withdrawals and what is withdrawable
  */
+import type { CollateralList, Withdrawals } from "../../sdk/api-guarantees";
 import { type Request, Router } from "express";
 import { WireError } from "../../sdk/errors";
 import { formatUint, parseAddress, sameAddress } from "../../sdk/wire";
@@ -38,7 +39,8 @@ function parseCollateralCursor(raw: string): { user: string; asset: string } {
   return { user: parseAddress(user, "cursor"), asset: parseAddress(asset, "cursor") };
 }
 
-const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
+const isoAt = (seconds: number) => new Date(seconds * 1000).toISOString();
+const iso = (seconds: number | null) => (seconds === null ? null : isoAt(seconds));
 
 export const userRoutes: RouteModule = (context) => {
   const { store, config, deployment } = context;
@@ -83,7 +85,7 @@ export const userRoutes: RouteModule = (context) => {
           pending_withdrawal: formatUint(b.pendingWithdrawal),
         })),
         next_cursor: rows.length > limit ? `${last.user}:${last.asset}` : null,
-      });
+      } satisfies CollateralList);
     },
   );
 
@@ -139,12 +141,12 @@ export const userRoutes: RouteModule = (context) => {
         asset_address: w.asset,
         amount: formatUint(w.amount),
         state: w.state,
-        requested_at: iso(w.requestedAt),
-        finalizable_at: iso(withdrawalReadyAt(w, timings)),
+        requested_at: isoAt(w.requestedAt),
+        finalizable_at: isoAt(withdrawalReadyAt(w, timings)),
         paid: w.paid === null ? null : formatUint(w.paid),
         closed_at: iso(w.closedAt),
       })),
-    });
+    } satisfies Withdrawals);
   });
 
   return router;

@@ -13,6 +13,14 @@
  * Every route needs a bearer token (401 otherwise) of a wallet in `SURETY_ADMIN_WALLETS` (403).
  */
 import { type RequestHandler, Router } from "express";
+import type {
+  ListedWebhookSubscription,
+  WebhookDeliveries,
+  WebhookDelivery,
+  WebhookDeliveryDetail,
+  WebhookSubscription,
+  WebhookSubscriptions,
+} from "../../sdk/api-admin";
 import { body } from "express-validator";
 import { randomBytes } from "node:crypto";
 import { nowMilliseconds } from "../clock";
@@ -59,21 +67,28 @@ const deliveryPage = validate(
 export const DEFAULT_DELIVERY_PAGE = 50;
 export const MAX_DELIVERY_PAGE = 500;
 
-const iso = (seconds: number | null) => (seconds === null ? null : new Date(seconds * 1000).toISOString());
+const isoAt = (seconds: number) => new Date(seconds * 1000).toISOString();
+const iso = (seconds: number | null) => (seconds === null ? null : isoAt(seconds));
+// The store keeps event types as strings; it writes only known ones (and the test event).
+type EventTypes = WebhookSubscription["event_types"];
+type DeliveredEventType = WebhookDelivery["event_type"];
 
-function subscriptionView(s: WebhookSubscriptionRecord) {
+function subscriptionView(s: WebhookSubscriptionRecord): WebhookSubscription {
   return {
     id: s.id,
     url: s.url,
-    event_types: s.eventTypes,
+    event_types: [...s.eventTypes] as EventTypes,
     description: s.description,
     source: s.source,
-    created_at: iso(s.createdAt),
+    created_at: isoAt(s.createdAt),
   };
 }
 
 /** `backlog` of a subscription: what is still to be sent and what gave up (zeros when nothing is). */
-function backlogView(subscriptionId: string, all: readonly WebhookBacklog[]) {
+function backlogView(
+  subscriptionId: string,
+  all: readonly WebhookBacklog[],
+): ListedWebhookSubscription["backlog"] {
   const b = all.find((item) => item.subscriptionId === subscriptionId);
   return {
     pending: b?.pending ?? 0,
@@ -83,10 +98,10 @@ function backlogView(subscriptionId: string, all: readonly WebhookBacklog[]) {
   };
 }
 
-function deliveryView(d: WebhookDeliveryRecord) {
+function deliveryView(d: WebhookDeliveryRecord): WebhookDelivery {
   return {
     event_id: d.eventId,
-    event_type: d.eventType,
+    event_type: d.eventType as DeliveredEventType,
     status: d.status,
     attempts: d.attempts,
     last_error: d.lastError,
@@ -95,7 +110,7 @@ function deliveryView(d: WebhookDeliveryRecord) {
     next_attempt_at: d.nextAttemptAtMs === null ? null : new Date(d.nextAttemptAtMs).toISOString(),
     last_attempt_at: iso(d.lastAttemptAt),
     delivered_at: iso(d.deliveredAt),
-    created_at: iso(d.createdAt),
+    created_at: isoAt(d.createdAt),
   };
 }
 
@@ -166,7 +181,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
         failed: backlog.reduce((sum, b) => sum + b.failed, 0),
         oldest_pending_at: iso(oldest),
       },
-    });
+    } satisfies WebhookSubscriptions);
   });
 
   router.get("/core/admin/webhooks/:id", ...guarded, async (req, res) => {
@@ -201,7 +216,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
       webhook_id: found.id,
       deliveries: page.map(deliveryView),
       next_cursor: rows.length > limit ? String(page[page.length - 1].seq) : null,
-    });
+    } satisfies WebhookDeliveries);
   });
 
   /** A delivery of the subscription, or 404 `delivery_not_found`. */
@@ -232,20 +247,20 @@ export const webhookAdminRoutes: RouteModule = (context) => {
         event: event && {
           id: event.id,
           type: event.type,
-          created_at: iso(event.createdAt),
+          created_at: isoAt(event.createdAt),
           retracted_at: iso(event.retractedAt),
           // The exact bytes every attempt sends (and signs), and the same parsed.
-          payload: JSON.parse(event.payload) as unknown,
+          payload: JSON.parse(event.payload) as Record<string, unknown>,
           payload_bytes: Buffer.byteLength(event.payload, "utf8"),
         },
         attempts: attempts.map((a) => ({
           attempt: a.attempt,
-          at: iso(a.at),
+          at: isoAt(a.at),
           outcome: a.outcome,
           status_code: a.statusCode,
           error: a.error,
         })),
-      });
+      } satisfies WebhookDeliveryDetail);
     },
   );
 

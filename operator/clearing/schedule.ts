@@ -21,7 +21,11 @@ export interface ClearingSchedule {
   /** `nextCutoff + commitDelay`: the commit of the cycle closing then is due by this time. */
   nextCommitBy: number | null;
   /** A cycle Core planned (or sent) that the chain has not yet shown committed. */
-  pending: Pick<CycleRecord, "cycleId" | "state" | "cutoff" | "plannedAt" | "txHash" | "sentAt"> | null;
+  pending:
+    | (Pick<CycleRecord, "cycleId" | "cutoff" | "plannedAt" | "txHash" | "sentAt"> & {
+        state: "PLANNED" | "SENT";
+      })
+    | null;
   /** Highest committed (committed, finalized or vetoed) cycle id; 0 when none. */
   latestCommittedCycleId: number;
 }
@@ -51,7 +55,8 @@ export async function clearingSchedule(deps: {
   ]);
   const nextCutoff = stored === null ? null : Number(stored);
   const commitDelay = timings?.commitDelay ?? null;
-  const pending = latest && (latest.state === "PLANNED" || latest.state === "SENT") ? latest : null;
+  const pendingState = latest?.state === "PLANNED" || latest?.state === "SENT" ? latest.state : null;
+  const pending = latest && pendingState && { ...latest, state: pendingState };
   return {
     chainTime: chainNow(chainClock),
     cycleLengthSeconds: config.cycleLengthSeconds ?? timings?.cycleLength ?? null,

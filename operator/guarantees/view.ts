@@ -1,11 +1,12 @@
 /** Stored guarantees and balances in their JSON (wire) form for the read endpoints. */
-import { type GuaranteeClaims, parseValidationPolicy, toWireClaims, type WireClaims } from "../../sdk/claims";
+import type { Balance, Balances, Guarantee } from "../../sdk/api-guarantees";
+import { type GuaranteeClaims, parseValidationPolicy, toWireClaims } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
 import { formatUint, ZERO_ADDRESS } from "../../sdk/wire";
 import { isoFromSeconds } from "../clock";
 import { collateralFactorBps, type OperatorConfig } from "../config";
 import type { DeploymentInfo } from "../deployment";
-import type { ActiveReserve, CollateralBalance, GuaranteeState, StoredGuarantee } from "../store";
+import type { ActiveReserve, CollateralBalance, StoredGuarantee } from "../store";
 import { availableCollateral, reserveHold } from "./capacity";
 
 /** The claims a stored guarantee was issued for (the policy is stored in its wire form). */
@@ -22,28 +23,8 @@ export function claimsOfRecord(record: StoredGuarantee): GuaranteeClaims {
   return { version: 2, ...base, policy: parseValidationPolicy(record.policy, "stored.validation_policy") };
 }
 
-export interface GuaranteeView {
-  /** keccak256(abi.encode(GUARANTEE_ID_TAG, chainId, vault, user, reqId)) (docs/protocol.md). */
-  guarantee_id: string;
-  state: GuaranteeState;
-  claims: WireClaims;
-  scheme: "eip712" | "eip191";
-  /** The payer's signature over the claims. */
-  signature: string;
-  certificate: { claims: string; signature: string };
-  /** ISO 8601. */
-  created_at: string;
-  updated_at: string;
-  /** The clearing cycle it is planned or netted in (`GET /core/cycles/{id}`); null until then. */
-  cycle_id: number | null;
-  /** Why clearing will not net it (e.g. consumed on chain before its cycle); null normally. */
-  excluded_reason: string | null;
-  /**
-   * V2: the ERC-8004 request hash the validator must respond to (`ValidationRegistry` `requestHash`,
-   * docs/protocol.md); null for V1.
-   */
-  validation_request_hash: string | null;
-}
+/** `GET /core/guarantees/{id}`: the type of its schema (sdk/api-guarantees.ts). */
+export type GuaranteeView = Guarantee;
 
 /** The view of `record` on chain `chainId` (the request hash binds the chain). */
 export function guaranteeView(record: StoredGuarantee, chainId: number): GuaranteeView {
@@ -67,19 +48,8 @@ export function guaranteeView(record: StoredGuarantee, chainId: number): Guarant
 
 const ETH_DECIMALS = 18;
 
-export interface BalanceView {
-  asset_address: string;
-  symbol: string | null;
-  decimals: number | null;
-  deposited: string;
-  locked: string;
-  pending_withdrawal: string;
-  /** What the payer's on-chain reserves hold beyond `locked` (reserves of guarantees Core no longer locks). */
-  reserve_hold: string;
-  /** What new guarantees may still lock: (deposited − pending_withdrawal) × factor − locked − reserve_hold, ≥ 0. */
-  available: string;
-  collateral_factor_bps: number;
-}
+/** One asset of `GET /core/users/{address}/balances` (sdk/api-guarantees.ts). */
+export type BalanceView = Balance;
 
 /** ETH first, then the deployment's tokens, then any other asset the store holds for the user. */
 export function balancesView(
@@ -88,7 +58,7 @@ export function balancesView(
   user: string,
   stored: readonly CollateralBalance[],
   reserves: readonly ActiveReserve[],
-): { user_address: string; balances: BalanceView[] } {
+): Balances {
   type Asset = { address: string; symbol: string | null; decimals: number | null };
   const known: Asset[] = [
     { address: ZERO_ADDRESS, symbol: "ETH", decimals: ETH_DECIMALS },

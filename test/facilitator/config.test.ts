@@ -141,8 +141,8 @@ describe("facilitator deployment from Core's public params", function () {
     expect(paramsError(publicParams({ max_accepted_guarantee_version: 1 })).field).to.equal(
       "public_params.max_accepted_guarantee_version",
     );
-    expect(paramsError(publicParams({ validation_hash_canonicalization_version: "v0" })).field).to.equal(
-      "public_params.validation_hash_canonicalization_version",
-    );
+    expect(
+      paramsError(publicParams({ validation_hash_canonicalization_version: "v0" as never })).field,
+    ).to.equal("public_params.validation_hash_canonicalization_version");
   });
 });

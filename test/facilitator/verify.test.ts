@@ -11,7 +11,7 @@ import { guaranteeId, validationRequestHash } from "../../sdk/ids";
 import { type X402Version, extraFromDomain, extraFromPolicy } from "../../sdk/x402";
 import { ManualClock } from "../../facilitator/clock";
 import type { DeploymentParams } from "../../facilitator/deployment";
-import { INVALID_REASONS, type InvalidReason } from "../../facilitator/invalid-reasons";
+import { INVALID_REASONS, type InvalidReason } from "../../sdk/invalid-reasons";
 import {
   SignatureCheckUnavailableError,
   type VerifyOutcome,

@@ -105,6 +105,11 @@ describe("Core's composition root (operator/app/)", function () {
       ),
     );
     expect(http).to.deep.equal([]);
+    // Nor the API's schemas (zod, the OpenAPI components): it reads their vocabularies (sdk/api-vocabulary.ts).
+    const schemas = loaded.filter((file) =>
+      /[\\/]node_modules[\\/]zod[\\/]|[\\/]sdk[\\/]api-(?!vocabulary)/.test(file),
+    );
+    expect(schemas).to.deep.equal([]);
     // What it did load: the composition and the background tasks (the check sees the graph).
     expect(loaded.some((file) => file.endsWith("operator/app/open.ts"))).to.equal(true);
     expect(loaded.some((file) => file.endsWith("operator/background.ts"))).to.equal(true);

@@ -7,8 +7,10 @@
  * before its backoff has run (docs/webhooks.md; migration 12).
  */
 
-export const WEBHOOK_DELIVERY_STATUSES = ["pending", "delivered", "failed", "cancelled"] as const;
-export type WebhookDeliveryStatus = (typeof WEBHOOK_DELIVERY_STATUSES)[number];
+import { WEBHOOK_DELIVERY_STATUSES, type WebhookDeliveryStatus } from "../../../sdk/api-vocabulary";
+
+// Wire vocabulary (`GET /core/admin/webhooks/{id}/deliveries`): the sdk holds it.
+export { WEBHOOK_DELIVERY_STATUSES, type WebhookDeliveryStatus };
 
 /** Where a subscription came from: the operator's configuration (re-synced at startup) or the admin API. */
 export type WebhookSubscriptionSource = "config" | "api";
