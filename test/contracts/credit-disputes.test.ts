@@ -11,7 +11,14 @@ import { parseEther } from "ethers";
 
 import { guaranteeLeafOf } from "../../operator/clearing/commit-plan";
 import { SIGNING_SCHEME_CODES } from "../../sdk/eip712";
-import { ETH, signClaims, signedGuarantee, suretyFixture, OTHER_BLS, type SignedTestGuarantee } from "./helpers";
+import {
+  ETH,
+  signClaims,
+  signedGuarantee,
+  suretyFixture,
+  OTHER_BLS,
+  type SignedTestGuarantee,
+} from "./helpers";
 import { type BuiltCycle, buildCycleOf, creditOf, listedOf } from "./model/cycles";
 
 const ONE = parseEther("1");
@@ -81,14 +88,15 @@ describe("Recipient's credit disputes (issue 25, misdirected credits)", () => {
     // Claims wait for the dispute, as for any dispute.
     await time.increase((await f.vault.timings()).challengeWindow + 1n);
     const c = f.cycle.creditProof(ETH, f.outsider.address);
-    await expect(ch.claimNetCredit(1, ETH, f.outsider.address, c.summary, c.proof)).to.be.revertedWithCustomError(
-      ch,
-      "DisputesOpen",
-    );
+    await expect(
+      ch.claimNetCredit(1, ETH, f.outsider.address, c.summary, c.proof),
+    ).to.be.revertedWithCustomError(ch, "DisputesOpen");
     await expect(ch.payUnansweredCredit(1, id)).to.be.revertedWithCustomError(ch, "AnswerWindowOpen");
     await time.increaseTo((await ch.getCycle(1)).answerDeadline + 1n);
     const pay = ch.connect(f.dave).payUnansweredCredit(1, id);
-    await expect(pay).to.emit(ch, "CreditDisputeResolved").withArgs(1n, id, 3n, 3n * ONE, 0n);
+    await expect(pay)
+      .to.emit(ch, "CreditDisputeResolved")
+      .withArgs(1n, id, 3n, 3n * ONE, 0n);
     console.log(`      payUnansweredCredit gas: ${(await (await pay).wait())!.gasUsed}`);
     expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(3n * ONE);
     expect(await ch.bondOf(ETH)).to.equal(7n * ONE);

@@ -188,7 +188,9 @@ describe("Phantom credits (issue 25)", () => {
       scheme: SIGNING_SCHEME_CODES[g.scheme],
       signature: g.signature,
     };
-    await f.clearingHouse.connect(f.alice).disputeCredit(1, ETH, f.bob.address, listedOf(cycle, real, evidence));
+    await f.clearingHouse
+      .connect(f.alice)
+      .disputeCredit(1, ETH, f.bob.address, listedOf(cycle, real, evidence));
     await f.clearingHouse.connect(f.bob).payNetDebit(1, ETH, { value: 3n * ONE });
     await time.increaseTo((await f.clearingHouse.getCycle(1)).answerDeadline + 1n);
     await f.clearingHouse.payUnansweredCredit(1, real.guaranteeId);
