@@ -335,7 +335,10 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     }
 
     /// @notice The credit dispute of `guaranteeId` in cycle `cycleId` (all zero if none).
-    function creditDisputeOf(uint256 cycleId, bytes32 guaranteeId) external view returns (CreditDispute memory) {
+    function creditDisputeOf(
+        uint256 cycleId,
+        bytes32 guaranteeId
+    ) external view returns (CreditDispute memory) {
         return _books.creditDisputes[cycleId][guaranteeId];
     }
 

@@ -272,7 +272,8 @@ library DisputeLogic {
                 ? SumTree.parent(top, l.path[level])
                 : SumTree.parent(l.path[level], top);
         }
-        if (top.hash != l.summary.sumRoot || top.sum != l.summary.total) revert IClearingHouse.LeafNotInTree(l.index);
+        if (top.hash != l.summary.sumRoot || top.sum != l.summary.total)
+            revert IClearingHouse.LeafNotInTree(l.index);
         // g.amount is a leaf of a sum tree whose total fits 128 bits (isSummary).
         books.creditDisputes[cycleId][id] = IClearingHouse.CreditDispute(
             leaf,

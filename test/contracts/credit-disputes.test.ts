@@ -6,7 +6,6 @@
  */
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
-import { ethers } from "hardhat";
 import { parseEther } from "ethers";
 
 import { guaranteeLeafOf } from "../../operator/clearing/commit-plan";
@@ -172,5 +171,3 @@ describe("Recipient's credit disputes (issue 25, misdirected credits)", () => {
     );
   });
 });
-
-void ethers;
