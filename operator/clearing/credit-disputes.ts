@@ -38,3 +38,9 @@ export function withCreditDispute(
   if (open) rest.push({ cycleId: d.cycleId, guaranteeId: id });
   return rest.length === 0 ? null : JSON.stringify(rest);
 }
+
+/** `list` without the disputes of cycle `cycleId` (a veto ends them); null when nothing is left. */
+export function withoutCycle(list: readonly OpenCreditDispute[], cycleId: number): string | null {
+  const rest = list.filter((x) => x.cycleId !== cycleId);
+  return rest.length === 0 ? null : JSON.stringify(rest);
+}

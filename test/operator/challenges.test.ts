@@ -27,6 +27,7 @@ import type { Logger } from "../../operator/logger";
 import { guaranteeProof } from "../../sdk";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { OPEN_CREDIT_DISPUTES_KEY } from "../../operator/clearing/credit-disputes";
+import { applyUndo, JournaledTx } from "../../operator/chain/journal";
 import {
   advance,
   chainFixture,
@@ -365,7 +366,18 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
       finalization: a.finalization,
     });
     await h!.indexer.syncToHead();
-    expect(await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.not.equal(null);
+    const open = await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY);
+    expect(JSON.parse(open!)).to.deep.equal([{ cycleId: 1, guaranteeId: ids[0].toLowerCase() }]);
+    // A reorg rewinds the journaled list exactly (the operator_state undo op).
+    const now = h!.clock.nowSeconds();
+    const undo = await h!.store.transaction(async (tx) => {
+      const j = new JournaledTx(tx, now);
+      await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, null);
+      return j.undo;
+    });
+    expect(await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(null);
+    await h!.store.transaction((tx) => applyUndo(tx, undo, now));
+    expect(await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(open);
     const kept = await tasks.keeper.tick();
     expect(kept.creditsAnswered.map((c) => [c.guaranteeId, c.paid])).to.deep.equal([
       [ids[0].toLowerCase(), false],
