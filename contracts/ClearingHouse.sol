@@ -299,6 +299,49 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         DisputeLogic.revealSummary(_books, vault, cycleId, asset, account, summary, proof);
     }
 
+    /// @notice A recipient's credit dispute: the guarantee `l` proves (Core's certificate, the payer's signature
+    /// and its position in `payer`'s outgoing tree in `asset` of cycle `cycleId`) is listed, so it must be
+    /// credited to its recipient. Anyone may call on the recipient's behalf, inside the challenge window, once
+    /// per guarantee and cycle; refused for a guarantee already paid on chain or whose V2 validation did not
+    /// pass (`CreditNotOwed`). The operator answers with the guarantee's {CreditProof} ({answerCreditDispute});
+    /// unanswered, the bond pays the recipient ({payUnansweredCredit}). Claims of the cycle wait for it like
+    /// for any dispute (`DisputesOpen`). docs/clearing.md "Misdirected credits".
+    function disputeCredit(
+        uint256 cycleId,
+        address asset,
+        address payer,
+        ListedGuarantee calldata l
+    ) external nonReentrant {
+        DisputeLogic.disputeCredit(_books, vault, guaranteeVerifier, cycleId, asset, payer, l);
+    }
+
+    /// @notice Answers the credit dispute of `guaranteeId` in cycle `cycleId` with the guarantee's position in
+    /// its recipient's incoming tree (`NotCreditedToRecipient` otherwise), until the answer deadline; anyone
+    /// may answer (Core's keeper does).
+    function answerCreditDispute(
+        uint256 cycleId,
+        bytes32 guaranteeId,
+        CreditProof calldata proof
+    ) external nonReentrant {
+        DisputeLogic.answerCreditDispute(_books, cycleId, guaranteeId, proof);
+    }
+
+    /// @notice Pays the recipient of an unanswered credit dispute (after the answer deadline; anyone may call)
+    /// the guarantee's amount from the bond ({payoutOf}; what the bond lacks is owed, {refundOwed}) and marks the
+    /// guarantee paid in the Vault, so it is paid once only. If it was paid outside the cycle meanwhile, the
+    /// dispute lapses without payment.
+    function payUnansweredCredit(uint256 cycleId, bytes32 guaranteeId) external nonReentrant {
+        DisputeLogic.payUnansweredCredit(_books, vault, cycleId, guaranteeId);
+    }
+
+    /// @notice The credit dispute of `guaranteeId` in cycle `cycleId` (all zero if none).
+    function creditDisputeOf(
+        uint256 cycleId,
+        bytes32 guaranteeId
+    ) external view returns (CreditDispute memory) {
+        return _books.creditDisputes[cycleId][guaranteeId];
+    }
+
     // ------------------------------------------------------------------------------------------- veto
 
     /// @notice Vetoes cycle `cycleId` inside its challenge window: none of it settles (no claim, payment,

@@ -378,6 +378,11 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
         }
     }
 
+    /// @inheritdoc IClearingVault
+    function markPaid(bytes32 guaranteeId) external onlyClearingHouse {
+        _books.marks[guaranteeId] = VaultLedger.Mark(Consumption.Remunerated, 0);
+    }
+
     // --------------------------------------------------------------------- admin
 
     /// @notice Sets the ClearingHouse (once; it owns the obligations it records).

@@ -46,6 +46,9 @@ library ClearingBooks {
         // A removed or conceded position's excess over the debit (the debtor's incoming it had offset), paid
         // into the cycle from the bond and held for the debtor until the challenge deadline (audit M-3).
         mapping(uint256 cycleId => mapping(address asset => mapping(address debtor => uint256))) refundHeld;
+        // Recipients' credit disputes (a guarantee listed in its payer's tree, proven credited to its recipient
+        // or paid to it from the bond).
+        mapping(uint256 cycleId => mapping(bytes32 guaranteeId => IClearingHouse.CreditDispute)) creditDisputes;
     }
 
     /// @notice The committed cycle `cycleId`; reverts `UnknownCycle` otherwise.

@@ -222,6 +222,169 @@ library DisputeLogic {
         _reveal(books, vault, cycle, Position(cycleId, asset, account, 0, false), game, s, proof);
     }
 
+    /// @notice See {ClearingHouse-disputeCredit}.
+    function disputeCredit(
+        ClearingBooks.Books storage books,
+        IClearingVault vault,
+        IGuaranteeVerifier verifier,
+        uint256 cycleId,
+        address asset,
+        address payer,
+        IClearingHouse.ListedGuarantee calldata l
+    ) external {
+        IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
+        if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
+        if (block.timestamp > cycle.challengeDeadline)
+            revert IClearingHouse.ChallengeWindowClosed(cycleId, cycle.challengeDeadline);
+        // Core certified it and the payer signed it (the checks an answer to the payer's dispute makes).
+        IGuaranteeVerifier.DisputedGuarantee memory g = verifier.checkDisputedGuarantee(
+            IGuaranteeVerifier.Dispute(
+                address(vault),
+                vault.guaranteeDomainSeparator(),
+                vault.operatorKey(),
+                payer,
+                asset
+            ),
+            l.claims,
+            l.certificate,
+            l.scheme,
+            l.signature,
+            l.finalization
+        );
+        bytes32 id = g.guaranteeId;
+        IClearingHouse.CreditDispute storage d = books.creditDisputes[cycleId][id];
+        if (d.status != IClearingHouse.CreditDisputeStatus.None)
+            revert IClearingHouse.CreditDisputeNotOpen(cycleId, id, d.status);
+        // Not owed by the cycle: paid outside it already, or a V2 validation that did not pass (its payer's
+        // dispute removes it).
+        if (!g.validated || vault.consumption(id) == IClearingVault.Consumption.Remunerated)
+            revert IClearingHouse.CreditNotOwed(id);
+        bytes32 leaf = GuaranteeLeaf.hash(id, payer, g.recipient, asset, g.amount, keccak256(l.signature));
+        // Listed: the payer's summary and the leaf at `index` of its outgoing tree (what charges the payer).
+        uint256 totalDebit = books.cycleAssets[cycleId][asset].totalDebit;
+        if (!CreditCheck.isSummary(cycle.debitsRoot, totalDebit, payer, asset, l.summary, l.summaryProof))
+            revert IClearingHouse.InvalidDebitSummary(cycleId, asset, payer);
+        if (l.path.length != l.summary.depth || l.index >> l.path.length != 0)
+            revert IClearingHouse.LeafNotInTree(l.index);
+        SumTree.Node memory top = SumTree.Node(leaf, g.amount);
+        for (uint256 level = 0; level < l.path.length; ++level) {
+            top = (l.index >> level) & 1 == 0
+                ? SumTree.parent(top, l.path[level])
+                : SumTree.parent(l.path[level], top);
+        }
+        if (top.hash != l.summary.sumRoot || top.sum != l.summary.total)
+            revert IClearingHouse.LeafNotInTree(l.index);
+        // g.amount is a leaf of a sum tree whose total fits 128 bits (isSummary).
+        books.creditDisputes[cycleId][id] = IClearingHouse.CreditDispute(
+            leaf,
+            g.recipient,
+            asset,
+            uint128(g.amount),
+            IClearingHouse.CreditDisputeStatus.Open
+        );
+        cycle.openChallenges += 1;
+        books.openChallenges += 1;
+        emit IClearingHouse.CreditDisputed(cycleId, id, g.recipient, payer, asset, g.amount);
+    }
+
+    /// @notice See {ClearingHouse-answerCreditDispute}.
+    function answerCreditDispute(
+        ClearingBooks.Books storage books,
+        uint256 cycleId,
+        bytes32 guaranteeId,
+        IClearingHouse.CreditProof calldata p
+    ) external {
+        (IClearingHouse.Cycle storage cycle, IClearingHouse.CreditDispute storage d) = _openCredit(
+            books,
+            cycleId,
+            guaranteeId
+        );
+        if (block.timestamp > cycle.answerDeadline)
+            revert IClearingHouse.AnswerWindowClosed(cycleId, cycle.answerDeadline);
+        if (
+            !CreditCheck.isCredited(
+                cycle.debitsRoot,
+                books.cycleAssets[cycleId][d.asset].totalDebit,
+                d.recipient,
+                d.asset,
+                d.leaf,
+                d.amount,
+                p
+            )
+        ) revert IClearingHouse.NotCreditedToRecipient(cycleId, d.recipient, guaranteeId);
+        _closeCredit(books, cycle, d, IClearingHouse.CreditDisputeStatus.Answered);
+        emit IClearingHouse.CreditDisputeResolved(
+            cycleId,
+            guaranteeId,
+            IClearingHouse.CreditDisputeStatus.Answered,
+            0,
+            0
+        );
+    }
+
+    /// @notice See {ClearingHouse-payUnansweredCredit}.
+    function payUnansweredCredit(
+        ClearingBooks.Books storage books,
+        IClearingVault vault,
+        uint256 cycleId,
+        bytes32 guaranteeId
+    ) external {
+        (IClearingHouse.Cycle storage cycle, IClearingHouse.CreditDispute storage d) = _openCredit(
+            books,
+            cycleId,
+            guaranteeId
+        );
+        if (block.timestamp <= cycle.answerDeadline)
+            revert IClearingHouse.AnswerWindowOpen(cycleId, cycle.answerDeadline);
+        // Paid to its recipient outside the cycle since the dispute opened (a reserve collected): once only.
+        if (vault.consumption(guaranteeId) == IClearingVault.Consumption.Remunerated) {
+            _closeCredit(books, cycle, d, IClearingHouse.CreditDisputeStatus.Lapsed);
+            emit IClearingHouse.CreditDisputeResolved(
+                cycleId,
+                guaranteeId,
+                IClearingHouse.CreditDisputeStatus.Lapsed,
+                0,
+                0
+            );
+            return;
+        }
+        _closeCredit(books, cycle, d, IClearingHouse.CreditDisputeStatus.Paid);
+        (uint256 paid, uint256 owed) = ClearingBooks.owe(books, d.asset, d.recipient, d.amount);
+        emit IClearingHouse.CreditDisputeResolved(
+            cycleId,
+            guaranteeId,
+            IClearingHouse.CreditDisputeStatus.Paid,
+            paid,
+            owed
+        );
+        vault.markPaid(guaranteeId);
+    }
+
+    /// @dev The open credit dispute of `guaranteeId` in the committed, not vetoed cycle `cycleId`.
+    function _openCredit(
+        ClearingBooks.Books storage books,
+        uint256 cycleId,
+        bytes32 guaranteeId
+    ) private view returns (IClearingHouse.Cycle storage cycle, IClearingHouse.CreditDispute storage d) {
+        cycle = ClearingBooks.committed(books, cycleId);
+        if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
+        d = books.creditDisputes[cycleId][guaranteeId];
+        if (d.status != IClearingHouse.CreditDisputeStatus.Open)
+            revert IClearingHouse.CreditDisputeNotOpen(cycleId, guaranteeId, d.status);
+    }
+
+    /// @dev Resolves an open credit dispute as `status` and counts it closed.
+    function _closeCredit(
+        ClearingBooks.Books storage books,
+        IClearingHouse.Cycle storage cycle,
+        IClearingHouse.CreditDispute storage d,
+        IClearingHouse.CreditDisputeStatus status
+    ) private {
+        d.status = status;
+        cycle.openChallenges -= 1;
+        books.openChallenges -= 1;
+    }
+
     /// @notice Returns to the bond what it paid into vetoed cycle `cycleId` (per asset; `VetoedBondReturned`):
     /// a vetoed cycle pays no claim, so that money would otherwise stay held for ever.
     function returnBondOfVetoed(ClearingBooks.Books storage books, uint256 cycleId) external {

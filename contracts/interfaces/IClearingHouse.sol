@@ -158,6 +158,50 @@ interface IClearingHouse is IGuaranteeErrors {
         CreditProof credit;
     }
 
+    /// @notice A recipient's credit dispute of one guarantee of a cycle ({ClearingHouse-disputeCredit}):
+    /// None → Open → Answered (the operator proved it in the recipient's incoming tree) | Paid (unanswered by the
+    /// answer deadline: the bond paid the recipient) | Lapsed (unanswered, but the guarantee was paid to its
+    /// recipient outside the cycle meanwhile: nothing to pay). A veto ends every dispute of the cycle.
+    enum CreditDisputeStatus {
+        None,
+        Open,
+        Answered,
+        Paid,
+        Lapsed
+    }
+
+    /// @notice A recipient's proof that its guarantee is listed in a cycle ({ClearingHouse-disputeCredit}): the
+    /// guarantee's certificate (as a {DisputeAnswer} carries it) and its position in its payer's outgoing tree.
+    /// @param summary The payer's summary in the asset, proven by `summaryProof` under the cycle's `debitsRoot`.
+    /// @param index The guarantee's position in the payer's outgoing sum tree, `path` its sum-tree proof (leaf
+    /// level first; `summary.depth` siblings) to `summary.sumRoot`.
+    /// @param claims The guarantee's certificate claims; `certificate` Core's BLS signature over them.
+    /// @param scheme How the payer signed; `signature` the payer's signature (its keccak256 is the leaf's
+    /// signature hash).
+    /// @param finalization For a V2 guarantee without a passing verdict, the payer's finalization signature;
+    /// empty otherwise.
+    struct ListedGuarantee {
+        DebitSummary summary;
+        bytes32[] summaryProof;
+        uint256 index;
+        SumTree.Node[] path;
+        bytes claims;
+        BLS.G1Point certificate;
+        GuaranteeSignature.Scheme scheme;
+        bytes signature;
+        bytes finalization;
+    }
+
+    /// @notice A recipient's credit dispute as recorded: the guarantee's leaf hash, recipient, asset, amount
+    /// and status.
+    struct CreditDispute {
+        bytes32 leaf;
+        address recipient;
+        address asset;
+        uint128 amount;
+        CreditDisputeStatus status;
+    }
+
     /// @notice One leaf of a cycle's guarantees root (the fields `guaranteeLeafHash` hashes).
     struct GuaranteeLeaf {
         bytes32 guaranteeId;
@@ -257,6 +301,26 @@ interface IClearingHouse is IGuaranteeErrors {
         DisputeStatus outcome,
         bytes32 guaranteeId,
         uint256 amount
+    );
+    /// @notice `recipient` (or someone on its behalf) disputes that guarantee `guaranteeId` of `amount`, listed in
+    /// `payer`'s outgoing tree of cycle `cycleId`, is credited to it ({ClearingHouse-disputeCredit}).
+    event CreditDisputed(
+        uint256 indexed cycleId,
+        bytes32 indexed guaranteeId,
+        address indexed recipient,
+        address payer,
+        address asset,
+        uint256 amount
+    );
+    /// @notice The credit dispute of `guaranteeId` in cycle `cycleId` ended as `outcome` (Answered, Paid, Lapsed);
+    /// Paid: `paid` set aside for the recipient from the bond ({payoutOf}) and `owed` recorded as owed
+    /// ({refundOwed}) where the bond lacked it.
+    event CreditDisputeResolved(
+        uint256 indexed cycleId,
+        bytes32 indexed guaranteeId,
+        CreditDisputeStatus outcome,
+        uint256 paid,
+        uint256 owed
     );
     /// @notice `amount` was taken off `debtor`'s debit (an unproven or already-paid guarantee, or a debit above
     /// its revealed total); `fromBond` of it was paid into the cycle from the bond (the rest is shortfall), and
@@ -424,6 +488,12 @@ interface IClearingHouse is IGuaranteeErrors {
     error SummaryNotRevealable(uint256 cycleId, address asset, address account);
     /// @notice The answer's claims and signature are not the guarantee at the disputed position.
     error AnswerLeafMismatch(bytes32 guaranteeId);
+    /// @notice The credit dispute of `guaranteeId` in cycle `cycleId` is not open (`status`: None, or already
+    /// disputed and resolved; a guarantee is disputed once per cycle).
+    error CreditDisputeNotOpen(uint256 cycleId, bytes32 guaranteeId, CreditDisputeStatus status);
+    /// @notice Guarantee `guaranteeId` is not owed to its recipient by the cycle: already paid on chain
+    /// (remunerated, collected, or by the bond after a credit dispute) or its V2 validation did not pass.
+    error CreditNotOwed(bytes32 guaranteeId);
     /// @notice Claims of cycle `cycleId` wait for its open disputes, at most until `answerDeadline`.
     error DisputesOpen(uint256 cycleId, uint64 answerDeadline);
     /// @notice The unpaid debts of vetoed cycle `cycleId` stay locked until `releasableAt` (the grace period

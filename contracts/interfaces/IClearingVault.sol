@@ -45,6 +45,11 @@ interface IClearingVault {
         uint64 confirmationLag;
     }
 
+    /// @notice Marks `guaranteeId` paid to its recipient (`Remunerated`): the bond paid it after an unanswered
+    /// credit dispute, so no `remunerate`, `collectReserve` or reserve can pay it again (a V1 reserve of it is
+    /// then released to its payer with `releaseReserve`).
+    function markPaid(bytes32 guaranteeId) external;
+
     /// @notice Adds each obligation to its debtor's on-chain obligation (called on cycle commit).
     function recordObligations(Obligation[] calldata obligations) external;
 

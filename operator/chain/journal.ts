@@ -36,7 +36,8 @@ export type UndoOp =
   | { op: "response"; txHash: string; logIndex: number }
   | { op: "reserve"; guaranteeId: string; before: Json | null }
   | { op: "v2_netting"; guaranteeId: string; before: Json | null }
-  | { op: "webhook"; eventId: string };
+  | { op: "webhook"; eventId: string }
+  | { op: "operator_state"; key: string; before: string | null };
 
 /** The fields of a cycle that chain events change (what a rewind restores). */
 const CHAIN_CYCLE_FIELDS = [
@@ -209,6 +210,13 @@ export class JournaledTx implements TransitionStore {
   }
 
   /** Records a V2 id a commit netted; the rewind restores what was there before (usually nothing). */
+  /** Sets an `operator_state` value (null deletes it); a rewind restores the one before. */
+  async setOperatorState(key: string, value: string | null): Promise<void> {
+    const before = await this.tx.getOperatorState(key);
+    await this.tx.setOperatorState(key, value);
+    this.undo.push({ op: "operator_state", key, before });
+  }
+
   async putV2Netting(record: V2NettingRecord): Promise<void> {
     const before = await this.tx.getV2Netting(record.guaranteeId);
     await this.tx.putV2Netting(record);
@@ -334,6 +342,9 @@ export async function applyUndo(tx: StoreTx, undo: readonly UndoOp[], now: numbe
       case "v2_netting":
         if (step.before === null) await tx.deleteV2Netting(step.guaranteeId);
         else await tx.putV2Netting(step.before as unknown as V2NettingRecord);
+        break;
+      case "operator_state":
+        await tx.setOperatorState(step.key, step.before);
         break;
     }
   }

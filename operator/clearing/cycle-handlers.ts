@@ -3,6 +3,7 @@
  * credits claimed, its challenge window, its end, and the guardian's veto. Registered with the indexer by
  * chain/events.ts (the commit itself: ./commit-handlers.ts; disputes: ./dispute-handlers.ts).
  */
+import { OPEN_CREDIT_DISPUTES_KEY, parseOpenCreditDisputes, withoutCycle } from "./credit-disputes";
 import type { ApplyContext, EventHandlers } from "../chain/handlers";
 import type { JournaledTx } from "../chain/journal";
 import type { DecodedEvent } from "../chain/typed-events";
@@ -141,6 +142,10 @@ async function applyCycleVetoed(
   context: ApplyContext,
 ): Promise<void> {
   const cycleId = Number(event.args.cycleId);
+  // A veto ends the cycle's credit disputes (docs/clearing.md "Misdirected credits"): none is left to answer.
+  const credit = parseOpenCreditDisputes(await j.tx.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
+  if (credit.some((d) => d.cycleId === cycleId))
+    await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, withoutCycle(credit, cycleId));
   const cycle = await j.tx.getCycle(cycleId);
   if (!cycle) {
     context.logger.error({ cycle_id: cycleId }, "CycleVetoed for a cycle Core did not plan");

@@ -9,6 +9,7 @@ import type { ChainLogRef } from "../chain/event-types";
 import type { JournaledTx } from "../chain/journal";
 import type { DecodedEvent } from "../chain/typed-events";
 import type { CycleDebtRecord } from "../store";
+import { OPEN_CREDIT_DISPUTES_KEY, parseOpenCreditDisputes, withCreditDispute } from "./credit-disputes";
 
 export function registerDisputeHandlers(handlers: EventHandlers): void {
   handlers
@@ -17,7 +18,46 @@ export function registerDisputeHandlers(handlers: EventHandlers): void {
     .on("ClearingHouse.DebitReduced", applyDebitReduced)
     .on("ClearingHouse.CreditDeducted", applyCreditDeducted)
     .on("ClearingHouse.DeductionRecovered", applyDeductionRecovered)
-    .on("ClearingHouse.DebitVoided", applyDebitVoided);
+    .on("ClearingHouse.DebitVoided", applyDebitVoided)
+    .on("ClearingHouse.CreditDisputed", applyCreditDisputed)
+    .on("ClearingHouse.CreditDisputeResolved", applyCreditDisputeResolved);
+}
+
+/**
+ * A recipient disputes that a listed guarantee is credited to it (docs/clearing.md "Misdirected credits"): the
+ * keeper answers it with the guarantee's credit proof before the answer deadline.
+ */
+async function applyCreditDisputed(
+  j: JournaledTx,
+  event: DecodedEvent<"ClearingHouse.CreditDisputed">,
+  context: ApplyContext,
+): Promise<void> {
+  const a = event.args;
+  const d = { cycleId: Number(a.cycleId), guaranteeId: a.guaranteeId.toLowerCase() };
+  const list = parseOpenCreditDisputes(await j.tx.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
+  await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, withCreditDispute(list, d, true));
+  context.logger.warn(
+    { cycle_id: d.cycleId, guarantee_id: d.guaranteeId, recipient: a.recipient, amount: a.amount.toString() },
+    "credit disputed by a recipient",
+  );
+}
+
+const CREDIT_OUTCOMES = ["NONE", "OPEN", "ANSWERED", "PAID", "LAPSED"] as const;
+
+/** A credit dispute ended: answered (Core proved the credit), or paid from the bond (Core failed to). */
+async function applyCreditDisputeResolved(
+  j: JournaledTx,
+  event: DecodedEvent<"ClearingHouse.CreditDisputeResolved">,
+  context: ApplyContext,
+): Promise<void> {
+  const a = event.args;
+  const d = { cycleId: Number(a.cycleId), guaranteeId: a.guaranteeId.toLowerCase() };
+  const list = parseOpenCreditDisputes(await j.tx.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
+  await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, withCreditDispute(list, d, false));
+  const outcome = CREDIT_OUTCOMES[Number(a.outcome)] ?? "UNKNOWN";
+  const fields = { cycle_id: d.cycleId, guarantee_id: d.guaranteeId, outcome, paid: a.paid.toString() };
+  if (outcome === "PAID") context.logger.error(fields, "credit dispute paid from the bond");
+  else context.logger.info(fields, "credit dispute resolved");
 }
 
 /**

@@ -36,6 +36,7 @@ import {
   type AnswerableGuarantee,
 } from "./dispute-answer";
 import { guaranteeLeafOf } from "./commit-plan";
+import { OPEN_CREDIT_DISPUTES_KEY, parseOpenCreditDisputes } from "./credit-disputes";
 import { buildDebtorTree, creditProofOf, debitSummaryProof, summaryStruct } from "../../sdk/debit-tree";
 import { cycleCommitArgs } from "./cycle-json";
 import { plannedGuarantees } from "./planned-guarantees";
@@ -87,6 +88,11 @@ export interface KeeperTickResult {
     conceded: boolean;
     txHash: string;
   }[];
+  /**
+   * Recipients' credit disputes answered with the guarantee's credit proof (`answerCreditDispute`), or, past
+   * the answer deadline, paid from the bond (`payUnansweredCredit`: `paid`).
+   */
+  creditsAnswered: { cycleId: number; guaranteeId: string; paid: boolean; txHash: string }[];
   /** Debts with a dispute left unanswered, voided after the answer deadline (the bond funds the creditors). */
   voided: { cycleId: number; asset: string; debtor: string; txHash: string }[];
   /** Debts of vetoed cycles released (obligation freed or payment refunded). */
@@ -134,6 +140,7 @@ export class ClearingKeeper {
   private async step(): Promise<KeeperTickResult> {
     const result: KeeperTickResult = {
       answered: [],
+      creditsAnswered: [],
       voided: [],
       released: [],
       covered: [],
@@ -143,6 +150,7 @@ export class ClearingKeeper {
     };
     // Answers first: a dispute unanswered past its deadline voids an honest debit against the bond.
     await this.answerDisputes(result);
+    await this.answerCreditDisputes(result);
     await this.releaseVetoed(result);
     await this.coverDefaults(result);
     if (this.options.claimCredits) await this.claimCredits(result);
@@ -339,6 +347,54 @@ export class ClearingKeeper {
         if (!(error instanceof DisputeAnswerError)) throw error;
         logger.error({ ...context, reason: error.message }, "cannot answer a dispute");
       }
+    }
+  }
+
+  /**
+   * Every open credit dispute (docs/clearing.md "Misdirected credits"): answered with the guarantee's credit
+   * proof in its recipient's incoming tree while the answer window is open; past it, the recipient is paid
+   * from the bond (what the chain owes it; a Core that credited the guarantee answered in time).
+   */
+  private async answerCreditDisputes(result: KeeperTickResult): Promise<void> {
+    const { store, chainClock, logger } = this.options;
+    const open = parseOpenCreditDisputes(await store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
+    const now = chainClock.nowSeconds();
+    const cycles = new Map<number, CycleAnswering | null>();
+    for (const d of open) {
+      const cycle = await store.getCycle(d.cycleId);
+      if (!cycle || cycle.state === "VETOED") continue;
+      const context = { cycle_id: d.cycleId, guarantee_id: d.guaranteeId };
+      if (cycle.answerDeadline !== null && now > cycle.answerDeadline) {
+        const data = clearingHouseInterface.encodeFunctionData("payUnansweredCredit", [
+          d.cycleId,
+          d.guaranteeId,
+        ]);
+        const txHash = await this.trySend(data, context);
+        if (txHash) result.creditsAnswered.push({ ...d, paid: true, txHash });
+        continue;
+      }
+      if (!cycle.plannedByCore) continue;
+      if (!cycles.has(cycle.cycleId)) cycles.set(cycle.cycleId, await this.answering(cycle));
+      const answering = cycles.get(cycle.cycleId);
+      const g = answering?.byId.get(d.guaranteeId);
+      if (!answering || g === undefined) {
+        logger.error(context, "cannot answer a credit dispute: not a guarantee of the cycle Core planned");
+        continue;
+      }
+      const l = guaranteeLeafOf(g);
+      const recipient = buildDebtorTree(answering.guarantees.map(guaranteeLeafOf), l.recipient, l.asset);
+      const proof = recipient && creditProofOf(answering.trees, recipient, l.guaranteeId);
+      if (!proof) {
+        logger.error(context, "cannot answer a credit dispute: no credit proof");
+        continue;
+      }
+      const data = clearingHouseInterface.encodeFunctionData("answerCreditDispute", [
+        d.cycleId,
+        d.guaranteeId,
+        proof,
+      ]);
+      const txHash = await this.trySend(data, context, true);
+      if (txHash) result.creditsAnswered.push({ ...d, paid: false, txHash });
     }
   }
 

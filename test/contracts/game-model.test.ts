@@ -57,9 +57,19 @@ import {
   validationRequestHash,
   type PolicyFields,
 } from "./helpers";
-import { answerOf, buildCycleOf, creditOf, key, type AnswerEvidence, type BuiltCycle } from "./model/cycles";
+import { NO_CREDIT_PROOF } from "../../sdk/debit-tree";
+import {
+  answerOf,
+  buildCycleOf,
+  creditOf,
+  key,
+  listedOf,
+  type AnswerEvidence,
+  type BuiltCycle,
+} from "./model/cycles";
 import {
   Consumption,
+  CreditDisputeStatus,
   DebtStatus,
   DisputeStatus,
   GameModel,
@@ -604,7 +614,7 @@ class Harness {
       rogue = "phantom credit";
     } else if (kind === 7) {
       // A pending guarantee credited to mallory instead of its recipient: every sum still matches; the
-      // guardian vetoes the cycle (its recipient has no dispute of its incoming tree: docs/clearing.md).
+      // guardian vetoes the cycle, or it stands and the recipient disputes its credit (disputeCredit).
       const victim = pick(
         pending.filter(
           (g) => g.payer !== g.recipient && g.recipient !== this.g.actors.mallory.address.toLowerCase(),
@@ -673,7 +683,7 @@ class Harness {
     );
     this.count(rogue ? `commit rogue: ${rogue}` : "commit honest");
     const c = m.cycle(Number(cycleId))!;
-    if (misdirected !== undefined) {
+    if (misdirected !== undefined && b % 3 === 0) {
       await this.call(
         `veto cycle ${c.id} (misdirected credit)`,
         this.g.actors.guardian,
@@ -683,6 +693,19 @@ class Harness {
       );
       return;
     }
+    if (rogue === undefined && a % 4 === 0) {
+      // A recipient disputes an honest credit: Core's keeper answers it at once with the credit proof.
+      const g = listed.map((id) => m.guarantees.get(id)!).find((x) => x.payer !== x.recipient && x.payable);
+      if (g) {
+        await this.disputeCredit(c, g.id);
+        await this.settleCreditDisputes();
+      }
+    }
+    if (misdirected !== undefined) {
+      // Left standing: its recipient disputes its credit (docs/clearing.md "Misdirected credits"); nobody can
+      // answer it, so the bond pays the recipient after the answer deadline.
+      await this.disputeCredit(c, misdirected);
+    }
     // Honest payers dispute every position they must, at once.
     // A net creditor reveals its summary first (issue 25, finding 2: it disputes its outgoing tree too).
     for (const [k, infos] of positions) {
@@ -691,6 +714,60 @@ class Harness {
       if (!c.debts.has(key(asset, debtor))) await this.reveal(c, asset, debtor);
       for (let i = 0; i < infos.length; i++)
         if (this.bad(infos[i])) await this.dispute(c, asset, debtor, i, "forced");
+    }
+  }
+
+  /** The recipient of listed guarantee `id` disputes its credit in cycle `c` (`disputeCredit`). */
+  async disputeCredit(c: ModelCycle, id: string): Promise<void> {
+    const issued = this.issued.get(id)!;
+    const leaf = issued.leaf;
+    const data = CH.encodeFunctionData("disputeCredit", [
+      c.id,
+      getAddress(leaf.asset),
+      getAddress(leaf.payer),
+      listedOf(c.built, leaf, issued.evidence),
+    ]);
+    const result = await this.call(
+      `disputeCredit cycle ${c.id} ${id.slice(0, 10)}`,
+      this.actorOf(leaf.recipient),
+      this.g.clearingHouseAddress,
+      data,
+      (t) => this.model.disputeCredit(c.id, id, t),
+    );
+    if (!(result instanceof Refusal)) this.count("credit disputed by its recipient");
+  }
+
+  /** Answers (before the answer deadline: the operator's credit proof) or pays every open credit dispute. */
+  async settleCreditDisputes(): Promise<void> {
+    const m = this.model;
+    for (const c of m.cycles) {
+      if (c.vetoed) continue;
+      for (const [id, d] of c.creditDisputes) {
+        if (d.status !== CreditDisputeStatus.Open) continue;
+        const leaf = this.issued.get(id)!.leaf;
+        const credit = creditOf(c.built, leaf);
+        const credited = credit !== NO_CREDIT_PROOF;
+        if (m.now + 1 <= c.answerDeadline) {
+          await this.call(
+            `answerCreditDispute cycle ${c.id} ${id.slice(0, 10)}`,
+            this.g.actors.operator,
+            this.g.clearingHouseAddress,
+            CH.encodeFunctionData("answerCreditDispute", [c.id, id, credit]),
+            (t) => m.answerCreditDispute(c.id, id, credited, t),
+          ).then((r) =>
+            this.count(r instanceof Refusal ? "credit dispute unanswerable" : "credit dispute answered"),
+          );
+          continue;
+        }
+        const result = await this.call(
+          `payUnansweredCredit cycle ${c.id} ${id.slice(0, 10)}`,
+          this.g.actors.operator,
+          this.g.clearingHouseAddress,
+          CH.encodeFunctionData("payUnansweredCredit", [c.id, id]),
+          (t) => m.payUnansweredCredit(c.id, id, t),
+        );
+        if (!(result instanceof Refusal)) this.count(`credit dispute → ${CreditDisputeStatus[result]}`);
+      }
     }
   }
 
@@ -1298,6 +1375,7 @@ class Harness {
     await answerAll();
     await this.commit(0, 0, 0);
     await answerAll();
+    await this.settleCreditDisputes();
     // Past every deadline: answers, payments, vetoed locks, reserves, withdrawals.
     let until = m.now;
     for (const c of m.cycles)
@@ -1309,6 +1387,7 @@ class Harness {
     for (const r of m.reserves.values()) until = Math.max(until, r.expiresAt);
     for (const w of m.withdrawals.values()) until = Math.max(until, w.readyAt);
     m.now = until + 1;
+    await this.settleCreditDisputes();
     for (const c of m.cycles) {
       if (c.vetoed) continue;
       for (const [gk, game] of c.games) {

@@ -495,6 +495,72 @@ describe("Gas", () => {
     });
   }
 
+  for (const count of [1, 100, 10_000, 1_000_000]) {
+    it(`recipient's credit dispute: disputeCredit, answerCreditDispute, payUnansweredCredit, ${count} guarantee(s)`, async () => {
+      const f = await loadFixture(suretyFixture);
+      await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+      await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 10n * ONE });
+      const real = await signedGuarantee(f, f.alice, f.bob.address, 1n, ONE);
+      const tree = syntheticTree(guaranteeLeafHash(guaranteeLeafOf(real.payable)), count);
+      const side = (account: string, out: boolean) => ({
+        debtor: account,
+        asset: ETH,
+        sumRoot: out ? tree.root.hash : ZeroHash,
+        total: out ? tree.root.sum : 0n,
+        depth: out ? tree.depth : 0,
+        inRoot: out ? ZeroHash : tree.root.hash,
+        inTotal: out ? 0n : tree.root.sum,
+        inDepth: out ? 0 : tree.depth,
+      });
+      const alices = side(f.alice.address, true);
+      const bobs = side(f.bob.address, false); // as deep as the payer's: the worst case
+      const others = Array.from({ length: 63 }, (_, i) => ({
+        ...alices,
+        debtor: ethers.Wallet.createRandom().address,
+        sumRoot: hashText(`s${i}`),
+      }));
+      const debits = new SummariesTree([alices, bobs, ...others]);
+      const c = buildCycle(1, transfer(ETH, f.alice.address, f.bob.address, tree.root.sum));
+      await f.clearingHouse
+        .connect(f.operator)
+        .commitCycle(
+          1,
+          { root: c.root, guaranteesRoot: GUARANTEES_ROOT, debitsRoot: debits.root },
+          c.totals,
+          c.debtors,
+          [],
+        );
+      await gasOf(
+        `disputeCredit (${count}; payer's summary + sum path, BLS certificate, payer signature)`,
+        f.clearingHouse.connect(f.bob).disputeCredit(1, ETH, f.alice.address, {
+          summary: summaryStruct(alices),
+          summaryProof: debits.proof(alices),
+          index: 0n,
+          path: tree.path(0),
+          claims: real.claims,
+          certificate: signClaims(real.claims),
+          scheme: 0,
+          signature: real.signature,
+          finalization: "0x",
+        }),
+      );
+      const id = real.payable.guaranteeId;
+      const snapshot = await ethers.provider.send("evm_snapshot", []);
+      await gasOf(
+        `answerCreditDispute (${count}; the recipient's credit proof)`,
+        f.clearingHouse.answerCreditDispute(1, id, {
+          summary: summaryStruct(bobs),
+          summaryProof: debits.proof(bobs),
+          index: 0n,
+          path: tree.path(0),
+        }),
+      );
+      await ethers.provider.send("evm_revert", [snapshot]);
+      await time.increase(PAYMENT_DELAY);
+      await gasOf(`payUnansweredCredit (${count})`, f.clearingHouse.payUnansweredCredit(1, id));
+    });
+  }
+
   it("double listing: proveDoubleListing, claimOwedRefund, withdrawPayout", async () => {
     const f = await loadFixture(suretyFixture);
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });

@@ -4,7 +4,8 @@
  * only when its asset's credits add up to the cycle's committed total credit (contracts/lib/CreditCheck.sol
  * `isSummary`, docs/clearing.md "Phantom credits"). So a phantom needs a committed debit somewhere to back it:
  * its account disputes it (the bond pays), or its collateral and then the bond cover it; a late honest
- * creditor always finds its credit funded.
+ * creditor always finds its credit funded. A misdirected credit (a listed guarantee credited to another
+ * account) is the recipient's to dispute (`disputeCredit`, test/contracts/credit-disputes.test.ts).
  */
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
@@ -14,8 +15,9 @@ import { ZeroHash, concat, keccak256, parseEther, toBeHex, zeroPadValue } from "
 import { guaranteeLeafOf } from "../../operator/clearing/commit-plan";
 import { SummariesTree, summaryStruct, type DebitSummary } from "../../sdk/debit-tree";
 import type { GuaranteeLeaf } from "../../sdk/guarantee-tree";
-import { ETH, buildCycle, signedGuarantee, suretyFixture, transfer } from "./helpers";
-import { type BuiltCycle, buildCycleOf } from "./model/cycles";
+import { SIGNING_SCHEME_CODES } from "../../sdk/eip712";
+import { ETH, buildCycle, signClaims, signedGuarantee, suretyFixture, transfer } from "./helpers";
+import { type BuiltCycle, buildCycleOf, listedOf } from "./model/cycles";
 
 const ONE = parseEther("1");
 
@@ -169,18 +171,34 @@ describe("Phantom credits (issue 25)", () => {
     }
   });
 
-  it("residual: a misdirected credit keeps every sum right and pays the wrong creditor (the veto is the remedy)", async () => {
+  it("a misdirected credit keeps every sum right; the recipient's credit dispute makes the bond pay it", async () => {
     const f = await loadFixture(suretyFixture);
     await f.vault.connect(f.bob).deposit({ value: 10n * ONE });
-    const real = guaranteeLeafOf((await signedGuarantee(f, f.bob, f.alice.address, 1n, 3n * ONE)).payable);
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 10n * ONE });
+    const g = await signedGuarantee(f, f.bob, f.alice.address, 1n, 3n * ONE);
+    const real = guaranteeLeafOf(g.payable);
     // The operator credits bob's guarantee to mallory instead of alice: the summaries add up (3 = 3).
     const cycle = buildCycleOf(1n, [real], () => f.outsider.address);
     await commit(f, cycle);
+    // alice has no summary in the cycle, but her guarantee is listed in bob's tree: she disputes her credit
+    // (docs/clearing.md "Misdirected credits"); the operator cannot prove it in her incoming tree.
+    const evidence = {
+      claims: g.claims,
+      certificate: signClaims(g.claims),
+      scheme: SIGNING_SCHEME_CODES[g.scheme],
+      signature: g.signature,
+    };
+    await f.clearingHouse
+      .connect(f.alice)
+      .disputeCredit(1, ETH, f.bob.address, listedOf(cycle, real, evidence));
     await f.clearingHouse.connect(f.bob).payNetDebit(1, ETH, { value: 3n * ONE });
-    await time.increase((await f.vault.timings()).challengeWindow + 1n);
+    await time.increaseTo((await f.clearingHouse.getCycle(1)).answerDeadline + 1n);
+    await f.clearingHouse.payUnansweredCredit(1, real.guaranteeId);
     await claim({ ...f, cycle }, f.outsider.address);
     expect(await f.clearingHouse.payoutOf(ETH, f.outsider.address)).to.equal(3n * ONE);
-    // alice has no summary in the cycle: nothing to claim, nothing to dispute (docs/clearing.md, residual).
-    expect(() => cycle.creditProof(ETH, f.alice.address)).to.throw("no summary");
+    // alice is paid once, from the bond; the guarantee is marked paid in the Vault.
+    expect(await f.clearingHouse.payoutOf(ETH, f.alice.address)).to.equal(3n * ONE);
+    expect(await f.clearingHouse.bondOf(ETH)).to.equal(7n * ONE);
+    expect(await f.vault.consumption(real.guaranteeId)).to.equal(1n);
   });
 });

@@ -247,6 +247,7 @@ describe("Vault", () => {
         () => v.releaseObligation(alice.address, ETH, 1),
         () => v.coverDefault(alice.address, ETH, 1),
         () => v.markNetted(1, [hashText("g")]),
+        () => v.markPaid(hashText("g")),
       ]) {
         await expect(call())
           .to.be.revertedWithCustomError(vault, "NotClearingHouse")

@@ -26,6 +26,8 @@ import { netCycle } from "../../operator/clearing/netting";
 import type { Logger } from "../../operator/logger";
 import { guaranteeProof } from "../../sdk";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
+import { OPEN_CREDIT_DISPUTES_KEY } from "../../operator/clearing/credit-disputes";
+import { applyUndo, JournaledTx } from "../../operator/chain/journal";
 import {
   advance,
   chainFixture,
@@ -336,5 +338,54 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     expect((await h!.store.getCycle(2))!.state).to.equal("COMMITTED");
     expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(3n * ONE);
     expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(3n * ONE);
+  });
+
+  it("answers a recipient's credit dispute with the guarantee's credit proof: the bond pays nothing", async function () {
+    const { f, tasks, ids } = await committed();
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    const all = await h!.store.listGuarantees({ cycleId: 1 });
+    const debitsRoot = commitArgsFromJson(JSON.parse((await h!.store.getCycle(1))!.args)).debitsRoot;
+    const tree = debtorTreeOf(all, f.alice.address, ETH);
+    const position = tree.leaves.findIndex((l) => l.guaranteeId.toLowerCase() === ids[0].toLowerCase());
+    const a = buildDisputeAnswer(
+      rebuildCycleDebitTrees(debitsRoot, all),
+      tree,
+      new Map(all.map((g) => [g.guaranteeId.toLowerCase(), g])),
+      position,
+    );
+    // bob, toBob's recipient, disputes its credit (as if the commit had misdirected it).
+    await f.clearingHouse.connect(f.bob).disputeCredit(1, ETH, f.alice.address, {
+      summary: a.summary,
+      summaryProof: a.summaryProof,
+      index: position,
+      path: a.path,
+      claims: a.claims,
+      certificate: a.certificate,
+      scheme: a.scheme,
+      signature: a.signature,
+      finalization: a.finalization,
+    });
+    await h!.indexer.syncToHead();
+    const open = await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY);
+    expect(JSON.parse(open!)).to.deep.equal([{ cycleId: 1, guaranteeId: ids[0].toLowerCase() }]);
+    // A reorg rewinds the journaled list exactly (the operator_state undo op).
+    const now = h!.clock.nowSeconds();
+    const undo = await h!.store.transaction(async (tx) => {
+      const j = new JournaledTx(tx, now);
+      await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, null);
+      return j.undo;
+    });
+    expect(await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(null);
+    await h!.store.transaction((tx) => applyUndo(tx, undo, now));
+    expect(await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(open);
+    const kept = await tasks.keeper.tick();
+    expect(kept.creditsAnswered.map((c) => [c.guaranteeId, c.paid])).to.deep.equal([
+      [ids[0].toLowerCase(), false],
+    ]);
+    await h!.indexer.syncToHead();
+    expect((await f.clearingHouse.creditDisputeOf(1, ids[0])).status).to.equal(2n); // Answered
+    expect(await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(null);
+    expect((await tasks.keeper.tick()).creditsAnswered).to.deep.equal([]); // not answered twice
+    expect(await f.clearingHouse.bondOf(ETH)).to.equal(5n * ONE);
   });
 });

@@ -229,3 +229,22 @@ export function creditOf(cycle: BuiltCycle, leaf: GuaranteeLeaf | undefined) {
     path: sumTreeProof(recipient.incoming, index).path,
   };
 }
+
+/**
+ * `disputeCredit`'s `ListedGuarantee` for `leaf` (a recipient's credit dispute): the payer's summary and its
+ * proof, the leaf's position and path in the payer's outgoing tree, and the guarantee's `evidence`.
+ */
+export function listedOf(cycle: BuiltCycle, leaf: GuaranteeLeaf, evidence: AnswerEvidence) {
+  const tree = cycle.trees.get(key(leaf.payer, leaf.asset));
+  if (tree === undefined) throw new Error(`no summary of ${leaf.payer}`);
+  const index = positionOf(tree, leaf.guaranteeId);
+  if (index < 0) throw new Error(`${leaf.guaranteeId} is not in its payer's tree`);
+  return {
+    summary: summaryStruct(tree.summary),
+    summaryProof: cycle.summaryProof(tree.summary),
+    index: BigInt(index),
+    path: sumTreeProof(tree, index).path,
+    ...evidence,
+    finalization: "0x",
+  };
+}

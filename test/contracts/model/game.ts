@@ -42,6 +42,13 @@ export enum DisputeStatus {
   Removed = 4,
   Dismissed = 5,
 }
+export enum CreditDisputeStatus {
+  None = 0,
+  Open = 1,
+  Answered = 2,
+  Paid = 3,
+  Lapsed = 4,
+}
 export enum Consumption {
   None = 0,
   Remunerated = 1,
@@ -129,6 +136,11 @@ export interface ModelCycle {
   unanswered: Map<string, bigint>;
   /** The debits as committed: `asset|debtor`. */
   committedDebits: Map<string, bigint>;
+  /** Recipients' credit disputes by guarantee id (`disputeCredit`). */
+  creditDisputes: Map<
+    string,
+    { status: CreditDisputeStatus; recipient: string; asset: string; amount: bigint }
+  >;
 }
 
 export interface Reserve {
@@ -457,6 +469,7 @@ export class GameModel {
       rogue,
       unanswered: new Map(),
       committedDebits: new Map(built.debtors.map((d) => [key(d.asset, d.debtor), d.amount])),
+      creditDisputes: new Map(),
     };
     for (const total of built.totals) {
       c.assets.set(total.asset.toLowerCase(), {
@@ -605,6 +618,66 @@ export class GameModel {
     this.bond.set(asset, bond - amount);
     this.refundOwed.set(key(asset, payer), owed - amount);
     this.add(this.payouts, key(asset, payer), amount);
+  }
+
+  /**
+   * `disputeCredit` of guarantee `id` (listed in its payer's tree: the harness proves it) by its recipient,
+   * in the contract's order of checks.
+   */
+  disputeCredit(cycleId: number, id: string, t: number): void {
+    const c = this.committed(cycleId);
+    if (c.vetoed) refuse("CycleIsVetoed");
+    if (t > c.challengeDeadline) refuse("ChallengeWindowClosed");
+    const g = this.guarantees.get(id.toLowerCase())!;
+    if (c.creditDisputes.has(g.id)) refuse("CreditDisputeNotOpen");
+    if (!g.payable || this.consumption(g.id) === Consumption.Remunerated) refuse("CreditNotOwed");
+    c.creditDisputes.set(g.id, {
+      status: CreditDisputeStatus.Open,
+      recipient: g.recipient,
+      asset: g.asset,
+      amount: g.amount,
+    });
+    c.openChallenges += 1;
+    this.openChallenges += 1;
+  }
+
+  private openCredit(cycleId: number, id: string) {
+    const c = this.committed(cycleId);
+    if (c.vetoed) refuse("CycleIsVetoed");
+    const d = c.creditDisputes.get(id.toLowerCase());
+    if (d === undefined || d.status !== CreditDisputeStatus.Open) refuse("CreditDisputeNotOpen");
+    return { c, d: d! };
+  }
+
+  /** `answerCreditDispute` with the credit proof the cycle has (`credited`: the recipient's tree holds it). */
+  answerCreditDispute(cycleId: number, id: string, credited: boolean, t: number): void {
+    const { c, d } = this.openCredit(cycleId, id);
+    if (t > c.answerDeadline) refuse("AnswerWindowClosed");
+    if (!credited) refuse("NotCreditedToRecipient");
+    d.status = CreditDisputeStatus.Answered;
+    c.openChallenges -= 1;
+    this.openChallenges -= 1;
+  }
+
+  /** `payUnansweredCredit`: the bond pays the recipient (what it lacks is owed), once; lapses if paid outside. */
+  payUnansweredCredit(cycleId: number, id: string, t: number): CreditDisputeStatus {
+    const { c, d } = this.openCredit(cycleId, id);
+    if (t <= c.answerDeadline) refuse("AnswerWindowOpen");
+    c.openChallenges -= 1;
+    this.openChallenges -= 1;
+    if (this.consumption(id) === Consumption.Remunerated) return (d.status = CreditDisputeStatus.Lapsed);
+    d.status = CreditDisputeStatus.Paid;
+    const bond = this.get(this.bond, d.asset);
+    const paid = d.amount < bond ? d.amount : bond;
+    this.bond.set(d.asset, bond - paid);
+    this.add(this.payouts, key(d.asset, d.recipient), paid);
+    if (d.amount > paid) {
+      this.add(this.refundOwed, key(d.asset, d.recipient), d.amount - paid);
+    }
+    this.flow(d.recipient, d.asset).received += d.amount;
+    this.add(this.faults, d.asset, d.amount);
+    this.marks.set(id.toLowerCase(), { how: Consumption.Remunerated, cycleId: 0 });
+    return d.status;
   }
 
   disputeGuarantee(cycleId: number, asset: string, debtor: string, index: number, t: number): void {
