@@ -47,6 +47,17 @@ const isCommitted = (cycle: CycleRecord): cycle is CycleRecord & { state: CycleS
 import type { RouteModule } from "./context";
 import { notFound } from "./errors";
 import { parsedBy, pathParam, queryParam, validate, validated } from "./validation";
+import {
+  PATH_400_CODES,
+  SERVER_ERROR,
+  errorAnswer,
+  inPath,
+  jsonAnswer,
+  limitParameter,
+  mount,
+  operation,
+  ref,
+} from "./operations";
 
 function parseCycleId(value: string): number {
   if (!/^[1-9][0-9]{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) {
@@ -68,6 +79,102 @@ const iso = (seconds: number | null) => (seconds === null ? null : new Date(seco
 /** Cycles per page of `GET /core/cycles` (each is a full cycle view: debtors and claims included). */
 export const DEFAULT_CYCLE_PAGE = 10;
 export const MAX_CYCLE_PAGE = 50;
+
+/** The `id` of a cycle in a path. */
+const CYCLE_ID_PARAMETER = {
+  name: "id",
+  in: "path",
+  required: true,
+  schema: { type: "string", pattern: "^[1-9][0-9]*$" },
+};
+/** A committed cycle whose trees Core cannot serve. */
+const TREES_NOT_AVAILABLE =
+  "No such committed cycle, or Core cannot serve its tree%s (a cycle Core did not plan, or one whose " +
+  "guarantees no longer rebuild its committed root).";
+
+/** The cycle resource's operations: mounted below, described in Core's OpenAPI document. */
+export const CYCLE_OPERATIONS = {
+  list: operation("get", "/core/cycles", {
+    tags: ["clearing"],
+    summary: "Committed cycles (committed, finalized, vetoed), newest first, paginated",
+    parameters: [
+      limitParameter(MAX_CYCLE_PAGE, DEFAULT_CYCLE_PAGE),
+      {
+        name: "before",
+        in: "query",
+        required: false,
+        schema: { type: "string", pattern: "^[1-9][0-9]*$" },
+        description: "Only cycles with a lower id: the `next_cursor` of the previous page.",
+      },
+    ],
+    responses: {
+      "200": jsonAnswer("One page of cycles, each as `GET /core/cycles/{id}`.", ref("Cycles")),
+      "400": errorAnswer("`limit` or `before` malformed or repeated.", ["invalid_request"]),
+      ...SERVER_ERROR,
+    },
+  }),
+  one: operation("get", "/core/cycles/{id}", {
+    tags: ["clearing"],
+    summary: "A clearing cycle seen committed on chain: root, deadlines, totals, debts, claims",
+    parameters: [CYCLE_ID_PARAMETER],
+    responses: {
+      "200": jsonAnswer("The cycle.", ref("Cycle")),
+      "400": errorAnswer("Malformed cycle id.", ["invalid_request", ...PATH_400_CODES]),
+      "404": errorAnswer("No cycle with that id was seen committed.", ["cycle_not_found"]),
+      ...SERVER_ERROR,
+    },
+  }),
+  proof: operation("get", "/core/cycles/{id}/participants/{address}/proof", {
+    tags: ["clearing"],
+    summary: "A participant's net positions in a committed cycle, with Merkle proofs and claim arguments",
+    parameters: [CYCLE_ID_PARAMETER, inPath("address", "Address")],
+    responses: {
+      "200": jsonAnswer("One position per asset with a non-zero net.", ref("CycleProof")),
+      "400": errorAnswer("Malformed cycle id or address.", ["invalid_request", ...PATH_400_CODES]),
+      "404": errorAnswer("No such committed cycle, or no position of the participant in it.", [
+        "cycle_not_found",
+        "position_not_found",
+      ]),
+      ...SERVER_ERROR,
+    },
+  }),
+  guarantees: operation("get", "/core/cycles/{id}/guarantees", {
+    tags: ["clearing"],
+    summary:
+      "A payer's leaves of a committed cycle's guarantees tree, with Merkle proofs (for proveDoubleListing " +
+      "and V1 reserves)",
+    parameters: [CYCLE_ID_PARAMETER, { name: "payer", in: "query", required: true, schema: ref("Address") }],
+    responses: {
+      "200": jsonAnswer("The payer's leaves and proofs.", ref("CycleGuarantees")),
+      "400": errorAnswer("Malformed cycle id; `payer` missing, repeated or malformed.", [
+        "invalid_request",
+        ...PATH_400_CODES,
+      ]),
+      "404": errorAnswer(TREES_NOT_AVAILABLE.replace("%s", ""), [
+        "cycle_not_found",
+        "guarantees_not_available",
+      ]),
+      ...SERVER_ERROR,
+    },
+  }),
+  debits: operation("get", "/core/cycles/{id}/debits/{payer}", {
+    tags: ["clearing"],
+    summary:
+      "An account's sum trees in a committed cycle, outgoing and incoming: summary, positions and proofs " +
+      "(what disputeGuarantee disputes, answerDispute and revealSummary prove, claimNetCredit and " +
+      'Vault.releaseListedReserve take; docs/clearing.md "Disputes", "Credits bound to guarantees")',
+    parameters: [CYCLE_ID_PARAMETER, inPath("payer", "Address")],
+    responses: {
+      "200": jsonAnswer("The payer's trees.", ref("CycleDebits")),
+      "400": errorAnswer("Malformed cycle id or payer.", ["invalid_request", ...PATH_400_CODES]),
+      "404": errorAnswer(TREES_NOT_AVAILABLE.replace("%s", "s"), [
+        "cycle_not_found",
+        "guarantees_not_available",
+      ]),
+      ...SERVER_ERROR,
+    },
+  }),
+};
 
 function parseCyclePage(value: string): number {
   const n = /^[0-9]{1,3}$/.test(value) ? Number(value) : NaN;
@@ -144,8 +251,9 @@ export const cycleRoutes: RouteModule = (context) => {
     return cycle;
   };
 
-  router.get(
-    "/core/cycles",
+  mount(
+    router,
+    CYCLE_OPERATIONS.list,
     ...validate(queryParam("limit", parseCyclePage), queryParam("before", parseBefore)),
     async (req, res) => {
       const { limit = DEFAULT_CYCLE_PAGE, before } = validated<{ limit?: number; before?: number }>(req);
@@ -163,13 +271,14 @@ export const cycleRoutes: RouteModule = (context) => {
     },
   );
 
-  router.get("/core/cycles/:id", ...validate(cycleIdParam), async (req, res) => {
+  mount(router, CYCLE_OPERATIONS.one, ...validate(cycleIdParam), async (req, res) => {
     const cycle = await committedCycle(validated<{ id: number }>(req).id);
     res.json(await cycleView(store, cycle));
   });
 
-  router.get(
-    "/core/cycles/:id/participants/:address/proof",
+  mount(
+    router,
+    CYCLE_OPERATIONS.proof,
     ...validate(cycleIdParam, pathParam("address", parseAddress)),
     async (req, res) => {
       const { id, address: participant } = validated<{ id: number; address: string }>(req);
@@ -239,7 +348,7 @@ export const cycleRoutes: RouteModule = (context) => {
   const trees = new Map<string, ReturnType<typeof rebuildCycleGuaranteeTree>>();
   const TREES_KEPT = 8;
 
-  router.get("/core/cycles/:id/guarantees", ...validate(cycleIdParam, payerQuery), async (req, res) => {
+  mount(router, CYCLE_OPERATIONS.guarantees, ...validate(cycleIdParam, payerQuery), async (req, res) => {
     const { id: cycleId, payer } = validated<{ id: number; payer: string }>(req);
     const cycle = await committedCycle(cycleId);
     if (!cycle.plannedByCore) {
@@ -285,8 +394,9 @@ export const cycleRoutes: RouteModule = (context) => {
    * its guarantee and sum-tree proof, so the payer checks each guarantee it is charged for and disputes the
    * position of one it did not sign.
    */
-  router.get(
-    "/core/cycles/:id/debits/:payer",
+  mount(
+    router,
+    CYCLE_OPERATIONS.debits,
     ...validate(
       cycleIdParam,
       pathParam("payer", (v) => parseAddress(v, "payer")),

@@ -22,6 +22,207 @@ import { principalOf, requireAccessToken } from "./access-middleware";
 import { guaranteeTimeline, guaranteeView } from "../guarantees";
 import { isoFromSeconds } from "../clock";
 import { sendJson } from "../../runtime/json-answer";
+import {
+  BODY_400_CODES,
+  COMMON_ERRORS,
+  CURSOR_PARAMETER,
+  PATH_400_CODES,
+  SERVER_ERROR,
+  errorAnswer,
+  errorSchema,
+  inPath,
+  inQuery,
+  jsonAnswer,
+  jsonBody,
+  limitParameter,
+  mount,
+  needsToken,
+  operation,
+  ref,
+} from "./operations";
+
+const ISSUANCE_400_CODES = [
+  "invalid_request",
+  ...BODY_400_CODES,
+  "unsupported_version",
+  "unsupported_asset",
+  "untrusted_validation_registry",
+  "validation_chain_id_mismatch",
+  "validation_request_hash_mismatch",
+  "invalid_signature",
+  "timestamp_too_old",
+  "timestamp_in_future",
+  "validation_deadline_passed",
+  "validation_deadline_too_far",
+  "insufficient_collateral",
+  "signing_key_change_pending",
+] as const;
+
+/**
+ * 500 of `POST /core/guarantees` with a cause: the chain cannot be judged now, or what is issued could not
+ * be committed (docs/operator-api.md).
+ */
+const ISSUANCE_UNAVAILABLE_CODES = [
+  "chain_time_unavailable",
+  "indexer_halted",
+  "indexer_stale",
+  "indexer_lagging",
+  "indexer_starting",
+  "signature_check_unavailable",
+  "commit_bond_short",
+  "commit_bond_unknown",
+  "issuance_overloaded",
+  "commit_deadline_at_risk",
+] as const;
+
+/** The guarantee resource's operations: mounted below, described in Core's OpenAPI document. */
+export const GUARANTEE_OPERATIONS = {
+  issue: operation(
+    "post",
+    "/core/guarantees",
+    needsToken({
+      tags: ["guarantees"],
+      summary: "Verify a payer-signed guarantee, lock collateral, return Core's BLS certificate",
+      requestBody: jsonBody(ref("SignedGuaranteeRequest")),
+      responses: {
+        "200": jsonAnswer("Issued.", ref("Certificate")),
+        "400": errorAnswer("Claims, policy, signature or collateral refused.", ISSUANCE_400_CODES),
+        "403": errorAnswer("The caller may not issue for `recipient_address`.", [
+          "not_authorized_for_recipient",
+        ]),
+        "409": jsonAnswer(
+          "The guarantee identity (user, req_id) was issued before.",
+          ref("DuplicateGuarantee"),
+        ),
+        ...COMMON_ERRORS,
+        "500": {
+          description:
+            "Core could not issue the guarantee: an unexpected failure (`internal_error`, details in the log " +
+            "only), or Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging " +
+            "or starting), or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the " +
+            "validation deadline by, or the database is unavailable (`store_unavailable`), or the operator bond " +
+            "is below the ClearingHouse floor (`commit_bond_*`), or the clearing commits owed might land after " +
+            "the grace-period budget (`commit_deadline_at_risk`), or the issuance was shed by admission control " +
+            "(`issuance_overloaded`, with `Retry-After`: this process already runs its bound of issuances at once, " +
+            "`SURETY_ISSUANCE_MAX_IN_FLIGHT`, so covers, commits and lease renewals go first). Nothing is issued or " +
+            "locked (for `store_unavailable`: unless the connection broke during the commit, which a retry of the " +
+            "same body tells: 409 with the stored certificate); `GET /core/health` shows why; retry later.",
+          content: {
+            "application/json": {
+              schema: {
+                oneOf: [
+                  ref("InternalError"),
+                  ref("StoreUnavailable"),
+                  errorSchema(ISSUANCE_UNAVAILABLE_CODES),
+                ],
+              },
+            },
+          },
+        },
+      },
+    }),
+  ),
+  list: operation(
+    "get",
+    "/core/guarantees",
+    needsToken({
+      tags: ["guarantees"],
+      summary: "Guarantees by payer, recipient, state and asset, newest first, paginated",
+      description:
+        "A caller sees the guarantees it is payer or recipient of (it must name itself in `payer` or " +
+        "`recipient`); facilitators and admin wallets see all, with any filter.",
+      parameters: [
+        inQuery("payer", "Address"),
+        inQuery("recipient", "Address"),
+        inQuery("state", "GuaranteeState"),
+        inQuery("asset", "Address"),
+        limitParameter(500, 50),
+        CURSOR_PARAMETER,
+      ],
+      responses: {
+        "200": jsonAnswer("One page, newest first; `next_cursor` is null on the last.", ref("GuaranteeList")),
+        "400": errorAnswer("A parameter malformed or repeated (the message names it).", ["invalid_request"]),
+        "403": errorAnswer("The caller named neither itself as payer nor as recipient.", [
+          "not_authorized_for_guarantees",
+        ]),
+        ...SERVER_ERROR,
+      },
+    }),
+  ),
+  timeline: operation(
+    "get",
+    "/core/guarantees/{id}/timeline",
+    needsToken({
+      tags: ["guarantees"],
+      summary:
+        "What moved a guarantee, with the transactions (payer, recipient, facilitators, admin wallets)",
+      parameters: [inPath("id", "Bytes32")],
+      responses: {
+        "200": jsonAnswer(
+          "Its steps, oldest first; the last is the state it is in.",
+          ref("GuaranteeTimeline"),
+        ),
+        "400": errorAnswer("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
+        "404": errorAnswer("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
+        ...SERVER_ERROR,
+      },
+    }),
+  ),
+  one: operation(
+    "get",
+    "/core/guarantees/{id}",
+    needsToken({
+      tags: ["guarantees"],
+      summary: "One guarantee, visible to its payer, its recipient, facilitators and admin wallets",
+      parameters: [inPath("id", "Bytes32")],
+      responses: {
+        "200": jsonAnswer("The guarantee.", ref("Guarantee")),
+        "400": errorAnswer("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
+        "404": errorAnswer("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
+        ...SERVER_ERROR,
+      },
+    }),
+  ),
+  recipient: operation(
+    "get",
+    "/core/recipients/{address}/guarantees",
+    needsToken({
+      tags: ["guarantees"],
+      summary: "A recipient's guarantees, oldest first, paginated",
+      parameters: [inPath("address", "Address"), limitParameter(500, 50), CURSOR_PARAMETER],
+      responses: {
+        "200": jsonAnswer("One page; `next_cursor` is null on the last.", ref("RecipientGuarantees")),
+        "400": errorAnswer("`limit`, `cursor` or `address` malformed.", [
+          "invalid_request",
+          ...PATH_400_CODES,
+        ]),
+        "403": errorAnswer("Only the recipient and facilitators may read.", ["not_authorized_for_recipient"]),
+        ...SERVER_ERROR,
+      },
+    }),
+  ),
+  finalize: operation(
+    "post",
+    "/core/guarantees/{id}/finalize",
+    needsToken({
+      tags: ["guarantees"],
+      summary: "The payer finalizes its V2 guarantee (PENDING_VALIDATION or DISPUTED → FINALIZED_PAYABLE)",
+      parameters: [inPath("id", "Bytes32")],
+      requestBody: jsonBody(ref("FinalizeRequest")),
+      responses: {
+        "200": jsonAnswer("The guarantee, now FINALIZED_PAYABLE (enters the next cycle).", ref("Guarantee")),
+        "400": errorAnswer(
+          "Malformed id; malformed JSON body; `signature` missing or not the payer's Finalization signature.",
+          ["invalid_request", "invalid_finalization_signature", ...BODY_400_CODES, ...PATH_400_CODES],
+        ),
+        "403": errorAnswer("The caller is the recipient, not the payer.", ["not_payer"]),
+        "404": errorAnswer("Unknown, or the caller is neither payer nor recipient.", ["guarantee_not_found"]),
+        "409": errorAnswer("A V1 guarantee, or a V2 one in another state.", ["invalid_state"]),
+        ...COMMON_ERRORS,
+      },
+    }),
+  ),
+};
 
 function parseLimit(value: string): number {
   if (!/^[1-9][0-9]{0,5}$/.test(value)) throw new WireError("limit", "must be a positive integer");
@@ -61,7 +262,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
     res.locals.signedGuarantee = issuer.parseBody(req.body);
     next();
   };
-  router.post("/core/guarantees", authenticated, signedGuarantee, async (req, res) => {
+  mount(router, GUARANTEE_OPERATIONS.issue, authenticated, signedGuarantee, async (req, res) => {
     const certificate = await issuer.issueSigned(
       principalOf(req),
       res.locals.signedGuarantee as SignedGuarantee,
@@ -87,7 +288,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
     return record;
   };
 
-  router.get("/core/guarantees", authenticated, ...guaranteeFilter, async (req, res) => {
+  mount(router, GUARANTEE_OPERATIONS.list, authenticated, ...guaranteeFilter, async (req, res) => {
     const filter = validated<{
       payer?: string;
       recipient?: string;
@@ -123,12 +324,13 @@ export const guaranteeRoutes: RouteModule = (context) => {
     } satisfies GuaranteeList);
   });
 
-  router.get("/core/guarantees/:id", authenticated, ...validate(guaranteeIdParam), async (req, res) => {
+  mount(router, GUARANTEE_OPERATIONS.one, authenticated, ...validate(guaranteeIdParam), async (req, res) => {
     res.json(guaranteeView(await visibleGuarantee(req), config.chainId));
   });
 
-  router.get(
-    "/core/guarantees/:id/timeline",
+  mount(
+    router,
+    GUARANTEE_OPERATIONS.timeline,
     authenticated,
     ...validate(guaranteeIdParam),
     async (req, res) => {
@@ -151,8 +353,9 @@ export const guaranteeRoutes: RouteModule = (context) => {
     },
   );
 
-  router.post(
-    "/core/guarantees/:id/finalize",
+  mount(
+    router,
+    GUARANTEE_OPERATIONS.finalize,
     authenticated,
     ...validate(guaranteeIdParam),
     async (req, res) => {
@@ -171,7 +374,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
     queryParam("limit", parseLimit),
     queryParam("cursor", (value) => value),
   );
-  router.get("/core/recipients/:address/guarantees", authenticated, ...recipientPage, async (req, res) => {
+  mount(router, GUARANTEE_OPERATIONS.recipient, authenticated, ...recipientPage, async (req, res) => {
     const {
       address: recipient,
       limit,
