@@ -35,8 +35,11 @@ import { cycleView, DEFAULT_CYCLE_PAGE, MAX_CYCLE_PAGE } from "./cycle-routes";
 import { forbidden } from "./errors";
 import { pathParam, queryParam, validate, validated } from "./validation";
 import {
+  NOT_AUTHORIZED_FOR_GUARANTEES,
+  NOT_AUTHORIZED_FOR_USER,
   PATH_400_CODES,
   SERVER_ERROR,
+  USER_READ_FORBIDDEN,
   errorAnswer,
   inPath,
   inQuery,
@@ -131,7 +134,7 @@ export const CONSOLE_API_OPERATIONS = {
           ["invalid_request"],
         ),
         "403": errorAnswer("Neither payer nor recipient is the caller (facilitators and admins excepted).", [
-          "not_authorized_for_guarantees",
+          NOT_AUTHORIZED_FOR_GUARANTEES,
         ]),
         ...SERVER_ERROR,
       },
@@ -147,9 +150,7 @@ export const CONSOLE_API_OPERATIONS = {
       responses: {
         "200": jsonAnswer("The ledger.", ref("Ledger")),
         "400": errorAnswer("Malformed address or asset.", ["invalid_request", ...PATH_400_CODES]),
-        "403": errorAnswer("Only the user, facilitators and admin wallets may read.", [
-          "not_authorized_for_user",
-        ]),
+        "403": USER_READ_FORBIDDEN,
         ...SERVER_ERROR,
       },
     }),
@@ -315,7 +316,7 @@ export const consoleApiRoutes: RouteModule = (context) => {
       (search.recipient !== undefined && sameAddress(search.recipient, wallet));
     if (!own && !readsAll(req)) {
       throw forbidden(
-        "not_authorized_for_guarantees",
+        NOT_AUTHORIZED_FOR_GUARANTEES,
         `give payer=${wallet} or recipient=${wallet}: other guarantees are visible to facilitators and admin wallets only`,
       );
     }
@@ -369,7 +370,7 @@ export const consoleApiRoutes: RouteModule = (context) => {
       const { address: user, asset } = validated<{ address: string; asset?: string }>(req);
       const { wallet } = principalOf(req);
       if (!sameAddress(wallet, user) && !readsAll(req)) {
-        throw forbidden("not_authorized_for_user", `${wallet} may read only its own collateral`);
+        throw forbidden(NOT_AUTHORIZED_FOR_USER, `${wallet} may read only its own collateral`);
       }
       const ledger = await store.transaction((tx) => ledgerOf(tx, user));
       const shown =

@@ -80,6 +80,11 @@ const iso = (seconds: number | null) => (seconds === null ? null : new Date(seco
 export const DEFAULT_CYCLE_PAGE = 10;
 export const MAX_CYCLE_PAGE = 50;
 
+/** Codes the routes below answer and their declarations list. */
+const CYCLE_NOT_FOUND = "cycle_not_found";
+const POSITION_NOT_FOUND = "position_not_found";
+const GUARANTEES_NOT_AVAILABLE = "guarantees_not_available";
+
 /** The `id` of a cycle in a path. */
 const CYCLE_ID_PARAMETER = {
   name: "id",
@@ -120,7 +125,7 @@ export const CYCLE_OPERATIONS = {
     responses: {
       "200": jsonAnswer("The cycle.", ref("Cycle")),
       "400": errorAnswer("Malformed cycle id.", ["invalid_request", ...PATH_400_CODES]),
-      "404": errorAnswer("No cycle with that id was seen committed.", ["cycle_not_found"]),
+      "404": errorAnswer("No cycle with that id was seen committed.", [CYCLE_NOT_FOUND]),
       ...SERVER_ERROR,
     },
   }),
@@ -132,8 +137,8 @@ export const CYCLE_OPERATIONS = {
       "200": jsonAnswer("One position per asset with a non-zero net.", ref("CycleProof")),
       "400": errorAnswer("Malformed cycle id or address.", ["invalid_request", ...PATH_400_CODES]),
       "404": errorAnswer("No such committed cycle, or no position of the participant in it.", [
-        "cycle_not_found",
-        "position_not_found",
+        CYCLE_NOT_FOUND,
+        POSITION_NOT_FOUND,
       ]),
       ...SERVER_ERROR,
     },
@@ -150,10 +155,7 @@ export const CYCLE_OPERATIONS = {
         "invalid_request",
         ...PATH_400_CODES,
       ]),
-      "404": errorAnswer(TREES_NOT_AVAILABLE.replace("%s", ""), [
-        "cycle_not_found",
-        "guarantees_not_available",
-      ]),
+      "404": errorAnswer(TREES_NOT_AVAILABLE.replace("%s", ""), [CYCLE_NOT_FOUND, GUARANTEES_NOT_AVAILABLE]),
       ...SERVER_ERROR,
     },
   }),
@@ -167,10 +169,7 @@ export const CYCLE_OPERATIONS = {
     responses: {
       "200": jsonAnswer("The payer's trees.", ref("CycleDebits")),
       "400": errorAnswer("Malformed cycle id or payer.", ["invalid_request", ...PATH_400_CODES]),
-      "404": errorAnswer(TREES_NOT_AVAILABLE.replace("%s", "s"), [
-        "cycle_not_found",
-        "guarantees_not_available",
-      ]),
+      "404": errorAnswer(TREES_NOT_AVAILABLE.replace("%s", "s"), [CYCLE_NOT_FOUND, GUARANTEES_NOT_AVAILABLE]),
       ...SERVER_ERROR,
     },
   }),
@@ -247,7 +246,7 @@ export const cycleRoutes: RouteModule = (context) => {
   /** Only cycles seen committed on chain are served (a plan not yet committed may still change). */
   const committedCycle = async (id: number): Promise<CycleRecord & { state: CycleState }> => {
     const cycle = await store.getCycle(id);
-    if (!cycle || !isCommitted(cycle)) throw notFound("cycle_not_found", `no committed cycle ${id}`);
+    if (!cycle || !isCommitted(cycle)) throw notFound(CYCLE_NOT_FOUND, `no committed cycle ${id}`);
     return cycle;
   };
 
@@ -286,14 +285,14 @@ export const cycleRoutes: RouteModule = (context) => {
       if (!cycle.plannedByCore) {
         // Indexed from its events only: the net-position tree behind its root was never given to Core.
         throw notFound(
-          "position_not_found",
+          POSITION_NOT_FOUND,
           `cycle ${cycle.cycleId} was not planned by Core: Core holds no net-position proofs for it`,
         );
       }
       const tree = cycleTree(cycle);
       const positions = participantPositions(tree, participant);
       if (positions.length === 0) {
-        throw notFound("position_not_found", `${participant} has no net position in cycle ${cycle.cycleId}`);
+        throw notFound(POSITION_NOT_FOUND, `${participant} has no net position in cycle ${cycle.cycleId}`);
       }
       const claimed = await store.listCycleClaims(cycle.cycleId);
       // A vetoed cycle never pays a claim (`claimNetCredit` reverts `CycleIsVetoed`): no call to offer.
@@ -353,7 +352,7 @@ export const cycleRoutes: RouteModule = (context) => {
     const cycle = await committedCycle(cycleId);
     if (!cycle.plannedByCore) {
       throw notFound(
-        "guarantees_not_available",
+        GUARANTEES_NOT_AVAILABLE,
         `cycle ${cycle.cycleId} was not planned by Core: Core holds no guarantees tree for it`,
       );
     }
@@ -406,7 +405,7 @@ export const cycleRoutes: RouteModule = (context) => {
       const cycle = await committedCycle(cycleId);
       if (!cycle.plannedByCore) {
         throw notFound(
-          "guarantees_not_available",
+          GUARANTEES_NOT_AVAILABLE,
           `cycle ${cycle.cycleId} was not planned by Core: Core holds no debtor trees for it`,
         );
       }
@@ -482,7 +481,7 @@ export const cycleRoutes: RouteModule = (context) => {
       if (!(error instanceof DisputeAnswerError) && !(error instanceof WireError)) throw error;
       logger.warn({ cycle_id: cycle.cycleId, reason: error.message }, "cannot rebuild the debtor trees");
       throw notFound(
-        "guarantees_not_available",
+        GUARANTEES_NOT_AVAILABLE,
         `the guarantees of cycle ${cycle.cycleId} no longer rebuild its committed debits root`,
       );
     }
@@ -499,7 +498,7 @@ export const cycleRoutes: RouteModule = (context) => {
       // from what the store holds now would not verify against the committed root.
       logger.warn({ cycle_id: cycleId, reason: error.message }, "cannot rebuild a guarantees tree");
       throw notFound(
-        "guarantees_not_available",
+        GUARANTEES_NOT_AVAILABLE,
         `the guarantees of cycle ${cycleId} no longer rebuild its committed guarantees root`,
       );
     }

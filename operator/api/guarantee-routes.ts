@@ -14,7 +14,7 @@ import { parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";
 import { GUARANTEE_STATES, type GuaranteeState } from "../guarantees/states";
 import type { StoredGuarantee } from "../store";
 import { decodeCursor, encodeCursor, pageSize } from "../store/guarantee-paging";
-import { forbidden, notFound } from "./errors";
+import { forbidden, issuanceCodes, lifecycleCodes, notFound } from "./errors";
 import { pathParam, queryParam, validate, validated } from "./validation";
 import type { RouteModule } from "./context";
 import { isAdmin, isFacilitator } from "../auth";
@@ -26,6 +26,7 @@ import {
   BODY_400_CODES,
   COMMON_ERRORS,
   CURSOR_PARAMETER,
+  NOT_AUTHORIZED_FOR_GUARANTEES,
   PATH_400_CODES,
   SERVER_ERROR,
   errorAnswer,
@@ -41,39 +42,12 @@ import {
   ref,
 } from "./operations";
 
-const ISSUANCE_400_CODES = [
-  "invalid_request",
-  ...BODY_400_CODES,
-  "unsupported_version",
-  "unsupported_asset",
-  "untrusted_validation_registry",
-  "validation_chain_id_mismatch",
-  "validation_request_hash_mismatch",
-  "invalid_signature",
-  "timestamp_too_old",
-  "timestamp_in_future",
-  "validation_deadline_passed",
-  "validation_deadline_too_far",
-  "insufficient_collateral",
-  "signing_key_change_pending",
-] as const;
-
-/**
- * 500 of `POST /core/guarantees` with a cause: the chain cannot be judged now, or what is issued could not
- * be committed (docs/operator-api.md).
- */
-const ISSUANCE_UNAVAILABLE_CODES = [
-  "chain_time_unavailable",
-  "indexer_halted",
-  "indexer_stale",
-  "indexer_lagging",
-  "indexer_starting",
-  "signature_check_unavailable",
-  "commit_bond_short",
-  "commit_bond_unknown",
-  "issuance_overloaded",
-  "commit_deadline_at_risk",
-] as const;
+/** A guarantee unknown, or not visible to the caller: one answer for both, so ids cannot be probed. */
+const GUARANTEE_NOT_FOUND = "guarantee_not_found";
+/** A recipient's list read by someone else than the recipient or a facilitator. */
+const NOT_AUTHORIZED_FOR_RECIPIENT = "not_authorized_for_recipient";
+const GUARANTEE_ID_400 = errorAnswer("Malformed id.", ["invalid_request", ...PATH_400_CODES]);
+const NOT_VISIBLE = errorAnswer("Unknown, or not visible to the caller.", [GUARANTEE_NOT_FOUND]);
 
 /** The guarantee resource's operations: mounted below, described in Core's OpenAPI document. */
 export const GUARANTEE_OPERATIONS = {
@@ -86,10 +60,11 @@ export const GUARANTEE_OPERATIONS = {
       requestBody: jsonBody(ref("SignedGuaranteeRequest")),
       responses: {
         "200": jsonAnswer("Issued.", ref("Certificate")),
-        "400": errorAnswer("Claims, policy, signature or collateral refused.", ISSUANCE_400_CODES),
-        "403": errorAnswer("The caller may not issue for `recipient_address`.", [
-          "not_authorized_for_recipient",
+        "400": errorAnswer("Claims, policy, signature or collateral refused.", [
+          ...issuanceCodes(400),
+          ...BODY_400_CODES,
         ]),
+        "403": errorAnswer("The caller may not issue for `recipient_address`.", issuanceCodes(403)),
         "409": jsonAnswer(
           "The guarantee identity (user, req_id) was issued before.",
           ref("DuplicateGuarantee"),
@@ -110,11 +85,7 @@ export const GUARANTEE_OPERATIONS = {
           content: {
             "application/json": {
               schema: {
-                oneOf: [
-                  ref("InternalError"),
-                  ref("StoreUnavailable"),
-                  errorSchema(ISSUANCE_UNAVAILABLE_CODES),
-                ],
+                oneOf: [ref("InternalError"), ref("StoreUnavailable"), errorSchema(issuanceCodes(500))],
               },
             },
           },
@@ -143,7 +114,7 @@ export const GUARANTEE_OPERATIONS = {
         "200": jsonAnswer("One page, newest first; `next_cursor` is null on the last.", ref("GuaranteeList")),
         "400": errorAnswer("A parameter malformed or repeated (the message names it).", ["invalid_request"]),
         "403": errorAnswer("The caller named neither itself as payer nor as recipient.", [
-          "not_authorized_for_guarantees",
+          NOT_AUTHORIZED_FOR_GUARANTEES,
         ]),
         ...SERVER_ERROR,
       },
@@ -162,8 +133,8 @@ export const GUARANTEE_OPERATIONS = {
           "Its steps, oldest first; the last is the state it is in.",
           ref("GuaranteeTimeline"),
         ),
-        "400": errorAnswer("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
-        "404": errorAnswer("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
+        "400": GUARANTEE_ID_400,
+        "404": NOT_VISIBLE,
         ...SERVER_ERROR,
       },
     }),
@@ -177,8 +148,8 @@ export const GUARANTEE_OPERATIONS = {
       parameters: [inPath("id", "Bytes32")],
       responses: {
         "200": jsonAnswer("The guarantee.", ref("Guarantee")),
-        "400": errorAnswer("Malformed id.", ["invalid_request", ...PATH_400_CODES]),
-        "404": errorAnswer("Unknown, or not visible to the caller.", ["guarantee_not_found"]),
+        "400": GUARANTEE_ID_400,
+        "404": NOT_VISIBLE,
         ...SERVER_ERROR,
       },
     }),
@@ -196,7 +167,7 @@ export const GUARANTEE_OPERATIONS = {
           "invalid_request",
           ...PATH_400_CODES,
         ]),
-        "403": errorAnswer("Only the recipient and facilitators may read.", ["not_authorized_for_recipient"]),
+        "403": errorAnswer("Only the recipient and facilitators may read.", [NOT_AUTHORIZED_FOR_RECIPIENT]),
         ...SERVER_ERROR,
       },
     }),
@@ -213,11 +184,11 @@ export const GUARANTEE_OPERATIONS = {
         "200": jsonAnswer("The guarantee, now FINALIZED_PAYABLE (enters the next cycle).", ref("Guarantee")),
         "400": errorAnswer(
           "Malformed id; malformed JSON body; `signature` missing or not the payer's Finalization signature.",
-          ["invalid_request", "invalid_finalization_signature", ...BODY_400_CODES, ...PATH_400_CODES],
+          ["invalid_request", ...lifecycleCodes(400), ...BODY_400_CODES, ...PATH_400_CODES],
         ),
-        "403": errorAnswer("The caller is the recipient, not the payer.", ["not_payer"]),
-        "404": errorAnswer("Unknown, or the caller is neither payer nor recipient.", ["guarantee_not_found"]),
-        "409": errorAnswer("A V1 guarantee, or a V2 one in another state.", ["invalid_state"]),
+        "403": errorAnswer("The caller is the recipient, not the payer.", lifecycleCodes(403)),
+        "404": errorAnswer("Unknown, or the caller is neither payer nor recipient.", lifecycleCodes(404)),
+        "409": errorAnswer("A V1 guarantee, or a V2 one in another state.", lifecycleCodes(409)),
         ...COMMON_ERRORS,
       },
     }),
@@ -284,7 +255,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
     const visible =
       record !== null &&
       (sameAddress(wallet, record.user) || sameAddress(wallet, record.recipient) || readsAll(req));
-    if (!record || !visible) throw notFound("guarantee_not_found", `no guarantee ${id} visible to ${wallet}`);
+    if (!record || !visible) throw notFound(GUARANTEE_NOT_FOUND, `no guarantee ${id} visible to ${wallet}`);
     return record;
   };
 
@@ -303,7 +274,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
       (filter.recipient !== undefined && sameAddress(filter.recipient, wallet));
     if (!own && !readsAll(req)) {
       throw forbidden(
-        "not_authorized_for_guarantees",
+        NOT_AUTHORIZED_FOR_GUARANTEES,
         `give payer=${wallet} or recipient=${wallet}: other guarantees are visible to facilitators and admin wallets only`,
       );
     }
@@ -382,7 +353,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
     } = validated<{ address: string; limit?: number; cursor?: string }>(req);
     if (!isSelfOrFacilitator(req, recipient)) {
       throw forbidden(
-        "not_authorized_for_recipient",
+        NOT_AUTHORIZED_FOR_RECIPIENT,
         "a recipient's guarantees are visible to the recipient and facilitators only",
       );
     }

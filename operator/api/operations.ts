@@ -20,6 +20,10 @@ type Doc = ApiOperation["doc"];
 
 export const ref = (name: CoreSchemaName): Json => schemaRef(name);
 
+/** Refusals of a read the route code throws (403) and the declarations list, in more than one module. */
+export const NOT_AUTHORIZED_FOR_USER = "not_authorized_for_user";
+export const NOT_AUTHORIZED_FOR_GUARANTEES = "not_authorized_for_guarantees";
+
 /** 400s of the body parser, before any route runs (runtime/client-errors.ts). */
 export const BODY_400_CODES = ["malformed_json", "undecodable_body"] as const;
 /** 400 of the router for a path parameter that is not valid percent-encoding. */
@@ -98,3 +102,8 @@ export const CURSOR_PARAMETER = {
   schema: { type: "string" },
   description: "`next_cursor` of the previous page.",
 };
+
+/** The 403 of a user's balances, withdrawals or ledger read by someone else than the user, a facilitator or an admin. */
+export const USER_READ_FORBIDDEN = errorAnswer("Only the user, facilitators and admin wallets may read.", [
+  NOT_AUTHORIZED_FOR_USER,
+]);

@@ -20,6 +20,8 @@ import type { RouteModule } from "./context";
 import { forbidden } from "./errors";
 import {
   CURSOR_PARAMETER,
+  NOT_AUTHORIZED_FOR_USER,
+  USER_READ_FORBIDDEN,
   PATH_400_CODES,
   SERVER_ERROR,
   adminOnly,
@@ -33,11 +35,6 @@ import {
   operation,
   ref,
 } from "./operations";
-
-/** Only the user, facilitators and admin wallets read a user's balances and withdrawals. */
-const NOT_AUTHORIZED_FOR_USER = errorAnswer("Only the user, facilitators and admin wallets may read.", [
-  "not_authorized_for_user",
-]);
 
 /** The user resource's operations: mounted below, described in Core's OpenAPI document. */
 export const USER_OPERATIONS = {
@@ -63,7 +60,7 @@ export const USER_OPERATIONS = {
       responses: {
         "200": jsonAnswer("ETH, then the deployment's tokens, then other assets.", ref("Balances")),
         "400": errorAnswer("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
-        "403": NOT_AUTHORIZED_FOR_USER,
+        "403": USER_READ_FORBIDDEN,
         ...SERVER_ERROR,
       },
     }),
@@ -78,7 +75,7 @@ export const USER_OPERATIONS = {
       responses: {
         "200": jsonAnswer("Withdrawable amounts and withdrawal requests.", ref("Withdrawals")),
         "400": errorAnswer("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
-        "403": NOT_AUTHORIZED_FOR_USER,
+        "403": USER_READ_FORBIDDEN,
         ...SERVER_ERROR,
       },
     }),
@@ -160,7 +157,7 @@ export const userRoutes: RouteModule = (context) => {
     const { address: user } = validated<{ address: string }>(req);
     if (!isSelfOrFacilitator(req, user)) {
       throw forbidden(
-        "not_authorized_for_user",
+        NOT_AUTHORIZED_FOR_USER,
         "balances are visible to the user, facilitators and admin wallets only",
       );
     }
@@ -175,7 +172,7 @@ export const userRoutes: RouteModule = (context) => {
     const { address: user } = validated<{ address: string }>(req);
     if (!isSelfOrFacilitator(req, user)) {
       throw forbidden(
-        "not_authorized_for_user",
+        NOT_AUTHORIZED_FOR_USER,
         "withdrawals are visible to the user, facilitators and admin wallets only",
       );
     }
