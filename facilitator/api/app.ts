@@ -9,7 +9,7 @@ import { jsonBodyParser } from "../../runtime/client-errors";
 import type { FacilitatorContext } from "./context";
 import { errorHandler, notFoundHandler, settleErrorHandler } from "./errors";
 import { openapiRouter } from "./openapi";
-import { healthRouter, settleRouter, supportedRouter, verifyRouter } from "./routes";
+import { FACILITATOR_OPERATIONS, healthRouter, settleRouter, supportedRouter, verifyRouter } from "./routes";
 
 /** Requests are small JSON documents (a V2 payload is a few KiB); anything larger is refused (413). */
 export const JSON_BODY_LIMIT_BYTES = 64 * 1024; // 64 KiB
@@ -25,7 +25,7 @@ export function createFacilitatorApp(context: FacilitatorContext): Express {
   settle.use(json);
   settle.use(settleRouter(context));
   settle.use(settleErrorHandler(context.logger));
-  app.use("/settle", settle);
+  app.use(FACILITATOR_OPERATIONS.settle.path, settle);
 
   app.use(json);
   app.use(verifyRouter(context));

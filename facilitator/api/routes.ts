@@ -9,6 +9,7 @@ import type { FacilitatorRequest } from "../../sdk/x402";
 import type { ErrorBody } from "../../sdk/errors";
 import { sameAddress } from "../../sdk/wire";
 import { sendJson } from "../../runtime/json-answer";
+import { errorAnswer, jsonAnswer, jsonBody, mount, operation, schemaRef } from "../../runtime/api-operations";
 import { settlePayment } from "../settle";
 import { SIGNATURE_CHECK_UNAVAILABLE } from "../contract-wallets";
 import {
@@ -29,6 +30,80 @@ import {
 
 /** `code` of a 500 answer when Core's public params cannot be loaded. */
 export const DEPLOYMENT_UNAVAILABLE = "core_unavailable";
+
+const UNSUPPORTED_MEDIA =
+  "`Content-Encoding` other than identity, gzip, deflate or br; charset other than UTF-8.";
+const object = (properties: Record<string, unknown>) => ({
+  type: "object",
+  properties,
+  required: Object.keys(properties),
+  additionalProperties: false,
+});
+
+/** The facilitator's operations: mounted below (and `/settle` by app.ts), described in its OpenAPI document. */
+export const FACILITATOR_OPERATIONS = {
+  verify: operation("post", "/verify", {
+    summary: "Check a payment against the requirements and the deployment (no Core round trip)",
+    requestBody: jsonBody(schemaRef("VerifyRequest")),
+    responses: {
+      "200": jsonAnswer(
+        "Checked: `isValid` false comes with an `invalidReason`.",
+        schemaRef("VerifyResponse"),
+      ),
+      "400": errorAnswer("Malformed body or envelope; `error` starts with the field path.", [
+        "invalid_request",
+        "malformed_json",
+        "undecodable_body",
+      ]),
+      "413": errorAnswer("Body larger than 64 KiB (after decoding).", ["body_too_large"]),
+      "415": errorAnswer(UNSUPPORTED_MEDIA, ["unsupported_encoding", "unsupported_charset"]),
+      "500": errorAnswer(
+        "Core's public params cannot be loaded, the chain cannot be asked for a contract-wallet payer's registered signing key, or an unexpected failure.",
+        [DEPLOYMENT_UNAVAILABLE, SIGNATURE_CHECK_UNAVAILABLE, "internal_error"],
+      ),
+    },
+  }),
+  settle: operation("post", "/settle", {
+    summary: "Re-verify, submit the guarantee to Core, check and return Core's certificate",
+    requestBody: jsonBody(schemaRef("SettleRequest")),
+    responses: {
+      "200": jsonAnswer(
+        "Settled (a retry of the same signed guarantee is idempotent).",
+        schemaRef("SettleSuccess"),
+      ),
+      "400": jsonAnswer(
+        "The payment cannot succeed as sent (seller answers 402).",
+        schemaRef("SettleFailure"),
+      ),
+      "413": jsonAnswer("Body larger than 64 KiB (after decoding).", schemaRef("SettleFailure")),
+      "415": jsonAnswer(UNSUPPORTED_MEDIA, schemaRef("SettleFailure")),
+      "500": jsonAnswer(
+        "Facilitator or Core at fault; the same payment may succeed later.",
+        schemaRef("SettleFailure"),
+      ),
+    },
+  }),
+  supported: operation("get", "/supported", {
+    summary: "Payment kinds: `svc-credit` on Core's network, once per x402 version",
+    responses: {
+      "200": jsonAnswer("Supported kinds.", schemaRef("Supported")),
+      "500": errorAnswer("Core's public params cannot be loaded.", [
+        DEPLOYMENT_UNAVAILABLE,
+        "internal_error",
+      ]),
+    },
+  }),
+  health: operation("get", "/health", {
+    summary: "Core answers now and its public params load",
+    responses: {
+      "200": jsonAnswer("Available.", object({ status: { const: "ok" } })),
+      "503": jsonAnswer(
+        "Core or its params unavailable.",
+        object({ status: { const: "fail" }, error: { type: "string" } }),
+      ),
+    },
+  }),
+};
 
 /**
  * The sdk's parser of a `/verify` or `/settle` body (parsePaymentRequest, the one definition of the x402
@@ -120,7 +195,7 @@ async function answerParsedVerify(
 
 export function verifyRouter(context: FacilitatorContext): Router {
   const router = Router();
-  router.post("/verify", paymentRequest, async (req, res) => {
+  mount(router, FACILITATOR_OPERATIONS.verify, paymentRequest, async (req, res) => {
     const answer = await answerParsedVerify(context, paymentRequestOf(res));
     // The hot route: res.status().json()'s bytes without Express's send path (runtime/json-answer.ts).
     sendJson(res, answer.status, answer.body);
@@ -128,10 +203,13 @@ export function verifyRouter(context: FacilitatorContext): Router {
   return router;
 }
 
-/** Mounted at `/settle` with its own error handler (settle's failure shape). */
+/**
+ * Mounted at `/settle` (its declared path, app.ts) with its own body parser and error handler (settle's
+ * failure shape), so its own route is the router's root.
+ */
 export function settleRouter(context: FacilitatorContext): Router {
   const router = Router();
-  router.post("/", paymentRequest, async (req, res) => {
+  mount(router, { ...FACILITATOR_OPERATIONS.settle, path: "/" }, paymentRequest, async (req, res) => {
     const request = paymentRequestOf(res);
     const payer = request.paymentPayload.payload.claims.user;
     let deployment;
@@ -181,7 +259,7 @@ export function settleRouter(context: FacilitatorContext): Router {
 
 export function supportedRouter(context: FacilitatorContext): Router {
   const router = Router();
-  router.get("/supported", async (_req, res) => {
+  mount(router, FACILITATOR_OPERATIONS.supported, async (_req, res) => {
     let deployment;
     try {
       deployment = await loadDeployment(context);
@@ -204,7 +282,7 @@ export function supportedRouter(context: FacilitatorContext): Router {
  */
 export function healthRouter(context: FacilitatorContext): Router {
   const router = Router();
-  router.get("/health", async (_req, res) => {
+  mount(router, FACILITATOR_OPERATIONS.health, async (_req, res) => {
     try {
       const current = await context.core.getDeployment({ fresh: true });
       const pinned = context.pinnedDeployment;

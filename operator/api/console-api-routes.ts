@@ -34,8 +34,128 @@ import type { RouteModule } from "./context";
 import { cycleView, DEFAULT_CYCLE_PAGE, MAX_CYCLE_PAGE } from "./cycle-routes";
 import { forbidden } from "./errors";
 import { pathParam, queryParam, validate, validated } from "./validation";
+import {
+  NOT_AUTHORIZED_FOR_GUARANTEES,
+  NOT_AUTHORIZED_FOR_USER,
+  PATH_400_CODES,
+  SERVER_ERROR,
+  USER_READ_FORBIDDEN,
+  errorAnswer,
+  inPath,
+  inQuery,
+  jsonAnswer,
+  limitParameter,
+  mount,
+  needsToken,
+  operation,
+  ref,
+} from "./operations";
 
 export const CONSOLE_API_PATH = "/console/api";
+
+/** The console's reads: mounted below, described in Core's OpenAPI document. */
+export const CONSOLE_API_OPERATIONS = {
+  config: operation("get", `${CONSOLE_API_PATH}/config`, {
+    tags: ["console"],
+    summary: "The console's settings: the block explorer it links to",
+    responses: { "200": jsonAnswer("The settings.", ref("ConsoleConfig")) },
+  }),
+  session: operation(
+    "get",
+    `${CONSOLE_API_PATH}/session`,
+    needsToken({
+      tags: ["console"],
+      summary: "Who the bearer is: its address, whether it is an admin wallet or a facilitator",
+      responses: {
+        "200": jsonAnswer("Answered for every signed-in wallet (no 403).", ref("ConsoleSession")),
+      },
+    }),
+  ),
+  cycles: operation("get", `${CONSOLE_API_PATH}/cycles`, {
+    tags: ["console"],
+    summary: "Committed cycles, newest first, with each one's cutoff and the total",
+    parameters: [
+      limitParameter(MAX_CYCLE_PAGE, DEFAULT_CYCLE_PAGE),
+      {
+        name: "before",
+        in: "query",
+        required: false,
+        schema: { type: "integer", minimum: 1 },
+        description: "Only cycles with a lower id: the `next_cursor` of the previous page.",
+      },
+    ],
+    responses: {
+      "200": jsonAnswer("One page; `next_cursor` is null on the last.", ref("ConsoleCycleList")),
+      "400": errorAnswer("`limit` or `before` malformed or repeated.", ["invalid_request"]),
+      ...SERVER_ERROR,
+    },
+  }),
+  guarantees: operation(
+    "get",
+    `${CONSOLE_API_PATH}/guarantees`,
+    needsToken({
+      tags: ["console"],
+      summary: "Search guarantees, newest first, with the total and a cursor",
+      parameters: [
+        {
+          name: "q",
+          in: "query",
+          required: false,
+          schema: { type: "string" },
+          description:
+            "A guarantee id, a transaction hash (a cycle's commit, a debt's payment, cover or void, a claim: that cycle's guarantees), or an address (payer or recipient).",
+        },
+        inQuery("payer", "Address"),
+        inQuery("recipient", "Address"),
+        inQuery("state", "GuaranteeState"),
+        inQuery("asset", "Address"),
+        { name: "cycle", in: "query", required: false, schema: { type: "integer", minimum: 1 } },
+        {
+          name: "from",
+          in: "query",
+          required: false,
+          schema: { type: "string" },
+          description: "Issued at or after: ISO 8601 (UTC unless a zone is given) or unix seconds.",
+        },
+        {
+          name: "to",
+          in: "query",
+          required: false,
+          schema: { type: "string" },
+          description: "Issued at or before (to the second), as `from`.",
+        },
+        limitParameter(500, 50),
+        { name: "cursor", in: "query", required: false, schema: { type: "string" } },
+      ],
+      responses: {
+        "200": jsonAnswer("One page of the search.", ref("GuaranteeSearch")),
+        "400": errorAnswer(
+          "A parameter malformed or repeated, or `from` after `to` (the message names it).",
+          ["invalid_request"],
+        ),
+        "403": errorAnswer("Neither payer nor recipient is the caller (facilitators and admins excepted).", [
+          NOT_AUTHORIZED_FOR_GUARANTEES,
+        ]),
+        ...SERVER_ERROR,
+      },
+    }),
+  ),
+  ledger: operation(
+    "get",
+    `${CONSOLE_API_PATH}/users/{address}/ledger`,
+    needsToken({
+      tags: ["console"],
+      summary: "A payer's collateral ledger, newest first",
+      parameters: [inPath("address", "Address"), inQuery("asset", "Address")],
+      responses: {
+        "200": jsonAnswer("The ledger.", ref("Ledger")),
+        "400": errorAnswer("Malformed address or asset.", ["invalid_request", ...PATH_400_CODES]),
+        "403": USER_READ_FORBIDDEN,
+        ...SERVER_ERROR,
+      },
+    }),
+  ),
+};
 
 /** Most entries of each kind a ledger lists (newest first); `truncated` says when some were left out. */
 export const LEDGER_ENTRIES_PER_KIND = 500;
@@ -145,11 +265,11 @@ export const consoleApiRoutes: RouteModule = (context) => {
     return isFacilitator(config, wallet) || isAdmin(config, wallet);
   };
 
-  router.get(`${CONSOLE_API_PATH}/config`, (_req, res) => {
+  mount(router, CONSOLE_API_OPERATIONS.config, (_req, res) => {
     res.json({ explorer_url: config.explorerUrl } satisfies ConsoleConfig);
   });
 
-  router.get(`${CONSOLE_API_PATH}/session`, authenticated, (req, res) => {
+  mount(router, CONSOLE_API_OPERATIONS.session, authenticated, (req, res) => {
     const { wallet } = principalOf(req);
     res.json({
       address: wallet,
@@ -158,8 +278,9 @@ export const consoleApiRoutes: RouteModule = (context) => {
     } satisfies ConsoleSession);
   });
 
-  router.get(
-    `${CONSOLE_API_PATH}/cycles`,
+  mount(
+    router,
+    CONSOLE_API_OPERATIONS.cycles,
     ...validate(
       queryParam("limit", parseCyclePage),
       queryParam("before", parsePositiveId("before", "cycle id (the next_cursor of the previous page)")),
@@ -187,7 +308,7 @@ export const consoleApiRoutes: RouteModule = (context) => {
     },
   );
 
-  router.get(`${CONSOLE_API_PATH}/guarantees`, authenticated, ...guaranteeSearch, async (req, res) => {
+  mount(router, CONSOLE_API_OPERATIONS.guarantees, authenticated, ...guaranteeSearch, async (req, res) => {
     const search = validated<SearchQuery & Record<string, unknown>>(req);
     const { wallet } = principalOf(req);
     const own =
@@ -195,7 +316,7 @@ export const consoleApiRoutes: RouteModule = (context) => {
       (search.recipient !== undefined && sameAddress(search.recipient, wallet));
     if (!own && !readsAll(req)) {
       throw forbidden(
-        "not_authorized_for_guarantees",
+        NOT_AUTHORIZED_FOR_GUARANTEES,
         `give payer=${wallet} or recipient=${wallet}: other guarantees are visible to facilitators and admin wallets only`,
       );
     }
@@ -240,15 +361,16 @@ export const consoleApiRoutes: RouteModule = (context) => {
     } satisfies GuaranteeSearch);
   });
 
-  router.get(
-    `${CONSOLE_API_PATH}/users/:address/ledger`,
+  mount(
+    router,
+    CONSOLE_API_OPERATIONS.ledger,
     authenticated,
     ...validate(pathParam("address", parseAddress), queryParam("asset", parseAddress)),
     async (req, res) => {
       const { address: user, asset } = validated<{ address: string; asset?: string }>(req);
       const { wallet } = principalOf(req);
       if (!sameAddress(wallet, user) && !readsAll(req)) {
-        throw forbidden("not_authorized_for_user", `${wallet} may read only its own collateral`);
+        throw forbidden(NOT_AUTHORIZED_FOR_USER, `${wallet} may read only its own collateral`);
       }
       const ledger = await store.transaction((tx) => ledgerOf(tx, user));
       const shown =

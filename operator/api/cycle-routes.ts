@@ -47,6 +47,17 @@ const isCommitted = (cycle: CycleRecord): cycle is CycleRecord & { state: CycleS
 import type { RouteModule } from "./context";
 import { notFound } from "./errors";
 import { parsedBy, pathParam, queryParam, validate, validated } from "./validation";
+import {
+  PATH_400_CODES,
+  SERVER_ERROR,
+  errorAnswer,
+  inPath,
+  jsonAnswer,
+  limitParameter,
+  mount,
+  operation,
+  ref,
+} from "./operations";
 
 function parseCycleId(value: string): number {
   if (!/^[1-9][0-9]{0,15}$/.test(value) || !Number.isSafeInteger(Number(value))) {
@@ -68,6 +79,101 @@ const iso = (seconds: number | null) => (seconds === null ? null : new Date(seco
 /** Cycles per page of `GET /core/cycles` (each is a full cycle view: debtors and claims included). */
 export const DEFAULT_CYCLE_PAGE = 10;
 export const MAX_CYCLE_PAGE = 50;
+
+/** Codes the routes below answer and their declarations list. */
+const CYCLE_NOT_FOUND = "cycle_not_found";
+const POSITION_NOT_FOUND = "position_not_found";
+const GUARANTEES_NOT_AVAILABLE = "guarantees_not_available";
+
+/** The `id` of a cycle in a path. */
+const CYCLE_ID_PARAMETER = {
+  name: "id",
+  in: "path",
+  required: true,
+  schema: { type: "string", pattern: "^[1-9][0-9]*$" },
+};
+/** A committed cycle whose trees Core cannot serve. */
+const TREES_NOT_AVAILABLE =
+  "No such committed cycle, or Core cannot serve its tree%s (a cycle Core did not plan, or one whose " +
+  "guarantees no longer rebuild its committed root).";
+
+/** The cycle resource's operations: mounted below, described in Core's OpenAPI document. */
+export const CYCLE_OPERATIONS = {
+  list: operation("get", "/core/cycles", {
+    tags: ["clearing"],
+    summary: "Committed cycles (committed, finalized, vetoed), newest first, paginated",
+    parameters: [
+      limitParameter(MAX_CYCLE_PAGE, DEFAULT_CYCLE_PAGE),
+      {
+        name: "before",
+        in: "query",
+        required: false,
+        schema: { type: "string", pattern: "^[1-9][0-9]*$" },
+        description: "Only cycles with a lower id: the `next_cursor` of the previous page.",
+      },
+    ],
+    responses: {
+      "200": jsonAnswer("One page of cycles, each as `GET /core/cycles/{id}`.", ref("Cycles")),
+      "400": errorAnswer("`limit` or `before` malformed or repeated.", ["invalid_request"]),
+      ...SERVER_ERROR,
+    },
+  }),
+  one: operation("get", "/core/cycles/{id}", {
+    tags: ["clearing"],
+    summary: "A clearing cycle seen committed on chain: root, deadlines, totals, debts, claims",
+    parameters: [CYCLE_ID_PARAMETER],
+    responses: {
+      "200": jsonAnswer("The cycle.", ref("Cycle")),
+      "400": errorAnswer("Malformed cycle id.", ["invalid_request", ...PATH_400_CODES]),
+      "404": errorAnswer("No cycle with that id was seen committed.", [CYCLE_NOT_FOUND]),
+      ...SERVER_ERROR,
+    },
+  }),
+  proof: operation("get", "/core/cycles/{id}/participants/{address}/proof", {
+    tags: ["clearing"],
+    summary: "A participant's net positions in a committed cycle, with Merkle proofs and claim arguments",
+    parameters: [CYCLE_ID_PARAMETER, inPath("address", "Address")],
+    responses: {
+      "200": jsonAnswer("One position per asset with a non-zero net.", ref("CycleProof")),
+      "400": errorAnswer("Malformed cycle id or address.", ["invalid_request", ...PATH_400_CODES]),
+      "404": errorAnswer("No such committed cycle, or no position of the participant in it.", [
+        CYCLE_NOT_FOUND,
+        POSITION_NOT_FOUND,
+      ]),
+      ...SERVER_ERROR,
+    },
+  }),
+  guarantees: operation("get", "/core/cycles/{id}/guarantees", {
+    tags: ["clearing"],
+    summary:
+      "A payer's leaves of a committed cycle's guarantees tree, with Merkle proofs (for proveDoubleListing " +
+      "and V1 reserves)",
+    parameters: [CYCLE_ID_PARAMETER, { name: "payer", in: "query", required: true, schema: ref("Address") }],
+    responses: {
+      "200": jsonAnswer("The payer's leaves and proofs.", ref("CycleGuarantees")),
+      "400": errorAnswer("Malformed cycle id; `payer` missing, repeated or malformed.", [
+        "invalid_request",
+        ...PATH_400_CODES,
+      ]),
+      "404": errorAnswer(TREES_NOT_AVAILABLE.replace("%s", ""), [CYCLE_NOT_FOUND, GUARANTEES_NOT_AVAILABLE]),
+      ...SERVER_ERROR,
+    },
+  }),
+  debits: operation("get", "/core/cycles/{id}/debits/{payer}", {
+    tags: ["clearing"],
+    summary:
+      "An account's sum trees in a committed cycle, outgoing and incoming: summary, positions and proofs " +
+      "(what disputeGuarantee disputes, answerDispute and revealSummary prove, claimNetCredit and " +
+      'Vault.releaseListedReserve take; docs/clearing.md "Disputes", "Credits bound to guarantees")',
+    parameters: [CYCLE_ID_PARAMETER, inPath("payer", "Address")],
+    responses: {
+      "200": jsonAnswer("The payer's trees.", ref("CycleDebits")),
+      "400": errorAnswer("Malformed cycle id or payer.", ["invalid_request", ...PATH_400_CODES]),
+      "404": errorAnswer(TREES_NOT_AVAILABLE.replace("%s", "s"), [CYCLE_NOT_FOUND, GUARANTEES_NOT_AVAILABLE]),
+      ...SERVER_ERROR,
+    },
+  }),
+};
 
 function parseCyclePage(value: string): number {
   const n = /^[0-9]{1,3}$/.test(value) ? Number(value) : NaN;
@@ -140,12 +246,13 @@ export const cycleRoutes: RouteModule = (context) => {
   /** Only cycles seen committed on chain are served (a plan not yet committed may still change). */
   const committedCycle = async (id: number): Promise<CycleRecord & { state: CycleState }> => {
     const cycle = await store.getCycle(id);
-    if (!cycle || !isCommitted(cycle)) throw notFound("cycle_not_found", `no committed cycle ${id}`);
+    if (!cycle || !isCommitted(cycle)) throw notFound(CYCLE_NOT_FOUND, `no committed cycle ${id}`);
     return cycle;
   };
 
-  router.get(
-    "/core/cycles",
+  mount(
+    router,
+    CYCLE_OPERATIONS.list,
     ...validate(queryParam("limit", parseCyclePage), queryParam("before", parseBefore)),
     async (req, res) => {
       const { limit = DEFAULT_CYCLE_PAGE, before } = validated<{ limit?: number; before?: number }>(req);
@@ -163,13 +270,14 @@ export const cycleRoutes: RouteModule = (context) => {
     },
   );
 
-  router.get("/core/cycles/:id", ...validate(cycleIdParam), async (req, res) => {
+  mount(router, CYCLE_OPERATIONS.one, ...validate(cycleIdParam), async (req, res) => {
     const cycle = await committedCycle(validated<{ id: number }>(req).id);
     res.json(await cycleView(store, cycle));
   });
 
-  router.get(
-    "/core/cycles/:id/participants/:address/proof",
+  mount(
+    router,
+    CYCLE_OPERATIONS.proof,
     ...validate(cycleIdParam, pathParam("address", parseAddress)),
     async (req, res) => {
       const { id, address: participant } = validated<{ id: number; address: string }>(req);
@@ -177,14 +285,14 @@ export const cycleRoutes: RouteModule = (context) => {
       if (!cycle.plannedByCore) {
         // Indexed from its events only: the net-position tree behind its root was never given to Core.
         throw notFound(
-          "position_not_found",
+          POSITION_NOT_FOUND,
           `cycle ${cycle.cycleId} was not planned by Core: Core holds no net-position proofs for it`,
         );
       }
       const tree = cycleTree(cycle);
       const positions = participantPositions(tree, participant);
       if (positions.length === 0) {
-        throw notFound("position_not_found", `${participant} has no net position in cycle ${cycle.cycleId}`);
+        throw notFound(POSITION_NOT_FOUND, `${participant} has no net position in cycle ${cycle.cycleId}`);
       }
       const claimed = await store.listCycleClaims(cycle.cycleId);
       // A vetoed cycle never pays a claim (`claimNetCredit` reverts `CycleIsVetoed`): no call to offer.
@@ -239,12 +347,12 @@ export const cycleRoutes: RouteModule = (context) => {
   const trees = new Map<string, ReturnType<typeof rebuildCycleGuaranteeTree>>();
   const TREES_KEPT = 8;
 
-  router.get("/core/cycles/:id/guarantees", ...validate(cycleIdParam, payerQuery), async (req, res) => {
+  mount(router, CYCLE_OPERATIONS.guarantees, ...validate(cycleIdParam, payerQuery), async (req, res) => {
     const { id: cycleId, payer } = validated<{ id: number; payer: string }>(req);
     const cycle = await committedCycle(cycleId);
     if (!cycle.plannedByCore) {
       throw notFound(
-        "guarantees_not_available",
+        GUARANTEES_NOT_AVAILABLE,
         `cycle ${cycle.cycleId} was not planned by Core: Core holds no guarantees tree for it`,
       );
     }
@@ -285,8 +393,9 @@ export const cycleRoutes: RouteModule = (context) => {
    * its guarantee and sum-tree proof, so the payer checks each guarantee it is charged for and disputes the
    * position of one it did not sign.
    */
-  router.get(
-    "/core/cycles/:id/debits/:payer",
+  mount(
+    router,
+    CYCLE_OPERATIONS.debits,
     ...validate(
       cycleIdParam,
       pathParam("payer", (v) => parseAddress(v, "payer")),
@@ -296,7 +405,7 @@ export const cycleRoutes: RouteModule = (context) => {
       const cycle = await committedCycle(cycleId);
       if (!cycle.plannedByCore) {
         throw notFound(
-          "guarantees_not_available",
+          GUARANTEES_NOT_AVAILABLE,
           `cycle ${cycle.cycleId} was not planned by Core: Core holds no debtor trees for it`,
         );
       }
@@ -372,7 +481,7 @@ export const cycleRoutes: RouteModule = (context) => {
       if (!(error instanceof DisputeAnswerError) && !(error instanceof WireError)) throw error;
       logger.warn({ cycle_id: cycle.cycleId, reason: error.message }, "cannot rebuild the debtor trees");
       throw notFound(
-        "guarantees_not_available",
+        GUARANTEES_NOT_AVAILABLE,
         `the guarantees of cycle ${cycle.cycleId} no longer rebuild its committed debits root`,
       );
     }
@@ -389,7 +498,7 @@ export const cycleRoutes: RouteModule = (context) => {
       // from what the store holds now would not verify against the committed root.
       logger.warn({ cycle_id: cycleId, reason: error.message }, "cannot rebuild a guarantees tree");
       throw notFound(
-        "guarantees_not_available",
+        GUARANTEES_NOT_AVAILABLE,
         `the guarantees of cycle ${cycleId} no longer rebuild its committed guarantees root`,
       );
     }

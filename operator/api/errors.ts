@@ -98,6 +98,13 @@ const LIFECYCLE_STATUS: Record<LifecycleErrorCode, number> = {
   [LIFECYCLE_ERRORS.invalidFinalization]: 400,
 };
 
+/** The codes of issuance's (or finalization's) refusals answered with `status`: what their routes declare. */
+export const issuanceCodes = (status: number): IssuanceErrorCode[] => codesWith(ISSUANCE_STATUS, status);
+export const lifecycleCodes = (status: number): LifecycleErrorCode[] => codesWith(LIFECYCLE_STATUS, status);
+function codesWith<Code extends string>(table: Record<Code, number>, status: number): Code[] {
+  return (Object.keys(table) as Code[]).filter((code) => table[code] === status);
+}
+
 /** The RFC 6750 challenge of a refused bearer token. */
 function bearerChallenge(error: AuthError): Record<string, string> {
   const params = [`realm="${AUTH_REALM}"`];

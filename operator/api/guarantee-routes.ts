@@ -14,7 +14,7 @@ import { parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";
 import { GUARANTEE_STATES, type GuaranteeState } from "../guarantees/states";
 import type { StoredGuarantee } from "../store";
 import { decodeCursor, encodeCursor, pageSize } from "../store/guarantee-paging";
-import { forbidden, notFound } from "./errors";
+import { forbidden, issuanceCodes, lifecycleCodes, notFound } from "./errors";
 import { pathParam, queryParam, validate, validated } from "./validation";
 import type { RouteModule } from "./context";
 import { isAdmin, isFacilitator } from "../auth";
@@ -22,6 +22,178 @@ import { principalOf, requireAccessToken } from "./access-middleware";
 import { guaranteeTimeline, guaranteeView } from "../guarantees";
 import { isoFromSeconds } from "../clock";
 import { sendJson } from "../../runtime/json-answer";
+import {
+  BODY_400_CODES,
+  COMMON_ERRORS,
+  CURSOR_PARAMETER,
+  NOT_AUTHORIZED_FOR_GUARANTEES,
+  PATH_400_CODES,
+  SERVER_ERROR,
+  errorAnswer,
+  errorSchema,
+  inPath,
+  inQuery,
+  jsonAnswer,
+  jsonBody,
+  limitParameter,
+  mount,
+  needsToken,
+  operation,
+  ref,
+} from "./operations";
+
+/** A guarantee unknown, or not visible to the caller: one answer for both, so ids cannot be probed. */
+const GUARANTEE_NOT_FOUND = "guarantee_not_found";
+/** A recipient's list read by someone else than the recipient or a facilitator. */
+const NOT_AUTHORIZED_FOR_RECIPIENT = "not_authorized_for_recipient";
+const GUARANTEE_ID_400 = errorAnswer("Malformed id.", ["invalid_request", ...PATH_400_CODES]);
+const NOT_VISIBLE = errorAnswer("Unknown, or not visible to the caller.", [GUARANTEE_NOT_FOUND]);
+
+/** The guarantee resource's operations: mounted below, described in Core's OpenAPI document. */
+export const GUARANTEE_OPERATIONS = {
+  issue: operation(
+    "post",
+    "/core/guarantees",
+    needsToken({
+      tags: ["guarantees"],
+      summary: "Verify a payer-signed guarantee, lock collateral, return Core's BLS certificate",
+      requestBody: jsonBody(ref("SignedGuaranteeRequest")),
+      responses: {
+        "200": jsonAnswer("Issued.", ref("Certificate")),
+        "400": errorAnswer("Claims, policy, signature or collateral refused.", [
+          ...issuanceCodes(400),
+          ...BODY_400_CODES,
+        ]),
+        "403": errorAnswer("The caller may not issue for `recipient_address`.", issuanceCodes(403)),
+        "409": jsonAnswer(
+          "The guarantee identity (user, req_id) was issued before.",
+          ref("DuplicateGuarantee"),
+        ),
+        ...COMMON_ERRORS,
+        "500": {
+          description:
+            "Core could not issue the guarantee: an unexpected failure (`internal_error`, details in the log " +
+            "only), or Core's books cannot follow the chain now (indexer halted by a deep reorg, stale, lagging " +
+            "or starting), or (V2 only, `chain_time_unavailable`) Core has not indexed a block yet to judge the " +
+            "validation deadline by, or the database is unavailable (`store_unavailable`), or the operator bond " +
+            "is below the ClearingHouse floor (`commit_bond_*`), or the clearing commits owed might land after " +
+            "the grace-period budget (`commit_deadline_at_risk`), or the issuance was shed by admission control " +
+            "(`issuance_overloaded`, with `Retry-After`: this process already runs its bound of issuances at once, " +
+            "`SURETY_ISSUANCE_MAX_IN_FLIGHT`, so covers, commits and lease renewals go first). Nothing is issued or " +
+            "locked (for `store_unavailable`: unless the connection broke during the commit, which a retry of the " +
+            "same body tells: 409 with the stored certificate); `GET /core/health` shows why; retry later.",
+          content: {
+            "application/json": {
+              schema: {
+                oneOf: [ref("InternalError"), ref("StoreUnavailable"), errorSchema(issuanceCodes(500))],
+              },
+            },
+          },
+        },
+      },
+    }),
+  ),
+  list: operation(
+    "get",
+    "/core/guarantees",
+    needsToken({
+      tags: ["guarantees"],
+      summary: "Guarantees by payer, recipient, state and asset, newest first, paginated",
+      description:
+        "A caller sees the guarantees it is payer or recipient of (it must name itself in `payer` or " +
+        "`recipient`); facilitators and admin wallets see all, with any filter.",
+      parameters: [
+        inQuery("payer", "Address"),
+        inQuery("recipient", "Address"),
+        inQuery("state", "GuaranteeState"),
+        inQuery("asset", "Address"),
+        limitParameter(500, 50),
+        CURSOR_PARAMETER,
+      ],
+      responses: {
+        "200": jsonAnswer("One page, newest first; `next_cursor` is null on the last.", ref("GuaranteeList")),
+        "400": errorAnswer("A parameter malformed or repeated (the message names it).", ["invalid_request"]),
+        "403": errorAnswer("The caller named neither itself as payer nor as recipient.", [
+          NOT_AUTHORIZED_FOR_GUARANTEES,
+        ]),
+        ...SERVER_ERROR,
+      },
+    }),
+  ),
+  timeline: operation(
+    "get",
+    "/core/guarantees/{id}/timeline",
+    needsToken({
+      tags: ["guarantees"],
+      summary:
+        "What moved a guarantee, with the transactions (payer, recipient, facilitators, admin wallets)",
+      parameters: [inPath("id", "Bytes32")],
+      responses: {
+        "200": jsonAnswer(
+          "Its steps, oldest first; the last is the state it is in.",
+          ref("GuaranteeTimeline"),
+        ),
+        "400": GUARANTEE_ID_400,
+        "404": NOT_VISIBLE,
+        ...SERVER_ERROR,
+      },
+    }),
+  ),
+  one: operation(
+    "get",
+    "/core/guarantees/{id}",
+    needsToken({
+      tags: ["guarantees"],
+      summary: "One guarantee, visible to its payer, its recipient, facilitators and admin wallets",
+      parameters: [inPath("id", "Bytes32")],
+      responses: {
+        "200": jsonAnswer("The guarantee.", ref("Guarantee")),
+        "400": GUARANTEE_ID_400,
+        "404": NOT_VISIBLE,
+        ...SERVER_ERROR,
+      },
+    }),
+  ),
+  recipient: operation(
+    "get",
+    "/core/recipients/{address}/guarantees",
+    needsToken({
+      tags: ["guarantees"],
+      summary: "A recipient's guarantees, oldest first, paginated",
+      parameters: [inPath("address", "Address"), limitParameter(500, 50), CURSOR_PARAMETER],
+      responses: {
+        "200": jsonAnswer("One page; `next_cursor` is null on the last.", ref("RecipientGuarantees")),
+        "400": errorAnswer("`limit`, `cursor` or `address` malformed.", [
+          "invalid_request",
+          ...PATH_400_CODES,
+        ]),
+        "403": errorAnswer("Only the recipient and facilitators may read.", [NOT_AUTHORIZED_FOR_RECIPIENT]),
+        ...SERVER_ERROR,
+      },
+    }),
+  ),
+  finalize: operation(
+    "post",
+    "/core/guarantees/{id}/finalize",
+    needsToken({
+      tags: ["guarantees"],
+      summary: "The payer finalizes its V2 guarantee (PENDING_VALIDATION or DISPUTED → FINALIZED_PAYABLE)",
+      parameters: [inPath("id", "Bytes32")],
+      requestBody: jsonBody(ref("FinalizeRequest")),
+      responses: {
+        "200": jsonAnswer("The guarantee, now FINALIZED_PAYABLE (enters the next cycle).", ref("Guarantee")),
+        "400": errorAnswer(
+          "Malformed id; malformed JSON body; `signature` missing or not the payer's Finalization signature.",
+          ["invalid_request", ...lifecycleCodes(400), ...BODY_400_CODES, ...PATH_400_CODES],
+        ),
+        "403": errorAnswer("The caller is the recipient, not the payer.", lifecycleCodes(403)),
+        "404": errorAnswer("Unknown, or the caller is neither payer nor recipient.", lifecycleCodes(404)),
+        "409": errorAnswer("A V1 guarantee, or a V2 one in another state.", lifecycleCodes(409)),
+        ...COMMON_ERRORS,
+      },
+    }),
+  ),
+};
 
 function parseLimit(value: string): number {
   if (!/^[1-9][0-9]{0,5}$/.test(value)) throw new WireError("limit", "must be a positive integer");
@@ -61,7 +233,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
     res.locals.signedGuarantee = issuer.parseBody(req.body);
     next();
   };
-  router.post("/core/guarantees", authenticated, signedGuarantee, async (req, res) => {
+  mount(router, GUARANTEE_OPERATIONS.issue, authenticated, signedGuarantee, async (req, res) => {
     const certificate = await issuer.issueSigned(
       principalOf(req),
       res.locals.signedGuarantee as SignedGuarantee,
@@ -83,11 +255,11 @@ export const guaranteeRoutes: RouteModule = (context) => {
     const visible =
       record !== null &&
       (sameAddress(wallet, record.user) || sameAddress(wallet, record.recipient) || readsAll(req));
-    if (!record || !visible) throw notFound("guarantee_not_found", `no guarantee ${id} visible to ${wallet}`);
+    if (!record || !visible) throw notFound(GUARANTEE_NOT_FOUND, `no guarantee ${id} visible to ${wallet}`);
     return record;
   };
 
-  router.get("/core/guarantees", authenticated, ...guaranteeFilter, async (req, res) => {
+  mount(router, GUARANTEE_OPERATIONS.list, authenticated, ...guaranteeFilter, async (req, res) => {
     const filter = validated<{
       payer?: string;
       recipient?: string;
@@ -102,7 +274,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
       (filter.recipient !== undefined && sameAddress(filter.recipient, wallet));
     if (!own && !readsAll(req)) {
       throw forbidden(
-        "not_authorized_for_guarantees",
+        NOT_AUTHORIZED_FOR_GUARANTEES,
         `give payer=${wallet} or recipient=${wallet}: other guarantees are visible to facilitators and admin wallets only`,
       );
     }
@@ -123,12 +295,13 @@ export const guaranteeRoutes: RouteModule = (context) => {
     } satisfies GuaranteeList);
   });
 
-  router.get("/core/guarantees/:id", authenticated, ...validate(guaranteeIdParam), async (req, res) => {
+  mount(router, GUARANTEE_OPERATIONS.one, authenticated, ...validate(guaranteeIdParam), async (req, res) => {
     res.json(guaranteeView(await visibleGuarantee(req), config.chainId));
   });
 
-  router.get(
-    "/core/guarantees/:id/timeline",
+  mount(
+    router,
+    GUARANTEE_OPERATIONS.timeline,
     authenticated,
     ...validate(guaranteeIdParam),
     async (req, res) => {
@@ -151,8 +324,9 @@ export const guaranteeRoutes: RouteModule = (context) => {
     },
   );
 
-  router.post(
-    "/core/guarantees/:id/finalize",
+  mount(
+    router,
+    GUARANTEE_OPERATIONS.finalize,
     authenticated,
     ...validate(guaranteeIdParam),
     async (req, res) => {
@@ -171,7 +345,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
     queryParam("limit", parseLimit),
     queryParam("cursor", (value) => value),
   );
-  router.get("/core/recipients/:address/guarantees", authenticated, ...recipientPage, async (req, res) => {
+  mount(router, GUARANTEE_OPERATIONS.recipient, authenticated, ...recipientPage, async (req, res) => {
     const {
       address: recipient,
       limit,
@@ -179,7 +353,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
     } = validated<{ address: string; limit?: number; cursor?: string }>(req);
     if (!isSelfOrFacilitator(req, recipient)) {
       throw forbidden(
-        "not_authorized_for_recipient",
+        NOT_AUTHORIZED_FOR_RECIPIENT,
         "a recipient's guarantees are visible to the recipient and facilitators only",
       );
     }

@@ -17,6 +17,46 @@ import { HEALTH_CHECKS, type HealthCheckName, type HealthCheckState, type Health
 import { isoFromSeconds } from "../clock";
 import type { LeadershipView } from "../leadership/ownership";
 import type { RouteModule } from "./context";
+import { SERVER_ERROR, jsonAnswer, mount, operation, ref } from "./operations";
+
+/** The public operations: mounted below, described in Core's OpenAPI document. */
+export const PUBLIC_OPERATIONS = {
+  tokens: operation("get", "/core/tokens", {
+    tags: ["public"],
+    summary: "ERC-20 collateral assets of the active deployment (ETH, the zero address, is always supported)",
+    responses: { "200": jsonAnswer("Tokens.", ref("Tokens")), ...SERVER_ERROR },
+  }),
+  publicParams: operation("get", "/core/public-params", {
+    tags: ["public"],
+    summary: "Everything a payer signs against and a verifier checks with",
+    responses: { "200": jsonAnswer("Public parameters.", ref("PublicParams")), ...SERVER_ERROR },
+  }),
+  health: operation("get", "/core/health", {
+    tags: ["public"],
+    summary: "Store and chain RPC probed on every call; whether the books follow the chain",
+    responses: {
+      "200": jsonAnswer("Healthy.", {
+        allOf: [ref("Health")],
+        type: "object",
+        properties: { status: { const: "ok" } },
+      }),
+      "503": jsonAnswer(
+        "A dependency is down, or the books cannot follow the chain (`fail` for each failing part).",
+        { allOf: [ref("Health")], type: "object", properties: { status: { const: "fail" } } },
+      ),
+    },
+  }),
+  metrics: operation("get", "/metrics", {
+    tags: ["ops"],
+    summary: "Prometheus metrics (restrict by network)",
+    responses: {
+      "200": {
+        description: "Prometheus text exposition format.",
+        content: { "text/plain": { schema: { type: "string" } } },
+      },
+    },
+  }),
+};
 
 /** Health answers within this bound even when a dependency hangs. */
 export const HEALTH_PROBE_TIMEOUT_MS = 2_000;
@@ -112,16 +152,16 @@ export const publicRoutes: RouteModule = (context) => {
   const timeoutMs = Math.min(HEALTH_PROBE_TIMEOUT_MS, config.rpcTimeoutMs);
   const router = Router();
 
-  router.get("/core/tokens", (_req, res) => {
+  mount(router, PUBLIC_OPERATIONS.tokens, (_req, res) => {
     res.json(context.tokens);
   });
 
-  router.get("/core/public-params", (_req, res) => {
+  mount(router, PUBLIC_OPERATIONS.publicParams, (_req, res) => {
     // `latest_validation_deadline` moves with time: not to be cached.
     res.set("Cache-Control", "no-store").json(context.publicParams());
   });
 
-  router.get("/core/health", async (_req, res) => {
+  mount(router, PUBLIC_OPERATIONS.health, async (_req, res) => {
     const [db, chainRpc, report] = await Promise.all([
       probe(() => store.ping(), timeoutMs, "store ping"),
       probe(() => chain.blockNumber(), timeoutMs, "eth_blockNumber"),
@@ -157,7 +197,7 @@ export const publicRoutes: RouteModule = (context) => {
       .json(body);
   });
 
-  router.get("/metrics", async (_req, res) => {
+  mount(router, PUBLIC_OPERATIONS.metrics, async (_req, res) => {
     const { contentType, body } = await context.metrics.render();
     res.set("Content-Type", contentType).send(body);
   });

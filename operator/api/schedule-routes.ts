@@ -8,6 +8,16 @@ import { Router } from "express";
 import { clearingSchedule } from "../clearing/schedule";
 import { isoFromSeconds } from "../clock";
 import type { RouteModule } from "./context";
+import { SERVER_ERROR, jsonAnswer, mount, operation, ref } from "./operations";
+
+/** The schedule's operation: mounted below, described in Core's OpenAPI document. */
+export const SCHEDULE_OPERATIONS = {
+  schedule: operation("get", "/core/clearing/schedule", {
+    tags: ["clearing"],
+    summary: "The clearing schedule in chain time: next cutoff, commit due, a cycle under way",
+    responses: { "200": jsonAnswer("Core's schedule now.", ref("ClearingSchedule")), ...SERVER_ERROR },
+  }),
+};
 
 const iso = (seconds: number | null) => (seconds === null ? null : isoFromSeconds(seconds));
 
@@ -15,7 +25,7 @@ export const scheduleRoutes: RouteModule = (context) => {
   const { store, chainClock, config } = context;
   const router = Router();
 
-  router.get("/core/clearing/schedule", async (_req, res) => {
+  mount(router, SCHEDULE_OPERATIONS.schedule, async (_req, res) => {
     const s = await clearingSchedule({ store, chainClock, config, timings: context.timings.get() });
     res.set("Cache-Control", "no-store").json({
       chain_time: iso(s.chainTime),

@@ -18,6 +18,69 @@ import { freeCollateral, reserveHold } from "../guarantees/capacity";
 import { principalOf, requireAccessToken } from "./access-middleware";
 import type { RouteModule } from "./context";
 import { forbidden } from "./errors";
+import {
+  CURSOR_PARAMETER,
+  NOT_AUTHORIZED_FOR_USER,
+  USER_READ_FORBIDDEN,
+  PATH_400_CODES,
+  SERVER_ERROR,
+  adminOnly,
+  errorAnswer,
+  inPath,
+  inQuery,
+  jsonAnswer,
+  limitParameter,
+  mount,
+  needsToken,
+  operation,
+  ref,
+} from "./operations";
+
+/** The user resource's operations: mounted below, described in Core's OpenAPI document. */
+export const USER_OPERATIONS = {
+  list: operation(
+    "get",
+    "/core/users",
+    adminOnly({
+      summary: "Every payer's non-empty balances, by user then asset, paginated (admin wallets)",
+      parameters: [inQuery("asset", "Address"), limitParameter(500, 100), CURSOR_PARAMETER],
+      responses: {
+        "200": jsonAnswer("One page; `next_cursor` is null on the last.", ref("CollateralList")),
+        "400": errorAnswer("`asset`, `limit` or `cursor` malformed or repeated.", ["invalid_request"]),
+      },
+    }),
+  ),
+  balances: operation(
+    "get",
+    "/core/users/{address}/balances",
+    needsToken({
+      tags: ["guarantees"],
+      summary: "Core's view of a user's collateral per asset",
+      parameters: [inPath("address", "Address")],
+      responses: {
+        "200": jsonAnswer("ETH, then the deployment's tokens, then other assets.", ref("Balances")),
+        "400": errorAnswer("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
+        "403": USER_READ_FORBIDDEN,
+        ...SERVER_ERROR,
+      },
+    }),
+  ),
+  withdrawals: operation(
+    "get",
+    "/core/users/{address}/withdrawals",
+    needsToken({
+      tags: ["clearing"],
+      summary: "A user's withdrawals and what Core's books let it withdraw, per asset",
+      parameters: [inPath("address", "Address")],
+      responses: {
+        "200": jsonAnswer("Withdrawable amounts and withdrawal requests.", ref("Withdrawals")),
+        "400": errorAnswer("Malformed address.", ["invalid_request", ...PATH_400_CODES]),
+        "403": USER_READ_FORBIDDEN,
+        ...SERVER_ERROR,
+      },
+    }),
+  ),
+};
 import { pathParam, queryParam, validate, validated } from "./validation";
 
 export const DEFAULT_COLLATERAL_PAGE = 100;
@@ -52,8 +115,9 @@ export const userRoutes: RouteModule = (context) => {
     return sameAddress(wallet, address) || isFacilitator(config, wallet) || isAdmin(config, wallet);
   };
 
-  router.get(
-    "/core/users",
+  mount(
+    router,
+    USER_OPERATIONS.list,
     authenticated,
     ...validate(
       queryParam("asset", parseAddress),
@@ -89,11 +153,11 @@ export const userRoutes: RouteModule = (context) => {
     },
   );
 
-  router.get("/core/users/:address/balances", authenticated, ...userParam, async (req, res) => {
+  mount(router, USER_OPERATIONS.balances, authenticated, ...userParam, async (req, res) => {
     const { address: user } = validated<{ address: string }>(req);
     if (!isSelfOrFacilitator(req, user)) {
       throw forbidden(
-        "not_authorized_for_user",
+        NOT_AUTHORIZED_FOR_USER,
         "balances are visible to the user, facilitators and admin wallets only",
       );
     }
@@ -104,11 +168,11 @@ export const userRoutes: RouteModule = (context) => {
     res.json(balancesView(config, deployment, user, balances, reserves));
   });
 
-  router.get("/core/users/:address/withdrawals", authenticated, ...userParam, async (req, res) => {
+  mount(router, USER_OPERATIONS.withdrawals, authenticated, ...userParam, async (req, res) => {
     const { address: user } = validated<{ address: string }>(req);
     if (!isSelfOrFacilitator(req, user)) {
       throw forbidden(
-        "not_authorized_for_user",
+        NOT_AUTHORIZED_FOR_USER,
         "withdrawals are visible to the user, facilitators and admin wallets only",
       );
     }

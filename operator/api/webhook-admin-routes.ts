@@ -47,6 +47,20 @@ import {
 import type { RouteModule } from "./context";
 import { conflict, forbidden, notFound } from "./errors";
 import { bodyField, parsedBy, pathParam, queryParam, validate, validated, wholeBody } from "./validation";
+import {
+  BODY_400_CODES,
+  COMMON_ERRORS,
+  CURSOR_PARAMETER,
+  PATH_400_CODES,
+  adminOnly,
+  errorAnswer,
+  jsonAnswer,
+  jsonBody,
+  limitParameter,
+  mount,
+  operation,
+  ref,
+} from "./operations";
 
 /** The body of `POST /core/admin/webhooks`: an object of known fields, each parsed as the configuration's are. */
 const newSubscriptionBody = validate(
@@ -66,6 +80,148 @@ const deliveryPage = validate(
 
 export const DEFAULT_DELIVERY_PAGE = 50;
 export const MAX_DELIVERY_PAGE = 500;
+
+const WEBHOOK_ID_PARAMETER = {
+  name: "id",
+  in: "path",
+  required: true,
+  schema: { type: "string" },
+  description: "The subscription id (`whk_…` for API-made ones, the configured id otherwise).",
+};
+const EVENT_ID_PARAMETER = {
+  name: "event_id",
+  in: "path",
+  required: true,
+  schema: { type: "string", pattern: "^evt_[0-9a-z_]{1,64}$" },
+  description: "The event id (`evt_…`) of one of the subscription's deliveries.",
+};
+/** The 404 of an unknown subscription id, answered by `subscription()` below. */
+const WEBHOOK_NOT_FOUND = "webhook_not_found";
+const WEBHOOK_NOT_FOUND_ANSWER = errorAnswer("No subscription with that id.", [WEBHOOK_NOT_FOUND]);
+const WEBHOOK_ID_MALFORMED = errorAnswer("The id is not valid percent-encoding.", PATH_400_CODES);
+const EVENT_ID_MALFORMED = errorAnswer("Malformed event id.", ["invalid_request", ...PATH_400_CODES]);
+const DELIVERY_NOT_FOUND = errorAnswer("No such subscription, or no delivery of that event to it.", [
+  WEBHOOK_NOT_FOUND,
+  "delivery_not_found",
+]);
+
+/** The webhook admin operations: mounted below, described in Core's OpenAPI document. */
+export const WEBHOOK_ADMIN_OPERATIONS = {
+  create: operation(
+    "post",
+    "/core/admin/webhooks",
+    adminOnly({
+      summary: "Add a webhook subscription (the answer shows its secret, once)",
+      requestBody: jsonBody(ref("NewWebhookSubscription")),
+      responses: {
+        "201": jsonAnswer("Created.", ref("CreatedWebhookSubscription")),
+        "400": errorAnswer("A field refused (the message names it); malformed JSON.", [
+          "invalid_request",
+          ...BODY_400_CODES,
+        ]),
+        ...COMMON_ERRORS,
+      },
+    }),
+  ),
+  list: operation(
+    "get",
+    "/core/admin/webhooks",
+    adminOnly({
+      summary: "Every subscription, configured and API-made (secrets never shown), with its backlog",
+      responses: { "200": jsonAnswer("The subscriptions.", ref("WebhookSubscriptions")) },
+    }),
+  ),
+  one: operation(
+    "get",
+    "/core/admin/webhooks/{id}",
+    adminOnly({
+      summary: "One subscription (without its secret)",
+      parameters: [WEBHOOK_ID_PARAMETER],
+      responses: {
+        "200": jsonAnswer("The subscription.", ref("WebhookSubscription")),
+        "400": WEBHOOK_ID_MALFORMED,
+        "404": WEBHOOK_NOT_FOUND_ANSWER,
+      },
+    }),
+  ),
+  remove: operation(
+    "delete",
+    "/core/admin/webhooks/{id}",
+    adminOnly({
+      summary: "Remove an API-made subscription and its deliveries",
+      parameters: [WEBHOOK_ID_PARAMETER],
+      responses: {
+        "204": { description: "Removed, with its pending and past deliveries." },
+        "400": WEBHOOK_ID_MALFORMED,
+        "404": WEBHOOK_NOT_FOUND_ANSWER,
+        "409": errorAnswer("A configured subscription: remove it from `SURETY_WEBHOOKS`.", [
+          "configured_webhook",
+        ]),
+      },
+    }),
+  ),
+  deliveries: operation(
+    "get",
+    "/core/admin/webhooks/{id}/deliveries",
+    adminOnly({
+      summary: "A subscription's deliveries and their status, newest first, paginated",
+      parameters: [
+        WEBHOOK_ID_PARAMETER,
+        { name: "status", in: "query", required: false, schema: ref("WebhookDeliveryStatus") },
+        limitParameter(MAX_DELIVERY_PAGE, DEFAULT_DELIVERY_PAGE),
+        CURSOR_PARAMETER,
+      ],
+      responses: {
+        "200": jsonAnswer("One page; `next_cursor` is null on the last.", ref("WebhookDeliveries")),
+        "400": errorAnswer("`status`, `limit` or `cursor` malformed (the message names it).", [
+          "invalid_request",
+          ...PATH_400_CODES,
+        ]),
+        "404": WEBHOOK_NOT_FOUND_ANSWER,
+      },
+    }),
+  ),
+  delivery: operation(
+    "get",
+    "/core/admin/webhooks/{id}/deliveries/{event_id}",
+    adminOnly({
+      summary: "One delivery: its attempts so far and the event's payload",
+      parameters: [WEBHOOK_ID_PARAMETER, EVENT_ID_PARAMETER],
+      responses: {
+        "200": jsonAnswer("The delivery and its event.", ref("WebhookDeliveryDetail")),
+        "400": EVENT_ID_MALFORMED,
+        "404": DELIVERY_NOT_FOUND,
+      },
+    }),
+  ),
+  retry: operation(
+    "post",
+    "/core/admin/webhooks/{id}/deliveries/{event_id}/retry",
+    adminOnly({
+      summary: "Send a failed (or waiting) delivery again now; its attempt count is kept",
+      parameters: [WEBHOOK_ID_PARAMETER, EVENT_ID_PARAMETER],
+      responses: {
+        "200": jsonAnswer("The delivery, pending and due now.", ref("WebhookDeliveryAction")),
+        "400": EVENT_ID_MALFORMED,
+        "404": DELIVERY_NOT_FOUND,
+        "409": errorAnswer("The delivery is delivered or cancelled.", ["delivery_not_retryable"]),
+      },
+    }),
+  ),
+  test: operation(
+    "post",
+    "/core/admin/webhooks/{id}/test",
+    adminOnly({
+      summary: "Queue a `webhook.test` event to this subscription alone",
+      parameters: [WEBHOOK_ID_PARAMETER],
+      responses: {
+        "201": jsonAnswer("The test event's delivery, pending and due now.", ref("WebhookDeliveryAction")),
+        "400": WEBHOOK_ID_MALFORMED,
+        "404": WEBHOOK_NOT_FOUND_ANSWER,
+      },
+    }),
+  ),
+};
 
 const isoAt = (seconds: number) => new Date(seconds * 1000).toISOString();
 const iso = (seconds: number | null) => (seconds === null ? null : isoAt(seconds));
@@ -150,11 +306,11 @@ export const webhookAdminRoutes: RouteModule = (context) => {
 
   const subscription = async (id: string) => {
     const found = await store.getWebhookSubscription(id);
-    if (!found) throw notFound("webhook_not_found", `no webhook subscription ${id}`);
+    if (!found) throw notFound(WEBHOOK_NOT_FOUND, `no webhook subscription ${id}`);
     return found;
   };
 
-  router.post("/core/admin/webhooks", ...guarded, ...newSubscriptionBody, async (req, res) => {
+  mount(router, WEBHOOK_ADMIN_OPERATIONS.create, ...guarded, ...newSubscriptionBody, async (req, res) => {
     const record = newSubscription(
       validated<NewSubscription & Record<string, unknown>>(req),
       clock.nowSeconds(),
@@ -167,7 +323,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
     res.status(201).json({ ...subscriptionView(record), secret: record.secret });
   });
 
-  router.get("/core/admin/webhooks", ...guarded, async (_req, res) => {
+  mount(router, WEBHOOK_ADMIN_OPERATIONS.list, ...guarded, async (_req, res) => {
     const [all, backlog] = await Promise.all([store.listWebhookSubscriptions(), store.webhookBacklog()]);
     const oldest = backlog.reduce<number | null>(
       (min, b) =>
@@ -184,11 +340,11 @@ export const webhookAdminRoutes: RouteModule = (context) => {
     } satisfies WebhookSubscriptions);
   });
 
-  router.get("/core/admin/webhooks/:id", ...guarded, async (req, res) => {
+  mount(router, WEBHOOK_ADMIN_OPERATIONS.one, ...guarded, async (req, res) => {
     res.json(subscriptionView(await subscription(String(req.params.id))));
   });
 
-  router.delete("/core/admin/webhooks/:id", ...guarded, async (req, res) => {
+  mount(router, WEBHOOK_ADMIN_OPERATIONS.remove, ...guarded, async (req, res) => {
     const found = await subscription(String(req.params.id));
     if (found.source === "config") {
       throw conflict(
@@ -201,7 +357,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
     res.status(204).end();
   });
 
-  router.get("/core/admin/webhooks/:id/deliveries", ...guarded, ...deliveryPage, async (req, res) => {
+  mount(router, WEBHOOK_ADMIN_OPERATIONS.deliveries, ...guarded, ...deliveryPage, async (req, res) => {
     const found = await subscription(String(req.params.id));
     const query = validated<{ limit?: number; status?: WebhookDeliveryStatus; cursor?: number }>(req);
     const limit = query.limit ?? DEFAULT_DELIVERY_PAGE;
@@ -229,65 +385,55 @@ export const webhookAdminRoutes: RouteModule = (context) => {
   };
   const eventIdParam = validate(pathParam("event_id", parseEventId));
 
-  router.get(
-    "/core/admin/webhooks/:id/deliveries/:event_id",
-    ...guarded,
-    ...eventIdParam,
-    async (req, res) => {
-      const found = await subscription(String(req.params.id));
-      const { event_id: eventId } = validated<{ event_id: string }>(req);
-      const [record, event, attempts] = await Promise.all([
-        delivery(found.id, eventId),
-        store.getWebhookEvent(eventId),
-        store.listWebhookAttempts(eventId, found.id),
-      ]);
-      res.json({
-        webhook_id: found.id,
-        delivery: deliveryView(record),
-        event: event && {
-          id: event.id,
-          type: event.type,
-          created_at: isoAt(event.createdAt),
-          retracted_at: iso(event.retractedAt),
-          // The exact bytes every attempt sends (and signs), and the same parsed.
-          payload: JSON.parse(event.payload) as Record<string, unknown>,
-          payload_bytes: Buffer.byteLength(event.payload, "utf8"),
-        },
-        attempts: attempts.map((a) => ({
-          attempt: a.attempt,
-          at: isoAt(a.at),
-          outcome: a.outcome,
-          status_code: a.statusCode,
-          error: a.error,
-        })),
-      } satisfies WebhookDeliveryDetail);
-    },
-  );
+  mount(router, WEBHOOK_ADMIN_OPERATIONS.delivery, ...guarded, ...eventIdParam, async (req, res) => {
+    const found = await subscription(String(req.params.id));
+    const { event_id: eventId } = validated<{ event_id: string }>(req);
+    const [record, event, attempts] = await Promise.all([
+      delivery(found.id, eventId),
+      store.getWebhookEvent(eventId),
+      store.listWebhookAttempts(eventId, found.id),
+    ]);
+    res.json({
+      webhook_id: found.id,
+      delivery: deliveryView(record),
+      event: event && {
+        id: event.id,
+        type: event.type,
+        created_at: isoAt(event.createdAt),
+        retracted_at: iso(event.retractedAt),
+        // The exact bytes every attempt sends (and signs), and the same parsed.
+        payload: JSON.parse(event.payload) as Record<string, unknown>,
+        payload_bytes: Buffer.byteLength(event.payload, "utf8"),
+      },
+      attempts: attempts.map((a) => ({
+        attempt: a.attempt,
+        at: isoAt(a.at),
+        outcome: a.outcome,
+        status_code: a.statusCode,
+        error: a.error,
+      })),
+    } satisfies WebhookDeliveryDetail);
+  });
 
-  router.post(
-    "/core/admin/webhooks/:id/deliveries/:event_id/retry",
-    ...guarded,
-    ...eventIdParam,
-    async (req, res) => {
-      const found = await subscription(String(req.params.id));
-      const { event_id: eventId } = validated<{ event_id: string }>(req);
-      const before = await delivery(found.id, eventId);
-      const retried = await store.retryWebhookDelivery(eventId, found.id, nowMilliseconds(clock));
-      if (!retried) {
-        throw conflict(
-          "delivery_not_retryable",
-          `the delivery of ${eventId} to ${found.id} is ${before.status}: only failed or pending deliveries are retried`,
-        );
-      }
-      logger.info(
-        { subscription_id: found.id, event_id: eventId, by: principalOf(req).wallet, was: before.status },
-        "webhook delivery retried by an operator",
+  mount(router, WEBHOOK_ADMIN_OPERATIONS.retry, ...guarded, ...eventIdParam, async (req, res) => {
+    const found = await subscription(String(req.params.id));
+    const { event_id: eventId } = validated<{ event_id: string }>(req);
+    const before = await delivery(found.id, eventId);
+    const retried = await store.retryWebhookDelivery(eventId, found.id, nowMilliseconds(clock));
+    if (!retried) {
+      throw conflict(
+        "delivery_not_retryable",
+        `the delivery of ${eventId} to ${found.id} is ${before.status}: only failed or pending deliveries are retried`,
       );
-      res.json({ webhook_id: found.id, delivery: deliveryView(retried) });
-    },
-  );
+    }
+    logger.info(
+      { subscription_id: found.id, event_id: eventId, by: principalOf(req).wallet, was: before.status },
+      "webhook delivery retried by an operator",
+    );
+    res.json({ webhook_id: found.id, delivery: deliveryView(retried) });
+  });
 
-  router.post("/core/admin/webhooks/:id/test", ...guarded, async (req, res) => {
+  mount(router, WEBHOOK_ADMIN_OPERATIONS.test, ...guarded, async (req, res) => {
     const found = await subscription(String(req.params.id));
     const now = clock.nowSeconds();
     const id = `evt_${randomBytes(16).toString("hex")}`;
