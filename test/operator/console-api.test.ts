@@ -38,6 +38,9 @@ describe("Console API (/console/api) and webhook admin additions", () => {
 
   beforeEach(async () => {
     t = await startTestCore({
+      // The tests play the dispatcher's moves themselves (claim, record): the app's own dispatcher loop would
+      // race them for the due delivery under load (an extra attempt), so this Core runs no background work.
+      backgroundTasks: false,
       adminWallets: admin.address,
       explorerUrl: "https://explorer.test/",
       webhooks: JSON.stringify([
