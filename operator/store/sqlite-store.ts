@@ -31,14 +31,16 @@ import type {
 import type { Store, StoreOps, StoreTx } from "./store";
 import { AuthSessions } from "./sql/auth-sessions";
 import { ChainJournal } from "./sql/chain-journal";
+import { Cycles } from "./sql/cycles";
 import { sqliteEngine } from "./sql/engine";
+import { Guarantees } from "./sql/guarantees";
+import { CycleNetting } from "./sql/netting";
+import { SqliteCycleScanner } from "./sql/netting-scan";
+import { SqliteGuaranteeRows, sqlitePayableKeys } from "./sql/payable-keys";
 import { OperatorState } from "./sql/operator-state";
 import { Reserves } from "./sql/reserves";
 import { WebhookOutbox } from "./sql/webhooks";
 import { SqliteCollateral } from "./sqlite/collateral";
-import { SqliteCycles } from "./sqlite/cycles";
-import { SqliteGuarantees } from "./sqlite/guarantees";
-import { SqliteCycleNetting } from "./sqlite/netting";
 import { SqliteIssuance } from "./sqlite/issuance";
 import { SqliteReserves } from "./sqlite/reserves";
 import { SqliteWebhookOutbox } from "./sqlite/webhooks";
@@ -188,15 +190,16 @@ type SqliteAreas = Record<keyof typeof AREA_OPERATIONS, object>;
 function sqliteAreas(db: Database): SqliteAreas {
   const sql = sqliteEngine(db);
   const collateral = new SqliteCollateral(db, new SqliteReserves(db));
-  const guarantees = new SqliteGuarantees(db);
+  const guaranteeRows = new SqliteGuaranteeRows(db);
+  const keys = sqlitePayableKeys(db, sql, guaranteeRows);
   return {
     authSessions: new AuthSessions(sql),
     collateral,
     reserves: new Reserves(sql),
-    guarantees,
-    issuance: new SqliteIssuance(db, collateral, guarantees, new SqliteWebhookOutbox(db)),
-    cycles: new SqliteCycles(db),
-    netting: new SqliteCycleNetting(db),
+    guarantees: new Guarantees(sql, keys),
+    issuance: new SqliteIssuance(db, collateral, guaranteeRows, new SqliteWebhookOutbox(db)),
+    cycles: new Cycles(sql),
+    netting: new CycleNetting(sql, keys, new SqliteCycleScanner(db)),
     chainJournal: new ChainJournal(sql),
     webhooks: new WebhookOutbox(sql),
     operatorState: new OperatorState(sql),

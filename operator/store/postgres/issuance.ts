@@ -22,7 +22,7 @@ import type {
 import { address, nonNegative, positive } from "../sqlite/common";
 import type { PgConn } from "./common";
 import type { PgCollateral } from "./collateral";
-import type { PgGuarantees } from "./guarantees";
+import type { Guarantees } from "../sql/guarantees";
 import type { PgReserves } from "./reserves";
 import type { WebhookOutbox } from "../sql/webhooks";
 
@@ -43,7 +43,7 @@ export class PgIssuance implements IssuanceRepository {
     private readonly db: PgConn,
     private readonly collateral: PgCollateral,
     private readonly reserves: PgReserves,
-    private readonly guarantees: PgGuarantees,
+    private readonly guarantees: Guarantees,
     private readonly outbox: WebhookOutbox,
   ) {}
 

@@ -1,13 +1,13 @@
 /**
  * {@link IssuanceRepository} on a better-sqlite3 connection: the check-and-lock of {@link SqliteCollateral}
- * and the insert of {@link SqliteGuarantees} (and the issuance's webhook events) as one unit per guarantee.
+ * and the insert of {@link SqliteGuaranteeRows} (and the issuance's webhook events) as one unit per guarantee.
  */
 import type { Database } from "better-sqlite3";
 import { type Atomic, atomicRunner } from "../sqlite-atomic";
 import type { IssuanceRepository, IssueGuaranteeOutcome, IssueGuaranteeRequest } from "../repositories";
 import type { SyncOf } from "./common";
 import type { SqliteCollateral } from "./collateral";
-import type { SqliteGuarantees } from "./guarantees";
+import type { SqliteGuaranteeRows } from "../sql/payable-keys";
 import type { SqliteWebhookOutbox } from "./webhooks";
 
 export class SqliteIssuance implements SyncOf<IssuanceRepository> {
@@ -22,7 +22,7 @@ export class SqliteIssuance implements SyncOf<IssuanceRepository> {
   constructor(
     db: Database,
     collateral: SqliteCollateral,
-    guarantees: SqliteGuarantees,
+    guarantees: SqliteGuaranteeRows,
     /** Where issuance writes its webhook events (same connection, so same transaction). */
     outbox: SqliteWebhookOutbox,
   ) {
