@@ -109,6 +109,9 @@ const INSERT_COLUMNS = `guarantee_id, version, user_address, recipient_address, 
   timestamp, policy, scheme, signature, certificate_claims, certificate_signature, state, created_at, updated_at,
   leaf_hash`;
 
+/** What makes an insert "if new": the primary key decides. */
+const IF_NEW = "ON CONFLICT (guarantee_id) DO NOTHING";
+
 // ---------------------------------------------------------------------------------------------- SQLite
 
 /**
@@ -133,7 +136,7 @@ export class SqliteGuaranteeRows {
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM guarantees),
         CASE WHEN ? = 'FINALIZED_PAYABLE' THEN ${NEXT_PAYABLE_KEY} END)`;
     this.insert = db.prepare(`INSERT ${insert}`);
-    this.insertIfNew = db.prepare(`INSERT OR IGNORE ${insert}`);
+    this.insertIfNew = db.prepare(`INSERT ${insert} ${IF_NEW}`);
     this.byId = db.prepare("SELECT * FROM guarantees WHERE guarantee_id = ?");
   }
 
@@ -264,10 +267,7 @@ export function postgresPayableKeys(conn: PgConn, sql: SqlEngine): PayableKeys {
     freshKey,
     async insertGuarantee(record, ifNew) {
       try {
-        const result = await conn.query(
-          ifNew ? `${PG_INSERT} ON CONFLICT (guarantee_id) DO NOTHING` : PG_INSERT,
-          insertParams(record),
-        );
+        const result = await conn.query(ifNew ? `${PG_INSERT} ${IF_NEW}` : PG_INSERT, insertParams(record));
         return result.rowCount === 1;
       } catch (error) {
         if ((error as { code?: string }).code === UNIQUE_VIOLATION) {
