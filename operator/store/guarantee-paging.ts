@@ -35,7 +35,7 @@ export function decodeCursor(cursor: string): number {
 
 /**
  * A cursor at (inserting transaction id, seq): PostgreSQL pages guarantees in that order, so that a row
- * committed late by a transaction that took a lower seq is never skipped (postgres/guarantees.ts).
+ * committed late by a transaction that took a lower seq is never skipped (sql/payable-keys.ts).
  */
 export function encodeXidCursor(xid: string, seq: number): string {
   if (!/^(0|[1-9][0-9]{0,19})$/.test(xid)) throw new RangeError(`not a transaction id: ${xid}`);

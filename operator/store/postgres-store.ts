@@ -18,14 +18,16 @@ import { AuthSessions } from "./sql/auth-sessions";
 import { ChainJournal } from "./sql/chain-journal";
 import { Collateral } from "./sql/collateral";
 import { postgresCollateralRows } from "./sql/collateral-rows";
+import { Cycles } from "./sql/cycles";
 import { postgresEngine } from "./sql/engine";
+import { Guarantees } from "./sql/guarantees";
 import { Issuance } from "./sql/issuance";
+import { CycleNetting } from "./sql/netting";
+import { PgCycleScanner } from "./sql/netting-scan";
+import { postgresPayableKeys } from "./sql/payable-keys";
 import { OperatorState } from "./sql/operator-state";
 import { Reserves } from "./sql/reserves";
 import { WebhookOutbox } from "./sql/webhooks";
-import { PgCycles } from "./postgres/cycles";
-import { PgGuarantees } from "./postgres/guarantees";
-import { PgCycleNetting } from "./postgres/netting";
 import { type LeaseFence, type LeaseState, PgLeases } from "./postgres/leases";
 
 /** Connections per store instance (per Core process): concurrent operations beyond it queue in the pool. */
@@ -62,14 +64,15 @@ const TYPES = {
 type PgAreas = Record<keyof typeof AREA_OPERATIONS, object>;
 
 /** Runs `body` on another pooled connection in its own transaction (committed data only). */
-type NettingFork = <T>(body: (netting: PgCycleNetting) => Promise<T>) => Promise<T>;
+type NettingFork = <T>(body: (scanner: PgCycleScanner) => Promise<T>) => Promise<T>;
 
 /** `fork`: only for an operation of its own (never inside `transaction(fn)`, whose writes it could not see). */
 function pgAreas(conn: PgConn, fork?: NettingFork): PgAreas {
   const sql = postgresEngine(conn);
   const rows = postgresCollateralRows(conn);
   const collateral = new Collateral(sql, rows);
-  const guarantees = new PgGuarantees(conn);
+  const keys = postgresPayableKeys(conn, sql);
+  const guarantees = new Guarantees(sql, keys);
   const webhooks = new WebhookOutbox(sql);
   return {
     authSessions: new AuthSessions(sql),
@@ -77,8 +80,8 @@ function pgAreas(conn: PgConn, fork?: NettingFork): PgAreas {
     reserves: new Reserves(sql),
     guarantees,
     issuance: new Issuance(sql, rows, collateral, guarantees, webhooks),
-    cycles: new PgCycles(conn),
-    netting: new PgCycleNetting(conn, undefined, fork),
+    cycles: new Cycles(sql),
+    netting: new CycleNetting(sql, keys, new PgCycleScanner(conn, undefined, fork)),
     chainJournal: new ChainJournal(sql),
     webhooks,
     operatorState: new OperatorState(sql),
@@ -171,9 +174,9 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** A cycle's sums on a second connection while the first streams its leaves (PgCycleNetting.scanCycle). */
+  /** A cycle's sums on a second connection while the first streams its leaves (PgCycleScanner.scan). */
   private readonly forkNetting: NettingFork = (body) =>
-    this.withTransaction((conn) => body(new PgCycleNetting(conn)));
+    this.withTransaction((conn) => body(new PgCycleScanner(conn)));
 
   /** Connects to `url` (`postgres://…`) and applies missing migrations. */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {

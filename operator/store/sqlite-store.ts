@@ -35,14 +35,16 @@ import { AuthSessions } from "./sql/auth-sessions";
 import { ChainJournal } from "./sql/chain-journal";
 import { Collateral } from "./sql/collateral";
 import { sqliteCollateralRows } from "./sql/collateral-rows";
+import { Cycles } from "./sql/cycles";
 import { sqliteEngine } from "./sql/engine";
+import { Guarantees } from "./sql/guarantees";
 import { Issuance, type IssuanceGuarantees } from "./sql/issuance";
+import { CycleNetting } from "./sql/netting";
+import { SqliteCycleScanner } from "./sql/netting-scan";
+import { SqliteGuaranteeRows, sqlitePayableKeys } from "./sql/payable-keys";
 import { OperatorState } from "./sql/operator-state";
 import { Reserves } from "./sql/reserves";
 import { WebhookOutbox } from "./sql/webhooks";
-import { SqliteCycles } from "./sqlite/cycles";
-import { SqliteGuarantees } from "./sqlite/guarantees";
-import { SqliteCycleNetting } from "./sqlite/netting";
 
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
 export const BUSY_TIMEOUT_MS = 5_000;
@@ -190,24 +192,26 @@ function sqliteAreas(db: Database): SqliteAreas {
   const sql = sqliteEngine(db);
   const rows = sqliteCollateralRows(sql);
   const collateral = new Collateral(sql, rows);
-  const guarantees = new SqliteGuarantees(db);
+  const guaranteeRows = new SqliteGuaranteeRows(db);
+  const keys = sqlitePayableKeys(db, sql, guaranteeRows);
   const webhooks = new WebhookOutbox(sql);
   return {
     authSessions: new AuthSessions(sql),
     collateral,
     reserves: new Reserves(sql),
-    guarantees,
-    issuance: new Issuance(sql, rows, collateral, issuanceGuarantees(guarantees), webhooks),
-    cycles: new SqliteCycles(db),
-    netting: new SqliteCycleNetting(db),
+    guarantees: new Guarantees(sql, keys),
+    // The issuance hot path keeps the hand-written statements of the guarantee rows (docs/store.md).
+    issuance: new Issuance(sql, rows, collateral, issuanceGuarantees(guaranteeRows), webhooks),
+    cycles: new Cycles(sql),
+    netting: new CycleNetting(sql, keys, new SqliteCycleScanner(db)),
     chainJournal: new ChainJournal(sql),
     webhooks,
     operatorState: new OperatorState(sql),
   };
 }
 
-/** Issuance's view of the synchronous guarantees class (until guarantees are one class too). */
-function issuanceGuarantees(guarantees: SqliteGuarantees): IssuanceGuarantees {
+/** Issuance's view of the guarantee rows' hand-written statements (synchronous on this connection). */
+function issuanceGuarantees(guarantees: SqliteGuaranteeRows): IssuanceGuarantees {
   return {
     getGuarantee: async (id) => guarantees.getGuarantee(id),
     async getGuarantees(ids) {

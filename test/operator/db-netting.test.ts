@@ -24,7 +24,10 @@ import {
   type Store,
 } from "../../operator/store";
 import type { PgConn } from "../../operator/store/postgres/common";
-import { PgCycleNetting } from "../../operator/store/postgres/netting";
+import { CycleNetting } from "../../operator/store/sql/netting";
+import { postgresEngine } from "../../operator/store/sql/engine";
+import { PgCycleScanner } from "../../operator/store/sql/netting-scan";
+import { postgresPayableKeys } from "../../operator/store/sql/payable-keys";
 import { STORE_BACKENDS, sharedTestPostgres, stopTestPostgresBackend } from "../store/backends";
 import type { TestDatabase } from "../store/contract";
 import { T0, tempDir } from "./helpers";
@@ -394,7 +397,10 @@ describe("PostgreSQL: stored leaf hashes read in pages (one bytea per page)", fu
       };
       const paged: string[] = [];
       await client.query("BEGIN");
-      const scanned = await new PgCycleNetting(conn as unknown as PgConn, 5).scanCycleLeaves(5, (row) =>
+      const pgConn = conn as unknown as PgConn;
+      const sql = postgresEngine(pgConn);
+      const netting = new CycleNetting(sql, postgresPayableKeys(pgConn, sql), new PgCycleScanner(pgConn, 5));
+      const scanned = await netting.scanCycleLeaves(5, (row) =>
         paged.push(row.leafHash === null ? `old ${row.guaranteeId}` : row.leafHash.toString("hex")),
       );
       await client.query("COMMIT");

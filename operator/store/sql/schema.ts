@@ -5,8 +5,7 @@
  * JS number, postgres-store.ts), amounts are decimal strings (SQLite TEXT, PostgreSQL NUMERIC read as
  * text), booleans are SQLite's 0/1 or PostgreSQL's true/false ({@link SqlEngine.bool} writes them).
  *
- * Tables of the areas still written per engine (guarantees, cycles, netting;
- * docs/store.md "What remains per engine") are listed with the columns this folder reads only.
+ * Every area is written once over these tables (docs/store.md); engine-only columns are marked.
  */
 import type { Generated } from "kysely";
 
@@ -149,13 +148,124 @@ export interface WithdrawalsTable {
   closed_at: number | null;
 }
 
-/** The columns of `guarantees` this folder reads (the reserves' join). */
+/**
+ * The issued guarantees (sql/guarantees.ts). `seq`: SQLite takes MAX + 1 in the insert, PostgreSQL an
+ * identity. The payable key (sql/payable-keys.ts) is `payable_seq` on SQLite and (`payable_xid`,
+ * `payable_seq`) on PostgreSQL; `payable_xid` and `ins_xid` exist on PostgreSQL only.
+ */
 export interface GuaranteesTable {
   guarantee_id: string;
-  state: string;
+  seq: Generated<number>;
+  version: number;
   user_address: string;
-  asset_address: string;
+  recipient_address: string;
+  req_id: string;
   amount: string;
+  asset_address: string;
+  timestamp: number;
+  /** JSON, null for V1. */
+  policy: string | null;
+  scheme: string;
+  signature: string;
+  certificate_claims: string;
+  certificate_signature: string;
+  state: string;
+  created_at: number;
+  updated_at: number;
+  cycle_id: number | null;
+  excluded_reason: string | null;
+  validation_request_hash: string | null;
+  finalization_signature: Generated<string | null>;
+  leaf_hash: Buffer | null;
+  payable_seq: Generated<number | null>;
+  /** PostgreSQL only (xid8, read as text). */
+  payable_xid: Generated<string | null>;
+  /** PostgreSQL only (xid8, read as text). */
+  ins_xid: Generated<string>;
+}
+
+export interface ValidationResponsesTable {
+  tx_hash: string;
+  log_index: number;
+  request_hash: string;
+  validator: string;
+  agent_id: string;
+  response: number;
+  tag: string;
+  block_number: number;
+  block_timestamp: number;
+}
+
+export interface CyclesTable {
+  cycle_id: number;
+  state: string;
+  root: string;
+  tree_dump: string;
+  args: string;
+  /** JSON array of ids. */
+  guarantee_ids: string;
+  cutoff: number;
+  planned_at: number;
+  tx_hash: string | null;
+  tx_nonce: number | null;
+  raw_tx: string | null;
+  sent_at: number | null;
+  committed_block: number | null;
+  committed_at: number | null;
+  payment_deadline: number | null;
+  default_deadline: number | null;
+  finalized_at: number | null;
+  challenge_deadline: number | null;
+  answer_deadline: number | null;
+  vetoed_at: number | null;
+  planned_by_core: SqlBoolean;
+}
+
+export interface CycleDebtsTable {
+  cycle_id: number;
+  asset: string;
+  debtor: string;
+  amount: string;
+  status: string;
+  covered: string | null;
+  resolved_tx: string | null;
+}
+
+export interface CycleClaimsTable {
+  cycle_id: number;
+  asset: string;
+  participant: string;
+  amount: string;
+  tx_hash: string;
+}
+
+export interface CycleDisputesTable {
+  cycle_id: number;
+  asset: string;
+  debtor: string;
+  position: number;
+  status: string;
+  guarantee_id: string | null;
+  amount: string | null;
+  opened_tx: string;
+  resolved_tx: string | null;
+}
+
+export interface V2NettingsTable {
+  guarantee_id: string;
+  cycle_id: number;
+  tx_hash: string;
+  log_index: number;
+  block_number: number;
+}
+
+/** A cycle's range of payable keys, (after, upto] (`*_xid`: PostgreSQL only; sql/payable-keys.ts). */
+export interface CycleReservationsTable {
+  cycle_id: number;
+  after_seq: number;
+  upto_seq: number;
+  after_xid: string;
+  upto_xid: string;
 }
 
 export interface Schema {
@@ -169,6 +279,13 @@ export interface Schema {
   guarantees: GuaranteesTable;
   collateral: CollateralTable;
   withdrawals: WithdrawalsTable;
+  validation_responses: ValidationResponsesTable;
+  cycles: CyclesTable;
+  cycle_debts: CycleDebtsTable;
+  cycle_claims: CycleClaimsTable;
+  cycle_disputes: CycleDisputesTable;
+  v2_nettings: V2NettingsTable;
+  cycle_reservations: CycleReservationsTable;
   webhook_subscriptions: WebhookSubscriptionsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
