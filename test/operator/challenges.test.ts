@@ -492,4 +492,29 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     expect(metrics).to.include('surety_credit_disputes_total{outcome="opened"} 1');
     expect(metrics).to.include('surety_credit_disputes_total{outcome="vetoed"} 1');
   });
+
+  it("a credit dispute left unanswered past the answer deadline: the bond pays it, announced as paid", async function () {
+    const { f, tasks, ids } = await committed();
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    await subscribeAll();
+    await disputeToBob(f, ids[0]);
+    await h!.indexer.syncToHead();
+    await advance(h!, 2 * f.timings.challengeWindow + 1); // past the answer deadline, no keeper tick before
+    const kept = await tasks.keeper.tick();
+    expect(kept.creditsAnswered.map((c) => [c.guaranteeId, c.paid])).to.deep.equal([
+      [ids[0].toLowerCase(), true],
+    ]);
+    await h!.indexer.syncToHead();
+    expect((await getJson("/core/cycles/1")).credit_disputes).to.deep.equal([]);
+    const [resolved] = await queued("cycle.credit_dispute_resolved");
+    expect(resolved).to.include({
+      guarantee_id: ids[0].toLowerCase(),
+      outcome: "paid",
+      paid: (3n * ONE).toString(),
+      owed: "0",
+    });
+    expect((await h!.context.metrics.render()).body).to.include(
+      'surety_credit_disputes_total{outcome="paid"} 1',
+    );
+  });
 });
