@@ -162,6 +162,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     onCursor: chainClock instanceof ChainClock ? (cursor) => chainClock.observe(cursor) : undefined,
     syncStatus: deps.chainSync,
     transitionRefusals: deps.metrics,
+    creditDisputes: deps.metrics,
   });
   const lifecycle =
     deps.lifecycle ??

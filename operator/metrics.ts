@@ -10,6 +10,10 @@
  *   `surety_guarantees_rejected_total{reason}` (reason = the error code).
  * - `surety_guarantee_transitions_refused_total{trigger}`: guarantee moves the transition table refused
  *   (guarantees/transitions.ts; each is also logged, `guarantee_transition_refused`).
+ * - `surety_credit_disputes_total{outcome}`: recipients' credit disputes (docs/clearing.md "Misdirected
+ *   credits") as the indexer applies them: `opened`, then `answered`, `paid` (from the bond: Core did not
+ *   answer in time), `lapsed` or `vetoed`. Counted in this process when the log is applied: a log re-applied
+ *   after a reorg (or a retried batch) counts again; the webhooks are the exact record.
  * - `surety_collateral_locked{asset}`: total locked collateral per asset in
  *   base units, read from the store at scrape time (a float: exact up to 2^53).
  * - `surety_indexer_lag_blocks`, `surety_indexer_seconds_since_sync` and
@@ -46,6 +50,7 @@ import { unfinishedTransactions } from "./chain/sender";
 import { CHAIN_SYNC_STATES, type ChainSyncMonitor } from "./chain/sync-status";
 import type { Clock } from "./clock";
 import type { CommitBondGate } from "./clearing/bond-floor";
+import type { CreditDisputeOutcome } from "./clearing/credit-disputes";
 import type { CommitDeadlineGate } from "./clearing/commit-deadline";
 import { HEALTH_CHECKS, type HealthMonitor, type HealthReport } from "./health";
 import type { Store } from "./store";
@@ -61,6 +66,7 @@ export class CoreMetrics {
   private readonly issued: Counter<"version" | "scheme">;
   private readonly rejected: Counter<"reason">;
   private readonly transitionsRefused: Counter<"trigger">;
+  private readonly creditDisputes: Counter<"outcome">;
 
   constructor(
     store: Store,
@@ -101,6 +107,12 @@ export class CoreMetrics {
       name: "surety_guarantee_transitions_refused_total",
       help: "Guarantee state moves the transition table refused, by trigger",
       labelNames: ["trigger"],
+      registers,
+    });
+    this.creditDisputes = new Counter({
+      name: "surety_credit_disputes_total",
+      help: "Recipients' credit disputes applied from the chain: opened, then answered, paid (from the bond), lapsed or vetoed",
+      labelNames: ["outcome"],
       registers,
     });
     new Gauge({
@@ -358,6 +370,11 @@ export class CoreMetrics {
   /** A guarantee move the transition table refused (guarantees/transitions.ts). */
   guaranteeTransitionRefused(trigger: string): void {
     this.transitionsRefused.inc({ trigger });
+  }
+
+  /** A credit dispute opened or ended, as the indexer applied it (clearing/credit-disputes.ts). */
+  creditDisputeApplied(outcome: "opened" | CreditDisputeOutcome): void {
+    this.creditDisputes.inc({ outcome });
   }
 
   guaranteeRejected(reason: string): void {

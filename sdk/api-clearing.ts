@@ -65,6 +65,26 @@ export const Cycle = z.object({
       amount: Uint,
     }),
   ),
+  credit_disputes: z
+    .array(
+      z.object({
+        guarantee_id: Bytes32,
+        recipient: Address.nullable().describe("Who disputed (the guarantee's recipient)."),
+        payer: Address.nullable().describe("The payer whose outgoing tree lists the guarantee."),
+        asset_address: Address.nullable(),
+        amount: Uint.nullable().describe(
+          "The guarantee's amount: what the bond pays the recipient if unanswered.",
+        ),
+        opened_at: DateTime.nullable().describe("Block time of the `CreditDisputed` event."),
+        opened_tx: Bytes32.nullable().describe("The `disputeCredit` transaction."),
+        answer_deadline: DateTime.nullable().describe(
+          "The cycle's answer_deadline: Core answers before it; after it anyone can have the bond pay the recipient (`payUnansweredCredit`).",
+        ),
+      }),
+    )
+    .describe(
+      'Recipients\' open credit disputes of this cycle (docs/clearing.md "Misdirected credits"), oldest first: a dispute leaves the list when it is answered, paid, lapsed or the cycle vetoed (webhook `cycle.credit_dispute_resolved`). The details are null only for a dispute Core recorded before it kept them.',
+    ),
 });
 export type Cycle = z.infer<typeof Cycle>;
 

@@ -37,6 +37,8 @@ export const WEBHOOK_EVENT_TYPES = [
   "cycle.challenge_opened",
   "cycle.challenge_answered",
   "cycle.challenge_voided",
+  "cycle.credit_disputed",
+  "cycle.credit_dispute_resolved",
   "cycle.vetoed",
   "cycle.foreign_commit",
 ] as const;

@@ -41,6 +41,7 @@ import { cycleCommitArgs, cycleTree } from "../clearing/cycle-json";
 import { query } from "express-validator";
 import { COMMITTED_CYCLE_STATES } from "../clearing/schedule";
 import type { CycleRecord, StoreOps } from "../store";
+import { OPEN_CREDIT_DISPUTES_KEY, parseOpenCreditDisputes } from "../clearing/credit-disputes";
 
 const isCommitted = (cycle: CycleRecord): cycle is CycleRecord & { state: CycleState } =>
   (COMMITTED_CYCLE_STATES as readonly string[]).includes(cycle.state);
@@ -198,9 +199,10 @@ export async function cycleView(store: StoreOps, cycle: CycleRecord): Promise<Cy
   // Only committed cycles are read (a planned or sent one has no view yet).
   if (state === "PLANNED" || state === "SENT") throw new Error(`cycle ${cycle.cycleId} is not committed`);
   const args = cycleCommitArgs(cycle);
-  const [debts, claims] = await Promise.all([
+  const [debts, claims, creditDisputes] = await Promise.all([
     store.listCycleDebts({ cycleId: cycle.cycleId }),
     store.listCycleClaims(cycle.cycleId),
+    store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY).then(parseOpenCreditDisputes),
   ]);
   return {
     cycle_id: cycle.cycleId,
@@ -236,6 +238,18 @@ export async function cycleView(store: StoreOps, cycle: CycleRecord): Promise<Cy
       participant: c.participant,
       amount: formatUint(c.amount),
     })),
+    credit_disputes: creditDisputes
+      .filter((d) => d.cycleId === cycle.cycleId)
+      .map((d) => ({
+        guarantee_id: d.guaranteeId,
+        recipient: d.recipient,
+        payer: d.payer,
+        asset_address: d.asset,
+        amount: d.amount,
+        opened_at: iso(d.openedAt),
+        opened_tx: d.openedTx,
+        answer_deadline: iso(cycle.answerDeadline),
+      })),
   };
 }
 

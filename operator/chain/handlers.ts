@@ -42,6 +42,11 @@ export interface ApplyContext {
   onOperationCancelled?: (operation: string) => void;
   /** Builds the webhook events applied logs announce (written to the outbox with the change). */
   webhooks?: ChainWebhooks;
+  /** Counts credit disputes opened and ended (CoreMetrics `surety_credit_disputes_total`). */
+  creditDisputes?: {
+    /** `opened`, or how it ended (clearing/credit-disputes.ts `CREDIT_DISPUTE_OUTCOMES`). */
+    creditDisputeApplied(outcome: "opened" | "answered" | "paid" | "lapsed" | "vetoed"): void;
+  };
 }
 
 export type EventHandler<K extends EventKey> = (

@@ -67,6 +67,8 @@ export interface ChainIndexerOptions {
   syncStatus?: ChainSyncMonitor;
   /** Counts the guarantee moves the transition table refuses (CoreMetrics). */
   transitionRefusals?: TransitionRefusals;
+  /** Counts credit disputes opened and ended (CoreMetrics). */
+  creditDisputes?: ApplyContext["creditDisputes"];
 }
 
 export interface IndexerTickResult {
@@ -108,6 +110,7 @@ export class ChainIndexer {
       onTimings: options.onTimings,
       onTimingsScheduled: options.onTimingsScheduled,
       onOperationCancelled: options.onOperationCancelled,
+      creditDisputes: options.creditDisputes,
       webhooks: new ChainWebhooks(
         { chainId: options.deployment.chainId, vault: options.deployment.vault },
         options.confirmations,

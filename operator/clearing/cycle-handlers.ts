@@ -143,9 +143,16 @@ async function applyCycleVetoed(
 ): Promise<void> {
   const cycleId = Number(event.args.cycleId);
   // A veto ends the cycle's credit disputes (docs/clearing.md "Misdirected credits"): none is left to answer.
+  // The chain emits no CreditDisputeResolved for them: each is announced here as `vetoed`.
   const credit = parseOpenCreditDisputes(await j.tx.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
-  if (credit.some((d) => d.cycleId === cycleId))
-    await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, withoutCycle(credit, cycleId));
+  const ended = credit.filter((d) => d.cycleId === cycleId);
+  if (ended.length > 0) await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, withoutCycle(credit, cycleId));
+  for (const d of ended) {
+    const extra = { outcome: "vetoed", paid: "0", owed: "0" };
+    const type = "cycle.credit_dispute_resolved";
+    await j.emit(context.webhooks?.creditDispute(event, type, d, extra, j.now, d.guaranteeId));
+    context.creditDisputes?.creditDisputeApplied("vetoed");
+  }
   const cycle = await j.tx.getCycle(cycleId);
   if (!cycle) {
     context.logger.error({ cycle_id: cycleId }, "CycleVetoed for a cycle Core did not plan");

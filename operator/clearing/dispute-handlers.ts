@@ -9,7 +9,13 @@ import type { ChainLogRef } from "../chain/event-types";
 import type { JournaledTx } from "../chain/journal";
 import type { DecodedEvent } from "../chain/typed-events";
 import type { CycleDebtRecord } from "../store";
-import { OPEN_CREDIT_DISPUTES_KEY, parseOpenCreditDisputes, withCreditDispute } from "./credit-disputes";
+import {
+  OPEN_CREDIT_DISPUTES_KEY,
+  type OpenCreditDispute,
+  parseOpenCreditDisputes,
+  withCreditDispute,
+  withoutCreditDispute,
+} from "./credit-disputes";
 
 export function registerDisputeHandlers(handlers: EventHandlers): void {
   handlers
@@ -33,31 +39,62 @@ async function applyCreditDisputed(
   context: ApplyContext,
 ): Promise<void> {
   const a = event.args;
-  const d = { cycleId: Number(a.cycleId), guaranteeId: a.guaranteeId.toLowerCase() };
+  const d: OpenCreditDispute = {
+    cycleId: Number(a.cycleId),
+    guaranteeId: a.guaranteeId.toLowerCase(),
+    recipient: a.recipient,
+    payer: a.payer,
+    asset: a.asset,
+    amount: formatUint(a.amount),
+    openedAt: event.blockTimestamp,
+    openedTx: event.txHash,
+  };
   const list = parseOpenCreditDisputes(await j.tx.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
-  await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, withCreditDispute(list, d, true));
+  await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, withCreditDispute(list, d));
   context.logger.warn(
-    { cycle_id: d.cycleId, guarantee_id: d.guaranteeId, recipient: a.recipient, amount: a.amount.toString() },
+    { cycle_id: d.cycleId, guarantee_id: d.guaranteeId, recipient: a.recipient, amount: d.amount },
     "credit disputed by a recipient",
   );
+  const cycle = await j.tx.getCycle(d.cycleId);
+  const deadline = cycle?.answerDeadline ?? null;
+  const extra = { answer_deadline: deadline === null ? null : new Date(deadline * 1000).toISOString() };
+  await j.emit(context.webhooks?.creditDispute(event, "cycle.credit_disputed", d, extra, j.now));
+  context.creditDisputes?.creditDisputeApplied("opened");
 }
 
-const CREDIT_OUTCOMES = ["NONE", "OPEN", "ANSWERED", "PAID", "LAPSED"] as const;
+/** `CreditDisputeStatus` by its number; the closed ones are the webhook outcomes. */
+const CREDIT_STATUSES = [null, null, "answered", "paid", "lapsed"] as const;
 
-/** A credit dispute ended: answered (Core proved the credit), or paid from the bond (Core failed to). */
+/** A credit dispute ended: answered (Core proved the credit), paid from the bond (Core failed to), or lapsed. */
 async function applyCreditDisputeResolved(
   j: JournaledTx,
   event: DecodedEvent<"ClearingHouse.CreditDisputeResolved">,
   context: ApplyContext,
 ): Promise<void> {
   const a = event.args;
-  const d = { cycleId: Number(a.cycleId), guaranteeId: a.guaranteeId.toLowerCase() };
+  const key = { cycleId: Number(a.cycleId), guaranteeId: a.guaranteeId.toLowerCase() };
   const list = parseOpenCreditDisputes(await j.tx.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
-  await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, withCreditDispute(list, d, false));
-  const outcome = CREDIT_OUTCOMES[Number(a.outcome)] ?? "UNKNOWN";
-  const fields = { cycle_id: d.cycleId, guarantee_id: d.guaranteeId, outcome, paid: a.paid.toString() };
-  if (outcome === "PAID") context.logger.error(fields, "credit dispute paid from the bond");
+  await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, withoutCreditDispute(list, key));
+  const outcome = CREDIT_STATUSES[Number(a.outcome)] ?? null;
+  const fields = { cycle_id: key.cycleId, guarantee_id: key.guaranteeId, outcome, paid: a.paid.toString() };
+  if (outcome === null) {
+    context.logger.error(fields, "CreditDisputeResolved with an outcome Core does not know");
+    return;
+  }
+  if (outcome === "paid") context.logger.error(fields, "credit dispute paid from the bond");
   else context.logger.info(fields, "credit dispute resolved");
+  const d = list.find((x) => x.cycleId === key.cycleId && x.guaranteeId === key.guaranteeId) ?? {
+    ...key,
+    recipient: null,
+    payer: null,
+    asset: null,
+    amount: null,
+    openedAt: null,
+    openedTx: null,
+  };
+  const extra = { outcome, paid: formatUint(a.paid), owed: formatUint(a.owed) };
+  await j.emit(context.webhooks?.creditDispute(event, "cycle.credit_dispute_resolved", d, extra, j.now));
+  context.creditDisputes?.creditDisputeApplied(outcome);
 }
 
 /**

@@ -370,7 +370,8 @@ export class ClearingKeeper {
           d.guaranteeId,
         ]);
         const txHash = await this.trySend(data, context);
-        if (txHash) result.creditsAnswered.push({ ...d, paid: true, txHash });
+        if (txHash)
+          result.creditsAnswered.push({ cycleId: d.cycleId, guaranteeId: d.guaranteeId, paid: true, txHash });
         continue;
       }
       if (!cycle.plannedByCore) continue;
@@ -394,7 +395,8 @@ export class ClearingKeeper {
         proof,
       ]);
       const txHash = await this.trySend(data, context, true);
-      if (txHash) result.creditsAnswered.push({ ...d, paid: false, txHash });
+      if (txHash)
+        result.creditsAnswered.push({ cycleId: d.cycleId, guaranteeId: d.guaranteeId, paid: false, txHash });
     }
   }
 

@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import { formatUint } from "../../sdk/wire";
 import { WEBHOOK_API_VERSION, type WebhookEnvelope, type WebhookEventType } from "../../sdk/webhooks";
 import type { ChainLogRef } from "../chain/event-types";
+import type { OpenCreditDispute } from "../clearing/credit-disputes";
 import type { CycleRecord, GuaranteeRecord, OutboxEvent, WithdrawalRecord } from "../store";
 
 /** Domain tag of event ids (change it only with a new id scheme). */
@@ -276,6 +277,37 @@ export class ChainWebhooks {
         ...this.where(log),
       },
       now,
+    );
+  }
+
+  /**
+   * A recipient disputed that a listed guarantee is credited to it (`cycle.credit_disputed`), or the dispute
+   * ended (`cycle.credit_dispute_resolved`: answered, paid from the bond, lapsed, or vetoed with the cycle).
+   * `subject` tells apart the disputes one log ends (a veto ends all of its cycle's).
+   */
+  creditDispute(
+    log: ChainLogRef,
+    type: "cycle.credit_disputed" | "cycle.credit_dispute_resolved",
+    d: OpenCreditDispute,
+    extra: Record<string, unknown>,
+    now: number,
+    subject = "",
+  ): OutboxEvent {
+    return this.event(
+      log,
+      type,
+      {
+        cycle_id: String(d.cycleId),
+        guarantee_id: d.guaranteeId.toLowerCase(),
+        recipient_address: d.recipient,
+        payer_address: d.payer,
+        asset_address: d.asset,
+        amount: d.amount,
+        ...extra,
+        ...this.where(log),
+      },
+      now,
+      subject,
     );
   }
 

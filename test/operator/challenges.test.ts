@@ -60,6 +60,30 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     }
   }
 
+  /** A subscription to every event type, so the events the indexer writes are queued for it. */
+  async function subscribeAll(): Promise<void> {
+    await h!.store.putWebhookSubscription({
+      id: "all",
+      url: "http://127.0.0.1:9/unused",
+      secret: "s".repeat(32),
+      eventTypes: ["*"],
+      description: null,
+      source: "api",
+      createdAt: h!.clock.nowSeconds(),
+    });
+  }
+
+  /** The `data` of the events of `type` queued for {@link subscribeAll}'s subscription, oldest first. */
+  async function queued(type: string): Promise<Record<string, unknown>[]> {
+    const deliveries = await h!.store.listWebhookDeliveries({ subscriptionId: "all", limit: 100 });
+    const data: Record<string, unknown>[] = [];
+    for (const d of deliveries.filter((x) => x.eventType === type).sort((a, b) => a.seq - b.seq)) {
+      const stored = await h!.store.getWebhookEvent(d.eventId);
+      data.push((JSON.parse(stored!.payload) as { data: Record<string, unknown> }).data);
+    }
+    return data;
+  }
+
   /** alice signs 3 ETH to bob (EIP-712) and 1 to carol (EIP-191), bob 1 to alice: alice owes 3 net. */
   async function committed(logger?: Logger) {
     const f = await loadFixture(chainFixture);
@@ -340,21 +364,19 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(3n * ONE);
   });
 
-  it("answers a recipient's credit dispute with the guarantee's credit proof: the bond pays nothing", async function () {
-    const { f, tasks, ids } = await committed();
-    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+  /** bob, toBob's recipient, disputes its credit in cycle 1 (as if the commit had misdirected it). */
+  async function disputeToBob(f: Awaited<ReturnType<typeof committed>>["f"], toBob: string) {
     const all = await h!.store.listGuarantees({ cycleId: 1 });
     const debitsRoot = commitArgsFromJson(JSON.parse((await h!.store.getCycle(1))!.args)).debitsRoot;
     const tree = debtorTreeOf(all, f.alice.address, ETH);
-    const position = tree.leaves.findIndex((l) => l.guaranteeId.toLowerCase() === ids[0].toLowerCase());
+    const position = tree.leaves.findIndex((l) => l.guaranteeId.toLowerCase() === toBob.toLowerCase());
     const a = buildDisputeAnswer(
       rebuildCycleDebitTrees(debitsRoot, all),
       tree,
       new Map(all.map((g) => [g.guaranteeId.toLowerCase(), g])),
       position,
     );
-    // bob, toBob's recipient, disputes its credit (as if the commit had misdirected it).
-    await f.clearingHouse.connect(f.bob).disputeCredit(1, ETH, f.alice.address, {
+    const disputed = await f.clearingHouse.connect(f.bob).disputeCredit(1, ETH, f.alice.address, {
       summary: a.summary,
       summaryProof: a.summaryProof,
       index: position,
@@ -365,9 +387,56 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
       signature: a.signature,
       finalization: a.finalization,
     });
+    return (await disputed.wait())!;
+  }
+
+  it("answers a recipient's credit dispute with the guarantee's credit proof: the bond pays nothing", async function () {
+    const { f, tasks, ids } = await committed();
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    await subscribeAll();
+    const receipt = await disputeToBob(f, ids[0]);
     await h!.indexer.syncToHead();
     const open = await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY);
-    expect(JSON.parse(open!)).to.deep.equal([{ cycleId: 1, guaranteeId: ids[0].toLowerCase() }]);
+    const openedAt = (await receipt.getBlock()).timestamp;
+    expect(JSON.parse(open!)).to.deep.equal([
+      {
+        cycleId: 1,
+        guaranteeId: ids[0].toLowerCase(),
+        recipient: f.bob.address,
+        payer: f.alice.address,
+        asset: ETH,
+        amount: (3n * ONE).toString(),
+        openedAt,
+        openedTx: receipt.hash.toLowerCase(),
+      },
+    ]);
+    // The cycle view lists it; the webhook announces it.
+    const answerDeadline = new Date((await h!.store.getCycle(1))!.answerDeadline! * 1000).toISOString();
+    const listed = {
+      guarantee_id: ids[0].toLowerCase(),
+      recipient: f.bob.address,
+      payer: f.alice.address,
+      asset_address: ETH,
+      amount: (3n * ONE).toString(),
+    };
+    expect((await getJson("/core/cycles/1")).credit_disputes).to.deep.equal([
+      {
+        ...listed,
+        opened_at: new Date(openedAt * 1000).toISOString(),
+        opened_tx: receipt.hash.toLowerCase(),
+        answer_deadline: answerDeadline,
+      },
+    ]);
+    const event = {
+      cycle_id: "1",
+      guarantee_id: ids[0].toLowerCase(),
+      recipient_address: f.bob.address,
+      payer_address: f.alice.address,
+      asset_address: ETH,
+      amount: (3n * ONE).toString(),
+    };
+    const [opened] = await queued("cycle.credit_disputed");
+    expect(opened).to.include({ ...event, answer_deadline: answerDeadline, transaction_hash: receipt.hash });
     // A reorg rewinds the journaled list exactly (the operator_state undo op).
     const now = h!.clock.nowSeconds();
     const undo = await h!.store.transaction(async (tx) => {
@@ -385,7 +454,67 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     await h!.indexer.syncToHead();
     expect((await f.clearingHouse.creditDisputeOf(1, ids[0])).status).to.equal(2n); // Answered
     expect(await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(null);
+    expect((await getJson("/core/cycles/1")).credit_disputes).to.deep.equal([]);
+    const resolved = await queued("cycle.credit_dispute_resolved");
+    expect(resolved).to.have.length(1);
+    expect(resolved[0]).to.include({ ...event, outcome: "answered", paid: "0", owed: "0" });
+    expect(resolved[0].transaction_hash).to.equal(kept.creditsAnswered[0].txHash.toLowerCase());
+    expect((await h!.context.metrics.render()).body).to.include(
+      'surety_credit_disputes_total{outcome="answered"} 1',
+    );
     expect((await tasks.keeper.tick()).creditsAnswered).to.deep.equal([]); // not answered twice
     expect(await f.clearingHouse.bondOf(ETH)).to.equal(5n * ONE);
+  });
+
+  it("a veto ends the cycle's credit disputes: announced as vetoed, gone from the cycle view", async function () {
+    const { f, ids } = await committed();
+    await subscribeAll();
+    await disputeToBob(f, ids[0]);
+    await h!.indexer.syncToHead();
+    expect((await getJson("/core/cycles/1")).credit_disputes).to.have.length(1);
+    const vetoed = await (await f.clearingHouse.connect(f.admin).vetoCycle(1)).wait();
+    await h!.indexer.syncToHead();
+    expect(await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(null);
+    expect((await getJson("/core/cycles/1")).credit_disputes).to.deep.equal([]);
+    const resolved = await queued("cycle.credit_dispute_resolved");
+    expect(resolved).to.have.length(1);
+    expect(resolved[0]).to.include({
+      cycle_id: "1",
+      guarantee_id: ids[0].toLowerCase(),
+      recipient_address: f.bob.address,
+      amount: (3n * ONE).toString(),
+      outcome: "vetoed",
+      paid: "0",
+      owed: "0",
+      transaction_hash: vetoed!.hash,
+    });
+    const metrics = (await h!.context.metrics.render()).body;
+    expect(metrics).to.include('surety_credit_disputes_total{outcome="opened"} 1');
+    expect(metrics).to.include('surety_credit_disputes_total{outcome="vetoed"} 1');
+  });
+
+  it("a credit dispute left unanswered past the answer deadline: the bond pays it, announced as paid", async function () {
+    const { f, tasks, ids } = await committed();
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    await subscribeAll();
+    await disputeToBob(f, ids[0]);
+    await h!.indexer.syncToHead();
+    await advance(h!, 2 * f.timings.challengeWindow + 1); // past the answer deadline, no keeper tick before
+    const kept = await tasks.keeper.tick();
+    expect(kept.creditsAnswered.map((c) => [c.guaranteeId, c.paid])).to.deep.equal([
+      [ids[0].toLowerCase(), true],
+    ]);
+    await h!.indexer.syncToHead();
+    expect((await getJson("/core/cycles/1")).credit_disputes).to.deep.equal([]);
+    const [resolved] = await queued("cycle.credit_dispute_resolved");
+    expect(resolved).to.include({
+      guarantee_id: ids[0].toLowerCase(),
+      outcome: "paid",
+      paid: (3n * ONE).toString(),
+      owed: "0",
+    });
+    expect((await h!.context.metrics.render()).body).to.include(
+      'surety_credit_disputes_total{outcome="paid"} 1',
+    );
   });
 });

@@ -187,6 +187,7 @@ export async function openCore(
       confirmations,
       maxBlocksPerTick: options.maxBlocksPerTick ?? 1_000,
       onCursor: (cursor) => chainClock.observe(cursor),
+      creditDisputes: context.metrics,
     });
   return {
     f,
