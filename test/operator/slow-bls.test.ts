@@ -24,6 +24,8 @@ import { facilitator, payer, signedBody, v1Claims } from "./guarantee-fixtures";
 import { request, signIn, startTestCore, TEST_BLS_PUBLIC_KEY, type TestCore } from "./helpers";
 
 const WITHOUT_ADDON = ["-r", "ts-node/register/transpile-only", "-r", "./test/support/without-bls-addon.ts"];
+/** The hook acts only with this set (the file is also loaded, inert, by `hardhat test` itself). */
+const WITHOUT_ADDON_ENV = { SURETY_TEST_WITHOUT_BLS_ADDON: "1" };
 
 describe("Core's BLS signer: no silent slow path", function () {
   this.timeout(3 * START_TIMEOUT_MS);
@@ -67,7 +69,7 @@ describe("Core's BLS signer: no silent slow path", function () {
 
     it("refuses to start, naming npm rebuild and SURETY_ALLOW_SLOW_BLS", async function () {
       chain = await coreOnTestChain();
-      run = startCore([...WITHOUT_ADDON, "operator/main.ts"], chain.env);
+      run = startCore([...WITHOUT_ADDON, "operator/main.ts"], { ...chain.env, ...WITHOUT_ADDON_ENV });
       const code = await Promise.race([
         run.exited,
         new Promise<"timeout">((done) => setTimeout(() => done("timeout"), START_TIMEOUT_MS)),
@@ -87,6 +89,7 @@ describe("Core's BLS signer: no silent slow path", function () {
       const { url, contracts } = chain;
       run = startCore([...WITHOUT_ADDON, "operator/main.ts"], {
         ...chain.env,
+        ...WITHOUT_ADDON_ENV,
         SURETY_ALLOW_SLOW_BLS: "true",
       });
       const core = run;
