@@ -8,7 +8,7 @@
  * test/sdk/certificate.test.ts and test/sdk/ids.test.ts compare the results
  * with an independent ethers encoding.
  */
-import { keccak_256 } from "@noble/hashes/sha3.js";
+import { keccak256Bytes } from "./keccak";
 
 export const WORD_BYTES = 32;
 
@@ -54,5 +54,5 @@ export function toHex(bytes: Uint8Array): string {
 
 /** keccak256 of `bytes` as lower-case 0x hex. */
 export function keccakHex(bytes: Uint8Array): string {
-  return toHex(keccak_256(bytes));
+  return toHex(keccak256Bytes(bytes));
 }

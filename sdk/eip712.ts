@@ -13,6 +13,7 @@
 import { keccak_256 } from "@noble/hashes/sha3.js";
 import { TypedDataEncoder, getAddress, getBytes, type TypedDataDomain, type TypedDataField } from "ethers";
 import secp256k1 from "secp256k1";
+import { keccak256Bytes } from "./keccak";
 import type { GuaranteeClaims, SigningScheme, ValidationPolicy } from "./claims";
 import { SignatureError, WireError } from "./errors";
 import { MAX_UINT256, MAX_UINT64, describeType, parseAddress, sameAddress } from "./wire";
@@ -209,10 +210,10 @@ export class GuaranteeHasher {
       if (typeof policy.tag !== "string")
         throw new WireError(`${field}.required_validation_tag`, "must be a string");
       // EIP-712 encodes a dynamic `string` as keccak256 of its UTF-8 bytes.
-      words.set(keccak_256(Buffer.from(policy.tag, "utf8")), 12 * WORD);
+      words.set(keccak256Bytes(Buffer.from(policy.tag, "utf8")), 12 * WORD);
       writeUint(words, 13, policy.deadline, MAX_UINT64, `${field}.validation_deadline`);
     }
-    return keccak_256(words);
+    return keccak256Bytes(words);
   }
 
   /** The EIP-712 digest as 32 bytes (what `eip712` signatures sign). */
@@ -221,7 +222,7 @@ export class GuaranteeHasher {
     // Copy the fixed prefix so that the hasher stays reentrant-safe and shareable.
     const input = Buffer.from(this.digestInput);
     input.set(structHash, 2 + WORD);
-    return keccak_256(input);
+    return keccak256Bytes(input);
   }
 
   /** The EIP-712 digest, 0x-hex; equals ethers' `TypedDataEncoder.hash`. */
@@ -233,7 +234,7 @@ export class GuaranteeHasher {
   signedHash(claims: GuaranteeClaims, scheme: SigningScheme): Uint8Array {
     const digest = this.digestBytes(claims);
     if (scheme === "eip712") return digest;
-    if (scheme === "eip191") return keccak_256(Buffer.concat([EIP191_PREFIX, digest]));
+    if (scheme === "eip191") return keccak256Bytes(Buffer.concat([EIP191_PREFIX, digest]));
     throw new WireError(
       "scheme",
       `must be "eip712" or "eip191", got ${JSON.stringify(scheme) ?? "undefined"}`,
@@ -406,7 +407,7 @@ function recoverAddressLower(hash: Uint8Array, signature: string | Uint8Array): 
     throw new SignatureError("signature does not recover to a public key");
   }
   // Address = last 20 bytes of keccak256 of the 64-byte uncompressed key (without the 0x04 tag).
-  return toHex(keccak_256(publicKey.subarray(1)).subarray(12));
+  return toHex(keccak256Bytes(publicKey.subarray(1)).subarray(12));
 }
 
 /** The payer address (EIP-55) that signed the claims under the scheme; throws SignatureError if none. */

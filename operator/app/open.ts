@@ -6,6 +6,7 @@
  * the background-only process (background-process.ts) uses it as it is, and builds no Express app.
  */
 import { blsBackend } from "../../sdk/bls";
+import { useKeccak256 } from "../../sdk/keccak";
 import type { ChainProvider } from "../chain/indexer";
 import { type ChainGateway, RpcChainGateway } from "../chain";
 import { ChainClock, type Clock, systemClock } from "../clock";
@@ -14,6 +15,7 @@ import { type DeploymentInfo, loadDeployment } from "../deployment";
 import { operatorBlsSigner } from "../guarantees/signing-worker";
 import { type BackgroundOwnership, coreOwnership, NeverLeads } from "../leadership";
 import { createLogger, type Logger } from "../logger";
+import { fastKeccak256, keccakBackend } from "../clearing/native-keccak";
 import { checkBlsBackend, checkChainAndDeployment, type VaultKeyCheck } from "../startup";
 import { PostgresStore, SqliteStore, type Store } from "../store";
 import { type CoreContext, type CoreServices, createCoreContext } from "./context";
@@ -93,6 +95,9 @@ export async function openCore(
       "signing certificates with the pure-JavaScript BLS fallback (about 40/s): SURETY_ALLOW_SLOW_BLS is set; npm rebuild builds native/blst-minsig",
     );
   }
+  // The sdk's per-guarantee hashes (EIP-712, signer address, guarantee id) on the native keccak when it
+  // loaded: the same bytes, checked again by useKeccak256 (docs/benchmarks.md, "Fourth round: Core's CPU").
+  if (keccakBackend() !== "noble") useKeccak256(fastKeccak256);
   const deployment = deps.deployment ?? loadDeployment(config.deploymentFile);
   // The background process signs nothing: no signing worker there.
   const ownSigner =

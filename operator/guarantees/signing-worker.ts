@@ -31,10 +31,37 @@ const { parentPort, workerData } = require("node:worker_threads");
 const addon = require(workerData.addon);
 const key = workerData.secretKey;
 const dst = new TextEncoder().encode(workerData.dst);
-parentPort.on("message", ({ id, messages }) => {
-  parentPort.postMessage({ id, signatures: messages.map((message) => addon.sign(key, message, dst)) });
+parentPort.on("message", ({ id, packed, lengths }) => {
+  const signatures = [];
+  let offset = 0;
+  for (const length of lengths) {
+    signatures.push(addon.sign(key, packed.subarray(offset, offset + length), dst));
+    offset += length;
+  }
+  parentPort.postMessage({ id, signatures });
 });
 `;
+
+/**
+ * A batch's messages copied end to end into one fresh buffer that is transferred to the worker, not
+ * cloned. A message is usually a view of Node's shared 8 KiB `Buffer` pool (`Buffer.from(hex, "hex")`),
+ * and cloning a view copies its whole backing buffer: 8 KiB each way per certificate (docs/benchmarks.md,
+ * "Fourth round: Core's CPU").
+ */
+function packMessages(
+  id: number,
+  batch: readonly Request[],
+): { message: { id: number; packed: Uint8Array; lengths: number[] }; buffer: ArrayBuffer } {
+  const lengths = batch.map((request) => request.message.byteLength);
+  const buffer = new ArrayBuffer(lengths.reduce((sum, length) => sum + length, 0));
+  const packed = new Uint8Array(buffer);
+  let offset = 0;
+  for (const request of batch) {
+    packed.set(request.message, offset);
+    offset += request.message.byteLength;
+  }
+  return { message: { id, packed, lengths }, buffer };
+}
 
 /** A {@link BlsSigner} that can also sign off the event loop. */
 export interface AsyncBlsSigner extends BlsSigner {
@@ -94,7 +121,8 @@ export function workerBlsSigner(secretKey: Uint8Array): AsyncBlsSigner {
     if (worker === null) return signLocally(batch);
     const id = nextId++;
     inFlight.set(id, batch);
-    worker.postMessage({ id, messages: batch.map((request) => request.message) });
+    const { message, buffer } = packMessages(id, batch);
+    worker.postMessage(message, [buffer]);
   };
 
   return {

@@ -540,7 +540,7 @@ async function startServer(
     execArgv: [
       "-r",
       "ts-node/register/transpile-only",
-      // BENCH_NODE_ARGS="--trace-gc ...": extra Node options for Core (its stdout goes to /dev/null: use stderr flags).
+      // BENCH_NODE_ARGS="--trace-gc ...": extra Node options for Core (its stdout goes to /dev/null or BENCH_LOG_PIPE's pipe: use stderr flags).
       ...(process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : []),
       ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
     ],
@@ -552,8 +552,11 @@ async function startServer(
       ...deployment,
       ...extraEnv,
     },
-    stdio: ["ignore", "ignore", "inherit", "ipc"],
+    // BENCH_LOG_PIPE=1: Core's stdout (its log lines) is a pipe that this process reads and drops, as the
+    // devnet's is (docs/benchmarks.md, "Fourth round: Core's CPU"); by default /dev/null.
+    stdio: ["ignore", process.env.BENCH_LOG_PIPE === "1" ? "pipe" : "ignore", "inherit", "ipc"],
   });
+  child.stdout?.resume();
   const url = await new Promise<string>((resolve, reject) => {
     child.once("message", (message: { url: string }) => resolve(message.url));
     child.once("exit", (code) => reject(new Error(`Core exited with ${code} before listening`)));

@@ -27,6 +27,24 @@ describe("operator/guarantees/signing-worker: BLS signing on a worker thread", f
     }
   });
 
+  it("packs a batch of pooled views of any length into one transferred buffer, leaving the callers' intact", async function () {
+    const signer = workerBlsSigner(secretKey);
+    try {
+      // Views of Node's shared Buffer pool, as Core's certificate messages are; lengths 0 to 400 bytes.
+      const views = [0, 1, 31, 32, 33, 384, 400, 7].map((length, i) =>
+        Buffer.from(((i + 1) * 17).toString(16).padStart(2, "0").repeat(length), "hex"),
+      );
+      const copies = views.map((view) => Buffer.from(view));
+      const signatures = await Promise.all(views.map((view) => signer.signAsync(view)));
+      for (const [i, view] of views.entries()) {
+        expect(view.equals(copies[i])).to.equal(true);
+        expect(Buffer.from(signatures[i]).equals(Buffer.from(local.sign(view)))).to.equal(true);
+      }
+    } finally {
+      await signer.close();
+    }
+  });
+
   it("answers requests still outstanding at close, and signs in-thread afterwards", async function () {
     const signer = workerBlsSigner(secretKey);
     const outstanding = messages.map((message) => signer.signAsync(message));
