@@ -4,7 +4,7 @@
  */
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
-import { ethers } from "hardhat";
+import hre, { ethers } from "hardhat";
 import { publicKeyToEip2537 } from "../../sdk/bls";
 import { ValidationRegistry__factory } from "../../typechain-types";
 import { ZeroHash, id as hashText, parseEther, type ContractTransactionResponse } from "ethers";
@@ -142,7 +142,10 @@ describe("Gas", () => {
         .validationResponse(cert.requestHash, 90, "ipfs://r", hashText("e"), "delivery"),
     );
     const gas = await gasOf("remunerate (ETH)", f.vault.remunerate(...remunerateArgs(cert)));
-    expect(gas).to.be.at.most(235_000n); // issue 25: remunerate stays ≤ 235k (docs/gas.md)
+    // issue 25: remunerate stays ≤ 235k (docs/gas.md); not under `npm run coverage`, whose instrumented
+    // contracts cost more gas (solidity-coverage sets this flag on the runtime environment).
+    const coverage = (hre as { __SOLIDITY_COVERAGE_RUNNING?: boolean }).__SOLIDITY_COVERAGE_RUNNING === true;
+    if (!coverage) expect(gas).to.be.at.most(235_000n);
   });
 
   it("seller's reserve: registerReserve, remunerate out of the reserve, releaseReserve", async () => {
