@@ -103,6 +103,9 @@ export const Guarantee = z.object({
   validation_request_hash: Bytes32.describe(
     "V2: the ERC-8004 request hash the validator responds to on the ValidationRegistry; null for V1",
   ).nullable(),
+  finalization_signature: PayerSignature.describe(
+    "V2: the payer's EIP-712 `Finalization(bytes32 guaranteeId)` signature once it finalized (POST /core/guarantees/{id}/finalize); the `finalization` argument of `disputeCredit` and of dispute answers; null otherwise",
+  ).nullable(),
 });
 export type Guarantee = z.infer<typeof Guarantee>;
 

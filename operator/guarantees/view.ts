@@ -43,6 +43,7 @@ export function guaranteeView(record: StoredGuarantee, chainId: number): Guarant
     // The same function the lifecycle matches registry responses with.
     validation_request_hash:
       claims.version === 1 ? null : validationRequestHash(chainId, claims.policy, record.guaranteeId),
+    finalization_signature: record.finalizationSignature ?? null,
   };
 }
 

@@ -59,6 +59,9 @@ describe("protocol end to end: deposit → guarantees → cycle → payment or d
     const finalized = await s.finalize("alice", g2.id);
     expect(finalized.status).to.equal(200);
     expect(finalized.body.state).to.equal("FINALIZED_PAYABLE");
+    // The recipient reads her signature with the guarantee: disputeCredit's `finalization` (docs/contracts.md).
+    const seen = await s.coreAs("carol", "GET", `/core/guarantees/${g2.id}`);
+    expect(seen.body.finalization_signature).to.match(/^0x[0-9a-f]{130}$/i);
 
     // The cutoff passes: the scheduler nets alice −400, bob +200, carol +200 and commits cycle 1.
     await s.advance(f.timings.cycleLength);

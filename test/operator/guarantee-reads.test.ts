@@ -71,6 +71,7 @@ describe("Core read endpoints", () => {
             parseValidationPolicy(body.claims.validation_policy, "policy"),
             id,
           ),
+          finalization_signature: null,
         });
       }
       // Any case of the id.
