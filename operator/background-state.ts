@@ -98,7 +98,7 @@ export class BackgroundStatePublisher {
       commitDeadline: this.deps.commitDeadline?.snapshot() ?? null,
       publishedAt: (this.deps.wallClock ?? systemClock).nowSeconds(),
     };
-    await this.deps.store.setOperatorState(BACKGROUND_STATE_KEY, JSON.stringify(state));
+    await this.deps.store.operatorState.setOperatorState(BACKGROUND_STATE_KEY, JSON.stringify(state));
   }
 }
 
@@ -127,8 +127,8 @@ export class BackgroundStateMirror {
   async refresh(): Promise<void> {
     const { store, chainSync, chainClock, timings, commitBond, commitDeadline } = this.deps;
     const [cursor, raw] = await Promise.all([
-      store.getChainCursor(),
-      store.getOperatorState(BACKGROUND_STATE_KEY),
+      store.chainJournal.getChainCursor(),
+      store.operatorState.getOperatorState(BACKGROUND_STATE_KEY),
     ]);
     const state = parseBackgroundState(raw);
     if (chainClock instanceof ChainClock) chainClock.observe(cursor);

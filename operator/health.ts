@@ -303,8 +303,8 @@ export class HealthMonitor {
   private async webhookFigures() {
     const { store, clock } = this.deps;
     const [subscriptions, backlog] = await Promise.all([
-      store.listWebhookSubscriptions(),
-      store.webhookBacklog(),
+      store.webhooks.listWebhookSubscriptions(),
+      store.webhooks.webhookBacklog(),
     ]);
     const now = clock.nowSeconds();
     const figures = [];
@@ -314,7 +314,7 @@ export class HealthMonitor {
       const oldestPendingSeconds = oldest === null ? 0 : Math.max(0, now - oldest);
       let lastError: string | null = null;
       if (b && b.pending > 0 && oldestPendingSeconds > this.deps.config.healthWebhookBacklogSeconds) {
-        const [latest] = await store.listWebhookDeliveries({
+        const [latest] = await store.webhooks.listWebhookDeliveries({
           subscriptionId: s.id,
           status: "pending",
           limit: 1,
@@ -384,11 +384,11 @@ export class HealthMonitor {
     };
     if (now === null) return result;
     const debts = (
-      await Promise.all(DEBT_STATUSES_AWAITING_COVER.map((status) => store.listCycleDebts({ status })))
+      await Promise.all(DEBT_STATUSES_AWAITING_COVER.map((status) => store.cycles.listCycleDebts({ status })))
     ).flat();
-    const cycles = new Map<number, Awaited<ReturnType<Store["getCycle"]>>>();
+    const cycles = new Map<number, Awaited<ReturnType<Store["cycles"]["getCycle"]>>>();
     for (const debt of debts) {
-      if (!cycles.has(debt.cycleId)) cycles.set(debt.cycleId, await store.getCycle(debt.cycleId));
+      if (!cycles.has(debt.cycleId)) cycles.set(debt.cycleId, await store.cycles.getCycle(debt.cycleId));
       const cycle = cycles.get(debt.cycleId);
       if (
         !cycle ||

@@ -122,7 +122,8 @@ export class CoreMetrics {
       registers,
       async collect() {
         this.reset();
-        for (const [asset, total] of await store.lockedTotals()) this.set({ asset }, Number(total));
+        for (const [asset, total] of await store.collateral.lockedTotals())
+          this.set({ asset }, Number(total));
       },
     });
     const bonds = () => this.bondSource?.values() ?? new Map<string, bigint>();

@@ -40,7 +40,7 @@ import { plannedGuarantees } from "../clearing/planned-guarantees";
 import { cycleCommitArgs, cycleTree } from "../clearing/cycle-json";
 import { query } from "express-validator";
 import { COMMITTED_CYCLE_STATES } from "../clearing/schedule";
-import type { CycleRecord, StoreOps } from "../store";
+import type { CycleRecord, Repositories } from "../store";
 import { OPEN_CREDIT_DISPUTES_KEY, parseOpenCreditDisputes } from "../clearing/credit-disputes";
 
 const isCommitted = (cycle: CycleRecord): cycle is CycleRecord & { state: CycleState } =>
@@ -194,15 +194,15 @@ function parseBefore(value: string): number {
 }
 
 /** The body of `GET /core/cycles/{id}` (and of each item of `GET /core/cycles`). */
-export async function cycleView(store: StoreOps, cycle: CycleRecord): Promise<Cycle> {
+export async function cycleView(store: Repositories, cycle: CycleRecord): Promise<Cycle> {
   const { state } = cycle;
   // Only committed cycles are read (a planned or sent one has no view yet).
   if (state === "PLANNED" || state === "SENT") throw new Error(`cycle ${cycle.cycleId} is not committed`);
   const args = cycleCommitArgs(cycle);
   const [debts, claims, creditDisputes] = await Promise.all([
-    store.listCycleDebts({ cycleId: cycle.cycleId }),
-    store.listCycleClaims(cycle.cycleId),
-    store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY).then(parseOpenCreditDisputes),
+    store.cycles.listCycleDebts({ cycleId: cycle.cycleId }),
+    store.cycles.listCycleClaims(cycle.cycleId),
+    store.operatorState.getOperatorState(OPEN_CREDIT_DISPUTES_KEY).then(parseOpenCreditDisputes),
   ]);
   return {
     cycle_id: cycle.cycleId,
@@ -259,7 +259,7 @@ export const cycleRoutes: RouteModule = (context) => {
 
   /** Only cycles seen committed on chain are served (a plan not yet committed may still change). */
   const committedCycle = async (id: number): Promise<CycleRecord & { state: CycleState }> => {
-    const cycle = await store.getCycle(id);
+    const cycle = await store.cycles.getCycle(id);
     if (!cycle || !isCommitted(cycle)) throw notFound(CYCLE_NOT_FOUND, `no committed cycle ${id}`);
     return cycle;
   };
@@ -272,9 +272,12 @@ export const cycleRoutes: RouteModule = (context) => {
       const { limit = DEFAULT_CYCLE_PAGE, before } = validated<{ limit?: number; before?: number }>(req);
       // One snapshot: the indexer may move a cycle (finalized, vetoed) between the reads.
       const page = await store.transaction(async (tx) => {
-        const ids = await tx.listCycleIds(COMMITTED_CYCLE_STATES, { beforeId: before, limit: limit + 1 });
+        const ids = await tx.cycles.listCycleIds(COMMITTED_CYCLE_STATES, {
+          beforeId: before,
+          limit: limit + 1,
+        });
         const shown = ids.slice(0, limit);
-        const cycles = await Promise.all(shown.map((id) => tx.getCycle(id)));
+        const cycles = await Promise.all(shown.map((id) => tx.cycles.getCycle(id)));
         const views = await Promise.all(
           cycles.filter((c): c is CycleRecord => c !== null).map((c) => cycleView(tx, c)),
         );
@@ -308,7 +311,7 @@ export const cycleRoutes: RouteModule = (context) => {
       if (positions.length === 0) {
         throw notFound(POSITION_NOT_FOUND, `${participant} has no net position in cycle ${cycle.cycleId}`);
       }
-      const claimed = await store.listCycleClaims(cycle.cycleId);
+      const claimed = await store.cycles.listCycleClaims(cycle.cycleId);
       // A vetoed cycle never pays a claim (`claimNetCredit` reverts `CycleIsVetoed`): no call to offer.
       const claimable = cycle.state !== "VETOED";
       // Claims prove the participant's summary under the debitsRoot (issue 25, item 5); a vetoed cycle's

@@ -250,7 +250,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
   /** The guarantee `id` if the caller may read it; the same 404 as for an unknown id otherwise. */
   const visibleGuarantee = async (req: Request): Promise<StoredGuarantee> => {
     const { id } = validated<{ id: string }>(req);
-    const record = await store.getGuarantee(id);
+    const record = await store.guarantees.getGuarantee(id);
     const { wallet } = principalOf(req);
     const visible =
       record !== null &&
@@ -279,7 +279,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
       );
     }
     const limit = pageSize(filter.limit);
-    const rows = await store.listGuarantees({
+    const rows = await store.guarantees.listGuarantees({
       user: filter.payer,
       recipient: filter.recipient,
       states: filter.state === undefined ? undefined : [filter.state],
@@ -357,7 +357,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
         "a recipient's guarantees are visible to the recipient and facilitators only",
       );
     }
-    const page = await store.listGuaranteesByRecipient(recipient, {
+    const page = await store.guarantees.listGuaranteesByRecipient(recipient, {
       limit,
       cursor: cursor ?? null,
     });

@@ -133,7 +133,7 @@ export const userRoutes: RouteModule = (context) => {
         req,
       );
       const limit = query.limit ?? DEFAULT_COLLATERAL_PAGE;
-      const rows = await store.listAllCollateral({
+      const rows = await store.collateral.listAllCollateral({
         after: query.cursor,
         asset: query.asset,
         limit: limit + 1,
@@ -163,7 +163,7 @@ export const userRoutes: RouteModule = (context) => {
     }
     // One snapshot: an indexed reserve event between the two reads would skew `available`.
     const [balances, reserves] = await store.transaction(async (tx) =>
-      Promise.all([tx.listCollateral(user), tx.listReserves(user)]),
+      Promise.all([tx.collateral.listCollateral(user), tx.reserves.listReserves(user)]),
     );
     res.json(balancesView(config, deployment, user, balances, reserves));
   });
@@ -179,7 +179,11 @@ export const userRoutes: RouteModule = (context) => {
     const timings = context.timings.get();
     // One snapshot of withdrawals, balances and reserves (the indexer may apply events in between reads).
     const [withdrawals, balances, reserves] = await store.transaction(async (tx) =>
-      Promise.all([tx.listWithdrawals(user), tx.listCollateral(user), tx.listReserves(user)]),
+      Promise.all([
+        tx.collateral.listWithdrawals(user),
+        tx.collateral.listCollateral(user),
+        tx.reserves.listReserves(user),
+      ]),
     );
     res.json({
       user_address: user,

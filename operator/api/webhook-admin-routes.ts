@@ -305,7 +305,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
   const guarded = [authenticated, admin];
 
   const subscription = async (id: string) => {
-    const found = await store.getWebhookSubscription(id);
+    const found = await store.webhooks.getWebhookSubscription(id);
     if (!found) throw notFound(WEBHOOK_NOT_FOUND, `no webhook subscription ${id}`);
     return found;
   };
@@ -315,7 +315,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
       validated<NewSubscription & Record<string, unknown>>(req),
       clock.nowSeconds(),
     );
-    await store.putWebhookSubscription(record);
+    await store.webhooks.putWebhookSubscription(record);
     logger.info(
       { subscription_id: record.id, url: record.url, by: principalOf(req).wallet },
       "webhook added",
@@ -324,7 +324,10 @@ export const webhookAdminRoutes: RouteModule = (context) => {
   });
 
   mount(router, WEBHOOK_ADMIN_OPERATIONS.list, ...guarded, async (_req, res) => {
-    const [all, backlog] = await Promise.all([store.listWebhookSubscriptions(), store.webhookBacklog()]);
+    const [all, backlog] = await Promise.all([
+      store.webhooks.listWebhookSubscriptions(),
+      store.webhooks.webhookBacklog(),
+    ]);
     const oldest = backlog.reduce<number | null>(
       (min, b) =>
         b.oldestPendingAt !== null && (min === null || b.oldestPendingAt < min) ? b.oldestPendingAt : min,
@@ -352,7 +355,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
         `webhook ${found.id} comes from the operator's configuration (SURETY_WEBHOOKS); remove it there`,
       );
     }
-    await store.deleteWebhookSubscription(found.id);
+    await store.webhooks.deleteWebhookSubscription(found.id);
     logger.info({ subscription_id: found.id, by: principalOf(req).wallet }, "webhook removed");
     res.status(204).end();
   });
@@ -361,7 +364,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
     const found = await subscription(String(req.params.id));
     const query = validated<{ limit?: number; status?: WebhookDeliveryStatus; cursor?: number }>(req);
     const limit = query.limit ?? DEFAULT_DELIVERY_PAGE;
-    const rows = await store.listWebhookDeliveries({
+    const rows = await store.webhooks.listWebhookDeliveries({
       subscriptionId: found.id,
       status: query.status,
       beforeSeq: query.cursor,
@@ -377,7 +380,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
 
   /** A delivery of the subscription, or 404 `delivery_not_found`. */
   const delivery = async (subscriptionId: string, eventId: string) => {
-    const found = await store.getWebhookDelivery(eventId, subscriptionId);
+    const found = await store.webhooks.getWebhookDelivery(eventId, subscriptionId);
     if (!found) {
       throw notFound("delivery_not_found", `no delivery of event ${eventId} to webhook ${subscriptionId}`);
     }
@@ -390,8 +393,8 @@ export const webhookAdminRoutes: RouteModule = (context) => {
     const { event_id: eventId } = validated<{ event_id: string }>(req);
     const [record, event, attempts] = await Promise.all([
       delivery(found.id, eventId),
-      store.getWebhookEvent(eventId),
-      store.listWebhookAttempts(eventId, found.id),
+      store.webhooks.getWebhookEvent(eventId),
+      store.webhooks.listWebhookAttempts(eventId, found.id),
     ]);
     res.json({
       webhook_id: found.id,
@@ -419,7 +422,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
     const found = await subscription(String(req.params.id));
     const { event_id: eventId } = validated<{ event_id: string }>(req);
     const before = await delivery(found.id, eventId);
-    const retried = await store.retryWebhookDelivery(eventId, found.id, nowMilliseconds(clock));
+    const retried = await store.webhooks.retryWebhookDelivery(eventId, found.id, nowMilliseconds(clock));
     if (!retried) {
       throw conflict(
         "delivery_not_retryable",
@@ -444,7 +447,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
       api_version: WEBHOOK_API_VERSION,
       data: { webhook_id: found.id, test: true, requested_by: principalOf(req).wallet },
     };
-    await store.insertWebhookEventFor(
+    await store.webhooks.insertWebhookEventFor(
       { id, type: WEBHOOK_TEST_EVENT_TYPE, createdAt: now, payload: JSON.stringify(envelope) },
       found.id,
       now,

@@ -53,7 +53,7 @@ export class IssueBatcher {
     if (batch.length === 0) return;
     this.flushing = true;
     try {
-      const outcomes = await this.store.issueGuarantees(
+      const outcomes = await this.store.issuance.issueGuarantees(
         batch.map((item) => item.request),
         this.clock.nowSeconds(),
       );

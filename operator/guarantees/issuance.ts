@@ -340,7 +340,7 @@ export class GuaranteeIssuer {
       await this.checkRegisteredKey(signed, error);
     }
 
-    const existing = await this.deps.store.getGuarantee(id);
+    const existing = await this.deps.store.guarantees.getGuarantee(id);
     if (existing) throw this.duplicate(existing, signed);
 
     const now = clock.nowSeconds();

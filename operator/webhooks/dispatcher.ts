@@ -158,7 +158,7 @@ export class WebhookDispatcher {
 
   private async claimAndStart(): Promise<DispatchRound> {
     const { store, clock, logger } = this.options;
-    const due = await store.claimDueWebhookDeliveries(
+    const due = await store.webhooks.claimDueWebhookDeliveries(
       nowMilliseconds(clock),
       this.options.batchSize ?? DEFAULT_BATCH_SIZE,
       this.leaseMs,
@@ -220,7 +220,7 @@ export class WebhookDispatcher {
         statusCode: sent.statusCode,
       };
     }
-    await store.recordWebhookAttempt(
+    await store.webhooks.recordWebhookAttempt(
       delivery.eventId,
       delivery.subscriptionId,
       outcome,
