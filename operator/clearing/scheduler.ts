@@ -376,7 +376,7 @@ export class ClearingScheduler {
         const reservedV1Ids = new Set(
           (await store.reserves.listV1ReserveIds()).map((id) => id.toLowerCase()),
         );
-        const plan = await planStoredCycle(store, cycleId, undefined, reservedV1Ids);
+        const plan = await planStoredCycle(store.netting, cycleId, undefined, reservedV1Ids);
         if (!plan) throw new Error(`cycle ${cycleId}: ${reserved} guarantees reserved, none to net`);
         if (await this.excludeRemunerated([...plan.args.nettedV2Ids, ...plan.netting.reservedV1Ids])) {
           await store.netting.releaseCycleGuarantees(cycleId);

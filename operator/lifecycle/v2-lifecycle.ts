@@ -142,7 +142,7 @@ export class V2Lifecycle {
     }
     const finalization = await this.checkFinalization(g, signature);
     await store.guarantees.setFinalizationSignature(g.guaranteeId, finalization);
-    const before = await this.transitions.apply(storeTransitions(store, clock.nowSeconds()), g.guaranteeId, {
+    const before = await this.transitions.apply(storeTransitions(store.guarantees, clock.nowSeconds()), g.guaranteeId, {
       trigger: "payer_finalized",
       facts: { version: g.version },
     });
@@ -245,7 +245,7 @@ export class V2Lifecycle {
     const passes = responsePasses(policy, response);
     if (chainNow > policy.deadline && indexedUntil > policy.deadline) {
       if (passes) {
-        const moved = await transitions.apply(storeTransitions(store, now), g.guaranteeId, {
+        const moved = await transitions.apply(storeTransitions(store.guarantees, now), g.guaranteeId, {
           trigger: "validation_passed",
           facts,
           expected: g.state,
@@ -260,7 +260,7 @@ export class V2Lifecycle {
         return;
       }
       const cancelled = await store.transaction(async (tx) => {
-        const moved = await transitions.apply(storeTransitions(tx, now), g.guaranteeId, {
+        const moved = await transitions.apply(storeTransitions(tx.guarantees, now), g.guaranteeId, {
           trigger: "validation_expired",
           facts,
           expected: g.state,
@@ -273,7 +273,7 @@ export class V2Lifecycle {
       return;
     }
     if (g.state === "PENDING_VALIDATION" && response !== null && !passes) {
-      const moved = await transitions.apply(storeTransitions(store, now), g.guaranteeId, {
+      const moved = await transitions.apply(storeTransitions(store.guarantees, now), g.guaranteeId, {
         trigger: "validation_failed",
         facts,
       });

@@ -288,7 +288,7 @@ async function runChild(request: ChildRequest): Promise<ChildReport> {
       report.reserveCpuMs.push((reserveUsed.user + reserveUsed.system) / 1000);
       const cpu = process.cpuUsage();
       start = process.hrtime.bigint();
-      const plan = await planStoredCycle(store, CYCLE_ID, undefined, reservedV1Ids);
+      const plan = await planStoredCycle(store.netting, CYCLE_ID, undefined, reservedV1Ids);
       report.planMs.push(elapsed(start));
       const used = process.cpuUsage(cpu);
       report.planCpuMs.push((used.user + used.system) / 1000);
