@@ -27,7 +27,7 @@ import { parseScheduledTimings, type ProtocolTimings, type ScheduledTimings } fr
 import type { VaultTimings } from "./chain/handlers";
 import { ChainClock, type Clock, systemClock } from "./clock";
 import type { Logger } from "./logger";
-import type { Store } from "./store";
+import type { StoreAreas } from "./store";
 
 /** `operator_state` key of the published state. */
 export const BACKGROUND_STATE_KEY = "background_state";
@@ -79,7 +79,7 @@ export function parseBackgroundState(raw: string | null): BackgroundState | null
 export class BackgroundStatePublisher {
   constructor(
     private readonly deps: {
-      store: Store;
+      store: StoreAreas<"chainJournal" | "operatorState">;
       chainSync: ChainSyncMonitor;
       timings: ProtocolTimings;
       commitBond: CommitBondGate;
@@ -103,7 +103,7 @@ export class BackgroundStatePublisher {
 }
 
 export interface BackgroundStateMirrorDeps {
-  store: Store;
+  store: StoreAreas<"chainJournal" | "operatorState">;
   chainSync: ChainSyncMonitor;
   /** Only a {@link ChainClock} is fed (an injected test clock is left alone). */
   chainClock: Clock;

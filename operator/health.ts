@@ -26,7 +26,7 @@ import { clearingSchedule } from "./clearing/schedule";
 import type { Clock } from "./clock";
 import type { OperatorConfig } from "./config";
 import type { Logger } from "./logger";
-import type { Store } from "./store";
+import type { Repositories, StoreAreas } from "./store";
 import { HEALTH_CHECKS, type HealthCheckName, type HealthCheckState } from "../sdk/api-vocabulary";
 
 // The checks and their states are wire vocabulary (`GET /core/health`): the sdk holds them.
@@ -94,7 +94,7 @@ export type HealthConfig = Pick<
 >;
 
 export interface HealthMonitorDeps {
-  store: Store;
+  store: StoreAreas<"cycles" | "operatorState" | "webhooks">;
   /** Wall clock (webhook backlog ages). */
   clock: Clock;
   /** Chain time (cutoffs, commit and cover deadlines: the clock the contracts judge them by). */
@@ -386,7 +386,7 @@ export class HealthMonitor {
     const debts = (
       await Promise.all(DEBT_STATUSES_AWAITING_COVER.map((status) => store.cycles.listCycleDebts({ status })))
     ).flat();
-    const cycles = new Map<number, Awaited<ReturnType<Store["cycles"]["getCycle"]>>>();
+    const cycles = new Map<number, Awaited<ReturnType<Repositories["cycles"]["getCycle"]>>>();
     for (const debt of debts) {
       if (!cycles.has(debt.cycleId)) cycles.set(debt.cycleId, await store.cycles.getCycle(debt.cycleId));
       const cycle = cycles.get(debt.cycleId);

@@ -27,7 +27,7 @@ import { COMMITTED_CYCLE_STATES } from "../clearing/schedule";
 import { isoFromSeconds } from "../clock";
 import { guaranteeView } from "../guarantees";
 import { GUARANTEE_STATES, type GuaranteeState, PRE_CYCLE_LOCKED_STATES } from "../guarantees/states";
-import type { CycleRecord, GuaranteeQuery, Repositories } from "../store";
+import type { CycleRecord, GuaranteeQuery, Repositories, StoreAreas } from "../store";
 import { decodeCursor, encodeCursor, pageSize } from "../store/guarantee-paging";
 import { principalOf, requireAccessToken } from "./access-middleware";
 import type { RouteModule } from "./context";
@@ -256,7 +256,9 @@ const entry = (fields: Partial<LedgerEntry> & Pick<LedgerEntry, "kind" | "asset_
     ...fields,
   }) satisfies LedgerEntry;
 
-export const consoleApiRoutes: RouteModule = (context) => {
+export const consoleApiRoutes: RouteModule<
+  StoreAreas<"chainJournal" | "collateral" | "cycles" | "guarantees" | "operatorState">
+> = (context) => {
   const { store, config } = context;
   const router = Router();
   const authenticated = requireAccessToken(context.accessTokens);
@@ -394,7 +396,7 @@ export const consoleApiRoutes: RouteModule = (context) => {
  * of committed cycles it has not claimed. Newest first; times are chain time except a guarantee's (Core's).
  */
 async function ledgerOf(
-  tx: Repositories,
+  tx: Pick<Repositories, "chainJournal" | "collateral" | "cycles" | "guarantees">,
   user: string,
 ): Promise<{ entries: LedgerEntry[]; truncated: boolean }> {
   const cap = LEDGER_ENTRIES_PER_KIND;

@@ -40,7 +40,7 @@ import { plannedGuarantees } from "../clearing/planned-guarantees";
 import { cycleCommitArgs, cycleTree } from "../clearing/cycle-json";
 import { query } from "express-validator";
 import { COMMITTED_CYCLE_STATES } from "../clearing/schedule";
-import type { CycleRecord, Repositories } from "../store";
+import type { CycleRecord, Repositories, StoreAreas } from "../store";
 import { OPEN_CREDIT_DISPUTES_KEY, parseOpenCreditDisputes } from "../clearing/credit-disputes";
 
 const isCommitted = (cycle: CycleRecord): cycle is CycleRecord & { state: CycleState } =>
@@ -194,7 +194,10 @@ function parseBefore(value: string): number {
 }
 
 /** The body of `GET /core/cycles/{id}` (and of each item of `GET /core/cycles`). */
-export async function cycleView(store: Repositories, cycle: CycleRecord): Promise<Cycle> {
+export async function cycleView(
+  store: Pick<Repositories, "cycles" | "operatorState">,
+  cycle: CycleRecord,
+): Promise<Cycle> {
   const { state } = cycle;
   // Only committed cycles are read (a planned or sent one has no view yet).
   if (state === "PLANNED" || state === "SENT") throw new Error(`cycle ${cycle.cycleId} is not committed`);
@@ -253,7 +256,7 @@ export async function cycleView(store: Repositories, cycle: CycleRecord): Promis
   };
 }
 
-export const cycleRoutes: RouteModule = (context) => {
+export const cycleRoutes: RouteModule<StoreAreas<"cycles" | "guarantees" | "operatorState">> = (context) => {
   const { store, logger } = context;
   const router = Router();
 

@@ -12,7 +12,7 @@ import type { SignedGuarantee } from "../../sdk/claims";
 import { WireError } from "../../sdk/errors";
 import { parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";
 import { GUARANTEE_STATES, type GuaranteeState } from "../guarantees/states";
-import type { StoredGuarantee } from "../store";
+import type { StoreAreas, StoredGuarantee } from "../store";
 import { decodeCursor, encodeCursor, pageSize } from "../store/guarantee-paging";
 import { forbidden, issuanceCodes, lifecycleCodes, notFound } from "./errors";
 import { pathParam, queryParam, validate, validated } from "./validation";
@@ -219,7 +219,7 @@ const guaranteeFilter = validate(
   queryParam("cursor", decodeCursor),
 );
 
-export const guaranteeRoutes: RouteModule = (context) => {
+export const guaranteeRoutes: RouteModule<StoreAreas<"cycles" | "guarantees" | "reserves">> = (context) => {
   const { store, config, issuer } = context;
   const router = Router();
   const authenticated = requireAccessToken(context.accessTokens);

@@ -16,6 +16,7 @@ import { withdrawalReadyAt } from "../chain/timings";
 import { balancesView } from "../guarantees";
 import { freeCollateral, reserveHold } from "../guarantees/capacity";
 import { principalOf, requireAccessToken } from "./access-middleware";
+import type { StoreAreas } from "../store";
 import type { RouteModule } from "./context";
 import { forbidden } from "./errors";
 import {
@@ -105,7 +106,7 @@ function parseCollateralCursor(raw: string): { user: string; asset: string } {
 const isoAt = (seconds: number) => new Date(seconds * 1000).toISOString();
 const iso = (seconds: number | null) => (seconds === null ? null : isoAt(seconds));
 
-export const userRoutes: RouteModule = (context) => {
+export const userRoutes: RouteModule<StoreAreas<"collateral" | "reserves">> = (context) => {
   const { store, config, deployment } = context;
   const router = Router();
   const userParam = validate(pathParam("address", parseAddress));

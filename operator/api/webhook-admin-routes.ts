@@ -44,6 +44,7 @@ import {
   parseWebhookSecret,
   parseWebhookUrl,
 } from "../webhooks/subscriptions";
+import type { StoreAreas } from "../store";
 import type { RouteModule } from "./context";
 import { conflict, forbidden, notFound } from "./errors";
 import { bodyField, parsedBy, pathParam, queryParam, validate, validated, wholeBody } from "./validation";
@@ -291,7 +292,7 @@ function parseStatus(raw: string): WebhookDeliveryStatus {
   return raw as WebhookDeliveryStatus;
 }
 
-export const webhookAdminRoutes: RouteModule = (context) => {
+export const webhookAdminRoutes: RouteModule<StoreAreas<"webhooks">> = (context) => {
   const { store, config, clock, logger } = context;
   const router = Router();
   const authenticated = requireAccessToken(context.accessTokens);

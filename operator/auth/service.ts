@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../clock";
 import type { OperatorConfig } from "../config";
-import type { NonceConsumption, Store } from "../store";
+import type { NonceConsumption, StoreAreas } from "../store";
 import { AccessTokens } from "./access-token";
 import { AUTH_ERRORS, AuthError, type AuthErrorCode } from "./errors";
 import { DEFAULT_SCOPES } from "./authority";
@@ -30,7 +30,7 @@ export interface TokenResponse {
 
 export interface AuthServiceDeps {
   config: OperatorConfig;
-  store: Store;
+  store: StoreAreas<"authSessions">;
   clock: Clock;
   accessTokens: AccessTokens;
 }

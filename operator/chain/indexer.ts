@@ -17,12 +17,12 @@ import type { ChainProvider } from "./provider";
 import type { Clock } from "../clock";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
-import type { ChainCursor, Store } from "../store";
+import type { ChainCursor, StoreAreas } from "../store";
 import { GuaranteeTransitions, type TransitionRefusals } from "../guarantees/transitions";
 import { applyEvent } from "./events";
 import type { ApplyContext, VaultTimings } from "./handlers";
 import { EventDecoder, jsonArgs, type TypedChainEvent } from "./typed-events";
-import { applyUndo, JournaledTx, type UndoOp } from "./journal";
+import { applyUndo, type JournalArea, JournaledTx, type UndoOp } from "./journal";
 import type { ChainSyncMonitor } from "./sync-status";
 import { ChainWebhooks } from "../webhooks/events";
 import { ReorgTooDeepError } from "./reorg-error";
@@ -46,7 +46,7 @@ const ANCESTOR_PAGE = 64;
 export type { ChainProvider } from "./provider";
 
 export interface ChainIndexerOptions {
-  store: Store;
+  store: StoreAreas<JournalArea>;
   provider: ChainProvider;
   deployment: Pick<
     DeploymentInfo,

@@ -108,12 +108,22 @@ function reserveFromJson(json: Json): ReserveRecord {
   return { ...(r as unknown as ReserveRecord), amount: BigInt(r.amount as string) };
 }
 
+/** The areas the indexer's event handlers read and write (through {@link JournaledTx}'s `tx`). */
+export type JournalArea =
+  | "collateral"
+  | "reserves"
+  | "guarantees"
+  | "cycles"
+  | "chainJournal"
+  | "webhooks"
+  | "operatorState";
+
 /** Store changes with their inverses recorded; `undo` is what the event's journal row keeps. */
 export class JournaledTx implements TransitionStore {
   readonly undo: UndoOp[] = [];
 
   constructor(
-    readonly tx: Repositories,
+    readonly tx: Pick<Repositories, JournalArea>,
     readonly now: number,
   ) {}
 
@@ -286,7 +296,11 @@ export class JournaledTx implements TransitionStore {
 }
 
 /** Replays the inverses of one event, newest first. */
-export async function applyUndo(tx: Repositories, undo: readonly UndoOp[], now: number): Promise<void> {
+export async function applyUndo(
+  tx: Pick<Repositories, JournalArea>,
+  undo: readonly UndoOp[],
+  now: number,
+): Promise<void> {
   for (const step of [...undo].reverse()) {
     switch (step.op) {
       case "collateral":

@@ -32,7 +32,7 @@ import { type Clock, systemClock } from "../clock";
 import type { Logger } from "../logger";
 import { silentLogger } from "../logger";
 import { AsyncMutex } from "../store/mutex";
-import type { Repositories, Store } from "../store";
+import type { Repositories } from "../store";
 import type { ChainProvider } from "./provider";
 import { type BroadcastOutcome, CallRevertedError, classify, isRevert, revertData } from "./node-errors";
 

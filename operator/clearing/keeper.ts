@@ -25,7 +25,7 @@ import type { Logger } from "../logger";
 import { Interface } from "ethers";
 import { clearingHouseInterface, commitErrorsInterface } from "../chain/abi";
 import { CallRevertedError, type OperatorSender } from "../chain/sender";
-import type { Store } from "../store";
+import type { StoreAreas } from "../store";
 import { WireError } from "../../sdk/errors";
 import type { ActiveReserve, CycleRecord } from "../store/repositories";
 import {
@@ -65,7 +65,7 @@ interface CycleAnswering {
 export const RESERVES_RELEASED_PER_TICK = 50;
 
 export interface ClearingKeeperOptions {
-  store: Store;
+  store: StoreAreas<"cycles" | "guarantees" | "operatorState" | "reserves">;
   sender: OperatorSender;
   deployment: Pick<DeploymentInfo, "clearingHouse" | "vault">;
   /**

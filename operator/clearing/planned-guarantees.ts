@@ -5,7 +5,7 @@
  * id written, yet it is a leaf of the committed trees — without it no position of that cycle could be
  * proven, and every dispute of it would be voided against the bond.
  */
-import type { Repositories, ClearingGuarantee, Store } from "../store";
+import type { ClearingGuarantee, Repositories } from "../store";
 
 export async function plannedGuarantees(
   store: Pick<Repositories, "guarantees">,

@@ -42,7 +42,7 @@ function chainNow(chainClock: Clock): number | null {
 }
 
 export async function clearingSchedule(deps: {
-  store: Repositories;
+  store: Pick<Repositories, "cycles" | "operatorState">;
   chainClock: Clock;
   config: Pick<OperatorConfig, "cycleLengthSeconds">;
   timings: VaultTimings | null;

@@ -49,7 +49,7 @@ import {
 } from "../chain/abi";
 import type { ChainProvider } from "../chain/provider";
 import { CallRevertedError, type OperatorSender, type SignedTransaction } from "../chain/sender";
-import type { CycleRecord, Store } from "../store";
+import type { CycleRecord, StoreAreas } from "../store";
 import { systemClock } from "../clock";
 import { CommitBondGate } from "./bond-floor";
 import { CommitDeadlineGate, commitsPerCutoff, judgeCommitDeadline } from "./commit-deadline";
@@ -99,7 +99,7 @@ export const DEFAULT_MAX_GUARANTEES_PER_CYCLE = 100_000;
 const MAX_REBUILDS = 32;
 
 export interface ClearingSchedulerOptions {
-  store: Store;
+  store: StoreAreas<"cycles" | "guarantees" | "netting" | "operatorState" | "reserves">;
   provider: ChainProvider;
   sender: OperatorSender;
   deployment: Pick<DeploymentInfo, "clearingHouse" | "vault">;

@@ -57,7 +57,7 @@ const entry = (
 
 /** The steps of `g`, oldest first (steps without a time keep their causal place). */
 export async function guaranteeTimeline(
-  store: Repositories,
+  store: Pick<Repositories, "cycles" | "guarantees" | "reserves">,
   g: StoredGuarantee,
   chainId: number,
 ): Promise<TimelineEntry[]> {

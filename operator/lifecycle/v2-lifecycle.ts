@@ -35,7 +35,7 @@ import {
   type TransitionRefusals,
 } from "../guarantees/transitions";
 import type { Logger } from "../logger";
-import type { ClearingGuarantee, GuaranteeState, Store, ValidationResponseRecord } from "../store";
+import type { ClearingGuarantee, GuaranteeState, StoreAreas, ValidationResponseRecord } from "../store";
 
 /** States a payer may finalize from (the transition table's `payer_finalized`). */
 export const PAYER_FINALIZABLE_STATES: readonly GuaranteeState[] = resolveTransition("payer_finalized", {
@@ -63,7 +63,7 @@ export class LifecycleError extends DomainError<LifecycleErrorCode> {
 }
 
 export interface V2LifecycleOptions {
-  store: Store;
+  store: StoreAreas<"chainJournal" | "collateral" | "guarantees">;
   /** Wall clock: stamps of the transitions (and the payer's finalization). */
   clock: Clock;
   /** Chain time (the indexed head, operator/clock.ts ChainClock): judges the validation deadline. */
@@ -142,10 +142,14 @@ export class V2Lifecycle {
     }
     const finalization = await this.checkFinalization(g, signature);
     await store.guarantees.setFinalizationSignature(g.guaranteeId, finalization);
-    const before = await this.transitions.apply(storeTransitions(store.guarantees, clock.nowSeconds()), g.guaranteeId, {
-      trigger: "payer_finalized",
-      facts: { version: g.version },
-    });
+    const before = await this.transitions.apply(
+      storeTransitions(store.guarantees, clock.nowSeconds()),
+      g.guaranteeId,
+      {
+        trigger: "payer_finalized",
+        facts: { version: g.version },
+      },
+    );
     if (!before) {
       const current = (await store.guarantees.getClearingGuarantee(g.guaranteeId))?.state ?? g.state;
       throw new LifecycleError(

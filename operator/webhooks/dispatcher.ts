@@ -14,7 +14,7 @@
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from "../../sdk/webhooks";
 import { type Clock, nowMilliseconds } from "../clock";
 import type { Logger } from "../logger";
-import type { DueWebhookDelivery, Store, WebhookAttemptOutcome } from "../store";
+import type { DueWebhookDelivery, StoreAreas, WebhookAttemptOutcome } from "../store";
 
 export const WEBHOOK_USER_AGENT = "Surety-Webhooks/1";
 /** Most deliveries claimed by one round (across all lanes). */
@@ -44,7 +44,7 @@ export function backoffSeconds(policy: RetryPolicy, attempts: number): number {
 export type WebhookFetch = (url: string, init: RequestInit) => Promise<Response>;
 
 export interface WebhookDispatcherOptions extends RetryPolicy {
-  store: Store;
+  store: StoreAreas<"webhooks">;
   clock: Clock;
   logger: Logger;
   /** Per-attempt limit on connecting, sending and receiving the answer. */

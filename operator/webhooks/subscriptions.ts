@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { WireError } from "../../sdk/errors";
-import type { Store, WebhookSubscriptionRecord } from "../store";
+import type { StoreAreas, WebhookSubscriptionRecord } from "../store";
 import type { WebhookSubscriptionConfig } from "../webhook-config";
 
 export * from "../webhook-config";
@@ -55,7 +55,7 @@ export function newSubscription(fields: NewSubscription, now: number): WebhookSu
  * created through the admin API are left alone.
  */
 export async function syncConfiguredSubscriptions(
-  store: Store,
+  store: StoreAreas<"webhooks">,
   configured: readonly WebhookSubscriptionConfig[],
   now: number,
 ): Promise<void> {
