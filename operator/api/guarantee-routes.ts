@@ -6,7 +6,12 @@
  * otherwise); the filtered list to a caller naming itself as payer or recipient, and to facilitators and
  * admin wallets with any filter (403 otherwise); the payer alone finalizes a V2 guarantee.
  */
-import type { GuaranteeList, GuaranteeTimeline, RecipientGuarantees } from "../../sdk/api-guarantees";
+import type {
+  Certificate,
+  GuaranteeList,
+  GuaranteeTimeline,
+  RecipientGuarantees,
+} from "../../sdk/api-guarantees";
 import { type Request, type RequestHandler, Router } from "express";
 import type { SignedGuarantee } from "../../sdk/claims";
 import { WireError } from "../../sdk/errors";
@@ -239,7 +244,7 @@ export const guaranteeRoutes: RouteModule<StoreAreas<"cycles" | "guarantees" | "
       res.locals.signedGuarantee as SignedGuarantee,
     );
     // The hot route: res.json()'s bytes without Express's send path (runtime/json-answer.ts).
-    sendJson(res, 200, certificate);
+    sendJson(res, 200, certificate satisfies Certificate);
   });
 
   /** Facilitators and admin wallets read every guarantee; anyone else its own (as payer or recipient). */

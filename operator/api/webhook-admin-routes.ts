@@ -14,9 +14,11 @@
  */
 import { type RequestHandler, Router } from "express";
 import type {
+  CreatedWebhookSubscription,
   ListedWebhookSubscription,
   WebhookDeliveries,
   WebhookDelivery,
+  WebhookDeliveryAction,
   WebhookDeliveryDetail,
   WebhookSubscription,
   WebhookSubscriptions,
@@ -321,7 +323,12 @@ export const webhookAdminRoutes: RouteModule<StoreAreas<"webhooks">> = (context)
       { subscription_id: record.id, url: record.url, by: principalOf(req).wallet },
       "webhook added",
     );
-    res.status(201).json({ ...subscriptionView(record), secret: record.secret });
+    // A subscription made here is always `api` (newSubscription); the answer's type says so.
+    res.status(201).json({
+      ...subscriptionView(record),
+      source: "api",
+      secret: record.secret,
+    } satisfies CreatedWebhookSubscription);
   });
 
   mount(router, WEBHOOK_ADMIN_OPERATIONS.list, ...guarded, async (_req, res) => {
@@ -434,7 +441,7 @@ export const webhookAdminRoutes: RouteModule<StoreAreas<"webhooks">> = (context)
       { subscription_id: found.id, event_id: eventId, by: principalOf(req).wallet, was: before.status },
       "webhook delivery retried by an operator",
     );
-    res.json({ webhook_id: found.id, delivery: deliveryView(retried) });
+    res.json({ webhook_id: found.id, delivery: deliveryView(retried) } satisfies WebhookDeliveryAction);
   });
 
   mount(router, WEBHOOK_ADMIN_OPERATIONS.test, ...guarded, async (req, res) => {
@@ -457,7 +464,10 @@ export const webhookAdminRoutes: RouteModule<StoreAreas<"webhooks">> = (context)
       { subscription_id: found.id, event_id: id, by: principalOf(req).wallet },
       "webhook test event",
     );
-    res.status(201).json({ webhook_id: found.id, delivery: deliveryView(await delivery(found.id, id)) });
+    res.status(201).json({
+      webhook_id: found.id,
+      delivery: deliveryView(await delivery(found.id, id)),
+    } satisfies WebhookDeliveryAction);
   });
 
   return router;
