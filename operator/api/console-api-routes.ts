@@ -31,7 +31,7 @@ import type { CycleRecord, GuaranteeQuery, Repositories, StoreAreas } from "../s
 import { decodeCursor, encodeCursor, pageSize } from "../store/guarantee-paging";
 import { principalOf, requireAccessToken } from "./access-middleware";
 import type { RouteModule } from "./context";
-import { cycleView, DEFAULT_CYCLE_PAGE, MAX_CYCLE_PAGE } from "./cycle-routes";
+import { cycleViews, DEFAULT_CYCLE_PAGE, MAX_CYCLE_PAGE } from "./cycle-routes";
 import { forbidden } from "./errors";
 import { pathParam, queryParam, validate, validated } from "./validation";
 import {
@@ -297,11 +297,11 @@ export const consoleApiRoutes: RouteModule<
         const shown = ids.slice(0, limit);
         const cycles = await Promise.all(shown.map((id) => tx.cycles.getCycle(id)));
         // Each with its cutoff (Core's clock): the console charts the time from cutoff to commit.
-        const views = await Promise.all(
-          cycles
-            .filter((c): c is CycleRecord => c !== null)
-            .map(async (c) => ({ ...(await cycleView(tx, c)), cutoff: isoFromSeconds(c.cutoff) })),
-        );
+        const shownCycles = cycles.filter((c): c is CycleRecord => c !== null);
+        const views = (await cycleViews(tx, shownCycles)).map((view, i) => ({
+          ...view,
+          cutoff: isoFromSeconds(shownCycles[i].cutoff),
+        }));
         const total = await tx.cycles.countCycles(COMMITTED_CYCLE_STATES);
         return { views, total, more: ids.length > limit, last: shown[shown.length - 1] };
       });
