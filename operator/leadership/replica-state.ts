@@ -29,7 +29,7 @@ import {
 import { ChainClock, type Clock, systemClock } from "../clock";
 import { FailureLog } from "../failure-log";
 import type { Logger } from "../logger";
-import type { Repositories, Store } from "../store";
+import type { Repositories } from "../store";
 import type { BackgroundOwnership, RunningWork } from "./ownership";
 
 /** operator_state key of the leader's published view. */
@@ -64,7 +64,7 @@ export interface ReplicaStateDeps {
 
 /** Writes the leader's view every `intervalMs` through the term's (fenced) store; part of the term's work. */
 export function publishReplicaState(
-  deps: ReplicaStateDeps & { store: Store; self: string; token: number },
+  deps: ReplicaStateDeps & { store: Pick<Repositories, "operatorState">; self: string; token: number },
 ): RunningWork {
   const failures = new FailureLog(deps.logger, systemClock);
   const publish = async () => {
