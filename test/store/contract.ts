@@ -280,6 +280,21 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(String(outerError)).to.match(/use the tx handle/);
         expect(String(nestedError)).to.match(/do not nest/);
       });
+
+      it("hands the transaction the same areas, refused once it ended", async () => {
+        const store = await open();
+        let kept: Repositories | undefined;
+        await store.transaction(async (tx) => {
+          kept = tx;
+          await tx.collateral.creditDeposit(USER, ASSET, 3n, T0);
+          await tx.operatorState.setOperatorState("contract.tx", "1");
+        });
+        expect((await store.collateral.getCollateral(USER, ASSET)).deposited).to.equal(3n);
+        expect(await store.operatorState.getOperatorState("contract.tx")).to.equal("1");
+        let late: unknown;
+        await kept!.collateral.getCollateral(USER, ASSET).catch((error) => (late = error));
+        expect(String(late)).to.match(/after its transaction ended/);
+      });
     });
 
     describe("collateral", () => {
