@@ -54,6 +54,19 @@ const NO_INDEXER = {
     "the domain registers handlers (chain/handlers.ts); it does not import the indexer or its dispatch",
 };
 
+/** Every guarantee state change goes through the transition table (operator/guarantees/transitions.ts). */
+const NO_TRANSITION_CAS = {
+  selector: "CallExpression[callee.property.name='transitionGuarantee']",
+  message: "move a guarantee through GuaranteeTransitions.apply (operator/guarantees/transitions.ts)",
+};
+
+/** A domain module takes the store areas it uses, never the whole Store (docs/store.md, "Areas"). */
+const NO_WHOLE_STORE = {
+  selector: "ImportSpecifier[imported.name='Store']",
+  message:
+    'take only the store areas you use (StoreAreas<"area" | …> or Pick<Repositories, …>); the whole Store is the composition root\'s',
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -258,18 +271,23 @@ export default tseslint.config(
   // Every guarantee state change goes through the transition table (operator/guarantees/transitions.ts);
   // only the table, the indexer's journal (which records the inverse for a rewind) and the store call the
   // store's compare-and-set.
+  // Each consumer is given only the store areas it uses (StoreAreas<…>, Pick<Repositories, …>): the whole
+  // Store is held by the composition root (operator/app/), the background work's wiring (background.ts,
+  // leadership/, which hand a term its fenced store) and the store itself.
   {
     files: ["operator/**/*.ts"],
     ignores: ["operator/store/**", "operator/guarantees/transitions.ts", "operator/chain/journal.ts"],
     rules: {
-      "no-restricted-syntax": [
-        "error",
-        {
-          selector: "CallExpression[callee.property.name='transitionGuarantee']",
-          message: "move a guarantee through GuaranteeTransitions.apply (operator/guarantees/transitions.ts)",
-        },
-      ],
+      "no-restricted-syntax": ["error", NO_TRANSITION_CAS, NO_WHOLE_STORE],
     },
+  },
+  {
+    files: ["operator/guarantees/transitions.ts", "operator/chain/journal.ts"],
+    rules: { "no-restricted-syntax": ["error", NO_WHOLE_STORE] },
+  },
+  {
+    files: ["operator/app/**/*.ts", "operator/background.ts", "operator/leadership/**/*.ts"],
+    rules: { "no-restricted-syntax": ["error", NO_TRANSITION_CAS] },
   },
   // The facilitator speaks to Core over HTTP only; shared plumbing is in runtime/.
   {

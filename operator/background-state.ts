@@ -27,7 +27,7 @@ import { parseScheduledTimings, type ProtocolTimings, type ScheduledTimings } fr
 import type { VaultTimings } from "./chain/handlers";
 import { ChainClock, type Clock, systemClock } from "./clock";
 import type { Logger } from "./logger";
-import type { Store } from "./store";
+import type { StoreAreas } from "./store";
 
 /** `operator_state` key of the published state. */
 export const BACKGROUND_STATE_KEY = "background_state";
@@ -79,7 +79,7 @@ export function parseBackgroundState(raw: string | null): BackgroundState | null
 export class BackgroundStatePublisher {
   constructor(
     private readonly deps: {
-      store: Store;
+      store: StoreAreas<"chainJournal" | "operatorState">;
       chainSync: ChainSyncMonitor;
       timings: ProtocolTimings;
       commitBond: CommitBondGate;
@@ -98,12 +98,12 @@ export class BackgroundStatePublisher {
       commitDeadline: this.deps.commitDeadline?.snapshot() ?? null,
       publishedAt: (this.deps.wallClock ?? systemClock).nowSeconds(),
     };
-    await this.deps.store.setOperatorState(BACKGROUND_STATE_KEY, JSON.stringify(state));
+    await this.deps.store.operatorState.setOperatorState(BACKGROUND_STATE_KEY, JSON.stringify(state));
   }
 }
 
 export interface BackgroundStateMirrorDeps {
-  store: Store;
+  store: StoreAreas<"chainJournal" | "operatorState">;
   chainSync: ChainSyncMonitor;
   /** Only a {@link ChainClock} is fed (an injected test clock is left alone). */
   chainClock: Clock;
@@ -127,8 +127,8 @@ export class BackgroundStateMirror {
   async refresh(): Promise<void> {
     const { store, chainSync, chainClock, timings, commitBond, commitDeadline } = this.deps;
     const [cursor, raw] = await Promise.all([
-      store.getChainCursor(),
-      store.getOperatorState(BACKGROUND_STATE_KEY),
+      store.chainJournal.getChainCursor(),
+      store.operatorState.getOperatorState(BACKGROUND_STATE_KEY),
     ]);
     const state = parseBackgroundState(raw);
     if (chainClock instanceof ChainClock) chainClock.observe(cursor);

@@ -28,7 +28,7 @@ import type { DeploymentInfo } from "./deployment";
 import { FailureLog } from "./failure-log";
 import { V2Lifecycle } from "./lifecycle/v2-lifecycle";
 import type { Logger } from "./logger";
-import type { Store } from "./store";
+import type { Repositories, Store } from "./store";
 
 export interface BackgroundDeps {
   config: OperatorConfig;
@@ -81,8 +81,10 @@ export interface BackgroundTasks {
 /** `operator_state` key of the scheduled timings changes, kept for a restart or the next leader. */
 export const SCHEDULED_TIMINGS_KEY = "vault.scheduled_timings";
 
-async function storedScheduledTimings(store: Pick<Store, "getOperatorState">): Promise<ScheduledTimings[]> {
-  const raw = await store.getOperatorState(SCHEDULED_TIMINGS_KEY);
+async function storedScheduledTimings(
+  store: Pick<Repositories, "operatorState">,
+): Promise<ScheduledTimings[]> {
+  const raw = await store.operatorState.getOperatorState(SCHEDULED_TIMINGS_KEY);
   if (raw === null) return [];
   try {
     return parseScheduledTimings(JSON.parse(raw));
@@ -92,13 +94,13 @@ async function storedScheduledTimings(store: Pick<Store, "getOperatorState">): P
 }
 
 /** A background task: writes the scheduled timings changes to the store when they changed (after the indexer). */
-function scheduledTimingsKeeper(store: Pick<Store, "setOperatorState">, timings: ProtocolTimings) {
+function scheduledTimingsKeeper(store: Pick<Repositories, "operatorState">, timings: ProtocolTimings) {
   let written: string | null = null;
   return {
     async tick(): Promise<void> {
       const value = JSON.stringify(timings.scheduled());
       if (value === written) return;
-      await store.setOperatorState(SCHEDULED_TIMINGS_KEY, value);
+      await store.operatorState.setOperatorState(SCHEDULED_TIMINGS_KEY, value);
       written = value;
     },
   };
@@ -225,7 +227,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     provider,
     clearingHouse: deployment.clearingHouse,
     floors: config.bondFloors,
-    assets: async () => (await store.lockedTotals()).keys(),
+    assets: async () => (await store.collateral.lockedTotals()).keys(),
     logger,
   });
   deps.metrics?.observeBond(bond);

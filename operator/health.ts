@@ -26,7 +26,7 @@ import { clearingSchedule } from "./clearing/schedule";
 import type { Clock } from "./clock";
 import type { OperatorConfig } from "./config";
 import type { Logger } from "./logger";
-import type { Store } from "./store";
+import type { Repositories, StoreAreas } from "./store";
 import { HEALTH_CHECKS, type HealthCheckName, type HealthCheckState } from "../sdk/api-vocabulary";
 
 // The checks and their states are wire vocabulary (`GET /core/health`): the sdk holds them.
@@ -94,7 +94,7 @@ export type HealthConfig = Pick<
 >;
 
 export interface HealthMonitorDeps {
-  store: Store;
+  store: StoreAreas<"cycles" | "operatorState" | "webhooks">;
   /** Wall clock (webhook backlog ages). */
   clock: Clock;
   /** Chain time (cutoffs, commit and cover deadlines: the clock the contracts judge them by). */
@@ -303,8 +303,8 @@ export class HealthMonitor {
   private async webhookFigures() {
     const { store, clock } = this.deps;
     const [subscriptions, backlog] = await Promise.all([
-      store.listWebhookSubscriptions(),
-      store.webhookBacklog(),
+      store.webhooks.listWebhookSubscriptions(),
+      store.webhooks.webhookBacklog(),
     ]);
     const now = clock.nowSeconds();
     const figures = [];
@@ -314,7 +314,7 @@ export class HealthMonitor {
       const oldestPendingSeconds = oldest === null ? 0 : Math.max(0, now - oldest);
       let lastError: string | null = null;
       if (b && b.pending > 0 && oldestPendingSeconds > this.deps.config.healthWebhookBacklogSeconds) {
-        const [latest] = await store.listWebhookDeliveries({
+        const [latest] = await store.webhooks.listWebhookDeliveries({
           subscriptionId: s.id,
           status: "pending",
           limit: 1,
@@ -384,11 +384,11 @@ export class HealthMonitor {
     };
     if (now === null) return result;
     const debts = (
-      await Promise.all(DEBT_STATUSES_AWAITING_COVER.map((status) => store.listCycleDebts({ status })))
+      await Promise.all(DEBT_STATUSES_AWAITING_COVER.map((status) => store.cycles.listCycleDebts({ status })))
     ).flat();
-    const cycles = new Map<number, Awaited<ReturnType<Store["getCycle"]>>>();
+    const cycles = new Map<number, Awaited<ReturnType<Repositories["cycles"]["getCycle"]>>>();
     for (const debt of debts) {
-      if (!cycles.has(debt.cycleId)) cycles.set(debt.cycleId, await store.getCycle(debt.cycleId));
+      if (!cycles.has(debt.cycleId)) cycles.set(debt.cycleId, await store.cycles.getCycle(debt.cycleId));
       const cycle = cycles.get(debt.cycleId);
       if (
         !cycle ||

@@ -53,7 +53,7 @@ import type { CommitBondGate } from "./clearing/bond-floor";
 import type { CreditDisputeOutcome } from "./clearing/credit-disputes";
 import type { CommitDeadlineGate } from "./clearing/commit-deadline";
 import { HEALTH_CHECKS, type HealthMonitor, type HealthReport } from "./health";
-import type { Store } from "./store";
+import type { Repositories } from "./store";
 import { blsBackend } from "../sdk/bls";
 
 /** Latency buckets (seconds) around the issuance target (p99 < 25 ms). */
@@ -69,7 +69,7 @@ export class CoreMetrics {
   private readonly creditDisputes: Counter<"outcome">;
 
   constructor(
-    store: Store,
+    store: Pick<Repositories, "collateral" | "operatorState">,
     chainSync?: Pick<ChainSyncMonitor, "status">,
     operator?: { address: string; clock: Clock },
     commitBond?: Pick<CommitBondGate, "status">,
@@ -122,7 +122,8 @@ export class CoreMetrics {
       registers,
       async collect() {
         this.reset();
-        for (const [asset, total] of await store.lockedTotals()) this.set({ asset }, Number(total));
+        for (const [asset, total] of await store.collateral.lockedTotals())
+          this.set({ asset }, Number(total));
       },
     });
     const bonds = () => this.bondSource?.values() ?? new Map<string, bigint>();
@@ -249,7 +250,7 @@ export class CoreMetrics {
   }
 
   private registerOperatorTransactions(
-    store: Store,
+    store: Pick<Repositories, "operatorState">,
     operator: { address: string; clock: Clock },
     registers: Registry[],
   ): void {

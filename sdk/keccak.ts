@@ -18,8 +18,11 @@ export function keccak256Bytes(data: Uint8Array): Uint8Array {
   return current(data);
 }
 
-/** Deterministic bytes for the install-time check. */
-function sample(length: number, seed: number): Uint8Array {
+/**
+ * Deterministic bytes (xorshift32 from `seed`) for load-time checks of a keccak implementation: no
+ * randomness is needed to catch a broken build. Also used by operator/clearing/native-keccak.ts.
+ */
+export function sampleBytes(length: number, seed: number): Uint8Array {
   const out = new Uint8Array(length);
   let x = seed >>> 0 || 1;
   for (let i = 0; i < length; i++) {
@@ -31,7 +34,8 @@ function sample(length: number, seed: number): Uint8Array {
   return out;
 }
 
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+/** Whether `a` and `b` hold the same bytes. */
+export function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
@@ -48,7 +52,7 @@ export function useKeccak256(impl: Keccak256Bytes | null): boolean {
     return true;
   }
   for (const length of [0, 1, 20, 32, 64, 66, 135, 136, 137, 160, 192, 271, 272, 273, 300]) {
-    const data = sample(length, length + 7);
+    const data = sampleBytes(length, length + 7);
     let hash: Uint8Array;
     try {
       hash = impl(data);

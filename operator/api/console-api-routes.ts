@@ -27,11 +27,11 @@ import { COMMITTED_CYCLE_STATES } from "../clearing/schedule";
 import { isoFromSeconds } from "../clock";
 import { guaranteeView } from "../guarantees";
 import { GUARANTEE_STATES, type GuaranteeState, PRE_CYCLE_LOCKED_STATES } from "../guarantees/states";
-import type { CycleRecord, GuaranteeQuery, StoreTx } from "../store";
+import type { CycleRecord, GuaranteeQuery, Repositories, StoreAreas } from "../store";
 import { decodeCursor, encodeCursor, pageSize } from "../store/guarantee-paging";
 import { principalOf, requireAccessToken } from "./access-middleware";
 import type { RouteModule } from "./context";
-import { cycleView, DEFAULT_CYCLE_PAGE, MAX_CYCLE_PAGE } from "./cycle-routes";
+import { cycleViews, DEFAULT_CYCLE_PAGE, MAX_CYCLE_PAGE } from "./cycle-routes";
 import { forbidden } from "./errors";
 import { pathParam, queryParam, validate, validated } from "./validation";
 import {
@@ -256,7 +256,9 @@ const entry = (fields: Partial<LedgerEntry> & Pick<LedgerEntry, "kind" | "asset_
     ...fields,
   }) satisfies LedgerEntry;
 
-export const consoleApiRoutes: RouteModule = (context) => {
+export const consoleApiRoutes: RouteModule<
+  StoreAreas<"chainJournal" | "collateral" | "cycles" | "guarantees" | "operatorState">
+> = (context) => {
   const { store, config } = context;
   const router = Router();
   const authenticated = requireAccessToken(context.accessTokens);
@@ -288,16 +290,19 @@ export const consoleApiRoutes: RouteModule = (context) => {
     async (req, res) => {
       const { limit = DEFAULT_CYCLE_PAGE, before } = validated<{ limit?: number; before?: number }>(req);
       const page = await store.transaction(async (tx) => {
-        const ids = await tx.listCycleIds(COMMITTED_CYCLE_STATES, { beforeId: before, limit: limit + 1 });
+        const ids = await tx.cycles.listCycleIds(COMMITTED_CYCLE_STATES, {
+          beforeId: before,
+          limit: limit + 1,
+        });
         const shown = ids.slice(0, limit);
-        const cycles = await Promise.all(shown.map((id) => tx.getCycle(id)));
+        const cycles = await Promise.all(shown.map((id) => tx.cycles.getCycle(id)));
         // Each with its cutoff (Core's clock): the console charts the time from cutoff to commit.
-        const views = await Promise.all(
-          cycles
-            .filter((c): c is CycleRecord => c !== null)
-            .map(async (c) => ({ ...(await cycleView(tx, c)), cutoff: isoFromSeconds(c.cutoff) })),
-        );
-        const total = await tx.countCycles(COMMITTED_CYCLE_STATES);
+        const shownCycles = cycles.filter((c): c is CycleRecord => c !== null);
+        const views = (await cycleViews(tx, shownCycles)).map((view, i) => ({
+          ...view,
+          cutoff: isoFromSeconds(shownCycles[i].cutoff),
+        }));
+        const total = await tx.cycles.countCycles(COMMITTED_CYCLE_STATES);
         return { views, total, more: ids.length > limit, last: shown[shown.length - 1] };
       });
       res.json({
@@ -340,18 +345,18 @@ export const consoleApiRoutes: RouteModule = (context) => {
         // A guarantee id, else a transaction that touched cycles (a commit, a payment, a cover, a claim).
         const byId = { ...query, guaranteeId: search.q.value };
         query.guaranteeId = search.q.value;
-        if ((await tx.countGuarantees(byId)) === 0) {
+        if ((await tx.guarantees.countGuarantees(byId)) === 0) {
           delete query.guaranteeId;
-          query.cycleIds = await tx.cycleIdsOfTx(search.q.value);
+          query.cycleIds = await tx.cycles.cycleIdsOfTx(search.q.value);
         }
       }
-      const rows = await tx.listGuarantees({
+      const rows = await tx.guarantees.listGuarantees({
         ...query,
         beforeSeq: search.cursor,
         newestFirst: true,
         limit: limit + 1,
       });
-      return { rows, total: await tx.countGuarantees(query) };
+      return { rows, total: await tx.guarantees.countGuarantees(query) };
     });
     const shown = page.rows.slice(0, limit);
     res.json({
@@ -390,21 +395,29 @@ export const consoleApiRoutes: RouteModule = (context) => {
  * withdrawal requests, remunerations paid from its collateral, credits it claimed (payouts) and credits
  * of committed cycles it has not claimed. Newest first; times are chain time except a guarantee's (Core's).
  */
-async function ledgerOf(tx: StoreTx, user: string): Promise<{ entries: LedgerEntry[]; truncated: boolean }> {
+async function ledgerOf(
+  tx: Pick<Repositories, "chainJournal" | "collateral" | "cycles" | "guarantees">,
+  user: string,
+): Promise<{ entries: LedgerEntry[]; truncated: boolean }> {
   const cap = LEDGER_ENTRIES_PER_KIND;
   const [deposits, locks, debts, withdrawals, remunerated, claims, legs] = await Promise.all([
-    tx.listChainEventsNamed("Vault", "Deposited"),
-    tx.listGuarantees({ user, states: PRE_CYCLE_LOCKED_STATES, newestFirst: true, limit: cap + 1 }),
-    tx.listCycleDebts({ debtor: user }),
-    tx.listWithdrawals(user),
-    tx.listGuarantees({
+    tx.chainJournal.listChainEventsNamed("Vault", "Deposited"),
+    tx.guarantees.listGuarantees({
+      user,
+      states: PRE_CYCLE_LOCKED_STATES,
+      newestFirst: true,
+      limit: cap + 1,
+    }),
+    tx.cycles.listCycleDebts({ debtor: user }),
+    tx.collateral.listWithdrawals(user),
+    tx.guarantees.listGuarantees({
       user,
       states: ["REMUNERATED", "DEFAULT_REMUNERATED"],
       newestFirst: true,
       limit: cap + 1,
     }),
-    tx.listCycleClaimsOf(user),
-    tx.listGuarantees({ party: user, inCycle: true, newestFirst: true }),
+    tx.cycles.listCycleClaimsOf(user),
+    tx.guarantees.listGuarantees({ party: user, inCycle: true, newestFirst: true }),
   ]);
   const entries: LedgerEntry[] = [];
   for (const e of deposits) {
@@ -435,7 +448,7 @@ async function ledgerOf(tx: StoreTx, user: string): Promise<{ entries: LedgerEnt
   }
   const cycles = new Map<number, CycleRecord | null>();
   const cycleOf = async (id: number) => {
-    if (!cycles.has(id)) cycles.set(id, await tx.getCycle(id));
+    if (!cycles.has(id)) cycles.set(id, await tx.cycles.getCycle(id));
     return cycles.get(id) ?? null;
   };
   for (const d of debts) {

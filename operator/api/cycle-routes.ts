@@ -40,8 +40,12 @@ import { plannedGuarantees } from "../clearing/planned-guarantees";
 import { cycleCommitArgs, cycleTree } from "../clearing/cycle-json";
 import { query } from "express-validator";
 import { COMMITTED_CYCLE_STATES } from "../clearing/schedule";
-import type { CycleRecord, StoreOps } from "../store";
-import { OPEN_CREDIT_DISPUTES_KEY, parseOpenCreditDisputes } from "../clearing/credit-disputes";
+import type { CycleClaimRecord, CycleDebtRecord, CycleRecord, Repositories, StoreAreas } from "../store";
+import {
+  OPEN_CREDIT_DISPUTES_KEY,
+  type OpenCreditDispute,
+  parseOpenCreditDisputes,
+} from "../clearing/credit-disputes";
 
 const isCommitted = (cycle: CycleRecord): cycle is CycleRecord & { state: CycleState } =>
   (COMMITTED_CYCLE_STATES as readonly string[]).includes(cycle.state);
@@ -193,17 +197,46 @@ function parseBefore(value: string): number {
   return Number(value);
 }
 
-/** The body of `GET /core/cycles/{id}` (and of each item of `GET /core/cycles`). */
-export async function cycleView(store: StoreOps, cycle: CycleRecord): Promise<Cycle> {
+/** The body of `GET /core/cycles/{id}`. */
+export async function cycleView(
+  store: Pick<Repositories, "cycles" | "operatorState">,
+  cycle: CycleRecord,
+): Promise<Cycle> {
+  return (await cycleViews(store, [cycle]))[0];
+}
+
+/**
+ * The bodies of several cycles (the items of a `GET /core/cycles` page, in order): the open credit
+ * disputes are read once for the page, each cycle's debts and claims on their own.
+ */
+export async function cycleViews(
+  store: Pick<Repositories, "cycles" | "operatorState">,
+  cycles: readonly CycleRecord[],
+): Promise<Cycle[]> {
+  const [creditDisputes, perCycle] = await Promise.all([
+    store.operatorState.getOperatorState(OPEN_CREDIT_DISPUTES_KEY).then(parseOpenCreditDisputes),
+    Promise.all(
+      cycles.map((cycle) =>
+        Promise.all([
+          store.cycles.listCycleDebts({ cycleId: cycle.cycleId }),
+          store.cycles.listCycleClaims(cycle.cycleId),
+        ]),
+      ),
+    ),
+  ]);
+  return cycles.map((cycle, i) => viewOf(cycle, ...perCycle[i], creditDisputes));
+}
+
+function viewOf(
+  cycle: CycleRecord,
+  debts: readonly CycleDebtRecord[],
+  claims: readonly CycleClaimRecord[],
+  creditDisputes: readonly OpenCreditDispute[],
+): Cycle {
   const { state } = cycle;
   // Only committed cycles are read (a planned or sent one has no view yet).
   if (state === "PLANNED" || state === "SENT") throw new Error(`cycle ${cycle.cycleId} is not committed`);
   const args = cycleCommitArgs(cycle);
-  const [debts, claims, creditDisputes] = await Promise.all([
-    store.listCycleDebts({ cycleId: cycle.cycleId }),
-    store.listCycleClaims(cycle.cycleId),
-    store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY).then(parseOpenCreditDisputes),
-  ]);
   return {
     cycle_id: cycle.cycleId,
     state,
@@ -253,13 +286,13 @@ export async function cycleView(store: StoreOps, cycle: CycleRecord): Promise<Cy
   };
 }
 
-export const cycleRoutes: RouteModule = (context) => {
+export const cycleRoutes: RouteModule<StoreAreas<"cycles" | "guarantees" | "operatorState">> = (context) => {
   const { store, logger } = context;
   const router = Router();
 
   /** Only cycles seen committed on chain are served (a plan not yet committed may still change). */
   const committedCycle = async (id: number): Promise<CycleRecord & { state: CycleState }> => {
-    const cycle = await store.getCycle(id);
+    const cycle = await store.cycles.getCycle(id);
     if (!cycle || !isCommitted(cycle)) throw notFound(CYCLE_NOT_FOUND, `no committed cycle ${id}`);
     return cycle;
   };
@@ -272,11 +305,15 @@ export const cycleRoutes: RouteModule = (context) => {
       const { limit = DEFAULT_CYCLE_PAGE, before } = validated<{ limit?: number; before?: number }>(req);
       // One snapshot: the indexer may move a cycle (finalized, vetoed) between the reads.
       const page = await store.transaction(async (tx) => {
-        const ids = await tx.listCycleIds(COMMITTED_CYCLE_STATES, { beforeId: before, limit: limit + 1 });
+        const ids = await tx.cycles.listCycleIds(COMMITTED_CYCLE_STATES, {
+          beforeId: before,
+          limit: limit + 1,
+        });
         const shown = ids.slice(0, limit);
-        const cycles = await Promise.all(shown.map((id) => tx.getCycle(id)));
-        const views = await Promise.all(
-          cycles.filter((c): c is CycleRecord => c !== null).map((c) => cycleView(tx, c)),
+        const cycles = await Promise.all(shown.map((id) => tx.cycles.getCycle(id)));
+        const views = await cycleViews(
+          tx,
+          cycles.filter((c): c is CycleRecord => c !== null),
         );
         return { views, more: ids.length > limit, last: shown[shown.length - 1] };
       });
@@ -308,7 +345,7 @@ export const cycleRoutes: RouteModule = (context) => {
       if (positions.length === 0) {
         throw notFound(POSITION_NOT_FOUND, `${participant} has no net position in cycle ${cycle.cycleId}`);
       }
-      const claimed = await store.listCycleClaims(cycle.cycleId);
+      const claimed = await store.cycles.listCycleClaims(cycle.cycleId);
       // A vetoed cycle never pays a claim (`claimNetCredit` reverts `CycleIsVetoed`): no call to offer.
       const claimable = cycle.state !== "VETOED";
       // Claims prove the participant's summary under the debitsRoot (issue 25, item 5); a vetoed cycle's

@@ -6,13 +6,18 @@
  * otherwise); the filtered list to a caller naming itself as payer or recipient, and to facilitators and
  * admin wallets with any filter (403 otherwise); the payer alone finalizes a V2 guarantee.
  */
-import type { GuaranteeList, GuaranteeTimeline, RecipientGuarantees } from "../../sdk/api-guarantees";
+import type {
+  Certificate,
+  GuaranteeList,
+  GuaranteeTimeline,
+  RecipientGuarantees,
+} from "../../sdk/api-guarantees";
 import { type Request, type RequestHandler, Router } from "express";
 import type { SignedGuarantee } from "../../sdk/claims";
 import { WireError } from "../../sdk/errors";
 import { parseAddress, parseBytes32, sameAddress } from "../../sdk/wire";
 import { GUARANTEE_STATES, type GuaranteeState } from "../guarantees/states";
-import type { StoredGuarantee } from "../store";
+import type { StoreAreas, StoredGuarantee } from "../store";
 import { decodeCursor, encodeCursor, pageSize } from "../store/guarantee-paging";
 import { forbidden, issuanceCodes, lifecycleCodes, notFound } from "./errors";
 import { pathParam, queryParam, validate, validated } from "./validation";
@@ -219,7 +224,7 @@ const guaranteeFilter = validate(
   queryParam("cursor", decodeCursor),
 );
 
-export const guaranteeRoutes: RouteModule = (context) => {
+export const guaranteeRoutes: RouteModule<StoreAreas<"cycles" | "guarantees" | "reserves">> = (context) => {
   const { store, config, issuer } = context;
   const router = Router();
   const authenticated = requireAccessToken(context.accessTokens);
@@ -239,7 +244,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
       res.locals.signedGuarantee as SignedGuarantee,
     );
     // The hot route: res.json()'s bytes without Express's send path (runtime/json-answer.ts).
-    sendJson(res, 200, certificate);
+    sendJson(res, 200, certificate satisfies Certificate);
   });
 
   /** Facilitators and admin wallets read every guarantee; anyone else its own (as payer or recipient). */
@@ -250,7 +255,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
   /** The guarantee `id` if the caller may read it; the same 404 as for an unknown id otherwise. */
   const visibleGuarantee = async (req: Request): Promise<StoredGuarantee> => {
     const { id } = validated<{ id: string }>(req);
-    const record = await store.getGuarantee(id);
+    const record = await store.guarantees.getGuarantee(id);
     const { wallet } = principalOf(req);
     const visible =
       record !== null &&
@@ -279,7 +284,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
       );
     }
     const limit = pageSize(filter.limit);
-    const rows = await store.listGuarantees({
+    const rows = await store.guarantees.listGuarantees({
       user: filter.payer,
       recipient: filter.recipient,
       states: filter.state === undefined ? undefined : [filter.state],
@@ -357,7 +362,7 @@ export const guaranteeRoutes: RouteModule = (context) => {
         "a recipient's guarantees are visible to the recipient and facilitators only",
       );
     }
-    const page = await store.listGuaranteesByRecipient(recipient, {
+    const page = await store.guarantees.listGuaranteesByRecipient(recipient, {
       limit,
       cursor: cursor ?? null,
     });

@@ -16,7 +16,7 @@ import type { CommitDeadlineStatus } from "../clearing/commit-deadline";
 import { HEALTH_CHECKS, type HealthCheckName, type HealthCheckState, type HealthReport } from "../health";
 import { isoFromSeconds } from "../clock";
 import type { LeadershipView } from "../leadership/ownership";
-import type { RouteModule } from "./context";
+import type { CoreContext, RouteModule } from "./context";
 import { SERVER_ERROR, jsonAnswer, mount, operation, ref } from "./operations";
 
 /** The public operations: mounted below, described in Core's OpenAPI document. */
@@ -147,7 +147,7 @@ export function leadershipView(view: LeadershipView): Leadership {
   };
 }
 
-export const publicRoutes: RouteModule = (context) => {
+export const publicRoutes: RouteModule<Pick<CoreContext["store"], "ping">> = (context) => {
   const { store, chain, config, logger } = context;
   const timeoutMs = Math.min(HEALTH_PROBE_TIMEOUT_MS, config.rpcTimeoutMs);
   const router = Router();

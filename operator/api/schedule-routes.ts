@@ -7,6 +7,7 @@ import type { ClearingSchedule } from "../../sdk/api-clearing";
 import { Router } from "express";
 import { clearingSchedule } from "../clearing/schedule";
 import { isoFromSeconds } from "../clock";
+import type { StoreAreas } from "../store";
 import type { RouteModule } from "./context";
 import { SERVER_ERROR, jsonAnswer, mount, operation, ref } from "./operations";
 
@@ -21,7 +22,7 @@ export const SCHEDULE_OPERATIONS = {
 
 const iso = (seconds: number | null) => (seconds === null ? null : isoFromSeconds(seconds));
 
-export const scheduleRoutes: RouteModule = (context) => {
+export const scheduleRoutes: RouteModule<StoreAreas<"cycles" | "operatorState">> = (context) => {
   const { store, chainClock, config } = context;
   const router = Router();
 

@@ -16,6 +16,7 @@ import { withdrawalReadyAt } from "../chain/timings";
 import { balancesView } from "../guarantees";
 import { freeCollateral, reserveHold } from "../guarantees/capacity";
 import { principalOf, requireAccessToken } from "./access-middleware";
+import type { StoreAreas } from "../store";
 import type { RouteModule } from "./context";
 import { forbidden } from "./errors";
 import {
@@ -105,7 +106,7 @@ function parseCollateralCursor(raw: string): { user: string; asset: string } {
 const isoAt = (seconds: number) => new Date(seconds * 1000).toISOString();
 const iso = (seconds: number | null) => (seconds === null ? null : isoAt(seconds));
 
-export const userRoutes: RouteModule = (context) => {
+export const userRoutes: RouteModule<StoreAreas<"collateral" | "reserves">> = (context) => {
   const { store, config, deployment } = context;
   const router = Router();
   const userParam = validate(pathParam("address", parseAddress));
@@ -133,7 +134,7 @@ export const userRoutes: RouteModule = (context) => {
         req,
       );
       const limit = query.limit ?? DEFAULT_COLLATERAL_PAGE;
-      const rows = await store.listAllCollateral({
+      const rows = await store.collateral.listAllCollateral({
         after: query.cursor,
         asset: query.asset,
         limit: limit + 1,
@@ -163,7 +164,7 @@ export const userRoutes: RouteModule = (context) => {
     }
     // One snapshot: an indexed reserve event between the two reads would skew `available`.
     const [balances, reserves] = await store.transaction(async (tx) =>
-      Promise.all([tx.listCollateral(user), tx.listReserves(user)]),
+      Promise.all([tx.collateral.listCollateral(user), tx.reserves.listReserves(user)]),
     );
     res.json(balancesView(config, deployment, user, balances, reserves));
   });
@@ -179,7 +180,11 @@ export const userRoutes: RouteModule = (context) => {
     const timings = context.timings.get();
     // One snapshot of withdrawals, balances and reserves (the indexer may apply events in between reads).
     const [withdrawals, balances, reserves] = await store.transaction(async (tx) =>
-      Promise.all([tx.listWithdrawals(user), tx.listCollateral(user), tx.listReserves(user)]),
+      Promise.all([
+        tx.collateral.listWithdrawals(user),
+        tx.collateral.listCollateral(user),
+        tx.reserves.listReserves(user),
+      ]),
     );
     res.json({
       user_address: user,

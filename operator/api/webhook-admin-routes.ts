@@ -14,9 +14,11 @@
  */
 import { type RequestHandler, Router } from "express";
 import type {
+  CreatedWebhookSubscription,
   ListedWebhookSubscription,
   WebhookDeliveries,
   WebhookDelivery,
+  WebhookDeliveryAction,
   WebhookDeliveryDetail,
   WebhookSubscription,
   WebhookSubscriptions,
@@ -44,6 +46,7 @@ import {
   parseWebhookSecret,
   parseWebhookUrl,
 } from "../webhooks/subscriptions";
+import type { StoreAreas } from "../store";
 import type { RouteModule } from "./context";
 import { conflict, forbidden, notFound } from "./errors";
 import { bodyField, parsedBy, pathParam, queryParam, validate, validated, wholeBody } from "./validation";
@@ -291,7 +294,7 @@ function parseStatus(raw: string): WebhookDeliveryStatus {
   return raw as WebhookDeliveryStatus;
 }
 
-export const webhookAdminRoutes: RouteModule = (context) => {
+export const webhookAdminRoutes: RouteModule<StoreAreas<"webhooks">> = (context) => {
   const { store, config, clock, logger } = context;
   const router = Router();
   const authenticated = requireAccessToken(context.accessTokens);
@@ -305,7 +308,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
   const guarded = [authenticated, admin];
 
   const subscription = async (id: string) => {
-    const found = await store.getWebhookSubscription(id);
+    const found = await store.webhooks.getWebhookSubscription(id);
     if (!found) throw notFound(WEBHOOK_NOT_FOUND, `no webhook subscription ${id}`);
     return found;
   };
@@ -315,16 +318,24 @@ export const webhookAdminRoutes: RouteModule = (context) => {
       validated<NewSubscription & Record<string, unknown>>(req),
       clock.nowSeconds(),
     );
-    await store.putWebhookSubscription(record);
+    await store.webhooks.putWebhookSubscription(record);
     logger.info(
       { subscription_id: record.id, url: record.url, by: principalOf(req).wallet },
       "webhook added",
     );
-    res.status(201).json({ ...subscriptionView(record), secret: record.secret });
+    // A subscription made here is always `api` (newSubscription); the answer's type says so.
+    res.status(201).json({
+      ...subscriptionView(record),
+      source: "api",
+      secret: record.secret,
+    } satisfies CreatedWebhookSubscription);
   });
 
   mount(router, WEBHOOK_ADMIN_OPERATIONS.list, ...guarded, async (_req, res) => {
-    const [all, backlog] = await Promise.all([store.listWebhookSubscriptions(), store.webhookBacklog()]);
+    const [all, backlog] = await Promise.all([
+      store.webhooks.listWebhookSubscriptions(),
+      store.webhooks.webhookBacklog(),
+    ]);
     const oldest = backlog.reduce<number | null>(
       (min, b) =>
         b.oldestPendingAt !== null && (min === null || b.oldestPendingAt < min) ? b.oldestPendingAt : min,
@@ -352,7 +363,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
         `webhook ${found.id} comes from the operator's configuration (SURETY_WEBHOOKS); remove it there`,
       );
     }
-    await store.deleteWebhookSubscription(found.id);
+    await store.webhooks.deleteWebhookSubscription(found.id);
     logger.info({ subscription_id: found.id, by: principalOf(req).wallet }, "webhook removed");
     res.status(204).end();
   });
@@ -361,7 +372,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
     const found = await subscription(String(req.params.id));
     const query = validated<{ limit?: number; status?: WebhookDeliveryStatus; cursor?: number }>(req);
     const limit = query.limit ?? DEFAULT_DELIVERY_PAGE;
-    const rows = await store.listWebhookDeliveries({
+    const rows = await store.webhooks.listWebhookDeliveries({
       subscriptionId: found.id,
       status: query.status,
       beforeSeq: query.cursor,
@@ -377,7 +388,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
 
   /** A delivery of the subscription, or 404 `delivery_not_found`. */
   const delivery = async (subscriptionId: string, eventId: string) => {
-    const found = await store.getWebhookDelivery(eventId, subscriptionId);
+    const found = await store.webhooks.getWebhookDelivery(eventId, subscriptionId);
     if (!found) {
       throw notFound("delivery_not_found", `no delivery of event ${eventId} to webhook ${subscriptionId}`);
     }
@@ -390,8 +401,8 @@ export const webhookAdminRoutes: RouteModule = (context) => {
     const { event_id: eventId } = validated<{ event_id: string }>(req);
     const [record, event, attempts] = await Promise.all([
       delivery(found.id, eventId),
-      store.getWebhookEvent(eventId),
-      store.listWebhookAttempts(eventId, found.id),
+      store.webhooks.getWebhookEvent(eventId),
+      store.webhooks.listWebhookAttempts(eventId, found.id),
     ]);
     res.json({
       webhook_id: found.id,
@@ -419,7 +430,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
     const found = await subscription(String(req.params.id));
     const { event_id: eventId } = validated<{ event_id: string }>(req);
     const before = await delivery(found.id, eventId);
-    const retried = await store.retryWebhookDelivery(eventId, found.id, nowMilliseconds(clock));
+    const retried = await store.webhooks.retryWebhookDelivery(eventId, found.id, nowMilliseconds(clock));
     if (!retried) {
       throw conflict(
         "delivery_not_retryable",
@@ -430,7 +441,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
       { subscription_id: found.id, event_id: eventId, by: principalOf(req).wallet, was: before.status },
       "webhook delivery retried by an operator",
     );
-    res.json({ webhook_id: found.id, delivery: deliveryView(retried) });
+    res.json({ webhook_id: found.id, delivery: deliveryView(retried) } satisfies WebhookDeliveryAction);
   });
 
   mount(router, WEBHOOK_ADMIN_OPERATIONS.test, ...guarded, async (req, res) => {
@@ -444,7 +455,7 @@ export const webhookAdminRoutes: RouteModule = (context) => {
       api_version: WEBHOOK_API_VERSION,
       data: { webhook_id: found.id, test: true, requested_by: principalOf(req).wallet },
     };
-    await store.insertWebhookEventFor(
+    await store.webhooks.insertWebhookEventFor(
       { id, type: WEBHOOK_TEST_EVENT_TYPE, createdAt: now, payload: JSON.stringify(envelope) },
       found.id,
       now,
@@ -453,7 +464,10 @@ export const webhookAdminRoutes: RouteModule = (context) => {
       { subscription_id: found.id, event_id: id, by: principalOf(req).wallet },
       "webhook test event",
     );
-    res.status(201).json({ webhook_id: found.id, delivery: deliveryView(await delivery(found.id, id)) });
+    res.status(201).json({
+      webhook_id: found.id,
+      delivery: deliveryView(await delivery(found.id, id)),
+    } satisfies WebhookDeliveryAction);
   });
 
   return router;

@@ -135,7 +135,7 @@ export async function openCore(
         ? SqliteStore.open(config.dbFile)
         : await PostgresStore.open(config.databaseUrl));
     // A restart knows the chain time at once (the stored cursor); a fresh store waits for the indexer.
-    const chainClock = deps.chainClock ?? new ChainClock(await store.getChainCursor());
+    const chainClock = deps.chainClock ?? new ChainClock(await store.chainJournal.getChainCursor());
     ownership = deps.ownership ?? (role === "http" ? new NeverLeads() : coreOwnership(config, store, logger));
     const context = createCoreContext(
       {

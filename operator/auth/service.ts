@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../clock";
 import type { OperatorConfig } from "../config";
-import type { NonceConsumption, Store } from "../store";
+import type { NonceConsumption, StoreAreas } from "../store";
 import { AccessTokens } from "./access-token";
 import { AUTH_ERRORS, AuthError, type AuthErrorCode } from "./errors";
 import { DEFAULT_SCOPES } from "./authority";
@@ -30,7 +30,7 @@ export interface TokenResponse {
 
 export interface AuthServiceDeps {
   config: OperatorConfig;
-  store: Store;
+  store: StoreAreas<"authSessions">;
   clock: Clock;
   accessTokens: AccessTokens;
 }
@@ -68,8 +68,13 @@ export class AuthService {
     const { config, store, clock } = this.deps;
     const now = clock.nowSeconds();
     const nonce = randomBytes(NONCE_BYTES).toString("hex");
-    await store.deleteExpiredNonces(now);
-    await store.insertNonce({ nonce, address, issuedAt: now, expiresAt: now + config.nonceLifetimeSeconds });
+    await store.authSessions.deleteExpiredNonces(now);
+    await store.authSessions.insertNonce({
+      nonce,
+      address,
+      issuedAt: now,
+      expiresAt: now + config.nonceLifetimeSeconds,
+    });
     return { nonce, siwe: siweTemplate(config, now) };
   }
 
@@ -82,9 +87,9 @@ export class AuthService {
     const refreshToken = newRefreshToken();
     // Spending the nonce and storing the session commit together or not at all.
     const outcome = await store.transaction(async (tx) => {
-      const consumed = await tx.consumeNonce(message.nonce, input.address, now);
+      const consumed = await tx.authSessions.consumeNonce(message.nonce, input.address, now);
       if (consumed !== "consumed") return consumed;
-      await tx.insertRefreshToken({
+      await tx.authSessions.insertRefreshToken({
         tokenHash: hashRefreshToken(refreshToken),
         familyId: newFamilyId(),
         wallet: input.address,
@@ -114,16 +119,16 @@ export class AuthService {
     const successor = newRefreshToken();
     // The transaction commits in every outcome: a detected reuse must stay revoked.
     const outcome = await store.transaction(async (tx): Promise<RefreshOutcome> => {
-      const record = await tx.getRefreshToken(presented);
+      const record = await tx.authSessions.getRefreshToken(presented);
       if (!record) return { kind: "unknown" };
       if (record.revokedAt !== null) return { kind: "revoked" };
       if (record.rotatedAt === null && record.expiresAt <= now) return { kind: "expired" };
       // The conditional update is the single-use guard, should another writer have rotated it meanwhile.
-      if (record.rotatedAt !== null || !(await tx.markRefreshTokenRotated(presented, now))) {
-        await tx.revokeRefreshTokenFamily(record.familyId, now);
+      if (record.rotatedAt !== null || !(await tx.authSessions.markRefreshTokenRotated(presented, now))) {
+        await tx.authSessions.revokeRefreshTokenFamily(record.familyId, now);
         return { kind: "reused" };
       }
-      await tx.insertRefreshToken({
+      await tx.authSessions.insertRefreshToken({
         tokenHash: hashRefreshToken(successor),
         familyId: record.familyId,
         wallet: record.wallet,
@@ -151,8 +156,8 @@ export class AuthService {
     if (!looksLikeRefreshToken(refreshToken)) return;
     const presented = hashRefreshToken(refreshToken);
     await store.transaction(async (tx) => {
-      const record = await tx.getRefreshToken(presented);
-      if (record) await tx.revokeRefreshTokenFamily(record.familyId, clock.nowSeconds());
+      const record = await tx.authSessions.getRefreshToken(presented);
+      if (record) await tx.authSessions.revokeRefreshTokenFamily(record.familyId, clock.nowSeconds());
     });
   }
 }

@@ -17,12 +17,12 @@ import type { ChainProvider } from "./provider";
 import type { Clock } from "../clock";
 import type { DeploymentInfo } from "../deployment";
 import type { Logger } from "../logger";
-import type { ChainCursor, Store } from "../store";
+import type { ChainCursor, StoreAreas } from "../store";
 import { GuaranteeTransitions, type TransitionRefusals } from "../guarantees/transitions";
 import { applyEvent } from "./events";
 import type { ApplyContext, VaultTimings } from "./handlers";
 import { EventDecoder, jsonArgs, type TypedChainEvent } from "./typed-events";
-import { applyUndo, JournaledTx, type UndoOp } from "./journal";
+import { applyUndo, type JournalArea, JournaledTx, type UndoOp } from "./journal";
 import type { ChainSyncMonitor } from "./sync-status";
 import { ChainWebhooks } from "../webhooks/events";
 import { ReorgTooDeepError } from "./reorg-error";
@@ -46,7 +46,7 @@ const ANCESTOR_PAGE = 64;
 export type { ChainProvider } from "./provider";
 
 export interface ChainIndexerOptions {
-  store: Store;
+  store: StoreAreas<JournalArea>;
   provider: ChainProvider;
   deployment: Pick<
     DeploymentInfo,
@@ -152,7 +152,7 @@ export class ChainIndexer {
       // Best effort: the lag is worth showing while failing, but a second failure must not hide the first.
       const [head, cursor] = await Promise.all([
         provider.getBlockNumber().catch(() => null),
-        store.getChainCursor().catch(() => undefined),
+        store.chainJournal.getChainCursor().catch(() => undefined),
       ]);
       syncStatus.tickFailed(error, {
         head,
@@ -180,7 +180,7 @@ export class ChainIndexer {
       range: null,
       applied: 0,
       skipped: 0,
-      cursor: await store.getChainCursor(),
+      cursor: await store.chainJournal.getChainCursor(),
       head: -1,
     };
     if (result.cursor) {
@@ -218,13 +218,13 @@ export class ChainIndexer {
 
     await store.transaction(async (tx) => {
       for (const event of events) {
-        if (await tx.getChainEvent(event.txHash, event.logIndex)) {
+        if (await tx.chainJournal.getChainEvent(event.txHash, event.logIndex)) {
           result.skipped++;
           continue;
         }
         const journal = new JournaledTx(tx, now);
         await applyEvent(journal, event, this.applyContext);
-        await tx.insertChainEvent({
+        await tx.chainJournal.insertChainEvent({
           txHash: event.txHash,
           logIndex: event.logIndex,
           blockNumber: event.blockNumber,
@@ -239,18 +239,18 @@ export class ChainIndexer {
         result.applied++;
       }
       for (const header of headers.values()) {
-        await tx.recordChainBlock({
+        await tx.chainJournal.recordChainBlock({
           blockNumber: header.number,
           blockHash: header.hash!,
           blockTimestamp: header.timestamp,
         });
       }
       const pruneBelow = to - REORG_HISTORY_BLOCKS;
-      await tx.deleteChainBlocks(Number.MAX_SAFE_INTEGER, pruneBelow);
-      if ((await tx.deleteChainEventsBelow(pruneBelow)) > 0) {
-        await tx.setOperatorState(JOURNAL_PRUNED_BELOW_KEY, String(pruneBelow));
+      await tx.chainJournal.deleteChainBlocks(Number.MAX_SAFE_INTEGER, pruneBelow);
+      if ((await tx.chainJournal.deleteChainEventsBelow(pruneBelow)) > 0) {
+        await tx.operatorState.setOperatorState(JOURNAL_PRUNED_BELOW_KEY, String(pruneBelow));
       }
-      await tx.setChainCursor(cursor, now);
+      await tx.chainJournal.setChainCursor(cursor, now);
     });
     result.range = { from, to };
     result.cursor = cursor;
@@ -281,7 +281,7 @@ export class ChainIndexer {
     let ancestor: ChainCursor | null = null;
     let below = cursor.blockNumber;
     search: while (below >= 0) {
-      const page = await store.listChainBlocks(below, ANCESTOR_PAGE);
+      const page = await store.chainJournal.listChainBlocks(below, ANCESTOR_PAGE);
       if (page.length === 0) break;
       for (const block of page) {
         const canonical = await provider.getBlock(block.blockNumber);
@@ -293,7 +293,7 @@ export class ChainIndexer {
       below = page[page.length - 1].blockNumber - 1;
     }
     const floor = ancestor ? ancestor.blockNumber : -1;
-    const prunedBelow = Number((await store.getOperatorState(JOURNAL_PRUNED_BELOW_KEY)) ?? -1);
+    const prunedBelow = Number((await store.operatorState.getOperatorState(JOURNAL_PRUNED_BELOW_KEY)) ?? -1);
     if (floor < prunedBelow) {
       // Not logged here: this repeats every tick; the background loop and the sync monitor log it once.
       throw new ReorgTooDeepError(
@@ -304,13 +304,13 @@ export class ChainIndexer {
     }
     const now = this.options.clock.nowSeconds();
     const undone = await store.transaction(async (tx) => {
-      const events = await tx.listChainEventsAbove(floor);
+      const events = await tx.chainJournal.listChainEventsAbove(floor);
       for (const event of events) {
         await applyUndo(tx, event.undo as UndoOp[], now);
-        await tx.deleteChainEvent(event.txHash, event.logIndex);
+        await tx.chainJournal.deleteChainEvent(event.txHash, event.logIndex);
       }
-      await tx.deleteChainBlocks(floor);
-      await tx.setChainCursor(ancestor, now);
+      await tx.chainJournal.deleteChainBlocks(floor);
+      await tx.chainJournal.setChainCursor(ancestor, now);
       return events.length;
     });
     logger.warn(

@@ -13,7 +13,7 @@ import type {
   GuaranteeState,
   OutboxEvent,
   ReserveRecord,
-  StoreTx,
+  Repositories,
   V2NettingRecord,
   WithdrawalRecord,
 } from "../store";
@@ -108,18 +108,28 @@ function reserveFromJson(json: Json): ReserveRecord {
   return { ...(r as unknown as ReserveRecord), amount: BigInt(r.amount as string) };
 }
 
+/** The areas the indexer's event handlers read and write (through {@link JournaledTx}'s `tx`). */
+export type JournalArea =
+  | "collateral"
+  | "reserves"
+  | "guarantees"
+  | "cycles"
+  | "chainJournal"
+  | "webhooks"
+  | "operatorState";
+
 /** Store changes with their inverses recorded; `undo` is what the event's journal row keeps. */
 export class JournaledTx implements TransitionStore {
   readonly undo: UndoOp[] = [];
 
   constructor(
-    readonly tx: StoreTx,
+    readonly tx: Pick<Repositories, JournalArea>,
     readonly now: number,
   ) {}
 
   /** Adds the deltas (clamped at zero by the store); records exactly what was applied. */
   async adjustCollateral(user: string, asset: string, delta: CollateralDelta): Promise<void> {
-    const { applied } = await this.tx.adjustCollateral(user, asset, delta, this.now);
+    const { applied } = await this.tx.collateral.adjustCollateral(user, asset, delta, this.now);
     if (applied.deposited === 0n && applied.locked === 0n) return;
     this.undo.push({
       op: "collateral",
@@ -131,8 +141,8 @@ export class JournaledTx implements TransitionStore {
   }
 
   async setPendingWithdrawal(user: string, asset: string, amount: bigint): Promise<void> {
-    const before = await this.tx.getCollateral(user, asset);
-    await this.tx.setPendingWithdrawal(user, asset, amount, this.now);
+    const before = await this.tx.collateral.getCollateral(user, asset);
+    await this.tx.collateral.setPendingWithdrawal(user, asset, amount, this.now);
     this.undo.push({ op: "pending", user, asset, value: before.pendingWithdrawal.toString() });
   }
 
@@ -146,7 +156,7 @@ export class JournaledTx implements TransitionStore {
     from: readonly GuaranteeState[],
     to: GuaranteeState,
   ): Promise<GuaranteeState | null> {
-    const before = await this.tx.transitionGuarantee(guaranteeId, from, to, this.now);
+    const before = await this.tx.guarantees.transitionGuarantee(guaranteeId, from, to, this.now);
     if (!before) return null;
     this.undo.push({ op: "state", guaranteeId: before.guaranteeId, from: before.state, to });
     return before.state;
@@ -154,12 +164,12 @@ export class JournaledTx implements TransitionStore {
 
   /** The guarantee's state now, in this transaction (null: unknown id). */
   async stateOf(guaranteeId: string): Promise<GuaranteeState | null> {
-    return (await this.tx.getClearingGuarantee(guaranteeId))?.state ?? null;
+    return (await this.tx.guarantees.getClearingGuarantee(guaranteeId))?.state ?? null;
   }
 
   async putWithdrawal(record: WithdrawalRecord): Promise<void> {
-    const before = await this.tx.getWithdrawal(record.withdrawalId);
-    await this.tx.putWithdrawal(record);
+    const before = await this.tx.collateral.getWithdrawal(record.withdrawalId);
+    await this.tx.collateral.putWithdrawal(record);
     this.undo.push({
       op: "withdrawal",
       withdrawalId: record.withdrawalId,
@@ -170,7 +180,7 @@ export class JournaledTx implements TransitionStore {
   async updateCycle(cycle: CycleRecord, changes: Partial<ChainCycleFields>): Promise<void> {
     const before: Record<string, Json> = {};
     for (const field of CHAIN_CYCLE_FIELDS) before[field] = cycle[field];
-    await this.tx.updateCycle(cycle.cycleId, changes);
+    await this.tx.cycles.updateCycle(cycle.cycleId, changes);
     this.undo.push({ op: "cycle", cycleId: cycle.cycleId, before });
   }
 
@@ -179,9 +189,9 @@ export class JournaledTx implements TransitionStore {
    * record of that id if there is one (Core's own plan the chain never took); the rewind restores it.
    */
   async putCycleRecord(record: CycleRecord): Promise<void> {
-    const before = await this.tx.getCycle(record.cycleId);
-    if (before) await this.tx.deleteCycle(record.cycleId);
-    await this.tx.insertCycle(record);
+    const before = await this.tx.cycles.getCycle(record.cycleId);
+    if (before) await this.tx.cycles.deleteCycle(record.cycleId);
+    await this.tx.cycles.insertCycle(record);
     this.undo.push({
       op: "cycle_record",
       cycleId: record.cycleId,
@@ -191,8 +201,8 @@ export class JournaledTx implements TransitionStore {
 
   /** Registers (or replaces) a reserve; the rewind restores what was there before (usually nothing). */
   async putReserve(record: ReserveRecord): Promise<void> {
-    const before = await this.tx.getReserve(record.guaranteeId);
-    await this.tx.putReserve(record);
+    const before = await this.tx.reserves.getReserve(record.guaranteeId);
+    await this.tx.reserves.putReserve(record);
     this.undo.push({
       op: "reserve",
       guaranteeId: record.guaranteeId,
@@ -202,9 +212,9 @@ export class JournaledTx implements TransitionStore {
 
   /** Removes a reserve; false (nothing recorded) if there was none. */
   async deleteReserve(guaranteeId: string): Promise<boolean> {
-    const before = await this.tx.getReserve(guaranteeId);
+    const before = await this.tx.reserves.getReserve(guaranteeId);
     if (!before) return false;
-    await this.tx.deleteReserve(guaranteeId);
+    await this.tx.reserves.deleteReserve(guaranteeId);
     this.undo.push({ op: "reserve", guaranteeId, before: reserveToJson(before) });
     return true;
   }
@@ -212,14 +222,14 @@ export class JournaledTx implements TransitionStore {
   /** Records a V2 id a commit netted; the rewind restores what was there before (usually nothing). */
   /** Sets an `operator_state` value (null deletes it); a rewind restores the one before. */
   async setOperatorState(key: string, value: string | null): Promise<void> {
-    const before = await this.tx.getOperatorState(key);
-    await this.tx.setOperatorState(key, value);
+    const before = await this.tx.operatorState.getOperatorState(key);
+    await this.tx.operatorState.setOperatorState(key, value);
     this.undo.push({ op: "operator_state", key, before });
   }
 
   async putV2Netting(record: V2NettingRecord): Promise<void> {
-    const before = await this.tx.getV2Netting(record.guaranteeId);
-    await this.tx.putV2Netting(record);
+    const before = await this.tx.cycles.getV2Netting(record.guaranteeId);
+    await this.tx.cycles.putV2Netting(record);
     this.undo.push({
       op: "v2_netting",
       guaranteeId: record.guaranteeId,
@@ -228,8 +238,8 @@ export class JournaledTx implements TransitionStore {
   }
 
   async putDebt(record: CycleDebtRecord): Promise<void> {
-    const before = await this.tx.getCycleDebt(record.cycleId, record.asset, record.debtor);
-    await this.tx.putCycleDebt(record);
+    const before = await this.tx.cycles.getCycleDebt(record.cycleId, record.asset, record.debtor);
+    await this.tx.cycles.putCycleDebt(record);
     this.undo.push({
       op: "debt",
       cycleId: record.cycleId,
@@ -242,8 +252,8 @@ export class JournaledTx implements TransitionStore {
   /** Records a disputed position; the rewind restores what was there before (nothing, or the open dispute). */
   async putDispute(record: CycleDisputeRecord): Promise<void> {
     const { cycleId, asset, debtor, position } = record;
-    const before = await this.tx.getCycleDispute(cycleId, asset, debtor, position);
-    await this.tx.putCycleDispute(record);
+    const before = await this.tx.cycles.getCycleDispute(cycleId, asset, debtor, position);
+    await this.tx.cycles.putCycleDispute(record);
     this.undo.push({
       op: "dispute",
       cycleId,
@@ -261,34 +271,40 @@ export class JournaledTx implements TransitionStore {
     from: number | null,
   ): Promise<void> {
     if (guaranteeIds.length === 0) return;
-    await this.tx.assignGuaranteesToCycle(guaranteeIds, cycleId);
+    await this.tx.guarantees.assignGuaranteesToCycle(guaranteeIds, cycleId);
     this.undo.push({ op: "assign", guaranteeIds: [...guaranteeIds], cycleId: from });
   }
 
   async putClaim(cycleId: number, asset: string, participant: string, amount: bigint, txHash: string) {
-    await this.tx.putCycleClaim({ cycleId, asset, participant, amount, txHash });
+    await this.tx.cycles.putCycleClaim({ cycleId, asset, participant, amount, txHash });
     this.undo.push({ op: "claim", cycleId, asset, participant });
   }
 
   /** Puts a webhook event in the outbox; a rewind retracts its undelivered deliveries (docs/webhooks.md). */
   async emit(event: OutboxEvent | undefined): Promise<void> {
     if (!event) return;
-    await this.tx.insertWebhookEvent(event, this.now);
+    await this.tx.webhooks.insertWebhookEvent(event, this.now);
     this.undo.push({ op: "webhook", eventId: event.id });
   }
 
-  async recordValidationResponse(record: Parameters<StoreTx["insertValidationResponse"]>[0]) {
-    await this.tx.insertValidationResponse(record);
+  async recordValidationResponse(
+    record: Parameters<Repositories["guarantees"]["insertValidationResponse"]>[0],
+  ) {
+    await this.tx.guarantees.insertValidationResponse(record);
     this.undo.push({ op: "response", txHash: record.txHash, logIndex: record.logIndex });
   }
 }
 
 /** Replays the inverses of one event, newest first. */
-export async function applyUndo(tx: StoreTx, undo: readonly UndoOp[], now: number): Promise<void> {
+export async function applyUndo(
+  tx: Pick<Repositories, JournalArea>,
+  undo: readonly UndoOp[],
+  now: number,
+): Promise<void> {
   for (const step of [...undo].reverse()) {
     switch (step.op) {
       case "collateral":
-        await tx.adjustCollateral(
+        await tx.collateral.adjustCollateral(
           step.user,
           step.asset,
           { deposited: BigInt(step.deposited), locked: BigInt(step.locked) },
@@ -296,55 +312,55 @@ export async function applyUndo(tx: StoreTx, undo: readonly UndoOp[], now: numbe
         );
         break;
       case "pending":
-        await tx.setPendingWithdrawal(step.user, step.asset, BigInt(step.value), now);
+        await tx.collateral.setPendingWithdrawal(step.user, step.asset, BigInt(step.value), now);
         break;
       case "state":
         // The rewind restores the state the journal recorded: it undoes a move of the transition table
         // (guarantees/transitions.ts) and is not one itself.
-        await tx.transitionGuarantee(step.guaranteeId, [step.to], step.from, now);
+        await tx.guarantees.transitionGuarantee(step.guaranteeId, [step.to], step.from, now);
         break;
       case "withdrawal":
-        if (step.before === null) await tx.deleteWithdrawal(step.withdrawalId);
-        else await tx.putWithdrawal(withdrawalFromJson(step.before));
+        if (step.before === null) await tx.collateral.deleteWithdrawal(step.withdrawalId);
+        else await tx.collateral.putWithdrawal(withdrawalFromJson(step.before));
         break;
       case "cycle":
-        await tx.updateCycle(step.cycleId, step.before as unknown as Partial<CycleRecord>);
+        await tx.cycles.updateCycle(step.cycleId, step.before as unknown as Partial<CycleRecord>);
         break;
       case "cycle_record":
-        await tx.deleteCycle(step.cycleId);
-        if (step.before !== null) await tx.insertCycle(step.before as unknown as CycleRecord);
+        await tx.cycles.deleteCycle(step.cycleId);
+        if (step.before !== null) await tx.cycles.insertCycle(step.before as unknown as CycleRecord);
         break;
       case "debt":
-        if (step.before === null) await tx.deleteCycleDebt(step.cycleId, step.asset, step.debtor);
-        else await tx.putCycleDebt(debtFromJson(step.before));
+        if (step.before === null) await tx.cycles.deleteCycleDebt(step.cycleId, step.asset, step.debtor);
+        else await tx.cycles.putCycleDebt(debtFromJson(step.before));
         break;
       case "dispute":
         if (step.before === null)
-          await tx.deleteCycleDispute(step.cycleId, step.asset, step.debtor, step.position);
-        else await tx.putCycleDispute(disputeFromJson(step.before));
+          await tx.cycles.deleteCycleDispute(step.cycleId, step.asset, step.debtor, step.position);
+        else await tx.cycles.putCycleDispute(disputeFromJson(step.before));
         break;
       case "claim":
-        await tx.deleteCycleClaim(step.cycleId, step.asset, step.participant);
+        await tx.cycles.deleteCycleClaim(step.cycleId, step.asset, step.participant);
         break;
       case "assign":
-        await tx.assignGuaranteesToCycle(step.guaranteeIds, step.cycleId);
+        await tx.guarantees.assignGuaranteesToCycle(step.guaranteeIds, step.cycleId);
         break;
       case "response":
-        await tx.deleteValidationResponse(step.txHash, step.logIndex);
+        await tx.guarantees.deleteValidationResponse(step.txHash, step.logIndex);
         break;
       case "webhook":
-        await tx.retractWebhookEvent(step.eventId, now);
+        await tx.webhooks.retractWebhookEvent(step.eventId, now);
         break;
       case "reserve":
-        if (step.before === null) await tx.deleteReserve(step.guaranteeId);
-        else await tx.putReserve(reserveFromJson(step.before));
+        if (step.before === null) await tx.reserves.deleteReserve(step.guaranteeId);
+        else await tx.reserves.putReserve(reserveFromJson(step.before));
         break;
       case "v2_netting":
-        if (step.before === null) await tx.deleteV2Netting(step.guaranteeId);
-        else await tx.putV2Netting(step.before as unknown as V2NettingRecord);
+        if (step.before === null) await tx.cycles.deleteV2Netting(step.guaranteeId);
+        else await tx.cycles.putV2Netting(step.before as unknown as V2NettingRecord);
         break;
       case "operator_state":
-        await tx.setOperatorState(step.key, step.before);
+        await tx.operatorState.setOperatorState(step.key, step.before);
         break;
     }
   }

@@ -32,7 +32,7 @@ import { type Clock, systemClock } from "../clock";
 import type { Logger } from "../logger";
 import { silentLogger } from "../logger";
 import { AsyncMutex } from "../store/mutex";
-import type { Store } from "../store";
+import type { Repositories } from "../store";
 import type { ChainProvider } from "./provider";
 import { type BroadcastOutcome, CallRevertedError, classify, isRevert, revertData } from "./node-errors";
 
@@ -103,7 +103,7 @@ export interface OperatorSenderOptions {
   provider: ChainProvider;
   chainId: bigint;
   /** Holds the sender's journal of unfinished transactions (`operator_state`). */
-  store: Pick<Store, "getOperatorState" | "setOperatorState">;
+  store: Pick<Repositories, "operatorState">;
   logger?: Logger;
   policy?: Partial<SenderPolicy>;
   /** Wall clock: when a send was first signed (its age in metrics). */
@@ -164,10 +164,10 @@ function journalKeyOf(address: string): string {
 
 /** Unfinished sends of `address` as its journal holds them, and when the oldest was signed (metrics). */
 export async function unfinishedTransactions(
-  store: Pick<Store, "getOperatorState">,
+  store: Pick<Repositories, "operatorState">,
   address: string,
 ): Promise<{ count: number; oldestSignedAt: number | null }> {
-  const stored = await store.getOperatorState(journalKeyOf(address));
+  const stored = await store.operatorState.getOperatorState(journalKeyOf(address));
   if (stored === null) return { count: 0, oldestSignedAt: null };
   const { transactions } = JSON.parse(stored) as JournalJson;
   const times = transactions.map((t) => t.signedAt);
@@ -403,7 +403,7 @@ export class OperatorSender {
   private async loaded(): Promise<Map<number, InFlight>> {
     if (this.inFlight) return this.inFlight;
     const inFlight = new Map<number, InFlight>();
-    const stored = await this.store.getOperatorState(this.journalKey);
+    const stored = await this.store.operatorState.getOperatorState(this.journalKey);
     if (stored !== null) {
       let journal: JournalJson;
       try {
@@ -447,7 +447,7 @@ export class OperatorSender {
         .sort((a, b) => a.nonce - b.nonce)
         .map((e) => ({ nonce: e.nonce, label: e.label, signedAt: e.signedAt, versions: e.versions })),
     };
-    await this.store.setOperatorState(
+    await this.store.operatorState.setOperatorState(
       this.journalKey,
       journal.transactions.length === 0 ? null : JSON.stringify(journal),
     );

@@ -28,7 +28,7 @@ export function registerCommitHandlers(handlers: EventHandlers): void {
 async function applyCycleCommitted(j: JournaledTx, event: CommitEvent, context: ApplyContext): Promise<void> {
   const a = event.args;
   const cycleId = Number(a.cycleId);
-  const cycle = await j.tx.getCycle(cycleId);
+  const cycle = await j.tx.cycles.getCycle(cycleId);
   const committed = await committedCycleData(j, event, cycleId);
   if (!cycle || !isCorePlan(cycle, committed)) {
     await applyForeignCycleCommitted(j, event, context, committed, cycle);
@@ -48,7 +48,7 @@ async function applyCycleCommitted(j: JournaledTx, event: CommitEvent, context: 
   // from before key ranges assigned them at reservation (a no-op here); a rewind returns them to the pool.
   const joined: string[] = [];
   for (const id of cycle.guaranteeIds) {
-    const g = await j.tx.getClearingGuarantee(id);
+    const g = await j.tx.guarantees.getClearingGuarantee(id);
     if (!g) continue;
     const isDebtor = debtorKeys.has(`${g.asset.toLowerCase()}:${g.user.toLowerCase()}`);
     const previous = await context.transitions.apply(j, id, {
@@ -127,7 +127,7 @@ async function committedCycleData(
     debtors: [],
     nettedV2Ids: [],
   };
-  const earlier = (await j.tx.listChainEventsAbove(event.blockNumber - 1))
+  const earlier = (await j.tx.chainJournal.listChainEventsAbove(event.blockNumber - 1))
     .filter((e) => e.txHash === event.txHash && e.logIndex < event.logIndex)
     .sort((x, y) => x.logIndex - y.logIndex);
   // GuaranteeNetted carries no cycle id: this commit's are those after an earlier commit of the same
@@ -322,7 +322,7 @@ async function bookForeignNettings(
   );
   const booked = [];
   for (const { guaranteeId } of committed.nettedV2Ids) {
-    const g = await j.tx.getClearingGuarantee(guaranteeId);
+    const g = await j.tx.guarantees.getClearingGuarantee(guaranteeId);
     if (!g) continue; // not a guarantee Core issued
     const isDebtor = debtorKeys.has(`${g.asset.toLowerCase()}:${g.user.toLowerCase()}`);
     const facts = { payerIsDebtor: isDebtor };

@@ -20,7 +20,7 @@ export function registerCycleHandlers(handlers: EventHandlers): void {
     })
     .on("ClearingHouse.CycleChallengeWindow", async (j, event) => {
       const a = event.args;
-      const cycle = await j.tx.getCycle(Number(a.cycleId));
+      const cycle = await j.tx.cycles.getCycle(Number(a.cycleId));
       if (cycle) {
         await j.updateCycle(cycle, {
           challengeDeadline: Number(a.challengeDeadline),
@@ -49,7 +49,7 @@ export function registerCycleHandlers(handlers: EventHandlers): void {
       );
     })
     .on("ClearingHouse.CycleFinalized", async (j, event) => {
-      const cycle = await j.tx.getCycle(Number(event.args.cycleId));
+      const cycle = await j.tx.cycles.getCycle(Number(event.args.cycleId));
       if (cycle) await j.updateCycle(cycle, { state: "FINALIZED", finalizedAt: event.blockTimestamp });
     });
 }
@@ -69,7 +69,7 @@ async function applyDebtResolved(
   const asset = a.asset;
   const debtor = a.debtor;
   const paid = covered === null;
-  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  const debt = await j.tx.cycles.getCycleDebt(cycleId, asset, debtor);
   // An answered challenge leaves the debt payable and coverable, like an open one.
   if (!debt || (debt.status !== "OPEN" && debt.status !== "ANSWERED")) {
     context.logger.error(
@@ -85,7 +85,7 @@ async function applyDebtResolved(
     resolvedTx: event.txHash,
   });
   await j.adjustCollateral(debtor, asset, { locked: -debt.amount });
-  const netted = await j.tx.listGuarantees({ cycleId, user: debtor, asset, states: ["NETTED"] });
+  const netted = await j.tx.guarantees.listGuarantees({ cycleId, user: debtor, asset, states: ["NETTED"] });
   const moved: typeof netted = [];
   for (const g of netted) {
     const trigger = paid ? "debit_paid" : "debit_covered";
@@ -118,7 +118,7 @@ async function applyVetoedDebtReleased(
   const cycleId = Number(a.cycleId);
   const asset = a.asset;
   const debtor = a.debtor;
-  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  const debt = await j.tx.cycles.getCycleDebt(cycleId, asset, debtor);
   if (!debt || !["OPEN", "CHALLENGED", "ANSWERED", "PAID"].includes(debt.status)) {
     context.logger.error(
       { cycle_id: cycleId, asset, debtor, event: event.name, status: debt?.status ?? null },
@@ -144,7 +144,7 @@ async function applyCycleVetoed(
   const cycleId = Number(event.args.cycleId);
   // A veto ends the cycle's credit disputes (docs/clearing.md "Misdirected credits"): none is left to answer.
   // The chain emits no CreditDisputeResolved for them: each is announced here as `vetoed`.
-  const credit = parseOpenCreditDisputes(await j.tx.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
+  const credit = parseOpenCreditDisputes(await j.tx.operatorState.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
   const ended = credit.filter((d) => d.cycleId === cycleId);
   if (ended.length > 0) await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, withoutCycle(credit, cycleId));
   for (const d of ended) {
@@ -153,7 +153,7 @@ async function applyCycleVetoed(
     await j.emit(context.webhooks?.creditDispute(event, type, d, extra, j.now, d.guaranteeId));
     context.creditDisputes?.creditDisputeApplied("vetoed");
   }
-  const cycle = await j.tx.getCycle(cycleId);
+  const cycle = await j.tx.cycles.getCycle(cycleId);
   if (!cycle) {
     context.logger.error({ cycle_id: cycleId }, "CycleVetoed for a cycle Core did not plan");
     return;
@@ -163,7 +163,7 @@ async function applyCycleVetoed(
   await j.updateCycle(cycle, { state: "VETOED", vetoedAt: event.blockTimestamp });
   const back: string[] = [];
   for (const id of cycle.guaranteeIds) {
-    const g = await j.tx.getClearingGuarantee(id);
+    const g = await j.tx.guarantees.getClearingGuarantee(id);
     if (!g) continue;
     const previous = await context.transitions.apply(j, id, { trigger: "cycle_vetoed" });
     if (previous === null) continue; // e.g. REMUNERATED: a skipped V2 id, nothing to re-commit

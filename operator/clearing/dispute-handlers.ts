@@ -49,13 +49,13 @@ async function applyCreditDisputed(
     openedAt: event.blockTimestamp,
     openedTx: event.txHash,
   };
-  const list = parseOpenCreditDisputes(await j.tx.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
+  const list = parseOpenCreditDisputes(await j.tx.operatorState.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
   await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, withCreditDispute(list, d));
   context.logger.warn(
     { cycle_id: d.cycleId, guarantee_id: d.guaranteeId, recipient: a.recipient, amount: d.amount },
     "credit disputed by a recipient",
   );
-  const cycle = await j.tx.getCycle(d.cycleId);
+  const cycle = await j.tx.cycles.getCycle(d.cycleId);
   const deadline = cycle?.answerDeadline ?? null;
   const extra = { answer_deadline: deadline === null ? null : new Date(deadline * 1000).toISOString() };
   await j.emit(context.webhooks?.creditDispute(event, "cycle.credit_disputed", d, extra, j.now));
@@ -73,7 +73,7 @@ async function applyCreditDisputeResolved(
 ): Promise<void> {
   const a = event.args;
   const key = { cycleId: Number(a.cycleId), guaranteeId: a.guaranteeId.toLowerCase() };
-  const list = parseOpenCreditDisputes(await j.tx.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
+  const list = parseOpenCreditDisputes(await j.tx.operatorState.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
   await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, withoutCreditDispute(list, key));
   const outcome = CREDIT_STATUSES[Number(a.outcome)] ?? null;
   const fields = { cycle_id: key.cycleId, guarantee_id: key.guaranteeId, outcome, paid: a.paid.toString() };
@@ -143,7 +143,7 @@ async function applyGuaranteeDisputed(
     openedTx: event.txHash,
     resolvedTx: null,
   });
-  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  const debt = await j.tx.cycles.getCycleDebt(cycleId, asset, debtor);
   if (!debt) {
     // A net creditor disputing its outgoing tree (issue 25, item 5): no debt; the keeper answers it.
     context.logger.warn({ cycle_id: cycleId, asset, debtor, position }, "net creditor disputed a guarantee");
@@ -179,7 +179,7 @@ async function applyDisputeResolved(
   const debtor = a.debtor;
   const position = Number(a.index);
   const outcome = DISPUTE_OUTCOMES[Number(a.outcome)];
-  const dispute = await j.tx.getCycleDispute(cycleId, asset, debtor, position);
+  const dispute = await j.tx.cycles.getCycleDispute(cycleId, asset, debtor, position);
   if (!dispute || outcome === "NONE" || outcome === "OPEN" || outcome === undefined) {
     context.logger.error(
       { cycle_id: cycleId, asset, debtor, position },
@@ -226,7 +226,7 @@ async function applyDebitReduced(
   const asset = a.asset;
   const debtor = a.debtor;
   const cut = a.amount;
-  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  const debt = await j.tx.cycles.getCycleDebt(cycleId, asset, debtor);
   if (!debt) {
     // A net creditor's conceded position (nothing cut, its amount refunded from the bond) is expected.
     if (cut !== 0n)
@@ -254,15 +254,20 @@ async function settleDebtAfterDispute(
   asset: string,
   debtor: string,
 ): Promise<CycleDebtRecord | null> {
-  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  const debt = await j.tx.cycles.getCycleDebt(cycleId, asset, debtor);
   // ANSWERED too: within one answer the dispute closes (DisputeResolved) before its amount comes off
   // (DebitReduced), which may leave nothing owed.
   if (!debt || (debt.status !== "CHALLENGED" && debt.status !== "ANSWERED")) return debt;
-  const open = await j.tx.listCycleDisputes({ cycleId, asset, debtor, status: "OPEN" });
+  const open = await j.tx.cycles.listCycleDisputes({ cycleId, asset, debtor, status: "OPEN" });
   if (open.length > 0) return debt;
   if (debt.amount === 0n) {
     await j.putDebt({ ...debt, status: "VOIDED", resolvedTx: event.txHash });
-    for (const g of await j.tx.listGuarantees({ cycleId, user: debtor, asset, states: ["NETTED"] })) {
+    for (const g of await j.tx.guarantees.listGuarantees({
+      cycleId,
+      user: debtor,
+      asset,
+      states: ["NETTED"],
+    })) {
       await context.transitions.apply(j, g.guaranteeId, { trigger: "debit_cleared" });
     }
     return { ...debt, status: "VOIDED" };
@@ -284,7 +289,7 @@ async function applyDebitVoided(
   const cycleId = Number(a.cycleId);
   const asset = a.asset;
   const debtor = a.debtor;
-  const debt = await j.tx.getCycleDebt(cycleId, asset, debtor);
+  const debt = await j.tx.cycles.getCycleDebt(cycleId, asset, debtor);
   if (!debt || debt.status !== "CHALLENGED") {
     context.logger.error(
       { cycle_id: cycleId, asset, debtor },
@@ -294,10 +299,15 @@ async function applyDebitVoided(
   }
   await j.putDebt({ ...debt, status: "VOIDED", resolvedTx: event.txHash });
   await j.adjustCollateral(debtor, asset, { locked: -debt.amount });
-  for (const dispute of await j.tx.listCycleDisputes({ cycleId, asset, debtor, status: "OPEN" })) {
+  for (const dispute of await j.tx.cycles.listCycleDisputes({ cycleId, asset, debtor, status: "OPEN" })) {
     await j.putDispute({ ...dispute, status: "VOIDED", resolvedTx: event.txHash });
   }
-  for (const g of await j.tx.listGuarantees({ cycleId, user: debtor, asset, states: ["NETTED"] })) {
+  for (const g of await j.tx.guarantees.listGuarantees({
+    cycleId,
+    user: debtor,
+    asset,
+    states: ["NETTED"],
+  })) {
     await context.transitions.apply(j, g.guaranteeId, { trigger: "debit_voided" });
   }
   const ref = { cycleId, asset, debtor, amount: debt.amount };

@@ -25,7 +25,7 @@ import type { Logger } from "../logger";
 import { Interface } from "ethers";
 import { clearingHouseInterface, commitErrorsInterface } from "../chain/abi";
 import { CallRevertedError, type OperatorSender } from "../chain/sender";
-import type { Store } from "../store";
+import type { StoreAreas } from "../store";
 import { WireError } from "../../sdk/errors";
 import type { ActiveReserve, CycleRecord } from "../store/repositories";
 import {
@@ -65,7 +65,7 @@ interface CycleAnswering {
 export const RESERVES_RELEASED_PER_TICK = 50;
 
 export interface ClearingKeeperOptions {
-  store: Store;
+  store: StoreAreas<"cycles" | "guarantees" | "operatorState" | "reserves">;
   sender: OperatorSender;
   deployment: Pick<DeploymentInfo, "clearingHouse" | "vault">;
   /**
@@ -169,12 +169,13 @@ export class ClearingKeeper {
     const { store, chainClock } = this.options;
     const now = chainClock.nowSeconds();
     const disputes = [
-      ...(await store.listCycleDisputes({ status: "REMOVED" })),
-      ...(await store.listCycleDisputes({ status: "VOIDED" })),
+      ...(await store.cycles.listCycleDisputes({ status: "REMOVED" })),
+      ...(await store.cycles.listCycleDisputes({ status: "VOIDED" })),
     ];
     const cycles = new Map<number, CycleRecord | null>();
     for (const dispute of disputes) {
-      if (!cycles.has(dispute.cycleId)) cycles.set(dispute.cycleId, await store.getCycle(dispute.cycleId));
+      if (!cycles.has(dispute.cycleId))
+        cycles.set(dispute.cycleId, await store.cycles.getCycle(dispute.cycleId));
       const cycle = cycles.get(dispute.cycleId);
       if (!cycle) continue;
       const vetoed = cycle.state === "VETOED";
@@ -183,7 +184,7 @@ export class ClearingKeeper {
       }
       if (dispute.status !== "REMOVED" || dispute.guaranteeId === null) continue;
       if (!vetoed && (cycle.paymentDeadline === null || now <= cycle.paymentDeadline)) continue;
-      const guarantee = await store.getClearingGuarantee(dispute.guaranteeId);
+      const guarantee = await store.guarantees.getClearingGuarantee(dispute.guaranteeId);
       if (guarantee) {
         await this.settleHolding(
           "recoverDeduction",
@@ -230,7 +231,10 @@ export class ClearingKeeper {
    */
   private async releaseReserves(result: KeeperTickResult): Promise<void> {
     const { store, chainClock, deployment } = this.options;
-    const due = await store.listReleasableReserves(chainClock.nowSeconds(), RESERVES_RELEASED_PER_TICK);
+    const due = await store.reserves.listReleasableReserves(
+      chainClock.nowSeconds(),
+      RESERVES_RELEASED_PER_TICK,
+    );
     for (const reserve of due) {
       const data = reserveInterface.encodeFunctionData("releaseReserve", [reserve.guaranteeId]);
       const txHash = await this.trySend(
@@ -259,9 +263,9 @@ export class ClearingKeeper {
    */
   private async releaseListed(reserve: ActiveReserve): Promise<string | null> {
     const { store, chainClock, deployment } = this.options;
-    const guarantee = await store.getClearingGuarantee(reserve.guaranteeId);
+    const guarantee = await store.guarantees.getClearingGuarantee(reserve.guaranteeId);
     if (!guarantee || guarantee.cycleId === null) return null;
-    const cycle = await store.getCycle(guarantee.cycleId);
+    const cycle = await store.cycles.getCycle(guarantee.cycleId);
     if (!cycle || !cycle.plannedByCore || (cycle.state !== "COMMITTED" && cycle.state !== "FINALIZED"))
       return null;
     if (cycle.challengeDeadline === null || chainClock.nowSeconds() <= cycle.challengeDeadline) return null;
@@ -302,8 +306,8 @@ export class ClearingKeeper {
     const now = chainClock.nowSeconds();
     const voided = new Set<string>();
     const cycles = new Map<number, CycleAnswering | null>();
-    for (const dispute of await store.listCycleDisputes({ status: "OPEN" })) {
-      const cycle = await store.getCycle(dispute.cycleId);
+    for (const dispute of await store.cycles.listCycleDisputes({ status: "OPEN" })) {
+      const cycle = await store.cycles.getCycle(dispute.cycleId);
       if (!cycle || cycle.state === "VETOED") continue;
       const ref = { cycleId: dispute.cycleId, asset: dispute.asset, debtor: dispute.debtor };
       const context = {
@@ -357,11 +361,13 @@ export class ClearingKeeper {
    */
   private async answerCreditDisputes(result: KeeperTickResult): Promise<void> {
     const { store, chainClock, logger } = this.options;
-    const open = parseOpenCreditDisputes(await store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY));
+    const open = parseOpenCreditDisputes(
+      await store.operatorState.getOperatorState(OPEN_CREDIT_DISPUTES_KEY),
+    );
     const now = chainClock.nowSeconds();
     const cycles = new Map<number, CycleAnswering | null>();
     for (const d of open) {
-      const cycle = await store.getCycle(d.cycleId);
+      const cycle = await store.cycles.getCycle(d.cycleId);
       if (!cycle || cycle.state === "VETOED") continue;
       const context = { cycle_id: d.cycleId, guarantee_id: d.guaranteeId };
       if (cycle.answerDeadline !== null && now > cycle.answerDeadline) {
@@ -438,8 +444,8 @@ export class ClearingKeeper {
   /** Releases every unresolved debt of a vetoed cycle on chain (obligation freed, or payment refunded). */
   private async releaseVetoed(result: KeeperTickResult): Promise<void> {
     const { store } = this.options;
-    for (const cycle of await store.listCycles(["VETOED"])) {
-      for (const debt of await store.listCycleDebts({ cycleId: cycle.cycleId })) {
+    for (const cycle of await store.cycles.listCycles(["VETOED"])) {
+      for (const debt of await store.cycles.listCycleDebts({ cycleId: cycle.cycleId })) {
         if (debt.status === "VOIDED" || debt.status === "REFUNDED" || debt.status === "COVERED") continue;
         const txHash = await this.sendForDebt("releaseVetoedDebt", debt);
         if (txHash) {
@@ -454,13 +460,13 @@ export class ClearingKeeper {
     const now = chainClock.nowSeconds();
     // Debts whose disputes are all answered are open debts again.
     const open = [
-      ...(await store.listCycleDebts({ status: "OPEN" })),
-      ...(await store.listCycleDebts({ status: "ANSWERED" })),
+      ...(await store.cycles.listCycleDebts({ status: "OPEN" })),
+      ...(await store.cycles.listCycleDebts({ status: "ANSWERED" })),
     ];
     const deadlines = new Map<number, number | null>();
     for (const debt of open) {
       if (!deadlines.has(debt.cycleId)) {
-        const cycle = await store.getCycle(debt.cycleId);
+        const cycle = await store.cycles.getCycle(debt.cycleId);
         deadlines.set(debt.cycleId, cycle && cycle.state !== "VETOED" ? cycle.paymentDeadline : null);
       }
       const deadline = deadlines.get(debt.cycleId);
@@ -473,11 +479,13 @@ export class ClearingKeeper {
 
   private async claimCredits(result: KeeperTickResult): Promise<void> {
     const { store } = this.options;
-    for (const cycle of await store.listCycles(["COMMITTED", "FINALIZED"])) {
+    for (const cycle of await store.cycles.listCycles(["COMMITTED", "FINALIZED"])) {
       // Core holds no net-position tree for a cycle it did not plan (its creditors claim with their own proofs).
       if (!cycle.plannedByCore) continue;
       const claimed = new Set(
-        (await store.listCycleClaims(cycle.cycleId)).map((c) => `${c.asset}:${c.participant}`.toLowerCase()),
+        (await store.cycles.listCycleClaims(cycle.cycleId)).map((c) =>
+          `${c.asset}:${c.participant}`.toLowerCase(),
+        ),
       );
       // Each creditor's claim proves its own summary under the cycle's debitsRoot (issue 25, item 5).
       const answering = await this.answering(cycle);

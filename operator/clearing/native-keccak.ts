@@ -15,6 +15,7 @@ import { join } from "node:path";
 import { PACKAGE_ROOT } from "../../runtime/package-root";
 import createKeccak from "keccak";
 import { type Keccak256Fn, hashPairs, nobleKeccak256, sortHashes } from "../../sdk/compact-merkle";
+import { sameBytes, sampleBytes } from "../../sdk/keccak";
 
 interface KeccakState {
   initialize(rate: number, capacity: number): void;
@@ -40,19 +41,10 @@ const RATE = 1088;
 const CAPACITY = 512;
 const KECCAK_SUFFIX = 0x01;
 
-const sameBytes = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(Buffer.from(b));
-
-/** Deterministic sample bytes for the load-time checks (no randomness needed to catch a broken build). */
+/** {@link sampleBytes} as a Buffer (the bulk routines take Buffers). */
 function sample(length: number, seed: number): Buffer {
-  const out = Buffer.allocUnsafe(length);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < length; i++) {
-    x ^= x << 13;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    out[i] = x & 0xff;
-  }
-  return out;
+  const bytes = sampleBytes(length, seed);
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 function hashMatchesNoble(hash: Keccak256Fn): boolean {

@@ -5,14 +5,14 @@
  * id written, yet it is a leaf of the committed trees — without it no position of that cycle could be
  * proven, and every dispute of it would be voided against the bond.
  */
-import type { ClearingGuarantee, Store } from "../store";
+import type { ClearingGuarantee, Repositories } from "../store";
 
 export async function plannedGuarantees(
-  store: Pick<Store, "listGuarantees" | "getClearingGuarantee">,
+  store: Pick<Repositories, "guarantees">,
   cycle: { cycleId: number; guaranteeIds: readonly string[] },
 ): Promise<ClearingGuarantee[]> {
   const ids = new Set(cycle.guaranteeIds.map((id) => id.toLowerCase()));
-  const found = (await store.listGuarantees({ cycleId: cycle.cycleId })).filter((g) =>
+  const found = (await store.guarantees.listGuarantees({ cycleId: cycle.cycleId })).filter((g) =>
     ids.has(g.guaranteeId.toLowerCase()),
   );
   if (found.length < ids.size) {
@@ -20,7 +20,7 @@ export async function plannedGuarantees(
     const have = new Set(found.map((g) => g.guaranteeId.toLowerCase()));
     for (const id of ids) {
       if (have.has(id)) continue;
-      const guarantee = await store.getClearingGuarantee(id);
+      const guarantee = await store.guarantees.getClearingGuarantee(id);
       if (guarantee) found.push(guarantee);
     }
   }

@@ -7,7 +7,7 @@
 import type { VaultTimings } from "../chain/handlers";
 import type { Clock } from "../clock";
 import type { OperatorConfig } from "../config";
-import type { CycleRecord, StoreOps } from "../store";
+import type { CycleRecord, Repositories } from "../store";
 import { NEXT_CUTOFF_KEY } from "./scheduler";
 
 export interface ClearingSchedule {
@@ -42,16 +42,16 @@ function chainNow(chainClock: Clock): number | null {
 }
 
 export async function clearingSchedule(deps: {
-  store: StoreOps;
+  store: Pick<Repositories, "cycles" | "operatorState">;
   chainClock: Clock;
   config: Pick<OperatorConfig, "cycleLengthSeconds">;
   timings: VaultTimings | null;
 }): Promise<ClearingSchedule> {
   const { store, chainClock, config, timings } = deps;
   const [stored, latest, [latestCommitted]] = await Promise.all([
-    store.getOperatorState(NEXT_CUTOFF_KEY),
-    store.latestCycle(),
-    store.listCycleIds(COMMITTED_CYCLE_STATES, { limit: 1 }),
+    store.operatorState.getOperatorState(NEXT_CUTOFF_KEY),
+    store.cycles.latestCycle(),
+    store.cycles.listCycleIds(COMMITTED_CYCLE_STATES, { limit: 1 }),
   ]);
   const nextCutoff = stored === null ? null : Number(stored);
   const commitDelay = timings?.commitDelay ?? null;

@@ -49,7 +49,7 @@ import {
 } from "../chain/abi";
 import type { ChainProvider } from "../chain/provider";
 import { CallRevertedError, type OperatorSender, type SignedTransaction } from "../chain/sender";
-import type { CycleRecord, Store } from "../store";
+import type { CycleRecord, StoreAreas } from "../store";
 import { systemClock } from "../clock";
 import { CommitBondGate } from "./bond-floor";
 import { CommitDeadlineGate, commitsPerCutoff, judgeCommitDeadline } from "./commit-deadline";
@@ -99,7 +99,7 @@ export const DEFAULT_MAX_GUARANTEES_PER_CYCLE = 100_000;
 const MAX_REBUILDS = 32;
 
 export interface ClearingSchedulerOptions {
-  store: Store;
+  store: StoreAreas<"cycles" | "guarantees" | "netting" | "operatorState" | "reserves">;
   provider: ChainProvider;
   sender: OperatorSender;
   deployment: Pick<DeploymentInfo, "clearingHouse" | "vault">;
@@ -194,14 +194,14 @@ export class ClearingScheduler {
     const { store, chainClock } = this.options;
     const now = chainClock.nowSeconds();
     const [latest, stored, draining] = await Promise.all([
-      store.latestCycle(),
-      store.getOperatorState(NEXT_CUTOFF_KEY),
+      store.cycles.latestCycle(),
+      store.operatorState.getOperatorState(NEXT_CUTOFF_KEY),
       this.drainingCutoff(),
     ]);
     const spc = this.secondsPerCommit();
     const perCommit = Math.max(1, this.perCommit);
     const capacity = commitsPerCutoff(budget, spc) * perCommit;
-    const waiting = await store.countUnreservedPayable(capacity + 1);
+    const waiting = await store.netting.countUnreservedPayable(capacity + 1);
     const outstanding =
       latest !== null && (latest.state === "PLANNED" || latest.state === "SENT") ? latest : null;
     const nextCutoff = stored === null ? null : Number(stored);
@@ -231,7 +231,9 @@ export class ClearingScheduler {
   /** The cut cycle still draining (memory, else the store: a restart or a new leader). */
   private async drainingCutoff(): Promise<Draining | null> {
     if (this.draining === undefined) {
-      this.draining = parseDraining(await this.options.store.getOperatorState(DRAINING_CUTOFF_KEY));
+      this.draining = parseDraining(
+        await this.options.store.operatorState.getOperatorState(DRAINING_CUTOFF_KEY),
+      );
     }
     return this.draining;
   }
@@ -254,7 +256,7 @@ export class ClearingScheduler {
     const { store, chainClock } = this.options;
     const chainLast = await this.chainLastCycleId();
     this.observeCommitted(chainLast, chainClock.nowSeconds());
-    const latest = await store.latestCycle();
+    const latest = await store.cycles.latestCycle();
     if (latest && (latest.state === "PLANNED" || latest.state === "SENT") && latest.cycleId > chainLast) {
       const outcome = await this.resolveOutstanding(latest);
       if (outcome) return outcome;
@@ -267,7 +269,7 @@ export class ClearingScheduler {
     // The rest of a cut cycle first, under its own cutoff; the grid (NEXT_CUTOFF_KEY) is not touched.
     const cutoff = draining?.cutoff ?? nextCutoff;
     // What this cutoff owes: the rest of the cut cycle, or the whole pool now (a count up to a bound).
-    const owed = draining?.remaining ?? (await store.countUnreservedPayable(POOL_COUNT_BOUND));
+    const owed = draining?.remaining ?? (await store.netting.countUnreservedPayable(POOL_COUNT_BOUND));
     // Windows missed while Core was down are not replayed one by one: the next closes a cycle length on.
     const length = this.options.cycleLengthSeconds;
     const following =
@@ -277,8 +279,8 @@ export class ClearingScheduler {
     if (plan === "bond_short") return { action: "bond_short", cycleId };
     if (!plan) {
       await store.transaction(async (tx) => {
-        if (following !== null) await tx.setOperatorState(NEXT_CUTOFF_KEY, String(following));
-        if (draining !== null) await tx.setOperatorState(DRAINING_CUTOFF_KEY, null);
+        if (following !== null) await tx.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(following));
+        if (draining !== null) await tx.operatorState.setOperatorState(DRAINING_CUTOFF_KEY, null);
       });
       this.draining = null;
       return { action: "empty", nextCutoff: following ?? nextCutoff };
@@ -311,17 +313,17 @@ export class ClearingScheduler {
     try {
       // The guarantees are already reserved for the cycle (the key range the plan was netted from).
       await store.transaction(async (tx) => {
-        await tx.insertCycle(record);
-        if (following !== null) await tx.setOperatorState(NEXT_CUTOFF_KEY, String(following));
+        await tx.cycles.insertCycle(record);
+        if (following !== null) await tx.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(following));
         if (drainingAfter !== null || draining !== null) {
-          await tx.setOperatorState(
+          await tx.operatorState.setOperatorState(
             DRAINING_CUTOFF_KEY,
             drainingAfter === null ? null : JSON.stringify(drainingAfter),
           );
         }
       });
     } catch (error) {
-      await store.releaseCycleGuarantees(cycleId).catch(() => undefined);
+      await store.netting.releaseCycleGuarantees(cycleId).catch(() => undefined);
       throw error;
     }
     this.draining = drainingAfter;
@@ -343,11 +345,11 @@ export class ClearingScheduler {
   }
 
   private async nextCutoff(now: number): Promise<number> {
-    const stored = await this.options.store.getOperatorState(NEXT_CUTOFF_KEY);
+    const stored = await this.options.store.operatorState.getOperatorState(NEXT_CUTOFF_KEY);
     if (stored !== null) return Number(stored);
     // First run: the first cycle closes one cycle length from now.
     const first = now + this.options.cycleLengthSeconds;
-    await this.options.store.setOperatorState(NEXT_CUTOFF_KEY, String(first));
+    await this.options.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(first));
     return first;
   }
 
@@ -364,29 +366,31 @@ export class ClearingScheduler {
     const { store, sender, gasBudget, deployment } = this.options;
     let limit = this.maxPerCycle;
     // No cycle row has this id yet: a reservation under it is one a crash left before its plan was stored.
-    await store.releaseCycleGuarantees(cycleId);
+    await store.netting.releaseCycleGuarantees(cycleId);
     try {
       for (let attempt = 0; attempt < MAX_REBUILDS; attempt++) {
-        const reserved = await store.reservePayableGuarantees(cycleId, limit);
+        const reserved = await store.netting.reservePayableGuarantees(cycleId, limit);
         if (reserved === 0) return null;
         // Reserved V1 ids are not listed on chain, but one whose seller collected its reserve must not be
         // netted again (docs/clearing.md, "Reserved V1 ids").
-        const reservedV1Ids = new Set((await store.listV1ReserveIds()).map((id) => id.toLowerCase()));
-        const plan = await planStoredCycle(store, cycleId, undefined, reservedV1Ids);
+        const reservedV1Ids = new Set(
+          (await store.reserves.listV1ReserveIds()).map((id) => id.toLowerCase()),
+        );
+        const plan = await planStoredCycle(store.netting, cycleId, undefined, reservedV1Ids);
         if (!plan) throw new Error(`cycle ${cycleId}: ${reserved} guarantees reserved, none to net`);
         if (await this.excludeRemunerated([...plan.args.nettedV2Ids, ...plan.netting.reservedV1Ids])) {
-          await store.releaseCycleGuarantees(cycleId);
+          await store.netting.releaseCycleGuarantees(cycleId);
           continue;
         }
         // Before the estimate: a cycle the bond does not cover would only revert (BondBelowFloor).
         if (!(await this.bondCovers(cycleId, plan.args.totals))) {
-          await store.releaseCycleGuarantees(cycleId);
+          await store.netting.releaseCycleGuarantees(cycleId);
           return "bond_short";
         }
         const data = encodeCommitCycle(plan.args);
         const gas = await sender.estimate(deployment.clearingHouse, data, commitErrorsInterface);
         if (gasBudget !== null && gas > gasBudget && reserved > 1) {
-          await store.releaseCycleGuarantees(cycleId);
+          await store.netting.releaseCycleGuarantees(cycleId);
           limit = Math.ceil(reserved / 2);
           this.options.logger.warn(
             { cycle_id: cycleId, gas, budget: gasBudget, next_limit: limit },
@@ -396,13 +400,13 @@ export class ClearingScheduler {
         }
         // Cut by a bound: the range is full and guarantees of this cutoff are left. Guarantees that merely
         // arrived during planning (or after the cutoff) belong to the next cutoff and wait for it.
-        const cut = reserved >= limit && reserved < owed && (await store.hasUnreservedPayable());
+        const cut = reserved >= limit && reserved < owed && (await store.netting.hasUnreservedPayable());
         this.perCommit = limit;
-        return { plan, ids: await store.listCycleGuaranteeIds(cycleId), gas, cut };
+        return { plan, ids: await store.netting.listCycleGuaranteeIds(cycleId), gas, cut };
       }
       throw new Error(`cycle ${cycleId}: no committable plan after ${MAX_REBUILDS} rebuilds`);
     } catch (error) {
-      await store.releaseCycleGuarantees(cycleId).catch(() => undefined);
+      await store.netting.releaseCycleGuarantees(cycleId).catch(() => undefined);
       throw error;
     }
   }
@@ -418,7 +422,7 @@ export class ClearingScheduler {
     let excluded = false;
     for (let i = 0; i < ids.length; i++) {
       if (Number(how[i]) !== CONSUMPTION.remunerated) continue;
-      await store.setGuaranteeExcluded(ids[i], EXCLUDED_CONSUMED);
+      await store.guarantees.setGuaranteeExcluded(ids[i], EXCLUDED_CONSUMED);
       logger.warn({ guarantee_id: ids[i] }, "guarantee remunerated on chain before its commit: excluded");
       excluded = true;
     }
@@ -477,10 +481,10 @@ export class ClearingScheduler {
       return this.options.store.transaction(async (t) => {
         // The indexer may have put a cycle Core did not plan under this id meanwhile: never overwrite it,
         // and never broadcast a commit the chain can no longer take (a failed persist is not broadcast).
-        if (!isOwnPlan(await t.getCycle(record.cycleId))) {
+        if (!isOwnPlan(await t.cycles.getCycle(record.cycleId))) {
           throw new Error(`cycle ${record.cycleId} is no longer Core's uncommitted plan: commit not sent`);
         }
-        await t.updateCycle(record.cycleId, {
+        await t.cycles.updateCycle(record.cycleId, {
           state: "SENT",
           txHash: tx.hash,
           txNonce: tx.nonce,
@@ -536,13 +540,13 @@ export class ClearingScheduler {
     await this.options.store.transaction(async (tx) => {
       // Only Core's own, uncommitted plan: a cycle the indexer recorded under this id (one Core did not
       // plan took it) stays, and its plan's guarantees were already returned to the pool then.
-      if (!isOwnPlan(await tx.getCycle(cycle.cycleId))) return;
+      if (!isOwnPlan(await tx.cycles.getCycle(cycle.cycleId))) return;
       // Its reservation is dropped (and a plan's from before key ranges, by cycle_id, unassigned): its
       // guarantees are in the pool for the next reservation.
-      await tx.releaseCycleGuarantees(cycle.cycleId);
-      await tx.deleteCycle(cycle.cycleId);
+      await tx.netting.releaseCycleGuarantees(cycle.cycleId);
+      await tx.cycles.deleteCycle(cycle.cycleId);
       // Planned again at once, under the same cutoff (and so the same deadline).
-      await tx.setOperatorState(DRAINING_CUTOFF_KEY, JSON.stringify(again));
+      await tx.operatorState.setOperatorState(DRAINING_CUTOFF_KEY, JSON.stringify(again));
     });
     this.draining = again;
     this.watching = null;

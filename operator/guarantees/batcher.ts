@@ -8,7 +8,7 @@
  * the same guarantees as one transaction per request, with one fsync per batch.
  */
 import type { Clock } from "../clock";
-import type { IssueGuaranteeOutcome, IssueGuaranteeRequest, Store } from "../store";
+import type { IssueGuaranteeOutcome, IssueGuaranteeRequest, StoreAreas } from "../store";
 
 /** Upper bound on one batch, so one commit never holds the write lock for long. */
 export const MAX_ISSUE_BATCH = 256;
@@ -25,7 +25,7 @@ export class IssueBatcher {
   private flushing = false;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: StoreAreas<"issuance">,
     private readonly clock: Clock,
     private readonly maxBatch = MAX_ISSUE_BATCH,
   ) {}
@@ -53,7 +53,7 @@ export class IssueBatcher {
     if (batch.length === 0) return;
     this.flushing = true;
     try {
-      const outcomes = await this.store.issueGuarantees(
+      const outcomes = await this.store.issuance.issueGuarantees(
         batch.map((item) => item.request),
         this.clock.nowSeconds(),
       );

@@ -52,7 +52,7 @@ async function closeWithdrawal(
 ): Promise<void> {
   const { user, asset } = event.args;
   const id = Number(event.args.withdrawalId);
-  const existing = await j.tx.getWithdrawal(id);
+  const existing = await j.tx.collateral.getWithdrawal(id);
   const withdrawal: WithdrawalRecord = {
     withdrawalId: id,
     user,

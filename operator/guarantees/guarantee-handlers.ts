@@ -12,7 +12,7 @@ export function registerGuaranteeHandlers(handlers: EventHandlers): void {
     const id = event.args.guaranteeId.toLowerCase();
     const previous = await context.transitions.apply(j, id, { trigger: "remunerated" });
     if (previous === null) {
-      const known = await j.tx.getClearingGuarantee(id);
+      const known = await j.tx.guarantees.getClearingGuarantee(id);
       context.logger.warn(
         { guarantee_id: id, state: known?.state ?? null, tx: event.txHash },
         "GuaranteeRemunerated for a guarantee Core does not hold as unresolved",
@@ -20,7 +20,7 @@ export function registerGuaranteeHandlers(handlers: EventHandlers): void {
       return;
     }
     if (previous !== "CANCELLED") await j.adjustCollateral(user, asset, { locked: -amount });
-    const g = await j.tx.getClearingGuarantee(id);
+    const g = await j.tx.guarantees.getClearingGuarantee(id);
     if (g) await j.emit(context.webhooks?.guaranteeRemunerated(event, g, amount, j.now));
   });
 }

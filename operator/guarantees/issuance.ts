@@ -54,7 +54,7 @@ import type { Logger } from "../logger";
 import type { PayerSigningKeys } from "./signing-keys";
 import type { CoreMetrics } from "../metrics";
 import { ACCEPTED_GUARANTEE_VERSIONS, sdkDeployment } from "../params";
-import type { GuaranteeRecord, IssueGuaranteeOutcome, StoredGuarantee, Store } from "../store";
+import type { GuaranteeRecord, IssueGuaranteeOutcome, StoreAreas, StoredGuarantee } from "../store";
 import { IssueBatcher } from "./batcher";
 import type { IssuanceAdmission } from "./admission";
 import { lockLimit } from "./capacity";
@@ -66,7 +66,7 @@ import { claimsOfRecord } from "./view";
 export interface GuaranteeIssuerDeps {
   config: OperatorConfig;
   deployment: DeploymentInfo;
-  store: Store;
+  store: StoreAreas<"guarantees" | "issuance">;
   /** Wall clock: the claim timestamp window and record stamps. */
   clock: Clock;
   /**
@@ -340,7 +340,7 @@ export class GuaranteeIssuer {
       await this.checkRegisteredKey(signed, error);
     }
 
-    const existing = await this.deps.store.getGuarantee(id);
+    const existing = await this.deps.store.guarantees.getGuarantee(id);
     if (existing) throw this.duplicate(existing, signed);
 
     const now = clock.nowSeconds();

@@ -8,7 +8,7 @@
 import { parseValidationPolicy } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
 import { sameAddress } from "../../sdk/wire";
-import type { StoredGuarantee, StoreOps } from "../store";
+import type { StoredGuarantee, Repositories } from "../store";
 
 export type TimelineClock = "chain" | "core";
 
@@ -57,14 +57,14 @@ const entry = (
 
 /** The steps of `g`, oldest first (steps without a time keep their causal place). */
 export async function guaranteeTimeline(
-  store: StoreOps,
+  store: Pick<Repositories, "cycles" | "guarantees" | "reserves">,
   g: StoredGuarantee,
   chainId: number,
 ): Promise<TimelineEntry[]> {
   const steps: TimelineEntry[] = [
     entry("issued", g.createdAt, "core", { detail: { amount: g.amount.toString(), version: g.version } }),
   ];
-  const reserve = await store.getReserve(g.guaranteeId);
+  const reserve = await store.reserves.getReserve(g.guaranteeId);
   if (reserve) {
     steps.push(
       entry("reserve_registered", null, "chain", {
@@ -77,7 +77,7 @@ export async function guaranteeTimeline(
   if (g.version === 2 && g.policy !== null) {
     const policy = parseValidationPolicy(g.policy, "stored.validation_policy");
     const requestHash = validationRequestHash(chainId, policy, g.guaranteeId);
-    const response = await store.latestValidationResponse(requestHash, policy.validator);
+    const response = await store.guarantees.latestValidationResponse(requestHash, policy.validator);
     if (response) {
       steps.push(
         entry("validation_response", response.blockTimestamp, "chain", {
@@ -88,13 +88,13 @@ export async function guaranteeTimeline(
       );
     }
   }
-  const cycle = g.cycleId === null ? null : await store.getCycle(g.cycleId);
+  const cycle = g.cycleId === null ? null : await store.cycles.getCycle(g.cycleId);
   if (cycle) {
     const cycleId = cycle.cycleId;
     if (cycle.state === "PLANNED" || cycle.state === "SENT") {
       steps.push(entry("cycle_planned", cycle.plannedAt, "chain", { cycleId, txHash: cycle.txHash }));
     } else {
-      const netting = g.version === 2 ? await store.getV2Netting(g.guaranteeId) : null;
+      const netting = g.version === 2 ? await store.cycles.getV2Netting(g.guaranteeId) : null;
       steps.push(
         entry("netted", cycle.committedAt, "chain", {
           cycleId,
@@ -103,7 +103,7 @@ export async function guaranteeTimeline(
           detail: { root: cycle.root },
         }),
       );
-      const debt = await store.getCycleDebt(cycleId, g.asset, g.user);
+      const debt = await store.cycles.getCycleDebt(cycleId, g.asset, g.user);
       if (debt && debt.status !== "OPEN" && debt.status !== "CHALLENGED" && debt.status !== "ANSWERED") {
         const kind = (
           {
@@ -125,7 +125,7 @@ export async function guaranteeTimeline(
           }),
         );
       }
-      const claim = (await store.listCycleClaims(cycleId)).find(
+      const claim = (await store.cycles.listCycleClaims(cycleId)).find(
         (c) => sameAddress(c.participant, g.recipient) && sameAddress(c.asset, g.asset),
       );
       if (claim) {

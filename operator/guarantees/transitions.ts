@@ -174,9 +174,9 @@ export interface TransitionStore {
   stateOf(guaranteeId: string): Promise<GuaranteeState | null>;
 }
 
-/** A {@link TransitionStore} over the store (or one of its transactions) at wall time `now`. */
+/** A {@link TransitionStore} over the store's guarantees (or a transaction's) at wall time `now`. */
 export function storeTransitions(
-  store: {
+  guarantees: {
     transitionGuarantee(
       guaranteeId: string,
       from: readonly GuaranteeState[],
@@ -189,8 +189,8 @@ export function storeTransitions(
 ): TransitionStore {
   return {
     transitionGuarantee: async (id, from, to) =>
-      (await store.transitionGuarantee(id, from, to, now))?.state ?? null,
-    stateOf: async (id) => (await store.getClearingGuarantee(id))?.state ?? null,
+      (await guarantees.transitionGuarantee(id, from, to, now))?.state ?? null,
+    stateOf: async (id) => (await guarantees.getClearingGuarantee(id))?.state ?? null,
   };
 }
 

@@ -29,7 +29,7 @@ import {
 import { ChainClock, type Clock, systemClock } from "../clock";
 import { FailureLog } from "../failure-log";
 import type { Logger } from "../logger";
-import type { Store } from "../store";
+import type { Repositories } from "../store";
 import type { BackgroundOwnership, RunningWork } from "./ownership";
 
 /** operator_state key of the leader's published view. */
@@ -64,7 +64,7 @@ export interface ReplicaStateDeps {
 
 /** Writes the leader's view every `intervalMs` through the term's (fenced) store; part of the term's work. */
 export function publishReplicaState(
-  deps: ReplicaStateDeps & { store: Store; self: string; token: number },
+  deps: ReplicaStateDeps & { store: Pick<Repositories, "operatorState">; self: string; token: number },
 ): RunningWork {
   const failures = new FailureLog(deps.logger, systemClock);
   const publish = async () => {
@@ -79,7 +79,7 @@ export function publishReplicaState(
       publishedAt: systemClock.nowSeconds(),
     };
     try {
-      await deps.store.setOperatorState(REPLICA_STATE_KEY, JSON.stringify(state));
+      await deps.store.operatorState.setOperatorState(REPLICA_STATE_KEY, JSON.stringify(state));
       failures.succeeded("replica state");
     } catch (error) {
       failures.failed("replica state", error);
@@ -94,7 +94,7 @@ export class ReplicaStateFollower {
 
   constructor(
     private readonly deps: ReplicaStateDeps & {
-      store: Pick<Store, "getChainCursor" | "getOperatorState">;
+      store: Pick<Repositories, "chainJournal" | "operatorState">;
       ownership: Pick<BackgroundOwnership, "isLeader">;
     },
   ) {
@@ -107,8 +107,8 @@ export class ReplicaStateFollower {
     if (ownership.isLeader()) return;
     try {
       const [cursor, raw] = await Promise.all([
-        store.getChainCursor(),
-        store.getOperatorState(REPLICA_STATE_KEY),
+        store.chainJournal.getChainCursor(),
+        store.operatorState.getOperatorState(REPLICA_STATE_KEY),
       ]);
       if (ownership.isLeader()) return; // became leader meanwhile: its own indexer is ahead of this read
       if (chainClock instanceof ChainClock) chainClock.observe(cursor);

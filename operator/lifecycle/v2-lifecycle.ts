@@ -35,7 +35,7 @@ import {
   type TransitionRefusals,
 } from "../guarantees/transitions";
 import type { Logger } from "../logger";
-import type { ClearingGuarantee, GuaranteeState, Store, ValidationResponseRecord } from "../store";
+import type { ClearingGuarantee, GuaranteeState, StoreAreas, ValidationResponseRecord } from "../store";
 
 /** States a payer may finalize from (the transition table's `payer_finalized`). */
 export const PAYER_FINALIZABLE_STATES: readonly GuaranteeState[] = resolveTransition("payer_finalized", {
@@ -63,7 +63,7 @@ export class LifecycleError extends DomainError<LifecycleErrorCode> {
 }
 
 export interface V2LifecycleOptions {
-  store: Store;
+  store: StoreAreas<"chainJournal" | "collateral" | "guarantees">;
   /** Wall clock: stamps of the transitions (and the payer's finalization). */
   clock: Clock;
   /** Chain time (the indexed head, operator/clock.ts ChainClock): judges the validation deadline. */
@@ -115,7 +115,7 @@ export class V2Lifecycle {
    */
   async finalizeByPayer(guaranteeId: string, wallet: string, signature: unknown): Promise<ClearingGuarantee> {
     const { store, clock } = this.options;
-    const g = await store.getClearingGuarantee(guaranteeId);
+    const g = await store.guarantees.getClearingGuarantee(guaranteeId);
     if (!g || (!sameAddress(g.user, wallet) && !sameAddress(g.recipient, wallet))) {
       throw new LifecycleError(
         LIFECYCLE_ERRORS.guaranteeNotFound,
@@ -141,20 +141,24 @@ export class V2Lifecycle {
       );
     }
     const finalization = await this.checkFinalization(g, signature);
-    await store.setFinalizationSignature(g.guaranteeId, finalization);
-    const before = await this.transitions.apply(storeTransitions(store, clock.nowSeconds()), g.guaranteeId, {
-      trigger: "payer_finalized",
-      facts: { version: g.version },
-    });
+    await store.guarantees.setFinalizationSignature(g.guaranteeId, finalization);
+    const before = await this.transitions.apply(
+      storeTransitions(store.guarantees, clock.nowSeconds()),
+      g.guaranteeId,
+      {
+        trigger: "payer_finalized",
+        facts: { version: g.version },
+      },
+    );
     if (!before) {
-      const current = (await store.getClearingGuarantee(g.guaranteeId))?.state ?? g.state;
+      const current = (await store.guarantees.getClearingGuarantee(g.guaranteeId))?.state ?? g.state;
       throw new LifecycleError(
         LIFECYCLE_ERRORS.invalidState,
         `guarantee ${g.guaranteeId} is ${current}; only ${PAYER_FINALIZABLE_STATES.join(" or ")} can be finalized`,
       );
     }
     this.options.logger.info({ guarantee_id: g.guaranteeId }, "V2 guarantee finalized by its payer");
-    return (await store.getClearingGuarantee(g.guaranteeId))!;
+    return (await store.guarantees.getClearingGuarantee(g.guaranteeId))!;
   }
 
   /**
@@ -205,10 +209,15 @@ export class V2Lifecycle {
     const result: LifecycleTickResult = { disputed: [], cancelled: [], finalized: [] };
     const chainNow = chainClock.nowSeconds();
     const now = clock.nowSeconds();
-    const indexedUntil = (await store.getChainCursor())?.blockTimestamp ?? 0;
+    const indexedUntil = (await store.chainJournal.getChainCursor())?.blockTimestamp ?? 0;
     let afterSeq = 0;
     for (;;) {
-      const page = await store.listGuarantees({ states: WAITING_STATES, version: 2, afterSeq, limit: PAGE });
+      const page = await store.guarantees.listGuarantees({
+        states: WAITING_STATES,
+        version: 2,
+        afterSeq,
+        limit: PAGE,
+      });
       if (page.length === 0) break;
       afterSeq = page[page.length - 1].seq;
       for (const g of page) await this.examine(g, chainNow, now, indexedUntil, result);
@@ -230,13 +239,17 @@ export class V2Lifecycle {
     let requestHash = g.validationRequestHash;
     if (requestHash === null) {
       requestHash = validationRequestHash(this.options.chainId, policy, g.guaranteeId).toLowerCase();
-      await store.setValidationRequestHash(g.guaranteeId, requestHash);
+      await store.guarantees.setValidationRequestHash(g.guaranteeId, requestHash);
     }
-    const response = await store.latestValidationResponse(requestHash, policy.validator, policy.deadline);
+    const response = await store.guarantees.latestValidationResponse(
+      requestHash,
+      policy.validator,
+      policy.deadline,
+    );
     const passes = responsePasses(policy, response);
     if (chainNow > policy.deadline && indexedUntil > policy.deadline) {
       if (passes) {
-        const moved = await transitions.apply(storeTransitions(store, now), g.guaranteeId, {
+        const moved = await transitions.apply(storeTransitions(store.guarantees, now), g.guaranteeId, {
           trigger: "validation_passed",
           facts,
           expected: g.state,
@@ -251,20 +264,20 @@ export class V2Lifecycle {
         return;
       }
       const cancelled = await store.transaction(async (tx) => {
-        const moved = await transitions.apply(storeTransitions(tx, now), g.guaranteeId, {
+        const moved = await transitions.apply(storeTransitions(tx.guarantees, now), g.guaranteeId, {
           trigger: "validation_expired",
           facts,
           expected: g.state,
         });
         if (!moved) return false;
-        await tx.adjustCollateral(g.user, g.asset, { locked: -g.amount }, now);
+        await tx.collateral.adjustCollateral(g.user, g.asset, { locked: -g.amount }, now);
         return true;
       });
       if (cancelled) result.cancelled.push(g.guaranteeId);
       return;
     }
     if (g.state === "PENDING_VALIDATION" && response !== null && !passes) {
-      const moved = await transitions.apply(storeTransitions(store, now), g.guaranteeId, {
+      const moved = await transitions.apply(storeTransitions(store.guarantees, now), g.guaranteeId, {
         trigger: "validation_failed",
         facts,
       });

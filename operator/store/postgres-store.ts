@@ -9,8 +9,8 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
-import { type Store, type StoreOps, type StoreTx, StoreUnavailableError } from "./store";
-import { AREA_OPERATIONS } from "./sqlite-store";
+import { type Repositories, type Store, StoreUnavailableError } from "./store";
+import { lazyRepositories, mapRepositories, wrapMethods } from "./area-view";
 import { migratePostgres } from "./postgres/migrate";
 import { AsyncMutex } from "./mutex";
 import { isConnectionError, type PgConn } from "./postgres/common";
@@ -61,13 +61,11 @@ const TYPES = {
         )) as typeof pg.types.getTypeParser,
 };
 
-type PgAreas = Record<keyof typeof AREA_OPERATIONS, object>;
-
 /** Runs `body` on another pooled connection in its own transaction (committed data only). */
 type NettingFork = <T>(body: (scanner: PgCycleScanner) => Promise<T>) => Promise<T>;
 
 /** `fork`: only for an operation of its own (never inside `transaction(fn)`, whose writes it could not see). */
-function pgAreas(conn: PgConn, fork?: NettingFork): PgAreas {
+function pgAreas(conn: PgConn, fork?: NettingFork): Repositories {
   const sql = postgresEngine(conn);
   const rows = postgresCollateralRows(conn);
   const collateral = new Collateral(sql, rows);
@@ -86,6 +84,11 @@ function pgAreas(conn: PgConn, fork?: NettingFork): PgAreas {
     webhooks,
     operatorState: new OperatorState(sql),
   };
+}
+
+/** Calls `area`'s method `name` (a name its class defines: the template's views take them from it). */
+function call(area: object, name: string, args: unknown[]): Promise<unknown> {
+  return (area as Record<string, (...a: unknown[]) => Promise<unknown>>)[name].apply(area, args);
 }
 
 /** A {@link PgConn} on one checked-out client, inside its transaction. */
@@ -112,22 +115,14 @@ function connOf(client: pg.PoolClient): PgConn {
   };
 }
 
-type Call = (areas: PgAreas, conn: PgConn) => Promise<unknown>;
-
-/** One async function per store operation, each handing its call to `run`. */
-function view(run: (call: Call) => Promise<unknown>): StoreOps {
-  const ops: Record<string, unknown> = {};
-  for (const [area, names] of Object.entries(AREA_OPERATIONS) as [keyof PgAreas, readonly string[]][]) {
-    for (const name of names) {
-      ops[name] = (...args: unknown[]) =>
-        run((areas) => {
-          const target = areas[area] as Record<string, (...a: unknown[]) => Promise<unknown>>;
-          return target[name](...args);
-        });
-    }
-  }
-  return ops as unknown as StoreOps;
-}
+/**
+ * The areas' classes, on a connection that is never used: the outer store's views take their methods from
+ * it, each call then running on areas of its own connection.
+ */
+const TEMPLATE = pgAreas({
+  query: () => Promise.reject(new Error("the template connection is never used")),
+  savepoint: () => Promise.reject(new Error("the template connection is never used")),
+});
 
 export interface PostgresStoreOptions {
   /** Pool size (default {@link PG_POOL_SIZE}). */
@@ -142,12 +137,17 @@ interface PgLanes {
   lease: pg.Pool;
 }
 
-// The operations are delegated in the constructor (declaration merging gives their types).
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
-export interface PostgresStore extends StoreOps {}
-
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class PostgresStore implements Store {
+  readonly collateral: Repositories["collateral"];
+  readonly reserves: Repositories["reserves"];
+  readonly guarantees: Repositories["guarantees"];
+  readonly issuance: Repositories["issuance"];
+  readonly cycles: Repositories["cycles"];
+  readonly netting: Repositories["netting"];
+  readonly chainJournal: Repositories["chainJournal"];
+  readonly webhooks: Repositories["webhooks"];
+  readonly authSessions: Repositories["authSessions"];
+  readonly operatorState: Repositories["operatorState"];
   private readonly inTransaction = new AsyncLocalStorage<boolean>();
   private closed = false;
 
@@ -162,16 +162,26 @@ export class PostgresStore implements Store {
     private readonly fence: LeaseFence | null = null,
     private readonly ownsPool = true,
   ) {
-    const outer = view((call) => {
-      if (this.inTransaction.getStore()) {
-        // Another connection could wait on a row lock our own transaction holds: refuse, as SQLite does.
-        return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
-      }
-      return this.withTransaction((conn) => call(pgAreas(conn, this.forkNetting), conn));
-    });
-    for (const names of Object.values(AREA_OPERATIONS)) {
-      for (const name of names) (this as unknown as Record<string, unknown>)[name] = outer[name];
-    }
+    // Each call of the outer store: its own transaction on a pooled connection, on that connection's areas.
+    const view = mapRepositories(TEMPLATE, (template, key) =>
+      wrapMethods(template, (name) => (...args) => {
+        if (this.inTransaction.getStore()) {
+          // Another connection could wait on a row lock our own transaction holds: refuse, as SQLite does.
+          return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
+        }
+        return this.withTransaction((conn) => call(pgAreas(conn, this.forkNetting)[key], name, args));
+      }),
+    );
+    this.collateral = view.collateral;
+    this.reserves = view.reserves;
+    this.guarantees = view.guarantees;
+    this.issuance = view.issuance;
+    this.cycles = view.cycles;
+    this.netting = view.netting;
+    this.chainJournal = view.chainJournal;
+    this.webhooks = view.webhooks;
+    this.authSessions = view.authSessions;
+    this.operatorState = view.operatorState;
   }
 
   /** A cycle's sums on a second connection while the first streams its leaves (PgCycleScanner.scan). */
@@ -293,7 +303,7 @@ export class PostgresStore implements Store {
     }
   }
 
-  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     if (this.inTransaction.getStore()) throw new Error("store transactions do not nest: use the tx handle");
     return this.withTransaction(async (conn) => {
       let active = true;
@@ -301,10 +311,12 @@ export class PostgresStore implements Store {
       // One connection: operations of the body started together (Promise.all) run one after the other, so
       // their savepoints nest properly instead of interleaving on the connection.
       const serial = new AsyncMutex();
-      const tx = view(async (call) => {
-        if (!active) throw new Error("transaction handle used after its transaction ended");
-        return serial.run(() => conn.savepoint(() => call(areas, conn)));
-      });
+      const tx = lazyRepositories(areas, (area) =>
+        wrapMethods(area, (_name, method) => async (...args) => {
+          if (!active) throw new Error("transaction handle used after its transaction ended");
+          return serial.run(() => conn.savepoint(() => method.apply(area, args) as Promise<unknown>));
+        }),
+      );
       try {
         return await this.inTransaction.run(true, () => fn(tx));
       } finally {

@@ -16,21 +16,10 @@ import BetterSqlite3, { type Database } from "better-sqlite3";
 import { AsyncMutex, writerMutex } from "./mutex";
 import { Checkpointer, type CheckpointResult, type FsyncFn, WalSync } from "./sqlite-durability";
 import { migrate } from "./sqlite-migrate";
-import type {
-  AuthSessionRepository,
-  ChainJournalRepository,
-  CollateralRepository,
-  CycleNettingRepository,
-  CycleRepository,
-  GuaranteeRepository,
-  IssuanceRepository,
-  OperatorStateRepository,
-  ReserveRepository,
-  StoredGuarantee,
-  WebhookOutboxRepository,
-} from "./repositories";
+import type { StoredGuarantee } from "./repositories";
 import { DuplicateGuaranteeError } from "./repositories";
-import type { Store, StoreOps, StoreTx } from "./store";
+import type { Repositories, Store } from "./store";
+import { lazyRepositories, mapRepositories, wrapMethods } from "./area-view";
 import { AuthSessions } from "./sql/auth-sessions";
 import { ChainJournal } from "./sql/chain-journal";
 import { Collateral } from "./sql/collateral";
@@ -49,146 +38,8 @@ import { WebhookOutbox } from "./sql/webhooks";
 /** How long a statement waits for another process's write lock before failing with SQLITE_BUSY. */
 export const BUSY_TIMEOUT_MS = 5_000;
 
-/**
- * Each repository's operations, by area; the type checks below fail if one is missing or misplaced. Shared
- * with the PostgreSQL store (postgres-store.ts), which delegates the same way.
- */
-export const AREA_OPERATIONS = {
-  authSessions: [
-    "insertNonce",
-    "consumeNonce",
-    "deleteExpiredNonces",
-    "insertRefreshToken",
-    "getRefreshToken",
-    "markRefreshTokenRotated",
-    "revokeRefreshTokenFamily",
-  ] as const satisfies readonly (keyof AuthSessionRepository)[],
-  collateral: [
-    "getCollateral",
-    "creditDeposit",
-    "lockIfAvailable",
-    "setPendingWithdrawal",
-    "listCollateral",
-    "listAllCollateral",
-    "lockedTotals",
-    "adjustCollateral",
-    "putWithdrawal",
-    "getWithdrawal",
-    "deleteWithdrawal",
-    "listWithdrawals",
-  ] as const satisfies readonly (keyof CollateralRepository)[],
-  reserves: [
-    "putReserve",
-    "getReserve",
-    "deleteReserve",
-    "listReserves",
-    "listReleasableReserves",
-    "listV1ReserveIds",
-  ] as const satisfies readonly (keyof ReserveRepository)[],
-  guarantees: [
-    "insertGuarantee",
-    "getGuarantee",
-    "listGuaranteesByRecipient",
-    "getClearingGuarantee",
-    "listGuarantees",
-    "countGuarantees",
-    "transitionGuarantee",
-    "assignGuaranteesToCycle",
-    "setGuaranteeExcluded",
-    "setValidationRequestHash",
-    "setFinalizationSignature",
-    "insertValidationResponse",
-    "deleteValidationResponse",
-    "latestValidationResponse",
-  ] as const satisfies readonly (keyof GuaranteeRepository)[],
-  issuance: ["issueGuarantees"] as const satisfies readonly (keyof IssuanceRepository)[],
-  cycles: [
-    "insertCycle",
-    "getCycle",
-    "latestCycle",
-    "listCycles",
-    "listCycleIds",
-    "updateCycle",
-    "deleteCycle",
-    "putCycleDebt",
-    "getCycleDebt",
-    "listCycleDebts",
-    "deleteCycleDebt",
-    "putCycleDispute",
-    "getCycleDispute",
-    "listCycleDisputes",
-    "deleteCycleDispute",
-    "putCycleClaim",
-    "listCycleClaims",
-    "listCycleClaimsOf",
-    "countCycles",
-    "cycleIdsOfTx",
-    "deleteCycleClaim",
-    "putV2Netting",
-    "getV2Netting",
-    "listV2Nettings",
-    "deleteV2Netting",
-  ] as const satisfies readonly (keyof CycleRepository)[],
-  netting: [
-    "reservePayableGuarantees",
-    "releaseCycleGuarantees",
-    "hasUnreservedPayable",
-    "countUnreservedPayable",
-    "countCycleGuarantees",
-    "aggregateCycleGuarantees",
-    "listCycleNettedV2Ids",
-    "listCycleGuaranteeIds",
-    "listCycleGuaranteesAmong",
-    "scanCycleLeaves",
-    "scanCycle",
-  ] as const satisfies readonly (keyof CycleNettingRepository)[],
-  chainJournal: [
-    "getChainCursor",
-    "setChainCursor",
-    "recordChainBlock",
-    "listChainBlocks",
-    "deleteChainBlocks",
-    "getChainEvent",
-    "insertChainEvent",
-    "listChainEventsAbove",
-    "listChainEventsNamed",
-    "deleteChainEvent",
-    "deleteChainEventsBelow",
-  ] as const satisfies readonly (keyof ChainJournalRepository)[],
-  webhooks: [
-    "putWebhookSubscription",
-    "getWebhookSubscription",
-    "listWebhookSubscriptions",
-    "deleteWebhookSubscription",
-    "insertWebhookEvent",
-    "retractWebhookEvent",
-    "claimDueWebhookDeliveries",
-    "recordWebhookAttempt",
-    "webhookBacklog",
-    "listWebhookDeliveries",
-    "getWebhookDelivery",
-    "listWebhookAttempts",
-    "getWebhookEvent",
-    "retryWebhookDelivery",
-    "insertWebhookEventFor",
-  ] as const satisfies readonly (keyof WebhookOutboxRepository)[],
-  operatorState: [
-    "getOperatorState",
-    "setOperatorState",
-  ] as const satisfies readonly (keyof OperatorStateRepository)[],
-};
-type ListedOperation = (typeof AREA_OPERATIONS)[keyof typeof AREA_OPERATIONS][number];
-type MissingOperation = Exclude<keyof StoreOps, ListedOperation>;
-const allOperationsListed: [MissingOperation] extends [never] ? true : false = true;
-void allOperationsListed;
-
-/**
- * The repositories on one connection, by area (the keys of {@link AREA_OPERATIONS}): the single
- * implementation (./sql, async) where an area is converted, the synchronous SQLite classes otherwise.
- */
-type SqliteAreas = Record<keyof typeof AREA_OPERATIONS, object>;
-
-function sqliteAreas(db: Database): SqliteAreas {
+/** The repositories on one connection, by area: each one object, of the single implementation (./sql). */
+function sqliteAreas(db: Database): Repositories {
   const sql = sqliteEngine(db);
   const rows = sqliteCollateralRows(sql);
   const collateral = new Collateral(sql, rows);
@@ -236,17 +87,14 @@ function issuanceGuarantees(guarantees: SqliteGuaranteeRows): IssuanceGuarantees
 
 type Runner = <T>(task: () => T) => Promise<T>;
 
-/** Binds each operation to `run`, which decides when it may execute (a converted area's task returns a promise). */
-function asyncView(areas: SqliteAreas, run: Runner): StoreOps {
-  const view: Record<string, unknown> = {};
-  for (const [area, names] of Object.entries(AREA_OPERATIONS) as [keyof SqliteAreas, readonly string[]][]) {
-    const target = areas[area];
-    for (const name of names) {
-      const method = (target as Record<string, (...args: unknown[]) => unknown>)[name];
-      view[name] = (...args: unknown[]) => run(() => method.apply(target, args));
-    }
-  }
-  return view as unknown as StoreOps;
+/** `area` with each method run by `run`, which decides when it may execute. */
+function runThrough<R extends object>(area: R, run: Runner): R {
+  return wrapMethods(
+    area,
+    (_name, method) =>
+      (...args) =>
+        run(() => method.apply(area, args)),
+  );
 }
 
 export interface SqliteStoreOptions {
@@ -267,17 +115,21 @@ interface Durability {
   checkpointer: Checkpointer;
 }
 
-// The operations are delegated in the constructor (declaration merging gives their types).
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
-export interface SqliteStore extends StoreOps {}
-
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class SqliteStore implements Store {
+  readonly collateral: Repositories["collateral"];
+  readonly reserves: Repositories["reserves"];
+  readonly guarantees: Repositories["guarantees"];
+  readonly issuance: Repositories["issuance"];
+  readonly cycles: Repositories["cycles"];
+  readonly netting: Repositories["netting"];
+  readonly chainJournal: Repositories["chainJournal"];
+  readonly webhooks: Repositories["webhooks"];
+  readonly authSessions: Repositories["authSessions"];
+  readonly operatorState: Repositories["operatorState"];
   private readonly mutex = new AsyncMutex();
   /** Marks async contexts running inside one of this store's transactions. */
   private readonly inTransaction = new AsyncLocalStorage<boolean>();
-  private readonly areas: SqliteAreas;
-  private readonly outer: StoreOps;
+  private readonly areas: Repositories;
   private closed = false;
   /** `total_changes()` of the connection: a change since the last look means a commit to make durable. */
   private readonly totalChanges;
@@ -290,16 +142,24 @@ export class SqliteStore implements Store {
     this.totalChanges = db.prepare("SELECT total_changes()").pluck();
     this.lastTotalChanges = this.totalChanges.get() as number;
     this.areas = sqliteAreas(db);
-    this.outer = asyncView(this.areas, (task) => {
+    const outer: Runner = (task) => {
       if (this.inTransaction.getStore()) {
         // Waiting for the mutex here would deadlock on our own transaction.
         return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
       }
       return this.durable(this.mutex.run(() => this.checkedOpen(task)));
-    });
-    for (const names of Object.values(AREA_OPERATIONS)) {
-      for (const name of names) (this as unknown as Record<string, unknown>)[name] = this.outer[name];
-    }
+    };
+    const view = mapRepositories(this.areas, (area) => runThrough(area, outer));
+    this.collateral = view.collateral;
+    this.reserves = view.reserves;
+    this.guarantees = view.guarantees;
+    this.issuance = view.issuance;
+    this.cycles = view.cycles;
+    this.netting = view.netting;
+    this.chainJournal = view.chainJournal;
+    this.webhooks = view.webhooks;
+    this.authSessions = view.authSessions;
+    this.operatorState = view.operatorState;
   }
 
   /** Opens (creating if needed) and migrates the database at `file` (`:memory:` for a private in-memory one). */
@@ -358,16 +218,17 @@ export class SqliteStore implements Store {
     return value;
   }
 
-  async transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T> {
     if (this.inTransaction.getStore()) throw new Error("store transactions do not nest: use the tx handle");
     return this.durable(
       this.mutex.run(() =>
         this.checkedOpen(async () => {
           let active = true;
-          const tx = asyncView(this.areas, async (task) => {
+          const inside: Runner = async (task) => {
             if (!active) throw new Error("transaction handle used after its transaction ended");
             return task();
-          });
+          };
+          const tx = lazyRepositories(this.areas, (area) => runThrough(area, inside));
           return writerMutex(this.db).run(async () => {
             this.db.exec("BEGIN IMMEDIATE");
             try {

@@ -1,10 +1,12 @@
 /**
- * The operator's store: one repository interface per data area (./repositories), composed. Every method
- * is async so that a PostgreSQL implementation (several operator replicas, row locks) can implement the
- * same interface as the embedded SQLite store. Conventions in ./repositories/common.ts.
+ * The operator's store: one repository per data area (./repositories), handed out as typed properties of
+ * one {@link Repositories} bundle. Every method is async so that a PostgreSQL implementation (several
+ * operator replicas, row locks) can implement the same interface as the embedded SQLite store. Conventions
+ * in ./repositories/common.ts.
  *
- * A new backend implements {@link Store}; a new query goes into the repository of its area (and into
- * every backend), so the areas stay independent of each other and of the backends.
+ * A consumer is given only the areas it uses ({@link StoreAreas}); the composition root (operator/app/)
+ * and the store's own tests hold the whole {@link Store}. A new query goes into the repository of its area
+ * (one implementation, ./sql), so the areas stay independent of each other and of the engines.
  */
 import type { AuthSessionRepository } from "./repositories/auth-sessions";
 import type { ChainJournalRepository } from "./repositories/chain-journal";
@@ -17,29 +19,45 @@ import type { OperatorStateRepository } from "./repositories/operator-state";
 import type { ReserveRepository } from "./repositories/reserves";
 import type { WebhookOutboxRepository } from "./repositories/webhooks";
 
-/** Every repository's operations; each call is atomic on its own and usable inside `store.transaction`. */
-export interface StoreOps
-  extends AuthSessionRepository,
-    CollateralRepository,
-    ReserveRepository,
-    GuaranteeRepository,
-    IssuanceRepository,
-    CycleRepository,
-    CycleNettingRepository,
-    ChainJournalRepository,
-    WebhookOutboxRepository,
-    OperatorStateRepository {}
+/**
+ * The repositories by data area. Each call is atomic on its own; inside `store.transaction(fn)` the same
+ * bundle (`tx`) runs every call in that one transaction.
+ */
+export interface Repositories {
+  readonly collateral: CollateralRepository;
+  readonly reserves: ReserveRepository;
+  readonly guarantees: GuaranteeRepository;
+  readonly issuance: IssuanceRepository;
+  readonly cycles: CycleRepository;
+  readonly netting: CycleNettingRepository;
+  readonly chainJournal: ChainJournalRepository;
+  readonly webhooks: WebhookOutboxRepository;
+  readonly authSessions: AuthSessionRepository;
+  readonly operatorState: OperatorStateRepository;
+}
 
-/** The handle a transaction body works with: the same operations, all inside one transaction. */
-export type StoreTx = StoreOps;
+/** The name of one data area (a key of {@link Repositories}). */
+export type StoreArea = keyof Repositories;
 
-export interface Store extends StoreOps {
+/**
+ * What a consumer is given: the repositories of the areas it uses, and a transaction handing over the same
+ * areas. A {@link Store} is one (for any `A`).
+ */
+export type StoreAreas<A extends StoreArea> = Pick<Repositories, A> & {
+  /**
+   * Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. Inside `fn` use only
+   * `tx` (calling the outer store from inside would wait for the transaction to end, so it throws instead).
+   */
+  transaction<T>(fn: (tx: Pick<Repositories, A>) => Promise<T>): Promise<T>;
+};
+
+export interface Store extends Repositories {
   /**
    * Runs `fn` in one transaction: committed if it resolves, rolled back if it
    * throws. Inside `fn` use only `tx` (calling the outer store from inside
    * would wait for the transaction to end, so it throws instead).
    */
-  transaction<T>(fn: (tx: StoreTx) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Repositories) => Promise<T>): Promise<T>;
   /** Cheap round trip to the database (health checks). */
   ping(): Promise<void>;
   close(): Promise<void>;

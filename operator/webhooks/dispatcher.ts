@@ -14,7 +14,7 @@
 import { EVENT_ID_HEADER, SIGNATURE_HEADER, signWebhook } from "../../sdk/webhooks";
 import { type Clock, nowMilliseconds } from "../clock";
 import type { Logger } from "../logger";
-import type { DueWebhookDelivery, Store, WebhookAttemptOutcome } from "../store";
+import type { DueWebhookDelivery, StoreAreas, WebhookAttemptOutcome } from "../store";
 
 export const WEBHOOK_USER_AGENT = "Surety-Webhooks/1";
 /** Most deliveries claimed by one round (across all lanes). */
@@ -44,7 +44,7 @@ export function backoffSeconds(policy: RetryPolicy, attempts: number): number {
 export type WebhookFetch = (url: string, init: RequestInit) => Promise<Response>;
 
 export interface WebhookDispatcherOptions extends RetryPolicy {
-  store: Store;
+  store: StoreAreas<"webhooks">;
   clock: Clock;
   logger: Logger;
   /** Per-attempt limit on connecting, sending and receiving the answer. */
@@ -158,7 +158,7 @@ export class WebhookDispatcher {
 
   private async claimAndStart(): Promise<DispatchRound> {
     const { store, clock, logger } = this.options;
-    const due = await store.claimDueWebhookDeliveries(
+    const due = await store.webhooks.claimDueWebhookDeliveries(
       nowMilliseconds(clock),
       this.options.batchSize ?? DEFAULT_BATCH_SIZE,
       this.leaseMs,
@@ -220,7 +220,7 @@ export class WebhookDispatcher {
         statusCode: sent.statusCode,
       };
     }
-    await store.recordWebhookAttempt(
+    await store.webhooks.recordWebhookAttempt(
       delivery.eventId,
       delivery.subscriptionId,
       outcome,

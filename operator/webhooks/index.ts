@@ -2,7 +2,7 @@
 import type { Clock } from "../clock";
 import type { OperatorConfig } from "../config";
 import type { Logger } from "../logger";
-import type { Store } from "../store";
+import type { StoreAreas } from "../store";
 import { WebhookDispatcher, type WebhookDispatcherOptions } from "./dispatcher";
 
 export * from "./events";
@@ -11,7 +11,7 @@ export * from "./dispatcher";
 
 /** The dispatcher with the configured timeout and retry policy. */
 export function createWebhookDispatcher(
-  deps: { config: OperatorConfig; store: Store; clock: Clock; logger: Logger },
+  deps: { config: OperatorConfig; store: StoreAreas<"webhooks">; clock: Clock; logger: Logger },
   overrides: Partial<WebhookDispatcherOptions> = {},
 ): WebhookDispatcher {
   const { config } = deps;

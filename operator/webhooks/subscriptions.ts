@@ -5,7 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { WireError } from "../../sdk/errors";
-import type { Store, WebhookSubscriptionRecord } from "../store";
+import type { StoreAreas, WebhookSubscriptionRecord } from "../store";
 import type { WebhookSubscriptionConfig } from "../webhook-config";
 
 export * from "../webhook-config";
@@ -55,15 +55,15 @@ export function newSubscription(fields: NewSubscription, now: number): WebhookSu
  * created through the admin API are left alone.
  */
 export async function syncConfiguredSubscriptions(
-  store: Store,
+  store: StoreAreas<"webhooks">,
   configured: readonly WebhookSubscriptionConfig[],
   now: number,
 ): Promise<void> {
   await store.transaction(async (tx) => {
-    const existing = await tx.listWebhookSubscriptions();
+    const existing = await tx.webhooks.listWebhookSubscriptions();
     const wanted = new Set(configured.map((c) => c.id));
     for (const s of existing) {
-      if (s.source === "config" && !wanted.has(s.id)) await tx.deleteWebhookSubscription(s.id);
+      if (s.source === "config" && !wanted.has(s.id)) await tx.webhooks.deleteWebhookSubscription(s.id);
     }
     for (const c of configured) {
       const previous = existing.find((s) => s.id === c.id);
@@ -72,7 +72,11 @@ export async function syncConfiguredSubscriptions(
           `configured webhook id ${c.id} is already used by a subscription made through the API`,
         );
       }
-      await tx.putWebhookSubscription({ ...c, source: "config", createdAt: previous?.createdAt ?? now });
+      await tx.webhooks.putWebhookSubscription({
+        ...c,
+        source: "config",
+        createdAt: previous?.createdAt ?? now,
+      });
     }
   });
 }

@@ -278,17 +278,17 @@ async function runChild(request: ChildRequest): Promise<ChildReport> {
     Array.from({ length: request.reservedV1 }, (_, k) => "0x" + sha256(int8(2 * (k + 1))).toString("hex")),
   );
   try {
-    await store.releaseCycleGuarantees(CYCLE_ID);
+    await store.netting.releaseCycleGuarantees(CYCLE_ID);
     for (let run = 0; run < request.runs; run++) {
       let start = process.hrtime.bigint();
       const reserveCpu = process.cpuUsage();
-      report.reserved = await store.reservePayableGuarantees(CYCLE_ID);
+      report.reserved = await store.netting.reservePayableGuarantees(CYCLE_ID);
       report.reserveMs.push(elapsed(start));
       const reserveUsed = process.cpuUsage(reserveCpu);
       report.reserveCpuMs.push((reserveUsed.user + reserveUsed.system) / 1000);
       const cpu = process.cpuUsage();
       start = process.hrtime.bigint();
-      const plan = await planStoredCycle(store, CYCLE_ID, undefined, reservedV1Ids);
+      const plan = await planStoredCycle(store.netting, CYCLE_ID, undefined, reservedV1Ids);
       report.planMs.push(elapsed(start));
       const used = process.cpuUsage(cpu);
       report.planCpuMs.push((used.user + used.system) / 1000);
@@ -304,11 +304,11 @@ async function runChild(request: ChildRequest): Promise<ChildReport> {
       report.guaranteesRoot = plan.args.guaranteesRoot;
       if (run === request.runs - 1) {
         const scanCpu = process.cpuUsage();
-        await store.scanCycle(CYCLE_ID, () => undefined);
+        await store.netting.scanCycle(CYCLE_ID, () => undefined);
         const scanUsed = process.cpuUsage(scanCpu);
         report.scanCpuMs = (scanUsed.user + scanUsed.system) / 1000;
       }
-      await store.releaseCycleGuarantees(CYCLE_ID);
+      await store.netting.releaseCycleGuarantees(CYCLE_ID);
     }
   } finally {
     await store.close();

@@ -183,7 +183,7 @@ function benchChain() {
 async function creditPayers(store: Store): Promise<void> {
   const payers = (process.env.BENCH_PAYERS as string).split(",");
   const now = Math.floor(Date.now() / 1000);
-  for (const payer of payers) await store.creditDeposit(payer, ZERO_ADDRESS, DEPOSIT, now);
+  for (const payer of payers) await store.collateral.creditDeposit(payer, ZERO_ADDRESS, DEPOSIT, now);
 }
 
 async function serve(): Promise<void> {

@@ -41,7 +41,7 @@ function record(user: string): GuaranteeRecord {
 async function main(): Promise<void> {
   const users = Array.from({ length: PAYERS }, () => Wallet.createRandom().address);
   const store = SqliteStore.open(":memory:");
-  for (const user of users) await store.creditDeposit(user, ASSET, 10n ** 30n, T0);
+  for (const user of users) await store.collateral.creditDeposit(user, ASSET, 10n ** 30n, T0);
   const rounds: number[] = [];
   for (let round = 0; round < 4; round++) {
     const start = process.cpuUsage();
@@ -50,7 +50,7 @@ async function main(): Promise<void> {
         record: record(users[(i * BATCH + j) % PAYERS]),
         capacity: full,
       }));
-      const outcomes = await store.issueGuarantees(requests, T0);
+      const outcomes = await store.issuance.issueGuarantees(requests, T0);
       if (outcomes.some((o) => o.kind !== "issued")) throw new Error("a guarantee was not issued");
     }
     const used = process.cpuUsage(start);

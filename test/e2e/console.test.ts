@@ -449,7 +449,7 @@ describe("operator console in headless Chromium on a real stack", function () {
     const store = s.core.context.store;
     const now = await s.syncClocks();
     for (let n = 1; n <= 60; n++) {
-      await store.insertGuarantee({
+      await store.guarantees.insertGuarantee({
         guaranteeId: "0x" + (0xc0de0000 + n).toString(16).padStart(64, "0"),
         version: 1,
         user: w.alice.address,

@@ -65,7 +65,7 @@ describe("PostgreSQL restarted under a running Core", function () {
     const url = await pg.createDatabase("restart_store");
     const store = await PostgresStore.open(url, { poolSize: 2 });
     cleanup.push(() => store.close());
-    await store.creditDeposit(FACILITATOR.address, ZERO_ADDRESS, 500n, 1);
+    await store.collateral.creditDeposit(FACILITATOR.address, ZERO_ADDRESS, 500n, 1);
 
     // A transaction holding its connection between two statements (no query running on it) when the
     // server goes away: the client's 'error' event must not go unhandled (it would end the process).
@@ -74,10 +74,10 @@ describe("PostgreSQL restarted under a running Core", function () {
     let inBody!: () => void;
     const entered = new Promise<void>((resolve) => (inBody = resolve));
     const body = store.transaction(async (tx) => {
-      await tx.creditDeposit(FACILITATOR.address, ZERO_ADDRESS, 100n, 2);
+      await tx.collateral.creditDeposit(FACILITATOR.address, ZERO_ADDRESS, 100n, 2);
       inBody();
       await paused;
-      await tx.creditDeposit(FACILITATOR.address, ZERO_ADDRESS, 100n, 3);
+      await tx.collateral.creditDeposit(FACILITATOR.address, ZERO_ADDRESS, 100n, 3);
     });
     const outcome = body.then(
       () => "committed",
@@ -102,9 +102,13 @@ describe("PostgreSQL restarted under a running Core", function () {
       "the pool to reconnect",
     );
     // Nothing of the failed transaction is stored; the store works as before.
-    expect((await store.getCollateral(FACILITATOR.address, ZERO_ADDRESS)).deposited).to.equal(500n);
-    await store.creditDeposit(FACILITATOR.address, ZERO_ADDRESS, 1n, 4);
-    expect((await store.getCollateral(FACILITATOR.address, ZERO_ADDRESS)).deposited).to.equal(501n);
+    expect((await store.collateral.getCollateral(FACILITATOR.address, ZERO_ADDRESS)).deposited).to.equal(
+      500n,
+    );
+    await store.collateral.creditDeposit(FACILITATOR.address, ZERO_ADDRESS, 1n, 4);
+    expect((await store.collateral.getCollateral(FACILITATOR.address, ZERO_ADDRESS)).deposited).to.equal(
+      501n,
+    );
   });
 
   it("Core: 503 and clean refusals while the database is down, then recovers by itself; acknowledged certificates stay", async () => {

@@ -36,7 +36,7 @@ describe("protocol end to end: a seller's V1 reserve is marked netted by Core's 
     expect(await f.vault.v1ReserveRecipient(g.id)).to.equal(w.bob.address);
     await s.round();
     // Core holds it as a V1 reserve: never released as expired.
-    expect(await s.core.context.store.listV1ReserveIds()).to.deep.equal([g.id.toLowerCase()]);
+    expect(await s.core.context.store.reserves.listV1ReserveIds()).to.deep.equal([g.id.toLowerCase()]);
 
     const released: string[] = [];
     for (let i = 0; i < 60 && released.length === 0; i++) {
@@ -51,12 +51,12 @@ describe("protocol end to end: a seller's V1 reserve is marked netted by Core's 
     expect((await f.vault.reserveOf(g.id)).user).to.equal(ZeroAddress);
     expect(await f.vault.v1ReserveRecipient(g.id)).to.equal(ZeroAddress);
     expect(await s.stateOf("alice", g.id)).to.be.oneOf(["NETTED", "DEFAULT_REMUNERATED", "SETTLED"]);
-    expect(await s.core.context.store.listV1ReserveIds()).to.deep.equal([]);
+    expect(await s.core.context.store.reserves.listV1ReserveIds()).to.deep.equal([]);
 
     // The seller is paid through clearing: its credit in the cycle counts the reserved guarantee once.
     const store = s.core.context.store;
-    const cycleId = (await store.getClearingGuarantee(g.id))!.cycleId!;
-    const sameCycle = (await store.getClearingGuarantee(other.id))!.cycleId === cycleId;
+    const cycleId = (await store.guarantees.getClearingGuarantee(g.id))!.cycleId!;
+    const sameCycle = (await store.guarantees.getClearingGuarantee(other.id))!.cycleId === cycleId;
     const proof = await s.coreAs("bob", "GET", `/core/cycles/${cycleId}/participants/${w.bob.address}/proof`);
     expect(proof.status).to.equal(200);
     const positions = proof.body.positions as { asset_address: string; credit: string }[];
@@ -114,6 +114,6 @@ describe("protocol end to end: a seller's V1 reserve is marked netted by Core's 
       "ReserveNotFound",
     );
     await s.round();
-    expect(await s.core.context.store.listV1ReserveIds()).to.deep.equal([]);
+    expect(await s.core.context.store.reserves.listV1ReserveIds()).to.deep.equal([]);
   });
 });

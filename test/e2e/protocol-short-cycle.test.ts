@@ -172,7 +172,7 @@ describe(`protocol end to end at the devnet's shortest cycle (${DEVNET_MIN_CYCLE
       await second(stack);
     }
     await stack.round();
-    const cycle = (await stack.core.context.store.getCycle(1))!;
+    const cycle = (await stack.core.context.store.cycles.getCycle(1))!;
     expect(cycle.committedAt! - cycle.cutoff).to.be.at.most(t.commitDelay);
     expect(await stack.stateOf("alice", g1.id)).to.equal("NETTED");
     await f.clearingHouse.connect(w.alice).payNetDebit(1, usd);
@@ -190,7 +190,7 @@ describe(`protocol end to end at the devnet's shortest cycle (${DEVNET_MIN_CYCLE
     const covers = await f.clearingHouse.queryFilter(f.clearingHouse.filters.DefaultCovered());
     expect(covers).to.have.length(1);
     const coveredAt = (await covers[0].getBlock()).timestamp;
-    const stored = (await stack.core.context.store.getCycle(1))!;
+    const stored = (await stack.core.context.store.cycles.getCycle(1))!;
     expect(view.payment_deadline).to.equal(new Date(stored.paymentDeadline! * 1000).toISOString());
     expect(coveredAt).to.be.greaterThan(stored.paymentDeadline!);
     expect(coveredAt).to.be.at.most(stored.defaultDeadline!);

@@ -263,7 +263,7 @@ describe("Core replicas on one PostgreSQL database", function () {
       }
     }
     expect(issued).to.equal(10);
-    const stored = await observer.getCollateral(alice.address, f.usdAddress);
+    const stored = await observer.collateral.getCollateral(alice.address, f.usdAddress);
     expect(stored.locked).to.equal(1_000n);
     expect(stored.locked <= stored.deposited).to.equal(true);
   });
@@ -290,7 +290,7 @@ describe("Core replicas on one PostgreSQL database", function () {
     await time.increase(f.timings.cycleLength + 1);
     const sent = await until(
       async () => {
-        const cycle = await observer.latestCycle();
+        const cycle = await observer.cycles.latestCycle();
         return cycle?.state === "SENT" ? cycle : null;
       },
       15_000,
@@ -313,7 +313,7 @@ describe("Core replicas on one PostgreSQL database", function () {
 
     const committed = await until(
       async () => {
-        const cycle = await observer.getCycle(sent.cycleId);
+        const cycle = await observer.cycles.getCycle(sent.cycleId);
         return cycle?.state === "COMMITTED" ? cycle : null;
       },
       15_000,
@@ -337,7 +337,7 @@ describe("Core replicas on one PostgreSQL database", function () {
 
     // The keeper covers on time: alice never pays her debit. Once the chain passes the payment deadline,
     // the new leader's keeper covers it from her collateral (coverDefault), before the default deadline.
-    const [debt] = await observer.listCycleDebts({ cycleId: sent.cycleId });
+    const [debt] = await observer.cycles.listCycleDebts({ cycleId: sent.cycleId });
     expect(debt).to.include({ debtor: alice.address, status: "OPEN", amount: 600n });
     expect(committed.paymentDeadline).to.be.a("number");
     expect(committed.defaultDeadline).to.be.a("number");
@@ -348,7 +348,7 @@ describe("Core replicas on one PostgreSQL database", function () {
     const coveredAt = performance.now();
     const covered = await until(
       async () => {
-        const [row] = await observer.listCycleDebts({ cycleId: sent.cycleId });
+        const [row] = await observer.cycles.listCycleDebts({ cycleId: sent.cycleId });
         return row?.status === "COVERED" ? row : null;
       },
       15_000,

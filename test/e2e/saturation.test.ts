@@ -141,8 +141,8 @@ describe("deadline work under saturated issuance (issue 26 item 1b)", function (
     const leader = replicas[0];
     await until(
       async () =>
-        (await observer.getCollateral(alice.address, f.usdAddress)).deposited > 0n &&
-        (await observer.getCollateral(carol.address, f.usdAddress)).deposited > 0n,
+        (await observer.collateral.getCollateral(alice.address, f.usdAddress)).deposited > 0n &&
+        (await observer.collateral.getCollateral(carol.address, f.usdAddress)).deposited > 0n,
       20_000,
       "both deposits indexed",
     );
@@ -196,7 +196,7 @@ describe("deadline work under saturated issuance (issue 26 item 1b)", function (
     await until(
       async () => {
         for (const id of acks.keys()) {
-          const g = await observer.getClearingGuarantee(id);
+          const g = await observer.guarantees.getClearingGuarantee(id);
           if (g?.cycleId === null || g?.cycleId === undefined) return false;
         }
         return true;
@@ -210,17 +210,17 @@ describe("deadline work under saturated issuance (issue 26 item 1b)", function (
     const cycles = new Map<number, number>();
     let worst = -Infinity;
     for (const [id, ack] of acks) {
-      const g = (await observer.getClearingGuarantee(id))!;
+      const g = (await observer.guarantees.getClearingGuarantee(id))!;
       if (!cycles.has(g.cycleId!))
-        cycles.set(g.cycleId!, (await observer.getCycle(g.cycleId!))!.committedAt!);
+        cycles.set(g.cycleId!, (await observer.cycles.getCycle(g.cycleId!))!.committedAt!);
       worst = Math.max(worst, cycles.get(g.cycleId!)! - ack);
     }
     // The debt's cycle: its cover landed before its default deadline.
-    const debtGuarantee = (await observer.getClearingGuarantee(debt.id))!;
-    const debtCycle = (await observer.getCycle(debtGuarantee.cycleId!))!;
+    const debtGuarantee = (await observer.guarantees.getClearingGuarantee(debt.id))!;
+    const debtCycle = (await observer.cycles.getCycle(debtGuarantee.cycleId!))!;
     const covered = await until(
       async () => {
-        const row = (await observer.listCycleDebts({ cycleId: debtCycle.cycleId })).find(
+        const row = (await observer.cycles.listCycleDebts({ cycleId: debtCycle.cycleId })).find(
           (d) => d.debtor === carol.address,
         );
         return row?.status === "COVERED" ? row : null;
@@ -247,7 +247,7 @@ describe("deadline work under saturated issuance (issue 26 item 1b)", function (
         [...cycles.keys()]
           .sort((x, y) => x - y)
           .map(async (id) => {
-            const c = (await observer.getCycle(id))!;
+            const c = (await observer.cycles.getCycle(id))!;
             return [id, c.cutoff, c.plannedAt, c.committedAt, c.guaranteeIds.length];
           }),
       ),

@@ -123,7 +123,7 @@ describe("svc-credit in the official x402 packages: @x402/fetch|axios → @x402/
     });
     const now = Math.floor(Date.now() / 1000);
     for (const asset of [ZERO_ADDRESS, TUSD]) {
-      await core.context.store.creditDeposit(payer.address, asset, DEPOSIT, now);
+      await core.context.store.collateral.creditDeposit(payer.address, asset, DEPOSIT, now);
     }
     facilitator = await startFacilitatorServer(
       facilitatorConfigFromObject({
@@ -255,7 +255,7 @@ describe("svc-credit in the official x402 packages: @x402/fetch|axios → @x402/
   }
 
   async function locked(user: string, asset: string): Promise<bigint> {
-    return (await core.context.store.getCollateral(user, asset)).locked;
+    return (await core.context.store.collateral.getCollateral(user, asset)).locked;
   }
 
   /** Checks a settlement header: Core's BLS certificate over exactly this payment, recorded and locked. */
@@ -288,7 +288,7 @@ describe("svc-credit in the official x402 packages: @x402/fetch|axios → @x402/
     expect(decoded.guaranteeId).to.equal(id);
     expect(settlement.transaction.toLowerCase()).to.equal(id);
     expect(persisted.at(-1)).to.deep.equal(certificate);
-    expect(await core.context.store.getGuarantee(id)).to.deep.include({
+    expect(await core.context.store.guarantees.getGuarantee(id)).to.deep.include({
       state: expected.state,
       certificateClaims: certificate.claims,
     });

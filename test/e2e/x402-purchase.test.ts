@@ -87,7 +87,7 @@ describe("x402 purchase end to end: buyer → seller → facilitator → Core", 
     });
     const now = Math.floor(Date.now() / 1000);
     for (const asset of [ZERO_ADDRESS, TUSD])
-      await core.context.store.creditDeposit(payer.address, asset, DEPOSIT, now);
+      await core.context.store.collateral.creditDeposit(payer.address, asset, DEPOSIT, now);
     facilitator = await startFacilitatorServer(
       facilitatorConfigFromObject({
         host: "127.0.0.1",
@@ -175,7 +175,7 @@ describe("x402 purchase end to end: buyer → seller → facilitator → Core", 
   }
 
   async function locked(user: string, asset: string): Promise<bigint> {
-    return (await core.context.store.getCollateral(user, asset)).locked;
+    return (await core.context.store.collateral.getCollateral(user, asset)).locked;
   }
 
   for (const x402Version of [1, 2] as const) {
@@ -227,7 +227,7 @@ describe("x402 purchase end to end: buyer → seller → facilitator → Core", 
           x402Version,
           payer: payer.address,
         });
-        expect(await core.context.store.getGuarantee(id)).to.deep.include({
+        expect(await core.context.store.guarantees.getGuarantee(id)).to.deep.include({
           state,
           certificateClaims: certificate.claims,
         });

@@ -143,7 +143,12 @@ describe("x402 replay safety across seller restarts and replicas (PaymentLedger,
       chainClock: systemClock, // no indexer: the deposit is credited by hand, the wall clock is chain time
       ...testCoreDeps(contracts.deployment),
     });
-    await core.context.store.creditDeposit(payer.address, TUSD, DEPOSIT, Math.floor(Date.now() / 1000));
+    await core.context.store.collateral.creditDeposit(
+      payer.address,
+      TUSD,
+      DEPOSIT,
+      Math.floor(Date.now() / 1000),
+    );
     facilitator = await startFacilitatorServer(
       facilitatorConfigFromObject({
         host: "127.0.0.1",
@@ -233,7 +238,7 @@ describe("x402 replay safety across seller restarts and replicas (PaymentLedger,
   }
 
   async function locked(): Promise<bigint> {
-    return (await core.context.store.getCollateral(payer.address, TUSD)).locked;
+    return (await core.context.store.collateral.getCollateral(payer.address, TUSD)).locked;
   }
 
   async function expectStoredOnce(header: string): Promise<void> {
@@ -243,7 +248,9 @@ describe("x402 replay safety across seller restarts and replicas (PaymentLedger,
       payer.address,
       claims.reqId,
     );
-    expect(await core.context.store.getGuarantee(id)).to.deep.include({ state: "FINALIZED_PAYABLE" });
+    expect(await core.context.store.guarantees.getGuarantee(id)).to.deep.include({
+      state: "FINALIZED_PAYABLE",
+    });
   }
 
   function expectRefusedAsUsed(response: Response): void {

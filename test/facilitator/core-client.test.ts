@@ -332,7 +332,9 @@ async function depositOnChain(t: TestCore, amount: bigint): Promise<void> {
     maxBlocksPerTick: 1_000,
   });
   await indexer.syncToHead();
-  expect((await t.core.context.store.getCollateral(payer.address, ZERO_ADDRESS)).deposited).to.equal(amount);
+  expect(
+    (await t.core.context.store.collateral.getCollateral(payer.address, ZERO_ADDRESS)).deposited,
+  ).to.equal(amount);
 }
 
 /** A settle body with the seller's `settle_attempt` beside the buyer's signed guarantee. */
@@ -371,7 +373,7 @@ describe("facilitator /settle against a real Core", function () {
   }
 
   async function locked(): Promise<bigint> {
-    return (await t.core.context.store.getCollateral(payer.address, ZERO_ADDRESS)).locked;
+    return (await t.core.context.store.collateral.getCollateral(payer.address, ZERO_ADDRESS)).locked;
   }
 
   /** The certificate verifies against Core's published key and the Vault's, and binds exactly `claims`. */
@@ -425,7 +427,7 @@ describe("facilitator /settle against a real Core", function () {
       await expectCertificateFor(certificate, claims);
       // Core locked the amount and stored the guarantee with this certificate.
       expect(await locked()).to.equal(lockedBefore + claims.amount);
-      const stored = await t.core.context.store.getGuarantee(id);
+      const stored = await t.core.context.store.guarantees.getGuarantee(id);
       expect(stored).to.deep.include({
         state,
         certificateClaims: certificate.claims,
@@ -506,7 +508,7 @@ describe("facilitator /settle against a real Core", function () {
       .and.match(/available/);
     expect(await locked()).to.equal(lockedBefore);
     const id = guaranteeId(deployment, claims.user, claims.reqId);
-    expect(await t.core.context.store.getGuarantee(id)).to.equal(null);
+    expect(await t.core.context.store.guarantees.getGuarantee(id)).to.equal(null);
   });
 
   it("passes Core's 409 without a certificate through as 400 duplicate_guarantee", async function () {
@@ -733,7 +735,7 @@ describe("facilitator and Core's V2 deadline cap (real Core)", function () {
   }
 
   async function locked(): Promise<bigint> {
-    return (await t.core.context.store.getCollateral(payer.address, ZERO_ADDRESS)).locked;
+    return (await t.core.context.store.collateral.getCollateral(payer.address, ZERO_ADDRESS)).locked;
   }
 
   it("/verify refuses a deadline past latest_validation_deadline (validation_deadline_too_far), as /settle does", async function () {

@@ -35,7 +35,7 @@ describe("facilitator with several Core URLs (failover)", function () {
 
   before(async function () {
     t = await startTestCore({ facilitators: [facilitatorWallet.address] });
-    await t.core.context.store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000_000n, T0);
+    await t.core.context.store.collateral.creditDeposit(payer.address, ZERO_ADDRESS, 10_000_000n, T0);
     failing = createServer((_req, res) => {
       res.writeHead(503, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: "store unavailable", code: "unavailable" }));

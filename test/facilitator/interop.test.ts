@@ -135,7 +135,7 @@ describe("facilitator interop with @x402/core HTTPFacilitatorClient (real Core)"
 
   before(async function () {
     core = await startTestCore({ facilitators: [facilitatorWallet.address] });
-    await core.core.context.store.creditDeposit(payer.address, ZERO_ADDRESS, 10n ** 18n, T0);
+    await core.core.context.store.collateral.creditDeposit(payer.address, ZERO_ADDRESS, 10n ** 18n, T0);
     facilitator = await startTestFacilitator({ coreUrl: core.core.url }, {});
     client = new HTTPFacilitatorClient({ url: facilitator.url, timeoutMs: 5000 });
     deployment = await facilitator.server.context.core.getDeployment();
@@ -162,7 +162,7 @@ describe("facilitator interop with @x402/core HTTPFacilitatorClient (real Core)"
       expect(result.errorMessage).to.equal(undefined);
       // The reference schema keeps only its own fields; the certificate is ours, on the same answer.
       expect(result).not.to.have.property("certificate");
-      const stored = await core.core.context.store.getGuarantee(result.transaction);
+      const stored = await core.core.context.store.guarantees.getGuarantee(result.transaction);
       const certificate = parseCertificate({
         claims: stored?.certificateClaims,
         signature: stored?.certificateSignature,

@@ -31,7 +31,7 @@ describe("Facilitator OpenAPI document", () => {
 
   before(async () => {
     core = await startTestCore({ facilitators: [facilitatorWallet.address] });
-    await core.core.context.store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
+    await core.core.context.store.collateral.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
     deployment = deploymentFromPublicParams(core.core.context.publicParams());
     facilitator = await startTestFacilitator({ coreUrl: core.core.url }, {});
   });

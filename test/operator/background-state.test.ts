@@ -66,7 +66,7 @@ describe("background state shared through the store (Core workers)", function ()
       expect(workerClock.current()).to.equal(null);
 
       // The indexer ticks in the primary: cursor stored, verdict published.
-      await primaryStore.setChainCursor(
+      await primaryStore.chainJournal.setChainCursor(
         { blockNumber: 42, blockHash: "0x" + "ab".repeat(32), blockTimestamp: T0 - 12 },
         T0,
       );

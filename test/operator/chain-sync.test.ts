@@ -144,7 +144,9 @@ describe("Core while its books cannot follow the chain", function () {
     await deposit(h, parseEther("1"));
     await mine(REORG_HISTORY_BLOCKS + 10);
     await h.tasks.indexer.syncToHead();
-    expect(await h.core.context.store.getOperatorState(JOURNAL_PRUNED_BELOW_KEY)).to.not.equal(null);
+    expect(await h.core.context.store.operatorState.getOperatorState(JOURNAL_PRUNED_BELOW_KEY)).to.not.equal(
+      null,
+    );
     expect((await health(h)).status).to.equal(200);
     expect((await issue(h, parseEther("0.1"))).status).to.equal(200);
 
@@ -155,9 +157,9 @@ describe("Core while its books cannot follow the chain", function () {
     const vault = h.contracts.surety.vault;
     expect(await vault.balanceOf(payer.address, ZERO_ADDRESS)).to.equal(0n);
     for (let round = 0; round < 5; round++) await h.tasks.runOnce();
-    expect((await h.core.context.store.getCollateral(payer.address, ZERO_ADDRESS)).deposited).to.equal(
-      parseEther("1"),
-    );
+    expect(
+      (await h.core.context.store.collateral.getCollateral(payer.address, ZERO_ADDRESS)).deposited,
+    ).to.equal(parseEther("1"));
 
     const { status, body } = await health(h);
     expect(status).to.equal(503);
@@ -181,9 +183,9 @@ describe("Core while its books cannot follow the chain", function () {
     openapi.check("POST", "/core/guarantees", viaFetch);
     expect(viaFetch.status).to.equal(500);
     // Nothing was locked or stored by the refusals.
-    expect((await h.core.context.store.getCollateral(payer.address, ZERO_ADDRESS)).locked).to.equal(
-      parseEther("0.1"),
-    );
+    expect(
+      (await h.core.context.store.collateral.getCollateral(payer.address, ZERO_ADDRESS)).locked,
+    ).to.equal(parseEther("0.1"));
 
     const text = await metrics(h);
     expect(text).to.include('surety_indexer_state{state="halted"} 1');

@@ -116,8 +116,8 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
     await h.indexer.syncToHead();
     expect((await scheduler.tick()).action).to.equal("committed");
     await h.indexer.syncToHead();
-    const cycle = (await h.store.getCycle(1))!;
-    const [debt] = await h.store.listCycleDebts({ cycleId: 1 });
+    const cycle = (await h.store.cycles.getCycle(1))!;
+    const [debt] = await h.store.cycles.listCycleDebts({ cycleId: 1 });
     expect([debt.debtor, debt.status]).to.deep.equal([f.alice.address, "OPEN"]);
     expect(h.clock.nowSeconds()).to.equal(wallStart);
     const operator = new Wallet(OPERATOR_KEY).address;
@@ -139,7 +139,7 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
     const coveredAt = (await provider.getBlock(receipt.blockNumber))!.timestamp;
     expect(coveredAt).to.be.greaterThan(cycle.paymentDeadline!).and.at.most(cycle.defaultDeadline!);
     await h1.indexer.syncToHead();
-    expect((await h1.store.listCycleDebts({ cycleId: 1 }))[0].status).to.equal("COVERED");
+    expect((await h1.store.cycles.listCycleDebts({ cycleId: 1 }))[0].status).to.equal("COVERED");
     expect(await provider.getTransactionCount(operator)).to.equal(sent + 1); // one cover, sent once
   });
 
@@ -186,7 +186,7 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
         );
     }
 
-    const stateOf = async (id: string) => (await h!.store.getClearingGuarantee(id))!.state;
+    const stateOf = async (id: string) => (await h!.store.guarantees.getClearingGuarantee(id))!.state;
 
     it("a response mined before the deadline in chain time counts, though the wall clock says the deadline passed", async function () {
       const { f, tasks } = await setupV2();
@@ -236,7 +236,7 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
         finalized: [],
       });
       expect(await stateOf(late.id)).to.equal("CANCELLED");
-      expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
+      expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
     });
   });
 

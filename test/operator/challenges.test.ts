@@ -62,7 +62,7 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
 
   /** A subscription to every event type, so the events the indexer writes are queued for it. */
   async function subscribeAll(): Promise<void> {
-    await h!.store.putWebhookSubscription({
+    await h!.store.webhooks.putWebhookSubscription({
       id: "all",
       url: "http://127.0.0.1:9/unused",
       secret: "s".repeat(32),
@@ -75,10 +75,10 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
 
   /** The `data` of the events of `type` queued for {@link subscribeAll}'s subscription, oldest first. */
   async function queued(type: string): Promise<Record<string, unknown>[]> {
-    const deliveries = await h!.store.listWebhookDeliveries({ subscriptionId: "all", limit: 100 });
+    const deliveries = await h!.store.webhooks.listWebhookDeliveries({ subscriptionId: "all", limit: 100 });
     const data: Record<string, unknown>[] = [];
     for (const d of deliveries.filter((x) => x.eventType === type).sort((a, b) => a.seq - b.seq)) {
-      const stored = await h!.store.getWebhookEvent(d.eventId);
+      const stored = await h!.store.webhooks.getWebhookEvent(d.eventId);
       data.push((JSON.parse(stored!.payload) as { data: Record<string, unknown> }).data);
     }
     return data;
@@ -96,10 +96,10 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     const toBob = await issueGuarantee(h, f.alice, f.bob.address, 3n * ONE);
     const toCarol = await issueGuarantee(h, f.alice, f.carol.address, ONE, ETH, undefined, "eip191");
     const fromBob = await issueGuarantee(h, f.bob, f.alice.address, ONE);
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
     expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 3 });
     await h.indexer.syncToHead();
-    const cycle = (await h.store.getCycle(1))!;
+    const cycle = (await h.store.cycles.getCycle(1))!;
     expect(cycle.state).to.equal("COMMITTED");
     expect(cycle.challengeDeadline).to.equal(cycle.committedAt! + f.timings.challengeWindow);
     expect(cycle.answerDeadline).to.equal(cycle.committedAt! + 2 * f.timings.challengeWindow);
@@ -115,12 +115,12 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 1);
     await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 5); // past the tree's end
     await h!.indexer.syncToHead();
-    expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("CHALLENGED");
+    expect((await h!.store.cycles.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("CHALLENGED");
     expect(
-      (await h!.store.listCycleDisputes({ cycleId: 1, status: "OPEN" })).map((d) => d.position),
+      (await h!.store.cycles.listCycleDisputes({ cycleId: 1, status: "OPEN" })).map((d) => d.position),
     ).to.deep.equal([0, 1, 5]);
     const view = await getJson("/core/cycles/1");
-    const stored = (await h!.store.getCycle(1))!;
+    const stored = (await h!.store.cycles.getCycle(1))!;
     expect(view).to.include({
       state: "COMMITTED",
       guarantees_root: commitArgsFromJson(JSON.parse(stored.args)).guaranteesRoot,
@@ -145,8 +145,8 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
       [5, false],
     ]);
     await h!.indexer.syncToHead();
-    expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("ANSWERED");
-    const disputes = await h!.store.listCycleDisputes({ cycleId: 1 });
+    expect((await h!.store.cycles.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("ANSWERED");
+    const disputes = await h!.store.cycles.listCycleDisputes({ cycleId: 1 });
     expect(disputes.map((d) => d.status)).to.deep.equal(["UPHELD", "UPHELD", "DISMISSED"]);
     expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).status).to.equal(5n);
     expect((await tasks.keeper.tick()).answered).to.deep.equal([]); // not answered twice
@@ -156,8 +156,8 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     const covered = await tasks.keeper.tick();
     expect(covered.covered.map((c) => c.debtor)).to.deep.equal([f.alice.address]);
     await h!.indexer.syncToHead();
-    expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("COVERED");
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
+    expect((await h!.store.cycles.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("COVERED");
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
   });
 
   it("concedes a position the chain refuses to see proven: only its amount comes off the debit", async function () {
@@ -165,7 +165,7 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
     // The operator key lists toBob in a cycle 2 Core never planned, where it answers a dispute first: in
     // cycle 1 the same signature can no longer prove anything (GuaranteeAlreadyUsed).
-    const toBob = (await h!.store.getClearingGuarantee(ids[0]))!;
+    const toBob = (await h!.store.guarantees.getClearingGuarantee(ids[0]))!;
     const dup = buildCommitPlan(netCycle(2n, [toBob]), [toBob])!;
     await f.clearingHouse.connect(f.operator).commitCycle(...toCommitCycleCall(dup.args));
     await f.clearingHouse.connect(f.alice).disputeGuarantee(2, ETH, 0);
@@ -176,7 +176,7 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
       0,
     );
     await f.clearingHouse.answerDispute(2, ETH, f.alice.address, 0, answer2);
-    const all = await h!.store.listGuarantees({ cycleId: 1 });
+    const all = await h!.store.guarantees.listGuarantees({ cycleId: 1 });
     const position = debtorTreeOf(all, f.alice.address, ETH).leaves.findIndex(
       (l) => l.guaranteeId.toLowerCase() === toBob.guaranteeId.toLowerCase(),
     );
@@ -187,10 +187,10 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
       [1, position, true],
     ]);
     await h!.indexer.syncToHead();
-    const [dispute] = await h!.store.listCycleDisputes({ cycleId: 1 });
+    const [dispute] = await h!.store.cycles.listCycleDisputes({ cycleId: 1 });
     expect([dispute.status, dispute.amount]).to.deep.equal(["VOIDED", 3n * ONE]);
     // alice's 3-ETH debit came off entirely (the 1 ETH to carol is offset by bob's 1 ETH to her).
-    const debt = (await h!.store.getCycleDebt(1, ETH, f.alice.address))!;
+    const debt = (await h!.store.cycles.getCycleDebt(1, ETH, f.alice.address))!;
     expect([debt.status, debt.amount]).to.deep.equal(["VOIDED", 0n]);
     expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).amount).to.equal(0n);
   });
@@ -207,11 +207,11 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     // alice signs 3 to bob, bob 2 to alice: alice owes 1 net; conceding the 3-ETH position leaves 2 over.
     const toBob = await issueGuarantee(h, f.alice, f.bob.address, 3n * ONE);
     await issueGuarantee(h, f.bob, f.alice.address, 2n * ONE);
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
     expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 2 });
     await h.indexer.syncToHead();
     // The same signature proven first in a rogue cycle 2: in cycle 1 the keeper can only concede it.
-    const stored = (await h.store.getClearingGuarantee(toBob.id))!;
+    const stored = (await h.store.guarantees.getClearingGuarantee(toBob.id))!;
     const dup = buildCommitPlan(netCycle(2n, [stored]), [stored])!;
     await f.clearingHouse.connect(f.operator).commitCycle(...toCommitCycleCall(dup.args));
     await f.clearingHouse.connect(f.alice).disputeGuarantee(2, ETH, 0);
@@ -250,8 +250,8 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
 
   it("rebuilds the committed debtor trees or refuses to answer from them", async function () {
     const { f } = await committed();
-    const cycle = (await h!.store.getCycle(1))!;
-    const guarantees = await h!.store.listGuarantees({ cycleId: 1 });
+    const cycle = (await h!.store.cycles.getCycle(1))!;
+    const guarantees = await h!.store.guarantees.listGuarantees({ cycleId: 1 });
     const args = commitArgsFromJson(JSON.parse(cycle.args));
     const trees = rebuildCycleDebitTrees(args.debitsRoot, guarantees);
     // One summary per account with outgoing or incoming guarantees (carol is only paid).
@@ -277,10 +277,10 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     await advance(h!, f.timings.cycleLength);
     expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 2, guarantees: 1 });
     await h!.indexer.syncToHead();
-    const second = (await h!.store.getCycle(2))!;
+    const second = (await h!.store.cycles.getCycle(2))!;
     expect(second.guaranteeIds).to.deep.equal([fresh.id]);
     for (const id of ids) expect(second.guaranteeIds).to.not.include(id);
-    for (const id of ids) expect((await h!.store.getClearingGuarantee(id))!.cycleId).to.equal(1);
+    for (const id of ids) expect((await h!.store.guarantees.getClearingGuarantee(id))!.cycleId).to.equal(1);
   });
 
   it("a stolen operator key lists a netted guarantee again: the payer's proof refunds it, Core logs it, its books stand", async function () {
@@ -292,14 +292,16 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
       },
     });
     const { f, ids } = await committed(pino({ level: "info" }, sink));
-    const records = (await Promise.all(ids.map((id) => h!.store.getClearingGuarantee(id)))).map((g) => g!);
+    const records = (await Promise.all(ids.map((id) => h!.store.guarantees.getClearingGuarantee(id)))).map(
+      (g) => g!,
+    );
     const toBob = records[0];
     const first = buildCommitPlan(netCycle(1n, records), records)!; // Core's cycle 1, rebuilt
     const dup = buildCommitPlan(netCycle(2n, [toBob]), [toBob])!; // the thief's cycle 2
     await f.clearingHouse.connect(f.operator).commitCycle(...toCommitCycleCall(dup.args));
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
     await advance(h!, f.timings.challengeWindow + 1);
-    const before = await h!.store.getCycleDebt(1, ETH, f.alice.address);
+    const before = await h!.store.cycles.getCycleDebt(1, ETH, f.alice.address);
     const leaf = guaranteeLeafOf(toBob);
     const proofs = [first, dup].map((p) => guaranteeProof(p.guaranteeTree, leaf));
     await f.clearingHouse.connect(f.alice).proveDoubleListing(1, 2, leaf, leaf, proofs[0], proofs[1]);
@@ -320,15 +322,15 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
       amount: (3n * ONE).toString(),
     });
     // The remedy is a refund from the bond: Core's debt, lock and guarantee states are unchanged.
-    expect(await h!.store.getCycleDebt(1, ETH, f.alice.address)).to.deep.equal(before);
-    expect((await h!.store.getClearingGuarantee(toBob.guaranteeId))!.state).to.equal("NETTED");
+    expect(await h!.store.cycles.getCycleDebt(1, ETH, f.alice.address)).to.deep.equal(before);
+    expect((await h!.store.guarantees.getClearingGuarantee(toBob.guaranteeId))!.state).to.equal("NETTED");
   });
 
   it("after a guardian's veto: the guarantees return to the pool, debts are released, the next cycle re-commits them", async function () {
     const { f, tasks, ids } = await committed();
     await f.clearingHouse.connect(f.admin).vetoCycle(1); // the admin is the guardian in this fixture
     await h!.indexer.syncToHead();
-    expect((await h!.store.getCycle(1))!.state).to.equal("VETOED");
+    expect((await h!.store.cycles.getCycle(1))!.state).to.equal("VETOED");
     expect(await getJson("/core/cycles/1")).to.include({ state: "VETOED" });
     // bob's credit stays in the tree (and proves), but a vetoed cycle pays no claim: no call is offered.
     const [position] = (await getJson(`/core/cycles/1/participants/${f.bob.address}/proof`))
@@ -338,13 +340,13 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
       f.clearingHouse.claimNetCredit(1, ETH, f.bob.address, NO_CREDIT_PROOF.summary, []),
     ).to.be.revertedWithCustomError(f.clearingHouse, "CycleIsVetoed");
     for (const id of ids) {
-      const g = (await h!.store.getClearingGuarantee(id))!;
+      const g = (await h!.store.guarantees.getClearingGuarantee(id))!;
       expect([g.state, g.cycleId]).to.deep.equal(["FINALIZED_PAYABLE", null]);
     }
     // The guarantees are locked again for their re-commit (alice 4 ETH, bob 1 ETH), and alice's unpaid debt
     // (3 ETH) stays locked until the chain releases it after the grace period.
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(7n * ONE);
-    expect((await h!.store.getCollateral(f.bob.address, ETH)).locked).to.equal(ONE);
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(7n * ONE);
+    expect((await h!.store.collateral.getCollateral(f.bob.address, ETH)).locked).to.equal(ONE);
     expect((await tasks.keeper.tick()).released).to.deep.equal([]); // VetoedDebtLocked
     await advance(h!, f.timings.withdrawalGracePeriod);
     await h!.indexer.syncToHead();
@@ -352,22 +354,22 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     const kept = await tasks.keeper.tick();
     expect(kept.released.map((r) => r.debtor)).to.deep.equal([f.alice.address]);
     await h!.indexer.syncToHead();
-    expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("VOIDED");
+    expect((await h!.store.cycles.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("VOIDED");
     expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(0n);
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(4n * ONE);
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(4n * ONE);
 
     await advance(h!, f.timings.cycleLength);
     expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 2, guarantees: 3 });
     await h!.indexer.syncToHead();
-    expect((await h!.store.getCycle(2))!.state).to.equal("COMMITTED");
+    expect((await h!.store.cycles.getCycle(2))!.state).to.equal("COMMITTED");
     expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(3n * ONE);
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(3n * ONE);
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(3n * ONE);
   });
 
   /** bob, toBob's recipient, disputes its credit in cycle 1 (as if the commit had misdirected it). */
   async function disputeToBob(f: Awaited<ReturnType<typeof committed>>["f"], toBob: string) {
-    const all = await h!.store.listGuarantees({ cycleId: 1 });
-    const debitsRoot = commitArgsFromJson(JSON.parse((await h!.store.getCycle(1))!.args)).debitsRoot;
+    const all = await h!.store.guarantees.listGuarantees({ cycleId: 1 });
+    const debitsRoot = commitArgsFromJson(JSON.parse((await h!.store.cycles.getCycle(1))!.args)).debitsRoot;
     const tree = debtorTreeOf(all, f.alice.address, ETH);
     const position = tree.leaves.findIndex((l) => l.guaranteeId.toLowerCase() === toBob.toLowerCase());
     const a = buildDisputeAnswer(
@@ -396,7 +398,7 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     await subscribeAll();
     const receipt = await disputeToBob(f, ids[0]);
     await h!.indexer.syncToHead();
-    const open = await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY);
+    const open = await h!.store.operatorState.getOperatorState(OPEN_CREDIT_DISPUTES_KEY);
     const openedAt = (await receipt.getBlock()).timestamp;
     expect(JSON.parse(open!)).to.deep.equal([
       {
@@ -411,7 +413,9 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
       },
     ]);
     // The cycle view lists it; the webhook announces it.
-    const answerDeadline = new Date((await h!.store.getCycle(1))!.answerDeadline! * 1000).toISOString();
+    const answerDeadline = new Date(
+      (await h!.store.cycles.getCycle(1))!.answerDeadline! * 1000,
+    ).toISOString();
     const listed = {
       guarantee_id: ids[0].toLowerCase(),
       recipient: f.bob.address,
@@ -444,16 +448,16 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
       await j.setOperatorState(OPEN_CREDIT_DISPUTES_KEY, null);
       return j.undo;
     });
-    expect(await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(null);
+    expect(await h!.store.operatorState.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(null);
     await h!.store.transaction((tx) => applyUndo(tx, undo, now));
-    expect(await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(open);
+    expect(await h!.store.operatorState.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(open);
     const kept = await tasks.keeper.tick();
     expect(kept.creditsAnswered.map((c) => [c.guaranteeId, c.paid])).to.deep.equal([
       [ids[0].toLowerCase(), false],
     ]);
     await h!.indexer.syncToHead();
     expect((await f.clearingHouse.creditDisputeOf(1, ids[0])).status).to.equal(2n); // Answered
-    expect(await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(null);
+    expect(await h!.store.operatorState.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(null);
     expect((await getJson("/core/cycles/1")).credit_disputes).to.deep.equal([]);
     const resolved = await queued("cycle.credit_dispute_resolved");
     expect(resolved).to.have.length(1);
@@ -474,7 +478,7 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     expect((await getJson("/core/cycles/1")).credit_disputes).to.have.length(1);
     const vetoed = await (await f.clearingHouse.connect(f.admin).vetoCycle(1)).wait();
     await h!.indexer.syncToHead();
-    expect(await h!.store.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(null);
+    expect(await h!.store.operatorState.getOperatorState(OPEN_CREDIT_DISPUTES_KEY)).to.equal(null);
     expect((await getJson("/core/cycles/1")).credit_disputes).to.deep.equal([]);
     const resolved = await queued("cycle.credit_dispute_resolved");
     expect(resolved).to.have.length(1);

@@ -153,9 +153,9 @@ describe("clearing cadence under steady issuance (issue 26)", function () {
   async function ackToCommit(core: CoreHarness, acks: Map<string, number>) {
     const out: number[] = [];
     for (const [id, ack] of acks) {
-      const g = await core.store.getClearingGuarantee(id);
+      const g = await core.store.guarantees.getClearingGuarantee(id);
       expect(g?.cycleId, `${id} committed`).to.be.a("number");
-      const cycle = await core.store.getCycle(g!.cycleId!);
+      const cycle = await core.store.cycles.getCycle(g!.cycleId!);
       expect(cycle?.committedAt, `cycle ${g!.cycleId} committed`).to.be.a("number");
       out.push(cycle!.committedAt! - ack);
     }
@@ -197,7 +197,7 @@ describe("clearing cadence under steady issuance (issue 26)", function () {
 
             const cycles = [];
             for (let id = 1; ; id++) {
-              const cycle = await core.store.getCycle(id);
+              const cycle = await core.store.cycles.getCycle(id);
               if (!cycle) break;
               cycles.push(cycle);
               if (!cutoffs.includes(cycle.cutoff)) cutoffs.push(cycle.cutoff);

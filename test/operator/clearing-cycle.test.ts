@@ -35,7 +35,7 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
   });
 
   async function states(ids: string[]) {
-    return Promise.all(ids.map(async (id) => (await h!.store.getClearingGuarantee(id))!.state));
+    return Promise.all(ids.map(async (id) => (await h!.store.guarantees.getClearingGuarantee(id))!.state));
   }
 
   it("nets several payers, recipients and two assets, commits, and follows payment and default to the end", async function () {
@@ -58,7 +58,7 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     const g4 = await issueGuarantee(h, carol, alice.address, 100n, f.usdAddress);
     const g5 = await issueGuarantee(h, alice, dave.address, 300n, f.usdAddress);
     const ids = [g1, g2, g3, g4, g5].map((g) => g.id);
-    expect((await h.store.getCollateral(alice.address, ETH)).locked).to.equal(parseEther("3"));
+    expect((await h.store.collateral.getCollateral(alice.address, ETH)).locked).to.equal(parseEther("3"));
 
     expect((await scheduler.tick()).action).to.equal("waiting"); // the first cutoff is a cycle length away
     await advance(h, f.timings.cycleLength);
@@ -69,11 +69,11 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     expect(await states(ids)).to.deep.equal(Array(5).fill("FINALIZED_PAYABLE"));
     await h.indexer.syncToHead();
     expect(await states(ids)).to.deep.equal(["NETTED", "SETTLED", "SETTLED", "NETTED", "NETTED"]);
-    expect((await h.store.getCollateral(alice.address, ETH)).locked).to.equal(parseEther("1"));
-    expect((await h.store.getCollateral(alice.address, f.usdAddress)).locked).to.equal(200n);
-    expect((await h.store.getCollateral(carol.address, f.usdAddress)).locked).to.equal(100n);
-    expect((await h.store.getCollateral(bob.address, ETH)).locked).to.equal(0n);
-    const debts = await h.store.listCycleDebts({ cycleId: 1 });
+    expect((await h.store.collateral.getCollateral(alice.address, ETH)).locked).to.equal(parseEther("1"));
+    expect((await h.store.collateral.getCollateral(alice.address, f.usdAddress)).locked).to.equal(200n);
+    expect((await h.store.collateral.getCollateral(carol.address, f.usdAddress)).locked).to.equal(100n);
+    expect((await h.store.collateral.getCollateral(bob.address, ETH)).locked).to.equal(0n);
+    const debts = await h.store.cycles.listCycleDebts({ cycleId: 1 });
     expect(debts.map((d) => [d.asset, d.debtor, d.amount, d.status])).to.have.deep.members([
       [ETH, alice.address, parseEther("1"), "OPEN"],
       [f.usdAddress, alice.address, 200n, "OPEN"],
@@ -112,8 +112,8 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     await f.clearingHouse.connect(alice).payNetDebit(1, f.usdAddress);
     await h.indexer.syncToHead();
     expect(await states(ids)).to.deep.equal(["SETTLED", "SETTLED", "SETTLED", "NETTED", "SETTLED"]);
-    expect((await h.store.getCollateral(alice.address, ETH)).locked).to.equal(0n);
-    expect((await h.store.getCollateral(alice.address, ETH)).deposited).to.equal(parseEther("10"));
+    expect((await h.store.collateral.getCollateral(alice.address, ETH)).locked).to.equal(0n);
+    expect((await h.store.collateral.getCollateral(alice.address, ETH)).deposited).to.equal(parseEther("10"));
 
     // Before the payment deadline the keeper does nothing; after it, it covers carol from her collateral.
     expect((await keeper.tick()).covered).to.have.length(0);
@@ -129,10 +129,10 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
       "DEFAULT_REMUNERATED",
       "SETTLED",
     ]);
-    const carolUsd = await h.store.getCollateral(carol.address, f.usdAddress);
+    const carolUsd = await h.store.collateral.getCollateral(carol.address, f.usdAddress);
     expect([carolUsd.deposited, carolUsd.locked]).to.deep.equal([900n, 0n]);
     expect(await f.vault.balanceOf(carol.address, f.usdAddress)).to.equal(900n);
-    expect((await h.store.getCycle(1))?.state).to.equal("FINALIZED");
+    expect((await h.store.cycles.getCycle(1))?.state).to.equal("FINALIZED");
 
     // Creditors claim with the served proof; Core records the claims.
     const [cycleId, asset, participant, credit, proof] = daveProof!.claim_net_credit_args;
@@ -141,7 +141,9 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     const claimedByKeeper = await claimer.tick();
     expect(claimedByKeeper.claimed.map((c) => c.participant)).to.deep.equal([carol.address]);
     await h.indexer.syncToHead();
-    expect((await h.store.listCycleClaims(1)).map((c) => [c.participant, c.amount])).to.have.deep.members([
+    expect(
+      (await h.store.cycles.listCycleClaims(1)).map((c) => [c.participant, c.amount]),
+    ).to.have.deep.members([
       [dave.address, 300n],
       [carol.address, parseEther("1")],
     ]);
@@ -162,7 +164,7 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     await advance(h, f.timings.cycleLength);
     expect((await scheduler.tick()).action).to.equal("empty");
     expect(await f.clearingHouse.lastCycleId()).to.equal(0n);
-    expect(await h.store.latestCycle()).to.equal(null);
+    expect(await h.store.cycles.latestCycle()).to.equal(null);
   });
 
   it("never commits one cycle twice across restarts: a stored plan is sent once, a sent one is not re-planned", async function () {
@@ -172,12 +174,12 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     await h.indexer.syncToHead();
     await h.syncClock();
     await issueGuarantee(h, f.alice, f.bob.address, 400n);
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
 
     const first = clearingTasks(h).scheduler;
     const result = await first.tick();
     expect(result).to.include({ action: "committed", cycleId: 1 });
-    const stored = (await h.store.getCycle(1))!;
+    const stored = (await h.store.cycles.getCycle(1))!;
     expect(stored.state).to.equal("SENT");
     expect(stored.rawTx).to.match(/^0x/);
 
@@ -190,7 +192,7 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     // A crash after the signed commit was stored but before it was broadcast: the next scheduler
     // rebroadcasts exactly that transaction (same nonce, same hash) instead of signing another.
     await issueGuarantee(h, f.alice, f.carol.address, 100n);
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
     const crashing = new ClearingScheduler({
       store: h.store,
       provider,
@@ -206,7 +208,7 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
       (error: Error) => error.message,
     );
     expect(crash).to.equal("crashed before broadcast");
-    const sent = (await h.store.getCycle(2))!;
+    const sent = (await h.store.cycles.getCycle(2))!;
     expect(sent.state).to.equal("SENT");
     expect(await f.clearingHouse.lastCycleId()).to.equal(1n);
     const resumed = await clearingTasks(h).scheduler.tick();
@@ -214,8 +216,8 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     expect(await f.clearingHouse.lastCycleId()).to.equal(2n);
     expect((await clearingTasks(h).scheduler.tick()).action).to.equal("waiting");
     await h.indexer.syncToHead();
-    expect((await h.store.getCycle(2))?.state).to.equal("COMMITTED"); // alice owes 100: open debt
-    expect((await h.store.getCycle(2))?.txHash).to.equal(sent.txHash);
+    expect((await h.store.cycles.getCycle(2))?.state).to.equal("COMMITTED"); // alice owes 100: open debt
+    expect((await h.store.cycles.getCycle(2))?.txHash).to.equal(sent.txHash);
   });
 
   it("a guarantee issued while a cycle is sent joins the next cycle, never the sent one (key ranges)", async function () {
@@ -225,20 +227,23 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     await h.indexer.syncToHead();
     await h.syncClock();
     const first = await issueGuarantee(h, f.alice, f.bob.address, 300n);
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
     expect(await clearingTasks(h).scheduler.tick()).to.include({
       action: "committed",
       cycleId: 1,
       guarantees: 1,
     });
     // Sent (mined, not yet indexed): the reservation wrote no guarantee.
-    expect((await h.store.getClearingGuarantee(first.id))!.cycleId).to.equal(null);
+    expect((await h.store.guarantees.getClearingGuarantee(first.id))!.cycleId).to.equal(null);
     const second = await issueGuarantee(h, f.alice, f.carol.address, 200n);
-    expect(await h.store.hasUnreservedPayable()).to.equal(true);
+    expect(await h.store.netting.hasUnreservedPayable()).to.equal(true);
     expect((await clearingTasks(h).scheduler.tick()).action).to.equal("waiting");
     await h.indexer.syncToHead();
-    expect(await h.store.getClearingGuarantee(first.id)).to.deep.include({ cycleId: 1, state: "NETTED" });
-    expect(await h.store.getClearingGuarantee(second.id)).to.deep.include({
+    expect(await h.store.guarantees.getClearingGuarantee(first.id)).to.deep.include({
+      cycleId: 1,
+      state: "NETTED",
+    });
+    expect(await h.store.guarantees.getClearingGuarantee(second.id)).to.deep.include({
       cycleId: null,
       state: "FINALIZED_PAYABLE",
     });
@@ -248,12 +253,15 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
       cycleId: 2,
       guarantees: 1,
     });
-    expect((await h.store.getCycle(2))!.guaranteeIds.map((id) => id.toLowerCase())).to.deep.equal([
+    expect((await h.store.cycles.getCycle(2))!.guaranteeIds.map((id) => id.toLowerCase())).to.deep.equal([
       second.id.toLowerCase(),
     ]);
     await h.indexer.syncToHead();
-    expect(await h.store.getClearingGuarantee(second.id)).to.deep.include({ cycleId: 2, state: "NETTED" });
-    expect((await h.store.getClearingGuarantee(first.id))!.cycleId).to.equal(1);
+    expect(await h.store.guarantees.getClearingGuarantee(second.id)).to.deep.include({
+      cycleId: 2,
+      state: "NETTED",
+    });
+    expect((await h.store.guarantees.getClearingGuarantee(first.id))!.cycleId).to.equal(1);
   });
 
   it("a crash between reserving and storing the plan loses no guarantee and lists none twice", async function () {
@@ -270,18 +278,18 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     ];
     const ids = issued.map((g) => g.id.toLowerCase());
     // What a Core that crashed after reserving cycle 1 (two of the three) leaves: assigned, no cycle row.
-    expect(await h.store.reservePayableGuarantees(1, 2)).to.equal(2);
-    expect(await h.store.getCycle(1)).to.equal(null);
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    expect(await h.store.netting.reservePayableGuarantees(1, 2)).to.equal(2);
+    expect(await h.store.cycles.getCycle(1)).to.equal(null);
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
 
     const result = await clearingTasks(h).scheduler.tick();
     expect(result).to.include({ action: "committed", cycleId: 1, guarantees: 3 });
-    const cycle = (await h.store.getCycle(1))!;
+    const cycle = (await h.store.cycles.getCycle(1))!;
     expect([...cycle.guaranteeIds].map((id) => id.toLowerCase()).sort()).to.deep.equal([...ids].sort());
-    expect(await h.store.listCycleGuaranteeIds(1)).to.have.length(3);
+    expect(await h.store.netting.listCycleGuaranteeIds(1)).to.have.length(3);
     await h.indexer.syncToHead();
-    expect((await h.store.getCycle(1))?.state).to.equal("COMMITTED");
-    const after = await Promise.all(ids.map((id) => h!.store.getClearingGuarantee(id)));
+    expect((await h.store.cycles.getCycle(1))?.state).to.equal("COMMITTED");
+    const after = await Promise.all(ids.map((id) => h!.store.guarantees.getClearingGuarantee(id)));
     expect(after.map((g) => g!.cycleId)).to.deep.equal([1, 1, 1]);
     expect(after.every((g) => g!.state === "NETTED" || g!.state === "SETTLED")).to.equal(true);
     // Nothing is left to net, and the next window is empty.
@@ -299,7 +307,7 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     await h.syncClock();
     for (const payer of [f.alice, f.bob, f.carol, f.dave])
       await issueGuarantee(h, payer, f.outsider.address, 10n);
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
     const first = await scheduler.tick();
     expect(first.action).to.equal("committed");
     const firstCount = first.action === "committed" ? first.guarantees : 0;
@@ -311,7 +319,7 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     }
     expect(total).to.equal(4);
     await h.indexer.syncToHead();
-    const all = await h.store.listGuarantees({});
+    const all = await h.store.guarantees.listGuarantees({});
     expect(all.every((g) => g.state === "NETTED")).to.equal(true);
   });
 });

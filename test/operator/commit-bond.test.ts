@@ -164,8 +164,8 @@ describe("commit bond floor (Core checks its bond before committing)", function 
       // Nothing was sent, nothing planned: the guarantee waits in the pool.
       expect(await provider.getTransactionCount(operatorAddress)).to.equal(nonce);
       expect(await f.clearingHouse.lastCycleId()).to.equal(0n);
-      expect(await h.store.getCycle(1)).to.equal(null);
-      expect((await h.store.getClearingGuarantee(g.id))!).to.include({
+      expect(await h.store.cycles.getCycle(1)).to.equal(null);
+      expect((await h.store.guarantees.getClearingGuarantee(g.id))!).to.include({
         state: "FINALIZED_PAYABLE",
         cycleId: null,
       });
@@ -221,7 +221,7 @@ describe("commit bond floor (Core checks its bond before committing)", function 
     await h.indexer.syncToHead();
     await h.syncClock();
     const g = await issueGuarantee(h, f.alice, f.bob.address, 4n * ONE);
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
     // Planned while the bond covered it (2 ETH for 4 ETH at 50 %), then the node was unreachable.
     const failed = await schedulerOf(h, senderOf(h, UnreachableSender))
       .tick()
@@ -230,28 +230,28 @@ describe("commit bond floor (Core checks its bond before committing)", function 
         (error: Error) => error.message,
       );
     expect(failed).to.equal("node unreachable");
-    expect((await h.store.getCycle(1))!.state).to.equal("PLANNED");
+    expect((await h.store.cycles.getCycle(1))!.state).to.equal("PLANNED");
     // Meanwhile the admin withdraws half the bond (allowed: no cycle committed yet).
     await f.clearingHouse.connect(f.admin).withdrawBond(ETH, ONE, f.admin.address);
     const nonce = await provider.getTransactionCount(operatorAddress);
     const restarted = schedulerOf(h, senderOf(h));
     expect(await restarted.tick()).to.deep.equal({ action: "bond_short", cycleId: 1 });
     expect(await provider.getTransactionCount(operatorAddress)).to.equal(nonce);
-    expect((await h.store.getCycle(1))!.state).to.equal("PLANNED"); // kept, with its guarantees
+    expect((await h.store.cycles.getCycle(1))!.state).to.equal("PLANNED"); // kept, with its guarantees
     // Its guarantee stays reserved for it (the cycle's key range; cycle_id is written at indexing).
-    expect((await h.store.getCycle(1))!.guaranteeIds.map((id) => id.toLowerCase())).to.deep.equal([
+    expect((await h.store.cycles.getCycle(1))!.guaranteeIds.map((id) => id.toLowerCase())).to.deep.equal([
       g.id.toLowerCase(),
     ]);
-    expect((await h.store.listCycleGuaranteeIds(1)).map((id) => id.toLowerCase())).to.deep.equal([
+    expect((await h.store.netting.listCycleGuaranteeIds(1)).map((id) => id.toLowerCase())).to.deep.equal([
       g.id.toLowerCase(),
     ]);
-    expect(await h.store.hasUnreservedPayable()).to.equal(false);
+    expect(await h.store.netting.hasUnreservedPayable()).to.equal(false);
     expect(h.context.commitBond.status()).to.deep.include({ state: "short", cycleId: 1 });
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE });
     expect(await restarted.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
     expect(await f.clearingHouse.lastCycleId()).to.equal(1n);
     await h.indexer.syncToHead();
-    expect((await h.store.getClearingGuarantee(g.id))!.cycleId).to.equal(1);
+    expect((await h.store.guarantees.getClearingGuarantee(g.id))!.cycleId).to.equal(1);
   });
 
   it("issuance answers 500 commit_bond_short while commits are held back, locks nothing, and resumes after the top-up", async function () {
@@ -296,7 +296,7 @@ describe("commit bond floor (Core checks its bond before committing)", function 
       const id = guaranteeId({ chainId: 31337n, vault: f.vaultAddress }, f.alice.address, claims.reqId);
       return { ...result, id };
     };
-    const locked = async () => (await harness.store.getCollateral(f.alice.address, ETH)).locked;
+    const locked = async () => (await harness.store.collateral.getCollateral(f.alice.address, ETH)).locked;
     try {
       // Floor 50 %; the bond holds 1 ETH; alice owes 4 ETH in the first cycle: 2 ETH needed.
       await f.clearingHouse.connect(f.admin).setBondFloor(5_000);
@@ -318,7 +318,7 @@ describe("commit bond floor (Core checks its bond before committing)", function 
       expect(refused.body.error).to.include(`${ETH} bond ${ONE} < required ${2n * ONE}`);
       // Nothing locked, nothing stored for the refused guarantee.
       expect(await locked()).to.equal(lockedBefore);
-      expect(await harness.store.getGuarantee(refused.id)).to.equal(null);
+      expect(await harness.store.guarantees.getGuarantee(refused.id)).to.equal(null);
 
       // The top-up: the next tick commits, and issuance resumes.
       await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: ONE });

@@ -83,8 +83,10 @@ describe("Console API (/console/api) and webhook admin additions", () => {
   describe("GET /console/api/guarantees", () => {
     beforeEach(async () => {
       const store = t.core.context.store;
-      for (let n = 1; n <= 60; n++) await store.insertGuarantee(record(n));
-      await store.insertGuarantee(record(61, { user: stranger.address, recipient: payer.address }));
+      for (let n = 1; n <= 60; n++) await store.guarantees.insertGuarantee(record(n));
+      await store.guarantees.insertGuarantee(
+        record(61, { user: stranger.address, recipient: payer.address }),
+      );
     });
 
     it("pages past 50 with the total, newest first, and the cursor reaches every row once", async () => {
@@ -116,7 +118,7 @@ describe("Console API (/console/api) and webhook admin additions", () => {
       ]);
 
       const commitTx = "0x" + "c7".repeat(32);
-      await store.insertCycle({
+      await store.cycles.insertCycle({
         cycleId: 3,
         state: "COMMITTED",
         root: "0x" + "11".repeat(32),
@@ -139,7 +141,7 @@ describe("Console API (/console/api) and webhook admin additions", () => {
         vetoedAt: null,
         plannedByCore: false,
       });
-      await store.assignGuaranteesToCycle([record(2).guaranteeId, record(3).guaranteeId], 3);
+      await store.guarantees.assignGuaranteesToCycle([record(2).guaranteeId, record(3).guaranteeId], 3);
       const byTx = await get(`/console/api/guarantees?q=${commitTx}`, admin);
       expect(byTx.body.total).to.equal(2);
       const byCycle = await get(`/console/api/guarantees?cycle=3&payer=${payer.address}`, payer);
@@ -185,12 +187,12 @@ describe("Console API (/console/api) and webhook admin additions", () => {
 
   it("ledger: locks, net debits and covers, withdrawals, payouts, unclaimed credits; own or admin only", async () => {
     const store = t.core.context.store;
-    await store.insertGuarantee(record(1)); // still locked
-    await store.insertGuarantee(record(2, { state: "NETTED" }));
-    await store.insertGuarantee(
+    await store.guarantees.insertGuarantee(record(1)); // still locked
+    await store.guarantees.insertGuarantee(record(2, { state: "NETTED" }));
+    await store.guarantees.insertGuarantee(
       record(3, { state: "NETTED", user: stranger.address, recipient: payer.address }),
     );
-    await store.insertCycle({
+    await store.cycles.insertCycle({
       cycleId: 1,
       state: "COMMITTED",
       root: "0x" + "11".repeat(32),
@@ -213,8 +215,8 @@ describe("Console API (/console/api) and webhook admin additions", () => {
       vetoedAt: null,
       plannedByCore: true,
     });
-    await store.assignGuaranteesToCycle([record(2).guaranteeId, record(3).guaranteeId], 1);
-    await store.putCycleDebt({
+    await store.guarantees.assignGuaranteesToCycle([record(2).guaranteeId, record(3).guaranteeId], 1);
+    await store.cycles.putCycleDebt({
       cycleId: 1,
       asset: TUSD,
       debtor: stranger.address,
@@ -223,7 +225,7 @@ describe("Console API (/console/api) and webhook admin additions", () => {
       covered: 1000n,
       resolvedTx: "0x" + "d1".repeat(32),
     });
-    await store.putWithdrawal({
+    await store.collateral.putWithdrawal({
       withdrawalId: 4,
       user: payer.address,
       asset: TUSD,
@@ -270,10 +272,13 @@ describe("Console API (/console/api) and webhook admin additions", () => {
       );
       const store = t.core.context.store;
       // The dispatcher's moves: claim an attempt (the count grows), then record its outcome.
-      const attempt = async (outcome: Parameters<typeof store.recordWebhookAttempt>[2], at: number) => {
-        const due = await store.claimDueWebhookDeliveries(Date.UTC(2100, 0, 1), 100, 30_000);
+      const attempt = async (
+        outcome: Parameters<typeof store.webhooks.recordWebhookAttempt>[2],
+        at: number,
+      ) => {
+        const due = await store.webhooks.claimDueWebhookDeliveries(Date.UTC(2100, 0, 1), 100, 30_000);
         expect(due.map((d) => d.eventId)).to.include(eventId);
-        await store.recordWebhookAttempt(eventId, "ops", outcome, at);
+        await store.webhooks.recordWebhookAttempt(eventId, "ops", outcome, at);
       };
       await attempt({ status: "failed", error: "refused", statusCode: null }, T0);
       const retried = await post(`/core/admin/webhooks/ops/deliveries/${eventId}/retry`, admin);

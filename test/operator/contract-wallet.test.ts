@@ -106,7 +106,7 @@ describe("issuance: a contract-wallet payer (its signing key registered in the V
     h = await openCore(f, { chain: new RpcChainGateway(ethers.provider, { timeoutMs: 5_000 }) });
     const tasks = clearingTasks(h);
     await sync();
-    expect((await h.store.getCollateral(walletAddress, ETH)).deposited).to.equal(ONE);
+    expect((await h.store.collateral.getCollateral(walletAddress, ETH)).deposited).to.equal(ONE);
 
     // No key yet: carol's signature is what the wallet's ERC-1271 accepts, but Core no longer asks it.
     const unregistered = await refusal(issueFromWallet(f, walletAddress, f.carol, ONE / 4n));
@@ -119,13 +119,13 @@ describe("issuance: a contract-wallet payer (its signing key registered in the V
     expect(stranger).to.include({ status: 400, code: "invalid_signature" });
     expect(stranger.message).to.match(/^signature: made by .*registered guarantee signing key/);
     const issued = await issueFromWallet(f, walletAddress, f.carol, ONE / 2n);
-    expect((await h.store.getGuarantee(issued.id))!.state).to.equal("FINALIZED_PAYABLE");
-    expect((await h.store.getCollateral(walletAddress, ETH)).locked).to.equal(ONE / 2n);
+    expect((await h.store.guarantees.getGuarantee(issued.id))!.state).to.equal("FINALIZED_PAYABLE");
+    expect((await h.store.collateral.getCollateral(walletAddress, ETH)).locked).to.equal(ONE / 2n);
     // An EOA payer (no key) is unchanged: someone else's signature is refused.
     const eoa = await refusal(issueFromWallet(f, f.alice.address, f.dave, 1n));
     expect(eoa).to.include({ status: 400, code: "invalid_signature" });
 
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.chainClock.nowSeconds()));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.chainClock.nowSeconds()));
     expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
     await h.indexer.syncToHead();
     expect((await f.clearingHouse.debtOf(1, ETH, walletAddress)).amount).to.equal(ONE / 2n);
@@ -178,7 +178,7 @@ describe("issuance: a contract-wallet payer (its signing key registered in the V
     const refused = await refusal(issueFromWallet(f, walletAddress, f.carol, ONE / 2n));
     expect(refused).to.include({ status: 500, code: "signature_check_unavailable" });
     expect(refused.message).to.match(/connection refused/);
-    expect((await h.store.getCollateral(walletAddress, ETH)).locked).to.equal(0n);
+    expect((await h.store.collateral.getCollateral(walletAddress, ETH)).locked).to.equal(0n);
   });
 
   it("reads a payer's key once per indexed block, and never caches a failed read", async function () {

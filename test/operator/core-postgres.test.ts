@@ -28,7 +28,7 @@ describe("Core on PostgreSQL (SURETY_DATABASE_URL)", function () {
     t = await startTestCore({ databaseUrl, facilitators: [facilitator.address] });
     const store = t.core.context.store;
     expect(store).to.be.instanceOf(PostgresStore);
-    await store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
+    await store.collateral.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
     const recipientToken = (await signIn(t.core.url, recipient)).access_token;
     const facilitatorToken = (await signIn(t.core.url, facilitator)).access_token;
 
@@ -39,6 +39,6 @@ describe("Core on PostgreSQL (SURETY_DATABASE_URL)", function () {
     expect(retry.status).to.equal(409);
     expect(retry.body).to.have.property("code", "duplicate_guarantee");
     expect(retry.body.certificate).to.deep.equal(first.body);
-    expect((await store.getCollateral(payer.address, ZERO_ADDRESS)).locked).to.equal(1_000n);
+    expect((await store.collateral.getCollateral(payer.address, ZERO_ADDRESS)).locked).to.equal(1_000n);
   });
 });

@@ -162,7 +162,7 @@ describe("Core public endpoints", () => {
     expect(latest).to.be.a("number").greaterThan(T0);
 
     // What is published is exactly what issuance accepts: the latest itself passes, one second more not.
-    await t.core.context.store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
+    await t.core.context.store.collateral.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
     const token = (await signIn(url, recipient)).access_token;
     const atCap = await issue(url, token, await signedBody(v2Claims({ reqId: 71n }, { deadline: latest })));
     expect(atCap.status).to.equal(200);
@@ -201,8 +201,8 @@ describe("Core public endpoints", () => {
     const vault = t.contracts.surety.vault;
     const timings = await t.core.context.timings.load(ethers.provider, await vault.getAddress());
     const store = t.core.context.store;
-    await store.setOperatorState(NEXT_CUTOFF_KEY, String(T0 + 40));
-    await store.insertCycle({
+    await store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(T0 + 40));
+    await store.cycles.insertCycle({
       cycleId: 1,
       state: "SENT",
       root: "0x" + "11".repeat(32),
@@ -245,7 +245,7 @@ describe("Core public endpoints", () => {
       latest_committed_cycle_id: 0,
     });
     // Seen committed: no longer under way, and the latest committed id.
-    await store.updateCycle(1, { state: "COMMITTED", committedAt: T0 + 5, committedBlock: 9 });
+    await store.cycles.updateCycle(1, { state: "COMMITTED", committedAt: T0 + 5, committedBlock: 9 });
     expect((await request(url, "GET", "/core/clearing/schedule")).body).to.include({
       pending_cycle: null,
       latest_committed_cycle_id: 1,
@@ -270,7 +270,7 @@ describe("Core public endpoints", () => {
 
   it("GET /metrics: request, issuance and locked-collateral series", async () => {
     const store = t.core.context.store;
-    await store.creditDeposit(payer.address, ZERO_ADDRESS, 5_000n, T0);
+    await store.collateral.creditDeposit(payer.address, ZERO_ADDRESS, 5_000n, T0);
     const token = (await signIn(url, recipient)).access_token;
     expect((await issue(url, token, await signedBody(v1Claims({ amount: 1_234n })))).status).to.equal(200);
     expect(

@@ -84,7 +84,7 @@ describe("clearing: a payer's guarantee-tree leaves and proofs from Core's API",
     const toBob = await issueGuarantee(h, f.alice, f.bob.address, ONE / 2n);
     const toCarol = await issueGuarantee(h, f.alice, f.carol.address, ONE / 4n);
     const fromBob = await issueGuarantee(h, f.bob, f.alice.address, ONE / 8n);
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.chainClock.nowSeconds()));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.chainClock.nowSeconds()));
     expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 3 });
     await h.indexer.syncToHead();
     return { f, tasks, toBob, toCarol, fromBob };

@@ -102,8 +102,8 @@ const plain = (value: unknown): unknown =>
 
 /** Reserves the stored payable guarantees for `cycleId` and checks the stored plan against the oracle. */
 async function compareStored(store: Store, cycle: RandomCycle, cycleId: number): Promise<void> {
-  expect(await store.reservePayableGuarantees(cycleId)).to.equal(cycle.payable.length);
-  const stored = await planStoredCycle(store, cycleId);
+  expect(await store.netting.reservePayableGuarantees(cycleId)).to.equal(cycle.payable.length);
+  const stored = await planStoredCycle(store.netting, cycleId);
   const netting = netCycle(BigInt(cycleId), cycle.payable);
   const oracle = buildCommitPlan(netting, cycle.payable);
   if (oracle === null) {
@@ -119,12 +119,14 @@ async function compareStored(store: Store, cycle: RandomCycle, cycleId: number):
   expect(plain(stored!.leaves)).to.deep.equal(plain(oracle.leaves));
   expect(plain(stored!.netting.assets)).to.deep.equal(plain(netting.assets));
   expect(stored!.netting.guaranteeCount).to.equal(netting.includedIds.length);
-  expect((await store.listCycleGuaranteeIds(cycleId)).sort()).to.deep.equal([...netting.includedIds].sort());
+  expect((await store.netting.listCycleGuaranteeIds(cycleId)).sort()).to.deep.equal(
+    [...netting.includedIds].sort(),
+  );
   // The pure-JS keccak gives the same roots; so do the separate reads (aggregates, then the leaves).
-  expect((await planStoredCycle(store, cycleId, nobleKeccak256))!.args).to.deep.equal(stored!.args);
-  const separate = await netStoredCycle(store, cycleId);
+  expect((await planStoredCycle(store.netting, cycleId, nobleKeccak256))!.args).to.deep.equal(stored!.args);
+  const separate = await netStoredCycle(store.netting, cycleId);
   expect(plain(separate)).to.deep.equal(plain(stored!.netting));
-  expect(await storedGuaranteesRoot(store, cycleId, separate!.guaranteeCount)).to.equal(
+  expect(await storedGuaranteesRoot(store.netting, cycleId, separate!.guaranteeCount)).to.equal(
     oracle.args.guaranteesRoot,
   );
 }
@@ -146,7 +148,7 @@ for (const backend of STORE_BACKENDS) {
     });
 
     async function compare(cycle: RandomCycle, cycleId: number): Promise<void> {
-      for (const record of cycle.records) await store.insertGuarantee(record);
+      for (const record of cycle.records) await store.guarantees.insertGuarantee(record);
       await compareStored(store, cycle, cycleId);
     }
 
@@ -159,13 +161,13 @@ for (const backend of STORE_BACKENDS) {
     it("a cycle of self-payments only: placeholder leaf, no V2 id listed", async () => {
       const cycle = randomCycle(11, 30, { allSelf: true });
       await compare(cycle, 1);
-      const plan = await planStoredCycle(store, 1);
+      const plan = await planStoredCycle(store.netting, 1);
       expect(plan!.placeholder).to.equal(true);
       expect(plan!.args.nettedV2Ids).to.deep.equal([]);
     });
 
     it("an empty cycle plans nothing", async () => {
-      expect(await planStoredCycle(store, 3)).to.equal(null);
+      expect(await planStoredCycle(store.netting, 3)).to.equal(null);
     });
 
     it("a single guarantee", async () => {
@@ -178,7 +180,7 @@ for (const backend of STORE_BACKENDS) {
     ] as const) {
       it(`reports the cycle's reserved V1 ids apart as netCycle does, not among the V2 ids: ${label} (docs/clearing.md, Reserved V1 ids)`, async () => {
         const cycle = randomCycle(21, 300);
-        for (const record of cycle.records) await store.insertGuarantee(record);
+        for (const record of cycle.records) await store.guarantees.insertGuarantee(record);
         const v1 = cycle.records.filter((r) => r.version === 1);
         // V1 ids (payable or not, self-payments included), an id of no stored guarantee, and one in upper
         // case (Core lower-cases them; such an entry matches nothing, as in netCycle).
@@ -187,8 +189,8 @@ for (const backend of STORE_BACKENDS) {
           hexlify(randomBytes(32)),
           "0x" + v1[1].guaranteeId.slice(2).toUpperCase(),
         ]);
-        expect(await store.reservePayableGuarantees(4)).to.equal(cycle.payable.length);
-        const stored = await planStoredCycle(store, 4, undefined, reserved);
+        expect(await store.netting.reservePayableGuarantees(4)).to.equal(cycle.payable.length);
+        const stored = await planStoredCycle(store.netting, 4, undefined, reserved);
         const netting = netCycle(4n, cycle.payable, reserved);
         const oracle = buildCommitPlan(netting, cycle.payable)!;
         expect(plain(stored!.args)).to.deep.equal(plain(oracle.args));
@@ -324,20 +326,20 @@ for (const backend of LEGACY_BACKENDS) {
       const fresh = randomCycle(22, 150);
       const { store, remove } = await backend.openWith(old.records);
       try {
-        for (const record of fresh.records) await store.insertGuarantee(record);
+        for (const record of fresh.records) await store.guarantees.insertGuarantee(record);
         const both: RandomCycle = {
           records: [...old.records, ...fresh.records],
           payable: [...old.payable, ...fresh.payable],
         };
-        expect(await store.reservePayableGuarantees(4)).to.equal(both.payable.length);
+        expect(await store.netting.reservePayableGuarantees(4)).to.equal(both.payable.length);
         let unhashed = 0;
         let hashed = 0;
-        await store.scanCycleLeaves(4, (row: CycleLeafRow) =>
+        await store.netting.scanCycleLeaves(4, (row: CycleLeafRow) =>
           row.leafHash === null ? unhashed++ : hashed++,
         );
         expect(unhashed).to.equal(old.payable.length);
         expect(hashed).to.equal(fresh.payable.length);
-        await store.releaseCycleGuarantees(4);
+        await store.netting.releaseCycleGuarantees(4);
         await compareStored(store, both, 4);
       } finally {
         await store.close();
@@ -350,16 +352,16 @@ for (const backend of LEGACY_BACKENDS) {
       const reserved = old.payable.slice(0, 10).map((r) => r.guaranteeId);
       const { store, remove } = await backend.openWith(old.records, reserved);
       try {
-        expect(await store.reservePayableGuarantees(4)).to.equal(old.payable.length - 10);
-        expect(await store.hasUnreservedPayable()).to.equal(false);
+        expect(await store.netting.reservePayableGuarantees(4)).to.equal(old.payable.length - 10);
+        expect(await store.netting.hasUnreservedPayable()).to.equal(false);
         // A release of the old cycle id (what the scheduler does before planning it, or abandoning it).
-        expect(await store.releaseCycleGuarantees(LEGACY_CYCLE)).to.equal(10);
-        expect((await store.getClearingGuarantee(reserved[0]))?.cycleId).to.equal(null);
-        expect(await store.hasUnreservedPayable()).to.equal(true);
-        expect(await store.reservePayableGuarantees(5)).to.equal(10);
-        expect((await store.listCycleGuaranteeIds(5)).map((id) => id.toLowerCase()).sort()).to.deep.equal(
-          reserved.map((id) => id.toLowerCase()).sort(),
-        );
+        expect(await store.netting.releaseCycleGuarantees(LEGACY_CYCLE)).to.equal(10);
+        expect((await store.guarantees.getClearingGuarantee(reserved[0]))?.cycleId).to.equal(null);
+        expect(await store.netting.hasUnreservedPayable()).to.equal(true);
+        expect(await store.netting.reservePayableGuarantees(5)).to.equal(10);
+        expect(
+          (await store.netting.listCycleGuaranteeIds(5)).map((id) => id.toLowerCase()).sort(),
+        ).to.deep.equal(reserved.map((id) => id.toLowerCase()).sort());
       } finally {
         await store.close();
         await remove();
@@ -380,15 +382,15 @@ describe("PostgreSQL: stored leaf hashes read in pages (one bytea per page)", fu
     await client.connect();
     try {
       const cycle = randomCycle(31, 40);
-      for (const record of cycle.records) await store.insertGuarantee(record);
+      for (const record of cycle.records) await store.guarantees.insertGuarantee(record);
       // Three rows as stored before the leaf_hash column.
       const old = cycle.payable.slice(0, 3).map((r) => r.guaranteeId.toLowerCase());
       await client.query("UPDATE guarantees SET leaf_hash = NULL WHERE guarantee_id = ANY($1::text[])", [
         old,
       ]);
-      expect(await store.reservePayableGuarantees(5)).to.equal(cycle.payable.length);
+      expect(await store.netting.reservePayableGuarantees(5)).to.equal(cycle.payable.length);
       const whole: string[] = [];
-      await store.scanCycleLeaves(5, (row) =>
+      await store.netting.scanCycleLeaves(5, (row) =>
         whole.push(row.leafHash === null ? `old ${row.guaranteeId}` : row.leafHash.toString("hex")),
       );
       const conn = {
@@ -408,7 +410,7 @@ describe("PostgreSQL: stored leaf hashes read in pages (one bytea per page)", fu
       expect(new Set(paged).size).to.equal(cycle.payable.length);
       expect([...paged].sort()).to.deep.equal([...whole].sort());
       expect(paged.filter((h) => h.startsWith("old "))).to.have.length(3);
-      await store.releaseCycleGuarantees(5);
+      await store.netting.releaseCycleGuarantees(5);
       await compareStored(store, cycle, 5);
     } finally {
       await client.end();

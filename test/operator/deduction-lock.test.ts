@@ -62,7 +62,7 @@ describe("Core's books follow a removal's deduction (audit M-2)", () => {
       }),
     );
   }
-  const locked = async () => (await store.getCollateral(SELLER, ETH)).locked;
+  const locked = async () => (await store.collateral.getCollateral(SELLER, ETH)).locked;
 
   it("locks at the removal and unlocks as the claim returns it and the rest is recovered", async () => {
     await apply("CreditDeducted", {

@@ -105,7 +105,7 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
     const { root, txHash } = await commitForeign(f, 1);
     await h!.indexer.syncToHead();
 
-    const cycle = (await h!.store.getCycle(1))!;
+    const cycle = (await h!.store.cycles.getCycle(1))!;
     expect(cycle).to.include({ state: "COMMITTED", plannedByCore: false, root, txHash });
     const onChain = await f.clearingHouse.getCycle(1);
     expect(cycle.answerDeadline).to.equal(Number(onChain.answerDeadline));
@@ -137,7 +137,7 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
     expect([proof.status, proof.body.code]).to.deep.equal([404, "position_not_found"]);
     // The obligation is in Core's books: the Vault holds it, and so does Core's collateral view.
     expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(DEBIT);
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(DEBIT);
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(DEBIT);
     expect(await ethView(f.alice.address)).to.include({
       locked: DEBIT.toString(),
       free: (ONE - DEBIT).toString(),
@@ -145,7 +145,7 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
 
     await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
     await h!.indexer.syncToHead();
-    expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("CHALLENGED");
+    expect((await h!.store.cycles.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("CHALLENGED");
     // Never answered (nothing signed justifies it), not voided before the answer deadline.
     const early = await tasks.keeper.tick();
     expect([early.answered, early.voided]).to.deep.equal([[], []]);
@@ -160,25 +160,25 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
     expect(after.answered).to.deep.equal([]);
     expect(after.voided.map((v) => [v.cycleId, v.debtor])).to.deep.equal([[1, f.alice.address]]);
     await h!.indexer.syncToHead();
-    expect((await h!.store.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("VOIDED");
+    expect((await h!.store.cycles.getCycleDebt(1, ETH, f.alice.address))!.status).to.equal("VOIDED");
     expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(0n);
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
     expect(await ethView(f.alice.address)).to.include({ locked: "0", free: ONE.toString() });
     expect(await f.clearingHouse.bondOf(ETH)).to.equal(ONE - DEBIT);
 
     // Core's own next cycle takes the next id.
     await issueGuarantee(h!, f.alice, f.bob.address, ONE / 2n);
-    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
+    await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
     expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 2, guarantees: 1 });
     await h!.indexer.syncToHead();
-    expect(await h!.store.getCycle(2)).to.include({ state: "COMMITTED", plannedByCore: true });
+    expect(await h!.store.cycles.getCycle(2)).to.include({ state: "COMMITTED", plannedByCore: true });
     expect((await get("/core/cycles/2")).body).to.include({ planned_by_core: true, guarantee_count: 1 });
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(ONE / 2n);
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(ONE / 2n);
   });
 
   it("announces it once with cycle.foreign_commit, in the outbox with the commit", async function () {
     const { f } = await setup();
-    await h!.store.putWebhookSubscription({
+    await h!.store.webhooks.putWebhookSubscription({
       id: "whk_security",
       url: "https://receiver.test/hook",
       secret: "s".repeat(32),
@@ -189,7 +189,11 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
     });
     const { root, txHash } = await commitForeign(f, 1);
     await h!.indexer.syncToHead();
-    const due = await h!.store.claimDueWebhookDeliveries((h!.clock.nowSeconds() + 1) * 1000, 10, 60_000);
+    const due = await h!.store.webhooks.claimDueWebhookDeliveries(
+      (h!.clock.nowSeconds() + 1) * 1000,
+      10,
+      60_000,
+    );
     expect(due.map((d) => d.eventType)).to.deep.equal(["cycle.foreign_commit"]);
     const envelope = JSON.parse(due[0].payload) as { type: string; data: Record<string, unknown> };
     expect(envelope.data).to.deep.include({
@@ -206,7 +210,7 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
 
   it("names the V2 ids it netted, books Core's own ones as netted by it, and a reorg rewinds both", async function () {
     const { f } = await setup();
-    await h!.store.putWebhookSubscription({
+    await h!.store.webhooks.putWebhookSubscription({
       id: "whk_security",
       url: "https://receiver.test/hook",
       secret: "s".repeat(32),
@@ -220,8 +224,10 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
     const ofAlice = await issueGuarantee(h!, f.alice, f.carol.address, ONE / 10n, ETH, {});
     const ofBob = await issueGuarantee(h!, f.bob, f.carol.address, ONE / 20n, ETH, {});
     const unknown = keccakText("a V2 id Core never issued");
-    expect((await h!.store.getClearingGuarantee(ofAlice.id))!.state).to.equal("PENDING_VALIDATION");
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(ONE / 10n);
+    expect((await h!.store.guarantees.getClearingGuarantee(ofAlice.id))!.state).to.equal(
+      "PENDING_VALIDATION",
+    );
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(ONE / 10n);
 
     const snapshot = (await network.provider.send("evm_snapshot", [])) as string;
     const netted = [ofAlice.id, unknown, ofBob.id].map((id) => id.toLowerCase());
@@ -229,7 +235,7 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
     await h!.indexer.syncToHead();
 
     // The store records every id the Vault marked, in log order, with the commit's transaction.
-    const nettings = await h!.store.listV2Nettings(1);
+    const nettings = await h!.store.cycles.listV2Nettings(1);
     expect(nettings.map((n) => [n.guaranteeId, n.cycleId, n.txHash])).to.deep.equal(
       netted.map((id) => [id, 1, txHash.toLowerCase()]),
     );
@@ -239,17 +245,21 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
     for (const id of netted) expect(await f.vault.consumptionOf([id])).to.deep.equal([2n]);
     // Core's books: both guarantees left their own lock and joined the foreign cycle; alice's waits on
     // her debit (NETTED), bob's has nothing to pay (SETTLED). alice keeps only the foreign debit locked.
-    const a = (await h!.store.getClearingGuarantee(ofAlice.id))!;
-    const b = (await h!.store.getClearingGuarantee(ofBob.id))!;
+    const a = (await h!.store.guarantees.getClearingGuarantee(ofAlice.id))!;
+    const b = (await h!.store.guarantees.getClearingGuarantee(ofBob.id))!;
     expect([a.state, a.cycleId, b.state, b.cycleId]).to.deep.equal(["NETTED", 1, "SETTLED", 1]);
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(DEBIT);
-    expect((await h!.store.getCollateral(f.bob.address, ETH)).locked).to.equal(0n);
-    const cycle = (await h!.store.getCycle(1))!;
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(DEBIT);
+    expect((await h!.store.collateral.getCollateral(f.bob.address, ETH)).locked).to.equal(0n);
+    const cycle = (await h!.store.cycles.getCycle(1))!;
     expect(cycle.guaranteeIds).to.deep.equal([ofAlice.id.toLowerCase(), ofBob.id.toLowerCase()]);
     expect(JSON.parse(cycle.args).nettedV2Ids).to.deep.equal(netted);
     expect((await get("/core/cycles/1")).body).to.include({ planned_by_core: false, guarantee_count: 2 });
 
-    const due = await h!.store.claimDueWebhookDeliveries((h!.clock.nowSeconds() + 1) * 1000, 10, 60_000);
+    const due = await h!.store.webhooks.claimDueWebhookDeliveries(
+      (h!.clock.nowSeconds() + 1) * 1000,
+      10,
+      60_000,
+    );
     const byType = Object.fromEntries(
       due.map((d) => [d.eventType, JSON.parse(d.payload) as { data: Record<string, unknown> }]),
     );
@@ -267,20 +277,20 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
     // alice pays the foreign debit: her netted guarantee settles with it.
     await f.clearingHouse.connect(f.alice).payNetDebit(1, ETH, { value: DEBIT });
     await h!.indexer.syncToHead();
-    expect((await h!.store.getClearingGuarantee(ofAlice.id))!.state).to.equal("SETTLED");
+    expect((await h!.store.guarantees.getClearingGuarantee(ofAlice.id))!.state).to.equal("SETTLED");
 
     // A reorg removes the commit: the nettings, the states and the locks come back.
     await network.provider.send("evm_revert", [snapshot]);
     await mine(3);
     expect((await h!.indexer.tick()).rewoundTo).to.not.equal(null);
     await h!.indexer.syncToHead();
-    expect(await h!.store.listV2Nettings(1)).to.deep.equal([]);
-    expect(await h!.store.getV2Netting(unknown)).to.equal(null);
-    const back = (await h!.store.getClearingGuarantee(ofAlice.id))!;
+    expect(await h!.store.cycles.listV2Nettings(1)).to.deep.equal([]);
+    expect(await h!.store.cycles.getV2Netting(unknown)).to.equal(null);
+    const back = (await h!.store.guarantees.getClearingGuarantee(ofAlice.id))!;
     expect([back.state, back.cycleId]).to.deep.equal(["PENDING_VALIDATION", null]);
-    expect((await h!.store.getClearingGuarantee(ofBob.id))!.state).to.equal("PENDING_VALIDATION");
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(ONE / 10n);
-    expect((await h!.store.getCollateral(f.bob.address, ETH)).locked).to.equal(ONE / 20n);
+    expect((await h!.store.guarantees.getClearingGuarantee(ofBob.id))!.state).to.equal("PENDING_VALIDATION");
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(ONE / 10n);
+    expect((await h!.store.collateral.getCollateral(f.bob.address, ETH)).locked).to.equal(ONE / 20n);
   });
 
   it("records the V2 ids of Core's own commits too (the Vault's netted set, skipped ids excluded)", async function () {
@@ -292,12 +302,12 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
       f.alice.address,
       await finalizationOf(h!.f, f.alice, issued.id),
     );
-    expect((await h!.store.getClearingGuarantee(issued.id))!.state).to.equal("FINALIZED_PAYABLE");
-    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
+    expect((await h!.store.guarantees.getClearingGuarantee(issued.id))!.state).to.equal("FINALIZED_PAYABLE");
+    await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
     expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1 });
     await h!.indexer.syncToHead();
-    expect(await h!.store.getCycle(1)).to.include({ plannedByCore: true, state: "COMMITTED" });
-    expect((await h!.store.listV2Nettings(1)).map((n) => n.guaranteeId)).to.deep.equal([
+    expect(await h!.store.cycles.getCycle(1)).to.include({ plannedByCore: true, state: "COMMITTED" });
+    expect((await h!.store.cycles.listV2Nettings(1)).map((n) => n.guaranteeId)).to.deep.equal([
       issued.id.toLowerCase(),
     ]);
   });
@@ -305,12 +315,12 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
   it("takes the place of Core's own plan whose id it took; the plan's guarantees go into Core's next cycle", async function () {
     const { f, tasks } = await setup();
     const issued = await issueGuarantee(h!, f.alice, f.bob.address, ONE / 2n);
-    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
+    await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
     // Core's commit of cycle 1 never reaches a block: the key's holder commits cycle 1 first.
     await network.provider.send("evm_setAutomine", [false]);
     try {
       expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1 });
-      const planned = (await h!.store.getCycle(1))!;
+      const planned = (await h!.store.cycles.getCycle(1))!;
       expect(planned.state).to.equal("SENT");
       await network.provider.send("hardhat_dropTransaction", [planned.txHash]);
     } finally {
@@ -319,28 +329,28 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
     const { root } = await commitForeign(f, 1);
     await h!.indexer.syncToHead();
 
-    expect(await h!.store.getCycle(1)).to.include({ plannedByCore: false, root, state: "COMMITTED" });
-    const g = (await h!.store.getClearingGuarantee(issued.id))!;
+    expect(await h!.store.cycles.getCycle(1)).to.include({ plannedByCore: false, root, state: "COMMITTED" });
+    const g = (await h!.store.guarantees.getClearingGuarantee(issued.id))!;
     expect([g.state, g.cycleId]).to.deep.equal(["FINALIZED_PAYABLE", null]);
     // alice: her own guarantee's lock and the foreign debit.
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(ONE / 2n + DEBIT);
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(ONE / 2n + DEBIT);
 
-    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
+    await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
     expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 2, guarantees: 1 });
     await h!.indexer.syncToHead();
-    expect(await h!.store.getCycle(2)).to.include({ state: "COMMITTED", plannedByCore: true });
-    expect((await h!.store.getClearingGuarantee(issued.id))!.cycleId).to.equal(2);
+    expect(await h!.store.cycles.getCycle(2)).to.include({ state: "COMMITTED", plannedByCore: true });
+    expect((await h!.store.guarantees.getClearingGuarantee(issued.id))!.cycleId).to.equal(2);
   });
 
   it("a rewind of the replacement restores Core's plan exactly (journal)", async function () {
     const { f, tasks } = await setup();
     await issueGuarantee(h!, f.alice, f.bob.address, ONE / 2n);
-    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
+    await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
     await network.provider.send("evm_setAutomine", [false]);
     let plan: CycleRecord;
     try {
       await tasks.scheduler.tick();
-      plan = (await h!.store.getCycle(1))!;
+      plan = (await h!.store.cycles.getCycle(1))!;
       await network.provider.send("hardhat_dropTransaction", [plan.txHash]);
     } finally {
       await network.provider.send("evm_setAutomine", [true]);
@@ -357,10 +367,10 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
       await j.putCycleRecord(replacement);
       return j.undo;
     });
-    expect(await h!.store.getCycle(1)).to.deep.equal(replacement);
+    expect(await h!.store.cycles.getCycle(1)).to.deep.equal(replacement);
     await h!.store.transaction((tx) => applyUndo(tx, undo, h!.clock.nowSeconds()));
-    expect(await h!.store.getCycle(1)).to.deep.equal(plan);
-    expect((await h!.store.getClearingGuarantee(plan.guaranteeIds[0]))!.cycleId).to.equal(1);
+    expect(await h!.store.cycles.getCycle(1)).to.deep.equal(plan);
+    expect((await h!.store.guarantees.getClearingGuarantee(plan.guaranteeIds[0]))!.cycleId).to.equal(1);
   });
 
   it("rewinds the foreign commit when a reorg removes it; Core then commits that id itself", async function () {
@@ -368,24 +378,24 @@ describe("clearing: a cycle Core did not plan (leaked operator key)", function (
     const snapshot = (await network.provider.send("evm_snapshot", [])) as string;
     await commitForeign(f, 1);
     await h!.indexer.syncToHead();
-    expect(await h!.store.getCycle(1)).to.include({ plannedByCore: false });
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(DEBIT);
+    expect(await h!.store.cycles.getCycle(1)).to.include({ plannedByCore: false });
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(DEBIT);
 
     await network.provider.send("evm_revert", [snapshot]);
     await mine(3);
     const result = await h!.indexer.tick();
     expect(result.rewoundTo).to.not.equal(null);
     await h!.indexer.syncToHead();
-    expect(await h!.store.getCycle(1)).to.equal(null);
-    expect(await h!.store.getCycleDebt(1, ETH, f.alice.address)).to.equal(null);
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
+    expect(await h!.store.cycles.getCycle(1)).to.equal(null);
+    expect(await h!.store.cycles.getCycleDebt(1, ETH, f.alice.address)).to.equal(null);
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
     expect((await get("/core/cycles/1")).status).to.equal(404);
 
     await h!.syncClock();
     await issueGuarantee(h!, f.alice, f.bob.address, ONE / 4n);
-    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
+    await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.chainClock.nowSeconds()));
     expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
     await h!.indexer.syncToHead();
-    expect(await h!.store.getCycle(1)).to.include({ state: "COMMITTED", plannedByCore: true });
+    expect(await h!.store.cycles.getCycle(1)).to.include({ state: "COMMITTED", plannedByCore: true });
   });
 });

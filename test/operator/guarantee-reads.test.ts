@@ -48,7 +48,7 @@ describe("Core read endpoints", () => {
 
   describe("GET /core/guarantees/:id", () => {
     it("200 for payer, recipient and facilitators: state, wire claims, certificate, timestamps", async () => {
-      await t.core.context.store.creditDeposit(payer.address, TUSD, 5_000n, T0);
+      await t.core.context.store.collateral.creditDeposit(payer.address, TUSD, 5_000n, T0);
       const body = await signedBody(v2Claims({ asset: TUSD, reqId: 0x10n }), "eip191");
       const certificate = (await issue(url, tokens[recipient.address], body)).body;
       const id = guaranteeId(IDS, payer.address, 0x10n).toLowerCase();
@@ -81,7 +81,7 @@ describe("Core read endpoints", () => {
     });
 
     it("404 for an unknown id and, alike, for a wallet that is not a party", async () => {
-      await t.core.context.store.creditDeposit(payer.address, ZERO_ADDRESS, 5_000n, T0);
+      await t.core.context.store.collateral.creditDeposit(payer.address, ZERO_ADDRESS, 5_000n, T0);
       await issue(url, tokens[recipient.address], await signedBody(v1Claims()));
       const id = guaranteeId(IDS, payer.address, 1n);
       expect((await get(`/core/guarantees/${id}`, payer)).body).to.include({
@@ -107,9 +107,9 @@ describe("Core read endpoints", () => {
   describe("GET /core/users/:address/balances", () => {
     it("200: every asset with deposited, locked, pending_withdrawal, reserve_hold and available as decimal strings", async () => {
       const store = t.core.context.store;
-      await store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
-      await store.creditDeposit(payer.address, TETH, 2n ** 200n, T0);
-      await store.setPendingWithdrawal(payer.address, ZERO_ADDRESS, 3_000n, T0);
+      await store.collateral.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
+      await store.collateral.creditDeposit(payer.address, TETH, 2n ** 200n, T0);
+      await store.collateral.setPendingWithdrawal(payer.address, ZERO_ADDRESS, 3_000n, T0);
       await issue(url, tokens[recipient.address], await signedBody(v1Claims({ amount: 2_500n })));
       const response = await get(`/core/users/${payer.address.toLowerCase()}/balances`, payer);
       expect(response.status, JSON.stringify(response.body)).to.equal(200);
@@ -170,9 +170,9 @@ describe("Core read endpoints", () => {
     /** Three guarantees: two of payer's (tUSD, ETH) to recipient, one of stranger's to recipient. */
     async function issueThree() {
       const store = t.core.context.store;
-      await store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
-      await store.creditDeposit(payer.address, TUSD, 10_000n, T0);
-      await store.creditDeposit(stranger.address, ZERO_ADDRESS, 10_000n, T0);
+      await store.collateral.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
+      await store.collateral.creditDeposit(payer.address, TUSD, 10_000n, T0);
+      await store.collateral.creditDeposit(stranger.address, ZERO_ADDRESS, 10_000n, T0);
       const token = tokens[recipient.address];
       expect(
         (await issue(url, token, await signedBody(v1Claims({ reqId: 1n, asset: TUSD })))).status,
@@ -287,9 +287,9 @@ describe("Core read endpoints", () => {
   describe("GET /core/users (admin wallets)", () => {
     it("pages every non-empty balance by user then asset; 403 for anyone else, facilitators too", async () => {
       const store = t.core.context.store;
-      await store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
-      await store.creditDeposit(payer.address, TUSD, 7n, T0);
-      await store.creditDeposit(stranger.address, TUSD, 5n, T0);
+      await store.collateral.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
+      await store.collateral.creditDeposit(payer.address, TUSD, 7n, T0);
+      await store.collateral.creditDeposit(stranger.address, TUSD, 5n, T0);
       const seen: string[] = [];
       let cursor: string | null = null;
       do {
@@ -331,7 +331,7 @@ describe("Core read endpoints", () => {
 
   describe("GET /core/recipients/:address/guarantees", () => {
     it("pages oldest first with next_cursor until null", async () => {
-      await t.core.context.store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
+      await t.core.context.store.collateral.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
       for (let n = 1n; n <= 5n; n++) {
         const response = await issue(
           url,

@@ -47,7 +47,7 @@ describe("POST /core/guarantees", () => {
     url = t.core.url;
     const store = t.core.context.store;
     for (const asset of [ZERO_ADDRESS, TUSD, TETH])
-      await store.creditDeposit(payer.address, asset, 10_000n, T0);
+      await store.collateral.creditDeposit(payer.address, asset, 10_000n, T0);
     recipientToken = (await signIn(url, recipient)).access_token;
     facilitatorToken = (await signIn(url, facilitator)).access_token;
   });
@@ -73,7 +73,7 @@ describe("POST /core/guarantees", () => {
       reqId: claims.reqId,
       version: claims.version,
     });
-    const stored = await t.core.context.store.getGuarantee(id);
+    const stored = await t.core.context.store.guarantees.getGuarantee(id);
     expect(stored).to.deep.include({
       state: claims.version === 1 ? "FINALIZED_PAYABLE" : "PENDING_VALIDATION",
       certificateClaims: certificate.claims,
@@ -88,7 +88,7 @@ describe("POST /core/guarantees", () => {
     for (const scheme of ["eip712", "eip191"] as const) {
       it(`V1 ${scheme}: certificate, FINALIZED_PAYABLE, collateral locked`, async () => {
         await expectIssued(v1Claims({ amount: 4_000n }), scheme);
-        const balance = await t.core.context.store.getCollateral(payer.address, ZERO_ADDRESS);
+        const balance = await t.core.context.store.collateral.getCollateral(payer.address, ZERO_ADDRESS);
         expect(balance.locked).to.equal(4_000n);
       });
 
@@ -96,7 +96,9 @@ describe("POST /core/guarantees", () => {
         const claims = v2Claims({ asset: TUSD, reqId: 2n });
         const certificate = await expectIssued(claims, scheme);
         expect(decodeCertificateClaims(certificate.claims).claims).to.deep.include({ version: 2 });
-        expect((await t.core.context.store.getCollateral(payer.address, TUSD)).locked).to.equal(1_000n);
+        expect((await t.core.context.store.collateral.getCollateral(payer.address, TUSD)).locked).to.equal(
+          1_000n,
+        );
       });
     }
 
@@ -324,12 +326,16 @@ describe("POST /core/guarantees", () => {
       const response = await issue(url, recipientToken, await signedBody(v1Claims({ amount: 10_001n })));
       expectError(response, 400, "insufficient_collateral");
       expect(response.body.error).to.include("10001").and.include("10000");
-      expect((await t.core.context.store.getCollateral(payer.address, ZERO_ADDRESS)).locked).to.equal(0n);
-      expect(await t.core.context.store.getGuarantee(guaranteeId(IDS, payer.address, 1n))).to.equal(null);
+      expect(
+        (await t.core.context.store.collateral.getCollateral(payer.address, ZERO_ADDRESS)).locked,
+      ).to.equal(0n);
+      expect(
+        await t.core.context.store.guarantees.getGuarantee(guaranteeId(IDS, payer.address, 1n)),
+      ).to.equal(null);
     });
 
     it("a pending withdrawal leaves capacity at once", async () => {
-      await t.core.context.store.setPendingWithdrawal(payer.address, ZERO_ADDRESS, 9_500n, T0);
+      await t.core.context.store.collateral.setPendingWithdrawal(payer.address, ZERO_ADDRESS, 9_500n, T0);
       const response = await issue(url, recipientToken, await signedBody(v1Claims({ amount: 501n })));
       expectError(response, 400, "insufficient_collateral");
       expect(response.body.error).to.include("pending withdrawal 9500");
@@ -378,7 +384,9 @@ describe("POST /core/guarantees", () => {
       const retry = await issue(url, facilitatorToken, body);
       expectError(retry, 409, "duplicate_guarantee");
       expect(retry.body.certificate).to.deep.equal(first.body);
-      expect((await t.core.context.store.getCollateral(payer.address, ZERO_ADDRESS)).locked).to.equal(1_000n);
+      expect(
+        (await t.core.context.store.collateral.getCollateral(payer.address, ZERO_ADDRESS)).locked,
+      ).to.equal(1_000n);
     });
 
     it("a retry is idempotent even after the timestamp left the window", async () => {
@@ -429,10 +437,10 @@ describe("POST /core/guarantees", () => {
         expect([400, 409]).to.include(r.status);
         expect(["insufficient_collateral", "duplicate_guarantee"]).to.include(r.body.code);
       }
-      const balance = await store.getCollateral(payer.address, asset);
+      const balance = await store.collateral.getCollateral(payer.address, asset);
       expect(balance.locked).to.equal(7_500n + 25n * 100n);
       expect(balance.locked <= balance.deposited).to.equal(true);
-      const listed = await store.listGuaranteesByRecipient(recipient.address, { limit: 100 });
+      const listed = await store.guarantees.listGuaranteesByRecipient(recipient.address, { limit: 100 });
       expect(listed.items.filter((g) => g.asset === asset)).to.have.length(26);
       const lockedSum = listed.items.filter((g) => g.asset === asset).reduce((sum, g) => sum + g.amount, 0n);
       expect(lockedSum).to.equal(balance.locked);

@@ -107,7 +107,7 @@ describe("health warnings: webhook backlog (Core over HTTP, a receiver that refu
     );
     const { core, clock } = t;
     const store = core.context.store;
-    await store.creditDeposit(payer.address, ETH, 10_000n, T0);
+    await store.collateral.creditDeposit(payer.address, ETH, 10_000n, T0);
     const token = (await signIn(core.url, recipient)).access_token;
     const dispatcher = createWebhookDispatcher(core.context, { jitter: () => 0 });
     for (const reqId of [1n, 2n, 3n]) {
@@ -155,7 +155,7 @@ describe("health warnings: webhook backlog (Core over HTTP, a receiver that refu
     });
 
     // The subscription removed (its deliveries with it): the warning clears, and says so once.
-    await store.deleteWebhookSubscription("refused-hook");
+    await store.webhooks.deleteWebhookSubscription("refused-hook");
     health = await readHealth(core.url);
     expectWarning(health, []);
     expect(lines.filter((l) => l.event === "health_warning_cleared")).to.have.length(1);
@@ -207,7 +207,7 @@ describe("health warnings on the real contracts: clearing, covers, bond, indexer
     // The scheduler stops: 21 s of chain time past the cutoff, nothing closed.
     await advance(h, f.timings.cycleLength + 20);
     const now = h.chainClock.nowSeconds();
-    const cutoff = Number(await h.store.getOperatorState(NEXT_CUTOFF_KEY));
+    const cutoff = Number(await h.store.operatorState.getOperatorState(NEXT_CUTOFF_KEY));
     const overdue = now - cutoff;
     expect(overdue).to.be.above(10);
     health = await readHealth(base);
@@ -226,7 +226,7 @@ describe("health warnings on the real contracts: clearing, covers, bond, indexer
     expectWarning(await readHealth(base), []);
 
     // A cutoff pushed beyond one cycle length (as partial commits did, issue 26 item 1).
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(now + f.timings.cycleLength + 12));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(now + f.timings.cycleLength + 12));
     health = await readHealth(base);
     expectWarning(health, ["clearing_cutoff"]);
     expect(health.body.warnings[0].reason).to.include("the cutoff schedule slipped");
@@ -288,7 +288,7 @@ describe("health warnings on the real contracts: clearing, covers, bond, indexer
     await bonds.tick();
     await advance(h, f.timings.cycleLength); // the scheduler's next check reads the new bond
     expect((await scheduler.tick()).action).to.be.oneOf(["empty", "waiting"]);
-    const cycle = (await h.store.getCycle(1))!;
+    const cycle = (await h.store.cycles.getCycle(1))!;
     const sinceDeadline = 5;
     await advance(h, cycle.paymentDeadline! + sinceDeadline - h.chainClock.nowSeconds());
     await scheduler.tick(); // the scheduler keeps its cutoffs (nothing payable: empty windows)
@@ -312,7 +312,7 @@ describe("health warnings on the real contracts: clearing, covers, bond, indexer
     await keeper.tick();
     await mine(1);
     await h.indexer.syncToHead();
-    expect((await h.store.getCycleDebt(1, ETH, f.alice.address))?.status).to.equal("COVERED");
+    expect((await h.store.cycles.getCycleDebt(1, ETH, f.alice.address))?.status).to.equal("COVERED");
     expectWarning(await readHealth(base), []);
   });
 

@@ -159,7 +159,7 @@ export async function openCore(
   const config = asyncConfig(dir.path, options.config);
   const store = (options.store ?? SqliteStore.open(join(dir.path, "core.sqlite"))) as SqliteStore;
   const clock = new ManualClock(await chainNow());
-  const chainClock = new ChainClock(await store.getChainCursor());
+  const chainClock = new ChainClock(await store.chainJournal.getChainCursor());
   const logger = options.logger ?? silentLogger();
   const context = createCoreContext({
     config,

@@ -12,7 +12,7 @@ import { chainFixture, type CoreHarness, mine, openCore, time } from "./indexer-
 const ETH = ZeroAddress;
 
 async function balance(h: CoreHarness, user: string, asset = ETH) {
-  return h.store.getCollateral(user, asset);
+  return h.store.collateral.getCollateral(user, asset);
 }
 
 describe("chain indexer", function () {
@@ -49,14 +49,14 @@ describe("chain indexer", function () {
     await h.indexer.syncToHead();
     let b = await balance(h, f.bob.address, f.usdAddress);
     expect([b.deposited, b.pendingWithdrawal]).to.deep.equal([1_000n, 400n]);
-    const [w] = await h.store.listWithdrawals(f.bob.address);
+    const [w] = await h.store.collateral.listWithdrawals(f.bob.address);
     expect(w).to.include({ withdrawalId: 1, state: "PENDING", amount: 400n });
 
     await f.vault.connect(f.bob).cancelWithdrawal(f.usdAddress);
     await h.indexer.syncToHead();
     b = await balance(h, f.bob.address, f.usdAddress);
     expect(b.pendingWithdrawal).to.equal(0n);
-    expect((await h.store.getWithdrawal(1))?.state).to.equal("CANCELLED");
+    expect((await h.store.collateral.getWithdrawal(1))?.state).to.equal("CANCELLED");
 
     await f.vault.connect(f.bob).requestWithdrawal(f.usdAddress, 300n);
     await time.increase(f.timings.withdrawalGracePeriod);
@@ -64,7 +64,7 @@ describe("chain indexer", function () {
     await h.indexer.syncToHead();
     b = await balance(h, f.bob.address, f.usdAddress);
     expect([b.deposited, b.pendingWithdrawal]).to.deep.equal([700n, 0n]);
-    expect(await h.store.getWithdrawal(2)).to.include({ state: "FINALIZED", paid: 300n });
+    expect(await h.store.collateral.getWithdrawal(2)).to.include({ state: "FINALIZED", paid: 300n });
   });
 
   it("never credits a deposit that a reorg removed before its confirmation", async function () {
@@ -105,7 +105,7 @@ describe("chain indexer", function () {
     await h.indexer.syncToHead();
     alice = await balance(h, f.alice.address);
     expect([alice.deposited, alice.pendingWithdrawal]).to.deep.equal([0n, 0n]);
-    expect(await h.store.getWithdrawal(1)).to.equal(null);
+    expect(await h.store.collateral.getWithdrawal(1)).to.equal(null);
     expect((await balance(h, f.bob.address)).deposited).to.equal(9n);
     expect((await balance(h, f.carol.address)).deposited).to.equal(50n);
   });
@@ -116,13 +116,15 @@ describe("chain indexer", function () {
     const receipt = (await (await f.vault.connect(f.alice).deposit({ value: 1_000n })).wait())!;
     const depositLog = { txHash: receipt.hash, logIndex: receipt.logs[0].index };
     await h.indexer.syncToHead();
-    expect(await h.store.getChainEvent(depositLog.txHash, depositLog.logIndex)).to.not.equal(null);
-    expect(await h.store.getOperatorState(JOURNAL_PRUNED_BELOW_KEY)).to.equal(null);
+    expect(await h.store.chainJournal.getChainEvent(depositLog.txHash, depositLog.logIndex)).to.not.equal(
+      null,
+    );
+    expect(await h.store.operatorState.getOperatorState(JOURNAL_PRUNED_BELOW_KEY)).to.equal(null);
 
     await mine(REORG_HISTORY_BLOCKS + 10);
     const cursor = (await h.indexer.syncToHead())!;
-    expect(await h.store.getChainEvent(depositLog.txHash, depositLog.logIndex)).to.equal(null);
-    const prunedBelow = Number(await h.store.getOperatorState(JOURNAL_PRUNED_BELOW_KEY));
+    expect(await h.store.chainJournal.getChainEvent(depositLog.txHash, depositLog.logIndex)).to.equal(null);
+    const prunedBelow = Number(await h.store.operatorState.getOperatorState(JOURNAL_PRUNED_BELOW_KEY));
     expect(prunedBelow).to.be.greaterThan(receipt.blockNumber);
     expect(prunedBelow).to.be.at.most(cursor.blockNumber - REORG_HISTORY_BLOCKS);
     // Pruning forgets how to undo the event, not its effect.
@@ -136,7 +138,7 @@ describe("chain indexer", function () {
     await f.vault.connect(f.alice).deposit({ value: 1_000n });
     await mine(REORG_HISTORY_BLOCKS + 10);
     const cursor = (await h.indexer.syncToHead())!;
-    expect(await h.store.getOperatorState(JOURNAL_PRUNED_BELOW_KEY)).to.not.equal(null);
+    expect(await h.store.operatorState.getOperatorState(JOURNAL_PRUNED_BELOW_KEY)).to.not.equal(null);
 
     // Another history from before the deposit, longer than everything Core remembers.
     await network.provider.send("evm_revert", [snapshot]);
@@ -147,7 +149,7 @@ describe("chain indexer", function () {
     expect(caught).to.be.instanceOf(ReorgTooDeepError);
     expect(String(caught)).to.match(/below the kept history/);
     // Nothing was undone or applied: the operator decides (snapshot restore or re-index).
-    expect(await h.store.getChainCursor()).to.deep.equal(cursor);
+    expect(await h.store.chainJournal.getChainCursor()).to.deep.equal(cursor);
     expect((await balance(h, f.alice.address)).deposited).to.equal(1_000n);
     expect((await balance(h, f.bob.address)).deposited).to.equal(0n);
   });
@@ -160,7 +162,7 @@ describe("chain indexer", function () {
     const snapshot = (await network.provider.send("evm_snapshot", [])) as string;
     await f.vault.connect(f.alice).deposit({ value: 500n });
     await h.indexer.syncToHead();
-    await h.store.lockIfAvailable(f.alice.address, ETH, 300n, (b) => b.deposited, 0);
+    await h.store.collateral.lockIfAvailable(f.alice.address, ETH, 300n, (b) => b.deposited, 0);
     await network.provider.send("evm_revert", [snapshot]);
     await mine(2);
     await h.indexer.syncToHead();

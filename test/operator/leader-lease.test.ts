@@ -90,7 +90,7 @@ describe("leader lease with fencing (PostgreSQL)", function () {
     const b = lease(await store(url), "b");
     await b.started;
     const oldTerm = a.terms[0];
-    await oldTerm.store.setOperatorState("probe", "written by a");
+    await oldTerm.store.operatorState.setOperatorState("probe", "written by a");
 
     const frozenAt = performance.now();
     a.lease.abandon(); // a frozen leader: its work would go on, its lease is not renewed
@@ -101,16 +101,16 @@ describe("leader lease with fencing (PostgreSQL)", function () {
 
     // The old term can neither write nor read through its fenced store; the new one can.
     let refused: unknown;
-    await oldTerm.store
+    await oldTerm.store.operatorState
       .setOperatorState("probe", "written by a after losing")
       .catch((e: unknown) => (refused = e));
     expect(refused).to.be.instanceOf(LeaseLostError);
     await oldTerm.store
-      .transaction((tx) => tx.setOperatorState("probe", "a again"))
+      .transaction((tx) => tx.operatorState.setOperatorState("probe", "a again"))
       .catch((e: unknown) => (refused = e));
     expect(refused).to.be.instanceOf(LeaseLostError);
-    await b.terms[0].store.setOperatorState("probe", "written by b");
-    expect(await (await store(url)).getOperatorState("probe")).to.equal("written by b");
+    await b.terms[0].store.operatorState.setOperatorState("probe", "written by b");
+    expect(await (await store(url)).operatorState.getOperatorState("probe")).to.equal("written by b");
   });
 
   it("a stopped leader gives the lease up: the follower's next try takes it with the next token", async () => {
@@ -140,7 +140,7 @@ describe("leader lease with fencing (PostgreSQL)", function () {
     );
     expect(a.lease.isLeader()).to.equal(false);
     let refused: unknown;
-    await a.terms[0].store.getOperatorState("probe").catch((e: unknown) => (refused = e));
+    await a.terms[0].store.operatorState.getOperatorState("probe").catch((e: unknown) => (refused = e));
     expect(refused).to.be.instanceOf(LeaseLostError);
   });
 
@@ -152,7 +152,7 @@ describe("leader lease with fencing (PostgreSQL)", function () {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const writing = fenced.transaction(async (tx) => {
-      await tx.setOperatorState("k", "a");
+      await tx.operatorState.setOperatorState("k", "a");
       await held; // the lease expires while the write is in its transaction
     });
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -182,7 +182,7 @@ describe("leader lease with fencing (PostgreSQL)", function () {
     let inside!: () => void;
     const started = new Promise<void>((resolve) => (inside = resolve));
     const writing = fenced.transaction(async (tx) => {
-      await tx.setOperatorState("k", "a");
+      await tx.operatorState.setOperatorState("k", "a");
       inside();
       await held; // the lease row stays locked FOR KEY SHARE until this COMMIT
     });
@@ -198,6 +198,6 @@ describe("leader lease with fencing (PostgreSQL)", function () {
     expect(followed).to.include({ holder: "a", token: first.token });
     release();
     await writing;
-    expect(await fenced.getOperatorState("k")).to.equal("a");
+    expect(await fenced.operatorState.getOperatorState("k")).to.equal("a");
   });
 });

@@ -59,7 +59,7 @@ describe("V2 lifecycle", function () {
   }
 
   async function stateOf(id: string) {
-    return (await h!.store.getClearingGuarantee(id))!.state;
+    return (await h!.store.guarantees.getClearingGuarantee(id))!.state;
   }
 
   it("lets only the payer finalize a pending or disputed V2 guarantee", async function () {
@@ -116,7 +116,7 @@ describe("V2 lifecycle", function () {
   it("cancels at the deadline without a passing response and releases the lock", async function () {
     const { f, tasks } = await setup();
     const g = await issueGuarantee(h!, f.alice, f.bob.address, 700n, ETH, {});
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(700n);
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(700n);
     const deadline = (g.claims as GuaranteeClaimsV2).policy.deadline;
     // Past the deadline on Core's wall clock only: the chain has not reached it, nothing is decided.
     h!.clock.set(deadline + 1);
@@ -127,7 +127,7 @@ describe("V2 lifecycle", function () {
     await h!.indexer.syncToHead();
     expect((await tasks.lifecycle.tick()).cancelled).to.deep.equal([g.id]);
     expect(await stateOf(g.id)).to.equal("CANCELLED");
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
   });
 
   it("nets a guarantee that passed validation but was not remunerated by the deadline", async function () {
@@ -139,7 +139,7 @@ describe("V2 lifecycle", function () {
     await h!.indexer.syncToHead();
     expect((await tasks.lifecycle.tick()).finalized).to.deep.equal([g.id]);
     expect(await stateOf(g.id)).to.equal("FINALIZED_PAYABLE");
-    expect((await h!.store.getCollateral(f.alice.address, ETH)).locked).to.equal(300n);
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(300n);
   });
 
   it("a request squatted by the payer with a wrong agent id still lets the seller be paid (issue 17, finding 4)", async function () {
@@ -167,7 +167,7 @@ describe("V2 lifecycle", function () {
     await f.vault.connect(f.bob).remunerate(...remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer)));
     await h!.indexer.syncToHead();
     expect(await stateOf(g.id)).to.equal("REMUNERATED");
-    const alice = await h!.store.getCollateral(f.alice.address, ETH);
+    const alice = await h!.store.collateral.getCollateral(f.alice.address, ETH);
     expect([alice.deposited, alice.locked]).to.deep.equal([9_600n, 0n]);
   });
 
@@ -179,14 +179,16 @@ describe("V2 lifecycle", function () {
     await tasks.lifecycle.finalizeByPayer(g.id, f.alice.address, await finalizationOf(h!.f, f.alice, g.id)); // the payer also decided to pay
     // ... and the recipient remunerated first
     await f.vault.connect(f.bob).remunerate(...remunerateCallArgs(toRemunerateArgs(g.certificate, g.payer)));
-    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
+    await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
     const result = await tasks.scheduler.tick();
     expect(result).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
-    expect((await h!.store.getClearingGuarantee(g.id))?.excludedReason).to.match(/remunerated on chain/);
+    expect((await h!.store.guarantees.getClearingGuarantee(g.id))?.excludedReason).to.match(
+      /remunerated on chain/,
+    );
     await h!.indexer.syncToHead();
     expect(await stateOf(g.id)).to.equal("REMUNERATED");
     expect(await stateOf(v1.id)).to.equal("NETTED");
-    const alice = await h!.store.getCollateral(f.alice.address, ETH);
+    const alice = await h!.store.collateral.getCollateral(f.alice.address, ETH);
     expect([alice.deposited, alice.locked]).to.deep.equal([9_600n, 100n]);
   });
 
@@ -199,7 +201,7 @@ describe("V2 lifecycle", function () {
     await issueGuarantee(h!, f.alice, f.carol.address, 100n);
     await validate(h!, g.claims as GuaranteeClaimsV2, g.id, 95);
     await tasks.lifecycle.finalizeByPayer(g.id, f.alice.address, await finalizationOf(h!.f, f.alice, g.id));
-    await h!.store.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
+    await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
     // The race Core cannot see: bob's remuneration lands in the commit's block, ahead of it (higher tip).
     await network.provider.send("evm_setAutomine", [false]);
     try {
@@ -220,8 +222,8 @@ describe("V2 lifecycle", function () {
 
     // alice disputes the remunerated position: removed from her debit and from bob's credit.
     const planned = await Promise.all(
-      (await h!.store.getCycle(1))!.guaranteeIds.map(
-        async (id) => (await h!.store.getClearingGuarantee(id))!,
+      (await h!.store.cycles.getCycle(1))!.guaranteeIds.map(
+        async (id) => (await h!.store.guarantees.getClearingGuarantee(id))!,
       ),
     );
     const position = debtorTreeOf(planned, f.alice.address, ETH).leaves.findIndex(
@@ -231,14 +233,14 @@ describe("V2 lifecycle", function () {
     await h!.indexer.syncToHead();
     expect((await tasks.keeper.tick()).answered.map((a) => a.conceded)).to.deep.equal([false]);
     await h!.indexer.syncToHead();
-    expect((await h!.store.listCycleDisputes({ cycleId: 1 })).map((d) => d.status)).to.deep.equal([
+    expect((await h!.store.cycles.listCycleDisputes({ cycleId: 1 })).map((d) => d.status)).to.deep.equal([
       "REMOVED",
     ]);
     expect(await f.clearingHouse.deductedOf(1, ETH, f.bob.address)).to.equal(400n);
-    expect((await h!.store.getCollateral(f.bob.address, ETH)).locked).to.equal(400n);
+    expect((await h!.store.collateral.getCollateral(f.bob.address, ETH)).locked).to.equal(400n);
 
     // Past the payment deadline (no claim by bob returned it): the keeper takes it back into the bond, once.
-    const cycle = (await h!.store.getCycle(1))!;
+    const cycle = (await h!.store.cycles.getCycle(1))!;
     await advance(h!, cycle.paymentDeadline! - h!.clock.nowSeconds() + 1);
     const bond = await f.clearingHouse.bondOf(ETH);
     const kept = await tasks.keeper.tick();
@@ -249,7 +251,7 @@ describe("V2 lifecycle", function () {
     await h!.indexer.syncToHead();
     expect(await f.clearingHouse.deductedOf(1, ETH, f.bob.address)).to.equal(0n);
     expect((await f.clearingHouse.bondOf(ETH)) - bond).to.be.at.least(400n);
-    const bob = await h!.store.getCollateral(f.bob.address, ETH);
+    const bob = await h!.store.collateral.getCollateral(f.bob.address, ETH);
     expect([bob.deposited, bob.locked]).to.deep.equal([10_000n - 400n, 0n]);
     expect((await tasks.keeper.tick()).holdingsSettled).to.deep.equal([]);
   });

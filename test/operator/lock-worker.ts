@@ -19,7 +19,13 @@ async function run(data: LockWorkerData): Promise<void> {
   let granted = 0n;
   try {
     for (let i = 0; i < data.attempts; i++) {
-      const result = await store.lockIfAvailable(data.user, data.asset, amount, (b) => b.deposited, 0);
+      const result = await store.collateral.lockIfAvailable(
+        data.user,
+        data.asset,
+        amount,
+        (b) => b.deposited,
+        0,
+      );
       if (result.locked) granted += amount;
     }
   } finally {

@@ -72,7 +72,7 @@ describe("Core OpenAPI document", () => {
       ]),
     });
     url = t.core.url;
-    await t.core.context.store.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
+    await t.core.context.store.collateral.creditDeposit(payer.address, ZERO_ADDRESS, 10_000n, T0);
   });
 
   after(async () => {
@@ -310,7 +310,7 @@ describe("Core OpenAPI document", () => {
     ).to.equal(409);
 
     // Cycle 1 nets both guarantees (payer owes the recipient 1,500), commits on chain, and is indexed.
-    await t.core.context.store.setOperatorState(NEXT_CUTOFF_KEY, String(t.clock.nowSeconds()));
+    await t.core.context.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(t.clock.nowSeconds()));
     expect(await tasks.scheduler!.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 2 });
     await tasks.indexer.tick();
 
@@ -613,7 +613,7 @@ describe("Core OpenAPI document", () => {
     expect((await call("POST", retry, `${hook}/deliveries/${eventId}/retry`, adminAuth)).status).to.equal(
       200,
     );
-    await t.core.context.store.recordWebhookAttempt(
+    await t.core.context.store.webhooks.recordWebhookAttempt(
       eventId,
       CONFIGURED_WEBHOOK,
       { status: "delivered", statusCode: 200 },

@@ -132,15 +132,15 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
     await h.indexer.syncToHead();
     await h.syncClock();
     for (const payer of [f.alice, f.bob, f.carol]) await issueGuarantee(h, payer, f.dave.address, 100n);
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
     expect(await scheduler.tick()).to.include({ action: "committed", cycleId: 1 });
     await h.indexer.syncToHead();
-    expect(await h.store.listCycleDebts({ status: "OPEN" })).to.have.length(3);
+    expect(await h.store.cycles.listCycleDebts({ status: "OPEN" })).to.have.length(3);
 
     // Past the payment deadline, with a second cycle due: one round commits and covers three debts.
     await advance(h, 2 * f.timings.challengeWindow + f.timings.paymentWindow + 1);
     await issueGuarantee(h, f.alice, f.bob.address, 10n);
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
     const committed = await scheduler.tick();
     const kept = await keeper.tick();
     expect(committed).to.include({ action: "committed", cycleId: 2 });
@@ -163,7 +163,7 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
     expect(Math.max(...nonces) - Math.min(...nonces)).to.equal(3);
     expect(await f.clearingHouse.lastCycleId()).to.equal(2n);
     await h.indexer.syncToHead();
-    expect(await h.store.listCycleDebts({ cycleId: 1, status: "COVERED" })).to.have.length(3);
+    expect(await h.store.cycles.listCycleDebts({ cycleId: 1, status: "COVERED" })).to.have.length(3);
 
     // Sends started concurrently are serialised too.
     const concurrent = await Promise.all(
@@ -245,9 +245,9 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
       expect((await receiptOf(sent.hash)).status).to.equal(1);
     });
     expect(await sender.unfinished()).to.deep.equal([]);
-    expect(await h.store.getOperatorState(SENDER_JOURNAL_KEY_PREFIX + sender.address.toLowerCase())).to.equal(
-      null,
-    );
+    expect(
+      await h.store.operatorState.getOperatorState(SENDER_JOURNAL_KEY_PREFIX + sender.address.toLowerCase()),
+    ).to.equal(null);
   });
 
   it("replaces a stuck transaction with both fees raised; the replacement's mining completes the send", async function () {
@@ -482,7 +482,7 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
     await h.indexer.syncToHead();
     await h.syncClock();
     await issueGuarantee(h, f.alice, f.bob.address, 400n);
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
     const schedulerWith = (sender: OperatorSender) =>
       new ClearingScheduler({
         store: harness.store,
@@ -499,11 +499,11 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
       const scheduler = schedulerWith(sender);
       const sent = await scheduler.tick();
       expect(sent).to.include({ action: "committed", cycleId: 1 });
-      const original = (await harness.store.getCycle(1))!;
+      const original = (await harness.store.cycles.getCycle(1))!;
       await setNextBlockBaseFeePerGas(Transaction.from(original.rawTx!).maxFeePerGas! * 4n);
       await mine(1);
       const [replaced] = await sender.tick();
-      const stored = (await harness.store.getCycle(1))!;
+      const stored = (await harness.store.cycles.getCycle(1))!;
       expect(stored.txHash).to.equal(replaced.hash).and.to.not.equal(original.txHash);
       expect(stored.txNonce).to.equal(original.txNonce);
       expect(Transaction.from(stored.rawTx!).hash).to.equal(stored.txHash);
@@ -516,6 +516,6 @@ describe("operator sender: nonces, re-sends, fee replacement", function () {
     });
     expect(await f.clearingHouse.lastCycleId()).to.equal(1n);
     await h.indexer.syncToHead();
-    expect((await h.store.getCycle(1))?.state).to.equal("COMMITTED");
+    expect((await h.store.cycles.getCycle(1))?.state).to.equal("COMMITTED");
   });
 });

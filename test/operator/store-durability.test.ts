@@ -66,10 +66,10 @@ describe("store durability: fsync off the event loop", function () {
   });
 
   it("resolves a write only after its commit is fsynced, and a read after it too", async function () {
-    const write = store.creditDeposit(USER, ASSET, 10n, T0);
+    const write = store.collateral.creditDeposit(USER, ASSET, 10n, T0);
     expect(await state(write)).to.equal("pending");
     // Committed but not yet durable: a read is not answered from it either.
-    const read = store.getCollateral(USER, ASSET);
+    const read = store.collateral.getCollateral(USER, ASSET);
     expect(await state(read)).to.equal("pending");
     expect(fsync.calls.length).to.be.greaterThan(0);
     await fsync.releaseAll();
@@ -78,42 +78,42 @@ describe("store durability: fsync off the event loop", function () {
   });
 
   it("does not fsync for reads when nothing is waiting to be durable", async function () {
-    const write = store.creditDeposit(USER, ASSET, 10n, T0);
+    const write = store.collateral.creditDeposit(USER, ASSET, 10n, T0);
     await fsync.releaseAll();
     await write;
-    const read = store.getCollateral(USER, ASSET);
+    const read = store.collateral.getCollateral(USER, ASSET);
     expect(await state(read)).to.equal("settled");
     expect(fsync.calls).to.have.length(0);
   });
 
   it("shares one fsync among the commits that wait together (group commit)", async function () {
-    const first = store.creditDeposit(USER, ASSET, 1n, T0);
+    const first = store.collateral.creditDeposit(USER, ASSET, 1n, T0);
     await settleTicks();
     const before = fsync.calls.length; // the directory's first sync, then the WAL's
-    const writes = Array.from({ length: 20 }, () => store.creditDeposit(USER, ASSET, 1n, T0));
+    const writes = Array.from({ length: 20 }, () => store.collateral.creditDeposit(USER, ASSET, 1n, T0));
     await settleTicks();
     expect(fsync.calls.length).to.equal(before);
     await fsync.releaseAll();
     await Promise.all([first, ...writes]);
-    expect((await store.getCollateral(USER, ASSET)).deposited).to.equal(21n);
+    expect((await store.collateral.getCollateral(USER, ASSET)).deposited).to.equal(21n);
   });
 
   it("fails the waiting operations when fsync fails, and syncs again on the next commit", async function () {
     let caught: unknown;
-    const write = store.creditDeposit(USER, ASSET, 10n, T0).catch((e: unknown) => (caught = e));
+    const write = store.collateral.creditDeposit(USER, ASSET, 10n, T0).catch((e: unknown) => (caught = e));
     const error = Object.assign(new Error("EIO: i/o error, fsync"), { code: "EIO" });
     await fsync.releaseAll(error);
     await write;
     expect(caught).to.equal(error);
-    const next = store.creditDeposit(USER, ASSET, 5n, T0);
+    const next = store.collateral.creditDeposit(USER, ASSET, 5n, T0);
     await settleTicks();
     await fsync.releaseAll();
     await next;
-    expect((await store.getCollateral(USER, ASSET)).deposited).to.equal(15n);
+    expect((await store.collateral.getCollateral(USER, ASSET)).deposited).to.equal(15n);
   });
 
   it("close() waits for the last commit's fsync", async function () {
-    const write = store.creditDeposit(USER, ASSET, 10n, T0);
+    const write = store.collateral.creditDeposit(USER, ASSET, 10n, T0);
     await settleTicks();
     const closing = store.close();
     expect(await state(closing)).to.equal("pending");
@@ -121,7 +121,7 @@ describe("store durability: fsync off the event loop", function () {
     await Promise.all([write, closing]);
     const reopened = SqliteStore.open(join(dir.path, "core.sqlite"));
     try {
-      expect((await reopened.getCollateral(USER, ASSET)).deposited).to.equal(10n);
+      expect((await reopened.collateral.getCollateral(USER, ASSET)).deposited).to.equal(10n);
     } finally {
       await reopened.close();
     }
@@ -153,7 +153,7 @@ describe("store durability: WAL checkpoints on a worker", function () {
     try {
       const burst = async (from: number) => {
         for (let i = from; i < from + 300; i++) {
-          await store.creditDeposit("0x" + i.toString(16).padStart(40, "0"), ASSET, 1n, T0);
+          await store.collateral.creditDeposit("0x" + i.toString(16).padStart(40, "0"), ASSET, 1n, T0);
         }
       };
       await burst(1);
@@ -176,7 +176,7 @@ describe("store durability: WAL checkpoints on a worker", function () {
 
   it("an in-memory store has nothing to sync or checkpoint", async function () {
     const store = SqliteStore.open(":memory:");
-    await store.creditDeposit(USER, ASSET, 1n, T0);
+    await store.collateral.creditDeposit(USER, ASSET, 1n, T0);
     expect(await store.checkpoint()).to.equal(null);
     await store.close();
   });

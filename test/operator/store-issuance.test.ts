@@ -43,9 +43,9 @@ describe("store: batched issuance and collateral views", () => {
   });
 
   it("each item is atomic and independent; the batch never exceeds capacity", async () => {
-    await store.creditDeposit(USER, ASSET, 25n, T0);
-    await store.insertGuarantee(record(9, 1n)); // pre-existing id
-    const outcomes = await store.issueGuarantees(
+    await store.collateral.creditDeposit(USER, ASSET, 25n, T0);
+    await store.guarantees.insertGuarantee(record(9, 1n)); // pre-existing id
+    const outcomes = await store.issuance.issueGuarantees(
       [record(1), record(2), record(9), record(3), record(1), record(4, 5n)].map((r) => ({
         record: r,
         capacity: full,
@@ -60,35 +60,35 @@ describe("store: batched issuance and collateral views", () => {
       "duplicate",
       "issued",
     ]);
-    expect((await store.getCollateral(USER, ASSET)).locked).to.equal(25n);
-    expect(await store.getGuarantee(record(3).guaranteeId)).to.equal(null);
+    expect((await store.collateral.getCollateral(USER, ASSET)).locked).to.equal(25n);
+    expect(await store.guarantees.getGuarantee(record(3).guaranteeId)).to.equal(null);
   });
 
   it("an item that fails unexpectedly leaves no trace and does not affect the others", async () => {
-    await store.creditDeposit(USER, ASSET, 100n, T0);
+    await store.collateral.creditDeposit(USER, ASSET, 100n, T0);
     const broken = { ...record(2), scheme: "nope" as "eip712" }; // violates the CHECK after its lock
-    const outcomes = await store.issueGuarantees(
+    const outcomes = await store.issuance.issueGuarantees(
       [record(1), broken, record(3)].map((r) => ({ record: r, capacity: full })),
       T0,
     );
     expect(outcomes.map((o) => o.kind)).to.deep.equal(["issued", "failed", "issued"]);
-    expect((await store.getCollateral(USER, ASSET)).locked).to.equal(20n);
-    expect(await store.getGuarantee(record(2).guaranteeId)).to.equal(null);
+    expect((await store.collateral.getCollateral(USER, ASSET)).locked).to.equal(20n);
+    expect(await store.guarantees.getGuarantee(record(2).guaranteeId)).to.equal(null);
   });
 
   it("pending withdrawals, per-user listing and locked totals", async () => {
-    await store.creditDeposit(USER, ASSET, 100n, T0);
-    await store.creditDeposit(RECIPIENT, ASSET, 50n, T0);
-    await store.setPendingWithdrawal(USER, ASSET, 60n, T0);
-    const outcomes = await store.issueGuarantees([{ record: record(1, 41n), capacity: full }], T0);
+    await store.collateral.creditDeposit(USER, ASSET, 100n, T0);
+    await store.collateral.creditDeposit(RECIPIENT, ASSET, 50n, T0);
+    await store.collateral.setPendingWithdrawal(USER, ASSET, 60n, T0);
+    const outcomes = await store.issuance.issueGuarantees([{ record: record(1, 41n), capacity: full }], T0);
     expect(outcomes[0].kind).to.equal("insufficient_collateral");
-    await store.issueGuarantees([{ record: record(1, 40n), capacity: full }], T0);
-    expect(await store.listCollateral(USER.toLowerCase())).to.deep.equal([
+    await store.issuance.issueGuarantees([{ record: record(1, 40n), capacity: full }], T0);
+    expect(await store.collateral.listCollateral(USER.toLowerCase())).to.deep.equal([
       { user: USER, asset: ASSET, deposited: 100n, locked: 40n, pendingWithdrawal: 60n },
     ]);
-    expect(await store.lockedTotals()).to.deep.equal(new Map([[ASSET, 40n]]));
+    expect(await store.collateral.lockedTotals()).to.deep.equal(new Map([[ASSET, 40n]]));
     let caught: unknown;
-    await store.setPendingWithdrawal(USER, ASSET, -1n, T0).catch((error) => (caught = error));
+    await store.collateral.setPendingWithdrawal(USER, ASSET, -1n, T0).catch((error) => (caught = error));
     expect(caught).to.be.instanceOf(RangeError);
   });
 });

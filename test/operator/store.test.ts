@@ -35,11 +35,11 @@ describe("operator store (SQLite)", () => {
   describe("migrations", () => {
     it("apply once and are idempotent across reopen", async () => {
       const first = open();
-      await first.creditDeposit(USER, ASSET, 5n, T0);
+      await first.collateral.creditDeposit(USER, ASSET, 5n, T0);
       await first.close();
 
       const second = open();
-      expect((await second.getCollateral(USER, ASSET)).deposited).to.equal(5n);
+      expect((await second.collateral.getCollateral(USER, ASSET)).deposited).to.equal(5n);
       await second.close();
 
       const db = new BetterSqlite3(file);
@@ -92,7 +92,7 @@ describe("operator store (SQLite)", () => {
     it("parallel locks from worker threads (own connections) never exceed capacity", async function () {
       this.timeout(60_000);
       const setup = open();
-      await setup.creditDeposit(USER, ASSET, 1000n, T0);
+      await setup.collateral.creditDeposit(USER, ASSET, 1000n, T0);
       const workers = [3n, 5n, 7n, 11n].map(
         (amount) =>
           new Promise<bigint>((resolve, reject) => {
@@ -108,7 +108,7 @@ describe("operator store (SQLite)", () => {
           }),
       );
       const granted = (await Promise.all(workers)).reduce((sum, amount) => sum + amount, 0n);
-      const balance = await setup.getCollateral(USER, ASSET);
+      const balance = await setup.collateral.getCollateral(USER, ASSET);
       expect(balance.locked).to.equal(granted);
       expect(balance.locked <= 1000n).to.equal(true);
       // 600 attempts for far more than 1000 units: capacity is exhausted to within one lock.

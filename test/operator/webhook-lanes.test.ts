@@ -54,7 +54,7 @@ describe("webhooks: one hanging receiver delays no other", function () {
       webhookTimeoutMs: HANG_TIMEOUT_MS,
       ...config,
     });
-    await t.core.context.store.creditDeposit(payer.address, ZeroAddress, 10_000n, T0);
+    await t.core.context.store.collateral.creditDeposit(payer.address, ZeroAddress, 10_000n, T0);
     const token = (await signIn(t.core.url, recipient)).access_token;
     const issueOne = async (reqId: bigint) => {
       const answer = await issue(t!.core.url, token, await signedBody(v1Claims({ reqId, amount: 1n })));
@@ -102,7 +102,10 @@ describe("webhooks: one hanging receiver delays no other", function () {
     expect(await third.done).to.deep.equal({ attempted: 1, delivered: 1, retrying: 0, failed: 0 });
     expect(reqIds(fast)).to.deep.equal(["1", "2", "3"]);
     expect(dispatcher.attemptsInFlight).to.equal(2);
-    const waiting = await t.core.context.store.listWebhookDeliveries({ subscriptionId: "slow", limit: 10 });
+    const waiting = await t.core.context.store.webhooks.listWebhookDeliveries({
+      subscriptionId: "slow",
+      limit: 10,
+    });
     expect(waiting.map((d) => [d.status, d.attempts])).to.deep.equal([
       ["pending", 0],
       ["pending", 1],
@@ -147,7 +150,7 @@ describe("webhooks: one hanging receiver delays no other", function () {
       const store = SqliteStore.open(join(dir.path, "lanes.sqlite"));
       try {
         for (const id of ["a", "b", "c"]) {
-          await store.putWebhookSubscription({
+          await store.webhooks.putWebhookSubscription({
             id,
             url: `http://127.0.0.1:9/${id}`,
             secret: RECEIVER_SECRET,
@@ -177,14 +180,14 @@ describe("webhooks: one hanging receiver delays no other", function () {
             createdAt: T0,
           }),
         );
-        for (const [i, event] of events.entries()) await store.insertWebhookEvent(event, T0 + i);
+        for (const [i, event] of events.entries()) await store.webhooks.insertWebhookEvent(event, T0 + i);
 
         // a: 2 slots, 1 taken; b: 2 free; c: full.
         const inFlight = new Map([
           ["a", 1],
           ["c", 2],
         ]);
-        const claimed = await store.claimDueWebhookDeliveries((T0 + 10) * 1000, 10, 60_000, {
+        const claimed = await store.webhooks.claimDueWebhookDeliveries((T0 + 10) * 1000, 10, 60_000, {
           perSubscription: 2,
           inFlight,
         });
@@ -193,7 +196,7 @@ describe("webhooks: one hanging receiver delays no other", function () {
         expect(claimed.map(key)).to.deep.equal(["a:1", "b:1", "b:2"]);
 
         // The limit cuts across lanes in turns: every lane's first before any lane's second.
-        const next = await store.claimDueWebhookDeliveries((T0 + 10) * 1000, 2, 60_000, {
+        const next = await store.webhooks.claimDueWebhookDeliveries((T0 + 10) * 1000, 2, 60_000, {
           perSubscription: 3,
           inFlight: new Map(),
         });

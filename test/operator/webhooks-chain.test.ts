@@ -38,7 +38,7 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
     h = await openCore(f, options);
     const core = h;
     receiver = await WebhookReceiver.start({ now: () => core.clock.nowSeconds() });
-    await h.store.putWebhookSubscription({
+    await h.store.webhooks.putWebhookSubscription({
       id: "hook",
       url: receiver.url,
       secret: RECEIVER_SECRET,
@@ -210,7 +210,7 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
     await h.indexer.syncToHead();
     await dispatcher.tick();
     const [committed] = receiver.ofType("cycle.committed");
-    const cycle = (await h.store.getCycle(1))!;
+    const cycle = (await h.store.cycles.getCycle(1))!;
     expect(committed.data).to.include({
       cycle_id: "1",
       root: cycle.root,
@@ -304,13 +304,13 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
       const snapshot = await network.provider.send("evm_snapshot");
       await f.vault.connect(f.bob).deposit({ value: 777n });
       await h.indexer.syncToHead();
-      const [pending] = await h.store.listWebhookDeliveries({ subscriptionId: "hook", limit: 10 });
+      const [pending] = await h.store.webhooks.listWebhookDeliveries({ subscriptionId: "hook", limit: 10 });
       expect(pending).to.include({ eventType: "collateral.deposited", status: "pending" });
 
       await network.provider.send("evm_revert", [snapshot]);
       await mine(3);
       expect((await h.indexer.tick()).rewoundTo).to.not.equal(null);
-      expect(await h.store.getWebhookDelivery(pending.eventId, "hook")).to.include({
+      expect(await h.store.webhooks.getWebhookDelivery(pending.eventId, "hook")).to.include({
         status: "cancelled",
         nextAttemptAtMs: null,
       });
@@ -335,7 +335,7 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
       await network.provider.send("evm_revert", [snapshot]);
       await mine(3);
       expect((await h.indexer.tick()).rewoundTo).to.not.equal(null);
-      expect((await h.store.getCollateral(f.bob.address, ETH)).deposited).to.equal(0n);
+      expect((await h.store.collateral.getCollateral(f.bob.address, ETH)).deposited).to.equal(0n);
       expect(receiver.events).to.have.length(1);
     });
 
@@ -357,10 +357,10 @@ describe("webhooks from chain events (indexer → outbox → receiver)", functio
       await h.indexer.tick(); // rewinds: the delivered event cannot be unsent
       await (await ethers.provider.broadcastTransaction(raw)).wait(); // the same transaction mined again
       await h.indexer.syncToHead();
-      expect((await h.store.getCollateral(f.alice.address, ETH)).deposited).to.equal(555n);
+      expect((await h.store.collateral.getCollateral(f.alice.address, ETH)).deposited).to.equal(555n);
       await dispatcher.tick();
       expect(receiver.requests).to.have.length(1); // same id, already delivered: not sent again
-      const rows = await h.store.listWebhookDeliveries({ subscriptionId: "hook", limit: 10 });
+      const rows = await h.store.webhooks.listWebhookDeliveries({ subscriptionId: "hook", limit: 10 });
       expect(rows.map((d) => [d.eventId, d.status])).to.deep.equal([[receiver.events[0].id, "delivered"]]);
     });
   });

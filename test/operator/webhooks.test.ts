@@ -54,7 +54,7 @@ describe("webhooks: outbox, signed delivery, retries, admin API", function () {
       ...extra,
     });
     core.clock = t.clock;
-    await t.core.context.store.creditDeposit(payer.address, ZeroAddress, 10_000n, T0);
+    await t.core.context.store.collateral.creditDeposit(payer.address, ZeroAddress, 10_000n, T0);
     const dispatcher = createWebhookDispatcher(t.core.context, RETRY);
     const tokens = await signIn(t.core.url, recipient);
     return { t, receiver, dispatcher, token: tokens.access_token };
@@ -176,7 +176,7 @@ describe("webhooks: outbox, signed delivery, retries, admin API", function () {
       [2_000, 2],
       [4_000, 3],
     ] as const) {
-      const [pending] = await store.listWebhookDeliveries({ subscriptionId: "test-hook", limit: 1 });
+      const [pending] = await store.webhooks.listWebhookDeliveries({ subscriptionId: "test-hook", limit: 1 });
       const due = pending.nextAttemptAtMs!;
       const gap = due - failedAt;
       expect(gap, `gap after ${attempts - 1} failures`)
@@ -189,7 +189,9 @@ describe("webhooks: outbox, signed delivery, retries, admin API", function () {
       t.clock.advanceMilliseconds(1);
       failedAt = t.clock.nowMilliseconds();
       expect(await dispatcher.tick()).to.include({ attempted: 1, retrying: 1 });
-      expect((await store.getWebhookDelivery(pending.eventId, "test-hook"))?.attempts).to.equal(attempts);
+      expect((await store.webhooks.getWebhookDelivery(pending.eventId, "test-hook"))?.attempts).to.equal(
+        attempts,
+      );
     }
     expect(gaps).to.have.length(2);
     expect(receiver.requests.map((r) => r.status)).to.deep.equal([503, 503, 503]);
@@ -230,17 +232,23 @@ describe("webhooks: outbox, signed delivery, retries, admin API", function () {
     await issue(t.core.url, token, await signedBody(v1Claims({ reqId: 11n })));
     {
       // Point the subscription at a server that accepts the connection and never answers.
-      const sub = (await t.core.context.store.getWebhookSubscription("test-hook"))!;
+      const sub = (await t.core.context.store.webhooks.getWebhookSubscription("test-hook"))!;
       const silent = (await import("node:http")).createServer(() => undefined);
       await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
       const port = (silent.address() as { port: number }).port;
-      await t.core.context.store.putWebhookSubscription({ ...sub, url: `http://127.0.0.1:${port}/` });
+      await t.core.context.store.webhooks.putWebhookSubscription({
+        ...sub,
+        url: `http://127.0.0.1:${port}/`,
+      });
       expect(await dispatcher.tick()).to.include({ retrying: 1 });
       silent.closeAllConnections();
       await new Promise((resolve) => silent.close(resolve));
-      const [d] = await t.core.context.store.listWebhookDeliveries({ subscriptionId: "test-hook", limit: 1 });
+      const [d] = await t.core.context.store.webhooks.listWebhookDeliveries({
+        subscriptionId: "test-hook",
+        limit: 1,
+      });
       expect(d.lastError).to.equal("timeout after 100 ms");
-      await t.core.context.store.putWebhookSubscription(sub);
+      await t.core.context.store.webhooks.putWebhookSubscription(sub);
       t.clock.advance(10);
       expect(await dispatcher.tick()).to.include({ delivered: 1 });
       expect(receiver.events).to.have.length(1);
@@ -279,7 +287,7 @@ describe("webhooks: outbox, signed delivery, retries, admin API", function () {
       receiver = await WebhookReceiver.start({ now: () => clock.nowSeconds() });
       const file = join(dir.path, "restart.sqlite");
       let store = SqliteStore.open(file);
-      await store.putWebhookSubscription({
+      await store.webhooks.putWebhookSubscription({
         id: "hook",
         url: receiver.url,
         secret: RECEIVER_SECRET,
@@ -308,7 +316,7 @@ describe("webhooks: outbox, signed delivery, retries, admin API", function () {
       };
       const first = guaranteeIssuedEvent(source, record);
       const second = guaranteeIssuedEvent(source, { ...record, guaranteeId: "0x" + "cd".repeat(32) });
-      expect(await store.insertWebhookEvent(first, T0)).to.equal(1);
+      expect(await store.webhooks.insertWebhookEvent(first, T0)).to.equal(1);
 
       // Mid-retry: the first attempt fails, the operator stops.
       receiver.refuseNext = 1;
@@ -324,8 +332,8 @@ describe("webhooks: outbox, signed delivery, retries, admin API", function () {
       expect(receiver.events.map((e) => e.id)).to.deep.equal([first.id]);
 
       // Crash mid-attempt: a claimed delivery whose outcome was never recorded is sent again after its lease.
-      await store.insertWebhookEvent(second, clock.nowSeconds());
-      const [claimed] = await store.claimDueWebhookDeliveries(clock.nowMilliseconds(), 10, 60_000);
+      await store.webhooks.insertWebhookEvent(second, clock.nowSeconds());
+      const [claimed] = await store.webhooks.claimDueWebhookDeliveries(clock.nowMilliseconds(), 10, 60_000);
       expect(claimed).to.include({ eventId: second.id, attempts: 1 });
       await store.close();
       store = SqliteStore.open(file);
@@ -334,7 +342,7 @@ describe("webhooks: outbox, signed delivery, retries, admin API", function () {
       clock.advance(60);
       expect(await dispatcher.tick()).to.include({ delivered: 1 });
       expect(receiver.events.map((e) => e.id)).to.deep.equal([first.id, second.id]);
-      expect(await store.getWebhookDelivery(second.id, "hook")).to.include({
+      expect(await store.webhooks.getWebhookDelivery(second.id, "hook")).to.include({
         status: "delivered",
         attempts: 2,
       });
@@ -342,12 +350,12 @@ describe("webhooks: outbox, signed delivery, retries, admin API", function () {
       // Retracted (a reorg undid its source) before delivery: cancelled, never sent; the same source
       // applied again revives the same event id and it is delivered once.
       const third = guaranteeIssuedEvent(source, { ...record, guaranteeId: "0x" + "ef".repeat(32) });
-      await store.insertWebhookEvent(third, clock.nowSeconds());
-      await store.retractWebhookEvent(third.id, clock.nowSeconds());
-      expect(await store.getWebhookDelivery(third.id, "hook")).to.include({ status: "cancelled" });
+      await store.webhooks.insertWebhookEvent(third, clock.nowSeconds());
+      await store.webhooks.retractWebhookEvent(third.id, clock.nowSeconds());
+      expect(await store.webhooks.getWebhookDelivery(third.id, "hook")).to.include({ status: "cancelled" });
       expect((await dispatcher.tick()).attempted).to.equal(0);
-      expect(await store.insertWebhookEvent(third, clock.nowSeconds())).to.equal(0); // no new row
-      expect(await store.getWebhookDelivery(third.id, "hook")).to.include({ status: "pending" });
+      expect(await store.webhooks.insertWebhookEvent(third, clock.nowSeconds())).to.equal(0); // no new row
+      expect(await store.webhooks.getWebhookDelivery(third.id, "hook")).to.include({ status: "pending" });
       expect(await dispatcher.tick()).to.include({ delivered: 1 });
       expect(receiver.events.map((e) => e.id)).to.deep.equal([first.id, second.id, third.id]);
       await store.close();
@@ -374,7 +382,7 @@ describe("webhooks: outbox, signed delivery, retries, admin API", function () {
         headers: bearer(outsider),
       });
       expect(post.status).to.equal(403);
-      expect(await t.core.context.store.listWebhookSubscriptions()).to.have.length(1);
+      expect(await t.core.context.store.webhooks.listWebhookSubscriptions()).to.have.length(1);
     });
 
     it("creates, lists, delivers to, and deletes a subscription; refuses plain http off loopback", async function () {

@@ -33,7 +33,7 @@ describe("withdrawals against open guarantees", function () {
     // Alice asks for everything back at once.
     await f.vault.connect(f.alice).requestWithdrawal(ETH, 1_000n);
     await h.indexer.syncToHead();
-    const pending = await h.store.getCollateral(f.alice.address, ETH);
+    const pending = await h.store.collateral.getCollateral(f.alice.address, ETH);
     expect([pending.deposited, pending.locked, pending.pendingWithdrawal]).to.deep.equal([
       1_000n,
       600n,
@@ -49,28 +49,31 @@ describe("withdrawals against open guarantees", function () {
 
     // The open guarantee is committed within the cycle, long before the grace period ends.
     await advance(h, f.timings.cycleLength);
-    await h.store.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
     expect((await scheduler.tick()).action).to.equal("committed");
     await h.indexer.syncToHead();
     expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(600n);
 
     // After the grace period the withdrawal pays only what is free of the obligation.
-    const [request] = await h.store.listWithdrawals(f.alice.address, ["PENDING"]);
+    const [request] = await h.store.collateral.listWithdrawals(f.alice.address, ["PENDING"]);
     await advance(h, request.finalizableAt - h.clock.nowSeconds());
     await f.vault.connect(f.alice).finalizeWithdrawal(ETH);
     await h.indexer.syncToHead();
-    expect(await h.store.getWithdrawal(request.withdrawalId)).to.include({ state: "FINALIZED", paid: 400n });
-    const after = await h.store.getCollateral(f.alice.address, ETH);
+    expect(await h.store.collateral.getWithdrawal(request.withdrawalId)).to.include({
+      state: "FINALIZED",
+      paid: 400n,
+    });
+    const after = await h.store.collateral.getCollateral(f.alice.address, ETH);
     expect([after.deposited, after.locked, after.pendingWithdrawal]).to.deep.equal([600n, 600n, 0n]);
 
     // Alice never pays: the keeper covers the debit from what stayed in the Vault; bob is paid in full.
     await advance(h, 2 * f.timings.challengeWindow + f.timings.paymentWindow + 1);
     expect((await keeper.tick()).covered).to.have.length(1);
     await h.indexer.syncToHead();
-    expect((await h.store.getClearingGuarantee(g.id))?.state).to.equal("DEFAULT_REMUNERATED");
-    const end = await h.store.getCollateral(f.alice.address, ETH);
+    expect((await h.store.guarantees.getClearingGuarantee(g.id))?.state).to.equal("DEFAULT_REMUNERATED");
+    const end = await h.store.collateral.getCollateral(f.alice.address, ETH);
     expect([end.deposited, end.locked]).to.deep.equal([0n, 0n]);
-    const [position] = (await h.store.getCycle(1))!.guaranteeIds;
+    const [position] = (await h.store.cycles.getCycle(1))!.guaranteeIds;
     expect(position).to.equal(g.id);
     const cycleAsset = await f.clearingHouse.getCycleAsset(1, ETH);
     expect(cycleAsset.funded).to.equal(600n);

@@ -62,10 +62,13 @@ export function describeConsoleReads(open: () => Promise<Store>): void {
     it("searches guarantees by id, party, time range and cycle, and counts them", async () => {
       const store = await open();
       // 1–3 USER → RECIPIENT at T0, T0+10, T0+20; 4 RECIPIENT → OTHER at T0+30.
-      for (const n of [1, 2, 3]) await store.insertGuarantee(guarantee(n, { createdAt: T0 + 10 * (n - 1) }));
-      await store.insertGuarantee(guarantee(4, { user: RECIPIENT, recipient: OTHER, createdAt: T0 + 30 }));
-      const ids = async (query: Parameters<Store["listGuarantees"]>[0]) =>
-        (await store.listGuarantees({ newestFirst: true, ...query })).map((g) =>
+      for (const n of [1, 2, 3])
+        await store.guarantees.insertGuarantee(guarantee(n, { createdAt: T0 + 10 * (n - 1) }));
+      await store.guarantees.insertGuarantee(
+        guarantee(4, { user: RECIPIENT, recipient: OTHER, createdAt: T0 + 30 }),
+      );
+      const ids = async (query: Parameters<Store["guarantees"]["listGuarantees"]>[0]) =>
+        (await store.guarantees.listGuarantees({ newestFirst: true, ...query })).map((g) =>
           Number(BigInt(g.guaranteeId)),
         );
       expect(await ids({ party: RECIPIENT.toLowerCase() })).to.deep.equal([4, 3, 2, 1]);
@@ -74,23 +77,23 @@ export function describeConsoleReads(open: () => Promise<Store>): void {
         await ids({ guaranteeId: guarantee(2).guaranteeId.toUpperCase().replace("0X", "0x") }),
       ).to.deep.equal([2]);
       expect(await ids({ createdFrom: T0 + 10, createdTo: T0 + 30 })).to.deep.equal([3, 2]);
-      expect(await store.countGuarantees({ createdFrom: T0 + 10 })).to.equal(3);
+      expect(await store.guarantees.countGuarantees({ createdFrom: T0 + 10 })).to.equal(3);
       // The count ignores paging: the total of the filter, not of the page.
-      expect(await store.countGuarantees({ user: USER, beforeSeq: 2, limit: 1 })).to.equal(3);
-      expect(await store.countGuarantees({ party: OTHER, user: USER })).to.equal(0);
-      await store.assignGuaranteesToCycle([guarantee(1).guaranteeId, guarantee(2).guaranteeId], 7);
-      await store.setGuaranteeExcluded(guarantee(2).guaranteeId, "consumed on chain");
+      expect(await store.guarantees.countGuarantees({ user: USER, beforeSeq: 2, limit: 1 })).to.equal(3);
+      expect(await store.guarantees.countGuarantees({ party: OTHER, user: USER })).to.equal(0);
+      await store.guarantees.assignGuaranteesToCycle([guarantee(1).guaranteeId, guarantee(2).guaranteeId], 7);
+      await store.guarantees.setGuaranteeExcluded(guarantee(2).guaranteeId, "consumed on chain");
       expect(await ids({ inCycle: true })).to.deep.equal([1]);
-      expect(await store.countGuarantees({ cycleId: 7 })).to.equal(2);
+      expect(await store.guarantees.countGuarantees({ cycleId: 7 })).to.equal(2);
     });
 
     it("a payer's debts and claims, cycles by transaction, cycle counts, the journal's events by name", async () => {
       const store = await open();
-      await store.insertCycle(cycle(1, "0x" + "c1".repeat(32)));
-      await store.insertCycle(cycle(2, "0x" + "c2".repeat(32)));
-      await store.insertCycle({ ...cycle(3, "0x" + "c3".repeat(32)), state: "PLANNED" });
+      await store.cycles.insertCycle(cycle(1, "0x" + "c1".repeat(32)));
+      await store.cycles.insertCycle(cycle(2, "0x" + "c2".repeat(32)));
+      await store.cycles.insertCycle({ ...cycle(3, "0x" + "c3".repeat(32)), state: "PLANNED" });
       const covered = "0x" + "d1".repeat(32);
-      await store.putCycleDebt({
+      await store.cycles.putCycleDebt({
         cycleId: 1,
         asset: ASSET,
         debtor: USER,
@@ -99,7 +102,7 @@ export function describeConsoleReads(open: () => Promise<Store>): void {
         covered: 500n,
         resolvedTx: covered,
       });
-      await store.putCycleDebt({
+      await store.cycles.putCycleDebt({
         cycleId: 2,
         asset: ASSET,
         debtor: OTHER,
@@ -109,14 +112,14 @@ export function describeConsoleReads(open: () => Promise<Store>): void {
         resolvedTx: null,
       });
       const claimTx = "0x" + "e2".repeat(32);
-      await store.putCycleClaim({
+      await store.cycles.putCycleClaim({
         cycleId: 2,
         asset: ASSET,
         participant: USER,
         amount: 70n,
         txHash: claimTx,
       });
-      await store.putCycleClaim({
+      await store.cycles.putCycleClaim({
         cycleId: 1,
         asset: ASSET,
         participant: OTHER,
@@ -124,26 +127,26 @@ export function describeConsoleReads(open: () => Promise<Store>): void {
         txHash: claimTx,
       });
 
-      const debts = await store.listCycleDebts({ debtor: USER.toLowerCase() });
+      const debts = await store.cycles.listCycleDebts({ debtor: USER.toLowerCase() });
       expect(debts.map((d) => [d.cycleId, d.status, d.covered])).to.deep.equal([[1, "COVERED", 500n]]);
-      const claims = await store.listCycleClaimsOf(USER.toLowerCase());
+      const claims = await store.cycles.listCycleClaimsOf(USER.toLowerCase());
       expect(claims.map((c) => [c.cycleId, c.amount, c.txHash])).to.deep.equal([[2, 70n, claimTx]]);
 
-      expect(await store.countCycles(["COMMITTED", "FINALIZED", "VETOED"])).to.equal(2);
-      expect(await store.countCycles([])).to.equal(0);
+      expect(await store.cycles.countCycles(["COMMITTED", "FINALIZED", "VETOED"])).to.equal(2);
+      expect(await store.cycles.countCycles([])).to.equal(0);
       expect(
-        await store.cycleIdsOfTx(("0x" + "c2".repeat(32)).toUpperCase().replace("0X", "0x")),
+        await store.cycles.cycleIdsOfTx(("0x" + "c2".repeat(32)).toUpperCase().replace("0X", "0x")),
       ).to.deep.equal([2]);
-      expect(await store.cycleIdsOfTx(covered)).to.deep.equal([1]);
-      expect(await store.cycleIdsOfTx(claimTx)).to.deep.equal([1, 2]);
-      expect(await store.cycleIdsOfTx("0x" + "00".repeat(32))).to.deep.equal([]);
+      expect(await store.cycles.cycleIdsOfTx(covered)).to.deep.equal([1]);
+      expect(await store.cycles.cycleIdsOfTx(claimTx)).to.deep.equal([1, 2]);
+      expect(await store.cycles.cycleIdsOfTx("0x" + "00".repeat(32))).to.deep.equal([]);
 
       for (const [n, name] of [
         [1, "Deposited"],
         [2, "WithdrawalRequested"],
         [3, "Deposited"],
       ] as const) {
-        await store.insertChainEvent({
+        await store.chainJournal.insertChainEvent({
           txHash: "0x" + "f".repeat(63) + n,
           logIndex: 0,
           blockNumber: n,
@@ -156,18 +159,18 @@ export function describeConsoleReads(open: () => Promise<Store>): void {
           appliedAt: T0,
         });
       }
-      const deposits = await store.listChainEventsNamed("Vault", "Deposited");
+      const deposits = await store.chainJournal.listChainEventsNamed("Vault", "Deposited");
       expect(deposits.map((e) => [e.blockNumber, e.args.amount])).to.deep.equal([
         [1, "1"],
         [3, "3"],
       ]);
-      expect(await store.listChainEventsNamed("ClearingHouse", "Deposited")).to.deep.equal([]);
+      expect(await store.chainJournal.listChainEventsNamed("ClearingHouse", "Deposited")).to.deep.equal([]);
     });
 
     it("an operator's retry makes a failed delivery due now; a test event reaches one subscription", async () => {
       const store = await open();
       for (const id of ["whk_a", "whk_b"]) {
-        await store.putWebhookSubscription({
+        await store.webhooks.putWebhookSubscription({
           id,
           url: `https://${id}.test/hook`,
           secret: "s",
@@ -177,29 +180,34 @@ export function describeConsoleReads(open: () => Promise<Store>): void {
           createdAt: T0,
         });
       }
-      await store.insertWebhookEvent(
+      await store.webhooks.insertWebhookEvent(
         { id: "evt_1", type: "guarantee.issued", createdAt: T0, payload: '{"n":1}' },
         T0,
       );
-      await store.claimDueWebhookDeliveries(T0 * 1000, 10, 30_000);
-      await store.recordWebhookAttempt(
+      await store.webhooks.claimDueWebhookDeliveries(T0 * 1000, 10, 30_000);
+      await store.webhooks.recordWebhookAttempt(
         "evt_1",
         "whk_a",
         { status: "failed", error: "gone", statusCode: 410 },
         T0,
       );
-      await store.recordWebhookAttempt("evt_1", "whk_b", { status: "delivered", statusCode: 200 }, T0);
+      await store.webhooks.recordWebhookAttempt(
+        "evt_1",
+        "whk_b",
+        { status: "delivered", statusCode: 200 },
+        T0,
+      );
 
-      expect(await store.getWebhookEvent("evt_1")).to.deep.equal({
+      expect(await store.webhooks.getWebhookEvent("evt_1")).to.deep.equal({
         id: "evt_1",
         type: "guarantee.issued",
         createdAt: T0,
         payload: '{"n":1}',
         retractedAt: null,
       });
-      expect(await store.getWebhookEvent("evt_none")).to.equal(null);
+      expect(await store.webhooks.getWebhookEvent("evt_none")).to.equal(null);
 
-      const retried = await store.retryWebhookDelivery("evt_1", "whk_a", (T0 + 100) * 1000 + 250);
+      const retried = await store.webhooks.retryWebhookDelivery("evt_1", "whk_a", (T0 + 100) * 1000 + 250);
       expect(retried).to.include({
         status: "pending",
         attempts: 1,
@@ -207,24 +215,29 @@ export function describeConsoleReads(open: () => Promise<Store>): void {
       });
       expect(retried?.lastError).to.equal("gone");
       // Delivered (and unknown) deliveries are not retried.
-      expect(await store.retryWebhookDelivery("evt_1", "whk_b", (T0 + 100) * 1000)).to.equal(null);
-      expect(await store.retryWebhookDelivery("evt_2", "whk_a", (T0 + 100) * 1000)).to.equal(null);
-      const due = await store.claimDueWebhookDeliveries((T0 + 101) * 1000, 10, 30_000);
+      expect(await store.webhooks.retryWebhookDelivery("evt_1", "whk_b", (T0 + 100) * 1000)).to.equal(null);
+      expect(await store.webhooks.retryWebhookDelivery("evt_2", "whk_a", (T0 + 100) * 1000)).to.equal(null);
+      const due = await store.webhooks.claimDueWebhookDeliveries((T0 + 101) * 1000, 10, 30_000);
       expect(due.map((d) => [d.eventId, d.subscriptionId, d.attempts])).to.deep.equal([
         ["evt_1", "whk_a", 2],
       ]);
 
-      await store.recordWebhookAttempt("evt_1", "whk_a", { status: "delivered", statusCode: 200 }, T0 + 101);
+      await store.webhooks.recordWebhookAttempt(
+        "evt_1",
+        "whk_a",
+        { status: "delivered", statusCode: 200 },
+        T0 + 101,
+      );
 
       // A test event of a type nobody subscribes to, to whk_b only.
-      await store.insertWebhookEventFor(
+      await store.webhooks.insertWebhookEventFor(
         { id: "evt_test", type: "webhook.test", createdAt: T0 + 200, payload: "{}" },
         "whk_b",
         T0 + 200,
       );
-      const test = await store.claimDueWebhookDeliveries((T0 + 200) * 1000, 10, 30_000);
+      const test = await store.webhooks.claimDueWebhookDeliveries((T0 + 200) * 1000, 10, 30_000);
       expect(test.map((d) => [d.eventId, d.subscriptionId])).to.deep.equal([["evt_test", "whk_b"]]);
-      expect(await store.getWebhookDelivery("evt_test", "whk_a")).to.equal(null);
+      expect(await store.webhooks.getWebhookDelivery("evt_test", "whk_a")).to.equal(null);
     });
   });
 }

@@ -14,7 +14,7 @@ import {
   type GuaranteeRecord,
   type Store,
 } from "../../operator/store";
-import type { StoreTx } from "../../operator/store/store";
+import type { Repositories } from "../../operator/store/store";
 import { T0 } from "../operator/helpers";
 import { describeConsoleReads } from "./contract-console";
 
@@ -110,30 +110,43 @@ export function describeStoreContract(backend: StoreBackend): void {
     describe("transactions", () => {
       it("roll back every step when the body throws", async () => {
         const store = await open();
-        await store.creditDeposit(USER, ASSET, 100n, T0);
+        await store.collateral.creditDeposit(USER, ASSET, 100n, T0);
         const failure = new Error("boom");
         let caught: unknown;
         try {
           await store.transaction(async (tx) => {
-            await tx.creditDeposit(USER, ASSET, 50n, T0);
-            const lock = await tx.lockIfAvailable(USER, ASSET, 120n, fullCapacity, T0);
+            await tx.collateral.creditDeposit(USER, ASSET, 50n, T0);
+            const lock = await tx.collateral.lockIfAvailable(USER, ASSET, 120n, fullCapacity, T0);
             expect(lock.locked).to.equal(true);
-            await tx.insertGuarantee(guarantee(1));
-            await tx.insertNonce({ nonce: "n1", address: USER, issuedAt: T0, expiresAt: T0 + 300 });
+            await tx.guarantees.insertGuarantee(guarantee(1));
+            await tx.authSessions.insertNonce({
+              nonce: "n1",
+              address: USER,
+              issuedAt: T0,
+              expiresAt: T0 + 300,
+            });
             throw failure;
           });
         } catch (error) {
           caught = error;
         }
         expect(caught).to.equal(failure);
-        expect(await store.getCollateral(USER, ASSET)).to.deep.include({ deposited: 100n, locked: 0n });
-        expect(await store.getGuarantee(guarantee(1).guaranteeId)).to.equal(null);
-        expect(await store.consumeNonce("n1", USER, T0)).to.equal("unknown");
+        expect(await store.collateral.getCollateral(USER, ASSET)).to.deep.include({
+          deposited: 100n,
+          locked: 0n,
+        });
+        expect(await store.guarantees.getGuarantee(guarantee(1).guaranteeId)).to.equal(null);
+        expect(await store.authSessions.consumeNonce("n1", USER, T0)).to.equal("unknown");
       });
 
       it("the areas written once (operator/store/sql) join the transaction: their atomic steps roll back and commit with it", async () => {
         const store = await open();
-        await store.insertNonce({ nonce: "n1", address: USER, issuedAt: T0, expiresAt: T0 + 300 });
+        await store.authSessions.insertNonce({
+          nonce: "n1",
+          address: USER,
+          issuedAt: T0,
+          expiresAt: T0 + 300,
+        });
         const subscription = {
           id: "whk_tx",
           url: "https://a.test/hook",
@@ -143,14 +156,17 @@ export function describeStoreContract(backend: StoreBackend): void {
           source: "api" as const,
           createdAt: T0,
         };
-        const steps = async (tx: StoreTx) => {
-          await tx.putWebhookSubscription(subscription);
+        const steps = async (tx: Repositories) => {
+          await tx.webhooks.putWebhookSubscription(subscription);
           expect(
-            await tx.insertWebhookEvent({ id: "evt_tx", type: "t", createdAt: T0, payload: "{}" }, T0),
+            await tx.webhooks.insertWebhookEvent(
+              { id: "evt_tx", type: "t", createdAt: T0, payload: "{}" },
+              T0,
+            ),
           ).to.equal(1);
-          expect(await tx.consumeNonce("n1", USER, T0)).to.equal("consumed");
-          await tx.deleteChainBlocks(0);
-          await tx.setOperatorState("k", "v");
+          expect(await tx.authSessions.consumeNonce("n1", USER, T0)).to.equal("consumed");
+          await tx.chainJournal.deleteChainBlocks(0);
+          await tx.operatorState.setOperatorState("k", "v");
         };
         const failure = new Error("boom");
         const caught = await store
@@ -160,69 +176,77 @@ export function describeStoreContract(backend: StoreBackend): void {
           })
           .catch((error: unknown) => error);
         expect(caught).to.equal(failure);
-        expect(await store.getWebhookSubscription("whk_tx")).to.equal(null);
-        expect(await store.getOperatorState("k")).to.equal(null);
-        expect(await store.consumeNonce("n1", USER, T0 + 1)).to.equal("consumed");
-        await store.insertNonce({ nonce: "n2", address: USER, issuedAt: T0, expiresAt: T0 + 300 });
-        await store.transaction(async (tx) => {
-          await tx.putWebhookSubscription(subscription);
-          expect(
-            await tx.insertWebhookEvent({ id: "evt_tx", type: "t", createdAt: T0, payload: "{}" }, T0),
-          ).to.equal(1);
-          expect(await tx.consumeNonce("n2", USER, T0)).to.equal("consumed");
+        expect(await store.webhooks.getWebhookSubscription("whk_tx")).to.equal(null);
+        expect(await store.operatorState.getOperatorState("k")).to.equal(null);
+        expect(await store.authSessions.consumeNonce("n1", USER, T0 + 1)).to.equal("consumed");
+        await store.authSessions.insertNonce({
+          nonce: "n2",
+          address: USER,
+          issuedAt: T0,
+          expiresAt: T0 + 300,
         });
-        expect(await store.getWebhookDelivery("evt_tx", "whk_tx")).to.include({ status: "pending" });
-        expect(await store.consumeNonce("n2", USER, T0 + 1)).to.equal("used");
+        await store.transaction(async (tx) => {
+          await tx.webhooks.putWebhookSubscription(subscription);
+          expect(
+            await tx.webhooks.insertWebhookEvent(
+              { id: "evt_tx", type: "t", createdAt: T0, payload: "{}" },
+              T0,
+            ),
+          ).to.equal(1);
+          expect(await tx.authSessions.consumeNonce("n2", USER, T0)).to.equal("consumed");
+        });
+        expect(await store.webhooks.getWebhookDelivery("evt_tx", "whk_tx")).to.include({ status: "pending" });
+        expect(await store.authSessions.consumeNonce("n2", USER, T0 + 1)).to.equal("used");
       });
 
       it("commit every step when the body resolves", async () => {
         const store = await open();
         const result = await store.transaction(async (tx) => {
-          await tx.creditDeposit(USER, ASSET, 10n, T0);
-          await tx.insertGuarantee(guarantee(1));
+          await tx.collateral.creditDeposit(USER, ASSET, 10n, T0);
+          await tx.guarantees.insertGuarantee(guarantee(1));
           return "done";
         });
         expect(result).to.equal("done");
-        expect((await store.getCollateral(USER, ASSET)).deposited).to.equal(10n);
-        expect(await store.getGuarantee(guarantee(1).guaranteeId)).to.not.equal(null);
+        expect((await store.collateral.getCollateral(USER, ASSET)).deposited).to.equal(10n);
+        expect(await store.guarantees.getGuarantee(guarantee(1).guaranteeId)).to.not.equal(null);
       });
 
       it("steps of one transaction started together (Promise.all) all run, and a failed one alone is undone", async () => {
         const store = await open();
-        await store.insertGuarantee(guarantee(1));
+        await store.guarantees.insertGuarantee(guarantee(1));
         const [collateral, stored, dup, reserves] = await store.transaction(async (tx) => {
-          await tx.creditDeposit(USER, ASSET, 10n, T0);
+          await tx.collateral.creditDeposit(USER, ASSET, 10n, T0);
           return Promise.all([
-            tx.listCollateral(USER),
-            tx.getGuarantee(guarantee(1).guaranteeId),
-            tx.insertGuarantee(guarantee(1)).then(
+            tx.collateral.listCollateral(USER),
+            tx.guarantees.getGuarantee(guarantee(1).guaranteeId),
+            tx.guarantees.insertGuarantee(guarantee(1)).then(
               () => null,
               (error: unknown) => error,
             ),
-            tx.listReserves(USER),
+            tx.reserves.listReserves(USER),
           ]);
         });
         expect(collateral.map((c) => c.deposited)).to.deep.equal([10n]);
         expect(stored).to.not.equal(null);
         expect(dup).to.be.instanceOf(DuplicateGuaranteeError);
         expect(reserves).to.deep.equal([]);
-        expect((await store.getCollateral(USER, ASSET)).deposited).to.equal(10n);
+        expect((await store.collateral.getCollateral(USER, ASSET)).deposited).to.equal(10n);
       });
 
       it("a failed step inside a transaction rolls back the steps before it", async () => {
         const store = await open();
-        await store.insertGuarantee(guarantee(1));
+        await store.guarantees.insertGuarantee(guarantee(1));
         let caught: unknown;
         try {
           await store.transaction(async (tx) => {
-            await tx.creditDeposit(USER, ASSET, 10n, T0);
-            await tx.insertGuarantee(guarantee(1)); // duplicate
+            await tx.collateral.creditDeposit(USER, ASSET, 10n, T0);
+            await tx.guarantees.insertGuarantee(guarantee(1)); // duplicate
           });
         } catch (error) {
           caught = error;
         }
         expect(caught).to.be.instanceOf(DuplicateGuaranteeError);
-        expect((await store.getCollateral(USER, ASSET)).deposited).to.equal(0n);
+        expect((await store.collateral.getCollateral(USER, ASSET)).deposited).to.equal(0n);
       });
 
       it("other callers' writes wait for the transaction instead of joining it", async () => {
@@ -231,18 +255,18 @@ export function describeStoreContract(backend: StoreBackend): void {
         const gate = new Promise<void>((resolve) => (release = resolve));
         const tx = store
           .transaction(async (t) => {
-            await t.creditDeposit(USER, ASSET, 1n, T0);
+            await t.collateral.creditDeposit(USER, ASSET, 1n, T0);
             await gate;
             throw new Error("rolled back");
           })
           .catch(() => "rolled back");
         // Issued while the transaction is open: must not be swept into its rollback.
-        const outside = store.creditDeposit(OTHER, ASSET, 7n, T0);
+        const outside = store.collateral.creditDeposit(OTHER, ASSET, 7n, T0);
         release();
         expect(await tx).to.equal("rolled back");
         await outside;
-        expect((await store.getCollateral(OTHER, ASSET)).deposited).to.equal(7n);
-        expect((await store.getCollateral(USER, ASSET)).deposited).to.equal(0n);
+        expect((await store.collateral.getCollateral(OTHER, ASSET)).deposited).to.equal(7n);
+        expect((await store.collateral.getCollateral(USER, ASSET)).deposited).to.equal(0n);
       });
 
       it("refuses the outer store and nested transactions inside a transaction", async () => {
@@ -250,11 +274,26 @@ export function describeStoreContract(backend: StoreBackend): void {
         let outerError: unknown;
         let nestedError: unknown;
         await store.transaction(async () => {
-          await store.getCollateral(USER, ASSET).catch((error) => (outerError = error));
+          await store.collateral.getCollateral(USER, ASSET).catch((error) => (outerError = error));
           await store.transaction(async () => undefined).catch((error) => (nestedError = error));
         });
         expect(String(outerError)).to.match(/use the tx handle/);
         expect(String(nestedError)).to.match(/do not nest/);
+      });
+
+      it("hands the transaction the same areas, refused once it ended", async () => {
+        const store = await open();
+        let kept: Repositories | undefined;
+        await store.transaction(async (tx) => {
+          kept = tx;
+          await tx.collateral.creditDeposit(USER, ASSET, 3n, T0);
+          await tx.operatorState.setOperatorState("contract.tx", "1");
+        });
+        expect((await store.collateral.getCollateral(USER, ASSET)).deposited).to.equal(3n);
+        expect(await store.operatorState.getOperatorState("contract.tx")).to.equal("1");
+        let late: unknown;
+        await kept!.collateral.getCollateral(USER, ASSET).catch((error) => (late = error));
+        expect(String(late)).to.match(/after its transaction ended/);
       });
     });
 
@@ -262,18 +301,23 @@ export function describeStoreContract(backend: StoreBackend): void {
       it("keeps amounts exact up to 2^256 − 1", async () => {
         const store = await open();
         const big = MAX_UINT256 - 1n;
-        await store.creditDeposit(USER, ETH, big, T0);
-        await store.creditDeposit(USER, ETH, 1n, T0);
-        expect((await store.getCollateral(USER, ETH)).deposited).to.equal(MAX_UINT256);
-        const lock = await store.lockIfAvailable(USER, ETH, MAX_UINT256, fullCapacity, T0);
+        await store.collateral.creditDeposit(USER, ETH, big, T0);
+        await store.collateral.creditDeposit(USER, ETH, 1n, T0);
+        expect((await store.collateral.getCollateral(USER, ETH)).deposited).to.equal(MAX_UINT256);
+        const lock = await store.collateral.lockIfAvailable(USER, ETH, MAX_UINT256, fullCapacity, T0);
         expect(lock.locked).to.equal(true);
         expect(lock.balance.locked).to.equal(MAX_UINT256);
       });
 
       it("normalises address case", async () => {
         const store = await open();
-        await store.creditDeposit(USER.toLowerCase(), ASSET.toUpperCase().replace("0X", "0x"), 3n, T0);
-        const balance = await store.getCollateral(USER, ASSET);
+        await store.collateral.creditDeposit(
+          USER.toLowerCase(),
+          ASSET.toUpperCase().replace("0X", "0x"),
+          3n,
+          T0,
+        );
+        const balance = await store.collateral.getCollateral(USER, ASSET);
         expect(balance).to.deep.equal({
           user: USER,
           asset: ASSET,
@@ -286,22 +330,22 @@ export function describeStoreContract(backend: StoreBackend): void {
       it("rejects non-positive deposits and locks", async () => {
         const store = await open();
         let errors = 0;
-        await store.creditDeposit(USER, ASSET, 0n, T0).catch(() => errors++);
-        await store.creditDeposit(USER, ASSET, -1n, T0).catch(() => errors++);
-        await store.lockIfAvailable(USER, ASSET, 0n, fullCapacity, T0).catch(() => errors++);
+        await store.collateral.creditDeposit(USER, ASSET, 0n, T0).catch(() => errors++);
+        await store.collateral.creditDeposit(USER, ASSET, -1n, T0).catch(() => errors++);
+        await store.collateral.lockIfAvailable(USER, ASSET, 0n, fullCapacity, T0).catch(() => errors++);
         expect(errors).to.equal(3);
       });
 
       it("lists every non-empty balance by user then asset (byte order), paged after a key, by asset", async () => {
         const store = await open();
-        await store.creditDeposit(OTHER, ASSET, 5n, T0);
-        await store.creditDeposit(USER, ETH, 1n, T0);
-        await store.creditDeposit(USER.toLowerCase(), ASSET, 2n, T0);
-        await store.creditDeposit(RECIPIENT, ETH, 3n, T0);
-        await store.setPendingWithdrawal(RECIPIENT, ASSET, 0n, T0); // an all-zero row is not listed
+        await store.collateral.creditDeposit(OTHER, ASSET, 5n, T0);
+        await store.collateral.creditDeposit(USER, ETH, 1n, T0);
+        await store.collateral.creditDeposit(USER.toLowerCase(), ASSET, 2n, T0);
+        await store.collateral.creditDeposit(RECIPIENT, ETH, 3n, T0);
+        await store.collateral.setPendingWithdrawal(RECIPIENT, ASSET, 0n, T0); // an all-zero row is not listed
         const keys = (list: { user: string; asset: string }[]) => list.map((b) => `${b.user}/${b.asset}`);
         // Byte order of the checksummed strings: "0x3C44…" < "0x5FbD…" < "0x7099…" < "0x90F7…".
-        const all = await store.listAllCollateral({ limit: 10 });
+        const all = await store.collateral.listAllCollateral({ limit: 10 });
         expect(keys(all)).to.deep.equal([
           `${RECIPIENT}/${ETH}`,
           `${USER}/${ETH}`,
@@ -315,41 +359,50 @@ export function describeStoreContract(backend: StoreBackend): void {
           locked: 0n,
           pendingWithdrawal: 0n,
         });
-        const first = await store.listAllCollateral({ limit: 2 });
-        const rest = await store.listAllCollateral({ after: first[1], limit: 2 });
+        const first = await store.collateral.listAllCollateral({ limit: 2 });
+        const rest = await store.collateral.listAllCollateral({ after: first[1], limit: 2 });
         expect(keys([...first, ...rest])).to.deep.equal(keys(all));
-        expect(await store.listAllCollateral({ after: rest[1], limit: 2 })).to.deep.equal([]);
-        expect(keys(await store.listAllCollateral({ asset: ASSET.toLowerCase(), limit: 10 }))).to.deep.equal([
-          `${USER}/${ASSET}`,
-          `${OTHER}/${ASSET}`,
-        ]);
+        expect(await store.collateral.listAllCollateral({ after: rest[1], limit: 2 })).to.deep.equal([]);
+        expect(
+          keys(await store.collateral.listAllCollateral({ asset: ASSET.toLowerCase(), limit: 10 })),
+        ).to.deep.equal([`${USER}/${ASSET}`, `${OTHER}/${ASSET}`]);
       });
 
       it("lockIfAvailable locks up to capacity and not a unit more", async () => {
         const store = await open();
-        await store.creditDeposit(USER, ASSET, 100n, T0);
-        expect((await store.lockIfAvailable(USER, ASSET, 60n, fullCapacity, T0)).locked).to.equal(true);
-        const refused = await store.lockIfAvailable(USER, ASSET, 41n, fullCapacity, T0);
+        await store.collateral.creditDeposit(USER, ASSET, 100n, T0);
+        expect((await store.collateral.lockIfAvailable(USER, ASSET, 60n, fullCapacity, T0)).locked).to.equal(
+          true,
+        );
+        const refused = await store.collateral.lockIfAvailable(USER, ASSET, 41n, fullCapacity, T0);
         expect(refused).to.deep.include({ locked: false, capacity: 100n });
         expect(refused.balance.locked).to.equal(60n);
-        expect((await store.lockIfAvailable(USER, ASSET, 40n, fullCapacity, T0)).locked).to.equal(true);
-        expect((await store.lockIfAvailable(USER, ASSET, 1n, fullCapacity, T0)).locked).to.equal(false);
-        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(100n);
+        expect((await store.collateral.lockIfAvailable(USER, ASSET, 40n, fullCapacity, T0)).locked).to.equal(
+          true,
+        );
+        expect((await store.collateral.lockIfAvailable(USER, ASSET, 1n, fullCapacity, T0)).locked).to.equal(
+          false,
+        );
+        expect((await store.collateral.getCollateral(USER, ASSET)).locked).to.equal(100n);
       });
 
       it("lockIfAvailable applies the capacity function (collateral factor)", async () => {
         const store = await open();
-        await store.creditDeposit(USER, ASSET, 1000n, T0);
+        await store.collateral.creditDeposit(USER, ASSET, 1000n, T0);
         const eightyPercent: CapacityFn = (b) => (b.deposited * 8000n) / 10000n;
-        expect((await store.lockIfAvailable(USER, ASSET, 801n, eightyPercent, T0)).locked).to.equal(false);
-        expect((await store.lockIfAvailable(USER, ASSET, 800n, eightyPercent, T0)).locked).to.equal(true);
+        expect(
+          (await store.collateral.lockIfAvailable(USER, ASSET, 801n, eightyPercent, T0)).locked,
+        ).to.equal(false);
+        expect(
+          (await store.collateral.lockIfAvailable(USER, ASSET, 800n, eightyPercent, T0)).locked,
+        ).to.equal(true);
       });
 
       it("concurrent locks never exceed capacity (one connection)", async () => {
         const store = await open();
-        await store.creditDeposit(USER, ASSET, 1000n, T0);
+        await store.collateral.creditDeposit(USER, ASSET, 1000n, T0);
         const attempts = Array.from({ length: 200 }, (_, i) =>
-          store.lockIfAvailable(USER, ASSET, BigInt(1 + (i % 13)), fullCapacity, T0),
+          store.collateral.lockIfAvailable(USER, ASSET, BigInt(1 + (i % 13)), fullCapacity, T0),
         );
         const results = await Promise.all(attempts);
         const granted = results.filter((r) => r.locked).length;
@@ -357,7 +410,7 @@ export function describeStoreContract(backend: StoreBackend): void {
           (sum, _, i) => (results[i].locked ? sum + BigInt(1 + (i % 13)) : sum),
           0n,
         );
-        const balance = await store.getCollateral(USER, ASSET);
+        const balance = await store.collateral.getCollateral(USER, ASSET);
         expect(balance.locked).to.equal(grantedAmount);
         expect(balance.locked <= 1000n).to.equal(true);
         expect(granted).to.be.greaterThan(0);
@@ -369,28 +422,28 @@ export function describeStoreContract(backend: StoreBackend): void {
       it("concurrent locks never exceed capacity (two store instances on one database)", async () => {
         const a = await open();
         const b = await open();
-        await a.creditDeposit(USER, ASSET, 500n, T0);
+        await a.collateral.creditDeposit(USER, ASSET, 500n, T0);
         const attempts = Array.from({ length: 100 }, (_, i) =>
-          (i % 2 === 0 ? a : b).lockIfAvailable(USER, ASSET, 7n, fullCapacity, T0),
+          (i % 2 === 0 ? a : b).collateral.lockIfAvailable(USER, ASSET, 7n, fullCapacity, T0),
         );
         const granted = (await Promise.all(attempts)).filter((r) => r.locked).length;
         expect(granted).to.equal(Math.floor(500 / 7));
-        expect((await a.getCollateral(USER, ASSET)).locked).to.equal(BigInt(granted * 7));
+        expect((await a.collateral.getCollateral(USER, ASSET)).locked).to.equal(BigInt(granted * 7));
       });
 
       it("check-and-lock inside a transaction with other steps is all-or-nothing", async () => {
         const store = await open();
-        await store.creditDeposit(USER, ASSET, 10n, T0);
-        await store.insertGuarantee(guarantee(1));
+        await store.collateral.creditDeposit(USER, ASSET, 10n, T0);
+        await store.guarantees.insertGuarantee(guarantee(1));
         const attempt = store.transaction(async (tx) => {
-          const lock = await tx.lockIfAvailable(USER, ASSET, 10n, fullCapacity, T0);
+          const lock = await tx.collateral.lockIfAvailable(USER, ASSET, 10n, fullCapacity, T0);
           if (!lock.locked) throw new Error("no capacity");
-          await tx.insertGuarantee(guarantee(1)); // duplicate id → whole unit fails
+          await tx.guarantees.insertGuarantee(guarantee(1)); // duplicate id → whole unit fails
         });
         let caught: unknown;
         await attempt.catch((error) => (caught = error));
         expect(caught).to.be.instanceOf(DuplicateGuaranteeError);
-        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(0n);
+        expect((await store.collateral.getCollateral(USER, ASSET)).locked).to.equal(0n);
       });
     });
 
@@ -403,8 +456,10 @@ export function describeStoreContract(backend: StoreBackend): void {
           validator_agent_id: "7",
         };
         const record = guarantee(2, { version: 2, policy, state: "PENDING_VALIDATION", reqId: MAX_UINT256 });
-        await store.insertGuarantee(record);
-        expect(await store.getGuarantee(record.guaranteeId.toUpperCase().replace("0X", "0x"))).to.deep.equal({
+        await store.guarantees.insertGuarantee(record);
+        expect(
+          await store.guarantees.getGuarantee(record.guaranteeId.toUpperCase().replace("0X", "0x")),
+        ).to.deep.equal({
           ...record,
           updatedAt: record.createdAt,
           cycleId: null,
@@ -412,35 +467,37 @@ export function describeStoreContract(backend: StoreBackend): void {
           finalizationSignature: null,
         });
         // The payer's Finalization signature (migration 14 / 11), stored in lower case.
-        await store.setFinalizationSignature(record.guaranteeId, "0x" + "AB".repeat(65));
-        expect((await store.getClearingGuarantee(record.guaranteeId))?.finalizationSignature).to.equal(
-          "0x" + "ab".repeat(65),
-        );
+        await store.guarantees.setFinalizationSignature(record.guaranteeId, "0x" + "AB".repeat(65));
+        expect(
+          (await store.guarantees.getClearingGuarantee(record.guaranteeId))?.finalizationSignature,
+        ).to.equal("0x" + "ab".repeat(65));
       });
 
       it("rejects a duplicate id with DuplicateGuaranteeError", async () => {
         const store = await open();
-        await store.insertGuarantee(guarantee(1));
+        await store.guarantees.insertGuarantee(guarantee(1));
         let caught: unknown;
-        await store.insertGuarantee(guarantee(1, { amount: 5n })).catch((error) => (caught = error));
+        await store.guarantees
+          .insertGuarantee(guarantee(1, { amount: 5n }))
+          .catch((error) => (caught = error));
         expect(caught).to.be.instanceOf(DuplicateGuaranteeError);
-        expect((await store.getGuarantee(guarantee(1).guaranteeId))?.amount).to.equal(1000n);
+        expect((await store.guarantees.getGuarantee(guarantee(1).guaranteeId))?.amount).to.equal(1000n);
       });
 
       it("lists by recipient, oldest first, with a stable cursor", async () => {
         const store = await open();
-        for (let n = 1; n <= 5; n++) await store.insertGuarantee(guarantee(n));
-        await store.insertGuarantee(guarantee(6, { recipient: OTHER }));
-        const first = await store.listGuaranteesByRecipient(RECIPIENT.toLowerCase(), { limit: 2 });
+        for (let n = 1; n <= 5; n++) await store.guarantees.insertGuarantee(guarantee(n));
+        await store.guarantees.insertGuarantee(guarantee(6, { recipient: OTHER }));
+        const first = await store.guarantees.listGuaranteesByRecipient(RECIPIENT.toLowerCase(), { limit: 2 });
         expect(first.items.map((g) => g.reqId)).to.deep.equal([1n, 2n]);
         expect(first.nextCursor).to.be.a("string");
-        await store.insertGuarantee(guarantee(7)); // appended while paging: seen at the end
-        const second = await store.listGuaranteesByRecipient(RECIPIENT, {
+        await store.guarantees.insertGuarantee(guarantee(7)); // appended while paging: seen at the end
+        const second = await store.guarantees.listGuaranteesByRecipient(RECIPIENT, {
           limit: 2,
           cursor: first.nextCursor,
         });
         expect(second.items.map((g) => g.reqId)).to.deep.equal([3n, 4n]);
-        const third = await store.listGuaranteesByRecipient(RECIPIENT, {
+        const third = await store.guarantees.listGuaranteesByRecipient(RECIPIENT, {
           limit: 2,
           cursor: second.nextCursor,
         });
@@ -451,14 +508,14 @@ export function describeStoreContract(backend: StoreBackend): void {
       it("paging never skips a row committed after later rows (two concurrent transactions)", async () => {
         const writer = await open();
         const reader = await open();
-        await writer.insertGuarantee(guarantee(1));
+        await writer.guarantees.insertGuarantee(guarantee(1));
         // Transaction A inserts #2 (taking the lower seq) and stays open...
         let release!: () => void;
         const gate = new Promise<void>((resolve) => (release = resolve));
         let inserted!: () => void;
         const entered = new Promise<void>((resolve) => (inserted = resolve));
         const a = writer.transaction(async (tx) => {
-          await tx.insertGuarantee(guarantee(2));
+          await tx.guarantees.insertGuarantee(guarantee(2));
           inserted();
           await gate;
         });
@@ -466,8 +523,8 @@ export function describeStoreContract(backend: StoreBackend): void {
         // ...while others insert and commit #3 and #4 (on a backend with one writer at a time, they wait
         // for A, and the reader below only sees #1).
         const others = (async () => {
-          await writer.insertGuarantee(guarantee(3));
-          await writer.insertGuarantee(guarantee(4));
+          await writer.guarantees.insertGuarantee(guarantee(3));
+          await writer.guarantees.insertGuarantee(guarantee(4));
         })();
         if (!backend.serializesWriters) await others;
 
@@ -476,8 +533,8 @@ export function describeStoreContract(backend: StoreBackend): void {
         let cursor: string | null = null;
         const readOn = async () => {
           for (;;) {
-            const page: Awaited<ReturnType<Store["listGuaranteesByRecipient"]>> =
-              await reader.listGuaranteesByRecipient(RECIPIENT, { limit: 1, cursor });
+            const page: Awaited<ReturnType<Store["guarantees"]["listGuaranteesByRecipient"]>> =
+              await reader.guarantees.listGuaranteesByRecipient(RECIPIENT, { limit: 1, cursor });
             seen.push(...page.items.map((g) => g.reqId));
             if (page.nextCursor === null) return;
             cursor = page.nextCursor;
@@ -498,10 +555,12 @@ export function describeStoreContract(backend: StoreBackend): void {
         const store = await open();
         let cursorError: unknown;
         let limitError: unknown;
-        await store
+        await store.guarantees
           .listGuaranteesByRecipient(RECIPIENT, { cursor: "bm9wZQ" })
           .catch((e) => (cursorError = e));
-        await store.listGuaranteesByRecipient(RECIPIENT, { limit: 0 }).catch((e) => (limitError = e));
+        await store.guarantees
+          .listGuaranteesByRecipient(RECIPIENT, { limit: 0 })
+          .catch((e) => (limitError = e));
         expect(cursorError).to.be.instanceOf(WireError).and.have.property("field", "cursor");
         expect(limitError).to.be.instanceOf(WireError).and.have.property("field", "limit");
       });
@@ -510,41 +569,48 @@ export function describeStoreContract(backend: StoreBackend): void {
     describe("nonces and refresh tokens", () => {
       it("a nonce is spent once, by its address, before expiry", async () => {
         const store = await open();
-        await store.insertNonce({ nonce: "abc", address: USER, issuedAt: T0, expiresAt: T0 + 300 });
-        expect(await store.consumeNonce("abc", OTHER, T0)).to.equal("address_mismatch");
-        expect(await store.consumeNonce("abc", USER, T0 + 300)).to.equal("expired");
-        expect(await store.consumeNonce("abc", USER.toLowerCase(), T0 + 299)).to.equal("consumed");
-        expect(await store.consumeNonce("abc", USER, T0 + 299)).to.equal("used");
-        expect(await store.consumeNonce("nope", USER, T0)).to.equal("unknown");
-        expect(await store.deleteExpiredNonces(T0 + 301)).to.equal(1);
+        await store.authSessions.insertNonce({
+          nonce: "abc",
+          address: USER,
+          issuedAt: T0,
+          expiresAt: T0 + 300,
+        });
+        expect(await store.authSessions.consumeNonce("abc", OTHER, T0)).to.equal("address_mismatch");
+        expect(await store.authSessions.consumeNonce("abc", USER, T0 + 300)).to.equal("expired");
+        expect(await store.authSessions.consumeNonce("abc", USER.toLowerCase(), T0 + 299)).to.equal(
+          "consumed",
+        );
+        expect(await store.authSessions.consumeNonce("abc", USER, T0 + 299)).to.equal("used");
+        expect(await store.authSessions.consumeNonce("nope", USER, T0)).to.equal("unknown");
+        expect(await store.authSessions.deleteExpiredNonces(T0 + 301)).to.equal(1);
       });
 
       it("rotation is single-use and family revocation covers every token", async () => {
         const store = await open();
         const base = { familyId: "f", wallet: USER, scopes: ["s"], issuedAt: T0, expiresAt: T0 + 10 };
-        await store.insertRefreshToken({
+        await store.authSessions.insertRefreshToken({
           ...base,
           tokenHash: "h1",
           rotatedFrom: null,
           rotatedAt: null,
           revokedAt: null,
         });
-        await store.insertRefreshToken({
+        await store.authSessions.insertRefreshToken({
           ...base,
           tokenHash: "h2",
           rotatedFrom: "h1",
           rotatedAt: null,
           revokedAt: null,
         });
-        expect(await store.markRefreshTokenRotated("h1", T0)).to.equal(true);
-        expect(await store.markRefreshTokenRotated("h1", T0)).to.equal(false);
-        expect(await store.revokeRefreshTokenFamily("f", T0 + 1)).to.equal(2);
-        expect(await store.getRefreshToken("h2")).to.deep.include({
+        expect(await store.authSessions.markRefreshTokenRotated("h1", T0)).to.equal(true);
+        expect(await store.authSessions.markRefreshTokenRotated("h1", T0)).to.equal(false);
+        expect(await store.authSessions.revokeRefreshTokenFamily("f", T0 + 1)).to.equal(2);
+        expect(await store.authSessions.getRefreshToken("h2")).to.deep.include({
           revokedAt: T0 + 1,
           scopes: ["s"],
           rotatedFrom: "h1",
         });
-        expect(await store.markRefreshTokenRotated("h2", T0)).to.equal(false);
+        expect(await store.authSessions.markRefreshTokenRotated("h2", T0)).to.equal(false);
       });
     });
 
@@ -561,9 +627,12 @@ export function describeStoreContract(backend: StoreBackend): void {
     describe("issuance", () => {
       it("issues, answers a duplicate with the stored record, refuses beyond capacity, all in one batch", async () => {
         const store = await open();
-        await store.creditDeposit(USER, ASSET, 2500n, T0);
+        await store.collateral.creditDeposit(USER, ASSET, 2500n, T0);
         const request = (n: number) => ({ record: guarantee(n), capacity: fullCapacity });
-        const outcomes = await store.issueGuarantees([request(1), request(1), request(2), request(3)], T0);
+        const outcomes = await store.issuance.issueGuarantees(
+          [request(1), request(1), request(2), request(3)],
+          T0,
+        );
         expect(outcomes.map((o) => o.kind)).to.deep.equal([
           "issued",
           "duplicate",
@@ -573,13 +642,13 @@ export function describeStoreContract(backend: StoreBackend): void {
         const duplicate = outcomes[1];
         if (duplicate.kind !== "duplicate") throw new Error("unreachable");
         expect(duplicate.existing.guaranteeId).to.equal(guarantee(1).guaranteeId);
-        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(2000n);
-        expect(await store.getGuarantee(guarantee(3).guaranteeId)).to.equal(null);
+        expect((await store.collateral.getCollateral(USER, ASSET)).locked).to.equal(2000n);
+        expect(await store.guarantees.getGuarantee(guarantee(3).guaranteeId)).to.equal(null);
       });
 
       it("a batch of distinct ids over two payers: stored duplicate, issued, refused, webhook events; each payer's total once", async () => {
         const store = await open();
-        await store.putWebhookSubscription({
+        await store.webhooks.putWebhookSubscription({
           id: "whk_a",
           url: "https://a.test/hook",
           secret: "s",
@@ -588,15 +657,15 @@ export function describeStoreContract(backend: StoreBackend): void {
           source: "api",
           createdAt: T0,
         });
-        await store.creditDeposit(USER, ASSET, 2500n, T0);
-        await store.creditDeposit(OTHER, ASSET, 1000n, T0);
-        await store.issueGuarantees([{ record: guarantee(1), capacity: fullCapacity }], T0);
+        await store.collateral.creditDeposit(USER, ASSET, 2500n, T0);
+        await store.collateral.creditDeposit(OTHER, ASSET, 1000n, T0);
+        await store.issuance.issueGuarantees([{ record: guarantee(1), capacity: fullCapacity }], T0);
         const request = (n: number, user = USER) => ({
           record: guarantee(n, { user }),
           capacity: fullCapacity,
           events: [{ id: `evt_${n}`, type: "guarantee.issued", createdAt: T0, payload: `{"n":${n}}` }],
         });
-        const outcomes = await store.issueGuarantees(
+        const outcomes = await store.issuance.issueGuarantees(
           [request(1), request(2), request(3, OTHER), request(4), request(5, OTHER)],
           T0,
         );
@@ -610,57 +679,64 @@ export function describeStoreContract(backend: StoreBackend): void {
         const second = outcomes[1];
         if (second.kind !== "issued") throw new Error("unreachable");
         expect(second.balance).to.include({ locked: 2000n });
-        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(2000n);
-        expect((await store.getCollateral(OTHER, ASSET)).locked).to.equal(1000n);
-        expect(await store.getGuarantee(guarantee(4).guaranteeId)).to.equal(null);
+        expect((await store.collateral.getCollateral(USER, ASSET)).locked).to.equal(2000n);
+        expect((await store.collateral.getCollateral(OTHER, ASSET)).locked).to.equal(1000n);
+        expect(await store.guarantees.getGuarantee(guarantee(4).guaranteeId)).to.equal(null);
         // Events only for what was issued in this batch.
-        const due = await store.claimDueWebhookDeliveries(T0 * 1000, 10, 30_000);
+        const due = await store.webhooks.claimDueWebhookDeliveries(T0 * 1000, 10, 30_000);
         expect(due.map((d) => d.eventId).sort()).to.deep.equal(["evt_2", "evt_3"]);
       });
 
       it("an item the database refuses fails alone; the rest of its batch is issued", async () => {
         const store = await open();
-        await store.creditDeposit(USER, ASSET, 5000n, T0);
+        await store.collateral.creditDeposit(USER, ASSET, 5000n, T0);
         const refused = guarantee(2, { version: 3 as 1 }); // CHECK (version IN (1, 2))
-        const outcomes = await store.issueGuarantees(
+        const outcomes = await store.issuance.issueGuarantees(
           [1, 2, 3].map((n) => ({ record: n === 2 ? refused : guarantee(n), capacity: fullCapacity })),
           T0,
         );
         expect(outcomes.map((o) => o.kind)).to.deep.equal(["issued", "failed", "issued"]);
-        expect((await store.getCollateral(USER, ASSET)).locked).to.equal(2000n);
-        expect(await store.getGuarantee(refused.guaranteeId)).to.equal(null);
-        expect(await store.getGuarantee(guarantee(3).guaranteeId)).to.not.equal(null);
+        expect((await store.collateral.getCollateral(USER, ASSET)).locked).to.equal(2000n);
+        expect(await store.guarantees.getGuarantee(refused.guaranteeId)).to.equal(null);
+        expect(await store.guarantees.getGuarantee(guarantee(3).guaranteeId)).to.not.equal(null);
       });
 
       it("two store instances issuing the same ids concurrently: each issued once, never over-locked", async () => {
         const a = await open();
         const b = await open();
-        await a.creditDeposit(USER, ASSET, 10_000n, T0);
+        await a.collateral.creditDeposit(USER, ASSET, 10_000n, T0);
         const batch = (from: number) =>
           Array.from({ length: 20 }, (_, i) => ({ record: guarantee(from + i), capacity: fullCapacity }));
         // Ids 1..20 and 11..30, twice each: 30 distinct guarantees of 1000 against a capacity of 10.
         const results = await Promise.all([
-          a.issueGuarantees(batch(1), T0),
-          b.issueGuarantees(batch(11), T0),
-          a.issueGuarantees(batch(11), T0),
-          b.issueGuarantees(batch(1), T0),
+          a.issuance.issueGuarantees(batch(1), T0),
+          b.issuance.issueGuarantees(batch(11), T0),
+          a.issuance.issueGuarantees(batch(11), T0),
+          b.issuance.issueGuarantees(batch(1), T0),
         ]);
         const issued = results.flat().filter((o) => o.kind === "issued").length;
         expect(issued).to.equal(10);
-        expect((await a.getCollateral(USER, ASSET)).locked).to.equal(10_000n);
+        expect((await a.collateral.getCollateral(USER, ASSET)).locked).to.equal(10_000n);
       });
     });
 
     describe("collateral adjustments and withdrawals", () => {
       it("adjustCollateral clamps at zero and reports what it applied", async () => {
         const store = await open();
-        await store.creditDeposit(USER, ASSET, 10n, T0);
-        const adjustment = await store.adjustCollateral(USER, ASSET, { deposited: -15n, locked: 4n }, T0);
+        await store.collateral.creditDeposit(USER, ASSET, 10n, T0);
+        const adjustment = await store.collateral.adjustCollateral(
+          USER,
+          ASSET,
+          { deposited: -15n, locked: 4n },
+          T0,
+        );
         expect(adjustment.applied).to.deep.equal({ deposited: -10n, locked: 4n });
         expect(adjustment.balance).to.include({ deposited: 0n, locked: 4n });
-        expect(await store.lockedTotals()).to.deep.equal(new Map([[ASSET, 4n]]));
-        expect((await store.setPendingWithdrawal(USER, ASSET, 3n, T0)).pendingWithdrawal).to.equal(3n);
-        expect((await store.listCollateral(USER)).map((b) => b.asset)).to.deep.equal([ASSET]);
+        expect(await store.collateral.lockedTotals()).to.deep.equal(new Map([[ASSET, 4n]]));
+        expect((await store.collateral.setPendingWithdrawal(USER, ASSET, 3n, T0)).pendingWithdrawal).to.equal(
+          3n,
+        );
+        expect((await store.collateral.listCollateral(USER)).map((b) => b.asset)).to.deep.equal([ASSET]);
       });
 
       it("withdrawals round-trip and filter by state", async () => {
@@ -676,69 +752,79 @@ export function describeStoreContract(backend: StoreBackend): void {
           paid: null,
           closedAt: null,
         };
-        await store.putWithdrawal(withdrawal);
-        expect(await store.getWithdrawal(7)).to.deep.equal(withdrawal);
-        expect(await store.listWithdrawals(USER, ["FINALIZED"])).to.deep.equal([]);
-        expect(await store.listWithdrawals(USER, ["PENDING"])).to.have.length(1);
-        await store.deleteWithdrawal(7);
-        expect(await store.getWithdrawal(7)).to.equal(null);
+        await store.collateral.putWithdrawal(withdrawal);
+        expect(await store.collateral.getWithdrawal(7)).to.deep.equal(withdrawal);
+        expect(await store.collateral.listWithdrawals(USER, ["FINALIZED"])).to.deep.equal([]);
+        expect(await store.collateral.listWithdrawals(USER, ["PENDING"])).to.have.length(1);
+        await store.collateral.deleteWithdrawal(7);
+        expect(await store.collateral.getWithdrawal(7)).to.equal(null);
       });
     });
 
     describe("guarantee lifecycle and reserves", () => {
       it("transitions only from the given states and lists by query", async () => {
         const store = await open();
-        await store.insertGuarantee(guarantee(1));
-        await store.insertGuarantee(guarantee(2, { state: "PENDING_VALIDATION", version: 2 }));
+        await store.guarantees.insertGuarantee(guarantee(1));
+        await store.guarantees.insertGuarantee(guarantee(2, { state: "PENDING_VALIDATION", version: 2 }));
         expect(
-          await store.transitionGuarantee(guarantee(1).guaranteeId, ["DISPUTED"], "CANCELLED", T0),
+          await store.guarantees.transitionGuarantee(guarantee(1).guaranteeId, ["DISPUTED"], "CANCELLED", T0),
         ).to.equal(null);
-        const before = await store.transitionGuarantee(
+        const before = await store.guarantees.transitionGuarantee(
           guarantee(1).guaranteeId,
           ["FINALIZED_PAYABLE"],
           "NETTED",
           T0 + 1,
         );
         expect(before?.state).to.equal("FINALIZED_PAYABLE");
-        expect((await store.getGuarantee(guarantee(1).guaranteeId))?.state).to.equal("NETTED");
-        await store.assignGuaranteesToCycle([guarantee(1).guaranteeId], 3);
-        await store.setGuaranteeExcluded(guarantee(2).guaranteeId, "consumed on chain");
-        expect((await store.listGuarantees({ cycleId: 3 })).map((g) => g.guaranteeId)).to.deep.equal([
-          guarantee(1).guaranteeId,
-        ]);
-        expect(await store.listGuarantees({ unassigned: true })).to.deep.equal([]);
-        await store.setValidationRequestHash(guarantee(2).guaranteeId, "0x" + "cd".repeat(32));
-        expect((await store.getClearingGuarantee(guarantee(2).guaranteeId))?.validationRequestHash).to.equal(
-          "0x" + "cd".repeat(32),
-        );
+        expect((await store.guarantees.getGuarantee(guarantee(1).guaranteeId))?.state).to.equal("NETTED");
+        await store.guarantees.assignGuaranteesToCycle([guarantee(1).guaranteeId], 3);
+        await store.guarantees.setGuaranteeExcluded(guarantee(2).guaranteeId, "consumed on chain");
+        expect(
+          (await store.guarantees.listGuarantees({ cycleId: 3 })).map((g) => g.guaranteeId),
+        ).to.deep.equal([guarantee(1).guaranteeId]);
+        expect(await store.guarantees.listGuarantees({ unassigned: true })).to.deep.equal([]);
+        await store.guarantees.setValidationRequestHash(guarantee(2).guaranteeId, "0x" + "cd".repeat(32));
+        expect(
+          (await store.guarantees.getClearingGuarantee(guarantee(2).guaranteeId))?.validationRequestHash,
+        ).to.equal("0x" + "cd".repeat(32));
       });
 
       it("lists by recipient, payer, state and asset, oldest or newest first, paged by seq", async () => {
         const store = await open();
-        await store.insertGuarantee(guarantee(1));
-        await store.insertGuarantee(guarantee(2, { recipient: OTHER, state: "NETTED" }));
-        await store.insertGuarantee(guarantee(3, { user: OTHER, asset: ETH }));
-        await store.insertGuarantee(guarantee(4, { recipient: RECIPIENT.toLowerCase() }));
+        await store.guarantees.insertGuarantee(guarantee(1));
+        await store.guarantees.insertGuarantee(guarantee(2, { recipient: OTHER, state: "NETTED" }));
+        await store.guarantees.insertGuarantee(guarantee(3, { user: OTHER, asset: ETH }));
+        await store.guarantees.insertGuarantee(guarantee(4, { recipient: RECIPIENT.toLowerCase() }));
         const ids = (list: { guaranteeId: string }[]) => list.map((g) => Number(BigInt(g.guaranteeId)));
-        expect(ids(await store.listGuarantees({ recipient: RECIPIENT.toLowerCase() }))).to.deep.equal([
-          1, 3, 4,
+        expect(
+          ids(await store.guarantees.listGuarantees({ recipient: RECIPIENT.toLowerCase() })),
+        ).to.deep.equal([1, 3, 4]);
+        expect(
+          ids(await store.guarantees.listGuarantees({ recipient: RECIPIENT, newestFirst: true })),
+        ).to.deep.equal([4, 3, 1]);
+        expect(ids(await store.guarantees.listGuarantees({ user: USER, recipient: OTHER }))).to.deep.equal([
+          2,
         ]);
-        expect(ids(await store.listGuarantees({ recipient: RECIPIENT, newestFirst: true }))).to.deep.equal([
-          4, 3, 1,
+        expect(ids(await store.guarantees.listGuarantees({ asset: ETH }))).to.deep.equal([3]);
+        expect(ids(await store.guarantees.listGuarantees({ states: ["NETTED"], user: USER }))).to.deep.equal([
+          2,
         ]);
-        expect(ids(await store.listGuarantees({ user: USER, recipient: OTHER }))).to.deep.equal([2]);
-        expect(ids(await store.listGuarantees({ asset: ETH }))).to.deep.equal([3]);
-        expect(ids(await store.listGuarantees({ states: ["NETTED"], user: USER }))).to.deep.equal([2]);
-        const newest = await store.listGuarantees({ newestFirst: true, limit: 2 });
+        const newest = await store.guarantees.listGuarantees({ newestFirst: true, limit: 2 });
         expect(ids(newest)).to.deep.equal([4, 3]);
-        const next = await store.listGuarantees({ newestFirst: true, beforeSeq: newest[1].seq, limit: 2 });
+        const next = await store.guarantees.listGuarantees({
+          newestFirst: true,
+          beforeSeq: newest[1].seq,
+          limit: 2,
+        });
         expect(ids(next)).to.deep.equal([2, 1]);
-        expect(await store.listGuarantees({ newestFirst: true, beforeSeq: next[1].seq })).to.deep.equal([]);
+        expect(
+          await store.guarantees.listGuarantees({ newestFirst: true, beforeSeq: next[1].seq }),
+        ).to.deep.equal([]);
       });
 
       it("reserves come back with the guarantee they back", async () => {
         const store = await open();
-        await store.insertGuarantee(guarantee(1));
+        await store.guarantees.insertGuarantee(guarantee(1));
         const reserve = {
           guaranteeId: guarantee(1).guaranteeId,
           user: USER,
@@ -749,17 +835,17 @@ export function describeStoreContract(backend: StoreBackend): void {
           txHash: "0x" + "aa".repeat(32),
           blockNumber: 5,
         };
-        await store.putReserve(reserve);
-        expect(await store.getReserve(reserve.guaranteeId)).to.deep.equal(reserve);
-        const [active] = await store.listReserves(USER, ASSET);
+        await store.reserves.putReserve(reserve);
+        expect(await store.reserves.getReserve(reserve.guaranteeId)).to.deep.equal(reserve);
+        const [active] = await store.reserves.listReserves(USER, ASSET);
         expect(active.guarantee).to.deep.equal({
           state: "FINALIZED_PAYABLE",
           user: USER,
           asset: ASSET,
           amount: 1000n,
         });
-        await store.deleteReserve(reserve.guaranteeId);
-        expect(await store.listReserves(USER)).to.deep.equal([]);
+        await store.reserves.deleteReserve(reserve.guaranteeId);
+        expect(await store.reserves.listReserves(USER)).to.deep.equal([]);
       });
 
       it("releasable reserves: expired at the given time or backing a consumed guarantee, oldest first", async () => {
@@ -774,13 +860,13 @@ export function describeStoreContract(backend: StoreBackend): void {
           txHash: "0x" + "aa".repeat(32),
           blockNumber,
         });
-        await store.insertGuarantee(guarantee(1));
-        await store.insertGuarantee(guarantee(2, { state: "NETTED" }));
-        await store.putReserve(reserve(1, T0 + 100, 7)); // expires later, guarantee still open
-        await store.putReserve(reserve(2, T0 + 100, 6)); // consumed: releasable now
-        await store.putReserve(reserve(3, T0 + 50, 5)); // no guarantee in Core: releasable once expired
+        await store.guarantees.insertGuarantee(guarantee(1));
+        await store.guarantees.insertGuarantee(guarantee(2, { state: "NETTED" }));
+        await store.reserves.putReserve(reserve(1, T0 + 100, 7)); // expires later, guarantee still open
+        await store.reserves.putReserve(reserve(2, T0 + 100, 6)); // consumed: releasable now
+        await store.reserves.putReserve(reserve(3, T0 + 50, 5)); // no guarantee in Core: releasable once expired
         const ids = async (now: number, limit = 10) =>
-          (await store.listReleasableReserves(now, limit)).map((r) => r.guaranteeId);
+          (await store.reserves.listReleasableReserves(now, limit)).map((r) => r.guaranteeId);
         expect(await ids(T0)).to.deep.equal([guarantee(2).guaranteeId]);
         expect(await ids(T0 + 50)).to.deep.equal([guarantee(3).guaranteeId, guarantee(2).guaranteeId]);
         expect(await ids(T0 + 100)).to.deep.equal([3, 2, 1].map((n) => guarantee(n).guaranteeId));
@@ -800,16 +886,18 @@ export function describeStoreContract(backend: StoreBackend): void {
           blockNumber,
           ...(isV1 ? { v1: true } : {}),
         });
-        await store.insertGuarantee(guarantee(1));
-        await store.insertGuarantee(guarantee(2, { state: "NETTED" }));
-        await store.putReserve(v1(1, 7));
-        await store.putReserve(v1(2, 6));
-        await store.putReserve(v1(3, 5, false)); // a V2 one
-        expect(await store.getReserve(guarantee(1).guaranteeId)).to.deep.equal(v1(1, 7));
-        expect((await store.getReserve(guarantee(3).guaranteeId))?.v1).to.equal(undefined);
-        expect(await store.listV1ReserveIds()).to.deep.equal([2, 1].map((n) => guarantee(n).guaranteeId));
+        await store.guarantees.insertGuarantee(guarantee(1));
+        await store.guarantees.insertGuarantee(guarantee(2, { state: "NETTED" }));
+        await store.reserves.putReserve(v1(1, 7));
+        await store.reserves.putReserve(v1(2, 6));
+        await store.reserves.putReserve(v1(3, 5, false)); // a V2 one
+        expect(await store.reserves.getReserve(guarantee(1).guaranteeId)).to.deep.equal(v1(1, 7));
+        expect((await store.reserves.getReserve(guarantee(3).guaranteeId))?.v1).to.equal(undefined);
+        expect(await store.reserves.listV1ReserveIds()).to.deep.equal(
+          [2, 1].map((n) => guarantee(n).guaranteeId),
+        );
         const ids = async (now: number) =>
-          (await store.listReleasableReserves(now, 10)).map((r) => r.guaranteeId);
+          (await store.reserves.listReleasableReserves(now, 10)).map((r) => r.guaranteeId);
         expect(await ids(T0)).to.deep.equal([guarantee(2).guaranteeId]);
         expect(await ids(T0 + 1000)).to.deep.equal([3, 2].map((n) => guarantee(n).guaranteeId));
       });
@@ -841,16 +929,16 @@ export function describeStoreContract(backend: StoreBackend): void {
           vetoedAt: null,
           plannedByCore: true,
         };
-        await store.insertCycle(cycle);
-        await store.updateCycle(1, { state: "SENT", txNonce: 4, sentAt: T0 + 1 });
-        expect(await store.getCycle(1)).to.deep.equal({
+        await store.cycles.insertCycle(cycle);
+        await store.cycles.updateCycle(1, { state: "SENT", txNonce: 4, sentAt: T0 + 1 });
+        expect(await store.cycles.getCycle(1)).to.deep.equal({
           ...cycle,
           state: "SENT",
           txNonce: 4,
           sentAt: T0 + 1,
         });
-        expect((await store.latestCycle())?.cycleId).to.equal(1);
-        expect(await store.listCycles(["PLANNED"])).to.deep.equal([]);
+        expect((await store.cycles.latestCycle())?.cycleId).to.equal(1);
+        expect(await store.cycles.listCycles(["PLANNED"])).to.deep.equal([]);
         const debt = {
           cycleId: 1,
           asset: ASSET,
@@ -860,9 +948,9 @@ export function describeStoreContract(backend: StoreBackend): void {
           covered: null,
           resolvedTx: null,
         };
-        await store.putCycleDebt(debt);
-        expect(await store.getCycleDebt(1, ASSET, USER)).to.deep.equal(debt);
-        expect(await store.listCycleDebts({ status: "OPEN" })).to.deep.equal([debt]);
+        await store.cycles.putCycleDebt(debt);
+        expect(await store.cycles.getCycleDebt(1, ASSET, USER)).to.deep.equal(debt);
+        expect(await store.cycles.listCycleDebts({ status: "OPEN" })).to.deep.equal([debt]);
         const claim = {
           cycleId: 1,
           asset: ASSET,
@@ -870,12 +958,12 @@ export function describeStoreContract(backend: StoreBackend): void {
           amount: 9n,
           txHash: "0x" + "bb".repeat(32),
         };
-        await store.putCycleClaim(claim);
-        expect(await store.listCycleClaims(1)).to.deep.equal([claim]);
-        await store.deleteCycleClaim(1, ASSET, RECIPIENT);
-        await store.deleteCycleDebt(1, ASSET, USER);
-        await store.deleteCycle(1);
-        expect(await store.latestCycle()).to.equal(null);
+        await store.cycles.putCycleClaim(claim);
+        expect(await store.cycles.listCycleClaims(1)).to.deep.equal([claim]);
+        await store.cycles.deleteCycleClaim(1, ASSET, RECIPIENT);
+        await store.cycles.deleteCycleDebt(1, ASSET, USER);
+        await store.cycles.deleteCycle(1);
+        expect(await store.cycles.latestCycle()).to.equal(null);
       });
 
       it("lists cycle ids by state, newest first, below a given id", async () => {
@@ -886,7 +974,7 @@ export function describeStoreContract(backend: StoreBackend): void {
           [3, "VETOED"],
           [4, "PLANNED"],
         ] as const) {
-          await store.insertCycle({
+          await store.cycles.insertCycle({
             cycleId,
             state,
             root: "0x" + "11".repeat(32),
@@ -911,11 +999,11 @@ export function describeStoreContract(backend: StoreBackend): void {
           });
         }
         const committed = ["COMMITTED", "FINALIZED", "VETOED"] as const;
-        expect(await store.listCycleIds(committed, { limit: 10 })).to.deep.equal([3, 2, 1]);
-        expect(await store.listCycleIds(committed, { limit: 2 })).to.deep.equal([3, 2]);
-        expect(await store.listCycleIds(committed, { beforeId: 2, limit: 2 })).to.deep.equal([1]);
-        expect(await store.listCycleIds(["PLANNED"], { limit: 5 })).to.deep.equal([4]);
-        expect(await store.listCycleIds([], { limit: 5 })).to.deep.equal([]);
+        expect(await store.cycles.listCycleIds(committed, { limit: 10 })).to.deep.equal([3, 2, 1]);
+        expect(await store.cycles.listCycleIds(committed, { limit: 2 })).to.deep.equal([3, 2]);
+        expect(await store.cycles.listCycleIds(committed, { beforeId: 2, limit: 2 })).to.deep.equal([1]);
+        expect(await store.cycles.listCycleIds(["PLANNED"], { limit: 5 })).to.deep.equal([4]);
+        expect(await store.cycles.listCycleIds([], { limit: 5 })).to.deep.equal([]);
       });
 
       it("V2 nettings: keyed by guarantee id (lower case), listed per cycle in log order, replaced and deleted", async () => {
@@ -929,20 +1017,22 @@ export function describeStoreContract(backend: StoreBackend): void {
           logIndex,
           blockNumber: 40,
         });
-        await store.putV2Netting({ ...netting(2, 1, 7), txHash: tx });
-        await store.putV2Netting(netting(1, 1, 8));
-        await store.putV2Netting(netting(3, 2, 1));
-        expect(await store.listV2Nettings(1)).to.deep.equal([netting(2, 1, 7), netting(1, 1, 8)]);
-        expect(await store.getV2Netting(id(3).toUpperCase().replace("0X", "0x"))).to.deep.equal(
+        await store.cycles.putV2Netting({ ...netting(2, 1, 7), txHash: tx });
+        await store.cycles.putV2Netting(netting(1, 1, 8));
+        await store.cycles.putV2Netting(netting(3, 2, 1));
+        expect(await store.cycles.listV2Nettings(1)).to.deep.equal([netting(2, 1, 7), netting(1, 1, 8)]);
+        expect(await store.cycles.getV2Netting(id(3).toUpperCase().replace("0X", "0x"))).to.deep.equal(
           netting(3, 2, 1),
         );
-        expect(await store.getV2Netting(id(4))).to.equal(null);
+        expect(await store.cycles.getV2Netting(id(4))).to.equal(null);
         // A log applied again after a rewind (another block, log index) replaces the record.
-        await store.putV2Netting({ ...netting(3, 2, 5), blockNumber: 41 });
-        expect(await store.listV2Nettings(2)).to.deep.equal([{ ...netting(3, 2, 5), blockNumber: 41 }]);
-        await store.deleteV2Netting(id(2));
-        expect(await store.listV2Nettings(1)).to.deep.equal([netting(1, 1, 8)]);
-        expect(await store.listV2Nettings(3)).to.deep.equal([]);
+        await store.cycles.putV2Netting({ ...netting(3, 2, 5), blockNumber: 41 });
+        expect(await store.cycles.listV2Nettings(2)).to.deep.equal([
+          { ...netting(3, 2, 5), blockNumber: 41 },
+        ]);
+        await store.cycles.deleteV2Netting(id(2));
+        expect(await store.cycles.listV2Nettings(1)).to.deep.equal([netting(1, 1, 8)]);
+        expect(await store.cycles.listV2Nettings(3)).to.deep.equal([]);
       });
     });
 
@@ -952,102 +1042,116 @@ export function describeStoreContract(backend: StoreBackend): void {
 
       it("reserves the oldest payable unassigned guarantees as one key range, releases them", async () => {
         const store = await open();
-        for (let n = 1; n <= 6; n++) await store.insertGuarantee(guarantee(n));
-        await store.insertGuarantee(guarantee(7, { state: "PENDING_VALIDATION" }));
-        await store.assignGuaranteesToCycle([guarantee(2).guaranteeId], 1);
-        await store.setGuaranteeExcluded(guarantee(3).guaranteeId, "consumed");
-        expect(await store.reservePayableGuarantees(2, 2)).to.equal(2);
-        expect(await store.listCycleGuaranteeIds(2)).to.deep.equal(ids([1, 4]));
+        for (let n = 1; n <= 6; n++) await store.guarantees.insertGuarantee(guarantee(n));
+        await store.guarantees.insertGuarantee(guarantee(7, { state: "PENDING_VALIDATION" }));
+        await store.guarantees.assignGuaranteesToCycle([guarantee(2).guaranteeId], 1);
+        await store.guarantees.setGuaranteeExcluded(guarantee(3).guaranteeId, "consumed");
+        expect(await store.netting.reservePayableGuarantees(2, 2)).to.equal(2);
+        expect(await store.netting.listCycleGuaranteeIds(2)).to.deep.equal(ids([1, 4]));
         // A reservation writes no guarantee: cycle_id is set when the commit is indexed.
-        expect((await store.getClearingGuarantee(guarantee(1).guaranteeId))?.cycleId).to.equal(null);
-        expect(await store.reservePayableGuarantees(3)).to.equal(2);
-        expect(await store.listCycleGuaranteeIds(3)).to.deep.equal(ids([5, 6]));
-        // Membership of given ids: only those of the range (not another range's, not one assigned by cycle_id).
-        expect(await store.listCycleGuaranteesAmong(3, ids([1, 2, 6, 7, 99]))).to.deep.equal(ids([6]));
-        expect(await store.listCycleGuaranteesAmong(3, [])).to.deep.equal([]);
-        expect(await store.listCycleGuaranteesAmong(8, ids([6]))).to.deep.equal([]);
-        expect(await store.hasUnreservedPayable()).to.equal(false);
-        expect(await store.reservePayableGuarantees(4)).to.equal(0);
-        expect(await store.countCycleGuarantees(4)).to.equal(0);
-        // Released below a later range: its guarantees take fresh keys, and the next range has them.
-        expect(await store.releaseCycleGuarantees(2)).to.equal(2);
-        expect(await store.listCycleGuaranteeIds(2)).to.deep.equal([]);
-        expect(await store.hasUnreservedPayable()).to.equal(true);
-        expect(await store.reservePayableGuarantees(4)).to.equal(2);
-        expect(await store.listCycleGuaranteeIds(4)).to.deep.equal(ids([1, 4]));
-        expect(await store.listCycleGuaranteeIds(3)).to.deep.equal(ids([5, 6]));
-        // The last range released: its guarantees are the next range again, same keys.
-        expect(await store.releaseCycleGuarantees(4)).to.equal(2);
-        expect(await store.reservePayableGuarantees(4)).to.equal(2);
-        expect(await store.listCycleGuaranteeIds(4)).to.deep.equal(ids([1, 4]));
-        expect((await store.listGuarantees({ cycleId: 1 })).map((g) => g.guaranteeId)).to.deep.equal(
-          ids([2]),
+        expect((await store.guarantees.getClearingGuarantee(guarantee(1).guaranteeId))?.cycleId).to.equal(
+          null,
         );
+        expect(await store.netting.reservePayableGuarantees(3)).to.equal(2);
+        expect(await store.netting.listCycleGuaranteeIds(3)).to.deep.equal(ids([5, 6]));
+        // Membership of given ids: only those of the range (not another range's, not one assigned by cycle_id).
+        expect(await store.netting.listCycleGuaranteesAmong(3, ids([1, 2, 6, 7, 99]))).to.deep.equal(
+          ids([6]),
+        );
+        expect(await store.netting.listCycleGuaranteesAmong(3, [])).to.deep.equal([]);
+        expect(await store.netting.listCycleGuaranteesAmong(8, ids([6]))).to.deep.equal([]);
+        expect(await store.netting.hasUnreservedPayable()).to.equal(false);
+        expect(await store.netting.reservePayableGuarantees(4)).to.equal(0);
+        expect(await store.netting.countCycleGuarantees(4)).to.equal(0);
+        // Released below a later range: its guarantees take fresh keys, and the next range has them.
+        expect(await store.netting.releaseCycleGuarantees(2)).to.equal(2);
+        expect(await store.netting.listCycleGuaranteeIds(2)).to.deep.equal([]);
+        expect(await store.netting.hasUnreservedPayable()).to.equal(true);
+        expect(await store.netting.reservePayableGuarantees(4)).to.equal(2);
+        expect(await store.netting.listCycleGuaranteeIds(4)).to.deep.equal(ids([1, 4]));
+        expect(await store.netting.listCycleGuaranteeIds(3)).to.deep.equal(ids([5, 6]));
+        // The last range released: its guarantees are the next range again, same keys.
+        expect(await store.netting.releaseCycleGuarantees(4)).to.equal(2);
+        expect(await store.netting.reservePayableGuarantees(4)).to.equal(2);
+        expect(await store.netting.listCycleGuaranteeIds(4)).to.deep.equal(ids([1, 4]));
+        expect(
+          (await store.guarantees.listGuarantees({ cycleId: 1 })).map((g) => g.guaranteeId),
+        ).to.deep.equal(ids([2]));
         let error: unknown;
-        await store.reservePayableGuarantees(2, 0).catch((e: unknown) => (error = e));
+        await store.netting.reservePayableGuarantees(2, 0).catch((e: unknown) => (error = e));
         expect(error).to.be.instanceOf(RangeError);
       });
 
       it("a guarantee that enters the pool after a reservation is never in its range, and is in the next", async () => {
         const store = await open();
-        await store.insertGuarantee(guarantee(1));
-        await store.insertGuarantee(guarantee(2, { state: "PENDING_VALIDATION", version: 2 }));
-        await store.insertGuarantee(guarantee(3));
-        await store.setGuaranteeExcluded(guarantee(3).guaranteeId, "consumed");
-        expect(await store.reservePayableGuarantees(1)).to.equal(1);
+        await store.guarantees.insertGuarantee(guarantee(1));
+        await store.guarantees.insertGuarantee(guarantee(2, { state: "PENDING_VALIDATION", version: 2 }));
+        await store.guarantees.insertGuarantee(guarantee(3));
+        await store.guarantees.setGuaranteeExcluded(guarantee(3).guaranteeId, "consumed");
+        expect(await store.netting.reservePayableGuarantees(1)).to.equal(1);
         // Stored payable, finalized, no longer excluded: all after the range.
-        await store.insertGuarantee(guarantee(4));
-        await store.transitionGuarantee(
+        await store.guarantees.insertGuarantee(guarantee(4));
+        await store.guarantees.transitionGuarantee(
           guarantee(2).guaranteeId,
           ["PENDING_VALIDATION"],
           "FINALIZED_PAYABLE",
           T0,
         );
-        await store.setGuaranteeExcluded(guarantee(3).guaranteeId, null);
-        expect(await store.countCycleGuarantees(1)).to.equal(1);
-        expect(await store.listCycleGuaranteeIds(1)).to.deep.equal(ids([1]));
-        expect(await store.hasUnreservedPayable()).to.equal(true);
-        expect(await store.reservePayableGuarantees(2)).to.equal(3);
-        expect(await store.listCycleGuaranteeIds(2)).to.deep.equal(ids([4, 2, 3]));
+        await store.guarantees.setGuaranteeExcluded(guarantee(3).guaranteeId, null);
+        expect(await store.netting.countCycleGuarantees(1)).to.equal(1);
+        expect(await store.netting.listCycleGuaranteeIds(1)).to.deep.equal(ids([1]));
+        expect(await store.netting.hasUnreservedPayable()).to.equal(true);
+        expect(await store.netting.reservePayableGuarantees(2)).to.equal(3);
+        expect(await store.netting.listCycleGuaranteeIds(2)).to.deep.equal(ids([4, 2, 3]));
         // Cycle 1 committed (cycle_id and state written at indexing), then vetoed: back to the pool,
         // after every range.
-        await store.assignGuaranteesToCycle([guarantee(1).guaranteeId], 1);
-        await store.transitionGuarantee(guarantee(1).guaranteeId, ["FINALIZED_PAYABLE"], "NETTED", T0);
-        expect(await store.countCycleGuarantees(1)).to.equal(0);
-        expect(await store.hasUnreservedPayable()).to.equal(false);
-        await store.transitionGuarantee(guarantee(1).guaranteeId, ["NETTED"], "FINALIZED_PAYABLE", T0);
-        await store.assignGuaranteesToCycle([guarantee(1).guaranteeId], null);
-        expect(await store.listCycleGuaranteeIds(2)).to.deep.equal(ids([4, 2, 3]));
-        expect(await store.reservePayableGuarantees(3)).to.equal(1);
-        expect(await store.listCycleGuaranteeIds(3)).to.deep.equal(ids([1]));
+        await store.guarantees.assignGuaranteesToCycle([guarantee(1).guaranteeId], 1);
+        await store.guarantees.transitionGuarantee(
+          guarantee(1).guaranteeId,
+          ["FINALIZED_PAYABLE"],
+          "NETTED",
+          T0,
+        );
+        expect(await store.netting.countCycleGuarantees(1)).to.equal(0);
+        expect(await store.netting.hasUnreservedPayable()).to.equal(false);
+        await store.guarantees.transitionGuarantee(
+          guarantee(1).guaranteeId,
+          ["NETTED"],
+          "FINALIZED_PAYABLE",
+          T0,
+        );
+        await store.guarantees.assignGuaranteesToCycle([guarantee(1).guaranteeId], null);
+        expect(await store.netting.listCycleGuaranteeIds(2)).to.deep.equal(ids([4, 2, 3]));
+        expect(await store.netting.reservePayableGuarantees(3)).to.equal(1);
+        expect(await store.netting.listCycleGuaranteeIds(3)).to.deep.equal(ids([1]));
       });
 
       it("a range ends before every transaction still in flight: a payable guarantee it has not seen commit is in the next", async function () {
         if (backend.serializesWriters) this.skip(); // one writer at a time: nothing is in flight meanwhile
         const [a, b] = [await open(), await open()];
-        await a.insertGuarantee(guarantee(1));
+        await a.guarantees.insertGuarantee(guarantee(1));
         let release!: () => void;
         const held = new Promise<void>((resolve) => (release = resolve));
         let inserted!: () => void;
         const insertedInFlight = new Promise<void>((resolve) => (inserted = resolve));
         // Stored in a transaction that stays open while another replica stores one and reserves.
         const inFlight = a.transaction(async (tx) => {
-          await tx.insertGuarantee(guarantee(2));
+          await tx.guarantees.insertGuarantee(guarantee(2));
           inserted();
           await held;
         });
         try {
           await insertedInFlight;
-          await b.insertGuarantee(guarantee(3)); // committed, but its transaction began after 2's
-          expect(await b.reservePayableGuarantees(1)).to.equal(1);
-          expect(await b.listCycleGuaranteeIds(1)).to.deep.equal(ids([1]));
+          await b.guarantees.insertGuarantee(guarantee(3)); // committed, but its transaction began after 2's
+          expect(await b.netting.reservePayableGuarantees(1)).to.equal(1);
+          expect(await b.netting.listCycleGuaranteeIds(1)).to.deep.equal(ids([1]));
         } finally {
           release();
           await inFlight;
         }
-        expect(await b.countCycleGuarantees(1)).to.equal(1);
-        expect(await b.reservePayableGuarantees(2)).to.equal(2);
-        expect(await b.listCycleGuaranteeIds(2)).to.deep.equal(ids([2, 3]));
+        expect(await b.netting.countCycleGuarantees(1)).to.equal(1);
+        expect(await b.netting.reservePayableGuarantees(2)).to.equal(2);
+        expect(await b.netting.listCycleGuaranteeIds(2)).to.deep.equal(ids([2, 3]));
       });
 
       it("sums flows per asset and participant; self-payments count in volume only and are not listed", async () => {
@@ -1060,9 +1164,9 @@ export function describeStoreContract(backend: StoreBackend): void {
           guarantee(5, { user: THIRD, recipient: RECIPIENT, amount: 1n, version: 2 }), // dust
           guarantee(6, { user: THIRD, recipient: THIRD, amount: 3n, asset: ETH, version: 2 }),
         ];
-        for (const row of rows) await store.insertGuarantee(row);
-        expect(await store.reservePayableGuarantees(9)).to.equal(6);
-        const aggregates = await store.aggregateCycleGuarantees(9);
+        for (const row of rows) await store.guarantees.insertGuarantee(row);
+        expect(await store.netting.reservePayableGuarantees(9)).to.equal(6);
+        const aggregates = await store.netting.aggregateCycleGuarantees(9);
         expect(aggregates.guaranteeCount).to.equal(6);
         expect(aggregates.assets).to.deep.equal([
           { asset: ETH, guaranteeCount: 2, grossAmount: 12n },
@@ -1077,19 +1181,19 @@ export function describeStoreContract(backend: StoreBackend): void {
           ].sort((a, b) => (a.participant < b.participant ? -1 : 1)),
         );
         // V2, not self-payments, sorted by id.
-        expect(await store.listCycleNettedV2Ids(9)).to.deep.equal(ids([1, 5]));
+        expect(await store.netting.listCycleNettedV2Ids(9)).to.deep.equal(ids([1, 5]));
         // Each guarantee's leaf hash was stored at issuance: the tree's own leaf hash.
         const scanned: string[] = [];
         const collect = (row: CycleLeafRow): void => {
           expect(row.leafHash).to.not.equal(null);
           scanned.push("0x" + (row.leafHash as Buffer).toString("hex"));
         };
-        expect(await store.scanCycleLeaves(9, collect)).to.equal(6);
+        expect(await store.netting.scanCycleLeaves(9, collect)).to.equal(6);
         expect(scanned.sort()).to.deep.equal(rows.map(leafHashOf).sort());
-        expect(await store.countCycleGuarantees(9)).to.equal(6);
+        expect(await store.netting.countCycleGuarantees(9)).to.equal(6);
         // The one-pass scan gives the same aggregates, V2 ids and leaves.
         scanned.length = 0;
-        const scan = await store.scanCycle(9, collect);
+        const scan = await store.netting.scanCycle(9, collect);
         expect(scanned.sort()).to.deep.equal(rows.map(leafHashOf).sort());
         expect(scan.nettedV2Ids).to.deep.equal(ids([1, 5]));
         expect({ ...scan, nettedV2Ids: undefined, flows: byParticipant(scan.flows) }).to.deep.equal({
@@ -1097,10 +1201,10 @@ export function describeStoreContract(backend: StoreBackend): void {
           nettedV2Ids: undefined,
           flows: byParticipant(aggregates.flows),
         });
-        const all = await store.aggregateCycleGuarantees(10);
+        const all = await store.netting.aggregateCycleGuarantees(10);
         expect(all).to.deep.equal({ guaranteeCount: 0, assets: [], flows: [] });
-        expect(await store.countCycleGuarantees(10)).to.equal(0);
-        expect(await store.scanCycle(10, collect)).to.deep.equal({
+        expect(await store.netting.countCycleGuarantees(10)).to.equal(0);
+        expect(await store.netting.scanCycle(10, collect)).to.deep.equal({
           guaranteeCount: 0,
           assets: [],
           flows: [],
@@ -1115,19 +1219,19 @@ export function describeStoreContract(backend: StoreBackend): void {
         const expected = new Map<string, bigint>();
         for (const asset of assets) {
           for (const amount of [MAX_UINT256, MAX_UINT256 - 1n, 10n ** 18n + 1n, 1n]) {
-            await store.insertGuarantee(guarantee(++n, { asset, amount }));
+            await store.guarantees.insertGuarantee(guarantee(++n, { asset, amount }));
             expected.set(asset, (expected.get(asset) ?? 0n) + amount);
           }
         }
-        await store.reservePayableGuarantees(4);
-        const aggregates = await store.aggregateCycleGuarantees(4);
+        await store.netting.reservePayableGuarantees(4);
+        const aggregates = await store.netting.aggregateCycleGuarantees(4);
         expect(aggregates.assets.map((a) => a.grossAmount)).to.deep.equal(assets.map((a) => expected.get(a)));
         for (const flow of aggregates.flows) {
           const total = expected.get(flow.asset.toLowerCase());
           expect(flow.participant === USER ? flow.paid : flow.received).to.equal(total);
         }
         expect(aggregates.flows).to.have.length(24);
-        const scan = await store.scanCycle(4, () => undefined);
+        const scan = await store.netting.scanCycle(4, () => undefined);
         expect(scan).to.deep.include({
           guaranteeCount: aggregates.guaranteeCount,
           assets: aggregates.assets,
@@ -1139,17 +1243,17 @@ export function describeStoreContract(backend: StoreBackend): void {
     describe("chain journal and operator state", () => {
       it("cursor, blocks and events, newest first for a rewind", async () => {
         const store = await open();
-        expect(await store.getChainCursor()).to.equal(null);
+        expect(await store.chainJournal.getChainCursor()).to.equal(null);
         const cursor = { blockNumber: 3, blockHash: "0x" + "03".repeat(32), blockTimestamp: T0 };
-        await store.setChainCursor(cursor, T0);
-        expect(await store.getChainCursor()).to.deep.equal(cursor);
+        await store.chainJournal.setChainCursor(cursor, T0);
+        expect(await store.chainJournal.getChainCursor()).to.deep.equal(cursor);
         for (const n of [1, 2, 3]) {
-          await store.recordChainBlock({
+          await store.chainJournal.recordChainBlock({
             blockNumber: n,
             blockHash: "0x" + "0".repeat(63) + n,
             blockTimestamp: T0 + n,
           });
-          await store.insertChainEvent({
+          await store.chainJournal.insertChainEvent({
             txHash: "0x" + "e".repeat(63) + n,
             logIndex: 0,
             blockNumber: n,
@@ -1162,33 +1266,39 @@ export function describeStoreContract(backend: StoreBackend): void {
             appliedAt: T0,
           });
         }
-        expect((await store.listChainBlocks(3, 2)).map((b) => b.blockNumber)).to.deep.equal([3, 2]);
-        expect((await store.listChainEventsAbove(1)).map((e) => e.blockNumber)).to.deep.equal([3, 2]);
-        expect((await store.getChainEvent("0x" + "e".repeat(63) + "2", 0))?.undo).to.deep.equal([
+        expect((await store.chainJournal.listChainBlocks(3, 2)).map((b) => b.blockNumber)).to.deep.equal([
+          3, 2,
+        ]);
+        expect((await store.chainJournal.listChainEventsAbove(1)).map((e) => e.blockNumber)).to.deep.equal([
+          3, 2,
+        ]);
+        expect((await store.chainJournal.getChainEvent("0x" + "e".repeat(63) + "2", 0))?.undo).to.deep.equal([
           { op: "x", n: 2 },
         ]);
-        expect(await store.deleteChainEventsBelow(2)).to.equal(1);
-        await store.deleteChainBlocks(2, 2);
-        expect((await store.listChainBlocks(10, 10)).map((b) => b.blockNumber)).to.deep.equal([2]);
-        await store.setChainCursor(null, T0);
-        expect(await store.getChainCursor()).to.equal(null);
+        expect(await store.chainJournal.deleteChainEventsBelow(2)).to.equal(1);
+        await store.chainJournal.deleteChainBlocks(2, 2);
+        expect((await store.chainJournal.listChainBlocks(10, 10)).map((b) => b.blockNumber)).to.deep.equal([
+          2,
+        ]);
+        await store.chainJournal.setChainCursor(null, T0);
+        expect(await store.chainJournal.getChainCursor()).to.equal(null);
       });
 
       it("operator state is a durable key-value map", async () => {
         const store = await open();
-        expect(await store.getOperatorState("k")).to.equal(null);
-        await store.setOperatorState("k", "v1");
-        await store.setOperatorState("k", "v2");
-        expect(await store.getOperatorState("k")).to.equal("v2");
-        await store.setOperatorState("k", null);
-        expect(await store.getOperatorState("k")).to.equal(null);
+        expect(await store.operatorState.getOperatorState("k")).to.equal(null);
+        await store.operatorState.setOperatorState("k", "v1");
+        await store.operatorState.setOperatorState("k", "v2");
+        expect(await store.operatorState.getOperatorState("k")).to.equal("v2");
+        await store.operatorState.setOperatorState("k", null);
+        expect(await store.operatorState.getOperatorState("k")).to.equal(null);
       });
     });
 
     describe("webhook outbox", () => {
       it("fans an event out to matching subscriptions, leases due deliveries, records attempts", async () => {
         const store = await open();
-        await store.putWebhookSubscription({
+        await store.webhooks.putWebhookSubscription({
           id: "whk_a",
           url: "https://a.test/hook",
           secret: "s",
@@ -1198,37 +1308,42 @@ export function describeStoreContract(backend: StoreBackend): void {
           createdAt: T0,
         });
         expect(
-          await store.insertWebhookEvent(
+          await store.webhooks.insertWebhookEvent(
             { id: "evt_1", type: "guarantee.issued", createdAt: T0, payload: "{}" },
             T0,
           ),
         ).to.equal(1);
-        const [due] = await store.claimDueWebhookDeliveries(T0 * 1000, 10, 30_000);
+        const [due] = await store.webhooks.claimDueWebhookDeliveries(T0 * 1000, 10, 30_000);
         expect(due).to.include({ eventId: "evt_1", subscriptionId: "whk_a", attempts: 1, payload: "{}" });
-        expect(await store.claimDueWebhookDeliveries((T0 + 1) * 1000, 10, 30_000)).to.deep.equal([]);
-        await store.recordWebhookAttempt("evt_1", "whk_a", { status: "delivered", statusCode: 200 }, T0 + 2);
-        expect((await store.getWebhookDelivery("evt_1", "whk_a"))?.status).to.equal("delivered");
-        expect(await store.listWebhookAttempts("evt_1", "whk_a")).to.deep.equal([
+        expect(await store.webhooks.claimDueWebhookDeliveries((T0 + 1) * 1000, 10, 30_000)).to.deep.equal([]);
+        await store.webhooks.recordWebhookAttempt(
+          "evt_1",
+          "whk_a",
+          { status: "delivered", statusCode: 200 },
+          T0 + 2,
+        );
+        expect((await store.webhooks.getWebhookDelivery("evt_1", "whk_a"))?.status).to.equal("delivered");
+        expect(await store.webhooks.listWebhookAttempts("evt_1", "whk_a")).to.deep.equal([
           { attempt: 1, at: T0 + 2, outcome: "delivered", statusCode: 200, error: null },
         ]);
         // A second outcome for a delivery no longer pending changes nothing and records nothing.
-        await store.recordWebhookAttempt(
+        await store.webhooks.recordWebhookAttempt(
           "evt_1",
           "whk_a",
           { status: "failed", error: "x", statusCode: 500 },
           T0 + 3,
         );
-        expect(await store.listWebhookAttempts("evt_1", "whk_a")).to.have.length(1);
-        expect(await store.webhookBacklog()).to.deep.equal([]);
-        expect(await store.deleteWebhookSubscription("whk_a")).to.equal(true);
+        expect(await store.webhooks.listWebhookAttempts("evt_1", "whk_a")).to.have.length(1);
+        expect(await store.webhooks.webhookBacklog()).to.deep.equal([]);
+        expect(await store.webhooks.deleteWebhookSubscription("whk_a")).to.equal(true);
         // Attempts go with their delivery.
-        expect(await store.listWebhookAttempts("evt_1", "whk_a")).to.deep.equal([]);
-        expect(await store.listWebhookSubscriptions()).to.deep.equal([]);
+        expect(await store.webhooks.listWebhookAttempts("evt_1", "whk_a")).to.deep.equal([]);
+        expect(await store.webhooks.listWebhookSubscriptions()).to.deep.equal([]);
       });
       it("counts each subscription's pending and failed deliveries, with the oldest pending and its attempts", async () => {
         const store = await open();
         for (const id of ["whk_a", "whk_b", "whk_c"]) {
-          await store.putWebhookSubscription({
+          await store.webhooks.putWebhookSubscription({
             id,
             url: `https://${id}.test/hook`,
             secret: "s",
@@ -1239,27 +1354,32 @@ export function describeStoreContract(backend: StoreBackend): void {
           });
         }
         for (let n = 1; n <= 3; n++) {
-          await store.insertWebhookEvent(
+          await store.webhooks.insertWebhookEvent(
             { id: `evt_${n}`, type: "guarantee.issued", createdAt: T0 + n, payload: "{}" },
             T0 + n,
           );
         }
         // evt_1: delivered to a, failed at b, retried at c; evt_2 and evt_3 pending everywhere.
-        await store.claimDueWebhookDeliveries((T0 + 1) * 1000, 3, 30_000);
-        await store.recordWebhookAttempt("evt_1", "whk_a", { status: "delivered", statusCode: 200 }, T0 + 5);
-        await store.recordWebhookAttempt(
+        await store.webhooks.claimDueWebhookDeliveries((T0 + 1) * 1000, 3, 30_000);
+        await store.webhooks.recordWebhookAttempt(
+          "evt_1",
+          "whk_a",
+          { status: "delivered", statusCode: 200 },
+          T0 + 5,
+        );
+        await store.webhooks.recordWebhookAttempt(
           "evt_1",
           "whk_b",
           { status: "failed", error: "gone", statusCode: 410 },
           T0 + 5,
         );
-        await store.recordWebhookAttempt(
+        await store.webhooks.recordWebhookAttempt(
           "evt_1",
           "whk_c",
           { status: "pending", nextAttemptAtMs: (T0 + 60) * 1000, error: "busy", statusCode: 503 },
           T0 + 5,
         );
-        expect(await store.webhookBacklog()).to.deep.equal([
+        expect(await store.webhooks.webhookBacklog()).to.deep.equal([
           { subscriptionId: "whk_a", pending: 2, failed: 0, oldestPendingAt: T0 + 2, maxPendingAttempts: 0 },
           { subscriptionId: "whk_b", pending: 2, failed: 1, oldestPendingAt: T0 + 2, maxPendingAttempts: 0 },
           { subscriptionId: "whk_c", pending: 3, failed: 0, oldestPendingAt: T0 + 1, maxPendingAttempts: 1 },

@@ -53,17 +53,21 @@ const GUARANTEE_VALUES = `'${GUARANTEE_ID}', 1, '${PAYER}', '${SELLER}', '7', '9
 
 /** Checks every row of {@link ROWS} and the guarantee through the store. */
 async function expectRowsSurvived(store: Store): Promise<void> {
-  expect(await store.consumeNonce("n1", PAYER, T0 + 1)).to.equal("consumed");
-  expect(await store.getRefreshToken("h1")).to.include({ familyId: "f1", wallet: PAYER, rotatedAt: null });
-  expect(await store.getOperatorState("sender.journal")).to.equal('{"nonce":7}');
-  expect(await store.getChainCursor()).to.deep.equal({
+  expect(await store.authSessions.consumeNonce("n1", PAYER, T0 + 1)).to.equal("consumed");
+  expect(await store.authSessions.getRefreshToken("h1")).to.include({
+    familyId: "f1",
+    wallet: PAYER,
+    rotatedAt: null,
+  });
+  expect(await store.operatorState.getOperatorState("sender.journal")).to.equal('{"nonce":7}');
+  expect(await store.chainJournal.getChainCursor()).to.deep.equal({
     blockNumber: 42,
     blockHash: BLOCK,
     blockTimestamp: T0,
   });
-  expect(await store.listChainBlocks(42, 10)).to.have.length(1);
-  expect(await store.getChainEvent(TX, 3)).to.include({ name: "Deposited", blockNumber: 42 });
-  const [reserve] = await store.listReserves(PAYER, ASSET);
+  expect(await store.chainJournal.listChainBlocks(42, 10)).to.have.length(1);
+  expect(await store.chainJournal.getChainEvent(TX, 3)).to.include({ name: "Deposited", blockNumber: 42 });
+  const [reserve] = await store.reserves.listReserves(PAYER, ASSET);
   expect(reserve).to.include({ guaranteeId: GUARANTEE_ID, amount: 900n, v1: true, expiresAt: T0 + 99 });
   expect(reserve.guarantee).to.deep.equal({
     state: "PENDING_VALIDATION",
@@ -71,14 +75,14 @@ async function expectRowsSurvived(store: Store): Promise<void> {
     asset: ASSET,
     amount: 900n,
   });
-  expect(await store.listV1ReserveIds()).to.deep.equal([GUARANTEE_ID]);
-  expect(await store.getWebhookDelivery("evt_1", "whk_a")).to.include({
+  expect(await store.reserves.listV1ReserveIds()).to.deep.equal([GUARANTEE_ID]);
+  expect(await store.webhooks.getWebhookDelivery("evt_1", "whk_a")).to.include({
     status: "pending",
     attempts: 1,
     nextAttemptAtMs: (T0 + 30) * 1000,
   });
-  expect(await store.getCollateral(PAYER, ASSET)).to.include({ deposited: 1000n, locked: 900n });
-  expect(await store.getGuarantee(GUARANTEE_ID)).to.include({
+  expect(await store.collateral.getCollateral(PAYER, ASSET)).to.include({ deposited: 1000n, locked: 900n });
+  expect(await store.guarantees.getGuarantee(GUARANTEE_ID)).to.include({
     amount: 900n,
     reqId: 7n,
     state: "PENDING_VALIDATION",

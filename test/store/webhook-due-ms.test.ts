@@ -81,36 +81,40 @@ for (const backend of BACKENDS) {
     it("a pending delivery stays due at the same instant; retries are kept to the millisecond", async () => {
       const { store, remove } = await backend.open();
       try {
-        expect(await store.getWebhookDelivery("evt_1", "whk_a")).to.include({
+        expect(await store.webhooks.getWebhookDelivery("evt_1", "whk_a")).to.include({
           status: "pending",
           attempts: 1,
           nextAttemptAtMs: (T0 + 30) * 1000,
           lastAttemptAt: T0,
         });
-        expect(await store.getWebhookDelivery("evt_2", "whk_a")).to.include({
+        expect(await store.webhooks.getWebhookDelivery("evt_2", "whk_a")).to.include({
           status: "delivered",
           nextAttemptAtMs: null,
         });
         // Not a millisecond early.
-        expect(await store.claimDueWebhookDeliveries((T0 + 30) * 1000 - 1, 10, 30_000)).to.deep.equal([]);
-        const [due] = await store.claimDueWebhookDeliveries((T0 + 30) * 1000, 10, 30_000);
+        expect(
+          await store.webhooks.claimDueWebhookDeliveries((T0 + 30) * 1000 - 1, 10, 30_000),
+        ).to.deep.equal([]);
+        const [due] = await store.webhooks.claimDueWebhookDeliveries((T0 + 30) * 1000, 10, 30_000);
         expect(due).to.include({ eventId: "evt_1", attempts: 2, lastAttemptAt: T0 + 30 });
         const retryAt = (T0 + 30) * 1000 + 2_137;
-        await store.recordWebhookAttempt(
+        await store.webhooks.recordWebhookAttempt(
           "evt_1",
           "whk_a",
           { status: "pending", nextAttemptAtMs: retryAt, error: "HTTP 503", statusCode: 503 },
           T0 + 30,
         );
-        expect((await store.getWebhookDelivery("evt_1", "whk_a"))?.nextAttemptAtMs).to.equal(retryAt);
-        expect(await store.claimDueWebhookDeliveries(retryAt - 1, 10, 30_000)).to.deep.equal([]);
-        expect(await store.claimDueWebhookDeliveries(retryAt, 10, 30_000)).to.have.length(1);
+        expect((await store.webhooks.getWebhookDelivery("evt_1", "whk_a"))?.nextAttemptAtMs).to.equal(
+          retryAt,
+        );
+        expect(await store.webhooks.claimDueWebhookDeliveries(retryAt - 1, 10, 30_000)).to.deep.equal([]);
+        expect(await store.webhooks.claimDueWebhookDeliveries(retryAt, 10, 30_000)).to.have.length(1);
         // A new event is due at once (its creation second, in milliseconds).
-        await store.insertWebhookEvent(
+        await store.webhooks.insertWebhookEvent(
           { id: "evt_3", type: "guarantee.issued", createdAt: T0 + 40, payload: "{}" },
           T0 + 40,
         );
-        expect((await store.getWebhookDelivery("evt_3", "whk_a"))?.nextAttemptAtMs).to.equal(
+        expect((await store.webhooks.getWebhookDelivery("evt_3", "whk_a"))?.nextAttemptAtMs).to.equal(
           (T0 + 40) * 1000,
         );
       } finally {

@@ -3,7 +3,7 @@
  * who holds it, until when (the database's clock, unix ms) and its fencing token, which grows by one each
  * time the lease is granted to a holder that did not hold it unexpired (a new term).
  *
- * Not part of `StoreOps`: only the PostgreSQL store has replicas to elect among (SQLite's single process
+ * Not part of `Store`: only the PostgreSQL store has replicas to elect among (SQLite's single process
  * holds its background work trivially, operator/leadership/). Every operation runs inside the caller's
  * transaction (a {@link PgConn}).
  */
