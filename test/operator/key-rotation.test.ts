@@ -16,6 +16,10 @@ import { operatorBlsSigner } from "../../operator/guarantees/signing-worker";
 import { RpcChainGateway } from "../../operator/chain/gateway";
 import { guaranteeView, withCurrentCertificate } from "../../operator/guarantees";
 import { verifyCertificateSignature } from "../../sdk/certificate";
+import { toWireSignedGuarantee } from "../../sdk/claims";
+import { createCoreContext } from "../../operator/app";
+import { DEFAULT_SCOPES, type Principal } from "../../operator/auth";
+import type { IssuanceError } from "../../operator/guarantees/issuance";
 import { createAnswerCertifier } from "../../operator/clearing/answer-certifier";
 import { ClearingKeeper } from "../../operator/clearing/keeper";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
@@ -139,7 +143,7 @@ describe("Core's keeper across operator key changes (audit M-3, M-2)", function 
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
     await h.indexer.syncToHead();
     await h.syncClock();
-    const { id, certificate } = await issueGuarantee(h, f.alice, f.bob.address, ONE);
+    const { id, certificate, claims, payer } = await issueGuarantee(h, f.alice, f.bob.address, ONE);
     const stored = guaranteeView((await h.store.getGuarantee(id))!, 31337);
     const oldSigner = coreSigner(CORE_BLS_SECRET);
     // Unchanged key: byte for byte the certificate issued (BLS signatures are deterministic).
@@ -149,6 +153,32 @@ describe("Core's keeper across operator key changes (audit M-3, M-2)", function 
     expect(current.claims).to.equal(certificate.claims);
     expect(verifyCertificateSignature(newSigner.publicKey, current)).to.equal(true);
     expect(verifyCertificateSignature(newSigner.publicKey, certificate)).to.equal(false);
+
+    // A byte-identical retry to a Core restarted with the new secret: the 409 carries the current certificate.
+    const restarted = createCoreContext(
+      { ...h.context, chain: gateway },
+      { signer: newSigner, leadership: h.context.leadership },
+    );
+    const body = toWireSignedGuarantee({
+      claims,
+      signature: payer.signature.toLowerCase(),
+      scheme: payer.scheme,
+    });
+    const principal: Principal = {
+      wallet: f.bob.address,
+      scopes: DEFAULT_SCOPES,
+      tokenId: "test",
+      expiresAt: 0,
+    };
+    const refused = await restarted.issuer
+      .issue(principal, body)
+      .then(
+        () => null,
+        (error: unknown) => error as IssuanceError,
+      )
+      .finally(() => restarted.admission.stop());
+    expect(refused?.code).to.equal("duplicate_guarantee");
+    expect(refused?.details.certificate).to.deep.equal(current);
   });
 
   it("a revocation: the keeper waits for the new key, then answers past the committed deadline", async function () {
