@@ -715,8 +715,10 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @dev Reverts {AnswerWindowExtended} past the committed answer deadline of `cycleId` while an operator
     /// key change extends it (`Vault.answerDeadlineAfterKeyGap`); before it DisputeLogic says `AnswerWindowOpen`.
     function _checkKeyGap(uint256 cycleId) private view {
-        uint64 deadline = _books.cycles[cycleId].answerDeadline;
-        if (block.timestamp <= deadline) return;
+        Cycle storage cycle = _books.cycles[cycleId];
+        uint64 deadline = cycle.answerDeadline;
+        // A vetoed cycle is DisputeLogic's to refuse (`CycleIsVetoed`), whatever the key.
+        if (block.timestamp <= deadline || cycle.vetoed) return;
         uint256 until = vault.answerDeadlineAfterKeyGap(deadline);
         if (block.timestamp <= until) revert AnswerWindowExtended(cycleId, until);
     }

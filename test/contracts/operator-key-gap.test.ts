@@ -169,6 +169,18 @@ describe("operator key gaps: unanswered disputes wait for a working key", () => 
     await expect(answer2(OTHER_BLS)).to.emit(ch, "DisputeResolved");
   });
 
+  it("a vetoed cycle is refused as vetoed during a key gap", async () => {
+    const f = await loadFixture(fixture);
+    const ch = f.clearingHouse;
+    await revokeAndDispute(f);
+    await ch.connect(f.guardian).vetoCycle(1);
+    await time.increaseTo(f.deadline + 1n);
+    await expect(ch.voidUnansweredDebit(1, ETH, f.alice.address)).to.be.revertedWithCustomError(
+      ch,
+      "CycleIsVetoed",
+    );
+  });
+
   it("no key change: the committed deadline holds for answers and voids", async () => {
     const f = await loadFixture(fixture);
     const ch = f.clearingHouse;
