@@ -252,7 +252,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// signed by the debtor and, V2, validated; not paid on chain; not used by another answer), Dismissed
     /// (empty position), Removed (already paid to its recipient, or validation not passed: off the debit and
     /// off the recipient's credit) or Voided (conceded with empty claims, by the operator only: only its amount
-    /// off the debit, against the bond). Costs O(tree depth) and one certificate and signature check.
+    /// off the debit, against the bond). Costs O(tree depth) and one certificate and signature check. The
+    /// answer deadline is extended after an operator key change ({voidUnansweredDebit}).
     function answerDispute(
         uint256 cycleId,
         address asset,
@@ -280,8 +281,11 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// instead (shortfall if the bond is short). Once the account's summary is revealed ({revealSummary}),
     /// every position not answered yet counts as conceded: what exceeds the debit (the incoming payments
     /// those positions offset) is refunded to the account from the bond, so withholding never beats
-    /// conceding; the same closes a net creditor's unanswered disputes.
+    /// conceding; the same closes a net creditor's unanswered disputes. After an operator key change or
+    /// revocation the answer deadline is `Vault.answerDeadlineAfterKeyGap` of the committed one
+    /// ({AnswerWindowExtended} until then; docs/clearing.md "Operator key gaps").
     function voidUnansweredDebit(uint256 cycleId, address asset, address debtor) external nonReentrant {
+        _checkKeyGap(cycleId);
         DisputeLogic.voidUnansweredDebit(_books, vault, cycleId, asset, debtor);
     }
 
@@ -708,6 +712,17 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
 
     /// @dev OPERATOR_ROLE commits cycles (obligations on payers' collateral) and GUARDIAN_ROLE vetoes them
     /// (each veto releases obligations after the grace period): both grants are timelocked.
+    /// @dev Reverts {AnswerWindowExtended} past the committed answer deadline of `cycleId` while an operator
+    /// key change extends it (`Vault.answerDeadlineAfterKeyGap`); before it DisputeLogic says `AnswerWindowOpen`.
+    function _checkKeyGap(uint256 cycleId) private view {
+        Cycle storage cycle = _books.cycles[cycleId];
+        uint64 deadline = cycle.answerDeadline;
+        // A vetoed cycle is DisputeLogic's to refuse (`CycleIsVetoed`), whatever the key.
+        if (block.timestamp <= deadline || cycle.vetoed) return;
+        uint256 until = vault.answerDeadlineAfterKeyGap(deadline);
+        if (block.timestamp <= until) revert AnswerWindowExtended(cycleId, until);
+    }
+
     function _isTimelockedRole(bytes32 role) internal pure override returns (bool) {
         return role == OPERATOR_ROLE || role == GUARDIAN_ROLE;
     }

@@ -65,6 +65,8 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// @dev The operator's BLS key, stored as the code of a data contract (SSTORE2: one cold slot and one
     /// code copy per certificate check instead of six cold slots); zero while no key is set.
     address private _operatorKeyData;
+    /// @dev Where the dispute clock of the operator key stands ({operatorKeySince}); shares the key's slot.
+    uint48 private _operatorKeySince;
 
     /// @notice Whether the deployment wiring is over ({finishSetup}): from then on role grants, operator key
     /// changes, new trusted registries and timing changes are timelocked.
@@ -424,14 +426,22 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
             }
             _executeOperation(operation);
         }
+        uint48 since = uint48(block.timestamp);
+        // A key replacing a revoked one counts from the earliest time a replacement could take effect: a late
+        // execution shortens Core's answer window, it never lengthens the payers' wait (docs/clearing.md).
+        uint48 earliest = _operatorKeySince;
+        if (_operatorKeyData == address(0) && earliest != 0 && earliest < since) since = earliest;
         _operatorKeyData = SSTORE2.write(abi.encode(key));
+        _operatorKeySince = since;
         emit OperatorKeyRotated(keccak256(abi.encode(key)), key);
     }
 
     /// @notice Removes the operator key at once (a leaked key): no certificate verifies until a scheduled
     /// key is executed. Payers' signatures still protect collateral meanwhile; this stops forged certificates.
+    /// Unanswered disputes wait for the gap: see {answerDeadlineAfterKeyGap} (revoking no key changes nothing).
     function revokeOperatorKey() external onlyRole(KEY_MANAGER_ROLE) {
         bytes32 keyHash = keccak256(abi.encode(_operatorKeyNow()));
+        if (_operatorKeyData != address(0)) _operatorKeySince = uint48(block.timestamp) + timelockDelay();
         delete _operatorKeyData;
         emit OperatorKeyRevoked(keyHash);
     }
@@ -572,6 +582,22 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// @notice Whether the operator's BLS key has been set.
     function operatorKeySet() public view returns (bool) {
         return _operatorKeyData != address(0);
+    }
+
+    /// @notice Where the operator key's dispute clock stands: while a key is set, when it took effect (for a key
+    /// that replaced a revoked one, the earliest time a replacement could have: the revocation plus
+    /// {timelockDelay}); while none is set after a revocation, that earliest time; 0 before any key.
+    function operatorKeySince() external view returns (uint64) {
+        return _operatorKeySince;
+    }
+
+    /// @inheritdoc IClearingVault
+    function answerDeadlineAfterKeyGap(uint256 answerDeadline) external view returns (uint256) {
+        uint256 window = _timings.challengeWindow;
+        uint256 resumed = uint256(_operatorKeySince) + window;
+        if (resumed <= answerDeadline) return answerDeadline; // no key change inside the window
+        uint256 bound = answerDeadline + timelockDelay() + window;
+        return resumed < bound ? resumed : bound;
     }
 
     /// @inheritdoc IClearingVault

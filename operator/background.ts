@@ -21,6 +21,9 @@ import type { CommitBondGate } from "./clearing/bond-floor";
 import type { CommitDeadlineGate } from "./clearing/commit-deadline";
 import { BondMonitor } from "./clearing/bond-monitor";
 import { ClearingKeeper } from "./clearing/keeper";
+import { type AnswerCertifier, createAnswerCertifier } from "./clearing/answer-certifier";
+import type { ChainGateway } from "./chain/gateway";
+import type { BlsSigner } from "../sdk/bls";
 import type { CoreMetrics } from "./metrics";
 import { ClearingScheduler } from "./clearing/scheduler";
 import type { OperatorConfig } from "./config";
@@ -61,6 +64,13 @@ export interface BackgroundDeps {
   commitBond?: CommitBondGate;
   /** Where the scheduler reports whether owed commits land by their deadline (issuance gate, health, metrics). */
   commitDeadline?: CommitDeadlineGate;
+  /**
+   * Core's certificate signer and chain gateway (the Core context's): the keeper re-signs answered
+   * guarantees under the Vault's current key with them (clearing/answer-certifier.ts). Without both it
+   * answers with the certificates stored at issuance.
+   */
+  signer?: BlsSigner;
+  chain?: Pick<ChainGateway, "vaultOperatorKey">;
 }
 
 export interface BackgroundTasks {
@@ -76,6 +86,13 @@ export interface BackgroundTasks {
   runOnce(): Promise<void>;
   start(): void;
   stop(): Promise<void>;
+}
+
+/** The keeper's certifier from the Core context's signer and gateway (none without both). */
+function answerCertifier(deps: BackgroundDeps, vault: string): AnswerCertifier | undefined {
+  const { signer, chain } = deps;
+  if (signer === undefined || chain === undefined) return undefined;
+  return createAnswerCertifier({ signer, vaultKey: () => chain.vaultOperatorKey(vault) });
 }
 
 /** `operator_state` key of the scheduled timings changes, kept for a restart or the next leader. */
@@ -215,6 +232,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
         chainClock,
         logger,
         claimCredits: config.keeperClaimsCredits,
+        certifier: answerCertifier(deps, deployment.vault),
       });
     }
   } else {

@@ -84,8 +84,11 @@ library DisputeLogic {
         Position memory at = Position(cycleId, asset, debtor, index, mayConcede);
         IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
         if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
-        if (block.timestamp > cycle.answerDeadline)
-            revert IClearingHouse.AnswerWindowClosed(cycleId, cycle.answerDeadline);
+        if (block.timestamp > cycle.answerDeadline) {
+            // Past the committed deadline only while an operator key change extends it (one Vault read).
+            uint256 until = vault.answerDeadlineAfterKeyGap(cycle.answerDeadline);
+            if (block.timestamp > until) revert IClearingHouse.AnswerWindowClosed(cycleId, uint64(until));
+        }
         IClearingHouse.DisputeStatus status = books.disputes[cycleId][asset][debtor][index];
         if (status != IClearingHouse.DisputeStatus.Open) {
             revert IClearingHouse.DisputeNotOpen(cycleId, asset, debtor, index, status);

@@ -466,6 +466,9 @@ interface IClearingHouse is IGuaranteeErrors {
     error AnswerWindowClosed(uint256 cycleId, uint64 answerDeadline);
     /// @notice An unanswered challenge of cycle `cycleId` can be voided only after `answerDeadline`.
     error AnswerWindowOpen(uint256 cycleId, uint64 answerDeadline);
+    /// @notice The answer window of cycle `cycleId` was extended to `answerDeadline` by a change or revocation
+    /// of the operator key (`Vault.answerDeadlineAfterKeyGap`): an unanswered challenge is voided only after it.
+    error AnswerWindowExtended(uint256 cycleId, uint256 answerDeadline);
     /// @notice Guarantee `guaranteeId` already answered a dispute in cycle `cycleId`.
     error GuaranteeAlreadyUsed(bytes32 guaranteeId, uint256 cycleId);
     /// @notice Position `index` of `debtor`'s tree for `asset` in cycle `cycleId` is `status`, which does not

@@ -78,6 +78,14 @@ interface IClearingVault {
     /// @notice Core's BLS key (EIP-2537 G2; all zero while none is set): what dispute answers are checked with.
     function operatorKey() external view returns (BLS.G2Point memory);
 
+    /// @notice The answer deadline of a cycle whose committed answer deadline is `answerDeadline`, after the
+    /// operator key's changes: at least {challengeWindow} after the current key took effect, or after the
+    /// earliest time a key revoked without replacement could have been replaced, but never more than
+    /// `timelockDelay() + challengeWindow` after `answerDeadline` (the bound on a key manager that revokes and
+    /// never sets a key, or rotates to hold disputes open). Answers are accepted and unanswered disputes wait
+    /// until it (docs/clearing.md "Operator key gaps").
+    function answerDeadlineAfterKeyGap(uint256 answerDeadline) external view returns (uint256);
+
     /// @notice The EIP-712 domain separator payers sign guarantees under (`verifyingContract` = the Vault).
     function guaranteeDomainSeparator() external view returns (bytes32);
 

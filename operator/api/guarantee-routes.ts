@@ -24,7 +24,7 @@ import { pathParam, queryParam, validate, validated } from "./validation";
 import type { RouteModule } from "./context";
 import { isAdmin, isFacilitator } from "../auth";
 import { principalOf, requireAccessToken } from "./access-middleware";
-import { guaranteeTimeline, guaranteeView } from "../guarantees";
+import { guaranteeTimeline, guaranteeView, withCurrentCertificate } from "../guarantees";
 import { isoFromSeconds } from "../clock";
 import { sendJson } from "../../runtime/json-answer";
 import {
@@ -301,7 +301,13 @@ export const guaranteeRoutes: RouteModule<StoreAreas<"cycles" | "guarantees" | "
   });
 
   mount(router, GUARANTEE_OPERATIONS.one, authenticated, ...validate(guaranteeIdParam), async (req, res) => {
-    res.json(guaranteeView(await visibleGuarantee(req), config.chainId));
+    // Under Core's current key: a certificate stored before a key rotation no longer verifies on chain.
+    res.json(
+      await withCurrentCertificate(
+        guaranteeView(await visibleGuarantee(req), config.chainId),
+        context.signer,
+      ),
+    );
   });
 
   mount(

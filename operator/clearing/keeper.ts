@@ -40,6 +40,7 @@ import { OPEN_CREDIT_DISPUTES_KEY, parseOpenCreditDisputes } from "./credit-disp
 import { buildDebtorTree, creditProofOf, debitSummaryProof, summaryStruct } from "../../sdk/debit-tree";
 import { cycleCommitArgs } from "./cycle-json";
 import { plannedGuarantees } from "./planned-guarantees";
+import { type AnswerCertifier, certifierProblem, type CertifierStatus } from "./answer-certifier";
 
 /**
  * The one Vault call the keeper makes, with the reverts that say "not yet" (kept local: the chain
@@ -76,6 +77,12 @@ export interface ClearingKeeperOptions {
   logger: Logger;
   /** Also claim funded credits for creditors (set aside for them; costs the operator gas). */
   claimCredits: boolean;
+  /**
+   * Re-signs each answered guarantee's claims with Core's current BLS key after checking it is the Vault's
+   * (answer-certifier.ts): a certificate stored under a rotated key no longer verifies on chain. Without
+   * it the stored certificate is sent as issued (tests of the keeper alone).
+   */
+  certifier?: AnswerCertifier;
 }
 
 export interface KeeperTickResult {
@@ -119,6 +126,12 @@ type SendOutcome = string | "in_flight" | { reverted: string | null };
 
 /** The two calls that settle what a dispute left held. */
 export type HoldingCall = "claimDebitRefund" | "recoverDeduction";
+
+/**
+ * Reverts of an answer that say Core's certificate key is not the Vault's: never conceded for (a key gap is
+ * not the payer's doing, and the chain extends the answer window for it: docs/clearing.md "Operator key gaps").
+ */
+const KEY_GAP_ERRORS: ReadonlySet<string> = new Set(["OperatorKeyNotSet", "InvalidCertificateSignature"]);
 
 /** Reverts that mean "nothing (more) to settle here": the key is not asked again (until a restart). */
 const HOLDING_SETTLED_ERRORS: ReadonlySet<string> = new Set(["NoRefundHeld", "NoDeduction", "CycleIsVetoed"]);
@@ -306,6 +319,8 @@ export class ClearingKeeper {
     const now = chainClock.nowSeconds();
     const voided = new Set<string>();
     const cycles = new Map<number, CycleAnswering | null>();
+    // Whether Core's key is the Vault's: read once per tick, and only when there is something to answer.
+    let certifier: CertifierStatus | undefined;
     for (const dispute of await store.cycles.listCycleDisputes({ status: "OPEN" })) {
       const cycle = await store.cycles.getCycle(dispute.cycleId);
       if (!cycle || cycle.state === "VETOED") continue;
@@ -319,10 +334,23 @@ export class ClearingKeeper {
       if (cycle.answerDeadline !== null && now > cycle.answerDeadline) {
         const key = `${dispute.cycleId}:${dispute.asset}:${dispute.debtor}`;
         if (voided.has(key)) continue;
-        voided.add(key);
-        const txHash = await this.sendForDebt("voidUnansweredDebit", dispute);
-        if (txHash) result.voided.push({ ...ref, txHash });
-        continue;
+        const outcome = await this.send(
+          clearingHouseInterface.encodeFunctionData("voidUnansweredDebit", [
+            dispute.cycleId,
+            dispute.asset,
+            dispute.debtor,
+          ]),
+          context,
+          false,
+        );
+        // Still answerable: an operator key change extended the cycle's answer window on chain.
+        const extended = typeof outcome === "object" && outcome.reverted === "AnswerWindowExtended";
+        if (!extended) {
+          voided.add(key);
+          if (typeof outcome === "string" && outcome.startsWith("0x"))
+            result.voided.push({ ...ref, txHash: outcome });
+          continue;
+        }
       }
       // A cycle Core did not plan: Core holds no trees for it, so it is never answered; the debtor is made
       // whole from the bond once the answer deadline passes (above).
@@ -330,12 +358,30 @@ export class ClearingKeeper {
       if (!cycles.has(cycle.cycleId)) cycles.set(cycle.cycleId, await this.answering(cycle));
       const answering = cycles.get(cycle.cycleId);
       if (!answering) continue;
+      if (this.options.certifier && certifier === undefined) {
+        certifier = await this.options.certifier.status();
+        const problem = certifierProblem(certifier);
+        // Answers would not verify: wait (the chain extends the answer window for a key gap), never concede.
+        if (problem !== null) logger.error({ reason: problem }, "cannot answer disputes: operator key");
+      }
       let answer: ReturnType<typeof buildDisputeAnswer>;
       let conceded = false;
       try {
         const tree = debtorTreeOf(answering.guarantees, dispute.debtor, dispute.asset);
         answer = buildDisputeAnswer(answering.trees, tree, answering.byId, dispute.position);
+        // A proof needs Core's certificate under the Vault's key; a dismissal or concession needs none.
+        if (certifier !== undefined && answer.claims !== "0x") {
+          if (certifier.kind !== "ready") continue;
+          answer = certifier.recertify(answer);
+        }
         let sent = await this.sendAnswer(dispute, answer, context);
+        if (typeof sent === "object" && sent.reverted !== null && KEY_GAP_ERRORS.has(sent.reverted)) {
+          logger.error(
+            { ...context, reason: sent.reverted },
+            "dispute answer refused: Core's certificate key is not the Vault's; not conceding",
+          );
+          continue;
+        }
         if (typeof sent === "object" && answer.claims !== "0x") {
           // The chain refuses the proof (already used elsewhere, a signature that no longer verifies, ...):
           // concede this position alone rather than let the whole debit be voided at the deadline. Never
@@ -520,7 +566,7 @@ export class ClearingKeeper {
   /** Sends the call unless its estimate reverts (already done, not yet possible): then null. */
   /** `fn(cycleId, asset, debtor)` on the ClearingHouse for one debt: the tx hash, or null if not sent. */
   private sendForDebt(
-    fn: "voidUnansweredDebit" | "releaseVetoedDebt" | "coverDefault",
+    fn: "releaseVetoedDebt" | "coverDefault",
     debt: { cycleId: number; asset: string; debtor: string },
   ): Promise<string | null> {
     const args: [number, string, string] = [debt.cycleId, debt.asset, debt.debtor];
@@ -528,9 +574,7 @@ export class ClearingKeeper {
     const data =
       fn === "coverDefault"
         ? clearingHouseInterface.encodeFunctionData("coverDefault", args)
-        : fn === "releaseVetoedDebt"
-          ? clearingHouseInterface.encodeFunctionData("releaseVetoedDebt", args)
-          : clearingHouseInterface.encodeFunctionData("voidUnansweredDebit", args);
+        : clearingHouseInterface.encodeFunctionData("releaseVetoedDebt", args);
     return this.trySend(data, { cycle_id: debt.cycleId, asset: debt.asset, debtor: debt.debtor });
   }
 

@@ -7,5 +7,12 @@ export {
 } from "./issuance";
 export { IssueBatcher, MAX_ISSUE_BATCH } from "./batcher";
 export { availableCollateral, collateralCapacity, freeCollateral, lockLimit, reserveHold } from "./capacity";
-export { balancesView, type BalanceView, claimsOfRecord, guaranteeView, type GuaranteeView } from "./view";
+export {
+  balancesView,
+  type BalanceView,
+  claimsOfRecord,
+  guaranteeView,
+  type GuaranteeView,
+  withCurrentCertificate,
+} from "./view";
 export { guaranteeTimeline, type TimelineEntry } from "./timeline";

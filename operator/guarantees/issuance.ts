@@ -489,8 +489,14 @@ export class GuaranteeIssuer {
       this.deps.hasher.digest(claimsOfRecord(existing)) === this.deps.hasher.digest(signed.claims);
     const message = `guarantee ${existing.guaranteeId} (req_id ${existing.reqId} of ${existing.user}) was already issued`;
     if (!identical) return new IssuanceError(E.duplicate, message);
+    // Signed again with Core's current key: the stored certificate after a key rotation, no longer verifies
+    // on chain (deterministic BLS: under an unchanged key this is the stored certificate, byte for byte).
+    const signature = this.deps.signer.sign(Buffer.from(existing.certificateClaims.slice(2), "hex"));
     return new IssuanceError(E.duplicate, message, {
-      certificate: { claims: existing.certificateClaims, signature: existing.certificateSignature },
+      certificate: {
+        claims: existing.certificateClaims,
+        signature: "0x" + Buffer.from(signature).toString("hex"),
+      },
     });
   }
 }

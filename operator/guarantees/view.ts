@@ -8,6 +8,9 @@ import { collateralFactorBps, type OperatorConfig } from "../config";
 import type { DeploymentInfo } from "../deployment";
 import type { ActiveReserve, CollateralBalance, StoredGuarantee } from "../store";
 import { availableCollateral, reserveHold } from "./capacity";
+import { isAsyncBlsSigner } from "./signing-worker";
+import { getBytes, hexlify } from "ethers";
+import type { BlsSigner } from "../../sdk/bls";
 
 /** The claims a stored guarantee was issued for (the policy is stored in its wire form). */
 export function claimsOfRecord(record: StoredGuarantee): GuaranteeClaims {
@@ -45,6 +48,18 @@ export function guaranteeView(record: StoredGuarantee, chainId: number): Guarant
       claims.version === 1 ? null : validationRequestHash(chainId, claims.policy, record.guaranteeId),
     finalization_signature: record.finalizationSignature ?? null,
   };
+}
+
+/**
+ * `view` with its certificate re-signed by Core's current key (`GET /core/guarantees/{id}`): the stored
+ * certificate was signed at issuance, and after a rotation of the Vault's operator key it no longer verifies
+ * on chain (`remunerate`, `registerReserve`, `disputeCredit`); the same claims signed with the current key do.
+ * BLS signatures are deterministic: under an unchanged key this is the stored certificate, byte for byte.
+ */
+export async function withCurrentCertificate(view: GuaranteeView, signer: BlsSigner): Promise<GuaranteeView> {
+  const message = getBytes(view.certificate.claims);
+  const signature = isAsyncBlsSigner(signer) ? await signer.signAsync(message) : signer.sign(message);
+  return { ...view, certificate: { claims: view.certificate.claims, signature: hexlify(signature) } };
 }
 
 const ETH_DECIMALS = 18;
