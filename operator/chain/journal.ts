@@ -15,6 +15,7 @@ import type {
   ReserveRecord,
   StoreTx,
   V2NettingRecord,
+  VerdictPin,
   WithdrawalRecord,
 } from "../store";
 import type { TransitionStore } from "../guarantees/transitions";
@@ -34,6 +35,7 @@ export type UndoOp =
   | { op: "claim"; cycleId: number; asset: string; participant: string }
   | { op: "assign"; guaranteeIds: string[]; cycleId: number | null }
   | { op: "response"; txHash: string; logIndex: number }
+  | { op: "verdict_pin"; guaranteeId: string; before: VerdictPin | null }
   | { op: "reserve"; guaranteeId: string; before: Json | null }
   | { op: "v2_netting"; guaranteeId: string; before: Json | null }
   | { op: "webhook"; eventId: string }
@@ -281,6 +283,15 @@ export class JournaledTx implements TransitionStore {
     await this.tx.insertValidationResponse(record);
     this.undo.push({ op: "response", txHash: record.txHash, logIndex: record.logIndex });
   }
+
+  /** Records that the Vault pinned `guaranteeId`'s verdict (`VerdictPinned`); false for an unknown guarantee. */
+  async setVerdictPinned(guaranteeId: string): Promise<boolean> {
+    if ((await this.tx.getClearingGuarantee(guaranteeId)) === null) return false;
+    const before = await this.tx.verdictPinOf(guaranteeId);
+    await this.tx.setVerdictPin(guaranteeId, "pinned");
+    this.undo.push({ op: "verdict_pin", guaranteeId, before });
+    return true;
+  }
 }
 
 /** Replays the inverses of one event, newest first. */
@@ -331,6 +342,9 @@ export async function applyUndo(tx: StoreTx, undo: readonly UndoOp[], now: numbe
         break;
       case "response":
         await tx.deleteValidationResponse(step.txHash, step.logIndex);
+        break;
+      case "verdict_pin":
+        await tx.setVerdictPin(step.guaranteeId, step.before);
         break;
       case "webhook":
         await tx.retractWebhookEvent(step.eventId, now);

@@ -97,6 +97,8 @@ export const AREA_OPERATIONS = {
     "setGuaranteeExcluded",
     "setValidationRequestHash",
     "setFinalizationSignature",
+    "verdictPinOf",
+    "setVerdictPin",
     "insertValidationResponse",
     "deleteValidationResponse",
     "latestValidationResponse",
