@@ -209,7 +209,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
       },
       initialSecondsPerCommit: Math.max(1, Math.ceil(config.pollIntervalMs / 1000)),
     });
-    pinner = new VerdictPinner({ store, sender, vault: deployment.vault, logger });
+    pinner = new VerdictPinner({ store, sender, vault: deployment.vault, chainClock, logger });
     if (config.keeperEnabled) {
       keeper = new ClearingKeeper({
         store,

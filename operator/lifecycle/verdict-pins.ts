@@ -17,10 +17,12 @@
  * validator's late response) is skipped by the Vault: it stays `sent` and its netting can be removed by
  * the payer's dispute (the remaining window, docs/clearing.md).
  */
+import { parseValidationPolicy } from "../../sdk/claims";
 import { vaultInterface } from "../chain/abi";
 import { CallRevertedError, type OperatorSender } from "../chain/sender";
+import type { Clock } from "../clock";
 import type { Logger } from "../logger";
-import type { GuaranteeState, Store } from "../store";
+import type { ClearingGuarantee, GuaranteeState, Store } from "../store";
 
 /**
  * Most verdicts in one `pinVerdicts` transaction: 45,125 gas each in a batch (test/contracts/gas.test.ts),
@@ -30,12 +32,16 @@ export const MAX_PIN_BATCH = 256;
 
 /** States of a V2 guarantee Core nets or netted. */
 const NETTABLE_STATES: readonly GuaranteeState[] = ["FINALIZED_PAYABLE", "NETTED"];
+/** Guarantees read per store page. */
+const PAGE = 500;
 
 export interface VerdictPinnerOptions {
   store: Store;
   sender: Pick<OperatorSender, "send">;
   /** The Vault's address. */
   vault: string;
+  /** Chain time (the indexed head): only verdicts whose deadline it has passed are pinned. */
+  chainClock: Clock;
   logger: Logger;
   /** Verdicts per transaction (1..{@link MAX_PIN_BATCH}; default the maximum). */
   batchSize?: number;
@@ -60,37 +66,60 @@ export class VerdictPinner {
   }
 
   async tick(): Promise<VerdictPinResult> {
-    const { store, sender, vault, logger } = this.options;
+    const { store, chainClock } = this.options;
     const result: VerdictPinResult = { sent: [], transactions: [] };
+    const chainNow = chainClock.nowSeconds();
+    let batch: ClearingGuarantee[] = [];
+    let afterSeq = 0;
     for (;;) {
-      const batch = await store.listGuarantees({
+      const page = await store.listGuarantees({
         states: NETTABLE_STATES,
         version: 2,
         verdictToPin: true,
-        limit: this.batchSize,
+        afterSeq,
+        limit: PAGE,
       });
-      if (batch.length === 0) return result;
-      const ids = batch.map((g) => g.guaranteeId);
-      let hash: string;
-      try {
-        const tx = await sender.send({
-          to: vault,
-          data: vaultInterface.encodeFunctionData("pinVerdicts", [batch.map((g) => g.certificateClaims)]),
-          errors: vaultInterface,
-          label: `pinVerdicts (${batch.length})`,
-        });
-        hash = tx.hash;
-      } catch (error) {
-        if (!(error instanceof CallRevertedError)) throw error;
-        // Only claims that are not this deployment's V2 or a deadline not yet passed in block time revert:
-        // retried next round; meanwhile a netted verdict still counts while the registry holds it.
-        logger.error({ guarantee_ids: ids, reason: error.message }, "pinVerdicts refused by the chain");
-        return result;
+      if (page.length === 0) break;
+      afterSeq = page[page.length - 1].seq;
+      // Only past the deadline (the Vault refuses the whole batch otherwise): a verdict-netted guarantee
+      // always is; one a payer finalized before finalizations were stored (no signature) may not be yet.
+      for (const g of page) {
+        if (parseValidationPolicy(g.policy, "stored.validation_policy").deadline >= chainNow) continue;
+        batch.push(g);
+        if (batch.length === this.batchSize) {
+          if (!(await this.send(batch, result))) return result;
+          batch = [];
+        }
       }
-      for (const id of ids) await store.setVerdictPin(id, "sent");
-      result.sent.push(...ids);
-      result.transactions.push(hash);
-      logger.info({ count: ids.length, tx: hash }, "V2 verdicts pin sent");
     }
+    if (batch.length > 0) await this.send(batch, result);
+    return result;
+  }
+
+  /** Sends one `pinVerdicts` of `batch` and marks it `sent`; false when the chain refused it. */
+  private async send(batch: readonly ClearingGuarantee[], result: VerdictPinResult): Promise<boolean> {
+    const { store, sender, vault, logger } = this.options;
+    const ids = batch.map((g) => g.guaranteeId);
+    let hash: string;
+    try {
+      const tx = await sender.send({
+        to: vault,
+        data: vaultInterface.encodeFunctionData("pinVerdicts", [batch.map((g) => g.certificateClaims)]),
+        errors: vaultInterface,
+        label: `pinVerdicts (${batch.length})`,
+      });
+      hash = tx.hash;
+    } catch (error) {
+      if (!(error instanceof CallRevertedError)) throw error;
+      // Only claims that are not this deployment's V2 revert now: retried next round; meanwhile a netted
+      // verdict still counts while the registry holds it.
+      logger.error({ guarantee_ids: ids, reason: error.message }, "pinVerdicts refused by the chain");
+      return false;
+    }
+    for (const id of ids) await store.setVerdictPin(id, "sent");
+    result.sent.push(...ids);
+    result.transactions.push(hash);
+    logger.info({ count: ids.length, tx: hash }, "V2 verdicts pin sent");
+    return true;
   }
 }

@@ -314,7 +314,13 @@ export function clearingTasks(
     chainId: 31337,
     hasher: new GuaranteeHasher(domainOf(h.f)),
   });
-  const pinner = new VerdictPinner({ store: h.store, sender, vault: h.f.deployment.vault, logger });
+  const pinner = new VerdictPinner({
+    store: h.store,
+    sender,
+    vault: h.f.deployment.vault,
+    chainClock: h.chainClock,
+    logger,
+  });
   return { sender, scheduler, keeper, lifecycle, pinner };
 }
 
