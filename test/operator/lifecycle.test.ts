@@ -9,6 +9,7 @@ import { toErrorResponse } from "../../operator/api/error-handler";
 import { IssuanceError } from "../../operator/guarantees";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { debtorTreeOf } from "../../operator/clearing/dispute-answer";
+import { JournaledTx, applyUndo } from "../../operator/chain/journal";
 import {
   advance,
   chainFixture,
@@ -310,6 +311,24 @@ describe("V2 lifecycle", function () {
     await h!.indexer.syncToHead();
     expect((await h!.store.listCycleDisputes({ cycleId: 1 })).map((d) => d.status)).to.deep.equal(["UPHELD"]);
     expect(await f.clearingHouse.deductedOf(1, ETH, f.bob.address)).to.equal(0n);
+
+    // A reorg that drops the VerdictPinned restores what the store held before it ('sent').
+    const undo = await h!.store.transaction(async (tx) => {
+      const j = new JournaledTx(tx, h!.clock.nowSeconds());
+      expect(await j.setVerdictPinned(g.id)).to.equal(true);
+      expect(await j.setVerdictPinned("0x" + "ee".repeat(32))).to.equal(false); // not Core's
+      return j.undo;
+    });
+    await h!.store.transaction((tx) => applyUndo(tx, undo, h!.clock.nowSeconds()));
+    expect(await h!.store.verdictPinOf(g.id)).to.equal("pinned"); // it was 'pinned' before this event
+    await h!.store.setVerdictPin(g.id, "sent");
+    const again = await h!.store.transaction(async (tx) => {
+      const j = new JournaledTx(tx, h!.clock.nowSeconds());
+      await j.setVerdictPinned(g.id);
+      return j.undo;
+    });
+    await h!.store.transaction((tx) => applyUndo(tx, again, h!.clock.nowSeconds()));
+    expect(await h!.store.verdictPinOf(g.id)).to.equal("sent");
   });
 
   it("refuses at issuance a V2 deadline the withdrawal grace period could not cover", async function () {
