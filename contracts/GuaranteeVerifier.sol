@@ -165,14 +165,16 @@ contract GuaranteeVerifier is IGuaranteeVerifier {
             );
     }
 
-    /// @dev The V2 verdict as `Vault.remunerate` requires it (RemunerationLogic), read without reverting.
+    /// @dev The V2 verdict as `Vault.remunerate` requires it (RemunerationLogic), read without reverting: pinned
+    /// in the Vault (final, the registry is not read), or passing in a trusted registry now.
     function _validationPassed(
         address vault,
         CertificateCodec.ValidationPolicy memory p,
         bytes32 guaranteeId
     ) private view returns (bool) {
-        if (!IClearingVault(vault).isTrustedRegistry(p.registry)) return false;
         bytes32 requestHash = CertificateCodec.validationRequestHash(block.chainid, p, guaranteeId);
+        if (IClearingVault(vault).isVerdictPinned(requestHash)) return true;
+        if (!IClearingVault(vault).isTrustedRegistry(p.registry)) return false;
         (bool responded, uint8 response, bytes32 tagHash, uint64 lastUpdate) = IValidationRegistry(p.registry)
             .verdictOf(requestHash, p.validator);
         return

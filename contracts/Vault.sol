@@ -225,7 +225,8 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// guarantee under this Vault's EIP-712 domain (so Core's key alone cannot pay anything), the guarantee
     /// was neither remunerated nor netted, the policy's registry is trusted, and the policy's validator
     /// answered the validation request hash (which commits to the whole policy, agent id included) with a
-    /// score >= minScore, the policy's tag and a last update no later than the deadline. Not pausable.
+    /// score >= minScore, the policy's tag and a last update no later than the deadline, or that verdict was
+    /// pinned ({pinVerdicts}; then the registry is not read). Not pausable.
     function remunerate(
         bytes calldata claims,
         BLS.G1Point calldata signature,
@@ -233,6 +234,24 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
         bytes calldata payerSignature
     ) external nonReentrant {
         RemunerationLogic.remunerate(_books, _authority(), claims, signature, payerScheme, payerSignature);
+    }
+
+    /// @notice Pins the passing V2 verdict of each guarantee in `claims` once its policy deadline has passed
+    /// (audit H-2): a validator's later response (even the same score) or the registry's removal from the
+    /// trusted set can then no longer turn it into "not validated" for {remunerate} or the ClearingHouse's
+    /// dispute answers. Anyone may call (Core pins every V2 guarantee it nets; a seller may pin its own);
+    /// docs/clearing.md "Pinned verdicts".
+    /// @param claims The raw V2 certificate claims, one per guarantee (no signature is needed: a pin only
+    /// records what the trusted registry says now, for the validation request the claims' policy and id
+    /// make, which {isVerdictPinned} answers by).
+    /// @return pinned How many verdicts were pinned by this call.
+    /// @dev Reverts for claims that are not V2 for this chain and Vault (`NotV2Certificate`, codec, domain and
+    /// id errors) or whose deadline has not passed (`VerdictNotFinal`: up to it, the validator's latest
+    /// answer is the verdict). Skips without reverting a verdict already pinned or not passing now (untrusted
+    /// registry, no response, score, tag, last update after the deadline: the rule of {remunerate}); each pin
+    /// emits {VerdictPinned}. Not pausable.
+    function pinVerdicts(bytes[] calldata claims) external returns (uint256 pinned) {
+        return RemunerationLogic.pinVerdicts(_books, claims);
     }
 
     /// @notice Seller's reserve (issue 17, finding 5): the holder of a certificate registers it so that its
@@ -608,6 +627,11 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// @notice Whether `registry` is a trusted validation registry for V2 remuneration.
     function isTrustedRegistry(address registry) external view returns (bool) {
         return _books.isTrustedRegistry[registry];
+    }
+
+    /// @inheritdoc IClearingVault
+    function isVerdictPinned(bytes32 requestHash) external view returns (bool) {
+        return _books.pinnedVerdicts[requestHash];
     }
 
     /// @notice The recipient of the V1 reserve of `guaranteeId`, whom {collectReserve} pays (zero for a V2

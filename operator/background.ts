@@ -1,6 +1,6 @@
 /**
  * Core's background tasks in the server process (docs/operator-async.md): every `pollIntervalMs`,
- * one after the other, indexer → V2 lifecycle → operator sender → keeper → clearing scheduler → bond
+ * one after the other, indexer → V2 lifecycle → verdict pins → operator sender → keeper → clearing scheduler → bond
  * monitor (the keeper's covers have the shortest deadline: docs/clearing.md "Deadline work before issuance"). Each task is a `tick()` (tests drive them directly); a failing tick is retried on the next
  * round, never fatal, and logged without flooding (failure-log.ts: once, then at a bounded rate while it
  * repeats).
@@ -30,6 +30,7 @@ import type { OperatorConfig } from "./config";
 import type { DeploymentInfo } from "./deployment";
 import { FailureLog } from "./failure-log";
 import { V2Lifecycle } from "./lifecycle/v2-lifecycle";
+import { VerdictPinner } from "./lifecycle/verdict-pins";
 import type { Logger } from "./logger";
 import type { Repositories, Store } from "./store";
 
@@ -82,6 +83,8 @@ export interface BackgroundTasks {
   bond: BondMonitor;
   /** The operator account's transactions (null without SURETY_OPERATOR_PRIVATE_KEY). */
   sender: OperatorSender | null;
+  /** Pins the verdicts of the V2 guarantees Core nets (null without an operator key). */
+  pinner: VerdictPinner | null;
   /** Runs one round now (all tasks once). */
   runOnce(): Promise<void>;
   start(): void;
@@ -196,6 +199,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
   let scheduler: ClearingScheduler | null = null;
   let keeper: ClearingKeeper | null = null;
   let sender: OperatorSender | null = null;
+  let pinner: VerdictPinner | null = null;
   if (config.operatorPrivateKey) {
     sender = new OperatorSender({
       privateKey: config.operatorPrivateKey,
@@ -224,6 +228,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
       },
       initialSecondsPerCommit: Math.max(1, Math.ceil(config.pollIntervalMs / 1000)),
     });
+    pinner = new VerdictPinner({ store, sender, vault: deployment.vault, chainClock, logger });
     if (config.keeperEnabled) {
       keeper = new ClearingKeeper({
         store,
@@ -255,6 +260,9 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     ["scheduled timings", scheduledTimingsKeeper(store, timings)],
     ["shared state", deps.statePublisher ?? null],
     ["lifecycle", lifecycle],
+    // After the lifecycle (what it just netted on its verdict) and before the scheduler: the pin of a
+    // verdict takes a lower nonce than the commit that nets it (lifecycle/verdict-pins.ts).
+    ["verdict pins", pinner],
     // Before the scheduler and the keeper: they then see what was mined, re-sent or replaced.
     ["sender", sender],
     // The keeper before the scheduler: a cover's deadline (the default window) is the shortest Core has,
@@ -298,6 +306,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     keeper,
     bond,
     sender,
+    pinner,
     runOnce,
     // The first round at once: until the indexer's first tick, health and issuance say `starting`.
     start: () => {

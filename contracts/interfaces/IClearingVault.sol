@@ -75,6 +75,10 @@ interface IClearingVault {
     /// @notice Whether `registry` is trusted for V2 validation verdicts.
     function isTrustedRegistry(address registry) external view returns (bool);
 
+    /// @notice Whether the V2 verdict of the validation request `requestHash` was pinned ({IVault-pinVerdicts}):
+    /// it then counts as passed for good, whatever the registry says later and whether it is still trusted.
+    function isVerdictPinned(bytes32 requestHash) external view returns (bool);
+
     /// @notice Core's BLS key (EIP-2537 G2; all zero while none is set): what dispute answers are checked with.
     function operatorKey() external view returns (BLS.G2Point memory);
 

@@ -121,6 +121,15 @@ interface IVault is IClearingVault, IGuaranteeErrors {
     /// @notice `payer` registered `key` to sign its guarantees timestamped `effectiveFrom` or later (0: the
     /// first key, for every timestamp); earlier guarantees keep the key they were signed with.
     event GuaranteeSignerSet(address indexed payer, address indexed key, uint64 effectiveFrom);
+    /// @notice The passing V2 verdict of guarantee `guaranteeId` (validation request `requestHash`, which commits
+    /// to the guarantee id and its whole policy) was pinned after the policy deadline ({Vault-pinVerdicts}):
+    /// remuneration and dispute answers accept it from now on without reading `registry`.
+    event VerdictPinned(
+        bytes32 indexed guaranteeId,
+        bytes32 indexed requestHash,
+        address indexed registry,
+        address validator
+    );
 
     /// @notice The amount is zero.
     error ZeroAmount();
@@ -181,6 +190,8 @@ interface IVault is IClearingVault, IGuaranteeErrors {
     error ValidationTagMismatch(string expected, bytes32 actualHash);
     /// @notice The response was last updated at `lastUpdate`, after the policy deadline `deadline`.
     error ValidationAfterDeadline(uint64 lastUpdate, uint64 deadline);
+    /// @notice A verdict can be pinned only once it is final: after the policy `deadline` of `guaranteeId`.
+    error VerdictNotFinal(bytes32 guaranteeId, uint64 deadline);
     /// @notice `guaranteeId` already has a reserve.
     error ReserveAlreadyRegistered(bytes32 guaranteeId);
     /// @notice `guaranteeId` has no reserve.

@@ -66,20 +66,66 @@ library RemunerationLogic {
         VaultLedger.send(c.asset, c.recipient, c.amount);
     }
 
-    /// @dev The verdict of the validator the signed policy names, in a trusted registry; the request hash
-    /// binds its agent id.
+    /// @notice See {IVault-pinVerdicts}; `books` are the Vault's.
+    function pinVerdicts(
+        VaultLedger.Books storage books,
+        bytes[] calldata claims
+    ) external returns (uint256 pinned) {
+        for (uint256 i = 0; i < claims.length; ++i) {
+            (
+                CertificateCodec.CertificateClaims memory c,
+                CertificateCodec.ValidationPolicy memory p
+            ) = VaultCertificates.decodedV2(claims[i]);
+            // Up to the deadline (inclusive) the validator may still answer, and a later answer is the verdict.
+            if (block.timestamp <= p.deadline) revert IVault.VerdictNotFinal(c.guaranteeId, p.deadline);
+            bytes32 requestHash = CertificateCodec.validationRequestHash(block.chainid, p, c.guaranteeId);
+            // Already pinned, or not passing now (skipped, not reverted: one verdict voided between Core's
+            // simulation and its transaction must not revert the whole batch).
+            if (books.pinnedVerdicts[requestHash] || _validationError(books, p, requestHash).length != 0)
+                continue;
+            books.pinnedVerdicts[requestHash] = true;
+            ++pinned;
+            emit IVault.VerdictPinned(c.guaranteeId, requestHash, p.registry, p.validator);
+        }
+    }
+
+    /// @dev Reverts unless the guarantee's verdict passed: as {_validationError} reads it from the registry, or
+    /// pinned ({IVault-pinVerdicts}). The registry is read first so that the usual path (an unpinned verdict
+    /// that passes) pays no extra storage read.
     function _checkValidation(
         VaultLedger.Books storage books,
         CertificateCodec.ValidationPolicy memory p,
         bytes32 guaranteeId
     ) private view {
-        if (!books.isTrustedRegistry[p.registry]) revert IVault.UntrustedRegistry(p.registry);
         bytes32 requestHash = CertificateCodec.validationRequestHash(block.chainid, p, guaranteeId);
+        bytes memory err = _validationError(books, p, requestHash);
+        if (err.length != 0 && !books.pinnedVerdicts[requestHash]) {
+            assembly ("memory-safe") {
+                revert(add(err, 0x20), mload(err))
+            }
+        }
+    }
+
+    /// @dev Why the registry's verdict on `requestHash` does not pass (the encoded custom error; empty when it
+    /// passes): the validator the signed policy names, in a trusted registry, answered with a score >=
+    /// minScore, the policy's tag and a last update no later than the deadline. The request hash binds the
+    /// policy (agent id included) and the guarantee id.
+    function _validationError(
+        VaultLedger.Books storage books,
+        CertificateCodec.ValidationPolicy memory p,
+        bytes32 requestHash
+    ) private view returns (bytes memory) {
+        if (!books.isTrustedRegistry[p.registry])
+            return abi.encodeWithSelector(IVault.UntrustedRegistry.selector, p.registry);
         (bool responded, uint8 response, bytes32 tagHash, uint64 lastUpdate) = IValidationRegistry(p.registry)
             .verdictOf(requestHash, p.validator);
-        if (!responded) revert IVault.ValidationResponseMissing(requestHash);
-        if (response < p.minScore) revert IVault.ValidationScoreTooLow(response, p.minScore);
-        if (tagHash != keccak256(bytes(p.tag))) revert IVault.ValidationTagMismatch(p.tag, tagHash);
-        if (lastUpdate > p.deadline) revert IVault.ValidationAfterDeadline(lastUpdate, p.deadline);
+        if (!responded) return abi.encodeWithSelector(IVault.ValidationResponseMissing.selector, requestHash);
+        if (response < p.minScore)
+            return abi.encodeWithSelector(IVault.ValidationScoreTooLow.selector, response, p.minScore);
+        if (tagHash != keccak256(bytes(p.tag)))
+            return abi.encodeWithSelector(IVault.ValidationTagMismatch.selector, p.tag, tagHash);
+        if (lastUpdate > p.deadline)
+            return abi.encodeWithSelector(IVault.ValidationAfterDeadline.selector, lastUpdate, p.deadline);
+        return "";
     }
 }

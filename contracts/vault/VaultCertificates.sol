@@ -30,6 +30,24 @@ library VaultCertificates {
         BLS.G2Point key;
     }
 
+    /// @notice The V2 claims decoded, for this chain and Vault, their guarantee id the Vault's id of their payer
+    /// and reqId (no signature is checked); reverts `NotV2Certificate` for V1 claims, the codec's, id and
+    /// domain errors.
+    function decodedV2(
+        bytes calldata claims
+    )
+        internal
+        view
+        returns (CertificateCodec.CertificateClaims memory c, CertificateCodec.ValidationPolicy memory p)
+    {
+        if (isV1(claims)) revert IVault.NotV2Certificate(CertificateCodec.VERSION_V1);
+        (c, p) = CertificateCodec.decodeV2Calldata(claims);
+        bytes32 domain = CertificateCodec.certificateDomain(block.chainid, address(this));
+        if (c.domain != domain) revert IGuaranteeErrors.CertificateDomainMismatch(domain, c.domain);
+        bytes32 id = CertificateCodec.guaranteeId(block.chainid, address(this), c.user, c.reqId);
+        if (c.guaranteeId != id) revert IGuaranteeErrors.GuaranteeIdMismatch(id, c.guaranteeId);
+    }
+
     /// @notice The V2 certificate (this chain and Vault, `authority.key`) and the payer's signature over it
     /// under `authority.separator`; reverts `NotV2Certificate` for V1 claims, the codec's, id and domain
     /// errors, and the verifier's.
@@ -44,14 +62,7 @@ library VaultCertificates {
         view
         returns (CertificateCodec.CertificateClaims memory c, CertificateCodec.ValidationPolicy memory p)
     {
-        if (isV1(claims)) revert IVault.NotV2Certificate(CertificateCodec.VERSION_V1);
-        (c, p) = CertificateCodec.decodeV2Calldata(claims);
-        {
-            bytes32 domain = CertificateCodec.certificateDomain(block.chainid, address(this));
-            if (c.domain != domain) revert IGuaranteeErrors.CertificateDomainMismatch(domain, c.domain);
-            bytes32 id = CertificateCodec.guaranteeId(block.chainid, address(this), c.user, c.reqId);
-            if (c.guaranteeId != id) revert IGuaranteeErrors.GuaranteeIdMismatch(id, c.guaranteeId);
-        }
+        (c, p) = decodedV2(claims);
         bytes32 digest = GuaranteeSignature.digest(
             authority.separator,
             GuaranteeSignature.structHashV2(c, p)

@@ -41,6 +41,8 @@ library VaultLedger {
         mapping(address registry => bool) isTrustedRegistry;
         /// @dev The Vault's ClearingHouse (set once): asked whether the cycle that netted an id was vetoed.
         address clearingHouse;
+        /// @dev Validation requests whose passing verdict was pinned after the deadline (final for good).
+        mapping(bytes32 requestHash => bool) pinnedVerdicts;
     }
 
     /// @notice How a guarantee id was consumed, and by which commit when netted (0: netted by a proof of

@@ -15,6 +15,7 @@ import type {
   ReserveRecord,
   Repositories,
   V2NettingRecord,
+  VerdictPin,
   WithdrawalRecord,
 } from "../store";
 import type { TransitionStore } from "../guarantees/transitions";
@@ -34,6 +35,7 @@ export type UndoOp =
   | { op: "claim"; cycleId: number; asset: string; participant: string }
   | { op: "assign"; guaranteeIds: string[]; cycleId: number | null }
   | { op: "response"; txHash: string; logIndex: number }
+  | { op: "verdict_pin"; guaranteeId: string; before: VerdictPin | null }
   | { op: "reserve"; guaranteeId: string; before: Json | null }
   | { op: "v2_netting"; guaranteeId: string; before: Json | null }
   | { op: "webhook"; eventId: string }
@@ -293,6 +295,15 @@ export class JournaledTx implements TransitionStore {
     await this.tx.guarantees.insertValidationResponse(record);
     this.undo.push({ op: "response", txHash: record.txHash, logIndex: record.logIndex });
   }
+
+  /** Records that the Vault pinned `guaranteeId`'s verdict (`VerdictPinned`); false for an unknown guarantee. */
+  async setVerdictPinned(guaranteeId: string): Promise<boolean> {
+    if ((await this.tx.guarantees.getClearingGuarantee(guaranteeId)) === null) return false;
+    const before = await this.tx.guarantees.verdictPinOf(guaranteeId);
+    await this.tx.guarantees.setVerdictPin(guaranteeId, "pinned");
+    this.undo.push({ op: "verdict_pin", guaranteeId, before });
+    return true;
+  }
 }
 
 /** Replays the inverses of one event, newest first. */
@@ -347,6 +358,9 @@ export async function applyUndo(
         break;
       case "response":
         await tx.guarantees.deleteValidationResponse(step.txHash, step.logIndex);
+        break;
+      case "verdict_pin":
+        await tx.guarantees.setVerdictPin(step.guaranteeId, step.before);
         break;
       case "webhook":
         await tx.webhooks.retractWebhookEvent(step.eventId, now);

@@ -1,6 +1,7 @@
 /**
- * The ValidationRegistry's answers (`ValidationResponse`), which the V2 lifecycle judges (./v2-lifecycle.ts).
- * Registered with the indexer by chain/events.ts.
+ * The ValidationRegistry's answers (`ValidationResponse`), which the V2 lifecycle judges (./v2-lifecycle.ts),
+ * and the Vault's pins of passed verdicts (`VerdictPinned`, ./verdict-pins.ts). Registered with the indexer
+ * by chain/events.ts.
  */
 import type { EventHandlers } from "../chain/handlers";
 
@@ -18,5 +19,15 @@ export function registerValidationHandlers(handlers: EventHandlers): void {
       blockNumber: event.blockNumber,
       blockTimestamp: event.blockTimestamp,
     });
+  });
+  /** A verdict pinned (by Core or anyone): final on chain, whatever the registry says later (audit H-2). */
+  handlers.on("Vault.VerdictPinned", async (j, event, context) => {
+    const id = event.args.guaranteeId.toLowerCase();
+    if (!(await j.setVerdictPinned(id))) {
+      context.logger.debug(
+        { guarantee_id: id, tx: event.txHash },
+        "VerdictPinned for a guarantee Core does not hold",
+      );
+    }
   });
 }

@@ -830,4 +830,13 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
     legacyPostgres: [],
   },
+  {
+    // A V2 guarantee's verdict pinned in the Vault (audit H-2; docs/clearing.md "Pinned verdicts"): 'sent'
+    // once Core sent `Vault.pinVerdicts` for it, 'pinned' once the indexer applied its `VerdictPinned`.
+    version: 16,
+    name: "verdict pins",
+    sqlite: `ALTER TABLE guarantees ADD COLUMN verdict_pin TEXT CHECK (verdict_pin IN ('sent', 'pinned'));`,
+    postgres: `ALTER TABLE guarantees ADD COLUMN verdict_pin TEXT CHECK (verdict_pin IN ('sent', 'pinned'));`,
+    legacyPostgres: [],
+  },
 ];

@@ -150,6 +150,8 @@ interface Issued {
   evidence: AnswerEvidence;
   /** remunerate / registerReserve arguments. */
   args: [string, ReturnType<typeof signClaims>, number, string];
+  /** V2: the validation request hash (the validator's re-posts answer it). */
+  requestHash?: string;
 }
 
 const CH = ClearingHouse__factory.createInterface();
@@ -207,6 +209,8 @@ const KINDS: [string, number][] = [
   ["recoverDeduction", 1],
   ["withdrawPayout", 2],
   ["remunerate", 3],
+  ["pin", 2],
+  ["repost", 2],
   ["registerReserve", 2],
   ["collectReserve", 1],
   ["releaseReserve", 1],
@@ -393,6 +397,7 @@ class Harness {
     const scheme = eip191 ? "eip191" : "eip712";
     const deployment = { chainId: this.g.chainId, vault: this.g.vaultAddress };
     const assetAddress = getAddress(asset);
+    let requestHash: string | undefined;
     let claims: string;
     let signature: string;
     let deadline = 0;
@@ -452,7 +457,7 @@ class Harness {
         scheme,
         payer.key.signingKey,
       );
-      const requestHash = validationRequestHash(this.g.chainId, policy, id);
+      requestHash = validationRequestHash(this.g.chainId, policy, id);
       const registry = this.g.validationRegistry.interface;
       await this.raw(
         recipient,
@@ -487,6 +492,7 @@ class Harness {
       leaf: guaranteeLeafOf(payable),
       evidence: { claims, certificate, scheme: SIGNING_SCHEME_CODES[scheme], signature },
       args: [claims, certificate, SIGNING_SCHEME_CODES[scheme], signature],
+      requestHash,
     });
     const g: ModelGuarantee = {
       id: gid,
@@ -1061,6 +1067,46 @@ class Harness {
           VAULT.encodeFunctionData("remunerate", this.issued.get(g.id)!.args),
           () => m.remunerate(g),
         ));
+      }
+      case "pin": {
+        // Core pins the passed verdicts of the V2 guarantees it nets once their deadline has passed
+        // (operator/lifecycle/verdict-pins.ts: a batch); a seller pins one (also too early: refused).
+        const v2 = [...m.guarantees.values()].filter((g) => g.version === 2);
+        const due = v2.filter((g) => g.payable && g.pinned !== true && m.now + 1 > g.deadline);
+        const batch =
+          x.c % 3 === 0 || due.length === 0 ? [pick(v2, x.a)].filter((g) => g !== undefined) : due;
+        if (batch.length === 0) return;
+        return void (await this.call(
+          `pinVerdicts (${batch.length})`,
+          pick(this.everyone, x.b)!,
+          this.g.vaultAddress,
+          VAULT.encodeFunctionData("pinVerdicts", [batch.map((g) => this.issued.get(g.id)!.evidence.claims)]),
+          (t) => m.pinVerdicts(batch, t),
+        ));
+      }
+      case "repost": {
+        // The validator answers again (audit H-2): the same verdict by the deadline (the latest answer by
+        // then counts: nothing changes), or anything after its verdict was pinned (the pin stands). A re-post
+        // after the deadline of an unpinned verdict voids it; that window is pinned-verdicts.test.ts's.
+        const v2 = [...m.guarantees.values()].filter(
+          (g) => g.version === 2 && (g.pinned === true || m.now + 1 <= g.deadline),
+        );
+        const g = pick(v2, x.a);
+        if (!g) return;
+        const score = g.pinned === true ? [0, 90][x.c % 2] : g.payable ? 90 : 10;
+        await this.raw(
+          this.g.actors.validator,
+          this.g.registryAddress,
+          this.g.validationRegistry.interface.encodeFunctionData("validationResponse", [
+            this.issued.get(g.id)!.requestHash!,
+            score,
+            "",
+            hashText("again"),
+            "ok",
+          ]),
+        );
+        this.count(g.pinned === true ? `repost after the pin (score ${score})` : "repost by the deadline");
+        return;
       }
       case "registerReserve": {
         const live = [...m.guarantees.values()].filter((g) => g.state === "pending");

@@ -148,6 +148,56 @@ describe("Gas", () => {
     if (!coverage) expect(gas).to.be.at.most(235_000n);
   });
 
+  it("pinVerdicts (audit H-2): one verdict, batches of 16 and 64; the batch bound under 2^24", async () => {
+    const f = await loadFixture(suretyFixture);
+    const deadline = BigInt((await time.latest()) + 3600);
+    const claimsOf = async (count: number, from: number) => {
+      const out: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const cert = v2Certificate({
+          chainId: f.chainId,
+          vault: f.vaultAddress,
+          user: f.alice.address,
+          recipient: f.bob.address,
+          reqId: BigInt(1000 + from + i),
+          amount: ONE,
+          asset: ETH,
+          policy: {
+            registry: f.registryAddress,
+            validator: f.validator.address,
+            agentId: 1n,
+            minScore: 50,
+            jobHash: hashText("job"),
+            tag: "delivery",
+            deadline,
+          },
+        });
+        await f.validationRegistry
+          .connect(f.bob)
+          .validationRequest(f.validator.address, 1n, "", cert.requestHash);
+        await f.validationRegistry
+          .connect(f.validator)
+          .validationResponse(cert.requestHash, 90, "", hashText("e"), "delivery");
+        out.push(cert.claims);
+      }
+      return out;
+    };
+    const one = await claimsOf(1, 0);
+    const sixteen = await claimsOf(16, 1);
+    const sixtyFour = await claimsOf(64, 17);
+    await time.increaseTo(deadline + 1n);
+    const single = await gasOf("pinVerdicts (1 verdict)", f.vault.pinVerdicts(one));
+    const g16 = await gasOf("pinVerdicts (16 verdicts)", f.vault.pinVerdicts(sixteen));
+    const g64 = await gasOf("pinVerdicts (64 verdicts)", f.vault.pinVerdicts(sixtyFour));
+    await gasOf("pinVerdicts (64 verdicts already pinned: skipped)", f.vault.pinVerdicts(sixtyFour));
+    const perVerdict = (g64 - g16) / 48n;
+    const bound = (2n ** 24n - (g16 - 16n * perVerdict)) / perVerdict;
+    console.log(`      pinVerdicts: ${perVerdict} gas per verdict in a batch; ${bound} fit under 2^24`);
+    // operator/lifecycle/v2-lifecycle.ts caps a batch at MAX_PIN_BATCH (256); keep it under 2^24 with margin.
+    expect(single).to.be.greaterThan(0n);
+    expect(256n * perVerdict + (g16 - 16n * perVerdict)).to.be.lessThan(2n ** 24n);
+  });
+
   it("seller's reserve: registerReserve, remunerate out of the reserve, releaseReserve", async () => {
     const f = await loadFixture(suretyFixture);
     await f.vault.connect(f.alice).deposit({ value: 2n * ONE });

@@ -93,7 +93,7 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
       lines
         .filter((l) => l.msg === "waiting for the first indexed block (no chain time yet)")
         .map((l) => l.task),
-    ).to.deep.equal(["lifecycle", "keeper", "scheduler"]); // deadline work first (docs/clearing.md)
+    ).to.deep.equal(["lifecycle", "verdict pins", "keeper", "scheduler"]); // deadline work first (docs/clearing.md)
     await mine(1);
     await tasks.runOnce();
     const confirmed = (await provider.getBlock((await provider.getBlockNumber()) - confirmations))!;

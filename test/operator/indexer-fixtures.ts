@@ -34,6 +34,7 @@ import { OperatorSender, type SenderPolicy } from "../../operator/chain/sender";
 import { ClearingKeeper } from "../../operator/clearing/keeper";
 import { ClearingScheduler } from "../../operator/clearing/scheduler";
 import { V2Lifecycle } from "../../operator/lifecycle/v2-lifecycle";
+import { VerdictPinner } from "../../operator/lifecycle/verdict-pins";
 
 export const CORE_BLS_SECRET = "0x" + "5a".repeat(32);
 /** Hardhat account #1: the ClearingHouse operator (commits cycles, keeper calls). */
@@ -313,7 +314,14 @@ export function clearingTasks(
     chainId: 31337,
     hasher: new GuaranteeHasher(domainOf(h.f)),
   });
-  return { sender, scheduler, keeper, lifecycle };
+  const pinner = new VerdictPinner({
+    store: h.store,
+    sender,
+    vault: h.f.deployment.vault,
+    chainClock: h.chainClock,
+    logger,
+  });
+  return { sender, scheduler, keeper, lifecycle, pinner };
 }
 
 /**

@@ -9,6 +9,7 @@ import { toErrorResponse } from "../../operator/api/error-handler";
 import { IssuanceError } from "../../operator/guarantees";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { debtorTreeOf } from "../../operator/clearing/dispute-answer";
+import { JournaledTx, applyUndo } from "../../operator/chain/journal";
 import {
   advance,
   chainFixture,
@@ -254,6 +255,84 @@ describe("V2 lifecycle", function () {
     const bob = await h!.store.collateral.getCollateral(f.bob.address, ETH);
     expect([bob.deposited, bob.locked]).to.deep.equal([10_000n - 400n, 0n]);
     expect((await tasks.keeper.tick()).holdingsSettled).to.deep.equal([]);
+  });
+
+  it("pins a passed verdict before the commit that nets it: a validator's later re-post voids nothing (audit H-2)", async function () {
+    const { f, tasks } = await setup();
+    await f.vault.connect(f.bob).deposit({ value: 10_000n });
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 10_000n });
+    await h!.indexer.syncToHead();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
+    const finalized = await issueGuarantee(h!, f.alice, f.carol.address, 100n, ETH, {});
+    const claims = g.claims as GuaranteeClaimsV2;
+    const requestHash = validationRequestHash(31337, claims.policy, g.id);
+    await validate(h!, claims, g.id, 90);
+    // The payer's finalization answers disputes in place of the verdict: no pin is needed for it.
+    await tasks.lifecycle.finalizeByPayer(
+      finalized.id,
+      f.alice.address,
+      await finalizationOf(h!.f, f.alice, finalized.id),
+    );
+    expect((await tasks.pinner.tick()).sent).to.deep.equal([]); // before the deadline: nothing to pin
+    await advance(h!, 61);
+    await mine(1);
+    await h!.indexer.syncToHead();
+    expect((await tasks.lifecycle.tick()).finalized).to.deep.equal([g.id]);
+    // The round's order (background.ts): lifecycle → verdict pins → … → scheduler.
+    const pinned = await tasks.pinner.tick();
+    expect(pinned.sent).to.deep.equal([g.id]);
+    expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("sent");
+    expect((await tasks.pinner.tick()).sent).to.deep.equal([]); // sent once
+    await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
+    expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 2 });
+    // The pin was mined before the commit that nets the guarantee.
+    const pinReceipt = await provider.getTransactionReceipt(pinned.transactions[0]);
+    const commitTx = (await h!.store.cycles.getCycle(1))!.txHash!;
+    const commitReceipt = await provider.getTransactionReceipt(commitTx);
+    expect(pinReceipt!.blockNumber).to.be.lessThan(commitReceipt!.blockNumber);
+    await h!.indexer.syncToHead();
+    expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("pinned");
+    expect(await h!.store.guarantees.verdictPinOf(finalized.id)).to.equal(null);
+    expect(await f.vault.isVerdictPinned(requestHash)).to.equal(true);
+
+    // The validator posts again after the deadline (the audit's attack); alice disputes bob's guarantee.
+    await f.validationRegistry
+      .connect(f.validator)
+      .validationResponse(requestHash, 90, "ipfs://again", keccak256(toUtf8Bytes("again")), "quality");
+    const planned = await Promise.all(
+      (await h!.store.cycles.getCycle(1))!.guaranteeIds.map(
+        async (id) => (await h!.store.guarantees.getClearingGuarantee(id))!,
+      ),
+    );
+    const position = debtorTreeOf(planned, f.alice.address, ETH).leaves.findIndex(
+      (l) => l.guaranteeId.toLowerCase() === g.id.toLowerCase(),
+    );
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, position);
+    await h!.indexer.syncToHead();
+    expect((await tasks.keeper.tick()).answered.map((a) => a.conceded)).to.deep.equal([false]);
+    await h!.indexer.syncToHead();
+    expect((await h!.store.cycles.listCycleDisputes({ cycleId: 1 })).map((d) => d.status)).to.deep.equal([
+      "UPHELD",
+    ]);
+    expect(await f.clearingHouse.deductedOf(1, ETH, f.bob.address)).to.equal(0n);
+
+    // A reorg that drops the VerdictPinned restores what the store held before it ('sent').
+    const undo = await h!.store.transaction(async (tx) => {
+      const j = new JournaledTx(tx, h!.clock.nowSeconds());
+      expect(await j.setVerdictPinned(g.id)).to.equal(true);
+      expect(await j.setVerdictPinned("0x" + "ee".repeat(32))).to.equal(false); // not Core's
+      return j.undo;
+    });
+    await h!.store.transaction((tx) => applyUndo(tx, undo, h!.clock.nowSeconds()));
+    expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("pinned"); // it was 'pinned' before this event
+    await h!.store.guarantees.setVerdictPin(g.id, "sent");
+    const again = await h!.store.transaction(async (tx) => {
+      const j = new JournaledTx(tx, h!.clock.nowSeconds());
+      await j.setVerdictPinned(g.id);
+      return j.undo;
+    });
+    await h!.store.transaction((tx) => applyUndo(tx, again, h!.clock.nowSeconds()));
+    expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("sent");
   });
 
   it("refuses at issuance a V2 deadline the withdrawal grace period could not cover", async function () {

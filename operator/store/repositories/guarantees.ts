@@ -90,6 +90,8 @@ export interface GuaranteeQuery {
   unassigned?: boolean;
   /** Only those without a validation request hash yet. */
   missingRequestHash?: boolean;
+  /** Only those without a payer's finalization whose verdict Core has not pinned nor sent a pin for. */
+  verdictToPin?: boolean;
   /** seq > afterSeq (paging). */
   afterSeq?: number;
   /** seq < beforeSeq (paging newest first). */
@@ -98,6 +100,12 @@ export interface GuaranteeQuery {
   newestFirst?: boolean;
   limit?: number;
 }
+
+/**
+ * A V2 verdict's pin in the Vault (`Vault.pinVerdicts`, audit H-2): `sent` once Core sent the pin, `pinned`
+ * once the indexer applied its `VerdictPinned`.
+ */
+export type VerdictPin = "sent" | "pinned";
 
 export interface GuaranteeRepository {
   /** Throws {@link DuplicateGuaranteeError} when the id exists. */
@@ -127,6 +135,9 @@ export interface GuaranteeRepository {
   setValidationRequestHash(guaranteeId: string, requestHash: string): Promise<void>;
   /** Stores the payer's finalization signature of a V2 guarantee (before its move to FINALIZED_PAYABLE). */
   setFinalizationSignature(guaranteeId: string, signature: string): Promise<void>;
+  /** Where the pin of a V2 guarantee's verdict in the Vault stands (null: not sent). */
+  verdictPinOf(guaranteeId: string): Promise<VerdictPin | null>;
+  setVerdictPin(guaranteeId: string, pin: VerdictPin | null): Promise<void>;
 
   // --- V2 validation responses ---
   insertValidationResponse(record: ValidationResponseRecord): Promise<void>;

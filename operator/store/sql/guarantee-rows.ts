@@ -5,10 +5,11 @@ import type { GuaranteesTable } from "./schema";
 /** A `guarantees` row as either engine returns it (`ins_xid`: PostgreSQL, as text, where selected). */
 export type GuaranteeRow = Omit<
   GuaranteesTable,
-  "seq" | "finalization_signature" | "payable_seq" | "payable_xid" | "ins_xid"
+  "seq" | "finalization_signature" | "verdict_pin" | "payable_seq" | "payable_xid" | "ins_xid"
 > & {
   seq: number;
   finalization_signature?: string | null;
+  verdict_pin?: string | null;
   payable_seq: number | null;
   ins_xid?: string;
 };

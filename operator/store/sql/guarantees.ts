@@ -15,6 +15,7 @@ import type {
   PageRequest,
   StoredGuarantee,
   ValidationResponseRecord,
+  VerdictPin,
 } from "../repositories";
 import { address, bytes32 } from "../values";
 import type { SqlEngine } from "./engine";
@@ -160,6 +161,25 @@ export class Guarantees implements GuaranteeRepository {
     );
   }
 
+  async verdictPinOf(guaranteeId: string): Promise<VerdictPin | null> {
+    const row = await this.sql.first(
+      this.sql.db
+        .selectFrom("guarantees")
+        .select("verdict_pin")
+        .where("guarantee_id", "=", bytes32(guaranteeId)),
+    );
+    return (row?.verdict_pin ?? null) as VerdictPin | null;
+  }
+
+  async setVerdictPin(guaranteeId: string, pin: VerdictPin | null): Promise<void> {
+    await this.sql.run(
+      this.sql.db
+        .updateTable("guarantees")
+        .set({ verdict_pin: pin })
+        .where("guarantee_id", "=", bytes32(guaranteeId)),
+    );
+  }
+
   async insertValidationResponse(record: ValidationResponseRecord): Promise<void> {
     const values = {
       request_hash: bytes32(record.requestHash),
@@ -254,6 +274,7 @@ function guaranteeWhere(query: GuaranteeQuery): Expression<SqlBool> {
   if (query.unassigned) where.push(raw<SqlBool>`cycle_id IS NULL AND excluded_reason IS NULL`);
   if (query.inCycle) where.push(raw<SqlBool>`cycle_id IS NOT NULL AND excluded_reason IS NULL`);
   if (query.missingRequestHash) where.push(raw<SqlBool>`validation_request_hash IS NULL`);
+  if (query.verdictToPin) where.push(raw<SqlBool>`finalization_signature IS NULL AND verdict_pin IS NULL`);
   if (query.createdFrom !== undefined) where.push(raw<SqlBool>`created_at >= ${query.createdFrom}`);
   if (query.createdTo !== undefined) where.push(raw<SqlBool>`created_at < ${query.createdTo}`);
   if (query.afterSeq !== undefined) where.push(raw<SqlBool>`seq > ${query.afterSeq}`);

@@ -176,6 +176,7 @@ export interface GuaranteesTable {
   excluded_reason: string | null;
   validation_request_hash: string | null;
   finalization_signature: Generated<string | null>;
+  verdict_pin: Generated<string | null>;
   leaf_hash: Buffer | null;
   payable_seq: Generated<number | null>;
   /** PostgreSQL only (xid8, read as text). */

@@ -79,6 +79,8 @@ export interface ModelGuarantee {
   deadline: number;
   /** V1, or V2 whose validator passed it: Core finalizes it as payable. */
   payable: boolean;
+  /** V2: its verdict was pinned in the Vault (`Vault.pinVerdicts`, audit H-2): final, whatever is posted later. */
+  pinned?: boolean;
   /** Core's pool: issued, not committed (again) yet; listed: in a live cycle; consumed: paid outside clearing. */
   state: "pending" | "listed" | "consumed" | "dropped";
   /** The cycle that listed it last (when `listed`). */
@@ -310,11 +312,39 @@ export class GameModel {
     return paid;
   }
 
+  /**
+   * Whether `g` counts as validated on chain: V1, a pinned verdict, or a passing one. The model's validator
+   * re-posts only what cannot change a verdict (the same verdict by the deadline, anything after a pin), so
+   * an unpinned verdict passes as it was issued (a re-post after the deadline before the pin voids it: the
+   * remaining window, test/contracts/pinned-verdicts.test.ts).
+   */
+  validated(g: ModelGuarantee): boolean {
+    return g.version === 1 || g.pinned === true || g.payable;
+  }
+
+  /**
+   * `Vault.pinVerdicts` of V2 guarantees `gs` at time `t`: refused as a whole while one's deadline has not
+   * passed; pins each passing verdict not pinned yet, skips the others. Returns how many were pinned.
+   */
+  pinVerdicts(gs: readonly ModelGuarantee[], t: number): number {
+    for (const g of gs) {
+      if (g.version !== 2) refuse("NotV2Certificate");
+      if (t <= g.deadline) refuse("VerdictNotFinal");
+    }
+    let pinned = 0;
+    for (const g of gs) {
+      if (g.pinned || !g.payable) continue;
+      g.pinned = true;
+      pinned += 1;
+    }
+    return pinned;
+  }
+
   /** `remunerate` of V2 guarantee `g` (its certificate and signature are valid). */
   remunerate(g: ModelGuarantee): void {
     const how = this.consumption(g.id);
     if (how !== Consumption.None) refuse("GuaranteeAlreadyConsumed");
-    if (!g.payable) refuse("ValidationScoreTooLow");
+    if (!this.validated(g)) refuse("ValidationScoreTooLow");
     const k = key(g.payer, g.asset);
     let free = this.free(g.payer, g.asset);
     const r = this.reserves.get(g.id);
@@ -630,7 +660,7 @@ export class GameModel {
     if (t > c.challengeDeadline) refuse("ChallengeWindowClosed");
     const g = this.guarantees.get(id.toLowerCase())!;
     if (c.creditDisputes.has(g.id)) refuse("CreditDisputeNotOpen");
-    if (!g.payable || this.consumption(g.id) === Consumption.Remunerated) refuse("CreditNotOwed");
+    if (!this.validated(g) || this.consumption(g.id) === Consumption.Remunerated) refuse("CreditNotOwed");
     c.creditDisputes.set(g.id, {
       status: CreditDisputeStatus.Open,
       recipient: g.recipient,
@@ -745,7 +775,8 @@ export class GameModel {
     } else {
       gid = info.guaranteeId!;
       const g = this.guarantees.get(gid)!;
-      if (!g.payable || this.consumption(gid) === Consumption.Remunerated) outcome = DisputeStatus.Removed;
+      if (!this.validated(g) || this.consumption(gid) === Consumption.Remunerated)
+        outcome = DisputeStatus.Removed;
       else {
         const usedIn = this.answeredIn.get(gid) ?? 0;
         if (usedIn !== 0 && !this.cycle(usedIn)!.vetoed) refuse("GuaranteeAlreadyUsed");

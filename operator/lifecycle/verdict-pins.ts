@@ -1,0 +1,125 @@
+/**
+ * Core pins the passed verdict of every V2 guarantee it nets (audit H-2; docs/clearing.md "Pinned
+ * verdicts"). A validator's response after the policy deadline (even the same score), or the registry's
+ * removal from the Vault's trusted set, would otherwise turn a netted guarantee into "not validated": the
+ * payer's dispute of its debit would come out `Removed` and the seller be paid nothing. `Vault.pinVerdicts`
+ * records the verdict for good once the deadline has passed.
+ *
+ * Which guarantees: V2 in FINALIZED_PAYABLE or NETTED without the payer's finalization (a finalization
+ * answers disputes in place of the verdict) and no pin sent yet. The lifecycle moves a guarantee to
+ * FINALIZED_PAYABLE on its verdict only once the indexed chain time is past the deadline, so the Vault
+ * never refuses the pin as `VerdictNotFinal`. This task runs after the lifecycle and before the clearing
+ * scheduler in every round (background.ts) and sends through the same operator sender: the pin takes a
+ * lower nonce than the commit that nets the guarantee, so it is mined first.
+ *
+ * A guarantee is marked `sent` when its pin is sent and `pinned` when the indexer applies its
+ * `VerdictPinned` (./validation-handlers.ts). A verdict voided between the deadline and the pin (a
+ * validator's late response) is skipped by the Vault: it stays `sent` and its netting can be removed by
+ * the payer's dispute (the remaining window, docs/clearing.md).
+ */
+import { parseValidationPolicy } from "../../sdk/claims";
+import { vaultInterface } from "../chain/abi";
+import { CallRevertedError, type OperatorSender } from "../chain/sender";
+import type { Clock } from "../clock";
+import type { Logger } from "../logger";
+import type { ClearingGuarantee, GuaranteeState, StoreAreas } from "../store";
+
+/**
+ * Most verdicts in one `pinVerdicts` transaction: 45,125 gas each in a batch (test/contracts/gas.test.ts),
+ * so 256 take ≈ 11.6M, under EIP-7825's 2^24 per transaction with ≈ 30 % to spare (371 fit).
+ */
+export const MAX_PIN_BATCH = 256;
+
+/** States of a V2 guarantee Core nets or netted. */
+const NETTABLE_STATES: readonly GuaranteeState[] = ["FINALIZED_PAYABLE", "NETTED"];
+/** Guarantees read per store page. */
+const PAGE = 500;
+
+export interface VerdictPinnerOptions {
+  store: StoreAreas<"guarantees">;
+  sender: Pick<OperatorSender, "send">;
+  /** The Vault's address. */
+  vault: string;
+  /** Chain time (the indexed head): only verdicts whose deadline it has passed are pinned. */
+  chainClock: Clock;
+  logger: Logger;
+  /** Verdicts per transaction (1..{@link MAX_PIN_BATCH}; default the maximum). */
+  batchSize?: number;
+}
+
+export interface VerdictPinResult {
+  /** Guarantee ids whose pin was sent this tick. */
+  sent: string[];
+  /** Hashes of the transactions sent. */
+  transactions: string[];
+}
+
+export class VerdictPinner {
+  private readonly batchSize: number;
+
+  constructor(private readonly options: VerdictPinnerOptions) {
+    const size = options.batchSize ?? MAX_PIN_BATCH;
+    if (!Number.isInteger(size) || size < 1 || size > MAX_PIN_BATCH) {
+      throw new RangeError(`verdict pin batch size must be 1..${MAX_PIN_BATCH}, got ${size}`);
+    }
+    this.batchSize = size;
+  }
+
+  async tick(): Promise<VerdictPinResult> {
+    const { store, chainClock } = this.options;
+    const result: VerdictPinResult = { sent: [], transactions: [] };
+    const chainNow = chainClock.nowSeconds();
+    let batch: ClearingGuarantee[] = [];
+    let afterSeq = 0;
+    for (;;) {
+      const page = await store.guarantees.listGuarantees({
+        states: NETTABLE_STATES,
+        version: 2,
+        verdictToPin: true,
+        afterSeq,
+        limit: PAGE,
+      });
+      if (page.length === 0) break;
+      afterSeq = page[page.length - 1].seq;
+      // Only past the deadline (the Vault refuses the whole batch otherwise): a verdict-netted guarantee
+      // always is; one a payer finalized before finalizations were stored (no signature) may not be yet.
+      for (const g of page) {
+        if (parseValidationPolicy(g.policy, "stored.validation_policy").deadline >= chainNow) continue;
+        batch.push(g);
+        if (batch.length === this.batchSize) {
+          if (!(await this.send(batch, result))) return result;
+          batch = [];
+        }
+      }
+    }
+    if (batch.length > 0) await this.send(batch, result);
+    return result;
+  }
+
+  /** Sends one `pinVerdicts` of `batch` and marks it `sent`; false when the chain refused it. */
+  private async send(batch: readonly ClearingGuarantee[], result: VerdictPinResult): Promise<boolean> {
+    const { store, sender, vault, logger } = this.options;
+    const ids = batch.map((g) => g.guaranteeId);
+    let hash: string;
+    try {
+      const tx = await sender.send({
+        to: vault,
+        data: vaultInterface.encodeFunctionData("pinVerdicts", [batch.map((g) => g.certificateClaims)]),
+        errors: vaultInterface,
+        label: `pinVerdicts (${batch.length})`,
+      });
+      hash = tx.hash;
+    } catch (error) {
+      if (!(error instanceof CallRevertedError)) throw error;
+      // Only claims that are not this deployment's V2 revert now: retried next round; meanwhile a netted
+      // verdict still counts while the registry holds it.
+      logger.error({ guarantee_ids: ids, reason: error.message }, "pinVerdicts refused by the chain");
+      return false;
+    }
+    for (const id of ids) await store.guarantees.setVerdictPin(id, "sent");
+    result.sent.push(...ids);
+    result.transactions.push(hash);
+    logger.info({ count: ids.length, tx: hash }, "V2 verdicts pin sent");
+    return true;
+  }
+}
