@@ -61,7 +61,7 @@ import type { IssuanceAdmission } from "./admission";
 import { lockLimit } from "./capacity";
 import { initialState } from "./transitions";
 import { isAsyncBlsSigner } from "./signing-worker";
-import { guaranteeIssuedEvent } from "../webhooks/events";
+import { guaranteeIssuedEvent, type WebhookSource } from "../webhooks/events";
 import { claimsOfRecord } from "./view";
 
 export interface GuaranteeIssuerDeps {
@@ -222,6 +222,8 @@ export class GuaranteeIssuer {
   private readonly domain: string;
   /** What the claim rules shared with the facilitator are checked against. */
   private readonly claimRules: ClaimRules;
+  /** The deployment the `guarantee.issued` webhook events belong to. */
+  private readonly webhookSource: WebhookSource;
 
   constructor(private readonly deps: GuaranteeIssuerDeps) {
     this.batcher = new IssueBatcher(deps.store, deps.clock);
@@ -232,6 +234,7 @@ export class GuaranteeIssuer {
       acceptedVersions: ACCEPTED_GUARANTEE_VERSIONS,
       trustedRegistries: deps.trustedRegistries,
     };
+    this.webhookSource = { chainId: deps.config.chainId, vault: deps.deployment.vault };
   }
 
   /** Issues the guarantee in `body` for `principal`; throws IssuanceErrors (and WireErrors: invalid_request). */
@@ -385,7 +388,7 @@ export class GuaranteeIssuer {
       // Capacity less what the payer's on-chain reserves hold beyond Core's locks (capacity.ts).
       capacity: (balance, reserves) => lockLimit(balance, reserves, factor),
       // Written in the issuance's own transaction, only if it is issued (docs/webhooks.md).
-      events: [guaranteeIssuedEvent({ chainId: config.chainId, vault: deployment.vault }, record)],
+      events: [guaranteeIssuedEvent(this.webhookSource, record)],
     });
     this.settleOutcome(outcome, signed);
     metrics.guaranteeIssued(claims.version, signed.scheme);
