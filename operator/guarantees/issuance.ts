@@ -10,7 +10,8 @@
  *      payer, the key the payer registered in the Vault (a contract wallet's; signing-keys.ts), read at the
  *      indexed block (400 invalid_signature / signing_key_change_pending / timestamp_in_future; 500
  *      signature_check_unavailable without a chain answer)
- *   5. identity already issued? (409; a byte-identical retry also gets the stored certificate)
+ *   5. identity already issued? (409; a byte-identical retry also gets the stored certificate): read only
+ *      when a check of 6–7 refuses; otherwise the store transaction of 8 finds it (one read per batch)
  *   6. timestamp window against Core's wall clock, V2 deadline against chain time and its cap
  *      (sdk/claim-checks.ts; the cap is Core's, published as latest_validation_deadline) (400; 500 before
  *      Core has indexed a block)
@@ -60,7 +61,7 @@ import type { IssuanceAdmission } from "./admission";
 import { lockLimit } from "./capacity";
 import { initialState } from "./transitions";
 import { isAsyncBlsSigner } from "./signing-worker";
-import { guaranteeIssuedEvent } from "../webhooks/events";
+import { guaranteeIssuedEvent, type WebhookSource } from "../webhooks/events";
 import { claimsOfRecord } from "./view";
 
 export interface GuaranteeIssuerDeps {
@@ -221,6 +222,8 @@ export class GuaranteeIssuer {
   private readonly domain: string;
   /** What the claim rules shared with the facilitator are checked against. */
   private readonly claimRules: ClaimRules;
+  /** The deployment the `guarantee.issued` webhook events belong to. */
+  private readonly webhookSource: WebhookSource;
 
   constructor(private readonly deps: GuaranteeIssuerDeps) {
     this.batcher = new IssueBatcher(deps.store, deps.clock);
@@ -231,6 +234,7 @@ export class GuaranteeIssuer {
       acceptedVersions: ACCEPTED_GUARANTEE_VERSIONS,
       trustedRegistries: deps.trustedRegistries,
     };
+    this.webhookSource = { chainId: deps.config.chainId, vault: deps.deployment.vault };
   }
 
   /** Issues the guarantee in `body` for `principal`; throws IssuanceErrors (and WireErrors: invalid_request). */
@@ -340,20 +344,17 @@ export class GuaranteeIssuer {
       await this.checkRegisteredKey(signed, error);
     }
 
-    const existing = await this.deps.store.guarantees.getGuarantee(id);
-    if (existing) throw this.duplicate(existing, signed);
-
+    // Identity before the clock and chain checks (module comment, step 5): the stored guarantee is read only
+    // when one of them refuses. When they all pass, the issuance transaction's own duplicate check (the
+    // batch reads the stored ids of the whole batch at once) answers a duplicate with the same 409.
     const now = clock.nowSeconds();
-    this.checkTime(claims, now);
-    const sync = this.deps.chainSync?.status();
-    const refusal = sync === undefined ? null : chainSyncRefusal(sync);
-    if (refusal !== null) throw refusal;
-    const bond = this.deps.commitBond?.status();
-    const bondRefusal = bond === undefined ? null : commitBondRefusal(bond);
-    if (bondRefusal !== null) throw bondRefusal;
-    const deadline = this.deps.commitDeadline?.status();
-    const deadlineRefusal = deadline === undefined ? null : commitDeadlineRefusal(deadline);
-    if (deadlineRefusal !== null) throw deadlineRefusal;
+    try {
+      this.checkAfterIdentity(claims, now);
+    } catch (refusal) {
+      const existing = await this.deps.store.guarantees.getGuarantee(id);
+      if (existing) throw this.duplicate(existing, signed);
+      throw refusal;
+    }
 
     const encoded = encodeCertificateClaims(claims, { domain: this.domain, guaranteeId: id });
     const message = Buffer.from(encoded.slice(2), "hex");
@@ -387,11 +388,25 @@ export class GuaranteeIssuer {
       // Capacity less what the payer's on-chain reserves hold beyond Core's locks (capacity.ts).
       capacity: (balance, reserves) => lockLimit(balance, reserves, factor),
       // Written in the issuance's own transaction, only if it is issued (docs/webhooks.md).
-      events: [guaranteeIssuedEvent({ chainId: config.chainId, vault: deployment.vault }, record)],
+      events: [guaranteeIssuedEvent(this.webhookSource, record)],
     });
     this.settleOutcome(outcome, signed);
     metrics.guaranteeIssued(claims.version, signed.scheme);
     return certificate;
+  }
+
+  /** The checks after the identity's (steps 6 and 7, and the clearing gates); throws the first refusal. */
+  private checkAfterIdentity(claims: GuaranteeClaims, now: number): void {
+    this.checkTime(claims, now);
+    const sync = this.deps.chainSync?.status();
+    const refusal = sync === undefined ? null : chainSyncRefusal(sync);
+    if (refusal !== null) throw refusal;
+    const bond = this.deps.commitBond?.status();
+    const bondRefusal = bond === undefined ? null : commitBondRefusal(bond);
+    if (bondRefusal !== null) throw bondRefusal;
+    const deadline = this.deps.commitDeadline?.status();
+    const deadlineRefusal = deadline === undefined ? null : commitDeadlineRefusal(deadline);
+    if (deadlineRefusal !== null) throw deadlineRefusal;
   }
 
   /**

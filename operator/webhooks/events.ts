@@ -63,8 +63,39 @@ export function outboxEvent(
   return { id, type, createdAt, payload: JSON.stringify(envelope) };
 }
 
-/** `guarantee.issued`: written by issuance in the transaction that locks the collateral. */
+/**
+ * An outbox row whose `id` and `payload` are built on their first read, once. The outbox reads an event's
+ * `type` first and writes nothing when no subscription wants it (`insertWebhookEventTo`): an event issued
+ * for every guarantee (a SHA-256, an ISO date and a JSON envelope) then costs nothing to build.
+ */
+export function lazyOutboxEvent(
+  type: WebhookEventType,
+  createdAt: number,
+  build: () => OutboxEvent,
+): OutboxEvent {
+  let built: OutboxEvent | undefined;
+  const row = () => (built ??= build());
+  return {
+    type,
+    createdAt,
+    get id() {
+      return row().id;
+    },
+    get payload() {
+      return row().payload;
+    },
+  };
+}
+
+/**
+ * `guarantee.issued`: written by issuance in the transaction that locks the collateral; built only if a
+ * subscription wants it ({@link lazyOutboxEvent}).
+ */
 export function guaranteeIssuedEvent(source: WebhookSource, record: GuaranteeRecord): OutboxEvent {
+  return lazyOutboxEvent("guarantee.issued", record.createdAt, () => issuedEvent(source, record));
+}
+
+function issuedEvent(source: WebhookSource, record: GuaranteeRecord): OutboxEvent {
   return outboxEvent(
     source,
     `guarantee:${record.guaranteeId.toLowerCase()}:issued`,

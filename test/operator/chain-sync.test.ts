@@ -273,6 +273,27 @@ describe("Core while its books cannot follow the chain", function () {
     expect((await issue(h, 100n)).status).to.equal(200);
   });
 
+  it("a retry of an issued guarantee gets its 409 and certificate while issuance is refused", async function () {
+    h = await startHarness();
+    await deposit(h, 10_000n);
+    await h.tasks.indexer.syncToHead();
+    const post = async (json: unknown) =>
+      request(h!.core.url, "POST", "/core/guarantees", {
+        json,
+        headers: { authorization: `Bearer ${h!.token}` },
+      });
+    const body = await signedBody(v1Claims({ reqId: nextReqId++, amount: 100n }));
+    const first = await post(body);
+    expect(first.status).to.equal(200);
+    h.wall.advance(MAX_STALE_SECONDS + 1);
+    expect((await issue(h, 100n)).body.code).to.equal("indexer_stale");
+    // The identity is answered before the refusal (operator/guarantees/issuance.ts, step 5).
+    const retry = await post(body);
+    openapi.check("POST", "/core/guarantees", retry);
+    expect(retry.status).to.equal(409);
+    expect(retry.body).to.deep.include({ code: "duplicate_guarantee", certificate: first.body });
+  });
+
   it("a Core that runs no indexer reports it off and does not gate issuance", async function () {
     const contracts = await deployTestContracts();
     const dir = tempDir();
