@@ -31,6 +31,12 @@ export interface Keccak256Fn {
   hashPairs?(src: Uint8Array, dst: Uint8Array, count: number, reversed: boolean): void;
   /** Sorts the first `count` 32-byte hashes of `hashes` ascending (bytewise), in place. */
   sortHashes?(hashes: Uint8Array, count: number): void;
+  /**
+   * One level of a sum tree (sdk/compact-sum-tree.ts `sumPairs`): for k < count, the 64-byte node k of
+   * `dst` (hash, big-endian uint256 sum) = the parent of the nodes 2k and 2k + 1 of `src`; false when a sum
+   * exceeds 2^256 − 1. `dst` may be `src` itself.
+   */
+  sumPairs?(src: Uint8Array, dst: Uint8Array, count: number): boolean;
 }
 
 const HASH = 32;
@@ -47,8 +53,7 @@ function compare32(a: Buffer, ai: number, b: Buffer, bi: number): number {
  * Sorts `count` 32-byte hashes ascending (bytewise), as StandardMerkleTree sorts leaves. Returns a new
  * buffer, or with `inPlace` the input buffer itself, reordered (no second copy of the hashes: the
  * permutation is applied cycle by cycle). With a `keccak` that has a native `sortHashes`, that sorts;
- * otherwise one numeric sort of 64-bit keys (40 bits of hash prefix, 24 bits of index), then the rare
- * runs with an equal prefix are ordered by their full hash.
+ * otherwise {@link sortOrder}.
  */
 export function sortHashes(
   hashes: Buffer,
@@ -66,18 +71,42 @@ export function sortHashes(
     keccak.sortHashes(target, count);
     return target;
   }
+  const order = sortOrder(hashes, count);
+  if (inPlace) {
+    permuteInPlace(hashes, order);
+    return hashes;
+  }
+  const sorted = Buffer.allocUnsafe(count * HASH);
+  for (let i = 0; i < count; i++) hashes.copy(sorted, i * HASH, order[i] * HASH, order[i] * HASH + HASH);
+  return sorted;
+}
+
+/**
+ * The ascending (bytewise) order of the first `count` 32-byte values of `values`: `order[i]` is the index
+ * of the i-th smallest; equal values keep their index order. One numeric sort of 64-bit keys (40 bits of
+ * value prefix, 24 bits of index), then the rare runs with an equal prefix are ordered by their full value;
+ * beyond {@link MAX_COMPACT_LEAVES} values, one comparison sort.
+ */
+export function sortOrder(values: Buffer, count = values.length / HASH): Uint32Array {
+  if (!Number.isInteger(count) || count < 0 || values.length < count * HASH) {
+    throw new RangeError("values must hold count × 32 bytes");
+  }
+  if (count > MAX_COMPACT_LEAVES) {
+    const all = Array.from({ length: count }, (_, i) => i);
+    return Uint32Array.from(all.sort((a, b) => compare32(values, a, values, b) || a - b));
+  }
   const keys = new BigUint64Array(count);
   const view = new DataView(keys.buffer);
   for (let i = 0; i < count; i++) {
     const at = i * HASH;
-    // Little-endian u64 = lo word then hi word: hi = hash bytes 0..3, lo = byte 4 then the 24-bit index.
-    view.setUint32(i * 8, ((hashes[at + 4] << 24) | i) >>> 0, true);
-    view.setUint32(i * 8 + 4, hashes.readUInt32BE(at), true);
+    // Little-endian u64 = lo word then hi word: hi = value bytes 0..3, lo = byte 4 then the 24-bit index.
+    view.setUint32(i * 8, ((values[at + 4] << 24) | i) >>> 0, true);
+    view.setUint32(i * 8 + 4, values.readUInt32BE(at), true);
   }
   keys.sort();
   const order = new Uint32Array(count);
   for (let i = 0; i < count; i++) order[i] = view.getUint32(i * 8, true) & 0xffffff;
-  // Equal 40-bit prefixes: order each such run by the full hash (only the key's low bits differ).
+  // Equal 40-bit prefixes: order each such run by the full value (only the key's low bits differ).
   let start = 0;
   for (let i = 1; i <= count; i++) {
     const samePrefix =
@@ -86,18 +115,12 @@ export function sortHashes(
       view.getUint32(i * 8, true) >>> 24 === view.getUint32(start * 8, true) >>> 24;
     if (samePrefix) continue;
     if (i - start > 1) {
-      const run = Array.from(order.subarray(start, i)).sort((a, b) => compare32(hashes, a, hashes, b));
+      const run = Array.from(order.subarray(start, i)).sort((a, b) => compare32(values, a, values, b));
       order.set(run, start);
     }
     start = i;
   }
-  if (inPlace) {
-    permuteInPlace(hashes, order);
-    return hashes;
-  }
-  const sorted = Buffer.allocUnsafe(count * HASH);
-  for (let i = 0; i < count; i++) hashes.copy(sorted, i * HASH, order[i] * HASH, order[i] * HASH + HASH);
-  return sorted;
+  return order;
 }
 
 /** Moves hash `order[i]` to position `i` for every i, within `hashes` (consumes `order`). */

@@ -16,12 +16,12 @@
  * the tree is complete with `2^depth` positions, `depth = ceil(log2(count))` (0 for one guarantee).
  */
 import { type Keccak256Fn, nobleKeccak256 } from "./compact-merkle";
+import { CompactSumTrees, MAX_DEBIT_TREE_DEPTH, isBytes32Hex, sumTreeDepth } from "./compact-sum-tree";
 import { WireError } from "./errors";
 import { type GuaranteeLeaf, guaranteeLeafHash } from "./guarantee-tree";
 import { MAX_UINT256, ZERO_ADDRESS, formatUint, parseAddress } from "./wire";
 
-/** Deepest tree the contract accepts (`SumTree.MAX_DEPTH`): 2^24 guarantees per payer, asset and cycle. */
-export const MAX_DEBIT_TREE_DEPTH = 24;
+export { MAX_DEBIT_TREE_DEPTH };
 
 /** The summary leaf's ABI types, in order. */
 export const DEBIT_SUMMARY_ENCODING: readonly string[] = Object.freeze([
@@ -117,11 +117,7 @@ export function sumParent(left: SumNode, right: SumNode, keccak: Keccak256Fn = n
 }
 
 /** The depth of a tree of `count` positions (0 for one). */
-export function debitTreeDepth(count: number): number {
-  let depth = 0;
-  while (1 << depth < count) depth++;
-  return depth;
-}
+export const debitTreeDepth = sumTreeDepth;
 
 /** Every level of the sum tree over `nodes` (in position order), padded with empty positions. */
 export function sumTreeLevels(nodes: readonly SumNode[], keccak: Keccak256Fn = nobleKeccak256): SumNode[][] {
@@ -270,68 +266,129 @@ export const PLACEHOLDER_DEBIT_SUMMARY: DebitSummary = Object.freeze({
   inDepth: 0,
 });
 
+/** Numbers the distinct addresses it is given, by lower-case spelling (each spelling looked up once). */
+class AddressIndex {
+  private readonly bySpelling = new Map<string, number>();
+  private readonly byLower = new Map<string, number>();
+  /** Lower case, by number. */
+  readonly addresses: string[] = [];
+
+  of(address: string): number {
+    let index = this.bySpelling.get(address);
+    if (index === undefined) {
+      const lower = address.toLowerCase();
+      index = this.byLower.get(lower);
+      if (index === undefined) {
+        index = this.addresses.length;
+        this.addresses.push(lower);
+        this.byLower.set(lower, index);
+      }
+      this.bySpelling.set(address, index);
+    }
+    return index;
+  }
+}
+
 /**
  * Groups a cycle's guarantees into two trees per account and asset (outgoing by payer, incoming by
  * recipient). Guarantees are added one at a time (e.g. streamed from the store) with their leaf hash when the
- * caller has it; `finish` builds every tree's root.
+ * caller has it; `finish` builds every tree's root. The trees are computed over compact buffers
+ * (sdk/compact-sum-tree.ts: ≈ 80 bytes per guarantee, a tree level per keccak call with a native `keccak`),
+ * the same roots as {@link sumTreeLevels} over the same guarantees.
  */
 export class DebitTreesBuilder {
-  private readonly groups = new Map<string, { id: string; hash: string; amount: bigint }[][]>();
+  private readonly trees: CompactSumTrees;
+  private readonly accounts = new AddressIndex();
+  private readonly assets = new AddressIndex();
+  /** Group number by asset, then account number. */
+  private readonly groupOf: number[][] = [];
+  /** Account and asset numbers by group number. */
+  private readonly groups: { account: number; asset: number }[] = [];
+  private readonly hash = Buffer.alloc(32);
 
-  constructor(private readonly keccak: Keccak256Fn = nobleKeccak256) {}
+  /** `capacity`: how many guarantees to make room for at once (more are made room for as they come). */
+  constructor(
+    private readonly keccak: Keccak256Fn = nobleKeccak256,
+    capacity?: number,
+  ) {
+    this.trees = new CompactSumTrees(keccak, capacity);
+  }
 
-  private side(account: string, asset: string, side: 0 | 1) {
-    const key = `${account.toLowerCase()}|${asset.toLowerCase()}`;
-    let group = this.groups.get(key);
-    if (group === undefined) this.groups.set(key, (group = [[], []]));
-    return group[side];
+  private group(account: number, asset: number): number {
+    let byAccount = this.groupOf[asset];
+    if (byAccount === undefined) this.groupOf[asset] = byAccount = [];
+    let group = byAccount[account];
+    if (group === undefined) {
+      group = byAccount[account] = this.groups.length;
+      this.groups.push({ account, asset });
+    }
+    return group;
   }
 
   /** Adds one guarantee of the cycle (self-payments are skipped). */
   add(leaf: GuaranteeLeaf, leafHash?: string): void {
-    if (!isOutgoing(leaf)) return;
-    const entry = {
-      id: leaf.guaranteeId.toLowerCase(),
-      hash: (leafHash ?? guaranteeLeafHash(leaf)).toLowerCase(),
-      amount: leaf.amount,
-    };
-    this.side(leaf.payer, leaf.asset, 0).push(entry);
-    this.side(leaf.recipient, leaf.asset, 1).push(entry);
+    const payer = this.accounts.of(leaf.payer);
+    const recipient = this.accounts.of(leaf.recipient);
+    if (payer === recipient) return;
+    const hash = leafHash ?? guaranteeLeafHash(leaf);
+    if (!isBytes32Hex(hash)) throw new WireError("leafHash", "must be a 0x-prefixed 32-byte hex string");
+    this.hash.write(hash.slice(2), 0, "hex");
+    this.addAs(payer, recipient, leaf.guaranteeId, leaf.asset, leaf.amount, this.hash, 0);
   }
 
-  private root(group: { id: string; hash: string; amount: bigint }[]): { node: SumNode; depth: number } {
-    if (group.length === 0) return { node: { hash: ZERO_HASH, sum: 0n }, depth: 0 };
-    group.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    for (let i = 1; i < group.length; i++) {
-      if (group[i].id === group[i - 1].id) {
-        throw new WireError("leaves", `guarantee ${group[i].id} appears twice in the cycle`);
-      }
-    }
-    const levels = sumTreeLevels(
-      group.map((g) => ({ hash: g.hash, sum: g.amount })),
-      this.keccak,
-    );
-    return { node: levels[levels.length - 1][0], depth: levels.length - 1 };
+  /**
+   * {@link add} for a guarantee whose leaf hash is at hand as bytes (a store's row): the 32 bytes of
+   * `hashes` at `offset`; no object per guarantee.
+   */
+  addHashed(
+    guaranteeId: string,
+    payer: string,
+    recipient: string,
+    asset: string,
+    amount: bigint,
+    hashes: Uint8Array,
+    offset: number,
+  ): void {
+    const from = this.accounts.of(payer);
+    const to = this.accounts.of(recipient);
+    if (from !== to) this.addAs(from, to, guaranteeId, asset, amount, hashes, offset);
+  }
+
+  private addAs(
+    payer: number,
+    recipient: number,
+    guaranteeId: string,
+    asset: string,
+    amount: bigint,
+    hashes: Uint8Array,
+    offset: number,
+  ): void {
+    const a = this.assets.of(asset);
+    this.trees.add(this.group(payer, a), this.group(recipient, a), guaranteeId, amount, hashes, offset);
   }
 
   /** The summaries (sorted by account, then asset) and the `debitsRoot` over them. */
   finish(): CycleDebitTrees {
-    const summaries: DebitSummary[] = [];
-    for (const [key, [out, incoming]] of [...this.groups.entries()].sort(([a], [b]) => (a < b ? -1 : 1))) {
-      const [debtor, asset] = key.split("|");
-      const o = this.root(out);
-      const i = this.root(incoming);
-      summaries.push({
-        debtor: parseAddress(debtor, "debtor"),
-        asset: parseAddress(asset, "asset"),
-        sumRoot: o.node.hash,
-        total: o.node.sum,
+    const roots = this.trees.roots(this.groups.length);
+    const keyed = this.groups.map(({ account, asset }, group) => ({
+      key: `${this.accounts.addresses[account]}|${this.assets.addresses[asset]}`,
+      group,
+    }));
+    keyed.sort((a, b) => (a.key < b.key ? -1 : 1));
+    const summaries: DebitSummary[] = keyed.map(({ group }) => {
+      const { account, asset } = this.groups[group];
+      const [o, i] = roots[group];
+      return {
+        debtor: parseAddress(this.accounts.addresses[account], "debtor"),
+        asset: parseAddress(this.assets.addresses[asset], "asset"),
+        sumRoot: o.hash,
+        total: o.sum,
         depth: o.depth,
-        inRoot: i.node.hash,
-        inTotal: i.node.sum,
+        inRoot: i.hash,
+        inTotal: i.sum,
         inDepth: i.depth,
-      });
-    }
+      };
+    });
     const tree = new SummariesTree(summaries, this.keccak);
     return { root: tree.root, tree, summaries };
   }

@@ -4,9 +4,10 @@
  * flows (PostgreSQL in SQL, SQLite in one pass over its covering pool index) and hands on each
  * guarantee's leaf hash, stored when the guarantee was (a compact buffer of 32 bytes per guarantee,
  * sorted in place, sdk/compact-merkle.ts), so Core's memory grows with participants × assets plus
- * ≈ 76 bytes per guarantee for the guarantees root (leaf hash, sort keys, one tree level). The debtors' sum
- * trees (sdk/debit-tree.ts) keep one small record per outgoing guarantee while the cycle is planned
- * (id, leaf hash, amount: ≈ 250 bytes), the price of disputes that cost O(log n) on chain.
+ * ≈ 76 bytes per guarantee for the guarantees root (leaf hash, sort keys, one tree level). The accounts'
+ * sum trees (sdk/debit-tree.ts, over sdk/compact-sum-tree.ts) keep ≈ 80 bytes per guarantee while the cycle
+ * is planned (id, leaf hash, amount, the two trees' numbers) and ≈ 24 more while they are built (sort keys
+ * and positions), the price of disputes that cost O(log n) on chain.
  *
  * The result is exactly what `netCycle` + `buildCommitPlan` (netting.ts, commit-plan.ts) give for the same
  * guarantees: the same positions, roots and commitCycle arguments (test/operator/db-netting.test.ts checks
@@ -174,7 +175,7 @@ function nettingOfAggregates(
 function leafCollector(cycleId: number, expectedCount: number, keccak: Keccak256Fn) {
   const hashes = Buffer.allocUnsafe(expectedCount * 32);
   const hasher = new GuaranteeLeafHasher(keccak);
-  const debits = new DebitTreesBuilder(keccak);
+  const debits = new DebitTreesBuilder(keccak, expectedCount);
   const collector = {
     hashes,
     debits,
@@ -203,17 +204,14 @@ function leafCollector(cycleId: number, expectedCount: number, keccak: Keccak256
           `guarantees[${row.guaranteeId}]`,
         );
       }
-      const offset = collector.count * 32;
-      debits.add(
-        {
-          guaranteeId: row.guaranteeId,
-          payer: row.user,
-          recipient: row.recipient,
-          asset: row.asset,
-          amount: row.amount,
-          signatureHash: "",
-        },
-        `0x${hashes.subarray(offset, offset + 32).toString("hex")}`,
+      debits.addHashed(
+        row.guaranteeId,
+        row.user,
+        row.recipient,
+        row.asset,
+        row.amount,
+        hashes,
+        collector.count * 32,
       );
       collector.count++;
     },

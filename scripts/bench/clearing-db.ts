@@ -70,6 +70,7 @@ interface ChildReport {
   v2Ids: number;
   root: string;
   guaranteesRoot: string;
+  debitsRoot: string;
   rssAfterOpenMb: number;
   /** Peak RSS when the first plan is done: one cycle's worth (later runs add the earlier ones' garbage). */
   firstPlanMaxRssMb: number;
@@ -269,6 +270,7 @@ async function runChild(request: ChildRequest): Promise<ChildReport> {
     v2Ids: 0,
     root: "",
     guaranteesRoot: "",
+    debitsRoot: "",
     rssAfterOpenMb,
     firstPlanMaxRssMb: 0,
     maxRssMb: 0,
@@ -297,11 +299,15 @@ async function runChild(request: ChildRequest): Promise<ChildReport> {
       if (report.root !== "" && report.guaranteesRoot !== plan.args.guaranteesRoot) {
         throw new Error("guarantees root changed between runs");
       }
+      if (report.root !== "" && report.debitsRoot !== plan.args.debitsRoot) {
+        throw new Error("debits root changed between runs");
+      }
       report.leaves = plan.leaves.length;
       report.debtors = plan.args.debtors.length;
       report.v2Ids = plan.args.nettedV2Ids.length;
       report.root = plan.root;
       report.guaranteesRoot = plan.args.guaranteesRoot;
+      report.debitsRoot = plan.args.debitsRoot;
       if (run === request.runs - 1) {
         const scanCpu = process.cpuUsage();
         await store.netting.scanCycle(CYCLE_ID, () => undefined);
@@ -392,7 +398,7 @@ export async function benchClearingInDatabase(args: string[]): Promise<void> {
           .join(" ")}\n`,
     );
     console.log(
-      "guarantees | load s | reserve ms (median, range) | reserve CPU ms | plan ms (median, range) | plan CPU ms | of which scan CPU ms | total ms | leaves | debtors | V2 ids | RSS after open MB | peak RSS, 1st plan MB | peak RSS MB | guarantees root",
+      "guarantees | load s | reserve ms (median, range) | reserve CPU ms | plan ms (median, range) | plan CPU ms | of which scan CPU ms | total ms | leaves | debtors | V2 ids | RSS after open MB | peak RSS, 1st plan MB | peak RSS MB | guarantees root | debits root | positions root",
     );
     for (const size of sizes) {
       if (backend === "sqlite") rmSync(location, { force: true });
@@ -420,6 +426,8 @@ export async function benchClearingInDatabase(args: string[]): Promise<void> {
           fmt(r.firstPlanMaxRssMb),
           fmt(r.maxRssMb),
           r.guaranteesRoot,
+          r.debitsRoot,
+          r.root,
         ].join(" | "),
       );
       console.log(

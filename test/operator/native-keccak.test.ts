@@ -34,6 +34,7 @@ describe("native keccak and tree routines (operator/clearing/native-keccak.ts, n
     expect(keccakBackend()).to.equal("native");
     expect(fastKeccak256.hashPairs).to.be.a("function");
     expect(fastKeccak256.sortHashes).to.be.a("function");
+    expect(fastKeccak256.sumPairs).to.be.a("function");
   });
 
   it("falls back to the keccak package without the addon, with no bulk routines", () => {
@@ -41,6 +42,7 @@ describe("native keccak and tree routines (operator/clearing/native-keccak.ts, n
       expect(loaded.backend).to.equal("keccak");
       expect(loaded.keccak256.hashPairs).to.equal(undefined);
       expect(loaded.keccak256.sortHashes).to.equal(undefined);
+      expect(loaded.keccak256.sumPairs).to.equal(undefined);
     }
   });
 

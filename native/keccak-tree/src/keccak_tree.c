@@ -1,7 +1,8 @@
 /*
  * keccak-tree: Node-API routines for the guarantees root of a clearing cycle (docs/clearing.md, "Netting
  * in the database"): keccak256 of one buffer, keccak256 of many sorted 32-byte pairs in one call (one
- * level of an OpenZeppelin StandardMerkleTree), and an in-place bytewise sort of 32-byte hashes. Used
+ * level of an OpenZeppelin StandardMerkleTree), an in-place bytewise sort of 32-byte hashes, and one
+ * level of the accounts' sum trees per call (sdk/debit-tree.ts, contracts/lib/SumTree.sol). Used
  * through operator/clearing/native-keccak.ts, which falls back to JavaScript when this addon is missing
  * and checks it against @noble/hashes at load; test/operator/native-keccak.test.ts compares every routine
  * with the JavaScript one on random inputs.
@@ -146,6 +147,31 @@ static void hash_sorted_pair(const uint8_t *a, const uint8_t *b, uint8_t out[HAS
     for (int i = 0; i < HASH / 8; i++) store64(out + 8 * i, st[i]);
 }
 
+/*
+ * One parent of a sum tree (SumTree.parent): the pair is 128 bytes, `abi.encode(l.hash, l.sum, r.hash,
+ * r.sum)` (each sum a big-endian uint256 word); the parent node, 64 bytes, is
+ * `(keccak256(pair), l.sum + r.sum)`. Returns 0 when the sum exceeds 2^256 − 1 (nothing written). The
+ * whole pair is read before `out` is written, so `out` may overlap it.
+ */
+static int sum_parent(const uint8_t *pair, uint8_t *out) {
+    uint64_t st[25] = {0};
+    for (int i = 0; i < 16; i++) st[i] = load64(pair + 8 * i);
+    st[16] = 0x01 | 0x8000000000000000ULL; /* padding: byte 128 is the first after the message and the
+                                               last of the rate */
+    uint8_t sum[HASH];
+    unsigned carry = 0;
+    for (int i = HASH - 1; i >= 0; i--) {
+        unsigned byte = (unsigned)pair[HASH + i] + (unsigned)pair[3 * HASH + i] + carry;
+        sum[i] = (uint8_t)byte;
+        carry = byte >> 8;
+    }
+    if (carry) return 0;
+    keccak_f1600(st);
+    for (int i = 0; i < HASH / 8; i++) store64(out + 8 * i, st[i]);
+    memcpy(out + HASH, sum, HASH);
+    return 1;
+}
+
 static void swap32(uint8_t *a, uint8_t *b) {
     uint8_t t[HASH];
     memcpy(t, a, HASH);
@@ -283,6 +309,39 @@ static napi_value js_hash_pairs(napi_env env, napi_callback_info info) {
     return NULL;
 }
 
+/*
+ * sumPairs(src, dst, count): one level of a sum tree. For k < count, the 64-byte node k of `dst` (hash,
+ * then the sum as a big-endian uint256) = the parent of the nodes 2k and 2k + 1 of `src`. `dst` may be
+ * `src` itself: node k lies at or before pair k, which is read before node k is written. Returns false,
+ * at the first pair whose sum exceeds 2^256 − 1, with the nodes before it written.
+ */
+static napi_value js_sum_pairs(napi_env env, napi_callback_info info) {
+    size_t argc = 3;
+    napi_value argv[3];
+    CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    uint8_t *src, *dst;
+    size_t src_length, dst_length, count;
+    if (argc < 3 || !get_bytes(env, argv[0], "sumPairs: src must be a Uint8Array", &src, &src_length) ||
+        !get_bytes(env, argv[1], "sumPairs: dst must be a Uint8Array", &dst, &dst_length) ||
+        !get_count(env, argv[2], "sumPairs: count must be a non-negative integer", &count)) {
+        return NULL;
+    }
+    if (count > src_length / (4 * HASH) || count > dst_length / (2 * HASH)) {
+        napi_throw_range_error(env, NULL, "sumPairs: src needs count × 128 bytes, dst count × 64");
+        return NULL;
+    }
+    uintptr_t src_at = (uintptr_t)src, dst_at = (uintptr_t)dst;
+    if (dst_at > src_at && dst_at < src_at + count * 4 * HASH) {
+        napi_throw_range_error(env, NULL, "sumPairs: dst may only overlap src from its start");
+        return NULL;
+    }
+    int ok = 1;
+    for (size_t k = 0; k < count && ok; k++) ok = sum_parent(src + k * 4 * HASH, dst + k * 2 * HASH);
+    napi_value result;
+    CHECK(napi_get_boolean(env, ok != 0, &result));
+    return result;
+}
+
 /* sortHashes(hashes, count): sorts the first `count` 32-byte hashes of `hashes` ascending, in place. */
 static napi_value js_sort_hashes(napi_env env, napi_callback_info info) {
     size_t argc = 2;
@@ -307,6 +366,7 @@ static napi_value init(napi_env env, napi_value exports) {
         {"keccak256", NULL, js_keccak256, NULL, NULL, NULL, napi_enumerable, NULL},
         {"hashPairs", NULL, js_hash_pairs, NULL, NULL, NULL, napi_enumerable, NULL},
         {"sortHashes", NULL, js_sort_hashes, NULL, NULL, NULL, napi_enumerable, NULL},
+        {"sumPairs", NULL, js_sum_pairs, NULL, NULL, NULL, napi_enumerable, NULL},
     };
     CHECK(napi_define_properties(env, exports, sizeof functions / sizeof functions[0], functions));
     return exports;

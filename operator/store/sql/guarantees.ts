@@ -21,12 +21,31 @@ import { address, bytes32 } from "../values";
 import type { SqlEngine } from "./engine";
 import { clearingGuaranteeFromRow, type GuaranteeRow, guaranteeFromRow } from "./guarantee-rows";
 import type { PayableKeys } from "./payable-keys";
+import { precompile } from "./precompiled";
 
 /** Largest page {@link Guarantees.listGuarantees} returns when no limit is given. */
 export const DEFAULT_GUARANTEE_QUERY_LIMIT = 100_000;
 
 /** Ids per statement when a list of ids is written (both engines' parameter limits are far above). */
 const IDS_PER_STATEMENT = 1_000;
+
+/*
+ * The reads and the state write of one guarantee, compiled once per engine (sql/precompiled.ts): the
+ * commit indexer runs them once per guarantee of a cycle (commit-handlers.ts), where building and compiling
+ * them each time was ≈ 10 % of its CPU per guarantee (SQLite, 20,000 guarantees).
+ */
+const ROW = precompile((db, arg) =>
+  db.selectFrom("guarantees").selectAll().where("guarantee_id", "=", arg<string>(0)),
+);
+const ROW_FOR_UPDATE = precompile((db, arg) =>
+  db.selectFrom("guarantees").selectAll().where("guarantee_id", "=", arg<string>(0)).forUpdate(),
+);
+const SET_STATE = precompile((db, arg) =>
+  db
+    .updateTable("guarantees")
+    .set({ state: arg<GuaranteeState>(0), updated_at: arg<number>(1) })
+    .where("guarantee_id", "=", arg<string>(2)),
+);
 
 export class Guarantees implements GuaranteeRepository {
   constructor(
@@ -110,12 +129,16 @@ export class Guarantees implements GuaranteeRepository {
       const row = await this.row(guaranteeId, this.sql.rowLocks);
       const before = row ? clearingGuaranteeFromRow(row) : null;
       if (!before || !from.includes(before.state)) return null;
-      await this.sql.run(
-        this.sql.db
-          .updateTable("guarantees")
-          .set({ state: to, updated_at: now, ...(to === "FINALIZED_PAYABLE" ? this.keys.freshKey() : {}) })
-          .where("guarantee_id", "=", bytes32(guaranteeId)),
-      );
+      if (to === "FINALIZED_PAYABLE") {
+        await this.sql.run(
+          this.sql.db
+            .updateTable("guarantees")
+            .set({ state: to, updated_at: now, ...this.keys.freshKey() })
+            .where("guarantee_id", "=", bytes32(guaranteeId)),
+        );
+      } else {
+        await this.sql.run(SET_STATE.with(this.sql, to, now, bytes32(guaranteeId)));
+      }
       return before;
     });
   }
@@ -239,11 +262,8 @@ export class Guarantees implements GuaranteeRepository {
 
   /** One guarantee's row (`lock`: FOR UPDATE). */
   private async row(guaranteeId: string, lock = false): Promise<GuaranteeRow | undefined> {
-    const select = this.sql.db
-      .selectFrom("guarantees")
-      .selectAll()
-      .where("guarantee_id", "=", bytes32(guaranteeId));
-    return (await this.sql.first(lock ? select.forUpdate() : select)) as GuaranteeRow | undefined;
+    const select = (lock ? ROW_FOR_UPDATE : ROW).with(this.sql, bytes32(guaranteeId));
+    return (await this.sql.first(select)) as GuaranteeRow | undefined;
   }
 }
 
