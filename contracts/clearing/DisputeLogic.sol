@@ -193,8 +193,8 @@ library DisputeLogic {
             uint256 rest = game.total - game.settled;
             _closeAll(books, cycle, game, open);
             game.settled = game.total;
-            emit IClearingHouse.UnansweredConceded(cycleId, asset, debtor, rest, open);
             reduce(books, vault, cycleId, asset, debtor, rest);
+            emit IClearingHouse.UnansweredConceded(cycleId, asset, debtor, rest, open);
             if (debt.status != IClearingHouse.DebtStatus.Challenged) return; // a creditor's game
             if (debt.amount != 0) {
                 debt.status = IClearingHouse.DebtStatus.Answered;
