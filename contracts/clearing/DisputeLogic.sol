@@ -232,6 +232,15 @@ library DisputeLogic {
         if (status != IClearingHouse.DisputeStatus.Open)
             revert IClearingHouse.DisputeNotOpen(at.cycleId, asset, debtor, at.index, status);
         IClearingHouse.DebtGame storage game = books.games[at.cycleId][asset][debtor];
+        // A void closed every open dispute of the game at once (their positions keep the `Open` mark).
+        if (game.openDisputes == 0)
+            revert IClearingHouse.DisputeNotOpen(
+                at.cycleId,
+                asset,
+                debtor,
+                at.index,
+                IClearingHouse.DisputeStatus.Voided
+            );
         if (!game.revealed) revert IClearingHouse.SummaryNotRevealed(at.cycleId, asset, debtor);
         uint256 amount;
         if (at.index >> game.depth == 0) {

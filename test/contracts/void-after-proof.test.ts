@@ -106,6 +106,10 @@ describe("audit M-1: an unanswered dispute voids only what is unproven", () => {
     const debt = await ch.debtOf(1, ETH, f.alice.address);
     expect([debt.amount, debt.status]).to.deep.equal([4n * ONE, ANSWERED_DEBT]);
     expect(await ch.bondOf(ETH)).to.equal(5n * ONE);
+    // The void closed the open dispute: no position can be conceded after it (its mark stays Open).
+    await expect(ch.voidUnansweredPosition(1, ETH, f.alice.address, 1000, EMPTY, []))
+      .to.be.revertedWithCustomError(ch, "DisputeNotOpen")
+      .withArgs(1n, ETH, f.alice.address, 1000n, VOIDED);
     await expect(ch.coverDefault(1, ETH, f.alice.address)).to.emit(ch, "DefaultCovered");
     expect(await f.vault.balanceOf(f.alice.address, ETH)).to.equal(6n * ONE);
   });
