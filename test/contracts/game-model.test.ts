@@ -198,6 +198,7 @@ const KINDS: [string, number][] = [
   ["dispute", 4],
   ["answer", 8],
   ["void", 2],
+  ["voidPosition", 2],
   ["veto", 2],
   ["releaseVetoed", 2],
   ["pay", 4],
@@ -813,6 +814,27 @@ class Harness {
     if (!(result instanceof Refusal)) this.count(`answer → ${DisputeStatus[result]}`);
   }
 
+  /** `voidUnansweredPosition` of an open dispute with its node's proof (audit M-1), by a bystander. */
+  async voidPosition(c: ModelCycle, asset: string, debtor: string, index: number): Promise<void> {
+    const tree = c.built.trees.get(key(debtor, asset))!;
+    const { leaf, path } = answerOf(c.built, tree, index);
+    const result = await this.call(
+      `void position ${index} cycle ${c.id}`,
+      this.g.actors.mallory,
+      this.g.clearingHouseAddress,
+      CH.encodeFunctionData("voidUnansweredPosition", [
+        c.id,
+        getAddress(asset),
+        getAddress(debtor),
+        index,
+        leaf,
+        path,
+      ]),
+      (t) => this.model.voidUnansweredPosition(c.id, asset, debtor, index, t),
+    );
+    if (!(result instanceof Refusal)) this.count(`void position → ${DisputeStatus[result]}`);
+  }
+
   // ------------------------------------------------------------------------------ the generator
 
   debts(filter?: (c: ModelCycle, d: { amount: bigint; status: DebtStatus }) => boolean) {
@@ -891,19 +913,23 @@ class Harness {
         if (!d.c.debts.has(key(d.asset, d.debtor)) && x.d % 4 !== 0)
           await this.reveal(d.c, d.asset, d.debtor);
         const tree = d.c.built.trees.get(key(d.debtor, d.asset))!;
-        return this.dispute(d.c, d.asset, d.debtor, x.c % (tree.levels[0].length + 2), "random");
+        // Now and then a slot far past the tree's end (refused once the summary is revealed, audit M-1).
+        const index = x.d % 5 === 1 ? 1000 + (x.c % 7) : x.c % (tree.levels[0].length + 2);
+        return this.dispute(d.c, d.asset, d.debtor, index, index >= 1000 ? "past the end" : "random");
       }
       case "answer": {
         const o = pick(this.openDisputes(), x.a);
         if (!o) return;
-        return this.answer(
-          o.c,
-          o.asset,
-          o.debtor,
-          o.index,
-          x.c % 5 !== 0,
-          x.d % 2 === 0 ? operator : mallory,
-        );
+        // The operator, a bystander, or the payer answering its own dispute (audit H-1: a removal for "not
+        // validated" and a concession are the operator's alone).
+        const self = this.isActor(o.debtor) ? this.actorOf(o.debtor) : mallory;
+        const by = x.d % 3 === 0 ? operator : x.d % 3 === 1 ? mallory : self;
+        return this.answer(o.c, o.asset, o.debtor, o.index, x.c % 5 !== 0, by);
+      }
+      case "voidPosition": {
+        const o = pick(this.openDisputes(), x.a);
+        if (!o) return;
+        return this.voidPosition(o.c, o.asset, o.debtor, o.index);
       }
       case "void": {
         const d =
@@ -1402,6 +1428,11 @@ class Harness {
           (t) => m.voidUnansweredDebit(c.id, a, account, t),
         );
       }
+    }
+    // Some missed positions proven one by one first (audit M-1); the void concedes what nobody proved.
+    for (const o of this.openDisputes()) {
+      if (o.c.vetoed || o.index % 2 === 1 || !o.c.games.get(key(o.asset, o.debtor))?.revealed) continue;
+      await this.voidPosition(o.c, o.asset, o.debtor, o.index);
     }
     for (const d of this.debts((c, d) => !c.vetoed && d.status === DebtStatus.Challenged)) {
       await this.reveal(d.c, d.asset, d.debtor);
