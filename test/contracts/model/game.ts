@@ -77,8 +77,11 @@ export interface ModelGuarantee {
   timestamp: number;
   /** V2: the policy's validation deadline. */
   deadline: number;
-  /** V1, or V2 whose validator passed it: Core finalizes it as payable. */
+  /** V1, or V2 whose validator passed it (or its payer finalized it): Core finalizes it as payable. */
   payable: boolean;
+  /** V2 payable only by its payer's Finalization (no passing verdict): never remunerable, and an answer
+   * proves it only with the finalization (audit H-1). */
+  finalized?: boolean;
   /** Core's pool: issued, not committed (again) yet; listed: in a live cycle; consumed: paid outside clearing. */
   state: "pending" | "listed" | "consumed" | "dropped";
   /** The cycle that listed it last (when `listed`). */
@@ -314,7 +317,7 @@ export class GameModel {
   remunerate(g: ModelGuarantee): void {
     const how = this.consumption(g.id);
     if (how !== Consumption.None) refuse("GuaranteeAlreadyConsumed");
-    if (!g.payable) refuse("ValidationScoreTooLow");
+    if (!g.payable || g.finalized) refuse("ValidationScoreTooLow");
     const k = key(g.payer, g.asset);
     let free = this.free(g.payer, g.asset);
     const r = this.reserves.get(g.id);
@@ -630,7 +633,9 @@ export class GameModel {
     if (t > c.challengeDeadline) refuse("ChallengeWindowClosed");
     const g = this.guarantees.get(id.toLowerCase())!;
     if (c.creditDisputes.has(g.id)) refuse("CreditDisputeNotOpen");
-    if (!g.payable || this.consumption(g.id) === Consumption.Remunerated) refuse("CreditNotOwed");
+    // (A finalized guarantee's credit dispute carries no finalization here: not validated.)
+    if (!g.payable || g.finalized || this.consumption(g.id) === Consumption.Remunerated)
+      refuse("CreditNotOwed");
     c.creditDisputes.set(g.id, {
       status: CreditDisputeStatus.Open,
       recipient: g.recipient,
@@ -728,6 +733,7 @@ export class GameModel {
     prove: boolean,
     t: number,
     byOperator = true,
+    withFinalization = true,
   ): DisputeStatus {
     const c = this.committed(cycleId);
     if (c.vetoed) refuse("CycleIsVetoed");
@@ -749,7 +755,7 @@ export class GameModel {
       gid = info.guaranteeId!;
       const g = this.guarantees.get(gid)!;
       if (this.consumption(gid) === Consumption.Remunerated) outcome = DisputeStatus.Removed;
-      else if (!g.payable) {
+      else if (!g.payable || (g.finalized && !withFinalization)) {
         // "Not validated" is the operator's call (audit H-1: optional evidence could be left out).
         if (!byOperator) refuse("RemovalNotAllowed");
         outcome = DisputeStatus.Removed;
