@@ -239,8 +239,10 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// once its summary is revealed ({revealSummary}; `NoDebt` before): a position it did not sign lowers its
     /// credit, and a conceded or withheld position is refunded to it from the bond. Until every dispute of the debt is answered the debit
     /// can be neither paid nor covered; the operator answers each position on its own ({answerDispute}); a
-    /// dispute left unanswered by the answer deadline voids the whole remaining debit ({voidUnansweredDebit}).
-    /// Each position is disputed once; a position past the tree's end is dismissed.
+    /// dispute left unanswered by the answer deadline is conceded at its proven amount
+    /// ({voidUnansweredPosition}); before any summary is revealed it voids the whole debit ({voidUnansweredDebit}).
+    /// Each position is disputed once; a position past the tree's end is dismissed, and once the summary is
+    /// revealed it cannot be disputed (`PositionPastTreeEnd`).
     function disputeGuarantee(uint256 cycleId, address asset, uint256 index) external nonReentrant {
         if (index >> SumTree.MAX_DEPTH != 0) revert SumTree.InvalidSumPath(index, SumTree.MAX_DEPTH);
         DisputeLogic.disputeGuarantee(_books, cycleId, asset, msg.sender, index);
@@ -252,8 +254,10 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// signed by the debtor and, V2, validated; not paid on chain; not used by another answer), Dismissed
     /// (empty position), Removed (already paid to its recipient, or validation not passed: off the debit and
     /// off the recipient's credit) or Voided (conceded with empty claims, by the operator only: only its amount
-    /// off the debit, against the bond). Costs O(tree depth) and one certificate and signature check. The
-    /// answer deadline is extended after an operator key change ({voidUnansweredDebit}).
+    /// off the debit, against the bond). A removal because a V2 guarantee is not validated is the operator's
+    /// too (`RemovalNotAllowed`: anyone else could leave out the payer's `Finalization`); anyone answers with
+    /// the evidence that upholds it. Costs O(tree depth) and one certificate and signature check. The answer
+    /// deadline is extended after an operator key change ({voidUnansweredDebit}).
     function answerDispute(
         uint256 cycleId,
         address asset,
@@ -275,18 +279,41 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         );
     }
 
-    /// @notice Voids what is left of `debtor`'s debit in `asset` for cycle `cycleId` once the answer deadline has
-    /// passed with a dispute of it unanswered (the operator withheld its own tree); anyone may call. The
-    /// obligation is released (the debtor keeps its collateral) and the cycle is funded from the operator bond
-    /// instead (shortfall if the bond is short). Once the account's summary is revealed ({revealSummary}),
-    /// every position not answered yet counts as conceded: what exceeds the debit (the incoming payments
-    /// those positions offset) is refunded to the account from the bond, so withholding never beats
-    /// conceding; the same closes a net creditor's unanswered disputes. After an operator key change or
+    /// @notice Closes `debtor`'s unanswered disputes in `asset` for cycle `cycleId` once the answer deadline has
+    /// passed (the operator withheld its own tree); anyone may call. Summary never revealed: what is left of
+    /// the debit is voided, the obligation released (the debtor keeps its collateral) and the cycle funded from
+    /// the operator bond instead (shortfall if the bond is short). Summary revealed: open positions are
+    /// conceded one by one at their proven amounts ({voidUnansweredPosition}) until the payment deadline
+    /// (`PaymentWindowOpen` before it); after it, for a tree nobody proves, every position not answered yet
+    /// counts as conceded ({UnansweredConceded}): its sum comes off the debit, what exceeds it (the incoming
+    /// payments those positions offset) is refunded to the account from the bond, so withholding never beats
+    /// conceding, and the rest of the debit, proven by answers, stays owed (`Answered`; `Voided` if nothing
+    /// is left). The same closes a net creditor's unanswered disputes. After an operator key change or
     /// revocation the answer deadline is `Vault.answerDeadlineAfterKeyGap` of the committed one
     /// ({AnswerWindowExtended} until then; docs/clearing.md "Operator key gaps").
     function voidUnansweredDebit(uint256 cycleId, address asset, address debtor) external nonReentrant {
         _checkKeyGap(cycleId);
         DisputeLogic.voidUnansweredDebit(_books, vault, cycleId, asset, debtor);
+    }
+
+    /// @notice Concedes the unanswered dispute of position `index` of `debtor`'s revealed tree in `asset` for
+    /// cycle `cycleId`, after the answer deadline, at the amount of its node `leaf` proven by `path` under the
+    /// revealed sum root (`LeafNotInTree` otherwise; `SummaryNotRevealed` before a reveal); anyone may call.
+    /// The position is `Voided` (its amount off the debit against the bond, the excess held for the account as
+    /// by a concession) or `Dismissed` (empty, or past the tree's end: no proof needed); nothing else of the
+    /// debit is touched. With the last open dispute the debt is `Answered` (or `Voided` if nothing is left).
+    /// Costs O(tree depth), no signature check (audit M-1). Waits out an operator key gap as
+    /// {voidUnansweredDebit} does ({AnswerWindowExtended}).
+    function voidUnansweredPosition(
+        uint256 cycleId,
+        address asset,
+        address debtor,
+        uint256 index,
+        SumTree.Node calldata leaf,
+        SumTree.Node[] calldata path
+    ) external nonReentrant {
+        _checkKeyGap(cycleId);
+        DisputeLogic.voidUnansweredPosition(_books, vault, [cycleId, index], asset, debtor, leaf, path);
     }
 
     /// @notice Reveals `account`'s summary in `asset` for cycle `cycleId` (proven by `proof` under its

@@ -61,9 +61,14 @@ library DisputeLogic {
         ];
         if (positions[index] != IClearingHouse.DisputeStatus.None)
             revert IClearingHouse.DisputeNotOpen(cycleId, asset, account, index, positions[index]);
+        IClearingHouse.DebtGame storage game = books.games[cycleId][asset][account];
+        // Once the summary is revealed nothing can sit past the tree's end: such a dispute could only be
+        // dismissed, and left unanswered it must not hold the debt up (audit M-1).
+        if (game.revealed && index >> game.depth != 0)
+            revert IClearingHouse.PositionPastTreeEnd(cycleId, asset, account, index, game.depth);
         positions[index] = IClearingHouse.DisputeStatus.Open;
         if (status != IClearingHouse.DebtStatus.None) debt.status = IClearingHouse.DebtStatus.Challenged;
-        books.games[cycleId][asset][account].openDisputes += 1;
+        game.openDisputes += 1;
         cycle.openChallenges += 1;
         books.openChallenges += 1;
         emit IClearingHouse.GuaranteeDisputed(cycleId, asset, account, index);
@@ -108,20 +113,21 @@ library DisputeLogic {
                 0
             );
         } else {
-            _checkInTree(game, a, index);
+            _checkInTree(game, a.leaf, a.path, index);
             _settle(books, vault, verifier, at, a);
         }
         _close(books, cycle, at, game);
     }
 
-    /// @dev Reverts unless the answer's node sits at `index` of the revealed tree.
+    /// @dev Reverts unless `leaf` (with `path`) sits at `index` of the revealed tree.
     function _checkInTree(
         IClearingHouse.DebtGame storage game,
-        IClearingHouse.DisputeAnswer calldata a,
+        SumTree.Node calldata leaf,
+        SumTree.Node[] calldata path,
         uint256 index
     ) private view {
-        SumTree.Node memory top = SumTree.rootOf(a.leaf, index, a.path);
-        if (a.path.length != game.depth || top.hash != game.sumRoot || top.sum != game.total) {
+        SumTree.Node memory top = SumTree.rootOf(leaf, index, path);
+        if (path.length != game.depth || top.hash != game.sumRoot || top.sum != game.total) {
             revert IClearingHouse.LeafNotInTree(index);
         }
     }
@@ -180,17 +186,26 @@ library DisputeLogic {
         // Nothing open: `NoDebt` / `DebtAlreadyResolved` as before (a challenged debt always has a dispute open).
         if (open == 0)
             ClearingBooks.debtIn(books, cycleId, asset, debtor, IClearingHouse.DebtStatus.Challenged);
-        game.openDisputes = 0;
-        cycle.openChallenges -= open;
-        books.openChallenges -= open;
+        IClearingHouse.Debt storage debt = books.debts[cycleId][asset][debtor];
         if (game.revealed) {
-            // Withholding concedes every position not answered yet: their sum comes off the debit and what
-            // exceeds it (the account's incoming payments it offset) is refunded from the bond.
+            // Each open position is conceded at its proven amount ({voidUnansweredPosition}) until the payment
+            // deadline; only then, for a tree nobody proves, every position not answered yet is conceded (the
+            // payer may lack the data). What was proven stays owed (audit M-1).
+            if (block.timestamp <= cycle.paymentDeadline)
+                revert IClearingHouse.PaymentWindowOpen(cycleId, cycle.paymentDeadline);
             uint256 rest = game.total - game.settled;
+            _closeAll(books, cycle, game, open);
             game.settled = game.total;
             reduce(books, vault, cycleId, asset, debtor, rest);
+            emit IClearingHouse.UnansweredConceded(cycleId, asset, debtor, rest, open);
+            if (debt.status != IClearingHouse.DebtStatus.Challenged) return; // a creditor's game
+            if (debt.amount != 0) {
+                debt.status = IClearingHouse.DebtStatus.Answered;
+                return;
+            }
+        } else {
+            _closeAll(books, cycle, game, open);
         }
-        IClearingHouse.Debt storage debt = books.debts[cycleId][asset][debtor];
         if (debt.status != IClearingHouse.DebtStatus.Challenged) return; // a creditor's game: no debt to void
         uint256 amount = debt.amount;
         debt.status = IClearingHouse.DebtStatus.Voided;
@@ -199,6 +214,63 @@ library DisputeLogic {
         ClearingBooks.resolveDebt(cycleId, cycle);
 
         if (amount != 0) vault.releaseObligation(debtor, asset, amount);
+    }
+
+    /// @notice See {ClearingHouse-voidUnansweredPosition}.
+    function voidUnansweredPosition(
+        ClearingBooks.Books storage books,
+        IClearingVault vault,
+        uint256[2] calldata cycleAndIndex,
+        address asset,
+        address debtor,
+        SumTree.Node calldata leaf,
+        SumTree.Node[] calldata path
+    ) external {
+        Position memory at = Position(cycleAndIndex[0], asset, debtor, cycleAndIndex[1], false);
+        IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, at.cycleId);
+        if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(at.cycleId);
+        if (block.timestamp <= cycle.answerDeadline)
+            revert IClearingHouse.AnswerWindowOpen(at.cycleId, cycle.answerDeadline);
+        IClearingHouse.DisputeStatus status = books.disputes[at.cycleId][asset][debtor][at.index];
+        if (status != IClearingHouse.DisputeStatus.Open)
+            revert IClearingHouse.DisputeNotOpen(at.cycleId, asset, debtor, at.index, status);
+        IClearingHouse.DebtGame storage game = books.games[at.cycleId][asset][debtor];
+        // A void closed every open dispute of the game at once (their positions keep the `Open` mark).
+        if (game.openDisputes == 0)
+            revert IClearingHouse.DisputeNotOpen(
+                at.cycleId,
+                asset,
+                debtor,
+                at.index,
+                IClearingHouse.DisputeStatus.Voided
+            );
+        if (!game.revealed) revert IClearingHouse.SummaryNotRevealed(at.cycleId, asset, debtor);
+        uint256 amount;
+        if (at.index >> game.depth == 0) {
+            _checkInTree(game, leaf, path, at.index);
+            amount = leaf.sum;
+        }
+        IClearingHouse.DisputeStatus outcome = amount == 0
+            ? IClearingHouse.DisputeStatus.Dismissed
+            : IClearingHouse.DisputeStatus.Voided;
+        // amount <= the revealed total, which fits 128 bits; positions are distinct.
+        game.settled += uint128(amount);
+        books.disputes[at.cycleId][asset][debtor][at.index] = outcome;
+        emit IClearingHouse.DisputeResolved(at.cycleId, asset, debtor, at.index, outcome, bytes32(0), amount);
+        reduce(books, vault, at.cycleId, asset, debtor, amount);
+        _close(books, cycle, at, game);
+    }
+
+    /// @dev Closes the game's `open` disputes at once (a void).
+    function _closeAll(
+        ClearingBooks.Books storage books,
+        IClearingHouse.Cycle storage cycle,
+        IClearingHouse.DebtGame storage game,
+        uint32 open
+    ) private {
+        game.openDisputes = 0;
+        cycle.openChallenges -= open;
+        books.openChallenges -= open;
     }
 
     /// @notice See {ClearingHouse-revealSummary}.
@@ -527,7 +599,14 @@ library DisputeLogic {
                 a.credit
             )
         ) revert IClearingHouse.NotCreditedToRecipient(at.cycleId, g.recipient, g.guaranteeId);
-        if (!g.validated || vault.consumption(g.guaranteeId) == IClearingVault.Consumption.Remunerated) {
+        if (vault.consumption(g.guaranteeId) == IClearingVault.Consumption.Remunerated) {
+            return (IClearingHouse.DisputeStatus.Removed, g.guaranteeId, g.recipient);
+        }
+        if (!g.validated) {
+            // "Not validated" may only mean that the answer left out the payer's Finalization (optional
+            // evidence): anyone else could strip it and remove an honest position (audit H-1). Like a
+            // concession, it is the operator's call; anyone may still answer with the evidence.
+            if (!at.mayConcede) revert IClearingHouse.RemovalNotAllowed(msg.sender, g.guaranteeId);
             return (IClearingHouse.DisputeStatus.Removed, g.guaranteeId, g.recipient);
         }
         // An answer in a vetoed cycle does not count: the re-commit must be able to use the guarantee again.

@@ -346,6 +346,17 @@ interface IClearingHouse is IGuaranteeErrors {
         bytes32 guaranteeId,
         uint256 amount
     );
+    /// @notice `debtor`'s summary was revealed, `disputes` of its positions were still open after the payment
+    /// deadline and nobody proved them: every position not answered yet (`amount`, the revealed total minus
+    /// what answers and proven voids settled) was conceded at once ({ClearingHouse-voidUnansweredDebit}); the
+    /// rest of the debit stays owed.
+    event UnansweredConceded(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 amount,
+        uint32 disputes
+    );
     /// @notice A dispute left unanswered past the answer deadline voided `debtor`'s remaining debit `amount`; `fromBond` of it was paid into the
     /// cycle from the operator bond (the rest is shortfall).
     event DebitVoided(
@@ -477,6 +488,16 @@ interface IClearingHouse is IGuaranteeErrors {
     /// @notice Only the operator (`OPERATOR_ROLE`) may concede a position (answer with empty claims); `caller`
     /// is not it.
     error ConcessionNotAllowed(address caller);
+    /// @notice Only the operator (`OPERATOR_ROLE`) may answer a position `Removed` because its V2 guarantee
+    /// `guaranteeId` is not validated (no passing verdict and no payer `Finalization` in the answer): anyone
+    /// else could strip the optional finalization from an honest answer (audit H-1). `caller` is not it; the
+    /// dispute stays open.
+    error RemovalNotAllowed(address caller, bytes32 guaranteeId);
+    /// @notice Position `index` is past the end of `account`'s revealed tree (`2^depth` positions): nothing can
+    /// be listed there, so it cannot be disputed (audit M-1).
+    error PositionPastTreeEnd(uint256 cycleId, address asset, address account, uint256 index, uint8 depth);
+    /// @notice `account`'s summary in `asset` for cycle `cycleId` is not revealed ({ClearingHouse-revealSummary}).
+    error SummaryNotRevealed(uint256 cycleId, address asset, address account);
     /// @notice The summary is not `debtor`'s leaf under the cycle's `debitsRoot`.
     error InvalidDebitSummary(uint256 cycleId, address asset, address debtor);
     /// @notice The node and path do not lead to position `index` of the debtor's revealed tree.

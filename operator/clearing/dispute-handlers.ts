@@ -25,6 +25,7 @@ export function registerDisputeHandlers(handlers: EventHandlers): void {
     .on("ClearingHouse.CreditDeducted", applyCreditDeducted)
     .on("ClearingHouse.DeductionRecovered", applyDeductionRecovered)
     .on("ClearingHouse.DebitVoided", applyDebitVoided)
+    .on("ClearingHouse.UnansweredConceded", applyUnansweredConceded)
     .on("ClearingHouse.CreditDisputed", applyCreditDisputed)
     .on("ClearingHouse.CreditDisputeResolved", applyCreditDisputeResolved);
 }
@@ -274,6 +275,35 @@ async function settleDebtAfterDispute(
   }
   await j.putDebt({ ...debt, status: "ANSWERED", resolvedTx: null });
   return { ...debt, status: "ANSWERED" };
+}
+
+/**
+ * After the payment deadline, a revealed tree's open disputes nobody proved were conceded at once (audit M-1;
+ * `DebitReduced` came first with the amount): the open disputes are VOIDED, and the debt ANSWERED with what
+ * answers proved. Nothing left owed: the chain follows with `DebitVoided`, which closes the debt.
+ */
+async function applyUnansweredConceded(
+  j: JournaledTx,
+  event: DecodedEvent<"ClearingHouse.UnansweredConceded">,
+  context: ApplyContext,
+): Promise<void> {
+  const a = event.args;
+  const cycleId = Number(a.cycleId);
+  for (const dispute of await j.tx.cycles.listCycleDisputes({
+    cycleId,
+    asset: a.asset,
+    debtor: a.debtor,
+    status: "OPEN",
+  })) {
+    await j.putDispute({ ...dispute, status: "VOIDED", resolvedTx: event.txHash });
+  }
+  const debt = await j.tx.cycles.getCycleDebt(cycleId, a.asset, a.debtor);
+  if (debt && debt.status === "CHALLENGED" && debt.amount > 0n)
+    await settleDebtAfterDispute(j, event, context, cycleId, a.asset, a.debtor);
+  context.logger.error(
+    { cycle_id: cycleId, asset: a.asset, debtor: a.debtor, amount: a.amount.toString() },
+    "unanswered positions conceded after the payment deadline: charged to the operator bond",
+  );
 }
 
 /**

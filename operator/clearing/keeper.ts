@@ -332,6 +332,17 @@ export class ClearingKeeper {
         position: dispute.position,
       };
       if (cycle.answerDeadline !== null && now > cycle.answerDeadline) {
+        // A missed answer of a revealed tree Core planned: concede that position alone at its proven amount
+        // (audit M-1; what was proven stays owed). Otherwise (no summary on chain, a cycle Core did not
+        // plan) the debt is voided; after a reveal the chain allows that only past the payment deadline.
+        if (cycle.plannedByCore) {
+          if (!cycles.has(cycle.cycleId)) cycles.set(cycle.cycleId, await this.answering(cycle));
+          const txHash = await this.voidPosition(cycles.get(cycle.cycleId) ?? null, dispute, context);
+          if (txHash) {
+            result.answered.push({ ...ref, position: dispute.position, conceded: true, txHash });
+            continue;
+          }
+        }
         const key = `${dispute.cycleId}:${dispute.asset}:${dispute.debtor}`;
         if (voided.has(key)) continue;
         const outcome = await this.send(
@@ -470,6 +481,36 @@ export class ClearingKeeper {
       );
       return null;
     }
+  }
+
+  /**
+   * `voidUnansweredPosition` for one open dispute past the answer deadline, with the position's node and path
+   * from the trees Core planned: the tx hash, or null when not sent (no summary revealed yet, no trees, or the
+   * estimate reverts).
+   */
+  private async voidPosition(
+    answering: CycleAnswering | null,
+    dispute: { cycleId: number; asset: string; debtor: string; position: number },
+    context: Record<string, unknown>,
+  ): Promise<string | null> {
+    if (!answering) return null;
+    let answer: ReturnType<typeof buildDisputeAnswer>;
+    try {
+      const tree = debtorTreeOf(answering.guarantees, dispute.debtor, dispute.asset);
+      answer = buildDisputeAnswer(answering.trees, tree, answering.byId, dispute.position, true);
+    } catch (error) {
+      if (!(error instanceof DisputeAnswerError)) throw error;
+      return null;
+    }
+    const data = clearingHouseInterface.encodeFunctionData("voidUnansweredPosition", [
+      dispute.cycleId,
+      dispute.asset,
+      dispute.debtor,
+      dispute.position,
+      answer.leaf,
+      answer.path,
+    ]);
+    return this.trySend(data, context);
   }
 
   private sendAnswer(

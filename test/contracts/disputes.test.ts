@@ -420,8 +420,11 @@ describe("Dispute game (issue 25)", () => {
       const v2 = validatedV2Guarantee(f);
       await commitPlanned(f, 1n, [v2], [f.cert.guaranteeId]);
       await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
+      // The operator's call (audit H-1: anyone else's "not validated" answer is refused, RemovalNotAllowed).
       await expect(
-        f.clearingHouse.answerDispute(1, ETH, f.alice.address, 0, disputeAnswerOf([v2], f.alice.address, 0)),
+        f.clearingHouse
+          .connect(f.operator)
+          .answerDispute(1, ETH, f.alice.address, 0, disputeAnswerOf([v2], f.alice.address, 0)),
       )
         .to.emit(f.clearingHouse, "DisputeResolved")
         .withArgs(1n, ETH, f.alice.address, 0n, DISPUTE.removed, f.cert.guaranteeId, 2n * ONE);

@@ -227,7 +227,8 @@ describe("Found by the randomized model of the clearing game", () => {
 
     it("left unanswered: her revealed summary makes the void concede everything unanswered (she is whole)", async () => {
       const f = await loadFixture(disputed);
-      await time.increase(2 * W + 1);
+      // Nobody proves the open position by the payment deadline (audit M-1: before it, only proven amounts).
+      await time.increase(2 * W + TIMINGS.paymentWindow + 1);
       const mine = f.cycle.creditProof(ETH, f.alice.address);
       await expect(f.clearingHouse.revealSummary(1, ETH, f.alice.address, mine.summary, mine.proof))
         .to.emit(f.clearingHouse, "DebitSummaryRevealed")

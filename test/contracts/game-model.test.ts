@@ -34,6 +34,7 @@ import { encodeCertificateClaims } from "../../sdk/certificate";
 import { SIGNING_SCHEME_CODES, signGuarantee } from "../../sdk/eip712";
 import { guaranteeId as sdkGuaranteeId } from "../../sdk/ids";
 import { signatureHash, type GuaranteeLeaf } from "../../sdk/guarantee-tree";
+import { signFinalization } from "../../sdk/finalization";
 import { buildCommitPlan, guaranteeLeafOf } from "../../operator/clearing/commit-plan";
 import { netCycle, type PayableGuarantee } from "../../operator/clearing/netting";
 import {
@@ -55,6 +56,7 @@ import {
   signingKeyOf,
   suretyFixture,
   validationRequestHash,
+  vaultDomain,
   type PolicyFields,
 } from "./helpers";
 import { NO_CREDIT_PROOF } from "../../sdk/debit-tree";
@@ -200,6 +202,7 @@ const KINDS: [string, number][] = [
   ["dispute", 4],
   ["answer", 8],
   ["void", 2],
+  ["voidPosition", 2],
   ["veto", 2],
   ["releaseVetoed", 2],
   ["pay", 4],
@@ -387,6 +390,8 @@ class Harness {
     version: 1 | 2,
     pass: boolean,
     eip191: boolean,
+    /** A V2 that fails its validation: its payer finalizes it (waives the verdict) and Core nets it. */
+    finalize = false,
   ): Promise<void> {
     if (this.model.capacity(payer.address, asset) < amount) {
       this.count("issue refused by Core");
@@ -487,10 +492,14 @@ class Harness {
       signature,
     };
     const certificate = signClaims(claims);
+    const finalized = version === 2 && !pass && finalize;
+    const finalization = finalized
+      ? await signFinalization(payer.key, vaultDomain(this.g.chainId, this.g.vaultAddress), gid)
+      : undefined;
     this.issued.set(gid, {
       payable,
       leaf: guaranteeLeafOf(payable),
-      evidence: { claims, certificate, scheme: SIGNING_SCHEME_CODES[scheme], signature },
+      evidence: { claims, certificate, scheme: SIGNING_SCHEME_CODES[scheme], signature, finalization },
       args: [claims, certificate, SIGNING_SCHEME_CODES[scheme], signature],
       requestHash,
     });
@@ -503,12 +512,13 @@ class Harness {
       amount,
       timestamp,
       deadline,
-      payable: version === 1 || pass,
-      state: version === 1 || pass ? "pending" : "dropped",
+      payable: version === 1 || pass || finalized,
+      finalized,
+      state: version === 1 || pass || finalized ? "pending" : "dropped",
     };
     this.model.guarantees.set(gid, g);
     this.count(
-      `issue V${version}${g.payable ? "" : " (validation failed)"}${payer.name === "wallet" ? " (ERC-1271 payer)" : ""}`,
+      `issue V${version}${finalized ? " (finalized by its payer)" : g.payable ? "" : " (validation failed)"}${payer.name === "wallet" ? " (ERC-1271 payer)" : ""}`,
     );
   }
 
@@ -721,6 +731,18 @@ class Harness {
       for (let i = 0; i < infos.length; i++)
         if (this.bad(infos[i])) await this.dispute(c, asset, debtor, i, "forced");
     }
+    // One payer in two that finalized a V2 guarantee listed here tries to take it back: it disputes the
+    // position and answers itself without its finalization (audit H-1: refused, Core's answer upholds it).
+    for (const [k, infos] of positions) {
+      const [debtor, asset] = k.split("|");
+      const i = infos.findIndex(
+        (p) => p.guaranteeId !== undefined && this.model.guarantees.get(p.guaranteeId)?.finalized === true,
+      );
+      if (i < 0 || !this.isActor(debtor) || (b + i) % 2 !== 0) continue;
+      if (!c.debts.has(key(asset, debtor))) continue;
+      await this.dispute(c, asset, debtor, i, "its own finalized V2");
+      await this.answer(c, asset, debtor, i, true, this.actorOf(debtor), true);
+    }
   }
 
   /** The recipient of listed guarantee `id` disputes its credit in cycle `c` (`disputeCredit`). */
@@ -796,11 +818,16 @@ class Harness {
     index: number,
     prove: boolean,
     by: Actor,
+    /** Whether a non-operator answerer leaves the payer's finalization out (default: it does). */
+    strip?: boolean,
   ): Promise<void> {
     const tree = c.built.trees.get(key(debtor, asset))!;
     const info = c.positions.get(key(debtor, asset))?.[index];
     const canProve = prove && info?.guaranteeId !== undefined;
-    const evidence = canProve ? this.issued.get(info!.guaranteeId!)!.evidence : undefined;
+    const held = canProve ? this.issued.get(info!.guaranteeId!)!.evidence : undefined;
+    // Core's keeper carries the payer's finalization; anyone else may leave it out (audit H-1).
+    const withFinalization = by === this.g.actors.operator || (strip ?? true) === false;
+    const evidence = held === undefined || withFinalization ? held : { ...held, finalization: undefined };
     const answer = answerOf(c.built, tree, index, evidence);
     const data = CH.encodeFunctionData("answerDispute", [
       c.id,
@@ -814,9 +841,40 @@ class Harness {
       by,
       this.g.clearingHouseAddress,
       data,
-      (t) => this.model.answerDispute(c.id, asset, debtor, index, canProve, t, by === this.g.actors.operator),
+      (t) =>
+        this.model.answerDispute(
+          c.id,
+          asset,
+          debtor,
+          index,
+          canProve,
+          t,
+          by === this.g.actors.operator,
+          withFinalization,
+        ),
     );
     if (!(result instanceof Refusal)) this.count(`answer → ${DisputeStatus[result]}`);
+  }
+
+  /** `voidUnansweredPosition` of an open dispute with its node's proof (audit M-1), by a bystander. */
+  async voidPosition(c: ModelCycle, asset: string, debtor: string, index: number): Promise<void> {
+    const tree = c.built.trees.get(key(debtor, asset))!;
+    const { leaf, path } = answerOf(c.built, tree, index);
+    const result = await this.call(
+      `void position ${index} cycle ${c.id}`,
+      this.g.actors.mallory,
+      this.g.clearingHouseAddress,
+      CH.encodeFunctionData("voidUnansweredPosition", [
+        c.id,
+        getAddress(asset),
+        getAddress(debtor),
+        index,
+        leaf,
+        path,
+      ]),
+      (t) => this.model.voidUnansweredPosition(c.id, asset, debtor, index, t),
+    );
+    if (!(result instanceof Refusal)) this.count(`void position → ${DisputeStatus[result]}`);
   }
 
   // ------------------------------------------------------------------------------ the generator
@@ -866,6 +924,7 @@ class Harness {
           version,
           (x.d >> 6) % 5 !== 0,
           (x.d >> 9) % 2 === 1,
+          (x.d >> 10) % 3 !== 0,
         );
       }
       case "commit":
@@ -897,19 +956,32 @@ class Harness {
         if (!d.c.debts.has(key(d.asset, d.debtor)) && x.d % 4 !== 0)
           await this.reveal(d.c, d.asset, d.debtor);
         const tree = d.c.built.trees.get(key(d.debtor, d.asset))!;
-        return this.dispute(d.c, d.asset, d.debtor, x.c % (tree.levels[0].length + 2), "random");
+        // A payer disputes the V2 guarantee it finalized and answers itself without the finalization
+        // (audit H-1: RemovalNotAllowed, the dispute stays open for Core's answer).
+        const finalized = (d.c.positions.get(key(d.debtor, d.asset)) ?? []).findIndex(
+          (p) => p.guaranteeId !== undefined && m.guarantees.get(p.guaranteeId)?.finalized === true,
+        );
+        if ((x.d >> 3) % 3 === 0 && finalized >= 0 && this.isActor(d.debtor)) {
+          await this.dispute(d.c, d.asset, d.debtor, finalized, "its own finalized V2");
+          return this.answer(d.c, d.asset, d.debtor, finalized, true, this.actorOf(d.debtor), true);
+        }
+        // Now and then a slot far past the tree's end (refused once the summary is revealed, audit M-1).
+        const index = x.d % 5 === 1 ? 1000 + (x.c % 7) : x.c % (tree.levels[0].length + 2);
+        return this.dispute(d.c, d.asset, d.debtor, index, index >= 1000 ? "past the end" : "random");
       }
       case "answer": {
         const o = pick(this.openDisputes(), x.a);
         if (!o) return;
-        return this.answer(
-          o.c,
-          o.asset,
-          o.debtor,
-          o.index,
-          x.c % 5 !== 0,
-          x.d % 2 === 0 ? operator : mallory,
-        );
+        // The operator, a bystander, or the payer answering its own dispute (audit H-1: a removal for "not
+        // validated" and a concession are the operator's alone).
+        const self = this.isActor(o.debtor) ? this.actorOf(o.debtor) : mallory;
+        const by = x.d % 3 === 0 ? operator : x.d % 3 === 1 ? mallory : self;
+        return this.answer(o.c, o.asset, o.debtor, o.index, x.c % 5 !== 0, by, (x.b >> 3) % 2 === 0);
+      }
+      case "voidPosition": {
+        const o = pick(this.openDisputes(), x.a);
+        if (!o) return;
+        return this.voidPosition(o.c, o.asset, o.debtor, o.index);
       }
       case "void": {
         const d =
@@ -1448,6 +1520,11 @@ class Harness {
           (t) => m.voidUnansweredDebit(c.id, a, account, t),
         );
       }
+    }
+    // Some missed positions proven one by one first (audit M-1); the void concedes what nobody proved.
+    for (const o of this.openDisputes()) {
+      if (o.c.vetoed || o.index % 2 === 1 || !o.c.games.get(key(o.asset, o.debtor))?.revealed) continue;
+      await this.voidPosition(o.c, o.asset, o.debtor, o.index);
     }
     for (const d of this.debts((c, d) => !c.vetoed && d.status === DebtStatus.Challenged)) {
       await this.reveal(d.c, d.asset, d.debtor);

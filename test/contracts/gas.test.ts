@@ -539,10 +539,26 @@ describe("Gas", () => {
           }),
         );
       }
-      await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, count === 1 ? 1 : 2);
-      await time.increase(PAYMENT_DELAY);
+      // After the reveal only positions inside the tree can be disputed (audit M-1): a 1-guarantee tree has
+      // none left.
+      if (count === 1) return;
+      await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 2);
+      await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 3);
+      await time.increase(2 * TIMINGS.challengeWindow + 1);
       await gasOf(
-        `voidUnansweredDebit (${count})`,
+        `voidUnansweredPosition (${count}; a missed position conceded at its proven amount)`,
+        f.clearingHouse.voidUnansweredPosition(
+          1,
+          ETH,
+          f.alice.address,
+          2,
+          { hash: tree.fillerHash, sum: ONE },
+          tree.path(2),
+        ),
+      );
+      await time.increase(TIMINGS.paymentWindow);
+      await gasOf(
+        `voidUnansweredDebit (${count}; revealed, after the payment deadline: concedes the unanswered rest)`,
         f.clearingHouse.voidUnansweredDebit(1, ETH, f.alice.address),
       );
     });

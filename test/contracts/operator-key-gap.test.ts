@@ -8,7 +8,7 @@
  */
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
-import { parseEther } from "ethers";
+import { ZeroHash, parseEther } from "ethers";
 import { ethers } from "hardhat";
 
 import { publicKeyToEip2537 } from "../../sdk/bls";
@@ -80,6 +80,10 @@ describe("operator key gaps: unanswered disputes wait for a working key", () => 
     // Past the committed deadline the void is refused with the extended one.
     await time.increaseTo(f.deadline + 1n);
     await expect(ch.voidUnansweredDebit(1, ETH, f.alice.address))
+      .to.be.revertedWithCustomError(ch, "AnswerWindowExtended")
+      .withArgs(1n, until);
+    // The per-position void (audit M-1) waits for the same window.
+    await expect(ch.voidUnansweredPosition(1, ETH, f.alice.address, 0, { hash: ZeroHash, sum: 0n }, []))
       .to.be.revertedWithCustomError(ch, "AnswerWindowExtended")
       .withArgs(1n, until);
     // The replacement executes; Core answers under the new key, past the committed deadline.

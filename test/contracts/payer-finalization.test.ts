@@ -96,7 +96,12 @@ describe("Payer-finalized V2 guarantees in disputes", () => {
     const f = await loadFixture(finalizedFixture);
     const ch = f.clearingHouse;
     await ch.connect(f.alice).disputeGuarantee(1, ETH, 0);
-    await expect(ch.answerDispute(1, ETH, f.alice.address, 0, disputeAnswerOf([f.g], f.alice.address, 0)))
+    const answer = disputeAnswerOf([f.g], f.alice.address, 0);
+    // Only the operator may answer "not validated" (audit H-1: the finalization is optional evidence).
+    await expect(ch.connect(f.alice).answerDispute(1, ETH, f.alice.address, 0, answer))
+      .to.be.revertedWithCustomError(ch, "RemovalNotAllowed")
+      .withArgs(f.alice.address, f.cert.guaranteeId);
+    await expect(ch.connect(f.operator).answerDispute(1, ETH, f.alice.address, 0, answer))
       .to.emit(ch, "DisputeResolved")
       .withArgs(1n, ETH, f.alice.address, 0n, DISPUTE.removed, f.cert.guaranteeId, 2n * ONE);
   });

@@ -160,6 +160,69 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
   });
 
+  it("a position it missed in its answer window: conceded at its proven amount after the deadline, the rest stays owed", async function () {
+    const { f, tasks } = await committed();
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    await h!.indexer.syncToHead();
+    expect((await tasks.keeper.tick()).answered.map((a) => a.position)).to.deep.equal([0]); // reveals
+    // A second dispute the keeper never sees before the answer deadline (Core was down).
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 1);
+    await advance(h!, 2 * f.timings.challengeWindow + 1);
+    await h!.indexer.syncToHead();
+    const all = await h!.store.guarantees.listGuarantees({ cycleId: 1 });
+    const missed = debtorTreeOf(all, f.alice.address, ETH).leaves[1].amount;
+    const kept = await tasks.keeper.tick();
+    // audit M-1: voidUnansweredPosition, not the whole-debt void (which the chain refuses before the
+    // payment deadline once the summary is revealed).
+    expect(kept.answered.map((a) => [a.cycleId, a.position, a.conceded])).to.deep.equal([[1, 1, true]]);
+    expect(kept.voided).to.deep.equal([]);
+    await h!.indexer.syncToHead();
+    const disputes = await h!.store.cycles.listCycleDisputes({ cycleId: 1 });
+    expect(disputes.map((d) => [d.position, d.status])).to.deep.equal([
+      [0, "UPHELD"],
+      [1, "VOIDED"],
+    ]);
+    expect(disputes[1].amount).to.equal(missed);
+    const debt = (await h!.store.cycles.getCycleDebt(1, ETH, f.alice.address))!;
+    const onChain = await f.clearingHouse.debtOf(1, ETH, f.alice.address);
+    expect(debt.amount).to.equal(onChain.amount);
+    expect(onChain.amount).to.equal(missed >= 3n * ONE ? 0n : 3n * ONE - missed);
+    expect(debt.status).to.equal(onChain.amount === 0n ? "VOIDED" : "ANSWERED");
+  });
+
+  it("nobody proves a missed position by the payment deadline: the void concedes it, the indexer follows, the keeper covers", async function () {
+    const { f, tasks } = await committed();
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    await h!.indexer.syncToHead();
+    await tasks.keeper.tick(); // answers position 0 (reveals the summary)
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 1);
+    await advance(h!, 2 * f.timings.challengeWindow + f.timings.paymentWindow + 1);
+    // Someone else voids first (the keeper was down): the unanswered rest is conceded (UnansweredConceded).
+    await expect(f.clearingHouse.connect(f.carol).voidUnansweredDebit(1, ETH, f.alice.address)).to.emit(
+      f.clearingHouse,
+      "UnansweredConceded",
+    );
+    await h!.indexer.syncToHead();
+    const disputes = await h!.store.cycles.listCycleDisputes({ cycleId: 1 });
+    expect(disputes.map((d) => [d.position, d.status])).to.deep.equal([
+      [0, "UPHELD"],
+      [1, "VOIDED"],
+    ]);
+    const onChain = await f.clearingHouse.debtOf(1, ETH, f.alice.address);
+    const debt = (await h!.store.cycles.getCycleDebt(1, ETH, f.alice.address))!;
+    expect(debt.amount).to.equal(onChain.amount);
+    expect(debt.status).to.equal(onChain.status === 5n ? "ANSWERED" : "VOIDED");
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(
+      await f.vault.obligationOf(f.alice.address, ETH),
+    );
+    if (onChain.amount > 0n) {
+      const kept = await tasks.keeper.tick();
+      expect(kept.covered.map((c) => c.debtor)).to.deep.equal([f.alice.address]);
+    }
+  });
+
   it("concedes a position the chain refuses to see proven: only its amount comes off the debit", async function () {
     const { f, tasks, ids } = await committed();
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });

@@ -182,6 +182,8 @@ export interface AnswerEvidence {
   certificate: { x_a: string; x_b: string; y_a: string; y_b: string };
   scheme: number;
   signature: string;
+  /** The payer's Finalization signature (a payer-finalized V2 guarantee), when the answer carries it. */
+  finalization?: string;
 }
 
 /**
@@ -210,7 +212,7 @@ export function answerOf(cycle: BuiltCycle, tree: DebtorTree, index: number, evi
     leaf: proof.leaf,
     path: proof.path,
     ...evidence,
-    finalization: "0x",
+    finalization: evidence.finalization ?? "0x",
     credit: creditOf(cycle, tree.leaves[index]),
   };
 }

@@ -77,10 +77,13 @@ export interface ModelGuarantee {
   timestamp: number;
   /** V2: the policy's validation deadline. */
   deadline: number;
-  /** V1, or V2 whose validator passed it: Core finalizes it as payable. */
+  /** V1, or V2 whose validator passed it (or its payer finalized it): Core finalizes it as payable. */
   payable: boolean;
   /** V2: its verdict was pinned in the Vault (`Vault.pinVerdicts`, audit H-2): final, whatever is posted later. */
   pinned?: boolean;
+  /** V2 payable only by its payer's Finalization (no passing verdict): never remunerable, and an answer
+   * proves it only with the finalization (audit H-1). */
+  finalized?: boolean;
   /** Core's pool: issued, not committed (again) yet; listed: in a live cycle; consumed: paid outside clearing. */
   state: "pending" | "listed" | "consumed" | "dropped";
   /** The cycle that listed it last (when `listed`). */
@@ -344,7 +347,7 @@ export class GameModel {
   remunerate(g: ModelGuarantee): void {
     const how = this.consumption(g.id);
     if (how !== Consumption.None) refuse("GuaranteeAlreadyConsumed");
-    if (!this.validated(g)) refuse("ValidationScoreTooLow");
+    if (!this.validated(g) || g.finalized) refuse("ValidationScoreTooLow");
     const k = key(g.payer, g.asset);
     let free = this.free(g.payer, g.asset);
     const r = this.reserves.get(g.id);
@@ -660,7 +663,9 @@ export class GameModel {
     if (t > c.challengeDeadline) refuse("ChallengeWindowClosed");
     const g = this.guarantees.get(id.toLowerCase())!;
     if (c.creditDisputes.has(g.id)) refuse("CreditDisputeNotOpen");
-    if (!this.validated(g) || this.consumption(g.id) === Consumption.Remunerated) refuse("CreditNotOwed");
+    // (A finalized guarantee's credit dispute carries no finalization here: not validated.)
+    if (!this.validated(g) || g.finalized || this.consumption(g.id) === Consumption.Remunerated)
+      refuse("CreditNotOwed");
     c.creditDisputes.set(g.id, {
       status: CreditDisputeStatus.Open,
       recipient: g.recipient,
@@ -726,6 +731,9 @@ export class GameModel {
     if (index >= 1 << 24) refuse("InvalidSumPath");
     const dk = key(asset, debtor, index);
     if ((c.disputes.get(dk) ?? DisputeStatus.None) !== DisputeStatus.None) refuse("DisputeNotOpen");
+    // Nothing sits past a revealed tree's end (audit M-1).
+    const shown = c.games.get(key(asset, debtor));
+    if (shown?.revealed && index >= 2 ** shown.depth) refuse("PositionPastTreeEnd");
     c.disputes.set(dk, DisputeStatus.Open);
     if (debt !== undefined) debt.status = DebtStatus.Challenged;
     const game = this.game(c, asset, debtor);
@@ -755,6 +763,7 @@ export class GameModel {
     prove: boolean,
     t: number,
     byOperator = true,
+    withFinalization = true,
   ): DisputeStatus {
     const c = this.committed(cycleId);
     if (c.vetoed) refuse("CycleIsVetoed");
@@ -775,9 +784,12 @@ export class GameModel {
     } else {
       gid = info.guaranteeId!;
       const g = this.guarantees.get(gid)!;
-      if (!this.validated(g) || this.consumption(gid) === Consumption.Remunerated)
+      if (this.consumption(gid) === Consumption.Remunerated) outcome = DisputeStatus.Removed;
+      else if (!this.validated(g) || (g.finalized && !withFinalization)) {
+        // "Not validated" is the operator's call (audit H-1: optional evidence could be left out).
+        if (!byOperator) refuse("RemovalNotAllowed");
         outcome = DisputeStatus.Removed;
-      else {
+      } else {
         const usedIn = this.answeredIn.get(gid) ?? 0;
         if (usedIn !== 0 && !this.cycle(usedIn)!.vetoed) refuse("GuaranteeAlreadyUsed");
         outcome = DisputeStatus.Upheld;
@@ -799,6 +811,13 @@ export class GameModel {
       this.fault(asset, info!.amount);
       this.reduce(c, asset, debtor, info!.amount);
     }
+    this.closeDispute(c, asset, debtor);
+    return outcome;
+  }
+
+  /** One dispute of the game closed; with its last, the debt is Answered (or Voided when nothing is owed). */
+  private closeDispute(c: ModelCycle, asset: string, debtor: string): void {
+    const game = this.game(c, asset, debtor);
     game.openDisputes -= 1;
     c.openChallenges -= 1;
     this.openChallenges -= 1;
@@ -810,6 +829,38 @@ export class GameModel {
         this.resolveDebt(c);
       } else debt.status = DebtStatus.Answered;
     }
+  }
+
+  /**
+   * `voidUnansweredPosition` (audit M-1): after the answer deadline anyone concedes one open position of a
+   * revealed tree at its proven amount (Voided), or dismisses it when empty or past the end.
+   */
+  voidUnansweredPosition(
+    cycleId: number,
+    asset: string,
+    debtor: string,
+    index: number,
+    t: number,
+  ): DisputeStatus {
+    const c = this.committed(cycleId);
+    if (c.vetoed) refuse("CycleIsVetoed");
+    if (t <= c.answerDeadline) refuse("AnswerWindowOpen");
+    const dk = key(asset, debtor, index);
+    if ((c.disputes.get(dk) ?? DisputeStatus.None) !== DisputeStatus.Open) refuse("DisputeNotOpen");
+    const game = this.game(c, asset, debtor);
+    // A void closed every open dispute at once (the positions keep their Open mark on chain too).
+    if (game.openDisputes === 0) refuse("DisputeNotOpen");
+    if (!game.revealed) refuse("SummaryNotRevealed");
+    const info = index < 2 ** game.depth ? (c.positions.get(key(debtor, asset)) ?? [])[index] : undefined;
+    const amount = info?.amount ?? 0n;
+    const outcome = amount === 0n ? DisputeStatus.Dismissed : DisputeStatus.Voided;
+    game.settled += amount;
+    c.disputes.set(dk, outcome);
+    if (amount !== 0n) {
+      this.fault(asset, amount);
+      this.reduce(c, asset, debtor, amount);
+    }
+    this.closeDispute(c, asset, debtor);
     return outcome;
   }
 
@@ -869,15 +920,22 @@ export class GameModel {
       if (debt === undefined) refuse("NoDebt");
       refuse("DebtAlreadyResolved");
     }
+    // Revealed: open positions are conceded one by one at their proven amounts until the payment deadline.
+    if (game.revealed && t <= c.paymentDeadline) refuse("PaymentWindowOpen");
     c.openChallenges -= game.openDisputes;
     this.openChallenges -= game.openDisputes;
     game.openDisputes = 0;
     if (game.revealed) {
-      // Every position not answered yet counts as conceded (withholding never beats conceding).
+      // Nobody proved them: every position not answered yet counts as conceded (withholding never beats
+      // conceding); what answers proved stays owed (audit M-1).
       const rest = game.total - game.settled;
       game.settled = game.total;
       this.fault(asset, rest);
       this.reduce(c, asset, debtor, rest);
+      if (debt !== undefined && debt.status === DebtStatus.Challenged && debt.amount !== 0n) {
+        debt.status = DebtStatus.Answered;
+        return 0n;
+      }
     }
     if (debt === undefined || debt.status !== DebtStatus.Challenged) return 0n;
     const amount = debt.amount;
