@@ -1144,7 +1144,9 @@ class Harness {
         // Core pins the passed verdicts of the V2 guarantees it nets once their deadline has passed
         // (operator/lifecycle/verdict-pins.ts: a batch); a seller pins one (also too early: refused).
         const v2 = [...m.guarantees.values()].filter((g) => g.version === 2);
-        const due = v2.filter((g) => g.payable && g.pinned !== true && m.now + 1 > g.deadline);
+        const due = v2.filter(
+          (g) => g.payable && !g.finalized && g.pinned !== true && m.now + 1 > g.deadline,
+        );
         const batch =
           x.c % 3 === 0 || due.length === 0 ? [pick(v2, x.a)].filter((g) => g !== undefined) : due;
         if (batch.length === 0) return;
@@ -1165,7 +1167,7 @@ class Harness {
         );
         const g = pick(v2, x.a);
         if (!g) return;
-        const score = g.pinned === true ? [0, 90][x.c % 2] : g.payable ? 90 : 10;
+        const score = g.pinned === true ? [0, 90][x.c % 2] : g.payable && !g.finalized ? 90 : 10;
         await this.raw(
           this.g.actors.validator,
           this.g.registryAddress,

@@ -300,7 +300,11 @@ describe("Pinned V2 verdicts (audit H-2)", () => {
         .connect(f.validator)
         .validationResponse(f.cert.requestHash, 90, "", hashText("e"), "ok");
       expect(await f.vault.pinVerdicts.staticCall([f.cert.claims])).to.equal(0n);
-      await expect(ch.answerDispute(1, ETH, f.alice.address, 0, disputeAnswerOf([f.g], f.alice.address, 0)))
+      // A removal for "not validated" is the operator's call (audit H-1): Core's keeper answers it.
+      const operator = ch.connect(f.operator);
+      await expect(
+        operator.answerDispute(1, ETH, f.alice.address, 0, disputeAnswerOf([f.g], f.alice.address, 0)),
+      )
         .to.emit(ch, "DisputeResolved")
         .withArgs(1n, ETH, f.alice.address, 0n, REMOVED, f.cert.guaranteeId, 2n * ONE);
     });

@@ -336,7 +336,8 @@ export class GameModel {
     }
     let pinned = 0;
     for (const g of gs) {
-      if (g.pinned || !g.payable) continue;
+      // A payer-finalized guarantee has no passing verdict to pin (its finalization answers for it).
+      if (g.pinned || !g.payable || g.finalized) continue;
       g.pinned = true;
       pinned += 1;
     }
