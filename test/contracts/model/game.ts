@@ -165,9 +165,14 @@ export interface Flows {
   refunded: bigint;
   /** Received as a creditor or recipient: net credits set aside (minus deductions), remunerations, reserve collections. */
   received: bigint;
+  /**
+   * Of `paidOut`: deductions recovered from its collateral as a recipient (`recoverDeduction`), i.e. money it
+   * had received for a removed position given back, not a payment for its own guarantees.
+   */
+  recovered: bigint;
 }
 
-const ZERO_FLOWS = (): Flows => ({ paidOut: 0n, refunded: 0n, received: 0n });
+const ZERO_FLOWS = (): Flows => ({ paidOut: 0n, refunded: 0n, received: 0n, recovered: 0n });
 
 export class GameModel {
   now = 0;
@@ -632,6 +637,7 @@ export class GameModel {
     this.add(this.bond, asset, back);
     this.fault(asset, -back);
     this.flow(recipient, asset).paidOut += covered;
+    this.flow(recipient, asset).recovered += covered;
     return covered;
   }
 
