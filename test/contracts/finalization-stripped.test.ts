@@ -5,20 +5,12 @@
  * `DisputeNotOpen`. Now a removal for "not validated" is the operator's call only (`RemovalNotAllowed`, the
  * dispute stays open); anyone still answers with the evidence that upholds it.
  */
-import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
+import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
-import { id as hashText, parseEther, type Signer } from "ethers";
+import { parseEther, type Signer } from "ethers";
 
 import { signFinalization, type FinalizationSigner } from "../../sdk/finalization";
-import {
-  ETH,
-  commitPlanned,
-  disputeAnswerOf,
-  suretyFixture,
-  v2Certificate,
-  vaultDomain,
-  type SignedTestGuarantee,
-} from "./helpers";
+import { ETH, commitPlanned, disputeAnswerOf, suretyFixture, unvalidatedV2, vaultDomain } from "./helpers";
 
 const ONE = parseEther("1");
 const OPEN = 1n;
@@ -32,38 +24,7 @@ describe("audit H-1: a payer cannot strip its Finalization from the answer to it
     const f = await suretyFixture();
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
-    const cert = v2Certificate({
-      chainId: f.chainId,
-      vault: f.vaultAddress,
-      user: f.alice.address,
-      recipient: f.bob.address,
-      reqId: 78n,
-      amount: 2n * ONE,
-      asset: ETH,
-      policy: {
-        registry: f.registryAddress,
-        validator: f.validator.address,
-        agentId: 3n,
-        minScore: 50,
-        jobHash: hashText("job"),
-        tag: "ok",
-        deadline: BigInt((await time.latest()) + 3600),
-      },
-    });
-    const g: SignedTestGuarantee = {
-      payable: {
-        guaranteeId: cert.guaranteeId,
-        version: 2,
-        user: f.alice.address,
-        recipient: f.bob.address,
-        asset: ETH,
-        amount: 2n * ONE,
-        signature: cert.payerSignature,
-      },
-      claims: cert.claims,
-      scheme: "eip712",
-      signature: cert.payerSignature,
-    };
+    const { cert, g } = await unvalidatedV2(f);
     const { plan } = await commitPlanned(f, 1n, [g], [cert.guaranteeId]);
     const finalization = await signFinalization(
       f.alice as Signer as unknown as FinalizationSigner,

@@ -626,6 +626,47 @@ export function remunerateArgs(
 }
 
 /**
+ * alice → bob 2 ETH, a V2 guarantee (reqId 78) with the standard policy (deadline an hour from now) and no verdict
+ * (bob never asked the validator): its certificate and the guarantee as a cycle lists it.
+ */
+export async function unvalidatedV2(f: Awaited<ReturnType<typeof suretyFixture>>) {
+  const amount = 2n * 10n ** 18n;
+  const cert = v2Certificate({
+    chainId: f.chainId,
+    vault: f.vaultAddress,
+    user: f.alice.address,
+    recipient: f.bob.address,
+    reqId: 78n,
+    amount,
+    asset: ETH,
+    policy: {
+      registry: f.registryAddress,
+      validator: f.validator.address,
+      agentId: 3n,
+      minScore: 50,
+      jobHash: hashText("job"),
+      tag: "ok",
+      deadline: BigInt((await time.latest()) + 3600),
+    },
+  });
+  const g: SignedTestGuarantee = {
+    payable: {
+      guaranteeId: cert.guaranteeId,
+      version: 2,
+      user: f.alice.address,
+      recipient: f.bob.address,
+      asset: ETH,
+      amount,
+      signature: cert.payerSignature,
+    },
+    claims: cert.claims,
+    scheme: "eip712",
+    signature: cert.payerSignature,
+  };
+  return { cert, g };
+}
+
+/**
  * The fixture with alice holding 10 ETH and a V2 certificate (alice pays bob 2 ETH, req 77, agent 3)
  * whose validation bob requested and the validator passed (score 90): ready for `remunerate` or a commit.
  */

@@ -5,7 +5,7 @@
  * signature in place of a verdict and is upheld; without it (or with anyone else's, or of another id) the
  * guarantee is removed as before.
  */
-import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
+import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { id as hashText, parseEther, type Signer } from "ethers";
 import { ethers } from "hardhat";
@@ -17,9 +17,8 @@ import {
   disputeAnswerOf,
   signClaims,
   suretyFixture,
-  v2Certificate,
+  unvalidatedV2,
   vaultDomain,
-  type SignedTestGuarantee,
 } from "./helpers";
 
 const ONE = parseEther("1");
@@ -31,38 +30,7 @@ describe("Payer-finalized V2 guarantees in disputes", () => {
     const f = await suretyFixture();
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
-    const cert = v2Certificate({
-      chainId: f.chainId,
-      vault: f.vaultAddress,
-      user: f.alice.address,
-      recipient: f.bob.address,
-      reqId: 78n,
-      amount: 2n * ONE,
-      asset: ETH,
-      policy: {
-        registry: f.registryAddress,
-        validator: f.validator.address,
-        agentId: 3n,
-        minScore: 50,
-        jobHash: hashText("job"),
-        tag: "ok",
-        deadline: BigInt((await time.latest()) + 3600),
-      },
-    });
-    const g: SignedTestGuarantee = {
-      payable: {
-        guaranteeId: cert.guaranteeId,
-        version: 2,
-        user: f.alice.address,
-        recipient: f.bob.address,
-        asset: ETH,
-        amount: 2n * ONE,
-        signature: cert.payerSignature,
-      },
-      claims: cert.claims,
-      scheme: "eip712",
-      signature: cert.payerSignature,
-    };
+    const { cert, g } = await unvalidatedV2(f);
     await commitPlanned(f, 1n, [g], [cert.guaranteeId]);
     const domain = vaultDomain(f.chainId, f.vaultAddress);
     const finalizationBy = (who: Signer, id = cert.guaranteeId) =>
