@@ -45,6 +45,11 @@ export interface LeaderLeaseOptions {
   name?: string;
   /** Monotonic milliseconds (default `performance.now`). */
   now?: () => number;
+  /**
+   * Time between two tries (default `leaseMs / 3`, at most that): shorter tries let a test watch many
+   * renewals under a lease long enough that a stalled host never loses it.
+   */
+  renewEveryMs?: number;
 }
 
 interface ActiveTerm {
@@ -72,6 +77,10 @@ export class LeaderLease implements BackgroundOwnership {
     if (!Number.isSafeInteger(options.leaseMs) || options.leaseMs < TRIES_PER_PERIOD) {
       throw new RangeError("leaseMs must be an integer of at least 3");
     }
+    const every = options.renewEveryMs;
+    if (every !== undefined && (!Number.isSafeInteger(every) || every < 1 || every > options.leaseMs / 3)) {
+      throw new RangeError("renewEveryMs must be an integer from 1 to leaseMs / 3");
+    }
     this.self = options.self;
     this.name = options.name ?? BACKGROUND_LEASE;
     this.now = options.now ?? (() => performance.now());
@@ -80,7 +89,7 @@ export class LeaderLease implements BackgroundOwnership {
 
   /** Time between two tries to take or renew the lease. */
   get renewIntervalMs(): number {
-    return Math.floor(this.options.leaseMs / TRIES_PER_PERIOD);
+    return this.options.renewEveryMs ?? Math.floor(this.options.leaseMs / TRIES_PER_PERIOD);
   }
 
   isLeader(): boolean {

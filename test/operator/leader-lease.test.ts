@@ -9,8 +9,12 @@ import { silentLogger } from "../../operator/logger";
 import { LeaseLostError, PostgresStore } from "../../operator/store";
 import { startTestPostgres, type TestPostgres } from "../support/embedded-postgres";
 
-/** Short, so takeover is observed in real time (a lease is about real time: no clock to move by hand). */
-const LEASE_MS = 600;
+/**
+ * Short enough that takeover is observed in real time (a lease is about the database's real clock: no clock
+ * to move by hand), long enough that a stalled CI host does not lose it: a renewal would have to wait 2/3 of
+ * it (1.3 s) for the leader to count itself deposed. CI once lost a 600 ms lease that way.
+ */
+const LEASE_MS = 2_000;
 
 /** Polls `check` every 20 ms until it holds; fails after `timeoutMs`. Answers the time it took. */
 async function until(
@@ -53,9 +57,13 @@ describe("leader lease with fencing (PostgreSQL)", function () {
   }
 
   /** A lease whose terms record their tokens and stops; stopped after the test. */
-  function lease(s: PostgresStore, self: string) {
+  function lease(
+    s: PostgresStore,
+    self: string,
+    timing: { leaseMs: number; renewEveryMs?: number } = { leaseMs: LEASE_MS },
+  ) {
     const terms: { token: number; stopped: boolean; store: PostgresStore }[] = [];
-    const l = new LeaderLease({ store: s, self, leaseMs: LEASE_MS, logger: silentLogger() });
+    const l = new LeaderLease({ store: s, self, ...timing, logger: silentLogger() });
     open.push({ stop: () => l.stop() });
     const started = l.start(async ({ token, store: termStore }) => {
       const term = { token, stopped: false, store: termStore as PostgresStore };
@@ -66,21 +74,30 @@ describe("leader lease with fencing (PostgreSQL)", function () {
   }
 
   it("grants the lease to one replica, renews it with the same token, and the other follows", async () => {
+    // Many renewals under a lease no stall of this host outlasts: counted, not timed.
+    const timing = { leaseMs: 30_000, renewEveryMs: 25 };
     const url = await database();
-    const a = lease(await store(url), "a");
+    const a = lease(await store(url), "a", timing);
     await a.started;
-    const b = lease(await store(url), "b");
+    const b = lease(await store(url), "b", timing);
     await b.started;
     expect(a.lease.isLeader()).to.equal(true);
     expect(b.lease.isLeader()).to.equal(false);
     expect(a.terms.map((t) => t.token)).to.deep.equal([1]);
-    // Three lease periods: renewed all along, never a second term anywhere.
-    await new Promise((resolve) => setTimeout(resolve, 3 * LEASE_MS));
+    const expiries = new Set<number>();
+    await until(
+      () => {
+        expiries.add(a.lease.view().expiresAt ?? 0);
+        return expiries.size >= 6;
+      },
+      20_000,
+      "five renewals",
+    );
     expect(a.lease.isLeader()).to.equal(true);
     expect(a.terms).to.have.length(1);
     expect(b.terms).to.have.length(0);
     expect(b.lease.view()).to.include({ role: "follower", leader: "a", token: 1 });
-    expect(a.lease.view()).to.include({ role: "leader", self: "a", leader: "a" });
+    expect(a.lease.view()).to.include({ role: "leader", self: "a", leader: "a", token: 1 });
   });
 
   it("hands over within two lease periods when the leader stops renewing; the old term's writes are refused", async () => {
