@@ -47,6 +47,10 @@ async function applyCycleCommitted(j: JournaledTx, event: CommitEvent, context: 
   // The plan reserved a key range (no cycle_id written then): its guarantees join the cycle now. A plan
   // from before key ranges assigned them at reservation (a no-op here); a rewind returns them to the pool.
   const joined: string[] = [];
+  // Each guarantee leaves its own lock; the unlocks are summed per account and applied once each (a cycle
+  // at the scheduler's cap is 100,000 guarantees over far fewer accounts). Summing first changes nothing:
+  // the store clamps at zero, and successive decreases clamped one by one end where their sum clamped does.
+  const unlocks = new AccountSums();
   for (const id of cycle.guaranteeIds) {
     const g = await j.tx.guarantees.getClearingGuarantee(id);
     if (!g) continue;
@@ -62,11 +66,14 @@ async function applyCycleCommitted(j: JournaledTx, event: CommitEvent, context: 
       );
       continue;
     }
-    await j.adjustCollateral(g.user, g.asset, { locked: -g.amount });
+    unlocks.add(g.user, g.asset, g.amount);
     if (g.cycleId === null) joined.push(id);
     if (!isDebtor) {
       await j.emit(context.webhooks?.guaranteeSettled(event, g, cycleId, "net_position", j.now));
     }
+  }
+  for (const { user, asset, amount } of unlocks.values()) {
+    await j.adjustCollateral(user, asset, { locked: -amount });
   }
   await j.assignCycle(joined, cycleId, null);
   for (const d of args.debtors) {
@@ -84,6 +91,22 @@ async function applyCycleCommitted(j: JournaledTx, event: CommitEvent, context: 
   }
   const deadlines = { payment: Number(a.paymentDeadline), default: Number(a.defaultDeadline) };
   await j.emit(context.webhooks?.cycleCommitted(event, cycle, deadlines, args.debtors, j.now));
+}
+
+/** Amounts summed per (user, asset) account, keyed case-insensitively, in first-seen order. */
+class AccountSums {
+  private readonly sums = new Map<string, { user: string; asset: string; amount: bigint }>();
+
+  add(user: string, asset: string, amount: bigint): void {
+    const key = `${user.toLowerCase()}:${asset.toLowerCase()}`;
+    const sum = this.sums.get(key);
+    if (sum) sum.amount += amount;
+    else this.sums.set(key, { user, asset, amount });
+  }
+
+  values(): IterableIterator<{ user: string; asset: string; amount: bigint }> {
+    return this.sums.values();
+  }
 }
 
 /** What one `commitCycle` transaction put on chain, read from its events (all in the same block and batch). */
