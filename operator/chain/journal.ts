@@ -124,10 +124,20 @@ export type JournalArea =
 export class JournaledTx implements TransitionStore {
   readonly undo: UndoOp[] = [];
 
+  /** The event types any subscription wants, read once per journaled event (one store transaction). */
+  private subscribedTypes: Promise<ReadonlySet<string>> | undefined;
+
   constructor(
     readonly tx: Pick<Repositories, JournalArea>,
     readonly now: number,
   ) {}
+
+  private wanted(): Promise<ReadonlySet<string>> {
+    this.subscribedTypes ??= this.tx.webhooks
+      .listWebhookSubscriptions()
+      .then((subscriptions) => new Set(subscriptions.flatMap((s) => s.eventTypes)));
+    return this.subscribedTypes;
+  }
 
   /** Adds the deltas (clamped at zero by the store); records exactly what was applied. */
   async adjustCollateral(user: string, asset: string, delta: CollateralDelta): Promise<void> {
@@ -282,9 +292,15 @@ export class JournaledTx implements TransitionStore {
     this.undo.push({ op: "claim", cycleId, asset, participant });
   }
 
-  /** Puts a webhook event in the outbox; a rewind retracts its undelivered deliveries (docs/webhooks.md). */
+  /**
+   * Puts a webhook event in the outbox; a rewind retracts its undelivered deliveries (docs/webhooks.md).
+   * An event of a type no subscription wants is neither stored nor journaled, nor built (a lazy event's id
+   * and payload are computed on first read): a cycle's commit announces up to 100,000 settled guarantees.
+   */
   async emit(event: OutboxEvent | undefined): Promise<void> {
     if (!event) return;
+    const wanted = await this.wanted();
+    if (!wanted.has(event.type) && !wanted.has("*")) return;
     await this.tx.webhooks.insertWebhookEvent(event, this.now);
     this.undo.push({ op: "webhook", eventId: event.id });
   }

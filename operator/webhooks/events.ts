@@ -138,7 +138,7 @@ export class ChainWebhooks {
     subject = "",
   ): OutboxEvent {
     const key = `chain:${log.txHash.toLowerCase()}:${log.logIndex}:${type}${subject ? ":" + subject : ""}`;
-    return outboxEvent(this.source, key, type, data, now);
+    return lazyOutboxEvent(type, now, () => outboxEvent(this.source, key, type, data, now));
   }
 
   /** Where the event happened on chain, appended to every chain event's data. */
