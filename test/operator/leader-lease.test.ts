@@ -12,10 +12,15 @@ import { startTestPostgres, type TestPostgres } from "../support/embedded-postgr
 
 /**
  * Short enough that takeover is observed in real time (a lease is about the database's real clock: no clock
- * to move by hand), long enough that a stalled CI host does not lose it: a renewal would have to wait 2/3 of
- * it (1.3 s) for the leader to count itself deposed. CI once lost a 600 ms lease that way.
+ * to move by hand), long enough that a stalled CI host does not lose it (with {@link RENEW_EVERY_MS}). CI
+ * once lost a 600 ms lease renewed every 200 ms that way.
  */
 const LEASE_MS = 2_000;
+/**
+ * Tries every 25 ms rather than every leaseMs / 3: a renewal must then be held up ~2 s (not 1.3 s) to depose
+ * the leader, and a takeover comes ~25 ms after the expiry (not up to 667 ms), ~2 s inside its bound.
+ */
+const RENEW_EVERY_MS = 25;
 
 /** Polls `check` every 20 ms until it holds; fails after `timeoutMs`. Answers the time it took. */
 async function until(
@@ -75,7 +80,7 @@ describe("leader lease with fencing (PostgreSQL)", function () {
   function lease(
     s: PostgresStore,
     self: string,
-    timing: { leaseMs: number; renewEveryMs?: number } = { leaseMs: LEASE_MS },
+    timing: { leaseMs: number; renewEveryMs?: number } = { leaseMs: LEASE_MS, renewEveryMs: RENEW_EVERY_MS },
   ) {
     const terms: { token: number; stopped: boolean; store: PostgresStore }[] = [];
     const l = new LeaderLease({ store: s, self, ...timing, logger: silentLogger() });
