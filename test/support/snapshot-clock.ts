@@ -39,10 +39,11 @@ export class SnapshotClockProvider extends ProviderWrapper {
       const reverted = await this._wrappedProvider.request(args);
       const [param] = this._getParams<[string]>(args);
       const id = BigInt(param ?? -1);
+      if (reverted !== true) return reverted;
       const timestamp = this.resumeAt.get(id);
       // As in Ganache, a revert drops its snapshot and every later one.
       for (const taken of [...this.resumeAt.keys()]) if (taken >= id) this.resumeAt.delete(taken);
-      if (reverted === true && timestamp !== undefined) {
+      if (timestamp !== undefined) {
         await this._wrappedProvider.request({ method: "evm_setNextBlockTimestamp", params: [timestamp] });
       }
       return reverted;
