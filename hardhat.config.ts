@@ -1,7 +1,9 @@
-import { subtask } from "hardhat/config";
+import { extendProvider, subtask } from "hardhat/config";
 import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD } from "hardhat/builtin-tasks/task-names";
 import type { HardhatUserConfig } from "hardhat/config";
 import "@nomicfoundation/hardhat-toolbox";
+
+import { SnapshotClockProvider } from "./test/support/snapshot-clock";
 
 // The pinned solc-js (npm package `solc`) compiles offline; Hardhat's default
 // would download a native compiler, which these machines cannot reach.
@@ -18,6 +20,12 @@ subtask(TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD, async (args: { solcVersion: string
     longVersion: require("solc").version() as string,
   };
 });
+
+// EDR moves the clock forward on `evm_revert` (every `loadFixture`) by twice the time since the snapshot:
+// fixtures resume at their snapshot's time instead (test/support/snapshot-clock.ts).
+extendProvider((provider, _config, network) =>
+  network === "hardhat" ? new SnapshotClockProvider(provider) : provider,
+);
 
 const config: HardhatUserConfig = {
   solidity: {

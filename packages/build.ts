@@ -178,7 +178,8 @@ export function buildSdkAndX402(): void {
 export function buildDevnet(): void {
   const dist = cleanDist("devnet");
   // The project's ambient declarations: modules without types (operator/types) and the Hardhat runtime's
-  // plugin extensions (`hre.ethers`, loaded by hardhat.config.ts, which is type-checked, not shipped).
+  // plugin extensions (`hre.ethers`, loaded by hardhat.config.ts, which is type-checked, not shipped; nor is
+  // the test support it loads, test/support/snapshot-clock.ts).
   const ambient = [
     ...readdirSync(path.join(ROOT, "operator", "types")).map((name) => path.join("operator", "types", name)),
     "hardhat.config.ts",
@@ -187,7 +188,9 @@ export function buildDevnet(): void {
     [...DEVNET_ENTRY_POINTS, ...ambient].map((file) => path.join(ROOT, file)),
     ROOT,
     (relative, text) =>
-      relative.startsWith("hardhat.config.") ? null : { file: path.join(dist, relative), text },
+      relative.startsWith("hardhat.config.") || relative.startsWith(`test${path.sep}`)
+        ? null
+        : { file: path.join(dist, relative), text },
   );
   // dist/index.js: the package's entry, in front of dist/packages/devnet/src/index.js.
   const inner = "./packages/devnet/src/index.js";

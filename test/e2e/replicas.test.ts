@@ -38,8 +38,10 @@ import { startTestPostgres, type TestPostgres } from "../support/embedded-postgr
 
 const CHAIN_ID = 31337;
 // Long enough that a loaded machine (the chain, both Cores and the test share one event loop) does not
-// cost the leader its lease between renewals; short enough to wait for a takeover.
-const LEASE_MS = 2_000;
+// cost the leader its lease between renewals (tried every 100 ms, a renewal must be held up 3.9 s); short
+// enough to wait for a takeover, which the frequent tries make about one lease period (bound: two).
+const LEASE_MS = 4_000;
+const RENEW_EVERY_MS = 100;
 const POLL_MS = 100;
 const FACILITATOR = new Wallet(keccak256(toUtf8Bytes("surety replicas test: facilitator wallet")));
 
@@ -85,7 +87,13 @@ describe("Core replicas on one PostgreSQL database", function () {
   async function startReplica(f: ChainFixture, url: string, name: string): Promise<Replica> {
     const dir = tempDir();
     const store = await PostgresStore.open(url, { poolSize: 4 });
-    const lease = new LeaderLease({ store, self: name, leaseMs: LEASE_MS, logger: silentLogger() });
+    const lease = new LeaderLease({
+      store,
+      self: name,
+      leaseMs: LEASE_MS,
+      renewEveryMs: RENEW_EVERY_MS,
+      logger: silentLogger(),
+    });
     const config = asyncConfig(dir.path, {
       databaseUrl: url,
       pollIntervalMs: POLL_MS,

@@ -33,18 +33,29 @@ import { join } from "node:path";
 
 const CHAIN_ID = 31337;
 const FACILITATOR = new Wallet(keccak256(toUtf8Bytes("surety saturation test: facilitator wallet")));
-/** Short timings: a few cycles and a default window fit in seconds of real time. */
+/**
+ * Short timings: a few cycles and a default window fit in seconds of real time. The two budgets Core must
+ * meet under the load, the commit's (commitDelay after a cutoff) and the cover's (defaultWindow after the
+ * payment deadline), are 12 s: Core meets them in 2–5 s, and with 4 s a host loaded by other work (load 15
+ * on 2 cores) missed them by 1–6 s. Only a stall of several seconds, not issuance, can flip the verdict now;
+ * Core starts each of them at once, so they cost the test no time. The load lasts longer than a budget
+ * ({@link LOAD_SECONDS}): a commit held back until the load ends would still break its bound, and the
+ * debt's payment deadline passes while issuance is still saturated.
+ */
 const TIMINGS = {
   cycleLength: 4,
-  commitDelay: 4,
+  commitDelay: 12,
   challengeWindow: 1,
   paymentWindow: 2,
-  defaultWindow: 4,
+  defaultWindow: 12,
   withdrawalGracePeriod: 60,
   confirmationLag: 1,
 };
-const LEASE_MS = 2_000;
-const LOAD_SECONDS = Number(process.env.SURETY_SATURATION_SECONDS ?? 10);
+/** Renewed every 250 ms: the leader keeps its lease unless a renewal is held up for 3.75 s. */
+const LEASE_MS = 4_000;
+const RENEW_EVERY_MS = 250;
+/** > cycleLength + commitDelay + confirmationLag + 1 (18 s), so that starving the commit fails the bound. */
+const LOAD_SECONDS = Number(process.env.SURETY_SATURATION_SECONDS ?? 20);
 const CONCURRENCY = 24;
 const REPORT = process.env.SURETY_SATURATION_REPORT === "1";
 
@@ -84,7 +95,13 @@ describe("deadline work under saturated issuance (issue 26 item 1b)", function (
       url === null ? SqliteStore.open(join(dir.path, "core.sqlite")) : await PostgresStore.open(url);
     const lease =
       store instanceof PostgresStore
-        ? new LeaderLease({ store, self: name, leaseMs: LEASE_MS, logger: silentLogger() })
+        ? new LeaderLease({
+            store,
+            self: name,
+            leaseMs: LEASE_MS,
+            renewEveryMs: RENEW_EVERY_MS,
+            logger: silentLogger(),
+          })
         : null;
     const config = asyncConfig(dir.path, {
       ...(url === null ? {} : { databaseUrl: url }),

@@ -295,6 +295,9 @@ describe("Core public endpoints", () => {
   });
 });
 
+/** What a loaded CI host may add to a real-time bound without the test changing its verdict. */
+const STALL_MARGIN_MS = 3_000;
+
 describe("Core health against a JSON-RPC URL", () => {
   let deployment: TestContracts["deployment"];
   before(async () => {
@@ -305,7 +308,8 @@ describe("Core health against a JSON-RPC URL", () => {
     this.timeout(20_000);
     const rpc = await startRpcProxy();
     const dir = tempDir();
-    const config = testConfig(dir.path, { rpcUrl: rpc.url, rpcTimeoutMs: 1_000, backgroundTasks: false });
+    // The probes' longest bound (HEALTH_PROBE_TIMEOUT_MS): the first, healthy, answer survives a stalled host.
+    const config = testConfig(dir.path, { rpcUrl: rpc.url, rpcTimeoutMs: 2_000, backgroundTasks: false });
     const core = await startCoreServer(config, { logger: silentLogger(), deployment });
     try {
       const healthy = await request(core.url, "GET", "/core/health");
@@ -315,7 +319,8 @@ describe("Core health against a JSON-RPC URL", () => {
       const response = await request(core.url, "GET", "/core/health");
       expect(response.status).to.equal(503);
       expect(response.body).to.include({ status: "fail", db: "ok", chain_rpc: "fail" });
-      expect(Date.now() - started).to.be.below(2_500);
+      // A refused connection answers at once; never later than the 2 s bound, give or take a stalled host.
+      expect(Date.now() - started).to.be.below(2_000 + STALL_MARGIN_MS);
     } finally {
       await core.close();
       await rpc.stop();

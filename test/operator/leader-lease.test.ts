@@ -4,6 +4,7 @@
  * leader stops renewing, and a deposed leader's writes refused by the fencing token.
  */
 import { expect } from "chai";
+import { Client } from "pg";
 import { LeaderLease } from "../../operator/leadership";
 import { silentLogger } from "../../operator/logger";
 import { LeaseLostError, PostgresStore } from "../../operator/store";
@@ -11,10 +12,15 @@ import { startTestPostgres, type TestPostgres } from "../support/embedded-postgr
 
 /**
  * Short enough that takeover is observed in real time (a lease is about the database's real clock: no clock
- * to move by hand), long enough that a stalled CI host does not lose it: a renewal would have to wait 2/3 of
- * it (1.3 s) for the leader to count itself deposed. CI once lost a 600 ms lease that way.
+ * to move by hand), long enough that a stalled CI host does not lose it (with {@link RENEW_EVERY_MS}). CI
+ * once lost a 600 ms lease renewed every 200 ms that way.
  */
 const LEASE_MS = 2_000;
+/**
+ * Tries every 25 ms rather than every leaseMs / 3: a renewal must then be held up ~2 s (not 1.3 s) to depose
+ * the leader, and a takeover comes ~25 ms after the expiry (not up to 667 ms), ~2 s inside its bound.
+ */
+const RENEW_EVERY_MS = 25;
 
 /** Polls `check` every 20 ms until it holds; fails after `timeoutMs`. Answers the time it took. */
 async function until(
@@ -27,6 +33,20 @@ async function until(
     if (await check()) return performance.now() - start;
     if (performance.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Whether a session of the database at `url` waits for a lock now (pg_stat_activity). */
+async function waitingOnALock(url: string): Promise<boolean> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+    );
+    return (rows[0] as { n: number }).n > 0;
+  } finally {
+    await client.end();
   }
 }
 
@@ -60,7 +80,7 @@ describe("leader lease with fencing (PostgreSQL)", function () {
   function lease(
     s: PostgresStore,
     self: string,
-    timing: { leaseMs: number; renewEveryMs?: number } = { leaseMs: LEASE_MS },
+    timing: { leaseMs: number; renewEveryMs?: number } = { leaseMs: LEASE_MS, renewEveryMs: RENEW_EVERY_MS },
   ) {
     const terms: { token: number; stopped: boolean; store: PostgresStore }[] = [];
     const l = new LeaderLease({ store: s, self, ...timing, logger: silentLogger() });
@@ -131,15 +151,17 @@ describe("leader lease with fencing (PostgreSQL)", function () {
   });
 
   it("a stopped leader gives the lease up: the follower's next try takes it with the next token", async () => {
+    const timing = { leaseMs: 30_000, renewEveryMs: 25 };
     const url = await database();
-    const a = lease(await store(url), "a");
+    const a = lease(await store(url), "a", timing);
     await a.started;
-    const b = lease(await store(url), "b");
+    const b = lease(await store(url), "b", timing);
     await b.started;
     await a.lease.stop();
     expect(a.terms[0].stopped).to.equal(true);
-    const waited = await until(() => b.lease.isLeader(), 2 * LEASE_MS, "b to lead");
-    expect(waited).to.be.below(LEASE_MS); // one try interval, not a lease period
+    const waited = await until(() => b.lease.isLeader(), 20_000, "b to lead");
+    // One try interval (25 ms), not the lease period: only a 30 s stall could blur the two.
+    expect(waited).to.be.below(timing.leaseMs);
     expect(b.terms.map((t) => t.token)).to.deep.equal([2]);
   });
 
@@ -164,22 +186,38 @@ describe("leader lease with fencing (PostgreSQL)", function () {
   it("a fenced transaction holds the lease row: a takeover waits for its COMMIT", async () => {
     const url = await database();
     const s = await store(url);
-    const first = await s.leases.acquire("x", "a", 200);
+    // Long enough that the fenced transaction's check passes however slow the host is to begin it.
+    const first = await s.leases.acquire("x", "a", 60_000);
     const fenced = s.fenced({ name: "x", holder: "a", token: first.token });
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
+    let inside!: () => void;
+    const started = new Promise<void>((resolve) => (inside = resolve));
     const writing = fenced.transaction(async (tx) => {
       await tx.operatorState.setOperatorState("k", "a");
-      await held; // the lease expires while the write is in its transaction
+      inside();
+      await held;
     });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await started;
+    // The lease expires while the write is in its transaction: renewed for 1 ms (a renewal does not wait for
+    // the fenced transaction's share lock), then left to run out on the database's clock.
+    await s.leases.acquire("x", "a", 1);
+    await until(
+      async () => {
+        const lease = (await s.leases.get("x"))!;
+        return lease.expiresAtMs < lease.nowMs;
+      },
+      10_000,
+      "the lease to expire",
+    );
     const other = await store(url);
     let takenAt = 0;
-    const taking = other.leases.acquire("x", "b", 200).then((state) => {
+    const taking = other.leases.acquire("x", "b", 60_000).then((state) => {
       takenAt = performance.now();
       return state;
     });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Seen by the server itself, not guessed from a pause: the takeover is blocked on the row lock.
+    await until(() => waitingOnALock(url), 20_000, "the takeover to wait for the lock");
     expect(takenAt, "the takeover waited for the fenced transaction").to.equal(0);
     const committedAt = performance.now();
     release();
