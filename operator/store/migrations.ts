@@ -839,4 +839,15 @@ export const MIGRATIONS: readonly Migration[] = [
     postgres: `ALTER TABLE guarantees ADD COLUMN verdict_pin TEXT CHECK (verdict_pin IN ('sent', 'pinned'));`,
     legacyPostgres: [],
   },
+  {
+    // Every issuance inserts a guarantee row and an entry in each of the table's indexes (docs/store.md
+    // "The guarantees table's indexes"). No query looks a guarantee up by its validation request hash (the
+    // column is only written, by the V2 lifecycle, and read with its row), so its index was kept up to date
+    // on every insert for nothing.
+    version: 17,
+    name: "no index on the validation request hash",
+    sqlite: `DROP INDEX IF EXISTS guarantees_request_hash;`,
+    postgres: `DROP INDEX IF EXISTS guarantees_request_hash;`,
+    legacyPostgres: [],
+  },
 ];

@@ -126,6 +126,11 @@ describe("one migration history: databases of the previous code migrate forward"
           .pluck()
           .all();
         expect(versions).to.deep.equal(ALL_VERSIONS);
+        const indexes = check
+          .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'guarantees'")
+          .pluck()
+          .all();
+        expect(indexes).to.include("guarantees_pool").and.not.include("guarantees_request_hash");
       } finally {
         check.close();
       }
@@ -176,6 +181,9 @@ describe("one migration history: databases of the previous code migrate forward"
       expect(rows[0].name).to.equal(MIGRATIONS.find((m) => m.version === NEWEST)?.name);
       await (await PostgresStore.open(url)).close();
       expect(await versionsOf(client)).to.deep.equal(ALL_VERSIONS);
+      const indexes = await client.query("SELECT indexname FROM pg_indexes WHERE tablename = 'guarantees'");
+      const names = indexes.rows.map((r: { indexname: string }) => r.indexname);
+      expect(names).to.include("guarantees_pool").and.not.include("guarantees_request_hash");
     });
   });
 
