@@ -30,7 +30,10 @@
  *      parsed → answer written), its event-loop delay and GC pauses, and how
  *      late the generator itself sent;
  *   3. the crypto floor: one native secp256k1 recovery + one blst sign per
- *      guarantee (median of several runs), and the ratio measured / floor.
+ *      guarantee (median of several runs), and the ratio measured / floor;
+ *   4. the per-hop lower bound (hops.ts; `--no-hops` skips it): a bare
+ *      `node:http` server driven as Core was, and the SQLite store's
+ *      `issueGuarantees` alone; floor + HTTP + store against 1.5 × the floor.
  */
 import { fork, spawn, type ChildProcess } from "node:child_process";
 import cluster, { type Worker } from "node:cluster";
@@ -60,6 +63,7 @@ import { formatSteal, stealMeter } from "./host-steal";
 import { type LoadFigures, openLoop, type OpenLoopResult } from "./open-loop";
 import { median } from "./stats";
 import { type BenchPostgres, startBenchPostgres } from "./postgres";
+import { type RecordShape, STORE_BATCH, startBareServer, storeCpuPerGuarantee } from "./hops";
 
 /** The part of autocannon's API used here (the package ships no type declarations). */
 interface AutocannonOptions {
@@ -759,6 +763,58 @@ function cryptoFloor(
   return median(perRun);
 }
 
+/**
+ * The per-hop lower bounds (hops.ts), after the floor: the bare HTTP server driven as Core was (a warm-up on
+ * `warm`, then `phase1`'s bodies for the same duration and connections), and the SQLite store alone on records
+ * shaped as `phase1`'s.
+ */
+async function hopBounds(
+  token: string,
+  phase1: { claims: GuaranteeClaimsV1; body: string }[],
+  warm: { body: string }[],
+  answerBytes: number,
+  options: { connections: number; duration: number },
+): Promise<{ httpMs: number; httpPerSecond: number; storeMs: number }> {
+  const bare = await startBareServer(answerBytes);
+  let http: { httpMs: number; httpPerSecond: number };
+  try {
+    await load(
+      bare.url,
+      token,
+      warm.map((w) => w.body),
+      { connections: options.connections, duration: 2 },
+    );
+    const before = await bare.cpuMs();
+    const result = await load(
+      bare.url,
+      token,
+      phase1.map((p) => p.body),
+      options,
+    );
+    const cpuMs = (await bare.cpuMs()) - before;
+    http = { httpMs: cpuMs / (result.perSecond * options.duration), httpPerSecond: result.perSecond };
+  } finally {
+    await bare.stop();
+  }
+  const signer = createBlsSigner(blsKeyFromSecret(BLS_SECRET).secretKey);
+  const deployment = { chainId: CHAIN_ID, vault: VAULT };
+  const byPayer = new Map<string, RecordShape>();
+  for (const { claims, body } of phase1) {
+    if (byPayer.has(claims.user)) continue;
+    const certificateClaims = encodeCertificateClaims(claims, deployment);
+    byPayer.set(claims.user, {
+      user: claims.user,
+      recipient: claims.recipient,
+      asset: claims.asset,
+      signature: (JSON.parse(body) as { signature: string }).signature,
+      certificateClaims,
+      certificateSignature: "0x" + Buffer.from(signer.sign(getBytes(certificateClaims))).toString("hex"),
+    });
+  }
+  const storeMs = await storeCpuPerGuarantee([...byPayer.values()], Math.floor(Date.now() / 1000));
+  return { ...http, storeMs };
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes("--serve")) return serve();
   const duration = arg("duration", 10);
@@ -858,8 +914,8 @@ async function main(): Promise<void> {
       headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
       body: warm[0].body,
     });
-    if (sample.status !== 200)
-      throw new Error(`Core refused a guarantee: ${sample.status} ${await sample.text()}`);
+    const sampleAnswer = await sample.text();
+    if (sample.status !== 200) throw new Error(`Core refused a guarantee: ${sample.status} ${sampleAnswer}`);
     await loadReplicas(
       urls,
       token,
@@ -922,6 +978,9 @@ async function main(): Promise<void> {
     }
     const floorMs = cryptoFloor(hasher, phase1);
     const floorPerSecond = 1000 / floorMs;
+    const hops = process.argv.includes("--no-hops")
+      ? null
+      : await hopBounds(token, phase1, warm, Buffer.byteLength(sampleAnswer), { connections, duration });
 
     console.log(
       `\nNode ${process.version}, ${duration} s per phase, ${connections} connections, ${payerCount} payers, ` +
@@ -965,6 +1024,19 @@ async function main(): Promise<void> {
         `native recovery + blst sign, median of ${FLOOR_RUNS} runs × ${FLOOR_OPS})`,
     );
     console.log(`ratio measured / floor: ${(max.perSecond / floorPerSecond).toFixed(2)}`);
+    const hopBoundMs = hops === null ? null : floorMs + hops.httpMs + hops.storeMs;
+    if (hops !== null && hopBoundMs !== null) {
+      console.log(
+        `per-hop lower bound: bare node:http ${hops.httpMs.toFixed(3)} ms CPU/request ` +
+          `(${hops.httpPerSecond.toFixed(0)}/s, same client and connections, ${Buffer.byteLength(sampleAnswer)}-byte answers); ` +
+          `SQLite issueGuarantees alone ${hops.storeMs.toFixed(3)} ms CPU/guarantee (batches of ${STORE_BATCH}, fsynced)`,
+      );
+      console.log(
+        `floor + HTTP + store = ${hopBoundMs.toFixed(3)} ms/guarantee (${(hopBoundMs / floorMs).toFixed(2)} × floor) ` +
+          `against 1.5 × floor = ${(1.5 * floorMs).toFixed(3)} ms; Core measured ${cpuPerGuarantee.toFixed(3)} ms ` +
+          `(${(cpuPerGuarantee / floorMs).toFixed(2)} × floor)`,
+      );
+    }
     const halves = [...(burst ? [burst] : []), ...open.map((o) => o.result)];
     if (max.non2xx > 0 || max.errors > 0 || halves.some((h) => h.non2xx > 0 || h.errors > 0)) {
       console.log("WARNING: some requests failed; the figures above count 2xx only");
@@ -981,6 +1053,9 @@ async function main(): Promise<void> {
           coreCpuMsPerGuarantee: Number(cpuPerGuarantee.toFixed(3)),
           dbCpuMsPerGuarantee: dbPerGuarantee === null ? null : Number(dbPerGuarantee.toFixed(3)),
           floorMsPerGuarantee: Number(floorMs.toFixed(3)),
+          bareHttpMsPerRequest: hops === null ? null : Number(hops.httpMs.toFixed(3)),
+          storeMsPerGuarantee: hops === null ? null : Number(hops.storeMs.toFixed(3)),
+          hopBoundMs: hopBoundMs === null ? null : Number(hopBoundMs.toFixed(3)),
           steal: max.steal ?? null,
           loadBefore: Number(loadBefore[0].toFixed(2)),
           loadAfter: Number(loadAfter[0].toFixed(2)),
