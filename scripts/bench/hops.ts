@@ -102,11 +102,16 @@ const full = (b: CollateralBalance) => b.deposited - b.pendingWithdrawal;
 
 /**
  * Median CPU ms per guarantee of `issueGuarantees` on a SQLite file, batches of {@link STORE_BATCH}, each
- * durable (fsynced) before the next starts. `shapes`: one per payer.
+ * durable (fsynced) before the next starts; `inMemory`: on an in-memory database instead (the SQL without the
+ * WAL writes and fsyncs). `shapes`: one per payer.
  */
-export async function storeCpuPerGuarantee(shapes: readonly RecordShape[], now: number): Promise<number> {
+export async function storeCpuPerGuarantee(
+  shapes: readonly RecordShape[],
+  now: number,
+  inMemory = false,
+): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "surety-bench-hops-"));
-  const store = SqliteStore.open(join(dir, "operator.sqlite"));
+  const store = SqliteStore.open(inMemory ? ":memory:" : join(dir, "operator.sqlite"));
   try {
     for (const shape of new Map(shapes.map((s) => [s.user, s])).values()) {
       await store.collateral.creditDeposit(shape.user, shape.asset, 10n ** 30n, now);

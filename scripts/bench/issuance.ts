@@ -765,34 +765,49 @@ function cryptoFloor(
 
 /**
  * The per-hop lower bounds (hops.ts), after the floor: the bare HTTP server driven as Core was (a warm-up on
- * `warm`, then `phase1`'s bodies for the same duration and connections), and the SQLite store alone on records
- * shaped as `phase1`'s.
+ * `warm`, then `phase1`'s bodies for the same duration and connections, as fast as it answers, then again at
+ * Core's measured rate: autocannon's overallRate), and the SQLite store alone on records shaped as
+ * `phase1`'s (on a file, then in memory).
  */
 async function hopBounds(
   token: string,
   phase1: { claims: GuaranteeClaimsV1; body: string }[],
   warm: { body: string }[],
   answerBytes: number,
-  options: { connections: number; duration: number },
-): Promise<{ httpMs: number; httpPerSecond: number; storeMs: number }> {
+  options: { connections: number; duration: number; coreRate: number },
+): Promise<{
+  httpMs: number;
+  httpPerSecond: number;
+  httpAtCoreRateMs: number;
+  storeMs: number;
+  storeInMemoryMs: number;
+}> {
   const bare = await startBareServer(answerBytes);
-  let http: { httpMs: number; httpPerSecond: number };
-  try {
-    await load(
-      bare.url,
-      token,
-      warm.map((w) => w.body),
-      { connections: options.connections, duration: 2 },
-    );
+  const { connections, duration } = options;
+  const measured = async (overallRate?: number) => {
     const before = await bare.cpuMs();
     const result = await load(
       bare.url,
       token,
       phase1.map((p) => p.body),
-      options,
+      { connections, duration, overallRate },
     );
-    const cpuMs = (await bare.cpuMs()) - before;
-    http = { httpMs: cpuMs / (result.perSecond * options.duration), httpPerSecond: result.perSecond };
+    return {
+      ms: ((await bare.cpuMs()) - before) / (result.perSecond * duration),
+      perSecond: result.perSecond,
+    };
+  };
+  let http: { httpMs: number; httpPerSecond: number; httpAtCoreRateMs: number };
+  try {
+    await load(
+      bare.url,
+      token,
+      warm.map((w) => w.body),
+      { connections, duration: 2 },
+    );
+    const fastest = await measured();
+    const atCoreRate = await measured(Math.max(1, Math.round(options.coreRate)));
+    http = { httpMs: fastest.ms, httpPerSecond: fastest.perSecond, httpAtCoreRateMs: atCoreRate.ms };
   } finally {
     await bare.stop();
   }
@@ -811,8 +826,11 @@ async function hopBounds(
       certificateSignature: "0x" + Buffer.from(signer.sign(getBytes(certificateClaims))).toString("hex"),
     });
   }
-  const storeMs = await storeCpuPerGuarantee([...byPayer.values()], Math.floor(Date.now() / 1000));
-  return { ...http, storeMs };
+  const shapes = [...byPayer.values()];
+  const now = Math.floor(Date.now() / 1000);
+  const storeMs = await storeCpuPerGuarantee(shapes, now);
+  const storeInMemoryMs = await storeCpuPerGuarantee(shapes, now, true);
+  return { ...http, storeMs, storeInMemoryMs };
 }
 
 async function main(): Promise<void> {
@@ -980,7 +998,11 @@ async function main(): Promise<void> {
     const floorPerSecond = 1000 / floorMs;
     const hops = process.argv.includes("--no-hops")
       ? null
-      : await hopBounds(token, phase1, warm, Buffer.byteLength(sampleAnswer), { connections, duration });
+      : await hopBounds(token, phase1, warm, Buffer.byteLength(sampleAnswer), {
+          connections,
+          duration,
+          coreRate: max.perSecond,
+        });
 
     console.log(
       `\nNode ${process.version}, ${duration} s per phase, ${connections} connections, ${payerCount} payers, ` +
@@ -1027,9 +1049,11 @@ async function main(): Promise<void> {
     const hopBoundMs = hops === null ? null : floorMs + hops.httpMs + hops.storeMs;
     if (hops !== null && hopBoundMs !== null) {
       console.log(
-        `per-hop lower bound: bare node:http ${hops.httpMs.toFixed(3)} ms CPU/request ` +
-          `(${hops.httpPerSecond.toFixed(0)}/s, same client and connections, ${Buffer.byteLength(sampleAnswer)}-byte answers); ` +
-          `SQLite issueGuarantees alone ${hops.storeMs.toFixed(3)} ms CPU/guarantee (batches of ${STORE_BATCH}, fsynced)`,
+        `per-hop lower bound: bare node:http ${hops.httpMs.toFixed(3)} ms CPU/request at its max ` +
+          `(${hops.httpPerSecond.toFixed(0)}/s, same client and connections, ${Buffer.byteLength(sampleAnswer)}-byte answers), ` +
+          `${hops.httpAtCoreRateMs.toFixed(3)} ms at Core's rate; SQLite issueGuarantees alone ` +
+          `${hops.storeMs.toFixed(3)} ms CPU/guarantee (batches of ${STORE_BATCH}, fsynced; in memory ` +
+          `${hops.storeInMemoryMs.toFixed(3)} ms)`,
       );
       console.log(
         `floor + HTTP + store = ${hopBoundMs.toFixed(3)} ms/guarantee (${(hopBoundMs / floorMs).toFixed(2)} × floor) ` +
@@ -1056,6 +1080,8 @@ async function main(): Promise<void> {
           bareHttpMsPerRequest: hops === null ? null : Number(hops.httpMs.toFixed(3)),
           storeMsPerGuarantee: hops === null ? null : Number(hops.storeMs.toFixed(3)),
           hopBoundMs: hopBoundMs === null ? null : Number(hopBoundMs.toFixed(3)),
+          bareHttpAtCoreRateMs: hops === null ? null : Number(hops.httpAtCoreRateMs.toFixed(3)),
+          storeInMemoryMsPerGuarantee: hops === null ? null : Number(hops.storeInMemoryMs.toFixed(3)),
           steal: max.steal ?? null,
           loadBefore: Number(loadBefore[0].toFixed(2)),
           loadAfter: Number(loadAfter[0].toFixed(2)),
