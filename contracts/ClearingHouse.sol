@@ -194,7 +194,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @notice Claims `participant`'s net credit in `asset` for cycle `cycleId` and sets it aside for the
     /// participant ({payoutOf}; the participant pulls it with {withdrawPayout}). Anyone may call (Core's keeper
     /// can) once the cycle's challenge window has closed and its disputes are answered, or its answer window
-    /// has closed (a vetoed cycle pays nothing); nothing is sent, so a participant that cannot receive the
+    /// has closed (`Vault.answerDeadlineAfterKeyGap` of it while an operator key change extends the answers;
+    /// `DisputesOpen` until then; a vetoed cycle pays nothing); nothing is sent, so a participant that cannot receive the
     /// asset never makes a claim revert. The credit is the participant's net position in its own summary
     /// under the cycle's `debitsRoot`, `inTotal - total` (issue 25, item 5: what a creditor claims follows
     /// from the guarantees listed to it in its incoming tree). What disputes removed from the participant's
