@@ -113,6 +113,33 @@ describe("audit2 A2-H1 fixed: refunds above a debit are owed by the bond, never 
     expect(await ch.bondOf(ETH)).to.equal(ONE); // the floor's share stays
   });
 
+  it("the floor's share backs a later cycle: carol's refund waits, cycle 2's voided debit is still funded", async () => {
+    const f = await loadFixture(fullFloor);
+    const ch = f.clearingHouse;
+    await ch.connect(f.operator).answerDispute(1, ETH, f.carol.address, 0, f.carols);
+    await ch.connect(f.alice).payNetDebit(1, ETH, { value: ONE });
+    await time.increaseTo((await ch.getCycle(1)).answerDeadline + 1n);
+    // Cycle 2 (alice signs bob 1 ETH more) passes the floor with the same 1 ETH bond: cycle 1 is released.
+    const second = [await signedGuarantee(f, f.alice, f.bob.address, 4n, ONE)];
+    const { plan: plan2 } = await commitPlanned(f, 2n, second);
+    expect(await ch.bondAtRisk(ETH)).to.equal(ONE);
+    // carol's refund is due now, but the bond's 1 ETH is cycle 2's floor share: all of it is owed.
+    await expect(ch.claimDebitRefund(1, ETH, f.carol.address))
+      .to.emit(ch, "DebitRefundClaimed")
+      .withArgs(1n, ETH, f.carol.address, 0n, 2n * ONE);
+    // alice disputes cycle 2 and nobody answers: her debit is voided and the bond still funds bob.
+    await ch.connect(f.alice).disputeGuarantee(2, ETH, 0);
+    await time.increaseTo((await ch.getCycle(2)).answerDeadline + 1n);
+    await expect(ch.voidUnansweredDebit(2, ETH, f.alice.address))
+      .to.emit(ch, "DebitVoided")
+      .withArgs(2n, ETH, f.alice.address, ONE, ONE);
+    const bobs = creditProofOf(plan2, f.bob.address);
+    await expect(ch.claimNetCredit(2, ETH, f.bob.address, bobs.summary, bobs.proof))
+      .to.emit(ch, "NetCreditClaimed")
+      .withArgs(2n, ETH, f.bob.address, ONE);
+    expect(await ch.refundOwed(ETH, f.carol.address)).to.equal(2n * ONE);
+  });
+
   it("short bond, floor off, no collusion: carol's refund gets the bond only, bob keeps alice's payment", async () => {
     const f = await loadFixture(noFloor);
     const ch = f.clearingHouse;
