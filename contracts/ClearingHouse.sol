@@ -195,8 +195,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// participant ({payoutOf}; the participant pulls it with {withdrawPayout}). Anyone may call (Core's keeper
     /// can) once the cycle's challenge window has closed and its disputes are answered, or its answer window
     /// has closed (`Vault.answerDeadlineAfterKeyGap` of it while an operator key change extends the answers;
-    /// `DisputesOpen` until then; a vetoed cycle pays nothing); nothing is sent, so a participant that cannot receive the
-    /// asset never makes a claim revert. The credit is the participant's net position in its own summary
+    /// `DisputesOpen` until then; a vetoed cycle pays nothing); nothing is sent, so a participant that cannot
+    /// receive the asset never makes a claim revert. The credit is the participant's net position in its own summary
     /// under the cycle's `debitsRoot`, `inTotal - total` (issue 25, item 5: what a creditor claims follows
     /// from the guarantees listed to it in its incoming tree). What disputes removed from the participant's
     /// credit (guarantees already paid to it, {deductedOf}) is returned to what the cycle is short of, then to

@@ -80,7 +80,7 @@ library PayoutLogic {
             emit IClearingHouse.DebitRefundCancelled(cycleId, asset, debtor, amount);
             return;
         }
-        // From the bond only (what spares the floor's share), never from the cycle's liquidity.
+        // From the bond only (what it holds above the floor's share), never from the cycle's liquidity.
         (uint256 paid, uint256 owed) = ClearingBooks.owe(books, asset, debtor, amount);
         emit IClearingHouse.DebitRefundClaimed(cycleId, asset, debtor, paid, owed);
     }

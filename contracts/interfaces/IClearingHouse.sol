@@ -556,7 +556,8 @@ interface IClearingHouse is IGuaranteeErrors {
     error DoubleListingProofClosed(uint256 cycleId, uint64 doubleListingDeadline);
     /// @notice Guarantee `guaranteeId`'s listing in cycle `laterCycleId` was already proven double.
     error DoubleListingAlreadyProven(bytes32 guaranteeId, uint256 laterCycleId);
-    /// @notice Nothing is owed to `payer` in `asset`, or the bond holds none of it yet.
+    /// @notice Nothing is owed to `payer` in `asset`, or the bond (`bond`) has none to spare yet (all of it is
+    /// the floor's share of the debits at risk, {ClearingHouse-bondFloorBps}).
     error NoRefundPayable(address asset, address payer, uint256 owed, uint256 bond);
     /// @notice No refund is held for `debtor` in `asset` in cycle `cycleId`.
     error NoRefundHeld(uint256 cycleId, address asset, address debtor);
