@@ -194,8 +194,9 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @notice Claims `participant`'s net credit in `asset` for cycle `cycleId` and sets it aside for the
     /// participant ({payoutOf}; the participant pulls it with {withdrawPayout}). Anyone may call (Core's keeper
     /// can) once the cycle's challenge window has closed and its disputes are answered, or its answer window
-    /// has closed (a vetoed cycle pays nothing); nothing is sent, so a participant that cannot receive the
-    /// asset never makes a claim revert. The credit is the participant's net position in its own summary
+    /// has closed (`Vault.answerDeadlineAfterKeyGap` of it while an operator key change extends the answers;
+    /// `DisputesOpen` until then; a vetoed cycle pays nothing); nothing is sent, so a participant that cannot
+    /// receive the asset never makes a claim revert. The credit is the participant's net position in its own summary
     /// under the cycle's `debitsRoot`, `inTotal - total` (issue 25, item 5: what a creditor claims follows
     /// from the guarantees listed to it in its incoming tree). What disputes removed from the participant's
     /// credit (guarantees already paid to it, {deductedOf}) is returned to what the cycle is short of, then to
@@ -213,13 +214,15 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         PayoutLogic.claimNetCredit(_books, vault, cycleId, asset, participant, summary, proof);
     }
 
-    /// @notice Sets aside for `debtor` ({payoutOf}) what a removed or conceded position of its tree refunded
-    /// above its debit in `asset` for cycle `cycleId` (its incoming payments the position had offset;
-    /// `DebitReduced.refunded`), held in the cycle until the challenge deadline so that a veto returns it to
-    /// the bond instead. Anyone may call once the cycle is past its challenge deadline and not vetoed; paid
-    /// from the cycle's liquidity like a claim (`CreditNotYetFunded` while it lacks it).
+    /// @notice Settles what a removed or conceded position of `debtor`'s tree refunded above its debit in `asset`
+    /// for cycle `cycleId` (its incoming payments the position had offset; `DebitReduced.refunded`, held since).
+    /// Anyone may call once the cycle is past its challenge deadline and its disputes are closed as for a claim
+    /// (`DisputesOpen`). Paid from the bond only, never from the cycle's liquidity: what {ClearingBooks-spareBond}
+    /// (the bond above the floor's share of the debits at risk) holds is set aside for the debtor ({payoutOf}),
+    /// the rest recorded as owed ({refundOwed}; paid as the bond grows, the bond cannot be withdrawn meanwhile).
+    /// In a vetoed cycle the refund is cancelled instead (`DebitRefundCancelled`), at any time.
     function claimDebitRefund(uint256 cycleId, address asset, address debtor) external nonReentrant {
-        PayoutLogic.claimDebitRefund(_books, cycleId, asset, debtor);
+        PayoutLogic.claimDebitRefund(_books, vault, cycleId, asset, debtor);
     }
 
     /// @notice Recovers what disputes removed from `recipient` in `asset` in cycle `cycleId` ({deductedOf}:
@@ -518,9 +521,9 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         );
     }
 
-    /// @notice Takes what the bond can of `payer`'s owed double-listing refund in `asset` ({refundOwed}) and
-    /// sets it aside for the payer ({payoutOf}); anyone may call (a keeper can secure a payer's refund as
-    /// soon as the bond is topped up, before a voided debit draws on it). Sends nothing.
+    /// @notice Takes what the bond can spare ({ClearingBooks-spareBond}: above the floor's share of the debits at
+    /// risk) of `payer`'s owed refund in `asset` ({refundOwed}) and sets it aside for the payer ({payoutOf});
+    /// anyone may call (a keeper can secure a payer's refund as soon as the bond is topped up). Sends nothing.
     function claimOwedRefund(address asset, address payer) external nonReentrant {
         if (_coverOwed(asset, payer) == 0)
             revert NoRefundPayable(asset, payer, _books.refundOwed[asset][payer], _books.bondOf[asset]);
@@ -583,7 +586,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         return _books.deducted[cycleId][asset][recipient];
     }
 
-    /// @notice What is held for `debtor` in `asset` in cycle `cycleId` until {claimDebitRefund}.
+    /// @notice What is held for `debtor` in `asset` in cycle `cycleId` until {claimDebitRefund} (owed by the bond,
+    /// not paid into the cycle).
     function refundHeldOf(uint256 cycleId, address asset, address debtor) external view returns (uint256) {
         return _books.refundHeld[cycleId][asset][debtor];
     }
@@ -664,6 +668,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @notice Bond floor: a commit is refused unless, for each of its assets, the bond in that asset is at least
     /// `bondAtRisk * bondFloorBps / BPS`, where {bondAtRisk} counts this cycle's total debit and those of every
     /// earlier cycle still inside its dispute windows (each of those debits can be voided against the bond). 0 (the default) switches the check off; at most {BPS} (full cover).
+    /// That share of the bond is kept for those debits: refunds the bond owes beyond them (above a debit, double
+    /// listings, unanswered credit disputes) are paid only from what it holds above it, else owed.
     function bondFloorBps() external view returns (uint16) {
         return _books.bondFloorBps;
     }
@@ -680,8 +686,9 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         return _books.doubleListingProven[guaranteeId][laterCycleId];
     }
 
-    /// @notice Double-listing refunds owed to `payer` in `asset` that the bond could not cover yet
-    /// ({claimOwedRefund} or {withdrawPayout} take them from the bond once it is topped up).
+    /// @notice Refunds owed to `payer` in `asset` that the bond could not spare yet (double listings, unanswered
+    /// credit disputes, refunds above a debit; {claimOwedRefund} or {withdrawPayout} take them from the bond
+    /// once it is topped up above its floor's share).
     function refundOwed(address asset, address payer) external view returns (uint256) {
         return _books.refundOwed[asset][payer];
     }
@@ -695,7 +702,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         return _books.payoutOf[asset][account];
     }
 
-    /// @notice Sum of {refundOwed} over payers, per asset (no bond is withdrawn while it is not zero).
+    /// @notice Sum of {refundOwed} over payers plus the refunds above a debit held and not settled yet
+    /// ({refundHeldOf}), per asset (no bond is withdrawn while it is not zero).
     function totalRefundOwed(address asset) external view returns (uint256) {
         return _books.totalRefundOwed[asset];
     }
@@ -707,10 +715,10 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     function _coverOwed(address asset, address payer) private returns (uint256 amount) {
         uint256 owed = _books.refundOwed[asset][payer];
         if (owed == 0) return 0;
-        uint256 bond = _books.bondOf[asset];
-        amount = owed < bond ? owed : bond;
+        uint256 spare = ClearingBooks.spareBond(_books, asset);
+        amount = owed < spare ? owed : spare;
         if (amount == 0) return 0;
-        _books.bondOf[asset] = bond - amount;
+        _books.bondOf[asset] -= amount;
         _books.refundOwed[asset][payer] = owed - amount;
         _books.totalRefundOwed[asset] -= amount;
         _books.payoutOf[asset][payer] += amount;

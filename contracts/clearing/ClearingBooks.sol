@@ -43,8 +43,9 @@ library ClearingBooks {
         mapping(uint256 cycleId => address[]) cycleAssetList;
         // What the bond paid into each cycle and asset (returned to the bond if the cycle is vetoed).
         mapping(uint256 cycleId => mapping(address asset => uint256)) bondFunded;
-        // A removed or conceded position's excess over the debit (the debtor's incoming it had offset), paid
-        // into the cycle from the bond and held for the debtor until the challenge deadline (audit M-3).
+        // A removed or conceded position's excess over the debit (the debtor's incoming it had offset), owed
+        // to the debtor by the bond (never paid into the cycle) once the cycle's disputes are closed (audit
+        // A2-H1); a veto cancels it (audit M-3). Counted in `totalRefundOwed` until claimed or cancelled.
         mapping(uint256 cycleId => mapping(address asset => mapping(address debtor => uint256))) refundHeld;
         // Recipients' credit disputes (a guarantee listed in its payer's tree, proven credited to its recipient
         // or paid to it from the bond).
@@ -82,23 +83,36 @@ library ClearingBooks {
         books.heldLiquidity[asset] += amount;
     }
 
-    /// @notice Takes `amount` of `asset` for `payer` from the bond into {payoutOf}; what the bond lacks is
-    /// recorded as owed ({refundOwed}). Returns what was paid and what is owed.
+    /// @notice Takes `amount` of `asset` for `payer` from the bond into {payoutOf}, as far as {spareBond} goes;
+    /// the rest is recorded as owed ({refundOwed}). Returns what was paid and what is owed.
     function owe(
         Books storage books,
         address asset,
         address payer,
         uint256 amount
     ) internal returns (uint256 paid, uint256 owed) {
-        uint256 bond = books.bondOf[asset];
-        paid = amount < bond ? amount : bond;
-        books.bondOf[asset] = bond - paid;
+        uint256 spare = spareBond(books, asset);
+        paid = amount < spare ? amount : spare;
+        books.bondOf[asset] -= paid;
         books.payoutOf[asset][payer] += paid;
         owed = amount - paid;
         if (owed != 0) {
             books.refundOwed[asset][payer] += owed;
             books.totalRefundOwed[asset] += owed;
         }
+    }
+
+    /// @notice What the bond holds of `asset` above the share the floor keeps for the debits at risk
+    /// (`ceil(atRisk × bondFloorBps / 10000)`, as `commitCycle` checks it; the whole bond with the floor off).
+    /// Refunds the bond owes beyond those debits (above a debit, double listings, unanswered credit disputes)
+    /// are paid from it only, so they never take what backs a committed cycle's creditors (audit A2-H1).
+    function spareBond(Books storage books, address asset) internal view returns (uint256) {
+        uint256 bond = books.bondOf[asset];
+        uint256 floorBps = books.bondFloorBps;
+        if (floorBps == 0) return bond;
+        // Amounts are bounded by Vault balances (uint128): the product cannot overflow.
+        uint256 kept = (books.atRisk[asset] * floorBps + 9_999) / 10_000;
+        return bond > kept ? bond - kept : 0;
     }
 
     /// @notice Funds `amount` of cycle `cycleId`'s `asset` from the bond (what it lacks is shortfall); returns

@@ -478,9 +478,10 @@ library DisputeLogic {
 
     /// @notice Takes `amount` off `debtor`'s debit in `asset` for cycle `cycleId` against the bond: what is
     /// left of the debit is released in the Vault and paid into the cycle from the bond; what exceeds it (the
-    /// debtor's incoming payments the removed guarantee had offset) is paid into the cycle from the bond too and
-    /// held there for the debtor ({ClearingHouse-claimDebitRefund} after the challenge deadline; a veto returns
-    /// it to the bond).
+    /// debtor's incoming payments the removed guarantee had offset) is not paid into the cycle: it is held for
+    /// the debtor as owed by the bond ({ClearingHouse-claimDebitRefund} once the cycle's disputes are closed;
+    /// counted in `totalRefundOwed` meanwhile; a veto cancels it), so no creditor's liquidity pays it and no
+    /// creditor is paid from it (audit A2-H1).
     function reduce(
         ClearingBooks.Books storage books,
         IClearingVault vault,
@@ -498,9 +499,8 @@ library DisputeLogic {
         uint256 fromBond = ClearingBooks.fundFromBond(books, cycleId, asset, cut);
         uint256 excess = amount - cut;
         if (excess != 0) {
-            // Held in the cycle, not paid out: a veto returns it to the bond with the rest (audit M-3).
-            ClearingBooks.fundFromBond(books, cycleId, asset, excess);
             books.refundHeld[cycleId][asset][debtor] += excess;
+            books.totalRefundOwed[asset] += excess;
         }
         emit IClearingHouse.DebitReduced(cycleId, asset, debtor, cut, fromBond, excess);
         if (cut != 0) vault.releaseObligation(debtor, asset, cut);

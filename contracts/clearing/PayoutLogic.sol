@@ -30,9 +30,7 @@ library PayoutLogic {
         if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
         if (block.timestamp <= cycle.challengeDeadline)
             revert IClearingHouse.ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
-        // Deductions are known once the disputes are answered; unanswered ones are voided whole, no deduction.
-        if (cycle.openChallenges != 0 && block.timestamp <= cycle.answerDeadline)
-            revert IClearingHouse.DisputesOpen(cycleId, cycle.answerDeadline);
+        _checkDisputesClosed(vault, cycleId, cycle);
         IClearingHouse.CycleAsset storage cycleAsset = books.cycleAssets[cycleId][asset];
         if (!cycleAsset.listed) revert IClearingHouse.UnknownCycleAsset(cycleId, asset);
         uint256 credit = _creditOf(books, cycle, cycleId, asset, participant, summary, proof);
@@ -60,24 +58,46 @@ library PayoutLogic {
     /// @notice See {ClearingHouse-claimDebitRefund}.
     function claimDebitRefund(
         ClearingBooks.Books storage books,
+        IClearingVault vault,
         uint256 cycleId,
         address asset,
         address debtor
     ) external {
         IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
-        if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
-        if (block.timestamp <= cycle.challengeDeadline)
-            revert IClearingHouse.ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
         uint256 amount = books.refundHeld[cycleId][asset][debtor];
         if (amount == 0) revert IClearingHouse.NoRefundHeld(cycleId, asset, debtor);
-        IClearingHouse.CycleAsset storage cycleAsset = books.cycleAssets[cycleId][asset];
-        uint256 available = cycleAsset.funded - cycleAsset.claimed;
-        if (available < amount) revert IClearingHouse.CreditNotYetFunded(cycleId, asset, available, amount);
+        bool vetoed = cycle.vetoed;
+        if (!vetoed) {
+            if (block.timestamp <= cycle.challengeDeadline)
+                revert IClearingHouse.ChallengeWindowOpen(cycleId, cycle.challengeDeadline);
+            // A refund is a credit too: not senior to the cycle's claims (audit A2-H1).
+            _checkDisputesClosed(vault, cycleId, cycle);
+        }
         books.refundHeld[cycleId][asset][debtor] = 0;
-        cycleAsset.claimed += amount;
-        books.heldLiquidity[asset] -= amount;
-        books.payoutOf[asset][debtor] += amount;
-        emit IClearingHouse.DebitRefundClaimed(cycleId, asset, debtor, amount);
+        // Counted since the reduction; `owe` counts again what stays owed.
+        books.totalRefundOwed[asset] -= amount;
+        if (vetoed) {
+            emit IClearingHouse.DebitRefundCancelled(cycleId, asset, debtor, amount);
+            return;
+        }
+        // From the bond only (what it holds above the floor's share), never from the cycle's liquidity.
+        (uint256 paid, uint256 owed) = ClearingBooks.owe(books, asset, debtor, amount);
+        emit IClearingHouse.DebitRefundClaimed(cycleId, asset, debtor, paid, owed);
+    }
+
+    /// @dev Reverts {IClearingHouse-DisputesOpen} while cycle `cycleId` has a dispute open and answerable: until
+    /// its answer deadline, extended while an operator key change does (`Vault.answerDeadlineAfterKeyGap`, one
+    /// call only past the committed deadline), so every deduction is recorded before a claim (audit A2-M1).
+    /// Unanswered after it, a dispute is voided, which deducts nothing.
+    function _checkDisputesClosed(
+        IClearingVault vault,
+        uint256 cycleId,
+        IClearingHouse.Cycle storage cycle
+    ) private view {
+        if (cycle.openChallenges == 0) return;
+        uint256 deadline = cycle.answerDeadline;
+        if (block.timestamp > deadline) deadline = vault.answerDeadlineAfterKeyGap(deadline);
+        if (block.timestamp <= deadline) revert IClearingHouse.DisputesOpen(cycleId, uint64(deadline));
     }
 
     /// @notice See {ClearingHouse-recoverDeduction}.

@@ -325,8 +325,8 @@ interface IClearingHouse is IGuaranteeErrors {
     /// @notice `amount` was taken off `debtor`'s debit (an unproven or already-paid guarantee, or a debit above
     /// its revealed total); `fromBond` of it was paid into the cycle from the bond (the rest is shortfall), and
     /// `refunded` (a removed or conceded guarantee larger than what was left of the debit: the debtor's incoming
-    /// payments) was paid into the cycle from the bond too and is held there for the debtor until the challenge
-    /// deadline (`claimDebitRefund`; a veto returns it to the bond).
+    /// payments) is held for the debtor as owed by the bond, never paid into the cycle (`claimDebitRefund` once
+    /// the cycle's disputes are closed; a veto cancels it).
     event DebitReduced(
         uint256 indexed cycleId,
         address indexed asset,
@@ -366,9 +366,18 @@ interface IClearingHouse is IGuaranteeErrors {
         uint256 amount,
         uint256 fromBond
     );
-    /// @notice `debtor`'s held refund `amount` of cycle `cycleId` (see {DebitReduced}) was set aside for it
-    /// ({payoutOf}).
+    /// @notice `debtor`'s held refund of cycle `cycleId` (see {DebitReduced}) was settled from the bond: `paid` set
+    /// aside for it ({payoutOf}), `owed` recorded as owed by the bond ({refundOwed}: the spare bond lacked it).
     event DebitRefundClaimed(
+        uint256 indexed cycleId,
+        address indexed asset,
+        address indexed debtor,
+        uint256 paid,
+        uint256 owed
+    );
+    /// @notice `debtor`'s held refund `amount` of vetoed cycle `cycleId` was cancelled (the re-commit credits the
+    /// same incoming payments; audit M-3), and no longer counts in {totalRefundOwed}.
+    event DebitRefundCancelled(
         uint256 indexed cycleId,
         address indexed asset,
         address indexed debtor,
@@ -518,7 +527,8 @@ interface IClearingHouse is IGuaranteeErrors {
     /// @notice Guarantee `guaranteeId` is not owed to its recipient by the cycle: already paid on chain
     /// (remunerated, collected, or by the bond after a credit dispute) or its V2 validation did not pass.
     error CreditNotOwed(bytes32 guaranteeId);
-    /// @notice Claims of cycle `cycleId` wait for its open disputes, at most until `answerDeadline`.
+    /// @notice Claims and held refunds of cycle `cycleId` wait for its open disputes, at most until
+    /// `answerDeadline` (the committed one, or later while an operator key change extends it).
     error DisputesOpen(uint256 cycleId, uint64 answerDeadline);
     /// @notice The unpaid debts of vetoed cycle `cycleId` stay locked until `releasableAt` (the grace period
     /// after its commit), so that a veto never lets a payer withdraw before the re-commit.
@@ -530,7 +540,7 @@ interface IClearingHouse is IGuaranteeErrors {
     /// @notice The bond can be withdrawn only when no challenge is open and the last cycle's double-listing
     /// deadline (`lockedUntil`, the latest) has passed.
     error BondInUse(uint256 openChallenges, uint64 lockedUntil);
-    /// @notice `owed` of `asset` is owed to payers as double-listing refunds: the bond pays them first.
+    /// @notice `owed` of `asset` is owed by the bond ({totalRefundOwed}: refunds owed or held): it pays them first.
     error RefundsOwed(address asset, uint256 owed);
     /// @notice A double-listing proof needs two different cycles, the earlier first: `firstCycleId` <
     /// `laterCycleId`.
@@ -546,7 +556,8 @@ interface IClearingHouse is IGuaranteeErrors {
     error DoubleListingProofClosed(uint256 cycleId, uint64 doubleListingDeadline);
     /// @notice Guarantee `guaranteeId`'s listing in cycle `laterCycleId` was already proven double.
     error DoubleListingAlreadyProven(bytes32 guaranteeId, uint256 laterCycleId);
-    /// @notice Nothing is owed to `payer` in `asset`, or the bond holds none of it yet.
+    /// @notice Nothing is owed to `payer` in `asset`, or the bond (`bond`) has none to spare yet (all of it is
+    /// the floor's share of the debits at risk, {ClearingHouse-bondFloorBps}).
     error NoRefundPayable(address asset, address payer, uint256 owed, uint256 bond);
     /// @notice No refund is held for `debtor` in `asset` in cycle `cycleId`.
     error NoRefundHeld(uint256 cycleId, address asset, address debtor);

@@ -10,7 +10,9 @@
  * spends the operator's gas. A vetoed cycle's paid debts are refunded the same way (set aside for the debtor).
  * It also settles what disputes left held (docs/clearing.md "Deductions are recovered", "One refund path"):
  * once a cycle's challenge deadline has passed it claims each disputed debtor's held refund
- * (`claimDebitRefund`, set aside for the debtor), and once its payment deadline has passed (or at once in a
+ * (`claimDebitRefund`: from the bond, set aside for the debtor or owed; the chain answers `DisputesOpen` until
+ * the cycle's disputes are closed, a later tick retries; in a vetoed cycle at once, which cancels it and
+ * unblocks the bond's withdrawal), and once its payment deadline has passed (or at once in a
  * vetoed cycle) it recovers each removed guarantee's deduction from its recipient (`recoverDeduction`, back
  * into the bond that fronted it), so neither waits for someone else to call.
  *
@@ -173,10 +175,10 @@ export class ClearingKeeper {
   }
 
   /**
-   * Claims held refunds and recovers deductions that disputes left (candidates: the removed and voided
-   * positions in Core's books). The estimate re-checks each on chain; a revert saying nothing is held
-   * (`NoRefundHeld`, `NoDeduction`, `CycleIsVetoed`) retires the key, any other ("not yet", not funded yet)
-   * leaves it for a later tick.
+   * Claims held refunds (cancels them in a vetoed cycle) and recovers deductions that disputes left
+   * (candidates: the removed and voided positions in Core's books). The estimate re-checks each on chain; a
+   * revert saying nothing is held (`NoRefundHeld`, `NoDeduction`, `CycleIsVetoed`) retires the key, any other
+   * ("not yet": `DisputesOpen`, `PaymentWindowOpen`) leaves it for a later tick.
    */
   private async settleHoldings(result: KeeperTickResult): Promise<void> {
     const { store, chainClock } = this.options;
@@ -192,7 +194,7 @@ export class ClearingKeeper {
       const cycle = cycles.get(dispute.cycleId);
       if (!cycle) continue;
       const vetoed = cycle.state === "VETOED";
-      if (!vetoed && cycle.challengeDeadline !== null && now > cycle.challengeDeadline) {
+      if (vetoed || (cycle.challengeDeadline !== null && now > cycle.challengeDeadline)) {
         await this.settleHolding("claimDebitRefund", dispute.cycleId, dispute.asset, dispute.debtor, result);
       }
       if (dispute.status !== "REMOVED" || dispute.guaranteeId === null) continue;

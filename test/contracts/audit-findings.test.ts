@@ -173,7 +173,7 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     await expect(ch.recoverDeduction(1, ETH, f.bob.address)).to.be.revertedWithCustomError(ch, "NoDeduction");
   });
 
-  it("M-3 (fixed): a removal's excess refund is held until the challenge deadline; a veto returns it to the bond", async () => {
+  it("M-3 (fixed): a removal's excess refund is held until the challenge deadline; a veto cancels it", async () => {
     const f = await loadFixture(validatedV2Fixture); // alice -> bob V2 2 ETH, validated
     const ch = f.clearingHouse;
     await ch.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
@@ -192,20 +192,23 @@ describe("Audit findings on the dispute game (issue 25)", () => {
       .withArgs(1n, ETH, f.alice.address, ONE, ONE, ONE);
     expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(0n);
     expect(await ch.refundHeldOf(1, ETH, f.alice.address)).to.equal(ONE);
-    expect(await ch.bondOf(ETH)).to.equal(3n * ONE); // cut and excess both paid into the cycle
+    expect(await ch.bondOf(ETH)).to.equal(4n * ONE); // the cut paid into the cycle; the excess owed (A2-H1)
     await expect(ch.claimDebitRefund(1, ETH, f.alice.address)).to.be.revertedWithCustomError(
       ch,
       "ChallengeWindowOpen",
     );
-    // The guardian vetoes the cycle (for any reason): cut and excess go back to the bond, nothing was paid out.
+    // The guardian vetoes the cycle (for any reason): the cut goes back to the bond, the held excess is
+    // cancelled (it never left the bond), nothing was paid out.
     await expect(ch.connect(f.guardian).vetoCycle(1))
       .to.emit(ch, "VetoedBondReturned")
-      .withArgs(1n, ETH, 2n * ONE);
+      .withArgs(1n, ETH, ONE);
     expect(await ch.bondOf(ETH)).to.equal(5n * ONE);
     await time.increase(W + 1);
     await expect(ch.claimDebitRefund(1, ETH, f.alice.address))
-      .to.be.revertedWithCustomError(ch, "CycleIsVetoed")
-      .withArgs(1n);
+      .to.emit(ch, "DebitRefundCancelled")
+      .withArgs(1n, ETH, f.alice.address, ONE);
+    expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(0n);
+    expect(await ch.totalRefundOwed(ETH)).to.equal(0n);
     // bob's lock (the removal's deduction) is lifted, nothing taken: the vetoed cycle paid nothing twice.
     await expect(ch.recoverDeduction(1, ETH, f.bob.address))
       .to.emit(ch, "DeductionRecovered")
@@ -241,7 +244,7 @@ describe("Audit findings on the dispute game (issue 25)", () => {
     await time.increase(W + 1);
     await expect(ch.connect(f.outsider).claimDebitRefund(1, ETH, f.alice.address))
       .to.emit(ch, "DebitRefundClaimed")
-      .withArgs(1n, ETH, f.alice.address, ONE);
+      .withArgs(1n, ETH, f.alice.address, ONE, 0n);
     expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(ONE);
     await expect(ch.claimDebitRefund(1, ETH, f.alice.address))
       .to.be.revertedWithCustomError(ch, "NoRefundHeld")

@@ -309,14 +309,16 @@ describe("Dispute game (issue 25)", () => {
       }
       const debt = await ch.debtOf(1, ETH, f.alice.address);
       expect([debt.status, debt.amount]).to.deep.equal([DEBT.voided, 0n]);
-      // The excess is held in the cycle until the challenge deadline (audit M-3), then set aside for alice.
+      // The excess is held for alice, owed by the bond (audit A2-H1: not paid into the cycle), until the
+      // challenge deadline (audit M-3); then the bond sets it aside for her.
       expect(await ch.refundHeldOf(1, ETH, f.alice.address)).to.equal(ONE);
       expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(0n);
-      expect(await ch.bondOf(ETH)).to.equal(ONE);
+      expect(await ch.bondOf(ETH)).to.equal(2n * ONE);
       expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(0n);
       await time.increase(W + 1);
       await ch.claimDebitRefund(1, ETH, f.alice.address);
       expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(ONE);
+      expect(await ch.bondOf(ETH)).to.equal(ONE);
     });
 
     it("a dispute left unanswered voids the whole remaining debit (the operator withheld its tree)", async () => {

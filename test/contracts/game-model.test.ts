@@ -1580,10 +1580,10 @@ class Harness {
         );
       }
     }
-    // Held refunds (audit M-3), then what no claim returned of a removal (audit M-2).
+    // Held refunds (audit M-3: cancelled in a vetoed cycle), then what no claim returned of a removal (M-2).
     for (const c of m.cycles) {
       for (const [k, amount] of c.refundHeld) {
-        if (c.vetoed || amount === 0n) continue;
+        if (amount === 0n) continue;
         const [a, debtor] = k.split("|");
         await this.call(
           `claimDebitRefund cycle ${c.id} (settle)`,

@@ -258,7 +258,8 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).amount).to.equal(0n);
   });
 
-  it("a concession above the debit: the keeper claims the held refund for the debtor after the challenge deadline, once", async function () {
+  /** The keeper concedes alice's 3-ETH position of cycle 1 (its signature answered a rogue cycle 2 first): 2 ETH held. */
+  async function heldRefund() {
     const f = await loadFixture(chainFixture);
     h = await openCore(f);
     const tasks = clearingTasks(h);
@@ -297,11 +298,16 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     ]);
     await h.indexer.syncToHead();
     expect(await f.clearingHouse.refundHeldOf(1, ETH, f.alice.address)).to.equal(2n * ONE);
+    return { f, tasks, core: h };
+  }
+
+  it("a concession above the debit: the keeper claims the held refund for the debtor after the challenge deadline, once", async function () {
+    const { f, tasks, core } = await heldRefund();
     const before = await f.clearingHouse.payoutOf(ETH, f.alice.address);
 
     // Held until the challenge deadline: the keeper waits, then claims it for alice, and never again.
     expect((await tasks.keeper.tick()).holdingsSettled).to.deep.equal([]);
-    await advance(h, f.timings.challengeWindow + 1);
+    await advance(core, f.timings.challengeWindow + 1);
     const settled = await tasks.keeper.tick();
     expect(settled.holdingsSettled.map((s) => [s.call, s.cycleId, s.account])).to.deep.equal([
       ["claimDebitRefund", 1, f.alice.address],
@@ -309,6 +315,20 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     expect(await f.clearingHouse.refundHeldOf(1, ETH, f.alice.address)).to.equal(0n);
     expect((await f.clearingHouse.payoutOf(ETH, f.alice.address)) - before).to.equal(2n * ONE);
     expect((await tasks.keeper.tick()).holdingsSettled).to.deep.equal([]);
+  });
+
+  it("a vetoed cycle's held refund: the keeper cancels it at once, so the bond owes nothing for it", async function () {
+    const { f, tasks, core } = await heldRefund();
+    expect(await f.clearingHouse.totalRefundOwed(ETH)).to.equal(2n * ONE);
+    await f.clearingHouse.connect(f.admin).vetoCycle(1); // the admin is the guardian in this fixture
+    await core.indexer.syncToHead();
+    const settled = await tasks.keeper.tick();
+    expect(
+      settled.holdingsSettled.filter((s) => s.call === "claimDebitRefund").map((s) => [s.cycleId, s.account]),
+    ).to.deep.equal([[1, f.alice.address]]);
+    expect(await f.clearingHouse.refundHeldOf(1, ETH, f.alice.address)).to.equal(0n);
+    expect(await f.clearingHouse.totalRefundOwed(ETH)).to.equal(0n);
+    expect(await f.clearingHouse.payoutOf(ETH, f.alice.address)).to.equal(0n);
   });
 
   it("rebuilds the committed debtor trees or refuses to answer from them", async function () {

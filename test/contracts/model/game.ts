@@ -599,21 +599,29 @@ export class GameModel {
     return credit - returned;
   }
 
-  /** `ClearingHouse.claimDebitRefund` (audit M-3): the held excess, after the challenge deadline. */
+  /**
+   * `ClearingHouse.claimDebitRefund` (audit M-3, A2-H1): the held excess, once the challenge deadline has passed
+   * and the cycle's disputes are closed, from the bond only (what it lacks is owed; no floor in the model);
+   * cancelled in a vetoed cycle.
+   */
   claimDebitRefund(cycleId: number, asset: string, debtor: string, t: number): bigint {
     const c = this.committed(cycleId);
-    if (c.vetoed) refuse("CycleIsVetoed");
-    if (t <= c.challengeDeadline) refuse("ChallengeWindowOpen");
     const amount = this.get(c.refundHeld, key(asset, debtor));
     if (amount === 0n) refuse("NoRefundHeld");
-    const a = c.assets.get(asset)!;
-    if (a.funded - a.claimed < amount) refuse("CreditNotYetFunded");
+    if (!c.vetoed) {
+      if (t <= c.challengeDeadline) refuse("ChallengeWindowOpen");
+      if (c.openChallenges !== 0 && t <= c.answerDeadline) refuse("DisputesOpen");
+    }
     c.refundHeld.set(key(asset, debtor), 0n);
-    a.claimed += amount;
-    this.add(this.held, asset, -amount);
-    this.add(this.payouts, key(asset, debtor), amount);
+    if (c.vetoed) return 0n;
+    const bond = this.get(this.bond, asset);
+    const paid = amount < bond ? amount : bond;
+    this.bond.set(asset, bond - paid);
+    this.add(this.payouts, key(asset, debtor), paid);
+    if (amount > paid) this.add(this.refundOwed, key(asset, debtor), amount - paid);
+    // Counted when owed, as an unanswered credit dispute's payment is.
     this.flow(debtor, asset).refunded += amount;
-    return amount;
+    return paid;
   }
 
   /** `ClearingHouse.recoverDeduction` (audit M-2): what no claim returned, from the recipient's collateral. */
@@ -909,11 +917,8 @@ export class GameModel {
     debt.amount -= cut;
     this.fundFromBond(c, asset, cut);
     const excess = amount - cut;
-    if (excess !== 0n) {
-      // Paid into the cycle from the bond and held for the debtor until the challenge deadline (M-3).
-      this.fundFromBond(c, asset, excess);
-      this.add(c.refundHeld, key(asset, debtor), excess);
-    }
+    // Held for the debtor, owed by the bond, never paid into the cycle (audit A2-H1; M-3: a veto cancels it).
+    if (excess !== 0n) this.add(c.refundHeld, key(asset, debtor), excess);
     if (cut !== 0n) this.releaseObligation(debtor, asset, cut);
   }
 
