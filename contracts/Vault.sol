@@ -298,7 +298,8 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// not vetoed and past its challenge deadline, so the recipient's claim of that cycle pays it (issue 25,
     /// item 5: a listing credited to another creditor releases nothing). Marks the guarantee netted
     /// (`GuaranteeNetted`, if not consumed yet) so it can never be collected or reserved again. Anyone may call
-    /// (Core's keeper, the payer); the proof: Core's `GET /core/cycles/{id}/credits/{recipient}`.
+    /// (Core's keeper, the payer); the proof: the `incoming` entry of Core's
+    /// `GET /core/cycles/{id}/debits/{recipient}`.
     /// @dev Checked by {ReserveLogic} (`ReserveNotFound`, `CycleNotSettled`, `GuaranteeNotListed`).
     /// @param guaranteeId The reserved V1 guarantee.
     function releaseListedReserve(
@@ -326,8 +327,8 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// which marks it too). The mark carries the cycle id: a veto undoes it (`GuaranteeNetted`).
     /// @dev Reverts `NotV2Certificate` and the codec's, domain and id errors for claims that are not V2 of this
     /// Vault (no signature is checked: only a listed leaf can be marked), `GuaranteeNotListed` (not committed,
-    /// vetoed, or not credited to its recipient) and `GuaranteeAlreadyConsumed`. Proof: Core's
-    /// `GET /core/cycles/{id}/credits/{recipient}`, as for {releaseListedReserve}.
+    /// vetoed, or not credited to its recipient) and `GuaranteeAlreadyConsumed`. Proof: the `incoming`
+    /// entry of Core's `GET /core/cycles/{id}/debits/{recipient}`, as for {releaseListedReserve}.
     function markListed(
         uint256 cycleId,
         bytes calldata claims,
