@@ -254,7 +254,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @notice Answers the dispute of position `index` of `debtor`'s tree in `asset` for cycle `cycleId`, until
     /// the answer deadline; anyone may answer (Core's keeper does). The first answer of a debt reveals the
     /// debtor's summary. Outcomes ({DisputeStatus}): Upheld (the position's guarantee was certified by Core,
-    /// signed by the debtor and, V2, validated; not paid on chain; not used by another answer), Dismissed
+    /// signed by the debtor and, V2, validated; not paid on chain; not used by another answer; a V2 id its
+    /// commit left unmarked is marked netted in the Vault, so it cannot be remunerated too), Dismissed
     /// (empty position), Removed (already paid to its recipient, or validation not passed: off the debit and
     /// off the recipient's credit) or Voided (conceded with empty claims, by the operator only: only its amount
     /// off the debit, against the bond). A removal because a V2 guarantee is not validated is the operator's

@@ -298,7 +298,8 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// not vetoed and past its challenge deadline, so the recipient's claim of that cycle pays it (issue 25,
     /// item 5: a listing credited to another creditor releases nothing). Marks the guarantee netted
     /// (`GuaranteeNetted`, if not consumed yet) so it can never be collected or reserved again. Anyone may call
-    /// (Core's keeper, the payer); the proof: Core's `GET /core/cycles/{id}/credits/{recipient}`.
+    /// (Core's keeper, the payer); the proof: the `incoming` entry of Core's
+    /// `GET /core/cycles/{id}/debits/{recipient}`.
     /// @dev Checked by {ReserveLogic} (`ReserveNotFound`, `CycleNotSettled`, `GuaranteeNotListed`).
     /// @param guaranteeId The reserved V1 guarantee.
     function releaseListedReserve(
@@ -315,6 +316,26 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
             signatureHash,
             proof
         );
+    }
+
+    /// @notice Marks the V2 guarantee of `claims` netted by cycle `cycleId` by proving that the cycle credits it
+    /// to its recipient (audit2 A2-M2): its leaf (the claims' guarantee id, payer, recipient, asset and amount,
+    /// and `signatureHash`, the keccak256 of the payer's signature bytes) sits in the recipient's incoming tree
+    /// (`proof`, under the `debitsRoot`) of a committed cycle not vetoed, so that cycle's claim pays it and no
+    /// {remunerate} may pay it again. For a V2 id the commit listed but left out of its `nettedV2Ids`:
+    /// anyone may call (the payer, from the commit on; a payer disputing in time is covered by the answer,
+    /// which marks it too). The mark carries the cycle id: a veto undoes it (`GuaranteeNetted`).
+    /// @dev Reverts `NotV2Certificate` and the codec's, domain and id errors for claims that are not V2 of this
+    /// Vault (no signature is checked: only a listed leaf can be marked), `GuaranteeNotListed` (not committed,
+    /// vetoed, or not credited to its recipient) and `GuaranteeAlreadyConsumed`. Proof: the `incoming`
+    /// entry of Core's `GET /core/cycles/{id}/debits/{recipient}`, as for {releaseListedReserve}.
+    function markListed(
+        uint256 cycleId,
+        bytes calldata claims,
+        bytes32 signatureHash,
+        IClearingHouse.CreditProof calldata proof
+    ) external {
+        ReserveLogic.markListed(_books, IClearingHouse(clearingHouse), cycleId, claims, signatureHash, proof);
     }
 
     /// @notice Pays the recipient of the V1 reserve of `guaranteeId` out of the reserved collateral once Core

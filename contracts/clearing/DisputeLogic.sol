@@ -4,6 +4,7 @@ pragma solidity ^0.8.28;
 import {IClearingHouse} from "../interfaces/IClearingHouse.sol";
 import {IClearingVault} from "../interfaces/IClearingVault.sol";
 import {IGuaranteeVerifier} from "../interfaces/IGuaranteeVerifier.sol";
+import {CertificateCodec} from "../lib/CertificateCodec.sol";
 import {CreditCheck} from "../lib/CreditCheck.sol";
 import {GuaranteeLeaf} from "../lib/GuaranteeLeaf.sol";
 import {SumTree} from "../lib/SumTree.sol";
@@ -99,6 +100,16 @@ library DisputeLogic {
             revert IClearingHouse.DisputeNotOpen(cycleId, asset, debtor, index, status);
         }
         IClearingHouse.DebtGame storage game = books.games[cycleId][asset][debtor];
+        // A void closed every open dispute of the game at once (their positions keep the `Open` mark); a key
+        // change after it may reopen the answer window, not the game (audit2 A2-I1).
+        if (game.openDisputes == 0)
+            revert IClearingHouse.DisputeNotOpen(
+                cycleId,
+                asset,
+                debtor,
+                index,
+                IClearingHouse.DisputeStatus.Voided
+            );
         if (!game.revealed) _reveal(books, vault, cycle, at, game, a.summary, a.summaryProof);
         if (index >> game.depth != 0) {
             // Past the tree's last position: nothing is listed there.
@@ -543,7 +554,7 @@ library DisputeLogic {
     }
 
     /// @dev The outcome of a proven position: Dismissed (empty), Voided (conceded), Removed (already paid to
-    /// its recipient, or V2 validation not passed) or Upheld (marks the guarantee used). Reverts when the
+    /// its recipient, or V2 validation not passed) or Upheld (marks the guarantee used, and a V2 one not consumed yet netted in the Vault). Reverts when the
     /// claims do not verify or are not the position's guarantee, or the guarantee already answered another
     /// dispute: the operator concedes such a position instead.
     function _judge(
@@ -599,7 +610,8 @@ library DisputeLogic {
                 a.credit
             )
         ) revert IClearingHouse.NotCreditedToRecipient(at.cycleId, g.recipient, g.guaranteeId);
-        if (vault.consumption(g.guaranteeId) == IClearingVault.Consumption.Remunerated) {
+        IClearingVault.Consumption how = vault.consumption(g.guaranteeId);
+        if (how == IClearingVault.Consumption.Remunerated) {
             return (IClearingHouse.DisputeStatus.Removed, g.guaranteeId, g.recipient);
         }
         if (!g.validated) {
@@ -614,7 +626,19 @@ library DisputeLogic {
         if (usedIn != 0 && !books.cycles[usedIn].vetoed)
             revert IClearingHouse.GuaranteeAlreadyUsed(g.guaranteeId, usedIn);
         books.answeredIn[g.guaranteeId] = at.cycleId;
+        // The payer pays this V2 guarantee through the cycle: consumed here if the commit left it out of its
+        // `nettedV2Ids`, so no `remunerate` pays it again (audit2 A2-M2; a veto undoes the mark).
+        if (how == IClearingVault.Consumption.None && _isV2(a.claims)) {
+            bytes32[] memory ids = new bytes32[](1);
+            ids[0] = g.guaranteeId;
+            vault.markNetted(at.cycleId, ids);
+        }
         return (IClearingHouse.DisputeStatus.Upheld, g.guaranteeId, g.recipient);
+    }
+
+    /// @dev Whether verified certificate `claims` are V2 (their leading word is the codec's version).
+    function _isV2(bytes calldata claims) private pure returns (bool) {
+        return uint256(bytes32(claims[:32])) == CertificateCodec.VERSION_V2;
     }
 
     /// @dev Closes one dispute of the debt; with its last, the debt is Answered (or Voided when nothing is

@@ -60,7 +60,8 @@ interface IClearingVault {
     /// collateral to the ClearingHouse; returns the amount moved.
     function coverDefault(address user, address asset, uint256 amount) external returns (uint256 covered);
 
-    /// @notice Marks V2 guarantee ids as consumed by netting in cycle `cycleId`; ids already consumed
+    /// @notice Marks V2 guarantee ids as consumed by netting in cycle `cycleId` (the commit's `nettedV2Ids`, and
+    /// the id of an Upheld answer that the commit left unmarked, audit2 A2-M2); ids already consumed
     /// (remunerated, or netted by an earlier cycle not vetoed) are skipped and reported, never reverting.
     /// Returns how many were marked. A mark of a cycle later vetoed takes no effect ({consumption}).
     function markNetted(uint256 cycleId, bytes32[] calldata guaranteeIds) external returns (uint256 netted);

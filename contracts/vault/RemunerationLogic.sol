@@ -89,17 +89,19 @@ library RemunerationLogic {
         }
     }
 
-    /// @dev Reverts unless the guarantee's verdict passed: as {_validationError} reads it from the registry, or
-    /// pinned ({IVault-pinVerdicts}). The registry is read first so that the usual path (an unpinned verdict
-    /// that passes) pays no extra storage read.
+    /// @dev Reverts unless the guarantee's verdict passed: pinned ({IVault-pinVerdicts}), or as
+    /// {_validationError} reads it from the registry. The pin is read first (one storage read on every
+    /// remuneration): a pinned verdict pays without calling the registry, even while a trusted registry
+    /// reverts (audit2 A2-I2), as the ClearingHouse's answers already read it.
     function _checkValidation(
         VaultLedger.Books storage books,
         CertificateCodec.ValidationPolicy memory p,
         bytes32 guaranteeId
     ) private view {
         bytes32 requestHash = CertificateCodec.validationRequestHash(block.chainid, p, guaranteeId);
+        if (books.pinnedVerdicts[requestHash]) return;
         bytes memory err = _validationError(books, p, requestHash);
-        if (err.length != 0 && !books.pinnedVerdicts[requestHash]) {
+        if (err.length != 0) {
             assembly ("memory-safe") {
                 revert(add(err, 0x20), mload(err))
             }

@@ -105,6 +105,40 @@ library ReserveLogic {
         VaultLedger.release(books, guaranteeId, r, books.accounts[r.user][r.asset]);
     }
 
+    /// @notice See {Vault-markListed}; `clearingHouse` is the Vault's.
+    function markListed(
+        VaultLedger.Books storage books,
+        IClearingHouse clearingHouse,
+        uint256 cycleId,
+        bytes calldata claims,
+        bytes32 signatureHash,
+        IClearingHouse.CreditProof calldata proof
+    ) external {
+        (CertificateCodec.CertificateClaims memory c, ) = VaultCertificates.decodedV2(claims);
+        bytes32 id = c.guaranteeId;
+        IClearingHouse.Cycle memory cycle = clearingHouse.getCycle(cycleId);
+        bytes32 leaf = GuaranteeLeaf.hash(id, c.user, c.recipient, c.asset, c.amount, signatureHash);
+        // Credited to its own recipient in a committed cycle not vetoed: that cycle's claim pays it. A veto
+        // later undoes the mark (it carries the cycle id), as it undoes a commit's.
+        if (
+            cycle.guaranteesRoot == bytes32(0) ||
+            cycle.vetoed ||
+            !CreditCheck.isCredited(
+                cycle.debitsRoot,
+                clearingHouse.assetCredit(cycleId, c.asset),
+                c.recipient,
+                c.asset,
+                leaf,
+                c.amount,
+                proof
+            )
+        ) revert IVault.GuaranteeNotListed(id, cycleId);
+        IClearingVault.Consumption how = VaultLedger.consumption(books, id);
+        if (how != IClearingVault.Consumption.None) revert IVault.GuaranteeAlreadyConsumed(id, how);
+        books.marks[id] = VaultLedger.Mark(IClearingVault.Consumption.Netted, SafeCast.toUint64(cycleId));
+        emit IVault.GuaranteeNetted(id);
+    }
+
     /// @notice See {IVault-collectReserve}.
     function collectReserve(VaultLedger.Books storage books, bytes32 guaranteeId) external {
         IVault.Reserve memory r = books.reserves[guaranteeId];

@@ -661,6 +661,7 @@ class Harness {
     let netted: string[];
     let totals = built.totals;
     let debtors = built.debtors;
+    let unmarked: string | undefined;
     if (rogue === undefined) {
       const payables = pending.map((g) => this.issued.get(g.id)!.payable);
       const plan = buildCommitPlan(netCycle(cycleId, payables, reservedV1), payables)!;
@@ -673,6 +674,12 @@ class Harness {
       netted = plan.args.nettedV2Ids;
       totals = plan.args.totals;
       debtors = plan.args.debtors;
+      // Rogue: a V2 id listed but left out of `nettedV2Ids`, for its seller to remunerate it again (A2-M2).
+      unmarked = kind === 8 ? pick(netted, a)?.toLowerCase() : undefined;
+      if (unmarked !== undefined) {
+        netted = netted.filter((id) => id.toLowerCase() !== unmarked);
+        rogue = "V2 id left out of nettedV2Ids";
+      }
     } else {
       const ids = new Set<string>();
       for (const l of all) {
@@ -709,6 +716,7 @@ class Harness {
       );
       return;
     }
+    if (unmarked !== undefined) await this.protectUnmarked(c, unmarked, b);
     if (rogue === undefined && a % 4 === 0) {
       // A recipient disputes an honest credit: Core's keeper answers it at once with the credit proof.
       const g = listed.map((id) => m.guarantees.get(id)!).find((x) => x.payer !== x.recipient && x.payable);
@@ -743,6 +751,36 @@ class Harness {
       await this.dispute(c, asset, debtor, i, "its own finalized V2");
       await this.answer(c, asset, debtor, i, true, this.actorOf(debtor), true);
     }
+  }
+
+  /**
+   * The payer of V2 guarantee `id`, listed in `c` but left unmarked, protects itself at once (audit2 A2-M2):
+   * it proves the listing (`Vault.markListed`), or disputes the position and Core's answer upholds (and marks) it.
+   */
+  async protectUnmarked(c: ModelCycle, id: string, b: number): Promise<void> {
+    const g = this.model.guarantees.get(id)!;
+    const leaf = this.issued.get(id)!.leaf;
+    const i = (c.positions.get(key(g.payer, g.asset)) ?? []).findIndex((p) => p.guaranteeId === id);
+    if (b % 2 === 0 || i < 0 || !c.debts.has(key(g.asset, g.payer))) {
+      const data = VAULT.encodeFunctionData("markListed", [
+        c.id,
+        this.issued.get(id)!.evidence.claims,
+        leaf.signatureHash,
+        creditOf(c.built, leaf),
+      ]);
+      const result = await this.call(
+        `markListed cycle ${c.id} ${id.slice(0, 10)}`,
+        this.actorOf(g.payer),
+        this.g.vaultAddress,
+        data,
+        () => this.model.markListed(id, c.id),
+      );
+      if (!(result instanceof Refusal)) this.count("unmarked V2 id marked by proof");
+      return;
+    }
+    await this.dispute(c, g.asset, g.payer, i, "unmarked V2 id");
+    await this.answer(c, g.asset, g.payer, i, true, this.g.actors.operator);
+    if (this.model.consumption(id) === Consumption.Netted) this.count("unmarked V2 id marked by an answer");
   }
 
   /** The recipient of listed guarantee `id` disputes its credit in cycle `c` (`disputeCredit`). */
@@ -928,7 +966,7 @@ class Harness {
         );
       }
       case "commit":
-        return this.commit(x.a % 8, x.b, x.c);
+        return this.commit(x.a % 9, x.b, x.c);
       case "dispute": {
         // A net creditor disputes its outgoing tree too (issue 25, finding 2).
         const d =

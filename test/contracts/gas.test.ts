@@ -142,10 +142,11 @@ describe("Gas", () => {
         .validationResponse(cert.requestHash, 90, "ipfs://r", hashText("e"), "delivery"),
     );
     const gas = await gasOf("remunerate (ETH)", f.vault.remunerate(...remunerateArgs(cert)));
-    // issue 25: remunerate stays ≤ 235k (docs/gas.md); not under `npm run coverage`, whose instrumented
-    // contracts cost more gas (solidity-coverage sets this flag on the runtime environment).
+    // issue 25: remunerate stayed ≤ 235k; audit2 A2-I2 reads the pin first (+2.1k, one cold slot), so the
+    // bound is 236k (docs/gas.md); not under `npm run coverage`, whose instrumented contracts cost more gas
+    // (solidity-coverage sets this flag on the runtime environment).
     const coverage = (hre as { __SOLIDITY_COVERAGE_RUNNING?: boolean }).__SOLIDITY_COVERAGE_RUNNING === true;
-    if (!coverage) expect(gas).to.be.at.most(235_000n);
+    if (!coverage) expect(gas).to.be.at.most(236_000n);
   });
 
   it("pinVerdicts (audit H-2): one verdict, batches of 16 and 64; the batch bound under 2^24", async () => {
@@ -789,6 +790,36 @@ describe("Gas", () => {
     await gasOf(
       "withdrawBond (ETH)",
       f.clearingHouse.connect(f.admin).withdrawBond(ETH, ONE, f.admin.address),
+    );
+  });
+
+  it("audit2 A2-M2: an Upheld answer that marks a V2 id left unmarked; markListed", async () => {
+    const marked = await loadFixture(validatedV2Fixture);
+    const mine = [validatedV2Guarantee(marked)];
+    await commitPlanned(marked, 1n, mine, [marked.cert.guaranteeId]);
+    await marked.clearingHouse.connect(marked.alice).disputeGuarantee(1, ETH, 0);
+    await gasOf(
+      "answerDispute (V2 upheld, first answer; the commit marked the id)",
+      marked.clearingHouse
+        .connect(marked.operator)
+        .answerDispute(1, ETH, marked.alice.address, 0, disputeAnswerOf(mine, marked.alice.address, 0)),
+    );
+    const f = await loadFixture(validatedV2Fixture); // alice -> bob V2 2 ETH, validated
+    const all = [validatedV2Guarantee(f)];
+    const { plan } = await commitPlanned(f, 1n, all, []); // nettedV2Ids left empty
+    const snapshot = await ethers.provider.send("evm_snapshot", []);
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    await gasOf(
+      "answerDispute (V2 upheld, first answer; marks the unmarked id netted)",
+      f.clearingHouse
+        .connect(f.operator)
+        .answerDispute(1, ETH, f.alice.address, 0, disputeAnswerOf(all, f.alice.address, 0)),
+    );
+    await ethers.provider.send("evm_revert", [snapshot]);
+    const leaf = guaranteeLeafOf(all[0].payable);
+    await gasOf(
+      "Vault.markListed (V2; credit proof: recipient summary + 1-level incoming path)",
+      f.vault.markListed(1n, f.cert.claims, leaf.signatureHash, listedCreditProof(plan, leaf)),
     );
   });
 

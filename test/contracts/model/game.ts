@@ -446,6 +446,23 @@ export class GameModel {
     this.releaseReserveOf(id);
   }
 
+  /** `Vault.markListed` of V2 guarantee `id` in cycle `cycleId` (audit2 A2-M2): credited to its recipient. */
+  markListed(id: string, cycleId: number): void {
+    const g = this.guarantees.get(id) ?? refuse("GuaranteeNotListed");
+    if (g.version !== 2) refuse("NotV2Certificate");
+    const c = this.cycle(cycleId);
+    const inTree = c?.built.trees.get(key(g.recipient, g.asset))?.incoming;
+    if (
+      c === undefined ||
+      c.vetoed ||
+      inTree === undefined ||
+      !inTree.leaves.some((l) => l.guaranteeId.toLowerCase() === id.toLowerCase())
+    )
+      refuse("GuaranteeNotListed");
+    if (this.consumption(id) !== Consumption.None) refuse("GuaranteeAlreadyConsumed");
+    this.marks.set(id, { how: Consumption.Netted, cycleId });
+  }
+
   // ------------------------------------------------------------------------------- ClearingHouse
 
   postBond(asset: string, amount: bigint): void {
@@ -785,6 +802,8 @@ export class GameModel {
     if (t > c.answerDeadline) refuse("AnswerWindowClosed");
     const dk = key(asset, debtor, index);
     if ((c.disputes.get(dk) ?? DisputeStatus.None) !== DisputeStatus.Open) refuse("DisputeNotOpen");
+    // A void closed the whole game (its positions keep the Open mark; audit2 A2-I1).
+    if (this.game(c, asset, debtor).openDisputes === 0) refuse("DisputeNotOpen");
     const tree = c.built.trees.get(key(debtor, asset))!;
     const positions = c.positions.get(key(debtor, asset)) ?? [];
     const info = positions[index];
@@ -815,7 +834,13 @@ export class GameModel {
     if (!game.revealed) this.reveal(c, asset, debtor);
     if (outcome !== DisputeStatus.Dismissed) game.settled += info!.amount;
     c.disputes.set(dk, outcome);
-    if (outcome === DisputeStatus.Upheld) this.answeredIn.set(gid!, cycleId);
+    if (outcome === DisputeStatus.Upheld) {
+      this.answeredIn.set(gid!, cycleId);
+      // The cycle pays it: a V2 id the commit left unmarked is netted by the answer (audit2 A2-M2).
+      const g = this.guarantees.get(gid!)!;
+      if (g.version === 2 && this.consumption(gid!) === Consumption.None)
+        this.marks.set(gid!, { how: Consumption.Netted, cycleId });
+    }
     if (outcome === DisputeStatus.Removed) {
       const g = this.guarantees.get(gid!)!;
       this.add(c.deducted, key(asset, g.recipient), info!.amount);
