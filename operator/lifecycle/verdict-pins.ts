@@ -9,13 +9,13 @@
  * answers disputes in place of the verdict) and no pin sent yet. The lifecycle moves a guarantee to
  * FINALIZED_PAYABLE on its verdict only once the indexed chain time is past the deadline, so the Vault
  * never refuses the pin as `VerdictNotFinal`. This task runs after the lifecycle and before the clearing
- * scheduler in every round (background.ts) and sends through the same operator sender: the pin takes a
- * lower nonce than the commit that nets the guarantee, so it is mined first.
+ * scheduler in every round (background.ts) and sends through the same operator sender.
  *
  * A guarantee is marked `sent` when its pin is sent and `pinned` when the indexer applies its
- * `VerdictPinned` (./validation-handlers.ts). A verdict voided between the deadline and the pin (a
- * validator's late response) is skipped by the Vault: it stays `sent` and its netting can be removed by
- * the payer's dispute (the remaining window, docs/clearing.md).
+ * `VerdictPinned` (./validation-handlers.ts). The scheduler nets a guarantee made payable on its verdict
+ * only once it is `pinned` (the payable pool, store/sql/payable-keys.ts): a validator's response between the
+ * deadline and the pin can void a verdict, and the Vault then skips its pin, but no cycle holds it. Such a
+ * guarantee stays `sent`, out of every cycle (health: `verdict_pins`).
  */
 import { parseValidationPolicy } from "../../sdk/claims";
 import { vaultInterface } from "../chain/abi";

@@ -839,4 +839,29 @@ export const MIGRATIONS: readonly Migration[] = [
     postgres: `ALTER TABLE guarantees ADD COLUMN verdict_pin TEXT CHECK (verdict_pin IN ('sent', 'pinned'));`,
     legacyPostgres: [],
   },
+  {
+    // The payable pool waits for a verdict's pin (audit H-2's remaining window; docs/clearing.md "Pinned
+    // verdicts"): `verdict_payable_at` (wall clock, unix seconds) is set when the V2 lifecycle makes a
+    // guarantee payable on its verdict; unless its payer finalized it, it is in the pool only once the
+    // indexer applied its `VerdictPinned`. The partial index is the pool (sql/payable-keys.ts POOL_SQL, the
+    // same text). Rows made payable before this migration have none: the pool keeps them as it did.
+    version: 17,
+    name: "pool waits for verdict pins",
+    sqlite: `
+      ALTER TABLE guarantees ADD COLUMN verdict_payable_at INTEGER;
+      DROP INDEX guarantees_pool;
+      CREATE INDEX guarantees_pool ON guarantees
+        (payable_seq, asset_address, user_address, recipient_address, amount, version, guarantee_id, leaf_hash)
+        WHERE state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL
+          AND (verdict_payable_at IS NULL OR finalization_signature IS NOT NULL OR verdict_pin = 'pinned');
+    `,
+    postgres: `
+      ALTER TABLE guarantees ADD COLUMN verdict_payable_at BIGINT;
+      DROP INDEX guarantees_pool;
+      CREATE INDEX guarantees_pool ON guarantees (payable_xid, payable_seq)
+        WHERE state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL
+          AND (verdict_payable_at IS NULL OR finalization_signature IS NOT NULL OR verdict_pin = 'pinned');
+    `,
+    legacyPostgres: [],
+  },
 ];

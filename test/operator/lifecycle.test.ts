@@ -257,7 +257,7 @@ describe("V2 lifecycle", function () {
     expect((await tasks.keeper.tick()).holdingsSettled).to.deep.equal([]);
   });
 
-  it("pins a passed verdict before the commit that nets it: a validator's later re-post voids nothing (audit H-2)", async function () {
+  it("nets a verdict-based V2 only once its pin is indexed: a validator's later re-post voids nothing (audit H-2)", async function () {
     const { f, tasks } = await setup();
     await f.vault.connect(f.bob).deposit({ value: 10_000n });
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 10_000n });
@@ -278,49 +278,69 @@ describe("V2 lifecycle", function () {
     await mine(1);
     await h!.indexer.syncToHead();
     expect((await tasks.lifecycle.tick()).finalized).to.deep.equal([g.id]);
-    // The round's order (background.ts): lifecycle → verdict pins → … → scheduler.
-    const pinned = await tasks.pinner.tick();
-    expect(pinned.sent).to.deep.equal([g.id]);
-    expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("sent");
-    expect((await tasks.pinner.tick()).sent).to.deep.equal([]); // sent once
-    await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
-    expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 2 });
-    // The pin was mined before the commit that nets the guarantee.
+    expect(await stateOf(g.id)).to.equal("FINALIZED_PAYABLE");
+    // The round's order (background.ts): lifecycle → verdict pins → … → scheduler. The pin is not mined yet.
+    await network.provider.send("evm_setAutomine", [false]);
+    let pinned: Awaited<ReturnType<typeof tasks.pinner.tick>>;
+    try {
+      pinned = await tasks.pinner.tick();
+      expect(pinned.sent).to.deep.equal([g.id]);
+      expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("sent");
+      expect((await tasks.pinner.tick()).sent).to.deep.equal([]); // sent once
+      // Cycle 1 nets only the payer-finalized guarantee: the verdict's pin is sent, not indexed.
+      expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(1);
+      await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
+      expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
+    } finally {
+      await network.provider.send("evm_setAutomine", [true]);
+    }
+    await mine(1);
     const pinReceipt = await provider.getTransactionReceipt(pinned.transactions[0]);
-    const commitTx = (await h!.store.cycles.getCycle(1))!.txHash!;
-    const commitReceipt = await provider.getTransactionReceipt(commitTx);
-    expect(pinReceipt!.blockNumber).to.be.lessThan(commitReceipt!.blockNumber);
+    expect(pinReceipt!.status).to.equal(1);
+    expect((await h!.store.cycles.getCycle(1))!.guaranteeIds).to.deep.equal([finalized.id.toLowerCase()]);
+    // Mined, not indexed: still waiting outside the pool.
+    expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(0);
     await h!.indexer.syncToHead();
     expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("pinned");
     expect(await h!.store.guarantees.verdictPinOf(finalized.id)).to.equal(null);
     expect(await f.vault.isVerdictPinned(requestHash)).to.equal(true);
+    // Indexed: payable; the next cycle nets it.
+    expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(1);
+    await advance(h!, 61);
+    await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
+    expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 2, guarantees: 1 });
+    await h!.indexer.syncToHead();
+    expect((await h!.store.cycles.getCycle(2))!.guaranteeIds).to.deep.equal([g.id.toLowerCase()]);
+    expect(await stateOf(g.id)).to.equal("NETTED");
 
     // The validator posts again after the deadline (the audit's attack); alice disputes bob's guarantee.
     await f.validationRegistry
       .connect(f.validator)
       .validationResponse(requestHash, 90, "ipfs://again", keccak256(toUtf8Bytes("again")), "quality");
     const planned = await Promise.all(
-      (await h!.store.cycles.getCycle(1))!.guaranteeIds.map(
+      (await h!.store.cycles.getCycle(2))!.guaranteeIds.map(
         async (id) => (await h!.store.guarantees.getClearingGuarantee(id))!,
       ),
     );
     const position = debtorTreeOf(planned, f.alice.address, ETH).leaves.findIndex(
       (l) => l.guaranteeId.toLowerCase() === g.id.toLowerCase(),
     );
-    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, position);
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(2, ETH, position);
     await h!.indexer.syncToHead();
     expect((await tasks.keeper.tick()).answered.map((a) => a.conceded)).to.deep.equal([false]);
     await h!.indexer.syncToHead();
-    expect((await h!.store.cycles.listCycleDisputes({ cycleId: 1 })).map((d) => d.status)).to.deep.equal([
+    expect((await h!.store.cycles.listCycleDisputes({ cycleId: 2 })).map((d) => d.status)).to.deep.equal([
       "UPHELD",
     ]);
-    expect(await f.clearingHouse.deductedOf(1, ETH, f.bob.address)).to.equal(0n);
+    expect(await f.clearingHouse.deductedOf(2, ETH, f.bob.address)).to.equal(0n);
 
     // A reorg that drops the VerdictPinned restores what the store held before it ('sent').
     const undo = await h!.store.transaction(async (tx) => {
       const j = new JournaledTx(tx, h!.clock.nowSeconds());
-      expect(await j.setVerdictPinned(g.id)).to.equal(true);
-      expect(await j.setVerdictPinned("0x" + "ee".repeat(32))).to.equal(false); // not Core's
+      expect(await j.setVerdictPinned(g.id, requestHash)).to.equal(true);
+      expect(await j.setVerdictPinned("0x" + "ee".repeat(32), requestHash)).to.equal(false); // not Core's
+      // A pin of a made-up policy under the real id pins nothing for the real policy.
+      expect(await j.setVerdictPinned(g.id, "0x" + "dd".repeat(32))).to.equal(false);
       return j.undo;
     });
     await h!.store.transaction((tx) => applyUndo(tx, undo, h!.clock.nowSeconds()));
@@ -328,7 +348,7 @@ describe("V2 lifecycle", function () {
     await h!.store.guarantees.setVerdictPin(g.id, "sent");
     const again = await h!.store.transaction(async (tx) => {
       const j = new JournaledTx(tx, h!.clock.nowSeconds());
-      await j.setVerdictPinned(g.id);
+      await j.setVerdictPinned(g.id, requestHash);
       return j.undo;
     });
     await h!.store.transaction((tx) => applyUndo(tx, again, h!.clock.nowSeconds()));

@@ -137,7 +137,17 @@ export interface GuaranteeRepository {
   setFinalizationSignature(guaranteeId: string, signature: string): Promise<void>;
   /** Where the pin of a V2 guarantee's verdict in the Vault stands (null: not sent). */
   verdictPinOf(guaranteeId: string): Promise<VerdictPin | null>;
+  /**
+   * Sets where the pin stands. `pinned` puts a guarantee waiting for its pin (payable on its verdict, see
+   * {@link setVerdictPayable}) into the payable pool, with a fresh payable key after every reserved range.
+   */
   setVerdictPin(guaranteeId: string, pin: VerdictPin | null): Promise<void>;
+  /**
+   * Records that the V2 lifecycle makes the guarantee payable on its verdict (before its move to
+   * FINALIZED_PAYABLE; `at`: wall clock): unless its payer finalizes it, it enters the payable pool only once
+   * its verdict's pin is indexed (audit H-2; docs/clearing.md "Pinned verdicts").
+   */
+  setVerdictPayable(guaranteeId: string, at: number): Promise<void>;
 
   // --- V2 validation responses ---
   insertValidationResponse(record: ValidationResponseRecord): Promise<void>;

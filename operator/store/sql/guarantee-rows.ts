@@ -5,11 +5,18 @@ import type { GuaranteesTable } from "./schema";
 /** A `guarantees` row as either engine returns it (`ins_xid`: PostgreSQL, as text, where selected). */
 export type GuaranteeRow = Omit<
   GuaranteesTable,
-  "seq" | "finalization_signature" | "verdict_pin" | "payable_seq" | "payable_xid" | "ins_xid"
+  | "seq"
+  | "finalization_signature"
+  | "verdict_pin"
+  | "verdict_payable_at"
+  | "payable_seq"
+  | "payable_xid"
+  | "ins_xid"
 > & {
   seq: number;
   finalization_signature?: string | null;
   verdict_pin?: string | null;
+  verdict_payable_at?: number | null;
   payable_seq: number | null;
   ins_xid?: string;
 };

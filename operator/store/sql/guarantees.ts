@@ -20,7 +20,7 @@ import type {
 import { address, bytes32 } from "../values";
 import type { SqlEngine } from "./engine";
 import { clearingGuaranteeFromRow, type GuaranteeRow, guaranteeFromRow } from "./guarantee-rows";
-import type { PayableKeys } from "./payable-keys";
+import { PIN_AWAITED_SQL, type PayableKeys } from "./payable-keys";
 import { precompile } from "./precompiled";
 
 /** Largest page {@link Guarantees.listGuarantees} returns when no limit is given. */
@@ -194,11 +194,30 @@ export class Guarantees implements GuaranteeRepository {
     return (row?.verdict_pin ?? null) as VerdictPin | null;
   }
 
-  async setVerdictPin(guaranteeId: string, pin: VerdictPin | null): Promise<void> {
+  setVerdictPin(guaranteeId: string, pin: VerdictPin | null): Promise<void> {
+    const id = bytes32(guaranteeId);
+    return this.sql.atomic(async () => {
+      if (pin === "pinned") {
+        // A payable guarantee waiting for this pin enters the pool now (POOL_SQL): a fresh payable key,
+        // after every reserved range. One already in the pool (V1, payer-finalized, pinned) keeps its key,
+        // so that a pin by anyone never moves a guarantee out of a range reserved for a cycle.
+        await this.keys.refresh(
+          raw<SqlBool>`guarantee_id = ${id} AND state = 'FINALIZED_PAYABLE' AND ${raw.raw(PIN_AWAITED_SQL)}`,
+          "seq",
+          false,
+        );
+      }
+      await this.sql.run(
+        this.sql.db.updateTable("guarantees").set({ verdict_pin: pin }).where("guarantee_id", "=", id),
+      );
+    });
+  }
+
+  async setVerdictPayable(guaranteeId: string, at: number): Promise<void> {
     await this.sql.run(
       this.sql.db
         .updateTable("guarantees")
-        .set({ verdict_pin: pin })
+        .set({ verdict_payable_at: at })
         .where("guarantee_id", "=", bytes32(guaranteeId)),
     );
   }
