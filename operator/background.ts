@@ -228,7 +228,15 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
       },
       initialSecondsPerCommit: Math.max(1, Math.ceil(config.pollIntervalMs / 1000)),
     });
-    pinner = new VerdictPinner({ store, sender, vault: deployment.vault, chainClock, logger });
+    pinner = new VerdictPinner({
+      store,
+      sender,
+      vault: deployment.vault,
+      chainClock,
+      clock,
+      logger,
+      resendAfterSeconds: config.verdictPinResendSeconds,
+    });
     if (config.keeperEnabled) {
       keeper = new ClearingKeeper({
         store,

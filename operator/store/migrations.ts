@@ -864,4 +864,25 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
     legacyPostgres: [],
   },
+  {
+    // When Core last sent a verdict's pin (wall clock, unix seconds): a pin still not indexed some time after
+    // is sent again (lifecycle/verdict-pins.ts). The partial index holds the guarantees payable on their
+    // verdict and waiting for the pin's indexing (sql/payable-keys.ts PIN_AWAITED_SQL, the same text), oldest
+    // first: the health check `verdict_pins` reads its first entry.
+    version: 18,
+    name: "verdict pin resends",
+    sqlite: `
+      ALTER TABLE guarantees ADD COLUMN verdict_pin_at INTEGER;
+      CREATE INDEX guarantees_pin_wait ON guarantees (verdict_payable_at)
+        WHERE state = 'FINALIZED_PAYABLE' AND (verdict_payable_at IS NOT NULL AND finalization_signature IS NULL
+          AND (verdict_pin IS NULL OR verdict_pin <> 'pinned'));
+    `,
+    postgres: `
+      ALTER TABLE guarantees ADD COLUMN verdict_pin_at BIGINT;
+      CREATE INDEX guarantees_pin_wait ON guarantees (verdict_payable_at)
+        WHERE state = 'FINALIZED_PAYABLE' AND (verdict_payable_at IS NOT NULL AND finalization_signature IS NULL
+          AND (verdict_pin IS NULL OR verdict_pin <> 'pinned'));
+    `,
+    legacyPostgres: [],
+  },
 ];

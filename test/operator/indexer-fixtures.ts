@@ -319,6 +319,7 @@ export function clearingTasks(
     sender,
     vault: h.f.deployment.vault,
     chainClock: h.chainClock,
+    clock: h.clock,
     logger,
   });
   return { sender, scheduler, keeper, lifecycle, pinner };

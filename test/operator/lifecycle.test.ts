@@ -1,7 +1,7 @@
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
-import { network } from "hardhat";
-import { keccak256, toUtf8Bytes, ZeroAddress } from "ethers";
+import { ethers, network } from "hardhat";
+import { keccak256, toUtf8Bytes, Wallet, ZeroAddress } from "ethers";
 import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
@@ -10,6 +10,7 @@ import { IssuanceError } from "../../operator/guarantees";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { debtorTreeOf } from "../../operator/clearing/dispute-answer";
 import { JournaledTx, applyUndo } from "../../operator/chain/journal";
+import { DEFAULT_PIN_RESEND_SECONDS } from "../../operator/lifecycle/verdict-pins";
 import {
   advance,
   chainFixture,
@@ -18,6 +19,7 @@ import {
   finalizationOf,
   issueGuarantee,
   mine,
+  OPERATOR_KEY,
   openCore,
   provider,
   time,
@@ -353,6 +355,86 @@ describe("V2 lifecycle", function () {
     });
     await h!.store.transaction((tx) => applyUndo(tx, again, h!.clock.nowSeconds()));
     expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("sent");
+  });
+
+  it("sends a verdict's pin again once it stayed unindexed past the resend period (its nonce taken by another transaction)", async function () {
+    const { f, tasks } = await setup();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
+    const claims = g.claims as GuaranteeClaimsV2;
+    const requestHash = validationRequestHash(31337, claims.policy, g.id);
+    await validate(h!, claims, g.id, 90);
+    await advance(h!, 61);
+    await mine(1);
+    await h!.indexer.syncToHead();
+    expect((await tasks.lifecycle.tick()).finalized).to.deep.equal([g.id]);
+    // The pin is sent but never mined: another transaction of the operator account takes its nonce.
+    await network.provider.send("evm_setAutomine", [false]);
+    let first: Awaited<ReturnType<typeof tasks.pinner.tick>>;
+    try {
+      first = await tasks.pinner.tick();
+      expect(first.sent).to.deep.equal([g.id]);
+      expect(first.resent).to.deep.equal([]);
+      const pin = await provider.getTransaction(first.transactions[0]);
+      await network.provider.send("hardhat_dropTransaction", [first.transactions[0]]);
+      const operator = new Wallet(OPERATOR_KEY, ethers.provider);
+      await operator.sendTransaction({ to: operator.address, value: 0n, nonce: pin!.nonce });
+      await mine(1);
+    } finally {
+      await network.provider.send("evm_setAutomine", [true]);
+    }
+    expect((await tasks.sender.tick()).map((s) => s.state)).to.deep.equal(["consumed"]);
+    await h!.indexer.syncToHead();
+    expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("sent");
+    expect(await f.vault.isVerdictPinned(requestHash)).to.equal(false);
+    expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(0);
+    // Not before the resend period (wall clock)...
+    h!.clock.advance(DEFAULT_PIN_RESEND_SECONDS - 1);
+    expect((await tasks.pinner.tick()).sent).to.deep.equal([]);
+    // ... then once; mined and indexed, the guarantee is payable.
+    h!.clock.advance(1);
+    const again = await tasks.pinner.tick();
+    expect([again.sent, again.resent]).to.deep.equal([[g.id], [g.id]]);
+    expect(again.transactions[0]).to.not.equal(first.transactions[0]);
+    expect((await tasks.pinner.tick()).sent).to.deep.equal([]);
+    await h!.indexer.syncToHead();
+    expect(await f.vault.isVerdictPinned(requestHash)).to.equal(true);
+    expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("pinned");
+    expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(1);
+  });
+
+  it("a resent pin of a verdict already pinned on chain is skipped, not reverted (idempotent)", async function () {
+    const { f, tasks } = await setup();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
+    await validate(h!, g.claims as GuaranteeClaimsV2, g.id, 90);
+    await advance(h!, 61);
+    await mine(1);
+    await h!.indexer.syncToHead();
+    await tasks.lifecycle.tick();
+    const first = await tasks.pinner.tick();
+    expect(first.sent).to.deep.equal([g.id]);
+    h!.clock.advance(DEFAULT_PIN_RESEND_SECONDS);
+    // Still in the sender's journal: the identical call is answered with the transaction in flight.
+    expect((await tasks.pinner.tick()).transactions).to.deep.equal(first.transactions);
+    // Mined (the sender finished it), its event not indexed yet: a new transaction, which the Vault skips.
+    expect((await tasks.sender.tick()).map((t) => t.state)).to.deep.equal(["mined"]);
+    h!.clock.advance(DEFAULT_PIN_RESEND_SECONDS);
+    const again = await tasks.pinner.tick();
+    expect(again.resent).to.deep.equal([g.id]);
+    expect(again.transactions).to.not.deep.equal(first.transactions);
+    const receipt = await provider.getTransactionReceipt(again.transactions[0]);
+    expect(receipt!.status).to.equal(1);
+    const pinnedLogs = receipt!.logs.filter((l) => {
+      try {
+        return f.vault.interface.parseLog(l)?.name === "VerdictPinned";
+      } catch {
+        return false;
+      }
+    });
+    expect(pinnedLogs).to.deep.equal([]); // skipped: already pinned
+    await h!.indexer.syncToHead();
+    expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("pinned");
+    h!.clock.advance(DEFAULT_PIN_RESEND_SECONDS);
+    expect((await tasks.pinner.tick()).sent).to.deep.equal([]); // pinned: never again
   });
 
   it("refuses at issuance a V2 deadline the withdrawal grace period could not cover", async function () {

@@ -1168,6 +1168,48 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(await store.netting.listCycleGuaranteeIds(2)).to.deep.equal(ids([3]));
       });
 
+      it("pins to send: never sent, or sent at or before a time and not indexed; the verdicts waiting for theirs", async () => {
+        const store = await open();
+        const v2 = (n: number) => guarantee(n, { state: "PENDING_VALIDATION", version: 2 });
+        for (const n of [1, 2, 3, 4]) {
+          await store.guarantees.insertGuarantee(v2(n));
+          await store.guarantees.setVerdictPayable(guarantee(n).guaranteeId, T0 + n);
+          await store.guarantees.transitionGuarantee(
+            guarantee(n).guaranteeId,
+            ["PENDING_VALIDATION"],
+            "FINALIZED_PAYABLE",
+            T0,
+          );
+        }
+        expect(await store.guarantees.verdictPinWait()).to.deep.equal({
+          waiting: 4,
+          oldestPayableAt: T0 + 1,
+        });
+        await store.guarantees.setVerdictPinsSent(ids([1, 2]), T0 + 100);
+        await store.guarantees.setVerdictPinsSent(ids([3]), T0 + 200);
+        await store.guarantees.setVerdictPin(guarantee(1).guaranteeId, "pinned");
+        // A late "sent" never downgrades a pin already indexed.
+        await store.guarantees.setVerdictPinsSent(ids([1]), T0 + 300);
+        const g1 = await store.guarantees.getClearingGuarantee(guarantee(1).guaranteeId);
+        expect([g1?.verdictPin, g1?.verdictPinAt]).to.deep.equal(["pinned", T0 + 100]);
+        const g2 = await store.guarantees.getClearingGuarantee(guarantee(2).guaranteeId);
+        expect([g2?.verdictPin, g2?.verdictPinAt]).to.deep.equal(["sent", T0 + 100]);
+        const toPin = async (pinSentBefore?: number) =>
+          (await store.guarantees.listGuarantees({ version: 2, verdictToPin: true, pinSentBefore })).map(
+            (g) => g.guaranteeId,
+          );
+        expect(await toPin()).to.deep.equal(ids([4]));
+        expect(await toPin(T0 + 99)).to.deep.equal(ids([4]));
+        expect(await toPin(T0 + 100)).to.deep.equal(ids([2, 4]));
+        expect(await toPin(T0 + 200)).to.deep.equal(ids([2, 3, 4]));
+        expect(await store.guarantees.verdictPinWait()).to.deep.equal({
+          waiting: 3,
+          oldestPayableAt: T0 + 2,
+        });
+        for (const n of [2, 3, 4]) await store.guarantees.setVerdictPin(guarantee(n).guaranteeId, "pinned");
+        expect(await store.guarantees.verdictPinWait()).to.deep.equal({ waiting: 0, oldestPayableAt: null });
+      });
+
       it("a range ends before every transaction still in flight: a payable guarantee it has not seen commit is in the next", async function () {
         if (backend.serializesWriters) this.skip(); // one writer at a time: nothing is in flight meanwhile
         const [a, b] = [await open(), await open()];

@@ -1,5 +1,11 @@
 /** A `guarantees` row and its mapping to the repositories' records, for both engines (sql/guarantees.ts). */
-import type { ClearingGuarantee, GuaranteeRecord, GuaranteeState, StoredGuarantee } from "../repositories";
+import type {
+  ClearingGuarantee,
+  GuaranteeRecord,
+  GuaranteeState,
+  StoredGuarantee,
+  VerdictPin,
+} from "../repositories";
 import type { GuaranteesTable } from "./schema";
 
 /** A `guarantees` row as either engine returns it (`ins_xid`: PostgreSQL, as text, where selected). */
@@ -9,6 +15,7 @@ export type GuaranteeRow = Omit<
   | "finalization_signature"
   | "verdict_pin"
   | "verdict_payable_at"
+  | "verdict_pin_at"
   | "payable_seq"
   | "payable_xid"
   | "ins_xid"
@@ -17,6 +24,7 @@ export type GuaranteeRow = Omit<
   finalization_signature?: string | null;
   verdict_pin?: string | null;
   verdict_payable_at?: number | null;
+  verdict_pin_at?: number | null;
   payable_seq: number | null;
   ins_xid?: string;
 };
@@ -50,5 +58,7 @@ export function clearingGuaranteeFromRow(row: GuaranteeRow): ClearingGuarantee {
     ...guaranteeFromRow(row),
     seq: row.seq,
     validationRequestHash: row.validation_request_hash ?? null,
+    verdictPin: (row.verdict_pin ?? null) as VerdictPin | null,
+    verdictPinAt: row.verdict_pin_at ?? null,
   };
 }

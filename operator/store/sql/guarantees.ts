@@ -213,6 +213,37 @@ export class Guarantees implements GuaranteeRepository {
     });
   }
 
+  setVerdictPinsSent(guaranteeIds: readonly string[], at: number): Promise<void> {
+    return this.sql.atomic(async () => {
+      for (let i = 0; i < guaranteeIds.length; i += IDS_PER_STATEMENT) {
+        const ids = guaranteeIds.slice(i, i + IDS_PER_STATEMENT).map(bytes32);
+        await this.sql.run(
+          this.sql.db
+            .updateTable("guarantees")
+            .set({ verdict_pin: "sent", verdict_pin_at: at })
+            .where(
+              raw<SqlBool>`guarantee_id IN (${raw.join(ids)}) AND (verdict_pin IS NULL OR verdict_pin <> 'pinned')`,
+            ),
+        );
+      }
+    });
+  }
+
+  async verdictPinWait(): Promise<{ waiting: number; oldestPayableAt: number | null }> {
+    // Over the partial index guarantees_pin_wait (migration 18): its predicate, word for word.
+    const row = await this.sql.first(
+      this.sql.db
+        .selectFrom("guarantees")
+        .select((eb) => [eb.fn.countAll().as("n"), eb.fn.min("verdict_payable_at").as("oldest")])
+        .where(raw<SqlBool>`state = 'FINALIZED_PAYABLE' AND ${raw.raw(PIN_AWAITED_SQL)}`),
+    );
+    const oldest = row?.oldest;
+    return {
+      waiting: Number(row?.n ?? 0),
+      oldestPayableAt: oldest === null || oldest === undefined ? null : Number(oldest),
+    };
+  }
+
   async setVerdictPayable(guaranteeId: string, at: number): Promise<void> {
     await this.sql.run(
       this.sql.db
@@ -313,7 +344,14 @@ function guaranteeWhere(query: GuaranteeQuery): Expression<SqlBool> {
   if (query.unassigned) where.push(raw<SqlBool>`cycle_id IS NULL AND excluded_reason IS NULL`);
   if (query.inCycle) where.push(raw<SqlBool>`cycle_id IS NOT NULL AND excluded_reason IS NULL`);
   if (query.missingRequestHash) where.push(raw<SqlBool>`validation_request_hash IS NULL`);
-  if (query.verdictToPin) where.push(raw<SqlBool>`finalization_signature IS NULL AND verdict_pin IS NULL`);
+  if (query.verdictToPin) {
+    where.push(
+      query.pinSentBefore === undefined
+        ? raw<SqlBool>`finalization_signature IS NULL AND verdict_pin IS NULL`
+        : raw<SqlBool>`finalization_signature IS NULL AND (verdict_pin IS NULL
+            OR (verdict_pin = 'sent' AND COALESCE(verdict_pin_at, 0) <= ${query.pinSentBefore}))`,
+    );
+  }
   if (query.createdFrom !== undefined) where.push(raw<SqlBool>`created_at >= ${query.createdFrom}`);
   if (query.createdTo !== undefined) where.push(raw<SqlBool>`created_at < ${query.createdTo}`);
   if (query.afterSeq !== undefined) where.push(raw<SqlBool>`seq > ${query.afterSeq}`);
