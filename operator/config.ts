@@ -167,6 +167,8 @@ export interface OperatorConfig {
   healthIndexerLagBlocks: number | null;
   /** Warn when the indexer's last successful tick is older than this; null: half of `indexerMaxStaleSeconds`. */
   healthIndexerStaleSeconds: number | null;
+  /** Wait for a verdict's pin above which health warns (`verdict_pins`); null: one cycle length. */
+  healthVerdictPinSeconds: number | null;
   /**
    * Block explorer of the chain, for the console's links (docs/console.md): `<url>/tx/<hash>` and
    * `<url>/address/<address>`; null: no links.
@@ -280,6 +282,7 @@ const FIELDS: FieldTable = {
   healthBondMarginBps: { parse: (raw) => integer(raw, 0, 1_000_000), fallback: () => 2_000 },
   healthIndexerLagBlocks: { parse: optionalNonNegativeInteger, fallback: () => null },
   healthIndexerStaleSeconds: { parse: optionalNonNegativeInteger, fallback: () => null },
+  healthVerdictPinSeconds: { parse: optionalNonNegativeInteger, fallback: () => null },
   explorerUrl: {
     parse: (raw) => url(raw, ["http:", "https:"]).replace(/\/+$/, ""),
     fallback: () => null,
