@@ -274,8 +274,8 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     ["scheduled timings", scheduledTimingsKeeper(store, timings)],
     ["shared state", deps.statePublisher ?? null],
     ["lifecycle", lifecycle],
-    // After the lifecycle (what it just netted on its verdict) and before the scheduler: the pin of a
-    // verdict takes a lower nonce than the commit that nets it (lifecycle/verdict-pins.ts).
+    // After the lifecycle (what it just made payable on its verdict): the pin is sent in the same round,
+    // and the scheduler nets the guarantee once the indexer has applied it (lifecycle/verdict-pins.ts).
     ["verdict pins", pinner],
     // Before the scheduler and the keeper: they then see what was mined, re-sent or replaced.
     ["sender", sender],

@@ -6,7 +6,8 @@
  * records the verdict for good once the deadline has passed.
  *
  * Which guarantees: V2 in FINALIZED_PAYABLE or NETTED without the payer's finalization (a finalization
- * answers disputes in place of the verdict) and no pin sent yet. The lifecycle moves a guarantee to
+ * answers disputes in place of the verdict) and no pin sent yet, or one sent a resend period ago and still
+ * not indexed (below). The lifecycle moves a guarantee to
  * FINALIZED_PAYABLE on its verdict only once the indexed chain time is past the deadline, so the Vault
  * never refuses the pin as `VerdictNotFinal`. This task runs after the lifecycle and before the clearing
  * scheduler in every round (background.ts) and sends through the same operator sender.
@@ -22,8 +23,8 @@
  * transaction, the sender gave it up as consumed) or its `VerdictPinned` may have been lost to a reorg. A
  * resend is harmless: `pinVerdicts` skips verdicts already pinned (and failing ones) instead of reverting, and
  * the sender answers an identical call still in flight with that transaction. A verdict the Vault skips
- * because a late response voided it is resent every period too (one registry read each, ≈ 16k gas) until
- * an operator decides; health's `verdict_pins` warning names it.
+ * because a late response voided it is resent every period too (its gas in a batch was not measured; a
+ * verdict already pinned costs ≈ 16k) until an operator decides; health's `verdict_pins` warning shows it.
  */
 import { parseValidationPolicy } from "../../sdk/claims";
 import { vaultInterface } from "../chain/abi";
