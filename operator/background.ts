@@ -1,6 +1,6 @@
 /**
  * Core's background tasks in the server process (docs/operator-async.md): every `pollIntervalMs`,
- * one after the other, indexer → V2 lifecycle → verdict pins → operator sender → keeper → clearing scheduler → bond
+ * one after the other, indexer → V2 lifecycle → verdict pins → operator sender → operator key → keeper → clearing scheduler → bond
  * monitor (the keeper's covers have the shortest deadline: docs/clearing.md "Deadline work before issuance"). Each task is a `tick()` (tests drive them directly); a failing tick is retried on the next
  * round, never fatal, and logged without flooding (failure-log.ts: once, then at a bounded rate while it
  * repeats).
@@ -22,6 +22,7 @@ import type { CommitDeadlineGate } from "./clearing/commit-deadline";
 import { BondMonitor } from "./clearing/bond-monitor";
 import { ClearingKeeper } from "./clearing/keeper";
 import { type AnswerCertifier, createAnswerCertifier } from "./clearing/answer-certifier";
+import { OperatorKeyWatch } from "./clearing/key-watch";
 import type { ChainGateway } from "./chain/gateway";
 import type { BlsSigner } from "../sdk/bls";
 import type { CoreMetrics } from "./metrics";
@@ -85,6 +86,8 @@ export interface BackgroundTasks {
   sender: OperatorSender | null;
   /** Pins the verdicts of the V2 guarantees Core nets (null without an operator key). */
   pinner: VerdictPinner | null;
+  /** Checks Core's BLS key against the Vault's every round (null without a keeper or a certifier). */
+  keyWatch: OperatorKeyWatch | null;
   /** Runs one round now (all tasks once). */
   runOnce(): Promise<void>;
   start(): void;
@@ -200,6 +203,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
   let keeper: ClearingKeeper | null = null;
   let sender: OperatorSender | null = null;
   let pinner: VerdictPinner | null = null;
+  let keyWatch: OperatorKeyWatch | null = null;
   if (config.operatorPrivateKey) {
     sender = new OperatorSender({
       privateKey: config.operatorPrivateKey,
@@ -228,8 +232,17 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
       },
       initialSecondsPerCommit: Math.max(1, Math.ceil(config.pollIntervalMs / 1000)),
     });
-    pinner = new VerdictPinner({ store, sender, vault: deployment.vault, chainClock, logger });
+    pinner = new VerdictPinner({
+      store,
+      sender,
+      vault: deployment.vault,
+      chainClock,
+      clock,
+      logger,
+      resendAfterSeconds: config.verdictPinResendSeconds,
+    });
     if (config.keeperEnabled) {
+      const certifier = answerCertifier(deps, deployment.vault);
       keeper = new ClearingKeeper({
         store,
         sender,
@@ -237,8 +250,9 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
         chainClock,
         logger,
         claimCredits: config.keeperClaimsCredits,
-        certifier: answerCertifier(deps, deployment.vault),
+        certifier,
       });
+      if (certifier) keyWatch = new OperatorKeyWatch({ certifier, store, clock, logger });
     }
   } else {
     logger.warn(
@@ -260,13 +274,15 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     ["scheduled timings", scheduledTimingsKeeper(store, timings)],
     ["shared state", deps.statePublisher ?? null],
     ["lifecycle", lifecycle],
-    // After the lifecycle (what it just netted on its verdict) and before the scheduler: the pin of a
-    // verdict takes a lower nonce than the commit that nets it (lifecycle/verdict-pins.ts).
+    // After the lifecycle (what it just made payable on its verdict): the pin is sent in the same round,
+    // and the scheduler nets the guarantee once the indexer has applied it (lifecycle/verdict-pins.ts).
     ["verdict pins", pinner],
     // Before the scheduler and the keeper: they then see what was mined, re-sent or replaced.
     ["sender", sender],
     // The keeper before the scheduler: a cover's deadline (the default window) is the shortest Core has,
     // and planning a large cycle (netting, trees, estimates) must not hold a due cover back for a round.
+    // Whether the keeper's answers would verify, every round, open disputes or not (health, metrics).
+    ["operator key", keyWatch],
     ["keeper", keeper],
     ["scheduler", scheduler],
     ["bond", bond],
@@ -307,6 +323,7 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
     bond,
     sender,
     pinner,
+    keyWatch,
     runOnce,
     // The first round at once: until the indexer's first tick, health and issuance say `starting`.
     start: () => {

@@ -142,6 +142,8 @@ export interface OperatorConfig {
   keeperClaimsCredits: boolean;
   /** Indexing/lifecycle lag allowed for in the V2 validation deadline cap. */
   v2DeadlineMarginSeconds: number;
+  /** Seconds (wall clock) after which a V2 verdict's pin sent and not yet indexed is sent again. */
+  verdictPinResendSeconds: number;
   /** New blocks without inclusion after which an operator transaction is replaced with higher fees. */
   txReplaceAfterBlocks: number;
   /** Raise of maxFeePerGas and maxPriorityFeePerGas per replacement, in basis points (≥ 1000 = 10 %). */
@@ -165,6 +167,8 @@ export interface OperatorConfig {
   healthIndexerLagBlocks: number | null;
   /** Warn when the indexer's last successful tick is older than this; null: half of `indexerMaxStaleSeconds`. */
   healthIndexerStaleSeconds: number | null;
+  /** Wait for a verdict's pin above which health warns (`verdict_pins`); null: one cycle length. */
+  healthVerdictPinSeconds: number | null;
   /**
    * Block explorer of the chain, for the console's links (docs/console.md): `<url>/tx/<hash>` and
    * `<url>/address/<address>`; null: no links.
@@ -262,6 +266,7 @@ const FIELDS: FieldTable = {
   keeperEnabled: { parse: boolean, fallback: () => true },
   keeperClaimsCredits: { parse: boolean, fallback: () => false },
   v2DeadlineMarginSeconds: { parse: nonNegativeInteger, fallback: () => 30 },
+  verdictPinResendSeconds: { parse: (raw) => integer(raw, 1, 86_400), fallback: () => 300 },
   txReplaceAfterBlocks: { parse: (raw) => integer(raw, 1, 10_000), fallback: () => 3 },
   // Nodes refuse a replacement below +10 % on both fee fields (geth's default); 12.5 % clears any of them.
   txFeeBumpBps: {
@@ -277,6 +282,7 @@ const FIELDS: FieldTable = {
   healthBondMarginBps: { parse: (raw) => integer(raw, 0, 1_000_000), fallback: () => 2_000 },
   healthIndexerLagBlocks: { parse: optionalNonNegativeInteger, fallback: () => null },
   healthIndexerStaleSeconds: { parse: optionalNonNegativeInteger, fallback: () => null },
+  healthVerdictPinSeconds: { parse: optionalNonNegativeInteger, fallback: () => null },
   explorerUrl: {
     parse: (raw) => url(raw, ["http:", "https:"]).replace(/\/+$/, ""),
     fallback: () => null,

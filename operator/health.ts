@@ -14,6 +14,8 @@
  * | `cover_slack` | time left before the default deadline of the unpaid debts past their payment deadline | below `SURETY_HEALTH_COVER_SLACK_SECONDS` |
  * | `bond_margin` | per asset, the bond above what the last checked cycle needs; the bond against `SURETY_BOND_FLOORS` | below `SURETY_HEALTH_BOND_MARGIN_BPS`; below the floor |
  * | `indexer_lag` | blocks behind the confirmed head; seconds since the last successful tick | above `SURETY_HEALTH_INDEXER_LAG_BLOCKS` / `_STALE_SECONDS` (the refusal bounds are higher) |
+ * | `operator_key` | the keeper's last check of Core's BLS key against the Vault's (clearing/key-watch.ts) | not the Vault's key, no key on the Vault, or unreadable: dispute answers would not verify |
+ * | `verdict_pins` | how long the oldest guarantee payable on its verdict has waited for its pin's indexing (wall clock) | above `SURETY_HEALTH_VERDICT_PIN_SECONDS` (default one cycle length) |
  *
  * A check is `off` when this process has nothing to judge it by (no scheduler state, no timings, no
  * indexer, no bond checked). Each warning is logged once when it appears (`event: "health_warning"`) and
@@ -26,6 +28,11 @@ import { clearingSchedule } from "./clearing/schedule";
 import type { Clock } from "./clock";
 import type { OperatorConfig } from "./config";
 import type { Logger } from "./logger";
+import {
+  type OperatorKeySnapshot,
+  OPERATOR_KEY_STATE_KEY,
+  parseOperatorKeySnapshot,
+} from "./clearing/key-watch";
 import type { Repositories, StoreAreas } from "./store";
 import { HEALTH_CHECKS, type HealthCheckName, type HealthCheckState } from "../sdk/api-vocabulary";
 
@@ -53,6 +60,8 @@ export interface HealthThresholds {
   bondMarginBps: number;
   indexerLagBlocks: number;
   indexerStaleSeconds: number;
+  /** Null while neither the cycle length nor the Vault's timings are known and none is configured. */
+  verdictPinSeconds: number | null;
 }
 
 /** The figures the checks judge, as `/metrics` exports them. */
@@ -69,6 +78,10 @@ export interface HealthFigures {
   bondMargins: { asset: string; bond: bigint; required: bigint; marginRatio: number }[];
   /** `SURETY_BOND_FLOORS`, with the bond last read where the bond monitor runs in this process. */
   bondFloors: { asset: string; floor: bigint; bond: bigint | null }[];
+  /** The keeper's last check of the operator key (null: no check published, e.g. no keeper). */
+  operatorKey: (Pick<OperatorKeySnapshot, "state" | "problems"> & { problemSeconds: number | null }) | null;
+  /** Guarantees payable on their verdict waiting for the pin's indexing, and the oldest's wait (seconds). */
+  verdictPins: { waiting: number; oldestWaitSeconds: number | null };
 }
 
 export interface HealthReport {
@@ -87,6 +100,7 @@ export type HealthConfig = Pick<
   | "healthBondMarginBps"
   | "healthIndexerLagBlocks"
   | "healthIndexerStaleSeconds"
+  | "healthVerdictPinSeconds"
   | "indexerMaxLagBlocks"
   | "indexerMaxStaleSeconds"
   | "cycleLengthSeconds"
@@ -94,7 +108,7 @@ export type HealthConfig = Pick<
 >;
 
 export interface HealthMonitorDeps {
-  store: StoreAreas<"cycles" | "operatorState" | "webhooks">;
+  store: StoreAreas<"cycles" | "guarantees" | "operatorState" | "webhooks">;
   /** Wall clock (webhook backlog ages). */
   clock: Clock;
   /** Chain time (cutoffs, commit and cover deadlines: the clock the contracts judge them by). */
@@ -122,6 +136,8 @@ export function healthThresholds(config: HealthConfig, timings: VaultTimings | n
     bondMarginBps: config.healthBondMarginBps,
     indexerLagBlocks: config.healthIndexerLagBlocks ?? Math.floor(config.indexerMaxLagBlocks / 2),
     indexerStaleSeconds: config.healthIndexerStaleSeconds ?? Math.floor(config.indexerMaxStaleSeconds / 2),
+    verdictPinSeconds:
+      config.healthVerdictPinSeconds ?? config.cycleLengthSeconds ?? timings?.cycleLength ?? null,
   };
 }
 
@@ -160,10 +176,12 @@ export class HealthMonitor {
       checks[w.check] = "warn";
       warnings.push(w);
     };
-    const [webhooks, schedule, cover] = await Promise.all([
+    const [webhooks, schedule, cover, operatorKey, verdictPins] = await Promise.all([
       this.webhookFigures(),
       this.scheduleFigures(),
       this.coverFigures(),
+      this.operatorKeyFigures(),
+      this.verdictPinFigures(),
     ]);
 
     for (const w of webhooks) {
@@ -282,6 +300,37 @@ export class HealthMonitor {
     }
     // Starting, lagging, stale or halted: health already fails (503) and says why in `chain_sync`.
 
+    if (operatorKey.figures === null) checks.operator_key = "off";
+    else if (operatorKey.figures.state !== "ready") {
+      warn({
+        check: "operator_key",
+        subject: null,
+        reason:
+          `${operatorKey.reason} (for ${operatorKey.figures.problemSeconds} s; dispute answers wait, ` +
+          "the chain extends their window for a key gap: clearing.md, Operator key gaps)",
+        value: operatorKey.figures.problemSeconds ?? 0,
+        threshold: 0,
+      });
+    }
+
+    if (thresholds.verdictPinSeconds === null) checks.verdict_pins = "off";
+    else if (
+      verdictPins.oldestWaitSeconds !== null &&
+      verdictPins.oldestWaitSeconds > thresholds.verdictPinSeconds
+    ) {
+      warn({
+        check: "verdict_pins",
+        subject: null,
+        reason:
+          `${verdictPins.waiting} V2 guarantee(s) payable on their verdict wait for their pin's indexing, ` +
+          `the oldest for ${verdictPins.oldestWaitSeconds} s (threshold ${thresholds.verdictPinSeconds} s): ` +
+          "they are in no cycle until then (a pin not mined, or a verdict voided after its deadline: " +
+          "clearing.md, Pinned verdicts)",
+        value: verdictPins.oldestWaitSeconds,
+        threshold: thresholds.verdictPinSeconds,
+      });
+    }
+
     this.logTransitions(warnings);
     return {
       checks,
@@ -295,6 +344,8 @@ export class HealthMonitor {
         debtsAwaitingCover: cover.awaiting,
         bondMargins: bond.margins,
         bondFloors: bond.floors,
+        operatorKey: operatorKey.figures,
+        verdictPins,
       },
     };
   }
@@ -370,6 +421,34 @@ export class HealthMonitor {
       result.commitSubject = first.subject;
     }
     return result;
+  }
+
+  /** The operator-key verdict the background work published (clearing/key-watch.ts), on the wall clock. */
+  private async operatorKeyFigures() {
+    const { store, clock } = this.deps;
+    const snapshot = parseOperatorKeySnapshot(
+      await store.operatorState.getOperatorState(OPERATOR_KEY_STATE_KEY),
+    );
+    if (snapshot === null) return { figures: null, reason: null };
+    return {
+      figures: {
+        state: snapshot.state,
+        problems: snapshot.problems,
+        problemSeconds: snapshot.since === null ? null : Math.max(0, clock.nowSeconds() - snapshot.since),
+      },
+      reason: snapshot.reason,
+    };
+  }
+
+  /** The guarantees payable on their verdict still waiting for their pin's indexing (wall clock). */
+  private async verdictPinFigures() {
+    const { store, clock } = this.deps;
+    const wait = await store.guarantees.verdictPinWait();
+    return {
+      waiting: wait.waiting,
+      oldestWaitSeconds:
+        wait.oldestPayableAt === null ? null : Math.max(0, clock.nowSeconds() - wait.oldestPayableAt),
+    };
   }
 
   /** Debts past their payment deadline and still unpaid (OPEN or ANSWERED, cycle not vetoed): the keeper must cover them. */

@@ -37,8 +37,12 @@
  *   `surety_webhook_backlog_pending{subscription}`, `surety_webhook_deliveries_failed{subscription}`,
  *   `surety_clearing_cutoff_lateness_seconds`, `surety_clearing_commit_slack_seconds`,
  *   `surety_keeper_cover_slack_seconds`, `surety_keeper_debts_awaiting_cover`,
- *   `surety_commit_bond_margin_ratio{asset}`, `surety_operator_bond_floor{asset}` and
- *   `surety_health_warnings{check}` (how many warnings each check raises now).
+ *   `surety_commit_bond_margin_ratio{asset}`, `surety_operator_bond_floor{asset}`,
+ *   `surety_operator_key_problem{state}` (1 while the keeper's last check of Core's BLS key against the
+ *   Vault's found a problem), `surety_operator_key_problems_total` (the checks that found one, a counter
+ *   kept in the store: every process serves the same), `surety_verdict_pins_waiting`,
+ *   `surety_verdict_pin_oldest_wait_seconds` and `surety_health_warnings{check}` (how many warnings each
+ *   check raises now).
  * - `surety_bls_signer_info{backend}`: 1 for the BLS implementation that signs certificates in this
  *   process, `blst` (the native addon) or `noble` (the pure-JavaScript fallback, ≈ 40 certificates/s; Core
  *   starts on it only with `SURETY_ALLOW_SLOW_BLS`).
@@ -238,6 +242,37 @@ export class CoreMetrics {
       (set, { figures }) => {
         for (const f of figures.bondFloors) set({ asset: f.asset }, Number(f.floor));
       },
+    );
+    gauge(
+      "surety_operator_key_problem",
+      "1 while the keeper's last check found Core's BLS key unable to certify dispute answers (not the Vault's, none on the Vault, unreadable), else 0; no sample before a check",
+      ["state"],
+      (set, { figures }) => {
+        if (figures.operatorKey !== null)
+          set({ state: figures.operatorKey.state }, figures.operatorKey.state === "ready" ? 0 : 1);
+      },
+    );
+    new Counter({
+      name: "surety_operator_key_problems_total",
+      help: "Checks of the operator key (one per background round) that found dispute answers could not be certified, since the store was created",
+      registers,
+      async collect() {
+        const { figures } = await health.evaluate();
+        this.reset();
+        if (figures.operatorKey !== null) this.inc(figures.operatorKey.problems);
+      },
+    });
+    gauge(
+      "surety_verdict_pins_waiting",
+      "V2 guarantees payable on their verdict that wait for their pin's indexing (in no cycle until then)",
+      [],
+      (set, { figures }) => set({}, figures.verdictPins.waiting),
+    );
+    gauge(
+      "surety_verdict_pin_oldest_wait_seconds",
+      "How long the oldest V2 guarantee payable on its verdict has waited for its pin's indexing (0 when none)",
+      [],
+      (set, { figures }) => set({}, figures.verdictPins.oldestWaitSeconds ?? 0),
     );
     gauge(
       "surety_health_warnings",

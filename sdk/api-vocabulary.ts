@@ -11,6 +11,8 @@ export const HEALTH_CHECKS = [
   "cover_slack",
   "bond_margin",
   "indexer_lag",
+  "operator_key",
+  "verdict_pins",
 ] as const;
 export type HealthCheckName = (typeof HEALTH_CHECKS)[number];
 export const HEALTH_CHECK_STATES = ["ok", "warn", "off"] as const;

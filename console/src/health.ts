@@ -35,16 +35,20 @@ const CHECK_LABEL: Record<string, string> = {
   cover_slack: "Cover slack",
   bond_margin: "Bond margin",
   indexer_lag: "Indexer lag",
+  operator_key: "Operator key",
+  verdict_pins: "Verdict pins",
 };
 
 /**
  * Red when the limit itself is reached (a commit or a cover past its due time, the bond under what the cycle
- * needs), amber while there is still time: the warning says how far it is.
+ * needs, an operator key no dispute answer verifies under), amber while there is still time: the warning says
+ * how far it is.
  */
 export function warningSeverity(warning: HealthWarning): "red" | "amber" {
   if ((warning.check === "clearing_commit" || warning.check === "cover_slack") && warning.value <= 0)
     return "red";
   if (warning.check === "bond_margin" && warning.value < 0) return "red";
+  if (warning.check === "operator_key") return "red";
   return "amber";
 }
 

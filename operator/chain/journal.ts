@@ -312,9 +312,20 @@ export class JournaledTx implements TransitionStore {
     this.undo.push({ op: "response", txHash: record.txHash, logIndex: record.logIndex });
   }
 
-  /** Records that the Vault pinned `guaranteeId`'s verdict (`VerdictPinned`); false for an unknown guarantee. */
-  async setVerdictPinned(guaranteeId: string): Promise<boolean> {
-    if ((await this.tx.guarantees.getClearingGuarantee(guaranteeId)) === null) return false;
+  /**
+   * Records that the Vault pinned `guaranteeId`'s verdict (`VerdictPinned`); false for an unknown guarantee
+   * or a pin of another policy under its id (`requestHash` not the one Core derived from its policy: anyone
+   * may pin a made-up policy, which pins nothing for the real one). A payable guarantee waiting for its pin
+   * enters the payable pool (store: setVerdictPin).
+   */
+  async setVerdictPinned(guaranteeId: string, requestHash: string): Promise<boolean> {
+    const g = await this.tx.guarantees.getClearingGuarantee(guaranteeId);
+    if (g === null) return false;
+    if (
+      g.validationRequestHash !== null &&
+      g.validationRequestHash.toLowerCase() !== requestHash.toLowerCase()
+    )
+      return false;
     const before = await this.tx.guarantees.verdictPinOf(guaranteeId);
     await this.tx.guarantees.setVerdictPin(guaranteeId, "pinned");
     this.undo.push({ op: "verdict_pin", guaranteeId, before });

@@ -9,7 +9,8 @@
  *   clock plays no part) AND the indexer has applied every block up to a block later than the deadline (so no response at or before it can still appear), the verdict is
  *   final (contracts security review: a verdict cannot become passing after the deadline):
  *     passing → FINALIZED_PAYABLE (netted: security review finding 1, its obligation is then recorded
- *               before a withdrawal requested after issuance can finalize),
+ *               before a withdrawal requested after issuance can finalize), marked payable on its verdict:
+ *               the scheduler nets it once its verdict's pin is indexed (audit H-2, ./verdict-pins.ts),
  *     otherwise → CANCELLED and its lock released;
  * - on-chain remuneration → REMUNERATED (the indexer, GuaranteeRemunerated).
  *
@@ -249,10 +250,15 @@ export class V2Lifecycle {
     const passes = responsePasses(policy, response);
     if (chainNow > policy.deadline && indexedUntil > policy.deadline) {
       if (passes) {
-        const moved = await transitions.apply(storeTransitions(store.guarantees, now), g.guaranteeId, {
-          trigger: "validation_passed",
-          facts,
-          expected: g.state,
+        // Payable on its verdict: it enters the payable pool once the verdict's pin is indexed (audit H-2;
+        // ./verdict-pins.ts), both written in one transaction with the move.
+        const moved = await store.transaction(async (tx) => {
+          await tx.guarantees.setVerdictPayable(g.guaranteeId, now);
+          return transitions.apply(storeTransitions(tx.guarantees, now), g.guaranteeId, {
+            trigger: "validation_passed",
+            facts,
+            expected: g.state,
+          });
         });
         if (moved) {
           result.finalized.push(g.guaranteeId);

@@ -23,10 +23,10 @@ export function registerValidationHandlers(handlers: EventHandlers): void {
   /** A verdict pinned (by Core or anyone): final on chain, whatever the registry says later (audit H-2). */
   handlers.on("Vault.VerdictPinned", async (j, event, context) => {
     const id = event.args.guaranteeId.toLowerCase();
-    if (!(await j.setVerdictPinned(id))) {
+    if (!(await j.setVerdictPinned(id, event.args.requestHash))) {
       context.logger.debug(
-        { guarantee_id: id, tx: event.txHash },
-        "VerdictPinned for a guarantee Core does not hold",
+        { guarantee_id: id, request_hash: event.args.requestHash, tx: event.txHash },
+        "VerdictPinned for a guarantee Core does not hold, or of another policy under its id",
       );
     }
   });

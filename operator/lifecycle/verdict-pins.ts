@@ -6,16 +6,25 @@
  * records the verdict for good once the deadline has passed.
  *
  * Which guarantees: V2 in FINALIZED_PAYABLE or NETTED without the payer's finalization (a finalization
- * answers disputes in place of the verdict) and no pin sent yet. The lifecycle moves a guarantee to
+ * answers disputes in place of the verdict) and no pin sent yet, or one sent a resend period ago and still
+ * not indexed (below). The lifecycle moves a guarantee to
  * FINALIZED_PAYABLE on its verdict only once the indexed chain time is past the deadline, so the Vault
  * never refuses the pin as `VerdictNotFinal`. This task runs after the lifecycle and before the clearing
- * scheduler in every round (background.ts) and sends through the same operator sender: the pin takes a
- * lower nonce than the commit that nets the guarantee, so it is mined first.
+ * scheduler in every round (background.ts) and sends through the same operator sender.
  *
  * A guarantee is marked `sent` when its pin is sent and `pinned` when the indexer applies its
- * `VerdictPinned` (./validation-handlers.ts). A verdict voided between the deadline and the pin (a
- * validator's late response) is skipped by the Vault: it stays `sent` and its netting can be removed by
- * the payer's dispute (the remaining window, docs/clearing.md).
+ * `VerdictPinned` (./validation-handlers.ts). The scheduler nets a guarantee made payable on its verdict
+ * only once it is `pinned` (the payable pool, store/sql/payable-keys.ts): a validator's response between the
+ * deadline and the pin can void a verdict, and the Vault then skips its pin, but no cycle holds it. Such a
+ * guarantee stays `sent`, out of every cycle (health: `verdict_pins`).
+ *
+ * **Resends.** A pin still `sent` {@link DEFAULT_PIN_RESEND_SECONDS} (`resendAfterSeconds`, wall clock) after
+ * it was sent is sent again: its transaction may never have been mined (its nonce taken by another
+ * transaction, the sender gave it up as consumed) or its `VerdictPinned` may have been lost to a reorg. A
+ * resend is harmless: `pinVerdicts` skips verdicts already pinned (and failing ones) instead of reverting, and
+ * the sender answers an identical call still in flight with that transaction. A verdict the Vault skips
+ * because a late response voided it is resent every period too (its gas in a batch was not measured; a
+ * verdict already pinned costs ≈ 16k) until an operator decides; health's `verdict_pins` warning shows it.
  */
 import { parseValidationPolicy } from "../../sdk/claims";
 import { vaultInterface } from "../chain/abi";
@@ -30,6 +39,9 @@ import type { ClearingGuarantee, GuaranteeState, StoreAreas } from "../store";
  */
 export const MAX_PIN_BATCH = 256;
 
+/** Seconds after which a pin sent and not yet indexed is sent again (wall clock). */
+export const DEFAULT_PIN_RESEND_SECONDS = 300;
+
 /** States of a V2 guarantee Core nets or netted. */
 const NETTABLE_STATES: readonly GuaranteeState[] = ["FINALIZED_PAYABLE", "NETTED"];
 /** Guarantees read per store page. */
@@ -42,20 +54,27 @@ export interface VerdictPinnerOptions {
   vault: string;
   /** Chain time (the indexed head): only verdicts whose deadline it has passed are pinned. */
   chainClock: Clock;
+  /** Wall clock: when a pin was sent, and when it is due again. */
+  clock: Clock;
+  /** Seconds after a send without its `VerdictPinned` indexed before the pin is sent again (default 300). */
+  resendAfterSeconds?: number;
   logger: Logger;
   /** Verdicts per transaction (1..{@link MAX_PIN_BATCH}; default the maximum). */
   batchSize?: number;
 }
 
 export interface VerdictPinResult {
-  /** Guarantee ids whose pin was sent this tick. */
+  /** Guarantee ids whose pin was sent this tick (resends included). */
   sent: string[];
+  /** Those of `sent` whose pin had been sent before without being indexed. */
+  resent: string[];
   /** Hashes of the transactions sent. */
   transactions: string[];
 }
 
 export class VerdictPinner {
   private readonly batchSize: number;
+  private readonly resendAfterSeconds: number;
 
   constructor(private readonly options: VerdictPinnerOptions) {
     const size = options.batchSize ?? MAX_PIN_BATCH;
@@ -63,12 +82,18 @@ export class VerdictPinner {
       throw new RangeError(`verdict pin batch size must be 1..${MAX_PIN_BATCH}, got ${size}`);
     }
     this.batchSize = size;
+    const resend = options.resendAfterSeconds ?? DEFAULT_PIN_RESEND_SECONDS;
+    if (!Number.isInteger(resend) || resend < 1) {
+      throw new RangeError(`verdict pin resend period must be a positive integer, got ${resend}`);
+    }
+    this.resendAfterSeconds = resend;
   }
 
   async tick(): Promise<VerdictPinResult> {
-    const { store, chainClock } = this.options;
-    const result: VerdictPinResult = { sent: [], transactions: [] };
+    const { store, chainClock, clock } = this.options;
+    const result: VerdictPinResult = { sent: [], resent: [], transactions: [] };
     const chainNow = chainClock.nowSeconds();
+    const now = clock.nowSeconds();
     let batch: ClearingGuarantee[] = [];
     let afterSeq = 0;
     for (;;) {
@@ -76,6 +101,7 @@ export class VerdictPinner {
         states: NETTABLE_STATES,
         version: 2,
         verdictToPin: true,
+        pinSentBefore: now - this.resendAfterSeconds,
         afterSeq,
         limit: PAGE,
       });
@@ -87,17 +113,21 @@ export class VerdictPinner {
         if (parseValidationPolicy(g.policy, "stored.validation_policy").deadline >= chainNow) continue;
         batch.push(g);
         if (batch.length === this.batchSize) {
-          if (!(await this.send(batch, result))) return result;
+          if (!(await this.send(batch, now, result))) return result;
           batch = [];
         }
       }
     }
-    if (batch.length > 0) await this.send(batch, result);
+    if (batch.length > 0) await this.send(batch, now, result);
     return result;
   }
 
   /** Sends one `pinVerdicts` of `batch` and marks it `sent`; false when the chain refused it. */
-  private async send(batch: readonly ClearingGuarantee[], result: VerdictPinResult): Promise<boolean> {
+  private async send(
+    batch: readonly ClearingGuarantee[],
+    now: number,
+    result: VerdictPinResult,
+  ): Promise<boolean> {
     const { store, sender, vault, logger } = this.options;
     const ids = batch.map((g) => g.guaranteeId);
     let hash: string;
@@ -116,10 +146,18 @@ export class VerdictPinner {
       logger.error({ guarantee_ids: ids, reason: error.message }, "pinVerdicts refused by the chain");
       return false;
     }
-    for (const id of ids) await store.guarantees.setVerdictPin(id, "sent");
+    await store.guarantees.setVerdictPinsSent(ids, now);
+    const resent = batch.filter((g) => g.verdictPin === "sent").map((g) => g.guaranteeId);
     result.sent.push(...ids);
+    result.resent.push(...resent);
     result.transactions.push(hash);
     logger.info({ count: ids.length, tx: hash }, "V2 verdicts pin sent");
+    if (resent.length > 0) {
+      logger.warn(
+        { guarantee_ids: resent, tx: hash, resend_after_seconds: this.resendAfterSeconds },
+        "V2 verdict pins sent again: not indexed since their last send",
+      );
+    }
     return true;
   }
 }

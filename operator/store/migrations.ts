@@ -840,11 +840,57 @@ export const MIGRATIONS: readonly Migration[] = [
     legacyPostgres: [],
   },
   {
+    // The payable pool waits for a verdict's pin (audit H-2's remaining window; docs/clearing.md "Pinned
+    // verdicts"): `verdict_payable_at` (wall clock, unix seconds) is set when the V2 lifecycle makes a
+    // guarantee payable on its verdict; unless its payer finalized it, it is in the pool only once the
+    // indexer applied its `VerdictPinned`. The partial index is the pool (sql/payable-keys.ts POOL_SQL, the
+    // same text). Rows made payable before this migration have none: the pool keeps them as it did.
+    version: 17,
+    name: "pool waits for verdict pins",
+    sqlite: `
+      ALTER TABLE guarantees ADD COLUMN verdict_payable_at INTEGER;
+      DROP INDEX guarantees_pool;
+      CREATE INDEX guarantees_pool ON guarantees
+        (payable_seq, asset_address, user_address, recipient_address, amount, version, guarantee_id, leaf_hash)
+        WHERE state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL
+          AND (verdict_payable_at IS NULL OR finalization_signature IS NOT NULL OR verdict_pin = 'pinned');
+    `,
+    postgres: `
+      ALTER TABLE guarantees ADD COLUMN verdict_payable_at BIGINT;
+      DROP INDEX guarantees_pool;
+      CREATE INDEX guarantees_pool ON guarantees (payable_xid, payable_seq)
+        WHERE state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL
+          AND (verdict_payable_at IS NULL OR finalization_signature IS NOT NULL OR verdict_pin = 'pinned');
+    `,
+    legacyPostgres: [],
+  },
+  {
+    // When Core last sent a verdict's pin (wall clock, unix seconds): a pin still not indexed some time after
+    // is sent again (lifecycle/verdict-pins.ts). The partial index holds the guarantees payable on their
+    // verdict and waiting for the pin's indexing (sql/payable-keys.ts PIN_AWAITED_SQL, the same text), oldest
+    // first: the health check `verdict_pins` reads its first entry.
+    version: 18,
+    name: "verdict pin resends",
+    sqlite: `
+      ALTER TABLE guarantees ADD COLUMN verdict_pin_at INTEGER;
+      CREATE INDEX guarantees_pin_wait ON guarantees (verdict_payable_at)
+        WHERE state = 'FINALIZED_PAYABLE' AND (verdict_payable_at IS NOT NULL AND finalization_signature IS NULL
+          AND (verdict_pin IS NULL OR verdict_pin <> 'pinned'));
+    `,
+    postgres: `
+      ALTER TABLE guarantees ADD COLUMN verdict_pin_at BIGINT;
+      CREATE INDEX guarantees_pin_wait ON guarantees (verdict_payable_at)
+        WHERE state = 'FINALIZED_PAYABLE' AND (verdict_payable_at IS NOT NULL AND finalization_signature IS NULL
+          AND (verdict_pin IS NULL OR verdict_pin <> 'pinned'));
+    `,
+    legacyPostgres: [],
+  },
+  {
     // Every issuance inserts a guarantee row and an entry in each of the table's indexes (docs/store.md
     // "The guarantees table's indexes"). No query looks a guarantee up by its validation request hash (the
     // column is only written, by the V2 lifecycle, and read with its row), so its index was kept up to date
     // on every insert for nothing.
-    version: 17,
+    version: 19,
     name: "no index on the validation request hash",
     sqlite: `DROP INDEX IF EXISTS guarantees_request_hash;`,
     postgres: `DROP INDEX IF EXISTS guarantees_request_hash;`,

@@ -76,7 +76,7 @@ export interface ProtocolStack {
   syncClocks(): Promise<number>;
   /** Moves chain time (a new block) and both clocks forward. */
   advance(seconds: number): Promise<void>;
-  /** Runs indexer → lifecycle → verdict pins → sender → scheduler → keeper → indexer once, failing on any error. */
+  /** Runs indexer → lifecycle → verdict pins → sender → operator key → scheduler → keeper → indexer once, failing on any error. */
   round(): Promise<RoundResult>;
   /** A payer-signed guarantee settled through the facilitator (`POST /settle`, real HTTP). */
   settle(
@@ -285,6 +285,7 @@ export async function startProtocolStack(options: ProtocolStackOptions = {}): Pr
       const lifecycle = await tasks.lifecycle.tick();
       await tasks.pinner!.tick();
       await tasks.sender!.tick();
+      await tasks.keyWatch!.tick();
       const scheduler = await tasks.scheduler!.tick();
       const keeper = await tasks.keeper!.tick();
       await tasks.indexer.tick();

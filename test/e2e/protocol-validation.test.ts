@@ -142,6 +142,9 @@ describe("protocol end to end: V2 validation and remuneration", function () {
     // Core pinned the verdict it netted the guarantee on (audit H-2): a later response changes nothing.
     const requestHash = validationRequestHash(CHAIN_ID, (g.claims as GuaranteeClaimsV2).policy, g.id);
     expect(await f.vault.isVerdictPinned(requestHash)).to.equal(true);
+    // The background work's checks behind health: the operator key certifies answers, no pin is stuck.
+    const health = (await (await fetch(`${s.core.url}/core/health`)).json()) as { checks: object };
+    expect(health.checks).to.include({ operator_key: "ok", verdict_pins: "ok" });
     // Where the cycle boundary falls (it depends on the chain's clock, hence on the tests run before)
     // decides whether the payment deadline has also passed by then: either the debt is still open
     // (NETTED, 700 reserved) or the keeper has already covered it from the collateral. Both keep the

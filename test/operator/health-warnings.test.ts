@@ -7,7 +7,11 @@
  */
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
-import { parseEther, ZeroAddress } from "ethers";
+import { keccak256, parseEther, toUtf8Bytes, ZeroAddress } from "ethers";
+import type { GuaranteeClaimsV2 } from "../../sdk/claims";
+import { validationRequestHash } from "../../sdk/ids";
+import type { CertifierStatus } from "../../operator/clearing/answer-certifier";
+import { OperatorKeyWatch } from "../../operator/clearing/key-watch";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
@@ -314,6 +318,110 @@ describe("health warnings on the real contracts: clearing, covers, bond, indexer
     await h.indexer.syncToHead();
     expect((await h.store.cycles.getCycleDebt(1, ETH, f.alice.address))?.status).to.equal("COVERED");
     expectWarning(await readHealth(base), []);
+  });
+
+  it("operator_key: the keeper's check of Core's key, every round with no dispute open; counted in /metrics", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const base = await serve(h);
+    await h.indexer.syncToHead();
+    let status: CertifierStatus = { kind: "vault_key_not_set" };
+    const watch = new OperatorKeyWatch({
+      certifier: { status: async () => status },
+      store: h.store,
+      clock: h.clock,
+      logger: silentLogger(),
+    });
+    // No check published yet (no keeper in this process's background work): off.
+    let health = await readHealth(base);
+    expectWarning(health, []);
+    expect(health.body.checks).to.include({ operator_key: "off" });
+    expect(await readMetrics(base)).to.not.match(/^surety_operator_key_problem\{/m);
+    status = { kind: "ready", recertify: (answer) => answer };
+    await watch.tick();
+    health = await readHealth(base);
+    expect(health.body.checks).to.include({ operator_key: "ok" });
+    expect(await readMetrics(base)).to.include("surety_operator_key_problems_total 0");
+
+    // A rotation executed before Core was restarted with the new secret: no dispute is open, health warns.
+    status = { kind: "other_key", vaultKey: "0xaa", coreKey: "0xbb" };
+    await watch.tick();
+    h.clock.advance(7);
+    await watch.tick();
+    health = await readHealth(base);
+    expectWarning(health, ["operator_key"]);
+    expect(health.body.warnings[0]).to.include({ check: "operator_key", value: 7, threshold: 0 });
+    expect(health.body.warnings[0].reason).to.include("is not the Vault's operator key 0xaa");
+    let metrics = await readMetrics(base);
+    expect(metrics).to.include("surety_operator_key_problems_total 2");
+    expect(metrics).to.include('surety_operator_key_problem{state="other_key"} 1');
+    expect(metrics).to.include('surety_health_warnings{check="operator_key"} 1');
+
+    // Another kind of problem starts its own clock; the count goes on.
+    status = { kind: "unreadable", reason: "connection refused" };
+    await watch.tick();
+    health = await readHealth(base);
+    expect(health.body.warnings[0]).to.include({ value: 0 });
+    expect(health.body.warnings[0].reason).to.include("cannot read the Vault's operator key");
+
+    // Fixed: clears; the counter keeps its count.
+    status = { kind: "ready", recertify: (answer) => answer };
+    await watch.tick();
+    expectWarning(await readHealth(base), []);
+    metrics = await readMetrics(base);
+    expect(metrics).to.include("surety_operator_key_problems_total 3");
+    expect(metrics).to.include('surety_operator_key_problem{state="ready"} 0');
+  });
+
+  it("verdict_pins: a guarantee payable on its verdict waits for its pin's indexing longer than a cycle", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const base = await serve(h);
+    const tasks = clearingTasks(h);
+    await f.vault.connect(f.alice).deposit({ value: 10_000n });
+    await h.indexer.syncToHead();
+    await h.syncClock();
+    const g = await issueGuarantee(h, f.alice, f.bob.address, 400n, ETH, {});
+    const claims = g.claims as GuaranteeClaimsV2;
+    const requestHash = validationRequestHash(31337, claims.policy, g.id);
+    await f.validationRegistry
+      .connect(f.bob)
+      .validationRequest(claims.policy.validator, claims.policy.agentId, "ipfs://job", requestHash);
+    await f.validationRegistry
+      .connect(f.validator)
+      .validationResponse(
+        requestHash,
+        90,
+        "ipfs://verdict",
+        keccak256(toUtf8Bytes("verdict")),
+        claims.policy.tag,
+      );
+    await advance(h, 61);
+    await mine(1);
+    await h.indexer.syncToHead();
+    expect((await tasks.lifecycle.tick()).finalized).to.deep.equal([g.id]);
+    let health = await readHealth(base);
+    expect(health.body.checks).to.include({ verdict_pins: "ok" });
+    expect(await readMetrics(base)).to.include("surety_verdict_pins_waiting 1");
+
+    // No pin lands for longer than a cycle (60 s, the Vault's cycle length): the guarantee is in no cycle.
+    h.clock.advance(f.timings.cycleLength + 1);
+    health = await readHealth(base);
+    expectWarning(health, ["verdict_pins"]);
+    expect(health.body.warnings[0]).to.include({
+      value: f.timings.cycleLength + 1,
+      threshold: f.timings.cycleLength,
+    });
+    expect(health.body.warnings[0].reason).to.include("1 V2 guarantee(s) payable on their verdict");
+    expect(await readMetrics(base)).to.include(
+      `surety_verdict_pin_oldest_wait_seconds ${f.timings.cycleLength + 1}`,
+    );
+
+    // Pinned and indexed: clears.
+    expect((await tasks.pinner.tick()).sent).to.deep.equal([g.id]);
+    await h.indexer.syncToHead();
+    expectWarning(await readHealth(base), []);
+    expect(await readMetrics(base)).to.include("surety_verdict_pins_waiting 0");
   });
 
   it("indexer_lag: behind the confirmed head by more than the warning bound, below the refusal bound", async function () {

@@ -162,6 +162,8 @@ export async function openCore(
   const clock = new ManualClock(await chainNow());
   const chainClock = new ChainClock(await store.chainJournal.getChainCursor());
   const logger = options.logger ?? silentLogger();
+  // The stub answers the Vault's operator key as Core's own (Core starts only when they agree).
+  const coreKey: { publicKey: Uint8Array } = { publicKey: new Uint8Array() };
   const context = createCoreContext({
     config,
     store,
@@ -172,12 +174,13 @@ export async function openCore(
     chain: options.chain ?? {
       chainId: async () => 31337,
       blockNumber: async () => 0,
-      vaultOperatorKey: async () => ({ set: false }),
+      vaultOperatorKey: async () => ({ set: true, publicKey: coreKey.publicKey }),
       vaultGuaranteeDomainSeparator: async () => "0x" + "00".repeat(32),
       vaultSetupFinished: async () => true,
       close: async () => {},
     },
   });
+  coreKey.publicKey = context.signer.publicKey;
   const newIndexer = (confirmations = options.confirmations ?? 0) =>
     new ChainIndexer({
       store,
@@ -319,6 +322,7 @@ export function clearingTasks(
     sender,
     vault: h.f.deployment.vault,
     chainClock: h.chainClock,
+    clock: h.clock,
     logger,
   });
   return { sender, scheduler, keeper, lifecycle, pinner };

@@ -1,7 +1,7 @@
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
-import { network } from "hardhat";
-import { keccak256, toUtf8Bytes, ZeroAddress } from "ethers";
+import { ethers, network } from "hardhat";
+import { keccak256, toUtf8Bytes, Wallet, ZeroAddress } from "ethers";
 import { remunerateCallArgs, toRemunerateArgs } from "../../sdk/certificate";
 import type { GuaranteeClaimsV2 } from "../../sdk/claims";
 import { validationRequestHash } from "../../sdk/ids";
@@ -10,6 +10,7 @@ import { IssuanceError } from "../../operator/guarantees";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { debtorTreeOf } from "../../operator/clearing/dispute-answer";
 import { JournaledTx, applyUndo } from "../../operator/chain/journal";
+import { DEFAULT_PIN_RESEND_SECONDS } from "../../operator/lifecycle/verdict-pins";
 import {
   advance,
   chainFixture,
@@ -18,6 +19,7 @@ import {
   finalizationOf,
   issueGuarantee,
   mine,
+  OPERATOR_KEY,
   openCore,
   provider,
   time,
@@ -257,7 +259,7 @@ describe("V2 lifecycle", function () {
     expect((await tasks.keeper.tick()).holdingsSettled).to.deep.equal([]);
   });
 
-  it("pins a passed verdict before the commit that nets it: a validator's later re-post voids nothing (audit H-2)", async function () {
+  it("nets a verdict-based V2 only once its pin is indexed: a validator's later re-post voids nothing (audit H-2)", async function () {
     const { f, tasks } = await setup();
     await f.vault.connect(f.bob).deposit({ value: 10_000n });
     await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 10_000n });
@@ -278,49 +280,69 @@ describe("V2 lifecycle", function () {
     await mine(1);
     await h!.indexer.syncToHead();
     expect((await tasks.lifecycle.tick()).finalized).to.deep.equal([g.id]);
-    // The round's order (background.ts): lifecycle → verdict pins → … → scheduler.
-    const pinned = await tasks.pinner.tick();
-    expect(pinned.sent).to.deep.equal([g.id]);
-    expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("sent");
-    expect((await tasks.pinner.tick()).sent).to.deep.equal([]); // sent once
-    await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
-    expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 2 });
-    // The pin was mined before the commit that nets the guarantee.
+    expect(await stateOf(g.id)).to.equal("FINALIZED_PAYABLE");
+    // The round's order (background.ts): lifecycle → verdict pins → … → scheduler. The pin is not mined yet.
+    await network.provider.send("evm_setAutomine", [false]);
+    let pinned: Awaited<ReturnType<typeof tasks.pinner.tick>>;
+    try {
+      pinned = await tasks.pinner.tick();
+      expect(pinned.sent).to.deep.equal([g.id]);
+      expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("sent");
+      expect((await tasks.pinner.tick()).sent).to.deep.equal([]); // sent once
+      // Cycle 1 nets only the payer-finalized guarantee: the verdict's pin is sent, not indexed.
+      expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(1);
+      await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
+      expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1, guarantees: 1 });
+    } finally {
+      await network.provider.send("evm_setAutomine", [true]);
+    }
+    await mine(1);
     const pinReceipt = await provider.getTransactionReceipt(pinned.transactions[0]);
-    const commitTx = (await h!.store.cycles.getCycle(1))!.txHash!;
-    const commitReceipt = await provider.getTransactionReceipt(commitTx);
-    expect(pinReceipt!.blockNumber).to.be.lessThan(commitReceipt!.blockNumber);
+    expect(pinReceipt!.status).to.equal(1);
+    expect((await h!.store.cycles.getCycle(1))!.guaranteeIds).to.deep.equal([finalized.id.toLowerCase()]);
+    // Mined, not indexed: still waiting outside the pool.
+    expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(0);
     await h!.indexer.syncToHead();
     expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("pinned");
     expect(await h!.store.guarantees.verdictPinOf(finalized.id)).to.equal(null);
     expect(await f.vault.isVerdictPinned(requestHash)).to.equal(true);
+    // Indexed: payable; the next cycle nets it.
+    expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(1);
+    await advance(h!, 61);
+    await h!.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h!.clock.nowSeconds()));
+    expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 2, guarantees: 1 });
+    await h!.indexer.syncToHead();
+    expect((await h!.store.cycles.getCycle(2))!.guaranteeIds).to.deep.equal([g.id.toLowerCase()]);
+    expect(await stateOf(g.id)).to.equal("NETTED");
 
     // The validator posts again after the deadline (the audit's attack); alice disputes bob's guarantee.
     await f.validationRegistry
       .connect(f.validator)
       .validationResponse(requestHash, 90, "ipfs://again", keccak256(toUtf8Bytes("again")), "quality");
     const planned = await Promise.all(
-      (await h!.store.cycles.getCycle(1))!.guaranteeIds.map(
+      (await h!.store.cycles.getCycle(2))!.guaranteeIds.map(
         async (id) => (await h!.store.guarantees.getClearingGuarantee(id))!,
       ),
     );
     const position = debtorTreeOf(planned, f.alice.address, ETH).leaves.findIndex(
       (l) => l.guaranteeId.toLowerCase() === g.id.toLowerCase(),
     );
-    await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, position);
+    await f.clearingHouse.connect(f.alice).disputeGuarantee(2, ETH, position);
     await h!.indexer.syncToHead();
     expect((await tasks.keeper.tick()).answered.map((a) => a.conceded)).to.deep.equal([false]);
     await h!.indexer.syncToHead();
-    expect((await h!.store.cycles.listCycleDisputes({ cycleId: 1 })).map((d) => d.status)).to.deep.equal([
+    expect((await h!.store.cycles.listCycleDisputes({ cycleId: 2 })).map((d) => d.status)).to.deep.equal([
       "UPHELD",
     ]);
-    expect(await f.clearingHouse.deductedOf(1, ETH, f.bob.address)).to.equal(0n);
+    expect(await f.clearingHouse.deductedOf(2, ETH, f.bob.address)).to.equal(0n);
 
     // A reorg that drops the VerdictPinned restores what the store held before it ('sent').
     const undo = await h!.store.transaction(async (tx) => {
       const j = new JournaledTx(tx, h!.clock.nowSeconds());
-      expect(await j.setVerdictPinned(g.id)).to.equal(true);
-      expect(await j.setVerdictPinned("0x" + "ee".repeat(32))).to.equal(false); // not Core's
+      expect(await j.setVerdictPinned(g.id, requestHash)).to.equal(true);
+      expect(await j.setVerdictPinned("0x" + "ee".repeat(32), requestHash)).to.equal(false); // not Core's
+      // A pin of a made-up policy under the real id pins nothing for the real policy.
+      expect(await j.setVerdictPinned(g.id, "0x" + "dd".repeat(32))).to.equal(false);
       return j.undo;
     });
     await h!.store.transaction((tx) => applyUndo(tx, undo, h!.clock.nowSeconds()));
@@ -328,11 +350,91 @@ describe("V2 lifecycle", function () {
     await h!.store.guarantees.setVerdictPin(g.id, "sent");
     const again = await h!.store.transaction(async (tx) => {
       const j = new JournaledTx(tx, h!.clock.nowSeconds());
-      await j.setVerdictPinned(g.id);
+      await j.setVerdictPinned(g.id, requestHash);
       return j.undo;
     });
     await h!.store.transaction((tx) => applyUndo(tx, again, h!.clock.nowSeconds()));
     expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("sent");
+  });
+
+  it("sends a verdict's pin again once it stayed unindexed past the resend period (its nonce taken by another transaction)", async function () {
+    const { f, tasks } = await setup();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
+    const claims = g.claims as GuaranteeClaimsV2;
+    const requestHash = validationRequestHash(31337, claims.policy, g.id);
+    await validate(h!, claims, g.id, 90);
+    await advance(h!, 61);
+    await mine(1);
+    await h!.indexer.syncToHead();
+    expect((await tasks.lifecycle.tick()).finalized).to.deep.equal([g.id]);
+    // The pin is sent but never mined: another transaction of the operator account takes its nonce.
+    await network.provider.send("evm_setAutomine", [false]);
+    let first: Awaited<ReturnType<typeof tasks.pinner.tick>>;
+    try {
+      first = await tasks.pinner.tick();
+      expect(first.sent).to.deep.equal([g.id]);
+      expect(first.resent).to.deep.equal([]);
+      const pin = await provider.getTransaction(first.transactions[0]);
+      await network.provider.send("hardhat_dropTransaction", [first.transactions[0]]);
+      const operator = new Wallet(OPERATOR_KEY, ethers.provider);
+      await operator.sendTransaction({ to: operator.address, value: 0n, nonce: pin!.nonce });
+      await mine(1);
+    } finally {
+      await network.provider.send("evm_setAutomine", [true]);
+    }
+    expect((await tasks.sender.tick()).map((s) => s.state)).to.deep.equal(["consumed"]);
+    await h!.indexer.syncToHead();
+    expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("sent");
+    expect(await f.vault.isVerdictPinned(requestHash)).to.equal(false);
+    expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(0);
+    // Not before the resend period (wall clock)...
+    h!.clock.advance(DEFAULT_PIN_RESEND_SECONDS - 1);
+    expect((await tasks.pinner.tick()).sent).to.deep.equal([]);
+    // ... then once; mined and indexed, the guarantee is payable.
+    h!.clock.advance(1);
+    const again = await tasks.pinner.tick();
+    expect([again.sent, again.resent]).to.deep.equal([[g.id], [g.id]]);
+    expect(again.transactions[0]).to.not.equal(first.transactions[0]);
+    expect((await tasks.pinner.tick()).sent).to.deep.equal([]);
+    await h!.indexer.syncToHead();
+    expect(await f.vault.isVerdictPinned(requestHash)).to.equal(true);
+    expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("pinned");
+    expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(1);
+  });
+
+  it("a resent pin of a verdict already pinned on chain is skipped, not reverted (idempotent)", async function () {
+    const { f, tasks } = await setup();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
+    await validate(h!, g.claims as GuaranteeClaimsV2, g.id, 90);
+    await advance(h!, 61);
+    await mine(1);
+    await h!.indexer.syncToHead();
+    await tasks.lifecycle.tick();
+    const first = await tasks.pinner.tick();
+    expect(first.sent).to.deep.equal([g.id]);
+    h!.clock.advance(DEFAULT_PIN_RESEND_SECONDS);
+    // Still in the sender's journal: the identical call is answered with the transaction in flight.
+    expect((await tasks.pinner.tick()).transactions).to.deep.equal(first.transactions);
+    // Mined (the sender finished it), its event not indexed yet: a new transaction, which the Vault skips.
+    expect((await tasks.sender.tick()).map((t) => t.state)).to.deep.equal(["mined"]);
+    h!.clock.advance(DEFAULT_PIN_RESEND_SECONDS);
+    const again = await tasks.pinner.tick();
+    expect(again.resent).to.deep.equal([g.id]);
+    expect(again.transactions).to.not.deep.equal(first.transactions);
+    const receipt = await provider.getTransactionReceipt(again.transactions[0]);
+    expect(receipt!.status).to.equal(1);
+    const pinnedLogs = receipt!.logs.filter((l) => {
+      try {
+        return f.vault.interface.parseLog(l)?.name === "VerdictPinned";
+      } catch {
+        return false;
+      }
+    });
+    expect(pinnedLogs).to.deep.equal([]); // skipped: already pinned
+    await h!.indexer.syncToHead();
+    expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("pinned");
+    h!.clock.advance(DEFAULT_PIN_RESEND_SECONDS);
+    expect((await tasks.pinner.tick()).sent).to.deep.equal([]); // pinned: never again
   });
 
   it("refuses at issuance a V2 deadline the withdrawal grace period could not cover", async function () {

@@ -1126,6 +1126,90 @@ export function describeStoreContract(backend: StoreBackend): void {
         expect(await store.netting.listCycleGuaranteeIds(3)).to.deep.equal(ids([1]));
       });
 
+      it("a V2 payable on its verdict waits outside the pool until its pin is indexed, then takes a fresh key (audit H-2)", async () => {
+        const store = await open();
+        const v2 = (n: number) => guarantee(n, { state: "PENDING_VALIDATION", version: 2 });
+        for (const n of [1, 2, 3, 5]) await store.guarantees.insertGuarantee(v2(n));
+        await store.guarantees.insertGuarantee(guarantee(4));
+        // 1, 2 and 3 pass on their verdicts, and 2's payer finalized it too (its finalization answers
+        // disputes); 5 is finalized by its payer only.
+        for (const n of [1, 2, 3]) await store.guarantees.setVerdictPayable(guarantee(n).guaranteeId, T0);
+        for (const n of [2, 5])
+          await store.guarantees.setFinalizationSignature(guarantee(n).guaranteeId, "0x" + "fe".repeat(65));
+        for (const n of [1, 2, 3, 5]) {
+          await store.guarantees.transitionGuarantee(
+            guarantee(n).guaranteeId,
+            ["PENDING_VALIDATION"],
+            "FINALIZED_PAYABLE",
+            T0,
+          );
+        }
+        await store.guarantees.setVerdictPin(guarantee(1).guaranteeId, "sent");
+        expect(await store.netting.countUnreservedPayable(10)).to.equal(3);
+        expect(await store.netting.reservePayableGuarantees(1)).to.equal(3);
+        expect(await store.netting.listCycleGuaranteeIds(1)).to.deep.equal(ids([4, 2, 5]));
+        expect(await store.netting.hasUnreservedPayable()).to.equal(false);
+        // Indexed pins: 3 and 1 enter the pool after the reserved range; the range keeps its guarantees.
+        await store.guarantees.setVerdictPin(guarantee(3).guaranteeId, "pinned");
+        await store.guarantees.setVerdictPin(guarantee(1).guaranteeId, "pinned");
+        expect(await store.netting.listCycleGuaranteeIds(1)).to.deep.equal(ids([4, 2, 5]));
+        // Anyone pins a guarantee already in a reserved range (2, payer-finalized): it keeps its key.
+        await store.guarantees.setVerdictPin(guarantee(2).guaranteeId, "pinned");
+        expect(await store.netting.listCycleGuaranteeIds(1)).to.deep.equal(ids([4, 2, 5]));
+        expect(await store.netting.reservePayableGuarantees(2)).to.equal(2);
+        expect(await store.netting.listCycleGuaranteeIds(2)).to.deep.equal(ids([3, 1]));
+        expect(await store.netting.aggregateCycleGuarantees(2)).to.include({ guaranteeCount: 2 });
+        expect(await store.netting.listCycleNettedV2Ids(2)).to.deep.equal(ids([1, 3]));
+        let leaves = 0;
+        expect((await store.netting.scanCycle(2, () => leaves++)).guaranteeCount).to.equal(2);
+        expect(leaves).to.equal(2);
+        // A reorg that drops 1's pin: out of the pool again (and so out of the range).
+        await store.guarantees.setVerdictPin(guarantee(1).guaranteeId, "sent");
+        expect(await store.netting.listCycleGuaranteeIds(2)).to.deep.equal(ids([3]));
+      });
+
+      it("pins to send: never sent, or sent at or before a time and not indexed; the verdicts waiting for theirs", async () => {
+        const store = await open();
+        const v2 = (n: number) => guarantee(n, { state: "PENDING_VALIDATION", version: 2 });
+        for (const n of [1, 2, 3, 4]) {
+          await store.guarantees.insertGuarantee(v2(n));
+          await store.guarantees.setVerdictPayable(guarantee(n).guaranteeId, T0 + n);
+          await store.guarantees.transitionGuarantee(
+            guarantee(n).guaranteeId,
+            ["PENDING_VALIDATION"],
+            "FINALIZED_PAYABLE",
+            T0,
+          );
+        }
+        expect(await store.guarantees.verdictPinWait()).to.deep.equal({
+          waiting: 4,
+          oldestPayableAt: T0 + 1,
+        });
+        await store.guarantees.setVerdictPinsSent(ids([1, 2]), T0 + 100);
+        await store.guarantees.setVerdictPinsSent(ids([3]), T0 + 200);
+        await store.guarantees.setVerdictPin(guarantee(1).guaranteeId, "pinned");
+        // A late "sent" never downgrades a pin already indexed.
+        await store.guarantees.setVerdictPinsSent(ids([1]), T0 + 300);
+        const g1 = await store.guarantees.getClearingGuarantee(guarantee(1).guaranteeId);
+        expect([g1?.verdictPin, g1?.verdictPinAt]).to.deep.equal(["pinned", T0 + 100]);
+        const g2 = await store.guarantees.getClearingGuarantee(guarantee(2).guaranteeId);
+        expect([g2?.verdictPin, g2?.verdictPinAt]).to.deep.equal(["sent", T0 + 100]);
+        const toPin = async (pinSentBefore?: number) =>
+          (await store.guarantees.listGuarantees({ version: 2, verdictToPin: true, pinSentBefore })).map(
+            (g) => g.guaranteeId,
+          );
+        expect(await toPin()).to.deep.equal(ids([4]));
+        expect(await toPin(T0 + 99)).to.deep.equal(ids([4]));
+        expect(await toPin(T0 + 100)).to.deep.equal(ids([2, 4]));
+        expect(await toPin(T0 + 200)).to.deep.equal(ids([2, 3, 4]));
+        expect(await store.guarantees.verdictPinWait()).to.deep.equal({
+          waiting: 3,
+          oldestPayableAt: T0 + 2,
+        });
+        for (const n of [2, 3, 4]) await store.guarantees.setVerdictPin(guarantee(n).guaranteeId, "pinned");
+        expect(await store.guarantees.verdictPinWait()).to.deep.equal({ waiting: 0, oldestPayableAt: null });
+      });
+
       it("a range ends before every transaction still in flight: a payable guarantee it has not seen commit is in the next", async function () {
         if (backend.serializesWriters) this.skip(); // one writer at a time: nothing is in flight meanwhile
         const [a, b] = [await open(), await open()];

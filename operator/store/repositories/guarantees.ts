@@ -52,6 +52,10 @@ export interface StoredGuarantee extends GuaranteeRecord {
 export interface ClearingGuarantee extends StoredGuarantee {
   seq: number;
   validationRequestHash: string | null;
+  /** Where the pin of its verdict stands (null: none sent). */
+  verdictPin?: VerdictPin | null;
+  /** When Core last sent that pin (wall clock, unix seconds; null: never). */
+  verdictPinAt?: number | null;
 }
 
 export interface ValidationResponseRecord {
@@ -90,8 +94,13 @@ export interface GuaranteeQuery {
   unassigned?: boolean;
   /** Only those without a validation request hash yet. */
   missingRequestHash?: boolean;
-  /** Only those without a payer's finalization whose verdict Core has not pinned nor sent a pin for. */
+  /**
+   * Only those without a payer's finalization whose verdict Core has not pinned nor sent a pin for; with
+   * `pinSentBefore`, also those whose pin Core sent at or before that time (wall clock) and whose
+   * `VerdictPinned` is not indexed (a resend).
+   */
   verdictToPin?: boolean;
+  pinSentBefore?: number;
   /** seq > afterSeq (paging). */
   afterSeq?: number;
   /** seq < beforeSeq (paging newest first). */
@@ -137,7 +146,24 @@ export interface GuaranteeRepository {
   setFinalizationSignature(guaranteeId: string, signature: string): Promise<void>;
   /** Where the pin of a V2 guarantee's verdict in the Vault stands (null: not sent). */
   verdictPinOf(guaranteeId: string): Promise<VerdictPin | null>;
+  /**
+   * Sets where the pin stands. `pinned` puts a guarantee waiting for its pin (payable on its verdict, see
+   * {@link setVerdictPayable}) into the payable pool, with a fresh payable key after every reserved range.
+   */
   setVerdictPin(guaranteeId: string, pin: VerdictPin | null): Promise<void>;
+  /** Marks the pins of `guaranteeIds` sent at `at` (wall clock), unless already `pinned`. */
+  setVerdictPinsSent(guaranteeIds: readonly string[], at: number): Promise<void>;
+  /**
+   * The guarantees payable on their verdict still waiting for the pin's indexing (out of the payable pool):
+   * how many, and when the oldest was made payable (wall clock; null when none).
+   */
+  verdictPinWait(): Promise<{ waiting: number; oldestPayableAt: number | null }>;
+  /**
+   * Records that the V2 lifecycle makes the guarantee payable on its verdict (before its move to
+   * FINALIZED_PAYABLE; `at`: wall clock): unless its payer finalizes it, it enters the payable pool only once
+   * its verdict's pin is indexed (audit H-2; docs/clearing.md "Pinned verdicts").
+   */
+  setVerdictPayable(guaranteeId: string, at: number): Promise<void>;
 
   // --- V2 validation responses ---
   insertValidationResponse(record: ValidationResponseRecord): Promise<void>;

@@ -1,15 +1,30 @@
 /** A `guarantees` row and its mapping to the repositories' records, for both engines (sql/guarantees.ts). */
-import type { ClearingGuarantee, GuaranteeRecord, GuaranteeState, StoredGuarantee } from "../repositories";
+import type {
+  ClearingGuarantee,
+  GuaranteeRecord,
+  GuaranteeState,
+  StoredGuarantee,
+  VerdictPin,
+} from "../repositories";
 import type { GuaranteesTable } from "./schema";
 
 /** A `guarantees` row as either engine returns it (`ins_xid`: PostgreSQL, as text, where selected). */
 export type GuaranteeRow = Omit<
   GuaranteesTable,
-  "seq" | "finalization_signature" | "verdict_pin" | "payable_seq" | "payable_xid" | "ins_xid"
+  | "seq"
+  | "finalization_signature"
+  | "verdict_pin"
+  | "verdict_payable_at"
+  | "verdict_pin_at"
+  | "payable_seq"
+  | "payable_xid"
+  | "ins_xid"
 > & {
   seq: number;
   finalization_signature?: string | null;
   verdict_pin?: string | null;
+  verdict_payable_at?: number | null;
+  verdict_pin_at?: number | null;
   payable_seq: number | null;
   ins_xid?: string;
 };
@@ -43,5 +58,7 @@ export function clearingGuaranteeFromRow(row: GuaranteeRow): ClearingGuarantee {
     ...guaranteeFromRow(row),
     seq: row.seq,
     validationRequestHash: row.validation_request_hash ?? null,
+    verdictPin: (row.verdict_pin ?? null) as VerdictPin | null,
+    verdictPinAt: row.verdict_pin_at ?? null,
   };
 }

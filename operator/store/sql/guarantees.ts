@@ -20,7 +20,7 @@ import type {
 import { address, bytes32 } from "../values";
 import type { SqlEngine } from "./engine";
 import { clearingGuaranteeFromRow, type GuaranteeRow, guaranteeFromRow } from "./guarantee-rows";
-import type { PayableKeys } from "./payable-keys";
+import { PIN_AWAITED_SQL, type PayableKeys } from "./payable-keys";
 import { precompile } from "./precompiled";
 
 /** Largest page {@link Guarantees.listGuarantees} returns when no limit is given. */
@@ -194,11 +194,61 @@ export class Guarantees implements GuaranteeRepository {
     return (row?.verdict_pin ?? null) as VerdictPin | null;
   }
 
-  async setVerdictPin(guaranteeId: string, pin: VerdictPin | null): Promise<void> {
+  setVerdictPin(guaranteeId: string, pin: VerdictPin | null): Promise<void> {
+    const id = bytes32(guaranteeId);
+    return this.sql.atomic(async () => {
+      if (pin === "pinned") {
+        // A payable guarantee waiting for this pin enters the pool now (POOL_SQL): a fresh payable key,
+        // after every reserved range. One already in the pool (V1, payer-finalized, pinned) keeps its key,
+        // so that a pin by anyone never moves a guarantee out of a range reserved for a cycle.
+        await this.keys.refresh(
+          raw<SqlBool>`guarantee_id = ${id} AND state = 'FINALIZED_PAYABLE' AND ${raw.raw(PIN_AWAITED_SQL)}`,
+          "seq",
+          false,
+        );
+      }
+      await this.sql.run(
+        this.sql.db.updateTable("guarantees").set({ verdict_pin: pin }).where("guarantee_id", "=", id),
+      );
+    });
+  }
+
+  setVerdictPinsSent(guaranteeIds: readonly string[], at: number): Promise<void> {
+    return this.sql.atomic(async () => {
+      for (let i = 0; i < guaranteeIds.length; i += IDS_PER_STATEMENT) {
+        const ids = guaranteeIds.slice(i, i + IDS_PER_STATEMENT).map(bytes32);
+        await this.sql.run(
+          this.sql.db
+            .updateTable("guarantees")
+            .set({ verdict_pin: "sent", verdict_pin_at: at })
+            .where(
+              raw<SqlBool>`guarantee_id IN (${raw.join(ids)}) AND (verdict_pin IS NULL OR verdict_pin <> 'pinned')`,
+            ),
+        );
+      }
+    });
+  }
+
+  async verdictPinWait(): Promise<{ waiting: number; oldestPayableAt: number | null }> {
+    // Over the partial index guarantees_pin_wait (migration 18): its predicate, word for word.
+    const row = await this.sql.first(
+      this.sql.db
+        .selectFrom("guarantees")
+        .select((eb) => [eb.fn.countAll().as("n"), eb.fn.min("verdict_payable_at").as("oldest")])
+        .where(raw<SqlBool>`state = 'FINALIZED_PAYABLE' AND ${raw.raw(PIN_AWAITED_SQL)}`),
+    );
+    const oldest = row?.oldest;
+    return {
+      waiting: Number(row?.n ?? 0),
+      oldestPayableAt: oldest === null || oldest === undefined ? null : Number(oldest),
+    };
+  }
+
+  async setVerdictPayable(guaranteeId: string, at: number): Promise<void> {
     await this.sql.run(
       this.sql.db
         .updateTable("guarantees")
-        .set({ verdict_pin: pin })
+        .set({ verdict_payable_at: at })
         .where("guarantee_id", "=", bytes32(guaranteeId)),
     );
   }
@@ -294,7 +344,14 @@ function guaranteeWhere(query: GuaranteeQuery): Expression<SqlBool> {
   if (query.unassigned) where.push(raw<SqlBool>`cycle_id IS NULL AND excluded_reason IS NULL`);
   if (query.inCycle) where.push(raw<SqlBool>`cycle_id IS NOT NULL AND excluded_reason IS NULL`);
   if (query.missingRequestHash) where.push(raw<SqlBool>`validation_request_hash IS NULL`);
-  if (query.verdictToPin) where.push(raw<SqlBool>`finalization_signature IS NULL AND verdict_pin IS NULL`);
+  if (query.verdictToPin) {
+    where.push(
+      query.pinSentBefore === undefined
+        ? raw<SqlBool>`finalization_signature IS NULL AND verdict_pin IS NULL`
+        : raw<SqlBool>`finalization_signature IS NULL AND (verdict_pin IS NULL
+            OR (verdict_pin = 'sent' AND COALESCE(verdict_pin_at, 0) <= ${query.pinSentBefore}))`,
+    );
+  }
   if (query.createdFrom !== undefined) where.push(raw<SqlBool>`created_at >= ${query.createdFrom}`);
   if (query.createdTo !== undefined) where.push(raw<SqlBool>`created_at < ${query.createdTo}`);
   if (query.afterSeq !== undefined) where.push(raw<SqlBool>`seq > ${query.afterSeq}`);

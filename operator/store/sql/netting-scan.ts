@@ -15,7 +15,7 @@ import type { Database, Statement } from "better-sqlite3";
 import { sortHashes } from "../../../sdk/compact-merkle";
 import type { CycleAggregates, CycleAssetVolume, CycleFlow, CycleLeafRow, CycleScan } from "../repositories";
 import type { PgConn } from "../postgres/common";
-import type { KeyRange } from "./payable-keys";
+import { type KeyRange, POOL_SQL } from "./payable-keys";
 
 type Row = Record<string, unknown>;
 
@@ -81,8 +81,7 @@ interface AssetSums {
 }
 
 /** A reserved range of the pool: its keys in (?, ?]. Every column is in `guarantees_pool`: index-only. */
-const SQLITE_IN_RANGE = `state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL
-  AND payable_seq > ? AND payable_seq <= ?`;
+const SQLITE_IN_RANGE = `${POOL_SQL} AND payable_seq > ? AND payable_seq <= ?`;
 
 /** SQLite: one pass over the covering pool index, raw rows through a prepared statement, summed in JS. */
 export class SqliteCycleScanner implements CycleScanner {
@@ -209,7 +208,7 @@ export const LEAF_BATCH = 10_000;
 export const HASH_PAGE = 50_000;
 
 /** A reserved range of the pool: keys in (($1, $2), ($3, $4)]. */
-const PG_IN_RANGE = `state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL
+const PG_IN_RANGE = `${POOL_SQL}
   AND (payable_xid, payable_seq) > ($1::xid8, $2::bigint) AND (payable_xid, payable_seq) <= ($3::xid8, $4::bigint)`;
 
 const rangeParams = (r: KeyRange): unknown[] => [r.after.xid, r.after.seq, r.upto.xid, r.upto.seq];

@@ -39,8 +39,25 @@ export function compareKeys(a: PayableKey, b: PayableKey): number {
   return xid !== 0n ? (xid < 0n ? -1 : 1) : a.seq - b.seq;
 }
 
-/** The payable pool: the partial predicate of the index `guarantees_pool` (migration 10). */
-export const POOL = raw<SqlBool>`state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL`;
+/**
+ * A guarantee of the pool needs no pin, or its pin is indexed (audit H-2; docs/clearing.md "Pinned
+ * verdicts"): `verdict_payable_at` is set when the V2 lifecycle makes a guarantee payable on its verdict
+ * (migration 17); such a guarantee, unless its payer finalized it too, is FINALIZED_PAYABLE but waits outside
+ * the pool until the indexer applied its `VerdictPinned`. V1, payer-finalized V2 and rows made payable
+ * before migration 17 need nothing.
+ */
+export const PIN_SETTLED_SQL = `(verdict_payable_at IS NULL OR finalization_signature IS NOT NULL OR verdict_pin = 'pinned')`;
+/** The complement of {@link PIN_SETTLED_SQL} (null-safe): payable on a verdict whose pin is not indexed. */
+export const PIN_AWAITED_SQL = `(verdict_payable_at IS NOT NULL AND finalization_signature IS NULL
+  AND (verdict_pin IS NULL OR verdict_pin <> 'pinned'))`;
+
+/**
+ * The payable pool: the partial predicate of the index `guarantees_pool` (migration 17). Every statement
+ * reading the pool uses this text, so that both engines' planners match it to the index.
+ */
+export const POOL_SQL = `state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL
+  AND ${PIN_SETTLED_SQL}`;
+export const POOL = raw.raw<SqlBool>(POOL_SQL);
 
 /** Column assignments of a fresh payable key. */
 export type FreshKey = { payable_seq: RawBuilder<number>; payable_xid?: RawBuilder<string> };
@@ -120,7 +137,7 @@ const IF_NEW = "ON CONFLICT (guarantee_id) DO NOTHING";
  * `MAX()` under a WHERE: that scanned the whole index, ≈ 10 ms at 1M).
  */
 const NEXT_PAYABLE_KEY = `(SELECT MAX(COALESCE((SELECT payable_seq FROM guarantees INDEXED BY guarantees_pool
-    WHERE state = 'FINALIZED_PAYABLE' AND cycle_id IS NULL AND excluded_reason IS NULL
+    WHERE ${POOL_SQL}
     ORDER BY payable_seq DESC LIMIT 1), 0),
   COALESCE((SELECT MAX(upto_seq) FROM cycle_reservations), 0)) + 1)`;
 

@@ -177,6 +177,10 @@ export interface GuaranteesTable {
   validation_request_hash: string | null;
   finalization_signature: Generated<string | null>;
   verdict_pin: Generated<string | null>;
+  /** When the V2 lifecycle made it payable on its verdict (wall clock, unix seconds; migration 17). */
+  verdict_payable_at: Generated<number | null>;
+  /** When Core last sent the verdict's pin (wall clock, unix seconds; migration 18). */
+  verdict_pin_at: Generated<number | null>;
   leaf_hash: Buffer | null;
   payable_seq: Generated<number | null>;
   /** PostgreSQL only (xid8, read as text). */
