@@ -35,7 +35,24 @@ describe("batch-settlement (from-spec escrow) with the official x402 client, ser
   const rpc = (method: string, params: unknown[]) => network.provider.request({ method, params });
   const servers: Server[] = [];
 
+  // The official code stamps ERC-3009 authorizations and vouchers with `Date.now()` and the escrow judges them by
+  // the block's time. This in-process chain is shared with the other files, which move its time (days ahead after
+  // a timelock; behind after a fixture revert, test/support/snapshot-clock.ts). So, for this file, the process's
+  // clock is the chain's: the chain is first brought up to the wall clock if it trails, then `Date.now` follows
+  // the chain's offset from it. Restored after.
+  const realNow = Date.now;
+  before(async () => {
+    const wall = Math.floor(realNow() / 1000);
+    if ((await ethers.provider.getBlock("latest"))!.timestamp < wall) {
+      await rpc("evm_setNextBlockTimestamp", [wall]);
+      await rpc("evm_mine", []);
+    }
+    const offsetMs = (await ethers.provider.getBlock("latest"))!.timestamp * 1000 - realNow();
+    Date.now = () => realNow() + Math.max(0, offsetMs);
+  });
+
   after(async () => {
+    Date.now = realNow;
     for (const server of servers) {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
