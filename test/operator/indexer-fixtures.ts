@@ -274,6 +274,7 @@ export function clearingTasks(
   h: CoreHarness,
   options: {
     gasBudget?: bigint | null;
+    maxDebtorsPerCommit?: number;
     cycleLength?: number;
     claimCredits?: boolean;
     senderPolicy?: Partial<SenderPolicy>;
@@ -297,6 +298,7 @@ export function clearingTasks(
     logger,
     cycleLengthSeconds: options.cycleLength ?? h.f.timings.cycleLength,
     gasBudget: options.gasBudget ?? null,
+    maxDebtorsPerCommit: options.maxDebtorsPerCommit,
   });
   const keeper = new ClearingKeeper({
     store: h.store,
