@@ -4,12 +4,26 @@
  *  A2-L3  `commitCycle` is bounded by `MAX_DEBTORS_PER_COMMIT` (a netted V2 id counts half a debtor): at the
  *         bound, with fresh accounts (the costliest Vault writes), it fits EIP-7825's 2^24 gas per transaction;
  *         one more reverts `CommitTooLarge`.
+ *  A2-L2  The key-gap bound `T + W` caps T at `MAX_KEY_GAP_DELAY` (30 days): an admin delay raised to a century
+ *         before a cycle holds a disputing payer's void for 30 days + W, not a century.
  */
-import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
+import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
-import { getAddress, keccak256, toUtf8Bytes } from "ethers";
+import { getAddress, keccak256, parseEther, toUtf8Bytes } from "ethers";
 
-import { ETH, GUARANTEES_ROOT, buildCycle, suretyFixture } from "./helpers";
+import {
+  ETH,
+  GUARANTEES_ROOT,
+  TIMINGS,
+  buildCycle,
+  commitPlanned,
+  signedGuarantee,
+  suretyFixture,
+} from "./helpers";
+
+const ONE = parseEther("1");
+const W = BigInt(TIMINGS.challengeWindow);
+const DAY = 86_400n;
 
 const TX_GAS_CAP = 2n ** 24n;
 
@@ -86,5 +100,47 @@ describe("audit2 A2-L3: commitCycle is bounded under EIP-7825's 2^24 gas per tra
         `${max - 1} debtors + 2 ids ${gasMixed}`,
     );
     for (const gas of [gasSpread, gasIds, gasMixed]) expect(gas).to.be.lessThan(TX_GAS_CAP);
+  });
+});
+
+describe("audit2 A2-L2: the key-gap bound caps the admin's delay at MAX_KEY_GAP_DELAY", () => {
+  it("the default admin raises the delay to a century, the key manager revokes: the void waits 30 days + W", async () => {
+    const f = await loadFixture(suretyFixture);
+    const ch = f.clearingHouse;
+    const CENTURY = 100n * 365n * DAY;
+    const cap = await f.vault.MAX_KEY_GAP_DELAY();
+    expect(cap).to.equal(30n * DAY);
+    await f.vault.connect(f.admin).changeDefaultAdminDelay(CENTURY);
+    await time.increase(5 * 86_400 + 1);
+    expect(await f.vault.timelockDelay()).to.equal(CENTURY);
+    await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    await ch.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    await commitPlanned(f, 1n, [await signedGuarantee(f, f.alice, f.bob.address, 1n, 3n * ONE)]);
+    await ch.connect(f.alice).disputeGuarantee(1, ETH, 0); // a position nobody answers
+    await f.vault.connect(f.admin).revokeOperatorKey();
+    const cycle = await ch.getCycle(1);
+    const until = await f.vault.answerDeadlineAfterKeyGap(cycle.answerDeadline);
+    expect(until).to.equal(cycle.answerDeadline + cap + W);
+    await time.setNextBlockTimestamp(until);
+    await expect(ch.voidUnansweredDebit(1, ETH, f.alice.address))
+      .to.be.revertedWithCustomError(ch, "AnswerWindowExtended")
+      .withArgs(1n, until);
+    // Past the capped bound the unanswerable dispute is voided against the bond (no key can answer in time).
+    await expect(ch.voidUnansweredDebit(1, ETH, f.alice.address)).to.emit(ch, "DebitVoided");
+    expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(0n);
+  });
+
+  it("under the cap the bound is T + W as before", async () => {
+    const f = await loadFixture(suretyFixture);
+    const T = await f.vault.timelockDelay();
+    expect(T).to.be.lessThan(await f.vault.MAX_KEY_GAP_DELAY());
+    await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    await commitPlanned(f, 1n, [await signedGuarantee(f, f.alice, f.bob.address, 1n, ONE)]);
+    await f.vault.connect(f.admin).revokeOperatorKey();
+    const revokedAt = BigInt(await time.latest());
+    const cycle = await f.clearingHouse.getCycle(1);
+    // One answer window W from the earliest a replacement can be in effect (revocation + T), within D + T + W.
+    expect(await f.vault.answerDeadlineAfterKeyGap(cycle.answerDeadline)).to.equal(revokedAt + T + W);
+    expect(revokedAt).to.be.lessThan(cycle.answerDeadline);
   });
 });
