@@ -6,10 +6,13 @@
  *         one more reverts `CommitTooLarge`.
  *  A2-L2  The key-gap bound `T + W` caps T at `MAX_KEY_GAP_DELAY` (30 days): an admin delay raised to a century
  *         before a cycle holds a disputing payer's void for 30 days + W, not a century.
+ *  A2-L1  After an operator key gap a whole-debit void waits a payment window past the extended answer deadline
+ *         (revealed or not): the per-position voids come first, so a payer's own void no longer concedes the
+ *         positions it never disputed.
  */
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
-import { getAddress, keccak256, parseEther, toUtf8Bytes } from "ethers";
+import { ZeroHash, getAddress, keccak256, parseEther, toUtf8Bytes } from "ethers";
 
 import {
   ETH,
@@ -17,6 +20,7 @@ import {
   TIMINGS,
   buildCycle,
   commitPlanned,
+  disputeAnswerOf,
   signedGuarantee,
   suretyFixture,
 } from "./helpers";
@@ -24,6 +28,8 @@ import {
 const ONE = parseEther("1");
 const W = BigInt(TIMINGS.challengeWindow);
 const DAY = 86_400n;
+const VOIDED = 3n; // DisputeStatus
+const ANSWERED = 5n; // DebtStatus
 
 const TX_GAS_CAP = 2n ** 24n;
 
@@ -104,7 +110,7 @@ describe("audit2 A2-L3: commitCycle is bounded under EIP-7825's 2^24 gas per tra
 });
 
 describe("audit2 A2-L2: the key-gap bound caps the admin's delay at MAX_KEY_GAP_DELAY", () => {
-  it("the default admin raises the delay to a century, the key manager revokes: the void waits 30 days + W", async () => {
+  it("the default admin raises the delay to a century, the key manager revokes: the void waits 30 days + W + P at most", async () => {
     const f = await loadFixture(suretyFixture);
     const ch = f.clearingHouse;
     const CENTURY = 100n * 365n * DAY;
@@ -125,7 +131,13 @@ describe("audit2 A2-L2: the key-gap bound caps the admin's delay at MAX_KEY_GAP_
     await expect(ch.voidUnansweredDebit(1, ETH, f.alice.address))
       .to.be.revertedWithCustomError(ch, "AnswerWindowExtended")
       .withArgs(1n, until);
-    // Past the capped bound the unanswerable dispute is voided against the bond (no key can answer in time).
+    // Then the per-position phase (A2-L1: one payment window past the extended deadline), and after it the
+    // unanswerable dispute is voided against the bond: 30 days + W + P after D at most, whatever the delay.
+    const due = cycle.paymentDeadline + (until - cycle.answerDeadline);
+    await expect(ch.voidUnansweredDebit(1, ETH, f.alice.address))
+      .to.be.revertedWithCustomError(ch, "PaymentWindowOpen")
+      .withArgs(1n, due);
+    await time.setNextBlockTimestamp(due + 1n);
     await expect(ch.voidUnansweredDebit(1, ETH, f.alice.address)).to.emit(ch, "DebitVoided");
     expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(0n);
   });
@@ -142,5 +154,71 @@ describe("audit2 A2-L2: the key-gap bound caps the admin's delay at MAX_KEY_GAP_
     // One answer window W from the earliest a replacement can be in effect (revocation + T), within D + T + W.
     expect(await f.vault.answerDeadlineAfterKeyGap(cycle.answerDeadline)).to.equal(revokedAt + T + W);
     expect(revokedAt).to.be.lessThan(cycle.answerDeadline);
+  });
+});
+
+describe("audit2 A2-L1: after a key gap the per-position phase comes before any whole-debit void", () => {
+  /** alice signed 1 ETH and 2 ETH to bob (depth 1, both real). Bond 5 ETH. */
+  async function fixture() {
+    const f = await suretyFixture();
+    await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    const all = [
+      await signedGuarantee(f, f.alice, f.bob.address, 1n, ONE),
+      await signedGuarantee(f, f.alice, f.bob.address, 2n, 2n * ONE),
+    ];
+    await commitPlanned(f, 1n, all);
+    return { ...f, all };
+  }
+
+  /** alice disputes position 0 (revealing her summary first or not), the key is revoked and never replaced. */
+  async function disputedThroughGap(f: Awaited<ReturnType<typeof fixture>>, reveal: boolean) {
+    const ch = f.clearingHouse;
+    const mine = disputeAnswerOf(f.all, f.alice.address, 0);
+    if (reveal)
+      await ch.connect(f.alice).revealSummary(1, ETH, f.alice.address, mine.summary, mine.summaryProof);
+    await ch.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    await f.vault.connect(f.admin).revokeOperatorKey();
+    const cycle = await ch.getCycle(1);
+    const until = await f.vault.answerDeadlineAfterKeyGap(cycle.answerDeadline);
+    expect(until).to.be.greaterThan(cycle.paymentDeadline);
+    const due = cycle.paymentDeadline + (until - cycle.answerDeadline);
+    await time.setNextBlockTimestamp(until + 1n);
+    // In the first block after the extension alice's void is refused: the payment window runs again.
+    await expect(ch.connect(f.alice).voidUnansweredDebit(1, ETH, f.alice.address))
+      .to.be.revertedWithCustomError(ch, "PaymentWindowOpen")
+      .withArgs(1n, due);
+    return { mine, due };
+  }
+
+  for (const reveal of [true, false]) {
+    it(`revoked, not replaced (${reveal ? "revealed" : "unrevealed"} tree): the disputed position alone is conceded`, async () => {
+      const f = await loadFixture(fixture);
+      const ch = f.clearingHouse;
+      const { mine } = await disputedThroughGap(f, reveal);
+      // Core's keeper (anyone) reveals the tree if needed and concedes the disputed position at its amount.
+      if (!reveal) await ch.revealSummary(1, ETH, f.alice.address, mine.summary, mine.summaryProof);
+      await expect(ch.voidUnansweredPosition(1, ETH, f.alice.address, 0, mine.leaf, mine.path))
+        .to.emit(ch, "DisputeResolved")
+        .withArgs(1n, ETH, f.alice.address, 0n, VOIDED, ZeroHash, ONE);
+      const debt = await ch.debtOf(1, ETH, f.alice.address);
+      expect(debt.status).to.equal(ANSWERED);
+      expect(debt.amount).to.equal(2n * ONE); // the undisputed position stays owed
+      await expect(
+        ch.connect(f.alice).voidUnansweredDebit(1, ETH, f.alice.address),
+      ).to.be.revertedWithCustomError(ch, "DebtAlreadyResolved");
+      expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(2n * ONE);
+      expect(await ch.bondOf(ETH)).to.equal(4n * ONE);
+    });
+  }
+
+  it("if nobody proves a position in that window, the unanswered rest is conceded after it (audit M-1 as before)", async () => {
+    const f = await loadFixture(fixture);
+    const ch = f.clearingHouse;
+    const { due } = await disputedThroughGap(f, true);
+    await time.setNextBlockTimestamp(due + 1n);
+    await expect(ch.connect(f.alice).voidUnansweredDebit(1, ETH, f.alice.address))
+      .to.emit(ch, "UnansweredConceded")
+      .withArgs(1n, ETH, f.alice.address, 3n * ONE, 1);
   });
 });
