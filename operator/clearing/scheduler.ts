@@ -146,6 +146,12 @@ export class ClearingScheduler {
   private draining: Draining | null | undefined = undefined;
   /** Guarantees one commit took at the last plan (the size bound, or what the gas budget cut it to). */
   private perCommit: number;
+  /**
+   * Guarantees of the last plan when the debtor bound cut it (else null): the next plan starts from twice
+   * that, not from the size bound, so a pool of many payers is not netted whole again for every commit
+   * (each try nets its whole range: ≈ 0.8 s of CPU at 100,000).
+   */
+  private debtorCut: number | null = null;
   /** Most debtors one commit records (the chain's `MAX_DEBTORS_PER_COMMIT` unless lowered). */
   private readonly maxDebtors: number;
   /** Chain seconds of the last commits, from the tick that planned each to the tick that saw it on chain. */
@@ -375,7 +381,9 @@ export class ClearingScheduler {
     owed: number,
   ): Promise<{ plan: StoredCyclePlan; ids: string[]; gas: bigint; cut: boolean } | "bond_short" | null> {
     const { store, sender, gasBudget, deployment } = this.options;
-    let limit = this.maxPerCycle;
+    const hinted = this.debtorCut !== null;
+    let limit = hinted ? Math.min(this.maxPerCycle, 2 * this.debtorCut!) : this.maxPerCycle;
+    let debtorCut = hinted;
     // No cycle row has this id yet: a reservation under it is one a crash left before its plan was stored.
     await store.netting.releaseCycleGuarantees(cycleId);
     try {
@@ -396,6 +404,7 @@ export class ClearingScheduler {
           await store.netting.releaseCycleGuarantees(cycleId);
           const scaled = Math.floor((reserved * this.maxDebtors) / weight);
           limit = Math.max(1, Math.min(scaled, Math.ceil(reserved / 2)));
+          debtorCut = true;
           this.options.logger.info(
             { cycle_id: cycleId, debtors: plan.args.debtors.length, weight, next_limit: limit },
             "cycle over the commit's debtor bound: splitting",
@@ -426,6 +435,8 @@ export class ClearingScheduler {
         // arrived during planning (or after the cutoff) belong to the next cutoff and wait for it.
         const cut = reserved >= limit && reserved < owed && (await store.netting.hasUnreservedPayable());
         this.perCommit = limit;
+        // Kept while the debtor bound cuts, or a range started from it was full (it doubles each commit).
+        this.debtorCut = debtorCut && reserved >= limit ? limit : null;
         return { plan, ids: await store.netting.listCycleGuaranteeIds(cycleId), gas, cut };
       }
       throw new Error(`cycle ${cycleId}: no committable plan after ${MAX_REBUILDS} rebuilds`);
