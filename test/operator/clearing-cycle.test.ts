@@ -5,6 +5,7 @@ import { parseEther, ZeroAddress } from "ethers";
 import type { AddressInfo } from "node:net";
 import { createCoreApp } from "../../operator/api";
 import { type BroadcastOutcome, OperatorSender } from "../../operator/chain/sender";
+import { MAX_DEBTORS_PER_COMMIT } from "../../operator/clearing/commit-plan";
 import { ClearingScheduler, NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { silentLogger } from "../../operator/logger";
 import {
@@ -326,7 +327,8 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
   it("splits a cycle with more debtors than one commit may record; each guarantee is netted once (A2-L3)", async function () {
     const f = await loadFixture(chainFixture);
     h = await openCore(f);
-    // The chain's bound is MAX_DEBTORS_PER_COMMIT (200); two here, so four payers need several commits.
+    // Core's copy of the chain's bound is the chain's; two here, so four payers need several commits.
+    expect(await f.clearingHouse.MAX_DEBTORS_PER_COMMIT()).to.equal(BigInt(MAX_DEBTORS_PER_COMMIT));
     const { scheduler } = clearingTasks(h, { maxDebtorsPerCommit: 2 });
     const payers = [f.alice, f.bob, f.carol, f.dave];
     for (const payer of payers) await f.vault.connect(payer).deposit({ value: 1_000n });
