@@ -289,13 +289,13 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// the operator bond instead (shortfall if the bond is short). Summary revealed: open positions are
     /// conceded one by one at their proven amounts ({voidUnansweredPosition}) until the payment deadline
     /// (`PaymentWindowOpen` before it; after an operator key gap, before the payment deadline moved as far as
-    /// the answer deadline, for unrevealed trees too: audit A2-L1); after it, for a tree nobody proves, every position not answered yet
-    /// counts as conceded ({UnansweredConceded}): its sum comes off the debit, what exceeds it (the incoming
-    /// payments those positions offset) is refunded to the account from the bond, so withholding never beats
-    /// conceding, and the rest of the debit, proven by answers, stays owed (`Answered`; `Voided` if nothing
-    /// is left). The same closes a net creditor's unanswered disputes. After an operator key change or
-    /// revocation the answer deadline is `Vault.answerDeadlineAfterKeyGap` of the committed one
-    /// ({AnswerWindowExtended} until then; docs/clearing.md "Operator key gaps").
+    /// the answer deadline, for unrevealed trees too: audit A2-L1); after it, for a tree nobody proves, every
+    /// position not answered yet counts as conceded ({UnansweredConceded}): its sum comes off the debit, what
+    /// exceeds it (the incoming payments those positions offset) is refunded to the account from the bond, so
+    /// withholding never beats conceding, and the rest of the debit, proven by answers, stays owed
+    /// (`Answered`; `Voided` if nothing is left). The same closes a net creditor's unanswered disputes. After
+    /// an operator key change or revocation the answer deadline is `Vault.answerDeadlineAfterKeyGap` of the
+    /// committed one ({AnswerWindowExtended} until then; docs/clearing.md "Operator key gaps").
     function voidUnansweredDebit(uint256 cycleId, address asset, address debtor) external nonReentrant {
         DisputeLogic.voidUnansweredDebit(_books, vault, cycleId, asset, debtor, _checkKeyGap(cycleId));
     }
