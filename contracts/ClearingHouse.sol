@@ -63,6 +63,9 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     address public constant ETH = address(0);
     /// @notice Denominator of {bondFloorBps} (basis points).
     uint256 public constant BPS = 10_000;
+    /// @notice Most debtors one {commitCycle} records; a netted V2 id counts half a debtor
+    /// (`debtors + ceil(nettedV2Ids / 2)`, else {CommitTooLarge}): bounds a commit under EIP-7825's 2^24 gas.
+    uint256 public constant MAX_DEBTORS_PER_COMMIT = CycleCommitLogic.MAX_DEBTORS_PER_COMMIT;
 
     /// @notice The Vault holding collateral and obligations.
     IClearingVault public immutable vault;
@@ -114,6 +117,7 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @param debtors Every net debtor with its debit; per asset they sum to the total debit.
     /// @param nettedV2Ids V2 guarantees netted in this cycle. Ids already consumed (remunerated, or netted
     /// before) are skipped and reported by the Vault (`GuaranteeNettingSkipped`), never reverting the commit.
+    /// At most {MAX_DEBTORS_PER_COMMIT} debtors, a V2 id counting half a debtor ({CommitTooLarge}).
     /// @dev Marks the V2 ids first: it is the only step that depends on state others can change between
     /// Core's estimate and the commit, so it runs before the per-debtor work (the Vault is trusted and makes
     /// no external call). Then records each obligation in the Vault. Deadlines as in the contract's notes,
@@ -288,16 +292,16 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// the debit is voided, the obligation released (the debtor keeps its collateral) and the cycle funded from
     /// the operator bond instead (shortfall if the bond is short). Summary revealed: open positions are
     /// conceded one by one at their proven amounts ({voidUnansweredPosition}) until the payment deadline
-    /// (`PaymentWindowOpen` before it); after it, for a tree nobody proves, every position not answered yet
-    /// counts as conceded ({UnansweredConceded}): its sum comes off the debit, what exceeds it (the incoming
-    /// payments those positions offset) is refunded to the account from the bond, so withholding never beats
-    /// conceding, and the rest of the debit, proven by answers, stays owed (`Answered`; `Voided` if nothing
-    /// is left). The same closes a net creditor's unanswered disputes. After an operator key change or
-    /// revocation the answer deadline is `Vault.answerDeadlineAfterKeyGap` of the committed one
-    /// ({AnswerWindowExtended} until then; docs/clearing.md "Operator key gaps").
+    /// (`PaymentWindowOpen` before it; after an operator key gap, before the payment deadline moved as far as
+    /// the answer deadline, for unrevealed trees too: audit A2-L1); after it, for a tree nobody proves, every
+    /// position not answered yet counts as conceded ({UnansweredConceded}): its sum comes off the debit, what
+    /// exceeds it (the incoming payments those positions offset) is refunded to the account from the bond, so
+    /// withholding never beats conceding, and the rest of the debit, proven by answers, stays owed
+    /// (`Answered`; `Voided` if nothing is left). The same closes a net creditor's unanswered disputes. After
+    /// an operator key change or revocation the answer deadline is `Vault.answerDeadlineAfterKeyGap` of the
+    /// committed one ({AnswerWindowExtended} until then; docs/clearing.md "Operator key gaps").
     function voidUnansweredDebit(uint256 cycleId, address asset, address debtor) external nonReentrant {
-        _checkKeyGap(cycleId);
-        DisputeLogic.voidUnansweredDebit(_books, vault, cycleId, asset, debtor);
+        DisputeLogic.voidUnansweredDebit(_books, vault, cycleId, asset, debtor, _checkKeyGap(cycleId));
     }
 
     /// @notice Concedes the unanswered dispute of position `index` of `debtor`'s revealed tree in `asset` for
@@ -750,12 +754,13 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// (each veto releases obligations after the grace period): both grants are timelocked.
     /// @dev Reverts {AnswerWindowExtended} past the committed answer deadline of `cycleId` while an operator
     /// key change extends it (`Vault.answerDeadlineAfterKeyGap`); before it DisputeLogic says `AnswerWindowOpen`.
-    function _checkKeyGap(uint256 cycleId) private view {
+    /// Returns the answer deadline after the key gap (the committed one until it has passed, or if vetoed).
+    function _checkKeyGap(uint256 cycleId) private view returns (uint256 until) {
         Cycle storage cycle = _books.cycles[cycleId];
-        uint64 deadline = cycle.answerDeadline;
+        until = cycle.answerDeadline;
         // A vetoed cycle is DisputeLogic's to refuse (`CycleIsVetoed`), whatever the key.
-        if (block.timestamp <= deadline || cycle.vetoed) return;
-        uint256 until = vault.answerDeadlineAfterKeyGap(deadline);
+        if (block.timestamp <= until || cycle.vetoed) return until;
+        until = vault.answerDeadlineAfterKeyGap(until);
         if (block.timestamp <= until) revert AnswerWindowExtended(cycleId, until);
     }
 

@@ -47,6 +47,9 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     address internal constant ETH = address(0);
     /// @notice Upper bound on the withdrawal grace period, so collateral can never be frozen indefinitely.
     uint64 public constant MAX_WITHDRAWAL_GRACE_PERIOD = 30 days;
+    /// @notice Most of {timelockDelay} a key gap may add to an answer deadline ({answerDeadlineAfterKeyGap}),
+    /// so an admin delay raised in advance can never hold a disputing payer's collateral longer (audit A2-L2).
+    uint64 public constant MAX_KEY_GAP_DELAY = 30 days;
 
     /// @dev The EIP-712 domain separator of guarantees and the chain it was computed for.
     bytes32 private immutable _DOMAIN_SEPARATOR;
@@ -636,7 +639,9 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
         uint256 window = _timings.challengeWindow;
         uint256 resumed = uint256(_operatorKeySince) + window;
         if (resumed <= answerDeadline) return answerDeadline; // no key change inside the window
-        uint256 bound = answerDeadline + timelockDelay() + window;
+        uint256 delay = timelockDelay();
+        if (delay > MAX_KEY_GAP_DELAY) delay = MAX_KEY_GAP_DELAY;
+        uint256 bound = answerDeadline + delay + window;
         return resumed < bound ? resumed : bound;
     }
 

@@ -259,7 +259,8 @@ const FIELDS: FieldTable = {
     fallback: (c) => Math.max(30, Math.ceil((5 * (c.pollIntervalMs ?? 1_000)) / 1_000)),
   },
   cycleLengthSeconds: { parse: optionalPositiveInteger, fallback: () => null },
-  commitGasBudget: { parse: (raw) => integer(raw, 100_000, 1_000_000_000), fallback: () => 15_000_000 },
+  // At most EIP-7825's 2^24 gas per transaction (the commit is one transaction).
+  commitGasBudget: { parse: (raw) => integer(raw, 100_000, 16_777_216), fallback: () => 15_000_000 },
   maxGuaranteesPerCycle: { parse: (raw) => integer(raw, 1, 10_000_000), fallback: () => 100_000 },
   issuanceMaxInFlight: { parse: (raw) => integer(raw, 0, 1_000_000), fallback: () => 256 },
   issuanceMaxLoopDelayMs: { parse: (raw) => integer(raw, 0, 600_000), fallback: () => 0 },

@@ -13,6 +13,11 @@ import {ClearingBooks} from "./ClearingBooks.sol";
 /// deadlines, marks its V2 ids netted and records the obligations in the Vault. An external library the ClearingHouse delegates {IClearingHouse-commitCycle}
 /// to (its books, its events); the per-debtor work is the same as inline.
 library CycleCommitLogic {
+    /// @notice Most debtors one commit records (a netted V2 id counts half a debtor): the commit's gas grows
+    /// ≈ 57k per debtor and ≈ 24k per V2 id, so at this bound it stays under EIP-7825's 2^24 gas per
+    /// transaction with a margin (docs/gas.md). Core splits larger cycles into several commits.
+    uint256 internal constant MAX_DEBTORS_PER_COMMIT = 200;
+
     /// @notice See {ClearingHouse-commitCycle}; `books` and `vault` are the ClearingHouse's.
     function commitCycle(
         ClearingBooks.Books storage books,
@@ -27,6 +32,8 @@ library CycleCommitLogic {
         if (cycleId != expected) revert IClearingHouse.UnexpectedCycleId(expected, cycleId);
         if (roots.root == bytes32(0) || roots.guaranteesRoot == bytes32(0) || roots.debitsRoot == bytes32(0))
             revert IClearingHouse.EmptyRoot();
+        if (debtors.length + (nettedV2Ids.length + 1) / 2 > MAX_DEBTORS_PER_COMMIT)
+            revert IClearingHouse.CommitTooLarge(debtors.length, nettedV2Ids.length);
         books.lastCycleId = cycleId;
         // Marks the V2 ids first: the only step that depends on state others can change between Core's
         // estimate and the commit (the Vault is trusted and makes no external call).

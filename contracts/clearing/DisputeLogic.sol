@@ -180,13 +180,15 @@ library DisputeLogic {
         }
     }
 
-    /// @notice See {ClearingHouse-voidUnansweredDebit}.
+    /// @notice See {ClearingHouse-voidUnansweredDebit}; `answerDeadline` is the cycle's after any operator key
+    /// gap (`Vault.answerDeadlineAfterKeyGap`, which the ClearingHouse checked has passed; the committed one if none).
     function voidUnansweredDebit(
         ClearingBooks.Books storage books,
         IClearingVault vault,
         uint256 cycleId,
         address asset,
-        address debtor
+        address debtor,
+        uint256 answerDeadline
     ) external {
         IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
         if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
@@ -198,12 +200,17 @@ library DisputeLogic {
         if (open == 0)
             ClearingBooks.debtIn(books, cycleId, asset, debtor, IClearingHouse.DebtStatus.Challenged);
         IClearingHouse.Debt storage debt = books.debts[cycleId][asset][debtor];
+        // Each open position is conceded at its proven amount ({voidUnansweredPosition}) until the payment
+        // deadline; only then, for a tree nobody proves, every position not answered yet is conceded (the payer
+        // may lack the data). An operator key gap moves this deadline as far as the answer deadline, and holds
+        // unrevealed trees too (anyone may reveal one meanwhile): a gap never leaves the per-position phase out
+        // (audit M-1, A2-L1). What was proven stays owed.
+        uint256 extension = answerDeadline - cycle.answerDeadline;
+        if (game.revealed || extension != 0) {
+            uint256 due = cycle.paymentDeadline + extension;
+            if (block.timestamp <= due) revert IClearingHouse.PaymentWindowOpen(cycleId, uint64(due));
+        }
         if (game.revealed) {
-            // Each open position is conceded at its proven amount ({voidUnansweredPosition}) until the payment
-            // deadline; only then, for a tree nobody proves, every position not answered yet is conceded (the
-            // payer may lack the data). What was proven stays owed (audit M-1).
-            if (block.timestamp <= cycle.paymentDeadline)
-                revert IClearingHouse.PaymentWindowOpen(cycleId, cycle.paymentDeadline);
             uint256 rest = game.total - game.settled;
             _closeAll(books, cycle, game, open);
             game.settled = game.total;

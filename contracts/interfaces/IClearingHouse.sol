@@ -450,6 +450,9 @@ interface IClearingHouse is IGuaranteeErrors {
     error DuplicateDebtor(address asset, address debtor);
     /// @notice The debtors' obligations in `asset` sum to `sum`, not the total debit `totalDebit`.
     error ObligationSumMismatch(address asset, uint256 sum, uint256 totalDebit);
+    /// @notice A commit of `debtors` debtors and `nettedV2Ids` V2 ids is over the per-transaction bound:
+    /// `debtors + ceil(nettedV2Ids / 2)` must not exceed {ClearingHouse-MAX_DEBTORS_PER_COMMIT}.
+    error CommitTooLarge(uint256 debtors, uint256 nettedV2Ids);
     /// @notice Cycle `cycleId` has not been committed.
     error UnknownCycle(uint256 cycleId);
     /// @notice `debtor` owes nothing in `asset` in cycle `cycleId`.

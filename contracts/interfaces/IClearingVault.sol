@@ -86,9 +86,10 @@ interface IClearingVault {
     /// @notice The answer deadline of a cycle whose committed answer deadline is `answerDeadline`, after the
     /// operator key's changes: at least {challengeWindow} after the current key took effect, or after the
     /// earliest time a key revoked without replacement could have been replaced, but never more than
-    /// `timelockDelay() + challengeWindow` after `answerDeadline` (the bound on a key manager that revokes and
-    /// never sets a key, or rotates to hold disputes open). Answers are accepted and unanswered disputes wait
-    /// until it (docs/clearing.md "Operator key gaps").
+    /// `min(timelockDelay(), MAX_KEY_GAP_DELAY) + challengeWindow` after `answerDeadline` (the bound on a key
+    /// manager that revokes and never sets a key, or rotates to hold disputes open; `MAX_KEY_GAP_DELAY` = 30
+    /// days caps it whatever delay the admin sets). Answers are accepted and unanswered disputes wait until it
+    /// (docs/clearing.md "Operator key gaps").
     function answerDeadlineAfterKeyGap(uint256 answerDeadline) external view returns (uint256);
 
     /// @notice The EIP-712 domain separator payers sign guarantees under (`verifyingContract` = the Vault).

@@ -52,6 +52,18 @@ export interface CommitCycleArgs {
   nettedV2Ids: string[];
 }
 
+/**
+ * `ClearingHouse.MAX_DEBTORS_PER_COMMIT`: the most debtors one commit may record, a netted V2 id counting
+ * half a debtor ({@link commitWeight}); a larger commit reverts `CommitTooLarge`. At the bound a commit
+ * stays under EIP-7825's 2^24 gas per transaction (docs/gas.md); the scheduler splits larger cycles.
+ */
+export const MAX_DEBTORS_PER_COMMIT = 200;
+
+/** What `commitCycle` checks against {@link MAX_DEBTORS_PER_COMMIT}: debtors + ceil(V2 ids / 2). */
+export function commitWeight(args: Pick<CommitCycleArgs, "debtors" | "nettedV2Ids">): number {
+  return args.debtors.length + Math.ceil(args.nettedV2Ids.length / 2);
+}
+
 export type CommitCycleCall = [
   cycleId: bigint,
   roots: { root: string; guaranteesRoot: string; debitsRoot: string },

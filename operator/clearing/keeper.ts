@@ -138,6 +138,9 @@ const KEY_GAP_ERRORS: ReadonlySet<string> = new Set(["OperatorKeyNotSet", "Inval
 /** Reverts that mean "nothing (more) to settle here": the key is not asked again (until a restart). */
 const HOLDING_SETTLED_ERRORS: ReadonlySet<string> = new Set(["NoRefundHeld", "NoDeduction", "CycleIsVetoed"]);
 
+/** {@link ClearingKeeper}'s `voidPosition` sent the debtor's `revealSummary` first (the void follows). */
+const REVEALING = "revealing";
+
 export class ClearingKeeper {
   private running: Promise<KeeperTickResult> | null = null;
   /** Holdings found settled (or never held): `call:cycle:asset:account`. */
@@ -340,6 +343,7 @@ export class ClearingKeeper {
         if (cycle.plannedByCore) {
           if (!cycles.has(cycle.cycleId)) cycles.set(cycle.cycleId, await this.answering(cycle));
           const txHash = await this.voidPosition(cycles.get(cycle.cycleId) ?? null, dispute, context);
+          if (txHash === REVEALING) continue;
           if (txHash) {
             result.answered.push({ ...ref, position: dispute.position, conceded: true, txHash });
             continue;
@@ -487,14 +491,16 @@ export class ClearingKeeper {
 
   /**
    * `voidUnansweredPosition` for one open dispute past the answer deadline, with the position's node and path
-   * from the trees Core planned: the tx hash, or null when not sent (no summary revealed yet, no trees, or the
-   * estimate reverts).
+   * from the trees Core planned: the tx hash; {@link REVEALING} when the debtor's summary is not on chain yet
+   * and its `revealSummary` was sent instead (no key needed; the position is voided on a later tick: after a
+   * key gap the chain holds the whole-debit void a payment window for this, audit A2-L1); null when not sent
+   * (no trees, or the estimate reverts).
    */
   private async voidPosition(
     answering: CycleAnswering | null,
     dispute: { cycleId: number; asset: string; debtor: string; position: number },
     context: Record<string, unknown>,
-  ): Promise<string | null> {
+  ): Promise<string | typeof REVEALING | null> {
     if (!answering) return null;
     let answer: ReturnType<typeof buildDisputeAnswer>;
     try {
@@ -512,7 +518,21 @@ export class ClearingKeeper {
       answer.leaf,
       answer.path,
     ]);
-    return this.trySend(data, context);
+    const sent = await this.send(data, context, false);
+    if (typeof sent === "string") return sent.startsWith("0x") ? sent : null;
+    if (sent.reverted !== "SummaryNotRevealed") return null;
+    const reveal = await this.send(
+      clearingHouseInterface.encodeFunctionData("revealSummary", [
+        dispute.cycleId,
+        dispute.asset,
+        dispute.debtor,
+        answer.summary,
+        answer.summaryProof,
+      ]),
+      context,
+      true,
+    );
+    return typeof reveal === "string" ? REVEALING : null;
   }
 
   private sendAnswer(

@@ -56,6 +56,21 @@ describe("operator key gaps: unanswered disputes wait for a working key", () => 
       .connect(f.operator)
       .answerDispute(1, ETH, f.alice.address, 0, disputeAnswerOf(f.all, f.alice.address, 0, options));
 
+  /**
+   * After a key gap ending at `until` a whole-debit void waits until the payment deadline moved as far
+   * (audit A2-L1: the per-position phase first, unrevealed trees too): refused at the next block, then the
+   * clock is set to the block after that moved deadline.
+   */
+  async function voidWaitsPaymentWindow(f: Awaited<ReturnType<typeof fixture>>, until: bigint) {
+    const ch = f.clearingHouse;
+    const cycle = await ch.getCycle(1);
+    const due = cycle.paymentDeadline + (until - cycle.answerDeadline);
+    await expect(ch.voidUnansweredDebit(1, ETH, f.alice.address))
+      .to.be.revertedWithCustomError(ch, "PaymentWindowOpen")
+      .withArgs(1n, due);
+    await time.setNextBlockTimestamp(due + 1n);
+  }
+
   it("records when the key took effect and, on a revocation, when a replacement can", async () => {
     const f = await loadFixture(fixture);
     const setAt = await f.vault.operatorKeySince();
@@ -113,6 +128,7 @@ describe("operator key gaps: unanswered disputes wait for a working key", () => 
     await expect(answer(f, { key: OTHER_BLS }))
       .to.be.revertedWithCustomError(ch, "AnswerWindowClosed")
       .withArgs(1n, until);
+    await voidWaitsPaymentWindow(f, until); // the per-position phase after the gap (audit A2-L1)
     await expect(ch.voidUnansweredDebit(1, ETH, f.alice.address))
       .to.emit(ch, "DebitVoided")
       .withArgs(1n, ETH, f.alice.address, 3n * ONE, 3n * ONE);
@@ -131,6 +147,7 @@ describe("operator key gaps: unanswered disputes wait for a working key", () => 
       "AnswerWindowExtended",
     );
     expect(await f.vault.operatorKeySet()).to.equal(false);
+    await voidWaitsPaymentWindow(f, until); // the per-position phase after the gap (audit A2-L1)
     await expect(ch.voidUnansweredDebit(1, ETH, f.alice.address)).to.emit(ch, "DebitVoided");
     expect(await ch.bondOf(ETH)).to.equal(2n * ONE);
   });
@@ -146,6 +163,7 @@ describe("operator key gaps: unanswered disputes wait for a working key", () => 
     await f.vault.connect(f.admin).setOperatorKey(NEW_KEY);
     expect(await f.vault.answerDeadlineAfterKeyGap(f.deadline)).to.equal(bound);
     await time.setNextBlockTimestamp(bound + 1n);
+    await voidWaitsPaymentWindow(f, bound); // the per-position phase after the gap (audit A2-L1)
     await expect(ch.voidUnansweredDebit(1, ETH, f.alice.address)).to.emit(ch, "DebitVoided");
   });
 

@@ -5,6 +5,7 @@ import { parseEther, ZeroAddress } from "ethers";
 import type { AddressInfo } from "node:net";
 import { createCoreApp } from "../../operator/api";
 import { type BroadcastOutcome, OperatorSender } from "../../operator/chain/sender";
+import { MAX_DEBTORS_PER_COMMIT } from "../../operator/clearing/commit-plan";
 import { ClearingScheduler, NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { silentLogger } from "../../operator/logger";
 import {
@@ -321,5 +322,43 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     await h.indexer.syncToHead();
     const all = await h.store.guarantees.listGuarantees({});
     expect(all.every((g) => g.state === "NETTED")).to.equal(true);
+  });
+
+  it("splits a cycle with more debtors than one commit may record; each guarantee is netted once (A2-L3)", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    // Core's copy of the chain's bound is the chain's; two here, so four payers need several commits.
+    expect(await f.clearingHouse.MAX_DEBTORS_PER_COMMIT()).to.equal(BigInt(MAX_DEBTORS_PER_COMMIT));
+    const { scheduler } = clearingTasks(h, { maxDebtorsPerCommit: 2 });
+    const payers = [f.alice, f.bob, f.carol, f.dave];
+    for (const payer of payers) await f.vault.connect(payer).deposit({ value: 1_000n });
+    await h.indexer.syncToHead();
+    await h.syncClock();
+    const ids: string[] = [];
+    for (let round = 0; round < 2; round++) {
+      for (const payer of payers) ids.push((await issueGuarantee(h, payer, f.outsider.address, 10n)).id);
+    }
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    let committed = 0;
+    for (let i = 0; i < 8 && committed < ids.length; i++) {
+      const result = await scheduler.tick();
+      if (result.action === "committed") committed += result.guarantees;
+    }
+    expect(committed).to.equal(ids.length);
+    await h.indexer.syncToHead();
+    const cycles = Number(await f.clearingHouse.lastCycleId());
+    expect(cycles).to.equal(4); // two payers' guarantees per commit (issued alice, bob, carol, dave, twice)
+    const seen: string[] = [];
+    for (let cycleId = 1; cycleId <= cycles; cycleId++) {
+      const debts = await h.store.cycles.listCycleDebts({ cycleId });
+      expect(debts.length).to.be.within(1, 2);
+      seen.push(...(await h.store.cycles.getCycle(cycleId))!.guaranteeIds.map((id) => id.toLowerCase()));
+    }
+    expect(seen.sort()).to.deep.equal(ids.map((id) => id.toLowerCase()).sort()); // each exactly once
+    const all = await h.store.guarantees.listGuarantees({});
+    expect(all.every((g) => g.state === "NETTED")).to.equal(true);
+    const owed = await Promise.all(payers.map((p) => h!.store.collateral.getCollateral(p.address, ETH)));
+    expect(owed.map((c) => c.locked)).to.deep.equal([20n, 20n, 20n, 20n]);
+    expect(() => clearingTasks(h!, { maxDebtorsPerCommit: 201 })).to.throw(RangeError);
   });
 });

@@ -277,6 +277,7 @@ export function clearingTasks(
   h: CoreHarness,
   options: {
     gasBudget?: bigint | null;
+    maxDebtorsPerCommit?: number;
     cycleLength?: number;
     claimCredits?: boolean;
     senderPolicy?: Partial<SenderPolicy>;
@@ -300,6 +301,7 @@ export function clearingTasks(
     logger,
     cycleLengthSeconds: options.cycleLength ?? h.f.timings.cycleLength,
     gasBudget: options.gasBudget ?? null,
+    maxDebtorsPerCommit: options.maxDebtorsPerCommit,
   });
   const keeper = new ClearingKeeper({
     store: h.store,

@@ -53,8 +53,11 @@ describe("Core's keeper across operator key changes (audit M-3, M-2)", function 
     h = undefined;
   });
 
-  /** alice signs 3 ETH to bob under Core's first key; Core commits cycle 1 and alice disputes position 0. */
-  async function disputed(beforeCommit?: () => Promise<void>) {
+  /**
+   * alice signs 3 ETH to bob under Core's first key (or 1 + 2 ETH: `split`); Core commits cycle 1 and alice
+   * disputes position 0 (without revealing her summary).
+   */
+  async function disputed(beforeCommit?: () => Promise<void>, split = false) {
     const f = await loadFixture(chainFixture);
     gateway = new RpcChainGateway(ethers.provider, { timeoutMs: 5_000 });
     h = await openCore(f, { chain: gateway });
@@ -63,7 +66,8 @@ describe("Core's keeper across operator key changes (audit M-3, M-2)", function 
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
     await h.indexer.syncToHead();
     await h.syncClock();
-    await issueGuarantee(h, f.alice, f.bob.address, 3n * ONE);
+    for (const amount of split ? [ONE, 2n * ONE] : [3n * ONE])
+      await issueGuarantee(h, f.alice, f.bob.address, amount);
     await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
     expect(await tasks.scheduler.tick()).to.include({ action: "committed", cycleId: 1 });
     await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
@@ -210,5 +214,29 @@ describe("Core's keeper across operator key changes (audit M-3, M-2)", function 
     expect(kept.voided).to.deep.equal([]);
     expect(kept.answered.map((a) => [a.position, a.conceded])).to.deep.equal([[0, false]]);
     expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).status).to.equal(ANSWERED);
+  });
+
+  it("revoked, never replaced: past the extension the keeper reveals the tree and voids the position alone (A2-L1)", async function () {
+    const { f, tasks, cycle } = await disputed(undefined, true);
+    await f.vault.connect(f.admin).revokeOperatorKey();
+    const until = await f.vault.answerDeadlineAfterKeyGap(cycle.answerDeadline);
+    expect(until).to.be.greaterThan(cycle.paymentDeadline);
+    const keeper = keeperWith(tasks, coreSigner(CORE_BLS_SECRET));
+    await time.increaseTo(until + 1n);
+    await advance(h!, 1);
+    // alice's summary is not on chain: revealed first (no key needed), nothing voided whole.
+    const revealing = await keeper.tick();
+    expect([revealing.answered, revealing.voided]).to.deep.equal([[], []]);
+    expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).status).to.equal(4n); // Challenged
+    await advance(h!, 1);
+    const voiding = await keeper.tick();
+    expect(voiding.voided).to.deep.equal([]);
+    expect(voiding.answered.map((a) => [a.position, a.conceded])).to.deep.equal([[0, true]]);
+    const debt = await f.clearingHouse.debtOf(1, ETH, f.alice.address);
+    expect(debt.status).to.equal(ANSWERED);
+    expect([ONE, 2n * ONE]).to.deep.include(debt.amount); // the position she did not dispute stays owed
+    await expect(
+      f.clearingHouse.connect(f.alice).voidUnansweredDebit(1, ETH, f.alice.address),
+    ).to.be.revertedWithCustomError(f.clearingHouse, "DebtAlreadyResolved");
   });
 });
