@@ -23,8 +23,9 @@
  * transaction, the sender gave it up as consumed) or its `VerdictPinned` may have been lost to a reorg. A
  * resend is harmless: `pinVerdicts` skips verdicts already pinned (and failing ones) instead of reverting, and
  * the sender answers an identical call still in flight with that transaction. A verdict the Vault skips
- * because a late response voided it is resent every period too (its gas in a batch was not measured; a
- * verdict already pinned costs ≈ 16k) until an operator decides; health's `verdict_pins` warning shows it.
+ * because a late response voided it is never pinned, so its resends back off: each waits at least as long as
+ * the pin has been awaited so far (sent at t, t + R, t + 2R, t + 4R, …, at most daily), a gas cost that
+ * stays small until an operator decides; health's `verdict_pins` warning shows it.
  */
 import { parseValidationPolicy } from "../../sdk/claims";
 import { vaultInterface } from "../chain/abi";
@@ -41,6 +42,21 @@ export const MAX_PIN_BATCH = 256;
 
 /** Seconds after which a pin sent and not yet indexed is sent again (wall clock). */
 export const DEFAULT_PIN_RESEND_SECONDS = 300;
+/** Longest wait between two resends of the same pin (the back-off's ceiling). */
+export const MAX_PIN_RESEND_SECONDS = 86_400;
+
+/**
+ * Whether a pin sent and not yet indexed is due again at `now`: once `resendAfter` has passed since its last send
+ * and, after that, once as long again as it had been awaited at that send (since it was made payable), capped at
+ * {@link MAX_PIN_RESEND_SECONDS}: resends at t, t + R, t + 2R, t + 4R, … A pin never sent is due at once.
+ */
+export function pinResendDue(g: ClearingGuarantee, now: number, resendAfter: number): boolean {
+  const sentAt = g.verdictPinAt ?? null;
+  if (g.verdictPin !== "sent" || sentAt === null) return true;
+  const payableAt = g.verdictPayableAt ?? null;
+  const awaited = payableAt === null ? 0 : sentAt - payableAt;
+  return now - sentAt >= Math.max(resendAfter, Math.min(awaited, MAX_PIN_RESEND_SECONDS));
+}
 
 /** States of a V2 guarantee Core nets or netted. */
 const NETTABLE_STATES: readonly GuaranteeState[] = ["FINALIZED_PAYABLE", "NETTED"];
@@ -111,6 +127,7 @@ export class VerdictPinner {
       // always is; one a payer finalized before finalizations were stored (no signature) may not be yet.
       for (const g of page) {
         if (parseValidationPolicy(g.policy, "stored.validation_policy").deadline >= chainNow) continue;
+        if (!pinResendDue(g, now, this.resendAfterSeconds)) continue;
         batch.push(g);
         if (batch.length === this.batchSize) {
           if (!(await this.send(batch, now, result))) return result;

@@ -402,6 +402,40 @@ describe("V2 lifecycle", function () {
     expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(1);
   });
 
+  it("a verdict a late response voided is never pinned: its resends back off (R, 2R, 4R), not every period", async function () {
+    const { f, tasks } = await setup();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
+    const claims = g.claims as GuaranteeClaimsV2;
+    const requestHash = validationRequestHash(31337, claims.policy, g.id);
+    await validate(h!, claims, g.id, 90);
+    await advance(h!, 61);
+    await mine(1);
+    await h!.indexer.syncToHead();
+    expect((await tasks.lifecycle.tick()).finalized).to.deep.equal([g.id]);
+    // The validator re-posts a failing score after the deadline, before the pin: the Vault skips the verdict.
+    await f.validationRegistry
+      .connect(f.validator)
+      .validationResponse(requestHash, 0, "ipfs://late", keccak256(toUtf8Bytes("late")), "quality");
+    const R = DEFAULT_PIN_RESEND_SECONDS;
+    const sentAt = async (after: number) => {
+      h!.clock.advance(after);
+      const { sent } = await tasks.pinner.tick();
+      await h!.indexer.syncToHead();
+      return sent;
+    };
+    expect(await sentAt(0)).to.deep.equal([g.id]);
+    expect(await f.vault.isVerdictPinned(requestHash)).to.equal(false);
+    expect(await h!.store.guarantees.verdictPinOf(g.id)).to.equal("sent");
+    expect(await sentAt(R)).to.deep.equal([g.id]); // t + R
+    expect(await sentAt(R)).to.deep.equal([g.id]); // t + 2R: it had waited R at the last send
+    expect(await sentAt(R)).to.deep.equal([]); // t + 3R: it had waited 2R
+    expect(await sentAt(R)).to.deep.equal([g.id]); // t + 4R
+    expect(await sentAt(3 * R)).to.deep.equal([]); // t + 7R
+    expect(await sentAt(R)).to.deep.equal([g.id]); // t + 8R
+    expect(await f.vault.isVerdictPinned(requestHash)).to.equal(false);
+    expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(0);
+  });
+
   it("a resent pin of a verdict already pinned on chain is skipped, not reverted (idempotent)", async function () {
     const { f, tasks } = await setup();
     const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});

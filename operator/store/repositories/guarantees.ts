@@ -56,6 +56,8 @@ export interface ClearingGuarantee extends StoredGuarantee {
   verdictPin?: VerdictPin | null;
   /** When Core last sent that pin (wall clock, unix seconds; null: never). */
   verdictPinAt?: number | null;
+  /** When the V2 lifecycle made it payable on its verdict (wall clock, unix seconds; null: not so, or before). */
+  verdictPayableAt?: number | null;
 }
 
 export interface ValidationResponseRecord {

@@ -60,5 +60,6 @@ export function clearingGuaranteeFromRow(row: GuaranteeRow): ClearingGuarantee {
     validationRequestHash: row.validation_request_hash ?? null,
     verdictPin: (row.verdict_pin ?? null) as VerdictPin | null,
     verdictPinAt: row.verdict_pin_at ?? null,
+    verdictPayableAt: row.verdict_payable_at ?? null,
   };
 }
