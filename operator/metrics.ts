@@ -28,6 +28,8 @@
  *   here before its deadline passes.
  * - `surety_operator_bond{asset}`: the ClearingHouse's operator bond per asset in base units, as the
  *   background bond monitor last read it (clearing/bond-monitor.ts); no sample before its first read.
+ * - `surety_bond_refunds_owed{asset}`: refunds the bond owes and could not pay yet
+ *   (`ClearingHouse.totalRefundOwed`, audit A2-H1), same source; above zero, a top-up is due.
  * - `surety_commit_bond_short` (1 while the scheduler holds a commit back because the operator bond is below
  *   the ClearingHouse's floor, else 0; no sample when nothing commits in this process) and
  *   `surety_commit_bond_required{asset}` (what the last checked cycle needs per asset, base units):
@@ -62,6 +64,12 @@ import { blsBackend } from "../sdk/bls";
 
 /** Latency buckets (seconds) around the issuance target (p99 < 25 ms). */
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+/** The background bond monitor's last readings, per checksummed asset (clearing/bond-monitor.ts). */
+export interface BondSource {
+  values(): ReadonlyMap<string, bigint>;
+  refundsOwed?(): ReadonlyMap<string, bigint>;
+}
 
 export class CoreMetrics {
   readonly registry = new Registry();
@@ -131,6 +139,7 @@ export class CoreMetrics {
       },
     });
     const bonds = () => this.bondSource?.values() ?? new Map<string, bigint>();
+    const refundsOwed = () => this.bondSource?.refundsOwed?.() ?? new Map<string, bigint>();
     new Gauge({
       name: "surety_operator_bond",
       help: "Operator bond in the ClearingHouse, per asset, in base units (last background read)",
@@ -139,6 +148,16 @@ export class CoreMetrics {
       collect() {
         this.reset();
         for (const [asset, bond] of bonds()) this.set({ asset }, Number(bond));
+      },
+    });
+    new Gauge({
+      name: "surety_bond_refunds_owed",
+      help: "Refunds the operator bond owes and could not pay yet (ClearingHouse.totalRefundOwed), per asset, base units (last background read)",
+      labelNames: ["asset"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [asset, owed] of refundsOwed()) this.set({ asset }, Number(owed));
       },
     });
     new Gauge({
@@ -387,10 +406,10 @@ export class CoreMetrics {
     });
   }
 
-  private bondSource: { values(): ReadonlyMap<string, bigint> } | null = null;
+  private bondSource: BondSource | null = null;
 
-  /** Where `surety_operator_bond` reads (the background bond monitor; set once it exists). */
-  observeBond(source: { values(): ReadonlyMap<string, bigint> }): void {
+  /** Where `surety_operator_bond` and `surety_bond_refunds_owed` read (the background bond monitor). */
+  observeBond(source: BondSource): void {
     this.bondSource = source;
   }
 

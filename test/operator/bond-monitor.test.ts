@@ -7,7 +7,7 @@
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { ethers } from "hardhat";
-import { parseEther, ZeroAddress } from "ethers";
+import { AbiCoder, keccak256, parseEther, ZeroAddress } from "ethers";
 import { Writable } from "node:stream";
 import pino from "pino";
 import { createBackgroundTasks } from "../../operator/background";
@@ -67,4 +67,65 @@ describe("operator bond: metrics and floor warnings (Core)", function () {
       await tasks.stop();
     }
   });
+
+  it("exports what the bond owes in refunds and warns once while it is above zero (audit A2-H1)", async function () {
+    const f = await loadFixture(chainFixture);
+    const lines: Array<Record<string, unknown>> = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(JSON.parse(chunk.toString("utf8")) as Record<string, unknown>);
+        done();
+      },
+    });
+    h = await openCore(f, { logger: pino({ level: "info" }, sink), config: { keeperEnabled: false } });
+    const tasks = await createBackgroundTasks({ ...h.context, provider: ethers.provider });
+    const owes = (owed: bigint) => setRefundOwed(f.clearingHouse, owed);
+    try {
+      await tasks.runOnce();
+      expect(tasks.bond.refundsOwed().get(ETH)).to.equal(0n);
+      expect((await h.context.metrics.render()).body).to.include(
+        `surety_bond_refunds_owed{asset="${ETH}"} 0`,
+      );
+      // What a short bond leaves owed (claimDebitRefund / claimOwedRefund, test/contracts/audit2-claims.test.ts),
+      // written straight into the ClearingHouse's storage here: the monitor only reads the view.
+      await owes(3n * ONE);
+      await tasks.runOnce();
+      await tasks.runOnce(); // still owed: no second warning
+      const warned = lines.filter((l) => l.msg?.toString().startsWith("operator bond owes refunds"));
+      expect(warned).to.have.length(1);
+      expect(warned[0]).to.include({ level: 40, asset: ETH, owed: (3n * ONE).toString() });
+      expect((await h.context.metrics.render()).body).to.include(
+        `surety_bond_refunds_owed{asset="${ETH}"} ${Number(3n * ONE)}`,
+      );
+      await owes(0n);
+      await tasks.runOnce();
+      expect(lines.filter((l) => l.msg === "operator bond owes no refunds any more")).to.have.length(1);
+    } finally {
+      await tasks.stop();
+    }
+  });
 });
+
+/**
+ * Sets `ClearingHouse.totalRefundOwed(ETH)` by writing its storage slot: a mapping entry `keccak256(asset, p)` for
+ * the slot `p` of its mapping, found by trying each candidate and keeping the one the view reads back (every other
+ * slot written is restored at once).
+ */
+async function setRefundOwed(
+  clearingHouse: { totalRefundOwed(asset: string): Promise<bigint>; getAddress(): Promise<string> },
+  owed: bigint,
+) {
+  const address = await clearingHouse.getAddress();
+  const word = (value: bigint) => "0x" + value.toString(16).padStart(64, "0");
+  for (let p = 0n; p < 512n; p++) {
+    const slot = keccak256(AbiCoder.defaultAbiCoder().encode(["address", "uint256"], [ETH, p]));
+    const before = (await ethers.provider.send("eth_getStorageAt", [address, slot, "latest"])) as string;
+    await ethers.provider.send("hardhat_setStorageAt", [address, slot, word(owed === 0n ? 1n : owed)]);
+    if ((await clearingHouse.totalRefundOwed(ETH)) === (owed === 0n ? 1n : owed)) {
+      await ethers.provider.send("hardhat_setStorageAt", [address, slot, word(owed)]);
+      return;
+    }
+    await ethers.provider.send("hardhat_setStorageAt", [address, slot, before]);
+  }
+  throw new Error("totalRefundOwed's storage slot not found");
+}
