@@ -63,12 +63,17 @@ export const HEALTH_PROBE_TIMEOUT_MS = 2_000;
 
 export type ProbeResult = "ok" | "fail";
 
-async function probe(check: () => Promise<unknown>, timeoutMs: number, what: string): Promise<ProbeResult> {
+/** One dependency's probe: `ok`, or `fail` with why (logged with the failing health answer). */
+async function probe(
+  check: () => Promise<unknown>,
+  timeoutMs: number,
+  what: string,
+): Promise<{ result: ProbeResult; reason: string | null }> {
   try {
     await withTimeout(check(), timeoutMs, what);
-    return "ok";
-  } catch {
-    return "fail";
+    return { result: "ok", reason: null };
+  } catch (error) {
+    return { result: "fail", reason: error instanceof Error ? error.message : String(error) };
   }
 }
 
@@ -162,7 +167,7 @@ export const publicRoutes: RouteModule<Pick<CoreContext["store"], "ping">> = (co
   });
 
   mount(router, PUBLIC_OPERATIONS.health, async (_req, res) => {
-    const [db, chainRpc, report] = await Promise.all([
+    const [dbProbe, rpcProbe, report] = await Promise.all([
       probe(() => store.ping(), timeoutMs, "store ping"),
       probe(() => chain.blockNumber(), timeoutMs, "eth_blockNumber"),
       withTimeout(context.health.evaluate(), timeoutMs, "health warnings").catch((error: unknown) => {
@@ -173,7 +178,12 @@ export const publicRoutes: RouteModule<Pick<CoreContext["store"], "ping">> = (co
     const sync = context.chainSync.status();
     // "off": no indexer in this process, nothing to judge by (the sync monitor logs its own changes).
     const indexer = sync.state === "off" ? "off" : sync.ready ? "ok" : "fail";
-    if (db !== "ok" || chainRpc !== "ok") logger.warn({ db, chain_rpc: chainRpc }, "health check failed");
+    const db = dbProbe.result;
+    const chainRpc = rpcProbe.result;
+    if (db !== "ok" || chainRpc !== "ok") {
+      const reasons = [dbProbe.reason, rpcProbe.reason].filter((reason) => reason !== null);
+      logger.warn({ db, chain_rpc: chainRpc, reasons }, "health check failed");
+    }
     const healthy = db === "ok" && chainRpc === "ok" && indexer !== "fail";
     const body: Health = {
       status: healthy ? "ok" : "fail",
