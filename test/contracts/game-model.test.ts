@@ -2,13 +2,15 @@
  * A stateful, randomized model of the whole clearing game (issue 25, docs/clearing.md "Randomized model"):
  * fast-check draws sequences of actions (deposits, V1/V2 guarantees from EOA and ERC-1271 payers, honest
  * and rogue commits, disputes, answers, concessions, voids, vetoes, remunerations, reserves, payments,
- * covers, claims, payouts, withdrawals, time) that run on the deployed contracts and, one by one, on the
- * reference model of test/contracts/model/game.ts. After every step: the call succeeded or reverted (with
- * the same custom error) as the model says; the books agree (collateral, obligations, bond, liquidity,
- * payouts, debts); money is conserved; an honest payer has not paid more than it signed; the bond has paid
- * only for the operator's faults; no honest seller was paid more than once except from the bond. After a
- * final settlement (everything committed, answered, paid or covered, claimed): every honest seller was
- * paid each guarantee it holds exactly once, and with no operator fault nobody gained or lost a wei.
+ * covers, claims, payouts, withdrawals, operator key revocations, replacements and rotations, time) that
+ * run on the deployed contracts and, one by one, on the reference model of test/contracts/model/game.ts.
+ * After every step: the call succeeded or reverted (with the same custom error) as the model says; the
+ * books agree (collateral, obligations, bond, liquidity, payouts, debts); money is conserved; an honest
+ * payer has not paid more than it signed; the bond has paid only for the operator's faults; no honest
+ * seller was paid more than once except from the bond. After a final settlement (everything committed,
+ * answered, paid or covered, claimed): every honest seller was paid each guarantee it holds exactly once,
+ * and with no operator fault nobody gained or lost a wei; no payer paid a forged position it disputed, and
+ * after a key gap Core's keeper's answers were all accepted.
  *
  * `npm test` runs a fixed seed; FUZZ_RUNS=N (sequences), FUZZ_STEPS (steps per sequence, default 100) and
  * FUZZ_SEED run deeper.
@@ -226,7 +228,7 @@ const KINDS: [string, number][] = [
   ["collectReserve", 1],
   ["releaseReserve", 1],
   ["releaseListedReserve", 1],
-  ["revokeKey", 1],
+  ["revokeKey", 2],
   ["replaceKey", 2],
   ["requestWithdrawal", 1],
   ["finalizeWithdrawal", 1],
@@ -747,6 +749,20 @@ class Harness {
       // Left standing: its recipient disputes its credit (docs/clearing.md "Misdirected credits"); nobody can
       // answer it, so the bond pays the recipient after the answer deadline.
       await this.disputeCredit(c, misdirected);
+      if (!m.keySet) {
+        // During a key gap the recipient's credit dispute cannot verify (OperatorKeyNotSet) and the challenge
+        // window is not extended: the guardian's veto is the answer to a hostile commit (docs/clearing.md
+        // "Operator key gaps", "Not paused, documented: the sellers' side").
+        this.count("misdirected credit in a key gap: vetoed (no disputeCredit)");
+        await this.call(
+          `veto cycle ${c.id} (misdirected credit, key gap)`,
+          this.g.actors.guardian,
+          this.g.clearingHouseAddress,
+          CH.encodeFunctionData("vetoCycle", [c.id]),
+          (t) => m.vetoCycle(c.id, t),
+        );
+        return;
+      }
     }
     // Honest payers dispute every position they must, at once.
     // A net creditor reveals its summary first (issue 25, finding 2: it disputes its outgoing tree too).
@@ -1339,7 +1355,7 @@ class Harness {
     }
   }
 
-  /** The key manager revokes the Vault's operator key (a leak): no certificate verifies until a replacement. */
+  /** The key manager revokes the Vault's operator key (a leak): nothing verifies until a replacement. */
   async revokeKey(): Promise<void> {
     const was = this.model.keySet;
     await this.call(
@@ -1412,6 +1428,7 @@ class Harness {
       const refused = this.log.slice(before).some((l) => l.includes("model refuses"));
       // Property: a gap never makes Core lose a dispute it can answer once a key is back (audit M-2).
       if (afterGap) expect(refused, `keeper's answer after a key gap: ${this.log.at(-1)}`).to.equal(false);
+      if (!refused && afterGap) this.count(`keeper answered after a key gap (${prove ? "proof" : "empty"})`);
       if (extended && !refused)
         this.count(`keeper answered in a key-gap extension (${prove ? "proof" : "empty"})`);
     }
@@ -1614,7 +1631,7 @@ class Harness {
         const bound = committed > forged ? committed - forged : 0n;
         expect(
           d.amount <= bound,
-          `${this.actorOf(debtor).name} paid ${d.amount} in cycle ${c.id}, more than its debit ${committed} less the forged positions it disputed ${forged}`,
+          `${this.actorOf(debtor).name} paid ${d.amount} in cycle ${c.id}: > debit ${committed} − disputed forgeries ${forged}`,
         ).to.equal(true);
       }
     }
