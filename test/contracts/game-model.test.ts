@@ -824,7 +824,11 @@ class Harness {
       c.id,
       getAddress(leaf.asset),
       getAddress(leaf.payer),
-      listedOf(c.built, leaf, this.evidenceOf(id)),
+      // The recipient carries the payer's finalization (Core serves it: `finalization_signature`).
+      {
+        ...listedOf(c.built, leaf, this.evidenceOf(id)),
+        finalization: this.evidenceOf(id).finalization ?? "0x",
+      },
     ]);
     const result = await this.call(
       `disputeCredit cycle ${c.id} ${id.slice(0, 10)}`,
@@ -1901,7 +1905,7 @@ async function play(actions: Action[], stats: Stats): Promise<void> {
     }
     await h.settle();
   } catch (e) {
-    console.log(h.log.slice(-40).join("\n"));
+    console.log(h.log.slice(process.env.FUZZ_DEBUG ? 0 : -40).join("\n"));
     if (process.env.FUZZ_DEBUG) console.log(h.dump());
     throw e;
   }

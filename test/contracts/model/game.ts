@@ -749,9 +749,8 @@ export class GameModel {
     this.checkKey();
     const g = this.guarantees.get(id.toLowerCase())!;
     if (c.creditDisputes.has(g.id)) refuse("CreditDisputeNotOpen");
-    // (A finalized guarantee's credit dispute carries no finalization here: not validated.)
-    if (!this.validated(g) || g.finalized || this.consumption(g.id) === Consumption.Remunerated)
-      refuse("CreditNotOwed");
+    // (A finalized guarantee's credit dispute carries its payer's finalization: validated.)
+    if (!this.validated(g) || this.consumption(g.id) === Consumption.Remunerated) refuse("CreditNotOwed");
     c.creditDisputes.set(g.id, {
       status: CreditDisputeStatus.Open,
       recipient: g.recipient,
