@@ -2,13 +2,15 @@
  * A stateful, randomized model of the whole clearing game (issue 25, docs/clearing.md "Randomized model"):
  * fast-check draws sequences of actions (deposits, V1/V2 guarantees from EOA and ERC-1271 payers, honest
  * and rogue commits, disputes, answers, concessions, voids, vetoes, remunerations, reserves, payments,
- * covers, claims, payouts, withdrawals, time) that run on the deployed contracts and, one by one, on the
- * reference model of test/contracts/model/game.ts. After every step: the call succeeded or reverted (with
- * the same custom error) as the model says; the books agree (collateral, obligations, bond, liquidity,
- * payouts, debts); money is conserved; an honest payer has not paid more than it signed; the bond has paid
- * only for the operator's faults; no honest seller was paid more than once except from the bond. After a
- * final settlement (everything committed, answered, paid or covered, claimed): every honest seller was
- * paid each guarantee it holds exactly once, and with no operator fault nobody gained or lost a wei.
+ * covers, claims, payouts, withdrawals, operator key revocations, replacements and rotations, time) that
+ * run on the deployed contracts and, one by one, on the reference model of test/contracts/model/game.ts.
+ * After every step: the call succeeded or reverted (with the same custom error) as the model says; the
+ * books agree (collateral, obligations, bond, liquidity, payouts, debts); money is conserved; an honest
+ * payer has not paid more than it signed; the bond has paid only for the operator's faults; no honest
+ * seller was paid more than once except from the bond. After a final settlement (everything committed,
+ * answered, paid or covered, claimed): every honest seller was paid each guarantee it holds exactly once,
+ * and with no operator fault nobody gained or lost a wei; no payer paid a forged position it disputed, and
+ * after a key gap Core's keeper's answers were all accepted.
  *
  * `npm test` runs a fixed seed; FUZZ_RUNS=N (sequences), FUZZ_STEPS (steps per sequence, default 100) and
  * FUZZ_SEED run deeper.
@@ -44,8 +46,11 @@ import {
   Vault__factory,
   type ERC1271Wallet,
 } from "../../typechain-types";
+import { publicKeyToEip2537 } from "../../sdk/bls";
 import {
   ETH,
+  OPERATOR_BLS,
+  OTHER_BLS,
   TOKEN_MINT,
   certificateDomain,
   encodeClaims,
@@ -87,6 +92,13 @@ const SEED = Number(process.env.FUZZ_SEED ?? "25");
 /** The fixed run of `npm test`: sequences × steps. */
 const FIXED = { runs: 3, steps: 100 };
 const GAS = 12_000_000n;
+/**
+ * The game's timelock delay (the Vault's `timelockDelay`, seconds): > 2W as docs/clearing.md asks, short
+ * enough that a replacement of a revoked operator key lands inside a sequence of random moves.
+ */
+const KEY_DELAY = 150;
+/** Core's operator keys: the setup key, and the one a replacement (or a routine rotation) installs. */
+const KEYS = [OPERATOR_BLS, OTHER_BLS];
 
 /** One participant: an EOA, or the ERC-1271 wallet driven by its owner. */
 interface Actor {
@@ -98,7 +110,7 @@ interface Actor {
 }
 
 async function gameFixture() {
-  const f = await suretyFixture();
+  const f = await suretyFixture({ adminTransferDelay: KEY_DELAY });
   const signers = await ethers.getSigners();
   const [walletOwner, erin] = [signers[9], signers[10]];
   const wallet: ERC1271Wallet = await new ERC1271Wallet__factory(walletOwner).deploy(walletOwner.address);
@@ -150,8 +162,6 @@ interface Issued {
   payable: PayableGuarantee;
   leaf: GuaranteeLeaf;
   evidence: AnswerEvidence;
-  /** remunerate / registerReserve arguments. */
-  args: [string, ReturnType<typeof signClaims>, number, string];
   /** V2: the validation request hash (the validator's re-posts answer it). */
   requestHash?: string;
 }
@@ -218,6 +228,8 @@ const KINDS: [string, number][] = [
   ["collectReserve", 1],
   ["releaseReserve", 1],
   ["releaseListedReserve", 1],
+  ["revokeKey", 2],
+  ["replaceKey", 2],
   ["requestWithdrawal", 1],
   ["finalizeWithdrawal", 1],
   ["time", 7],
@@ -242,6 +254,12 @@ class Harness {
   readonly issued = new Map<string, Issued>();
   readonly log: string[] = [];
   private reqId = 1n;
+  /** The operator key Core signs with: the last one installed on the Vault (an index of {@link KEYS}). */
+  keyIndex = 0;
+  /** Certificates re-signed under a later key (Core re-signs stored claims with its current key, audit M-3). */
+  private readonly resigned = new Map<string, AnswerEvidence>();
+  /** When the key was last revoked (undefined: never, or a key has been installed since). */
+  revokedAt: number | undefined;
   readonly assets: string[];
   readonly everyone: Actor[];
 
@@ -282,6 +300,9 @@ class Harness {
 
   async init(): Promise<void> {
     this.model.now = await time.latest();
+    this.model.keySince = Number(await this.g.vault.operatorKeySince());
+    this.model.keyDelay = Number(await this.g.vault.timelockDelay());
+    expect(this.model.keyDelay).to.equal(KEY_DELAY);
     const t = await this.g.vault.timings();
     expect(Number(t.challengeWindow)).to.equal(this.model.t.challengeWindow);
     expect(Number(t.withdrawalGracePeriod)).to.equal(this.model.t.withdrawalGracePeriod);
@@ -500,7 +521,6 @@ class Harness {
       payable,
       leaf: guaranteeLeafOf(payable),
       evidence: { claims, certificate, scheme: SIGNING_SCHEME_CODES[scheme], signature, finalization },
-      args: [claims, certificate, SIGNING_SCHEME_CODES[scheme], signature],
       requestHash,
     });
     const g: ModelGuarantee = {
@@ -729,6 +749,20 @@ class Harness {
       // Left standing: its recipient disputes its credit (docs/clearing.md "Misdirected credits"); nobody can
       // answer it, so the bond pays the recipient after the answer deadline.
       await this.disputeCredit(c, misdirected);
+      if (!m.keySet) {
+        // During a key gap the recipient's credit dispute cannot verify (OperatorKeyNotSet) and the challenge
+        // window is not extended: the guardian's veto is the answer to a hostile commit (docs/clearing.md
+        // "Operator key gaps", "Not paused, documented: the sellers' side").
+        this.count("misdirected credit in a key gap: vetoed (no disputeCredit)");
+        await this.call(
+          `veto cycle ${c.id} (misdirected credit, key gap)`,
+          this.g.actors.guardian,
+          this.g.clearingHouseAddress,
+          CH.encodeFunctionData("vetoCycle", [c.id]),
+          (t) => m.vetoCycle(c.id, t),
+        );
+        return;
+      }
     }
     // Honest payers dispute every position they must, at once.
     // A net creditor reveals its summary first (issue 25, finding 2: it disputes its outgoing tree too).
@@ -785,13 +819,16 @@ class Harness {
 
   /** The recipient of listed guarantee `id` disputes its credit in cycle `c` (`disputeCredit`). */
   async disputeCredit(c: ModelCycle, id: string): Promise<void> {
-    const issued = this.issued.get(id)!;
-    const leaf = issued.leaf;
+    const leaf = this.issued.get(id)!.leaf;
     const data = CH.encodeFunctionData("disputeCredit", [
       c.id,
       getAddress(leaf.asset),
       getAddress(leaf.payer),
-      listedOf(c.built, leaf, issued.evidence),
+      // The recipient carries the payer's finalization (Core serves it: `finalization_signature`).
+      {
+        ...listedOf(c.built, leaf, this.evidenceOf(id)),
+        finalization: this.evidenceOf(id).finalization ?? "0x",
+      },
     ]);
     const result = await this.call(
       `disputeCredit cycle ${c.id} ${id.slice(0, 10)}`,
@@ -837,6 +874,25 @@ class Harness {
     }
   }
 
+  /** Guarantee `id`'s evidence with Core's certificate under its current key (as Core serves it, audit M-3). */
+  evidenceOf(id: string): AnswerEvidence {
+    const held = this.issued.get(id)!.evidence;
+    if (this.keyIndex === 0) return held;
+    const k = `${id}|${this.keyIndex}`;
+    let e = this.resigned.get(k);
+    if (e === undefined) {
+      e = { ...held, certificate: signClaims(held.claims, KEYS[this.keyIndex]) };
+      this.resigned.set(k, e);
+    }
+    return e;
+  }
+
+  /** `remunerate` / `registerReserve` arguments of `id` under Core's current key. */
+  argsOf(id: string): [string, ReturnType<typeof signClaims>, number, string] {
+    const e = this.evidenceOf(id);
+    return [e.claims, e.certificate, e.scheme, e.signature];
+  }
+
   async dispute(c: ModelCycle, asset: string, debtor: string, index: number, why: string): Promise<void> {
     const data = CH.encodeFunctionData("disputeGuarantee", [c.id, getAddress(asset), index]);
     await this.call(
@@ -862,7 +918,7 @@ class Harness {
     const tree = c.built.trees.get(key(debtor, asset))!;
     const info = c.positions.get(key(debtor, asset))?.[index];
     const canProve = prove && info?.guaranteeId !== undefined;
-    const held = canProve ? this.issued.get(info!.guaranteeId!)!.evidence : undefined;
+    const held = canProve ? this.evidenceOf(info!.guaranteeId!) : undefined;
     // Core's keeper carries the payer's finalization; anyone else may leave it out (audit H-1).
     const withFinalization = by === this.g.actors.operator || (strip ?? true) === false;
     const evidence = held === undefined || withFinalization ? held : { ...held, finalization: undefined };
@@ -1174,7 +1230,7 @@ class Harness {
           `remunerate`,
           this.actorOf(g.recipient),
           this.g.vaultAddress,
-          VAULT.encodeFunctionData("remunerate", this.issued.get(g.id)!.args),
+          VAULT.encodeFunctionData("remunerate", this.argsOf(g.id)),
           () => m.remunerate(g),
         ));
       }
@@ -1228,7 +1284,7 @@ class Harness {
           `registerReserve V${g.version}`,
           this.actorOf(g.recipient),
           this.g.vaultAddress,
-          VAULT.encodeFunctionData("registerReserve", this.issued.get(g.id)!.args),
+          VAULT.encodeFunctionData("registerReserve", this.argsOf(g.id)),
           (t) => m.registerReserve(g, t),
         ));
       }
@@ -1290,12 +1346,95 @@ class Harness {
           (t) => m.finalizeWithdrawal(p.address, asset, t),
         ));
       }
+      case "revokeKey":
+        return this.revokeKey();
+      case "replaceKey":
+        return this.replaceKey(x.b % 3 === 0);
       case "time": {
         const by = [1, 3, 10, 20, 31, 61, 130, 400][x.a % 8];
         m.now += by;
         this.count("time");
         return;
       }
+    }
+  }
+
+  /** The key manager revokes the Vault's operator key (a leak): nothing verifies until a replacement. */
+  async revokeKey(): Promise<void> {
+    const was = this.model.keySet;
+    await this.call(
+      "revokeOperatorKey",
+      this.g.actors.admin,
+      this.g.vaultAddress,
+      VAULT.encodeFunctionData("revokeOperatorKey"),
+      (t) => this.model.revokeOperatorKey(t),
+    );
+    expect(await this.g.vault.operatorKeySince(), "operatorKeySince after a revocation").to.equal(
+      BigInt(this.model.keySince),
+    );
+    if (was) this.revokedAt = this.model.now;
+  }
+
+  /**
+   * The key manager schedules Core's other key (a replacement after a revocation, or a routine rotation),
+   * and executes it once the timelock has passed (`early`: tries before, refused); Core then answers.
+   */
+  async replaceKey(early: boolean): Promise<void> {
+    const m = this.model;
+    const next = 1 - this.keyIndex;
+    const readyAt = m.keysScheduled.get(next);
+    if (readyAt !== undefined && m.now + 1 < readyAt && !early) return;
+    const data = VAULT.encodeFunctionData("setOperatorKey", [publicKeyToEip2537(KEYS[next].publicKey)]);
+    const gap = !m.keySet;
+    const result = await this.call(
+      `setOperatorKey${gap ? " (after a revocation)" : ""}`,
+      this.g.actors.admin,
+      this.g.vaultAddress,
+      data,
+      (t) => m.setOperatorKey(next, t),
+    );
+    if (result instanceof Refusal) return;
+    this.count(`key ${result}${gap ? " (replacing a revoked key)" : ""}`);
+    expect(await this.g.vault.operatorKeySince(), "operatorKeySince").to.equal(BigInt(m.keySince));
+    if (result === "executed") {
+      this.keyIndex = next;
+      this.revokedAt = undefined;
+      // Core's keeper checks its key is the Vault's and answers what the gap held open (never conceded).
+      await this.keeperAnswers(gap);
+    }
+  }
+
+  /**
+   * Core's keeper answers every open dispute it still may: a genuine position with its proof, anything else
+   * empty (a concession or a dismissal: no certificate). While no operator key is set it waits with its
+   * proofs (they cannot verify) and does not concede them. `afterGap`: the chain must accept every answer.
+   */
+  async keeperAnswers(afterGap = false): Promise<void> {
+    const m = this.model;
+    for (const o of this.openDisputes()) {
+      if (o.c.vetoed || m.now + 1 > m.answerDeadlineAfterKeyGap(o.c.answerDeadline)) continue;
+      if (o.c.games.get(key(o.asset, o.debtor))?.openDisputes === 0) continue; // closed by a void
+      const info = o.c.positions.get(key(o.debtor, o.asset))?.[o.index];
+      let prove = info?.guaranteeId !== undefined && !this.bad(info);
+      if (
+        prove &&
+        (m.answeredIn.get(info!.guaranteeId!) ?? 0) !== 0 &&
+        !m.cycle(m.answeredIn.get(info!.guaranteeId!)!)!.vetoed
+      )
+        prove = false;
+      if (prove && !m.keySet) {
+        this.count("keeper waits for an operator key");
+        continue;
+      }
+      const extended = m.now + 1 > o.c.answerDeadline;
+      const before = this.log.length;
+      await this.answer(o.c, o.asset, o.debtor, o.index, prove, this.g.actors.operator);
+      const refused = this.log.slice(before).some((l) => l.includes("model refuses"));
+      // Property: a gap never makes Core lose a dispute it can answer once a key is back (audit M-2).
+      if (afterGap) expect(refused, `keeper's answer after a key gap: ${this.log.at(-1)}`).to.equal(false);
+      if (!refused && afterGap) this.count(`keeper answered after a key gap (${prove ? "proof" : "empty"})`);
+      if (extended && !refused)
+        this.count(`keeper answered in a key-gap extension (${prove ? "proof" : "empty"})`);
     }
   }
 
@@ -1474,6 +1613,34 @@ class Harness {
     return gap;
   }
 
+  /**
+   * An honest payer never pays a position it disputed and did not sign, whatever happened to the operator key
+   * meanwhile (a gap holds its disputes open, it never decides them): in every cycle that stood, what it paid
+   * or had covered is at most its committed debit less the forged positions it disputed.
+   */
+  checkDisputedForgeries(): void {
+    for (const c of this.model.cycles) {
+      if (c.vetoed) continue;
+      for (const [k, d] of c.debts) {
+        if (d.status !== DebtStatus.Paid && d.status !== DebtStatus.Covered) continue;
+        const [asset, debtor] = k.split("|");
+        if (!this.isActor(debtor)) continue;
+        let forged = 0n;
+        (c.positions.get(key(debtor, asset)) ?? []).forEach((p, i) => {
+          if (p.guaranteeId === undefined && c.disputes.has(key(asset, debtor, i))) forged += p.amount;
+        });
+        if (forged === 0n) continue;
+        this.count("paid debit after disputing a forged position");
+        const committed = c.committedDebits.get(k) ?? 0n;
+        const bound = committed > forged ? committed - forged : 0n;
+        expect(
+          d.amount <= bound,
+          `${this.actorOf(debtor).name} paid ${d.amount} in cycle ${c.id}: > debit ${committed} − disputed forgeries ${forged}`,
+        ).to.equal(true);
+      }
+    }
+  }
+
   /** What `who` signed (out) and was signed (in), payable guarantees only, in `asset`. */
   signed(who: string, asset: string): { out: bigint; in: bigint } {
     let out = 0n;
@@ -1518,30 +1685,25 @@ class Harness {
   async settle(): Promise<void> {
     const m = this.model;
     const { operator } = this.g.actors;
-    const answerAll = async () => {
-      for (const o of this.openDisputes()) {
-        if (o.c.vetoed || m.now + 1 > o.c.answerDeadline) continue;
-        const info = o.c.positions.get(key(o.debtor, o.asset))?.[o.index];
-        let prove = info?.guaranteeId !== undefined && !this.bad(info);
-        if (
-          prove &&
-          (m.answeredIn.get(info!.guaranteeId!) ?? 0) !== 0 &&
-          !m.cycle(m.answeredIn.get(info!.guaranteeId!)!)!.vetoed
-        )
-          prove = false;
-        await this.answer(o.c, o.asset, o.debtor, o.index, prove, operator);
-      }
-    };
-    await answerAll();
+    // A revoked key with its replacement scheduled: the key manager executes it when due, and Core answers
+    // what the gap held open. Revoked with none scheduled: never replaced (the griefing bound, T + W).
+    const pending = m.keysScheduled.get(1 - this.keyIndex);
+    if (!m.keySet && pending !== undefined) {
+      m.now = Math.max(m.now, pending - 1);
+      await this.replaceKey(false);
+    }
+    if (!m.keySet) this.count("key revoked and never replaced");
+    await this.keeperAnswers();
     await this.commit(0, 0, 0);
-    await answerAll();
+    await this.keeperAnswers();
     await this.settleCreditDisputes();
-    // Past every deadline: answers, payments, vetoed locks, reserves, withdrawals.
+    // Past every deadline: answers (after any key gap: voids wait the payment window moved as far),
+    // payments, vetoed locks, reserves, withdrawals.
     let until = m.now;
     for (const c of m.cycles)
       until = Math.max(
         until,
-        c.paymentDeadline,
+        c.paymentDeadline + (m.answerDeadlineAfterKeyGap(c.answerDeadline) - c.answerDeadline),
         c.committedAt + (c.doubleListingDeadline - c.defaultDeadline),
       );
     for (const r of m.reserves.values()) until = Math.max(until, r.expiresAt);
@@ -1671,6 +1833,7 @@ class Harness {
       }
     }
     await this.check(m.cycles);
+    this.checkDisputedForgeries();
 
     // Every cycle is over, every credit claimed: nothing is held for creditors any more, except what the
     // bond paid into a cycle (a concession, a removal) that the guardian then vetoed: no claim and no
@@ -1742,7 +1905,7 @@ async function play(actions: Action[], stats: Stats): Promise<void> {
     }
     await h.settle();
   } catch (e) {
-    console.log(h.log.slice(-40).join("\n"));
+    console.log(h.log.slice(process.env.FUZZ_DEBUG ? 0 : -40).join("\n"));
     if (process.env.FUZZ_DEBUG) console.log(h.dump());
     throw e;
   }

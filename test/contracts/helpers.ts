@@ -71,9 +71,11 @@ export const TOKEN_MINT = 10n ** 30n;
 
 const abi = AbiCoder.defaultAbiCoder();
 
-export async function suretyFixture() {
+/** `adminTransferDelay`: the Vault's and ClearingHouse's timelock delay (default the deployment's 3 days). */
+export async function suretyFixture(options: { adminTransferDelay?: number } = {}) {
   const [admin, operator, alice, bob, carol, dave, outsider, validator, guardian] = await ethers.getSigners();
   const deployment = await deploySurety(admin, {
+    ...options,
     operator: operator.address,
     guardian: guardian.address,
     operatorBlsPublicKey: OPERATOR_BLS.publicKey,

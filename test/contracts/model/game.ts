@@ -195,8 +195,59 @@ export class GameModel {
   readonly faults = new Map<string, bigint>();
   /** Bond posted, by asset. */
   readonly posted = new Map<string, bigint>();
+  /**
+   * The Vault's operator key (docs/clearing.md "Operator key gaps"): whether one is set, its clock
+   * (`operatorKeySince`), the timelock delay, and the replacement keys scheduled (key index → ready at).
+   */
+  keySet = true;
+  keySince = 0;
+  keyDelay = 0;
+  readonly keysScheduled = new Map<number, number>();
 
   constructor(readonly t: Timings) {}
+
+  /** `Vault.answerDeadlineAfterKeyGap(D)` = max(D, min(S + W, D + min(T, 30 days) + W)). */
+  answerDeadlineAfterKeyGap(deadline: number): number {
+    const resumed = this.keySince + this.t.challengeWindow;
+    if (resumed <= deadline) return deadline;
+    const bound = deadline + Math.min(this.keyDelay, 30 * 24 * 3600) + this.t.challengeWindow;
+    return resumed < bound ? resumed : bound;
+  }
+
+  /** The answer deadline of cycle `c` at `t`: the committed one until it has passed, then after any key gap. */
+  private answersUntil(c: ModelCycle, t: number): number {
+    return t <= c.answerDeadline ? c.answerDeadline : this.answerDeadlineAfterKeyGap(c.answerDeadline);
+  }
+
+  /** `Vault.revokeOperatorKey`: the key goes at once; a replacement counts from `t + timelockDelay`. */
+  revokeOperatorKey(t: number): void {
+    if (this.keySet) this.keySince = t + this.keyDelay;
+    this.keySet = false;
+  }
+
+  /**
+   * `Vault.setOperatorKey(key)` after setup: the first call schedules it (ready `timelockDelay` later), a
+   * call from then executes it; a key replacing a revoked one counts from min(now, revocation + delay).
+   */
+  setOperatorKey(keyIndex: number, t: number): "scheduled" | "executed" {
+    const readyAt = this.keysScheduled.get(keyIndex) ?? 0;
+    if (readyAt === 0) {
+      this.keysScheduled.set(keyIndex, t + this.keyDelay);
+      return "scheduled";
+    }
+    if (t < readyAt) refuse("OperationNotReady");
+    this.keysScheduled.delete(keyIndex);
+    let since = t;
+    if (!this.keySet && this.keySince !== 0 && this.keySince < since) since = this.keySince;
+    this.keySet = true;
+    this.keySince = since;
+    return "executed";
+  }
+
+  /** A certificate check (answers with a proof, remunerate, reserves, credit disputes) with no key set. */
+  private checkKey(): void {
+    if (!this.keySet) refuse("OperatorKeyNotSet");
+  }
 
   // ------------------------------------------------------------------------------------ helpers
 
@@ -351,6 +402,7 @@ export class GameModel {
 
   /** `remunerate` of V2 guarantee `g` (its certificate and signature are valid). */
   remunerate(g: ModelGuarantee): void {
+    this.checkKey();
     const how = this.consumption(g.id);
     if (how !== Consumption.None) refuse("GuaranteeAlreadyConsumed");
     if (!this.validated(g) || g.finalized) refuse("ValidationScoreTooLow");
@@ -383,6 +435,7 @@ export class GameModel {
       g.version === 1
         ? g.timestamp + this.t.cycleLength + this.t.commitDelay + this.t.confirmationLag
         : g.deadline;
+    this.checkKey();
     const expiresAt =
       g.version === 1 ? registerBy + 2 * this.t.challengeWindow : g.deadline + this.t.withdrawalGracePeriod;
     if (this.consumption(g.id) !== Consumption.None) refuse("GuaranteeAlreadyConsumed");
@@ -593,7 +646,7 @@ export class GameModel {
     const c = this.committed(cycleId);
     if (c.vetoed) refuse("CycleIsVetoed");
     if (t <= c.challengeDeadline) refuse("ChallengeWindowOpen");
-    if (c.openChallenges !== 0 && t <= c.answerDeadline) refuse("DisputesOpen");
+    if (c.openChallenges !== 0 && t <= this.answersUntil(c, t)) refuse("DisputesOpen");
     const a = c.assets.get(asset) ?? refuse("UnknownCycleAsset");
     const credit = c.built.credits.get(key(asset, participant)) ?? 0n;
     if (credit === 0n) refuse("ZeroCredit");
@@ -627,7 +680,7 @@ export class GameModel {
     if (amount === 0n) refuse("NoRefundHeld");
     if (!c.vetoed) {
       if (t <= c.challengeDeadline) refuse("ChallengeWindowOpen");
-      if (c.openChallenges !== 0 && t <= c.answerDeadline) refuse("DisputesOpen");
+      if (c.openChallenges !== 0 && t <= this.answersUntil(c, t)) refuse("DisputesOpen");
     }
     c.refundHeld.set(key(asset, debtor), 0n);
     if (c.vetoed) return 0n;
@@ -693,11 +746,11 @@ export class GameModel {
     const c = this.committed(cycleId);
     if (c.vetoed) refuse("CycleIsVetoed");
     if (t > c.challengeDeadline) refuse("ChallengeWindowClosed");
+    this.checkKey();
     const g = this.guarantees.get(id.toLowerCase())!;
     if (c.creditDisputes.has(g.id)) refuse("CreditDisputeNotOpen");
-    // (A finalized guarantee's credit dispute carries no finalization here: not validated.)
-    if (!this.validated(g) || g.finalized || this.consumption(g.id) === Consumption.Remunerated)
-      refuse("CreditNotOwed");
+    // (A finalized guarantee's credit dispute carries its payer's finalization: validated.)
+    if (!this.validated(g) || this.consumption(g.id) === Consumption.Remunerated) refuse("CreditNotOwed");
     c.creditDisputes.set(g.id, {
       status: CreditDisputeStatus.Open,
       recipient: g.recipient,
@@ -799,7 +852,8 @@ export class GameModel {
   ): DisputeStatus {
     const c = this.committed(cycleId);
     if (c.vetoed) refuse("CycleIsVetoed");
-    if (t > c.answerDeadline) refuse("AnswerWindowClosed");
+    // Past the committed deadline while an operator key gap extends it (audit M-2).
+    if (t > this.answersUntil(c, t)) refuse("AnswerWindowClosed");
     const dk = key(asset, debtor, index);
     if ((c.disputes.get(dk) ?? DisputeStatus.None) !== DisputeStatus.Open) refuse("DisputeNotOpen");
     // A void closed the whole game (its positions keep the Open mark; audit2 A2-I1).
@@ -816,6 +870,7 @@ export class GameModel {
       if (!byOperator) refuse("ConcessionNotAllowed");
       outcome = DisputeStatus.Voided;
     } else {
+      this.checkKey();
       gid = info.guaranteeId!;
       const g = this.guarantees.get(gid)!;
       if (this.consumption(gid) === Consumption.Remunerated) outcome = DisputeStatus.Removed;
@@ -885,6 +940,7 @@ export class GameModel {
     const c = this.committed(cycleId);
     if (c.vetoed) refuse("CycleIsVetoed");
     if (t <= c.answerDeadline) refuse("AnswerWindowOpen");
+    if (t <= this.answersUntil(c, t)) refuse("AnswerWindowExtended");
     const dk = key(asset, debtor, index);
     if ((c.disputes.get(dk) ?? DisputeStatus.None) !== DisputeStatus.Open) refuse("DisputeNotOpen");
     const game = this.game(c, asset, debtor);
@@ -951,14 +1007,18 @@ export class GameModel {
     const c = this.committed(cycleId);
     if (c.vetoed) refuse("CycleIsVetoed");
     if (t <= c.answerDeadline) refuse("AnswerWindowOpen");
+    const until = this.answersUntil(c, t);
+    if (t <= until) refuse("AnswerWindowExtended");
     const game = this.game(c, asset, debtor);
     const debt = c.debts.get(key(asset, debtor));
     if (game.openDisputes === 0) {
       if (debt === undefined) refuse("NoDebt");
       refuse("DebtAlreadyResolved");
     }
-    // Revealed: open positions are conceded one by one at their proven amounts until the payment deadline.
-    if (game.revealed && t <= c.paymentDeadline) refuse("PaymentWindowOpen");
+    // Revealed: open positions are conceded one by one at their proven amounts until the payment deadline,
+    // which a key gap moves as far as the answer deadline, for unrevealed trees too (audit A2-L1).
+    const extension = until - c.answerDeadline;
+    if ((game.revealed || extension !== 0) && t <= c.paymentDeadline + extension) refuse("PaymentWindowOpen");
     c.openChallenges -= game.openDisputes;
     this.openChallenges -= game.openDisputes;
     game.openDisputes = 0;
