@@ -8,8 +8,7 @@ import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { AbiCoder, keccak256, parseEther, ZeroAddress } from "ethers";
-import { Writable } from "node:stream";
-import pino from "pino";
+import { captureLogs } from "../support/log-capture";
 import { createBackgroundTasks } from "../../operator/background";
 import { chainFixture, type CoreHarness, openCore } from "./indexer-fixtures";
 
@@ -25,17 +24,11 @@ describe("operator bond: metrics and floor warnings (Core)", function () {
 
   it("exports the bond per asset and warns once below the floor, then notes the recovery", async function () {
     const f = await loadFixture(chainFixture);
-    const lines: Array<Record<string, unknown>> = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString("utf8")) as Record<string, unknown>);
-        done();
-      },
-    });
+    const { logger, lines } = captureLogs("info");
     const before = await f.clearingHouse.bondOf(ETH);
     const floor = before + 5n * ONE;
     h = await openCore(f, {
-      logger: pino({ level: "info" }, sink),
+      logger,
       config: { bondFloors: `${ETH}:${floor}`, keeperEnabled: false },
     });
     const tasks = await createBackgroundTasks({ ...h.context, provider: ethers.provider });
@@ -70,14 +63,8 @@ describe("operator bond: metrics and floor warnings (Core)", function () {
 
   it("exports what the bond owes in refunds and warns once while it is above zero (audit A2-H1)", async function () {
     const f = await loadFixture(chainFixture);
-    const lines: Array<Record<string, unknown>> = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString("utf8")) as Record<string, unknown>);
-        done();
-      },
-    });
-    h = await openCore(f, { logger: pino({ level: "info" }, sink), config: { keeperEnabled: false } });
+    const { logger, lines } = captureLogs("info");
+    h = await openCore(f, { logger, config: { keeperEnabled: false } });
     const tasks = await createBackgroundTasks({ ...h.context, provider: ethers.provider });
     const owes = (owed: bigint) => setRefundOwed(f.clearingHouse, owed);
     try {

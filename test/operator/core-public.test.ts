@@ -2,10 +2,9 @@ import { expect } from "chai";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { writeFileSync } from "node:fs";
-import { Writable } from "node:stream";
 import { join } from "node:path";
 import { ethers } from "hardhat";
-import pino from "pino";
+import { captureLogs } from "../support/log-capture";
 import { time } from "@nomicfoundation/hardhat-network-helpers";
 import { DEFAULT_TIMINGS, deployVault, writeDeployment } from "../../scripts/deploy";
 import {
@@ -335,14 +334,8 @@ describe("Core health against a JSON-RPC URL", () => {
     const rpc = await startRpcProxy();
     const dir = tempDir();
     const config = testConfig(dir.path, { rpcUrl: rpc.url, rpcTimeoutMs: 500, backgroundTasks: false });
-    const lines: Array<Record<string, unknown>> = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        lines.push(JSON.parse(chunk.toString("utf8")) as Record<string, unknown>);
-        done();
-      },
-    });
-    const core = await startCoreServer(config, { logger: pino({ level: "warn" }, sink), deployment });
+    const { logger, lines } = captureLogs("warn");
+    const core = await startCoreServer(config, { logger, deployment });
     try {
       rpc.server.removeAllListeners("request");
       rpc.server.on("request", () => undefined); // accepts, never answers
