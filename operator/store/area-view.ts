@@ -85,3 +85,38 @@ export function lazyRepositories(
   }
   return bundle as unknown as Repositories;
 }
+
+/**
+ * A store's areas as its own fields (`store.collateral`, …), each set once to the engine's view of that
+ * area. Both engines' stores extend it, so the list of areas is written here and in {@link Repositories}
+ * only; a new area added to {@link Repositories} fails to compile here until it is listed.
+ *
+ * `views` builds the views from the store being constructed (`Self`): they call back into it, and a
+ * subclass cannot name `this` before `super()`.
+ */
+export abstract class StoreOfAreas<Self> implements Repositories {
+  readonly collateral: Repositories["collateral"];
+  readonly reserves: Repositories["reserves"];
+  readonly guarantees: Repositories["guarantees"];
+  readonly issuance: Repositories["issuance"];
+  readonly cycles: Repositories["cycles"];
+  readonly netting: Repositories["netting"];
+  readonly chainJournal: Repositories["chainJournal"];
+  readonly webhooks: Repositories["webhooks"];
+  readonly authSessions: Repositories["authSessions"];
+  readonly operatorState: Repositories["operatorState"];
+
+  protected constructor(views: (store: Self) => Repositories) {
+    const view = views(this as unknown as Self);
+    this.collateral = view.collateral;
+    this.reserves = view.reserves;
+    this.guarantees = view.guarantees;
+    this.issuance = view.issuance;
+    this.cycles = view.cycles;
+    this.netting = view.netting;
+    this.chainJournal = view.chainJournal;
+    this.webhooks = view.webhooks;
+    this.authSessions = view.authSessions;
+    this.operatorState = view.operatorState;
+  }
+}

@@ -10,7 +10,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { type Repositories, type Store, StoreUnavailableError } from "./store";
-import { lazyRepositories, mapRepositories, wrapMethods } from "./area-view";
+import { lazyRepositories, mapRepositories, StoreOfAreas, wrapMethods } from "./area-view";
 import { migratePostgres } from "./postgres/migrate";
 import { AsyncMutex } from "./mutex";
 import { isConnectionError, type PgConn } from "./postgres/common";
@@ -137,17 +137,7 @@ interface PgLanes {
   lease: pg.Pool;
 }
 
-export class PostgresStore implements Store {
-  readonly collateral: Repositories["collateral"];
-  readonly reserves: Repositories["reserves"];
-  readonly guarantees: Repositories["guarantees"];
-  readonly issuance: Repositories["issuance"];
-  readonly cycles: Repositories["cycles"];
-  readonly netting: Repositories["netting"];
-  readonly chainJournal: Repositories["chainJournal"];
-  readonly webhooks: Repositories["webhooks"];
-  readonly authSessions: Repositories["authSessions"];
-  readonly operatorState: Repositories["operatorState"];
+export class PostgresStore extends StoreOfAreas<PostgresStore> implements Store {
   private readonly inTransaction = new AsyncLocalStorage<boolean>();
   private closed = false;
 
@@ -163,25 +153,24 @@ export class PostgresStore implements Store {
     private readonly ownsPool = true,
   ) {
     // Each call of the outer store: its own transaction on a pooled connection, on that connection's areas.
-    const view = mapRepositories(TEMPLATE, (template, key) =>
-      wrapMethods(template, (name) => (...args) => {
-        if (this.inTransaction.getStore()) {
-          // Another connection could wait on a row lock our own transaction holds: refuse, as SQLite does.
-          return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
-        }
-        return this.withTransaction((conn) => call(pgAreas(conn, this.forkNetting)[key], name, args));
-      }),
+    super((store) =>
+      mapRepositories(TEMPLATE, (template, key) =>
+        wrapMethods(
+          template,
+          (name) =>
+            (...args) =>
+              store.runOuter(key, name, args),
+        ),
+      ),
     );
-    this.collateral = view.collateral;
-    this.reserves = view.reserves;
-    this.guarantees = view.guarantees;
-    this.issuance = view.issuance;
-    this.cycles = view.cycles;
-    this.netting = view.netting;
-    this.chainJournal = view.chainJournal;
-    this.webhooks = view.webhooks;
-    this.authSessions = view.authSessions;
-    this.operatorState = view.operatorState;
+  }
+
+  private runOuter(key: keyof Repositories, name: string, args: unknown[]): Promise<unknown> {
+    if (this.inTransaction.getStore()) {
+      // Another connection could wait on a row lock our own transaction holds: refuse, as SQLite does.
+      return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
+    }
+    return this.withTransaction((conn) => call(pgAreas(conn, this.forkNetting)[key], name, args));
   }
 
   /** A cycle's sums on a second connection while the first streams its leaves (PgCycleScanner.scan). */

@@ -19,7 +19,7 @@ import { migrate } from "./sqlite-migrate";
 import type { StoredGuarantee } from "./repositories";
 import { DuplicateGuaranteeError } from "./repositories";
 import type { Repositories, Store } from "./store";
-import { lazyRepositories, mapRepositories, wrapMethods } from "./area-view";
+import { lazyRepositories, mapRepositories, StoreOfAreas, wrapMethods } from "./area-view";
 import { AuthSessions } from "./sql/auth-sessions";
 import { ChainJournal } from "./sql/chain-journal";
 import { Collateral } from "./sql/collateral";
@@ -115,17 +115,7 @@ interface Durability {
   checkpointer: Checkpointer;
 }
 
-export class SqliteStore implements Store {
-  readonly collateral: Repositories["collateral"];
-  readonly reserves: Repositories["reserves"];
-  readonly guarantees: Repositories["guarantees"];
-  readonly issuance: Repositories["issuance"];
-  readonly cycles: Repositories["cycles"];
-  readonly netting: Repositories["netting"];
-  readonly chainJournal: Repositories["chainJournal"];
-  readonly webhooks: Repositories["webhooks"];
-  readonly authSessions: Repositories["authSessions"];
-  readonly operatorState: Repositories["operatorState"];
+export class SqliteStore extends StoreOfAreas<SqliteStore> implements Store {
   private readonly mutex = new AsyncMutex();
   /** Marks async contexts running inside one of this store's transactions. */
   private readonly inTransaction = new AsyncLocalStorage<boolean>();
@@ -139,27 +129,23 @@ export class SqliteStore implements Store {
     private readonly db: Database,
     private readonly durability: Durability | null,
   ) {
+    const areas = sqliteAreas(db);
+    super((store) => {
+      const outer: Runner = (task) => store.runOuter(task);
+      return mapRepositories(areas, (area) => runThrough(area, outer));
+    });
+    this.areas = areas;
     this.totalChanges = db.prepare("SELECT total_changes()").pluck();
     this.lastTotalChanges = this.totalChanges.get() as number;
-    this.areas = sqliteAreas(db);
-    const outer: Runner = (task) => {
-      if (this.inTransaction.getStore()) {
-        // Waiting for the mutex here would deadlock on our own transaction.
-        return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
-      }
-      return this.durable(this.mutex.run(() => this.checkedOpen(task)));
-    };
-    const view = mapRepositories(this.areas, (area) => runThrough(area, outer));
-    this.collateral = view.collateral;
-    this.reserves = view.reserves;
-    this.guarantees = view.guarantees;
-    this.issuance = view.issuance;
-    this.cycles = view.cycles;
-    this.netting = view.netting;
-    this.chainJournal = view.chainJournal;
-    this.webhooks = view.webhooks;
-    this.authSessions = view.authSessions;
-    this.operatorState = view.operatorState;
+  }
+
+  /** One call of the outer store: in the mutex, made durable before it resolves. */
+  private runOuter<T>(task: () => T): Promise<T> {
+    if (this.inTransaction.getStore()) {
+      // Waiting for the mutex here would deadlock on our own transaction.
+      return Promise.reject(new Error("inside store.transaction use the tx handle, not the store"));
+    }
+    return this.durable(this.mutex.run(() => this.checkedOpen(task)));
   }
 
   /** Opens (creating if needed) and migrates the database at `file` (`:memory:` for a private in-memory one). */
