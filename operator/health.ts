@@ -13,6 +13,7 @@
  * | `clearing_commit` | time left before an owed commit's due time (cutoff + commitDelay, chain time) | below `SURETY_HEALTH_COMMIT_SLACK_SECONDS` |
  * | `cover_slack` | time left before the default deadline of the unpaid debts past their payment deadline | below `SURETY_HEALTH_COVER_SLACK_SECONDS` |
  * | `bond_margin` | per asset, the bond above what the last checked cycle needs; the bond against `SURETY_BOND_FLOORS` | below `SURETY_HEALTH_BOND_MARGIN_BPS`; below the floor |
+ * | `bond_refunds_owed` | per asset, what the bond owes in refunds it could not pay yet (`ClearingHouse.totalRefundOwed`, read by the bond monitor) | above zero |
  * | `indexer_lag` | blocks behind the confirmed head; seconds since the last successful tick | above `SURETY_HEALTH_INDEXER_LAG_BLOCKS` / `_STALE_SECONDS` (the refusal bounds are higher) |
  * | `operator_key` | the keeper's last check of Core's BLS key against the Vault's (clearing/key-watch.ts) | not the Vault's key, no key on the Vault, or unreadable: dispute answers would not verify |
  * | `verdict_pins` | how long the oldest guarantee payable on its verdict has waited for its pin's indexing (wall clock) | above `SURETY_HEALTH_VERDICT_PIN_SECONDS` (default one cycle length) |
@@ -119,6 +120,8 @@ export interface HealthMonitorDeps {
   commitBond: { status(): CommitBondStatus };
   /** The operator bond per asset as the bond monitor last read it (empty where it does not run). */
   bonds: () => ReadonlyMap<string, bigint>;
+  /** What the bond owes in refunds per asset as the bond monitor last read it (empty where it does not run). */
+  refundsOwed: () => ReadonlyMap<string, bigint>;
   logger: Logger;
 }
 
@@ -268,6 +271,22 @@ export class HealthMonitor {
           reason: `operator bond ${f.bond} is below its floor ${f.floor} (SURETY_BOND_FLOORS)`,
           value: Number(f.bond),
           threshold: Number(f.floor),
+        });
+      }
+    }
+
+    const owed = this.deps.refundsOwed();
+    if (owed.size === 0) checks.bond_refunds_owed = "off";
+    for (const [asset, amount] of owed) {
+      if (amount > 0n) {
+        warn({
+          check: "bond_refunds_owed",
+          subject: asset,
+          reason:
+            `the operator bond owes ${amount} in refunds it could not pay (ClearingHouse.totalRefundOwed): ` +
+            "those payers wait and withdrawBond is refused until ClearingHouse.postBond covers them",
+          value: Number(amount),
+          threshold: 0,
         });
       }
     }

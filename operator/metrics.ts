@@ -139,7 +139,7 @@ export class CoreMetrics {
       },
     });
     const bonds = () => this.bondSource?.values() ?? new Map<string, bigint>();
-    const refundsOwed = () => this.bondSource?.refundsOwed?.() ?? new Map<string, bigint>();
+    const refundsOwed = () => this.refundsOwedValues();
     new Gauge({
       name: "surety_operator_bond",
       help: "Operator bond in the ClearingHouse, per asset, in base units (last background read)",
@@ -416,6 +416,11 @@ export class CoreMetrics {
   /** The bond per asset as the bond monitor last read it (empty where none runs in this process). */
   bondValues(): ReadonlyMap<string, bigint> {
     return this.bondSource?.values() ?? new Map<string, bigint>();
+  }
+
+  /** What the bond owes in refunds per asset as the bond monitor last read it (empty where none runs). */
+  refundsOwedValues(): ReadonlyMap<string, bigint> {
+    return this.bondSource?.refundsOwed?.() ?? new Map<string, bigint>();
   }
 
   guaranteeIssued(version: number, scheme: string): void {

@@ -10,6 +10,7 @@ export const HEALTH_CHECKS = [
   "clearing_commit",
   "cover_slack",
   "bond_margin",
+  "bond_refunds_owed",
   "indexer_lag",
   "operator_key",
   "verdict_pins",

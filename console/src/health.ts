@@ -34,6 +34,7 @@ const CHECK_LABEL: Record<string, string> = {
   clearing_commit: "Clearing commit",
   cover_slack: "Cover slack",
   bond_margin: "Bond margin",
+  bond_refunds_owed: "Refunds owed",
   indexer_lag: "Indexer lag",
   operator_key: "Operator key",
   verdict_pins: "Verdict pins",

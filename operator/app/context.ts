@@ -113,7 +113,10 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       logger: deps.logger,
     });
   // The bond monitor reports to the metrics (CoreMetrics.observeBond); health reads it from there.
-  const bonds = { read: (): ReadonlyMap<string, bigint> => new Map() };
+  const bonds = {
+    read: (): ReadonlyMap<string, bigint> => new Map(),
+    owed: (): ReadonlyMap<string, bigint> => new Map(),
+  };
   const health =
     services.health ??
     new HealthMonitor({
@@ -125,11 +128,13 @@ export function createCoreContext(deps: CoreDeps, services: Partial<CoreServices
       chainSync,
       commitBond,
       bonds: () => bonds.read(),
+      refundsOwed: () => bonds.owed(),
       logger: deps.logger,
     });
   const metrics =
     services.metrics ?? new CoreMetrics(deps.store, chainSync, operator, commitBond, health, commitDeadline);
   bonds.read = () => metrics.bondValues();
+  bonds.owed = () => metrics.refundsOwedValues();
   const issuer =
     services.issuer ??
     new GuaranteeIssuer({

@@ -68,6 +68,7 @@ describe("operator bond: metrics and floor warnings (Core)", function () {
     const tasks = await createBackgroundTasks({ ...h.context, provider: ethers.provider });
     const owes = (owed: bigint) => setRefundOwed(f.clearingHouse, owed);
     try {
+      expect((await h.context.health.evaluate()).checks.bond_refunds_owed).to.equal("off"); // no round yet
       await tasks.runOnce();
       expect(tasks.bond.refundsOwed().get(ETH)).to.equal(0n);
       expect((await h.context.metrics.render()).body).to.include(
@@ -84,9 +85,16 @@ describe("operator bond: metrics and floor warnings (Core)", function () {
       expect((await h.context.metrics.render()).body).to.include(
         `surety_bond_refunds_owed{asset="${ETH}"} ${Number(3n * ONE)}`,
       );
+      // Health warns too (docs/monitoring.md, `bond_refunds_owed`), naming the asset and the amount.
+      const owing = await h.context.health.evaluate();
+      expect(owing.checks.bond_refunds_owed).to.equal("warn");
+      const warning = owing.warnings.find((w) => w.check === "bond_refunds_owed");
+      expect(warning).to.include({ subject: ETH, value: Number(3n * ONE), threshold: 0 });
+      expect(warning!.reason).to.include(`owes ${3n * ONE} in refunds`);
       await owes(0n);
       await tasks.runOnce();
       expect(lines.filter((l) => l.msg === "operator bond owes no refunds any more")).to.have.length(1);
+      expect((await h.context.health.evaluate()).checks.bond_refunds_owed).to.equal("ok");
     } finally {
       await tasks.stop();
     }
