@@ -343,7 +343,7 @@ export class HealthMonitor {
         reason:
           `${verdictPins.waiting} V2 guarantee(s) payable on their verdict wait for their pin's indexing, ` +
           `the oldest for ${verdictPins.oldestWaitSeconds} s (threshold ${thresholds.verdictPinSeconds} s): ` +
-          "they are in no cycle until then (a pin not mined, or a verdict voided after its deadline: " +
+          "they are in no cycle until then (a pin not mined or not indexed; a verdict voided after its deadline is cancelled: " +
           "clearing.md, Pinned verdicts)",
         value: verdictPins.oldestWaitSeconds,
         threshold: thresholds.verdictPinSeconds,

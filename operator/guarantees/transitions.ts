@@ -21,7 +21,10 @@ export const TRANSITION_TRIGGERS = {
   payer_finalized: "V2 lifecycle: the payer waives validation (`POST /core/guarantees/{id}/finalize`)",
   validation_failed: "V2 lifecycle: the validator's latest answer fails the policy",
   validation_passed: "V2 lifecycle: deadline passed (chain time, indexed past it) with a passing answer",
-  validation_expired: "V2 lifecycle: deadline passed (chain time, indexed past it) with no passing answer",
+  validation_expired:
+    "V2 lifecycle: deadline passed (chain time, indexed past it) with no passing answer, or its passing answer overwritten after the deadline",
+  verdict_voided:
+    "V2 lifecycle: a response after the deadline overwrote its passing verdict before any pin of it (the Vault skips the pin)",
   remunerated: "indexer: `Vault.GuaranteeRemunerated`",
   cycle_committed: "indexer: `ClearingHouse.CycleCommitted` of Core's plan listing it",
   foreign_netted: "indexer: a cycle Core did not plan netted its V2 id (`Vault.GuaranteeNetted`)",
@@ -85,6 +88,7 @@ export const TRANSITIONS: readonly TransitionRule[] = [
     guard: "v2",
   },
   { from: ["PENDING_VALIDATION", "DISPUTED"], trigger: "validation_expired", to: "CANCELLED", guard: "v2" },
+  { from: ["FINALIZED_PAYABLE"], trigger: "verdict_voided", to: "CANCELLED", guard: "v2" },
   { from: [...ONE_CYCLE_LOCKED, "CANCELLED"], trigger: "remunerated", to: "REMUNERATED" },
   { from: ["FINALIZED_PAYABLE"], trigger: "cycle_committed", to: "NETTED", guard: "payer is a net debtor" },
   {

@@ -11,11 +11,16 @@
  *     passing → FINALIZED_PAYABLE (netted: security review finding 1, its obligation is then recorded
  *               before a withdrawal requested after issuance can finalize), marked payable on its verdict:
  *               the scheduler nets it once its verdict's pin is indexed (audit H-2, ./verdict-pins.ts),
- *     otherwise → CANCELLED and its lock released;
+ *     otherwise → CANCELLED and its lock released; also when a response after the deadline has already
+ *               overwritten the passing one with no pin of it indexed (the Vault would never pay it);
+ * - a verdict made payable and overwritten after that by a response after the deadline before its pin
+ *   (audit H-2's remaining window, docs/clearing.md "Pinned verdicts"): the Vault skips its pin and
+ *   `remunerate` refuses it for good, so it is CANCELLED (`verdict_voided`) and its lock released instead of
+ *   staying FINALIZED_PAYABLE, out of every cycle, for ever;
  * - on-chain remuneration → REMUNERATED (the indexer, GuaranteeRemunerated).
  *
  * Every move goes through the transition table (guarantees/transitions.ts: triggers `payer_finalized`,
- * `validation_failed`, `validation_passed`, `validation_expired`).
+ * `validation_failed`, `validation_passed`, `validation_expired`, `verdict_voided`).
  *
  * Decisions are taken from confirmed, indexed chain state; a reorg deeper than the confirmation depth
  * does not undo them (the confirmation depth is Core's finality assumption).
@@ -83,6 +88,8 @@ export interface LifecycleTickResult {
   disputed: string[];
   cancelled: string[];
   finalized: string[];
+  /** Made payable on a verdict that a response after the deadline then overwrote, before its pin: cancelled. */
+  voided: string[];
 }
 
 /**
@@ -207,7 +214,7 @@ export class V2Lifecycle {
 
   private async step(): Promise<LifecycleTickResult> {
     const { store, clock, chainClock } = this.options;
-    const result: LifecycleTickResult = { disputed: [], cancelled: [], finalized: [] };
+    const result: LifecycleTickResult = { disputed: [], cancelled: [], finalized: [], voided: [] };
     const chainNow = chainClock.nowSeconds();
     const now = clock.nowSeconds();
     const indexedUntil = (await store.chainJournal.getChainCursor())?.blockTimestamp ?? 0;
@@ -223,7 +230,73 @@ export class V2Lifecycle {
       afterSeq = page[page.length - 1].seq;
       for (const g of page) await this.examine(g, chainNow, now, indexedUntil, result);
     }
+    await this.cancelVoidedVerdicts(now, result);
     return result;
+  }
+
+  /**
+   * Whether a response after the policy's deadline has overwritten the registry's record of this verdict and
+   * no pin of it is indexed: the Vault then skips its pin and `remunerate` refuses it (the record's
+   * `lastUpdate` only grows), so the verdict can never pay. The pin state is read after the response: a pin
+   * mined before the late response is in an earlier block, applied by the indexer before it.
+   */
+  private async verdictVoided(
+    g: ClearingGuarantee,
+    policy: ValidationPolicy,
+    requestHash: string,
+  ): Promise<boolean> {
+    const { store } = this.options;
+    const latest = await store.guarantees.latestValidationResponse(requestHash, policy.validator);
+    if (latest === null || latest.blockTimestamp <= policy.deadline) return false;
+    return (await store.guarantees.verdictPinOf(g.guaranteeId)) !== "pinned";
+  }
+
+  /** Moves `g` by `trigger` and releases its lock, in one transaction; false if the table refused the move. */
+  private cancel(g: ClearingGuarantee, trigger: "validation_expired" | "verdict_voided", now: number) {
+    return this.options.store.transaction(async (tx) => {
+      const moved = await this.transitions.apply(storeTransitions(tx.guarantees, now), g.guaranteeId, {
+        trigger,
+        facts: { version: g.version },
+        expected: g.state,
+      });
+      if (!moved) return false;
+      await tx.collateral.adjustCollateral(g.user, g.asset, { locked: -g.amount }, now);
+      return true;
+    });
+  }
+
+  /**
+   * The guarantees made payable on their verdict whose pin is not indexed (never sent, or sent and skipped by
+   * the Vault): each whose verdict a late response voided is cancelled and its lock released. Few in normal
+   * operation (a pin is indexed within a round or two of its verdict).
+   */
+  private async cancelVoidedVerdicts(now: number, result: LifecycleTickResult): Promise<void> {
+    const { store, logger } = this.options;
+    let afterSeq = 0;
+    for (;;) {
+      const page = await store.guarantees.listGuarantees({
+        states: ["FINALIZED_PAYABLE"],
+        version: 2,
+        verdictToPin: true,
+        pinSentBefore: Number.MAX_SAFE_INTEGER,
+        afterSeq,
+        limit: PAGE,
+      });
+      if (page.length === 0) break;
+      afterSeq = page[page.length - 1].seq;
+      for (const g of page) {
+        if ((g.verdictPayableAt ?? null) === null || g.validationRequestHash === null) continue;
+        const policy = parseValidationPolicy(g.policy, "stored.validation_policy");
+        if (!(await this.verdictVoided(g, policy, g.validationRequestHash))) continue;
+        if (await this.cancel(g, "verdict_voided", now)) {
+          result.voided.push(g.guaranteeId);
+          logger.warn(
+            { guarantee_id: g.guaranteeId, request_hash: g.validationRequestHash },
+            "V2 verdict overwritten by a response after its deadline before its pin: cancelled, lock released",
+          );
+        }
+      }
+    }
   }
 
   private async examine(
@@ -249,7 +322,7 @@ export class V2Lifecycle {
     );
     const passes = responsePasses(policy, response);
     if (chainNow > policy.deadline && indexedUntil > policy.deadline) {
-      if (passes) {
+      if (passes && !(await this.verdictVoided(g, policy, requestHash))) {
         // Payable on its verdict: it enters the payable pool once the verdict's pin is indexed (audit H-2;
         // ./verdict-pins.ts), both written in one transaction with the move.
         const moved = await store.transaction(async (tx) => {
@@ -269,17 +342,7 @@ export class V2Lifecycle {
         }
         return;
       }
-      const cancelled = await store.transaction(async (tx) => {
-        const moved = await transitions.apply(storeTransitions(tx.guarantees, now), g.guaranteeId, {
-          trigger: "validation_expired",
-          facts,
-          expected: g.state,
-        });
-        if (!moved) return false;
-        await tx.collateral.adjustCollateral(g.user, g.asset, { locked: -g.amount }, now);
-        return true;
-      });
-      if (cancelled) result.cancelled.push(g.guaranteeId);
+      if (await this.cancel(g, "validation_expired", now)) result.cancelled.push(g.guaranteeId);
       return;
     }
     if (g.state === "PENDING_VALIDATION" && response !== null && !passes) {

@@ -15,8 +15,8 @@
  * A guarantee is marked `sent` when its pin is sent and `pinned` when the indexer applies its
  * `VerdictPinned` (./validation-handlers.ts). The scheduler nets a guarantee made payable on its verdict
  * only once it is `pinned` (the payable pool, store/sql/payable-keys.ts): a validator's response between the
- * deadline and the pin can void a verdict, and the Vault then skips its pin, but no cycle holds it. Such a
- * guarantee stays `sent`, out of every cycle (health: `verdict_pins`).
+ * deadline and the pin can void a verdict, and the Vault then skips its pin, but no cycle holds it: the V2
+ * lifecycle cancels such a guarantee (`verdict_voided`).
  *
  * **Resends.** A pin still `sent` {@link DEFAULT_PIN_RESEND_SECONDS} (`resendAfterSeconds`, wall clock) after
  * it was sent is sent again: its transaction may never have been mined (its nonce taken by another
@@ -24,8 +24,8 @@
  * resend is harmless: `pinVerdicts` skips verdicts already pinned (and failing ones) instead of reverting, and
  * the sender answers an identical call still in flight with that transaction. A verdict the Vault skips
  * because a late response voided it is never pinned, so its resends back off: each waits at least as long as
- * the pin has been awaited so far (sent at t, t + R, t + 2R, t + 4R, …, at most daily), a gas cost that
- * stays small until an operator decides; health's `verdict_pins` warning shows it.
+ * the pin has been awaited so far (sent at t, t + R, t + 2R, t + 4R, …, at most daily); the V2 lifecycle
+ * cancels such a guarantee once the late response is indexed (`verdict_voided`, ./v2-lifecycle.ts).
  */
 import { parseValidationPolicy } from "../../sdk/claims";
 import { vaultInterface } from "../chain/abi";

@@ -200,7 +200,7 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
       await h!.indexer.syncToHead();
       expect(h!.chainClock.nowSeconds()).to.be.at.most(deadline);
       const first = await tasks.lifecycle.tick();
-      expect(first).to.deep.equal({ disputed: [failing.id], cancelled: [], finalized: [] });
+      expect(first).to.deep.equal({ disputed: [failing.id], cancelled: [], finalized: [], voided: [] });
       expect([await stateOf(passing.id), await stateOf(failing.id)]).to.deep.equal([
         "PENDING_VALIDATION",
         "DISPUTED",
@@ -213,7 +213,12 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
       await time.increaseTo(deadline + 1);
       await h!.indexer.syncToHead();
       const final = await tasks.lifecycle.tick();
-      expect(final).to.deep.equal({ disputed: [], cancelled: [failing.id], finalized: [passing.id] });
+      expect(final).to.deep.equal({
+        disputed: [],
+        cancelled: [failing.id],
+        finalized: [passing.id],
+        voided: [],
+      });
       expect(await stateOf(passing.id)).to.equal("FINALIZED_PAYABLE");
     });
 
@@ -234,6 +239,7 @@ describe("chain time: Core decides chain deadlines by the indexed head, not its 
         disputed: [],
         cancelled: [late.id],
         finalized: [],
+        voided: [],
       });
       expect(await stateOf(late.id)).to.equal("CANCELLED");
       expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);

@@ -436,6 +436,68 @@ describe("V2 lifecycle", function () {
     expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(0);
   });
 
+  it("a verdict a late response voided is cancelled in the lifecycle's next round, its lock released; a pinned one is kept", async function () {
+    const { f, tasks } = await setup();
+    const voided = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
+    const kept = await issueGuarantee(h!, f.alice, f.carol.address, 100n, ETH, {});
+    const hashOf = (g: typeof voided) =>
+      validationRequestHash(31337, (g.claims as GuaranteeClaimsV2).policy, g.id);
+    await validate(h!, voided.claims as GuaranteeClaimsV2, voided.id, 90);
+    await validate(h!, kept.claims as GuaranteeClaimsV2, kept.id, 90);
+    await advance(h!, 61);
+    await mine(1);
+    await h!.indexer.syncToHead();
+    expect((await tasks.lifecycle.tick()).finalized).to.have.members([voided.id, kept.id]);
+    // `kept` is pinned first (a seller's own pin, mined and indexed); then the validator posts again after the
+    // deadline for both (the audit's H-2 window): the Vault keeps the pinned verdict, `voided` is not validated
+    // for good (its record's lastUpdate is past the deadline).
+    const keptClaims = (await h!.store.guarantees.getClearingGuarantee(kept.id))!.certificateClaims;
+    await f.vault.connect(f.carol).pinVerdicts([keptClaims]);
+    for (const g of [voided, kept]) {
+      await f.validationRegistry
+        .connect(f.validator)
+        .validationResponse(hashOf(g), 90, "ipfs://late", keccak256(toUtf8Bytes("late")), "quality");
+    }
+    await h!.indexer.syncToHead();
+    expect(await h!.store.guarantees.verdictPinOf(kept.id)).to.equal("pinned");
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(500n);
+    const round = await tasks.lifecycle.tick();
+    expect(round.voided).to.deep.equal([voided.id]);
+    expect(await stateOf(voided.id)).to.equal("CANCELLED");
+    expect(await stateOf(kept.id)).to.equal("FINALIZED_PAYABLE");
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(100n);
+    // Nothing left to pin or cancel; the chain agrees: the voided verdict cannot be pinned, the kept one is.
+    expect((await tasks.pinner.tick()).sent).to.deep.equal([]);
+    expect((await tasks.lifecycle.tick()).voided).to.deep.equal([]);
+    expect(await f.vault.isVerdictPinned(hashOf(voided))).to.equal(false);
+    expect(await f.vault.isVerdictPinned(hashOf(kept))).to.equal(true);
+    expect(await h!.store.netting.countUnreservedPayable(10)).to.equal(1);
+  });
+
+  it("a late response indexed before Core judges the deadline cancels at once: no pin sent", async function () {
+    const { f, tasks } = await setup();
+    const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
+    const claims = g.claims as GuaranteeClaimsV2;
+    await validate(h!, claims, g.id, 90);
+    await time.increaseTo(claims.policy.deadline + 1);
+    await f.validationRegistry
+      .connect(f.validator)
+      .validationResponse(
+        validationRequestHash(31337, claims.policy, g.id),
+        90,
+        "ipfs://late",
+        keccak256(toUtf8Bytes("late")),
+        "quality",
+      );
+    await h!.syncClock();
+    await h!.indexer.syncToHead();
+    const round = await tasks.lifecycle.tick();
+    expect([round.finalized, round.cancelled, round.voided]).to.deep.equal([[], [g.id], []]);
+    expect(await stateOf(g.id)).to.equal("CANCELLED");
+    expect((await h!.store.collateral.getCollateral(f.alice.address, ETH)).locked).to.equal(0n);
+    expect((await tasks.pinner.tick()).sent).to.deep.equal([]);
+  });
+
   it("a resent pin of a verdict already pinned on chain is skipped, not reverted (idempotent)", async function () {
     const { f, tasks } = await setup();
     const g = await issueGuarantee(h!, f.alice, f.bob.address, 400n, ETH, {});
