@@ -36,7 +36,11 @@ type Fixture = Awaited<ReturnType<typeof suretyFixture>>;
 /** `commitCycle` of Core's plan of `guarantees` (the transaction, not awaited: for revert matchers). */
 function commitOf(f: Fixture, cycleId: bigint, guarantees: SignedTestGuarantee[]) {
   const plan = planCycle(cycleId, guarantees);
-  const roots = { root: plan.root, guaranteesRoot: plan.args.guaranteesRoot, debitsRoot: plan.args.debitsRoot };
+  const roots = {
+    root: plan.root,
+    guaranteesRoot: plan.args.guaranteesRoot,
+    debitsRoot: plan.args.debitsRoot,
+  };
   return f.clearingHouse
     .connect(f.operator)
     .commitCycle(cycleId, roots, plan.args.totals, plan.args.debtors, []);
@@ -138,9 +142,7 @@ describe("audit3 A3-M1 (fixed): a cycle's floor share stays counted until its de
       .withArgs(1n, ETH, f.carol.address, 0n, 2n * ONE);
     await coverAndPayBob(f, ONE);
     // Cycle 2 (alice's 1 wei, unpaid) is still open: cycle 1 is released, cycle 2's share is kept.
-    await expect(ch.connect(f.outsider).releaseSettledRisk(8))
-      .to.emit(ch, "CycleRiskReleased")
-      .withArgs(1n);
+    await expect(ch.connect(f.outsider).releaseSettledRisk(8)).to.emit(ch, "CycleRiskReleased").withArgs(1n);
     expect(await ch.bondAtRisk(ETH)).to.equal(1n);
     await expect(ch.claimOwedRefund(ETH, f.carol.address))
       .to.emit(ch, "OwedRefundPaid")
@@ -156,7 +158,10 @@ describe("audit3 A3-M1 (fixed): a cycle's floor share stays counted until its de
     await expect(ch.claimDebitRefund(1, ETH, f.carol.address))
       .to.emit(ch, "DebitRefundClaimed")
       .withArgs(1n, ETH, f.carol.address, 0n, 2n * ONE);
-    await expect(ch.connect(f.carol).withdrawPayout(ETH, f.carol.address)).to.changeEtherBalance(f.carol, ONE);
+    await expect(ch.connect(f.carol).withdrawPayout(ETH, f.carol.address)).to.changeEtherBalance(
+      f.carol,
+      ONE,
+    );
     expect(await ch.refundOwed(ETH, f.carol.address)).to.equal(ONE);
   });
 
@@ -164,9 +169,7 @@ describe("audit3 A3-M1 (fixed): a cycle's floor share stays counted until its de
     const f = await loadFixture(fixture);
     const ch = f.clearingHouse;
     await coverAndPayBob(f, ONE);
-    await expect(ch.connect(f.outsider).releaseSettledRisk(8))
-      .to.emit(ch, "CycleRiskReleased")
-      .withArgs(1n);
+    await expect(ch.connect(f.outsider).releaseSettledRisk(8)).to.emit(ch, "CycleRiskReleased").withArgs(1n);
     await expect(ch.connect(f.outsider).releaseSettledRisk(8))
       .to.be.revertedWithCustomError(ch, "NoSettledRisk")
       .withArgs(2n);
@@ -234,7 +237,10 @@ describe("audit3 A3-M3 (fixed): settled risk is released without a commit", () =
     console.log(`      claimOwedRefund releasing 1 cycle: ${(await (await claim).wait())!.gasUsed} gas`);
     expect(await ch.bondAtRisk(ETH)).to.equal(0n);
     expect(await ch.totalRefundOwed(ETH)).to.equal(0n);
-    await expect(ch.connect(f.alice).withdrawPayout(ETH, f.alice.address)).to.changeEtherBalance(f.alice, ONE);
+    await expect(ch.connect(f.alice).withdrawPayout(ETH, f.alice.address)).to.changeEtherBalance(
+      f.alice,
+      ONE,
+    );
   });
 
   it("alice's own withdrawPayout releases and pays; then the bond can leave", async () => {
@@ -245,7 +251,10 @@ describe("audit3 A3-M3 (fixed): settled risk is released without a commit", () =
     await proven(f, ONE);
     expect(await ch.refundOwed(ETH, f.alice.address)).to.equal(0n);
     await time.increaseTo((await ch.getCycle(2)).doubleListingDeadline + 1n);
-    await expect(ch.connect(f.alice).withdrawPayout(ETH, f.alice.address)).to.changeEtherBalance(f.alice, ONE);
+    await expect(ch.connect(f.alice).withdrawPayout(ETH, f.alice.address)).to.changeEtherBalance(
+      f.alice,
+      ONE,
+    );
     await expect(ch.connect(f.admin).withdrawBond(ETH, ONE, f.admin.address)).to.changeEtherBalance(
       f.admin,
       ONE,
@@ -265,7 +274,10 @@ describe("audit3 A3-M3 (fixed): settled risk is released without a commit", () =
     await expect(alices).to.emit(ch, "CycleRiskReleased").withArgs(2n);
     expect(await ch.totalRefundOwed(ETH)).to.equal(0n);
     await ch.connect(f.admin).postBond(ETH, 0, { value: 1n });
-    await expect(ch.connect(f.admin).withdrawBond(ETH, 1n, f.admin.address)).to.changeEtherBalance(f.admin, 1n);
+    await expect(ch.connect(f.admin).withdrawBond(ETH, 1n, f.admin.address)).to.changeEtherBalance(
+      f.admin,
+      1n,
+    );
   });
 
   it("an unsettled cycle keeps its share: nothing is released before alice pays cycle 2 (or it is covered)", async () => {
@@ -349,7 +361,9 @@ describe("audit3 releaseSettledRisk: order, bounds, veto, no griefing", () => {
     const two = ch.releaseSettledRisk(100);
     await expect(two).to.emit(ch, "CycleRiskReleased").withArgs(3n);
     const gas = async (tx: typeof one) => (await (await tx).wait())!.gasUsed;
-    console.log(`      releaseSettledRisk: 1 cycle ${await gas(one)} gas, 2 cycles ${await gas(two)} gas (1 asset)`);
+    console.log(
+      `      releaseSettledRisk: 1 cycle ${await gas(one)} gas, 2 cycles ${await gas(two)} gas (1 asset)`,
+    );
     expect(await ch.bondAtRisk(ETH)).to.equal(0n);
     await expect(ch.releaseSettledRisk(0)).to.be.revertedWithCustomError(ch, "NoSettledRisk").withArgs(4n);
     // The next commit is counted from the new head, and released once settled.
