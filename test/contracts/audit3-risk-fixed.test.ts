@@ -386,6 +386,54 @@ describe("audit3 releaseSettledRisk: order, bounds, veto, no griefing", () => {
     expect(await ch.bondAtRisk(ETH)).to.equal(0n);
   });
 
+  it("a net creditor's open dispute does not hold a finalized cycle: it draws only on the spare bond", async () => {
+    const f = await loadFixture(fixture);
+    const ch = f.clearingHouse;
+    // alice signs bob 1 ETH; carol and dave sign each other 2 ETH (net zero: no debt).
+    const all = [
+      await signedGuarantee(f, f.alice, f.bob.address, 1n, ONE),
+      await signedGuarantee(f, f.carol, f.dave.address, 2n, 2n * ONE),
+      await signedGuarantee(f, f.dave, f.carol.address, 3n, 2n * ONE),
+    ];
+    await commitPlanned(f, 1n, all);
+    await ch.connect(f.alice).payNetDebit(1, ETH, { value: ONE });
+    const carols = disputeAnswerOf(all, f.carol.address, 0, { concede: true });
+    await ch.revealSummary(1, ETH, f.carol.address, carols.summary, carols.summaryProof);
+    await ch.connect(f.carol).disputeGuarantee(1, ETH, 0);
+    expect((await ch.getCycle(1)).openChallenges).to.equal(1n);
+    // Every debt is paid: nothing of the cycle can draw on the floor's share any more.
+    await expect(ch.releaseSettledRisk(8)).to.emit(ch, "CycleRiskReleased").withArgs(1n);
+    expect(await ch.bondAtRisk(ETH)).to.equal(0n);
+    // Unanswered, carol's position is conceded after the deadlines: a refund held, paid from the spare bond.
+    await time.increaseTo((await ch.getCycle(1)).paymentDeadline + 1n);
+    await ch.voidUnansweredDebit(1, ETH, f.carol.address);
+    await expect(ch.claimDebitRefund(1, ETH, f.carol.address))
+      .to.emit(ch, "DebitRefundClaimed")
+      .withArgs(1n, ETH, f.carol.address, 2n * ONE, 0n);
+    expect(await ch.bondOf(ETH)).to.equal(8n * ONE);
+  });
+
+  it("a key revocation holds a disputed cycle's share until its void, then anyone releases it", async () => {
+    const f = await loadFixture(fixture);
+    const ch = f.clearingHouse;
+    await commitPlanned(f, 1n, [await signedGuarantee(f, f.alice, f.bob.address, 1n, ONE)]);
+    await ch.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    await f.vault.connect(f.admin).revokeOperatorKey();
+    const cycle = await ch.getCycle(1);
+    const extended = await f.vault.answerDeadlineAfterKeyGap(cycle.answerDeadline);
+    // The void waits for the payment deadline moved as far as the answer deadline (audit A2-L1).
+    const due = cycle.paymentDeadline + (extended - cycle.answerDeadline);
+    await time.increaseTo(due - 1n);
+    await expect(ch.voidUnansweredDebit(1, ETH, f.alice.address)).to.be.revertedWithCustomError(
+      ch,
+      "PaymentWindowOpen",
+    );
+    await expect(ch.releaseSettledRisk(8)).to.be.revertedWithCustomError(ch, "NoSettledRisk").withArgs(1n);
+    expect(await ch.bondAtRisk(ETH)).to.equal(ONE);
+    await ch.voidUnansweredDebit(1, ETH, f.alice.address);
+    await expect(ch.releaseSettledRisk(8)).to.emit(ch, "CycleRiskReleased").withArgs(1n);
+  });
+
   it("a voided debit's cycle is released only once its last debt is resolved; gas of one release", async () => {
     const f = await loadFixture(fixture);
     const ch = f.clearingHouse;
