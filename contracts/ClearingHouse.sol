@@ -456,6 +456,19 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         emit BondPosted(asset, msg.sender, received, bond);
     }
 
+    /// @notice Stops counting in {bondAtRisk} the oldest cycles that can no longer draw on the bond: vetoed, or
+    /// finalized (every debt paid, covered or voided), in cycle order and the newest too, at most `maxCycles`
+    /// of them (`CycleRiskReleased` each); anyone may call. Reverts {NoSettledRisk} when the oldest cycle still
+    /// counted is neither. Commits release up to 8 such cycles themselves, and so do {claimOwedRefund} and
+    /// {withdrawPayout} when the bond cannot spare an owed refund; this call frees the floor's share without
+    /// a commit (a keeper, or an owed party once every cycle has settled: audit3 A3-M3). Costs ≈ 6k gas per
+    /// cycle plus ≈ 5.5k per asset of it (≈ 49k for one cycle of one asset); the caller bounds the work with
+    /// `maxCycles`.
+    /// @return released How many cycles it released.
+    function releaseSettledRisk(uint256 maxCycles) external nonReentrant returns (uint256 released) {
+        return CycleCommitLogic.releaseSettledRisk(_books, maxCycles);
+    }
+
     /// @notice Sets the bond floor ({bondFloorBps}); default admin only, at once. Raising it only makes commits
     /// stricter; lowering it is visible ({BondFloorSet}) and never touches a cycle already committed.
     function setBondFloor(uint16 bps) external onlyRole(DEFAULT_ADMIN_ROLE) {
@@ -528,14 +541,17 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
 
     /// @notice Takes what the bond can spare ({ClearingBooks-spareBond}: above the floor's share of the debits at
     /// risk) of `payer`'s owed refund in `asset` ({refundOwed}) and sets it aside for the payer ({payoutOf});
-    /// anyone may call (a keeper can secure a payer's refund as soon as the bond is topped up). Sends nothing.
+    /// anyone may call (a keeper can secure a payer's refund as soon as the bond is topped up). When the bond
+    /// cannot spare all of it, up to 8 settled cycles are released from {bondAtRisk} first
+    /// ({releaseSettledRisk}), so the refund never waits for a commit. Sends nothing.
     function claimOwedRefund(address asset, address payer) external nonReentrant {
         if (_coverOwed(asset, payer) == 0)
             revert NoRefundPayable(asset, payer, _books.refundOwed[asset][payer], _books.bondOf[asset]);
     }
 
     /// @notice Sends everything set aside for the caller in `asset` ({payoutOf}: claimed net credits, refunds of
-    /// vetoed debts, double-listing refunds) to `to`, plus what the bond can now cover of its {refundOwed}. Only
+    /// vetoed debts, double-listing refunds) to `to`, plus what the bond can now cover of its {refundOwed} (as
+    /// {claimOwedRefund}, releasing settled cycles' risk first when the bond cannot spare it all). Only
     /// the account itself pulls its payout, to any address it names (a contract wallet that cannot receive ETH,
     /// or an address a token blocks, names another one).
     function withdrawPayout(address asset, address to) external nonReentrant {
@@ -597,8 +613,9 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         return _books.refundHeld[cycleId][asset][debtor];
     }
 
-    /// @notice The debits of `asset` the bond floor counts: every cycle whose disputes may still void a debit
-    /// (until its answer deadline and its disputes are closed; released lazily by later commits).
+    /// @notice The debits of `asset` the bond floor counts: every cycle that may still draw on the bond (not
+    /// vetoed and not finalized; released in cycle order by later commits, {releaseSettledRisk}, and
+    /// {claimOwedRefund} / {withdrawPayout} when an owed refund needs it: audit3 A3-M1, A3-M3).
     function bondAtRisk(address asset) external view returns (uint256) {
         return _books.atRisk[asset];
     }
@@ -672,7 +689,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
 
     /// @notice Bond floor: a commit is refused unless, for each of its assets, the bond in that asset is at least
     /// `bondAtRisk * bondFloorBps / BPS`, where {bondAtRisk} counts this cycle's total debit and those of every
-    /// earlier cycle still inside its dispute windows (each of those debits can be voided against the bond). 0 (the default) switches the check off; at most {BPS} (full cover).
+    /// earlier cycle neither finalized nor vetoed (each of those debits can still be voided against the bond, or
+    /// its default funded from it). 0 (the default) switches the check off; at most {BPS} (full cover).
     /// That share of the bond is kept for those debits: refunds the bond owes beyond them (above a debit, double
     /// listings, unanswered credit disputes) are paid only from what it holds above it, else owed.
     function bondFloorBps() external view returns (uint16) {
@@ -721,6 +739,11 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         uint256 owed = _books.refundOwed[asset][payer];
         if (owed == 0) return 0;
         uint256 spare = ClearingBooks.spareBond(_books, asset);
+        if (spare < owed) {
+            // The floor's share may still count cycles that have settled since the last commit (audit3 A3-M3).
+            CycleCommitLogic.releaseSettled(_books, CycleCommitLogic.MAX_RELEASES);
+            spare = ClearingBooks.spareBond(_books, asset);
+        }
         amount = owed < spare ? owed : spare;
         if (amount == 0) return 0;
         _books.bondOf[asset] -= amount;

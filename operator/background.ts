@@ -199,6 +199,14 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
       chainId: config.chainId,
       transitionRefusals: deps.metrics,
     });
+  const bond = new BondMonitor({
+    provider,
+    clearingHouse: deployment.clearingHouse,
+    floors: config.bondFloors,
+    assets: async () => (await store.collateral.lockedTotals()).keys(),
+    logger,
+  });
+  deps.metrics?.observeBond(bond);
   let scheduler: ClearingScheduler | null = null;
   let keeper: ClearingKeeper | null = null;
   let sender: OperatorSender | null = null;
@@ -251,6 +259,11 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
         logger,
         claimCredits: config.keeperClaimsCredits,
         certifier,
+        // The bond floor's share of settled cycles is released when it holds something back: refunds the
+        // bond owes or holds (last bond round), or this scheduler's commit (audit3 A3-M3).
+        releaseRisk: () =>
+          [...bond.refundsOwed().values()].some((owed) => owed > 0n) ||
+          scheduler?.bondGate.status().state === "short",
       });
       if (certifier) keyWatch = new OperatorKeyWatch({ certifier, store, clock, logger });
     }
@@ -259,15 +272,6 @@ export async function createBackgroundTasks(deps: BackgroundDeps): Promise<Backg
       "SURETY_OPERATOR_PRIVATE_KEY is not set: clearing cycles are not committed and no keeper runs",
     );
   }
-
-  const bond = new BondMonitor({
-    provider,
-    clearingHouse: deployment.clearingHouse,
-    floors: config.bondFloors,
-    assets: async () => (await store.collateral.lockedTotals()).keys(),
-    logger,
-  });
-  deps.metrics?.observeBond(bond);
 
   const tasks: [string, { tick(): Promise<unknown> } | null][] = [
     ["indexer", indexer],

@@ -99,7 +99,9 @@ export const CommitBond = z.object({
       z.object({
         asset: Address,
         bond: Uint.describe("`ClearingHouse.bondOf(asset)` at the check, base units."),
-        required: Uint.describe("ceil(total debit × floor_bps / 10000), base units."),
+        required: Uint.describe(
+          "ceil((ClearingHouse.bondAtRisk + total debit) × floor_bps / 10000), base units: the earlier cycles the floor still counts plus this one.",
+        ),
         short: z.boolean(),
       }),
     )

@@ -37,7 +37,7 @@ library ClearingBooks {
         mapping(uint256 cycleId => mapping(address asset => mapping(address debtor => IClearingHouse.DebtGame))) games;
         mapping(uint256 cycleId => mapping(address asset => mapping(address debtor => mapping(uint256 index => IClearingHouse.DisputeStatus)))) disputes;
         mapping(uint256 cycleId => mapping(address asset => mapping(address recipient => uint256))) deducted;
-        // The bond floor over every cycle still inside its dispute windows (CycleCommitLogic).
+        // The bond floor over every cycle neither finalized nor vetoed, from `riskHead` on (CycleCommitLogic).
         mapping(address asset => uint256) atRisk;
         uint256 riskHead;
         mapping(uint256 cycleId => address[]) cycleAssetList;

@@ -18,6 +18,10 @@ library CycleCommitLogic {
     /// transaction with a margin (docs/gas.md). Core splits larger cycles into several commits.
     uint256 internal constant MAX_DEBTORS_PER_COMMIT = 200;
 
+    /// @notice Most settled cycles a commit, `claimOwedRefund` or `withdrawPayout` stops counting at risk
+    /// ({releaseSettled}); each costs ≈ 6k gas plus ≈ 5.5k per asset of the cycle.
+    uint256 internal constant MAX_RELEASES = 8;
+
     /// @notice See {ClearingHouse-commitCycle}; `books` and `vault` are the ClearingHouse's.
     function commitCycle(
         ClearingBooks.Books storage books,
@@ -38,7 +42,7 @@ library CycleCommitLogic {
         // Marks the V2 ids first: the only step that depends on state others can change between Core's
         // estimate and the commit (the Vault is trusted and makes no external call).
         uint256 nettedCount = vault.markNetted(cycleId, nettedV2Ids);
-        _releaseSettledRisk(books);
+        releaseSettled(books, MAX_RELEASES);
         _commitTotals(books, cycleId, totals);
         _commitDebtors(books, cycleId, totals, debtors);
 
@@ -131,24 +135,42 @@ library CycleCommitLogic {
         }
     }
 
-    /// @dev Stops counting in {IClearingHouse-bondAtRisk} the debits of the oldest cycles that can no longer
-    /// draw on the bond: vetoed ones, and those past their answer deadline with no dispute open. In cycle order,
-    /// at most {_MAX_RELEASES} per commit (each cycle is released once, so the work per commit stays bounded and
-    /// the count only lags, on the safe side).
-    function _releaseSettledRisk(ClearingBooks.Books storage books) private {
+    /// @notice See {ClearingHouse-releaseSettledRisk}: {releaseSettled}, reverting `NoSettledRisk` when it
+    /// released nothing.
+    function releaseSettledRisk(
+        ClearingBooks.Books storage books,
+        uint256 maxCycles
+    ) external returns (uint256 released) {
+        released = releaseSettled(books, maxCycles);
+        if (released == 0) revert IClearingHouse.NoSettledRisk(books.riskHead == 0 ? 1 : books.riskHead);
+    }
+
+    /// @notice Stops counting in {IClearingHouse-bondAtRisk} the debits of the oldest cycles that can no longer
+    /// draw on the bond: vetoed ones, and finalized ones (every debt paid, covered or voided: nothing of the
+    /// cycle can be voided, cut or funded from the bond any more; a default is funded from it only when
+    /// covered, after the payment deadline, audit3 A3-M1). In cycle order, the newest too, at most `maxCycles`
+    /// (each cycle is released once, so the work stays bounded and the count only lags, on the safe side);
+    /// returns how many. Called by every commit and by {ClearingHouse-releaseSettledRisk} (anyone) and
+    /// `claimOwedRefund` / `withdrawPayout` when the bond cannot spare an owed refund (audit3 A3-M3), each
+    /// bounded by {MAX_RELEASES} or the caller's `maxCycles`.
+    function releaseSettled(
+        ClearingBooks.Books storage books,
+        uint256 maxCycles
+    ) public returns (uint256 released) {
         uint256 head = books.riskHead;
         if (head == 0) head = 1;
         uint256 last = books.lastCycleId;
-        for (uint256 n = 0; n < _MAX_RELEASES && head < last; ++n) {
+        for (; released < maxCycles && head <= last; ++released) {
             IClearingHouse.Cycle storage c = books.cycles[head];
-            if (!c.vetoed && (block.timestamp <= c.answerDeadline || c.openChallenges != 0)) break;
+            if (!c.vetoed && !c.finalized) break;
             address[] storage assets = books.cycleAssetList[head];
             for (uint256 i = 0; i < assets.length; ++i) {
                 books.atRisk[assets[i]] -= books.cycleAssets[head][assets[i]].totalDebit;
             }
+            emit IClearingHouse.CycleRiskReleased(head);
             ++head;
         }
-        books.riskHead = head;
+        if (released != 0) books.riskHead = head;
     }
 
     /// @dev Writes the cycle's deadlines from the Vault's current timings and announces its window.
@@ -195,6 +217,4 @@ library CycleCommitLogic {
 
     /// @dev Denominator of the bond floor (the ClearingHouse's `BPS`).
     uint256 private constant _BPS = 10_000;
-    /// @dev Most earlier cycles one commit stops counting at risk.
-    uint256 private constant _MAX_RELEASES = 8;
 }

@@ -429,6 +429,9 @@ interface IClearingHouse is IGuaranteeErrors {
     event PayoutWithdrawn(address indexed asset, address indexed account, address indexed to, uint256 amount);
     /// @notice The bond floor is now `bps` basis points of each committed cycle's total debit per asset.
     event BondFloorSet(uint16 bps);
+    /// @notice Cycle `cycleId` can no longer draw on the bond (vetoed, or finalized: every debt paid, covered or
+    /// voided): its total debits left {ClearingHouse-bondAtRisk} (audit3 A3-M1, A3-M3).
+    event CycleRiskReleased(uint256 indexed cycleId);
     /// @notice `from` added `amount` of `asset` to the operator bond, now `bond`.
     event BondPosted(address indexed asset, address indexed from, uint256 amount, uint256 bond);
     /// @notice `amount` of the `asset` bond was withdrawn to `to`; `bond` remains.
@@ -574,6 +577,9 @@ interface IClearingHouse is IGuaranteeErrors {
     error BondBelowFloor(address asset, uint256 bond, uint256 floor);
     /// @notice `bps` exceeds {BPS}.
     error BondFloorTooHigh(uint16 bps);
+    /// @notice {ClearingHouse-releaseSettledRisk} released nothing: cycle `cycleId`, the oldest still counted in
+    /// {ClearingHouse-bondAtRisk}, is neither vetoed nor finalized (or no cycle is counted: `lastCycleId + 1`).
+    error NoSettledRisk(uint256 cycleId);
 
     /// @notice A committed cycle (all zero if not committed).
     function getCycle(uint256 cycleId) external view returns (Cycle memory);

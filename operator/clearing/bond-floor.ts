@@ -1,7 +1,10 @@
 /**
  * The on-chain bond floor, checked by Core before it commits (docs/clearing.md "Bond floor, enforced on
  * chain"). `ClearingHouse.commitCycle` reverts `BondBelowFloor` unless, for every asset of the cycle,
- * `bondOf(asset) >= ceil(totalDebit × bondFloorBps / 10000)`. The scheduler asks this gate first, with the
+ * `bondOf(asset) >= ceil((bondAtRisk(asset) + totalDebit) × bondFloorBps / 10000)`, where `bondAtRisk` counts
+ * every earlier cycle neither finalized nor vetoed. The commit first releases up to 8 settled cycles itself,
+ * so the gate, reading `bondAtRisk` as it stands, errs on the safe side until the keeper's
+ * `releaseSettledRisk` (sent while the gate is short) is mined. The scheduler asks this gate first, with the
  * plan's totals and the chain's current floor and bonds (latest block, as the commit would see them): when
  * an asset is short it does not estimate nor send the commit (no gas burnt on a revert), the plan's
  * guarantees stay in the pool, and it asks again every tick until the bond is topped up.
@@ -37,7 +40,7 @@ export interface BondRequirement {
   asset: string;
   /** `ClearingHouse.bondOf(asset)` at the check. */
   bond: bigint;
-  /** What the cycle needs: `ceil(totalDebit × floorBps / 10000)`. */
+  /** What the cycle needs: `ceil((bondAtRisk + totalDebit) × floorBps / 10000)`. */
   required: bigint;
 }
 
@@ -66,9 +69,14 @@ export interface CommitBondSnapshot {
 export interface BondFloorReader {
   bondFloorBps(): Promise<bigint>;
   bondOf(asset: string): Promise<bigint>;
+  /** The debits of earlier cycles the floor still counts (`ClearingHouse.bondAtRisk`); 0 when absent. */
+  bondAtRisk?(asset: string): Promise<bigint>;
 }
 
-/** The bond a cycle with `totalDebit` needs under `floorBps`, rounded up as the contract rounds it. */
+/**
+ * The bond `totalDebit` at risk needs under `floorBps` (a cycle's debit plus `bondAtRisk`), rounded up as the
+ * contract rounds it.
+ */
 export function requiredBond(totalDebit: bigint, floorBps: bigint): bigint {
   if (floorBps === 0n || totalDebit === 0n) return 0n;
   return (totalDebit * floorBps + BOND_FLOOR_BPS_DENOMINATOR - 1n) / BOND_FLOOR_BPS_DENOMINATOR;
@@ -161,9 +169,12 @@ export class CommitBondGate {
     const floorBps = await reader.bondFloorBps();
     const assets: BondRequirement[] = [];
     for (const total of totals) {
-      const required = requiredBond(total.totalDebit, floorBps);
-      if (required === 0n) continue;
+      if (floorBps === 0n) break;
       const asset = getAddress(total.asset);
+      // As the contract checks it: this cycle's debit on top of every earlier cycle still counted.
+      const atRisk = reader.bondAtRisk ? await reader.bondAtRisk(asset) : 0n;
+      const required = requiredBond(atRisk + total.totalDebit, floorBps);
+      if (required === 0n) continue;
       assets.push({ asset, bond: await reader.bondOf(asset), required });
     }
     const short = assets.filter((a) => a.bond < a.required);

@@ -14,7 +14,10 @@
  * the cycle's disputes are closed, a later tick retries; in a vetoed cycle at once, which cancels it and
  * unblocks the bond's withdrawal), and once its payment deadline has passed (or at once in a
  * vetoed cycle) it recovers each removed guarantee's deduction from its recipient (`recoverDeduction`, back
- * into the bond that fronted it), so neither waits for someone else to call.
+ * into the bond that fronted it), so neither waits for someone else to call. While the bond floor's share
+ * matters (`releaseRisk`: refunds owed or held, or commits held back below the floor) it releases settled
+ * cycles from `ClearingHouse.bondAtRisk` (`releaseSettledRisk`, before the held refunds: what it frees is paid
+ * to them rather than owed; the chain answers `NoSettledRisk` when nothing is settled yet, and nothing is sent).
  *
  * Idempotent by construction: every call is estimated first, and a debt already resolved (or a credit
  * claimed or not yet funded) reverts the estimate, so nothing is sent. Open debts are read from Core's
@@ -67,6 +70,12 @@ interface CycleAnswering {
 /** Reserves released per tick at most (each is one transaction; the rest wait for the next tick). */
 export const RESERVES_RELEASED_PER_TICK = 50;
 
+/**
+ * Settled cycles one `releaseSettledRisk` releases at most (≈ 6k gas each plus ≈ 5.5k per asset of the
+ * cycle: far below a block at any realistic asset count; the rest go in the next tick's call).
+ */
+export const RISK_RELEASES_PER_CALL = 64;
+
 export interface ClearingKeeperOptions {
   store: StoreAreas<"cycles" | "guarantees" | "operatorState" | "reserves">;
   sender: OperatorSender;
@@ -85,6 +94,11 @@ export interface ClearingKeeperOptions {
    * it the stored certificate is sent as issued (tests of the keeper alone).
    */
   certifier?: AnswerCertifier;
+  /**
+   * Whether releasing settled cycles from the bond floor's share would help now (refunds the bond owes or
+   * holds, or commits held back by the floor); absent, the keeper never calls `releaseSettledRisk`.
+   */
+  releaseRisk?: () => boolean;
 }
 
 export interface KeeperTickResult {
@@ -118,6 +132,8 @@ export interface KeeperTickResult {
     account: string;
     txHash: string;
   }[];
+  /** The `releaseSettledRisk` sent this tick (settled cycles leave `bondAtRisk`), or null. */
+  riskReleased: string | null;
 }
 
 /**
@@ -165,6 +181,7 @@ export class ClearingKeeper {
       claimed: [],
       reservesReleased: [],
       holdingsSettled: [],
+      riskReleased: null,
     };
     // Answers first: a dispute unanswered past its deadline voids an honest debit against the bond.
     await this.answerDisputes(result);
@@ -172,9 +189,21 @@ export class ClearingKeeper {
     await this.releaseVetoed(result);
     await this.coverDefaults(result);
     if (this.options.claimCredits) await this.claimCredits(result);
+    await this.releaseSettledRisk(result);
     await this.settleHoldings(result);
     await this.releaseReserves(result);
     return result;
+  }
+
+  /**
+   * Stops counting settled cycles (finalized or vetoed) in `ClearingHouse.bondAtRisk` when that helps
+   * (`releaseRisk`): refunds are paid only from the bond above the floor's share of it, and a commit must fit
+   * under it. The estimate reverts `NoSettledRisk` while the oldest counted cycle is open: nothing is sent.
+   */
+  private async releaseSettledRisk(result: KeeperTickResult): Promise<void> {
+    if (!this.options.releaseRisk?.()) return;
+    const data = clearingHouseInterface.encodeFunctionData("releaseSettledRisk", [RISK_RELEASES_PER_CALL]);
+    result.riskReleased = await this.trySend(data, { call: "releaseSettledRisk" });
   }
 
   /**

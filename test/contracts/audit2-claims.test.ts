@@ -59,7 +59,7 @@ const fullFloor = () => crossedFixture(10_000);
 const noFloor = () => crossedFixture(0);
 
 describe("audit2 A2-H1 fixed: refunds above a debit are owed by the bond, never paid from the cycle", () => {
-  it("colluders at a full floor: the refund waits for the disputes, takes nothing of bob's, stays owed", async () => {
+  it("colluders at a full floor: the refund waits for the disputes, takes nothing of bob's, only the bond", async () => {
     const f = await loadFixture(fullFloor);
     const ch = f.clearingHouse;
     // The concession holds 2 ETH for carol and takes nothing from the bond or into the cycle.
@@ -89,7 +89,8 @@ describe("audit2 A2-H1 fixed: refunds above a debit are owed by the bond, never 
 
     await time.increaseTo(cycle.answerDeadline + 1n);
     // Either order: carol first, then bob, who gets alice's payment in full.
-    // The bond's 1 ETH is the floor's share of the 1 ETH debit still at risk: nothing spare, all owed.
+    // The bond's 1 ETH is the floor's share of the 1 ETH debit still counted (cycle 1 is finalized, alice
+    // paid, but nothing released it yet): nothing spare, all owed.
     await expect(ch.claimDebitRefund(1, ETH, f.carol.address))
       .to.emit(ch, "DebitRefundClaimed")
       .withArgs(1n, ETH, f.carol.address, 0n, 2n * ONE);
@@ -101,7 +102,13 @@ describe("audit2 A2-H1 fixed: refunds above a debit are owed by the bond, never 
     await expect(ch.claimDebitRefund(1, ETH, f.carol.address))
       .to.be.revertedWithCustomError(ch, "NoRefundHeld")
       .withArgs(1n, ETH, f.carol.address);
-    // The owed refund is the bond's debt: paid from what a top-up adds above the floor's share.
+    // The owed refund is the bond's debt. Cycle 1 can no longer draw on the bond (finalized): the claim
+    // releases its share (audit3 A3-M3) and takes the bond, never bob's money; the rest after a top-up.
+    await expect(ch.claimOwedRefund(ETH, f.carol.address))
+      .to.emit(ch, "CycleRiskReleased")
+      .withArgs(1n)
+      .and.to.emit(ch, "OwedRefundPaid")
+      .withArgs(ETH, f.carol.address, ONE, ONE);
     await expect(ch.claimOwedRefund(ETH, f.carol.address)).to.be.revertedWithCustomError(
       ch,
       "NoRefundPayable",
@@ -109,8 +116,8 @@ describe("audit2 A2-H1 fixed: refunds above a debit are owed by the bond, never 
     await ch.connect(f.admin).postBond(ETH, 0, { value: ONE });
     await expect(ch.claimOwedRefund(ETH, f.carol.address))
       .to.emit(ch, "OwedRefundPaid")
-      .withArgs(ETH, f.carol.address, ONE, ONE);
-    expect(await ch.bondOf(ETH)).to.equal(ONE); // the floor's share stays
+      .withArgs(ETH, f.carol.address, ONE, 0n);
+    expect(await ch.bondOf(ETH)).to.equal(0n);
   });
 
   it("the floor's share backs a later cycle: carol's refund waits, cycle 2's voided debit is still funded", async () => {

@@ -504,8 +504,15 @@ describe("Dispute game (issue 25)", () => {
       await expect(commit2())
         .to.be.revertedWithCustomError(f.clearingHouse, "BondBelowFloor")
         .withArgs(ETH, 3n * ONE, 6n * ONE);
-      await time.increase(2 * W + 1); // cycle 1 is past its answer deadline with no dispute: no longer at risk
-      await expect(commit2()).to.emit(f.clearingHouse, "CycleCommitted");
+      // Past its answer deadline with no dispute, cycle 1's debt is still open: its default could still be
+      // funded from the bond, so it is still counted (audit3 A3-M1).
+      await time.increase(2 * W + 1);
+      await expect(commit2())
+        .to.be.revertedWithCustomError(f.clearingHouse, "BondBelowFloor")
+        .withArgs(ETH, 3n * ONE, 6n * ONE);
+      // Paid, cycle 1 is finalized: no longer at risk, the commit releases it.
+      await f.clearingHouse.connect(f.alice).payNetDebit(1, ETH, { value: 3n * ONE });
+      await expect(commit2()).to.emit(f.clearingHouse, "CycleRiskReleased").withArgs(1n);
       expect(await f.clearingHouse.bondAtRisk(ETH)).to.equal(3n * ONE);
     });
   });

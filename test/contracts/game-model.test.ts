@@ -221,6 +221,7 @@ const KINDS: [string, number][] = [
   ["claimRefund", 1],
   ["recoverDeduction", 1],
   ["withdrawPayout", 2],
+  ["releaseRisk", 1],
   ["remunerate", 3],
   ["pin", 2],
   ["repost", 2],
@@ -1221,6 +1222,17 @@ class Harness {
           () => m.withdrawPayout(asset, who.address.toLowerCase()),
         ));
       }
+      case "releaseRisk": {
+        // Anyone stops counting settled cycles in bondAtRisk (audit3 A3-M3); NoSettledRisk when none is.
+        const max = 1 + (x.b % 4);
+        return void (await this.call(
+          `releaseSettledRisk ${max}`,
+          pick(this.everyone, x.a)!,
+          this.g.clearingHouseAddress,
+          CH.encodeFunctionData("releaseSettledRisk", [max]),
+          () => m.releaseSettledRisk(max),
+        ));
+      }
       case "remunerate": {
         const v2 = [...m.guarantees.values()].filter((g) => g.version === 2);
         const live = v2.filter((g) => g.payable && m.consumption(g.id) === Consumption.None);
@@ -1512,6 +1524,7 @@ class Harness {
       ]);
       expect(bond, `bond ${asset}`).to.equal(m.get(m.bond, asset));
       expect(held, `held liquidity ${asset}`).to.equal(m.get(m.held, asset));
+      expect(await ch.bondAtRisk(a), `bondAtRisk ${asset}`).to.equal(m.get(m.atRisk, asset));
       // Money is conserved: every wei the contracts hold is someone's.
       expect(vaultHeld, `Vault holdings ${asset}`).to.equal(balances);
       expect(chHeld, `ClearingHouse holdings ${asset}`).to.equal(held + bond + payouts);
@@ -1832,6 +1845,20 @@ class Harness {
         );
       }
     }
+    // Every cycle is finalized or vetoed: anyone releases what the floor still counts, with no commit, and
+    // nothing is left at risk (audit3 A3-M3; NoSettledRisk on both sides when a commit released it all).
+    await this.call(
+      `releaseSettledRisk (settle)`,
+      operator,
+      this.g.clearingHouseAddress,
+      CH.encodeFunctionData("releaseSettledRisk", [m.cycles.length + 1]),
+      () => m.releaseSettledRisk(m.cycles.length + 1),
+    );
+    for (const asset of this.assets)
+      expect(
+        await this.g.clearingHouse.bondAtRisk(getAddress(asset)),
+        `bondAtRisk ${asset} settled`,
+      ).to.equal(0n);
     await this.check(m.cycles);
     this.checkDisputedForgeries();
 

@@ -15,6 +15,7 @@ import pino from "pino";
 import { createCoreApp } from "../../operator/api";
 import { OperatorSender, type SendRequest, type SentTransaction } from "../../operator/chain/sender";
 import { CommitBondGate, requiredBond } from "../../operator/clearing/bond-floor";
+import { ClearingKeeper } from "../../operator/clearing/keeper";
 import { ClearingScheduler, NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { ManualClock } from "../../operator/clock";
 import { silentLogger } from "../../operator/logger";
@@ -328,5 +329,56 @@ describe("commit bond floor (Core checks its bond before committing)", function 
     } finally {
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+  it("an earlier cycle still counted: the gate adds bondAtRisk; the keeper releases it once settled, then commits go", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    const harness = h;
+    const operatorAddress = new Wallet(OPERATOR_KEY).address;
+    const scheduler = schedulerOf(harness, senderOf(harness));
+    let wanted = false;
+    const keeper = new ClearingKeeper({
+      store: harness.store,
+      sender: senderOf(harness),
+      deployment: f.deployment,
+      chainClock: harness.chainClock,
+      logger: silentLogger(),
+      claimCredits: false,
+      releaseRisk: () => wanted,
+    });
+    // Full floor; the bond holds 4 ETH; cycle 1 is alice's 4 ETH to bob.
+    await f.clearingHouse.connect(f.admin).setBondFloor(10_000);
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 4n * ONE });
+    await f.vault.connect(f.alice).deposit({ value: parseEther("10") });
+    await harness.indexer.syncToHead();
+    await harness.syncClock();
+    await issueGuarantee(harness, f.alice, f.bob.address, 4n * ONE);
+    expect((await scheduler.tick()).action).to.equal("waiting");
+    await advance(harness, f.timings.cycleLength);
+    expect(await scheduler.tick()).to.include({ action: "committed", cycleId: 1 });
+    expect(await f.clearingHouse.bondAtRisk(ETH)).to.equal(4n * ONE);
+    // Cycle 2 (1 ETH) needs 5 ETH while cycle 1 is open: held back, naming the whole requirement.
+    await advance(harness, 1);
+    await issueGuarantee(harness, f.alice, f.bob.address, ONE);
+    await advance(harness, f.timings.cycleLength);
+    expect(await scheduler.tick()).to.deep.equal({ action: "bond_short", cycleId: 2 });
+    expect(harness.context.commitBond.status().assets).to.deep.equal([
+      { asset: ETH, bond: 4n * ONE, required: 5n * ONE },
+    ]);
+    // Nothing settled yet: the keeper's estimate reverts NoSettledRisk and nothing is sent.
+    wanted = true;
+    const nonce = await provider.getTransactionCount(operatorAddress);
+    expect((await keeper.tick()).riskReleased).to.equal(null);
+    expect(await provider.getTransactionCount(operatorAddress)).to.equal(nonce);
+    // alice pays cycle 1: finalized. Not wanted: not released; wanted: released, and cycle 2 commits.
+    await f.clearingHouse.connect(f.alice).payNetDebit(1, ETH, { value: 4n * ONE });
+    await harness.indexer.syncToHead();
+    wanted = false;
+    expect((await keeper.tick()).riskReleased).to.equal(null);
+    wanted = true;
+    expect((await keeper.tick()).riskReleased).to.match(/^0x[0-9a-f]{64}$/);
+    expect(await f.clearingHouse.bondAtRisk(ETH)).to.equal(0n);
+    expect(await scheduler.tick()).to.include({ action: "committed", cycleId: 2 });
+    expect(await f.clearingHouse.bondAtRisk(ETH)).to.equal(ONE);
   });
 });

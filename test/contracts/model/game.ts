@@ -24,6 +24,9 @@ const refuse = (error: string): never => {
   throw new Refusal(error);
 };
 
+/** `CycleCommitLogic.MAX_RELEASES`: settled cycles a commit or an owed refund's cover releases at most. */
+const MAX_RELEASES = 8;
+
 export enum DebtStatus {
   None = 0,
   Open = 1,
@@ -187,6 +190,14 @@ export class GameModel {
   readonly held = new Map<string, bigint>();
   readonly payouts = new Map<string, bigint>();
   readonly refundOwed = new Map<string, bigint>();
+  /**
+   * `ClearingHouse.bondAtRisk` per asset: the total debits of every cycle from `riskHead` on, released in cycle
+   * order once finalized or vetoed (audit3 A3-M1, A3-M3). The game runs with the floor off (`floorBps` 0), so
+   * the spare bond is the whole bond, but the count and when it is released are checked against the chain.
+   */
+  readonly atRisk = new Map<string, bigint>();
+  riskHead = 1;
+  floorBps = 0n;
   readonly answeredIn = new Map<string, number>();
   openChallenges = 0;
   readonly guarantees = new Map<string, ModelGuarantee>();
@@ -335,6 +346,31 @@ export class GameModel {
   private resolveDebt(c: ModelCycle): void {
     c.openDebts -= 1;
     if (c.openDebts === 0) c.finalized = true;
+  }
+  /** `ClearingBooks.spareBond`: the bond above the floor's share of `atRisk` (the whole bond with the floor off). */
+  spare(asset: string): bigint {
+    const bond = this.get(this.bond, asset);
+    if (this.floorBps === 0n) return bond;
+    const kept = (this.get(this.atRisk, asset) * this.floorBps + 9_999n) / 10_000n;
+    return bond > kept ? bond - kept : 0n;
+  }
+  /** `CycleCommitLogic.releaseSettled`: up to `max` of the oldest counted cycles, finalized or vetoed, in order. */
+  releaseSettled(max: number): number {
+    let released = 0;
+    while (released < max && this.riskHead <= this.cycles.length) {
+      const c = this.cycles[this.riskHead - 1];
+      if (!c.vetoed && !c.finalized) break;
+      for (const [asset, a] of c.assets) this.add(this.atRisk, asset, -a.totalDebit);
+      this.riskHead += 1;
+      released += 1;
+    }
+    return released;
+  }
+  /** `ClearingHouse.releaseSettledRisk(max)` (anyone). */
+  releaseSettledRisk(max: number): number {
+    const released = this.releaseSettled(max);
+    if (released === 0) refuse("NoSettledRisk");
+    return released;
   }
   private releaseObligation(user: string, asset: string, amount: bigint): void {
     const k = key(user, asset);
@@ -546,6 +582,8 @@ export class GameModel {
       }
       this.marks.set(g, { how: Consumption.Netted, cycleId: id });
     }
+    this.releaseSettled(MAX_RELEASES);
+    for (const total of built.totals) this.add(this.atRisk, total.asset.toLowerCase(), total.totalDebit);
     const w = this.t.challengeWindow;
     const challengeDeadline = t + w;
     const answerDeadline = challengeDeadline + w;
@@ -671,7 +709,8 @@ export class GameModel {
 
   /**
    * `ClearingHouse.claimDebitRefund` (audit M-3, A2-H1): the held excess, once the challenge deadline has passed
-   * and the cycle's disputes are closed, from the bond only (what it lacks is owed; no floor in the model);
+   * and the cycle's disputes are closed, from the spare bond only (what it lacks is owed; the game plays with
+   * the floor off, so the whole bond is spare);
    * cancelled in a vetoed cycle.
    */
   claimDebitRefund(cycleId: number, asset: string, debtor: string, t: number): bigint {
@@ -685,7 +724,8 @@ export class GameModel {
     c.refundHeld.set(key(asset, debtor), 0n);
     if (c.vetoed) return 0n;
     const bond = this.get(this.bond, asset);
-    const paid = amount < bond ? amount : bond;
+    const spare = this.spare(asset);
+    const paid = amount < spare ? amount : spare;
     this.bond.set(asset, bond - paid);
     this.add(this.payouts, key(asset, debtor), paid);
     if (amount > paid) this.add(this.refundOwed, key(asset, debtor), amount - paid);
@@ -720,9 +760,15 @@ export class GameModel {
   }
 
   withdrawPayout(asset: string, account: string): bigint {
+    const [head, atRisk] = [this.riskHead, new Map(this.atRisk)];
     this.coverOwed(asset, account);
     const amount = this.get(this.payouts, key(asset, account));
-    if (amount === 0n) refuse("NoPayout");
+    if (amount === 0n) {
+      // The revert undoes the releases the cover made (nothing else of it moved: it paid nothing).
+      this.riskHead = head;
+      for (const [a, v] of atRisk) this.atRisk.set(a, v);
+      refuse("NoPayout");
+    }
     this.payouts.set(key(asset, account), 0n);
     return amount;
   }
@@ -730,8 +776,11 @@ export class GameModel {
   private coverOwed(asset: string, payer: string): void {
     const owed = this.get(this.refundOwed, key(asset, payer));
     if (owed === 0n) return;
+    // The floor's share may still count settled cycles: released first (audit3 A3-M3).
+    if (this.spare(asset) < owed) this.releaseSettled(MAX_RELEASES);
     const bond = this.get(this.bond, asset);
-    const amount = owed < bond ? owed : bond;
+    const spare = this.spare(asset);
+    const amount = owed < spare ? owed : spare;
     if (amount === 0n) return;
     this.bond.set(asset, bond - amount);
     this.refundOwed.set(key(asset, payer), owed - amount);
@@ -788,7 +837,8 @@ export class GameModel {
     if (this.consumption(id) === Consumption.Remunerated) return (d.status = CreditDisputeStatus.Lapsed);
     d.status = CreditDisputeStatus.Paid;
     const bond = this.get(this.bond, d.asset);
-    const paid = d.amount < bond ? d.amount : bond;
+    const spare = this.spare(d.asset);
+    const paid = d.amount < spare ? d.amount : spare;
     this.bond.set(d.asset, bond - paid);
     this.add(this.payouts, key(d.asset, d.recipient), paid);
     if (d.amount > paid) {
