@@ -930,6 +930,7 @@ class Harness {
       index,
       answer,
     ]);
+    const setAside = c.refundSetAside.get(key(asset, debtor)) ?? 0n;
     const result = await this.call(
       `answer (${canProve ? "proof" : "empty"}) cycle ${c.id} position ${index}`,
       by,
@@ -948,6 +949,8 @@ class Harness {
         ),
     );
     if (!(result instanceof Refusal)) this.count(`answer → ${DisputeStatus[result]}`);
+    // The operator's own outcome refunded above the debit: taken from the bond at once (audit3 A3-M2).
+    if ((c.refundSetAside.get(key(asset, debtor)) ?? 0n) > setAside) this.count("refund set aside from the bond");
   }
 
   /** `voidUnansweredPosition` of an open dispute with its node's proof (audit M-1), by a bystander. */
