@@ -604,7 +604,11 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @notice The part of {refundHeldOf} that the operator's own answer (a concession, a removal as not
     /// validated) refunded above the debit: taken from the spare bond at the answer and held ({heldLiquidity})
     /// until {claimDebitRefund} pays it or, in a vetoed cycle, returns it to the bond (audit3 A3-M2).
-    function refundSetAsideOf(uint256 cycleId, address asset, address debtor) external view returns (uint256) {
+    function refundSetAsideOf(
+        uint256 cycleId,
+        address asset,
+        address debtor
+    ) external view returns (uint256) {
         return _books.refundSetAside[cycleId][asset][debtor];
     }
 

@@ -65,7 +65,9 @@ const noFloor = () => crossedFixture(0);
  */
 async function voidCarols(f: Awaited<ReturnType<typeof crossedFixture>>): Promise<void> {
   await time.increaseTo((await f.clearingHouse.getCycle(1)).answerDeadline + 1n);
-  await expect(f.clearingHouse.voidUnansweredPosition(1, ETH, f.carol.address, 0, f.carols.leaf, f.carols.path))
+  await expect(
+    f.clearingHouse.voidUnansweredPosition(1, ETH, f.carol.address, 0, f.carols.leaf, f.carols.path),
+  )
     .to.emit(f.clearingHouse, "DebitReduced")
     .withArgs(1n, ETH, f.carol.address, 0n, 0n, 2n * ONE);
 }

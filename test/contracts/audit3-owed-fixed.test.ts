@@ -85,7 +85,10 @@ describe("audit3 A3-M2 (fixed): the operator's own answers cannot make the bond 
     const ch = f.clearingHouse;
     const cycle = await ch.getCycle(1);
     await time.increaseTo(cycle.challengeDeadline + 1n);
-    await expect(ch.connect(f.guardian).vetoCycle(1)).to.be.revertedWithCustomError(ch, "ChallengeWindowClosed");
+    await expect(ch.connect(f.guardian).vetoCycle(1)).to.be.revertedWithCustomError(
+      ch,
+      "ChallengeWindowClosed",
+    );
     // The stolen key's concession would refund carol 50 ETH above her (zero) debit: the bond spares 1 ETH.
     await expect(ch.connect(f.operator).answerDispute(1, ETH, f.carol.address, 0, f.carols))
       .to.be.revertedWithCustomError(ch, "RefundAboveSpareBond")
@@ -214,7 +217,10 @@ describe("audit3 A3-M2 (fixed): the operator's own answers cannot make the bond 
     await expect(ch.claimDebitRefund(1, ETH, f.carol.address))
       .to.emit(ch, "DebitRefundClaimed")
       .withArgs(1n, ETH, f.carol.address, ONE, 0n);
-    await expect(ch.connect(f.carol).withdrawPayout(ETH, f.carol.address)).to.changeEtherBalance(f.carol, ONE);
+    await expect(ch.connect(f.carol).withdrawPayout(ETH, f.carol.address)).to.changeEtherBalance(
+      f.carol,
+      ONE,
+    );
   });
 });
 

@@ -950,7 +950,8 @@ class Harness {
     );
     if (!(result instanceof Refusal)) this.count(`answer → ${DisputeStatus[result]}`);
     // The operator's own outcome refunded above the debit: taken from the bond at once (audit3 A3-M2).
-    if ((c.refundSetAside.get(key(asset, debtor)) ?? 0n) > setAside) this.count("refund set aside from the bond");
+    if ((c.refundSetAside.get(key(asset, debtor)) ?? 0n) > setAside)
+      this.count("refund set aside from the bond");
   }
 
   /** `voidUnansweredPosition` of an open dispute with its node's proof (audit M-1), by a bystander. */
