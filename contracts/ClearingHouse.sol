@@ -221,10 +221,12 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @notice Settles what a removed or conceded position of `debtor`'s tree refunded above its debit in `asset`
     /// for cycle `cycleId` (its incoming payments the position had offset; `DebitReduced.refunded`, held since).
     /// Anyone may call once the cycle is past its challenge deadline and its disputes are closed as for a claim
-    /// (`DisputesOpen`). Paid from the bond only, never from the cycle's liquidity: what {ClearingBooks-spareBond}
-    /// (the bond above the floor's share of the debits at risk) holds is set aside for the debtor ({payoutOf}),
-    /// the rest recorded as owed ({refundOwed}; paid as the bond grows, the bond cannot be withdrawn meanwhile).
-    /// In a vetoed cycle the refund is cancelled instead (`DebitRefundCancelled`), at any time.
+    /// (`DisputesOpen`). Paid from the bond only, never from the cycle's liquidity: what the operator's own answer
+    /// refunded was set aside from the bond at the answer ({refundSetAsideOf}) and is paid in full; of the rest
+    /// what {ClearingBooks-spareBond} (the bond above the floor's share of the debits at risk) holds is set aside
+    /// for the debtor ({payoutOf}), the rest recorded as owed ({refundOwed}; paid as the bond grows, the bond
+    /// cannot be withdrawn meanwhile). In a vetoed cycle the refund is cancelled instead (`DebitRefundCancelled`),
+    /// at any time, and what was set aside goes back to the bond.
     function claimDebitRefund(uint256 cycleId, address asset, address debtor) external nonReentrant {
         PayoutLogic.claimDebitRefund(_books, vault, cycleId, asset, debtor);
     }
@@ -264,8 +266,10 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// off the recipient's credit) or Voided (conceded with empty claims, by the operator only: only its amount
     /// off the debit, against the bond). A removal because a V2 guarantee is not validated is the operator's
     /// too (`RemovalNotAllowed`: anyone else could leave out the payer's `Finalization`); anyone answers with
-    /// the evidence that upholds it. Costs O(tree depth) and one certificate and signature check. The answer
-    /// deadline is extended after an operator key change ({voidUnansweredDebit}).
+    /// the evidence that upholds it. What the operator's concession or removal as not validated refunds above
+    /// the debit is set aside from the spare bond at once (`RefundAboveSpareBond` when it cannot; audit3
+    /// A3-M2). Costs O(tree depth) and one certificate and signature check. The answer deadline is extended
+    /// after an operator key change ({voidUnansweredDebit}).
     function answerDispute(
         uint256 cycleId,
         address asset,
@@ -608,9 +612,20 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     }
 
     /// @notice What is held for `debtor` in `asset` in cycle `cycleId` until {claimDebitRefund} (owed by the bond,
-    /// not paid into the cycle).
+    /// or set aside from it, {refundSetAsideOf}; not paid into the cycle).
     function refundHeldOf(uint256 cycleId, address asset, address debtor) external view returns (uint256) {
         return _books.refundHeld[cycleId][asset][debtor];
+    }
+
+    /// @notice The part of {refundHeldOf} that the operator's own answer (a concession, a removal as not
+    /// validated) refunded above the debit: taken from the spare bond at the answer and held ({heldLiquidity})
+    /// until {claimDebitRefund} pays it or, in a vetoed cycle, returns it to the bond (audit3 A3-M2).
+    function refundSetAsideOf(
+        uint256 cycleId,
+        address asset,
+        address debtor
+    ) external view returns (uint256) {
+        return _books.refundSetAside[cycleId][asset][debtor];
     }
 
     /// @notice The debits of `asset` the bond floor counts: every cycle that may still draw on the bond (not
@@ -672,7 +687,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
         return _books.lastCycleId;
     }
 
-    /// @notice Liquidity this contract holds for unclaimed credits, per asset.
+    /// @notice Liquidity this contract holds for unclaimed credits and for refunds set aside from the bond
+    /// ({refundSetAsideOf}), per asset.
     function heldLiquidity(address asset) external view returns (uint256) {
         return _books.heldLiquidity[asset];
     }
@@ -726,7 +742,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     }
 
     /// @notice Sum of {refundOwed} over payers plus the refunds above a debit held and not settled yet
-    /// ({refundHeldOf}), per asset (no bond is withdrawn while it is not zero).
+    /// ({refundHeldOf}) less their parts already set aside from the bond ({refundSetAsideOf}), per asset (no bond
+    /// is withdrawn while it is not zero).
     function totalRefundOwed(address asset) external view returns (uint256) {
         return _books.totalRefundOwed[asset];
     }

@@ -50,6 +50,10 @@ library ClearingBooks {
         // Recipients' credit disputes (a guarantee listed in its payer's tree, proven credited to its recipient
         // or paid to it from the bond).
         mapping(uint256 cycleId => mapping(bytes32 guaranteeId => IClearingHouse.CreditDispute)) creditDisputes;
+        // The part of `refundHeld` the operator's own answer refunded (a concession, a removal as not validated):
+        // taken from the spare bond at the answer and held in `heldLiquidity` until settled (audit3 A3-M2), so
+        // never counted in `totalRefundOwed`.
+        mapping(uint256 cycleId => mapping(address asset => mapping(address debtor => uint256))) refundSetAside;
     }
 
     /// @notice The committed cycle `cycleId`; reverts `UnknownCycle` otherwise.

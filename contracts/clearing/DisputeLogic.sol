@@ -18,8 +18,9 @@ import {ClearingBooks} from "./ClearingBooks.sol";
 /// answer, is upheld; an empty position is dismissed; a guarantee already paid to its recipient (remunerated,
 /// collected) or whose V2 validation did not pass is removed (off the debit and off the recipient's
 /// credit); anything else the operator concedes (empty claims) and only that amount is voided against the
-/// bond; a debt whose dispute the operator leaves unanswered is voided whole. An external library the ClearingHouse
-/// delegates answers and voids to (its books, its events):
+/// bond (what the operator's own outcomes refund above the debit is set aside from the spare bond at once, or
+/// refused: audit3 A3-M2); a debt whose dispute the operator leaves unanswered is voided whole. An external
+/// library the ClearingHouse delegates answers and voids to (its books, its events):
 /// one answer costs O(depth) hashing and one signature and certificate check, whatever the number of
 /// guarantees.
 library DisputeLogic {
@@ -30,6 +31,9 @@ library DisputeLogic {
         address debtor;
         uint256 index;
         bool mayConcede;
+        // Set by `_judge` for the operator's own outcomes (a concession, a removal as not validated): what they
+        // refund above the debit is set aside from the spare bond at once, or the answer reverts (audit3 A3-M2).
+        bool setAside;
     }
 
     /// @notice See {ClearingHouse-disputeGuarantee}; `account` is the caller.
@@ -87,7 +91,7 @@ library DisputeLogic {
         IClearingHouse.DisputeAnswer calldata a
     ) external {
         (uint256 cycleId, uint256 index) = (cycleAndIndex[0], cycleAndIndex[1]);
-        Position memory at = Position(cycleId, asset, debtor, index, mayConcede);
+        Position memory at = Position(cycleId, asset, debtor, index, mayConcede, false);
         IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, cycleId);
         if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(cycleId);
         if (block.timestamp > cycle.answerDeadline) {
@@ -176,7 +180,7 @@ library DisputeLogic {
         if (
             outcome == IClearingHouse.DisputeStatus.Voided || outcome == IClearingHouse.DisputeStatus.Removed
         ) {
-            reduce(books, vault, at.cycleId, at.asset, at.debtor, amount);
+            reduce(books, vault, at.cycleId, at.asset, at.debtor, amount, at.setAside);
         }
     }
 
@@ -214,7 +218,7 @@ library DisputeLogic {
             uint256 rest = game.total - game.settled;
             _closeAll(books, cycle, game, open);
             game.settled = game.total;
-            reduce(books, vault, cycleId, asset, debtor, rest);
+            reduce(books, vault, cycleId, asset, debtor, rest, false);
             emit IClearingHouse.UnansweredConceded(cycleId, asset, debtor, rest, open);
             if (debt.status != IClearingHouse.DebtStatus.Challenged) return; // a creditor's game
             if (debt.amount != 0) {
@@ -244,7 +248,7 @@ library DisputeLogic {
         SumTree.Node calldata leaf,
         SumTree.Node[] calldata path
     ) external {
-        Position memory at = Position(cycleAndIndex[0], asset, debtor, cycleAndIndex[1], false);
+        Position memory at = Position(cycleAndIndex[0], asset, debtor, cycleAndIndex[1], false, false);
         IClearingHouse.Cycle storage cycle = ClearingBooks.committed(books, at.cycleId);
         if (cycle.vetoed) revert IClearingHouse.CycleIsVetoed(at.cycleId);
         if (block.timestamp <= cycle.answerDeadline)
@@ -275,7 +279,7 @@ library DisputeLogic {
         game.settled += uint128(amount);
         books.disputes[at.cycleId][asset][debtor][at.index] = outcome;
         emit IClearingHouse.DisputeResolved(at.cycleId, asset, debtor, at.index, outcome, bytes32(0), amount);
-        reduce(books, vault, at.cycleId, asset, debtor, amount);
+        reduce(books, vault, at.cycleId, asset, debtor, amount, false);
         _close(books, cycle, at, game);
     }
 
@@ -312,7 +316,7 @@ library DisputeLogic {
                 status != IClearingHouse.DebtStatus.Challenged &&
                 status != IClearingHouse.DebtStatus.Answered)
         ) revert IClearingHouse.SummaryNotRevealable(cycleId, asset, account);
-        _reveal(books, vault, cycle, Position(cycleId, asset, account, 0, false), game, s, proof);
+        _reveal(books, vault, cycle, Position(cycleId, asset, account, 0, false, false), game, s, proof);
     }
 
     /// @notice See {ClearingHouse-disputeCredit}.
@@ -497,16 +501,21 @@ library DisputeLogic {
     /// @notice Takes `amount` off `debtor`'s debit in `asset` for cycle `cycleId` against the bond: what is
     /// left of the debit is released in the Vault and paid into the cycle from the bond; what exceeds it (the
     /// debtor's incoming payments the removed guarantee had offset) is not paid into the cycle: it is held for
-    /// the debtor as owed by the bond ({ClearingHouse-claimDebitRefund} once the cycle's disputes are closed;
-    /// counted in `totalRefundOwed` meanwhile; a veto cancels it), so no creditor's liquidity pays it and no
-    /// creditor is paid from it (audit A2-H1).
+    /// the debtor ({ClearingHouse-claimDebitRefund} once the cycle's disputes are closed; a veto cancels it), so
+    /// no creditor's liquidity pays it and no creditor is paid from it (audit A2-H1). With `setAside` (the
+    /// operator's own answer: a concession, a removal as not validated) the refund is taken from the spare
+    /// bond at once (`RefundAboveSpareBond` when the bond cannot spare it): the operator key, which alone
+    /// decides these outcomes and may do so after the guardian's veto window, can never make the bond owe
+    /// more than it holds, nor queue an owed refund ahead of honest ones (audit3 A3-M2). Otherwise (a void, a
+    /// removal of a guarantee paid on chain) it is owed by the bond, counted in `totalRefundOwed` meanwhile.
     function reduce(
         ClearingBooks.Books storage books,
         IClearingVault vault,
         uint256 cycleId,
         address asset,
         address debtor,
-        uint256 amount
+        uint256 amount,
+        bool setAside
     ) internal {
         if (amount == 0) return;
         IClearingHouse.Debt storage debt = books.debts[cycleId][asset][debtor];
@@ -518,7 +527,16 @@ library DisputeLogic {
         uint256 excess = amount - cut;
         if (excess != 0) {
             books.refundHeld[cycleId][asset][debtor] += excess;
-            books.totalRefundOwed[asset] += excess;
+            if (setAside) {
+                uint256 spare = ClearingBooks.spareBond(books, asset);
+                if (excess > spare)
+                    revert IClearingHouse.RefundAboveSpareBond(cycleId, asset, debtor, excess, spare);
+                books.bondOf[asset] -= excess;
+                books.heldLiquidity[asset] += excess;
+                books.refundSetAside[cycleId][asset][debtor] += excess;
+            } else {
+                books.totalRefundOwed[asset] += excess;
+            }
         }
         emit IClearingHouse.DebitReduced(cycleId, asset, debtor, cut, fromBond, excess);
         if (cut != 0) vault.releaseObligation(debtor, asset, cut);
@@ -557,7 +575,7 @@ library DisputeLogic {
         emit IClearingHouse.DebitSummaryRevealed(cycleId, asset, debtor, s.sumRoot, s.total, s.depth);
         uint256 debit = books.debts[cycleId][asset][debtor].amount;
         uint256 net = s.total > s.inTotal ? s.total - s.inTotal : 0;
-        if (debit > net) reduce(books, vault, cycleId, asset, debtor, debit - net);
+        if (debit > net) reduce(books, vault, cycleId, asset, debtor, debit - net, false);
     }
 
     /// @dev The outcome of a proven position: Dismissed (empty), Voided (conceded), Removed (already paid to
@@ -578,6 +596,7 @@ library DisputeLogic {
         if (a.claims.length == 0) {
             // A concession voids the position against the bond: the operator's call alone (audit H-1).
             if (!at.mayConcede) revert IClearingHouse.ConcessionNotAllowed(msg.sender);
+            at.setAside = true;
             return (IClearingHouse.DisputeStatus.Voided, bytes32(0), address(0));
         }
         IGuaranteeVerifier.DisputedGuarantee memory g = verifier.checkDisputedGuarantee(
@@ -626,6 +645,7 @@ library DisputeLogic {
             // evidence): anyone else could strip it and remove an honest position (audit H-1). Like a
             // concession, it is the operator's call; anyone may still answer with the evidence.
             if (!at.mayConcede) revert IClearingHouse.RemovalNotAllowed(msg.sender, g.guaranteeId);
+            at.setAside = true;
             return (IClearingHouse.DisputeStatus.Removed, g.guaranteeId, g.recipient);
         }
         // An answer in a vetoed cycle does not count: the re-commit must be able to use the guarantee again.

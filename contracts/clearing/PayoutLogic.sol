@@ -74,15 +74,25 @@ library PayoutLogic {
             _checkDisputesClosed(vault, cycleId, cycle);
         }
         books.refundHeld[cycleId][asset][debtor] = 0;
-        // Counted since the reduction; `owe` counts again what stays owed.
-        books.totalRefundOwed[asset] -= amount;
+        // What the operator's own answer refunded was taken from the bond then (audit3 A3-M2): it is paid, or
+        // goes back to the bond in a vetoed cycle. The rest was counted owed since the reduction; `owe` counts
+        // again what stays owed.
+        uint256 setAside = books.refundSetAside[cycleId][asset][debtor];
+        if (setAside != 0) {
+            books.refundSetAside[cycleId][asset][debtor] = 0;
+            books.heldLiquidity[asset] -= setAside;
+        }
+        uint256 rest = amount - setAside;
+        books.totalRefundOwed[asset] -= rest;
         if (vetoed) {
+            books.bondOf[asset] += setAside;
             emit IClearingHouse.DebitRefundCancelled(cycleId, asset, debtor, amount);
             return;
         }
+        books.payoutOf[asset][debtor] += setAside;
         // From the bond only (what it holds above the floor's share), never from the cycle's liquidity.
-        (uint256 paid, uint256 owed) = ClearingBooks.owe(books, asset, debtor, amount);
-        emit IClearingHouse.DebitRefundClaimed(cycleId, asset, debtor, paid, owed);
+        (uint256 paid, uint256 owed) = rest == 0 ? (0, 0) : ClearingBooks.owe(books, asset, debtor, rest);
+        emit IClearingHouse.DebitRefundClaimed(cycleId, asset, debtor, setAside + paid, owed);
     }
 
     /// @dev Reverts {IClearingHouse-DisputesOpen} while cycle `cycleId` has a dispute open and answerable: until

@@ -325,8 +325,10 @@ interface IClearingHouse is IGuaranteeErrors {
     /// @notice `amount` was taken off `debtor`'s debit (an unproven or already-paid guarantee, or a debit above
     /// its revealed total); `fromBond` of it was paid into the cycle from the bond (the rest is shortfall), and
     /// `refunded` (a removed or conceded guarantee larger than what was left of the debit: the debtor's incoming
-    /// payments) is held for the debtor as owed by the bond, never paid into the cycle (`claimDebitRefund` once
-    /// the cycle's disputes are closed; a veto cancels it).
+    /// payments) is held for the debtor, never paid into the cycle (`claimDebitRefund` once the cycle's disputes
+    /// are closed; a veto cancels it): set aside from the bond at once when the operator's own answer (a
+    /// concession, a removal as not validated) refunds it ({ClearingHouse-refundSetAsideOf}; audit3 A3-M2),
+    /// otherwise owed by the bond.
     event DebitReduced(
         uint256 indexed cycleId,
         address indexed asset,
@@ -367,7 +369,8 @@ interface IClearingHouse is IGuaranteeErrors {
         uint256 fromBond
     );
     /// @notice `debtor`'s held refund of cycle `cycleId` (see {DebitReduced}) was settled from the bond: `paid` set
-    /// aside for it ({payoutOf}), `owed` recorded as owed by the bond ({refundOwed}: the spare bond lacked it).
+    /// aside for it ({payoutOf}: what was set aside at the answer, then what the spare bond holds), `owed` recorded
+    /// as owed by the bond ({refundOwed}: the spare bond lacked it).
     event DebitRefundClaimed(
         uint256 indexed cycleId,
         address indexed asset,
@@ -376,7 +379,8 @@ interface IClearingHouse is IGuaranteeErrors {
         uint256 owed
     );
     /// @notice `debtor`'s held refund `amount` of vetoed cycle `cycleId` was cancelled (the re-commit credits the
-    /// same incoming payments; audit M-3), and no longer counts in {totalRefundOwed}.
+    /// same incoming payments; audit M-3), and no longer counts in {totalRefundOwed}; what was set aside for it
+    /// from the bond ({ClearingHouse-refundSetAsideOf}) went back to the bond.
     event DebitRefundCancelled(
         uint256 indexed cycleId,
         address indexed asset,
@@ -503,6 +507,13 @@ interface IClearingHouse is IGuaranteeErrors {
     /// @notice Only the operator (`OPERATOR_ROLE`) may concede a position (answer with empty claims); `caller`
     /// is not it.
     error ConcessionNotAllowed(address caller);
+    /// @notice The operator's own answer (a concession, or a removal as not validated) of a position of
+    /// `debtor`'s tree in `asset` for cycle `cycleId` would refund `refund` above what is left of the debit, and
+    /// the bond can spare only `spare` ({ClearingBooks-spareBond}): such a refund is set aside from the bond at
+    /// the answer, so a stolen operator key can never make the bond owe more than it holds (audit3 A3-M2). Top
+    /// the bond up, or answer with the evidence; left open, the position is conceded after the answer deadline
+    /// ({ClearingHouse-voidUnansweredPosition}) and its refund owed by the bond.
+    error RefundAboveSpareBond(uint256 cycleId, address asset, address debtor, uint256 refund, uint256 spare);
     /// @notice Only the operator (`OPERATOR_ROLE`) may answer a position `Removed` because its V2 guarantee
     /// `guaranteeId` is not validated (no passing verdict and no payer `Finalization` in the answer): anyone
     /// else could strip the optional finalization from an honest answer (audit H-1). `caller` is not it; the

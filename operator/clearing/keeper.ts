@@ -436,6 +436,15 @@ export class ClearingKeeper {
           answer = buildDisputeAnswer(answering.trees, tree, answering.byId, dispute.position, true);
           sent = await this.sendAnswer(dispute, answer, { ...context, conceded });
         }
+        if (typeof sent === "object" && sent.reverted === "RefundAboveSpareBond") {
+          // The operator's own outcome refunds more above the debit than the bond can spare (audit3 A3-M2):
+          // a top-up lets the next tick land it; otherwise the position is conceded after the answer deadline
+          // (voidUnansweredPosition) and its refund owed by the bond.
+          logger.error(
+            { ...context, reason: sent.reverted },
+            "answer refused: its refund above the debit exceeds the spare bond; top the bond up",
+          );
+        }
         if (typeof sent === "string" && sent.startsWith("0x")) {
           result.answered.push({ ...ref, position: dispute.position, conceded, txHash: sent });
         }

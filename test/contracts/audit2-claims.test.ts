@@ -58,25 +58,31 @@ async function crossedFixture(floorBps: number) {
 const fullFloor = () => crossedFixture(10_000);
 const noFloor = () => crossedFixture(0);
 
+/**
+ * Since audit3 A3-M2 the operator's concession of carol's position is refused when the bond cannot spare her
+ * 2 ETH above her debit (it would be set aside at once): the refund these tests follow is the one the bond owes
+ * when nobody answered, carol's position conceded after the answer deadline (`voidUnansweredPosition`).
+ */
+async function voidCarols(f: Awaited<ReturnType<typeof crossedFixture>>): Promise<void> {
+  await time.increaseTo((await f.clearingHouse.getCycle(1)).answerDeadline + 1n);
+  await expect(
+    f.clearingHouse.voidUnansweredPosition(1, ETH, f.carol.address, 0, f.carols.leaf, f.carols.path),
+  )
+    .to.emit(f.clearingHouse, "DebitReduced")
+    .withArgs(1n, ETH, f.carol.address, 0n, 0n, 2n * ONE);
+}
+
 describe("audit2 A2-H1 fixed: refunds above a debit are owed by the bond, never paid from the cycle", () => {
   it("colluders at a full floor: the refund waits for the disputes, takes nothing of bob's, only the bond", async () => {
     const f = await loadFixture(fullFloor);
     const ch = f.clearingHouse;
-    // The concession holds 2 ETH for carol and takes nothing from the bond or into the cycle.
+    // The operator's concession would need 2 ETH of spare bond: the bond's 1 ETH is the floor's share.
     await expect(ch.connect(f.operator).answerDispute(1, ETH, f.carol.address, 0, f.carols))
-      .to.emit(ch, "DebitReduced")
-      .withArgs(1n, ETH, f.carol.address, 0n, 0n, 2n * ONE);
-    expect(await ch.refundHeldOf(1, ETH, f.carol.address)).to.equal(2n * ONE);
-    expect(await ch.bondOf(ETH)).to.equal(ONE);
-    const asset = await ch.getCycleAsset(1, ETH);
-    expect([asset.funded, asset.shortfall]).to.deep.equal([0n, 0n]);
-    expect(await ch.totalRefundOwed(ETH)).to.equal(2n * ONE); // counted from the reduction on
-    // dave keeps a dispute open: the refund waits for it like bob's claim.
-    const daves = disputeAnswerOf(f.all, f.dave.address, 0);
-    await ch.revealSummary(1, ETH, f.dave.address, daves.summary, daves.summaryProof);
-    await ch.connect(f.dave).disputeGuarantee(1, ETH, 0);
+      .to.be.revertedWithCustomError(ch, "RefundAboveSpareBond")
+      .withArgs(1n, ETH, f.carol.address, 2n * ONE, 0n);
     await ch.connect(f.alice).payNetDebit(1, ETH, { value: ONE });
 
+    // carol's dispute is open: the claims wait for it, and nothing is held for her yet.
     const cycle = await ch.getCycle(1);
     await time.increaseTo(cycle.challengeDeadline + 1n);
     const bobs = creditProofOf(f.plan, f.bob.address);
@@ -84,10 +90,17 @@ describe("audit2 A2-H1 fixed: refunds above a debit are owed by the bond, never 
       .to.be.revertedWithCustomError(ch, "DisputesOpen")
       .withArgs(1n, cycle.answerDeadline);
     await expect(ch.claimDebitRefund(1, ETH, f.carol.address))
-      .to.be.revertedWithCustomError(ch, "DisputesOpen")
-      .withArgs(1n, cycle.answerDeadline);
+      .to.be.revertedWithCustomError(ch, "NoRefundHeld")
+      .withArgs(1n, ETH, f.carol.address);
 
-    await time.increaseTo(cycle.answerDeadline + 1n);
+    // Unanswered: conceded after the answer deadline; 2 ETH held for carol, nothing taken from the bond
+    // or paid into the cycle.
+    await voidCarols(f);
+    expect(await ch.refundHeldOf(1, ETH, f.carol.address)).to.equal(2n * ONE);
+    expect(await ch.bondOf(ETH)).to.equal(ONE);
+    const asset = await ch.getCycleAsset(1, ETH);
+    expect([asset.funded, asset.shortfall]).to.deep.equal([ONE, 0n]); // alice's payment only
+    expect(await ch.totalRefundOwed(ETH)).to.equal(2n * ONE); // counted from the reduction on
     // Either order: carol first, then bob, who gets alice's payment in full.
     // The bond's 1 ETH is the floor's share of the 1 ETH debit still counted (cycle 1 is finalized, alice
     // paid, but nothing released it yet): nothing spare, all owed.
@@ -123,9 +136,8 @@ describe("audit2 A2-H1 fixed: refunds above a debit are owed by the bond, never 
   it("the floor's share backs a later cycle: carol's refund waits, cycle 2's voided debit is still funded", async () => {
     const f = await loadFixture(fullFloor);
     const ch = f.clearingHouse;
-    await ch.connect(f.operator).answerDispute(1, ETH, f.carol.address, 0, f.carols);
     await ch.connect(f.alice).payNetDebit(1, ETH, { value: ONE });
-    await time.increaseTo((await ch.getCycle(1)).answerDeadline + 1n);
+    await voidCarols(f);
     // Cycle 2 (alice signs bob 1 ETH more) passes the floor with the same 1 ETH bond: cycle 1 is released.
     const second = [await signedGuarantee(f, f.alice, f.bob.address, 4n, ONE)];
     const { plan: plan2 } = await commitPlanned(f, 2n, second);
@@ -150,9 +162,13 @@ describe("audit2 A2-H1 fixed: refunds above a debit are owed by the bond, never 
   it("short bond, floor off, no collusion: carol's refund gets the bond only, bob keeps alice's payment", async () => {
     const f = await loadFixture(noFloor);
     const ch = f.clearingHouse;
-    await ch.connect(f.operator).answerDispute(1, ETH, f.carol.address, 0, f.carols);
+    // The whole bond is spare but short of the 2 ETH: the concession is refused (audit3 A3-M2) and the
+    // position conceded after the answer deadline, its refund owed by the bond.
+    await expect(ch.connect(f.operator).answerDispute(1, ETH, f.carol.address, 0, f.carols))
+      .to.be.revertedWithCustomError(ch, "RefundAboveSpareBond")
+      .withArgs(1n, ETH, f.carol.address, 2n * ONE, ONE);
     await ch.connect(f.alice).payNetDebit(1, ETH, { value: ONE });
-    await time.increaseTo((await ch.getCycle(1)).challengeDeadline + 1n);
+    await voidCarols(f);
     // Nothing open: carol claims first. Before the fix she took the bond's 1 ETH and alice's 1 ETH.
     await expect(ch.claimDebitRefund(1, ETH, f.carol.address))
       .to.emit(ch, "DebitRefundClaimed")
@@ -177,17 +193,20 @@ describe("audit2 A2-H1 fixed: refunds above a debit are owed by the bond, never 
     expect(await ch.bondOf(ETH)).to.equal(2n * ONE);
   });
 
-  it("a veto cancels a held refund: the bond never paid it, and its withdrawal is no longer held", async () => {
+  it("a veto cancels a held refund: what was set aside returns to the bond, and nothing is owed", async () => {
     const f = await loadFixture(noFloor);
     const ch = f.clearingHouse;
+    // A 2-ETH bond spares the concession: set aside at once (audit3 A3-M2).
+    await ch.connect(f.admin).postBond(ETH, 0, { value: ONE });
     await ch.connect(f.operator).answerDispute(1, ETH, f.carol.address, 0, f.carols);
+    expect(await ch.bondOf(ETH)).to.equal(0n);
     await ch.connect(f.guardian).vetoCycle(1);
     await expect(ch.claimDebitRefund(1, ETH, f.carol.address))
       .to.emit(ch, "DebitRefundCancelled")
       .withArgs(1n, ETH, f.carol.address, 2n * ONE);
     expect(await ch.totalRefundOwed(ETH)).to.equal(0n);
     expect(await ch.refundHeldOf(1, ETH, f.carol.address)).to.equal(0n);
-    expect(await ch.bondOf(ETH)).to.equal(ONE);
+    expect(await ch.bondOf(ETH)).to.equal(2n * ONE);
     expect(await ch.payoutOf(ETH, f.carol.address)).to.equal(0n);
   });
 });

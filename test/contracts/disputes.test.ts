@@ -309,11 +309,12 @@ describe("Dispute game (issue 25)", () => {
       }
       const debt = await ch.debtOf(1, ETH, f.alice.address);
       expect([debt.status, debt.amount]).to.deep.equal([DEBT.voided, 0n]);
-      // The excess is held for alice, owed by the bond (audit A2-H1: not paid into the cycle), until the
-      // challenge deadline (audit M-3); then the bond sets it aside for her.
+      // The excess is held for alice (audit A2-H1: not paid into the cycle), taken from the bond at the
+      // operator's concession (audit3 A3-M2), until the challenge deadline (audit M-3); then it is hers.
       expect(await ch.refundHeldOf(1, ETH, f.alice.address)).to.equal(ONE);
+      expect(await ch.refundSetAsideOf(1, ETH, f.alice.address)).to.equal(ONE);
       expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(0n);
-      expect(await ch.bondOf(ETH)).to.equal(2n * ONE);
+      expect(await ch.bondOf(ETH)).to.equal(ONE);
       expect(await f.vault.obligationOf(f.alice.address, ETH)).to.equal(0n);
       await time.increase(W + 1);
       await ch.claimDebitRefund(1, ETH, f.alice.address);

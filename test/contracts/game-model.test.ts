@@ -931,6 +931,7 @@ class Harness {
       index,
       answer,
     ]);
+    const setAside = c.refundSetAside.get(key(asset, debtor)) ?? 0n;
     const result = await this.call(
       `answer (${canProve ? "proof" : "empty"}) cycle ${c.id} position ${index}`,
       by,
@@ -949,6 +950,9 @@ class Harness {
         ),
     );
     if (!(result instanceof Refusal)) this.count(`answer → ${DisputeStatus[result]}`);
+    // The operator's own outcome refunded above the debit: taken from the bond at once (audit3 A3-M2).
+    if ((c.refundSetAside.get(key(asset, debtor)) ?? 0n) > setAside)
+      this.count("refund set aside from the bond");
   }
 
   /** `voidUnansweredPosition` of an open dispute with its node's proof (audit M-1), by a bystander. */
@@ -1059,6 +1063,19 @@ class Harness {
         if ((x.d >> 3) % 3 === 0 && finalized >= 0 && this.isActor(d.debtor)) {
           await this.dispute(d.c, d.asset, d.debtor, finalized, "its own finalized V2");
           return this.answer(d.c, d.asset, d.debtor, finalized, true, this.actorOf(d.debtor), true);
+        }
+        // A payer disputes its largest real position and the operator key concedes it at once (audit3 A3-M2: what
+        // a stolen key's concession refunds above the debit is set aside from the bond, or refused above what
+        // the bond spares).
+        const positions = d.c.positions.get(key(d.debtor, d.asset)) ?? [];
+        let real = -1;
+        positions.forEach((p, i) => {
+          if (p.guaranteeId !== undefined && (real < 0 || p.amount > positions[real].amount)) real = i;
+        });
+        if ((x.d >> 5) % 3 === 0 && real >= 0 && this.isActor(d.debtor)) {
+          this.count("a real position disputed for the operator key to concede");
+          await this.dispute(d.c, d.asset, d.debtor, real, "a real position, to be conceded");
+          return this.answer(d.c, d.asset, d.debtor, real, false, operator);
         }
         // Now and then a slot far past the tree's end (refused once the summary is revealed, audit M-1).
         const index = x.d % 5 === 1 ? 1000 + (x.c % 7) : x.c % (tree.levels[0].length + 2);

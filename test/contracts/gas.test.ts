@@ -856,4 +856,36 @@ describe("Gas", () => {
     );
     expect(await ch.bondOf(ETH)).to.equal(5n * ONE);
   });
+
+  it("audit3 A3-M2: a concession whose refund above the debit is set aside from the bond, then claimed", async () => {
+    const f = await loadFixture(suretyFixture);
+    const ch = f.clearingHouse;
+    await ch.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    // alice → bob 2 ETH, bob → alice 1 ETH: conceding alice's position takes her 1-ETH debit off and refunds 1.
+    const all = [
+      await signedGuarantee(f, f.alice, f.bob.address, 1n, 2n * ONE),
+      await signedGuarantee(f, f.bob, f.alice.address, 2n, ONE),
+    ];
+    await commitPlanned(f, 1n, all);
+    await ch.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    await gasOf(
+      "answerDispute (conceded, first answer: 1 ETH off the debit, 1 ETH above it set aside from the bond)",
+      ch
+        .connect(f.operator)
+        .answerDispute(
+          1,
+          ETH,
+          f.alice.address,
+          0,
+          disputeAnswerOf(all, f.alice.address, 0, { concede: true }),
+        ),
+    );
+    await time.increase(TIMINGS.challengeWindow + 1);
+    await gasOf(
+      "claimDebitRefund (ETH, set aside at the concession)",
+      ch.claimDebitRefund(1, ETH, f.alice.address),
+    );
+    expect(await ch.payoutOf(ETH, f.alice.address)).to.equal(ONE);
+  });
 });

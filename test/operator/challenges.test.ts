@@ -24,6 +24,7 @@ import { commitArgsFromJson } from "../../operator/clearing/cycle-json";
 import { buildCommitPlan, guaranteeLeafOf, toCommitCycleCall } from "../../operator/clearing/commit-plan";
 import { netCycle } from "../../operator/clearing/netting";
 import type { Logger } from "../../operator/logger";
+import { captureLogs } from "../support/log-capture";
 import { guaranteeProof } from "../../sdk";
 import { NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { OPEN_CREDIT_DISPUTES_KEY } from "../../operator/clearing/credit-disputes";
@@ -258,14 +259,17 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     expect((await f.clearingHouse.debtOf(1, ETH, f.alice.address)).amount).to.equal(0n);
   });
 
-  /** The keeper concedes alice's 3-ETH position of cycle 1 (its signature answered a rogue cycle 2 first): 2 ETH held. */
-  async function heldRefund() {
+  /**
+   * alice disputes her 3-ETH position of cycle 1, whose signature answered a rogue cycle 2 first: the keeper can
+   * only concede it (1 ETH off her debit, 2 ETH refunded above it). Bond `bond`.
+   */
+  async function unprovable(bond: bigint, logger?: Logger) {
     const f = await loadFixture(chainFixture);
     h = await openCore(f);
-    const tasks = clearingTasks(h);
+    const tasks = clearingTasks(h, { logger });
     await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
     await f.vault.connect(f.bob).deposit({ value: 10n * ONE });
-    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: bond });
     await h.indexer.syncToHead();
     await h.syncClock();
     // alice signs 3 to bob, bob 2 to alice: alice owes 1 net; conceding the 3-ETH position leaves 2 over.
@@ -293,13 +297,44 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     );
     await f.clearingHouse.connect(f.alice).disputeGuarantee(1, ETH, 0);
     await h.indexer.syncToHead();
+    return { f, tasks, core: h };
+  }
+
+  /** The keeper concedes alice's 3-ETH position of cycle 1: 2 ETH held, set aside from the 5-ETH bond. */
+  async function heldRefund() {
+    const { f, tasks, core } = await unprovable(5n * ONE);
     expect((await tasks.keeper.tick()).answered.map((a) => [a.cycleId, a.conceded])).to.deep.equal([
       [1, true],
     ]);
-    await h.indexer.syncToHead();
+    await core.indexer.syncToHead();
     expect(await f.clearingHouse.refundHeldOf(1, ETH, f.alice.address)).to.equal(2n * ONE);
-    return { f, tasks, core: h };
+    // The operator's own concession: set aside from the bond at once, never owed (audit3 A3-M2).
+    expect(await f.clearingHouse.refundSetAsideOf(1, ETH, f.alice.address)).to.equal(2n * ONE);
+    expect(await f.clearingHouse.bondOf(ETH)).to.equal(2n * ONE);
+    return { f, tasks, core };
   }
+
+  it("a concession the bond cannot spare: refused and logged; conceded at the answer deadline, the refund owed", async function () {
+    const logs = captureLogs("info");
+    // The 1-ETH bond funds the cut of alice's debit; nothing is left for the 2 ETH above it.
+    const { f, tasks, core } = await unprovable(ONE, logs.logger);
+    expect((await tasks.keeper.tick()).answered).to.deep.equal([]);
+    expect(logs.errors().map((l) => [l.msg, l.reason])).to.deep.include([
+      "answer refused: its refund above the debit exceeds the spare bond; top the bond up",
+      "RefundAboveSpareBond",
+    ]);
+    expect(await f.clearingHouse.disputeOf(1, ETH, f.alice.address, 0)).to.equal(1n); // still open
+    await advance(core, 2 * f.timings.challengeWindow + 1);
+    // Nothing revealed alice's summary (the refused answers did nothing): the keeper reveals it, then voids.
+    expect((await tasks.keeper.tick()).answered).to.deep.equal([]);
+    await core.indexer.syncToHead();
+    expect((await tasks.keeper.tick()).answered.map((a) => [a.cycleId, a.conceded])).to.deep.equal([
+      [1, true],
+    ]);
+    expect(await f.clearingHouse.refundHeldOf(1, ETH, f.alice.address)).to.equal(2n * ONE);
+    expect(await f.clearingHouse.refundSetAsideOf(1, ETH, f.alice.address)).to.equal(0n);
+    expect(await f.clearingHouse.totalRefundOwed(ETH)).to.equal(2n * ONE);
+  });
 
   it("a concession above the debit: the keeper claims the held refund for the debtor after the challenge deadline, once", async function () {
     const { f, tasks, core } = await heldRefund();
@@ -317,9 +352,9 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     expect((await tasks.keeper.tick()).holdingsSettled).to.deep.equal([]);
   });
 
-  it("a vetoed cycle's held refund: the keeper cancels it at once, so the bond owes nothing for it", async function () {
+  it("a vetoed cycle's held refund: the keeper cancels it at once, what was set aside goes back to the bond", async function () {
     const { f, tasks, core } = await heldRefund();
-    expect(await f.clearingHouse.totalRefundOwed(ETH)).to.equal(2n * ONE);
+    expect(await f.clearingHouse.totalRefundOwed(ETH)).to.equal(0n);
     await f.clearingHouse.connect(f.admin).vetoCycle(1); // the admin is the guardian in this fixture
     await core.indexer.syncToHead();
     const settled = await tasks.keeper.tick();
@@ -329,6 +364,8 @@ describe("clearing: challenges, answers and vetoes (Core)", function () {
     expect(await f.clearingHouse.refundHeldOf(1, ETH, f.alice.address)).to.equal(0n);
     expect(await f.clearingHouse.totalRefundOwed(ETH)).to.equal(0n);
     expect(await f.clearingHouse.payoutOf(ETH, f.alice.address)).to.equal(0n);
+    // The veto returned the cut (1 ETH) and the cancellation the 2 ETH set aside: the 5-ETH bond is whole.
+    expect(await f.clearingHouse.bondOf(ETH)).to.equal(5n * ONE);
   });
 
   it("rebuilds the committed debtor trees or refuses to answer from them", async function () {

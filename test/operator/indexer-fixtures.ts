@@ -281,9 +281,11 @@ export function clearingTasks(
     cycleLength?: number;
     claimCredits?: boolean;
     senderPolicy?: Partial<SenderPolicy>;
+    /** The tasks' logger (default: silent). */
+    logger?: Logger;
   } = {},
 ) {
-  const logger = silentLogger();
+  const logger = options.logger ?? silentLogger();
   const sender = new OperatorSender({
     privateKey: OPERATOR_KEY,
     provider,

@@ -133,6 +133,8 @@ export interface ModelCycle {
   deducted: Map<string, bigint>;
   /** Excess refunds of removed or conceded positions held until the challenge deadline: `asset|debtor`. */
   refundHeld: Map<string, bigint>;
+  /** The part of `refundHeld` the operator's own answer refunded, taken from the bond then (audit3 A3-M2). */
+  refundSetAside: Map<string, bigint>;
   claimed: Set<string>;
   built: BuiltCycle;
   /** Positions of each debtor's tree by `debtor|asset`. */
@@ -609,6 +611,7 @@ export class GameModel {
       disputes: new Map(),
       deducted: new Map(),
       refundHeld: new Map(),
+      refundSetAside: new Map(),
       claimed: new Set(),
       built,
       positions,
@@ -722,16 +725,25 @@ export class GameModel {
       if (c.openChallenges !== 0 && t <= this.answersUntil(c, t)) refuse("DisputesOpen");
     }
     c.refundHeld.set(key(asset, debtor), 0n);
-    if (c.vetoed) return 0n;
+    // What the operator's own answer refunded was set aside from the bond at the answer (audit3 A3-M2).
+    const setAside = this.get(c.refundSetAside, key(asset, debtor));
+    c.refundSetAside.set(key(asset, debtor), 0n);
+    this.add(this.held, asset, -setAside);
+    if (c.vetoed) {
+      this.add(this.bond, asset, setAside);
+      return 0n;
+    }
+    this.add(this.payouts, key(asset, debtor), setAside);
+    const rest = amount - setAside;
     const bond = this.get(this.bond, asset);
     const spare = this.spare(asset);
-    const paid = amount < spare ? amount : spare;
+    const paid = rest < spare ? rest : spare;
     this.bond.set(asset, bond - paid);
     this.add(this.payouts, key(asset, debtor), paid);
-    if (amount > paid) this.add(this.refundOwed, key(asset, debtor), amount - paid);
+    if (rest > paid) this.add(this.refundOwed, key(asset, debtor), rest - paid);
     // Counted when owed, as an unanswered credit dispute's payment is.
     this.flow(debtor, asset).refunded += amount;
-    return paid;
+    return setAside + paid;
   }
 
   /** `ClearingHouse.recoverDeduction` (audit M-2): what no claim returned, from the recipient's collateral. */
@@ -914,11 +926,15 @@ export class GameModel {
     const pastEnd = index >= 1 << tree.summary.depth;
     let outcome: DisputeStatus;
     let gid: string | undefined;
+    // The operator's own outcomes (a concession, a removal as not validated): their refund above the debit is
+    // set aside from the bond at once, or the answer is refused (audit3 A3-M2).
+    let setAside = false;
     if (pastEnd || info === undefined) outcome = DisputeStatus.Dismissed;
     else if (!prove) {
       // Only the operator concedes (audit H-1: anyone else could void an honest debit against the bond).
       if (!byOperator) refuse("ConcessionNotAllowed");
       outcome = DisputeStatus.Voided;
+      setAside = true;
     } else {
       this.checkKey();
       gid = info.guaranteeId!;
@@ -928,12 +944,14 @@ export class GameModel {
         // "Not validated" is the operator's call (audit H-1: optional evidence could be left out).
         if (!byOperator) refuse("RemovalNotAllowed");
         outcome = DisputeStatus.Removed;
+        setAside = true;
       } else {
         const usedIn = this.answeredIn.get(gid) ?? 0;
         if (usedIn !== 0 && !this.cycle(usedIn)!.vetoed) refuse("GuaranteeAlreadyUsed");
         outcome = DisputeStatus.Upheld;
       }
     }
+    if (setAside) this.checkSpareForRefund(c, asset, debtor, info!.amount);
     // Every check passed: apply.
     const game = this.game(c, asset, debtor);
     if (!game.revealed) this.reveal(c, asset, debtor);
@@ -954,10 +972,37 @@ export class GameModel {
     }
     if (outcome === DisputeStatus.Voided || outcome === DisputeStatus.Removed) {
       this.fault(asset, info!.amount);
-      this.reduce(c, asset, debtor, info!.amount);
+      this.reduce(c, asset, debtor, info!.amount, setAside);
     }
     this.closeDispute(c, asset, debtor);
     return outcome;
+  }
+
+  /**
+   * Refuses (`RefundAboveSpareBond`) an operator's answer taking `amount` off `debtor`'s debit whose refund above
+   * the debit exceeds the bond left once the reveal's cut (a first answer) and the position's cut are funded
+   * from it (`spareBond`: above the floor's share, the whole bond with the floor off). Changes nothing.
+   */
+  private checkSpareForRefund(c: ModelCycle, asset: string, debtor: string, amount: bigint): void {
+    let debit = c.debts.get(key(asset, debtor))?.amount ?? 0n;
+    let bond = this.get(this.bond, asset);
+    const take = (x: bigint): void => {
+      bond -= x < bond ? x : bond;
+    };
+    if (!this.game(c, asset, debtor).revealed) {
+      const { total, inTotal } = c.built.trees.get(key(debtor, asset))!.summary;
+      const net = total > inTotal ? total - inTotal : 0n;
+      if (debit > net) {
+        take(debit - net);
+        debit = net;
+      }
+    }
+    const cut = amount < debit ? amount : debit;
+    take(cut);
+    // `ClearingBooks.spareBond` of what is left: above the floor's share of the debits at risk.
+    const kept =
+      this.floorBps === 0n ? 0n : (this.get(this.atRisk, asset) * this.floorBps + 9_999n) / 10_000n;
+    if (amount - cut > (bond > kept ? bond - kept : 0n)) refuse("RefundAboveSpareBond");
   }
 
   /** One dispute of the game closed; with its last, the debt is Answered (or Voided when nothing is owed). */
@@ -1041,7 +1086,7 @@ export class GameModel {
     this.reveal(c, asset, account);
   }
 
-  private reduce(c: ModelCycle, asset: string, debtor: string, amount: bigint): void {
+  private reduce(c: ModelCycle, asset: string, debtor: string, amount: bigint, setAside = false): void {
     if (amount === 0n) return;
     const debt = c.debts.get(key(asset, debtor)) ?? { amount: 0n };
     const cut = amount < debt.amount ? amount : debt.amount;
@@ -1050,6 +1095,14 @@ export class GameModel {
     const excess = amount - cut;
     // Held for the debtor, owed by the bond, never paid into the cycle (audit A2-H1; M-3: a veto cancels it).
     if (excess !== 0n) this.add(c.refundHeld, key(asset, debtor), excess);
+    if (excess !== 0n && setAside) {
+      // The operator's own answer: taken from the bond now (checked by checkSpareForRefund; audit3 A3-M2).
+      const bond = this.get(this.bond, asset);
+      if (excess > this.spare(asset)) throw new Error("model: a set-aside refund above the spare bond");
+      this.bond.set(asset, bond - excess);
+      this.add(this.held, asset, excess);
+      this.add(c.refundSetAside, key(asset, debtor), excess);
+    }
     if (cut !== 0n) this.releaseObligation(debtor, asset, cut);
   }
 
