@@ -8,7 +8,11 @@
  */
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { expect } from "chai";
-import { id as hashText, keccak256, parseEther } from "ethers";
+import { id as hashText, keccak256, parseEther, type Signer } from "ethers";
+
+import { guaranteeLeafOf } from "../../operator/clearing/commit-plan";
+import { SIGNING_SCHEME_CODES } from "../../sdk/eip712";
+import { signFinalization, type FinalizationSigner } from "../../sdk/finalization";
 
 import {
   ETH,
@@ -16,9 +20,12 @@ import {
   disputeAnswerOf,
   listedCreditProof,
   remunerateArgs,
+  signClaims,
   suretyFixture,
   unvalidatedV2,
+  vaultDomain,
 } from "./helpers";
+import { answerOf, buildCycleOf, key } from "./model/cycles";
 
 const ONE = parseEther("1");
 const NONE = 0n;
@@ -195,6 +202,52 @@ describe("audit3 A3-L2 fixed: a removal undoes the mark of the listing it remove
     ).to.not.emit(f.vault, "GuaranteeNettingUndone");
     expect(await f.clearingHouse.deductedOf(1, ETH, f.bob.address)).to.equal(0n);
     expect(await f.vault.consumption(f.cert.guaranteeId)).to.equal(NETTED);
+  });
+
+  it("a listing of the id upheld in the same cycle keeps the mark when its duplicate is removed", async () => {
+    // A rogue cycle lists alice's payer-finalized guarantee twice. The first position is upheld with her
+    // Finalization (the answer marks the id); the operator removes the second as not validated (no
+    // Finalization): the cycle still pays bob once, so the mark must stay.
+    const f = await suretyFixture();
+    await f.vault.connect(f.alice).deposit({ value: 10n * ONE });
+    await f.clearingHouse.connect(f.admin).postBond(ETH, 0, { value: 5n * ONE });
+    const { cert, g } = await unvalidatedV2(f);
+    const leaf = guaranteeLeafOf(g.payable);
+    const built = buildCycleOf(1n, [leaf, leaf]);
+    const ch = f.clearingHouse;
+    await ch
+      .connect(f.operator)
+      .commitCycle(
+        1n,
+        { root: built.root, guaranteesRoot: built.guaranteesRoot, debitsRoot: built.debitsRoot },
+        built.totals,
+        built.debtors,
+        [],
+      );
+    await ch.connect(f.alice).disputeGuarantee(1, ETH, 0);
+    await ch.connect(f.alice).disputeGuarantee(1, ETH, 1);
+    const finalization = await signFinalization(
+      f.alice as Signer as unknown as FinalizationSigner,
+      vaultDomain(f.chainId, f.vaultAddress),
+      cert.guaranteeId,
+    );
+    const tree = built.trees.get(key(f.alice.address, ETH))!;
+    const evidence = {
+      claims: g.claims,
+      certificate: signClaims(g.claims),
+      scheme: SIGNING_SCHEME_CODES[g.scheme],
+      signature: g.signature,
+    };
+    await expect(
+      ch.answerDispute(1, ETH, f.alice.address, 0, answerOf(built, tree, 0, { ...evidence, finalization })),
+    ).to.emit(f.vault, "GuaranteeNetted");
+    await expect(
+      ch.connect(f.operator).answerDispute(1, ETH, f.alice.address, 1, answerOf(built, tree, 1, evidence)),
+    )
+      .to.emit(ch, "DisputeResolved")
+      .withArgs(1n, ETH, f.alice.address, 1n, REMOVED, cert.guaranteeId, 2n * ONE)
+      .and.not.to.emit(f.vault, "GuaranteeNettingUndone");
+    expect(await f.vault.consumption(cert.guaranteeId)).to.equal(NETTED);
   });
 
   it("only the ClearingHouse records a removal (every role and party refused)", async () => {
