@@ -66,6 +66,9 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @notice Most debtors one {commitCycle} records; a netted V2 id counts half a debtor
     /// (`debtors + ceil(nettedV2Ids / 2)`, else {CommitTooLarge}): bounds a commit under EIP-7825's 2^24 gas.
     uint256 public constant MAX_DEBTORS_PER_COMMIT = CycleCommitLogic.MAX_DEBTORS_PER_COMMIT;
+    /// @notice Most assets one {commitCycle} lists (`totals.length`, else {CommitTooManyAssets}): with
+    /// {MAX_DEBTORS_PER_COMMIT} it bounds a commit under EIP-7825's 2^24 gas (audit3 A3-I1).
+    uint256 public constant MAX_ASSETS_PER_COMMIT = CycleCommitLogic.MAX_ASSETS_PER_COMMIT;
 
     /// @notice The Vault holding collateral and obligations.
     IClearingVault public immutable vault;
@@ -117,7 +120,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     /// @param debtors Every net debtor with its debit; per asset they sum to the total debit.
     /// @param nettedV2Ids V2 guarantees netted in this cycle. Ids already consumed (remunerated, or netted
     /// before) are skipped and reported by the Vault (`GuaranteeNettingSkipped`), never reverting the commit.
-    /// At most {MAX_DEBTORS_PER_COMMIT} debtors, a V2 id counting half a debtor ({CommitTooLarge}).
+    /// At most {MAX_DEBTORS_PER_COMMIT} debtors, a V2 id counting half a debtor ({CommitTooLarge}), and at
+    /// most {MAX_ASSETS_PER_COMMIT} assets ({CommitTooManyAssets}).
     /// @dev Marks the V2 ids first: it is the only step that depends on state others can change between
     /// Core's estimate and the commit, so it runs before the per-debtor work (the Vault is trusted and makes
     /// no external call). Then records each obligation in the Vault. Deadlines as in the contract's notes,

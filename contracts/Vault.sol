@@ -327,10 +327,12 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
     /// (`proof`, under the `debitsRoot`) of a committed cycle not vetoed, so that cycle's claim pays it and no
     /// {remunerate} may pay it again. For a V2 id the commit listed but left out of its `nettedV2Ids`:
     /// anyone may call (the payer, from the commit on; a payer disputing in time is covered by the answer,
-    /// which marks it too). The mark carries the cycle id: a veto undoes it (`GuaranteeNetted`).
+    /// which marks it too). The mark carries the cycle id: a veto undoes it (`GuaranteeNetted`), and so does
+    /// a `Removed` answer of that listing as not validated (`GuaranteeNettingUndone`, audit3 A3-L2).
     /// @dev Reverts `NotV2Certificate` and the codec's, domain and id errors for claims that are not V2 of this
     /// Vault (no signature is checked: only a listed leaf can be marked), `GuaranteeNotListed` (not committed,
-    /// vetoed, or not credited to its recipient) and `GuaranteeAlreadyConsumed`. Proof: the `incoming`
+    /// vetoed, not credited to its recipient, or that listing removed by an answer) and
+    /// `GuaranteeAlreadyConsumed`. Proof: the `incoming`
     /// entry of Core's `GET /core/cycles/{id}/debits/{recipient}`, as for {releaseListedReserve}.
     function markListed(
         uint256 cycleId,
@@ -352,8 +354,10 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
         ReserveLogic.collectReserve(_books, guaranteeId);
     }
 
-    /// @notice Frees the collateral a reserve holds once its guarantee was consumed (remunerated or netted)
-    /// or, for a V2 reserve, it expired; callable by anyone (Core's keeper, the payer). A V1 reserve never
+    /// @notice Frees the collateral a reserve holds once its guarantee was consumed (remunerated or netted: a
+    /// V2 netting mark counts once its cycle is past its challenge deadline, not vetoed and with no dispute
+    /// open, so no veto or `Removed` answer can undo it) or, for a V2 reserve, it expired; callable by anyone
+    /// (Core's keeper, the payer). A V1 reserve never
     /// expires: it is released once its guarantee is consumed (a commit marked it netted), proven cleared
     /// ({releaseListedReserve}) or collected ({collectReserve}).
     function releaseReserve(bytes32 guaranteeId) external {
@@ -420,6 +424,16 @@ contract Vault is IVault, TimelockedRoles, Pausable, ReentrancyGuardTransient {
             _books.marks[id] = VaultLedger.Mark(Consumption.Netted, SafeCast.toUint64(cycleId));
             ++netted;
             emit GuaranteeNetted(id);
+        }
+    }
+
+    /// @inheritdoc IClearingVault
+    function markRemoved(uint256 cycleId, bytes32 guaranteeId) external onlyClearingHouse {
+        _books.removedFrom[guaranteeId][cycleId] = true;
+        VaultLedger.Mark memory m = _books.marks[guaranteeId];
+        if (m.how == Consumption.Netted && m.cycleId == cycleId) {
+            delete _books.marks[guaranteeId];
+            emit GuaranteeNettingUndone(guaranteeId, cycleId);
         }
     }
 

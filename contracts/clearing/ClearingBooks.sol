@@ -114,8 +114,12 @@ library ClearingBooks {
         uint256 bond = books.bondOf[asset];
         uint256 floorBps = books.bondFloorBps;
         if (floorBps == 0) return bond;
-        // Amounts are bounded by Vault balances (uint128): the product cannot overflow.
-        uint256 kept = (books.atRisk[asset] * floorBps + 9_999) / 10_000;
+        // ceil(atRisk × floorBps / 10000) without forming the product: `atRisk` sums debits committed without a
+        // collateral check over every cycle at risk, so nothing on chain keeps it below 2^256 / 10000, and an
+        // overflow would revert every refund the bond owes. With atRisk = q × 10000 + r it is
+        // q × floorBps + ceil(r × floorBps / 10000) <= atRisk (floorBps <= 10000): no step can overflow.
+        uint256 atRisk = books.atRisk[asset];
+        uint256 kept = (atRisk / 10_000) * floorBps + ((atRisk % 10_000) * floorBps + 9_999) / 10_000;
         return bond > kept ? bond - kept : 0;
     }
 

@@ -17,6 +17,10 @@ library CycleCommitLogic {
     /// ≈ 57k per debtor and ≈ 24k per V2 id, so at this bound it stays under EIP-7825's 2^24 gas per
     /// transaction with a margin (docs/gas.md). Core splits larger cycles into several commits.
     uint256 internal constant MAX_DEBTORS_PER_COMMIT = 200;
+    /// @notice Most assets one commit lists: each asset adds its records, its bond-floor check and a lookup
+    /// per debtor (≈ 128k gas at the debtor bound), so the two bounds together keep a commit under 2^24 gas
+    /// (docs/gas.md; audit3 A3-I1). Core splits a cycle over more assets into several commits.
+    uint256 internal constant MAX_ASSETS_PER_COMMIT = 16;
 
     /// @notice Most settled cycles a commit, `claimOwedRefund` or `withdrawPayout` stops counting at risk
     /// ({releaseSettled}); each costs ≈ 6k gas plus ≈ 5.5k per asset of the cycle.
@@ -38,6 +42,7 @@ library CycleCommitLogic {
             revert IClearingHouse.EmptyRoot();
         if (debtors.length + (nettedV2Ids.length + 1) / 2 > MAX_DEBTORS_PER_COMMIT)
             revert IClearingHouse.CommitTooLarge(debtors.length, nettedV2Ids.length);
+        if (totals.length > MAX_ASSETS_PER_COMMIT) revert IClearingHouse.CommitTooManyAssets(totals.length);
         books.lastCycleId = cycleId;
         // Marks the V2 ids first: the only step that depends on state others can change between Core's
         // estimate and the commit (the Vault is trusted and makes no external call).

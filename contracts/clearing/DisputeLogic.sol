@@ -646,6 +646,9 @@ library DisputeLogic {
             // concession, it is the operator's call; anyone may still answer with the evidence.
             if (!at.mayConcede) revert IClearingHouse.RemovalNotAllowed(msg.sender, g.guaranteeId);
             at.setAside = true;
+            // The cycle no longer pays it to its recipient: a mark of this listing must not outlive the removal
+            // (audit3 A3-L2), unless another listing of the id in this cycle was upheld (it still pays that).
+            if (books.answeredIn[g.guaranteeId] != at.cycleId) vault.markRemoved(at.cycleId, g.guaranteeId);
             return (IClearingHouse.DisputeStatus.Removed, g.guaranteeId, g.recipient);
         }
         // An answer in a vetoed cycle does not count: the re-commit must be able to use the guarantee again.

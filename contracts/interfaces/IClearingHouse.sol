@@ -460,6 +460,10 @@ interface IClearingHouse is IGuaranteeErrors {
     /// @notice A commit of `debtors` debtors and `nettedV2Ids` V2 ids is over the per-transaction bound:
     /// `debtors + ceil(nettedV2Ids / 2)` must not exceed {ClearingHouse-MAX_DEBTORS_PER_COMMIT}.
     error CommitTooLarge(uint256 debtors, uint256 nettedV2Ids);
+    /// @notice A commit of `assets` assets is over the per-transaction bound
+    /// {ClearingHouse-MAX_ASSETS_PER_COMMIT} (each asset adds its own writes and a lookup per debtor: audit3
+    /// A3-I1).
+    error CommitTooManyAssets(uint256 assets);
     /// @notice Cycle `cycleId` has not been committed.
     error UnknownCycle(uint256 cycleId);
     /// @notice `debtor` owes nothing in `asset` in cycle `cycleId`.

@@ -66,6 +66,12 @@ interface IClearingVault {
     /// Returns how many were marked. A mark of a cycle later vetoed takes no effect ({consumption}).
     function markNetted(uint256 cycleId, bytes32[] calldata guaranteeIds) external returns (uint256 netted);
 
+    /// @notice Records that an answer removed cycle `cycleId`'s listing of V2 guarantee `guaranteeId` as not
+    /// validated (taken off its recipient's credit: the cycle does not pay it), so the listing can no longer
+    /// be marked (`markListed` reverts `GuaranteeNotListed`), and undoes a `Netted` mark that carries that
+    /// cycle (`GuaranteeNettingUndone`): the seller may remunerate it once validated (audit3 A3-L2).
+    function markRemoved(uint256 cycleId, bytes32 guaranteeId) external;
+
     /// @notice `user`'s collateral balance in `asset`.
     function balanceOf(address user, address asset) external view returns (uint256);
 

@@ -66,6 +66,9 @@ interface IVault is IClearingVault, IGuaranteeErrors {
     event DefaultCovered(address indexed user, address indexed asset, uint256 obligation, uint256 covered);
     /// @notice The V2 guarantee `guaranteeId` was netted in a committed cycle.
     event GuaranteeNetted(bytes32 indexed guaranteeId);
+    /// @notice The `Netted` mark of `guaranteeId` by cycle `cycleId` was undone: an answer removed that cycle's
+    /// listing of it as not validated, so the cycle does not pay it (audit3 A3-L2); it reads as not consumed.
+    event GuaranteeNettingUndone(bytes32 indexed guaranteeId, uint256 cycleId);
     /// @notice A committed cycle listed `guaranteeId`, which was already consumed (`how`); it was skipped.
     event GuaranteeNettingSkipped(bytes32 indexed guaranteeId, Consumption how);
     /// @notice The V2 guarantee `guaranteeId` passed validation and `amount` was paid to `recipient`.

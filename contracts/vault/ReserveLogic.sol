@@ -118,9 +118,11 @@ library ReserveLogic {
         bytes32 id = c.guaranteeId;
         IClearingHouse.Cycle memory cycle = clearingHouse.getCycle(cycleId);
         bytes32 leaf = GuaranteeLeaf.hash(id, c.user, c.recipient, c.asset, c.amount, signatureHash);
-        // Credited to its own recipient in a committed cycle not vetoed: that cycle's claim pays it. A veto
-        // later undoes the mark (it carries the cycle id), as it undoes a commit's.
+        // Credited to its own recipient in a committed cycle not vetoed, and not removed from that credit by an
+        // answer: that cycle's claim pays it. A veto later undoes the mark (it carries the cycle id), as it
+        // undoes a commit's; so does a `Removed` answer of the listing (audit3 A3-L2).
         if (
+            books.removedFrom[id][cycleId] ||
             cycle.guaranteesRoot == bytes32(0) ||
             cycle.vetoed ||
             !CreditCheck.isCredited(

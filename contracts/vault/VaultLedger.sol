@@ -43,6 +43,9 @@ library VaultLedger {
         address clearingHouse;
         /// @dev Validation requests whose passing verdict was pinned after the deadline (final for good).
         mapping(bytes32 requestHash => bool) pinnedVerdicts;
+        /// @dev Listings removed by a `Removed` answer as not validated: never marked by {markListed}
+        /// (audit3 A3-L2).
+        mapping(bytes32 guaranteeId => mapping(uint256 cycleId => bool)) removedFrom;
     }
 
     /// @notice How a guarantee id was consumed, and by which commit when netted (0: netted by a proof of
@@ -68,11 +71,14 @@ library VaultLedger {
     }
 
     /// @notice Whether `guaranteeId`'s netting mark is final: made by a proof of listing, or by a commit past its
-    /// challenge deadline and not vetoed (a reserve released on a mark must not come back through a veto).
+    /// challenge deadline, not vetoed and with no dispute open (a reserve released on a mark must not come back
+    /// through a veto, nor through a `Removed` answer that undoes the mark: audit3 A3-L2).
     function nettedForGood(Books storage books, bytes32 guaranteeId) internal view returns (bool) {
         Mark memory m = books.marks[guaranteeId];
         if (m.how != IClearingVault.Consumption.Netted) return false;
-        return m.cycleId == 0 || IClearingHouse(books.clearingHouse).isSettled(m.cycleId);
+        if (m.cycleId == 0) return true;
+        IClearingHouse.Cycle memory c = IClearingHouse(books.clearingHouse).getCycle(m.cycleId);
+        return !c.vetoed && block.timestamp > c.challengeDeadline && c.openChallenges == 0;
     }
 
     /// @notice `account`'s collateral not held by obligations or reserves.

@@ -59,6 +59,13 @@ export interface CommitCycleArgs {
  */
 export const MAX_DEBTORS_PER_COMMIT = 200;
 
+/**
+ * `ClearingHouse.MAX_ASSETS_PER_COMMIT`: the most assets (`totals`) one commit may list; a larger commit reverts
+ * `CommitTooManyAssets` (audit3 A3-I1: each asset adds its records and a lookup per debtor, so the debtor bound
+ * alone does not keep a commit under 2^24 gas). The scheduler splits a cycle over more assets.
+ */
+export const MAX_ASSETS_PER_COMMIT = 16;
+
 /** What `commitCycle` checks against {@link MAX_DEBTORS_PER_COMMIT}: debtors + ceil(V2 ids / 2). */
 export function commitWeight(args: Pick<CommitCycleArgs, "debtors" | "nettedV2Ids">): number {
   return args.debtors.length + Math.ceil(args.nettedV2Ids.length / 2);

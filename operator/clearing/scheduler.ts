@@ -19,8 +19,9 @@
  * A V2 guarantee remunerated between cutoff and commit would be skipped by the commit (reported, not
  * reverted: contracts finding 6) while still counted in the payer's debit, so before each estimate the
  * plan's V2 ids are read with `Vault.consumptionOf`: a remunerated one is excluded and the cycle rebuilt. A plan
- * over the chain's bound on one commit (`MAX_DEBTORS_PER_COMMIT` debtors, a V2 id counting half: audit A2-L3)
- * is rebuilt with a range scaled to the bound (at most half as long), and a plan whose estimate exceeds the
+ * over the chain's bounds on one commit (`MAX_DEBTORS_PER_COMMIT` debtors, a V2 id counting half: audit A2-L3;
+ * `MAX_ASSETS_PER_COMMIT` assets: audit3 A3-I1) is rebuilt with a range scaled to the bound (at most half as
+ * long), and a plan whose estimate exceeds the
  * gas budget with half the guarantees (oldest first), until it fits; the rest are taken by the next tick at once.
  * Empty windows commit nothing (the cycle id is not used).
  *
@@ -55,7 +56,13 @@ import type { CycleRecord, StoreAreas } from "../store";
 import { systemClock } from "../clock";
 import { CommitBondGate } from "./bond-floor";
 import { CommitDeadlineGate, commitsPerCutoff, judgeCommitDeadline } from "./commit-deadline";
-import { type CommitCycleArgs, MAX_DEBTORS_PER_COMMIT, commitWeight, toCommitCycleCall } from "./commit-plan";
+import {
+  type CommitCycleArgs,
+  MAX_ASSETS_PER_COMMIT,
+  MAX_DEBTORS_PER_COMMIT,
+  commitWeight,
+  toCommitCycleCall,
+} from "./commit-plan";
 import { commitArgsToJson, cycleCommitArgs } from "./cycle-json";
 import { planStoredCycle, type StoredCyclePlan } from "./db-netting";
 
@@ -115,6 +122,8 @@ export interface ClearingSchedulerOptions {
   maxGuaranteesPerCycle?: number;
   /** Most debtors one commit records, a V2 id counting half (1..the chain's, the default {@link MAX_DEBTORS_PER_COMMIT}). */
   maxDebtorsPerCommit?: number;
+  /** Most assets one commit lists (1..the chain's, the default {@link MAX_ASSETS_PER_COMMIT}). */
+  maxAssetsPerCommit?: number;
   /** Where the bond-floor verdict is kept for health and metrics (default: a gate of its own). */
   bondGate?: CommitBondGate;
   /** Where the commit-deadline verdict is kept for issuance, health and metrics (default: a gate of its own). */
@@ -154,6 +163,8 @@ export class ClearingScheduler {
   private debtorCut: number | null = null;
   /** Most debtors one commit records (the chain's `MAX_DEBTORS_PER_COMMIT` unless lowered). */
   private readonly maxDebtors: number;
+  /** Most assets one commit lists (the chain's `MAX_ASSETS_PER_COMMIT` unless lowered). */
+  private readonly maxAssets: number;
   /** Chain seconds of the last commits, from the tick that planned each to the tick that saw it on chain. */
   private readonly commitSeconds: number[] = [];
   /** The commit being watched for its duration. */
@@ -177,6 +188,11 @@ export class ClearingScheduler {
       throw new RangeError(`maxDebtorsPerCommit must be 1..${MAX_DEBTORS_PER_COMMIT}, got ${debtors}`);
     }
     this.maxDebtors = debtors;
+    const assets = options.maxAssetsPerCommit ?? MAX_ASSETS_PER_COMMIT;
+    if (!Number.isSafeInteger(assets) || assets < 1 || assets > MAX_ASSETS_PER_COMMIT) {
+      throw new RangeError(`maxAssetsPerCommit must be 1..${MAX_ASSETS_PER_COMMIT}, got ${assets}`);
+    }
+    this.maxAssets = assets;
   }
 
   private get maxPerCycle(): number {
@@ -397,17 +413,19 @@ export class ClearingScheduler {
         );
         const plan = await planStoredCycle(store.netting, cycleId, undefined, reservedV1Ids);
         if (!plan) throw new Error(`cycle ${cycleId}: ${reserved} guarantees reserved, none to net`);
-        // The chain's bound on one commit (CommitTooLarge). Every debtor pays in the range, so a range with
-        // few enough payers fits, and one guarantee always does: at least halved each time, it ends.
+        // The chain's bounds on one commit (CommitTooLarge, CommitTooManyAssets). Every debtor pays and every
+        // asset is paid in the range, so a range with few enough payers and assets fits, and one guarantee
+        // always does: at least halved each time, it ends.
         const weight = commitWeight(plan.args);
-        if (weight > this.maxDebtors && reserved > 1) {
+        const assets = plan.args.totals.length;
+        if ((weight > this.maxDebtors || assets > this.maxAssets) && reserved > 1) {
           await store.netting.releaseCycleGuarantees(cycleId);
-          const scaled = Math.floor((reserved * this.maxDebtors) / weight);
+          const scaled = Math.floor(reserved * Math.min(this.maxDebtors / weight, this.maxAssets / assets));
           limit = Math.max(1, Math.min(scaled, Math.ceil(reserved / 2)));
           debtorCut = true;
           this.options.logger.info(
-            { cycle_id: cycleId, debtors: plan.args.debtors.length, weight, next_limit: limit },
-            "cycle over the commit's debtor bound: splitting",
+            { cycle_id: cycleId, debtors: plan.args.debtors.length, weight, assets, next_limit: limit },
+            "cycle over the commit's debtor or asset bound: splitting",
           );
           continue;
         }

@@ -5,7 +5,7 @@ import { parseEther, ZeroAddress } from "ethers";
 import type { AddressInfo } from "node:net";
 import { createCoreApp } from "../../operator/api";
 import { type BroadcastOutcome, OperatorSender } from "../../operator/chain/sender";
-import { MAX_DEBTORS_PER_COMMIT } from "../../operator/clearing/commit-plan";
+import { MAX_ASSETS_PER_COMMIT, MAX_DEBTORS_PER_COMMIT } from "../../operator/clearing/commit-plan";
 import { ClearingScheduler, NEXT_CUTOFF_KEY } from "../../operator/clearing/scheduler";
 import { silentLogger } from "../../operator/logger";
 import {
@@ -360,5 +360,42 @@ describe("clearing cycles: scheduler, commit, payment, default cover, claims", f
     const owed = await Promise.all(payers.map((p) => h!.store.collateral.getCollateral(p.address, ETH)));
     expect(owed.map((c) => c.locked)).to.deep.equal([20n, 20n, 20n, 20n]);
     expect(() => clearingTasks(h!, { maxDebtorsPerCommit: 201 })).to.throw(RangeError);
+  });
+
+  it("splits a cycle over more assets than one commit may list; each guarantee is netted once (A3-I1)", async function () {
+    const f = await loadFixture(chainFixture);
+    h = await openCore(f);
+    // Core's copy of the chain's bound is the chain's; one here, so three assets need three commits.
+    expect(await f.clearingHouse.MAX_ASSETS_PER_COMMIT()).to.equal(BigInt(MAX_ASSETS_PER_COMMIT));
+    const { scheduler } = clearingTasks(h, { maxAssetsPerCommit: 1 });
+    await f.vault.connect(f.alice).deposit({ value: 1_000n });
+    for (const token of [f.usdAddress, f.tethAddress])
+      await f.vault.connect(f.alice).depositToken(token, 1_000n);
+    await h.indexer.syncToHead();
+    await h.syncClock();
+    const ids: string[] = [];
+    for (let round = 0; round < 2; round++) {
+      for (const asset of [ETH, f.usdAddress, f.tethAddress]) {
+        ids.push((await issueGuarantee(h, f.alice, f.outsider.address, 10n, asset)).id);
+      }
+    }
+    await h.store.operatorState.setOperatorState(NEXT_CUTOFF_KEY, String(h.clock.nowSeconds()));
+    let committed = 0;
+    for (let i = 0; i < 16 && committed < ids.length; i++) {
+      const result = await scheduler.tick();
+      if (result.action === "committed") committed += result.guarantees;
+    }
+    expect(committed).to.equal(ids.length);
+    await h.indexer.syncToHead();
+    const cycles = Number(await f.clearingHouse.lastCycleId());
+    expect(cycles).to.be.within(3, 6);
+    const seen: string[] = [];
+    for (let cycleId = 1; cycleId <= cycles; cycleId++) {
+      const debts = await h.store.cycles.listCycleDebts({ cycleId });
+      expect(new Set(debts.map((d) => d.asset.toLowerCase())).size).to.equal(1);
+      seen.push(...(await h.store.cycles.getCycle(cycleId))!.guaranteeIds.map((id) => id.toLowerCase()));
+    }
+    expect(seen.sort()).to.deep.equal(ids.map((id) => id.toLowerCase()).sort()); // each exactly once
+    expect(() => clearingTasks(h!, { maxAssetsPerCommit: MAX_ASSETS_PER_COMMIT + 1 })).to.throw(RangeError);
   });
 });

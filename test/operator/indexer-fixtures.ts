@@ -278,6 +278,7 @@ export function clearingTasks(
   options: {
     gasBudget?: bigint | null;
     maxDebtorsPerCommit?: number;
+    maxAssetsPerCommit?: number;
     cycleLength?: number;
     claimCredits?: boolean;
     senderPolicy?: Partial<SenderPolicy>;
@@ -304,6 +305,7 @@ export function clearingTasks(
     cycleLengthSeconds: options.cycleLength ?? h.f.timings.cycleLength,
     gasBudget: options.gasBudget ?? null,
     maxDebtorsPerCommit: options.maxDebtorsPerCommit,
+    maxAssetsPerCommit: options.maxAssetsPerCommit,
   });
   const keeper = new ClearingKeeper({
     store: h.store,

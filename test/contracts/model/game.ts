@@ -201,6 +201,8 @@ export class GameModel {
   riskHead = 1;
   floorBps = 0n;
   readonly answeredIn = new Map<string, number>();
+  /** `key(id, cycleId)` of listings a `Removed` answer took off as not validated (audit3 A3-L2). */
+  readonly removedFrom = new Set<string>();
   openChallenges = 0;
   readonly guarantees = new Map<string, ModelGuarantee>();
   readonly flows = new Map<string, Flows>();
@@ -514,8 +516,11 @@ export class GameModel {
   releaseReserve(id: string, t: number): void {
     const r = this.reserves.get(id) ?? refuse("ReserveNotFound");
     const m = this.marks.get(id);
+    // A commit's mark counts once no veto nor `Removed` answer can undo it (audit3 A3-L2).
     const nettedForGood =
-      m !== undefined && m.how === Consumption.Netted && (m.cycleId === 0 || this.isSettled(m.cycleId, t));
+      m !== undefined &&
+      m.how === Consumption.Netted &&
+      (m.cycleId === 0 || (this.isSettled(m.cycleId, t) && this.cycle(m.cycleId)!.openChallenges === 0));
     // A V1 reserve is released by a proven credit only (releaseListedReserve), never by a mark.
     const consumed =
       (m !== undefined && m.how === Consumption.Remunerated) || (r.v1Recipient === "" && nettedForGood);
@@ -544,6 +549,7 @@ export class GameModel {
     const c = this.cycle(cycleId);
     const inTree = c?.built.trees.get(key(g.recipient, g.asset))?.incoming;
     if (
+      this.removedFrom.has(key(id.toLowerCase(), String(cycleId))) ||
       c === undefined ||
       c.vetoed ||
       inTree === undefined ||
@@ -929,6 +935,7 @@ export class GameModel {
     // The operator's own outcomes (a concession, a removal as not validated): their refund above the debit is
     // set aside from the bond at once, or the answer is refused (audit3 A3-M2).
     let setAside = false;
+    let notValidated = false;
     if (pastEnd || info === undefined) outcome = DisputeStatus.Dismissed;
     else if (!prove) {
       // Only the operator concedes (audit H-1: anyone else could void an honest debit against the bond).
@@ -945,6 +952,7 @@ export class GameModel {
         if (!byOperator) refuse("RemovalNotAllowed");
         outcome = DisputeStatus.Removed;
         setAside = true;
+        notValidated = true;
       } else {
         const usedIn = this.answeredIn.get(gid) ?? 0;
         if (usedIn !== 0 && !this.cycle(usedIn)!.vetoed) refuse("GuaranteeAlreadyUsed");
@@ -963,6 +971,12 @@ export class GameModel {
       const g = this.guarantees.get(gid!)!;
       if (g.version === 2 && this.consumption(gid!) === Consumption.None)
         this.marks.set(gid!, { how: Consumption.Netted, cycleId });
+    }
+    if (notValidated && (this.answeredIn.get(gid!) ?? 0) !== cycleId) {
+      // The cycle no longer pays it: its listing cannot be marked, and a mark of it is undone (audit3 A3-L2).
+      this.removedFrom.add(key(gid!.toLowerCase(), String(cycleId)));
+      const m = this.marks.get(gid!);
+      if (m !== undefined && m.how === Consumption.Netted && m.cycleId === cycleId) this.marks.delete(gid!);
     }
     if (outcome === DisputeStatus.Removed) {
       const g = this.guarantees.get(gid!)!;
