@@ -78,13 +78,14 @@ describe("audit3 A3-I1 fixed: a commit lists at most MAX_ASSETS_PER_COMMIT asset
     const maxDebtors = Number(await ch.MAX_DEBTORS_PER_COMMIT());
     const maxAssets = Number(await ch.MAX_ASSETS_PER_COMMIT());
     const assets = assetsOf(maxAssets);
-    // Eight cycles over the same 16 assets: the next commit past their answer deadlines releases all eight
-    // (`_MAX_RELEASES`), 8 × 16 `bondAtRisk` writes on top of its own work.
+    // Eight cycles over the same 16 assets, each vetoed (a cycle leaves the floor's count once vetoed or
+    // finalized, audit3 A3-M1): the next commit releases all eight (`_MAX_RELEASES`), 8 × 16 `bondAtRisk`
+    // writes on top of its own work.
     for (let id = 1n; id <= 8n; id++) {
       const c = wideCycle(id, maxAssets, f.bob.address, assets, `earlier ${id}`);
       await ch.commitCycle(id, c.roots, c.totals, c.debtors, []);
+      await f.clearingHouse.connect(f.guardian).vetoCycle(id);
     }
-    await time.increaseTo((await ch.getCycle(8)).answerDeadline + 1n);
     const big = wideCycle(9n, maxDebtors, f.bob.address, assets, "worst");
     const tx = await ch.commitCycle(9n, big.roots, big.totals, big.debtors, [], { gasLimit: TX_GAS_CAP });
     const receipt = await tx.wait();
@@ -139,6 +140,10 @@ describe("spareBond: the floor's share of bondAtRisk never overflows", () => {
       guaranteeProof(c2.guaranteeTree, leaf),
     );
     expect(await ch.refundOwed(ETH, f.alice.address)).to.equal(ONE);
+    // Both cycles are finalized: released now, so that the slot written below is all there is at risk (a
+    // later release would subtract their debits from the written value).
+    await ch.releaseSettledRisk(8);
+    expect(await ch.bondAtRisk(ETH)).to.equal(0n);
     return f;
   }
 

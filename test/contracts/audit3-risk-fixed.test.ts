@@ -50,8 +50,9 @@ describe("audit3 A3-M1 (fixed): a cycle's floor share stays counted until its de
   /**
    * The audit's setup. Floor 10,000 bps, bond 2 ETH = the cycle's total debit. Honest alice signs bob 1 ETH; the
    * colluders: outsider (no Vault collateral) "signs" dave 1 ETH (the phantom a rogue commit lists), carol and
-   * dave sign each other 2 ETH (net zero). carol's position is conceded (2 ETH held for her); alice pays and
-   * dave claims first, from alice's payment.
+   * dave sign each other 2 ETH (net zero). carol's disputed position is voided unanswered after the answer
+   * deadline (2 ETH held for her: since A3-M2 the operator's concession is refused, no spare bond); alice pays
+   * and dave claims first, from alice's payment.
    */
   async function fixture() {
     const f = await suretyFixture();
@@ -69,13 +70,17 @@ describe("audit3 A3-M1 (fixed): a cycle's floor share stays counted until its de
     const carols = disputeAnswerOf(all, f.carol.address, 0, { concede: true });
     await ch.revealSummary(1, ETH, f.carol.address, carols.summary, carols.summaryProof);
     await ch.connect(f.carol).disputeGuarantee(1, ETH, 0);
-    await ch.connect(f.operator).answerDispute(1, ETH, f.carol.address, 0, carols);
+    // Since A3-M2 an operator's concession needs its 2 ETH above the debit spare (the bond is the floor's
+    // share): it is refused. The refund the bond owes comes from the unanswered dispute, voided.
+    await expect(
+      ch.connect(f.operator).answerDispute(1, ETH, f.carol.address, 0, carols),
+    ).to.be.revertedWithCustomError(ch, "RefundAboveSpareBond");
     await ch.connect(f.alice).payNetDebit(1, ETH, { value: ONE });
     const cycle = await ch.getCycle(1);
-    await time.increaseTo(cycle.challengeDeadline + 1n);
+    await time.increaseTo(cycle.answerDeadline + 1n);
+    await ch.voidUnansweredPosition(1, ETH, f.carol.address, 0, carols.leaf, carols.path);
     const daves = creditProofOf(plan, f.dave.address);
     await ch.claimNetCredit(1, ETH, f.dave.address, daves.summary, daves.proof);
-    await time.increaseTo(cycle.answerDeadline + 1n);
     return { ...f, all, plan, cycle };
   }
 
@@ -307,15 +312,16 @@ describe("audit3 A3-M3 (fixed): settled risk is released without a commit", () =
     ];
     await commitPlanned(f, 3n, all);
     expect(await ch.bondAtRisk(ETH)).to.equal(2n * ONE);
-    // carol's position is conceded: 2 ETH held for her. alice pays both cycles: every cycle is finalized.
+    // carol's position is voided unanswered (the operator's concession would need a spare bond since A3-M2):
+    // 2 ETH held for her. alice pays both cycles: every cycle is finalized.
     const carols = disputeAnswerOf(all, f.carol.address, 0, { concede: true });
     await ch.revealSummary(3, ETH, f.carol.address, carols.summary, carols.summaryProof);
     await ch.connect(f.carol).disputeGuarantee(3, ETH, 0);
-    await ch.connect(f.operator).answerDispute(3, ETH, f.carol.address, 0, carols);
     await ch.connect(f.alice).payNetDebit(2, ETH, { value: ONE });
     await ch.connect(f.alice).payNetDebit(3, ETH, { value: ONE });
     // No commit follows: bondAtRisk still counts cycles 2 and 3, the whole 2 ETH bond.
     await time.increaseTo((await ch.getCycle(3)).answerDeadline + 1n);
+    await ch.voidUnansweredPosition(3, ETH, f.carol.address, 0, carols.leaf, carols.path);
     expect(await ch.bondAtRisk(ETH)).to.equal(2n * ONE);
     await expect(ch.claimDebitRefund(3, ETH, f.carol.address))
       .to.emit(ch, "DebitRefundClaimed")
