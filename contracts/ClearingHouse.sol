@@ -478,7 +478,8 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
     }
 
     /// @notice Sets the bond floor ({bondFloorBps}); default admin only, at once. Raising it only makes commits
-    /// stricter; lowering it is visible ({BondFloorSet}) and never touches a cycle already committed.
+    /// stricter; lowering it is visible ({BondFloorSet}) and also lowers the share kept for cycles already
+    /// counted in {bondAtRisk} (docs/clearing.md, "Audit 3: when a cycle leaves the floor").
     function setBondFloor(uint16 bps) external onlyRole(DEFAULT_ADMIN_ROLE) {
         if (bps > BPS) revert BondFloorTooHigh(bps);
         _books.bondFloorBps = bps;
@@ -487,8 +488,11 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
 
     /// @notice Withdraws `amount` of the `asset` bond to `to` (default admin only), only while no challenge
     /// is open, every committed cycle's double-listing deadline has passed (the last cycle's `doubleListingDeadline`, the
-    /// latest, after every answer deadline) and no double-listing refund is owed in `asset`: a bond can never leave while a
-    /// debit could still be voided or a double listing remedied against it.
+    /// latest, after every answer deadline) and no refund is owed in `asset`, and never more than the bond above
+    /// the floor's share of the debits still at risk ({ClearingBooks-spareBond}: cycles neither finalized nor
+    /// vetoed; up to 8 settled ones are released first, more with {releaseSettledRisk}), so a bond can never
+    /// leave while a debit could still be voided or covered from it, or a double listing remedied against it
+    /// (audit4 A4-L1).
     function withdrawBond(
         address asset,
         uint256 amount,
@@ -499,8 +503,15 @@ contract ClearingHouse is IClearingHouse, TimelockedRoles, ReentrancyGuardTransi
             revert BondInUse(_books.openChallenges, lockedUntil);
         }
         if (_books.totalRefundOwed[asset] != 0) revert RefundsOwed(asset, _books.totalRefundOwed[asset]);
+        // Never the floor's share of cycles still counted (neither finalized nor vetoed): a default of such a
+        // cycle may still be funded from it (audit4 A4-L1). Settled ones are released first, as for an owed refund.
+        uint256 spare = ClearingBooks.spareBond(_books, asset);
+        if (spare < amount) {
+            CycleCommitLogic.releaseSettled(_books, CycleCommitLogic.MAX_RELEASES);
+            spare = ClearingBooks.spareBond(_books, asset);
+        }
+        if (amount == 0 || amount > spare) revert BondTooSmall(asset, spare, amount);
         uint256 bond = _books.bondOf[asset];
-        if (amount == 0 || amount > bond) revert BondTooSmall(asset, bond, amount);
         _books.bondOf[asset] = bond - amount;
         emit BondWithdrawn(asset, to, amount, bond - amount);
         ClearingBooks.send(asset, to, amount);

@@ -528,7 +528,11 @@ library DisputeLogic {
         if (excess != 0) {
             books.refundHeld[cycleId][asset][debtor] += excess;
             if (setAside) {
+                // Refunds already owed come first: a set-aside never takes the top-up meant for them (audit4
+                // A4-L2).
                 uint256 spare = ClearingBooks.spareBond(books, asset);
+                uint256 owed = books.totalRefundOwed[asset];
+                spare = spare > owed ? spare - owed : 0;
                 if (excess > spare)
                     revert IClearingHouse.RefundAboveSpareBond(cycleId, asset, debtor, excess, spare);
                 books.bondOf[asset] -= excess;

@@ -556,7 +556,7 @@ interface IClearingHouse is IGuaranteeErrors {
     error VetoedDebtLocked(uint256 cycleId, uint64 releasableAt);
     /// @notice The amount is zero.
     error ZeroAmount();
-    /// @notice The bond is `bond`; `amount` cannot be withdrawn.
+    /// @notice `bond` can be withdrawn (the bond above the floor's share of the debits at risk); `amount` cannot.
     error BondTooSmall(address asset, uint256 bond, uint256 amount);
     /// @notice The bond can be withdrawn only when no challenge is open and the last cycle's double-listing
     /// deadline (`lockedUntil`, the latest) has passed.

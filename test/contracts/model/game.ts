@@ -351,6 +351,19 @@ export class GameModel {
     c.openDebts -= 1;
     if (c.openDebts === 0) c.finalized = true;
   }
+  /**
+   * `ClearingHouse.totalRefundOwed`: refunds owed to payers plus refunds held above a debit and not set aside
+   * (counted when held, until `claimDebitRefund` pays or cancels them).
+   */
+  totalRefundOwed(asset: string): bigint {
+    const mine = (k: string) => k.split("|")[0] === asset.toLowerCase();
+    let total = 0n;
+    for (const [k, v] of this.refundOwed) if (mine(k)) total += v;
+    for (const c of this.cycles) {
+      for (const [k, v] of c.refundHeld) if (mine(k)) total += v - this.get(c.refundSetAside, k);
+    }
+    return total;
+  }
   /** `ClearingBooks.spareBond`: the bond above the floor's share of `atRisk` (the whole bond with the floor off). */
   spare(asset: string): bigint {
     const bond = this.get(this.bond, asset);
@@ -1013,10 +1026,13 @@ export class GameModel {
     }
     const cut = amount < debit ? amount : debit;
     take(cut);
-    // `ClearingBooks.spareBond` of what is left: above the floor's share of the debits at risk.
+    // `ClearingBooks.spareBond` of what is left (above the floor's share of the debits at risk), less the
+    // refunds already owed: they come first (audit4 A4-L2).
     const kept =
       this.floorBps === 0n ? 0n : (this.get(this.atRisk, asset) * this.floorBps + 9_999n) / 10_000n;
-    if (amount - cut > (bond > kept ? bond - kept : 0n)) refuse("RefundAboveSpareBond");
+    const spare = bond > kept ? bond - kept : 0n;
+    const owed = this.totalRefundOwed(asset);
+    if (amount - cut > (spare > owed ? spare - owed : 0n)) refuse("RefundAboveSpareBond");
   }
 
   /** One dispute of the game closed; with its last, the debt is Answered (or Voided when nothing is owed). */
@@ -1107,12 +1123,14 @@ export class GameModel {
     debt.amount -= cut;
     this.fundFromBond(c, asset, cut);
     const excess = amount - cut;
+    const owedBefore = this.totalRefundOwed(asset);
     // Held for the debtor, owed by the bond, never paid into the cycle (audit A2-H1; M-3: a veto cancels it).
     if (excess !== 0n) this.add(c.refundHeld, key(asset, debtor), excess);
     if (excess !== 0n && setAside) {
       // The operator's own answer: taken from the bond now (checked by checkSpareForRefund; audit3 A3-M2).
       const bond = this.get(this.bond, asset);
-      if (excess > this.spare(asset)) throw new Error("model: a set-aside refund above the spare bond");
+      if (excess + owedBefore > this.spare(asset))
+        throw new Error("model: a set-aside refund above the spare bond less what is owed");
       this.bond.set(asset, bond - excess);
       this.add(this.held, asset, excess);
       this.add(c.refundSetAside, key(asset, debtor), excess);
