@@ -1567,7 +1567,8 @@ class Harness {
         expect(paid <= signed.out, `${p.name} paid ${paid} > signed ${signed.out} (${asset})`).to.equal(true);
       }
       let gaps = 0n;
-      for (const p of this.g.actors.payers) gaps += this.creditorGap(p.address, asset);
+      for (const p of this.g.actors.payers)
+        gaps += this.creditorGap(p.address, asset) + this.pendingConcessions(p.address, asset);
       for (const s of this.g.actors.sellers) {
         const f = m.flow(s.address, asset);
         const signed = this.signed(s.address, asset);
@@ -1641,6 +1642,42 @@ class Harness {
       }
     }
     return gap;
+  }
+
+  /**
+   * What bad positions of `who`'s tree in `asset` credited their recipients while `who`'s disputes of them
+   * are still open past the committed answer deadline: a recipient may claim them once the (key-gap-extended)
+   * answer deadline has passed (`claimNetCredit` waits `DisputesOpen` only until then), before anyone voids
+   * them. The money came from the cycle (the payer's lowered credit or other payers' debits), not the bond
+   * yet; the remedy stays with the payer: anyone concedes each open position at its proven amount
+   * (`voidUnansweredPosition`, or `voidUnansweredDebit` for an unrevealed debt) and the bond refunds it
+   * (`claimDebitRefund`), while the operator can only uphold one listing of a real guarantee. The fault is
+   * counted then; until then this counts it: every open bad position, less, per real guarantee listed more
+   * than once and not upheld yet, the one listing that may still be upheld. Not before the committed answer
+   * deadline: a claim waits for the answers until then.
+   */
+  pendingConcessions(who: string, asset: string): bigint {
+    let pending = 0n;
+    const m = this.model;
+    for (const c of m.cycles) {
+      if (c.vetoed || m.now <= c.answerDeadline) continue;
+      if ((c.games.get(key(asset, who))?.openDisputes ?? 0) === 0) continue;
+      const infos = c.positions.get(key(who, asset)) ?? [];
+      const status = (i: number) => c.disputes.get(key(asset, who, i)) ?? DisputeStatus.None;
+      const upheld = new Set<string>();
+      infos.forEach((p, i) => {
+        if (p.guaranteeId !== undefined && status(i) === DisputeStatus.Upheld) upheld.add(p.guaranteeId);
+      });
+      const mayUphold = new Set<string>();
+      infos.forEach((p, i) => {
+        if (!this.bad(p) || status(i) !== DisputeStatus.Open) return;
+        const id = p.guaranteeId;
+        const real = id !== undefined && p.duplicate && !this.bad({ ...p, duplicate: false });
+        if (real && !upheld.has(id) && !mayUphold.has(id)) mayUphold.add(id);
+        else pending += p.amount;
+      });
+    }
+    return pending;
   }
 
   /**
