@@ -364,9 +364,8 @@ export class GameModel {
     }
     return total;
   }
-  /** `ClearingBooks.spareBond`: the bond above the floor's share of `atRisk` (the whole bond with the floor off). */
-  spare(asset: string): bigint {
-    const bond = this.get(this.bond, asset);
+  /** `ClearingBooks.spareBond` of `bond` (default: the bond now): above the floor's share of `atRisk` (all of it with the floor off). */
+  spare(asset: string, bond: bigint = this.get(this.bond, asset)): bigint {
     if (this.floorBps === 0n) return bond;
     const kept = (this.get(this.atRisk, asset) * this.floorBps + 9_999n) / 10_000n;
     return bond > kept ? bond - kept : 0n;
@@ -1028,9 +1027,7 @@ export class GameModel {
     take(cut);
     // `ClearingBooks.spareBond` of what is left (above the floor's share of the debits at risk), less the
     // refunds already owed: they come first (audit4 A4-L2).
-    const kept =
-      this.floorBps === 0n ? 0n : (this.get(this.atRisk, asset) * this.floorBps + 9_999n) / 10_000n;
-    const spare = bond > kept ? bond - kept : 0n;
+    const spare = this.spare(asset, bond);
     const owed = this.totalRefundOwed(asset);
     if (amount - cut > (spare > owed ? spare - owed : 0n)) refuse("RefundAboveSpareBond");
   }
